@@ -1,0 +1,1 @@
+//! Capture front end: frames from libpcap to UDP datagrams.

@@ -1,0 +1,361 @@
+//! Human-readable forms of messages: a compact token (`Join#1`, `Update(5)`), a
+//! one-line description, and a field list with the byte span of every field.
+
+use super::entries::Record;
+use super::message::{Message, MessageView, Str};
+use super::packet::Packet;
+use super::types::{HEADER_LEN, Id};
+use std::fmt::{self, Write};
+use std::ops::Range;
+
+/// The compact token of a message: `Join#1` for reliable ones, `Update(5)` for
+/// counted ones, the bare type otherwise. Writes without allocating.
+pub struct Token<'m, 'a>(&'m Message<'a>);
+
+impl fmt::Display for Token<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.0;
+        f.write_str(m.msg_type().name())?;
+        if let Some(seqno) = m.seqno() {
+            write!(f, "#{seqno}")
+        } else if let Some(n) = m.entry_count() {
+            write!(f, "({n})")
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl<'a> Message<'a> {
+    /// The compact token used in packet summaries: `Join#1`, `Update(5)`, `Input`.
+    pub fn token(&self) -> Token<'_, 'a> {
+        Token(self)
+    }
+}
+
+fn keys(b: u8) -> impl fmt::Display {
+    fmt::from_fn(move |f| write!(f, "{b:08b}"))
+}
+
+/// One line with every scalar field: `Join#1 player=0:1 name="alice"`.
+impl fmt::Display for Message<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.token())?;
+        match *self {
+            Message::Connect { name, .. } => write!(f, " name={name}"),
+            Message::Disconnect { .. } | Message::Synced { .. } | Message::Full => Ok(()),
+            Message::Join { player, name, .. } | Message::Name { player, name, .. } => {
+                write!(f, " player={player} name={name}")
+            }
+            Message::Leave { player, .. } => write!(f, " player={player}"),
+            Message::Chat { player, text, .. } => write!(f, " player={player} text={text}"),
+            Message::Add {
+                entity,
+                player,
+                type_id,
+                ..
+            } => write!(f, " entity={entity} player={player} type={type_id}"),
+            Message::Remove { entity, .. } => write!(f, " entity={entity}"),
+            Message::Selection {
+                player,
+                ship_type,
+                weapon_types: w,
+                ..
+            } => write!(
+                f,
+                " player={player} ship={ship_type} weapons={},{},{},{}",
+                w[0], w[1], w[2], w[3]
+            ),
+            Message::Input(i) => write!(
+                f,
+                " player={} frame={} fwd={} back={} left={} right={} sleft={} sright={} shoot={},{},{},{} aim=({},{})",
+                i.player,
+                i.frame,
+                keys(i.forward),
+                keys(i.backward),
+                keys(i.turn_left),
+                keys(i.turn_right),
+                keys(i.strafe_left),
+                keys(i.strafe_right),
+                keys(i.shooting[0]),
+                keys(i.shooting[1]),
+                keys(i.shooting[2]),
+                keys(i.shooting[3]),
+                i.aim_x,
+                i.aim_y
+            ),
+            Message::Collision(c) => write!(
+                f,
+                " entities={},{} at=({},{})",
+                c.entities[0], c.entities[1], c.x, c.y
+            ),
+            Message::Stats(e) => {
+                for s in e.iter() {
+                    write!(
+                        f,
+                        " [{} k={} d={} ping={}]",
+                        s.player, s.kills, s.deaths, s.ping
+                    )?;
+                }
+                Ok(())
+            }
+            Message::Update(e) => {
+                for u in e.iter() {
+                    write!(
+                        f,
+                        " [{} ({},{}) {}° hp={}]",
+                        u.entity, u.x, u.y, u.orientation, u.health
+                    )?;
+                }
+                Ok(())
+            }
+            Message::UpdatePos(e) => {
+                for u in e.iter() {
+                    write!(f, " [{} ({},{})]", u.entity, u.x, u.y)?;
+                }
+                Ok(())
+            }
+            Message::UpdateRay(e) => {
+                for u in e.iter() {
+                    write!(
+                        f,
+                        " [{} ({},{}) {}° len={}]",
+                        u.entity, u.x, u.y, u.orientation, u.length
+                    )?;
+                }
+                Ok(())
+            }
+            Message::UpdateCircle(e) => {
+                for u in e.iter() {
+                    write!(f, " [{} ({},{}) r={}]", u.entity, u.x, u.y, u.radius)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One field of the detailed view: a label, its value, where its bytes are in the
+/// packet, and its depth in the tree (0 for the message line, 1 for its fields, 2
+/// for the fields of an entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub label: String,
+    pub value: String,
+    /// Absolute byte range in the packet.
+    pub span: Range<usize>,
+    pub depth: u8,
+}
+
+/// Collects fields with running offsets.
+struct Fields {
+    out: Vec<Field>,
+    at: usize,
+    depth: u8,
+}
+
+impl Fields {
+    fn push(&mut self, label: &str, len: usize, value: impl fmt::Display) {
+        self.out.push(Field {
+            label: label.to_owned(),
+            value: value.to_string(),
+            span: self.at..self.at + len,
+            depth: self.depth,
+        });
+        self.at += len;
+    }
+
+    fn id(&mut self, label: &str, id: Id) {
+        self.push(label, 4, id);
+    }
+
+    fn string(&mut self, label: &str, s: Str<'_>) {
+        self.push("len", 1, s.len());
+        let note = if s.is_utf8() { "" } else { " (not UTF-8)" };
+        self.push(label, s.len(), format_args!("{s}{note}"));
+    }
+
+    fn entries<E: Record>(
+        &mut self,
+        kind: &str,
+        items: impl Iterator<Item = E>,
+        mut each: impl FnMut(&mut Self, E),
+    ) {
+        for (i, e) in items.enumerate() {
+            self.out.push(Field {
+                label: format!("{kind}[{i}]"),
+                value: String::new(),
+                span: self.at..self.at + E::LEN,
+                depth: self.depth,
+            });
+            self.depth += 1;
+            each(self, e);
+            self.depth -= 1;
+        }
+    }
+}
+
+impl MessageView<'_> {
+    /// Every field of the message as a tree, with byte spans for hex highlighting.
+    pub fn fields(&self) -> Vec<Field> {
+        let start = self.offset;
+        let mut f = Fields {
+            out: Vec::new(),
+            at: start,
+            depth: 0,
+        };
+        f.out.push(Field {
+            label: self.msg_type().name().to_owned(),
+            value: self.message.token().to_string(),
+            span: start..start + self.bytes.len(),
+            depth: 0,
+        });
+        f.depth = 1;
+        f.push("type", 1, self.msg_type().id());
+        if let Some(seqno) = self.seqno() {
+            f.push("seqno", 4, seqno);
+        }
+        match self.message {
+            Message::Connect { name, .. } => f.string("name", name),
+            Message::Disconnect { .. } | Message::Synced { .. } | Message::Full => {}
+            Message::Join { player, name, .. } | Message::Name { player, name, .. } => {
+                f.id("playerId", player);
+                f.string("name", name);
+            }
+            Message::Leave { player, .. } => f.id("playerId", player),
+            Message::Chat { player, text, .. } => {
+                f.id("playerId", player);
+                f.string("msg", text);
+            }
+            Message::Add {
+                entity,
+                player,
+                type_id,
+                ..
+            } => {
+                f.id("entityId", entity);
+                f.id("playerId", player);
+                f.push("typeId", 1, type_id);
+            }
+            Message::Remove { entity, .. } => f.id("entityId", entity),
+            Message::Selection {
+                player,
+                ship_type,
+                weapon_types,
+                ..
+            } => {
+                f.id("playerId", player);
+                f.push("shipType", 1, ship_type);
+                for (i, w) in weapon_types.iter().enumerate() {
+                    f.push(&format!("weaponType[{i}]"), 1, w);
+                }
+            }
+            Message::Input(i) => {
+                f.id("playerId", i.player);
+                f.push("frameNo", 4, i.frame);
+                for (label, v) in [
+                    ("forward", i.forward),
+                    ("backward", i.backward),
+                    ("turnLeft", i.turn_left),
+                    ("turnRight", i.turn_right),
+                    ("strafeLeft", i.strafe_left),
+                    ("strafeRight", i.strafe_right),
+                ] {
+                    f.push(label, 1, keys(v));
+                }
+                for (n, v) in i.shooting.iter().enumerate() {
+                    f.push(&format!("shooting[{n}]"), 1, keys(*v));
+                }
+                f.push("aimX", 2, i.aim_x);
+                f.push("aimY", 2, i.aim_y);
+            }
+            Message::Collision(c) => {
+                f.id("entityId[0]", c.entities[0]);
+                f.id("entityId[1]", c.entities[1]);
+                f.push("x", 2, c.x);
+                f.push("y", 2, c.y);
+            }
+            Message::Stats(e) => {
+                f.push("num", 1, e.len());
+                f.entries("stats", e.iter(), |f, s| {
+                    f.id("player", s.player);
+                    f.push("kills", 2, s.kills);
+                    f.push("deaths", 2, s.deaths);
+                    f.push("ping", 2, s.ping);
+                });
+            }
+            Message::Update(e) => {
+                f.push("num", 1, e.len());
+                f.entries("update", e.iter(), |f, u| {
+                    f.id("entityId", u.entity);
+                    f.push("x", 2, u.x);
+                    f.push("y", 2, u.y);
+                    f.push("orientation", 2, u.orientation);
+                    f.push("health", 1, u.health);
+                });
+            }
+            Message::UpdatePos(e) => {
+                f.push("num", 1, e.len());
+                f.entries("update", e.iter(), |f, u| {
+                    f.id("entityId", u.entity);
+                    f.push("x", 2, u.x);
+                    f.push("y", 2, u.y);
+                });
+            }
+            Message::UpdateRay(e) => {
+                f.push("num", 1, e.len());
+                f.entries("update", e.iter(), |f, u| {
+                    f.id("entityId", u.entity);
+                    f.push("x", 2, u.x);
+                    f.push("y", 2, u.y);
+                    f.push("orientation", 2, u.orientation);
+                    f.push("length", 2, u.length);
+                });
+            }
+            Message::UpdateCircle(e) => {
+                f.push("num", 1, e.len());
+                f.entries("update", e.iter(), |f, u| {
+                    f.id("entityId", u.entity);
+                    f.push("x", 2, u.x);
+                    f.push("y", 2, u.y);
+                    f.push("radius", 2, u.radius);
+                });
+            }
+        }
+        debug_assert_eq!(f.at, start + self.bytes.len(), "{:?}", self.message);
+        f.out
+    }
+}
+
+impl Packet<'_> {
+    /// The header's fields, with their byte spans.
+    pub fn header_fields(&self) -> [Field; 3] {
+        let field = |label: &str, span: Range<usize>, value: String| Field {
+            label: label.to_owned(),
+            value,
+            span,
+            depth: 1,
+        };
+        [
+            field("appId", 0..4, "0xf27087c5".to_owned()),
+            field("ack", 4..8, self.ack().to_string()),
+            field("timestamp", 8..HEADER_LEN, self.timestamp().to_string()),
+        ]
+    }
+
+    /// The tokens of every decodable message, space-separated: `Join#1 Add#2 Update(5)`.
+    /// Stops at the first decode error.
+    pub fn summary(&self) -> impl fmt::Display + '_ {
+        fmt::from_fn(move |f| {
+            let mut first = true;
+            for m in self.messages().map_while(Result::ok) {
+                if !first {
+                    f.write_char(' ')?;
+                }
+                first = false;
+                write!(f, "{}", m.message.token())?;
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,379 @@
+//! Zero-copy views of the messages inside a packet.
+
+use super::entries::{
+    Collision, Entries, Input, Record, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
+    UpdateRayEntry, be_u32, id_at,
+};
+use super::error::{DecodeError, Violation};
+use super::types::{DEPRECATED_TYPE_ID, Id, MAX_CHAT_LEN, MAX_NAME_LEN, MessageType};
+use std::fmt;
+
+/// A string of the wire format: its raw bytes, which may or may not be UTF-8.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Str<'a>(&'a [u8]);
+
+impl<'a> Str<'a> {
+    pub const fn new(bytes: &'a [u8]) -> Self {
+        Str(bytes)
+    }
+
+    /// The raw bytes, exactly as on the wire.
+    pub const fn as_bytes(&self) -> &'a [u8] {
+        self.0
+    }
+
+    /// The string, if it is valid UTF-8.
+    pub fn to_str(&self) -> Option<&'a str> {
+        std::str::from_utf8(self.0).ok()
+    }
+
+    pub fn is_utf8(&self) -> bool {
+        self.to_str().is_some()
+    }
+
+    pub const fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Quoted, with invalid UTF-8 and control characters escaped (`"b\xffd"`).
+impl fmt::Display for Str<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        for chunk in self.0.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                write!(f, "{}", c.escape_debug())?;
+            }
+            for b in chunk.invalid() {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        f.write_str("\"")
+    }
+}
+
+impl fmt::Debug for Str<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// One decoded message, borrowing the packet's bytes. Reliable variants carry their
+/// sequence number; the others are the unreliable messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Message<'a> {
+    Connect {
+        seqno: u32,
+        name: Str<'a>,
+    },
+    Disconnect {
+        seqno: u32,
+    },
+    Join {
+        seqno: u32,
+        player: Id,
+        name: Str<'a>,
+    },
+    Leave {
+        seqno: u32,
+        player: Id,
+    },
+    Chat {
+        seqno: u32,
+        player: Id,
+        text: Str<'a>,
+    },
+    Add {
+        seqno: u32,
+        entity: Id,
+        player: Id,
+        type_id: u8,
+    },
+    Remove {
+        seqno: u32,
+        entity: Id,
+    },
+    Selection {
+        seqno: u32,
+        player: Id,
+        ship_type: u8,
+        weapon_types: [u8; 4],
+    },
+    Name {
+        seqno: u32,
+        player: Id,
+        name: Str<'a>,
+    },
+    Synced {
+        seqno: u32,
+    },
+    Stats(Entries<'a, StatsEntry>),
+    Input(Input),
+    Full,
+    Collision(Collision),
+    Update(Entries<'a, UpdateEntry>),
+    UpdatePos(Entries<'a, UpdatePosEntry>),
+    UpdateRay(Entries<'a, UpdateRayEntry>),
+    UpdateCircle(Entries<'a, UpdateCircleEntry>),
+}
+
+impl<'a> Message<'a> {
+    pub const fn msg_type(&self) -> MessageType {
+        match self {
+            Message::Connect { .. } => MessageType::Connect,
+            Message::Disconnect { .. } => MessageType::Disconnect,
+            Message::Join { .. } => MessageType::Join,
+            Message::Leave { .. } => MessageType::Leave,
+            Message::Chat { .. } => MessageType::Chat,
+            Message::Add { .. } => MessageType::Add,
+            Message::Remove { .. } => MessageType::Remove,
+            Message::Selection { .. } => MessageType::Selection,
+            Message::Name { .. } => MessageType::Name,
+            Message::Synced { .. } => MessageType::Synced,
+            Message::Stats(_) => MessageType::Stats,
+            Message::Input(_) => MessageType::Input,
+            Message::Full => MessageType::Full,
+            Message::Collision(_) => MessageType::Collision,
+            Message::Update(_) => MessageType::Update,
+            Message::UpdatePos(_) => MessageType::UpdatePos,
+            Message::UpdateRay(_) => MessageType::UpdateRay,
+            Message::UpdateCircle(_) => MessageType::UpdateCircle,
+        }
+    }
+
+    /// The sequence number of a reliable message.
+    pub const fn seqno(&self) -> Option<u32> {
+        match *self {
+            Message::Connect { seqno, .. }
+            | Message::Disconnect { seqno }
+            | Message::Join { seqno, .. }
+            | Message::Leave { seqno, .. }
+            | Message::Chat { seqno, .. }
+            | Message::Add { seqno, .. }
+            | Message::Remove { seqno, .. }
+            | Message::Selection { seqno, .. }
+            | Message::Name { seqno, .. }
+            | Message::Synced { seqno } => Some(seqno),
+            _ => None,
+        }
+    }
+
+    /// The player the message speaks of or for, where it names one.
+    pub const fn player(&self) -> Option<Id> {
+        match *self {
+            Message::Join { player, .. }
+            | Message::Leave { player, .. }
+            | Message::Chat { player, .. }
+            | Message::Add { player, .. }
+            | Message::Selection { player, .. }
+            | Message::Name { player, .. } => Some(player),
+            Message::Input(input) => Some(input.player),
+            _ => None,
+        }
+    }
+
+    /// The string a message carries, if any (name or chat text).
+    pub const fn string(&self) -> Option<Str<'a>> {
+        match *self {
+            Message::Connect { name, .. }
+            | Message::Join { name, .. }
+            | Message::Name { name, .. } => Some(name),
+            Message::Chat { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Number of entries of a counted message (Stats and the Update family).
+    pub fn entry_count(&self) -> Option<usize> {
+        match self {
+            Message::Stats(e) => Some(e.len()),
+            Message::Update(e) => Some(e.len()),
+            Message::UpdatePos(e) => Some(e.len()),
+            Message::UpdateRay(e) => Some(e.len()),
+            Message::UpdateCircle(e) => Some(e.len()),
+            _ => None,
+        }
+    }
+}
+
+/// A message and where it sits in its packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageView<'a> {
+    /// Offset of the message's type byte from the start of the packet.
+    pub offset: usize,
+    /// The message's own bytes, header included.
+    pub bytes: &'a [u8],
+    pub message: Message<'a>,
+}
+
+/// The violations of one message: at most three (seqno 0, string too long, not UTF-8).
+pub struct Violations {
+    items: [Option<Violation>; 3],
+    next: usize,
+}
+
+impl Iterator for Violations {
+    type Item = Violation;
+    fn next(&mut self) -> Option<Violation> {
+        while let Some(slot) = self.items.get_mut(self.next) {
+            self.next += 1;
+            if let Some(v) = slot.take() {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+impl<'a> MessageView<'a> {
+    pub const fn msg_type(&self) -> MessageType {
+        self.message.msg_type()
+    }
+
+    pub const fn seqno(&self) -> Option<u32> {
+        self.message.seqno()
+    }
+
+    /// The rules of the specification this message breaks, although it decodes.
+    pub fn violations(&self) -> Violations {
+        let offset = self.offset;
+        let msg_type = self.msg_type();
+        let mut items = [None; 3];
+        if self.seqno() == Some(0) {
+            items[0] = Some(Violation::SeqnoZero { offset, msg_type });
+        }
+        if let Some(s) = self.message.string() {
+            let len = s.len();
+            items[1] = match msg_type {
+                MessageType::Chat if len >= MAX_CHAT_LEN => {
+                    Some(Violation::ChatTooLong { offset, len })
+                }
+                MessageType::Chat => None,
+                _ if len >= MAX_NAME_LEN => Some(Violation::NameTooLong {
+                    offset,
+                    msg_type,
+                    len,
+                }),
+                _ => None,
+            };
+            if !s.is_utf8() {
+                items[2] = Some(Violation::InvalidUtf8 { offset, msg_type });
+            }
+        }
+        if msg_type.is_update() && self.message.entry_count() == Some(0) {
+            items[1] = Some(Violation::EmptyUpdate { offset, msg_type });
+        }
+        Violations { items, next: 0 }
+    }
+}
+
+/// Decodes the message whose type byte is at `offset` (which must be inside `packet`).
+pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>, DecodeError> {
+    let rest = packet.get(offset..).unwrap_or_default();
+    let Some(&type_id) = rest.first() else {
+        // The iterator never asks past the end; answer sensibly all the same.
+        return Err(DecodeError::UnknownType { offset, type_id: 0 });
+    };
+    let Some(msg_type) = MessageType::from_u8(type_id) else {
+        return Err(if type_id == DEPRECATED_TYPE_ID {
+            DecodeError::DeprecatedType { offset }
+        } else {
+            DecodeError::UnknownType { offset, type_id }
+        });
+    };
+    let available = rest.len();
+    let truncated = |needed: usize| DecodeError::Truncated {
+        offset,
+        msg_type,
+        needed,
+        available,
+    };
+
+    // First the part whose length the type alone decides; its last byte is the
+    // string length or entry count where there is one.
+    let head = msg_type.header_len();
+    let fixed_end = head + msg_type.fixed_body_len();
+    if available < fixed_end {
+        return Err(truncated(fixed_end));
+    }
+    let variable = if msg_type.has_string() {
+        rest[fixed_end - 1] as usize
+    } else if let Some(entry) = msg_type.entry_len() {
+        rest[fixed_end - 1] as usize * entry
+    } else {
+        0
+    };
+    let total = fixed_end + variable;
+    if available < total {
+        return Err(truncated(total));
+    }
+
+    let bytes = &rest[..total];
+    let seqno = if msg_type.is_reliable() {
+        be_u32(bytes, 1)
+    } else {
+        0
+    };
+    let body = &bytes[head..];
+    let tail = &bytes[fixed_end..];
+    let message = match msg_type {
+        MessageType::Connect => Message::Connect {
+            seqno,
+            name: Str(tail),
+        },
+        MessageType::Disconnect => Message::Disconnect { seqno },
+        MessageType::Join => Message::Join {
+            seqno,
+            player: id_at(body, 0),
+            name: Str(tail),
+        },
+        MessageType::Leave => Message::Leave {
+            seqno,
+            player: id_at(body, 0),
+        },
+        MessageType::Chat => Message::Chat {
+            seqno,
+            player: id_at(body, 0),
+            text: Str(tail),
+        },
+        MessageType::Add => Message::Add {
+            seqno,
+            entity: id_at(body, 0),
+            player: id_at(body, 4),
+            type_id: body[8],
+        },
+        MessageType::Remove => Message::Remove {
+            seqno,
+            entity: id_at(body, 0),
+        },
+        MessageType::Selection => Message::Selection {
+            seqno,
+            player: id_at(body, 0),
+            ship_type: body[4],
+            weapon_types: [body[5], body[6], body[7], body[8]],
+        },
+        MessageType::Name => Message::Name {
+            seqno,
+            player: id_at(body, 0),
+            name: Str(tail),
+        },
+        MessageType::Synced => Message::Synced { seqno },
+        MessageType::Stats => Message::Stats(Entries::new(tail)),
+        MessageType::Input => Message::Input(Input::read(body)),
+        MessageType::Full => Message::Full,
+        MessageType::Collision => Message::Collision(Collision::read(body)),
+        MessageType::Update => Message::Update(Entries::new(tail)),
+        MessageType::UpdatePos => Message::UpdatePos(Entries::new(tail)),
+        MessageType::UpdateRay => Message::UpdateRay(Entries::new(tail)),
+        MessageType::UpdateCircle => Message::UpdateCircle(Entries::new(tail)),
+    };
+    Ok(MessageView {
+        offset,
+        bytes,
+        message,
+    })
+}

@@ -1,0 +1,42 @@
+//! The lwar wire format (specification revision 14, with the clarifications of
+//! `NOTES.md`): everything else in lwarscope decodes and encodes through here.
+//!
+//! Two sides, as in smoltcp's `wire` module:
+//!
+//! - **Views** borrow the bytes: [`Packet::new_checked`] checks the header once,
+//!   then [`Packet::messages`] decodes each [`Message`] in place. Decoding never
+//!   allocates, and never panics: bad bytes give a [`DecodeError`] that names the
+//!   offset and the message type, and what decoded before it is kept.
+//! - **Representations** own their data: [`MessageRepr`] and [`PacketRepr`] encode
+//!   back to bytes, and [`PacketBuilder`] fills packets up to the 512-byte limit,
+//!   reliable messages first.
+//!
+//! Bytes that decode but break the specification (a seqno of 0, an over-long
+//! name, invalid UTF-8, a packet over 512 bytes...) are [`Violation`]s, not errors.
+//!
+//! The codec does no I/O and knows nothing of captures: it sees UDP payloads.
+
+mod builder;
+mod display;
+mod entries;
+mod error;
+mod message;
+mod packet;
+mod repr;
+mod types;
+
+pub use builder::{Filled, PacketBuilder};
+pub use display::{Field, Token};
+pub use entries::{
+    Collision, Entries, Input, Record, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
+    UpdateRayEntry,
+};
+pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
+pub use message::{Message, MessageView, Str, Violations};
+pub use packet::{Header, Messages, Packet, is_lwar};
+pub use repr::{MessageRepr, PacketRepr};
+pub use types::{
+    APP_ID, DEFAULT_PORT, DEPRECATED_TYPE_ID, DISCONNECT_TIMEOUT_SECS, HEADER_LEN, Id,
+    MAX_CHAT_LEN, MAX_NAME_LEN, MAX_PACKET_SIZE, MAX_PLAYERS, MessageType, RELIABLE_HEADER_LEN,
+    Sender, UNRELIABLE_HEADER_LEN,
+};

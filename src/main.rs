@@ -1,0 +1,3 @@
+//! The `lwarscope` binary: a thin shell over the library.
+
+fn main() {}
