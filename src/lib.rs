@@ -17,3 +17,4 @@
 
 pub mod capture;
 pub mod codec;
+pub mod track;

@@ -1,1 +1,68 @@
-//! Capture front end: frames from libpcap to UDP datagrams.
+//! Capture front end: frames from libpcap (files or live interfaces) to the UDP
+//! datagrams that the codec recognises as lwar.
+
+use std::fmt;
+use std::net::SocketAddr;
+
+/// A capture timestamp: nanoseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Timestamp(pub u64);
+
+impl Timestamp {
+    pub const fn from_micros(us: u64) -> Self {
+        Timestamp(us * 1_000)
+    }
+
+    pub const fn from_millis(ms: u64) -> Self {
+        Timestamp(ms * 1_000_000)
+    }
+
+    pub const fn nanos(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds as a float, for rates and display.
+    pub fn secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+
+    /// Nanoseconds from `earlier` to `self`, zero if `earlier` is later.
+    pub const fn since(self, earlier: Timestamp) -> u64 {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+/// `seconds.microseconds`, as tcpdump prints it.
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}.{:06}",
+            self.0 / 1_000_000_000,
+            (self.0 % 1_000_000_000) / 1_000
+        )
+    }
+}
+
+/// A captured UDP datagram whose payload starts with the lwar appId.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Datagram<'a> {
+    /// Frame number, 1-based over the whole run, as Wireshark counts (for a
+    /// reassembled datagram: the frame of its last fragment).
+    pub frame: u64,
+    pub ts: Timestamp,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    /// The UDP payload as captured.
+    pub payload: &'a [u8],
+    /// The UDP payload length the UDP header states. Larger than `payload.len()`
+    /// when the capture's snaplen cut the frame short.
+    pub payload_len: usize,
+}
+
+impl Datagram<'_> {
+    /// True when the capture (not the sender) cut the payload short.
+    pub fn truncated_by_capture(&self) -> bool {
+        self.payload.len() < self.payload_len
+    }
+}

@@ -1,0 +1,70 @@
+//! The tracker: sessions, reliable sequence numbers, acks and inputs as seen at the
+//! capture point, and the findings they raise.
+//!
+//! # The contract
+//!
+//! These definitions are what the tracker implements and what the simulator's
+//! ground truth states; both follow this text, not each other.
+//!
+//! **Sessions.** A session is a (client address, server address) pair. The server
+//! side is the one that sends server-only messages (Join, Leave, Add, Remove,
+//! Synced, Stats, Full, Collision, Update*) or receives client-only ones (Connect,
+//! Disconnect, Input); failing both, the side on port 32422; failing that, the
+//! destination of the first packet. Directions are `c2s` and `s2c`.
+//!
+//! **Per packet**, in this order:
+//! 1. `packets += 1`, `bytes += payload_len` (the UDP payload length, as sent).
+//! 2. A payload the codec rejects at the header, or a message it cannot decode,
+//!    raises one `malformed` finding (reason and offset in the detail), or one
+//!    `truncated` finding instead when the capture cut the frame short. The
+//!    messages decoded before the error are counted and analysed as below.
+//! 3. A payload identical to one of the last 64 packets of the same direction
+//!    raises `duplicate-packet`; its messages are counted by type but raise
+//!    nothing else and count as neither first sends nor resends.
+//! 4. A header timestamp lower than the highest seen in that direction raises
+//!    `reordered` (the packet was overtaken).
+//! 5. An ack lower than the highest ack seen in that direction raises
+//!    `ack-regression`; an ack above every reliable seqno captured in the other
+//!    direction raises `ack-unseen`, except in the first packet of a direction
+//!    whose other direction has no reliable message yet (a capture that starts
+//!    mid-session: the first ack is the baseline).
+//! 6. A packet over 512 bytes raises `oversize` (and is decoded all the same).
+//!
+//! **Per reliable message**, the first rule that applies wins:
+//! 1. `expected-repeat`: a Leave from the server, seen before, after the client's
+//!    Disconnect was captured. Not a resend.
+//! 2. `spurious-resend`: the seqno was seen before, and a packet of the other
+//!    direction captured earlier acked it (ack >= seqno).
+//! 3. `resend`: the seqno was seen in an earlier packet.
+//! 4. `duplicate-in-packet`: the same seqno earlier in the same packet.
+//! 5. `out-of-order`: never seen, below the highest seen: it fills a gap.
+//! 6. `gap`: more than one above the highest seen. One finding per jump, the
+//!    missing count in the detail. Every skipped seqno still unseen at the end of
+//!    the capture raises one `lost`.
+//!
+//! Otherwise the message is the next in sequence. Rules 5 and 6, and a plain next
+//! message, count as first sends; rules 2 and 3 count as resends. The first
+//! reliable message of a direction sets the baseline and raises nothing. A
+//! resend (or spurious resend, or expected repeat) whose bytes differ from the
+//! first transmission also raises a `violation` (`resend-differs`).
+//!
+//! **Per input stream** (Input from one client): `input-regression` for a frame
+//! number lower than the last, `input-gap` when 1 to 8 frames are skipped,
+//! `inputs-lost` when more than 8 are. A repeated frame number raises nothing.
+//!
+//! **Violations** (`violation` with a rule): the codec's (seqno 0, name or chat
+//! too long, invalid UTF-8, empty update: one finding per message and rule;
+//! oversize is its own kind), a message from the wrong side, the handshake
+//! rules, a client using another player's id, anything but Leave from the server
+//! after the client's Disconnect (one per message), more than 8 players.
+//!
+//! **Lifecycle**: `connecting` (Connect seen) -> `syncing` (Join seen) ->
+//! `playing` (Synced seen) -> `disconnecting` (Disconnect seen) -> `closed` (Leave
+//! after Disconnect); `rejected` (Full); `timed-out` (15 s of capture time without
+//! a packet from one of the peers, checked as packets arrive and at the end).
+
+pub mod finding;
+pub mod summary;
+
+pub use finding::{Direction, FindingKind, Rule, Severity};
+pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};

@@ -1,0 +1,73 @@
+//! The counts the tracker ends with: what the JSON summary carries, what `check`
+//! rules test, and what the simulator's ground truth states in the same form.
+//!
+//! Maps are keyed by stable names (message types as the specification names them,
+//! finding kinds and malformed reasons in kebab-case) and leave out zero counts, so
+//! that two summaries compare equal exactly when they count the same things.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Counts by name; zero counts are left out.
+pub type Counts = BTreeMap<String, u64>;
+
+/// What one direction of one session carried.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DirectionSummary {
+    /// lwar packets (datagrams) captured, malformed ones included.
+    pub packets: u64,
+    /// Their UDP payload bytes.
+    pub bytes: u64,
+    /// Messages by type, counting those decoded before an error too.
+    pub messages: Counts,
+    /// Findings by kind raised on this direction's packets.
+    pub findings: Counts,
+    /// Violations by rule (the sub-kinds of the `violation` findings).
+    #[serde(default, skip_serializing_if = "Counts::is_empty")]
+    pub violations: Counts,
+    /// Malformed or truncated packets by reason.
+    #[serde(default, skip_serializing_if = "Counts::is_empty")]
+    pub malformed: Counts,
+    /// Reliable messages captured for the first time.
+    pub first_sends: u64,
+    /// Reliable messages captured again (resends and spurious resends, not expected
+    /// repeats).
+    pub resends: u64,
+}
+
+/// One session: a client endpoint and a server endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SessionSummary {
+    /// The client's address, `ip:port` (`[ip]:port` for IPv6).
+    pub client: String,
+    /// The server's address.
+    pub server: String,
+    /// Lifecycle state at the end: `connecting`, `syncing`, `playing`,
+    /// `disconnecting`, `closed`, `rejected` or `timed-out`.
+    pub state: String,
+    pub c2s: DirectionSummary,
+    pub s2c: DirectionSummary,
+}
+
+/// The whole capture.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Summary {
+    /// Messages by type over every session.
+    pub messages: Counts,
+    /// Findings by kind over every session.
+    pub findings: Counts,
+    /// Violations by rule over every session.
+    #[serde(default, skip_serializing_if = "Counts::is_empty")]
+    pub violations: Counts,
+    /// Malformed or truncated packets by reason.
+    pub malformed: Counts,
+    /// Sessions in the order they were first seen.
+    pub sessions: Vec<SessionSummary>,
+}
+
+/// Adds `n` to the count named `name`, leaving zero counts out.
+pub fn bump(counts: &mut Counts, name: &str, n: u64) {
+    if n > 0 {
+        *counts.entry(name.to_owned()).or_insert(0) += n;
+    }
+}
