@@ -144,6 +144,15 @@ pub enum ViolationKind {
 }
 
 impl ViolationKind {
+    pub const ALL: [ViolationKind; 6] = [
+        ViolationKind::Oversize,
+        ViolationKind::SeqnoZero,
+        ViolationKind::NameTooLong,
+        ViolationKind::ChatTooLong,
+        ViolationKind::InvalidUtf8,
+        ViolationKind::EmptyUpdate,
+    ];
+
     /// A stable kebab-case name, used as the sub-kind of a `violation` finding.
     pub const fn name(self) -> &'static str {
         match self {

@@ -1,6 +1,7 @@
 //! The expert findings: what the tracker flags, how bad it is, and where.
 
-use crate::codec::{ErrorKind, ViolationKind};
+use crate::capture::Timestamp;
+use crate::codec::{DecodeError, ErrorKind, Id, MessageType, Violation, ViolationKind};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -77,6 +78,11 @@ macro_rules! kinds {
         }
 
         impl FindingKind {
+            /// A dense index in `0..FindingKind::ALL.len()`.
+            pub const fn ordinal(self) -> usize {
+                self as usize
+            }
+
             pub const ALL: [FindingKind; 18] = [ $( FindingKind::$name, )* ];
 
             pub const fn name(self) -> &'static str {
@@ -165,6 +171,43 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// Every rule; [`Rule::ordinal`] indexes this array.
+    pub const ALL: [Rule; 14] = [
+        Rule::Codec(ViolationKind::Oversize),
+        Rule::Codec(ViolationKind::SeqnoZero),
+        Rule::Codec(ViolationKind::NameTooLong),
+        Rule::Codec(ViolationKind::ChatTooLong),
+        Rule::Codec(ViolationKind::InvalidUtf8),
+        Rule::Codec(ViolationKind::EmptyUpdate),
+        Rule::WrongSender,
+        Rule::HandshakeFirstNotJoin,
+        Rule::HandshakeJoinNoAck,
+        Rule::InputBeforeSynced,
+        Rule::WrongPlayerId,
+        Rule::AfterDisconnect,
+        Rule::TooManyPlayers,
+        Rule::ResendDiffers,
+    ];
+
+    /// A dense index in `0..Rule::ALL.len()`.
+    pub const fn ordinal(self) -> usize {
+        match self {
+            Rule::Codec(v) => v as usize,
+            Rule::WrongSender => 6,
+            Rule::HandshakeFirstNotJoin => 7,
+            Rule::HandshakeJoinNoAck => 8,
+            Rule::InputBeforeSynced => 9,
+            Rule::WrongPlayerId => 10,
+            Rule::AfterDisconnect => 11,
+            Rule::TooManyPlayers => 12,
+            Rule::ResendDiffers => 13,
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|r| r.name() == name)
+    }
+
     pub const fn name(self) -> &'static str {
         match self {
             Rule::Codec(v) => v.name(),
@@ -203,6 +246,10 @@ mod tests {
             assert_eq!(FindingKind::from_name(k.name()), Some(k));
         }
         assert_eq!(FindingKind::from_name("resends"), None);
+        for (i, r) in Rule::ALL.iter().enumerate() {
+            assert_eq!(r.ordinal(), i, "{r}");
+            assert_eq!(Rule::from_name(r.name()), Some(*r));
+        }
     }
 
     #[test]
@@ -223,6 +270,165 @@ mod tests {
         }
         for k in [Resend, OutOfOrder, DuplicateInPacket, DuplicatePacket, Gap] {
             assert_eq!(k.severity(), Severity::Note, "{k}");
+        }
+    }
+}
+
+/// Identifies a session within one tracker run: an index in the order sessions were
+/// first seen.
+pub type SessionId = usize;
+
+/// One finding: what, how bad, where, and the numbers behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    /// The rule broken, for `violation` findings.
+    pub rule: Option<Rule>,
+    /// The frame that raised it (for `lost`, the frame of the gap).
+    pub frame: u64,
+    pub ts: Timestamp,
+    pub session: SessionId,
+    pub direction: Direction,
+    /// The reliable message concerned, where there is one.
+    pub seqno: Option<u32>,
+    pub detail: Detail,
+}
+
+impl Finding {
+    pub const fn severity(&self) -> Severity {
+        self.kind.severity()
+    }
+
+    /// `violation/wrong-sender` for violations, the kind's name otherwise.
+    pub fn label(&self) -> impl fmt::Display + '_ {
+        fmt::from_fn(move |f| match self.rule {
+            Some(rule) => write!(f, "{}/{}", self.kind, rule),
+            None => write!(f, "{}", self.kind),
+        })
+    }
+}
+
+/// The numbers behind a finding. Plain values, so raising a finding never allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    None,
+    /// A repeat of a seqno first captured in `first_frame`, `delay_ns` earlier;
+    /// this is capture number `tries` of it.
+    Repeat {
+        first_frame: u64,
+        delay_ns: u64,
+        tries: u32,
+    },
+    /// For a spurious resend: the ack, captured earlier, that covered it.
+    AckedBefore {
+        ack: u32,
+        first_frame: u64,
+    },
+    /// A seqno that jumped past `missing` unseen ones.
+    Gap {
+        highest: u32,
+        missing: u32,
+    },
+    /// A seqno that fills a gap below `highest`.
+    Fill {
+        highest: u32,
+    },
+    /// The same bytes as the packet of `frame`.
+    DuplicateOf {
+        frame: u64,
+    },
+    /// A header timestamp below the highest seen.
+    Timestamp {
+        timestamp: u32,
+        highest: u32,
+    },
+    /// An ack below an earlier one.
+    AckRegression {
+        ack: u32,
+        previous: u32,
+    },
+    /// An ack above the highest seqno captured the other way.
+    AckUnseen {
+        ack: u32,
+        highest: u32,
+    },
+    /// What the codec could not decode. For `truncated` findings, the capture
+    /// kept `captured` of the datagram's `len` bytes.
+    Decode {
+        error: DecodeError,
+        captured: usize,
+        len: usize,
+    },
+    /// Input frame numbers: the new one and the last one.
+    InputFrames {
+        frame: u32,
+        last: u32,
+    },
+    /// A rule the codec checks.
+    Codec(Violation),
+    /// A message type where it does not belong (wrong sender, after disconnect,
+    /// handshake).
+    Message {
+        msg_type: MessageType,
+    },
+    /// A player id other than the client's own.
+    Player {
+        used: Id,
+        own: Id,
+    },
+    /// The number of players on the server.
+    Players {
+        count: usize,
+    },
+}
+
+impl fmt::Display for Detail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Detail::None => Ok(()),
+            Detail::Repeat {
+                first_frame,
+                delay_ns,
+                tries,
+            } => write!(
+                f,
+                "try {tries}, first in frame {first_frame}, {:.1} ms earlier",
+                delay_ns as f64 / 1e6
+            ),
+            Detail::AckedBefore { ack, first_frame } => {
+                write!(f, "already acked (ack {ack}); first in frame {first_frame}")
+            }
+            Detail::Gap { highest, missing } => {
+                write!(f, "{missing} missing after seqno {highest}")
+            }
+            Detail::Fill { highest } => write!(f, "fills a gap below seqno {highest}"),
+            Detail::DuplicateOf { frame } => write!(f, "same bytes as frame {frame}"),
+            Detail::Timestamp { timestamp, highest } => {
+                write!(f, "timestamp {timestamp} after {highest}")
+            }
+            Detail::AckRegression { ack, previous } => write!(f, "ack {ack} after ack {previous}"),
+            Detail::AckUnseen { ack, highest } => {
+                write!(
+                    f,
+                    "ack {ack}, highest seqno captured the other way is {highest}"
+                )
+            }
+            Detail::Decode {
+                error,
+                captured,
+                len,
+            } => {
+                write!(f, "{error}")?;
+                if captured < len {
+                    write!(f, " (capture kept {captured} of {len} bytes)")?;
+                }
+                Ok(())
+            }
+            Detail::InputFrames { frame, last } => write!(f, "frame {frame} after frame {last}"),
+            Detail::Codec(v) => write!(f, "{v}"),
+            Detail::Message { msg_type } => write!(f, "{msg_type}"),
+            Detail::Player { used, own } => write!(f, "player {used}, own id is {own}"),
+            Detail::Players { count } => write!(f, "{count} players (max 8)"),
         }
     }
 }

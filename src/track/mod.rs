@@ -22,12 +22,13 @@
 //!    raises `duplicate-packet`; its messages are counted by type but raise
 //!    nothing else and count as neither first sends nor resends.
 //! 4. A header timestamp lower than the highest seen in that direction raises
-//!    `reordered` (the packet was overtaken).
+//!    `reordered` (the packet was overtaken). Timestamp 0 is ignored: senders
+//!    stamp 0 on packets without unreliable messages (the original server's Full).
 //! 5. An ack lower than the highest ack seen in that direction raises
-//!    `ack-regression`; an ack above every reliable seqno captured in the other
-//!    direction raises `ack-unseen`, except in the first packet of a direction
-//!    whose other direction has no reliable message yet (a capture that starts
-//!    mid-session: the first ack is the baseline).
+//!    `ack-regression`; an ack above the highest reliable seqno captured in the
+//!    other direction raises `ack-unseen`. While the other direction has shown no
+//!    reliable message, acks are not judged (they may cover messages sent before
+//!    the capture began).
 //! 6. A packet over 512 bytes raises `oversize` (and is decoded all the same).
 //!
 //! **Per reliable message**, the first rule that applies wins:
@@ -55,16 +56,24 @@
 //! **Violations** (`violation` with a rule): the codec's (seqno 0, name or chat
 //! too long, invalid UTF-8, empty update: one finding per message and rule;
 //! oversize is its own kind), a message from the wrong side, the handshake
-//! rules, a client using another player's id, anything but Leave from the server
-//! after the client's Disconnect (one per message), more than 8 players.
+//! rules, a client using another player's id, anything but the Leave of the
+//! client's own player from the server after the client's Disconnect (one per
+//! message), more than 8 players.
 //!
 //! **Lifecycle**: `connecting` (Connect seen) -> `syncing` (Join seen) ->
 //! `playing` (Synced seen) -> `disconnecting` (Disconnect seen) -> `closed` (Leave
-//! after Disconnect); `rejected` (Full); `timed-out` (15 s of capture time without
-//! a packet from one of the peers, checked as packets arrive and at the end).
+//! after Disconnect); `rejected` (Full); `timed-out` (a peer that has sent packets
+//! stays silent for more than 15 s of capture time; checked about once a second of
+//! capture time and at the end; closed and rejected sessions do not time out). A
+//! session whose first packet is not a Connect starts as `playing`.
 
 pub mod finding;
+mod seq;
+pub mod session;
 pub mod summary;
+mod tracker;
 
-pub use finding::{Direction, FindingKind, Rule, Severity};
+pub use finding::{Detail, Direction, Finding, FindingKind, Rule, SessionId, Severity};
+pub use session::{DirState, Player, Session, State};
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
+pub use tracker::{Observer, PacketEvent, Tracker, TrackerConfig};

@@ -1,0 +1,290 @@
+//! The reliable sequence of one direction: a fixed window of recent seqnos, so the
+//! state stays bounded however long the capture runs.
+
+use crate::capture::Timestamp;
+
+/// How many recent seqnos a direction remembers. A resend or gap fill older than
+/// this cannot be told apart from a first send; no real peer lags that far.
+pub const WINDOW: usize = 512;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum SlotState {
+    #[default]
+    Empty,
+    /// Skipped by a gap, not captured yet; `frame` is the frame of the gap.
+    Missing,
+    /// Captured at least once; `frame` is the frame of the first capture.
+    Seen,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    seqno: u32,
+    state: SlotState,
+    acked: bool,
+    tries: u32,
+    frame: u64,
+    ts: Timestamp,
+    hash: u64,
+}
+
+/// What the window knows of a seqno about to be recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// The first reliable message of the direction: it sets the baseline.
+    Baseline,
+    /// Below the baseline: sent before the capture began.
+    BeforeBaseline,
+    /// Captured before, first in `first_frame` at `first_ts`, `tries` times so far.
+    Seen {
+        first_frame: u64,
+        first_ts: Timestamp,
+        tries: u32,
+        hash: u64,
+    },
+    /// Below the highest seen and never captured: it fills a gap.
+    Fill,
+    /// Too far below the highest for the window to say.
+    TooOld,
+    /// The next seqno.
+    Next,
+    /// Above the next seqno: `missing` seqnos were skipped.
+    Jump { missing: u32 },
+}
+
+/// The reliable sequence of one direction.
+#[derive(Debug)]
+pub struct SeqWindow {
+    slots: Box<[Slot]>,
+    base: Option<u32>,
+    highest: u32,
+}
+
+impl Default for SeqWindow {
+    fn default() -> Self {
+        SeqWindow {
+            slots: vec![Slot::default(); WINDOW].into_boxed_slice(),
+            base: None,
+            highest: 0,
+        }
+    }
+}
+
+impl SeqWindow {
+    fn slot(&self, seqno: u32) -> &Slot {
+        &self.slots[seqno as usize % WINDOW]
+    }
+
+    fn slot_mut(&mut self, seqno: u32) -> &mut Slot {
+        &mut self.slots[seqno as usize % WINDOW]
+    }
+
+    /// The highest seqno captured, once there is one.
+    pub fn highest(&self) -> Option<u32> {
+        self.base.map(|_| self.highest)
+    }
+
+    pub fn lookup(&self, seqno: u32) -> Lookup {
+        let Some(base) = self.base else {
+            return Lookup::Baseline;
+        };
+        if seqno < base {
+            return Lookup::BeforeBaseline;
+        }
+        if seqno > self.highest {
+            return match seqno - self.highest - 1 {
+                0 => Lookup::Next,
+                missing => Lookup::Jump { missing },
+            };
+        }
+        if (self.highest - seqno) as usize >= WINDOW {
+            return Lookup::TooOld;
+        }
+        let slot = self.slot(seqno);
+        match slot.state {
+            SlotState::Seen if slot.seqno == seqno => Lookup::Seen {
+                first_frame: slot.frame,
+                first_ts: slot.ts,
+                tries: slot.tries,
+                hash: slot.hash,
+            },
+            _ => Lookup::Fill,
+        }
+    }
+
+    /// Records a capture of `seqno`. For a jump, the skipped seqnos become missing;
+    /// `lost` is called for each missing seqno pushed out of the window unseen,
+    /// with the frame of the gap that skipped it.
+    pub fn record(
+        &mut self,
+        seqno: u32,
+        frame: u64,
+        ts: Timestamp,
+        hash: u64,
+        mut lost: impl FnMut(u32, u64),
+    ) {
+        if self.base.is_none() {
+            self.base = Some(seqno);
+            self.highest = seqno;
+        }
+        if seqno > self.highest {
+            // Mark what the jump skipped, as far back as the window reaches.
+            let first_tracked = seqno
+                .saturating_sub(WINDOW as u32 - 1)
+                .max(self.highest + 1);
+            for s in first_tracked..seqno {
+                self.evict(s, &mut lost);
+                *self.slot_mut(s) = Slot {
+                    seqno: s,
+                    state: SlotState::Missing,
+                    frame,
+                    ..Slot::default()
+                };
+            }
+            self.evict(seqno, &mut lost);
+            self.highest = seqno;
+        } else if (self.highest - seqno) as usize >= WINDOW {
+            return;
+        }
+        let slot = self.slot_mut(seqno);
+        if slot.seqno == seqno && slot.state == SlotState::Seen {
+            slot.tries += 1;
+        } else {
+            *slot = Slot {
+                seqno,
+                state: SlotState::Seen,
+                acked: false,
+                tries: 1,
+                frame,
+                ts,
+                hash,
+            };
+        }
+    }
+
+    fn evict(&mut self, seqno: u32, lost: &mut impl FnMut(u32, u64)) {
+        let old = *self.slot(seqno);
+        if old.state == SlotState::Missing && old.seqno != seqno {
+            lost(old.seqno, old.frame);
+        }
+    }
+
+    /// The other side acked up to `ack` (having acked up to `previous` before):
+    /// calls `acked` with the first capture time of every seqno newly covered.
+    pub fn ack(&mut self, previous: u32, ack: u32, mut acked: impl FnMut(Timestamp)) {
+        if self.base.is_none() || ack <= previous {
+            return;
+        }
+        let low = previous
+            .saturating_add(1)
+            .max(self.highest.saturating_sub(WINDOW as u32 - 1));
+        let high = ack.min(self.highest);
+        for s in low..=high {
+            let slot = self.slot_mut(s);
+            if slot.seqno == s && slot.state == SlotState::Seen && !slot.acked {
+                slot.acked = true;
+                acked(slot.ts);
+            }
+        }
+    }
+
+    /// Calls `lost` for every seqno still missing (at the end of the capture).
+    pub fn drain_missing(&mut self, mut lost: impl FnMut(u32, u64)) {
+        let mut missing: Vec<(u32, u64)> = self
+            .slots
+            .iter_mut()
+            .filter(|s| s.state == SlotState::Missing)
+            .map(|s| {
+                s.state = SlotState::Empty;
+                (s.seqno, s.frame)
+            })
+            .collect();
+        missing.sort_unstable();
+        for (seqno, frame) in missing {
+            lost(seqno, frame);
+        }
+    }
+
+    /// Captured seqnos the other side has not acked.
+    pub fn unacked(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.state == SlotState::Seen && !s.acked)
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(w: &mut SeqWindow, s: u32, frame: u64) -> Vec<u32> {
+        let mut lost = Vec::new();
+        w.record(s, frame, Timestamp(frame), 0, |s, _| lost.push(s));
+        lost
+    }
+
+    #[test]
+    fn baseline_then_next_then_seen() {
+        let mut w = SeqWindow::default();
+        assert_eq!(w.lookup(7), Lookup::Baseline);
+        rec(&mut w, 7, 1);
+        assert_eq!(w.lookup(8), Lookup::Next);
+        assert_eq!(w.lookup(6), Lookup::BeforeBaseline);
+        assert!(matches!(
+            w.lookup(7),
+            Lookup::Seen {
+                first_frame: 1,
+                tries: 1,
+                ..
+            }
+        ));
+        rec(&mut w, 7, 2);
+        assert!(matches!(
+            w.lookup(7),
+            Lookup::Seen {
+                first_frame: 1,
+                tries: 2,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_jump_leaves_fills_and_the_unfilled_are_lost() {
+        let mut w = SeqWindow::default();
+        rec(&mut w, 1, 1);
+        assert_eq!(w.lookup(5), Lookup::Jump { missing: 3 });
+        rec(&mut w, 5, 2);
+        assert_eq!(w.lookup(3), Lookup::Fill);
+        rec(&mut w, 3, 3);
+        assert!(matches!(w.lookup(3), Lookup::Seen { .. }));
+        let mut lost = Vec::new();
+        w.drain_missing(|s, frame| lost.push((s, frame)));
+        assert_eq!(lost, vec![(2, 2), (4, 2)]);
+    }
+
+    #[test]
+    fn missing_seqnos_pushed_out_of_the_window_are_lost_at_once() {
+        let mut w = SeqWindow::default();
+        rec(&mut w, 1, 1);
+        rec(&mut w, 3, 2); // 2 missing
+        let lost = rec(&mut w, 3 + WINDOW as u32, 3);
+        assert_eq!(lost, vec![2]);
+        assert_eq!(w.lookup(3), Lookup::TooOld);
+    }
+
+    #[test]
+    fn acks_cover_each_seqno_once() {
+        let mut w = SeqWindow::default();
+        for (s, f) in [(1, 1), (2, 2), (3, 3)] {
+            rec(&mut w, s, f);
+        }
+        let mut times = Vec::new();
+        w.ack(0, 2, |t| times.push(t.0));
+        w.ack(2, 2, |t| times.push(t.0));
+        w.ack(1, 9, |t| times.push(t.0));
+        assert_eq!(times, vec![1, 2, 3]);
+        assert_eq!(w.unacked(), 0);
+    }
+}
