@@ -39,15 +39,15 @@ impl LinkType {
         })
     }
 
-    /// The LINKTYPE value written to pcap files.
-    pub const fn linktype(self) -> i32 {
+    /// The DLT value libpcap uses for it in memory (files get the matching LINKTYPE).
+    pub const fn dlt(self) -> i32 {
         match self {
             LinkType::Ethernet => 1,
             LinkType::LinuxSll => 113,
             LinkType::LinuxSll2 => 276,
             LinkType::Null => 0,
             LinkType::Loop => 108,
-            LinkType::RawIp => 101,
+            LinkType::RawIp => 12,
         }
     }
 }

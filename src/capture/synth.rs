@@ -246,7 +246,7 @@ impl PcapWriter {
             path: shown.clone(),
             reason: pcap_reason(&e),
         };
-        let dead = Capture::dead_with_precision(pcap::Linktype(link.linktype()), Precision::Nano)
+        let dead = Capture::dead_with_precision(pcap::Linktype(link.dlt()), Precision::Nano)
             .map_err(err)?;
         let savefile = dead.savefile(path.as_ref()).map_err(err)?;
         Ok(PcapWriter {
