@@ -74,10 +74,10 @@ pub struct Cli {
     )]
     pub buffer_size: Option<i32>,
 
-    /// Let libpcap deliver packets in batches instead of as they arrive (live
-    /// only; less CPU at high rates, more latency)
-    #[arg(long = "no-immediate-mode", requires = "interface")]
-    pub no_immediate: bool,
+    /// Deliver each packet as it arrives instead of in blocks of up to 100 ms
+    /// (live only). Uses more kernel buffer per packet: raise -B with it
+    #[arg(long = "immediate-mode", requires = "interface")]
+    pub immediate: bool,
 
     /// Do not put the interface into promiscuous mode (live only)
     #[arg(short = 'p', long = "no-promiscuous-mode", requires = "interface")]

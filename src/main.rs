@@ -49,7 +49,7 @@ fn open(cli: &Cli) -> Result<Source, CaptureError> {
             filter: cli.filter.clone(),
             snaplen: cli.snaplen,
             buffer_size: cli.buffer_size.map(|kib| kib.saturating_mul(1024)),
-            immediate: !cli.no_immediate,
+            immediate: cli.immediate,
             promiscuous: !cli.no_promiscuous,
             savefile: cli.write.clone(),
         }),

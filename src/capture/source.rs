@@ -24,7 +24,8 @@ pub const DEFAULT_FILTER: &str = "udp or (vlan and udp)";
 /// The default snapshot length: whole frames.
 pub const DEFAULT_SNAPLEN: i32 = 262_144;
 
-/// How long a live read waits before the stop flag is checked again.
+/// How long libpcap may hold packets back before delivering them, and how long a
+/// read waits before the stop flag is checked again.
 const READ_TIMEOUT_MS: i32 = 100;
 
 /// The name of standard input in messages.
@@ -39,7 +40,9 @@ pub struct LiveOptions {
     pub snaplen: i32,
     /// The kernel buffer in bytes; libpcap's default when `None`.
     pub buffer_size: Option<i32>,
-    /// Deliver each packet as it arrives rather than in batches.
+    /// Deliver each packet as it arrives rather than in blocks of up to
+    /// 100 ms. On Linux this switches libpcap to a ring of snaplen-sized slots:
+    /// on an interface with a large MTU (`lo`), raise `buffer_size` with it.
     pub immediate: bool,
     pub promiscuous: bool,
     /// Save every captured frame to this pcap file as well.
@@ -47,15 +50,15 @@ pub struct LiveOptions {
 }
 
 impl LiveOptions {
-    /// The defaults: filter [`DEFAULT_FILTER`], whole frames, immediate and
-    /// promiscuous mode, no savefile.
+    /// The defaults: filter [`DEFAULT_FILTER`], whole frames, promiscuous mode,
+    /// packets in blocks of up to 100 ms (not immediate), no savefile.
     pub fn new(interface: impl Into<String>) -> Self {
         LiveOptions {
             interface: interface.into(),
             filter: DEFAULT_FILTER.to_string(),
             snaplen: DEFAULT_SNAPLEN,
             buffer_size: None,
-            immediate: true,
+            immediate: false,
             promiscuous: true,
             savefile: None,
         }
