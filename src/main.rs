@@ -37,9 +37,18 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     let mut analysis = Analysis::default();
     let result = analyse(&mut source, &mut analysis);
     let stats = source.stats();
-    print_summary(&analysis, &stats, &source);
+    print(&summary(&analysis, &stats, &source))?;
     result?;
     Ok(())
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn print(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to standard output"),
+    }
 }
 
 fn open(cli: &Cli) -> Result<Source, CaptureError> {
@@ -152,25 +161,30 @@ fn warn_drops(source: &mut Source, analysis: &mut Analysis) {
     }
 }
 
-fn print_summary(analysis: &Analysis, stats: &CaptureStats, source: &Source) {
+fn summary(analysis: &Analysis, stats: &CaptureStats, source: &Source) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
     let c = &stats.counts;
-    println!("frames              {}", c.frames);
-    println!(
+    let _ = writeln!(out, "frames              {}", c.frames);
+    let _ = writeln!(
+        out,
         "  lwar datagrams    {} ({} truncated by capture)",
         c.lwar, c.lwar_truncated
     );
-    println!("  other UDP         {}", c.other_udp);
-    println!("  not UDP           {}", c.not_udp);
-    println!("  not IP            {}", c.not_ip);
-    println!("  truncated         {}", c.truncated);
-    println!("  malformed         {}", c.malformed);
-    println!("  fragments held    {}", c.fragment);
-    println!(
+    let _ = writeln!(out, "  other UDP         {}", c.other_udp);
+    let _ = writeln!(out, "  not UDP           {}", c.not_udp);
+    let _ = writeln!(out, "  not IP            {}", c.not_ip);
+    let _ = writeln!(out, "  truncated         {}", c.truncated);
+    let _ = writeln!(out, "  malformed         {}", c.malformed);
+    let _ = writeln!(out, "  fragments held    {}", c.fragment);
+    let _ = writeln!(
+        out,
         "IP fragments        {} ({} datagrams reassembled, {} incomplete)",
         c.ip_fragments, c.reassembled, c.incomplete
     );
     for d in source.incomplete().iter().take(10) {
-        println!(
+        let _ = writeln!(
+            out,
             "  incomplete        {} -> {} id {}: frames {}-{}, {} fragments, {}",
             d.src,
             d.dst,
@@ -186,7 +200,8 @@ fn print_summary(analysis: &Analysis, stats: &CaptureStats, source: &Source) {
         .filter(|t| analysis.messages[t.ordinal()] > 0)
         .map(|t| format!("{} {}", t.name(), analysis.messages[t.ordinal()]))
         .collect();
-    println!(
+    let _ = writeln!(
+        out,
         "messages            {}",
         if messages.is_empty() {
             "none".to_string()
@@ -194,11 +209,13 @@ fn print_summary(analysis: &Analysis, stats: &CaptureStats, source: &Source) {
             messages.join(", ")
         }
     );
-    println!("decode errors       {}", analysis.decode_errors);
+    let _ = writeln!(out, "decode errors       {}", analysis.decode_errors);
     if let Some(p) = stats.pcap {
-        println!(
+        let _ = writeln!(
+            out,
             "libpcap             received {}, dropped by kernel {}, dropped by interface {}",
             p.received, p.dropped_by_kernel, p.dropped_by_interface
         );
     }
+    out
 }
