@@ -27,7 +27,7 @@ pub use client::{Client, ClientPlan, ClientState};
 pub use net::{CorruptKind, Faults, Network};
 pub use reliable::Channel;
 pub use server::Server;
-pub use virt::{RunStats, VirtualConfig, run_logged, run_virtual};
+pub use virt::{LoggedClient, RunStats, VirtualConfig, run_logged, run_virtual};
 
 use std::net::SocketAddr;
 

@@ -7,8 +7,10 @@
 //! rates of its direction (`c2s` or `s2c`):
 //!
 //! 1. **loss**: the datagram vanishes. It is neither captured nor delivered.
-//! 2. **corruption**: the bytes are changed into one of the [`CorruptKind`]s
-//!    that apply to this datagram (chosen uniformly among the enabled ones).
+//! 2. **corruption**: a kind is chosen uniformly among the enabled
+//!    [`CorruptKind`]s; it changes this datagram, or the next one of the same
+//!    direction it applies to (a string corruption waits for a datagram that
+//!    carries a string).
 //! 3. **duplication** (only of datagrams that were not corrupted): a second,
 //!    identical copy follows the first by a few microseconds.
 //! 4. **delay**: `latency` plus a uniform `0..=jitter`, plus a 200 µs wire time.
@@ -147,6 +149,8 @@ pub struct Network {
     rng: ChaCha8Rng,
     in_flight: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
+    /// Per direction, a corruption chosen but waiting for a datagram it applies to.
+    pending: [Option<CorruptKind>; 2],
     /// Faults of datagrams that never reach the tap (losses), in order.
     pub lost: Vec<(usize, Direction, Fault)>,
 }
@@ -160,6 +164,7 @@ impl Network {
             rng: ChaCha8Rng::seed_from_u64(seed),
             in_flight: BinaryHeap::new(),
             seq: 0,
+            pending: [None; 2],
             lost: Vec::new(),
         }
     }
@@ -184,22 +189,20 @@ impl Network {
         }
         let mut faults = Vec::new();
         let mut corrupted = false;
-        if self.chance(f.corrupt) {
-            let applicable: Vec<CorruptKind> = self
-                .kinds
-                .iter()
-                .copied()
-                .filter(|&k| applies(k, &payload, dir))
-                .collect();
-            if !applicable.is_empty() {
-                let kind = applicable[self.rng.random_range(0..applicable.len())];
-                let detail = corrupt(kind, &mut payload, dir, &mut self.rng);
-                faults.push(Fault {
-                    kind: format!("corrupt:{}", kind.name()),
-                    detail,
-                });
-                corrupted = true;
-            }
+        if self.chance(f.corrupt) && !self.kinds.is_empty() {
+            let kind = self.kinds[self.rng.random_range(0..self.kinds.len())];
+            self.pending[dir.index()].get_or_insert(kind);
+        }
+        if let Some(kind) = self.pending[dir.index()]
+            && applies(kind, &payload, dir)
+        {
+            self.pending[dir.index()] = None;
+            let detail = corrupt(kind, &mut payload, dir, &mut self.rng);
+            faults.push(Fault {
+                kind: format!("corrupt:{}", kind.name()),
+                detail,
+            });
+            corrupted = true;
         }
         let duplicate = !corrupted && self.chance(f.duplicate);
         let mut arrival = now_us + WIRE_US + f.latency_us;

@@ -7,7 +7,7 @@ use super::pcap_out::PcapOut;
 use super::server::Server;
 use super::truth::{FaultRecord, Truth, TruthFile};
 use super::{Outgoing, SimError};
-use crate::codec::DEFAULT_PORT;
+use crate::codec::{DEFAULT_PORT, MessageRepr};
 use crate::track::Direction;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -385,10 +385,22 @@ fn noise_ends(
     }
 }
 
-/// A world whose peers keep reliable logs, for tests: runs `cfg` without writing
-/// anything and returns, per client, (what the client sent, what the server
-/// processed from it, what the server sent it, what the client processed).
-pub fn run_logged(cfg: &VirtualConfig) -> Vec<[Vec<crate::codec::MessageRepr>; 4]> {
+/// One client's reliable traffic at the end of a logged run.
+#[derive(Debug, Clone)]
+pub struct LoggedClient {
+    pub state: super::ClientState,
+    /// Reliable messages the client queued, in order.
+    pub client_sent: Vec<MessageRepr>,
+    /// Reliable messages the server processed from it, in order.
+    pub server_received: Vec<MessageRepr>,
+    /// Reliable messages the server queued for it (unsent ones taken back).
+    pub server_sent: Vec<MessageRepr>,
+    /// Reliable messages the client processed, in order.
+    pub client_received: Vec<MessageRepr>,
+}
+
+/// Runs `cfg` with peers that keep reliable logs, writing nothing (for tests).
+pub fn run_logged(cfg: &VirtualConfig) -> Vec<LoggedClient> {
     let mut world = World::new(cfg, true);
     let end = cfg.duration_ms.unwrap_or(60_000);
     let mut now = 0;
@@ -403,33 +415,38 @@ pub fn run_logged(cfg: &VirtualConfig) -> Vec<[Vec<crate::codec::MessageRepr>; 4
         }
         now += 1;
     }
-    let mut result = Vec::new();
-    for (k, client) in world.clients.iter().enumerate() {
-        let addr = world.client_addrs[k];
-        let server_chan = world.server.channel(addr).or_else(|| {
-            world
-                .server
-                .gone
-                .iter()
-                .rev()
-                .find(|(a, _)| *a == addr)
-                .map(|(_, c)| c)
-        });
-        let c = client.channel();
-        let (srecv, ssent) = server_chan
-            .map(|s| {
-                (
-                    s.recv_log.clone().unwrap_or_default(),
-                    s.sent_log.clone().unwrap_or_default(),
-                )
-            })
-            .unwrap_or_default();
-        result.push([
-            c.sent_log.clone().unwrap_or_default(),
-            srecv,
-            ssent,
-            c.recv_log.clone().unwrap_or_default(),
-        ]);
-    }
-    result
+    let log = |c: Option<&super::Channel>| {
+        c.map(|c| {
+            (
+                c.sent_log.clone().unwrap_or_default(),
+                c.recv_log.clone().unwrap_or_default(),
+            )
+        })
+        .unwrap_or_default()
+    };
+    world
+        .clients
+        .iter()
+        .zip(&world.client_addrs)
+        .map(|(client, addr)| {
+            let server_chan = world.server.channel(*addr).or_else(|| {
+                world
+                    .server
+                    .gone
+                    .iter()
+                    .rev()
+                    .find(|(a, _)| a == addr)
+                    .map(|(_, c)| c)
+            });
+            let (server_sent, server_received) = log(server_chan);
+            let (client_sent, client_received) = log(Some(client.channel()));
+            LoggedClient {
+                state: client.state(),
+                client_sent,
+                server_received,
+                server_sent,
+                client_received,
+            }
+        })
+        .collect()
 }
