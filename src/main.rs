@@ -1,7 +1,7 @@
 //! The `lwarscope` binary: a thin shell over the library.
 
-use anyhow::Result;
 use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(
@@ -20,10 +20,18 @@ enum Command {
     Sim(lwarscope::sim::SimArgs),
 }
 
-fn main() -> Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Sim(args) => lwarscope::sim::run(&args, &mut std::io::stderr())?,
+    let result: anyhow::Result<()> = match cli.command {
+        Command::Sim(args) => {
+            lwarscope::sim::run(&args, &mut std::io::stderr()).map_err(anyhow::Error::from)
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("lwarscope: {e:#}");
+            ExitCode::FAILURE
+        }
     }
-    Ok(())
 }

@@ -276,3 +276,14 @@ fn the_corpus_shows_what_its_readme_promises() {
     let (_, dup) = load("sim-dup.pcap");
     assert!(dup.findings.contains_key("duplicate-packet"));
 }
+
+#[test]
+fn the_live_capture_decodes_cleanly() {
+    let frames = udp_frames(Path::new("captures/live-loopback.pcap"));
+    assert!(frames.len() > 100);
+    for (frame, payload) in frames {
+        assert!(is_lwar(&payload), "frame {frame}");
+        let packet = Packet::new_checked(&payload).unwrap();
+        assert!(packet.messages().all(|m| m.is_ok()), "frame {frame}");
+    }
+}

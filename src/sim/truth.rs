@@ -494,3 +494,136 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
         in_packet.push(seqno);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{Header, MessageRepr, PacketRepr};
+
+    const C2S: Direction = Direction::ClientToServer;
+    const S2C: Direction = Direction::ServerToClient;
+
+    fn bytes(ack: u32, timestamp: u32, messages: Vec<MessageRepr>) -> Vec<u8> {
+        PacketRepr {
+            header: Header { ack, timestamp },
+            messages,
+        }
+        .to_bytes()
+    }
+
+    fn feed(t: &mut Truth, dir: Direction, ms: u64, payload: &[u8]) {
+        t.observe(
+            0,
+            "127.0.0.2:50001",
+            "127.0.0.1:32422",
+            0,
+            dir,
+            ms * 1_000_000,
+            payload,
+        );
+    }
+
+    fn count(c: &crate::track::Counts, k: &str) -> u64 {
+        c.get(k).copied().unwrap_or(0)
+    }
+
+    #[test]
+    fn the_contract_rules_are_counted_at_the_tap() {
+        let me = Id::new(1, 1);
+        let connect = MessageRepr::Connect {
+            seqno: 1,
+            name: b"a".to_vec(),
+        };
+        let chat = |seqno| MessageRepr::Chat {
+            seqno,
+            player: me,
+            text: b"hi".to_vec(),
+        };
+        let mut t = Truth::new();
+        feed(&mut t, C2S, 0, &bytes(0, 0, vec![connect.clone()]));
+        feed(&mut t, C2S, 100, &bytes(0, 100, vec![connect.clone()])); // resend
+        let join = MessageRepr::Join {
+            seqno: 1,
+            player: me,
+            name: b"a".to_vec(),
+        };
+        feed(
+            &mut t,
+            S2C,
+            101,
+            &bytes(1, 101, vec![join, MessageRepr::Synced { seqno: 2 }]),
+        );
+        feed(&mut t, C2S, 130, &bytes(2, 130, vec![chat(3)])); // gap: 2 missing
+        feed(&mut t, C2S, 131, &bytes(2, 130, vec![chat(3)])); // duplicate packet
+        feed(&mut t, C2S, 140, &bytes(2, 120, vec![chat(3)])); // reordered, resend
+        feed(&mut t, C2S, 150, &bytes(1, 150, vec![chat(4)])); // ack regression
+        feed(&mut t, S2C, 160, &bytes(9, 160, vec![])); // ack unseen (9 > 4)
+        feed(&mut t, C2S, 170, &[0xf2, 0x70, 0x87, 0xc5, 0]); // short header
+        let s = t.finish();
+        let c2s = &s.sessions[0].c2s;
+        let s2c = &s.sessions[0].s2c;
+        assert_eq!(c2s.packets, 7);
+        assert_eq!(count(&c2s.findings, "resend"), 2);
+        assert_eq!(count(&c2s.findings, "gap"), 1);
+        assert_eq!(count(&c2s.findings, "lost"), 1);
+        assert_eq!(count(&c2s.findings, "duplicate-packet"), 1);
+        assert_eq!(count(&c2s.findings, "reordered"), 1);
+        assert_eq!(count(&c2s.findings, "ack-regression"), 1);
+        assert_eq!(count(&c2s.findings, "malformed"), 1);
+        assert_eq!(count(&c2s.malformed, "short-header"), 1);
+        assert_eq!(count(&c2s.messages, "Chat"), 4);
+        assert_eq!((c2s.first_sends, c2s.resends), (3, 2));
+        assert_eq!(count(&s2c.findings, "ack-unseen"), 1);
+        assert_eq!(s2c.first_sends, 2);
+        assert_eq!(s.sessions[0].state, "playing");
+        assert_eq!(count(&s.findings, "resend"), 2);
+    }
+
+    #[test]
+    fn leave_after_disconnect_closes_and_repeats_are_expected() {
+        let me = Id::new(1, 1);
+        let mut t = Truth::new();
+        let connect = MessageRepr::Connect {
+            seqno: 1,
+            name: b"a".to_vec(),
+        };
+        feed(&mut t, C2S, 0, &bytes(0, 0, vec![connect]));
+        let join = MessageRepr::Join {
+            seqno: 1,
+            player: me,
+            name: b"a".to_vec(),
+        };
+        feed(&mut t, S2C, 1, &bytes(1, 1, vec![join]));
+        feed(
+            &mut t,
+            C2S,
+            2,
+            &bytes(1, 2, vec![MessageRepr::Disconnect { seqno: 2 }]),
+        );
+        let leave = MessageRepr::Leave {
+            seqno: 2,
+            player: me,
+        };
+        feed(&mut t, S2C, 3, &bytes(2, 3, vec![leave.clone()]));
+        feed(&mut t, S2C, 4, &bytes(2, 4, vec![leave, MessageRepr::Full]));
+        let s = t.finish();
+        let s2c = &s.sessions[0].s2c;
+        assert_eq!(count(&s2c.findings, "expected-repeat"), 1);
+        assert_eq!(s2c.resends, 0);
+        // Full is not Leave: sent after the Disconnect, it breaks the rule.
+        assert_eq!(count(&s2c.violations, "after-disconnect"), 1);
+        assert_eq!(s.sessions[0].state, "closed");
+    }
+
+    #[test]
+    fn silence_of_more_than_15_s_times_a_session_out() {
+        let mut t = Truth::new();
+        let connect = MessageRepr::Connect {
+            seqno: 1,
+            name: b"a".to_vec(),
+        };
+        feed(&mut t, C2S, 0, &bytes(0, 0, vec![connect.clone()]));
+        feed(&mut t, C2S, 15_001, &bytes(0, 15_001, vec![connect]));
+        assert_eq!(t.finish().sessions[0].state, "timed-out");
+    }
+}
