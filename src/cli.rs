@@ -1,6 +1,6 @@
 //! Command-line arguments.
 
-use clap::{ArgGroup, Parser};
+use clap::{ArgGroup, Parser, Subcommand};
 use lwarscope::capture::{DEFAULT_FILTER, DEFAULT_SNAPLEN};
 use std::path::PathBuf;
 
@@ -11,6 +11,7 @@ use std::path::PathBuf;
 /// counted, not decoded.
 #[derive(Debug, Parser)]
 #[command(name = "lwarscope", version, max_term_width = 100)]
+#[command(subcommand_negates_reqs = true, args_conflicts_with_subcommands = true)]
 #[command(group(
     ArgGroup::new("input")
         .required(true)
@@ -28,6 +29,9 @@ Live capture needs root, or the capabilities:
 
 Exit status: 0 on success, 2 on an error (the results so far are still printed).")]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Read capture files (pcap or pcapng; `-` for standard input), in order, as
     /// one stream with continuous frame numbers
     #[arg(short = 'r', long = "read", value_name = "FILE", num_args = 1..)]
@@ -144,4 +148,12 @@ mod tests {
         assert!(parse_duration("0").is_err());
         assert!(parse_duration("soon").is_err());
     }
+}
+
+/// Subcommands beside the analysis itself.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate lwar peers over a faulty network: write a pcap with its ground
+    /// truth, or run them live on loopback
+    Sim(lwarscope::sim::SimArgs),
 }

@@ -22,6 +22,9 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
+    if let Some(cli::Command::Sim(args)) = &cli.command {
+        return Ok(lwarscope::sim::run(args, &mut std::io::stderr())?);
+    }
     if cli.list_interfaces {
         return list_interfaces();
     }
