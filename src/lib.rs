@@ -17,4 +17,5 @@
 
 pub mod capture;
 pub mod codec;
+pub mod report;
 pub mod track;

@@ -1,0 +1,3 @@
+//! What users read: reports, packet views, JSON and the CI check.
+
+pub mod filter;
