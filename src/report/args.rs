@@ -74,7 +74,7 @@ pub struct ReportArgs {
         value_name = "EXPR",
         help_heading = "Output"
     )]
-    pub filter: Option<String>,
+    pub display_filter: Option<String>,
 
     /// Output format. Example: lwarscope -r game.pcap --format jsonl | jq .
     #[arg(
@@ -100,7 +100,7 @@ pub struct ReportArgs {
 impl ReportArgs {
     /// True when packets are printed one by one rather than as tables.
     pub fn packet_lines(&self) -> bool {
-        self.packets || self.verbose || self.hex || self.filter.is_some()
+        self.packets || self.verbose || self.hex || self.display_filter.is_some()
     }
 }
 
@@ -186,7 +186,7 @@ mod tests {
         a.verbose = true;
         assert!(a.packet_lines());
         let a = ReportArgs {
-            filter: Some("Join".into()),
+            display_filter: Some("Join".into()),
             ..Default::default()
         };
         assert!(a.packet_lines());

@@ -40,7 +40,8 @@
 //!
 //! - `capture`: `files`, `interface` (live only), `start`, `end` (epoch seconds),
 //!   `frames`, `lwar_packets`, `other` (frames skipped), `truncated`, `malformed`,
-//!   `kernel_dropped` (live only).
+//!   `reassembled` and `incomplete` (IP fragments), `received` and `kernel_dropped`
+//!   (live only).
 //! - `messages`: count per message type, named as in the specification (`Connect`
 //!   ... `UpdateCircle`), counting the messages decoded before an error too.
 //! - `findings`: count per finding kind (kebab-case); `violations`: count per

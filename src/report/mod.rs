@@ -11,6 +11,7 @@
 //! - [`json`]: `--format json` and `--format jsonl`, schema 1.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
 //! - [`progress`]: a progress bar on a terminal's standard error.
+//! - [`run`]: drives a capture source into an output (what the binary calls).
 
 pub mod args;
 pub mod check;
@@ -18,6 +19,7 @@ pub mod filter;
 pub mod json;
 pub mod packets;
 pub mod progress;
+pub mod run;
 pub mod table;
 
 pub use args::{CheckArgs, Color, Format, ReportArgs};
@@ -55,7 +57,14 @@ pub struct CaptureInfo {
     pub truncated: u64,
     /// lwar packets that did not decode.
     pub malformed: u64,
-    /// Packets the kernel dropped (live captures only).
+    /// UDP datagrams rebuilt from IP fragments.
+    pub reassembled: u64,
+    /// Fragmented datagrams given up (timed out, over bounds, incomplete at the end).
+    pub incomplete: u64,
+    /// Packets libpcap received (live captures only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub received: Option<u64>,
+    /// Packets the kernel (or the interface) dropped (live captures only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_dropped: Option<u64>,
 }

@@ -46,7 +46,11 @@ pub fn parse_filter(expr: Option<&str>) -> Result<Option<Filter>, RunError> {
 }
 
 /// The capture counters in the report's terms.
-pub fn capture_info(stats: &CaptureStats, files: &[PathBuf], interface: Option<&str>) -> CaptureInfo {
+pub fn capture_info(
+    stats: &CaptureStats,
+    files: &[PathBuf],
+    interface: Option<&str>,
+) -> CaptureInfo {
     let c = &stats.counts;
     CaptureInfo {
         files: files.iter().map(|f| f.display().to_string()).collect(),
@@ -58,6 +62,9 @@ pub fn capture_info(stats: &CaptureStats, files: &[PathBuf], interface: Option<&
         other: c.other_udp + c.not_udp + c.not_ip + c.truncated + c.malformed,
         truncated: 0,
         malformed: 0,
+        reassembled: c.reassembled,
+        incomplete: c.incomplete,
+        received: stats.pcap.map(|p| p.received),
         kernel_dropped: stats
             .pcap
             .map(|p| p.dropped_by_kernel + p.dropped_by_interface),
@@ -88,23 +95,23 @@ pub fn drive<O: Observer>(
             }
         }
         n += 1;
-        if n.is_multiple_of(4096) {
-            if let Some(p) = progress {
-                let c = source.counts();
-                // Captured bytes plus the 16-byte record headers: close to the file offset.
-                p.set(c.bytes + 16 * c.frames);
-            }
-            if live && Instant::now() >= next_check {
-                next_check = Instant::now() + Duration::from_secs(1);
-                if let Some(p) = source.stats().pcap {
-                    let dropped = p.dropped_by_kernel + p.dropped_by_interface;
-                    if dropped > warned {
-                        eprintln!(
-                            "warning: {dropped} packets dropped before analysis so far (kernel {}, interface {})",
-                            p.dropped_by_kernel, p.dropped_by_interface
-                        );
-                        warned = dropped;
-                    }
+        if n.is_multiple_of(4096)
+            && let Some(p) = progress
+        {
+            let c = source.counts();
+            // Captured bytes plus the 16-byte record headers: close to the file offset.
+            p.set(c.bytes + 16 * c.frames);
+        }
+        if live && Instant::now() >= next_check {
+            next_check = Instant::now() + Duration::from_secs(1);
+            if let Some(p) = source.stats().pcap {
+                let dropped = p.dropped_by_kernel + p.dropped_by_interface;
+                if dropped > warned {
+                    eprintln!(
+                        "warning: {dropped} packets dropped before analysis so far (kernel {}, interface {})",
+                        p.dropped_by_kernel, p.dropped_by_interface
+                    );
+                    warned = dropped;
                 }
             }
         }
@@ -179,7 +186,7 @@ pub fn report<W: Write>(
     layout: Layout,
     out: impl FnOnce() -> W,
 ) -> Result<(), RunError> {
-    let filter = parse_filter(args.filter.as_deref())?;
+    let filter = parse_filter(args.display_filter.as_deref())?;
     let options = PacketOptions {
         verbose: args.verbose,
         hex: args.hex,
@@ -212,7 +219,7 @@ pub fn report<W: Write>(
     let info = capture_info(&source.stats(), files, interface);
     let (outcome, output) = analysis.finish(info);
     output
-        .finish(&outcome, layout, || take())
+        .finish(&outcome, layout, take)
         .map_err(RunError::Output)?;
     result.map_err(RunError::from)
 }

@@ -133,11 +133,22 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
         ("truncated", c.truncated),
         ("malformed", c.malformed),
     ];
+    if c.reassembled + c.incomplete > 0 {
+        rows.push(("reassembled from IP fragments", c.reassembled));
+        rows.push(("fragmented, incomplete", c.incomplete));
+    }
+    if let Some(r) = c.received {
+        rows.push(("received by libpcap", r));
+    }
     if let Some(d) = c.kernel_dropped {
         rows.push(("dropped by the kernel", d));
     }
     for (label, n) in rows {
-        let bad = n > 0 && matches!(label, "truncated" | "malformed" | "dropped by the kernel");
+        let bad = n > 0
+            && matches!(
+                label,
+                "truncated" | "malformed" | "fragmented, incomplete" | "dropped by the kernel"
+            );
         t.add_row(vec![
             Cell::new(label),
             colored(n, bad.then_some(Color::Yellow)),
