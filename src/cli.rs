@@ -137,6 +137,9 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Simulate lwar peers over a faulty network: write a pcap with its ground
+    /// truth, or run them live on loopback
+    Sim(lwarscope::sim::SimArgs),
     /// The CI gate: analyse each capture file and judge it by rules
     /// (exit 0 every file passes, 1 a rule failed, 2 an error)
     Check(CheckArgs),

@@ -18,4 +18,5 @@
 pub mod capture;
 pub mod codec;
 pub mod report;
+pub mod sim;
 pub mod track;
