@@ -17,5 +17,6 @@
 
 pub mod capture;
 pub mod codec;
+pub mod report;
 pub mod sim;
 pub mod track;

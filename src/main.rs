@@ -4,16 +4,23 @@ mod cli;
 
 use anyhow::Context;
 use clap::Parser;
-use cli::Cli;
-use lwarscope::capture::{CaptureError, CaptureStats, FrameClass, LiveOptions, Source};
-use lwarscope::codec::{MessageType, Packet};
+use cli::{Cli, Command};
+use lwarscope::capture::{CaptureError, LiveOptions, Source};
+use lwarscope::report::{run, table::Layout};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli) {
-        Ok(()) => ExitCode::SUCCESS,
+    let result = match &cli.command {
+        Some(Command::Check(args)) => check(args),
+        Some(Command::Sim(args)) => lwarscope::sim::run(args, &mut io::stderr())
+            .map(|()| 0)
+            .map_err(Into::into),
+        None => run(&cli).map(|()| 0),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
@@ -21,10 +28,12 @@ fn main() -> ExitCode {
     }
 }
 
+fn check(args: &lwarscope::report::CheckArgs) -> anyhow::Result<u8> {
+    let color = args.color.for_stdout();
+    Ok(run::check(args, &mut io::stdout().lock(), color)?)
+}
+
 fn run(cli: &Cli) -> anyhow::Result<()> {
-    if let Some(cli::Command::Sim(args)) = &cli.command {
-        return Ok(lwarscope::sim::run(args, &mut std::io::stderr())?);
-    }
     if cli.list_interfaces {
         return list_interfaces();
     }
@@ -37,21 +46,25 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     }
     stop_on_signals(&source)?;
 
-    let mut analysis = Analysis::default();
-    let result = analyse(&mut source, &mut analysis);
-    let stats = source.stats();
-    print(&summary(&analysis, &stats, &source))?;
-    result?;
+    let layout = Layout::for_stdout(cli.report.color.for_stdout());
+    // Live packet lines appear as they come; otherwise output is buffered.
+    let line_by_line = source.is_live() || io::stdout().is_terminal();
+    let out = move || -> Box<dyn Write> {
+        if line_by_line {
+            Box::new(io::LineWriter::new(io::stdout().lock()))
+        } else {
+            Box::new(io::BufWriter::with_capacity(64 * 1024, io::stdout().lock()))
+        }
+    };
+    run::report(
+        &cli.report,
+        &mut source,
+        &cli.read,
+        cli.interface.as_deref(),
+        layout,
+        out,
+    )?;
     Ok(())
-}
-
-/// Writes to stdout; a closed pipe (`| head`) is not an error.
-fn print(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("writing to standard output"),
-    }
 }
 
 fn open(cli: &Cli) -> Result<Source, CaptureError> {
@@ -109,116 +122,4 @@ fn list_interfaces() -> anyhow::Result<()> {
         println!("{}.{}{} [{}]", i + 1, iface.name, desc, flags.join(", "));
     }
     Ok(())
-}
-
-/// What the temporary analysis counts: messages by type and decode errors.
-#[derive(Debug, Default)]
-struct Analysis {
-    messages: [u64; MessageType::COUNT],
-    decode_errors: u64,
-    kernel_drops_warned: u64,
-}
-
-/// Runs the capture through the codec. The tracker replaces this.
-fn analyse(source: &mut Source, analysis: &mut Analysis) -> Result<(), CaptureError> {
-    let live = source.is_live();
-    let mut next_check = Instant::now() + Duration::from_secs(1);
-    loop {
-        let Some(frame) = source.next_frame()? else {
-            return Ok(());
-        };
-        if let FrameClass::Lwar(d) = frame.class {
-            match Packet::new_checked(d.payload) {
-                Ok(packet) => {
-                    for m in packet.messages() {
-                        match m {
-                            Ok(m) => analysis.messages[m.message.msg_type().ordinal()] += 1,
-                            Err(_) => {
-                                analysis.decode_errors += 1;
-                                break;
-                            }
-                        }
-                    }
-                }
-                Err(_) => analysis.decode_errors += 1,
-            }
-        }
-        if live && Instant::now() >= next_check {
-            next_check = Instant::now() + Duration::from_secs(1);
-            warn_drops(source, analysis);
-        }
-    }
-}
-
-/// Tells the user as soon as libpcap reports packets lost before lwarscope saw them.
-fn warn_drops(source: &mut Source, analysis: &mut Analysis) {
-    if let Some(pcap) = source.stats().pcap {
-        let dropped = pcap.dropped_by_kernel + pcap.dropped_by_interface;
-        if dropped > analysis.kernel_drops_warned {
-            eprintln!(
-                "warning: {} packets dropped before analysis so far (kernel {}, interface {})",
-                dropped, pcap.dropped_by_kernel, pcap.dropped_by_interface
-            );
-            analysis.kernel_drops_warned = dropped;
-        }
-    }
-}
-
-fn summary(analysis: &Analysis, stats: &CaptureStats, source: &Source) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    let c = &stats.counts;
-    let _ = writeln!(out, "frames              {}", c.frames);
-    let _ = writeln!(
-        out,
-        "  lwar datagrams    {} ({} truncated by capture)",
-        c.lwar, c.lwar_truncated
-    );
-    let _ = writeln!(out, "  other UDP         {}", c.other_udp);
-    let _ = writeln!(out, "  not UDP           {}", c.not_udp);
-    let _ = writeln!(out, "  not IP            {}", c.not_ip);
-    let _ = writeln!(out, "  truncated         {}", c.truncated);
-    let _ = writeln!(out, "  malformed         {}", c.malformed);
-    let _ = writeln!(out, "  fragments held    {}", c.fragment);
-    let _ = writeln!(
-        out,
-        "IP fragments        {} ({} datagrams reassembled, {} incomplete)",
-        c.ip_fragments, c.reassembled, c.incomplete
-    );
-    for d in source.incomplete().iter().take(10) {
-        let _ = writeln!(
-            out,
-            "  incomplete        {} -> {} id {}: frames {}-{}, {} fragments, {}",
-            d.src,
-            d.dst,
-            d.id,
-            d.first_frame,
-            d.last_frame,
-            d.fragments,
-            d.reason.name()
-        );
-    }
-    let messages: Vec<String> = MessageType::ALL
-        .iter()
-        .filter(|t| analysis.messages[t.ordinal()] > 0)
-        .map(|t| format!("{} {}", t.name(), analysis.messages[t.ordinal()]))
-        .collect();
-    let _ = writeln!(
-        out,
-        "messages            {}",
-        if messages.is_empty() {
-            "none".to_string()
-        } else {
-            messages.join(", ")
-        }
-    );
-    let _ = writeln!(out, "decode errors       {}", analysis.decode_errors);
-    if let Some(p) = stats.pcap {
-        let _ = writeln!(
-            out,
-            "libpcap             received {}, dropped by kernel {}, dropped by interface {}",
-            p.received, p.dropped_by_kernel, p.dropped_by_interface
-        );
-    }
-    out
 }
