@@ -18,3 +18,4 @@
 pub mod capture;
 pub mod codec;
 pub mod track;
+pub mod tui;
