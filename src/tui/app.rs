@@ -3,7 +3,7 @@
 //! drawing reads this state (see `ui`).
 
 use super::filter::{DisplayFilter, PacketCtx};
-use super::model::{CaptureCounters, Row, SessionSnap, Update};
+use super::model::{CaptureCounters, Endpoints, Row, SessionSnap, Update};
 use super::store::StoreReader;
 use crate::capture::Timestamp;
 use crate::codec::{Field, Packet};
@@ -13,6 +13,7 @@ use ratatui::crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 use std::collections::HashSet;
+use std::net::SocketAddr;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -234,6 +235,8 @@ pub struct App {
     by_frame: Vec<(u64, u32)>,
     by_frame_sorted: bool,
     pub sessions: Vec<SessionSnap>,
+    /// Every session's two ends, by session id.
+    endpoints: Vec<Option<Endpoints>>,
     pub counters: CaptureCounters,
     pub progress: Option<f64>,
     pub finished: bool,
@@ -276,6 +279,7 @@ impl App {
             by_frame: Vec::new(),
             by_frame_sorted: true,
             sessions: Vec::new(),
+            endpoints: Vec::new(),
             counters: CaptureCounters::default(),
             progress: None,
             finished: false,
@@ -303,7 +307,17 @@ impl App {
     /// Takes in one update from the data side.
     pub fn apply(&mut self, u: Update) {
         match u {
-            Update::Batch { rows, findings } => {
+            Update::Batch {
+                rows,
+                findings,
+                endpoints,
+            } => {
+                for e in endpoints {
+                    if self.endpoints.len() <= e.id {
+                        self.endpoints.resize(e.id + 1, None);
+                    }
+                    self.endpoints[e.id] = Some(e);
+                }
                 self.rows.extend_from_slice(&rows);
                 for f in findings {
                     let i = self.findings.len() as u32;
@@ -392,6 +406,15 @@ impl App {
         }
     }
 
+    /// Source and destination of a row's packet.
+    pub fn addresses(&self, row: &Row) -> Option<(SocketAddr, SocketAddr)> {
+        self.endpoints
+            .get(row.session as usize)
+            .copied()
+            .flatten()
+            .map(|e| e.of(row.direction()))
+    }
+
     /// Findings raised on the packet of `frame`.
     pub fn findings_of(&self, frame: u64) -> impl Iterator<Item = &Finding> {
         let start = self.by_frame.partition_point(|&(f, _)| f < frame);
@@ -450,7 +473,8 @@ impl App {
         }
         let mut payload = std::mem::take(&mut self.scratch);
         let mut found = Vec::new();
-        let mut fs: Vec<&Finding> = Vec::new();
+        let mut fs: Vec<Finding> = Vec::new();
+        let unknown = (SocketAddr::from(([0; 4], 0)), SocketAddr::from(([0; 4], 0)));
         let mut i = self.view.scanned;
         while i < self.rows.len() {
             if i.is_multiple_of(256) && Instant::now() >= deadline {
@@ -460,12 +484,12 @@ impl App {
             let mut ok = self.view.session.is_none_or(|s| row.session as usize == s);
             if ok && let Some(filter) = &self.view.filter {
                 fs.clear();
-                fs.extend(self.findings_of(row.frame));
+                fs.extend(self.findings_of(row.frame).copied());
                 ok = self.payload(row, &mut payload)
                     && filter.matches(&PacketCtx {
                         row,
                         payload: &payload,
-                        session: self.session(row.session),
+                        addresses: self.addresses(row).unwrap_or(unknown),
                         findings: &fs,
                     });
             }
@@ -474,7 +498,6 @@ impl App {
             }
             i += 1;
         }
-        drop(fs);
         self.scratch = payload;
         self.view.scanned = i;
         if let Some(m) = &mut self.view.matches {
@@ -841,12 +864,8 @@ impl App {
 /// undecodable bytes, findings.
 fn tree(app: &App, row: &Row, payload: &[u8]) -> Vec<Node> {
     let mut nodes = Vec::new();
-    let session = app.session(row.session);
-    let (src, dst) = match session {
-        Some(s) if row.direction() == crate::track::Direction::ClientToServer => {
-            (s.client.to_string(), s.server.to_string())
-        }
-        Some(s) => (s.server.to_string(), s.client.to_string()),
+    let (src, dst) = match app.addresses(row) {
+        Some((s, d)) => (s.to_string(), d.to_string()),
         None => ("?".into(), "?".into()),
     };
     nodes.push(Node {

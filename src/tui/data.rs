@@ -6,10 +6,10 @@
 //! the [`Collector`] behind a mutex that each holds only briefly (one datagram,
 //! or one hand-over), so a quiet interface still gets its last packets shown.
 
-use super::model::{Activity, CaptureCounters, Row, SessionSnap, Update};
+use super::model::{Activity, CaptureCounters, Endpoints, Row, SessionSnap, Update};
 use super::store::StoreWriter;
 use crate::capture::Datagram;
-use crate::track::{Finding, FindingKind, Observer, PacketEvent, SessionId, Tracker};
+use crate::track::{Direction, Finding, FindingKind, Observer, PacketEvent, SessionId, Tracker};
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,6 +44,7 @@ struct Sink {
     rows: Vec<Row>,
     findings: Vec<Finding>,
     activity: FxHashMap<SessionId, Activity>,
+    endpoints: Vec<Endpoints>,
     /// A failure to store payloads, reported once.
     io_error: Option<String>,
 }
@@ -52,21 +53,26 @@ impl Observer for Sink {
     fn packet(&mut self, e: &PacketEvent<'_>) {
         let d = e.datagram;
         let loc = self.writer.append(d.payload);
-        let mut row = Row::new(
-            d.frame,
-            d.ts,
-            loc,
-            e.session,
-            e.direction,
-            d.truncated_by_capture(),
-        );
+        let mut row = Row::new(d.frame, d.ts, loc, e.session, e.direction, d.payload_len);
         for f in e.findings {
             row.note(f.severity());
         }
         self.rows.push(row);
+        let endpoints = &mut self.endpoints;
         self.activity
             .entry(e.session)
-            .or_default()
+            .or_insert_with(|| {
+                let (client, server) = match e.direction {
+                    Direction::ClientToServer => (d.src, d.dst),
+                    Direction::ServerToClient => (d.dst, d.src),
+                };
+                endpoints.push(Endpoints {
+                    id: e.session,
+                    client,
+                    server,
+                });
+                Activity::default()
+            })
             .count(d.ts.nanos() / 1_000_000_000, e.direction);
     }
 
@@ -84,6 +90,7 @@ impl Collector {
                 rows: Vec::with_capacity(4096),
                 findings: Vec::new(),
                 activity: FxHashMap::default(),
+                endpoints: Vec::new(),
                 io_error: None,
             },
         }
@@ -107,7 +114,10 @@ impl Collector {
     /// The rows and findings since the last call, their payloads flushed to the
     /// store first; `None` when there is nothing new.
     pub fn take_batch(&mut self) -> Option<Update> {
-        if self.sink.rows.is_empty() && self.sink.findings.is_empty() {
+        if self.sink.rows.is_empty()
+            && self.sink.findings.is_empty()
+            && self.sink.endpoints.is_empty()
+        {
             return None;
         }
         if let Err(e) = self.sink.writer.flush() {
@@ -117,6 +127,7 @@ impl Collector {
         Some(Update::Batch {
             rows: std::mem::replace(&mut self.sink.rows, Vec::with_capacity(4096)),
             findings: std::mem::take(&mut self.sink.findings),
+            endpoints: std::mem::take(&mut self.sink.endpoints),
         })
     }
 
@@ -125,8 +136,15 @@ impl Collector {
         self.sink.io_error.take()
     }
 
-    /// A copy of every session the tracker keeps.
-    pub fn sessions(&self) -> Vec<SessionSnap> {
+    /// A copy of every session the tracker keeps. Traffic history of sessions
+    /// it no longer keeps is dropped.
+    pub fn sessions(&mut self) -> Vec<SessionSnap> {
+        if self.sink.activity.len() > self.tracker.sessions().size_hint().0 {
+            let tracker = &self.tracker;
+            self.sink
+                .activity
+                .retain(|id, _| tracker.session(*id).is_some());
+        }
         self.tracker
             .sessions()
             .map(|(id, s)| {

@@ -3,16 +3,20 @@
 //! Placeholder until the report's filter is merged: words that must all match,
 //! each a message type, a finding kind, or a direction.
 
-use super::model::{Row, SessionSnap};
+use super::model::Row;
 use crate::codec::{MessageType, Packet};
 use crate::track::{Finding, FindingKind};
+use std::net::SocketAddr;
 
 /// What a filter sees of one packet.
 pub struct PacketCtx<'a> {
     pub row: &'a Row,
+    /// The payload as captured.
     pub payload: &'a [u8],
-    pub session: Option<&'a SessionSnap>,
-    pub findings: &'a [&'a Finding],
+    /// Source and destination.
+    pub addresses: (SocketAddr, SocketAddr),
+    /// The findings raised on the packet.
+    pub findings: &'a [Finding],
 }
 
 /// A parsed display filter.

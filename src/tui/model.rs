@@ -15,6 +15,8 @@ pub struct Row {
     pub ts: Timestamp,
     pub loc: Loc,
     pub session: u32,
+    /// The UDP payload length as sent (more than `loc.len()` when cut short).
+    pub len: u16,
     flags: u8,
     /// Worst severity of the packet's findings: 0 none, 1 note, 2 warning, 3 error.
     worst: u8,
@@ -39,8 +41,9 @@ impl Row {
         loc: Loc,
         session: SessionId,
         direction: Direction,
-        cut_by_capture: bool,
+        payload_len: usize,
     ) -> Self {
+        let cut_by_capture = payload_len > loc.len();
         let mut flags = 0;
         if direction == Direction::ServerToClient {
             flags |= S2C;
@@ -53,6 +56,7 @@ impl Row {
             ts,
             loc,
             session: u32::try_from(session).unwrap_or(u32::MAX),
+            len: u16::try_from(payload_len).unwrap_or(u16::MAX),
             flags,
             worst: 0,
         }
@@ -178,6 +182,25 @@ pub struct SessionSnap {
     pub activity: Activity,
 }
 
+/// A session's two ends, sent with the first batch that has its packets, so
+/// that rows can always name their source and destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoints {
+    pub id: SessionId,
+    pub client: SocketAddr,
+    pub server: SocketAddr,
+}
+
+impl Endpoints {
+    /// Source and destination of a packet going `dir`.
+    pub fn of(&self, dir: Direction) -> (SocketAddr, SocketAddr) {
+        match dir {
+            Direction::ClientToServer => (self.client, self.server),
+            Direction::ServerToClient => (self.server, self.client),
+        }
+    }
+}
+
 /// Capture statistics as the status bar shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CaptureCounters {
@@ -198,6 +221,8 @@ pub enum Update {
     Batch {
         rows: Vec<Row>,
         findings: Vec<Finding>,
+        /// Sessions first seen in this batch.
+        endpoints: Vec<Endpoints>,
     },
     /// Every session kept by the tracker, in the order first seen.
     Sessions(Vec<SessionSnap>),
@@ -238,7 +263,7 @@ mod tests {
 
     #[test]
     fn rows_keep_direction_and_worst_severity() {
-        let mut r = Row::new(7, Timestamp(1), Loc::default(), 3, ServerToClient, true);
+        let mut r = Row::new(7, Timestamp(1), Loc::default(), 3, ServerToClient, 20);
         assert_eq!(r.direction(), ServerToClient);
         assert!(r.cut_by_capture());
         assert_eq!(r.worst(), None);

@@ -308,6 +308,7 @@ fn follow_and_pause() {
     a.apply(super::model::Update::Batch {
         rows: vec![extra],
         findings: vec![],
+        endpoints: vec![],
     });
     a.tick();
     assert_eq!(a.view_len(), shown);

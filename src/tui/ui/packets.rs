@@ -2,7 +2,6 @@
 
 use super::{block, inner, selected_style, severity_style};
 use crate::codec::Packet;
-use crate::track::Direction;
 use crate::tui::app::{App, Pane};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -42,10 +41,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
             t / 1_000_000_000,
             t % 1_000_000_000 / 1_000
         )));
-        let (src, dst) = match (app.session(row.session), row.direction()) {
-            (Some(s), Direction::ClientToServer) => (s.client.to_string(), s.server.to_string()),
-            (Some(s), Direction::ServerToClient) => (s.server.to_string(), s.client.to_string()),
-            (None, _) => ("?".into(), "?".into()),
+        let (src, dst) = match app.addresses(&row) {
+            Some((s, d)) => (s.to_string(), d.to_string()),
+            None => ("?".into(), "?".into()),
         };
         spans.push(Span::styled(
             format!("{src} -> {dst} "),
