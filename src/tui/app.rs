@@ -3,7 +3,7 @@
 //! drawing reads this state (see `ui`).
 
 use super::filter::{DisplayFilter, PacketCtx};
-use super::model::{CaptureCounters, Endpoints, Row, SessionSnap, Update};
+use super::model::{CaptureCounters, Endpoints, Row, RowIndex, SessionSnap, Update};
 use super::store::StoreReader;
 use crate::capture::Timestamp;
 use crate::codec::{Field, Packet};
@@ -228,7 +228,7 @@ pub struct App {
     pub source: SourceInfo,
     store: StoreReader,
     /// The packet index.
-    pub rows: Vec<Row>,
+    pub rows: RowIndex,
     /// Every finding, in the order raised.
     pub findings: Vec<Finding>,
     /// `(frame, index in findings)`, sorted by frame.
@@ -274,7 +274,7 @@ impl App {
             follow: source.live,
             source,
             store,
-            rows: Vec::new(),
+            rows: RowIndex::default(),
             findings: Vec::new(),
             by_frame: Vec::new(),
             by_frame_sorted: true,
@@ -318,14 +318,16 @@ impl App {
                     }
                     self.endpoints[e.id] = Some(e);
                 }
-                self.rows.extend_from_slice(&rows);
+                rows.into_iter().for_each(|r| self.rows.push(r));
                 for f in findings {
                     let i = self.findings.len() as u32;
                     if self.by_frame.last().is_some_and(|&(fr, _)| fr > f.frame) {
                         self.by_frame_sorted = false;
                         // A late finding (`lost`) marks its earlier row.
-                        if let Some(r) = self.row_of_frame(f.frame) {
-                            self.rows[r].note(f.severity());
+                        if let Some(r) = self.row_of_frame(f.frame)
+                            && let Some(row) = self.rows.get_mut(r)
+                        {
+                            row.note(f.severity());
                         }
                     }
                     self.by_frame.push((f.frame, i));
@@ -438,13 +440,15 @@ impl App {
 
     /// Capture time of the first packet: packet times are shown relative to it.
     pub fn first_ts(&self) -> Timestamp {
-        self.rows.first().map_or(Timestamp(0), |r| r.ts)
+        self.rows.get(0).map_or(Timestamp(0), |r| r.ts)
     }
 
     /// The capture second rates are measured at.
     pub fn now_sec(&self) -> u64 {
-        let last = self.rows[..self.row_limit()]
-            .last()
+        let last = self
+            .row_limit()
+            .checked_sub(1)
+            .and_then(|i| self.rows.get(i))
             .map_or(Timestamp(0), |r| r.ts);
         let now = match (self.paused.is_none(), self.wall_now) {
             (true, Some(w)) => w.max(last),

@@ -90,6 +90,66 @@ impl Row {
     }
 }
 
+/// The packet index: rows in fixed-size chunks, so that growing it never copies
+/// what is there (no doubling peak on a ten-million-row capture).
+#[derive(Debug, Default)]
+pub struct RowIndex {
+    chunks: Vec<Vec<Row>>,
+    len: usize,
+}
+
+const CHUNK: usize = 1 << 16;
+
+impl RowIndex {
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<&Row> {
+        self.chunks.get(i / CHUNK)?.get(i % CHUNK)
+    }
+
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Row> {
+        self.chunks.get_mut(i / CHUNK)?.get_mut(i % CHUNK)
+    }
+
+    pub fn push(&mut self, row: Row) {
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < CHUNK => c.push(row),
+            _ => {
+                let mut c = Vec::with_capacity(CHUNK);
+                c.push(row);
+                self.chunks.push(c);
+            }
+        }
+        self.len += 1;
+    }
+
+    /// The first row for which `pred` is false, rows being partitioned by it.
+    pub fn partition_point(&self, pred: impl Fn(&Row) -> bool) -> usize {
+        let full = self.chunks.partition_point(|c| c.last().is_some_and(&pred));
+        match self.chunks.get(full) {
+            Some(c) => full * CHUNK + c.partition_point(&pred),
+            None => self.len,
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Row> {
+        self.chunks.iter().flatten()
+    }
+}
+
+impl std::ops::Index<usize> for RowIndex {
+    type Output = Row;
+    fn index(&self, i: usize) -> &Row {
+        &self.chunks[i / CHUNK][i % CHUNK]
+    }
+}
+
 /// Seconds of traffic history kept per session for its sparkline and rates.
 pub const HISTORY_SECS: usize = 60;
 
@@ -259,6 +319,37 @@ mod tests {
         // Too old to keep: ignored.
         a.count(10, ClientToServer);
         assert_eq!(a.series(500, 60).sum::<u64>(), 1);
+    }
+
+    #[test]
+    fn the_index_grows_in_chunks_and_searches_by_frame() {
+        let mut idx = RowIndex::default();
+        let n = 3 * CHUNK + 5;
+        for f in 0..n as u64 {
+            idx.push(Row::new(
+                2 * f,
+                Timestamp(f),
+                Loc::default(),
+                0,
+                ClientToServer,
+                0,
+            ));
+        }
+        assert_eq!((idx.len(), idx.chunks.len()), (n, 4));
+        assert_eq!(idx[CHUNK + 1].frame, 2 * (CHUNK as u64 + 1));
+        for f in [
+            0,
+            1,
+            2,
+            2 * CHUNK as u64,
+            2 * CHUNK as u64 + 1,
+            2 * n as u64,
+        ] {
+            let expected = (f as usize).div_ceil(2).min(n);
+            assert_eq!(idx.partition_point(|r| r.frame < f), expected, "{f}");
+        }
+        assert_eq!(idx.iter().count(), n);
+        assert!(idx.get(n).is_none());
     }
 
     #[test]
