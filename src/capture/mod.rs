@@ -1,5 +1,41 @@
 //! Capture front end: frames from libpcap (files or live interfaces) to the UDP
 //! datagrams that the codec recognises as lwar.
+//!
+//! A [`Source`] reads pcap and pcapng files (in order, as one stream; `-` is
+//! standard input) or a live interface, and yields a [`Frame`] for each frame:
+//! its number (1-based over the run, as Wireshark counts), timestamp, lengths, and
+//! its [`FrameClass`]: an lwar [`Datagram`], or why it is not one. IP fragments
+//! are reassembled within bounds; [`FrameCounts`] counts every class, and live
+//! captures add libpcap's drop counters ([`PcapStats`]).
+//!
+//! ```no_run
+//! use lwarscope::capture::{FrameClass, Source};
+//! let mut source = Source::files(&["capture.pcap"])?;
+//! while let Some(frame) = source.next_frame()? {
+//!     if let FrameClass::Lwar(d) = frame.class {
+//!         println!("{} {} -> {}: {} bytes", d.frame, d.src, d.dst, d.payload_len);
+//!     }
+//! }
+//! println!("{:?}", source.stats());
+//! # Ok::<(), lwarscope::capture::CaptureError>(())
+//! ```
+
+mod error;
+mod frame;
+mod link;
+mod reassembly;
+mod source;
+pub mod synth;
+
+pub use error::CaptureError;
+pub use frame::{
+    CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatagram, IncompleteReason, PcapStats,
+};
+pub use link::LinkType;
+pub use reassembly::{MAX_INCOMPLETE_RECORDS, ReassemblyLimits};
+pub use source::{
+    DEFAULT_FILTER, DEFAULT_SNAPLEN, Interface, LiveOptions, Source, StopHandle, list_interfaces,
+};
 
 use std::fmt;
 use std::net::SocketAddr;

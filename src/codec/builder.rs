@@ -43,11 +43,12 @@ impl PacketBuilder {
         Self::with_limit(MAX_PACKET_SIZE)
     }
 
-    /// A builder with another size limit (at least the header).
+    /// A builder with another size limit (at least the header). Only a normal
+    /// packet's worth is reserved up front, whatever the limit.
     pub fn with_limit(limit: usize) -> Self {
         let limit = limit.max(HEADER_LEN);
         PacketBuilder {
-            buf: Vec::with_capacity(limit),
+            buf: Vec::with_capacity(limit.min(MAX_PACKET_SIZE)),
             limit,
         }
     }
@@ -138,6 +139,17 @@ mod tests {
         );
         assert_eq!(b.bytes().len(), 12 + 210 + 210 + 24);
         assert!(b.bytes().len() <= MAX_PACKET_SIZE);
+    }
+
+    #[test]
+    fn a_huge_limit_reserves_no_more_than_a_packet() {
+        // `with_limit(usize::MAX)` used to reserve the limit up front and panic.
+        let mut b = PacketBuilder::with_limit(usize::MAX);
+        b.start(Header::default());
+        let big = MessageRepr::Update(vec![UpdateEntry::default(); 255]);
+        assert!(b.try_push(&big));
+        assert_eq!(b.bytes().len(), 12 + 2 + 255 * 11);
+        assert_eq!(b.remaining(), usize::MAX - b.bytes().len());
     }
 
     #[test]

@@ -20,7 +20,9 @@
 //!    messages decoded before the error are counted and analysed as below.
 //! 3. A payload identical to one of the last 64 packets of the same direction
 //!    raises `duplicate-packet`; its messages are counted by type but raise
-//!    nothing else and count as neither first sends nor resends.
+//!    nothing else and count as neither first sends nor resends. Packets with
+//!    header timestamp 0 are not checked: a sender that stamps no clock repeats
+//!    the same bytes on purpose (a Connect resent, a Full answered again).
 //! 4. A header timestamp lower than the highest seen in that direction raises
 //!    `reordered` (the packet was overtaken). Timestamp 0 is ignored: senders
 //!    stamp 0 on packets without unreliable messages (the original server's Full).
@@ -29,19 +31,22 @@
 //!    other direction raises `ack-unseen`. While the other direction has shown no
 //!    reliable message, acks are not judged (they may cover messages sent before
 //!    the capture began).
-//! 6. A packet over 512 bytes raises `oversize` (and is decoded all the same).
+//! 6. A packet over 512 bytes as sent (`payload_len`, whatever the capture kept)
+//!    raises `oversize` (and is decoded all the same).
 //!
 //! **Per reliable message**, the first rule that applies wins:
 //! 1. `expected-repeat`: a Leave from the server, seen before, after the client's
 //!    Disconnect was captured. Not a resend.
-//! 2. `spurious-resend`: the seqno was seen before, and a packet of the other
-//!    direction captured earlier acked it (ack >= seqno).
+//! 2. `spurious-resend`: the seqno was seen in an earlier packet, and a packet of
+//!    the other direction captured earlier acked it (ack >= seqno).
 //! 3. `resend`: the seqno was seen in an earlier packet.
 //! 4. `duplicate-in-packet`: the same seqno earlier in the same packet.
 //! 5. `out-of-order`: never seen, below the highest seen: it fills a gap.
 //! 6. `gap`: more than one above the highest seen. One finding per jump, the
 //!    missing count in the detail. Every skipped seqno still unseen at the end of
-//!    the capture raises one `lost`.
+//!    the capture (or when its session is evicted) raises one `lost`, with the
+//!    frame of its gap. Only the last 512 seqnos below the highest are tracked:
+//!    a single jump of more than 511 reports at most 511 `lost`.
 //!
 //! Otherwise the message is the next in sequence. Rules 5 and 6, and a plain next
 //! message, count as first sends; rules 2 and 3 count as resends. The first
@@ -58,7 +63,14 @@
 //! oversize is its own kind), a message from the wrong side, the handshake
 //! rules, a client using another player's id, anything but the Leave of the
 //! client's own player from the server after the client's Disconnect (one per
-//! message), more than 8 players.
+//! message, in the server's packets that ack the Disconnect: those it sent before
+//! processing it may still be in flight), more than 8 players (the server's own
+//! player, index 0, counts: the original server holds 8 including it).
+//!
+//! **Players**: the Join answering the client's Connect names its player; a
+//! rename counts when a Name changes that player's name (the client's request and
+//! the server's broadcast count once); chats count the client's Chat messages,
+//! first captures only.
 //!
 //! **Lifecycle**: `connecting` (Connect seen) -> `syncing` (Join seen) ->
 //! `playing` (Synced seen) -> `disconnecting` (Disconnect seen) -> `closed` (Leave

@@ -201,6 +201,9 @@ pub struct Session {
     pub(crate) connect_seqno: Option<u32>,
     pub(crate) first_s2c_reliable_checked: bool,
     pub(crate) disconnect_seen: bool,
+    /// The seqno of the client's first Disconnect: once the server acks it, the
+    /// server has processed it.
+    pub(crate) disconnect_seqno: Option<u32>,
     /// Full messages the server answered: rejected connection attempts.
     pub rejected_attempts: u64,
     pub c2s: DirState,
@@ -223,6 +226,7 @@ impl Session {
             connect_seqno: None,
             first_s2c_reliable_checked: false,
             disconnect_seen: false,
+            disconnect_seqno: None,
             rejected_attempts: 0,
             c2s: DirState::default(),
             s2c: DirState::default(),

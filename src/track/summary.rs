@@ -25,7 +25,8 @@ pub struct DirectionSummary {
     /// Violations by rule (the sub-kinds of the `violation` findings).
     #[serde(default, skip_serializing_if = "Counts::is_empty")]
     pub violations: Counts,
-    /// Malformed or truncated packets by reason.
+    /// Malformed packets by reason (a frame cut by the capture is a `truncated`
+    /// finding, not counted here).
     #[serde(default, skip_serializing_if = "Counts::is_empty")]
     pub malformed: Counts,
     /// Reliable messages captured for the first time.
@@ -59,7 +60,8 @@ pub struct Summary {
     /// Violations by rule over every session.
     #[serde(default, skip_serializing_if = "Counts::is_empty")]
     pub violations: Counts,
-    /// Malformed or truncated packets by reason.
+    /// Malformed packets by reason (a frame cut by the capture is a `truncated`
+    /// finding, not counted here).
     pub malformed: Counts,
     /// Sessions in the order they were first seen.
     pub sessions: Vec<SessionSummary>,

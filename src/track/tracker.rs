@@ -6,8 +6,8 @@ use super::session::{DUP_WINDOW, DirState, Player, Session, State};
 use super::summary::{DirectionSummary, SessionSummary, Summary};
 use crate::capture::{Datagram, Timestamp};
 use crate::codec::{
-    DISCONNECT_TIMEOUT_SECS, DecodeError, ErrorKind, Id, MAX_PLAYERS, Message, MessageType,
-    MessageView, Packet, Sender,
+    DISCONNECT_TIMEOUT_SECS, DecodeError, ErrorKind, Id, MAX_PACKET_SIZE, MAX_PLAYERS, Message,
+    MessageType, MessageView, Packet, Sender, Violation,
 };
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
@@ -210,6 +210,10 @@ impl Tracker {
         self.now = self.now.max(d.ts);
         let decoded = Packet::new_checked(d.payload);
         let slot = self.session_slot(d, decoded.as_ref().ok());
+        // The findings of an evicted session, not of this packet.
+        for f in self.scratch.drain(..) {
+            observer.finding(&f);
+        }
         let session = &mut self.sessions[slot];
         let direction = if d.src == session.client {
             Direction::ClientToServer
@@ -257,26 +261,7 @@ impl Tracker {
         let mut order: Vec<usize> = (0..self.sessions.len()).collect();
         order.sort_by_key(|&i| self.sessions[i].id);
         for i in order {
-            let session = &mut self.sessions[i];
-            for direction in [Direction::ClientToServer, Direction::ServerToClient] {
-                let dir = match direction {
-                    Direction::ClientToServer => &mut session.c2s,
-                    Direction::ServerToClient => &mut session.s2c,
-                };
-                let mut lost = Vec::new();
-                dir.seq
-                    .drain_missing(|seqno, frame| lost.push((seqno, frame)));
-                for (seqno, frame) in lost {
-                    let mut raise = Raise {
-                        out: &mut self.scratch,
-                        frame,
-                        ts: self.now,
-                        session: session.id,
-                        direction,
-                    };
-                    raise.scratch_lost(dir, seqno);
-                }
-            }
+            report_lost(&mut self.sessions[i], self.now, &mut self.scratch);
         }
         for f in &self.scratch {
             observer.finding(f);
@@ -370,6 +355,9 @@ impl Tracker {
                 (old.server, old.client)
             };
             self.index.remove(&old_key);
+            // Nothing can fill its gaps any more: they are lost now.
+            let mut old = old;
+            report_lost(&mut old, self.now, &mut self.scratch);
             self.evicted.sessions += 1;
             add_into(&mut self.evicted.c2s, &old.c2s);
             add_into(&mut self.evicted.s2c, &old.s2c);
@@ -390,9 +378,27 @@ fn sender_side(packet: &Packet<'_>) -> Option<Sender> {
         .find(|s| *s != Sender::Both)
 }
 
-impl Raise<'_> {
-    fn scratch_lost(&mut self, dir: &mut DirState, seqno: u32) {
-        self.raise(dir, FindingKind::Lost, None, Some(seqno), Detail::None);
+/// Raises `lost` for every seqno a gap skipped and nothing filled: at the end of
+/// the capture, or when the session is evicted.
+fn report_lost(session: &mut Session, now: Timestamp, out: &mut Vec<Finding>) {
+    let id = session.id;
+    for direction in [Direction::ClientToServer, Direction::ServerToClient] {
+        let dir = dir_mut(session, direction);
+        let mut lost = 0;
+        dir.seq.drain_missing(|seqno, frame| {
+            lost += 1;
+            out.push(Finding {
+                kind: FindingKind::Lost,
+                rule: None,
+                frame,
+                ts: now,
+                session: id,
+                direction,
+                seqno: Some(seqno),
+                detail: Detail::None,
+            });
+        });
+        dir.findings[FindingKind::Lost.ordinal()] += lost;
     }
 }
 
@@ -421,9 +427,13 @@ fn analyse(
         }
     };
 
-    // Network duplicates: the same bytes as a recent packet of this direction.
+    // Network duplicates: the same bytes as a recent packet of this direction. A
+    // packet stamped 0 carries no clock: its sender repeats the same bytes on
+    // purpose (a Connect resent, a Full answered again), so it is not checked.
     let hash = xxh3_64(d.payload);
-    let duplicate_of = {
+    let duplicate_of = if packet.timestamp() == 0 {
+        None
+    } else {
         let this = dir_mut(session, direction);
         let found = this
             .recent
@@ -519,7 +529,9 @@ fn analyse(
         this.max_ack_frame = d.frame;
     }
 
-    if let Some(v) = packet.oversize() {
+    // The length sent, not the length captured: a snaplen does not hide an oversize.
+    if d.payload_len > MAX_PACKET_SIZE {
+        let v = Violation::Oversize { len: d.payload_len };
         raise.raise(this, FindingKind::Oversize, None, None, Detail::Codec(v));
     }
 
@@ -582,12 +594,15 @@ fn message(
             Detail::Message { msg_type: t },
         );
     }
-    // After Disconnect the server may send only the Leave of the client's own player.
+    // After Disconnect the server may send only the Leave of the client's own player;
+    // judged from the server's first packet that acks the Disconnect (packets it
+    // sent before it processed the Disconnect may still be on their way).
     let own_leave = match m.message {
         Message::Leave { player, .. } => session.player.as_ref().is_none_or(|p| p.id == player),
         _ => false,
     };
-    if !c2s && session.disconnect_seen && !own_leave {
+    let disconnect_processed = session.disconnect_seqno.is_some_and(|d| packet.ack() >= d);
+    if !c2s && disconnect_processed && !own_leave {
         raise.violation(
             &mut session.s2c,
             Rule::AfterDisconnect,
@@ -595,9 +610,11 @@ fn message(
             Detail::Message { msg_type: t },
         );
     }
-    if let Some(seqno) = seqno {
-        reliable(session, raise, packet, m, seqno);
-    }
+    // Repeats of a reliable message are not new chats.
+    let first_capture = match seqno {
+        Some(seqno) => reliable(session, raise, packet, m, seqno),
+        None => true,
+    };
 
     // The lifecycle, the players, and the client's own id.
     let own = session.player.as_ref().map(|p| p.id);
@@ -626,7 +643,7 @@ fn message(
                 session.state = State::Syncing;
                 session.player = Some(Player {
                     id: player,
-                    name: name.to_string(),
+                    name: String::from_utf8_lossy(name.as_bytes()).into_owned(),
                     renames: 0,
                     chats: 0,
                 });
@@ -654,8 +671,9 @@ fn message(
         Message::Synced { .. } if !c2s && session.state == State::Syncing => {
             session.state = State::Playing;
         }
-        Message::Disconnect { .. } if c2s => {
+        Message::Disconnect { seqno, .. } if c2s => {
             session.disconnect_seen = true;
+            session.disconnect_seqno.get_or_insert(seqno);
             if !session.state.is_final() {
                 session.state = State::Disconnecting;
             }
@@ -673,10 +691,14 @@ fn message(
             session.rejected_attempts += 1;
         }
         Message::Name { player, name, .. } => {
+            // The client's request and the server's broadcast carry the same name:
+            // a rename counts once, when the name changes.
+            let new = String::from_utf8_lossy(name.as_bytes());
             if let Some(p) = session.player.as_mut()
                 && p.id == player
+                && p.name != new
             {
-                p.name = name.to_string();
+                p.name = new.into_owned();
                 p.renames += 1;
             }
             if c2s {
@@ -684,7 +706,7 @@ fn message(
             }
         }
         Message::Chat { player, .. } if c2s => {
-            if let Some(p) = session.player.as_mut() {
+            if first_capture && let Some(p) = session.player.as_mut() {
                 p.chats += 1;
             }
             check_own(session, raise, player);
@@ -726,13 +748,14 @@ fn input_stream(dir: &mut DirState, raise: &mut Raise<'_>, frame: u32) {
 }
 
 /// One reliable message: first send, or which kind of repeat, or which gap.
+/// Returns true for the first capture of its seqno.
 fn reliable(
     session: &mut Session,
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
     m: &MessageView<'_>,
     seqno: u32,
-) {
+) -> bool {
     let direction = raise.direction;
     let t = m.msg_type();
     let hash = xxh3_64(m.bytes);
@@ -772,7 +795,9 @@ fn reliable(
     let disconnect_seen = session.disconnect_seen;
     let (this, other) = split(session, direction);
     let mut lost = 0u64;
-    match this.seq.lookup(seqno) {
+    let lookup = this.seq.lookup(seqno);
+    let first_capture = !matches!(lookup, Lookup::Seen { .. } | Lookup::TooOld);
+    match lookup {
         Lookup::Baseline | Lookup::Next | Lookup::BeforeBaseline => this.first_sends += 1,
         Lookup::Fill => {
             this.first_sends += 1;
@@ -811,7 +836,11 @@ fn reliable(
                 delay_ns: ts.since(first_ts),
                 tries: tries + 1,
             };
-            let acked = other.max_ack.filter(|&a| a >= seqno);
+            // Acked before, and seen in an earlier packet: an in-packet duplicate of
+            // a first capture was never resent, whatever the acks say.
+            let acked = other
+                .max_ack
+                .filter(|&a| a >= seqno && first_frame != frame);
             let (kind, detail) = if direction == Direction::ServerToClient
                 && t == MessageType::Leave
                 && disconnect_seen
@@ -858,4 +887,5 @@ fn reliable(
             });
         });
     this.findings[FindingKind::Lost.ordinal()] += lost;
+    first_capture
 }

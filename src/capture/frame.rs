@@ -1,0 +1,135 @@
+//! What a source yields for each frame, and the counters it keeps.
+
+use super::{Datagram, Timestamp};
+use std::net::IpAddr;
+
+/// One captured frame, numbered as Wireshark numbers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame<'a> {
+    /// 1-based over every file of the run.
+    pub number: u64,
+    pub ts: Timestamp,
+    /// The frame's length on the wire.
+    pub orig_len: u32,
+    /// The bytes the capture kept (less than `orig_len` when the snaplen cut it).
+    pub cap_len: u32,
+    pub class: FrameClass<'a>,
+}
+
+impl<'a> Frame<'a> {
+    /// The lwar datagram this frame carries (or completes, for a last fragment).
+    pub fn datagram(&self) -> Option<&Datagram<'a>> {
+        match &self.class {
+            FrameClass::Lwar(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// What a frame is, as far as lwar is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameClass<'a> {
+    /// A UDP datagram whose payload starts with lwar's appId (on any port). For the
+    /// last fragment of a reassembled datagram: the whole datagram.
+    Lwar(Datagram<'a>),
+    /// UDP, but the payload is not lwar.
+    OtherUdp,
+    /// IP, but not UDP.
+    NotUdp,
+    /// Not IPv4 or IPv6 (ARP, other EtherTypes, other address families).
+    NotIp,
+    /// An IP fragment, held until its datagram is complete.
+    Fragment,
+    /// The capture's snaplen cut the frame before the lwar check could be made
+    /// (inside a header, or before the appId).
+    Truncated,
+    /// Headers that contradict themselves in a complete frame (an IP or UDP length
+    /// beyond the frame, a bad IP version, a fragment that conflicts with another).
+    Malformed,
+}
+
+/// Frames counted by class. `frames` is the sum of the class counters
+/// (`lwar` + `other_udp` + `not_udp` + `not_ip` + `fragment` + `truncated` +
+/// `malformed`); the fragment counters below cut across classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FrameCounts {
+    pub frames: u64,
+    /// Captured bytes, link headers included.
+    pub bytes: u64,
+    /// Frames that gave an lwar datagram (reassembled ones included).
+    pub lwar: u64,
+    /// Of `lwar`: datagrams whose payload the snaplen cut short.
+    pub lwar_truncated: u64,
+    pub other_udp: u64,
+    pub not_udp: u64,
+    pub not_ip: u64,
+    /// Fragments held for reassembly (every fragment but the completing one).
+    pub fragment: u64,
+    pub truncated: u64,
+    pub malformed: u64,
+    /// Frames that carried an IP fragment of a UDP datagram (held or completing).
+    pub ip_fragments: u64,
+    /// UDP datagrams rebuilt from fragments.
+    pub reassembled: u64,
+    /// Fragmented datagrams given up: timed out, over the memory bounds,
+    /// conflicting, or still incomplete at the end of the capture.
+    pub incomplete: u64,
+}
+
+/// libpcap's own counters for a live capture (see `pcap_stats(3PCAP)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PcapStats {
+    /// Packets the capture received (after the filter, on Linux).
+    pub received: u64,
+    /// Packets dropped because the buffer was full: lwarscope never saw them.
+    pub dropped_by_kernel: u64,
+    /// Packets dropped by the interface or its driver.
+    pub dropped_by_interface: u64,
+}
+
+/// Everything a source has counted so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CaptureStats {
+    pub counts: FrameCounts,
+    /// Present for live captures.
+    pub pcap: Option<PcapStats>,
+}
+
+/// Why a fragmented datagram was given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IncompleteReason {
+    /// Not complete within the timeout (in capture time) after its first fragment.
+    TimedOut,
+    /// Evicted to keep reassembly within its memory bounds.
+    MemoryLimit,
+    /// A fragment overlapped or contradicted the others.
+    Conflict,
+    /// Still incomplete when the capture ended.
+    EndOfCapture,
+}
+
+impl IncompleteReason {
+    pub const fn name(self) -> &'static str {
+        match self {
+            IncompleteReason::TimedOut => "timed out",
+            IncompleteReason::MemoryLimit => "memory limit",
+            IncompleteReason::Conflict => "conflicting fragment",
+            IncompleteReason::EndOfCapture => "end of capture",
+        }
+    }
+}
+
+/// A fragmented UDP datagram that was never completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IncompleteDatagram {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    /// IPv4 identification or IPv6 fragment identification.
+    pub id: u32,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub first_ts: Timestamp,
+    /// Fragments received.
+    pub fragments: u32,
+    pub reason: IncompleteReason,
+}

@@ -1,0 +1,324 @@
+//! IPv4 and IPv6 fragment reassembly with bounded memory and a timeout in
+//! capture time, over etherparse's `IpDefragBuf` (which merges the ranges).
+//!
+//! etherparse's own `IpDefragPool` is unbounded by design; this pool bounds the
+//! number of pending datagrams and their bytes, evicting the oldest, and reports
+//! every datagram it gives up.
+
+use super::Timestamp;
+use super::frame::{IncompleteDatagram, IncompleteReason};
+use super::link::{FragKey, Fragment};
+use etherparse::IpNumber;
+use etherparse::defrag::{IpDefragBuf, IpFragRange};
+use std::collections::HashMap;
+
+/// Bounds of the reassembly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReassemblyLimits {
+    /// Datagrams pending at once; the oldest is given up beyond.
+    pub max_datagrams: usize,
+    /// Bytes pending at once; the oldest datagrams are given up beyond.
+    pub max_bytes: usize,
+    /// Capture time after its first fragment that a datagram is given up.
+    pub timeout_ns: u64,
+}
+
+impl Default for ReassemblyLimits {
+    /// 1024 datagrams, 16 MiB, 30 s (Linux's `ipfrag_time`).
+    fn default() -> Self {
+        ReassemblyLimits {
+            max_datagrams: 1024,
+            max_bytes: 16 << 20,
+            timeout_ns: 30_000_000_000,
+        }
+    }
+}
+
+/// At most this many given-up datagrams are kept for the report; all are counted.
+pub const MAX_INCOMPLETE_RECORDS: usize = 1000;
+
+struct Pending {
+    buf: IpDefragBuf,
+    first_frame: u64,
+    last_frame: u64,
+    first_ts: Timestamp,
+    fragments: u32,
+}
+
+/// What adding a fragment gave.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Added {
+    /// Held until the rest arrives.
+    Held,
+    /// The datagram is complete: its IP payload (UDP header first). Give the
+    /// buffer back with [`Reassembler::recycle`].
+    Complete(Vec<u8>),
+    /// The fragment conflicts with the others: the datagram is given up.
+    Conflict,
+}
+
+/// The pending datagrams.
+pub(crate) struct Reassembler {
+    limits: ReassemblyLimits,
+    pending: HashMap<FragKey, Pending>,
+    bytes: usize,
+    /// The earliest time a pending datagram may time out (may be early, never late).
+    next_expiry: Option<u64>,
+    free_data: Vec<Vec<u8>>,
+    free_sections: Vec<Vec<IpFragRange>>,
+    given_up: u64,
+    records: Vec<IncompleteDatagram>,
+}
+
+impl Reassembler {
+    pub fn new(limits: ReassemblyLimits) -> Self {
+        Reassembler {
+            limits,
+            pending: HashMap::new(),
+            bytes: 0,
+            next_expiry: None,
+            free_data: Vec::new(),
+            free_sections: Vec::new(),
+            given_up: 0,
+            records: Vec::new(),
+        }
+    }
+
+    /// Datagrams given up so far.
+    pub fn given_up(&self) -> u64 {
+        self.given_up
+    }
+
+    /// The given-up datagrams (the first [`MAX_INCOMPLETE_RECORDS`]).
+    pub fn records(&self) -> &[IncompleteDatagram] {
+        &self.records
+    }
+
+    #[cfg(test)]
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Gives up the datagrams whose first fragment is older than the timeout.
+    pub fn expire(&mut self, now: Timestamp) {
+        let Some(at) = self.next_expiry else { return };
+        if now.nanos() < at {
+            return;
+        }
+        let timeout = self.limits.timeout_ns;
+        let expired: Vec<FragKey> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| now.since(p.first_ts) >= timeout)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in expired {
+            self.give_up(&key, IncompleteReason::TimedOut);
+        }
+        self.next_expiry = self
+            .pending
+            .values()
+            .map(|p| p.first_ts.nanos().saturating_add(timeout))
+            .min();
+    }
+
+    /// Adds a fragment seen in `frame` at `ts`.
+    pub fn add(&mut self, frame: u64, ts: Timestamp, frag: &Fragment<'_>) -> Added {
+        if !self.pending.contains_key(&frag.key) {
+            if self.pending.len() >= self.limits.max_datagrams {
+                self.evict_oldest();
+            }
+            let data = self.free_data.pop().unwrap_or_default();
+            let sections = self.free_sections.pop().unwrap_or_default();
+            self.pending.insert(
+                frag.key,
+                Pending {
+                    buf: IpDefragBuf::new(IpNumber::UDP, data, sections),
+                    first_frame: frame,
+                    last_frame: frame,
+                    first_ts: ts,
+                    fragments: 0,
+                },
+            );
+            let expiry = ts.nanos().saturating_add(self.limits.timeout_ns);
+            self.next_expiry = Some(self.next_expiry.map_or(expiry, |e| e.min(expiry)));
+        }
+        let Some(p) = self.pending.get_mut(&frag.key) else {
+            return Added::Held;
+        };
+        let before = p.buf.data().len();
+        p.fragments += 1;
+        p.last_frame = frame;
+        if p.buf.add(frag.offset, frag.more, frag.payload).is_err() {
+            self.give_up(&frag.key, IncompleteReason::Conflict);
+            return Added::Conflict;
+        }
+        let after = p.buf.data().len();
+        self.bytes = self.bytes + after - before.min(after);
+        if p.buf.is_complete() {
+            let p = self.pending.remove(&frag.key).expect("present");
+            self.bytes -= p.buf.data().len().min(self.bytes);
+            let (data, sections) = p.buf.take_bufs();
+            self.free_sections.push(sections);
+            return Added::Complete(data);
+        }
+        while self.bytes > self.limits.max_bytes && !self.pending.is_empty() {
+            self.evict_oldest();
+        }
+        // Held, even when this very datagram was the one evicted: the frame is a
+        // fragment, and the datagram is among the given-up ones.
+        Added::Held
+    }
+
+    /// Gives a completed datagram's buffer back for reuse.
+    pub fn recycle(&mut self, mut data: Vec<u8>) {
+        data.clear();
+        if self.free_data.len() < 64 {
+            self.free_data.push(data);
+        }
+    }
+
+    /// Gives up everything still pending: the capture has ended.
+    pub fn finish(&mut self) {
+        let mut keys: Vec<(u64, FragKey)> = self
+            .pending
+            .iter()
+            .map(|(k, p)| (p.first_frame, *k))
+            .collect();
+        keys.sort_by_key(|(frame, _)| *frame);
+        for (_, key) in keys {
+            self.give_up(&key, IncompleteReason::EndOfCapture);
+        }
+        self.next_expiry = None;
+    }
+
+    fn evict_oldest(&mut self) {
+        let oldest = self
+            .pending
+            .iter()
+            .min_by_key(|(_, p)| (p.first_ts, p.first_frame))
+            .map(|(k, _)| *k);
+        if let Some(key) = oldest {
+            self.give_up(&key, IncompleteReason::MemoryLimit);
+        }
+    }
+
+    fn give_up(&mut self, key: &FragKey, reason: IncompleteReason) {
+        let Some(p) = self.pending.remove(key) else {
+            return;
+        };
+        self.bytes -= p.buf.data().len().min(self.bytes);
+        self.given_up += 1;
+        if self.records.len() < MAX_INCOMPLETE_RECORDS {
+            self.records.push(IncompleteDatagram {
+                src: key.src,
+                dst: key.dst,
+                id: key.id,
+                first_frame: p.first_frame,
+                last_frame: p.last_frame,
+                first_ts: p.first_ts,
+                fragments: p.fragments,
+                reason,
+            });
+        }
+        let (data, sections) = p.buf.take_bufs();
+        self.recycle(data);
+        self.free_sections.push(sections);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etherparse::IpFragOffset;
+    use std::net::{IpAddr, Ipv4Addr};
+
+    fn key(id: u32) -> FragKey {
+        FragKey {
+            src: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+            dst: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+            id,
+        }
+    }
+
+    fn frag(id: u32, offset_units: u16, more: bool, payload: &[u8]) -> Fragment<'_> {
+        Fragment {
+            key: key(id),
+            offset: IpFragOffset::try_new(offset_units).unwrap(),
+            more,
+            payload,
+        }
+    }
+
+    #[test]
+    fn out_of_order_fragments_complete() {
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        let a = [1u8; 16];
+        let b = [2u8; 5];
+        assert_eq!(r.add(1, Timestamp(0), &frag(7, 2, false, &b)), Added::Held);
+        let Added::Complete(data) = r.add(2, Timestamp(1), &frag(7, 0, true, &a)) else {
+            panic!("not complete");
+        };
+        assert_eq!(&data[..16], &a);
+        assert_eq!(&data[16..], &b);
+        assert_eq!(r.pending(), 0);
+        assert_eq!(r.given_up(), 0);
+    }
+
+    #[test]
+    fn a_datagram_times_out_in_capture_time() {
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        let a = [1u8; 8];
+        r.add(3, Timestamp(1_000_000_000), &frag(1, 0, true, &a));
+        r.expire(Timestamp(30_999_999_999));
+        assert_eq!(r.pending(), 1);
+        r.expire(Timestamp(31_000_000_000));
+        assert_eq!(r.pending(), 0);
+        assert_eq!(r.given_up(), 1);
+        let rec = r.records()[0];
+        assert_eq!(rec.reason, IncompleteReason::TimedOut);
+        assert_eq!((rec.first_frame, rec.last_frame, rec.fragments), (3, 3, 1));
+    }
+
+    #[test]
+    fn the_oldest_is_evicted_beyond_the_bounds() {
+        let limits = ReassemblyLimits {
+            max_datagrams: 2,
+            max_bytes: 64,
+            timeout_ns: u64::MAX,
+        };
+        let mut r = Reassembler::new(limits);
+        let a = [0u8; 8];
+        for id in 0..3 {
+            r.add(
+                u64::from(id) + 1,
+                Timestamp(u64::from(id)),
+                &frag(id, 0, true, &a),
+            );
+        }
+        assert_eq!(r.pending(), 2);
+        assert_eq!(r.records()[0].id, 0);
+        assert_eq!(r.records()[0].reason, IncompleteReason::MemoryLimit);
+        // 72 bytes in one datagram are over 64: it is given up at once.
+        let big = [0u8; 72];
+        assert_eq!(r.add(9, Timestamp(9), &frag(9, 0, true, &big)), Added::Held);
+        assert!(r.bytes <= 64);
+        assert_eq!(r.pending(), 0);
+        assert_eq!(r.given_up(), 4);
+    }
+
+    #[test]
+    fn conflicting_ends_give_the_datagram_up() {
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        r.add(1, Timestamp(0), &frag(5, 1, false, &[0u8; 8]));
+        assert_eq!(
+            r.add(2, Timestamp(0), &frag(5, 1, false, &[0u8; 16])),
+            Added::Conflict
+        );
+        assert_eq!(r.records()[0].reason, IncompleteReason::Conflict);
+        r.add(3, Timestamp(0), &frag(6, 0, true, &[0u8; 8]));
+        r.finish();
+        assert_eq!(r.records()[1].reason, IncompleteReason::EndOfCapture);
+        assert_eq!(r.given_up(), 2);
+    }
+}

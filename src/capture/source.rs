@@ -1,0 +1,573 @@
+//! One source over capture files and live interfaces: frames in, classified
+//! frames out, numbered across the whole run.
+
+use super::error::{CaptureError, pcap_reason};
+use super::frame::{CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatagram, PcapStats};
+use super::link::{Dissected, LinkType, Udp, dissect, reassembled_udp};
+use super::reassembly::{Added, Reassembler, ReassemblyLimits};
+use super::{Datagram, Timestamp};
+use crate::codec::is_lwar;
+use pcap::{Active, Capture, Offline, Precision, Savefile};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The default live capture filter. libpcap's `udp` also matches every IPv4
+/// fragment of a UDP datagram (the protocol field is in each) and IPv6 fragments
+/// whose fragment header follows the fixed header (it checks the next header
+/// there): lwar is recognised by its appId in user space, on any port.
+pub const DEFAULT_FILTER: &str = "udp or (vlan and udp)";
+
+/// The default snapshot length: whole frames.
+pub const DEFAULT_SNAPLEN: i32 = 262_144;
+
+/// How long libpcap may hold packets back before delivering them, and how long a
+/// read waits before the stop flag is checked again.
+const READ_TIMEOUT_MS: i32 = 100;
+
+/// The name of standard input in messages.
+const STDIN_NAME: &str = "standard input";
+
+/// How to open a live interface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveOptions {
+    pub interface: String,
+    /// A libpcap filter expression.
+    pub filter: String,
+    pub snaplen: i32,
+    /// The kernel buffer in bytes; libpcap's default when `None`.
+    pub buffer_size: Option<i32>,
+    /// Deliver each packet as it arrives rather than in blocks of up to
+    /// 100 ms. On Linux this switches libpcap to a ring of snaplen-sized slots:
+    /// on an interface with a large MTU (`lo`), raise `buffer_size` with it.
+    pub immediate: bool,
+    pub promiscuous: bool,
+    /// Save every captured frame to this pcap file as well.
+    pub savefile: Option<PathBuf>,
+}
+
+impl LiveOptions {
+    /// The defaults: filter [`DEFAULT_FILTER`], whole frames, promiscuous mode,
+    /// packets in blocks of up to 100 ms (not immediate), no savefile.
+    pub fn new(interface: impl Into<String>) -> Self {
+        LiveOptions {
+            interface: interface.into(),
+            filter: DEFAULT_FILTER.to_string(),
+            snaplen: DEFAULT_SNAPLEN,
+            buffer_size: None,
+            immediate: false,
+            promiscuous: true,
+            savefile: None,
+        }
+    }
+}
+
+/// Stops a source from another thread (a Ctrl-C handler, a timer): the source
+/// ends after the frame it is reading, as at the end of a file.
+#[derive(Clone)]
+pub struct StopHandle {
+    flag: Arc<AtomicBool>,
+    breaker: Option<Arc<pcap::BreakLoop>>,
+}
+
+impl StopHandle {
+    pub fn stop(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        if let Some(b) = &self.breaker {
+            // Wakes a read blocked on a quiet interface.
+            b.breakloop();
+        }
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+struct OfflineFile {
+    cap: Capture<Offline>,
+    name: String,
+    link: LinkType,
+    /// Packets read from this file.
+    packets: u64,
+}
+
+struct LiveInput {
+    cap: Capture<Active>,
+    interface: String,
+    link: LinkType,
+    savefile: Option<Savefile>,
+}
+
+enum Input {
+    Files(VecDeque<OfflineFile>),
+    Live(LiveInput),
+}
+
+/// The header fields of the frame in `Source::buf`.
+struct Header {
+    ts: Timestamp,
+    cap_len: u32,
+    orig_len: u32,
+    link: LinkType,
+}
+
+/// Frames from capture files (in order, as one stream) or a live interface.
+///
+/// A lending iterator: each [`Frame`] borrows the source until the next call.
+/// Reading never allocates on the path of a whole (unfragmented) frame.
+pub struct Source {
+    input: Input,
+    stop: StopHandle,
+    max_lwar: Option<u64>,
+    number: u64,
+    counts: FrameCounts,
+    pcap: Option<PcapStats>,
+    reasm: Reassembler,
+    /// The current frame, copied out of libpcap's buffer.
+    buf: Vec<u8>,
+    /// The current reassembled datagram's IP payload, if any.
+    reassembled: Vec<u8>,
+    finished: bool,
+}
+
+impl Source {
+    /// Opens capture files (pcap or pcapng; `-` is standard input), read in order
+    /// as one stream. Every file is opened (and checked) now.
+    pub fn files<P: AsRef<Path>>(paths: &[P]) -> Result<Source, CaptureError> {
+        let files = paths
+            .iter()
+            .map(|p| open_file(p.as_ref()))
+            .collect::<Result<VecDeque<_>, _>>()?;
+        Ok(Source::new(Input::Files(files), None))
+    }
+
+    /// Opens a live interface.
+    pub fn live(opts: &LiveOptions) -> Result<Source, CaptureError> {
+        let mut live = open_live(opts)?;
+        let breaker = Arc::new(live.cap.breakloop_handle());
+        Ok(Source::new(Input::Live(live), Some(breaker)))
+    }
+
+    fn new(input: Input, breaker: Option<Arc<pcap::BreakLoop>>) -> Source {
+        let live = matches!(input, Input::Live(_));
+        Source {
+            input,
+            stop: StopHandle {
+                flag: Arc::new(AtomicBool::new(false)),
+                breaker,
+            },
+            max_lwar: None,
+            number: 0,
+            counts: FrameCounts::default(),
+            pcap: live.then(PcapStats::default),
+            reasm: Reassembler::new(ReassemblyLimits::default()),
+            buf: Vec::with_capacity(2048),
+            reassembled: Vec::new(),
+            finished: false,
+        }
+    }
+
+    /// Ends the source after `n` lwar datagrams.
+    pub fn stop_after_lwar(&mut self, n: u64) {
+        self.max_lwar = Some(n);
+    }
+
+    /// Ends the source `duration` of wall-clock time from now (a timer thread
+    /// stops it, so a quiet interface stops too).
+    pub fn stop_after(&mut self, duration: Duration) {
+        let stop = self.stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(duration);
+            stop.stop();
+        });
+    }
+
+    /// Bounds for IP fragment reassembly (the defaults: 1024 datagrams, 16 MiB, 30 s).
+    pub fn set_reassembly_limits(&mut self, limits: ReassemblyLimits) {
+        self.reasm = Reassembler::new(limits);
+    }
+
+    /// A handle that stops the source from another thread.
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
+    }
+
+    pub fn is_live(&self) -> bool {
+        matches!(self.input, Input::Live(_))
+    }
+
+    /// The frame counters so far.
+    pub fn counts(&self) -> FrameCounts {
+        let mut c = self.counts;
+        c.incomplete = self.reasm.given_up();
+        c
+    }
+
+    /// The counters, with libpcap's statistics read now for a live capture.
+    pub fn stats(&mut self) -> CaptureStats {
+        self.refresh_pcap_stats();
+        CaptureStats {
+            counts: self.counts(),
+            pcap: self.pcap,
+        }
+    }
+
+    /// The fragmented datagrams given up so far (the first thousand).
+    pub fn incomplete(&self) -> &[IncompleteDatagram] {
+        self.reasm.records()
+    }
+
+    fn refresh_pcap_stats(&mut self) {
+        if let Input::Live(live) = &mut self.input
+            && let Ok(s) = live.cap.stats()
+        {
+            self.pcap = Some(PcapStats {
+                received: u64::from(s.received),
+                dropped_by_kernel: u64::from(s.dropped),
+                dropped_by_interface: u64::from(s.if_dropped),
+            });
+        }
+    }
+
+    /// The next frame; `None` at the end of the input, or once stopped. After an
+    /// error the source is finished: the frames before it were delivered.
+    pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+        if !self.reassembled.is_empty() {
+            let data = std::mem::take(&mut self.reassembled);
+            self.reasm.recycle(data);
+        }
+        let header = match self.read() {
+            Ok(Some(h)) => h,
+            Ok(None) => {
+                self.finish();
+                return Ok(None);
+            }
+            Err(e) => {
+                self.finish();
+                return Err(e);
+            }
+        };
+        self.number += 1;
+        let number = self.number;
+        let counts = &mut self.counts;
+        counts.frames += 1;
+        counts.bytes += u64::from(header.cap_len);
+        self.reasm.expire(header.ts);
+        let cut = header.cap_len < header.orig_len;
+        let class = match dissect(header.link, &self.buf, cut) {
+            Dissected::Udp(udp) => classify_udp(udp, number, header.ts),
+            Dissected::Fragment(frag) => {
+                counts.ip_fragments += 1;
+                match self.reasm.add(number, header.ts, &frag) {
+                    Added::Held => FrameClass::Fragment,
+                    Added::Conflict => FrameClass::Malformed,
+                    Added::Complete(data) => {
+                        counts.reassembled += 1;
+                        self.reassembled = data;
+                        match reassembled_udp(&frag.key, &self.reassembled) {
+                            Dissected::Udp(udp) => classify_udp(udp, number, header.ts),
+                            _ => FrameClass::Malformed,
+                        }
+                    }
+                }
+            }
+            Dissected::NotUdp => FrameClass::NotUdp,
+            Dissected::NotIp => FrameClass::NotIp,
+            Dissected::Truncated => FrameClass::Truncated,
+            Dissected::Malformed => FrameClass::Malformed,
+        };
+        count(counts, &class);
+        Ok(Some(Frame {
+            number,
+            ts: header.ts,
+            orig_len: header.orig_len,
+            cap_len: header.cap_len,
+            class,
+        }))
+    }
+
+    /// Reads the next frame into `buf`.
+    fn read(&mut self) -> Result<Option<Header>, CaptureError> {
+        loop {
+            if self.finished
+                || self.stop.is_stopped()
+                || self.max_lwar.is_some_and(|n| self.counts.lwar >= n)
+            {
+                return Ok(None);
+            }
+            match &mut self.input {
+                Input::Files(files) => {
+                    let Some(file) = files.front_mut() else {
+                        return Ok(None);
+                    };
+                    match file.cap.next_packet() {
+                        Ok(p) => {
+                            file.packets += 1;
+                            self.buf.clear();
+                            self.buf.extend_from_slice(p.data);
+                            return Ok(Some(header_of(p.header, file.link)));
+                        }
+                        Err(pcap::Error::NoMorePackets) => {
+                            files.pop_front();
+                        }
+                        Err(e) => return Err(file_error(file, &e)),
+                    }
+                }
+                Input::Live(live) => match live.cap.next_packet() {
+                    Ok(p) => {
+                        if let Some(savefile) = &mut live.savefile {
+                            savefile.write(&p);
+                        }
+                        self.buf.clear();
+                        self.buf.extend_from_slice(p.data);
+                        return Ok(Some(header_of(p.header, live.link)));
+                    }
+                    Err(pcap::Error::TimeoutExpired) => {}
+                    // pcap_breakloop: a stop.
+                    Err(pcap::Error::NoMorePackets) => return Ok(None),
+                    Err(e) => {
+                        return Err(CaptureError::Live {
+                            interface: live.interface.clone(),
+                            reason: pcap_reason(&e),
+                        });
+                    }
+                },
+            }
+        }
+    }
+
+    /// The end: incomplete datagrams are given up, statistics read, the savefile flushed.
+    fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        self.reasm.finish();
+        self.refresh_pcap_stats();
+        if let Input::Live(live) = &mut self.input
+            && let Some(savefile) = &mut live.savefile
+        {
+            let _ = savefile.flush();
+        }
+    }
+}
+
+/// Counts a frame under its class.
+fn count(counts: &mut FrameCounts, class: &FrameClass<'_>) {
+    match class {
+        FrameClass::Lwar(d) => {
+            counts.lwar += 1;
+            if d.truncated_by_capture() {
+                counts.lwar_truncated += 1;
+            }
+        }
+        FrameClass::OtherUdp => counts.other_udp += 1,
+        FrameClass::NotUdp => counts.not_udp += 1,
+        FrameClass::NotIp => counts.not_ip += 1,
+        FrameClass::Fragment => counts.fragment += 1,
+        FrameClass::Truncated => counts.truncated += 1,
+        FrameClass::Malformed => counts.malformed += 1,
+    }
+}
+
+/// The class of a UDP datagram: lwar by its appId, on any port.
+fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp) -> FrameClass<'_> {
+    if is_lwar(udp.payload) {
+        FrameClass::Lwar(Datagram {
+            frame,
+            ts,
+            src: SocketAddr::new(udp.src, udp.src_port),
+            dst: SocketAddr::new(udp.dst, udp.dst_port),
+            payload: udp.payload,
+            payload_len: udp.payload_len,
+        })
+    } else if udp.payload.len() < 4 && udp.payload.len() < udp.payload_len {
+        // Cut before the appId: whether it is lwar is unknown.
+        FrameClass::Truncated
+    } else {
+        FrameClass::OtherUdp
+    }
+}
+
+fn header_of(h: &pcap::PacketHeader, link: LinkType) -> Header {
+    // Every capture is opened with nanosecond precision: `tv_usec` holds nanoseconds.
+    let secs = u64::try_from(h.ts.tv_sec).unwrap_or(0);
+    let nanos = u64::try_from(h.ts.tv_usec).unwrap_or(0);
+    Header {
+        ts: Timestamp(secs.saturating_mul(1_000_000_000).saturating_add(nanos)),
+        cap_len: h.caplen,
+        orig_len: h.len,
+        link,
+    }
+}
+
+/// The error of a failed read in a file: cut off, or another read error.
+fn file_error(file: &OfflineFile, err: &pcap::Error) -> CaptureError {
+    let reason = pcap_reason(err);
+    // libpcap: "truncated dump file; tried to read ..." (pcap) and
+    // "truncated pcapng dump file; tried to read ..." (pcapng).
+    if reason.contains("truncated") {
+        CaptureError::CutOff {
+            path: file.name.clone(),
+            packets: file.packets,
+        }
+    } else {
+        CaptureError::FileRead {
+            path: file.name.clone(),
+            packets: file.packets,
+            reason,
+        }
+    }
+}
+
+fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
+    let stdin = path.as_os_str() == "-";
+    let name = if stdin {
+        STDIN_NAME.to_string()
+    } else {
+        path.display().to_string()
+    };
+    if !stdin {
+        match std::fs::File::open(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CaptureError::FileNotFound { path: name });
+            }
+            Err(e) => {
+                return Err(CaptureError::FileUnreadable {
+                    path: name,
+                    reason: e.to_string(),
+                });
+            }
+            Ok(f) if f.metadata().is_ok_and(|m| m.is_dir()) => {
+                return Err(CaptureError::FileUnreadable {
+                    path: name,
+                    reason: "is a directory".into(),
+                });
+            }
+            Ok(_) => {}
+        }
+    }
+    // libpcap reads `-` as standard input.
+    let cap = Capture::from_file_with_precision(path, Precision::Nano).map_err(|e| {
+        CaptureError::NotPcap {
+            path: name.clone(),
+            reason: pcap_reason(&e),
+        }
+    })?;
+    let dlt = cap.get_datalink();
+    let link = link_type(dlt, &name)?;
+    Ok(OfflineFile {
+        cap,
+        name,
+        link,
+        packets: 0,
+    })
+}
+
+fn link_type(dlt: pcap::Linktype, input: &str) -> Result<LinkType, CaptureError> {
+    LinkType::from_dlt(dlt.0).ok_or_else(|| CaptureError::UnsupportedLinkType {
+        input: input.to_string(),
+        linktype: dlt.0,
+        name: dlt.get_name().unwrap_or_else(|_| "unknown".into()),
+    })
+}
+
+/// An interface lwarscope can capture on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interface {
+    pub name: String,
+    pub description: Option<String>,
+    pub loopback: bool,
+    pub up: bool,
+    pub running: bool,
+}
+
+/// The interfaces libpcap can capture on, as `tcpdump -D` lists them.
+pub fn list_interfaces() -> Result<Vec<Interface>, CaptureError> {
+    let devices = pcap::Device::list().map_err(|e| CaptureError::Live {
+        interface: "(listing interfaces)".into(),
+        reason: pcap_reason(&e),
+    })?;
+    Ok(devices
+        .into_iter()
+        .map(|d| Interface {
+            loopback: d.flags.is_loopback(),
+            up: d.flags.is_up(),
+            running: d.flags.is_running(),
+            name: d.name,
+            description: d.desc,
+        })
+        .collect())
+}
+
+fn open_live(opts: &LiveOptions) -> Result<LiveInput, CaptureError> {
+    let name = opts.interface.as_str();
+    let names: Vec<String> = list_interfaces()
+        .map(|l| l.into_iter().map(|i| i.name).collect())
+        .unwrap_or_default();
+    let unknown = || CaptureError::UnknownInterface {
+        interface: name.to_string(),
+        available: names.clone(),
+    };
+    if !names.is_empty() && !names.iter().any(|n| n == name) {
+        return Err(unknown());
+    }
+    let live_err = |e: &pcap::Error| {
+        let reason = pcap_reason(e);
+        let lower = reason.to_lowercase();
+        if lower.contains("permission") || lower.contains("not permitted") {
+            CaptureError::PermissionDenied {
+                interface: name.to_string(),
+                binary: std::env::current_exe()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|_| "<binary>".into()),
+            }
+        } else if lower.contains("no such device") {
+            unknown()
+        } else {
+            CaptureError::Live {
+                interface: name.to_string(),
+                reason,
+            }
+        }
+    };
+    let mut inactive = Capture::from_device(name)
+        .map_err(|e| live_err(&e))?
+        .snaplen(opts.snaplen)
+        // The "any" device has no promiscuous mode, and libpcap's warning would
+        // fail the activation.
+        .promisc(opts.promiscuous && name != "any")
+        .immediate_mode(opts.immediate)
+        .timeout(READ_TIMEOUT_MS)
+        .precision(Precision::Nano);
+    if let Some(size) = opts.buffer_size {
+        inactive = inactive.buffer_size(size);
+    }
+    let mut cap = inactive.open().map_err(|e| live_err(&e))?;
+    let link = link_type(cap.get_datalink(), name)?;
+    cap.filter(&opts.filter, true)
+        .map_err(|e| CaptureError::InvalidFilter {
+            filter: opts.filter.clone(),
+            reason: pcap_reason(&e),
+        })?;
+    let savefile = match &opts.savefile {
+        Some(path) => {
+            let file = cap.savefile(path).map_err(|e| CaptureError::Savefile {
+                path: path.display().to_string(),
+                reason: pcap_reason(&e),
+            })?;
+            Some(file)
+        }
+        None => None,
+    };
+    Ok(LiveInput {
+        cap,
+        interface: name.to_string(),
+        link,
+        savefile,
+    })
+}

@@ -1,0 +1,147 @@
+//! Command-line arguments.
+
+use clap::{ArgGroup, Parser};
+use lwarscope::capture::{DEFAULT_FILTER, DEFAULT_SNAPLEN};
+use std::path::PathBuf;
+
+/// Analyse lwar game traffic from capture files or a live interface.
+///
+/// lwar datagrams are recognised by the protocol's appId at the start of the UDP
+/// payload, on any port; IP fragments are reassembled first. Everything else is
+/// counted, not decoded.
+#[derive(Debug, Parser)]
+#[command(name = "lwarscope", version, max_term_width = 100)]
+#[command(group(
+    ArgGroup::new("input")
+        .required(true)
+        .args(["read", "interface", "list_interfaces"]),
+))]
+#[command(after_help = "\
+Examples:
+  lwarscope -r match.pcap                 analyse a recorded capture
+  lwarscope -r a.pcapng b.pcapng          several files, in order, as one stream
+  tcpdump -i eth0 -w - udp | lwarscope -r -
+  lwarscope -i eth0 -w match.pcap         capture live, and keep every frame
+
+Live capture needs root, or the capabilities:
+  setcap cap_net_raw,cap_net_admin=eip /path/to/lwarscope
+
+Exit status: 0 on success, 2 on an error (the results so far are still printed).")]
+pub struct Cli {
+    /// Read capture files (pcap or pcapng; `-` for standard input), in order, as
+    /// one stream with continuous frame numbers
+    #[arg(short = 'r', long = "read", value_name = "FILE", num_args = 1..)]
+    pub read: Vec<PathBuf>,
+
+    /// Capture live on this interface (`any` for all of them; see -D)
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    pub interface: Option<String>,
+
+    /// List the interfaces available for live capture, then exit
+    #[arg(short = 'D', long = "list-interfaces")]
+    pub list_interfaces: bool,
+
+    /// Capture filter in libpcap syntax (live only). The default keeps UDP and
+    /// its IP fragments; lwar is then recognised on any port
+    #[arg(
+        short = 'f',
+        long = "filter",
+        value_name = "BPF",
+        default_value = DEFAULT_FILTER,
+        requires = "interface"
+    )]
+    pub filter: String,
+
+    /// Bytes kept of each frame (live only). Frames cut shorter than their lwar
+    /// payload are reported as truncated by capture
+    #[arg(
+        short = 's',
+        long = "snapshot-length",
+        value_name = "BYTES",
+        default_value_t = DEFAULT_SNAPLEN,
+        value_parser = clap::value_parser!(i32).range(64..=262_144),
+        requires = "interface"
+    )]
+    pub snaplen: i32,
+
+    /// Kernel capture buffer size in KiB (live only; libpcap's default otherwise)
+    #[arg(
+        short = 'B',
+        long = "buffer-size",
+        value_name = "KiB",
+        value_parser = clap::value_parser!(i32).range(1..=2_097_151),
+        requires = "interface"
+    )]
+    pub buffer_size: Option<i32>,
+
+    /// Deliver each packet as it arrives instead of in blocks of up to 100 ms
+    /// (live only). Uses more kernel buffer per packet: raise -B with it
+    #[arg(long = "immediate-mode", requires = "interface")]
+    pub immediate: bool,
+
+    /// Do not put the interface into promiscuous mode (live only)
+    #[arg(short = 'p', long = "no-promiscuous-mode", requires = "interface")]
+    pub no_promiscuous: bool,
+
+    /// Stop after this many lwar datagrams
+    #[arg(short = 'c', long = "count", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+
+    /// Stop a live capture after this many seconds (fractions allowed; tshark's
+    /// `-a duration:SECS` form works too)
+    #[arg(
+        short = 'a',
+        long = "duration",
+        value_name = "SECS",
+        value_parser = parse_duration,
+        requires = "interface"
+    )]
+    pub duration: Option<std::time::Duration>,
+
+    /// Save every captured frame to this pcap file while analysing (live only)
+    #[arg(
+        short = 'w',
+        long = "write",
+        value_name = "FILE",
+        requires = "interface"
+    )]
+    pub write: Option<PathBuf>,
+}
+
+/// Seconds, as a positive decimal number, optionally prefixed `duration:`.
+fn parse_duration(arg: &str) -> Result<std::time::Duration, String> {
+    let s = arg.strip_prefix("duration:").unwrap_or(arg);
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(secs > 0.0 && secs.is_finite()) {
+        return Err(format!("'{s}' is not a positive number of seconds"));
+    }
+    std::time::Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_arguments_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(
+            parse_duration("1.5").unwrap(),
+            std::time::Duration::from_millis(1500)
+        );
+        assert_eq!(
+            parse_duration("duration:2").unwrap(),
+            std::time::Duration::from_secs(2)
+        );
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+}

@@ -1,0 +1,270 @@
+//! The binary's capture front end: results, and every error case with its
+//! one-line message and exit code 2.
+
+mod common;
+
+use assert_cmd::Command;
+use common::*;
+use lwarscope::capture::LinkType;
+use lwarscope::capture::synth::{Link, udp_frame};
+use predicates::prelude::*;
+use std::os::unix::process::CommandExt;
+
+fn lwarscope() -> Command {
+    Command::cargo_bin("lwarscope").unwrap()
+}
+
+/// stderr is exactly one `error: ...` line.
+fn one_error_line(output: &std::process::Output, want: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains(want), "{stderr:?} lacks {want:?}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+}
+
+#[test]
+fn the_real_capture_is_summarised() {
+    lwarscope()
+        .arg("-r")
+        .arg(real_capture())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("frames              525\n"))
+        .stdout(predicate::str::contains(
+            "lwar datagrams    525 (0 truncated",
+        ))
+        .stdout(predicate::str::contains("Update 313"))
+        .stdout(predicate::str::contains("decode errors       0\n"))
+        .stdout(predicate::str::contains("libpcap").not());
+}
+
+#[test]
+fn standard_input_and_several_files_are_read() {
+    let bytes = std::fs::read(real_capture()).unwrap();
+    lwarscope()
+        .args(["-r", "-"])
+        .write_stdin(bytes)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("frames              525\n"));
+    lwarscope()
+        .arg("-r")
+        .arg(real_capture())
+        .arg(real_capture())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("lwar datagrams    1050 "));
+}
+
+#[test]
+fn count_stops_after_n_lwar_datagrams() {
+    lwarscope()
+        .arg("-r")
+        .arg(real_capture())
+        .args(["-c", "10"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("frames              10\n"));
+}
+
+#[test]
+fn a_missing_file() {
+    let out = lwarscope().args(["-r", "no/such.pcap"]).output().unwrap();
+    one_error_line(&out, "error: no/such.pcap: no such file");
+}
+
+#[test]
+fn a_file_that_is_not_a_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, "these are notes, not packets").unwrap();
+    let out = lwarscope().arg("-r").arg(&path).output().unwrap();
+    one_error_line(&out, "notes.txt: not a pcap or pcapng file");
+    let out = lwarscope()
+        .args(["-r", "-"])
+        .write_stdin(Vec::new())
+        .output()
+        .unwrap();
+    one_error_line(&out, "error: standard input: not a pcap or pcapng file");
+}
+
+#[test]
+fn a_file_cut_off_mid_record_is_analysed_up_to_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.pcap");
+    let src = "10.0.0.1:1000".parse().unwrap();
+    let dst = "10.0.0.2:32422".parse().unwrap();
+    let frames: Vec<Fx> = (0..4)
+        .map(|i| {
+            Fx::whole(
+                i,
+                udp_frame(Link::Ethernet, src, dst, &lwar_payload(i as u32, 5)),
+            )
+        })
+        .collect();
+    write_pcap(&path, LinkType::Ethernet, &frames);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 9]).unwrap();
+    let out = lwarscope().arg("-r").arg(&path).output().unwrap();
+    one_error_line(
+        &out,
+        "cut.pcap: file cut off in the middle of a record, after 3 complete packets",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("lwar datagrams    3 "), "{stdout}");
+}
+
+#[test]
+fn an_unsupported_link_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wifi.pcap");
+    write_pcap(&path, LinkType::Ethernet, &[Fx::whole(0, vec![0; 30])]);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[20..24].copy_from_slice(&105u32.to_le_bytes());
+    std::fs::write(&path, bytes).unwrap();
+    let out = lwarscope().arg("-r").arg(&path).output().unwrap();
+    one_error_line(&out, "unsupported link type 105 (IEEE802_11)");
+}
+
+#[test]
+fn an_unknown_interface_lists_the_existing_ones() {
+    let out = lwarscope().args(["-i", "nosuch9"]).output().unwrap();
+    one_error_line(&out, "error: unknown interface 'nosuch9' (available: ");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lo"));
+}
+
+#[test]
+fn an_invalid_filter_gives_libpcaps_message() {
+    let out = lwarscope()
+        .args(["-i", "lo", "-f", "udp and (port"])
+        .output()
+        .unwrap();
+    one_error_line(
+        &out,
+        "error: invalid capture filter 'udp and (port': can't parse filter expression: syntax error",
+    );
+}
+
+#[test]
+fn no_permission_to_capture_says_how_to_get_it() {
+    // As an unprivileged user (the tests run as root; CI too).
+    let bin = assert_cmd::cargo::cargo_bin("lwarscope");
+    let mut cmd = std::process::Command::new(&bin);
+    cmd.args(["-i", "lo"]).uid(65534).gid(65534);
+    let out = Command::from_std(cmd).output().unwrap();
+    one_error_line(
+        &out,
+        "error: no permission to capture on lo: run as root, or give the binary the capabilities: setcap cap_net_raw,cap_net_admin=eip ",
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lwarscope"));
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    // No input.
+    lwarscope().assert().code(2);
+    // Live-only options without -i.
+    for args in [
+        &["-r", "x.pcap", "-f", "udp"][..],
+        &["-r", "x.pcap", "-w", "out.pcap"],
+        &["-r", "x.pcap", "--duration", "5"],
+        &["-r", "x.pcap", "-i", "lo"],
+    ] {
+        lwarscope().args(args).assert().code(2);
+    }
+    lwarscope()
+        .args(["-i", "lo", "--duration", "soon"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "'soon' is not a number of seconds",
+        ));
+}
+
+#[test]
+fn help_documents_the_options() {
+    let out = lwarscope().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--read",
+        "--interface",
+        "--filter",
+        "--snapshot-length",
+        "--buffer-size",
+        "--immediate-mode",
+        "--no-promiscuous-mode",
+        "--count",
+        "--duration",
+        "--write",
+        "--list-interfaces",
+        "setcap cap_net_raw,cap_net_admin=eip",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+}
+
+#[test]
+fn list_interfaces_shows_loopback() {
+    lwarscope()
+        .arg("-D")
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^\d+\.lo \[.*Loopback").unwrap());
+}
+
+/// Live, end to end: a quiet capture stops at its duration and still prints
+/// libpcap's statistics; `-w` saves what was captured.
+#[test]
+fn a_live_capture_stops_at_its_duration_and_saves_its_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("live.pcap");
+    let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let b = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let filter = format!("udp and dst port {}", b.local_addr().unwrap().port());
+    let bin = assert_cmd::cargo::cargo_bin("lwarscope");
+    let child = std::process::Command::new(bin)
+        .args(["-i", "lo", "-f", &filter, "--duration", "3", "-w"])
+        .arg(&saved)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Send for a while; each datagram the capture saw is in the file.
+    let to = b.local_addr().unwrap();
+    for n in 0..50 {
+        a.send_to(&lwar_payload(n, 3), to).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("libpcap             received "), "{stdout}");
+    let run = read_files(&[saved]);
+    let lwar = run.counts().lwar;
+    assert!(lwar > 0, "the capture saw some datagrams");
+    assert!(
+        stdout.contains(&format!("lwar datagrams    {lwar} ")),
+        "{stdout} vs {lwar} saved"
+    );
+}
+
+/// Ctrl-C stops a live capture cleanly: results printed, exit status 0.
+#[test]
+fn ctrl_c_stops_cleanly_and_prints_the_results() {
+    let bin = assert_cmd::cargo::cargo_bin("lwarscope");
+    let child = std::process::Command::new(bin)
+        .args(["-i", "lo", "-f", "udp port 9 and udp port 10"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill(2) on our own child's pid.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(rc, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("frames              0\n"), "{stdout}");
+    assert!(stdout.contains("libpcap             received"), "{stdout}");
+}

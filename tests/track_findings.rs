@@ -1,0 +1,1763 @@
+//! Every finding kind and every precedence rule of the tracker's contract
+//! (`src/track/mod.rs`), each shown on packets encoded here through the codec.
+//!
+//! A [`Script`] plays one capture: `c2s(ack, timestamp, messages)` and
+//! `s2c(...)` encode a packet, feed it to the tracker as the next frame (10 ms of
+//! capture time after the previous one) and return the findings it raised, in a
+//! compact form that compares exactly: direction, label, frame, seqno, detail.
+
+use lwarscope::capture::{Datagram, Timestamp};
+use lwarscope::codec::{
+    DecodeError, Header, Id, Input, MessageRepr, MessageType, PacketRepr, UpdateEntry,
+    UpdatePosEntry, Violation,
+};
+use lwarscope::track::{
+    Detail, Finding, FindingKind, Observer, State, Summary, Tracker, TrackerConfig,
+};
+use std::net::SocketAddr;
+
+const CLIENT: &str = "127.0.0.1:40000";
+const SERVER: &str = "127.0.0.1:32422";
+/// Capture time of the first frame: 2024-01-01, in ms.
+const START_MS: u64 = 1_704_067_200_000;
+/// Capture time between two frames.
+const STEP_MS: u64 = 10;
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+/// A finding as the tests compare it: direction, label (`kind` or
+/// `violation/rule`), frame, seqno, detail.
+type F = (&'static str, String, u64, Option<u32>, Detail);
+
+fn compact(f: &Finding) -> F {
+    (
+        f.direction.name(),
+        f.label().to_string(),
+        f.frame,
+        f.seqno,
+        f.detail,
+    )
+}
+
+fn f(dir: &'static str, label: &str, frame: u64, seqno: Option<u32>, detail: Detail) -> F {
+    (dir, label.to_owned(), frame, seqno, detail)
+}
+
+#[derive(Default)]
+struct Collect(Vec<Finding>);
+
+impl Observer for Collect {
+    fn finding(&mut self, f: &Finding) {
+        self.0.push(*f);
+    }
+}
+
+/// One capture, packet by packet.
+struct Script {
+    tracker: Tracker,
+    client: SocketAddr,
+    server: SocketAddr,
+    frame: u64,
+    now_ms: u64,
+    /// Every finding so far, as the observer saw them.
+    all: Vec<Finding>,
+}
+
+impl Script {
+    fn new() -> Self {
+        Self::with_config(TrackerConfig::default())
+    }
+
+    fn with_config(config: TrackerConfig) -> Self {
+        Script {
+            tracker: Tracker::new(config),
+            client: addr(CLIENT),
+            server: addr(SERVER),
+            frame: 0,
+            now_ms: START_MS,
+            all: Vec::new(),
+        }
+    }
+
+    /// A session that has connected and synced: Connect #1 (frame 1); Join #1 of
+    /// alice (0:1), Join #2 of the server's player (0:0), Synced #3 and an Update
+    /// (frame 2); Input frame 1 acking #3 (frame 3). Nothing raised.
+    fn playing() -> Self {
+        let mut s = Script::new();
+        s.handshake();
+        s
+    }
+
+    fn handshake(&mut self) {
+        assert_eq!(self.c2s(0, 0, vec![connect(1, "alice")]), []);
+        assert_eq!(
+            self.s2c(
+                1,
+                1000,
+                vec![
+                    join(1, ALICE, "alice"),
+                    join(2, SERVER_PLAYER, "server"),
+                    synced(3),
+                    update()
+                ]
+            ),
+            []
+        );
+        assert_eq!(self.c2s(3, 100, vec![input(ALICE, 1)]), []);
+        assert_eq!(self.state(), State::Playing);
+    }
+
+    /// Feeds one datagram; returns the findings of this packet.
+    fn feed(&mut self, src: SocketAddr, dst: SocketAddr, payload: &[u8], len: usize) -> Vec<F> {
+        self.frame += 1;
+        self.now_ms += STEP_MS;
+        let d = Datagram {
+            frame: self.frame,
+            ts: Timestamp::from_millis(self.now_ms),
+            src,
+            dst,
+            payload,
+            payload_len: len,
+        };
+        let mut seen = Collect::default();
+        self.tracker.observe(&d, &mut seen);
+        self.all.extend_from_slice(&seen.0);
+        seen.0.iter().map(compact).collect()
+    }
+
+    fn packet(ack: u32, timestamp: u32, messages: Vec<MessageRepr>) -> Vec<u8> {
+        PacketRepr {
+            header: Header { ack, timestamp },
+            messages,
+        }
+        .to_bytes()
+    }
+
+    fn c2s(&mut self, ack: u32, timestamp: u32, messages: Vec<MessageRepr>) -> Vec<F> {
+        self.c2s_raw(&Self::packet(ack, timestamp, messages))
+    }
+
+    fn s2c(&mut self, ack: u32, timestamp: u32, messages: Vec<MessageRepr>) -> Vec<F> {
+        self.s2c_raw(&Self::packet(ack, timestamp, messages))
+    }
+
+    fn c2s_raw(&mut self, payload: &[u8]) -> Vec<F> {
+        self.feed(self.client, self.server, payload, payload.len())
+    }
+
+    fn s2c_raw(&mut self, payload: &[u8]) -> Vec<F> {
+        self.feed(self.server, self.client, payload, payload.len())
+    }
+
+    /// Lets `ms` of capture time pass without a packet.
+    fn wait(&mut self, ms: u64) {
+        self.now_ms += ms;
+    }
+
+    /// Ends the capture: the findings `finish` raised, and the summary.
+    fn finish(&mut self) -> (Vec<F>, Summary) {
+        let mut seen = Collect::default();
+        let summary = self.tracker.finish(&mut seen);
+        self.all.extend_from_slice(&seen.0);
+        (seen.0.iter().map(compact).collect(), summary)
+    }
+
+    fn session(&self) -> &lwarscope::track::Session {
+        let (_, s) = self.tracker.sessions().next().expect("a session");
+        s
+    }
+
+    fn state(&self) -> State {
+        self.session().state
+    }
+
+    /// How many findings of `kind` the whole script raised.
+    fn count(&self, kind: FindingKind) -> usize {
+        self.all.iter().filter(|f| f.kind == kind).count()
+    }
+}
+
+// Messages, short.
+
+const ALICE: Id = Id::new(0, 1);
+const BOB: Id = Id::new(0, 2);
+const SERVER_PLAYER: Id = Id::new(0, 0);
+
+fn connect(seqno: u32, name: &str) -> MessageRepr {
+    MessageRepr::Connect {
+        seqno,
+        name: name.into(),
+    }
+}
+fn disconnect(seqno: u32) -> MessageRepr {
+    MessageRepr::Disconnect { seqno }
+}
+fn join(seqno: u32, player: Id, name: &str) -> MessageRepr {
+    MessageRepr::Join {
+        seqno,
+        player,
+        name: name.into(),
+    }
+}
+fn leave(seqno: u32, player: Id) -> MessageRepr {
+    MessageRepr::Leave { seqno, player }
+}
+fn chat(seqno: u32, player: Id, text: &str) -> MessageRepr {
+    MessageRepr::Chat {
+        seqno,
+        player,
+        text: text.into(),
+    }
+}
+fn name(seqno: u32, player: Id, name: &str) -> MessageRepr {
+    MessageRepr::Name {
+        seqno,
+        player,
+        name: name.into(),
+    }
+}
+fn selection(seqno: u32, player: Id) -> MessageRepr {
+    MessageRepr::Selection {
+        seqno,
+        player,
+        ship_type: 1,
+        weapon_types: [1, 0, 0, 0],
+    }
+}
+fn synced(seqno: u32) -> MessageRepr {
+    MessageRepr::Synced { seqno }
+}
+fn input(player: Id, frame: u32) -> MessageRepr {
+    MessageRepr::Input(Input {
+        player,
+        frame,
+        ..Input::default()
+    })
+}
+fn update() -> MessageRepr {
+    MessageRepr::Update(vec![UpdateEntry {
+        entity: Id::new(1, 7),
+        x: 10,
+        y: -20,
+        orientation: 90,
+        health: 100,
+    }])
+}
+
+fn repeat(first_frame: u64, frames_later: u64, tries: u32) -> Detail {
+    Detail::Repeat {
+        first_frame,
+        delay_ns: frames_later * STEP_MS * 1_000_000,
+        tries,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Per reliable message: the precedence.
+
+#[test]
+fn a_plain_next_message_raises_nothing_and_counts_as_a_first_send() {
+    let mut s = Script::playing();
+    assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "hi"), update()]), []);
+    assert_eq!(
+        s.c2s(4, 130, vec![chat(2, ALICE, "yo"), input(ALICE, 2)]),
+        []
+    );
+    let (end, summary) = s.finish();
+    assert_eq!(end, []);
+    assert_eq!(summary.findings, Default::default());
+    let session = &summary.sessions[0];
+    assert_eq!((session.c2s.first_sends, session.c2s.resends), (2, 0));
+    assert_eq!((session.s2c.first_sends, session.s2c.resends), (4, 0));
+}
+
+#[test]
+fn resend_records_the_delay_since_the_first_transmission_and_the_try_count() {
+    let mut s = Script::playing();
+    assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "hi")]), []); // frame 4
+    assert_eq!(s.c2s(3, 130, vec![input(ALICE, 2)]), []); // does not ack #4
+    assert_eq!(
+        s.s2c(1, 1130, vec![chat(4, BOB, "hi")]),
+        [f("s2c", "resend", 6, Some(4), repeat(4, 2, 2))]
+    );
+    assert_eq!(
+        s.s2c(1, 1230, vec![chat(4, BOB, "hi"), chat(5, BOB, "there")]),
+        [f("s2c", "resend", 7, Some(4), repeat(4, 3, 3))]
+    );
+    let (_, summary) = s.finish();
+    let s2c = &summary.sessions[0].s2c;
+    assert_eq!((s2c.first_sends, s2c.resends), (5, 2));
+    assert_eq!(summary.findings["resend"], 2);
+}
+
+#[test]
+fn a_resend_of_what_the_receiver_had_acked_is_spurious() {
+    let mut s = Script::playing();
+    assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "hi")]), []); // frame 4
+    assert_eq!(s.c2s(4, 130, vec![input(ALICE, 2)]), []); // frame 5 acks #4
+    assert_eq!(
+        s.s2c(1, 1130, vec![chat(4, BOB, "hi")]),
+        [f(
+            "s2c",
+            "spurious-resend",
+            6,
+            Some(4),
+            Detail::AckedBefore {
+                ack: 4,
+                first_frame: 4
+            }
+        )]
+    );
+    // An ack of a later seqno covers it too; the resend of an unacked one is not spurious.
+    assert_eq!(s.s2c(1, 1230, vec![chat(5, BOB, "a")]), []); // frame 7
+    assert_eq!(s.s2c(1, 1330, vec![chat(6, BOB, "b")]), []); // frame 8
+    assert_eq!(s.c2s(5, 230, vec![input(ALICE, 3)]), []); // frame 9 acks up to #5
+    assert_eq!(
+        s.s2c(1, 1430, vec![chat(5, BOB, "a"), chat(6, BOB, "b")]),
+        [
+            f(
+                "s2c",
+                "spurious-resend",
+                10,
+                Some(5),
+                Detail::AckedBefore {
+                    ack: 5,
+                    first_frame: 7
+                }
+            ),
+            f("s2c", "resend", 10, Some(6), repeat(8, 2, 2)),
+        ]
+    );
+    let (_, summary) = s.finish();
+    let s2c = &summary.sessions[0].s2c;
+    // Spurious resends count as resends.
+    assert_eq!((s2c.first_sends, s2c.resends), (6, 3));
+}
+
+#[test]
+fn the_servers_repeated_leave_after_disconnect_is_an_expected_repeat_even_when_acked() {
+    let mut s = Script::playing();
+    assert_eq!(s.c2s(3, 130, vec![disconnect(2), input(ALICE, 2)]), []); // frame 4
+    assert_eq!(s.state(), State::Disconnecting);
+    assert_eq!(s.s2c(2, 1030, vec![leave(4, ALICE)]), []); // frame 5
+    assert_eq!(s.state(), State::Closed);
+    assert_eq!(
+        s.s2c(2, 1060, vec![leave(4, ALICE)]),
+        [f("s2c", "expected-repeat", 6, Some(4), repeat(5, 1, 2))]
+    );
+    // Even once the client acked the Leave, a repeat is expected, not spurious.
+    assert_eq!(
+        s.c2s(4, 160, vec![disconnect(2)]),
+        // (The client's repeated Disconnect, acked by the Leave, is spurious.)
+        [f(
+            "c2s",
+            "spurious-resend",
+            7,
+            Some(2),
+            Detail::AckedBefore {
+                ack: 2,
+                first_frame: 4
+            }
+        )]
+    );
+    assert_eq!(
+        s.s2c(2, 1090, vec![leave(4, ALICE)]),
+        [f("s2c", "expected-repeat", 8, Some(4), repeat(5, 3, 3))]
+    );
+    let (_, summary) = s.finish();
+    let s2c = &summary.sessions[0].s2c;
+    // Kept out of the resend rate.
+    assert_eq!((s2c.first_sends, s2c.resends), (4, 0));
+    assert_eq!(summary.findings["expected-repeat"], 2);
+    assert_eq!(s.session().s2c.expected_repeats, 2);
+    assert_eq!(s.session().s2c.resend_rate(), 0.0);
+}
+
+#[test]
+fn a_leave_repeated_without_a_disconnect_is_a_plain_resend() {
+    let mut s = Script::playing();
+    assert_eq!(s.s2c(1, 1030, vec![leave(4, BOB)]), []);
+    assert_eq!(
+        s.s2c(1, 1060, vec![leave(4, BOB)]),
+        [f("s2c", "resend", 5, Some(4), repeat(4, 1, 2))]
+    );
+}
+
+#[test]
+fn the_same_seqno_twice_in_one_packet_is_a_duplicate_in_packet_unless_it_was_seen_before() {
+    let mut s = Script::playing();
+    assert_eq!(
+        s.s2c(1, 1030, vec![chat(4, BOB, "hi"), chat(4, BOB, "hi")]),
+        [f("s2c", "duplicate-in-packet", 4, Some(4), repeat(4, 0, 2))]
+    );
+    // Seen in an earlier packet: both copies are resends (rule 3 before rule 4).
+    assert_eq!(
+        s.s2c(1, 1060, vec![chat(4, BOB, "hi"), chat(4, BOB, "hi")]),
+        [
+            f("s2c", "resend", 5, Some(4), repeat(4, 1, 3)),
+            f("s2c", "resend", 5, Some(4), repeat(4, 1, 4)),
+        ]
+    );
+    let (_, summary) = s.finish();
+    let s2c = &summary.sessions[0].s2c;
+    // A duplicate in a packet is neither a first send nor a resend.
+    assert_eq!((s2c.first_sends, s2c.resends), (4, 2));
+}
+
+#[test]
+fn an_in_packet_duplicate_of_an_acked_seqno_seen_for_the_first_time_is_not_a_spurious_resend() {
+    // Mid-session: the client acks #40 before the capture shows any message of the
+    // server past #38. The first capture of #40, twice in one packet, was never
+    // resent: the second copy is a duplicate in packet.
+    let mut s = Script::new();
+    assert_eq!(s.s2c(7, 5000, vec![chat(38, BOB, "x"), update()]), []);
+    assert_eq!(
+        s.c2s(40, 300, vec![input(ALICE, 9)]),
+        [f(
+            "c2s",
+            "ack-unseen",
+            2,
+            None,
+            Detail::AckUnseen {
+                ack: 40,
+                highest: 38
+            }
+        )]
+    );
+    assert_eq!(
+        s.s2c(
+            7,
+            5030,
+            vec![chat(39, BOB, "y"), chat(40, BOB, "z"), chat(40, BOB, "z")]
+        ),
+        [f(
+            "s2c",
+            "duplicate-in-packet",
+            3,
+            Some(40),
+            repeat(3, 0, 2)
+        )]
+    );
+}
+
+#[test]
+fn a_resend_with_other_bytes_is_a_violation_too() {
+    let mut s = Script::playing();
+    assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "hi")]), []);
+    assert_eq!(
+        s.s2c(1, 1060, vec![chat(4, BOB, "ho")]),
+        [
+            f("s2c", "resend", 5, Some(4), repeat(4, 1, 2)),
+            f(
+                "s2c",
+                "violation/resend-differs",
+                5,
+                Some(4),
+                Detail::Message {
+                    msg_type: MessageType::Chat
+                }
+            ),
+        ]
+    );
+    // Another type under the same seqno differs too.
+    assert_eq!(
+        s.s2c(1, 1090, vec![leave(4, BOB)]),
+        [
+            f("s2c", "resend", 6, Some(4), repeat(4, 2, 3)),
+            f(
+                "s2c",
+                "violation/resend-differs",
+                6,
+                Some(4),
+                Detail::Message {
+                    msg_type: MessageType::Leave
+                }
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_message_filling_a_gap_is_out_of_order_and_the_gap_is_then_not_lost() {
+    let mut s = Script::playing();
+    assert_eq!(
+        s.s2c(1, 1030, vec![chat(5, BOB, "b")]),
+        [f(
+            "s2c",
+            "gap",
+            4,
+            Some(5),
+            Detail::Gap {
+                highest: 3,
+                missing: 1
+            }
+        )]
+    );
+    assert_eq!(
+        s.s2c(1, 1060, vec![chat(4, BOB, "a")]),
+        [f(
+            "s2c",
+            "out-of-order",
+            5,
+            Some(4),
+            Detail::Fill { highest: 5 }
+        )]
+    );
+    let (end, summary) = s.finish();
+    assert_eq!(end, []);
+    let s2c = &summary.sessions[0].s2c;
+    // Both count as first sends.
+    assert_eq!((s2c.first_sends, s2c.resends), (5, 0));
+}
+
+#[test]
+fn a_gap_counts_the_missing_and_those_never_seen_are_lost_at_the_end() {
+    let mut s = Script::playing();
+    assert_eq!(
+        s.s2c(1, 1030, vec![chat(8, BOB, "h")]),
+        [f(
+            "s2c",
+            "gap",
+            4,
+            Some(8),
+            Detail::Gap {
+                highest: 3,
+                missing: 4
+            }
+        )]
+    );
+    assert_eq!(
+        s.s2c(1, 1060, vec![chat(5, BOB, "e")]),
+        [f(
+            "s2c",
+            "out-of-order",
+            5,
+            Some(5),
+            Detail::Fill { highest: 8 }
+        )]
+    );
+    // A second jump: one finding per jump.
+    assert_eq!(
+        s.s2c(1, 1090, vec![chat(9, BOB, "i"), chat(11, BOB, "k")]),
+        [f(
+            "s2c",
+            "gap",
+            6,
+            Some(11),
+            Detail::Gap {
+                highest: 9,
+                missing: 1
+            }
+        )]
+    );
+    let (end, summary) = s.finish();
+    // Lost: 4, 6, 7 (skipped in frame 4) and 10 (skipped in frame 6), each with the
+    // frame of its gap.
+    assert_eq!(
+        end,
+        [
+            f("s2c", "lost", 4, Some(4), Detail::None),
+            f("s2c", "lost", 4, Some(6), Detail::None),
+            f("s2c", "lost", 4, Some(7), Detail::None),
+            f("s2c", "lost", 6, Some(10), Detail::None),
+        ]
+    );
+    assert_eq!(summary.findings["gap"], 2);
+    assert_eq!(summary.findings["lost"], 4);
+    assert_eq!(summary.findings["out-of-order"], 1);
+    assert_eq!(summary.sessions[0].s2c.findings["lost"], 4);
+}
+
+#[test]
+fn the_first_reliable_message_of_a_direction_is_the_baseline() {
+    // Mid-session capture: the server's first captured seqno is 57, the client's 12.
+    let mut s = Script::new();
+    assert_eq!(s.s2c(11, 9000, vec![chat(57, BOB, "x"), update()]), []);
+    assert_eq!(
+        s.c2s(57, 900, vec![chat(12, ALICE, "y"), input(ALICE, 500)]),
+        []
+    );
+    // Below the baseline: sent before the capture began, no gap filled.
+    assert_eq!(
+        s.s2c(12, 9030, vec![chat(56, BOB, "w"), chat(58, BOB, "z")]),
+        []
+    );
+    let (end, summary) = s.finish();
+    assert_eq!(end, []);
+    assert_eq!(summary.findings, Default::default());
+    assert_eq!(summary.sessions[0].s2c.first_sends, 3);
+}
+
+// ---------------------------------------------------------------------------
+// Per packet.
+
+#[test]
+fn the_same_bytes_again_are_a_duplicate_packet_whose_messages_raise_nothing_else() {
+    let mut s = Script::playing();
+    // A packet that would raise a resend and an input regression if it were not a
+    // copy of frame 4.
+    let bytes = Script::packet(3, 130, vec![chat(2, ALICE, "x"), input(ALICE, 2)]);
+    assert_eq!(s.c2s_raw(&bytes), []); // frame 4
+    assert_eq!(s.c2s(3, 160, vec![input(ALICE, 3)]), []); // frame 5
+    assert_eq!(
+        s.c2s_raw(&bytes),
+        [f(
+            "c2s",
+            "duplicate-packet",
+            6,
+            None,
+            Detail::DuplicateOf { frame: 4 }
+        )]
+    );
+    let (end, summary) = s.finish();
+    assert_eq!(end, []);
+    let c2s = &summary.sessions[0].c2s;
+    assert_eq!(c2s.findings["duplicate-packet"], 1);
+    assert_eq!(c2s.findings.len(), 1);
+    // Counted by type, but neither a first send nor a resend.
+    assert_eq!(c2s.messages["Chat"], 2);
+    assert_eq!(c2s.messages["Input"], 4);
+    assert_eq!((c2s.first_sends, c2s.resends), (2, 0));
+    assert_eq!(c2s.packets, 5);
+}
+
+#[test]
+fn a_duplicate_packet_is_only_judged_within_its_direction_and_the_last_64_packets() {
+    let mut s = Script::new();
+    let bytes = Script::packet(0, 5, vec![]);
+    assert_eq!(s.c2s_raw(&bytes), []);
+    // The same bytes the other way are not a duplicate.
+    assert_eq!(s.s2c_raw(&bytes), []);
+    let mut s = Script::playing();
+    let old = Script::packet(3, 130, vec![input(ALICE, 2)]);
+    assert_eq!(s.c2s_raw(&old), []);
+    for i in 0..64 {
+        assert_eq!(s.c2s(3, 131 + i, vec![input(ALICE, 3 + i)]), []);
+    }
+    // 64 packets later, the bytes are no longer remembered: the frame number and the
+    // timestamp tell what it is.
+    let found = s.c2s_raw(&old);
+    assert!(
+        !found.iter().any(|f| f.1 == "duplicate-packet"),
+        "{found:?}"
+    );
+    assert_eq!(found.len(), 2, "{found:?}"); // reordered and input-regression
+}
+
+#[test]
+fn a_lower_timestamp_is_reordered_and_timestamp_zero_is_ignored() {
+    let mut s = Script::playing();
+    assert_eq!(s.c2s(3, 200, vec![input(ALICE, 2)]), []); // frame 4
+    assert_eq!(
+        s.c2s(3, 150, vec![input(ALICE, 3)]),
+        [f(
+            "c2s",
+            "reordered",
+            5,
+            None,
+            Detail::Timestamp {
+                timestamp: 150,
+                highest: 200
+            }
+        )]
+    );
+    // The highest stays 200.
+    assert_eq!(
+        s.c2s(3, 199, vec![input(ALICE, 4)]),
+        [f(
+            "c2s",
+            "reordered",
+            6,
+            None,
+            Detail::Timestamp {
+                timestamp: 199,
+                highest: 200
+            }
+        )]
+    );
+    assert_eq!(s.c2s(3, 200, vec![input(ALICE, 5)]), []); // equal is fine
+    assert_eq!(s.c2s(3, 0, vec![chat(2, ALICE, "no clock")]), []); // 0 is ignored
+    assert_eq!(s.c2s(3, 230, vec![input(ALICE, 6)]), []);
+    // Each direction has its own clock.
+    assert_eq!(s.s2c(1, 1001, vec![update()]), []);
+}
+
+#[test]
+fn an_ack_below_an_earlier_one_is_an_ack_regression() {
+    let mut s = Script::playing();
+    assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "a")]), []);
+    assert_eq!(s.c2s(4, 130, vec![input(ALICE, 2)]), []); // frame 5
+    assert_eq!(
+        s.c2s(2, 160, vec![input(ALICE, 3)]),
+        [f(
+            "c2s",
+            "ack-regression",
+            6,
+            None,
+            Detail::AckRegression {
+                ack: 2,
+                previous: 4
+            }
+        )]
+    );
+    // The highest ack stays 4.
+    assert_eq!(
+        s.c2s(3, 190, vec![input(ALICE, 4)]),
+        [f(
+            "c2s",
+            "ack-regression",
+            7,
+            None,
+            Detail::AckRegression {
+                ack: 3,
+                previous: 4
+            }
+        )]
+    );
+    assert_eq!(s.c2s(4, 220, vec![input(ALICE, 5)]), []);
+}
+
+#[test]
+fn an_ack_above_every_seqno_captured_the_other_way_is_ack_unseen() {
+    let mut s = Script::playing();
+    // The server has sent #1..#3; the client acks 5.
+    assert_eq!(
+        s.c2s(5, 130, vec![input(ALICE, 2)]),
+        [f(
+            "c2s",
+            "ack-unseen",
+            4,
+            None,
+            Detail::AckUnseen { ack: 5, highest: 3 }
+        )]
+    );
+    // And the server acks 2 while the client has sent only #1.
+    assert_eq!(
+        s.s2c(2, 1030, vec![update()]),
+        [f(
+            "s2c",
+            "ack-unseen",
+            5,
+            None,
+            Detail::AckUnseen { ack: 2, highest: 1 }
+        )]
+    );
+}
+
+#[test]
+fn acks_are_not_judged_before_the_other_direction_shows_a_reliable_message() {
+    // A capture that starts mid-session: acks cover messages sent before it began.
+    let mut s = Script::new();
+    assert_eq!(s.c2s(500, 4000, vec![input(ALICE, 7000)]), []);
+    assert_eq!(s.s2c(90, 60000, vec![update()]), []);
+    assert_eq!(s.c2s(500, 4033, vec![input(ALICE, 7001)]), []);
+    assert_eq!(s.s2c(90, 60030, vec![chat(501, BOB, "x"), update()]), []);
+    assert_eq!(s.c2s(501, 4066, vec![input(ALICE, 7002)]), []);
+    // From now on the server's acks are judged against the client's seqnos.
+    assert_eq!(s.c2s(501, 4100, vec![chat(91, ALICE, "y")]), []);
+    assert_eq!(
+        s.s2c(92, 60060, vec![update()]),
+        [f(
+            "s2c",
+            "ack-unseen",
+            7,
+            None,
+            Detail::AckUnseen {
+                ack: 92,
+                highest: 91
+            }
+        )]
+    );
+}
+
+fn decode(error: DecodeError, captured: usize, len: usize) -> Detail {
+    Detail::Decode {
+        error,
+        captured,
+        len,
+    }
+}
+
+#[test]
+fn undecodable_payloads_are_malformed_with_the_codecs_reason_and_offset() {
+    let mut s = Script::playing();
+    let good = Script::packet(3, 130, vec![chat(2, ALICE, "hi")]);
+
+    // short-header: the appId and no more.
+    let short = &good[..8];
+    assert_eq!(
+        s.c2s_raw(short),
+        [f(
+            "c2s",
+            "malformed",
+            4,
+            None,
+            decode(DecodeError::ShortHeader { len: 8 }, 8, 8)
+        )]
+    );
+    // wrong-app-id
+    let mut wrong = good.clone();
+    wrong[0] = 0;
+    assert_eq!(
+        s.c2s_raw(&wrong),
+        [f(
+            "c2s",
+            "malformed",
+            5,
+            None,
+            decode(DecodeError::WrongAppId { found: 0x0070_87c5 }, 24, 24)
+        )]
+    );
+    // truncated-message: the sender's packet really is short (the capture kept all).
+    let cut = &good[..good.len() - 1];
+    assert_eq!(
+        s.c2s_raw(cut),
+        [f(
+            "c2s",
+            "malformed",
+            6,
+            None,
+            decode(
+                DecodeError::Truncated {
+                    offset: 12,
+                    msg_type: MessageType::Chat,
+                    needed: 12,
+                    available: 11
+                },
+                23,
+                23
+            )
+        )]
+    );
+    // unknown-type after a good message: the message before it is still analysed
+    // (a first send of #2 here, then a resend of it in the next packet).
+    let mut unknown = Script::packet(3, 160, vec![chat(2, ALICE, "hi")]);
+    unknown.extend_from_slice(&[200, 1, 2]);
+    assert_eq!(
+        s.c2s_raw(&unknown),
+        [f(
+            "c2s",
+            "malformed",
+            7,
+            None,
+            decode(
+                DecodeError::UnknownType {
+                    offset: 24,
+                    type_id: 200
+                },
+                27,
+                27
+            )
+        )]
+    );
+    let mut deprecated = Script::packet(3, 190, vec![chat(2, ALICE, "hi")]);
+    deprecated.push(102);
+    assert_eq!(
+        s.c2s_raw(&deprecated),
+        [
+            f("c2s", "resend", 8, Some(2), repeat(7, 1, 2)),
+            f(
+                "c2s",
+                "malformed",
+                8,
+                None,
+                decode(DecodeError::DeprecatedType { offset: 24 }, 25, 25)
+            )
+        ]
+    );
+    let (_, summary) = s.finish();
+    let c2s = &summary.sessions[0].c2s;
+    assert_eq!(c2s.findings["malformed"], 5);
+    assert_eq!(
+        c2s.malformed,
+        [
+            ("deprecated-type", 1),
+            ("short-header", 1),
+            ("truncated-message", 1),
+            ("unknown-type", 1),
+            ("wrong-app-id", 1),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
+    );
+    assert_eq!(summary.malformed, c2s.malformed);
+    assert_eq!(c2s.messages["Chat"], 2);
+    // Every packet is counted, with its bytes.
+    assert_eq!(c2s.packets, 2 + 5);
+}
+
+#[test]
+fn a_frame_cut_by_the_capture_is_truncated_not_malformed() {
+    let mut s = Script::playing();
+    let good = Script::packet(3, 130, vec![chat(2, ALICE, "hello"), input(ALICE, 2)]);
+    let len = good.len();
+    // The snaplen cut inside the Input: truncated, and what was captured before is
+    // analysed (the Chat is a first send).
+    let captured = 12 + 15 + 5;
+    let found = s.feed(s.client, s.server, &good[..captured], len);
+    assert_eq!(
+        found,
+        [f(
+            "c2s",
+            "truncated",
+            4,
+            None,
+            decode(
+                DecodeError::Truncated {
+                    offset: 27,
+                    msg_type: MessageType::Input,
+                    needed: 23,
+                    available: 5
+                },
+                captured,
+                len
+            )
+        )]
+    );
+    // Cut inside the header.
+    let found = s.feed(s.client, s.server, &good[..6], len);
+    assert_eq!(
+        found,
+        [f(
+            "c2s",
+            "truncated",
+            5,
+            None,
+            decode(DecodeError::ShortHeader { len: 6 }, 6, len)
+        )]
+    );
+    // A cut does not excuse an error inside the captured bytes.
+    let mut bad = good.clone();
+    bad[12] = 200;
+    let found = s.feed(s.client, s.server, &bad[..20], len);
+    assert_eq!(
+        found,
+        [f(
+            "c2s",
+            "malformed",
+            6,
+            None,
+            decode(
+                DecodeError::UnknownType {
+                    offset: 12,
+                    type_id: 200
+                },
+                20,
+                len
+            )
+        )]
+    );
+    let (_, summary) = s.finish();
+    let c2s = &summary.sessions[0].c2s;
+    assert_eq!(c2s.findings["truncated"], 2);
+    assert_eq!(c2s.findings["malformed"], 1);
+    assert_eq!(c2s.messages["Chat"], 1);
+    assert_eq!((c2s.first_sends, c2s.resends), (2, 0));
+    // Bytes count what was sent, not what was captured.
+    // Connect (23 bytes), Input (35), and three cut frames of 50.
+    assert_eq!(c2s.bytes as usize, 23 + 35 + 3 * len);
+}
+
+#[test]
+fn a_packet_over_512_bytes_is_oversize_and_decoded_all_the_same() {
+    let mut s = Script::playing();
+    let entries = vec![
+        UpdateEntry {
+            entity: Id::new(1, 1),
+            ..UpdateEntry::default()
+        };
+        46
+    ];
+    let bytes = Script::packet(
+        1,
+        1030,
+        vec![chat(4, BOB, "x"), MessageRepr::Update(entries)],
+    );
+    assert_eq!(bytes.len(), 12 + 11 + 2 + 46 * 11);
+    assert!(bytes.len() > 512);
+    assert_eq!(
+        s.s2c_raw(&bytes),
+        [f(
+            "s2c",
+            "oversize",
+            4,
+            None,
+            Detail::Codec(Violation::Oversize { len: bytes.len() })
+        )]
+    );
+    // Exactly 512 is fine: 12 + (2 + 40 * 11) + (2 + 7 * 8).
+    let at_limit = Script::packet(
+        1,
+        1060,
+        vec![
+            MessageRepr::Update(vec![UpdateEntry::default(); 40]),
+            MessageRepr::UpdatePos(vec![UpdatePosEntry::default(); 7]),
+        ],
+    );
+    assert_eq!(at_limit.len(), 512);
+    let found = s.s2c_raw(&at_limit);
+    assert!(!found.iter().any(|f| f.1 == "oversize"), "{found:?}");
+    let (_, summary) = s.finish();
+    assert_eq!(summary.sessions[0].s2c.messages["Chat"], 1);
+    assert_eq!(summary.sessions[0].s2c.messages["Update"], 3);
+    assert_eq!(summary.findings["oversize"], 1);
+}
+
+// ---------------------------------------------------------------------------
+// Per input stream.
+
+#[test]
+fn input_frame_numbers_regress_skip_or_lose() {
+    let mut s = Script::playing(); // Input frame 1 in frame 3
+    let frames = |from: u32, to: u32| Detail::InputFrames {
+        frame: to,
+        last: from,
+    };
+    assert_eq!(s.c2s(3, 130, vec![input(ALICE, 2)]), []); // frame 4
+    // The same frame number again raises nothing (a client may repeat it).
+    assert_eq!(s.c2s(3, 160, vec![input(ALICE, 2)]), []);
+    // One frame skipped.
+    assert_eq!(
+        s.c2s(3, 190, vec![input(ALICE, 4)]),
+        [f("c2s", "input-gap", 6, None, frames(2, 4))]
+    );
+    // Eight skipped: the history bits still cover them.
+    assert_eq!(
+        s.c2s(3, 220, vec![input(ALICE, 13)]),
+        [f("c2s", "input-gap", 7, None, frames(4, 13))]
+    );
+    // Nine skipped: inputs were lost.
+    assert_eq!(
+        s.c2s(3, 250, vec![input(ALICE, 23)]),
+        [f("c2s", "inputs-lost", 8, None, frames(13, 23))]
+    );
+    // Lower than the last: a regression, and the last stays 23.
+    assert_eq!(
+        s.c2s(3, 280, vec![input(ALICE, 20)]),
+        [f("c2s", "input-regression", 9, None, frames(23, 20))]
+    );
+    assert_eq!(s.c2s(3, 310, vec![input(ALICE, 24)]), []);
+    let (_, summary) = s.finish();
+    let c2s = &summary.sessions[0].c2s;
+    assert_eq!(c2s.findings["input-gap"], 2);
+    assert_eq!(c2s.findings["inputs-lost"], 1);
+    assert_eq!(c2s.findings["input-regression"], 1);
+}
+
+// ---------------------------------------------------------------------------
+// Violations.
+
+fn msg(t: MessageType) -> Detail {
+    Detail::Message { msg_type: t }
+}
+
+#[test]
+fn a_message_from_the_wrong_side_is_a_violation() {
+    let mut s = Script::playing();
+    assert_eq!(
+        s.c2s(
+            3,
+            130,
+            vec![join(2, BOB, "bob"), MessageRepr::Full, input(ALICE, 2)]
+        ),
+        [
+            f(
+                "c2s",
+                "violation/wrong-sender",
+                4,
+                Some(2),
+                msg(MessageType::Join)
+            ),
+            f(
+                "c2s",
+                "violation/wrong-sender",
+                4,
+                None,
+                msg(MessageType::Full)
+            ),
+        ]
+    );
+    assert_eq!(
+        s.s2c(
+            2,
+            1030,
+            vec![input(BOB, 5), disconnect(4), chat(5, BOB, "both")]
+        ),
+        [
+            f(
+                "s2c",
+                "violation/wrong-sender",
+                5,
+                None,
+                msg(MessageType::Input)
+            ),
+            f(
+                "s2c",
+                "violation/wrong-sender",
+                5,
+                Some(4),
+                msg(MessageType::Disconnect)
+            ),
+        ]
+    );
+}
+
+#[test]
+fn the_first_reliable_message_to_a_new_client_must_be_join_1_acking_the_connect() {
+    // Not a Join.
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
+    assert_eq!(
+        s.s2c(1, 1000, vec![chat(1, BOB, "hi"), join(2, ALICE, "alice")]),
+        [f(
+            "s2c",
+            "violation/handshake-first-not-join",
+            2,
+            Some(1),
+            msg(MessageType::Chat)
+        )]
+    );
+    // A Join, but not #1 (and checked once only).
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
+    assert_eq!(
+        s.s2c(1, 1000, vec![join(2, ALICE, "alice"), join(3, BOB, "bob")]),
+        [f(
+            "s2c",
+            "violation/handshake-first-not-join",
+            2,
+            Some(2),
+            msg(MessageType::Join)
+        )]
+    );
+    // Join #1 in a packet that does not ack the Connect.
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
+    let found = s.s2c(0, 1000, vec![join(1, ALICE, "alice")]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].1.as_str(), found[0].2, found[0].3),
+        ("violation/handshake-join-no-ack", 2, Some(1))
+    );
+    // Mid-session, the first message need not be a Join.
+    let mut s = Script::new();
+    assert_eq!(s.s2c(4, 1000, vec![chat(9, BOB, "hi")]), []);
+}
+
+#[test]
+fn input_before_synced_is_a_violation() {
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
+    assert_eq!(s.state(), State::Connecting);
+    assert_eq!(
+        s.c2s(0, 10, vec![input(ALICE, 1)]),
+        [f(
+            "c2s",
+            "violation/input-before-synced",
+            2,
+            None,
+            msg(MessageType::Input)
+        )]
+    );
+    assert_eq!(s.s2c(1, 1000, vec![join(1, ALICE, "alice"), update()]), []);
+    assert_eq!(s.state(), State::Syncing);
+    assert_eq!(
+        s.c2s(1, 20, vec![input(ALICE, 2)]),
+        [f(
+            "c2s",
+            "violation/input-before-synced",
+            4,
+            None,
+            msg(MessageType::Input)
+        )]
+    );
+    assert_eq!(s.s2c(1, 1030, vec![synced(2)]), []);
+    assert_eq!(s.state(), State::Playing);
+    assert_eq!(s.c2s(2, 30, vec![input(ALICE, 3)]), []);
+}
+
+#[test]
+fn a_client_speaking_for_another_player_is_a_violation() {
+    let mut s = Script::playing();
+    let other = |seqno| {
+        (
+            "c2s",
+            "violation/wrong-player-id".to_owned(),
+            4,
+            seqno,
+            Detail::Player {
+                used: BOB,
+                own: ALICE,
+            },
+        )
+    };
+    assert_eq!(
+        s.c2s(
+            3,
+            130,
+            vec![
+                chat(2, BOB, "hi"),
+                name(3, BOB, "eve"),
+                selection(4, BOB),
+                input(BOB, 2),
+                chat(5, ALICE, "mine"),
+            ]
+        ),
+        [other(Some(2)), other(Some(3)), other(Some(4)), other(None)]
+    );
+    // The server may speak of anyone.
+    assert_eq!(
+        s.s2c(1, 1030, vec![chat(4, BOB, "x"), name(5, BOB, "b")]),
+        []
+    );
+}
+
+#[test]
+fn after_disconnect_the_server_may_send_only_the_clients_own_leave() {
+    let mut s = Script::playing();
+    assert_eq!(s.c2s(3, 130, vec![disconnect(2)]), []); // frame 4
+    // Sent before the server processed the Disconnect (it does not ack it yet):
+    // not a violation.
+    assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "late"), update()]), []);
+    assert_eq!(
+        s.s2c(
+            2,
+            1060,
+            vec![leave(5, BOB), leave(6, ALICE), update(), chat(7, BOB, "x")]
+        ),
+        [
+            f(
+                "s2c",
+                "violation/after-disconnect",
+                6,
+                Some(5),
+                msg(MessageType::Leave)
+            ),
+            f(
+                "s2c",
+                "violation/after-disconnect",
+                6,
+                None,
+                msg(MessageType::Update)
+            ),
+            f(
+                "s2c",
+                "violation/after-disconnect",
+                6,
+                Some(7),
+                msg(MessageType::Chat)
+            ),
+        ]
+    );
+    assert_eq!(s.state(), State::Closed);
+    // One per message, repeats included (here an expected repeat of the other Leave).
+    assert_eq!(
+        s.s2c(2, 1090, vec![leave(5, BOB), leave(6, ALICE)]),
+        [
+            f(
+                "s2c",
+                "violation/after-disconnect",
+                7,
+                Some(5),
+                msg(MessageType::Leave)
+            ),
+            f("s2c", "expected-repeat", 7, Some(5), repeat(6, 1, 2)),
+            f("s2c", "expected-repeat", 7, Some(6), repeat(6, 1, 2)),
+        ]
+    );
+}
+
+#[test]
+fn a_ninth_player_is_a_violation() {
+    // Eight clients and the server's own player: nine players. Each client sees
+    // the Joins of everyone; the violation is raised once, where the ninth Join
+    // is first captured.
+    let mut s = Script::new();
+    let server = addr(SERVER);
+    let mut raised = Vec::new();
+    for i in 1..=8u16 {
+        let client: SocketAddr = format!("127.0.0.1:{}", 40000 + i).parse().unwrap();
+        let me = Id::new(0, i);
+        let connect = Script::packet(0, 0, vec![connect(1, "p")]);
+        assert_eq!(s.feed(client, server, &connect, connect.len()), []);
+        let mut msgs = vec![join(1, me, "p"), join(2, SERVER_PLAYER, "server")];
+        for j in 1..i {
+            msgs.push(join(2 + j as u32, Id::new(0, j), "p"));
+        }
+        msgs.push(synced(2 + i as u32));
+        let welcome = Script::packet(1, 1000, msgs);
+        raised.extend(s.feed(server, client, &welcome, welcome.len()));
+    }
+    assert_eq!(
+        raised,
+        [f(
+            "s2c",
+            "violation/too-many-players",
+            16,
+            Some(1),
+            Detail::Players { count: 9 }
+        )]
+    );
+    let (_, summary) = s.finish();
+    assert_eq!(summary.violations["too-many-players"], 1);
+    assert_eq!(summary.sessions.len(), 8);
+}
+
+#[test]
+fn a_leave_frees_a_players_place() {
+    let mut s = Script::playing(); // alice and the server's player
+    // Six more: eight players (frames 4 to 9).
+    for i in 2..=7u16 {
+        assert_eq!(
+            s.s2c(1, 1000, vec![join(u32::from(i) + 2, Id::new(0, i), "p")]),
+            []
+        );
+    }
+    // One leaves, another takes the place: still eight.
+    assert_eq!(s.s2c(1, 1000, vec![leave(10, Id::new(0, 7))]), []);
+    assert_eq!(s.s2c(1, 1000, vec![join(11, Id::new(1, 7), "p")]), []);
+    // A Join repeated (here resent) adds no one.
+    assert_eq!(
+        s.s2c(1, 1010, vec![join(11, Id::new(1, 7), "p")]),
+        [f("s2c", "resend", 12, Some(11), repeat(11, 1, 2))]
+    );
+    assert_eq!(
+        s.s2c(1, 1010, vec![join(12, Id::new(0, 9), "p")]),
+        [f(
+            "s2c",
+            "violation/too-many-players",
+            13,
+            Some(12),
+            Detail::Players { count: 9 }
+        )]
+    );
+}
+
+#[test]
+fn the_codecs_violations_are_raised_once_per_message_and_rule() {
+    use lwarscope::codec::ViolationKind as V;
+    let mut s = Script::playing();
+    let long_name = "n".repeat(32);
+    let long_chat = "c".repeat(255);
+    let bytes = {
+        let mut b = Script::packet(
+            3,
+            130,
+            vec![
+                chat(0, ALICE, "zero"),
+                name(2, ALICE, &long_name),
+                chat(3, ALICE, &long_chat),
+            ],
+        );
+        MessageRepr::Chat {
+            seqno: 4,
+            player: ALICE,
+            text: vec![b'o', 0xff],
+        }
+        .emit(&mut b);
+        b
+    };
+    let found = s.c2s_raw(&bytes);
+    let labels: Vec<(&str, Option<u32>)> = found.iter().map(|f| (f.1.as_str(), f.3)).collect();
+    assert_eq!(
+        labels,
+        [
+            ("violation/seqno-zero", Some(0)),
+            ("violation/name-too-long", Some(2)),
+            ("violation/chat-too-long", Some(3)),
+            ("violation/invalid-utf8", Some(4)),
+        ]
+    );
+    let codec = |d: &Detail| match d {
+        Detail::Codec(v) => v.kind(),
+        other => panic!("{other:?}"),
+    };
+    let kinds: Vec<V> = found.iter().map(|f| codec(&f.4)).collect();
+    assert_eq!(
+        kinds,
+        [V::SeqnoZero, V::NameTooLong, V::ChatTooLong, V::InvalidUtf8]
+    );
+    assert_eq!(
+        found[1].4,
+        Detail::Codec(Violation::NameTooLong {
+            offset: 12 + 14,
+            msg_type: MessageType::Name,
+            len: 32
+        })
+    );
+    assert_eq!(
+        s.s2c(1, 1030, vec![MessageRepr::Update(vec![])]),
+        [f(
+            "s2c",
+            "violation/empty-update",
+            5,
+            None,
+            Detail::Codec(Violation::EmptyUpdate {
+                offset: 12,
+                msg_type: MessageType::Update
+            })
+        )]
+    );
+    // A name of 31 bytes and a chat of 254 are fine.
+    assert_eq!(
+        s.c2s(
+            3,
+            160,
+            vec![
+                name(5, ALICE, &"n".repeat(31)),
+                chat(6, ALICE, &"c".repeat(254))
+            ]
+        ),
+        []
+    );
+    let (_, summary) = s.finish();
+    assert_eq!(summary.findings["violation"], 5);
+    assert_eq!(summary.violations.len(), 5);
+}
+
+// ---------------------------------------------------------------------------
+// Lifecycle and players.
+
+#[test]
+fn a_session_goes_from_connecting_to_closed() {
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
+    assert_eq!(s.state(), State::Connecting);
+    assert!(s.session().saw_start);
+    assert_eq!(s.s2c(1, 1000, vec![join(1, ALICE, "alice"), update()]), []);
+    assert_eq!(s.state(), State::Syncing);
+    assert_eq!(
+        s.s2c(1, 1030, vec![join(2, SERVER_PLAYER, "server"), synced(3)]),
+        []
+    );
+    assert_eq!(s.state(), State::Playing);
+    assert_eq!(
+        s.c2s(
+            3,
+            100,
+            vec![
+                chat(2, ALICE, "hi"),
+                name(3, ALICE, "alicia"),
+                input(ALICE, 1)
+            ]
+        ),
+        []
+    );
+    // The server's broadcast of the rename and of the chat.
+    assert_eq!(
+        s.s2c(
+            1,
+            1060,
+            vec![chat(4, ALICE, "hi"), name(5, ALICE, "alicia")]
+        ),
+        []
+    );
+    // A resent Chat is still one chat.
+    assert_eq!(
+        s.c2s(3, 130, vec![chat(2, ALICE, "hi")]),
+        [f("c2s", "resend", 6, Some(2), repeat(4, 2, 2))]
+    );
+    let player = s.session().player.clone().expect("alice's player");
+    assert_eq!(player.id, ALICE);
+    assert_eq!(player.name, "alicia");
+    assert_eq!((player.renames, player.chats), (1, 1));
+    assert_eq!(s.c2s(5, 160, vec![disconnect(4)]), []);
+    assert_eq!(s.state(), State::Disconnecting);
+    assert_eq!(s.s2c(4, 1090, vec![leave(6, ALICE)]), []);
+    assert_eq!(s.state(), State::Closed);
+    // Closed sessions do not time out.
+    s.wait(60_000);
+    let (end, summary) = s.finish();
+    assert_eq!(end, []);
+    assert_eq!(summary.sessions[0].state, "closed");
+}
+
+#[test]
+fn a_full_server_rejects_and_each_full_counts_as_a_rejected_attempt() {
+    let mut s = Script::new();
+    for i in 0..3 {
+        let found = s.c2s(0, 0, vec![connect(1, "carol")]);
+        if i > 0 {
+            assert_eq!(
+                found,
+                [f(
+                    "c2s",
+                    "resend",
+                    2 * i + 1,
+                    Some(1),
+                    repeat(1, 2 * i, i as u32 + 1)
+                )]
+            );
+        }
+        // The original server stamps 0 on its Full-only packets.
+        assert_eq!(s.s2c(0, 0, vec![MessageRepr::Full]), []);
+        assert_eq!(s.state(), State::Rejected);
+    }
+    assert_eq!(s.session().rejected_attempts, 3);
+    s.wait(60_000);
+    let (end, summary) = s.finish();
+    assert_eq!(end, []);
+    assert_eq!(summary.sessions[0].state, "rejected");
+    assert_eq!(summary.sessions[0].s2c.messages["Full"], 3);
+}
+
+#[test]
+fn fifteen_seconds_of_silence_from_a_peer_time_a_session_out() {
+    let mut s = Script::playing();
+    // 14.99 s later, another session's packet: not yet.
+    s.wait(14_980);
+    let other = addr("127.0.0.1:40001");
+    let bytes = Script::packet(0, 0, vec![connect(1, "zed")]);
+    s.feed(other, addr(SERVER), &bytes, bytes.len());
+    assert_eq!(s.state(), State::Playing);
+    // Then the server goes on, the client stays silent more than 15 s.
+    assert_eq!(s.s2c(1, 16000, vec![update()]), []);
+    s.wait(1_000);
+    s.feed(other, addr(SERVER), &bytes, bytes.len());
+    assert_eq!(s.state(), State::TimedOut);
+    let (_, summary) = s.finish();
+    assert_eq!(summary.sessions[0].state, "timed-out");
+    // The other session's client has been silent 0 s: still connecting.
+    assert_eq!(summary.sessions[1].state, "connecting");
+}
+
+#[test]
+fn a_session_silent_at_the_end_of_the_capture_times_out_in_finish() {
+    let mut s = Script::playing(); // the client's last packet: frame 3
+    let other = addr("127.0.0.1:40001");
+    let bytes = Script::packet(0, 0, vec![connect(1, "zed")]);
+    // The capture's clock moves on with another session's packets: 14.51 s after
+    // frame 3 (checked: not yet), then 15.12 s, less than a second after the last
+    // check, so the check waits for the end of the capture.
+    s.wait(14_500);
+    s.feed(other, addr(SERVER), &bytes, bytes.len());
+    assert_eq!(s.state(), State::Playing);
+    s.wait(600);
+    s.feed(other, addr(SERVER), &bytes, bytes.len());
+    assert_eq!(s.state(), State::Playing);
+    let (_, summary) = s.finish();
+    assert_eq!(summary.sessions[0].state, "timed-out");
+}
+
+#[test]
+fn a_capture_starting_mid_session_raises_no_false_findings() {
+    let mut s = Script::new();
+    // No Connect: the session is already playing. The server's seqnos are at 200,
+    // the client's at 40; acks cover messages sent before the capture began;
+    // inputs are at frame 9000; the server resends something from before.
+    assert_eq!(s.s2c(39, 70_000, vec![update()]), []);
+    assert_eq!(s.state(), State::Playing);
+    assert!(!s.session().saw_start);
+    assert_eq!(s.c2s(199, 9_000, vec![input(BOB, 9000)]), []);
+    assert_eq!(s.s2c(39, 70_030, vec![chat(200, ALICE, "x"), update()]), []);
+    assert_eq!(
+        s.c2s(200, 9_033, vec![input(BOB, 9001), chat(40, BOB, "y")]),
+        []
+    );
+    assert_eq!(
+        s.s2c(
+            40,
+            70_060,
+            vec![chat(199, ALICE, "old"), leave(201, ALICE), update()]
+        ),
+        []
+    );
+    assert_eq!(
+        s.c2s(201, 9_066, vec![input(BOB, 9002), selection(41, BOB)]),
+        []
+    );
+    assert_eq!(s.s2c(41, 70_090, vec![join(202, BOB, "bob"), update()]), []);
+    let (end, summary) = s.finish();
+    assert_eq!(end, []);
+    assert_eq!(summary.findings, Default::default());
+    assert_eq!(summary.sessions[0].state, "playing");
+    assert_eq!(s.session().player, None);
+}
+
+// ---------------------------------------------------------------------------
+// Sessions.
+
+#[test]
+fn the_server_side_is_told_by_messages_first_then_by_port_32422() {
+    let server_msgs = |s: &mut Script, src: &str, dst: &str, msgs: Vec<MessageRepr>| {
+        let bytes = Script::packet(0, 0, msgs);
+        s.feed(addr(src), addr(dst), &bytes, bytes.len())
+    };
+    let sides = |s: &Script| {
+        s.tracker
+            .sessions()
+            .map(|(_, x)| (x.client.to_string(), x.server.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let mut s = Script::new();
+    // A client-only message sent from port 32422: that side is the client.
+    server_msgs(
+        &mut s,
+        "10.0.0.1:32422",
+        "10.0.0.2:5000",
+        vec![connect(1, "odd")],
+    );
+    // A server-only message received on port 32422: the sender is the server.
+    server_msgs(&mut s, "10.0.0.3:6000", "10.0.0.4:32422", vec![update()]);
+    // Only messages either side may send: the side on port 32422 is the server...
+    server_msgs(
+        &mut s,
+        "10.0.0.5:32422",
+        "10.0.0.6:7000",
+        vec![chat(1, ALICE, "x")],
+    );
+    server_msgs(
+        &mut s,
+        "10.0.0.7:7000",
+        "10.0.0.8:32422",
+        vec![chat(1, ALICE, "x")],
+    );
+    // ... failing that, the destination of the first packet.
+    server_msgs(
+        &mut s,
+        "10.0.0.9:7000",
+        "10.0.0.10:8000",
+        vec![chat(1, ALICE, "x")],
+    );
+    assert_eq!(
+        sides(&s),
+        [
+            ("10.0.0.1:32422", "10.0.0.2:5000"),
+            ("10.0.0.4:32422", "10.0.0.3:6000"),
+            ("10.0.0.6:7000", "10.0.0.5:32422"),
+            ("10.0.0.7:7000", "10.0.0.8:32422"),
+            ("10.0.0.9:7000", "10.0.0.10:8000"),
+        ]
+        .map(|(c, s)| (c.to_owned(), s.to_owned()))
+    );
+    // The reply belongs to the same session, the other way.
+    let reply = Script::packet(1, 5, vec![chat(1, ALICE, "y")]);
+    let found = s.feed(
+        addr("10.0.0.10:8000"),
+        addr("10.0.0.9:7000"),
+        &reply,
+        reply.len(),
+    );
+    assert_eq!(found, []);
+    let (_, summary) = s.finish();
+    assert_eq!(summary.sessions.len(), 5);
+    assert_eq!(summary.sessions[4].s2c.packets, 1);
+    assert_eq!(summary.sessions[4].c2s.packets, 1);
+}
+
+#[test]
+fn the_session_table_is_bounded_and_the_totals_stay_exact() {
+    let config = TrackerConfig {
+        max_sessions: 2,
+        ..TrackerConfig::default()
+    };
+    let mut s = Script::with_config(config);
+    let server = addr(SERVER);
+    let mut expected_packets = 0;
+    for i in 0..5u16 {
+        let client: SocketAddr = format!("127.0.0.1:{}", 41000 + i).parse().unwrap();
+        // Each session: a gap (#1 then #4) never filled, so 2 seqnos lost each.
+        for (ack, seqno) in [(0, 1), (0, 4)] {
+            let bytes = Script::packet(ack, 10, vec![chat(seqno, ALICE, "x")]);
+            s.feed(client, server, &bytes, bytes.len());
+            expected_packets += 1;
+        }
+    }
+    assert_eq!(s.tracker.evicted_sessions(), 3);
+    assert_eq!(s.tracker.sessions().count(), 2);
+    let (_, summary) = s.finish();
+    // Only the kept sessions are listed, but every count is in the totals.
+    assert_eq!(summary.sessions.len(), 2);
+    assert_eq!(summary.messages["Chat"], expected_packets);
+    assert_eq!(summary.findings["gap"], 5);
+    // The evicted sessions' missing seqnos can never be filled: they are lost too.
+    assert_eq!(summary.findings["lost"], 10);
+    assert_eq!(s.count(FindingKind::Lost), 10);
+}
+
+#[test]
+fn a_long_session_keeps_working_past_the_seqno_window() {
+    const N: u32 = 100_000;
+    let mut s = Script::playing();
+    let mut packet = Vec::new();
+    for seqno in 4..=N {
+        packet.clear();
+        packet.extend_from_slice(
+            &Header {
+                ack: 1,
+                timestamp: 2000 + seqno,
+            }
+            .to_bytes(),
+        );
+        chat(seqno, BOB, "x").emit(&mut packet);
+        let found = s.s2c_raw(&packet);
+        assert_eq!(found, [], "seqno {seqno}");
+        // The client acks every other packet.
+        if seqno % 2 == 0 {
+            let ack = Script::packet(seqno, 1000 + seqno, vec![]);
+            assert_eq!(s.c2s_raw(&ack), [], "ack {seqno}");
+        }
+    }
+    let frame_of_n = s.frame;
+    // Far past the window, every rule still holds.
+    assert_eq!(
+        s.s2c(1, 2000 + N + 1, vec![chat(N, BOB, "x")]),
+        [f(
+            "s2c",
+            "spurious-resend",
+            frame_of_n + 1,
+            Some(N),
+            Detail::AckedBefore {
+                ack: N,
+                first_frame: frame_of_n - 1
+            }
+        )]
+    );
+    assert_eq!(
+        s.s2c(1, 2000 + N + 2, vec![chat(N + 3, BOB, "x")]),
+        [f(
+            "s2c",
+            "gap",
+            frame_of_n + 2,
+            Some(N + 3),
+            Detail::Gap {
+                highest: N,
+                missing: 2
+            }
+        )]
+    );
+    assert_eq!(
+        s.s2c(1, 2000 + N + 3, vec![chat(N + 1, BOB, "x")]),
+        [f(
+            "s2c",
+            "out-of-order",
+            frame_of_n + 3,
+            Some(N + 1),
+            Detail::Fill { highest: N + 3 }
+        )]
+    );
+    assert_eq!(
+        s.s2c(1, 2000 + N + 4, vec![chat(N + 3, BOB, "x")]),
+        [f(
+            "s2c",
+            "resend",
+            frame_of_n + 4,
+            Some(N + 3),
+            repeat(frame_of_n + 2, 2, 2)
+        )]
+    );
+    let (end, summary) = s.finish();
+    assert_eq!(
+        end,
+        [f("s2c", "lost", frame_of_n + 2, Some(N + 2), Detail::None)]
+    );
+    let s2c = &summary.sessions[0].s2c;
+    assert_eq!(s2c.first_sends, u64::from(N) + 2);
+    assert_eq!(s2c.resends, 2);
+    assert_eq!(s2c.messages["Chat"], u64::from(N) - 3 + 4);
+    // Only the two captured after the last ack were never acked.
+    assert_eq!(s.session().s2c.unacked(), 2);
+}
