@@ -43,7 +43,7 @@ impl Tmux {
             &format!("PS1={PROMPT}"),
             "sh",
         ]);
-        t.wait_for(|s| s.contains(PROMPT), "the shell prompt");
+        t.wait_for(|s| s.contains(PROMPT.trim_end()), "the shell prompt");
         t
     }
 
@@ -117,10 +117,13 @@ impl Tmux {
         assert!(s.contains(&format!("EXIT={exit}")), "{s}");
         assert!(!self.alternate_on(), "still in the alternate screen:\n{s}");
         assert!(!s.contains("2 Packets"), "the TUI is still on screen:\n{s}");
-        self.type_text("stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo -e -icanon -e -echo");
+        // The marker is computed, so that the echoed command line does not match.
+        self.type_text(
+            "stty -a | tr ' ' '\\n' | grep -x -e icanon -e echo -e -icanon -e -echo; echo STTY-$((6*7))",
+        );
         self.keys(&["Enter"]);
-        let s = self.wait_for(|s| s.matches("icanon").count() >= 2, "stty");
-        let tail = s.rsplit("stty -a").next().unwrap_or_default();
+        let s = self.wait_for(|s| s.contains("STTY-42"), "stty");
+        let tail = s.rsplit("STTY-$((6*7))").next().unwrap_or_default();
         assert!(
             tail.lines().any(|l| l.trim() == "icanon") && tail.lines().any(|l| l.trim() == "echo"),
             "the terminal is left in raw mode:\n{s}"
@@ -168,33 +171,36 @@ fn browse_a_capture_open_filter_jump_and_quit() {
     t.wait_for(|s| s.contains("[ok]"), "the filter accepted");
     t.keys(&["Enter"]);
     let s = t.wait_for(|s| s.contains("/Chat/"), "the filter applied");
-    let rows: Vec<&str> = s.lines().filter(|l| l.contains(" -> [::1]:")).collect();
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains(" ack=")).collect();
     assert!(!rows.is_empty(), "{s}");
     assert!(rows.iter().all(|l| l.contains("Chat#")), "{s}");
 
     // Jump from the last finding to its packet: the view widens if needed.
     t.keys(&["5", "End"]);
     let s = t.wait_for(|s| s.contains("5 Findings"), "the findings pane");
-    let last = s
+    let last_line = s
         .lines()
         .skip_while(|l| !l.contains("5 Findings"))
         .filter(|l| l.contains("note") || l.contains("warning") || l.contains("error"))
         .last()
-        .unwrap_or_else(|| panic!("no findings shown:\n{s}"))
+        .unwrap_or_else(|| panic!("no findings shown:\n{s}"));
+    let mut words = last_line
         .trim_start_matches(['│', '┃', ' '])
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+        .split_whitespace();
+    let (last, label) = (
+        words.next().unwrap().to_owned(),
+        words.nth(1).unwrap().to_owned(),
+    );
     t.keys(&["Enter"]);
     let s = t.wait_for(
         |s| s.contains(&format!("Detail─ frame {last} ")),
         "the finding's packet",
     );
-    assert!(
-        s.contains("Findings:"),
-        "the detail lists its findings:\n{s}"
-    );
+    assert!(s.contains("view widened"), "the filter hid it:\n{s}");
+    // The end of its tree lists its findings, the one we came from among them.
+    t.keys(&["3", "End"]);
+    let s = t.wait_for(|s| s.contains("Findings:"), "the detail's findings");
+    assert!(s.contains(&label), "{label} not in the detail:\n{s}");
 
     // Help lists the keys; any key closes it.
     t.keys(&["?"]);

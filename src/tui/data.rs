@@ -8,7 +8,7 @@
 
 use super::model::{Activity, CaptureCounters, Endpoints, Row, SessionSnap, Update};
 use super::store::StoreWriter;
-use crate::capture::Datagram;
+use crate::capture::{self, Datagram};
 use crate::track::{Direction, Finding, FindingKind, Observer, PacketEvent, SessionId, Tracker};
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often the pump hands a batch to the UI.
 pub const PUMP_INTERVAL: Duration = Duration::from_millis(50);
@@ -262,14 +262,19 @@ pub fn spawn<F: Feed + 'static>(
             .spawn(move || {
                 let mut feed = open();
                 let mut n = 0u32;
+                let mut next_status = Instant::now();
                 loop {
                     if stop.is_stopped() {
                         break;
                     }
                     let step = feed.step(&mut |d| lock(&shared.collector).push(d));
                     n = n.wrapping_add(1);
-                    if n.is_multiple_of(1024) {
-                        *lock(&shared.status) = feed.status();
+                    if n.is_multiple_of(64) || !matches!(step, Ok(true)) {
+                        let now = Instant::now();
+                        if now >= next_status {
+                            next_status = now + PUMP_INTERVAL;
+                            *lock(&shared.status) = feed.status();
+                        }
                     }
                     match step {
                         Ok(true) => {}
@@ -398,5 +403,52 @@ impl Feed for MemoryFeed {
             },
             Some(progress),
         )
+    }
+}
+
+/// A [`Feed`] over capture files or a live interface.
+pub struct CaptureFeed {
+    source: capture::Source,
+    /// Total size of the files, for the load's progress.
+    file_bytes: Option<u64>,
+}
+
+impl CaptureFeed {
+    /// `file_bytes`: the total size of the files read, when known.
+    pub fn new(source: capture::Source, file_bytes: Option<u64>) -> Self {
+        CaptureFeed { source, file_bytes }
+    }
+}
+
+impl Feed for CaptureFeed {
+    fn step(&mut self, each: &mut dyn FnMut(&Datagram<'_>)) -> Result<bool, String> {
+        match self.source.next_frame() {
+            Ok(Some(frame)) => {
+                if let Some(d) = frame.datagram() {
+                    each(d);
+                }
+                Ok(true)
+            }
+            Ok(None) => Ok(false),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn status(&mut self) -> (CaptureCounters, Option<f64>) {
+        let stats = self.source.stats();
+        let c = &stats.counts;
+        let counters = CaptureCounters {
+            frames: c.frames,
+            received: stats.pcap.map(|p| p.received),
+            dropped_kernel: stats.pcap.map(|p| p.dropped_by_kernel),
+            dropped_interface: stats.pcap.map(|p| p.dropped_by_interface),
+        };
+        // A pcap record is a 16-byte header and the captured bytes; pcapng
+        // blocks are a little bigger, so this estimate stays below 1.
+        let progress = self.file_bytes.filter(|&t| t > 0).map(|total| {
+            let read = 24 + c.bytes + 16 * c.frames;
+            (read as f64 / total as f64).min(0.99)
+        });
+        (counters, progress)
     }
 }

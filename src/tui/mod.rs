@@ -22,8 +22,9 @@ pub mod store;
 mod tests;
 mod ui;
 
+use crate::capture::{self, CaptureError, LiveOptions};
 use app::{App, SourceInfo};
-use data::{Feed, MemoryFeed, OwnedDatagram, Stop};
+use data::{CaptureFeed, Feed, MemoryFeed, OwnedDatagram, Stop};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture};
@@ -32,6 +33,7 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use std::io::{self, Stdout};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once, mpsc};
 use std::time::{Duration, Instant};
@@ -49,11 +51,17 @@ pub enum TuiError {
     Thread(#[source] io::Error),
     #[error("display filter: {0}")]
     Filter(String),
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
 }
 
 /// Where the packets come from.
 #[derive(Debug)]
 pub enum Source {
+    /// Capture files (pcap or pcapng), read in order as one stream.
+    Files(Vec<PathBuf>),
+    /// A live interface.
+    Live(LiveOptions),
     /// Datagrams already in memory (tests, fixtures).
     Memory {
         label: String,
@@ -70,6 +78,10 @@ pub struct Options {
     pub follow: Option<bool>,
     /// A display filter to start with.
     pub filter: Option<String>,
+    /// Stop reading after this many lwar datagrams.
+    pub count: Option<u64>,
+    /// Stop a live capture after this long.
+    pub duration: Option<Duration>,
 }
 
 impl Default for Options {
@@ -78,6 +90,8 @@ impl Default for Options {
             fps: 15,
             follow: None,
             filter: None,
+            count: None,
+            duration: None,
         }
     }
 }
@@ -90,6 +104,31 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
     let (writer, reader) = store::store().map_err(TuiError::Store)?;
     let (tx, rx) = mpsc::channel();
     let (info, side) = match source {
+        Source::Files(paths) => {
+            let total = paths
+                .iter()
+                .map(|p| std::fs::metadata(p).map(|m| m.len()).ok())
+                .sum::<Option<u64>>();
+            let src = limit(capture::Source::files(&paths)?, &options);
+            let label = match paths.as_slice() {
+                [one] => format!("file {}", one.display()),
+                many => format!("{} files", many.len()),
+            };
+            let stop = stop_for(&src);
+            let feed = CaptureFeed::new(src, total);
+            let info = SourceInfo { label, live: false };
+            (info, data::spawn(move || feed, writer, stop, tx))
+        }
+        Source::Live(opts) => {
+            let src = limit(capture::Source::live(&opts)?, &options);
+            let stop = stop_for(&src);
+            let feed = CaptureFeed::new(src, None);
+            let info = SourceInfo {
+                label: format!("live {}", opts.interface),
+                live: true,
+            };
+            (info, data::spawn(move || feed, writer, stop, tx))
+        }
         Source::Memory { label, datagrams } => {
             let info = SourceInfo { label, live: false };
             let side = data::spawn(
@@ -126,6 +165,22 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
     // The guard is dropped: the terminal is back to normal before we wait.
     side.shutdown();
     result.map_err(TuiError::Terminal)
+}
+
+fn limit(mut src: capture::Source, options: &Options) -> capture::Source {
+    if let Some(n) = options.count {
+        src.stop_after_lwar(n);
+    }
+    if let Some(d) = options.duration {
+        src.stop_after(d);
+    }
+    src
+}
+
+/// Stopping the data side also stops the capture (and wakes a quiet live read).
+fn stop_for(src: &capture::Source) -> Stop {
+    let handle = src.stop_handle();
+    Stop::with_waker(move || handle.stop())
 }
 
 /// Draws, takes in updates and handles input until the user quits.

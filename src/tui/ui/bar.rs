@@ -2,7 +2,7 @@
 
 use crate::tui::app::App;
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
@@ -48,12 +48,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         );
     }
     let _ = write!(left, "| {:.0} pkt/s ", app.pps);
-    let mode = match (app.paused.is_some(), app.follow) {
-        (true, _) => Span::styled(" PAUSED ", Style::new().bg(Color::Yellow).fg(Color::Black)),
-        (false, true) => Span::styled(" FOLLOW ", Style::new().bg(Color::Green).fg(Color::Black)),
-        (false, false) => Span::raw(""),
-    };
-    let mut spans = vec![Span::raw(left), mode];
+    let mut spans = vec![Span::raw(left)];
     if let Some(e) = &app.error {
         spans.push(Span::styled(
             format!(" error: {e} "),
@@ -62,8 +57,20 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     } else if let Some(m) = &app.message {
         spans.push(Span::raw(format!(" {m} ")));
     }
-    spans.push(Span::raw(" ? help"));
-    f.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+    // The mode and the help hint stay visible however narrow the screen.
+    let mode = match (app.paused.is_some(), app.follow) {
+        (true, _) => Span::styled(" PAUSED ", Style::new().bg(Color::Yellow).fg(Color::Black)),
+        (false, true) => Span::styled(" FOLLOW ", Style::new().bg(Color::Green).fg(Color::Black)),
+        (false, false) => Span::raw(""),
+    };
+    let right = Line::from(vec![mode, Span::raw(" ? help ")]);
+    let [l, r] = Layout::horizontal([
+        Constraint::Fill(1),
+        Constraint::Length(right.width() as u16),
+    ])
+    .areas(area);
+    f.render_widget(Paragraph::new(Line::from(spans)).style(bar), l);
+    f.render_widget(Paragraph::new(right).style(bar), r);
 }
 
 /// Every key, as the help overlay lists them.
