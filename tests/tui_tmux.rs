@@ -77,6 +77,17 @@ impl Tmux {
         self.cmd(&["capture-pane", "-p", "-t", "t"])
     }
 
+    /// The lines drawn in reverse video (the focused pane's selection), as text.
+    fn selected(&self) -> Vec<String> {
+        self.cmd(&["capture-pane", "-p", "-e", "-t", "t"])
+            .lines()
+            .filter_map(|l| {
+                let (text, reversed) = strip_sgr(l);
+                reversed.then_some(text)
+            })
+            .collect()
+    }
+
     fn alternate_on(&self) -> bool {
         self.cmd(&["display-message", "-p", "-t", "t", "#{alternate_on}"])
             .trim()
@@ -92,6 +103,22 @@ impl Tmux {
                 return s;
             }
             assert!(Instant::now() < deadline, "waited for {what}; screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Waits (up to 20 s) until `get` gives something.
+    fn wait_until<T>(&self, get: impl Fn() -> Option<T>, what: &str) -> T {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(v) = get() {
+                return v;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for {what}; screen:\n{}",
+                self.screen()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -113,7 +140,11 @@ impl Tmux {
     /// After the TUI ends: the shell is back, in its normal screen, in cooked
     /// mode with echo.
     fn assert_restored(&self, exit: &str) {
-        let s = self.wait_for(|s| s.contains("EXIT="), "the TUI to end");
+        // The command line holds `EXIT=$?` too: wait for the line the shell prints.
+        let s = self.wait_for(
+            |s| s.lines().any(|l| l.starts_with("EXIT=")),
+            "the TUI to end",
+        );
         assert!(s.contains(&format!("EXIT={exit}")), "{s}");
         assert!(!self.alternate_on(), "still in the alternate screen:\n{s}");
         assert!(!s.contains("2 Packets"), "the TUI is still on screen:\n{s}");
@@ -137,6 +168,26 @@ impl Drop for Tmux {
             .args(["-L", &self.socket, "kill-server"])
             .output();
     }
+}
+
+/// A line without its SGR escapes, and whether one of them set reverse video.
+fn strip_sgr(line: &str) -> (String, bool) {
+    let mut text = String::new();
+    let mut reversed = false;
+    let mut rest = line;
+    while let Some(at) = rest.find("\x1b[") {
+        text.push_str(&rest[..at]);
+        let seq = &rest[at + 2..];
+        let end = seq
+            .find(|c: char| c.is_ascii_alphabetic())
+            .unwrap_or(seq.len());
+        if seq[end..].starts_with('m') && seq[..end].split(';').any(|p| p == "7") {
+            reversed = true;
+        }
+        rest = seq.get(end + 1..).unwrap_or_default();
+    }
+    text.push_str(rest);
+    (text, reversed)
 }
 
 /// The line of the screen that holds `needle`.
@@ -170,20 +221,27 @@ fn browse_a_capture_open_filter_jump_and_quit() {
     t.keys(&["BSpace", "BSpace", "BSpace"]);
     t.wait_for(|s| s.contains("[ok]"), "the filter accepted");
     t.keys(&["Enter"]);
-    let s = t.wait_for(|s| s.contains("/Chat/"), "the filter applied");
-    let rows: Vec<&str> = s.lines().filter(|l| l.contains(" ack=")).collect();
-    assert!(!rows.is_empty(), "{s}");
-    assert!(rows.iter().all(|l| l.contains("Chat#")), "{s}");
+    // Every packet listed carries a Chat.
+    t.wait_for(
+        |s| {
+            let rows: Vec<&str> = s.lines().filter(|l| l.contains(" ack=")).collect();
+            s.contains("/Chat/") && !rows.is_empty() && rows.iter().all(|l| l.contains("Chat#"))
+        },
+        "the filter applied",
+    );
 
     // Jump from the last finding to its packet: the view widens if needed.
-    t.keys(&["5", "End"]);
-    let s = t.wait_for(|s| s.contains("5 Findings"), "the findings pane");
-    let last_line = s
-        .lines()
-        .skip_while(|l| !l.contains("5 Findings"))
-        .filter(|l| l.contains("note") || l.contains("warning") || l.contains("error"))
-        .last()
-        .unwrap_or_else(|| panic!("no findings shown:\n{s}"));
+    let finding = |l: &String| l.contains(" s2c ") || l.contains(" c2s ");
+    t.keys(&["5"]);
+    let first = t.wait_until(
+        || t.selected().into_iter().find(finding),
+        "a finding selected",
+    );
+    t.keys(&["End"]);
+    let last_line = t.wait_until(
+        || t.selected().into_iter().find(|l| finding(l) && *l != first),
+        "the last finding selected",
+    );
     let mut words = last_line
         .trim_start_matches(['│', '┃', ' '])
         .split_whitespace();

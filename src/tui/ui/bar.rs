@@ -28,7 +28,20 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let bar = Style::new().bg(Color::Blue).fg(Color::White);
-    let mut left = format!(" {} ", app.source.label);
+    let mut spans = vec![Span::raw(format!(" {} ", app.source.label))];
+    // Errors and messages come first: they matter more than the counters.
+    if let Some(e) = &app.error {
+        spans.push(Span::styled(
+            format!(" error: {e} "),
+            Style::new().bg(Color::Red).fg(Color::White),
+        ));
+    } else if let Some(m) = &app.message {
+        spans.push(Span::styled(
+            format!(" {m} "),
+            Style::new().bg(Color::White).fg(Color::Black),
+        ));
+    }
+    let mut left = String::new();
     match (app.finished, app.progress) {
         (false, Some(p)) => {
             let _ = write!(left, "| loading {:.0}% ", p * 100.0);
@@ -48,15 +61,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         );
     }
     let _ = write!(left, "| {:.0} pkt/s ", app.pps);
-    let mut spans = vec![Span::raw(left)];
-    if let Some(e) = &app.error {
-        spans.push(Span::styled(
-            format!(" error: {e} "),
-            Style::new().bg(Color::Red).fg(Color::White),
-        ));
-    } else if let Some(m) = &app.message {
-        spans.push(Span::raw(format!(" {m} ")));
-    }
+    spans.push(Span::raw(left));
     // The mode and the help hint stay visible however narrow the screen.
     let mode = match (app.paused.is_some(), app.follow) {
         (true, _) => Span::styled(" PAUSED ", Style::new().bg(Color::Yellow).fg(Color::Black)),
