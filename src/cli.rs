@@ -1,7 +1,8 @@
 //! Command-line arguments.
 
-use clap::{ArgGroup, Parser};
+use clap::{ArgGroup, Parser, Subcommand};
 use lwarscope::capture::{DEFAULT_FILTER, DEFAULT_SNAPLEN};
+use lwarscope::report::{CheckArgs, ReportArgs};
 use std::path::PathBuf;
 
 /// Analyse lwar game traffic from capture files or a live interface.
@@ -11,6 +12,9 @@ use std::path::PathBuf;
 /// counted, not decoded.
 #[derive(Debug, Parser)]
 #[command(name = "lwarscope", version, max_term_width = 100)]
+// -V is the packet tree (as in tshark); the version is --version only.
+#[command(disable_version_flag = true)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 #[command(group(
     ArgGroup::new("input")
         .required(true)
@@ -18,16 +22,37 @@ use std::path::PathBuf;
 ))]
 #[command(after_help = "\
 Examples:
-  lwarscope -r match.pcap                 analyse a recorded capture
+  lwarscope -r match.pcap                 analyse a recorded capture: the report
   lwarscope -r a.pcapng b.pcapng          several files, in order, as one stream
   tcpdump -i eth0 -w - udp | lwarscope -r -
   lwarscope -i eth0 -w match.pcap         capture live, and keep every frame
+  lwarscope -r match.pcap --packets       one line per lwar packet
+  lwarscope -r match.pcap -V -x -Y 'frame == 2'   every field and the bytes of frame 2
+  lwarscope -r match.pcap -Y 'resend || lost'     the packets with those findings
+  lwarscope -r match.pcap --format jsonl | jq -c 'select(.type == \"finding\")'
+  lwarscope check captures/*.pcap --deny malformed,violation,lost --max resend-rate=5%
+
+Display filter (-Y): fields type, seqno, ack, ts, frame, len, src, dst, peer, port,
+player, finding, severity, session, dir, malformed; operators == != < > <= >= && ||
+! and parentheses; message types (Join), finding kinds (resend, violation/<rule>)
+and directions (c2s) stand alone.
 
 Live capture needs root, or the capabilities:
   setcap cap_net_raw,cap_net_admin=eip /path/to/lwarscope
 
-Exit status: 0 on success, 2 on an error (the results so far are still printed).")]
+Exit status: 0 on success, 2 on an error (the results so far are still printed).
+`lwarscope check`: 0 every file passes, 1 a rule failed, 2 an error.")]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+
+    /// Print the version
+    #[arg(long, action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+
     /// Read capture files (pcap or pcapng; `-` for standard input), in order, as
     /// one stream with continuous frame numbers
     #[arg(short = 'r', long = "read", value_name = "FILE", num_args = 1..)]
@@ -115,6 +140,17 @@ pub struct Cli {
         requires = "interface"
     )]
     pub write: Option<PathBuf>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate lwar peers over a faulty network: write a pcap with its ground
+    /// truth, or run them live on loopback
+    Sim(lwarscope::sim::SimArgs),
+    /// The CI gate: analyse each capture file and judge it by rules
+    /// (exit 0 every file passes, 1 a rule failed, 2 an error)
+    Check(CheckArgs),
 }
 
 /// Seconds, as a positive decimal number, optionally prefixed `duration:`.

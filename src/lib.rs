@@ -17,5 +17,7 @@
 
 pub mod capture;
 pub mod codec;
+pub mod report;
+pub mod sim;
 pub mod track;
 pub mod tui;

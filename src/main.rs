@@ -4,21 +4,33 @@ mod cli;
 
 use anyhow::Context;
 use clap::Parser;
-use cli::Cli;
-use lwarscope::capture::{CaptureError, CaptureStats, FrameClass, LiveOptions, Source};
-use lwarscope::codec::{MessageType, Packet};
+use cli::{Cli, Command};
+use lwarscope::capture::{CaptureError, LiveOptions, Source};
+use lwarscope::report::{run, table::Layout};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli) {
-        Ok(()) => ExitCode::SUCCESS,
+    let result = match &cli.command {
+        Some(Command::Check(args)) => check(args),
+        Some(Command::Sim(args)) => lwarscope::sim::run(args, &mut io::stderr())
+            .map(|()| 0)
+            .map_err(Into::into),
+        None => run(&cli).map(|()| 0),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+fn check(args: &lwarscope::report::CheckArgs) -> anyhow::Result<u8> {
+    let color = args.color.for_stdout();
+    Ok(run::check(args, &mut io::stdout().lock(), color)?)
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
@@ -38,11 +50,24 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     }
     stop_on_signals(&source)?;
 
-    let mut analysis = Analysis::default();
-    let result = analyse(&mut source, &mut analysis);
-    let stats = source.stats();
-    print_summary(&analysis, &stats, &source);
-    result?;
+    let layout = Layout::for_stdout(cli.report.color.for_stdout());
+    // Live packet lines appear as they come; otherwise output is buffered.
+    let line_by_line = source.is_live() || io::stdout().is_terminal();
+    let out = move || -> Box<dyn Write> {
+        if line_by_line {
+            Box::new(io::LineWriter::new(io::stdout().lock()))
+        } else {
+            Box::new(io::BufWriter::with_capacity(64 * 1024, io::stdout().lock()))
+        }
+    };
+    run::report(
+        &cli.report,
+        &mut source,
+        &cli.read,
+        cli.interface.as_deref(),
+        layout,
+        out,
+    )?;
     Ok(())
 }
 
@@ -119,108 +144,4 @@ fn list_interfaces() -> anyhow::Result<()> {
         println!("{}.{}{} [{}]", i + 1, iface.name, desc, flags.join(", "));
     }
     Ok(())
-}
-
-/// What the temporary analysis counts: messages by type and decode errors.
-#[derive(Debug, Default)]
-struct Analysis {
-    messages: [u64; MessageType::COUNT],
-    decode_errors: u64,
-    kernel_drops_warned: u64,
-}
-
-/// Runs the capture through the codec. The tracker replaces this.
-fn analyse(source: &mut Source, analysis: &mut Analysis) -> Result<(), CaptureError> {
-    let live = source.is_live();
-    let mut next_check = Instant::now() + Duration::from_secs(1);
-    loop {
-        let Some(frame) = source.next_frame()? else {
-            return Ok(());
-        };
-        if let FrameClass::Lwar(d) = frame.class {
-            match Packet::new_checked(d.payload) {
-                Ok(packet) => {
-                    for m in packet.messages() {
-                        match m {
-                            Ok(m) => analysis.messages[m.message.msg_type().ordinal()] += 1,
-                            Err(_) => {
-                                analysis.decode_errors += 1;
-                                break;
-                            }
-                        }
-                    }
-                }
-                Err(_) => analysis.decode_errors += 1,
-            }
-        }
-        if live && Instant::now() >= next_check {
-            next_check = Instant::now() + Duration::from_secs(1);
-            warn_drops(source, analysis);
-        }
-    }
-}
-
-/// Tells the user as soon as libpcap reports packets lost before lwarscope saw them.
-fn warn_drops(source: &mut Source, analysis: &mut Analysis) {
-    if let Some(pcap) = source.stats().pcap {
-        let dropped = pcap.dropped_by_kernel + pcap.dropped_by_interface;
-        if dropped > analysis.kernel_drops_warned {
-            eprintln!(
-                "warning: {} packets dropped before analysis so far (kernel {}, interface {})",
-                dropped, pcap.dropped_by_kernel, pcap.dropped_by_interface
-            );
-            analysis.kernel_drops_warned = dropped;
-        }
-    }
-}
-
-fn print_summary(analysis: &Analysis, stats: &CaptureStats, source: &Source) {
-    let c = &stats.counts;
-    println!("frames              {}", c.frames);
-    println!(
-        "  lwar datagrams    {} ({} truncated by capture)",
-        c.lwar, c.lwar_truncated
-    );
-    println!("  other UDP         {}", c.other_udp);
-    println!("  not UDP           {}", c.not_udp);
-    println!("  not IP            {}", c.not_ip);
-    println!("  truncated         {}", c.truncated);
-    println!("  malformed         {}", c.malformed);
-    println!("  fragments held    {}", c.fragment);
-    println!(
-        "IP fragments        {} ({} datagrams reassembled, {} incomplete)",
-        c.ip_fragments, c.reassembled, c.incomplete
-    );
-    for d in source.incomplete().iter().take(10) {
-        println!(
-            "  incomplete        {} -> {} id {}: frames {}-{}, {} fragments, {}",
-            d.src,
-            d.dst,
-            d.id,
-            d.first_frame,
-            d.last_frame,
-            d.fragments,
-            d.reason.name()
-        );
-    }
-    let messages: Vec<String> = MessageType::ALL
-        .iter()
-        .filter(|t| analysis.messages[t.ordinal()] > 0)
-        .map(|t| format!("{} {}", t.name(), analysis.messages[t.ordinal()]))
-        .collect();
-    println!(
-        "messages            {}",
-        if messages.is_empty() {
-            "none".to_string()
-        } else {
-            messages.join(", ")
-        }
-    );
-    println!("decode errors       {}", analysis.decode_errors);
-    if let Some(p) = stats.pcap {
-        println!(
-            "libpcap             received {}, dropped by kernel {}, dropped by interface {}",
-            p.received, p.dropped_by_kernel, p.dropped_by_interface
-        );
-    }
 }

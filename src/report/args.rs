@@ -1,0 +1,194 @@
+//! The command-line options of the outputs and of `check` (clap derive), for the
+//! binary to flatten into its own parser.
+
+use clap::{Args, ValueEnum};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// What the report prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Format {
+    /// Tables for people (or packet lines with --packets).
+    #[default]
+    Table,
+    /// One JSON document: capture, summary, findings (and packets with --packets).
+    Json,
+    /// JSON lines, streamed: one object per packet, per finding, then the summary.
+    Jsonl,
+}
+
+/// When to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Color {
+    /// On a terminal, unless NO_COLOR is set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl Color {
+    /// Whether to colour a stream that is (or is not) a terminal.
+    pub fn enabled(self, is_terminal: bool) -> bool {
+        match self {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+
+    /// Whether to colour standard output.
+    pub fn for_stdout(self) -> bool {
+        self.enabled(std::io::stdout().is_terminal())
+    }
+}
+
+/// Output options of `lwarscope -r FILE`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ReportArgs {
+    /// Print one line per lwar packet (frame, time, source -> destination, ack,
+    /// timestamp, messages, findings) instead of the report tables.
+    /// Example: lwarscope -r game.pcap --packets
+    #[arg(long, help_heading = "Output")]
+    pub packets: bool,
+
+    /// With the packet lines: every field of every message, as a tree (implies
+    /// --packets). Example: lwarscope -r game.pcap -V -Y 'frame == 2'
+    #[arg(short = 'V', long = "verbose", help_heading = "Output")]
+    pub verbose: bool,
+
+    /// With the packet lines: a hex dump of each packet (implies --packets).
+    /// Example: lwarscope -r game.pcap -x -Y malformed
+    #[arg(short = 'x', long = "hex", help_heading = "Output")]
+    pub hex: bool,
+
+    /// Display filter: only packets (and findings) that match EXPR, e.g. 'Join',
+    /// 'resend || lost', 'seqno >= 10 && dir == s2c', 'peer == 10.0.0.2:32422',
+    /// 'player == 0:1', 'finding == violation/wrong-sender', '!(Input || Update)'.
+    /// Fields: type seqno ack ts frame len src dst peer port player finding severity
+    /// session dir malformed; operators == != < > <= >= && || ! ( ); `!=` is
+    /// `!(==)`. With the table format, -Y implies --packets.
+    #[arg(
+        short = 'Y',
+        long = "display-filter",
+        value_name = "EXPR",
+        help_heading = "Output"
+    )]
+    pub display_filter: Option<String>,
+
+    /// Output format. Example: lwarscope -r game.pcap --format jsonl | jq .
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "FORMAT",
+        help_heading = "Output"
+    )]
+    pub format: Format,
+
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "WHEN",
+        help_heading = "Output"
+    )]
+    pub color: Color,
+}
+
+impl ReportArgs {
+    /// True when packets are printed one by one rather than as tables.
+    pub fn packet_lines(&self) -> bool {
+        self.packets || self.verbose || self.hex || self.display_filter.is_some()
+    }
+}
+
+/// `lwarscope check`: the CI gate.
+#[derive(Debug, Clone, Default, Args)]
+#[command(after_help = CHECK_EXAMPLES)]
+pub struct CheckArgs {
+    /// Capture files to check, each on its own.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Fail when any of these findings occurs: finding kinds (resend, lost,
+    /// malformed, violation...) or violation/<rule>. Comma-separated, repeatable.
+    /// Example: --deny malformed,violation,lost
+    #[arg(long, value_delimiter = ',', value_name = "KINDS")]
+    pub deny: Vec<String>,
+
+    /// Fail when a count or metric is above a limit: a finding kind, or one of
+    /// resend-rate (5% or 0.05), ack-delay-p50, ack-delay-p95 (ms or 250ms),
+    /// jitter (ms), unacked, packets, sessions. Repeatable.
+    /// Example: --max resend-rate=5% --max reordered=0
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub max: Vec<String>,
+
+    /// Fail when a count or metric is below a limit (same names as --max).
+    /// Example: --min packets=1
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub min: Vec<String>,
+
+    /// Rules from a TOML file: `deny = ["lost"]`, and tables `[max]` and `[min]`
+    /// of NAME = VALUE. Flags add to it.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+
+    /// Compare the result with an expected one: a JSON summary (as in
+    /// `--format json` output, its "summary" member, or a bare summary object).
+    /// Counts per message type, finding kind and session must be equal.
+    #[arg(long, value_name = "FILE.json")]
+    pub expect: Option<PathBuf>,
+
+    /// Also write the verdicts as JUnit XML, for CI systems.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Colour the verdicts: auto, always, never.
+    #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
+    pub color: Color,
+}
+
+const CHECK_EXAMPLES: &str = "\
+Exit status: 0 every file passes, 1 a rule failed, 2 an error (e.g. unreadable file).
+
+Examples:
+  lwarscope check captures/*.pcap --deny malformed,violation,lost
+  lwarscope check game.pcap --max resend-rate=5% --max reordered=0 --junit report.xml
+  lwarscope check game.pcap --rules ci/lwar-rules.toml
+  lwarscope check game.pcap --expect expected.json
+
+A rules file:
+  deny = [\"malformed\", \"violation\"]
+  [max]
+  resend-rate = \"5%\"
+  ack-delay-p95 = \"250ms\"
+  reordered = 0
+  [min]
+  packets = 1";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_follows_the_flag_and_the_terminal() {
+        assert!(Color::Always.enabled(false));
+        assert!(!Color::Never.enabled(true));
+        assert!(!Color::Auto.enabled(false));
+    }
+
+    #[test]
+    fn any_packet_option_implies_packet_lines() {
+        let mut a = ReportArgs::default();
+        assert!(!a.packet_lines());
+        a.verbose = true;
+        assert!(a.packet_lines());
+        let a = ReportArgs {
+            display_filter: Some("Join".into()),
+            ..Default::default()
+        };
+        assert!(a.packet_lines());
+    }
+}

@@ -1,0 +1,739 @@
+//! `lwarscope check FILE...`: the CI gate.
+//!
+//! Rules come from flags (`--deny malformed,violation,lost`, `--max
+//! resend-rate=5%`, `--min packets=1`) and/or a TOML file (`--rules FILE`):
+//!
+//! ```toml
+//! deny = ["malformed", "violation/wrong-sender"]
+//! [max]
+//! resend-rate = "5%"
+//! ack-delay-p95 = "250ms"
+//! reordered = 0
+//! [min]
+//! packets = 1
+//! ```
+//!
+//! A rule names a finding kind (`resend`, `lost`, `violation`...), a violation
+//! rule (`violation/<rule>`), or a metric: `resend-rate` (a fraction or a
+//! percentage), `ack-delay-p50`/`ack-delay-p95` (the worst session direction, in
+//! ms; `250ms` or `0.25s` also read), `jitter` (worst, ms), `unacked` (reliable
+//! messages never acked at the end, all sessions), `packets` (lwar packets),
+//! `sessions`. `--expect FILE.json` compares the counts per message type, finding
+//! kind, violation rule, malformed reason and session with an expected summary.
+//!
+//! Each file gets a [`Verdict`]; the exit status is 0 when every file passes, 1
+//! when a rule failed, 2 on an error ([`exit_code`]).
+
+use super::{Outcome, json};
+use crate::track::{FindingKind, Rule, Summary};
+use quick_xml::Writer;
+use quick_xml::events::BytesText;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// A rule set that cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("rule `{rule}`: {reason}")]
+    BadRule { rule: String, reason: String },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("rules file {path}: {message}")]
+    RulesFile { path: String, message: String },
+    #[error("expected result {path}: {source}")]
+    Expect {
+        path: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// What a rule measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Finding(FindingKind),
+    Violation(Rule),
+    ResendRate,
+    AckDelayP50,
+    AckDelayP95,
+    Jitter,
+    Unacked,
+    Packets,
+    Sessions,
+}
+
+impl Metric {
+    pub fn parse(name: &str) -> Option<Metric> {
+        Some(match name {
+            "resend-rate" => Metric::ResendRate,
+            "ack-delay-p50" => Metric::AckDelayP50,
+            "ack-delay-p95" => Metric::AckDelayP95,
+            "jitter" => Metric::Jitter,
+            "unacked" => Metric::Unacked,
+            "packets" => Metric::Packets,
+            "sessions" => Metric::Sessions,
+            _ => match name.strip_prefix("violation/") {
+                Some(rule) => Metric::Violation(Rule::from_name(rule)?),
+                None => Metric::Finding(FindingKind::from_name(name)?),
+            },
+        })
+    }
+
+    /// The value in an outcome: counts, a fraction, or milliseconds.
+    pub fn value(self, o: &Outcome) -> f64 {
+        let worst = |f: &dyn Fn(&super::DirView) -> Option<f64>| {
+            o.sessions
+                .iter()
+                .flat_map(|s| [f(&s.c2s), f(&s.s2c)])
+                .flatten()
+                .fold(0.0, f64::max)
+        };
+        match self {
+            Metric::Finding(k) => o.summary.findings.get(k.name()).copied().unwrap_or(0) as f64,
+            Metric::Violation(r) => o.summary.violations.get(r.name()).copied().unwrap_or(0) as f64,
+            Metric::ResendRate => o.resend_rate(),
+            Metric::AckDelayP50 => worst(&|d| d.ack_p50_ms),
+            Metric::AckDelayP95 => worst(&|d| d.ack_p95_ms),
+            Metric::Jitter => worst(&|d| Some(d.jitter_ms)),
+            Metric::Unacked => o
+                .sessions
+                .iter()
+                .map(|s| (s.c2s.unacked + s.s2c.unacked) as f64)
+                .sum(),
+            Metric::Packets => o.capture.lwar_packets as f64,
+            Metric::Sessions => o.summary.sessions.len() as f64,
+        }
+    }
+
+    /// Reads a limit: `5%` or `0.05` for rates, `250`, `250ms` or `0.25s` for
+    /// delays, a whole number for counts.
+    fn limit(self, text: &str) -> Option<f64> {
+        let text = text.trim();
+        match self {
+            Metric::ResendRate => match text.strip_suffix('%') {
+                Some(p) => p.trim().parse::<f64>().ok().map(|p| p / 100.0),
+                None => text.parse().ok(),
+            },
+            Metric::AckDelayP50 | Metric::AckDelayP95 | Metric::Jitter => {
+                if let Some(ms) = text.strip_suffix("ms") {
+                    ms.trim().parse().ok()
+                } else if let Some(s) = text.strip_suffix('s') {
+                    s.trim().parse::<f64>().ok().map(|s| s * 1e3)
+                } else {
+                    text.parse().ok()
+                }
+            }
+            _ => text.parse::<u64>().ok().map(|n| n as f64),
+        }
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+    }
+
+    fn show(self, v: f64) -> String {
+        match self {
+            Metric::ResendRate => format!("{:.2}%", v * 100.0),
+            Metric::AckDelayP50 | Metric::AckDelayP95 | Metric::Jitter => format!("{v:.1} ms"),
+            _ => format!("{v}"),
+        }
+    }
+}
+
+/// Above or below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// `--deny`: a count that must be zero.
+    Deny,
+    Max,
+    Min,
+}
+
+/// One rule: a metric and its bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limit {
+    /// The rule as written: `deny lost`, `max resend-rate=5%`.
+    pub name: String,
+    pub metric: Metric,
+    pub bound: Bound,
+    pub value: f64,
+}
+
+impl Limit {
+    /// `name` for `--deny`, `name=value` for `--max` and `--min`.
+    pub fn parse(text: &str, bound: Bound) -> Result<Limit, CheckError> {
+        let bad = |reason: &str| CheckError::BadRule {
+            rule: text.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let unknown = || {
+            bad(
+                "unknown name: use a finding kind (resend, lost, malformed, violation...), \
+                 violation/<rule>, resend-rate, ack-delay-p50, ack-delay-p95, jitter, unacked, \
+                 packets or sessions",
+            )
+        };
+        if bound == Bound::Deny {
+            let metric = Metric::parse(text.trim()).ok_or_else(unknown)?;
+            if !matches!(metric, Metric::Finding(_) | Metric::Violation(_)) {
+                return Err(bad("--deny takes finding kinds; use --max for metrics"));
+            }
+            return Ok(Limit {
+                name: format!("deny {}", text.trim()),
+                metric,
+                bound,
+                value: 0.0,
+            });
+        }
+        let (name, value) = text
+            .split_once('=')
+            .ok_or_else(|| bad("expected NAME=VALUE"))?;
+        let metric = Metric::parse(name.trim()).ok_or_else(unknown)?;
+        let value = metric
+            .limit(value)
+            .ok_or_else(|| bad("the value is not a valid number for this rule"))?;
+        let word = if bound == Bound::Max { "max" } else { "min" };
+        Ok(Limit {
+            name: format!("{word} {}={}", name.trim(), value_text(text)),
+            metric,
+            bound,
+            value,
+        })
+    }
+
+    /// `None` when the rule holds, else why not.
+    pub fn check(&self, o: &Outcome) -> Option<String> {
+        let v = self.metric.value(o);
+        let failed = match self.bound {
+            Bound::Deny | Bound::Max => v > self.value,
+            Bound::Min => v < self.value,
+        };
+        failed.then(|| match self.bound {
+            Bound::Deny => format!("{} {} (denied)", self.metric.show(v), self.metric_name()),
+            Bound::Max => format!(
+                "{} is {}, above {}",
+                self.metric_name(),
+                self.metric.show(v),
+                self.metric.show(self.value)
+            ),
+            Bound::Min => format!(
+                "{} is {}, below {}",
+                self.metric_name(),
+                self.metric.show(v),
+                self.metric.show(self.value)
+            ),
+        })
+    }
+
+    fn metric_name(&self) -> &str {
+        let n = self.name.split_once(' ').map_or(&*self.name, |(_, n)| n);
+        n.split_once('=').map_or(n, |(n, _)| n)
+    }
+}
+
+fn value_text(text: &str) -> &str {
+    text.split_once('=').map_or("", |(_, v)| v.trim())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    #[serde(default)]
+    deny: Vec<String>,
+    #[serde(default)]
+    max: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    min: BTreeMap<String, toml::Value>,
+}
+
+fn toml_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Every rule a run checks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rules {
+    pub limits: Vec<Limit>,
+    /// The expected summary, and the file it came from.
+    pub expect: Option<(String, Summary)>,
+}
+
+impl Rules {
+    /// Adds the rules of a TOML text (`path` names it in errors).
+    pub fn add_toml(&mut self, text: &str, path: &str) -> Result<(), CheckError> {
+        let file: RulesFile = toml::from_str(text).map_err(|e| CheckError::RulesFile {
+            path: path.to_owned(),
+            message: e.message().to_owned(),
+        })?;
+        for d in &file.deny {
+            self.limits.push(Limit::parse(d, Bound::Deny)?);
+        }
+        for (map, bound) in [(&file.max, Bound::Max), (&file.min, Bound::Min)] {
+            for (name, value) in map {
+                let text = format!("{name}={}", toml_text(value));
+                self.limits.push(Limit::parse(&text, bound)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The rules of `lwarscope check`'s arguments: the rules file first, then the
+    /// flags, then the expected result.
+    pub fn from_args(args: &super::CheckArgs) -> Result<Rules, CheckError> {
+        let read = |p: &Path| {
+            std::fs::read_to_string(p).map_err(|source| CheckError::Read {
+                path: p.display().to_string(),
+                source,
+            })
+        };
+        let mut rules = Rules::default();
+        if let Some(path) = &args.rules {
+            rules.add_toml(&read(path)?, &path.display().to_string())?;
+        }
+        for d in &args.deny {
+            rules.limits.push(Limit::parse(d, Bound::Deny)?);
+        }
+        for m in &args.max {
+            rules.limits.push(Limit::parse(m, Bound::Max)?);
+        }
+        for m in &args.min {
+            rules.limits.push(Limit::parse(m, Bound::Min)?);
+        }
+        if let Some(path) = &args.expect {
+            let name = path.display().to_string();
+            let summary =
+                json::read_summary(&read(path)?).map_err(|source| CheckError::Expect {
+                    path: name.clone(),
+                    source,
+                })?;
+            rules.expect = Some((name, summary));
+        }
+        Ok(rules)
+    }
+
+    /// Checks one outcome against every rule.
+    pub fn check(&self, file: &str, o: &Outcome) -> Verdict {
+        let mut results: Vec<RuleResult> = self
+            .limits
+            .iter()
+            .map(|l| RuleResult {
+                name: l.name.clone(),
+                failure: l.check(o),
+            })
+            .collect();
+        if let Some((path, expected)) = &self.expect {
+            let diffs = compare(expected, &o.summary);
+            let failure = (!diffs.is_empty()).then(|| {
+                let shown = diffs.iter().take(8).cloned().collect::<Vec<_>>().join("; ");
+                if diffs.len() > 8 {
+                    format!("{shown}; and {} more differences", diffs.len() - 8)
+                } else {
+                    shown
+                }
+            });
+            results.push(RuleResult {
+                name: format!("expect {path}"),
+                failure,
+            });
+        }
+        Verdict {
+            file: file.to_owned(),
+            results,
+            error: None,
+        }
+    }
+}
+
+/// The differences between an expected summary and an actual one, as
+/// `findings.resend: expected 3, got 5`. Sessions are matched by their addresses.
+pub fn compare(expected: &Summary, actual: &Summary) -> Vec<String> {
+    let mut out = Vec::new();
+    fn counts(
+        out: &mut Vec<String>,
+        at: &str,
+        e: &BTreeMap<String, u64>,
+        a: &BTreeMap<String, u64>,
+    ) {
+        let keys: std::collections::BTreeSet<&String> = e.keys().chain(a.keys()).collect();
+        for k in keys {
+            let (x, y) = (
+                e.get(k).copied().unwrap_or(0),
+                a.get(k).copied().unwrap_or(0),
+            );
+            if x != y {
+                out.push(format!("{at}.{k}: expected {x}, got {y}"));
+            }
+        }
+    }
+    fn number(out: &mut Vec<String>, at: &str, x: u64, y: u64) {
+        if x != y {
+            out.push(format!("{at}: expected {x}, got {y}"));
+        }
+    }
+    counts(&mut out, "messages", &expected.messages, &actual.messages);
+    counts(&mut out, "findings", &expected.findings, &actual.findings);
+    counts(
+        &mut out,
+        "violations",
+        &expected.violations,
+        &actual.violations,
+    );
+    counts(
+        &mut out,
+        "malformed",
+        &expected.malformed,
+        &actual.malformed,
+    );
+    for e in &expected.sessions {
+        let Some(a) = actual
+            .sessions
+            .iter()
+            .find(|a| a.client == e.client && a.server == e.server)
+        else {
+            out.push(format!("session {} -> {}: missing", e.client, e.server));
+            continue;
+        };
+        let at = format!("session {} -> {}", e.client, e.server);
+        if e.state != a.state {
+            out.push(format!("{at} state: expected {}, got {}", e.state, a.state));
+        }
+        for (dir, x, y) in [("c2s", &e.c2s, &a.c2s), ("s2c", &e.s2c, &a.s2c)] {
+            let at = format!("{at} {dir}");
+            number(&mut out, &format!("{at}.packets"), x.packets, y.packets);
+            number(&mut out, &format!("{at}.bytes"), x.bytes, y.bytes);
+            number(
+                &mut out,
+                &format!("{at}.first_sends"),
+                x.first_sends,
+                y.first_sends,
+            );
+            number(&mut out, &format!("{at}.resends"), x.resends, y.resends);
+            counts(
+                &mut out,
+                &format!("{at}.messages"),
+                &x.messages,
+                &y.messages,
+            );
+            counts(
+                &mut out,
+                &format!("{at}.findings"),
+                &x.findings,
+                &y.findings,
+            );
+            counts(
+                &mut out,
+                &format!("{at}.violations"),
+                &x.violations,
+                &y.violations,
+            );
+            counts(
+                &mut out,
+                &format!("{at}.malformed"),
+                &x.malformed,
+                &y.malformed,
+            );
+        }
+    }
+    for a in &actual.sessions {
+        if !expected
+            .sessions
+            .iter()
+            .any(|e| a.client == e.client && a.server == e.server)
+        {
+            out.push(format!(
+                "session {} -> {}: not expected",
+                a.client, a.server
+            ));
+        }
+    }
+    out
+}
+
+/// One rule applied to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleResult {
+    pub name: String,
+    /// Why it failed; `None` when it passed.
+    pub failure: Option<String>,
+}
+
+/// The result of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub file: String,
+    pub results: Vec<RuleResult>,
+    /// The file could not be analysed (unreadable, not a capture).
+    pub error: Option<String>,
+}
+
+impl Verdict {
+    pub fn error(file: &str, error: impl fmt::Display) -> Verdict {
+        Verdict {
+            file: file.to_owned(),
+            results: Vec::new(),
+            error: Some(error.to_string()),
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.error.is_none() && self.results.iter().all(|r| r.failure.is_none())
+    }
+
+    /// The verdict line: `PASS file (3 rules)`, `FAIL file: why; why`, `ERROR file: why`.
+    pub fn line(&self, color: bool) -> impl fmt::Display + '_ {
+        fmt::from_fn(move |f| {
+            let paint = |f: &mut fmt::Formatter<'_>, code: &str, word: &str| {
+                if color {
+                    write!(f, "\x1b[{code}m{word}\x1b[0m")
+                } else {
+                    f.write_str(word)
+                }
+            };
+            if let Some(e) = &self.error {
+                paint(f, "1;31", "ERROR")?;
+                return write!(f, " {}: {e}", self.file);
+            }
+            if self.passed() {
+                paint(f, "1;32", "PASS")?;
+                let n = self.results.len();
+                return write!(
+                    f,
+                    "  {} ({n} rule{})",
+                    self.file,
+                    if n == 1 { "" } else { "s" }
+                );
+            }
+            paint(f, "1;31", "FAIL")?;
+            write!(f, "  {}: ", self.file)?;
+            let failed = self
+                .results
+                .iter()
+                .filter_map(|r| r.failure.as_ref().map(|why| (r, why)));
+            for (i, (r, why)) in failed.enumerate() {
+                if i > 0 {
+                    f.write_str("; ")?;
+                }
+                write!(f, "{why} [{}]", r.name)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// 0 when every file passes, 1 when a rule failed, 2 when a file could not be
+/// analysed.
+pub fn exit_code(verdicts: &[Verdict]) -> u8 {
+    if verdicts.iter().any(|v| v.error.is_some()) {
+        2
+    } else if verdicts.iter().all(Verdict::passed) {
+        0
+    } else {
+        1
+    }
+}
+
+/// Writes the verdicts as JUnit XML: one test suite per file, one test case per
+/// rule (an unreadable file is one case with an `<error>`).
+pub fn write_junit(out: impl Write, verdicts: &[Verdict]) -> io::Result<()> {
+    let mut w = Writer::new_with_indent(out, b' ', 2);
+    w.get_mut()
+        .write_all(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")?;
+    let count = |v: &Verdict| -> (usize, usize, usize) {
+        match &v.error {
+            Some(_) => (1, 0, 1),
+            None => (
+                v.results.len(),
+                v.results.iter().filter(|r| r.failure.is_some()).count(),
+                0,
+            ),
+        }
+    };
+    let (tests, failures, errors) = verdicts
+        .iter()
+        .map(count)
+        .fold((0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+    w.create_element("testsuites")
+        .with_attribute(("name", "lwarscope check"))
+        .with_attribute(("tests", tests.to_string().as_str()))
+        .with_attribute(("failures", failures.to_string().as_str()))
+        .with_attribute(("errors", errors.to_string().as_str()))
+        .write_inner_content(|w| {
+            for v in verdicts {
+                let (tests, failures, errors) = count(v);
+                w.create_element("testsuite")
+                    .with_attribute(("name", v.file.as_str()))
+                    .with_attribute(("tests", tests.to_string().as_str()))
+                    .with_attribute(("failures", failures.to_string().as_str()))
+                    .with_attribute(("errors", errors.to_string().as_str()))
+                    .write_inner_content(|w| {
+                        if let Some(e) = &v.error {
+                            w.create_element("testcase")
+                                .with_attribute(("name", "read capture"))
+                                .with_attribute(("classname", v.file.as_str()))
+                                .write_inner_content(|w| {
+                                    w.create_element("error")
+                                        .with_attribute(("message", e.as_str()))
+                                        .write_text_content(BytesText::new(e))?;
+                                    Ok(())
+                                })?;
+                        }
+                        for r in &v.results {
+                            let case = w
+                                .create_element("testcase")
+                                .with_attribute(("name", r.name.as_str()))
+                                .with_attribute(("classname", v.file.as_str()));
+                            match &r.failure {
+                                None => {
+                                    case.write_empty()?;
+                                }
+                                Some(why) => {
+                                    case.write_inner_content(|w| {
+                                        w.create_element("failure")
+                                            .with_attribute(("message", why.as_str()))
+                                            .write_text_content(BytesText::new(why))?;
+                                        Ok(())
+                                    })?;
+                                }
+                            }
+                        }
+                        Ok(())
+                    })?;
+            }
+            Ok(())
+        })?;
+    w.get_mut().write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_limits() {
+        let l = Limit::parse("resend-rate=5%", Bound::Max).unwrap();
+        assert_eq!(l.metric, Metric::ResendRate);
+        assert!((l.value - 0.05).abs() < 1e-12);
+        assert_eq!(l.name, "max resend-rate=5%");
+        let l = Limit::parse("resend-rate=0.1", Bound::Max).unwrap();
+        assert!((l.value - 0.1).abs() < 1e-12);
+        let l = Limit::parse("ack-delay-p95=0.25s", Bound::Max).unwrap();
+        assert!((l.value - 250.0).abs() < 1e-9);
+        let l = Limit::parse("ack-delay-p95 = 250ms", Bound::Max).unwrap();
+        assert!((l.value - 250.0).abs() < 1e-9);
+        assert_eq!(
+            Limit::parse("violation/wrong-sender", Bound::Deny)
+                .unwrap()
+                .metric,
+            Metric::Violation(Rule::WrongSender)
+        );
+        assert_eq!(
+            Limit::parse("packets=1", Bound::Min).unwrap().metric,
+            Metric::Packets
+        );
+        for (bad, bound) in [
+            ("resends", Bound::Deny),
+            ("resend-rate", Bound::Deny),
+            ("lost", Bound::Max),
+            ("lost=x", Bound::Max),
+            ("lost=-1", Bound::Max),
+            ("resend-rate=five", Bound::Max),
+            ("violation/nope=1", Bound::Max),
+        ] {
+            assert!(Limit::parse(bad, bound).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn reads_a_rules_file() {
+        let mut rules = Rules::default();
+        rules
+            .add_toml(
+                "deny = [\"malformed\", \"violation\"]\n[max]\nresend-rate = \"5%\"\nreordered = 0\n[min]\npackets = 1\n",
+                "rules.toml",
+            )
+            .unwrap();
+        let names: Vec<_> = rules.limits.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "deny malformed",
+                "deny violation",
+                "max reordered=0",
+                "max resend-rate=5%",
+                "min packets=1"
+            ]
+        );
+        let e = Rules::default()
+            .add_toml("dney = [\"lost\"]", "r.toml")
+            .unwrap_err();
+        assert!(e.to_string().contains("r.toml"), "{e}");
+        assert!(
+            Rules::default()
+                .add_toml("[max]\nresends = 1", "r.toml")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn exit_codes() {
+        let pass = Verdict {
+            file: "a".into(),
+            results: vec![RuleResult {
+                name: "deny lost".into(),
+                failure: None,
+            }],
+            error: None,
+        };
+        let mut fail = pass.clone();
+        fail.results[0].failure = Some("3 lost (denied)".into());
+        let err = Verdict::error("c", "cannot open");
+        assert_eq!(exit_code(std::slice::from_ref(&pass)), 0);
+        assert_eq!(exit_code(&[pass.clone(), fail.clone()]), 1);
+        assert_eq!(exit_code(&[fail.clone(), err.clone()]), 2);
+        assert_eq!(pass.line(false).to_string(), "PASS  a (1 rule)");
+        assert_eq!(
+            fail.line(false).to_string(),
+            "FAIL  a: 3 lost (denied) [deny lost]"
+        );
+        assert_eq!(err.line(false).to_string(), "ERROR c: cannot open");
+    }
+
+    #[test]
+    fn compares_summaries() {
+        let mut e = Summary::default();
+        e.findings.insert("resend".into(), 3);
+        e.sessions.push(crate::track::SessionSummary {
+            client: "1.2.3.4:5".into(),
+            server: "1.2.3.4:32422".into(),
+            state: "closed".into(),
+            ..Default::default()
+        });
+        let mut a = e.clone();
+        assert!(compare(&e, &a).is_empty());
+        a.findings.insert("resend".into(), 5);
+        a.sessions[0].state = "timed-out".into();
+        a.sessions[0].c2s.packets = 2;
+        let d = compare(&e, &a);
+        assert_eq!(
+            d,
+            [
+                "findings.resend: expected 3, got 5",
+                "session 1.2.3.4:5 -> 1.2.3.4:32422 state: expected closed, got timed-out",
+                "session 1.2.3.4:5 -> 1.2.3.4:32422 c2s.packets: expected 0, got 2",
+            ]
+        );
+        a.sessions[0].client = "9.9.9.9:1".into();
+        let d = compare(&e, &a);
+        assert!(d.iter().any(|x| x.ends_with("missing")), "{d:?}");
+        assert!(d.iter().any(|x| x.ends_with("not expected")), "{d:?}");
+    }
+}

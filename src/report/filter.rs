@@ -1,0 +1,939 @@
+//! The display filter language of `-Y EXPR`: selects packets (and findings) by
+//! message type, sequence number, peer, player, finding kind and more.
+//!
+//! # Grammar
+//!
+//! ```text
+//! expr       := or
+//! or         := and { ("||" | "or") and }
+//! and        := unary { ("&&" | "and") unary }
+//! unary      := ("!" | "not") unary | primary
+//! primary    := "(" expr ")" | field op value | name
+//! op         := "==" | "!=" | "<" | ">" | "<=" | ">="
+//! value      := word | "quoted string"
+//! name       := a field that stands alone (malformed, finding, seqno, player),
+//!               a message type (Join), a finding kind (resend, violation,
+//!               violation/wrong-sender), a violation rule (wrong-sender) or a
+//!               direction (c2s, s2c)
+//! ```
+//!
+//! # Fields
+//!
+//! | field | value | meaning |
+//! |-------|-------|---------|
+//! | `type` | message type (`Join`, `update`...) | the packet carries such a message |
+//! | `seqno` | number | a reliable message with that seqno (`seqno` alone: any reliable message) |
+//! | `ack` | number | the header's ack |
+//! | `ts`, `timestamp` | number | the header's timestamp (sender's ms) |
+//! | `frame` | number | the capture's frame number |
+//! | `len` | number | the UDP payload length |
+//! | `src`, `dst`, `peer` | `ip` or `ip:port` (`[::1]:32422`) | source, destination, either |
+//! | `port` | number | source or destination port |
+//! | `player` | `gen:index` or `index` | a message naming that player (`player` alone: any) |
+//! | `finding` | kind, `violation/<rule>` or rule | a finding raised on the packet (`finding` alone: any) |
+//! | `severity` | `note`, `warning`, `error` | a finding of that severity (`>=` works) |
+//! | `session` | number | the session (0-based, as in the report) |
+//! | `dir` | `c2s` or `s2c` | the direction |
+//! | `malformed` | (alone) | the packet, or part of it, could not be decoded |
+//!
+//! Fields of messages and findings (`type`, `seqno`, `player`, `finding`,
+//! `severity`) hold when *any* message or finding matches, and `a != b` is always
+//! `!(a == b)`: `seqno != 3` selects the packets without a message of seqno 3.
+//! Ordered comparisons (`<`, `>`...) work on numbers and severities only.
+//!
+//! Examples: `Join`, `type == Update && dir == s2c`, `resend || lost`,
+//! `seqno >= 10 && seqno <= 20`, `peer == 10.0.0.2:32422`, `player == 0:1`,
+//! `finding == violation/wrong-sender`, `!(Input || Update)`.
+//!
+//! A compiled [`Filter`] evaluates without allocating.
+
+use crate::capture::Datagram;
+use crate::codec::{DecodeError, Id, MessageType, Packet};
+use crate::track::{Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity};
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+
+/// A filter expression that does not parse: what is wrong, and at which column.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("column {column}: {message}")]
+pub struct FilterError {
+    /// 1-based column (in characters) of the offending token.
+    pub column: usize,
+    pub message: String,
+}
+
+impl FilterError {
+    /// The error with the expression and a caret under the column:
+    ///
+    /// ```text
+    /// column 10: expected a value after `==`
+    ///   seqno ==
+    ///            ^
+    /// ```
+    pub fn render<'a>(&'a self, expr: &'a str) -> impl fmt::Display + 'a {
+        fmt::from_fn(move |f| {
+            writeln!(f, "{self}")?;
+            writeln!(f, "  {expr}")?;
+            write!(f, "  {:>width$}", "^", width = self.column)
+        })
+    }
+}
+
+/// A compiled display filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    root: Node,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    Or(Box<Node>, Box<Node>),
+    And(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+    Test(Test),
+}
+
+/// An ordered comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cmp {
+    Eq,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+}
+
+impl Cmp {
+    fn holds<T: Ord>(self, a: T, b: T) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Lt => a < b,
+            Cmp::Gt => a > b,
+            Cmp::Le => a <= b,
+            Cmp::Ge => a >= b,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Num {
+    Seqno,
+    Ack,
+    Timestamp,
+    Frame,
+    Len,
+    Port,
+    Session,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Src,
+    Dst,
+    Peer,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Addr {
+    Ip(IpAddr),
+    Socket(SocketAddr),
+}
+
+impl Addr {
+    fn matches(self, a: SocketAddr) -> bool {
+        match self {
+            Addr::Ip(ip) => a.ip() == ip,
+            Addr::Socket(s) => a == s,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PlayerPat {
+    Any,
+    Id(Id),
+    Index(u16),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FindingPat {
+    Any,
+    Kind(FindingKind),
+    Rule(Rule),
+}
+
+impl FindingPat {
+    fn matches(self, f: &Finding) -> bool {
+        match self {
+            FindingPat::Any => true,
+            FindingPat::Kind(k) => f.kind == k,
+            FindingPat::Rule(r) => f.rule == Some(r),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Test {
+    Num(Num, Cmp, u64),
+    Reliable,
+    Type(MessageType),
+    Addr(Side, Addr),
+    Player(PlayerPat),
+    Finding(FindingPat),
+    Severity(Cmp, Severity),
+    Dir(Direction),
+    Malformed,
+}
+
+/// What a filter is evaluated against: a packet, or a finding on its own (for
+/// the findings raised at the end of a capture).
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    frame: u64,
+    session: SessionId,
+    dir: Direction,
+    datagram: Option<&'a Datagram<'a>>,
+    decoded: Option<&'a Result<Packet<'a>, DecodeError>>,
+    findings: &'a [Finding],
+}
+
+impl Ctx<'_> {
+    fn packet(&self) -> Option<&Packet<'_>> {
+        self.decoded.and_then(|d| d.as_ref().ok())
+    }
+
+    /// Every decodable message, in order.
+    fn any_message(&self, mut pred: impl FnMut(&crate::codec::Message<'_>) -> bool) -> bool {
+        self.packet()
+            .is_some_and(|p| p.messages().map_while(Result::ok).any(|m| pred(&m.message)))
+    }
+}
+
+impl Filter {
+    /// Parses and checks an expression.
+    pub fn parse(expr: &str) -> Result<Filter, FilterError> {
+        let mut p = Parser {
+            lexer: Lexer { src: expr, pos: 0 },
+            peeked: None,
+        };
+        let root = p.or()?;
+        match p.next()? {
+            (Tok::End, _) => Ok(Filter { root }),
+            (tok, at) => Err(p.error(at, format!("unexpected {tok} after a whole expression"))),
+        }
+    }
+
+    /// True when the packet is selected.
+    pub fn matches(&self, event: &PacketEvent<'_>) -> bool {
+        let ctx = Ctx {
+            frame: event.datagram.frame,
+            session: event.session,
+            dir: event.direction,
+            datagram: Some(event.datagram),
+            decoded: Some(&event.decoded),
+            findings: event.findings,
+        };
+        eval(&self.root, &ctx)
+    }
+
+    /// True when a finding on its own (one raised at the end of the capture, with
+    /// no packet) is selected: packet fields are false, finding fields apply.
+    pub fn matches_finding(&self, finding: &Finding) -> bool {
+        let ctx = Ctx {
+            frame: finding.frame,
+            session: finding.session,
+            dir: finding.direction,
+            datagram: None,
+            decoded: None,
+            findings: std::slice::from_ref(finding),
+        };
+        eval(&self.root, &ctx)
+    }
+}
+
+fn eval(node: &Node, ctx: &Ctx<'_>) -> bool {
+    match node {
+        Node::Or(a, b) => eval(a, ctx) || eval(b, ctx),
+        Node::And(a, b) => eval(a, ctx) && eval(b, ctx),
+        Node::Not(a) => !eval(a, ctx),
+        Node::Test(t) => test(t, ctx),
+    }
+}
+
+fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
+    let d = ctx.datagram;
+    match *t {
+        Test::Num(field, cmp, v) => match field {
+            Num::Seqno => {
+                ctx.any_message(|m| m.seqno().is_some_and(|s| cmp.holds(s as u64, v)))
+                    || (ctx.datagram.is_none()
+                        && ctx
+                            .findings
+                            .iter()
+                            .any(|f| f.seqno.is_some_and(|s| cmp.holds(s as u64, v))))
+            }
+            Num::Ack => ctx.packet().is_some_and(|p| cmp.holds(p.ack() as u64, v)),
+            Num::Timestamp => ctx
+                .packet()
+                .is_some_and(|p| cmp.holds(p.timestamp() as u64, v)),
+            Num::Frame => cmp.holds(ctx.frame, v),
+            Num::Len => d.is_some_and(|d| cmp.holds(d.payload_len as u64, v)),
+            Num::Port => d.is_some_and(|d| {
+                cmp.holds(d.src.port() as u64, v) || cmp.holds(d.dst.port() as u64, v)
+            }),
+            Num::Session => cmp.holds(ctx.session as u64, v),
+        },
+        Test::Reliable => ctx.any_message(|m| m.seqno().is_some()),
+        Test::Type(ty) => ctx.any_message(|m| m.msg_type() == ty),
+        Test::Addr(side, addr) => d.is_some_and(|d| match side {
+            Side::Src => addr.matches(d.src),
+            Side::Dst => addr.matches(d.dst),
+            Side::Peer => addr.matches(d.src) || addr.matches(d.dst),
+        }),
+        Test::Player(pat) => ctx.any_message(|m| {
+            m.player().is_some_and(|id| match pat {
+                PlayerPat::Any => true,
+                PlayerPat::Id(want) => id == want,
+                PlayerPat::Index(i) => id.index == i,
+            })
+        }),
+        Test::Finding(pat) => ctx.findings.iter().any(|f| pat.matches(f)),
+        Test::Severity(cmp, s) => ctx.findings.iter().any(|f| cmp.holds(f.severity(), s)),
+        Test::Dir(dir) => ctx.dir == dir,
+        Test::Malformed => {
+            matches!(ctx.decoded, Some(Err(_)))
+                || ctx
+                    .findings
+                    .iter()
+                    .any(|f| matches!(f.kind, FindingKind::Malformed | FindingKind::Truncated))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Lexer
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok<'a> {
+    LParen,
+    RParen,
+    Not,
+    And,
+    Or,
+    /// A comparison; `None` is `!=`.
+    Op(Option<Cmp>, &'static str),
+    Word(&'a str),
+    Str(&'a str),
+    End,
+}
+
+impl fmt::Display for Tok<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tok::LParen => f.write_str("`(`"),
+            Tok::RParen => f.write_str("`)`"),
+            Tok::Not => f.write_str("`!`"),
+            Tok::And => f.write_str("`&&`"),
+            Tok::Or => f.write_str("`||`"),
+            Tok::Op(_, s) => write!(f, "`{s}`"),
+            Tok::Word(w) => write!(f, "`{w}`"),
+            Tok::Str(s) => write!(f, "\"{s}\""),
+            Tok::End => f.write_str("the end"),
+        }
+    }
+}
+
+struct Lexer<'a> {
+    src: &'a str,
+    pos: usize,
+}
+
+const SPECIAL: &str = "()!=<>&|\"";
+
+impl<'a> Lexer<'a> {
+    fn column(&self, byte: usize) -> usize {
+        self.src[..byte.min(self.src.len())].chars().count() + 1
+    }
+
+    /// The next token and the byte offset where it starts.
+    fn next(&mut self) -> Result<(Tok<'a>, usize), FilterError> {
+        let rest = &self.src[self.pos..];
+        let trimmed = rest.trim_start();
+        self.pos += rest.len() - trimmed.len();
+        let at = self.pos;
+        let two = trimmed.get(..2).unwrap_or("");
+        let (tok, len) = match two {
+            "&&" => (Tok::And, 2),
+            "||" => (Tok::Or, 2),
+            "==" => (Tok::Op(Some(Cmp::Eq), "=="), 2),
+            "!=" => (Tok::Op(None, "!="), 2),
+            "<=" => (Tok::Op(Some(Cmp::Le), "<="), 2),
+            ">=" => (Tok::Op(Some(Cmp::Ge), ">="), 2),
+            _ => match trimmed.chars().next() {
+                None => (Tok::End, 0),
+                Some('(') => (Tok::LParen, 1),
+                Some(')') => (Tok::RParen, 1),
+                Some('!') => (Tok::Not, 1),
+                Some('<') => (Tok::Op(Some(Cmp::Lt), "<"), 1),
+                Some('>') => (Tok::Op(Some(Cmp::Gt), ">"), 1),
+                Some('=') => return Err(self.error(at, "`=` is not an operator: use `==`")),
+                Some('&') => return Err(self.error(at, "`&` is not an operator: use `&&`")),
+                Some('|') => return Err(self.error(at, "`|` is not an operator: use `||`")),
+                Some('"') => match trimmed[1..].find('"') {
+                    Some(end) => (Tok::Str(&trimmed[1..1 + end]), end + 2),
+                    None => return Err(self.error(at, "unclosed quote")),
+                },
+                Some(_) => {
+                    let len = trimmed
+                        .find(|c: char| c.is_whitespace() || SPECIAL.contains(c))
+                        .unwrap_or(trimmed.len());
+                    let word = &trimmed[..len];
+                    let tok = match word {
+                        "and" => Tok::And,
+                        "or" => Tok::Or,
+                        "not" => Tok::Not,
+                        _ => Tok::Word(word),
+                    };
+                    (tok, len)
+                }
+            },
+        };
+        self.pos += len;
+        Ok((tok, at))
+    }
+
+    fn error(&self, byte: usize, message: impl Into<String>) -> FilterError {
+        FilterError {
+            column: self.column(byte),
+            message: message.into(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Parser
+
+struct Parser<'a> {
+    lexer: Lexer<'a>,
+    peeked: Option<(Tok<'a>, usize)>,
+}
+
+/// The fields, for error messages.
+const FIELDS: &str = "type, seqno, ack, ts, timestamp, frame, len, src, dst, peer, port, player, finding, severity, session, dir, malformed";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Num(Num),
+    Type,
+    Addr(Side),
+    Player,
+    Finding,
+    Severity,
+    Dir,
+    Malformed,
+}
+
+fn field(name: &str) -> Option<Field> {
+    Some(match name {
+        "type" => Field::Type,
+        "seqno" => Field::Num(Num::Seqno),
+        "ack" => Field::Num(Num::Ack),
+        "ts" | "timestamp" => Field::Num(Num::Timestamp),
+        "frame" => Field::Num(Num::Frame),
+        "len" => Field::Num(Num::Len),
+        "port" => Field::Num(Num::Port),
+        "session" => Field::Num(Num::Session),
+        "src" => Field::Addr(Side::Src),
+        "dst" => Field::Addr(Side::Dst),
+        "peer" => Field::Addr(Side::Peer),
+        "player" => Field::Player,
+        "finding" => Field::Finding,
+        "severity" => Field::Severity,
+        "dir" => Field::Dir,
+        "malformed" => Field::Malformed,
+        _ => return None,
+    })
+}
+
+fn message_type(name: &str) -> Option<MessageType> {
+    MessageType::ALL
+        .into_iter()
+        .find(|t| t.name().eq_ignore_ascii_case(name))
+}
+
+fn direction(name: &str) -> Option<Direction> {
+    [Direction::ClientToServer, Direction::ServerToClient]
+        .into_iter()
+        .find(|d| d.name() == name)
+}
+
+fn finding_pat(name: &str) -> Option<FindingPat> {
+    if let Some(rule) = name.strip_prefix("violation/") {
+        return Rule::from_name(rule).map(FindingPat::Rule);
+    }
+    FindingKind::from_name(name)
+        .map(FindingPat::Kind)
+        .or_else(|| Rule::from_name(name).map(FindingPat::Rule))
+}
+
+fn severity(name: &str) -> Option<Severity> {
+    [Severity::Note, Severity::Warning, Severity::Error]
+        .into_iter()
+        .find(|s| s.name() == name)
+}
+
+fn player(value: &str) -> Option<PlayerPat> {
+    match value.split_once(':') {
+        Some((g, i)) => Some(PlayerPat::Id(Id::new(g.parse().ok()?, i.parse().ok()?))),
+        None => value.parse().ok().map(PlayerPat::Index),
+    }
+}
+
+fn addr(value: &str) -> Option<Addr> {
+    value
+        .parse::<SocketAddr>()
+        .map(Addr::Socket)
+        .or_else(|_| value.parse::<IpAddr>().map(Addr::Ip))
+        .ok()
+}
+
+impl<'a> Parser<'a> {
+    fn next(&mut self) -> Result<(Tok<'a>, usize), FilterError> {
+        match self.peeked.take() {
+            Some(t) => Ok(t),
+            None => self.lexer.next(),
+        }
+    }
+
+    fn peek(&mut self) -> Result<Tok<'a>, FilterError> {
+        if self.peeked.is_none() {
+            self.peeked = Some(self.lexer.next()?);
+        }
+        Ok(self.peeked.map(|(t, _)| t).unwrap_or(Tok::End))
+    }
+
+    fn error(&self, byte: usize, message: impl Into<String>) -> FilterError {
+        self.lexer.error(byte, message)
+    }
+
+    fn or(&mut self) -> Result<Node, FilterError> {
+        let mut left = self.and()?;
+        while self.peek()? == Tok::Or {
+            self.next()?;
+            left = Node::Or(Box::new(left), Box::new(self.and()?));
+        }
+        Ok(left)
+    }
+
+    fn and(&mut self) -> Result<Node, FilterError> {
+        let mut left = self.unary()?;
+        while self.peek()? == Tok::And {
+            self.next()?;
+            left = Node::And(Box::new(left), Box::new(self.unary()?));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Node, FilterError> {
+        if self.peek()? == Tok::Not {
+            self.next()?;
+            return Ok(Node::Not(Box::new(self.unary()?)));
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<Node, FilterError> {
+        match self.next()? {
+            (Tok::LParen, open) => {
+                let inner = self.or()?;
+                match self.next()? {
+                    (Tok::RParen, _) => Ok(inner),
+                    (Tok::End, at) => Err(self.error(
+                        at,
+                        format!(
+                            "missing `)` to close the `(` of column {}",
+                            self.lexer.column(open)
+                        ),
+                    )),
+                    (tok, at) => Err(self.error(at, format!("expected `)`, found {tok}"))),
+                }
+            }
+            (Tok::Word(word), at) => {
+                if let Tok::Op(cmp, op) = self.peek()? {
+                    let (_, op_at) = self.next()?;
+                    let (value, value_at) = match self.next()? {
+                        (Tok::Word(v) | Tok::Str(v), v_at) => (v, v_at),
+                        (tok, v_at) => {
+                            return Err(self.error(
+                                v_at,
+                                format!("expected a value after `{op}`, found {tok}"),
+                            ));
+                        }
+                    };
+                    let Some(field) = field(word) else {
+                        return Err(
+                            self.error(at, format!("unknown field `{word}` (fields: {FIELDS})"))
+                        );
+                    };
+                    let test = self.comparison(field, cmp, op, op_at, value, value_at)?;
+                    Ok(match cmp {
+                        Some(_) => Node::Test(test),
+                        None => Node::Not(Box::new(Node::Test(test))),
+                    })
+                } else {
+                    self.bare(word, at).map(Node::Test)
+                }
+            }
+            (Tok::Str(s), at) => Err(self.error(
+                at,
+                format!("expected a field or a name, found the string \"{s}\""),
+            )),
+            (Tok::End, at) => Err(self.error(at, "expected an expression")),
+            (tok, at) => Err(self.error(at, format!("expected an expression, found {tok}"))),
+        }
+    }
+
+    /// `field op value`; `cmp` is `None` for `!=`, compiled as `!(field == value)`.
+    fn comparison(
+        &self,
+        field: Field,
+        cmp: Option<Cmp>,
+        op: &str,
+        op_at: usize,
+        value: &str,
+        value_at: usize,
+    ) -> Result<Test, FilterError> {
+        let ordered = !matches!(cmp, None | Some(Cmp::Eq));
+        let eq_only = |name: &str| -> Result<(), FilterError> {
+            if ordered {
+                Err(self.error(
+                    op_at,
+                    format!("`{op}` does not apply to `{name}`: use `==` or `!=`"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        let bad = |what: &str| self.error(value_at, format!("`{value}` is not {what}"));
+        let cmp = cmp.unwrap_or(Cmp::Eq);
+        Ok(match field {
+            Field::Num(num) => {
+                let v = value.parse::<u64>().map_err(|_| bad("a number"))?;
+                Test::Num(num, cmp, v)
+            }
+            Field::Type => {
+                eq_only("type")?;
+                Test::Type(message_type(value).ok_or_else(|| bad("a message type"))?)
+            }
+            Field::Addr(side) => {
+                eq_only("an address")?;
+                Test::Addr(side, addr(value).ok_or_else(|| bad("an ip or ip:port"))?)
+            }
+            Field::Player => {
+                eq_only("player")?;
+                Test::Player(player(value).ok_or_else(|| bad("a player id (gen:index or index)"))?)
+            }
+            Field::Finding => {
+                eq_only("finding")?;
+                Test::Finding(finding_pat(value).ok_or_else(|| bad("a finding kind"))?)
+            }
+            Field::Severity => Test::Severity(
+                cmp,
+                severity(value).ok_or_else(|| bad("a severity (note, warning, error)"))?,
+            ),
+            Field::Dir => {
+                eq_only("dir")?;
+                Test::Dir(direction(value).ok_or_else(|| bad("a direction (c2s, s2c)"))?)
+            }
+            Field::Malformed => {
+                return Err(self.error(
+                    op_at,
+                    "`malformed` stands alone: write `malformed` or `!malformed`",
+                ));
+            }
+        })
+    }
+
+    /// A name standing alone.
+    fn bare(&self, word: &str, at: usize) -> Result<Test, FilterError> {
+        match field(word) {
+            Some(Field::Malformed) => return Ok(Test::Malformed),
+            Some(Field::Finding) => return Ok(Test::Finding(FindingPat::Any)),
+            Some(Field::Num(Num::Seqno)) => return Ok(Test::Reliable),
+            Some(Field::Player) => return Ok(Test::Player(PlayerPat::Any)),
+            Some(_) => {
+                return Err(self.error(
+                    at,
+                    format!("field `{word}` needs a comparison, e.g. `{word} == ...`"),
+                ));
+            }
+            None => {}
+        }
+        if let Some(t) = message_type(word) {
+            return Ok(Test::Type(t));
+        }
+        if let Some(pat) = finding_pat(word) {
+            return Ok(Test::Finding(pat));
+        }
+        if let Some(d) = direction(word) {
+            return Ok(Test::Dir(d));
+        }
+        Err(self.error(
+            at,
+            format!("unknown name `{word}`: not a field, message type, finding kind or direction"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Timestamp;
+    use crate::codec::{MessageRepr, PacketRepr};
+    use crate::track::{Detail, Finding};
+
+    fn dgram(payload: &[u8], frame: u64) -> Datagram<'_> {
+        Datagram {
+            frame,
+            ts: Timestamp::from_millis(frame),
+            src: "10.0.0.1:5000".parse().unwrap(),
+            dst: "10.0.0.2:32422".parse().unwrap(),
+            payload,
+            payload_len: payload.len(),
+        }
+    }
+
+    fn finding(kind: FindingKind, rule: Option<Rule>) -> Finding {
+        Finding {
+            kind,
+            rule,
+            frame: 7,
+            ts: Timestamp(0),
+            session: 2,
+            direction: Direction::ClientToServer,
+            seqno: Some(4),
+            detail: Detail::None,
+        }
+    }
+
+    fn join_packet() -> Vec<u8> {
+        PacketRepr {
+            header: crate::codec::Header {
+                ack: 3,
+                timestamp: 1000,
+            },
+            messages: vec![
+                MessageRepr::Join {
+                    seqno: 4,
+                    player: Id::new(1, 2),
+                    name: b"alice".to_vec(),
+                },
+                MessageRepr::Synced { seqno: 5 },
+            ],
+        }
+        .to_bytes()
+    }
+
+    fn eval_on(expr: &str, payload: &[u8], findings: &[Finding]) -> bool {
+        let filter = Filter::parse(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+        let d = dgram(payload, 7);
+        let event = PacketEvent {
+            datagram: &d,
+            session: 2,
+            direction: Direction::ClientToServer,
+            decoded: Packet::new_checked(payload),
+            findings,
+        };
+        filter.matches(&event)
+    }
+
+    fn err(expr: &str) -> FilterError {
+        Filter::parse(expr).expect_err(expr)
+    }
+
+    #[test]
+    fn parses_precedence_and_aliases() {
+        let a = Filter::parse("Join || Leave && c2s").unwrap();
+        let b = Filter::parse("Join or (Leave and c2s)").unwrap();
+        assert_eq!(a, b);
+        let c = Filter::parse("!Join").unwrap();
+        let d = Filter::parse("not Join").unwrap();
+        assert_eq!(c, d);
+        assert_eq!(
+            Filter::parse("seqno != 3").unwrap().root,
+            Node::Not(Box::new(Node::Test(Test::Num(Num::Seqno, Cmp::Eq, 3))))
+        );
+        assert_eq!(
+            Filter::parse("type == update").unwrap(),
+            Filter::parse("Update").unwrap()
+        );
+    }
+
+    #[test]
+    fn evaluates_packet_fields() {
+        let p = join_packet();
+        let yes = [
+            "Join",
+            "type == Synced",
+            "seqno == 5",
+            "seqno",
+            "seqno >= 4 && seqno < 5",
+            "ack == 3",
+            "ts == 1000",
+            "timestamp > 999",
+            "frame == 7",
+            "len == 32",
+            "src == 10.0.0.1",
+            "src == 10.0.0.1:5000",
+            "dst == 10.0.0.2:32422",
+            "peer == 10.0.0.2",
+            "port == 32422",
+            "port == 5000",
+            "player == 1:2",
+            "player == 2",
+            "player",
+            "session == 2",
+            "dir == c2s",
+            "c2s",
+            "!s2c",
+            "seqno != 9",
+            "!(Update || Input)",
+            "type == \"Join\"",
+        ];
+        for expr in yes {
+            assert!(eval_on(expr, &p, &[]), "{expr} should match");
+        }
+        let no = [
+            "Update",
+            "type != Join",
+            "seqno == 6",
+            "seqno > 5",
+            "ack < 3",
+            "frame != 7",
+            "src == 10.0.0.2",
+            "dst == 10.0.0.2:1",
+            "port == 1",
+            "port != 5000",
+            "player == 2:2",
+            "player == 3",
+            "finding",
+            "malformed",
+            "s2c",
+            "session >= 3",
+        ];
+        for expr in no {
+            assert!(!eval_on(expr, &p, &[]), "{expr} should not match");
+        }
+    }
+
+    #[test]
+    fn evaluates_findings_and_severity() {
+        let p = join_packet();
+        let f = [
+            finding(FindingKind::Resend, None),
+            finding(FindingKind::Violation, Some(Rule::WrongSender)),
+        ];
+        for expr in [
+            "resend",
+            "finding",
+            "finding == resend",
+            "violation",
+            "violation/wrong-sender",
+            "finding == violation/wrong-sender",
+            "wrong-sender",
+            "severity == error",
+            "severity >= warning",
+            "resend && Join",
+        ] {
+            assert!(eval_on(expr, &p, &f), "{expr} should match");
+        }
+        for expr in [
+            "lost",
+            "finding != resend",
+            "violation/after-disconnect",
+            "severity < note",
+            "malformed",
+        ] {
+            assert!(!eval_on(expr, &p, &f), "{expr} should not match");
+        }
+    }
+
+    #[test]
+    fn malformed_packets() {
+        let short = [0xf2u8, 0x70, 0x87];
+        assert!(eval_on("malformed", &short, &[]));
+        assert!(!eval_on("Join || seqno || ack == 0", &short, &[]));
+        assert!(eval_on("len == 3 && port == 5000", &short, &[]));
+        let mut cut = join_packet();
+        cut.truncate(20);
+        let f = [finding(FindingKind::Truncated, None)];
+        assert!(eval_on("malformed && truncated", &cut, &f));
+        // What decoded before the error still counts.
+        assert!(eval_on("Join", &join_packet()[..], &[]));
+    }
+
+    #[test]
+    fn findings_alone() {
+        let filter = Filter::parse("lost && seqno == 4 && session == 2").unwrap();
+        assert!(filter.matches_finding(&finding(FindingKind::Lost, None)));
+        assert!(!filter.matches_finding(&finding(FindingKind::Gap, None)));
+        let packet_only = Filter::parse("Join || port == 5000").unwrap();
+        assert!(!packet_only.matches_finding(&finding(FindingKind::Lost, None)));
+    }
+
+    #[test]
+    fn error_columns() {
+        let cases = [
+            ("seqno ==", 9, "expected a value"),
+            ("seqno == x", 10, "is not a number"),
+            ("Join &&", 8, "expected an expression"),
+            ("(Join", 6, "missing `)`"),
+            ("Join)", 5, "unexpected `)`"),
+            ("foo == 1", 1, "unknown field `foo`"),
+            ("Jion", 1, "unknown name `Jion`"),
+            ("Join = 1", 6, "use `==`"),
+            ("Join & Leave", 6, "use `&&`"),
+            ("type < Join", 6, "does not apply"),
+            ("frame", 1, "needs a comparison"),
+            ("src == 1.2.3", 8, "not an ip"),
+            ("player == a:b", 11, "not a player id"),
+            ("finding == nope", 12, "not a finding kind"),
+            ("dir == up", 8, "not a direction"),
+            ("malformed == 1", 11, "stands alone"),
+            ("\"open", 1, "unclosed quote"),
+            ("", 1, "expected an expression"),
+            ("Join ||  ", 10, "expected an expression"),
+            ("é == 1", 1, "unknown field"),
+            ("Join || é", 9, "unknown name"),
+        ];
+        for (expr, column, text) in cases {
+            let e = err(expr);
+            assert_eq!(e.column, column, "{expr}: {e}");
+            assert!(e.message.contains(text), "{expr}: {e}");
+        }
+    }
+
+    #[test]
+    fn renders_a_caret_under_the_column() {
+        let expr = "seqno == x";
+        let e = err(expr);
+        let text = e.render(expr).to_string();
+        assert_eq!(
+            text,
+            "column 10: `x` is not a number\n  seqno == x\n           ^"
+        );
+    }
+
+    #[test]
+    fn names_are_unambiguous() {
+        // A bare name must mean one thing: no message type shares a name with a
+        // finding kind, a rule, a direction or a field.
+        for t in MessageType::ALL {
+            let n = t.name().to_ascii_lowercase();
+            assert!(FindingKind::from_name(&n).is_none(), "{n}");
+            assert!(Rule::from_name(&n).is_none(), "{n}");
+            assert!(field(&n).is_none(), "{n}");
+            assert!(direction(&n).is_none(), "{n}");
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! `--format json` and `--format jsonl`: machine-readable output, schema 1.
+//!
+//! # Schema 1
+//!
+//! **jsonl** (`--format jsonl`) streams one object a line, as the capture is read:
+//! each packet (in capture order) followed by the findings it raised, then the
+//! findings raised at the end of the capture (`lost`...), then one summary. Every
+//! object has `"schema": 1` and a `"type"`: `"packet"`, `"finding"` or `"summary"`.
+//!
+//! **json** (`--format json`) is one document:
+//! `{"schema": 1, "packets": [...], "findings": [...], "capture": {...}, "summary": {...}}`,
+//! with `packets` only when `--packets` is given; the finding objects are the same
+//! as in jsonl, and `summary` is the summary object without `schema`/`type`/`capture`.
+//!
+//! A display filter (`-Y`) keeps the packets it selects, their findings, and the
+//! findings it selects on their own; the summary always covers the whole capture.
+//!
+//! ## packet
+//!
+//! | key | value |
+//! |-----|-------|
+//! | `frame` | frame number in the capture (1-based) |
+//! | `time` | capture time, seconds since the Unix epoch |
+//! | `src`, `dst` | `ip:port` (`[ip]:port` for IPv6) |
+//! | `session` | session number (0-based, order of first appearance) |
+//! | `dir` | `"c2s"` or `"s2c"` |
+//! | `len` | UDP payload length; `captured` the bytes the capture kept |
+//! | `ack`, `timestamp` | header fields (absent when the header does not decode) |
+//! | `messages` | `[{"type": "Join", "seqno": 1, "offset": 12, "len": 18, "text": "Join#1 player=0:1 name=alice"}]`; `seqno` only for reliable messages |
+//! | `error` | why the rest of the packet did not decode (absent when it did) |
+//! | `findings` | labels of the findings it raised: `["resend", "violation/wrong-sender"]` |
+//!
+//! ## finding
+//!
+//! `kind` (kebab-case, e.g. `"resend"`), `rule` (for violations, e.g.
+//! `"wrong-sender"`, else `null`), `severity` (`"note"`, `"warning"`, `"error"`),
+//! `frame`, `time`, `session`, `dir`, `seqno` (or `null`), `detail` (human text).
+//!
+//! ## summary
+//!
+//! - `capture`: `files`, `interface` (live only), `start`, `end` (epoch seconds),
+//!   `frames`, `lwar_packets`, `other` (frames skipped), `truncated`, `malformed`,
+//!   `reassembled` and `incomplete` (IP fragments), `received` and `kernel_dropped`
+//!   (live only).
+//! - `messages`: count per message type, named as in the specification (`Connect`
+//!   ... `UpdateCircle`), counting the messages decoded before an error too.
+//! - `findings`: count per finding kind (kebab-case); `violations`: count per
+//!   violation rule (absent when none); `malformed`: count per reason
+//!   (`truncated`, `unknown-type`...).
+//! - `sessions`: `[{"client", "server", "state", "c2s": {...}, "s2c": {...}}]`, each
+//!   direction with `packets`, `bytes`, `messages`, `findings` (same forms as above),
+//!   `violations` and `malformed` (when not empty), `first_sends` and `resends`
+//!   (reliable messages captured for the first time, and again).
+//!
+//! Counts of zero are left out of the maps. `lwarscope check --expect` reads this
+//! summary back (from a json document, a jsonl stream or a bare summary object).
+
+use super::{CaptureInfo, Filter, Outcome};
+use crate::capture::Timestamp;
+use crate::codec::{DecodeError, Packet};
+use crate::track::{Direction, Finding, Observer, PacketEvent, Summary};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use std::io::{self, Write};
+
+/// The schema version every object carries.
+pub const SCHEMA: u32 = 1;
+
+fn secs(ts: Timestamp) -> f64 {
+    ts.secs_f64()
+}
+
+/// A packet object, serialized straight from the views (no copy of the messages).
+struct PacketJson<'e, 'a> {
+    e: &'e PacketEvent<'a>,
+    tagged: bool,
+}
+
+struct MessagesJson<'p, 'a>(&'p Packet<'a>);
+
+impl Serialize for MessagesJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for m in self.0.messages().map_while(Result::ok) {
+            seq.serialize_element(&MessageJson(&m))?;
+        }
+        seq.end()
+    }
+}
+
+struct MessageJson<'m, 'a>(&'m crate::codec::MessageView<'a>);
+
+impl Serialize for MessageJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let m = self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("type", m.msg_type().name())?;
+        if let Some(seqno) = m.seqno() {
+            map.serialize_entry("seqno", &seqno)?;
+        }
+        map.serialize_entry("offset", &m.offset)?;
+        map.serialize_entry("len", &m.bytes.len())?;
+        map.serialize_entry("text", &Collect(&m.message))?;
+        map.end()
+    }
+}
+
+/// Serializes anything displayable as a string, without an intermediate String.
+struct Collect<'a, T: std::fmt::Display + ?Sized>(&'a T);
+
+impl<T: std::fmt::Display + ?Sized> Serialize for Collect<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self.0)
+    }
+}
+
+/// A label, ready to serialize (kind, or `violation/rule`).
+struct Label(Finding);
+
+impl Serialize for Label {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0.label())
+    }
+}
+
+fn first_error(p: &Packet<'_>) -> Option<DecodeError> {
+    p.messages().find_map(Result::err)
+}
+
+impl Serialize for PacketJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let e = self.e;
+        let d = e.datagram;
+        let mut map = s.serialize_map(None)?;
+        if self.tagged {
+            map.serialize_entry("schema", &SCHEMA)?;
+            map.serialize_entry("type", "packet")?;
+        }
+        map.serialize_entry("frame", &d.frame)?;
+        map.serialize_entry("time", &secs(d.ts))?;
+        map.serialize_entry("src", &d.src)?;
+        map.serialize_entry("dst", &d.dst)?;
+        map.serialize_entry("session", &e.session)?;
+        map.serialize_entry("dir", &e.direction)?;
+        map.serialize_entry("len", &d.payload_len)?;
+        map.serialize_entry("captured", &d.payload.len())?;
+        match &e.decoded {
+            Ok(p) => {
+                map.serialize_entry("ack", &p.ack())?;
+                map.serialize_entry("timestamp", &p.timestamp())?;
+                map.serialize_entry("messages", &MessagesJson(p))?;
+                if let Some(err) = first_error(p) {
+                    map.serialize_entry("error", &Collect(&err))?;
+                }
+            }
+            Err(err) => {
+                map.serialize_entry("messages", &[(); 0])?;
+                map.serialize_entry("error", &Collect(err))?;
+            }
+        }
+        map.serialize_entry("findings", &FindingLabels(e.findings))?;
+        map.end()
+    }
+}
+
+struct FindingLabels<'f>(&'f [Finding]);
+
+impl Serialize for FindingLabels<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|f| Label(*f)))
+    }
+}
+
+/// A finding object.
+#[derive(Serialize)]
+struct FindingJson<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema: Option<u32>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    tag: Option<&'static str>,
+    kind: &'static str,
+    rule: Option<&'static str>,
+    severity: &'static str,
+    frame: u64,
+    time: f64,
+    session: usize,
+    dir: Direction,
+    seqno: Option<u32>,
+    detail: Collect<'a, crate::track::Detail>,
+}
+
+impl<'a> FindingJson<'a> {
+    fn new(f: &'a Finding, tagged: bool) -> Self {
+        FindingJson {
+            schema: tagged.then_some(SCHEMA),
+            tag: tagged.then_some("finding"),
+            kind: f.kind.name(),
+            rule: f.rule.map(|r| r.name()),
+            severity: f.severity().name(),
+            frame: f.frame,
+            time: secs(f.ts),
+            session: f.session,
+            dir: f.direction,
+            seqno: f.seqno,
+            detail: Collect(&f.detail),
+        }
+    }
+}
+
+/// The summary object of jsonl (and, without `schema`/`type`/`capture`, the
+/// `summary` member of the json document).
+#[derive(Serialize)]
+pub struct SummaryJson<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema: Option<u32>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    tag: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capture: Option<&'a CaptureInfo>,
+    #[serde(flatten)]
+    summary: &'a Summary,
+}
+
+/// Whether a finding is written: no filter, its packet was selected, or the filter
+/// selects it on its own.
+fn keep(filter: Option<&Filter>, packet_selected: bool, f: &Finding) -> bool {
+    packet_selected || filter.is_none_or(|x| x.matches_finding(f))
+}
+
+fn io_err(e: serde_json::Error) -> io::Error {
+    io::Error::from(e)
+}
+
+/// `--format jsonl`: writes each object as soon as it is known.
+pub struct JsonlWriter<W: Write> {
+    out: W,
+    filter: Option<Filter>,
+    error: Option<io::Error>,
+    pending: Vec<Finding>,
+}
+
+impl<W: Write> JsonlWriter<W> {
+    pub fn new(out: W, filter: Option<Filter>) -> Self {
+        JsonlWriter {
+            out,
+            filter,
+            error: None,
+            pending: Vec::with_capacity(16),
+        }
+    }
+
+    /// The first write error, if any: once set, nothing more is written.
+    pub fn failed(&self) -> Option<&io::Error> {
+        self.error.as_ref()
+    }
+
+    fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
+        serde_json::to_writer(&mut self.out, value).map_err(io_err)?;
+        self.out.write_all(b"\n")
+    }
+
+    fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {
+        let selected = self.filter.as_ref().is_none_or(|f| f.matches(e));
+        if selected {
+            self.line(&PacketJson { e, tagged: true })?;
+        }
+        for f in e.findings {
+            if keep(self.filter.as_ref(), selected, f) {
+                self.line(&FindingJson::new(f, true))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the end-of-capture findings and the summary, flushes, and hands the
+    /// writer back (or the first write error).
+    pub fn finish(mut self, outcome: &Outcome) -> io::Result<W> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        for f in std::mem::take(&mut self.pending) {
+            if keep(self.filter.as_ref(), false, &f) {
+                self.line(&FindingJson::new(&f, true))?;
+            }
+        }
+        self.line(&SummaryJson {
+            schema: Some(SCHEMA),
+            tag: Some("summary"),
+            capture: Some(&outcome.capture),
+            summary: &outcome.summary,
+        })?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> Observer for JsonlWriter<W> {
+    fn packet(&mut self, e: &PacketEvent<'_>) {
+        self.pending.clear();
+        if self.error.is_none()
+            && let Err(err) = self.write_packet(e)
+        {
+            self.error = Some(err);
+        }
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        self.pending.push(*f);
+    }
+}
+
+/// `--format json`: one document. Packets (with `--packets`) are streamed into it;
+/// findings are kept until the end, where they are written with the summary.
+pub struct JsonWriter<W: Write> {
+    out: W,
+    filter: Option<Filter>,
+    packets: bool,
+    wrote_packet: bool,
+    error: Option<io::Error>,
+    pending: Vec<Finding>,
+    findings: Vec<Finding>,
+}
+
+impl<W: Write> JsonWriter<W> {
+    /// `packets`: whether the document lists the packets.
+    pub fn new(mut out: W, filter: Option<Filter>, packets: bool) -> Self {
+        let head = if packets {
+            format!("{{\"schema\":{SCHEMA},\n\"packets\":[")
+        } else {
+            format!("{{\"schema\":{SCHEMA},")
+        };
+        let error = out.write_all(head.as_bytes()).err();
+        JsonWriter {
+            out,
+            filter,
+            packets,
+            wrote_packet: false,
+            error,
+            pending: Vec::with_capacity(16),
+            findings: Vec::new(),
+        }
+    }
+
+    pub fn failed(&self) -> Option<&io::Error> {
+        self.error.as_ref()
+    }
+
+    fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {
+        if !self.packets {
+            return Ok(());
+        }
+        self.out
+            .write_all(if self.wrote_packet { b",\n" } else { b"\n" })?;
+        self.wrote_packet = true;
+        serde_json::to_writer(&mut self.out, &PacketJson { e, tagged: false }).map_err(io_err)
+    }
+
+    /// Ends the document with the findings, the capture and the summary.
+    pub fn finish(mut self, outcome: &Outcome) -> io::Result<W> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        for f in std::mem::take(&mut self.pending) {
+            if keep(self.filter.as_ref(), false, &f) {
+                self.findings.push(f);
+            }
+        }
+        if self.packets {
+            self.out.write_all(b"\n],")?;
+        }
+        self.out.write_all(b"\n\"findings\":[")?;
+        for (i, f) in self.findings.iter().enumerate() {
+            self.out.write_all(if i > 0 { b",\n" } else { b"\n" })?;
+            serde_json::to_writer(&mut self.out, &FindingJson::new(f, false)).map_err(io_err)?;
+        }
+        self.out.write_all(b"\n],\n\"capture\":")?;
+        serde_json::to_writer(&mut self.out, &outcome.capture).map_err(io_err)?;
+        self.out.write_all(b",\n\"summary\":")?;
+        serde_json::to_writer(
+            &mut self.out,
+            &SummaryJson {
+                schema: None,
+                tag: None,
+                capture: None,
+                summary: &outcome.summary,
+            },
+        )
+        .map_err(io_err)?;
+        self.out.write_all(b"\n}\n")?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> Observer for JsonWriter<W> {
+    fn packet(&mut self, e: &PacketEvent<'_>) {
+        self.pending.clear();
+        if self.error.is_some() {
+            return;
+        }
+        let selected = self.filter.as_ref().is_none_or(|f| f.matches(e));
+        if selected && let Err(err) = self.write_packet(e) {
+            self.error = Some(err);
+        }
+        for f in e.findings {
+            if keep(self.filter.as_ref(), selected, f) {
+                self.findings.push(*f);
+            }
+        }
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        self.pending.push(*f);
+    }
+}
+
+/// Reads a summary back: a json document (its `summary`), a jsonl stream (its
+/// last line), or a bare summary object.
+pub fn read_summary(text: &str) -> Result<Summary, serde_json::Error> {
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let last = text.lines().rev().find(|l| !l.trim().is_empty());
+            match last.map(serde_json::from_str::<serde_json::Value>) {
+                Some(Ok(v)) => v,
+                _ => return Err(e),
+            }
+        }
+    };
+    match value.get("summary") {
+        Some(s) if s.is_object() => serde_json::from_value(s.clone()),
+        _ => serde_json::from_value(value),
+    }
+}

@@ -1,0 +1,573 @@
+//! What users read: the report tables, the packet views, JSON, and the CI check.
+//!
+//! Outputs only consume. They implement [`Observer`] to see each packet as the
+//! tracker analyses it, and read the final [`Outcome`] (the tracker's [`Summary`]
+//! and session metrics) once the capture ends. They never decode beyond iterating
+//! the [`Packet`](crate::codec::Packet) view they are handed.
+//!
+//! - [`filter`]: the `-Y` display filter language.
+//! - [`table`]: the report of `lwarscope -r FILE` (comfy-table).
+//! - [`packets`]: `--packets`, `-V`, `-x`: one line per packet, tcpdump-like.
+//! - [`json`]: `--format json` and `--format jsonl`, schema 1.
+//! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
+//! - [`progress`]: a progress bar on a terminal's standard error.
+//! - [`run`]: drives a capture source into an output (what the binary calls).
+
+pub mod args;
+pub mod check;
+pub mod filter;
+pub mod json;
+pub mod packets;
+pub mod progress;
+pub mod run;
+pub mod table;
+
+pub use args::{CheckArgs, Color, Format, ReportArgs};
+pub use filter::{Filter, FilterError};
+
+use crate::capture::{Datagram, Timestamp};
+use crate::codec::MessageType;
+use crate::track::{
+    DirState, Direction, Finding, FindingKind, Observer, PacketEvent, Player, Rule, Session,
+    SessionId, Severity, State, Summary, Tracker,
+};
+use serde::Serialize;
+use std::net::SocketAddr;
+
+/// What the capture front end read, and what the analysis counted of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CaptureInfo {
+    /// The files read (empty for a live capture).
+    pub files: Vec<String>,
+    /// The interface, for a live capture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+    /// Capture time of the first and last frame, in seconds since the Unix epoch.
+    #[serde(serialize_with = "ser_ts")]
+    pub start: Option<Timestamp>,
+    #[serde(serialize_with = "ser_ts")]
+    pub end: Option<Timestamp>,
+    /// Frames read.
+    pub frames: u64,
+    /// lwar packets (UDP payloads starting with the appId).
+    pub lwar_packets: u64,
+    /// Frames that were not lwar: other traffic, skipped.
+    pub other: u64,
+    /// lwar packets the capture cut short (snaplen).
+    pub truncated: u64,
+    /// lwar packets that did not decode.
+    pub malformed: u64,
+    /// UDP datagrams rebuilt from IP fragments.
+    pub reassembled: u64,
+    /// Fragmented datagrams given up (timed out, over bounds, incomplete at the end).
+    pub incomplete: u64,
+    /// Packets libpcap received (live captures only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub received: Option<u64>,
+    /// Packets the kernel (or the interface) dropped (live captures only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_dropped: Option<u64>,
+}
+
+fn ser_ts<S: serde::Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
+    match ts {
+        Some(t) => s.serialize_some(&t.secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
+impl CaptureInfo {
+    /// Seconds from the first to the last frame.
+    pub fn duration_secs(&self) -> f64 {
+        match (self.start, self.end) {
+            (Some(a), Some(b)) => b.since(a) as f64 / 1e9,
+            _ => 0.0,
+        }
+    }
+}
+
+/// How many findings of one kind (or one violation rule), and the first frames.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Tally {
+    count: u64,
+    first: [u64; FIRST_FRAMES],
+}
+
+/// Frames kept per finding kind, for the report's "first frames" column.
+pub const FIRST_FRAMES: usize = 5;
+
+impl Tally {
+    fn add(&mut self, frame: u64) {
+        if (self.count as usize) < FIRST_FRAMES {
+            self.first[self.count as usize] = frame;
+        }
+        self.count += 1;
+    }
+
+    fn frames(&self) -> Vec<u64> {
+        let mut v = self.first[..(self.count as usize).min(FIRST_FRAMES)].to_vec();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// Every finding counted by kind, and by rule for violations. Fixed size: counting
+/// never allocates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FindingStats {
+    kinds: [Tally; FindingKind::ALL.len()],
+    rules: [Tally; Rule::ALL.len()],
+}
+
+/// One line of the findings table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindingRow {
+    /// `resend`, or `violation/wrong-sender`.
+    pub label: String,
+    pub severity: Severity,
+    pub count: u64,
+    /// The first frames (up to [`FIRST_FRAMES`]), ascending.
+    pub first_frames: Vec<u64>,
+}
+
+impl FindingStats {
+    pub fn add(&mut self, f: &Finding) {
+        self.kinds[f.kind.ordinal()].add(f.frame);
+        if let Some(rule) = f.rule {
+            self.rules[rule.ordinal()].add(f.frame);
+        }
+    }
+
+    pub fn count(&self, kind: FindingKind) -> u64 {
+        self.kinds[kind.ordinal()].count
+    }
+
+    pub fn rule_count(&self, rule: Rule) -> u64 {
+        self.rules[rule.ordinal()].count
+    }
+
+    /// The rows of the findings table, worst first: by severity, then count.
+    /// Violations are split by rule.
+    pub fn rows(&self) -> Vec<FindingRow> {
+        let mut rows = Vec::new();
+        for kind in FindingKind::ALL {
+            let t = &self.kinds[kind.ordinal()];
+            if t.count == 0 {
+                continue;
+            }
+            if kind == FindingKind::Violation {
+                for rule in Rule::ALL {
+                    let r = &self.rules[rule.ordinal()];
+                    if r.count > 0 {
+                        rows.push(FindingRow {
+                            label: format!("violation/{rule}"),
+                            severity: kind.severity(),
+                            count: r.count,
+                            first_frames: r.frames(),
+                        });
+                    }
+                }
+            } else {
+                rows.push(FindingRow {
+                    label: kind.name().to_owned(),
+                    severity: kind.severity(),
+                    count: t.count,
+                    first_frames: t.frames(),
+                });
+            }
+        }
+        rows.sort_by(|a, b| {
+            b.severity
+                .cmp(&a.severity)
+                .then(b.count.cmp(&a.count))
+                .then(a.label.cmp(&b.label))
+        });
+        rows
+    }
+}
+
+/// One direction of a session, as the report shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DirView {
+    pub packets: u64,
+    pub bytes: u64,
+    /// Messages of every type.
+    pub messages: u64,
+    pub per_type: [u64; MessageType::COUNT],
+    pub per_type_bytes: [u64; MessageType::COUNT],
+    pub first_sends: u64,
+    pub resends: u64,
+    pub reordered: u64,
+    pub gaps: u64,
+    pub lost: u64,
+    /// Malformed and truncated packets.
+    pub malformed: u64,
+    /// Ack delay percentiles of this direction's reliable messages, in ms.
+    pub ack_p50_ms: Option<f64>,
+    pub ack_p95_ms: Option<f64>,
+    /// Reliable messages never acked by the end.
+    pub unacked: usize,
+    pub jitter_ms: f64,
+    pub duration_secs: f64,
+}
+
+impl DirView {
+    fn new(d: &DirState) -> Self {
+        let h = &d.ack_delay_us;
+        let pct = |q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3);
+        DirView {
+            packets: d.packets,
+            bytes: d.bytes,
+            messages: d.messages.iter().sum(),
+            per_type: d.messages,
+            per_type_bytes: d.message_bytes,
+            first_sends: d.first_sends,
+            resends: d.resends,
+            reordered: d.finding_count(FindingKind::Reordered),
+            gaps: d.finding_count(FindingKind::Gap),
+            lost: d.finding_count(FindingKind::Lost),
+            malformed: d.finding_count(FindingKind::Malformed)
+                + d.finding_count(FindingKind::Truncated),
+            ack_p50_ms: pct(0.5),
+            ack_p95_ms: pct(0.95),
+            unacked: d.unacked(),
+            jitter_ms: d.jitter_ms,
+            duration_secs: d.duration_secs(),
+        }
+    }
+
+    /// Resends per reliable message captured, as a fraction.
+    pub fn resend_rate(&self) -> f64 {
+        let total = self.first_sends + self.resends;
+        if total == 0 {
+            0.0
+        } else {
+            self.resends as f64 / total as f64
+        }
+    }
+}
+
+/// One session, as the report shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionView {
+    pub id: SessionId,
+    pub client: SocketAddr,
+    pub server: SocketAddr,
+    pub state: State,
+    /// The client's own player, if its Join was captured.
+    pub player: Option<Player>,
+    pub duration_secs: f64,
+    pub c2s: DirView,
+    pub s2c: DirView,
+}
+
+impl SessionView {
+    pub fn new(s: &Session) -> Self {
+        SessionView {
+            id: s.id,
+            client: s.client,
+            server: s.server,
+            state: s.state,
+            player: s.player.clone(),
+            duration_secs: s.duration_secs(),
+            c2s: DirView::new(&s.c2s),
+            s2c: DirView::new(&s.s2c),
+        }
+    }
+
+    pub fn dir(&self, d: Direction) -> &DirView {
+        match d {
+            Direction::ClientToServer => &self.c2s,
+            Direction::ServerToClient => &self.s2c,
+        }
+    }
+}
+
+/// Everything known at the end of a capture.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub capture: CaptureInfo,
+    pub summary: Summary,
+    /// Sessions still kept by the tracker (all of them unless some were evicted).
+    pub sessions: Vec<SessionView>,
+    pub evicted_sessions: u64,
+    pub findings: FindingStats,
+}
+
+impl Outcome {
+    /// Resends per reliable message over every session, as a fraction.
+    pub fn resend_rate(&self) -> f64 {
+        let (mut first, mut resent) = (0, 0);
+        for s in &self.summary.sessions {
+            for d in [&s.c2s, &s.s2c] {
+                first += d.first_sends;
+                resent += d.resends;
+            }
+        }
+        if first + resent == 0 {
+            0.0
+        } else {
+            resent as f64 / (first + resent) as f64
+        }
+    }
+}
+
+/// What the analysis counts itself, beside the tracker.
+#[derive(Debug, Default)]
+struct Collect {
+    findings: FindingStats,
+    packets: u64,
+    truncated: u64,
+    malformed: u64,
+    start: Option<Timestamp>,
+    end: Option<Timestamp>,
+}
+
+impl Observer for Collect {
+    fn packet(&mut self, e: &PacketEvent<'_>) {
+        self.packets += 1;
+        let ts = e.datagram.ts;
+        self.start = Some(self.start.map_or(ts, |s| s.min(ts)));
+        self.end = Some(self.end.map_or(ts, |s| s.max(ts)));
+        if e.findings.iter().any(|f| f.kind == FindingKind::Truncated) {
+            self.truncated += 1;
+        } else if e.findings.iter().any(|f| f.kind == FindingKind::Malformed) {
+            self.malformed += 1;
+        }
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        self.findings.add(f);
+    }
+}
+
+/// Two observers in turn.
+struct Both<'a, A: ?Sized, B: ?Sized>(&'a mut A, &'a mut B);
+
+impl<A: Observer + ?Sized, B: Observer + ?Sized> Observer for Both<'_, A, B> {
+    fn packet(&mut self, e: &PacketEvent<'_>) {
+        self.0.packet(e);
+        self.1.packet(e);
+    }
+    fn finding(&mut self, f: &Finding) {
+        self.0.finding(f);
+        self.1.finding(f);
+    }
+}
+
+/// One analysis run: the tracker, the report's own counts, and an output that
+/// sees every packet and finding as they come.
+pub struct Analysis<O> {
+    tracker: Tracker,
+    collect: Collect,
+    output: O,
+}
+
+impl<O: Observer> Analysis<O> {
+    pub fn new(output: O) -> Self {
+        Analysis {
+            tracker: Tracker::default(),
+            collect: Collect::default(),
+            output,
+        }
+    }
+
+    /// Analyses one lwar datagram.
+    pub fn datagram(&mut self, d: &Datagram<'_>) {
+        self.tracker
+            .observe(d, &mut Both(&mut self.collect, &mut self.output));
+    }
+
+    /// The output, e.g. to see whether it failed to write.
+    pub fn output(&mut self) -> &mut O {
+        &mut self.output
+    }
+
+    /// Ends the capture. `capture` carries what the front end counted (files,
+    /// frames, other traffic, kernel drops); the lwar counts are filled in here,
+    /// and the time span when the front end left it empty.
+    pub fn finish(mut self, mut capture: CaptureInfo) -> (Outcome, O) {
+        let summary = self
+            .tracker
+            .finish(&mut Both(&mut self.collect, &mut self.output));
+        let c = &self.collect;
+        capture.lwar_packets = c.packets;
+        capture.truncated = c.truncated;
+        capture.malformed = c.malformed;
+        capture.start = capture.start.or(c.start);
+        capture.end = capture.end.or(c.end);
+        let sessions = self
+            .tracker
+            .sessions()
+            .map(|(_, s)| SessionView::new(s))
+            .collect();
+        let outcome = Outcome {
+            capture,
+            summary,
+            sessions,
+            evicted_sessions: self.tracker.evicted_sessions(),
+            findings: self.collect.findings,
+        };
+        (outcome, self.output)
+    }
+}
+
+/// The expected rate of a message type per the specification's notes, in Hz.
+pub fn spec_rate_hz(t: MessageType) -> Option<f64> {
+    match t {
+        MessageType::Input => Some(30.0),
+        MessageType::Update
+        | MessageType::UpdatePos
+        | MessageType::UpdateRay
+        | MessageType::UpdateCircle => Some(15.0),
+        MessageType::Stats => Some(2.0),
+        _ => None,
+    }
+}
+
+/// The observed rate of a message type, averaged over the sessions that carry it:
+/// all their messages of that type over the time their direction was active.
+pub fn observed_rate_hz(sessions: &[SessionView], t: MessageType) -> Option<f64> {
+    let (mut count, mut secs) = (0u64, 0f64);
+    for s in sessions {
+        let d = if s.c2s.per_type[t.ordinal()] >= s.s2c.per_type[t.ordinal()] {
+            &s.c2s
+        } else {
+            &s.s2c
+        };
+        let n = d.per_type[t.ordinal()];
+        if n > 1 && d.duration_secs > 0.0 {
+            count += n - 1;
+            secs += d.duration_secs;
+        }
+    }
+    (secs > 0.0).then(|| count as f64 / secs)
+}
+
+#[cfg(test)]
+pub(crate) mod testdata {
+    //! Datagrams of the real server's clean capture, from the TSV fixture.
+
+    use crate::capture::{Datagram, Timestamp};
+    use std::net::SocketAddr;
+
+    pub struct Owned {
+        pub frame: u64,
+        pub ts: Timestamp,
+        pub src: SocketAddr,
+        pub dst: SocketAddr,
+        pub payload: Vec<u8>,
+    }
+
+    impl Owned {
+        pub fn datagram(&self) -> Datagram<'_> {
+            Datagram {
+                frame: self.frame,
+                ts: self.ts,
+                src: self.src,
+                dst: self.dst,
+                payload: &self.payload,
+                payload_len: self.payload.len(),
+            }
+        }
+    }
+
+    /// Every frame of the fixture, 33 ms apart, between 127.0.0.1 ports.
+    pub fn clean() -> Vec<Owned> {
+        let text = include_str!("../../tests/fixtures/real-server-clean.tsv");
+        text.lines()
+            .skip(1)
+            .map(|line| {
+                let cols: Vec<&str> = line.split('\t').collect();
+                let frame: u64 = cols[0].parse().unwrap();
+                let payload = (0..cols[3].len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&cols[3][i..i + 2], 16).unwrap())
+                    .collect();
+                let addr = |p: &str| SocketAddr::from(([127, 0, 0, 1], p.parse::<u16>().unwrap()));
+                Owned {
+                    frame,
+                    ts: Timestamp::from_millis(1_700_000_000_000 + frame * 33),
+                    src: addr(cols[1]),
+                    dst: addr(cols[2]),
+                    payload,
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn analysis_of_the_clean_capture() {
+        let mut a = Analysis::new(());
+        for d in testdata::clean() {
+            a.datagram(&d.datagram());
+        }
+        let (o, ()) = a.finish(CaptureInfo {
+            frames: 525,
+            ..Default::default()
+        });
+        if std::env::var_os("SHOW").is_some() {
+            println!(
+                "{}",
+                table::render(
+                    &o,
+                    table::Layout {
+                        width: 100,
+                        color: false
+                    }
+                )
+            );
+        }
+        assert_eq!(o.capture.lwar_packets, 525);
+        assert_eq!(o.capture.malformed, 0);
+        assert_eq!(o.sessions.len(), 2);
+        let packets: u64 = o
+            .sessions
+            .iter()
+            .map(|s| s.c2s.packets + s.s2c.packets)
+            .sum();
+        assert_eq!(packets, 525);
+        assert!(o.sessions.iter().all(|s| s.server.port() == 32422));
+        // The report's finding counts agree with the tracker's summary.
+        assert_eq!(o.findings.count(FindingKind::Malformed), 0);
+        for row in o.findings.rows() {
+            let summary = match row.label.strip_prefix("violation/") {
+                Some(rule) => o.summary.violations.get(rule),
+                None => o.summary.findings.get(&row.label),
+            };
+            assert_eq!(summary, Some(&row.count), "{}", row.label);
+        }
+        let input = observed_rate_hz(&o.sessions, MessageType::Input).unwrap();
+        assert!(input > 1.0, "{input}");
+    }
+
+    #[test]
+    fn finding_rows_are_worst_first() {
+        let mut st = FindingStats::default();
+        let f = |kind, rule, frame| Finding {
+            kind,
+            rule,
+            frame,
+            ts: Timestamp(0),
+            session: 0,
+            direction: Direction::ClientToServer,
+            seqno: None,
+            detail: crate::track::Detail::None,
+        };
+        for frame in [9, 3, 4, 5, 6, 7, 8] {
+            st.add(&f(FindingKind::Resend, None, frame));
+        }
+        st.add(&f(FindingKind::Lost, None, 2));
+        st.add(&f(FindingKind::Violation, Some(Rule::WrongSender), 1));
+        let rows = st.rows();
+        let labels: Vec<_> = rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["violation/wrong-sender", "lost", "resend"]);
+        assert_eq!(rows[2].count, 7);
+        assert_eq!(rows[2].first_frames, [3, 4, 5, 6, 9]);
+    }
+}

@@ -1,0 +1,338 @@
+//! Packet views, tcpdump/tshark-like: one line per lwar packet (`--packets`),
+//! every field as a tree (`-V`), a hex dump (`-x`). Written as the capture is
+//! read.
+//!
+//! ```text
+//!      1   0.000000 127.0.0.1:38379 -> 127.0.0.1:32422 ack=0 ts=0 len=23 Connect#1
+//!      2   0.033000 127.0.0.1:32422 -> 127.0.0.1:38379 ack=1 ts=1658 len=104 Join#1 Join#2 Add#3 [resend#3]
+//! ```
+//!
+//! Write errors are kept, not raised: the caller stops reading when
+//! [`PacketPrinter::failed`] says so, and treats a closed pipe as a normal end
+//! ([`is_broken_pipe`]).
+
+use super::Filter;
+use crate::capture::Timestamp;
+use crate::codec::Packet;
+use crate::track::{Finding, Observer, PacketEvent, Severity};
+use std::fmt;
+use std::io::{self, Write};
+
+/// How much to print of each packet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PacketOptions {
+    /// Every field of every message (`-V`).
+    pub verbose: bool,
+    /// A hex dump (`-x`).
+    pub hex: bool,
+    pub color: bool,
+}
+
+/// True for the error of writing into a pipe whose reader has gone (`| head`).
+pub fn is_broken_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// Prints packets as the tracker reports them.
+pub struct PacketPrinter<W: Write> {
+    out: W,
+    options: PacketOptions,
+    filter: Option<Filter>,
+    first_ts: Option<Timestamp>,
+    error: Option<io::Error>,
+    /// Findings raised since the last packet: after the last one, those of the
+    /// end of the capture.
+    pending: Vec<Finding>,
+}
+
+const RED: &str = "\x1b[31m";
+const YELLOW: &str = "\x1b[33m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+fn severity_color(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => RED,
+        Severity::Warning => YELLOW,
+        Severity::Note => DIM,
+    }
+}
+
+/// `resend#3`, `violation/wrong-sender#5`, `malformed`.
+fn finding_token(f: &Finding) -> impl fmt::Display + '_ {
+    fmt::from_fn(move |out| {
+        write!(out, "{}", f.label())?;
+        if let Some(seqno) = f.seqno {
+            write!(out, "#{seqno}")?;
+        }
+        Ok(())
+    })
+}
+
+impl<W: Write> PacketPrinter<W> {
+    pub fn new(out: W, options: PacketOptions, filter: Option<Filter>) -> Self {
+        PacketPrinter {
+            out,
+            options,
+            filter,
+            first_ts: None,
+            error: None,
+            pending: Vec::with_capacity(16),
+        }
+    }
+
+    /// The first write error, if any: once set, nothing more is written.
+    pub fn failed(&self) -> Option<&io::Error> {
+        self.error.as_ref()
+    }
+
+    /// Prints the findings raised at the end of the capture (e.g. `lost`), flushes,
+    /// and hands back the writer, or the first write error.
+    pub fn finish(mut self) -> io::Result<W> {
+        if self.error.is_none() {
+            let pending = std::mem::take(&mut self.pending);
+            let r = self.end_findings(&pending).and_then(|()| self.out.flush());
+            if let Err(e) = r {
+                self.error = Some(e);
+            }
+        }
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.out),
+        }
+    }
+
+    fn end_findings(&mut self, findings: &[Finding]) -> io::Result<()> {
+        for f in findings {
+            if self.filter.as_ref().is_some_and(|x| !x.matches_finding(f)) {
+                continue;
+            }
+            write!(
+                self.out,
+                "{:>6} {:>11} end of capture: session {} {}: ",
+                f.frame, "-", f.session, f.direction
+            )?;
+            self.finding_text(f)?;
+            writeln!(self.out)?;
+        }
+        Ok(())
+    }
+
+    fn paint(&mut self, color: &str, text: impl fmt::Display) -> io::Result<()> {
+        if self.options.color {
+            write!(self.out, "{color}{text}{RESET}")
+        } else {
+            write!(self.out, "{text}")
+        }
+    }
+
+    fn finding_text(&mut self, f: &Finding) -> io::Result<()> {
+        let color = severity_color(f.severity());
+        self.paint(color, finding_token(f))?;
+        write!(self.out, " ({})", f.severity())?;
+        if !matches!(f.detail, crate::track::Detail::None) {
+            write!(self.out, ": {}", f.detail)?;
+        }
+        Ok(())
+    }
+
+    fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {
+        let d = e.datagram;
+        let rel = d.ts.since(self.first_ts.unwrap_or(d.ts));
+        write!(
+            self.out,
+            "{:>6} {:>4}.{:06} {} -> {} ",
+            d.frame,
+            rel / 1_000_000_000,
+            rel % 1_000_000_000 / 1_000,
+            d.src,
+            d.dst
+        )?;
+        match &e.decoded {
+            Ok(p) => write!(
+                self.out,
+                "ack={} ts={} len={} {}",
+                p.ack(),
+                p.timestamp(),
+                d.payload_len,
+                p.summary()
+            )?,
+            Err(err) => {
+                write!(self.out, "len={} ", d.payload_len)?;
+                self.paint(RED, format_args!("undecodable: {err}"))?;
+            }
+        }
+        if !e.findings.is_empty() {
+            self.out.write_all(b" [")?;
+            for (i, f) in e.findings.iter().enumerate() {
+                if i > 0 {
+                    self.out.write_all(b", ")?;
+                }
+                self.paint(severity_color(f.severity()), finding_token(f))?;
+            }
+            self.out.write_all(b"]")?;
+        }
+        writeln!(self.out)?;
+        if self.options.verbose {
+            if let Ok(p) = &e.decoded {
+                self.tree(p)?;
+            }
+            for f in e.findings {
+                write!(self.out, "    finding ")?;
+                self.finding_text(f)?;
+                writeln!(self.out)?;
+            }
+        }
+        if self.options.hex {
+            hex_dump(&mut self.out, d.payload)?;
+            if d.payload.len() < d.payload_len {
+                writeln!(
+                    self.out,
+                    "    ({} more bytes not captured)",
+                    d.payload_len - d.payload.len()
+                )?;
+            }
+        }
+        if self.options.verbose || self.options.hex {
+            writeln!(self.out)?;
+        }
+        Ok(())
+    }
+
+    /// Every field of the packet: the header, then each message.
+    fn tree(&mut self, p: &Packet<'_>) -> io::Result<()> {
+        writeln!(self.out, "    header")?;
+        for f in p.header_fields() {
+            writeln!(self.out, "      {}: {}", f.label, f.value)?;
+        }
+        let mut messages = p.messages();
+        for m in &mut messages {
+            match m {
+                Ok(m) => {
+                    for f in m.fields() {
+                        let indent = 4 + 2 * f.depth as usize;
+                        if f.depth == 0 {
+                            writeln!(
+                                self.out,
+                                "{:indent$}{} ({} bytes at offset {})",
+                                "",
+                                f.value,
+                                f.span.len(),
+                                f.span.start
+                            )?;
+                        } else if f.value.is_empty() {
+                            writeln!(self.out, "{:indent$}{}", "", f.label)?;
+                        } else {
+                            writeln!(self.out, "{:indent$}{}: {}", "", f.label, f.value)?;
+                        }
+                    }
+                }
+                Err(err) => {
+                    write!(self.out, "    ")?;
+                    self.paint(RED, format_args!("undecodable: {err}"))?;
+                    writeln!(self.out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// 16 bytes a line: offset, hex in two groups of eight, ASCII.
+pub fn hex_dump(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    for (i, chunk) in bytes.chunks(16).enumerate() {
+        write!(out, "    {:04x}  ", i * 16)?;
+        for j in 0..16 {
+            match chunk.get(j) {
+                Some(b) => write!(out, "{b:02x} ")?,
+                None => out.write_all(b"   ")?,
+            }
+            if j == 7 {
+                out.write_all(b" ")?;
+            }
+        }
+        out.write_all(b" ")?;
+        for &b in chunk {
+            let c = if b.is_ascii_graphic() || b == b' ' {
+                b
+            } else {
+                b'.'
+            };
+            out.write_all(&[c])?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+impl<W: Write> Observer for PacketPrinter<W> {
+    fn packet(&mut self, e: &PacketEvent<'_>) {
+        self.pending.clear();
+        self.first_ts.get_or_insert(e.datagram.ts);
+        if self.error.is_some() || self.filter.as_ref().is_some_and(|f| !f.matches(e)) {
+            return;
+        }
+        if let Err(err) = self.write_packet(e) {
+            self.error = Some(err);
+        }
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        self.pending.push(*f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_dump_layout() {
+        let mut out = Vec::new();
+        hex_dump(&mut out, b"\xf2\x70\x87\xc5 hello, lwar!\x00\x01").unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "    0000  f2 70 87 c5 20 68 65 6c  6c 6f 2c 20 6c 77 61 72  .p.. hello, lwar\n    \
+             0010  21 00 01                                          !..\n"
+        );
+    }
+
+    /// A writer that fails like a closed pipe after `n` bytes.
+    struct ClosedAfter(usize);
+
+    impl Write for ClosedAfter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.0 == 0 {
+                return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+            }
+            let n = buf.len().min(self.0);
+            self.0 -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_stops_the_printer_quietly() {
+        let mut a = super::super::Analysis::new(PacketPrinter::new(
+            ClosedAfter(300),
+            PacketOptions::default(),
+            None,
+        ));
+        let data = super::super::testdata::clean();
+        let mut fed = 0;
+        for d in &data {
+            a.datagram(&d.datagram());
+            fed += 1;
+            if a.output().failed().is_some() {
+                break;
+            }
+        }
+        assert!(fed < 10, "stopped at the first failed write, fed {fed}");
+        let err = a.output().failed().expect("the write failed");
+        assert!(is_broken_pipe(err));
+    }
+}

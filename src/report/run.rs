@@ -1,0 +1,266 @@
+//! Runs a capture source through the tracker into the chosen output: what the
+//! binary calls for `lwarscope -r FILE` and `lwarscope check`.
+
+use super::check::{Rules, Verdict, exit_code, write_junit};
+use super::json::{JsonWriter, JsonlWriter};
+use super::packets::{PacketOptions, PacketPrinter, is_broken_pipe};
+use super::progress::Progress;
+use super::table::{Layout, render};
+use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
+use crate::capture::{CaptureError, CaptureStats, FrameClass, Source};
+use crate::track::{Finding, Observer, PacketEvent};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What can stop a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The display filter does not parse; `Display` shows the expression and a
+    /// caret under the column.
+    #[error("bad display filter: {}", .error.render(.expr))]
+    Filter { expr: String, error: FilterError },
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+    #[error(transparent)]
+    Check(#[from] super::check::CheckError),
+    #[error("{path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("writing the output: {0}")]
+    Output(#[source] io::Error),
+}
+
+/// Parses `-Y`, if given.
+pub fn parse_filter(expr: Option<&str>) -> Result<Option<Filter>, RunError> {
+    expr.map(|expr| {
+        Filter::parse(expr).map_err(|error| RunError::Filter {
+            expr: expr.to_owned(),
+            error,
+        })
+    })
+    .transpose()
+}
+
+/// The capture counters in the report's terms.
+pub fn capture_info(
+    stats: &CaptureStats,
+    files: &[PathBuf],
+    interface: Option<&str>,
+) -> CaptureInfo {
+    let c = &stats.counts;
+    CaptureInfo {
+        files: files.iter().map(|f| f.display().to_string()).collect(),
+        interface: interface.map(str::to_owned),
+        start: None,
+        end: None,
+        frames: c.frames,
+        lwar_packets: 0,
+        other: c.other_udp + c.not_udp + c.not_ip + c.truncated + c.malformed,
+        truncated: 0,
+        malformed: 0,
+        reassembled: c.reassembled,
+        incomplete: c.incomplete,
+        received: stats.pcap.map(|p| p.received),
+        kernel_dropped: stats
+            .pcap
+            .map(|p| p.dropped_by_kernel + p.dropped_by_interface),
+    }
+}
+
+/// Feeds every lwar datagram of `source` to `analysis`, until the source ends or
+/// `stop` says the output has failed. For live captures, warns on standard error
+/// as soon as libpcap reports drops.
+pub fn drive<O: Observer>(
+    source: &mut Source,
+    analysis: &mut Analysis<O>,
+    stop: impl Fn(&mut O) -> bool,
+    progress: Option<&Progress>,
+) -> Result<(), CaptureError> {
+    let live = source.is_live();
+    let mut next_check = Instant::now() + Duration::from_secs(1);
+    let mut warned = 0;
+    let mut n = 0u64;
+    loop {
+        let Some(frame) = source.next_frame()? else {
+            return Ok(());
+        };
+        if let FrameClass::Lwar(d) = frame.class {
+            analysis.datagram(&d);
+            if stop(analysis.output()) {
+                return Ok(());
+            }
+        }
+        n += 1;
+        if n.is_multiple_of(4096)
+            && let Some(p) = progress
+        {
+            let c = source.counts();
+            // Captured bytes plus the 16-byte record headers: close to the file offset.
+            p.set(c.bytes + 16 * c.frames);
+        }
+        if live && Instant::now() >= next_check {
+            next_check = Instant::now() + Duration::from_secs(1);
+            if let Some(p) = source.stats().pcap {
+                let dropped = p.dropped_by_kernel + p.dropped_by_interface;
+                if dropped > warned {
+                    eprintln!(
+                        "warning: {dropped} packets dropped before analysis so far (kernel {}, interface {})",
+                        p.dropped_by_kernel, p.dropped_by_interface
+                    );
+                    warned = dropped;
+                }
+            }
+        }
+    }
+}
+
+/// The output chosen by the options.
+enum Output<W: Write> {
+    Table,
+    Packets(PacketPrinter<W>),
+    Json(JsonWriter<W>),
+    Jsonl(JsonlWriter<W>),
+}
+
+impl<W: Write> Output<W> {
+    fn failed(&mut self) -> bool {
+        match self {
+            Output::Table => false,
+            Output::Packets(p) => p.failed().is_some(),
+            Output::Json(j) => j.failed().is_some(),
+            Output::Jsonl(j) => j.failed().is_some(),
+        }
+    }
+
+    /// Writes what comes at the end; a closed pipe is a normal end.
+    fn finish(self, o: &Outcome, layout: Layout, out: impl FnOnce() -> W) -> io::Result<()> {
+        let r = match self {
+            Output::Table => {
+                let mut w = out();
+                w.write_all(render(o, layout).as_bytes())
+                    .and_then(|()| w.flush())
+            }
+            Output::Packets(p) => p.finish().map(drop),
+            Output::Json(j) => j.finish(o).map(drop),
+            Output::Jsonl(j) => j.finish(o).map(drop),
+        };
+        match r {
+            Err(e) if is_broken_pipe(&e) => Ok(()),
+            r => r,
+        }
+    }
+}
+
+impl<W: Write> Observer for Output<W> {
+    fn packet(&mut self, e: &PacketEvent<'_>) {
+        match self {
+            Output::Table => {}
+            Output::Packets(p) => p.packet(e),
+            Output::Json(j) => j.packet(e),
+            Output::Jsonl(j) => j.packet(e),
+        }
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        match self {
+            Output::Table => {}
+            Output::Packets(p) => p.finding(f),
+            Output::Json(j) => j.finding(f),
+            Output::Jsonl(j) => j.finding(f),
+        }
+    }
+}
+
+/// `lwarscope -r FILE...` (or `-i IFACE`): analyses `source` and writes the
+/// report, packet lines or JSON to `out`. A capture error after some frames is
+/// returned after the results so far are written.
+pub fn report<W: Write>(
+    args: &ReportArgs,
+    source: &mut Source,
+    files: &[PathBuf],
+    interface: Option<&str>,
+    layout: Layout,
+    out: impl FnOnce() -> W,
+) -> Result<(), RunError> {
+    let filter = parse_filter(args.display_filter.as_deref())?;
+    let options = PacketOptions {
+        verbose: args.verbose,
+        hex: args.hex,
+        color: layout.color,
+    };
+    // The writer is created once: lazily for the tables (written at the end).
+    let mut out = Some(out);
+    let mut take = || out.take().map(|f| f()).expect("the writer is taken once");
+    let output = match args.format {
+        Format::Table if args.packet_lines() => {
+            Output::Packets(PacketPrinter::new(take(), options, filter))
+        }
+        Format::Table => Output::Table,
+        Format::Json => Output::Json(JsonWriter::new(take(), filter, args.packets)),
+        Format::Jsonl => Output::Jsonl(JsonlWriter::new(take(), filter)),
+    };
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let name = match files {
+        [one] => one.display().to_string(),
+        _ => format!("{} files", files.len()),
+    };
+    let progress = Progress::for_file(&name, total);
+    let mut analysis = Analysis::new(output);
+    let result = drive(source, &mut analysis, Output::failed, Some(&progress));
+    progress.finish();
+    let info = capture_info(&source.stats(), files, interface);
+    let (outcome, output) = analysis.finish(info);
+    output
+        .finish(&outcome, layout, take)
+        .map_err(RunError::Output)?;
+    result.map_err(RunError::from)
+}
+
+/// Analyses one file with no output: what `check` judges.
+pub fn analyse_file(path: &Path) -> Result<Outcome, CaptureError> {
+    let mut source = Source::files(&[path])?;
+    let mut analysis = Analysis::new(());
+    drive(&mut source, &mut analysis, |_| false, None)?;
+    let info = capture_info(&source.stats(), &[path.to_path_buf()], None);
+    Ok(analysis.finish(info).0)
+}
+
+/// `lwarscope check FILE...`: prints one verdict line per file to `out`, writes
+/// the JUnit file if asked, and returns the exit status (0, 1 or 2). An error in
+/// the rules themselves is returned as an error (exit status 2 too).
+pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, RunError> {
+    let rules = Rules::from_args(args)?;
+    let mut verdicts = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let name = path.display().to_string();
+        let verdict = match analyse_file(path) {
+            Ok(outcome) => rules.check(&name, &outcome),
+            Err(e) => Verdict::error(&name, e),
+        };
+        match writeln!(out, "{}", verdict.line(color)) {
+            Err(e) if is_broken_pipe(&e) => {}
+            r => r.map_err(RunError::Output)?,
+        }
+        verdicts.push(verdict);
+    }
+    if let Some(path) = &args.junit {
+        let write = || -> io::Result<()> {
+            let mut f = io::BufWriter::new(std::fs::File::create(path)?);
+            write_junit(&mut f, &verdicts)?;
+            f.flush()
+        };
+        write().map_err(|source| RunError::Write {
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
+    Ok(exit_code(&verdicts))
+}

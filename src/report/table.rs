@@ -1,0 +1,354 @@
+//! The report of `lwarscope -r FILE`: the capture, its sessions, its message types
+//! and its findings, as tables that fit the terminal.
+
+use super::{Outcome, SessionView, observed_rate_hz, spec_rate_hz};
+use crate::capture::Timestamp;
+use crate::codec::MessageType;
+use crate::track::{Severity, State};
+use comfy_table::{
+    Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, presets,
+};
+use std::fmt::Write;
+
+/// How to lay the tables out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Total width in columns.
+    pub width: u16,
+    pub color: bool,
+}
+
+impl Layout {
+    /// The width of the terminal on standard output, or 100 when it is not one.
+    pub fn for_stdout(color: bool) -> Self {
+        use std::io::IsTerminal;
+        let width = if std::io::stdout().is_terminal() {
+            crossterm::terminal::size().map(|(w, _)| w).unwrap_or(100)
+        } else {
+            100
+        };
+        Layout { width, color }
+    }
+}
+
+fn table(layout: Layout, header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(layout.width);
+    if layout.color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t.set_header(
+        header
+            .iter()
+            .map(|h| Cell::new(h).add_attribute(Attribute::Bold)),
+    );
+    t
+}
+
+fn right(t: &mut Table, columns: &[usize]) {
+    for &c in columns {
+        if let Some(col) = t.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// A UTC date and time, `2023-11-14 22:13:20.033`.
+pub fn utc(ts: Timestamp) -> String {
+    let secs = ts.nanos() / 1_000_000_000;
+    let millis = (ts.nanos() / 1_000_000) % 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{millis:03}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+fn severity_color(s: Severity) -> Option<Color> {
+    match s {
+        Severity::Error => Some(Color::Red),
+        Severity::Warning => Some(Color::Yellow),
+        Severity::Note => None,
+    }
+}
+
+fn state_color(s: State) -> Option<Color> {
+    match s {
+        State::Closed | State::Playing => Some(Color::Green),
+        State::TimedOut | State::Rejected => Some(Color::Yellow),
+        _ => None,
+    }
+}
+
+fn colored(text: impl ToString, color: Option<Color>) -> Cell {
+    match color {
+        Some(c) => Cell::new(text).fg(c),
+        None => Cell::new(text),
+    }
+}
+
+/// `a/b`, for the two directions of a session.
+fn pair(a: impl std::fmt::Display, b: impl std::fmt::Display) -> String {
+    format!("{a}/{b}")
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} ms"))
+}
+
+/// The capture table: what was read.
+pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
+    let c = &o.capture;
+    let mut t = table(layout, &["capture", ""]);
+    let source = match &c.interface {
+        Some(i) => format!("live on {i}"),
+        None => c.files.join("\n"),
+    };
+    t.add_row(vec!["files".to_owned(), source]);
+    let span = match (c.start, c.end) {
+        (Some(a), Some(b)) => format!("{} - {} UTC ({:.3} s)", utc(a), utc(b), c.duration_secs()),
+        _ => "-".to_owned(),
+    };
+    t.add_row(vec!["time span".to_owned(), span]);
+    let mut rows = vec![
+        ("frames", c.frames),
+        ("lwar packets", c.lwar_packets),
+        ("other traffic (skipped)", c.other),
+        ("truncated", c.truncated),
+        ("malformed", c.malformed),
+    ];
+    if c.reassembled + c.incomplete > 0 {
+        rows.push(("reassembled from IP fragments", c.reassembled));
+        rows.push(("fragmented, incomplete", c.incomplete));
+    }
+    if let Some(r) = c.received {
+        rows.push(("received by libpcap", r));
+    }
+    if let Some(d) = c.kernel_dropped {
+        rows.push(("dropped by the kernel", d));
+    }
+    for (label, n) in rows {
+        let bad = n > 0
+            && matches!(
+                label,
+                "truncated" | "malformed" | "fragmented, incomplete" | "dropped by the kernel"
+            );
+        t.add_row(vec![
+            Cell::new(label),
+            colored(n, bad.then_some(Color::Yellow)),
+        ]);
+    }
+    let mut sessions = o.sessions.len().to_string();
+    if o.evicted_sessions > 0 {
+        write!(
+            sessions,
+            " (and {} evicted to bound memory, counted in the totals)",
+            o.evicted_sessions
+        )
+        .ok();
+    }
+    t.add_row(vec!["sessions".to_owned(), sessions]);
+    t
+}
+
+fn player(s: &SessionView) -> String {
+    match &s.player {
+        Some(p) if p.name.is_empty() => p.id.to_string(),
+        Some(p) => format!("{} {}", p.id, p.name),
+        None => "-".to_owned(),
+    }
+}
+
+/// The sessions table: who, in which state, for how long, and how much each way
+/// (`c2s / s2c`).
+pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
+    let mut t = table(
+        layout,
+        &[
+            "#",
+            "client",
+            "server",
+            "player",
+            "state",
+            "duration",
+            "packets\nc2s/s2c",
+            "bytes\nc2s/s2c",
+        ],
+    );
+    for s in &o.sessions {
+        let (a, b) = (&s.c2s, &s.s2c);
+        t.add_row(vec![
+            Cell::new(s.id),
+            Cell::new(s.client),
+            Cell::new(s.server),
+            Cell::new(player(s)),
+            colored(s.state, state_color(s.state)),
+            Cell::new(format!("{:.1} s", s.duration_secs)),
+            Cell::new(pair(a.packets, b.packets)),
+            Cell::new(pair(a.bytes, b.bytes)),
+        ]);
+    }
+    right(&mut t, &[0, 5, 6, 7]);
+    for c in [1, 2] {
+        if let Some(col) = t.column_mut(c) {
+            col.set_constraint(ColumnConstraint::ContentWidth);
+        }
+    }
+    t
+}
+
+/// The reliability table: one row per session direction.
+pub fn directions_table(o: &Outcome, layout: Layout) -> Table {
+    let mut t = table(
+        layout,
+        &[
+            "#",
+            "dir",
+            "messages",
+            "resends",
+            "reorders",
+            "gaps",
+            "lost",
+            "malformed",
+            "ack p50",
+            "ack p95",
+            "unacked",
+        ],
+    );
+    for s in &o.sessions {
+        for (name, d) in [("c2s", &s.c2s), ("s2c", &s.s2c)] {
+            let warn = |n: u64| colored(n, (n > 0).then_some(Color::Yellow));
+            t.add_row(vec![
+                Cell::new(s.id),
+                Cell::new(name),
+                Cell::new(d.messages),
+                Cell::new(d.resends),
+                warn(d.reordered),
+                Cell::new(d.gaps),
+                warn(d.lost),
+                colored(d.malformed, (d.malformed > 0).then_some(Color::Red)),
+                Cell::new(ms(d.ack_p50_ms)),
+                Cell::new(ms(d.ack_p95_ms)),
+                Cell::new(d.unacked),
+            ]);
+        }
+    }
+    right(&mut t, &[0, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    t
+}
+
+/// The message types table: counts, bytes, and the observed rate per session
+/// against the rate the specification states.
+pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
+    let mut t = table(
+        layout,
+        &["message", "count", "bytes", "rate/session", "spec rate"],
+    );
+    for ty in MessageType::ALL {
+        let total = o.summary.messages.get(ty.name()).copied().unwrap_or(0);
+        if total == 0 {
+            continue;
+        }
+        let bytes: u64 = o
+            .sessions
+            .iter()
+            .map(|s| s.c2s.per_type_bytes[ty.ordinal()] + s.s2c.per_type_bytes[ty.ordinal()])
+            .sum();
+        let observed = observed_rate_hz(&o.sessions, ty);
+        let spec = spec_rate_hz(ty);
+        let off = match (observed, spec) {
+            (Some(o), Some(s)) => (o / s - 1.0).abs() > 0.5,
+            _ => false,
+        };
+        t.add_row(vec![
+            Cell::new(ty.name()),
+            Cell::new(total),
+            Cell::new(bytes),
+            colored(
+                observed.map_or_else(|| "-".to_owned(), |r| format!("{r:.1} Hz")),
+                off.then_some(Color::Yellow),
+            ),
+            Cell::new(spec.map_or_else(|| "-".to_owned(), |r| format!("~{r} Hz"))),
+        ]);
+    }
+    right(&mut t, &[1, 2, 3, 4]);
+    t
+}
+
+/// The findings table, worst first.
+pub fn findings_table(o: &Outcome, layout: Layout) -> Table {
+    let mut t = table(layout, &["finding", "severity", "count", "first frames"]);
+    for row in o.findings.rows() {
+        let color = severity_color(row.severity);
+        let mut frames = row
+            .first_frames
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if row.count > row.first_frames.len() as u64 {
+            frames.push_str(", ...");
+        }
+        t.add_row(vec![
+            colored(&row.label, color),
+            colored(row.severity, color),
+            Cell::new(row.count),
+            Cell::new(frames),
+        ]);
+    }
+    right(&mut t, &[2]);
+    t
+}
+
+/// The whole report: the four tables, one after the other.
+pub fn render(o: &Outcome, layout: Layout) -> String {
+    let mut out = String::new();
+    writeln!(out, "{}\n", capture_table(o, layout)).ok();
+    if o.sessions.is_empty() {
+        out.push_str("No lwar sessions.\n");
+        return out;
+    }
+    writeln!(out, "{}\n", sessions_table(o, layout)).ok();
+    writeln!(out, "{}\n", directions_table(o, layout)).ok();
+    writeln!(out, "{}\n", messages_table(o, layout)).ok();
+    if o.findings.rows().is_empty() {
+        out.push_str("No findings.\n");
+    } else {
+        writeln!(out, "{}", findings_table(o, layout)).ok();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(Timestamp(0)), "1970-01-01 00:00:00.000");
+        assert_eq!(
+            utc(Timestamp::from_millis(1_700_000_000_033)),
+            "2023-11-14 22:13:20.033"
+        );
+        assert_eq!(
+            utc(Timestamp::from_millis(951_782_400_000)),
+            "2000-02-29 00:00:00.000"
+        );
+    }
+}

@@ -1,0 +1,629 @@
+//! The ground truth: what the tracker must report for a simulated capture.
+//!
+//! The simulator knows every datagram's session and direction, and which fault
+//! changed it; this module counts, frame by frame at the tap, what the contract of
+//! [`crate::track`] says the analyzer reports. It never looks at datagrams the tap
+//! missed, exactly as the analyzer cannot.
+//!
+//! Where the contract leaves room, this is how it is read (the tracker must agree):
+//! - A duplicate packet (step 3) still counts as a packet, its bytes and its
+//!   messages by type, and raises `malformed` if it is; it raises nothing else and
+//!   changes no state (timestamps, acks, seqnos, inputs, lifecycle).
+//! - A payload rejected at the header has no header: only steps 1 to 3 apply.
+//! - `ack-unseen` compares with the highest reliable seqno captured in the other
+//!   direction (0 when none).
+//! - The input stream compares with the highest frame number seen so far.
+//! - Handshake rules and `input-before-synced` apply only to sessions whose Connect
+//!   was captured; the assigned player id is the one of the s2c Join with seqno 1.
+//! - `closed` is reached by a Leave (for the client's player, when known) captured
+//!   after its Disconnect; `closed`, `rejected` and `timed-out` are final; otherwise
+//!   states only move forward (connecting, syncing, playing, disconnecting).
+//! - Timeouts: a packet of a session arriving more than 15 s (strictly) after the
+//!   last packet of either direction (or the session's first packet, for a
+//!   direction without any), and, at the end, the same test against the timestamp
+//!   of the last lwar frame of the capture.
+//! - `too-many-players`: a session that reaches `syncing` while 8 other sessions
+//!   of the same server are `syncing` or `playing`; one violation on its s2c.
+
+use crate::codec::{
+    ErrorKind, Id, MAX_PLAYERS, Message, MessageType, Packet, Sender, ViolationKind,
+};
+use crate::track::summary::bump;
+use crate::track::{Direction, DirectionSummary, FindingKind, Rule, SessionSummary, Summary};
+use serde::Serialize;
+use std::collections::{BTreeSet, VecDeque};
+
+const DUP_WINDOW: usize = 64;
+const TIMEOUT_NS: u64 = crate::codec::DISCONNECT_TIMEOUT_SECS * 1_000_000_000;
+
+/// Lifecycle states, in the order they are reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Life {
+    Connecting,
+    Syncing,
+    Playing,
+    Disconnecting,
+    Closed,
+    Rejected,
+    TimedOut,
+}
+
+impl Life {
+    const fn name(self) -> &'static str {
+        match self {
+            Life::Connecting => "connecting",
+            Life::Syncing => "syncing",
+            Life::Playing => "playing",
+            Life::Disconnecting => "disconnecting",
+            Life::Closed => "closed",
+            Life::Rejected => "rejected",
+            Life::TimedOut => "timed-out",
+        }
+    }
+
+    const fn is_final(self) -> bool {
+        matches!(self, Life::Closed | Life::Rejected | Life::TimedOut)
+    }
+}
+
+/// What the tap has seen of one direction of one session.
+#[derive(Debug, Default)]
+struct Dir {
+    sum: DirectionSummary,
+    recent: VecDeque<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
+    max_ts: Option<u32>,
+    max_ack: Option<u32>,
+    had_packet: bool,
+    highest: Option<u32>,
+    /// First transmission of each seqno seen: (start, len) in `arena`.
+    seen: Vec<Option<(u32, u32)>>,
+    arena: Vec<u8>,
+    /// Seqnos skipped by a gap and not seen since.
+    missing: BTreeSet<u32>,
+}
+
+impl Dir {
+    fn finding(&mut self, kind: FindingKind, n: u64) {
+        bump(&mut self.sum.findings, kind.name(), n);
+    }
+
+    fn violation(&mut self, rule: Rule) {
+        self.finding(FindingKind::Violation, 1);
+        bump(&mut self.sum.violations, rule.name(), 1);
+    }
+
+    fn first_bytes(&self, seqno: u32) -> Option<&[u8]> {
+        let (start, len) = (*self.seen.get(seqno as usize)?)?;
+        self.arena.get(start as usize..(start + len) as usize)
+    }
+
+    fn remember(&mut self, seqno: u32, bytes: &[u8]) {
+        let i = seqno as usize;
+        if self.seen.len() <= i {
+            self.seen.resize(i + 1, None);
+        }
+        self.seen[i] = Some((self.arena.len() as u32, bytes.len() as u32));
+        self.arena.extend_from_slice(bytes);
+    }
+
+    /// Step 3: true when `payload` equals one of the last 64 payloads.
+    fn is_duplicate(&mut self, payload: &[u8]) -> bool {
+        let dup = self.recent.iter().any(|p| p.as_slice() == payload);
+        let mut slot = if self.recent.len() == DUP_WINDOW {
+            self.recent.pop_front().unwrap_or_default()
+        } else {
+            self.spare.pop().unwrap_or_default()
+        };
+        slot.clear();
+        slot.extend_from_slice(payload);
+        self.recent.push_back(slot);
+        dup
+    }
+}
+
+#[derive(Debug)]
+struct Session {
+    client: String,
+    server: String,
+    server_key: usize,
+    life: Life,
+    dirs: [Dir; 2],
+    first_ns: u64,
+    last_ns: [Option<u64>; 2],
+    connect_seen: bool,
+    synced_seen: bool,
+    disconnect_seen: bool,
+    first_s2c_reliable: bool,
+    player: Option<Id>,
+    last_frame: Option<u32>,
+}
+
+impl Session {
+    fn advance(&mut self, to: Life) {
+        if !self.life.is_final() && to > self.life {
+            self.life = to;
+        }
+    }
+}
+
+/// One injected fault, as the ground truth lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FaultRecord {
+    /// The 1-based capture frame that shows it; none for losses and tap misses.
+    pub frame: Option<u64>,
+    /// Index of the simulated client of the session (0-based).
+    pub client: usize,
+    pub direction: Direction,
+    pub kind: String,
+    pub detail: String,
+}
+
+/// The ground truth file: `FILE.truth.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TruthFile<G: Serialize> {
+    pub version: u32,
+    pub generator: G,
+    pub faults: Vec<FaultRecord>,
+    pub summary: Summary,
+}
+
+/// Counts, at the tap, what the tracker must report.
+#[derive(Debug, Default)]
+pub struct Truth {
+    sessions: Vec<Option<Session>>,
+    order: Vec<usize>,
+    end_ns: u64,
+}
+
+impl Truth {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One captured lwar datagram of the session of client `client`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn observe(
+        &mut self,
+        client: usize,
+        client_addr: &str,
+        server_addr: &str,
+        server_key: usize,
+        dir: Direction,
+        ts_ns: u64,
+        payload: &[u8],
+    ) {
+        self.end_ns = self.end_ns.max(ts_ns);
+        if self.sessions.len() <= client {
+            self.sessions.resize_with(client + 1, || None);
+        }
+        if self.sessions[client].is_none() {
+            self.order.push(client);
+            self.sessions[client] = Some(Session {
+                client: client_addr.to_owned(),
+                server: server_addr.to_owned(),
+                server_key,
+                life: Life::Connecting,
+                dirs: Default::default(),
+                first_ns: ts_ns,
+                last_ns: [None, None],
+                connect_seen: false,
+                synced_seen: false,
+                disconnect_seen: false,
+                first_s2c_reliable: false,
+                player: None,
+                last_frame: None,
+            });
+        }
+        let busy = self.players_of(server_key, client);
+        let s = self.sessions[client].as_mut().expect("just made");
+        // Timeouts, as packets arrive.
+        if !s.life.is_final()
+            && s.last_ns
+                .iter()
+                .any(|last| ts_ns.saturating_sub(last.unwrap_or(s.first_ns)) > TIMEOUT_NS)
+        {
+            s.life = Life::TimedOut;
+        }
+        s.last_ns[dir.index()] = Some(ts_ns);
+        observe_packet(s, dir, payload, busy);
+    }
+
+    /// Sessions of `server_key` other than `except` that hold a player.
+    fn players_of(&self, server_key: usize, except: usize) -> usize {
+        self.sessions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().filter(|_| i != except))
+            .filter(|s| s.server_key == server_key)
+            .filter(|s| matches!(s.life, Life::Syncing | Life::Playing))
+            .count()
+    }
+
+    /// Ends the capture: lost seqnos and final timeouts; returns the summary.
+    pub fn finish(mut self) -> Summary {
+        let end = self.end_ns;
+        let mut summary = Summary::default();
+        for i in self.order {
+            let Some(mut s) = self.sessions[i].take() else {
+                continue;
+            };
+            if !s.life.is_final()
+                && s.last_ns
+                    .iter()
+                    .any(|last| end.saturating_sub(last.unwrap_or(s.first_ns)) > TIMEOUT_NS)
+            {
+                s.life = Life::TimedOut;
+            }
+            for d in &mut s.dirs {
+                let lost = d.missing.len() as u64;
+                d.finding(FindingKind::Lost, lost);
+            }
+            let [c2s, s2c] = s.dirs.map(|d| d.sum);
+            for d in [&c2s, &s2c] {
+                for (k, v) in &d.messages {
+                    bump(&mut summary.messages, k, *v);
+                }
+                for (k, v) in &d.findings {
+                    bump(&mut summary.findings, k, *v);
+                }
+                for (k, v) in &d.violations {
+                    bump(&mut summary.violations, k, *v);
+                }
+                for (k, v) in &d.malformed {
+                    bump(&mut summary.malformed, k, *v);
+                }
+            }
+            summary.sessions.push(SessionSummary {
+                client: s.client,
+                server: s.server,
+                state: s.life.name().to_owned(),
+                c2s,
+                s2c,
+            });
+        }
+        summary
+    }
+}
+
+fn malformed(d: &mut Dir, kind: ErrorKind) {
+    d.finding(FindingKind::Malformed, 1);
+    bump(&mut d.sum.malformed, kind.name(), 1);
+}
+
+fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) {
+    let di = dir.index();
+    let d = &mut s.dirs[di];
+    d.sum.packets += 1;
+    d.sum.bytes += payload.len() as u64;
+    let packet = match Packet::new_checked(payload) {
+        Ok(p) => p,
+        Err(e) => {
+            malformed(d, e.kind());
+            if d.is_duplicate(payload) {
+                d.finding(FindingKind::DuplicatePacket, 1);
+            }
+            return;
+        }
+    };
+    let mut error = None;
+    for m in packet.messages() {
+        match m {
+            Ok(v) => bump(&mut d.sum.messages, v.msg_type().name(), 1),
+            Err(e) => error = Some(e.kind()),
+        }
+    }
+    if let Some(kind) = error {
+        malformed(d, kind);
+    }
+    if d.is_duplicate(payload) {
+        d.finding(FindingKind::DuplicatePacket, 1);
+        return;
+    }
+
+    // Steps 4 to 6.
+    let (ts, ack) = (packet.timestamp(), packet.ack());
+    if d.max_ts.is_some_and(|m| ts < m) {
+        d.finding(FindingKind::Reordered, 1);
+    }
+    d.max_ts = Some(d.max_ts.map_or(ts, |m| m.max(ts)));
+    if d.max_ack.is_some_and(|m| ack < m) {
+        d.finding(FindingKind::AckRegression, 1);
+    }
+    d.max_ack = Some(d.max_ack.map_or(ack, |m| m.max(ack)));
+    let first_packet = !d.had_packet;
+    d.had_packet = true;
+    let other_highest = s.dirs[1 - di].highest;
+    let d = &mut s.dirs[di];
+    if ack > other_highest.unwrap_or(0) && !(first_packet && other_highest.is_none()) {
+        d.finding(FindingKind::AckUnseen, 1);
+    }
+    if packet.oversize().is_some() {
+        d.finding(FindingKind::Oversize, 1);
+    }
+    let other_acked = s.dirs[1 - di].max_ack.unwrap_or(0);
+
+    // Seqnos of this packet so far, and those of them first seen in this packet.
+    let mut in_packet: Vec<u32> = Vec::new();
+    let mut new_in_packet: Vec<u32> = Vec::new();
+    for view in packet.messages().map_while(Result::ok) {
+        let message = view.message;
+        let t = view.msg_type();
+        let d = &mut s.dirs[di];
+        for v in view.violations() {
+            if v.kind() != ViolationKind::Oversize {
+                d.violation(Rule::Codec(v.kind()));
+            }
+        }
+        let wrong_side = matches!(
+            (t.sender(), dir),
+            (Sender::Server, Direction::ClientToServer)
+                | (Sender::Client, Direction::ServerToClient)
+        );
+        if wrong_side {
+            d.violation(Rule::WrongSender);
+        }
+        if dir == Direction::ServerToClient && s.disconnect_seen && t != MessageType::Leave {
+            s.dirs[di].violation(Rule::AfterDisconnect);
+        }
+        if dir == Direction::ClientToServer {
+            if let Some(p) = message.player()
+                && s.player.is_some_and(|own| own != p)
+                && matches!(
+                    t,
+                    MessageType::Input
+                        | MessageType::Chat
+                        | MessageType::Name
+                        | MessageType::Selection
+                )
+            {
+                s.dirs[di].violation(Rule::WrongPlayerId);
+            }
+            if let Message::Input(input) = message {
+                if s.connect_seen && !s.synced_seen {
+                    s.dirs[di].violation(Rule::InputBeforeSynced);
+                }
+                if let Some(last) = s.last_frame {
+                    let d = &mut s.dirs[di];
+                    if input.frame < last {
+                        d.finding(FindingKind::InputRegression, 1);
+                    } else if input.frame > last + 1 {
+                        let skipped = input.frame - last - 1;
+                        if skipped <= 8 {
+                            d.finding(FindingKind::InputGap, 1);
+                        } else {
+                            d.finding(FindingKind::InputsLost, 1);
+                        }
+                    }
+                }
+                s.last_frame = Some(s.last_frame.map_or(input.frame, |l| l.max(input.frame)));
+            }
+        }
+
+        if t == MessageType::Full && dir == Direction::ServerToClient && !s.life.is_final() {
+            s.life = Life::Rejected;
+        }
+        let Some(seqno) = view.seqno() else {
+            continue;
+        };
+
+        // Handshake rules, on the first reliable message to the client.
+        if dir == Direction::ServerToClient && !s.first_s2c_reliable {
+            s.first_s2c_reliable = true;
+            if s.connect_seen && !(t == MessageType::Join && seqno == 1) {
+                s.dirs[di].violation(Rule::HandshakeFirstNotJoin);
+            }
+        }
+
+        // Lifecycle.
+        match message {
+            Message::Connect { .. } if dir == Direction::ClientToServer => {
+                s.connect_seen = true;
+                s.advance(Life::Connecting);
+            }
+            Message::Join { player, .. } if dir == Direction::ServerToClient => {
+                if seqno == 1 && s.player.is_none() {
+                    s.player = Some(player);
+                    if s.connect_seen && ack == 0 {
+                        s.dirs[di].violation(Rule::HandshakeJoinNoAck);
+                    }
+                }
+                if s.life < Life::Syncing && !s.life.is_final() {
+                    if busy >= MAX_PLAYERS {
+                        s.dirs[di].violation(Rule::TooManyPlayers);
+                    }
+                    s.advance(Life::Syncing);
+                }
+            }
+            Message::Synced { .. } if dir == Direction::ServerToClient => {
+                s.synced_seen = true;
+                s.advance(Life::Playing);
+            }
+            Message::Disconnect { .. } if dir == Direction::ClientToServer => {
+                s.disconnect_seen = true;
+                s.advance(Life::Disconnecting);
+            }
+            Message::Leave { player, .. }
+                if dir == Direction::ServerToClient
+                    && s.disconnect_seen
+                    && s.player.is_none_or(|own| own == player)
+                    && !s.life.is_final() =>
+            {
+                s.life = Life::Closed;
+            }
+            _ => {}
+        }
+
+        // Reliable rules: the first that applies wins.
+        let d = &mut s.dirs[di];
+        let earlier = d.first_bytes(seqno).is_some() && !new_in_packet.contains(&seqno);
+        let differs = d.first_bytes(seqno).is_some_and(|b| b != view.bytes);
+        if earlier {
+            if dir == Direction::ServerToClient && t == MessageType::Leave && s.disconnect_seen {
+                d.finding(FindingKind::ExpectedRepeat, 1);
+            } else if other_acked >= seqno {
+                d.finding(FindingKind::SpuriousResend, 1);
+                d.sum.resends += 1;
+            } else {
+                d.finding(FindingKind::Resend, 1);
+                d.sum.resends += 1;
+            }
+            if differs {
+                d.violation(Rule::ResendDiffers);
+            }
+        } else if in_packet.contains(&seqno) {
+            d.finding(FindingKind::DuplicateInPacket, 1);
+        } else {
+            match d.highest {
+                None => {}
+                Some(h) if seqno < h => {
+                    d.finding(FindingKind::OutOfOrder, 1);
+                    d.missing.remove(&seqno);
+                }
+                Some(h) if seqno > h.saturating_add(1) => {
+                    d.finding(FindingKind::Gap, 1);
+                    d.missing.extend(h + 1..seqno);
+                }
+                Some(_) => {}
+            }
+            d.sum.first_sends += 1;
+            d.highest = Some(d.highest.map_or(seqno, |h| h.max(seqno)));
+            d.remember(seqno, view.bytes);
+            new_in_packet.push(seqno);
+        }
+        in_packet.push(seqno);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{Header, MessageRepr, PacketRepr};
+
+    const C2S: Direction = Direction::ClientToServer;
+    const S2C: Direction = Direction::ServerToClient;
+
+    fn bytes(ack: u32, timestamp: u32, messages: Vec<MessageRepr>) -> Vec<u8> {
+        PacketRepr {
+            header: Header { ack, timestamp },
+            messages,
+        }
+        .to_bytes()
+    }
+
+    fn feed(t: &mut Truth, dir: Direction, ms: u64, payload: &[u8]) {
+        t.observe(
+            0,
+            "127.0.0.2:50001",
+            "127.0.0.1:32422",
+            0,
+            dir,
+            ms * 1_000_000,
+            payload,
+        );
+    }
+
+    fn count(c: &crate::track::Counts, k: &str) -> u64 {
+        c.get(k).copied().unwrap_or(0)
+    }
+
+    #[test]
+    fn the_contract_rules_are_counted_at_the_tap() {
+        let me = Id::new(1, 1);
+        let connect = MessageRepr::Connect {
+            seqno: 1,
+            name: b"a".to_vec(),
+        };
+        let chat = |seqno| MessageRepr::Chat {
+            seqno,
+            player: me,
+            text: b"hi".to_vec(),
+        };
+        let mut t = Truth::new();
+        feed(&mut t, C2S, 0, &bytes(0, 0, vec![connect.clone()]));
+        feed(&mut t, C2S, 100, &bytes(0, 100, vec![connect.clone()])); // resend
+        let join = MessageRepr::Join {
+            seqno: 1,
+            player: me,
+            name: b"a".to_vec(),
+        };
+        feed(
+            &mut t,
+            S2C,
+            101,
+            &bytes(1, 101, vec![join, MessageRepr::Synced { seqno: 2 }]),
+        );
+        feed(&mut t, C2S, 130, &bytes(2, 130, vec![chat(3)])); // gap: 2 missing
+        feed(&mut t, C2S, 131, &bytes(2, 130, vec![chat(3)])); // duplicate packet
+        feed(&mut t, C2S, 140, &bytes(2, 120, vec![chat(3)])); // reordered, resend
+        feed(&mut t, C2S, 150, &bytes(1, 150, vec![chat(4)])); // ack regression
+        feed(&mut t, S2C, 160, &bytes(9, 160, vec![])); // ack unseen (9 > 4)
+        feed(&mut t, C2S, 170, &[0xf2, 0x70, 0x87, 0xc5, 0]); // short header
+        let s = t.finish();
+        let c2s = &s.sessions[0].c2s;
+        let s2c = &s.sessions[0].s2c;
+        assert_eq!(c2s.packets, 7);
+        assert_eq!(count(&c2s.findings, "resend"), 2);
+        assert_eq!(count(&c2s.findings, "gap"), 1);
+        assert_eq!(count(&c2s.findings, "lost"), 1);
+        assert_eq!(count(&c2s.findings, "duplicate-packet"), 1);
+        assert_eq!(count(&c2s.findings, "reordered"), 1);
+        assert_eq!(count(&c2s.findings, "ack-regression"), 1);
+        assert_eq!(count(&c2s.findings, "malformed"), 1);
+        assert_eq!(count(&c2s.malformed, "short-header"), 1);
+        assert_eq!(count(&c2s.messages, "Chat"), 4);
+        assert_eq!((c2s.first_sends, c2s.resends), (3, 2));
+        assert_eq!(count(&s2c.findings, "ack-unseen"), 1);
+        assert_eq!(s2c.first_sends, 2);
+        assert_eq!(s.sessions[0].state, "playing");
+        assert_eq!(count(&s.findings, "resend"), 2);
+    }
+
+    #[test]
+    fn leave_after_disconnect_closes_and_repeats_are_expected() {
+        let me = Id::new(1, 1);
+        let mut t = Truth::new();
+        let connect = MessageRepr::Connect {
+            seqno: 1,
+            name: b"a".to_vec(),
+        };
+        feed(&mut t, C2S, 0, &bytes(0, 0, vec![connect]));
+        let join = MessageRepr::Join {
+            seqno: 1,
+            player: me,
+            name: b"a".to_vec(),
+        };
+        feed(&mut t, S2C, 1, &bytes(1, 1, vec![join]));
+        feed(
+            &mut t,
+            C2S,
+            2,
+            &bytes(1, 2, vec![MessageRepr::Disconnect { seqno: 2 }]),
+        );
+        let leave = MessageRepr::Leave {
+            seqno: 2,
+            player: me,
+        };
+        feed(&mut t, S2C, 3, &bytes(2, 3, vec![leave.clone()]));
+        feed(&mut t, S2C, 4, &bytes(2, 4, vec![leave, MessageRepr::Full]));
+        let s = t.finish();
+        let s2c = &s.sessions[0].s2c;
+        assert_eq!(count(&s2c.findings, "expected-repeat"), 1);
+        assert_eq!(s2c.resends, 0);
+        // Full is not Leave: sent after the Disconnect, it breaks the rule.
+        assert_eq!(count(&s2c.violations, "after-disconnect"), 1);
+        assert_eq!(s.sessions[0].state, "closed");
+    }
+
+    #[test]
+    fn silence_of_more_than_15_s_times_a_session_out() {
+        let mut t = Truth::new();
+        let connect = MessageRepr::Connect {
+            seqno: 1,
+            name: b"a".to_vec(),
+        };
+        feed(&mut t, C2S, 0, &bytes(0, 0, vec![connect.clone()]));
+        feed(&mut t, C2S, 15_001, &bytes(0, 15_001, vec![connect]));
+        assert_eq!(t.finish().sessions[0].state, "timed-out");
+    }
+}

@@ -1,0 +1,119 @@
+//! The recorded corpus in `captures/`: every capture decodes, and every capture
+//! with a ground-truth file (`NAME.truth.json`, written by the simulator from its
+//! own causal knowledge) gives exactly that truth when run through the capture
+//! front end and the tracker.
+
+use lwarscope::capture::{FrameClass, Source};
+use lwarscope::codec::Packet;
+use lwarscope::track::{Summary, Tracker};
+use std::path::{Path, PathBuf};
+
+fn captures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("captures/ exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("pcap" | "pcapng")
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn truth_of(capture: &Path) -> Option<Summary> {
+    let stem = capture.file_stem()?.to_str()?;
+    let path = capture.with_file_name(format!("{stem}.truth.json"));
+    let text = std::fs::read_to_string(path).ok()?;
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("truth file is JSON");
+    Some(
+        serde_json::from_value(doc["summary"].clone()).expect("truth summary has the Summary form"),
+    )
+}
+
+/// Runs a capture through the front end and the tracker.
+fn analyse(capture: &Path) -> (Summary, u64) {
+    let mut source = Source::files(&[capture]).expect("capture opens");
+    let mut tracker = Tracker::default();
+    let mut lwar = 0;
+    while let Some(frame) = source.next_frame().expect("capture reads to the end") {
+        if let FrameClass::Lwar(d) = frame.class {
+            lwar += 1;
+            tracker.observe(&d, &mut ());
+        }
+    }
+    (tracker.finish(&mut ()), lwar)
+}
+
+#[test]
+fn the_corpus_is_there() {
+    let files = captures();
+    assert!(
+        files.iter().any(|p| p.ends_with("real-server-clean.pcap")),
+        "{files:?}"
+    );
+}
+
+#[test]
+fn every_capture_has_lwar_traffic_and_decodes_its_headers() {
+    for capture in captures() {
+        let mut source = Source::files(&[&capture]).expect("capture opens");
+        let mut lwar = 0u64;
+        let mut headers = 0u64;
+        while let Some(frame) = source.next_frame().expect("capture reads") {
+            if let FrameClass::Lwar(d) = frame.class {
+                lwar += 1;
+                headers += u64::from(Packet::new_checked(d.payload).is_ok());
+            }
+        }
+        assert!(lwar > 0, "{}: no lwar traffic", capture.display());
+        assert!(headers > 0, "{}: no decodable header", capture.display());
+    }
+}
+
+#[test]
+fn every_capture_with_ground_truth_gives_exactly_its_truth() {
+    let mut checked = 0;
+    let mut differ = Vec::new();
+    for capture in captures() {
+        let Some(truth) = truth_of(&capture) else {
+            continue;
+        };
+        let (summary, _) = analyse(&capture);
+        if summary != truth {
+            let show = |s: &Summary| serde_json::to_string_pretty(s).unwrap_or_default();
+            eprintln!(
+                "{}: tracker and ground truth differ\n--- tracker\n{}\n--- truth\n{}",
+                capture.display(),
+                show(&summary),
+                show(&truth)
+            );
+            differ.push(capture.display().to_string());
+        }
+        checked += 1;
+    }
+    assert!(
+        differ.is_empty(),
+        "tracker and ground truth differ on {differ:?}"
+    );
+    // Recorded captures (the real server's, the live loopback one) have no ground
+    // truth; every simulated one (`sim-*`) does.
+    let simulated = captures()
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("sim-"))
+        })
+        .count();
+    assert!(
+        simulated >= 9,
+        "the simulated corpus is missing ({simulated} captures)"
+    );
+    assert_eq!(
+        checked, simulated,
+        "a simulated capture lacks its truth file"
+    );
+}
