@@ -2,7 +2,7 @@
 
 use super::{block, inner, selected_style};
 use crate::tui::app::{App, Pane};
-use crate::tui::model::SessionSnap;
+use crate::tui::model::{HISTORY_SECS, SessionSnap};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -81,8 +81,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
                 at(c),
             );
         }
-        let spark = at(9);
-        let data: Vec<u64> = s.activity.series(now, spark.width as usize).collect();
+        // The newest second at the right edge.
+        let mut spark = at(9);
+        let n = spark.width.min(HISTORY_SECS as u16);
+        spark.x += spark.width - n;
+        spark.width = n;
+        let data: Vec<u64> = s.activity.series(now, n as usize).collect();
         f.render_widget(
             Sparkline::default().data(data).style(base.fg(Color::Green)),
             spark,
