@@ -16,6 +16,10 @@ const PROMPT: &str = "READY$ ";
 
 impl Tmux {
     fn start(name: &str) -> Tmux {
+        Tmux::start_sized(name, 100, 30)
+    }
+
+    fn start_sized(name: &str, width: u16, height: u16) -> Tmux {
         let version = Command::new("tmux").arg("-V").output();
         assert!(
             version.as_ref().is_ok_and(|o| o.status.success()),
@@ -31,9 +35,9 @@ impl Tmux {
             "-s",
             "t",
             "-x",
-            "100",
+            &width.to_string(),
             "-y",
-            "30",
+            &height.to_string(),
             "-c",
             root,
             "env",
@@ -316,6 +320,63 @@ fn the_layout_follows_a_resize() {
         |s| s.contains("5 Findings") && s.contains("3 Detail"),
         "the wide layout",
     );
+    t.keys(&["q"]);
+    t.assert_restored("0");
+}
+
+/// The simulator's peers on loopback, the TUI capturing `lo` (needs root, as
+/// live capture does): sessions, their rates and the capture counters appear.
+#[test]
+fn live_on_loopback_shows_sessions_and_rates() {
+    let t = Tmux::start_sized("live", 160, 48);
+    let bin = env!("CARGO_BIN_EXE_lwarscope");
+    t.type_text(&format!("{bin} -i lo --tui; echo EXIT=$?"));
+    t.keys(&["Enter"]);
+    t.wait_for(
+        |s| s.contains("live lo") && s.contains("FOLLOW"),
+        "the live TUI",
+    );
+    // Clients and a server on an unusual port, so that other loopback traffic
+    // cannot be mistaken for them.
+    let mut sim = Command::new(bin)
+        .args(["sim", "--live", "-c", "3", "-d", "6", "--seed", "7"])
+        .args(["--server", "127.0.0.1:42817"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting the simulator");
+    let mut clients = Command::new(bin)
+        .args(["sim", "--live", "-c", "3", "-d", "5", "--seed", "7"])
+        .args(["--connect", "127.0.0.1:42817"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting the simulated clients");
+    // Three sessions with that server, playing, with packets flowing both ways.
+    let s = t.wait_for(
+        |s| {
+            let rows: Vec<&str> = s
+                .lines()
+                .filter(|l| l.contains("127.0.0.1:42817") && l.contains(" playing "))
+                .collect();
+            rows.len() >= 3
+                && rows.iter().all(|l| {
+                    l.split_whitespace()
+                        .find(|w| {
+                            w.contains('/') && w.chars().all(|c| c.is_ascii_digit() || c == '/')
+                        })
+                        .is_some_and(|rate| rate.split('/').all(|n| n != "0"))
+                })
+        },
+        "three playing sessions with live rates",
+    );
+    assert!(s.contains("rx "), "libpcap's counters are shown:\n{s}");
+    assert!(
+        s.chars().any(|c| ('▁'..='█').contains(&c)),
+        "a traffic sparkline:\n{s}"
+    );
+    let _ = clients.wait();
+    let _ = sim.wait();
     t.keys(&["q"]);
     t.assert_restored("0");
 }

@@ -1,11 +1,11 @@
-//! The display filter, as the packet list applies it.
-//!
-//! Placeholder until the report's filter is merged: words that must all match,
-//! each a message type, a finding kind, or a direction.
+//! The display filter, as the packet list applies it: the report's expression
+//! language ([`crate::report::Filter`]), evaluated on rows decoded from the store.
 
 use super::model::Row;
-use crate::codec::{MessageType, Packet};
-use crate::track::{Finding, FindingKind};
+use crate::capture::Datagram;
+use crate::codec::Packet;
+use crate::report::Filter;
+use crate::track::{Finding, PacketEvent};
 use std::net::SocketAddr;
 
 /// What a filter sees of one packet.
@@ -19,43 +19,20 @@ pub struct PacketCtx<'a> {
     pub findings: &'a [Finding],
 }
 
-/// A parsed display filter.
+/// A parsed display filter and its text.
 #[derive(Debug, Clone)]
 pub struct DisplayFilter {
     text: String,
-    words: Vec<Word>,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Word {
-    Msg(MessageType),
-    Kind(FindingKind),
-    Dir(bool),
+    filter: Filter,
 }
 
 impl DisplayFilter {
-    /// Parses an expression; the error says what is wrong, in one line.
+    /// Parses an expression; the error says what is wrong and where, in one line.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let words = text
-            .split_whitespace()
-            .map(|w| {
-                if let Some(t) = MessageType::ALL
-                    .iter()
-                    .find(|t| t.name().eq_ignore_ascii_case(w))
-                {
-                    Ok(Word::Msg(*t))
-                } else if let Some(k) = FindingKind::from_name(w) {
-                    Ok(Word::Kind(k))
-                } else if w == "c2s" || w == "s2c" {
-                    Ok(Word::Dir(w == "s2c"))
-                } else {
-                    Err(format!("unknown word `{w}`"))
-                }
-            })
-            .collect::<Result<_, _>>()?;
+        let filter = Filter::parse(text).map_err(|e| e.to_string())?;
         Ok(DisplayFilter {
             text: text.to_owned(),
-            words,
+            filter,
         })
     }
 
@@ -64,16 +41,21 @@ impl DisplayFilter {
     }
 
     pub fn matches(&self, ctx: &PacketCtx<'_>) -> bool {
-        self.words.iter().all(|w| match *w {
-            Word::Msg(t) => Packet::new_checked(ctx.payload).is_ok_and(|p| {
-                p.messages()
-                    .map_while(Result::ok)
-                    .any(|m| m.msg_type() == t)
-            }),
-            Word::Kind(k) => ctx.findings.iter().any(|f| f.kind == k),
-            Word::Dir(s2c) => {
-                (ctx.row.direction() == crate::track::Direction::ServerToClient) == s2c
-            }
+        let (src, dst) = ctx.addresses;
+        let datagram = Datagram {
+            frame: ctx.row.frame,
+            ts: ctx.row.ts,
+            src,
+            dst,
+            payload: ctx.payload,
+            payload_len: usize::from(ctx.row.len),
+        };
+        self.filter.matches(&PacketEvent {
+            datagram: &datagram,
+            session: ctx.row.session as usize,
+            direction: ctx.row.direction(),
+            decoded: Packet::new_checked(ctx.payload),
+            findings: ctx.findings,
         })
     }
 }

@@ -26,7 +26,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     let area = f.area();
     let [main, bottom] = Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
     let big = area.width >= 120 && area.height >= 36;
-    let sessions_h = (app.shown_sessions().len() as u16 + 4).clamp(5, if big { 12 } else { 6 });
+    let sessions_h = (app.shown_sessions().len() as u16 + 4).clamp(5, (main.height / 4).max(6));
     let lower_h = main.height * 2 / 5;
     let [sessions, middle, lower] = Layout::vertical([
         Constraint::Length(sessions_h),

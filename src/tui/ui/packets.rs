@@ -53,24 +53,40 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         if app.payload(&row, &mut payload) {
             match Packet::new_checked(&payload) {
                 Ok(p) => {
-                    let _ = write!(text, "ack={} ts={} {}", p.ack(), p.timestamp(), p.summary());
-                    if let Some(Err(e)) = p.messages().find(Result::is_err) {
-                        let _ = write!(text, " [{}]", e.kind().name());
-                    }
+                    let _ = write!(
+                        text,
+                        "ack={} ts={} len={} {}",
+                        p.ack(),
+                        p.timestamp(),
+                        row.len,
+                        p.summary()
+                    );
+                    spans.push(Span::raw(text));
                 }
                 Err(e) => {
-                    let _ = write!(text, "[{}]", e.kind().name());
+                    spans.push(Span::raw(format!("len={} ", row.len)));
+                    spans.push(Span::styled(
+                        format!("undecodable: {e}"),
+                        severity_style(crate::track::Severity::Error),
+                    ));
                 }
             }
         } else {
-            text.push_str("[payload unavailable]");
+            spans.push(Span::raw("[payload unavailable]"));
         }
-        spans.push(Span::raw(text));
+        // Findings as the report prints them: ` [resend#3, lost#4]`, coloured.
+        let mut first = true;
         for finding in app.findings_of(row.frame) {
-            spans.push(Span::styled(
-                format!(" {}", finding.label()),
-                severity_style(finding.severity()),
-            ));
+            spans.push(Span::raw(if first { " [" } else { ", " }));
+            first = false;
+            let mut token = finding.label().to_string();
+            if let Some(s) = finding.seqno {
+                let _ = write!(token, "#{s}");
+            }
+            spans.push(Span::styled(token, severity_style(finding.severity())));
+        }
+        if !first {
+            spans.push(Span::raw("]"));
         }
         let mut line = Line::from(spans);
         if i == app.view.cursor.selected {

@@ -2,16 +2,17 @@
 
 use super::{block, inner, selected_style};
 use crate::tui::app::{App, Pane};
-use crate::tui::model::SessionSnap;
+use crate::tui::model::{HISTORY_SECS, SessionSnap};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
-const COLUMNS: [(&str, Constraint); 10] = [
+const COLUMNS: [(&str, Constraint); 11] = [
     ("#", Constraint::Length(3)),
     ("client", Constraint::Length(22)),
+    ("server", Constraint::Length(22)),
     ("state", Constraint::Length(10)),
     ("player", Constraint::Length(10)),
     ("pkt/s ↑/↓", Constraint::Length(9)),
@@ -22,6 +23,8 @@ const COLUMNS: [(&str, Constraint); 10] = [
     ("traffic", Constraint::Min(4)),
 ];
 
+const SERVER: usize = 2;
+
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     let n = app.shown_sessions().len();
     let title = format!(" {n} ");
@@ -30,7 +33,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     if body.height < 2 {
         return;
     }
-    let cols = Layout::horizontal(COLUMNS.map(|c| c.1))
+    // The server column only where there is room for it.
+    let mut widths = COLUMNS.map(|c| c.1);
+    if body.width < 130 {
+        widths[SERVER] = Constraint::Length(0);
+    }
+    let cols = Layout::horizontal(widths)
         .spacing(1)
         .split(Rect { height: 1, ..body });
     let header = Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
@@ -72,8 +80,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         let s = &app.shown_sessions()[i - 1];
         for (c, text) in cells(s, now).into_iter().enumerate() {
             let style = match c {
-                2 => state_style(s),
-                5..=7 if text != "0" && text != "0/0" => Style::new().fg(Color::Yellow),
+                3 => state_style(s),
+                6..=8 if text != "0" && text != "0/0" => Style::new().fg(Color::Yellow),
                 _ => Style::new(),
             };
             f.render_widget(
@@ -81,8 +89,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
                 at(c),
             );
         }
-        let spark = at(9);
-        let data: Vec<u64> = s.activity.series(now, spark.width as usize).collect();
+        // The newest second at the right edge.
+        let mut spark = at(COLUMNS.len() - 1);
+        let n = spark.width.min(HISTORY_SECS as u16);
+        spark.x += spark.width - n;
+        spark.width = n;
+        let data: Vec<u64> = s.activity.series(now, n as usize).collect();
         f.render_widget(
             Sparkline::default().data(data).style(base.fg(Color::Green)),
             spark,
@@ -90,7 +102,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     }
 }
 
-fn cells(s: &SessionSnap, now: u64) -> [String; 9] {
+fn cells(s: &SessionSnap, now: u64) -> [String; 10] {
     let [up, down] = s.activity.rate(now);
     let ack = match s.ack_delay_ms {
         [_, Some(a)] | [Some(a), None] => format!("{a:.0}"),
@@ -99,6 +111,7 @@ fn cells(s: &SessionSnap, now: u64) -> [String; 9] {
     [
         s.id.to_string(),
         s.client.to_string(),
+        s.server.to_string(),
         s.state.to_string(),
         s.player.as_ref().map(|p| p.1.clone()).unwrap_or_default(),
         format!("{up}/{down}"),
