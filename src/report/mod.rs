@@ -90,7 +90,9 @@ impl CaptureInfo {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Tally {
     count: u64,
+    /// The first distinct frames, `kept` of them.
     first: [u64; FIRST_FRAMES],
+    kept: usize,
 }
 
 /// Frames kept per finding kind, for the report's "first frames" column.
@@ -98,14 +100,20 @@ pub const FIRST_FRAMES: usize = 5;
 
 impl Tally {
     fn add(&mut self, frame: u64) {
-        if (self.count as usize) < FIRST_FRAMES {
-            self.first[self.count as usize] = frame;
-        }
         self.count += 1;
+        if self.kept < FIRST_FRAMES && !self.first[..self.kept].contains(&frame) {
+            self.first[self.kept] = frame;
+            self.kept += 1;
+        }
+    }
+
+    /// True when frames other than those kept have findings of this kind.
+    fn more(&self) -> bool {
+        self.kept == FIRST_FRAMES && self.count > FIRST_FRAMES as u64
     }
 
     fn frames(&self) -> Vec<u64> {
-        let mut v = self.first[..(self.count as usize).min(FIRST_FRAMES)].to_vec();
+        let mut v = self.first[..self.kept].to_vec();
         v.sort_unstable();
         v
     }
@@ -126,8 +134,10 @@ pub struct FindingRow {
     pub label: String,
     pub severity: Severity,
     pub count: u64,
-    /// The first frames (up to [`FIRST_FRAMES`]), ascending.
+    /// The first distinct frames (up to [`FIRST_FRAMES`]), ascending.
     pub first_frames: Vec<u64>,
+    /// Whether later frames have it too.
+    pub more_frames: bool,
 }
 
 impl FindingStats {
@@ -164,6 +174,7 @@ impl FindingStats {
                             severity: kind.severity(),
                             count: r.count,
                             first_frames: r.frames(),
+                            more_frames: r.more(),
                         });
                     }
                 }
@@ -173,6 +184,7 @@ impl FindingStats {
                     severity: kind.severity(),
                     count: t.count,
                     first_frames: t.frames(),
+                    more_frames: t.more(),
                 });
             }
         }
@@ -559,7 +571,7 @@ mod tests {
             seqno: None,
             detail: crate::track::Detail::None,
         };
-        for frame in [9, 3, 4, 5, 6, 7, 8] {
+        for frame in [9, 3, 3, 4, 5, 6, 7, 8] {
             st.add(&f(FindingKind::Resend, None, frame));
         }
         st.add(&f(FindingKind::Lost, None, 2));
@@ -567,7 +579,9 @@ mod tests {
         let rows = st.rows();
         let labels: Vec<_> = rows.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["violation/wrong-sender", "lost", "resend"]);
-        assert_eq!(rows[2].count, 7);
+        assert_eq!(rows[2].count, 8);
         assert_eq!(rows[2].first_frames, [3, 4, 5, 6, 9]);
+        assert!(rows[2].more_frames);
+        assert!(!rows[1].more_frames);
     }
 }

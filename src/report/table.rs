@@ -302,7 +302,7 @@ pub fn findings_table(o: &Outcome, layout: Layout) -> Table {
             .map(u64::to_string)
             .collect::<Vec<_>>()
             .join(", ");
-        if row.count > row.first_frames.len() as u64 {
+        if row.more_frames {
             frames.push_str(", ...");
         }
         t.add_row(vec![
