@@ -201,7 +201,7 @@ impl<W: Write> PacketPrinter<W> {
         }
         if !e.findings.is_empty() {
             self.out.write_all(b" [")?;
-            for (i, group) in e.findings.chunk_by(|a, b| same_label(a, b)).enumerate() {
+            for (i, group) in e.findings.chunk_by(same_label).enumerate() {
                 if i > 0 {
                     self.out.write_all(b", ")?;
                 }
