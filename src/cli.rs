@@ -124,6 +124,14 @@ pub struct Cli {
     )]
     pub duration: Option<std::time::Duration>,
 
+    /// Open the interactive terminal UI (the default for -i on a terminal)
+    #[arg(long = "tui", conflicts_with_all = ["no_tui", "list_interfaces"])]
+    pub tui: bool,
+
+    /// Never open the terminal UI
+    #[arg(long = "no-tui")]
+    pub no_tui: bool,
+
     /// Save every captured frame to this pcap file while analysing (live only)
     #[arg(
         short = 'w',

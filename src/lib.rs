@@ -20,3 +20,4 @@ pub mod codec;
 pub mod report;
 pub mod sim;
 pub mod track;
+pub mod tui;

@@ -37,6 +37,10 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if cli.list_interfaces {
         return list_interfaces();
     }
+    let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    if cli.tui || (cli.interface.is_some() && on_terminal && !cli.no_tui) {
+        return run_tui(cli);
+    }
     let mut source = open(cli)?;
     if let Some(n) = cli.count {
         source.stop_after_lwar(n);
@@ -67,17 +71,35 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The terminal UI, on the same input.
+fn run_tui(cli: &Cli) -> anyhow::Result<()> {
+    let source = match &cli.interface {
+        Some(_) => lwarscope::tui::Source::Live(live_options(cli)),
+        None => lwarscope::tui::Source::Files(cli.read.clone()),
+    };
+    let options = lwarscope::tui::Options {
+        count: cli.count,
+        duration: cli.duration,
+        ..Default::default()
+    };
+    Ok(lwarscope::tui::run(source, options)?)
+}
+
+fn live_options(cli: &Cli) -> LiveOptions {
+    LiveOptions {
+        interface: cli.interface.clone().unwrap_or_default(),
+        filter: cli.filter.clone(),
+        snaplen: cli.snaplen,
+        buffer_size: cli.buffer_size.map(|kib| kib.saturating_mul(1024)),
+        immediate: cli.immediate,
+        promiscuous: !cli.no_promiscuous,
+        savefile: cli.write.clone(),
+    }
+}
+
 fn open(cli: &Cli) -> Result<Source, CaptureError> {
     match &cli.interface {
-        Some(interface) => Source::live(&LiveOptions {
-            interface: interface.clone(),
-            filter: cli.filter.clone(),
-            snaplen: cli.snaplen,
-            buffer_size: cli.buffer_size.map(|kib| kib.saturating_mul(1024)),
-            immediate: cli.immediate,
-            promiscuous: !cli.no_promiscuous,
-            savefile: cli.write.clone(),
-        }),
+        Some(_) => Source::live(&live_options(cli)),
         None => Source::files(&cli.read),
     }
 }

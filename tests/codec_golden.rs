@@ -1391,3 +1391,14 @@ fn violation_names_and_messages_are_stable() {
         "Name at offset 12 has a name of 32 bytes (must be < 32)"
     );
 }
+
+#[test]
+fn strings_display_quoted_with_only_what_needs_escaping() {
+    let shown = |b: &[u8]| Str::new(b).to_string();
+    assert_eq!(shown(b"alice"), r#""alice""#);
+    assert_eq!(shown(b"it's"), r#""it's""#);
+    assert_eq!(shown(br#"say "hi""#), r#""say \"hi\"""#);
+    assert_eq!(shown("né".as_bytes()), "\"né\"");
+    assert_eq!(shown(b"a\nb\\"), r#""a\nb\\""#);
+    assert_eq!(shown(b"\xffok\xc3"), r#""\xffok\xc3""#);
+}

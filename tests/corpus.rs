@@ -77,24 +77,43 @@ fn every_capture_has_lwar_traffic_and_decodes_its_headers() {
 #[test]
 fn every_capture_with_ground_truth_gives_exactly_its_truth() {
     let mut checked = 0;
+    let mut differ = Vec::new();
     for capture in captures() {
         let Some(truth) = truth_of(&capture) else {
             continue;
         };
         let (summary, _) = analyse(&capture);
-        assert_eq!(
-            summary,
-            truth,
-            "{}: tracker (left) and ground truth (right) differ",
-            capture.display()
-        );
+        if summary != truth {
+            let show = |s: &Summary| serde_json::to_string_pretty(s).unwrap_or_default();
+            eprintln!(
+                "{}: tracker and ground truth differ\n--- tracker\n{}\n--- truth\n{}",
+                capture.display(),
+                show(&summary),
+                show(&truth)
+            );
+            differ.push(capture.display().to_string());
+        }
         checked += 1;
     }
-    // The real-server capture has no ground truth (it was recorded, not
-    // simulated); every simulated capture does.
+    assert!(
+        differ.is_empty(),
+        "tracker and ground truth differ on {differ:?}"
+    );
+    // Recorded captures (the real server's, the live loopback one) have no ground
+    // truth; every simulated one (`sim-*`) does.
+    let simulated = captures()
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("sim-"))
+        })
+        .count();
+    assert!(
+        simulated >= 9,
+        "the simulated corpus is missing ({simulated} captures)"
+    );
     assert_eq!(
-        checked,
-        captures().len() - 1,
-        "a capture lacks its truth file"
+        checked, simulated,
+        "a simulated capture lacks its truth file"
     );
 }

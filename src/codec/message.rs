@@ -6,7 +6,7 @@ use super::entries::{
 };
 use super::error::{DecodeError, Violation};
 use super::types::{DEPRECATED_TYPE_ID, Id, MAX_CHAT_LEN, MAX_NAME_LEN, MessageType};
-use std::fmt;
+use std::fmt::{self, Write};
 
 /// A string of the wire format: its raw bytes, which may or may not be UTF-8.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,7 +46,11 @@ impl fmt::Display for Str<'_> {
         f.write_str("\"")?;
         for chunk in self.0.utf8_chunks() {
             for c in chunk.valid().chars() {
-                write!(f, "{}", c.escape_debug())?;
+                // Inside double quotes a single quote needs no escape (`"it's"`).
+                match c {
+                    '\'' => f.write_char(c)?,
+                    _ => write!(f, "{}", c.escape_debug())?,
+                }
             }
             for b in chunk.invalid() {
                 write!(f, "\\x{b:02x}")?;

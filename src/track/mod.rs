@@ -19,7 +19,7 @@
 //!    `truncated` finding instead when the capture cut the frame short. The
 //!    messages decoded before the error are counted and analysed as below.
 //! 3. A payload identical to one of the last 64 packets of the same direction
-//!    raises `duplicate-packet`; its messages are counted by type but raise
+//!    raises `duplicate-packet`, whether it decodes or not; its messages are counted by type but raise
 //!    nothing else and count as neither first sends nor resends. Packets with
 //!    header timestamp 0 are not checked: a sender that stamps no clock repeats
 //!    the same bytes on purpose (a Connect resent, a Full answered again).

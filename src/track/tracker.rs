@@ -419,21 +419,15 @@ fn analyse(
         this.first_ts.get_or_insert(d.ts);
         this.last_ts = this.last_ts.max(d.ts);
     }
-    let packet = match decoded {
-        Ok(p) => *p,
-        Err(e) => {
-            raise.undecodable(dir_mut(session, direction), d, *e);
-            return;
-        }
-    };
-
-    // Network duplicates: the same bytes as a recent packet of this direction. A
-    // packet stamped 0 carries no clock: its sender repeats the same bytes on
-    // purpose (a Connect resent, a Full answered again), so it is not checked.
-    let hash = xxh3_64(d.payload);
-    let duplicate_of = if packet.timestamp() == 0 {
+    // Network duplicates: the same bytes as a recent packet of this direction,
+    // whether they decode or not. A packet stamped 0 carries no clock: its sender
+    // repeats the same bytes on purpose (a Connect resent, a Full answered
+    // again), so it is not checked.
+    let stamped_zero = matches!(decoded, Ok(p) if p.timestamp() == 0);
+    let duplicate_of = if stamped_zero {
         None
     } else {
+        let hash = xxh3_64(d.payload);
         let this = dir_mut(session, direction);
         let found = this
             .recent
@@ -445,6 +439,19 @@ fn analyse(
             this.recent_next = (this.recent_next + 1) % DUP_WINDOW;
         }
         found
+    };
+
+    let packet = match decoded {
+        Ok(p) => *p,
+        Err(e) => {
+            let this = dir_mut(session, direction);
+            raise.undecodable(this, d, *e);
+            if let Some(frame) = duplicate_of {
+                let detail = Detail::DuplicateOf { frame };
+                raise.raise(this, FindingKind::DuplicatePacket, None, None, detail);
+            }
+            return;
+        }
     };
 
     let mut messages = packet.messages();

@@ -1,0 +1,960 @@
+//! The UI's state: the packet index, findings and sessions received from the
+//! data side, and what the user is looking at. Input handling lives here too;
+//! drawing reads this state (see `ui`).
+
+use super::filter::{DisplayFilter, PacketCtx};
+use super::model::{CaptureCounters, Endpoints, Row, RowIndex, SessionSnap, Update};
+use super::store::StoreReader;
+use crate::capture::Timestamp;
+use crate::codec::{Field, Packet};
+use crate::track::{Finding, SessionId, Severity};
+use ratatui::crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::{Position, Rect};
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+/// The panes, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    Sessions,
+    Packets,
+    Detail,
+    Hex,
+    Findings,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 5] = [
+        Pane::Sessions,
+        Pane::Packets,
+        Pane::Detail,
+        Pane::Hex,
+        Pane::Findings,
+    ];
+
+    pub const fn title(self) -> &'static str {
+        match self {
+            Pane::Sessions => "Sessions",
+            Pane::Packets => "Packets",
+            Pane::Detail => "Detail",
+            Pane::Hex => "Hex",
+            Pane::Findings => "Findings",
+        }
+    }
+
+    fn next(self) -> Pane {
+        let i = Pane::ALL.iter().position(|p| *p == self).unwrap_or(0);
+        Pane::ALL[(i + 1) % Pane::ALL.len()]
+    }
+
+    fn prev(self) -> Pane {
+        let i = Pane::ALL.iter().position(|p| *p == self).unwrap_or(0);
+        Pane::ALL[(i + Pane::ALL.len() - 1) % Pane::ALL.len()]
+    }
+}
+
+/// A list position: the selected item and the first one shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cursor {
+    pub selected: usize,
+    pub offset: usize,
+}
+
+impl Cursor {
+    /// Moves by `delta` within `len` items.
+    fn shift(&mut self, delta: isize, len: usize) {
+        self.selected = self
+            .selected
+            .saturating_add_signed(delta)
+            .min(len.saturating_sub(1));
+    }
+
+    fn set(&mut self, i: usize, len: usize) {
+        self.selected = i.min(len.saturating_sub(1));
+    }
+
+    /// Keeps the selection within `height` rows from the offset; returns the
+    /// visible range.
+    pub fn scroll_into_view(&mut self, len: usize, height: usize) -> Range<usize> {
+        self.selected = self.selected.min(len.saturating_sub(1));
+        if height == 0 {
+            return 0..0;
+        }
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.selected >= self.offset + height {
+            self.offset = self.selected + 1 - height;
+        }
+        self.offset = self.offset.min(len.saturating_sub(height));
+        self.offset..(self.offset + height).min(len)
+    }
+}
+
+/// One line of the detail tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub label: String,
+    pub value: String,
+    /// The bytes it covers in the payload, for the hex pane.
+    pub span: Option<Range<usize>>,
+    pub depth: u8,
+    pub severity: Option<Severity>,
+}
+
+impl Node {
+    fn from_field(f: Field, extra_depth: u8) -> Self {
+        Node {
+            label: f.label,
+            value: f.value,
+            span: Some(f.span),
+            depth: f.depth + extra_depth,
+            severity: None,
+        }
+    }
+}
+
+/// The decoded tree of the selected packet.
+#[derive(Debug, Clone, Default)]
+pub struct Detail {
+    /// The index row it shows.
+    pub row: Option<usize>,
+    pub nodes: Vec<Node>,
+    pub payload: Vec<u8>,
+    pub collapsed: HashSet<usize>,
+    pub cursor: Cursor,
+}
+
+impl Detail {
+    /// Indices of the nodes not hidden under a collapsed parent.
+    pub fn visible(&self) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        let mut hide_below: Option<u8> = None;
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(d) = hide_below {
+                if n.depth > d {
+                    continue;
+                }
+                hide_below = None;
+            }
+            out.push(i);
+            if self.collapsed.contains(&i) {
+                hide_below = Some(n.depth);
+            }
+        }
+        out
+    }
+
+    /// The node under the cursor.
+    pub fn selected_node(&self) -> Option<&Node> {
+        self.visible()
+            .get(self.cursor.selected)
+            .and_then(|&i| self.nodes.get(i))
+    }
+
+    fn has_children(&self, i: usize) -> bool {
+        match (self.nodes.get(i), self.nodes.get(i + 1)) {
+            (Some(a), Some(b)) => b.depth > a.depth,
+            _ => false,
+        }
+    }
+}
+
+/// The packet list: all rows, one session's, or those a filter matches.
+#[derive(Debug, Default)]
+pub struct PacketView {
+    pub session: Option<SessionId>,
+    pub filter: Option<DisplayFilter>,
+    /// Indices of matching rows found so far; `None` when every row matches.
+    pub matches: Option<Vec<u32>>,
+    /// Rows examined so far for `matches`.
+    pub scanned: usize,
+    pub cursor: Cursor,
+}
+
+impl PacketView {
+    fn is_all(&self) -> bool {
+        self.session.is_none() && self.filter.is_none()
+    }
+}
+
+/// The filter being typed.
+#[derive(Debug, Clone, Default)]
+pub struct FilterInput {
+    pub text: String,
+    /// Why the text does not parse; `None` when it does.
+    pub error: Option<String>,
+}
+
+/// Where each pane was last drawn, for the mouse and for page sizes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Areas {
+    pub sessions: Rect,
+    pub packets: Rect,
+    pub detail: Rect,
+    pub hex: Rect,
+    pub findings: Rect,
+}
+
+impl Areas {
+    pub fn get(&self, p: Pane) -> Rect {
+        match p {
+            Pane::Sessions => self.sessions,
+            Pane::Packets => self.packets,
+            Pane::Detail => self.detail,
+            Pane::Hex => self.hex,
+            Pane::Findings => self.findings,
+        }
+    }
+
+    fn pane_at(&self, pos: Position) -> Option<Pane> {
+        Pane::ALL.into_iter().find(|p| self.get(*p).contains(pos))
+    }
+}
+
+/// What the data source is, for the status bar and the clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceInfo {
+    /// `file x.pcap` or `live lo`.
+    pub label: String,
+    pub live: bool,
+}
+
+/// Everything the screen shows.
+pub struct App {
+    pub source: SourceInfo,
+    store: StoreReader,
+    /// The packet index.
+    pub rows: RowIndex,
+    /// Every finding, in the order raised.
+    pub findings: Vec<Finding>,
+    /// `(frame, index in findings)`, sorted by frame.
+    by_frame: Vec<(u64, u32)>,
+    by_frame_sorted: bool,
+    pub sessions: Vec<SessionSnap>,
+    /// Every session's two ends, by session id.
+    endpoints: Vec<Option<Endpoints>>,
+    pub counters: CaptureCounters,
+    pub progress: Option<f64>,
+    pub finished: bool,
+    pub error: Option<String>,
+
+    pub focus: Pane,
+    pub session_cursor: Cursor,
+    pub view: PacketView,
+    pub detail: Detail,
+    pub hex_scroll: usize,
+    pub findings_cursor: Cursor,
+    pub follow: bool,
+    /// While paused, what was shown when the pause began: row, finding and
+    /// session counts stay there.
+    pub paused: Option<(usize, usize, Vec<SessionSnap>)>,
+    pub help: bool,
+    pub input: Option<FilterInput>,
+    /// A one-off message for the status bar.
+    pub message: Option<String>,
+    pub quit: bool,
+    pub areas: Areas,
+    /// Rows received per second of wall time (set by the run loop).
+    pub pps: f64,
+    /// Wall clock for live rates (set by the run loop for live sources).
+    pub wall_now: Option<Timestamp>,
+    scratch: Vec<u8>,
+}
+
+/// How long filtering may take per screen refresh before it yields.
+const FILTER_BUDGET: Duration = Duration::from_millis(15);
+
+impl App {
+    pub fn new(source: SourceInfo, store: StoreReader) -> Self {
+        App {
+            follow: source.live,
+            source,
+            store,
+            rows: RowIndex::default(),
+            findings: Vec::new(),
+            by_frame: Vec::new(),
+            by_frame_sorted: true,
+            sessions: Vec::new(),
+            endpoints: Vec::new(),
+            counters: CaptureCounters::default(),
+            progress: None,
+            finished: false,
+            error: None,
+            focus: Pane::Packets,
+            session_cursor: Cursor::default(),
+            view: PacketView::default(),
+            detail: Detail::default(),
+            hex_scroll: 0,
+            findings_cursor: Cursor::default(),
+            paused: None,
+            help: false,
+            input: None,
+            message: None,
+            quit: false,
+            areas: Areas::default(),
+            pps: 0.0,
+            wall_now: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    // ---- data in ----
+
+    /// Takes in one update from the data side.
+    pub fn apply(&mut self, u: Update) {
+        match u {
+            Update::Batch {
+                rows,
+                findings,
+                endpoints,
+            } => {
+                for e in endpoints {
+                    if self.endpoints.len() <= e.id {
+                        self.endpoints.resize(e.id + 1, None);
+                    }
+                    self.endpoints[e.id] = Some(e);
+                }
+                rows.into_iter().for_each(|r| self.rows.push(r));
+                for f in findings {
+                    let i = self.findings.len() as u32;
+                    if self.by_frame.last().is_some_and(|&(fr, _)| fr > f.frame) {
+                        self.by_frame_sorted = false;
+                        // A late finding (`lost`) marks its earlier row.
+                        if let Some(r) = self.row_of_frame(f.frame)
+                            && let Some(row) = self.rows.get_mut(r)
+                        {
+                            row.note(f.severity());
+                        }
+                    }
+                    self.by_frame.push((f.frame, i));
+                    self.findings.push(f);
+                }
+            }
+            Update::Sessions(s) => self.sessions = s,
+            Update::Status { counters, progress } => {
+                self.counters = counters;
+                self.progress = progress;
+            }
+            Update::Finished => {
+                self.finished = true;
+                self.progress = self.progress.map(|_| 1.0);
+            }
+            Update::Failed(e) => self.error = Some(e),
+        }
+    }
+
+    /// Work between two screens: filtering the new rows, following.
+    pub fn tick(&mut self) {
+        if !self.by_frame_sorted {
+            self.by_frame.sort_by_key(|&(f, _)| f);
+            self.by_frame_sorted = true;
+        }
+        self.scan(Instant::now() + FILTER_BUDGET);
+        if self.follow && self.paused.is_none() {
+            let len = self.view_len();
+            self.view.cursor.set(len.saturating_sub(1), len);
+        }
+        self.refresh_detail();
+    }
+
+    // ---- what is shown ----
+
+    /// Rows the view may show (all of them, or those up to the pause).
+    pub fn row_limit(&self) -> usize {
+        self.paused.as_ref().map_or(self.rows.len(), |p| p.0)
+    }
+
+    pub fn finding_limit(&self) -> usize {
+        self.paused.as_ref().map_or(self.findings.len(), |p| p.1)
+    }
+
+    pub fn shown_sessions(&self) -> &[SessionSnap] {
+        self.paused.as_ref().map_or(&self.sessions, |p| &p.2)
+    }
+
+    /// Packets in the current view.
+    pub fn view_len(&self) -> usize {
+        match &self.view.matches {
+            None => self.row_limit(),
+            Some(m) => m.partition_point(|&i| (i as usize) < self.row_limit()),
+        }
+    }
+
+    /// The index row at position `i` of the view.
+    pub fn view_row(&self, i: usize) -> Option<usize> {
+        match &self.view.matches {
+            None => (i < self.row_limit()).then_some(i),
+            Some(m) => m.get(i).map(|&r| r as usize),
+        }
+    }
+
+    /// True while the filter is still going through rows already received.
+    pub fn filtering(&self) -> Option<f64> {
+        (self.view.matches.is_some() && self.view.scanned < self.rows.len())
+            .then(|| self.view.scanned as f64 / self.rows.len().max(1) as f64)
+    }
+
+    pub fn session(&self, id: u32) -> Option<&SessionSnap> {
+        let id = id as usize;
+        let s = self.shown_sessions();
+        // Sessions arrive in id order; most are where their id says.
+        match s.get(id) {
+            Some(snap) if snap.id == id => Some(snap),
+            _ => s.iter().find(|snap| snap.id == id),
+        }
+    }
+
+    /// Source and destination of a row's packet.
+    pub fn addresses(&self, row: &Row) -> Option<(SocketAddr, SocketAddr)> {
+        self.endpoints
+            .get(row.session as usize)
+            .copied()
+            .flatten()
+            .map(|e| e.of(row.direction()))
+    }
+
+    /// Findings raised on the packet of `frame`.
+    pub fn findings_of(&self, frame: u64) -> impl Iterator<Item = &Finding> {
+        let start = self.by_frame.partition_point(|&(f, _)| f < frame);
+        self.by_frame[start..]
+            .iter()
+            .take_while(move |&&(f, _)| f == frame)
+            .filter_map(|&(_, i)| self.findings.get(i as usize))
+            .filter(move |f| f.frame == frame)
+    }
+
+    /// The index row of a frame (frames are in increasing order).
+    pub fn row_of_frame(&self, frame: u64) -> Option<usize> {
+        let i = self.rows.partition_point(|r| r.frame < frame);
+        (self.rows.get(i)?.frame == frame).then_some(i)
+    }
+
+    /// Reads a row's payload.
+    pub fn payload(&self, row: &Row, buf: &mut Vec<u8>) -> bool {
+        self.store.read(row.loc, buf).is_ok()
+    }
+
+    /// Capture time of the first packet: packet times are shown relative to it.
+    pub fn first_ts(&self) -> Timestamp {
+        self.rows.get(0).map_or(Timestamp(0), |r| r.ts)
+    }
+
+    /// The capture second rates are measured at.
+    pub fn now_sec(&self) -> u64 {
+        let last = self
+            .row_limit()
+            .checked_sub(1)
+            .and_then(|i| self.rows.get(i))
+            .map_or(Timestamp(0), |r| r.ts);
+        let now = match (self.paused.is_none(), self.wall_now) {
+            (true, Some(w)) => w.max(last),
+            _ => last,
+        };
+        now.nanos() / 1_000_000_000
+    }
+
+    // ---- filtering ----
+
+    fn reset_view(&mut self) {
+        let keep = self.selected_row().map(|r| self.rows[r].frame);
+        self.view.matches = (!self.view.is_all()).then(Vec::new);
+        self.view.scanned = 0;
+        self.view.cursor = Cursor::default();
+        self.scan(Instant::now() + FILTER_BUDGET);
+        if let Some(frame) = keep {
+            self.select_frame_in_view(frame);
+        }
+    }
+
+    /// Extends `matches` over new rows until `deadline`.
+    fn scan(&mut self, deadline: Instant) {
+        if self.view.matches.is_none() {
+            return;
+        }
+        let mut payload = std::mem::take(&mut self.scratch);
+        let mut found = Vec::new();
+        let mut fs: Vec<Finding> = Vec::new();
+        let unknown = (SocketAddr::from(([0; 4], 0)), SocketAddr::from(([0; 4], 0)));
+        let mut i = self.view.scanned;
+        while i < self.rows.len() {
+            if i.is_multiple_of(256) && Instant::now() >= deadline {
+                break;
+            }
+            let row = &self.rows[i];
+            let mut ok = self.view.session.is_none_or(|s| row.session as usize == s);
+            if ok && let Some(filter) = &self.view.filter {
+                fs.clear();
+                fs.extend(self.findings_of(row.frame).copied());
+                ok = self.payload(row, &mut payload)
+                    && filter.matches(&PacketCtx {
+                        row,
+                        payload: &payload,
+                        addresses: self.addresses(row).unwrap_or(unknown),
+                        findings: &fs,
+                    });
+            }
+            if ok {
+                found.push(i as u32);
+            }
+            i += 1;
+        }
+        self.scratch = payload;
+        self.view.scanned = i;
+        if let Some(m) = &mut self.view.matches {
+            m.extend(found);
+        }
+    }
+
+    fn select_frame_in_view(&mut self, frame: u64) -> bool {
+        let Some(row) = self.row_of_frame(frame) else {
+            return false;
+        };
+        let pos = match &self.view.matches {
+            None => Some(row),
+            Some(m) => m.binary_search(&(row as u32)).ok(),
+        };
+        match pos {
+            Some(p) => {
+                let len = self.view_len();
+                self.view.cursor.set(p, len);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The index row under the packet cursor.
+    pub fn selected_row(&self) -> Option<usize> {
+        self.view_row(self.view.cursor.selected)
+    }
+
+    /// Sets the display filter (empty text clears it).
+    pub fn set_filter(&mut self, text: &str) -> Result<(), String> {
+        self.view.filter = if text.trim().is_empty() {
+            None
+        } else {
+            Some(DisplayFilter::parse(text)?)
+        };
+        self.reset_view();
+        Ok(())
+    }
+
+    fn select_session(&mut self) {
+        let id = self
+            .session_cursor
+            .selected
+            .checked_sub(1)
+            .and_then(|i| self.shown_sessions().get(i))
+            .map(|s| s.id);
+        if id != self.view.session {
+            self.view.session = id;
+            self.reset_view();
+        }
+    }
+
+    // ---- the detail tree ----
+
+    fn refresh_detail(&mut self) {
+        let row = self.selected_row();
+        if row == self.detail.row {
+            return;
+        }
+        let same_shape = self.detail.row.is_some();
+        let cursor = self.detail.cursor;
+        self.detail = Detail::default();
+        self.detail.row = row;
+        self.hex_scroll = 0;
+        let Some(r) = row else { return };
+        let row = self.rows[r];
+        let mut payload = Vec::new();
+        if !self.payload(&row, &mut payload) {
+            self.detail.nodes.push(Node {
+                label: "payload".into(),
+                value: "cannot be read back from the store".into(),
+                span: None,
+                depth: 0,
+                severity: Some(Severity::Error),
+            });
+            return;
+        }
+        self.detail.nodes = tree(self, &row, &payload);
+        self.detail.payload = payload;
+        if same_shape {
+            // Keep the cursor where it was, as Wireshark does when moving on.
+            let len = self.detail.visible().len();
+            self.detail.cursor.set(cursor.selected, len);
+        }
+    }
+
+    // ---- input ----
+
+    /// Handles one terminal event.
+    pub fn on_event(&mut self, e: &Event) {
+        match e {
+            Event::Key(k) if k.kind != KeyEventKind::Release => self.on_key(k),
+            Event::Mouse(m) => self.on_mouse(m),
+            _ => {}
+        }
+    }
+
+    fn on_key(&mut self, k: &KeyEvent) {
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && k.code == KeyCode::Char('c') {
+            self.quit = true;
+            return;
+        }
+        if self.input.is_some() {
+            self.on_input_key(k);
+            return;
+        }
+        if self.help {
+            // Any key closes the help; q still quits.
+            self.help = false;
+            if k.code == KeyCode::Char('q') {
+                self.quit = true;
+            }
+            return;
+        }
+        self.message = None;
+        let page = (self.areas.get(self.focus).height.saturating_sub(3)).max(1) as isize;
+        match k.code {
+            KeyCode::Char('q') => self.quit = true,
+            KeyCode::Char('?') => self.help = true,
+            KeyCode::Tab => self.focus = self.focus.next(),
+            KeyCode::BackTab => self.focus = self.focus.prev(),
+            KeyCode::Char(c @ '1'..='5') => {
+                self.focus = Pane::ALL[(c as u8 - b'1') as usize];
+            }
+            KeyCode::Char('/') => {
+                let text = self
+                    .view
+                    .filter
+                    .as_ref()
+                    .map(|f| f.text().to_owned())
+                    .unwrap_or_default();
+                self.input = Some(FilterInput { text, error: None });
+            }
+            KeyCode::Char('b') if ctrl => self.move_by(-page),
+            KeyCode::Char('f') if ctrl => self.move_by(page),
+            KeyCode::Char('f') => {
+                self.follow = !self.follow;
+                if self.follow {
+                    self.paused = None;
+                }
+            }
+            KeyCode::Char(' ') => self.toggle_pause(),
+            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
+            KeyCode::PageUp => self.move_by(-page),
+            KeyCode::PageDown => self.move_by(page),
+            KeyCode::Home | KeyCode::Char('g') => self.move_by(isize::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') => self.move_by(isize::MAX / 2),
+            KeyCode::Left | KeyCode::Char('h') => self.collapse(true),
+            KeyCode::Right | KeyCode::Char('l') => self.collapse(false),
+            KeyCode::Enter => self.open(),
+            KeyCode::Esc if self.view.session.is_some() || self.view.filter.is_some() => {
+                self.session_cursor = Cursor::default();
+                self.view.session = None;
+                self.view.filter = None;
+                self.reset_view();
+                self.message = Some("showing all packets".into());
+            }
+            _ => {}
+        }
+    }
+
+    fn on_input_key(&mut self, k: &KeyEvent) {
+        let Some(input) = &mut self.input else { return };
+        match k.code {
+            KeyCode::Esc => self.input = None,
+            KeyCode::Enter => {
+                let text = input.text.clone();
+                match self.set_filter(&text) {
+                    Ok(()) => {
+                        self.input = None;
+                        self.focus = Pane::Packets;
+                    }
+                    Err(e) => {
+                        if let Some(input) = &mut self.input {
+                            input.error = Some(e);
+                        }
+                    }
+                }
+                return;
+            }
+            KeyCode::Backspace => {
+                input.text.pop();
+            }
+            KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => input.text.clear(),
+            KeyCode::Char(c) => input.text.push(c),
+            _ => {}
+        }
+        if let Some(input) = &mut self.input {
+            input.error = if input.text.trim().is_empty() {
+                None
+            } else {
+                DisplayFilter::parse(&input.text).err()
+            };
+        }
+    }
+
+    fn on_mouse(&mut self, m: &MouseEvent) {
+        let pos = Position::new(m.column, m.row);
+        let Some(pane) = self.areas.pane_at(pos) else {
+            return;
+        };
+        match m.kind {
+            MouseEventKind::ScrollUp => self.move_pane(pane, -3),
+            MouseEventKind::ScrollDown => self.move_pane(pane, 3),
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = pane;
+                // Lists have a border and, for sessions, a header line.
+                let area = self.areas.get(pane);
+                let top = area.y + 1 + u16::from(pane == Pane::Sessions);
+                if m.row >= top && m.row < area.bottom().saturating_sub(1) {
+                    let line = (m.row - top) as usize;
+                    let target = match pane {
+                        Pane::Sessions => Some(self.session_cursor.offset + line),
+                        Pane::Packets => Some(self.view.cursor.offset + line),
+                        Pane::Findings => Some(self.findings_cursor.offset + line),
+                        Pane::Detail => Some(self.detail.cursor.offset + line),
+                        Pane::Hex => None,
+                    };
+                    if let Some(t) = target {
+                        let current = match pane {
+                            Pane::Sessions => self.session_cursor.selected,
+                            Pane::Packets => self.view.cursor.selected,
+                            Pane::Findings => self.findings_cursor.selected,
+                            _ => self.detail.cursor.selected,
+                        };
+                        self.move_pane(pane, t as isize - current as isize);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        self.move_pane(self.focus, delta);
+    }
+
+    fn move_pane(&mut self, pane: Pane, delta: isize) {
+        match pane {
+            Pane::Sessions => {
+                let len = self.shown_sessions().len() + 1;
+                self.session_cursor.shift(delta, len);
+                self.select_session();
+            }
+            Pane::Packets => {
+                let len = self.view_len();
+                self.view.cursor.shift(delta, len);
+                // Moving away from the end stops following; End resumes it.
+                self.follow = self.follow && self.view.cursor.selected + 1 >= len;
+                self.refresh_detail();
+            }
+            Pane::Detail => {
+                let len = self.detail.visible().len();
+                self.detail.cursor.shift(delta, len);
+            }
+            Pane::Hex => {
+                self.hex_scroll = self.hex_scroll.saturating_add_signed(delta);
+            }
+            Pane::Findings => {
+                let len = self.finding_limit();
+                self.findings_cursor.shift(delta, len);
+            }
+        }
+    }
+
+    fn collapse(&mut self, close: bool) {
+        if self.focus != Pane::Detail {
+            return;
+        }
+        let visible = self.detail.visible();
+        let Some(&i) = visible.get(self.detail.cursor.selected) else {
+            return;
+        };
+        if close {
+            if self.detail.has_children(i) && !self.detail.collapsed.contains(&i) {
+                self.detail.collapsed.insert(i);
+            } else if let Some(parent) = (0..i)
+                .rev()
+                .find(|&p| self.detail.nodes[p].depth < self.detail.nodes[i].depth)
+            {
+                // On a leaf or a closed node: go to the parent.
+                if let Some(pos) = visible.iter().position(|&v| v == parent) {
+                    self.detail.cursor.selected = pos;
+                }
+            }
+        } else {
+            self.detail.collapsed.remove(&i);
+        }
+    }
+
+    fn open(&mut self) {
+        match self.focus {
+            Pane::Sessions => {
+                self.select_session();
+                self.focus = Pane::Packets;
+            }
+            Pane::Packets => {
+                if self.selected_row().is_some() {
+                    self.follow = false;
+                    self.focus = Pane::Detail;
+                }
+            }
+            Pane::Detail => {
+                let visible = self.detail.visible();
+                if let Some(&i) = visible.get(self.detail.cursor.selected)
+                    && self.detail.has_children(i)
+                    && !self.detail.collapsed.remove(&i)
+                {
+                    self.detail.collapsed.insert(i);
+                }
+            }
+            Pane::Hex => {}
+            Pane::Findings => self.jump_to_finding(),
+        }
+    }
+
+    /// Selects the packet of the finding under the cursor, widening the view
+    /// if the current one hides it.
+    fn jump_to_finding(&mut self) {
+        let Some(f) = self
+            .findings
+            .get(self.findings_cursor.selected)
+            .filter(|_| self.findings_cursor.selected < self.finding_limit())
+            .copied()
+        else {
+            return;
+        };
+        self.follow = false;
+        if !self.select_frame_in_view(f.frame) {
+            self.session_cursor = Cursor::default();
+            self.view.session = None;
+            self.view.filter = None;
+            self.reset_view();
+            if self.select_frame_in_view(f.frame) {
+                self.message = Some(format!(
+                    "view widened to all packets to show frame {}",
+                    f.frame
+                ));
+            } else {
+                self.message = Some(format!("frame {} is not in the capture", f.frame));
+                return;
+            }
+        }
+        self.refresh_detail();
+        self.focus = Pane::Packets;
+    }
+
+    fn toggle_pause(&mut self) {
+        self.paused = match self.paused.take() {
+            Some(_) => None,
+            None => {
+                self.follow = false;
+                Some((self.rows.len(), self.findings.len(), self.sessions.clone()))
+            }
+        };
+    }
+}
+
+/// The detail tree of one packet: header, each message with every field,
+/// undecodable bytes, findings.
+fn tree(app: &App, row: &Row, payload: &[u8]) -> Vec<Node> {
+    let mut nodes = Vec::new();
+    let (src, dst) = match app.addresses(row) {
+        Some((s, d)) => (s.to_string(), d.to_string()),
+        None => ("?".into(), "?".into()),
+    };
+    nodes.push(Node {
+        label: format!("Frame {}", row.frame),
+        value: format!(
+            "{} bytes{}, {} -> {} ({}, session {})",
+            payload.len(),
+            if row.cut_by_capture() {
+                " (cut by the capture)"
+            } else {
+                ""
+            },
+            src,
+            dst,
+            row.direction(),
+            row.session
+        ),
+        span: Some(0..payload.len()),
+        depth: 0,
+        severity: None,
+    });
+    match Packet::new_checked(payload) {
+        Err(e) => nodes.push(Node {
+            label: "Header".into(),
+            value: e.to_string(),
+            span: Some(0..payload.len()),
+            depth: 0,
+            severity: Some(Severity::Error),
+        }),
+        Ok(p) => {
+            nodes.push(Node {
+                label: "Header".into(),
+                value: format!("ack {}, timestamp {}", p.ack(), p.timestamp()),
+                span: Some(0..crate::codec::HEADER_LEN),
+                depth: 0,
+                severity: None,
+            });
+            nodes.extend(
+                p.header_fields()
+                    .into_iter()
+                    .map(|f| Node::from_field(f, 0)),
+            );
+            let mut messages = p.messages();
+            for m in messages.by_ref() {
+                match m {
+                    Ok(view) => {
+                        nodes.extend(view.fields().into_iter().map(|f| Node::from_field(f, 0)))
+                    }
+                    Err(e) => nodes.push(Node {
+                        label: "Undecodable".into(),
+                        value: e.to_string(),
+                        span: Some(e.offset()..payload.len()),
+                        depth: 0,
+                        severity: Some(Severity::Error),
+                    }),
+                }
+            }
+        }
+    }
+    let findings: Vec<&Finding> = app.findings_of(row.frame).collect();
+    if !findings.is_empty() {
+        nodes.push(Node {
+            label: "Findings".into(),
+            value: findings.len().to_string(),
+            span: None,
+            depth: 0,
+            severity: findings.iter().map(|f| f.severity()).max(),
+        });
+        for f in findings {
+            let mut value = f.detail.to_string();
+            if let Some(s) = f.seqno {
+                value = if value.is_empty() {
+                    format!("seqno {s}")
+                } else {
+                    format!("seqno {s}: {value}")
+                };
+            }
+            nodes.push(Node {
+                label: f.label().to_string(),
+                value,
+                span: None,
+                depth: 1,
+                severity: Some(f.severity()),
+            });
+        }
+    }
+    nodes
+}

@@ -1,0 +1,454 @@
+//! The data side: a capture thread feeds the tracker and the packet index; a pump
+//! thread hands what accumulated to the UI over a channel at a steady pace.
+//!
+//! The capture thread never waits for the screen: the channel is unbounded and the
+//! pump sends at most every [`PUMP_INTERVAL`], in batches. The two threads share
+//! the [`Collector`] behind a mutex that each holds only briefly (one datagram,
+//! or one hand-over), so a quiet interface still gets its last packets shown.
+
+use super::model::{Activity, CaptureCounters, Endpoints, Row, SessionSnap, Update};
+use super::store::StoreWriter;
+use crate::capture::{self, Datagram};
+use crate::track::{Direction, Finding, FindingKind, Observer, PacketEvent, SessionId, Tracker};
+use rustc_hash::FxHashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often the pump hands a batch to the UI.
+pub const PUMP_INTERVAL: Duration = Duration::from_millis(50);
+/// How often session snapshots are taken (every this many pump rounds).
+const SNAPSHOT_EVERY: u32 = 5;
+
+/// A source of datagrams the data side reads from.
+pub trait Feed {
+    /// Reads the next frame and passes its lwar datagram, if it carries one, to
+    /// `each`. `Ok(false)` at the end of the input (or once stopped).
+    fn step(&mut self, each: &mut dyn FnMut(&Datagram<'_>)) -> Result<bool, String>;
+
+    /// The capture counters so far, and for files how far the read has got.
+    fn status(&mut self) -> (CaptureCounters, Option<f64>);
+}
+
+/// Everything the data side knows, between two hand-overs.
+pub struct Collector {
+    tracker: Tracker,
+    sink: Sink,
+}
+
+struct Sink {
+    writer: StoreWriter,
+    rows: Vec<Row>,
+    findings: Vec<Finding>,
+    activity: FxHashMap<SessionId, Activity>,
+    endpoints: Vec<Endpoints>,
+    /// A failure to store payloads, reported once.
+    io_error: Option<String>,
+}
+
+impl Observer for Sink {
+    fn packet(&mut self, e: &PacketEvent<'_>) {
+        let d = e.datagram;
+        let loc = self.writer.append(d.payload);
+        let mut row = Row::new(d.frame, d.ts, loc, e.session, e.direction, d.payload_len);
+        for f in e.findings {
+            row.note(f.severity());
+        }
+        self.rows.push(row);
+        let endpoints = &mut self.endpoints;
+        self.activity
+            .entry(e.session)
+            .or_insert_with(|| {
+                let (client, server) = match e.direction {
+                    Direction::ClientToServer => (d.src, d.dst),
+                    Direction::ServerToClient => (d.dst, d.src),
+                };
+                endpoints.push(Endpoints {
+                    id: e.session,
+                    client,
+                    server,
+                });
+                Activity::default()
+            })
+            .count(d.ts.nanos() / 1_000_000_000, e.direction);
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        self.findings.push(*f);
+    }
+}
+
+impl Collector {
+    pub fn new(writer: StoreWriter) -> Self {
+        Collector {
+            tracker: Tracker::default(),
+            sink: Sink {
+                writer,
+                rows: Vec::with_capacity(4096),
+                findings: Vec::new(),
+                activity: FxHashMap::default(),
+                endpoints: Vec::new(),
+                io_error: None,
+            },
+        }
+    }
+
+    /// Analyses one datagram.
+    pub fn push(&mut self, d: &Datagram<'_>) {
+        self.tracker.observe(d, &mut self.sink);
+    }
+
+    /// Ends the capture: the tracker's end-of-capture findings join the batch.
+    pub fn finish(&mut self) {
+        self.tracker.finish(&mut self.sink);
+    }
+
+    /// Rows waiting for the next hand-over.
+    pub fn pending(&self) -> usize {
+        self.sink.rows.len()
+    }
+
+    /// The rows and findings since the last call, their payloads flushed to the
+    /// store first; `None` when there is nothing new.
+    pub fn take_batch(&mut self) -> Option<Update> {
+        if self.sink.rows.is_empty()
+            && self.sink.findings.is_empty()
+            && self.sink.endpoints.is_empty()
+        {
+            return None;
+        }
+        if let Err(e) = self.sink.writer.flush() {
+            self.sink.io_error = Some(format!("cannot store payloads: {e}"));
+            return None;
+        }
+        Some(Update::Batch {
+            rows: std::mem::replace(&mut self.sink.rows, Vec::with_capacity(4096)),
+            findings: std::mem::take(&mut self.sink.findings),
+            endpoints: std::mem::take(&mut self.sink.endpoints),
+        })
+    }
+
+    /// A storage failure, once.
+    pub fn take_error(&mut self) -> Option<String> {
+        self.sink.io_error.take()
+    }
+
+    /// A copy of every session the tracker keeps. Traffic history of sessions
+    /// it no longer keeps is dropped.
+    pub fn sessions(&mut self) -> Vec<SessionSnap> {
+        if self.sink.activity.len() > self.tracker.sessions().size_hint().0 {
+            let tracker = &self.tracker;
+            self.sink
+                .activity
+                .retain(|id, _| tracker.session(*id).is_some());
+        }
+        self.tracker
+            .sessions()
+            .map(|(id, s)| {
+                let dirs = [&s.c2s, &s.s2c];
+                let finding = |k: FindingKind| dirs.iter().map(|d| d.finding_count(k)).sum();
+                let delay = |i: usize| {
+                    let h = &dirs[i].ack_delay_us;
+                    (!h.is_empty()).then(|| h.value_at_quantile(0.5) as f64 / 1e3)
+                };
+                SessionSnap {
+                    id,
+                    client: s.client,
+                    server: s.server,
+                    state: s.state,
+                    player: s.player.as_ref().map(|p| (p.id, p.name.clone())),
+                    packets: dirs.map(|d| d.packets),
+                    bytes: dirs.map(|d| d.bytes),
+                    resends: dirs.map(|d| d.resends),
+                    reorders: finding(FindingKind::Reordered),
+                    malformed: finding(FindingKind::Malformed) + finding(FindingKind::Truncated),
+                    ack_delay_ms: [delay(0), delay(1)],
+                    last_ts: s.last_seen(),
+                    activity: self.sink.activity.get(&id).cloned().unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Stops the data side from the UI.
+#[derive(Clone, Default)]
+pub struct Stop {
+    flag: Arc<AtomicBool>,
+    /// Wakes a capture blocked on a quiet interface.
+    waker: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl Stop {
+    pub fn with_waker(waker: impl Fn() + Send + Sync + 'static) -> Self {
+        Stop {
+            flag: Arc::default(),
+            waker: Some(Arc::new(waker)),
+        }
+    }
+
+    pub fn stop(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        if let Some(w) = &self.waker {
+            w();
+        }
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+/// The running data side.
+pub struct DataSide {
+    pub stop: Stop,
+    capture: Option<JoinHandle<()>>,
+    pump: Option<JoinHandle<()>>,
+}
+
+impl DataSide {
+    /// Stops both threads and waits for them.
+    pub fn shutdown(mut self) {
+        self.stop.stop();
+        for h in [self.capture.take(), self.pump.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for DataSide {
+    fn drop(&mut self) {
+        self.stop.stop();
+    }
+}
+
+struct Shared {
+    collector: Mutex<Collector>,
+    status: Mutex<(CaptureCounters, Option<f64>)>,
+    /// Set by the capture thread when the source has ended.
+    ended: AtomicBool,
+    failure: Mutex<Option<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Starts the capture and pump threads. `open` runs on the capture thread (a
+/// libpcap handle stays on the thread that opened it).
+pub fn spawn<F: Feed + 'static>(
+    open: impl FnOnce() -> F + Send + 'static,
+    writer: StoreWriter,
+    stop: Stop,
+    tx: Sender<Update>,
+) -> std::io::Result<DataSide> {
+    let shared = Arc::new(Shared {
+        collector: Mutex::new(Collector::new(writer)),
+        status: Mutex::default(),
+        ended: AtomicBool::new(false),
+        failure: Mutex::new(None),
+    });
+    let capture = {
+        let shared = Arc::clone(&shared);
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("lwarscope-capture".into())
+            .spawn(move || {
+                let mut feed = open();
+                let mut n = 0u32;
+                let mut next_status = Instant::now();
+                loop {
+                    if stop.is_stopped() {
+                        break;
+                    }
+                    let step = feed.step(&mut |d| lock(&shared.collector).push(d));
+                    n = n.wrapping_add(1);
+                    if n.is_multiple_of(64) || !matches!(step, Ok(true)) {
+                        let now = Instant::now();
+                        if now >= next_status {
+                            next_status = now + PUMP_INTERVAL;
+                            *lock(&shared.status) = feed.status();
+                        }
+                    }
+                    match step {
+                        Ok(true) => {}
+                        Ok(false) => break,
+                        Err(e) => {
+                            *lock(&shared.failure) = Some(e);
+                            break;
+                        }
+                    }
+                }
+                lock(&shared.collector).finish();
+                *lock(&shared.status) = feed.status();
+                shared.ended.store(true, Ordering::SeqCst);
+            })?
+    };
+    let pump = {
+        let shared = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("lwarscope-pump".into())
+            .spawn(move || pump(&shared, &tx))?
+    };
+    Ok(DataSide {
+        stop,
+        capture: Some(capture),
+        pump: Some(pump),
+    })
+}
+
+fn pump(shared: &Shared, tx: &Sender<Update>) {
+    let mut round = 0u32;
+    loop {
+        std::thread::sleep(PUMP_INTERVAL);
+        // Read before taking the batch: a batch taken after `ended` is the last.
+        let ended = shared.ended.load(Ordering::SeqCst);
+        let (batch, sessions, error) = {
+            let mut c = lock(&shared.collector);
+            let batch = c.take_batch();
+            let sessions = (ended || round.is_multiple_of(SNAPSHOT_EVERY)).then(|| c.sessions());
+            (batch, sessions, c.take_error())
+        };
+        round = round.wrapping_add(1);
+        let (counters, progress) = *lock(&shared.status);
+        let mut updates: Vec<Update> = batch.into_iter().collect();
+        updates.extend(sessions.map(Update::Sessions));
+        updates.push(Update::Status { counters, progress });
+        updates.extend(error.map(Update::Failed));
+        if ended {
+            updates.extend(lock(&shared.failure).take().map(Update::Failed));
+            updates.push(Update::Finished);
+        }
+        for u in updates {
+            if tx.send(u).is_err() {
+                return; // The UI is gone.
+            }
+        }
+        if ended {
+            return;
+        }
+    }
+}
+
+/// Datagrams held in memory: tests, and sources read ahead of time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedDatagram {
+    pub frame: u64,
+    pub ts: crate::capture::Timestamp,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub payload: Vec<u8>,
+    pub payload_len: usize,
+}
+
+impl OwnedDatagram {
+    pub fn as_datagram(&self) -> Datagram<'_> {
+        Datagram {
+            frame: self.frame,
+            ts: self.ts,
+            src: self.src,
+            dst: self.dst,
+            payload: &self.payload,
+            payload_len: self.payload_len,
+        }
+    }
+}
+
+/// A [`Feed`] over datagrams in memory.
+#[derive(Debug)]
+pub struct MemoryFeed {
+    datagrams: std::vec::IntoIter<OwnedDatagram>,
+    total: usize,
+    read: u64,
+}
+
+impl MemoryFeed {
+    pub fn new(datagrams: Vec<OwnedDatagram>) -> Self {
+        MemoryFeed {
+            total: datagrams.len(),
+            datagrams: datagrams.into_iter(),
+            read: 0,
+        }
+    }
+}
+
+impl Feed for MemoryFeed {
+    fn step(&mut self, each: &mut dyn FnMut(&Datagram<'_>)) -> Result<bool, String> {
+        match self.datagrams.next() {
+            Some(d) => {
+                self.read += 1;
+                each(&d.as_datagram());
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn status(&mut self) -> (CaptureCounters, Option<f64>) {
+        let progress = if self.total == 0 {
+            1.0
+        } else {
+            self.read as f64 / self.total as f64
+        };
+        (
+            CaptureCounters {
+                frames: self.read,
+                ..CaptureCounters::default()
+            },
+            Some(progress),
+        )
+    }
+}
+
+/// A [`Feed`] over capture files or a live interface.
+pub struct CaptureFeed {
+    source: capture::Source,
+    /// Total size of the files, for the load's progress.
+    file_bytes: Option<u64>,
+}
+
+impl CaptureFeed {
+    /// `file_bytes`: the total size of the files read, when known.
+    pub fn new(source: capture::Source, file_bytes: Option<u64>) -> Self {
+        CaptureFeed { source, file_bytes }
+    }
+}
+
+impl Feed for CaptureFeed {
+    fn step(&mut self, each: &mut dyn FnMut(&Datagram<'_>)) -> Result<bool, String> {
+        match self.source.next_frame() {
+            Ok(Some(frame)) => {
+                if let Some(d) = frame.datagram() {
+                    each(d);
+                }
+                Ok(true)
+            }
+            Ok(None) => Ok(false),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn status(&mut self) -> (CaptureCounters, Option<f64>) {
+        let stats = self.source.stats();
+        let c = &stats.counts;
+        let counters = CaptureCounters {
+            frames: c.frames,
+            received: stats.pcap.map(|p| p.received),
+            dropped_kernel: stats.pcap.map(|p| p.dropped_by_kernel),
+            dropped_interface: stats.pcap.map(|p| p.dropped_by_interface),
+        };
+        // A pcap record is a 16-byte header and the captured bytes; pcapng
+        // blocks are a little bigger, so this estimate stays below 1.
+        let progress = self.file_bytes.filter(|&t| t > 0).map(|total| {
+            let read = 24 + c.bytes + 16 * c.frames;
+            (read as f64 / total as f64).min(0.99)
+        });
+        (counters, progress)
+    }
+}

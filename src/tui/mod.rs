@@ -1,0 +1,326 @@
+//! The interactive terminal UI: sessions, packets, detail tree, hex and findings,
+//! live on an interface or over a capture file.
+//!
+//! Two sides, as in gitui or bottom:
+//!
+//! - the **data side** ([`data`]): a capture thread reads the source and runs the
+//!   tracker; a pump thread hands compact [`model::Update`]s to the UI over a
+//!   channel every 50 ms. Payloads go to an append-only spill file
+//!   ([`store`]); the UI keeps a compact index of rows (32 bytes each) and
+//!   decodes only what it shows, so memory stays flat on big captures.
+//! - the **UI side** ([`app::App`] and `ui`): drains the channel without
+//!   blocking, handles keys and mouse, redraws at a steady rate.
+//!
+//! The terminal is restored on quit, on Ctrl-C, on SIGTERM/SIGHUP and on panic.
+
+pub mod app;
+pub mod data;
+pub mod filter;
+pub mod model;
+pub mod store;
+#[cfg(test)]
+mod tests;
+mod ui;
+
+use crate::capture::{self, CaptureError, LiveOptions};
+use app::{App, SourceInfo};
+use data::{CaptureFeed, Feed, MemoryFeed, OwnedDatagram, Stop};
+use ratatui::Terminal;
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use std::io::{self, Stdout};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Once, mpsc};
+use std::time::{Duration, Instant};
+
+pub use ui::draw;
+
+/// Why the TUI could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal: {0}")]
+    Terminal(#[source] io::Error),
+    #[error("cannot create the payload store: {0}")]
+    Store(#[source] io::Error),
+    #[error("cannot start the capture thread: {0}")]
+    Thread(#[source] io::Error),
+    #[error("display filter: {0}")]
+    Filter(String),
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+}
+
+/// Where the packets come from.
+#[derive(Debug)]
+pub enum Source {
+    /// Capture files (pcap or pcapng), read in order as one stream.
+    Files(Vec<PathBuf>),
+    /// A live interface.
+    Live(LiveOptions),
+    /// Datagrams already in memory (tests, fixtures).
+    Memory {
+        label: String,
+        datagrams: Vec<OwnedDatagram>,
+    },
+}
+
+/// How the TUI runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Screen refreshes per second.
+    pub fps: u32,
+    /// Follow new packets from the start; by default only live captures do.
+    pub follow: Option<bool>,
+    /// A display filter to start with.
+    pub filter: Option<String>,
+    /// Stop reading after this many lwar datagrams.
+    pub count: Option<u64>,
+    /// Stop a live capture after this long.
+    pub duration: Option<Duration>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            fps: 15,
+            follow: None,
+            filter: None,
+            count: None,
+            duration: None,
+        }
+    }
+}
+
+/// Opens the TUI on `source` and runs it until the user quits (or SIGTERM).
+pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
+    if let Some(f) = &options.filter {
+        filter::DisplayFilter::parse(f).map_err(TuiError::Filter)?;
+    }
+    let (writer, reader) = store::store().map_err(TuiError::Store)?;
+    let (tx, rx) = mpsc::channel();
+    let (info, side) = match source {
+        Source::Files(paths) => {
+            let total = paths
+                .iter()
+                .map(|p| std::fs::metadata(p).map(|m| m.len()).ok())
+                .sum::<Option<u64>>();
+            let src = limit(capture::Source::files(&paths)?, &options);
+            let label = match paths.as_slice() {
+                [one] => format!("file {}", one.display()),
+                many => format!("{} files", many.len()),
+            };
+            let stop = stop_for(&src);
+            let feed = CaptureFeed::new(src, total);
+            let info = SourceInfo { label, live: false };
+            (info, data::spawn(move || feed, writer, stop, tx))
+        }
+        Source::Live(opts) => {
+            let src = limit(capture::Source::live(&opts)?, &options);
+            let stop = stop_for(&src);
+            let feed = CaptureFeed::new(src, None);
+            let info = SourceInfo {
+                label: format!("live {}", opts.interface),
+                live: true,
+            };
+            (info, data::spawn(move || feed, writer, stop, tx))
+        }
+        Source::Memory { label, datagrams } => {
+            let info = SourceInfo { label, live: false };
+            let side = data::spawn(
+                move || MemoryFeed::new(datagrams),
+                writer,
+                Stop::default(),
+                tx,
+            );
+            (info, side)
+        }
+    };
+    let side = side.map_err(TuiError::Thread)?;
+    let mut app = App::new(info, reader);
+    if let Some(f) = options.follow {
+        app.follow = f;
+    }
+    if let Some(f) = &options.filter {
+        app.set_filter(f).map_err(TuiError::Filter)?;
+    }
+
+    let signalled = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGINT,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&signalled)).map_err(TuiError::Terminal)?;
+    }
+
+    let result = {
+        let mut guard = TerminalGuard::enter().map_err(TuiError::Terminal)?;
+        event_loop(&mut guard.terminal, &mut app, &rx, &signalled, &options)
+    };
+    // The guard is dropped: the terminal is back to normal before we wait.
+    side.shutdown();
+    result.map_err(TuiError::Terminal)
+}
+
+fn limit(mut src: capture::Source, options: &Options) -> capture::Source {
+    if let Some(n) = options.count {
+        src.stop_after_lwar(n);
+    }
+    if let Some(d) = options.duration {
+        src.stop_after(d);
+    }
+    src
+}
+
+/// Stopping the data side also stops the capture (and wakes a quiet live read).
+fn stop_for(src: &capture::Source) -> Stop {
+    let handle = src.stop_handle();
+    Stop::with_waker(move || handle.stop())
+}
+
+/// Draws, takes in updates and handles input until the user quits.
+fn event_loop<B: Backend<Error = io::Error>>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    rx: &mpsc::Receiver<model::Update>,
+    signalled: &AtomicBool,
+    options: &Options,
+) -> io::Result<()> {
+    let frame_time = Duration::from_millis(1000 / u64::from(options.fps.clamp(1, 60)));
+    let mut rate = RateMeter::default();
+    loop {
+        while let Ok(u) = rx.try_recv() {
+            app.apply(u);
+        }
+        app.tick();
+        app.pps = rate.update(app.rows.len());
+        if app.source.live {
+            app.wall_now = Some(wall_clock());
+        }
+        terminal.draw(|f| draw(f, app))?;
+        let until = Instant::now() + frame_time;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if !event::poll(left)? {
+                break;
+            }
+            app.on_event(&event::read()?);
+            if app.quit {
+                break;
+            }
+        }
+        if app.quit || signalled.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+    }
+}
+
+fn wall_clock() -> crate::capture::Timestamp {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    crate::capture::Timestamp(d.as_nanos() as u64)
+}
+
+/// Rows per second of wall time, over the last second or so.
+#[derive(Debug, Default)]
+struct RateMeter {
+    since: Option<(Instant, usize)>,
+    rate: f64,
+}
+
+impl RateMeter {
+    fn update(&mut self, count: usize) -> f64 {
+        let now = Instant::now();
+        match self.since {
+            None => self.since = Some((now, count)),
+            Some((t, c)) => {
+                let dt = now.duration_since(t).as_secs_f64();
+                if dt >= 1.0 {
+                    self.rate = (count - c) as f64 / dt;
+                    self.since = Some((now, count));
+                }
+            }
+        }
+        self.rate
+    }
+}
+
+/// Raw mode, alternate screen and mouse capture while alive; the terminal as it
+/// was when dropped, or when a panic unwinds (a panic hook restores it first, so
+/// the panic message is readable).
+struct TerminalGuard {
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    fn enter() -> io::Result<Self> {
+        static HOOK: Once = Once::new();
+        HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                restore_terminal();
+                previous(info);
+            }));
+        });
+        enable_raw_mode()?;
+        let mut out = io::stdout();
+        if let Err(e) = execute!(out, EnterAlternateScreen, EnableMouseCapture) {
+            restore_terminal();
+            return Err(e);
+        }
+        match Terminal::new(CrosstermBackend::new(out)) {
+            Ok(terminal) => Ok(TerminalGuard { terminal }),
+            Err(e) => {
+                restore_terminal();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        io::stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        ratatui::crossterm::cursor::Show
+    );
+}
+
+/// Runs a [`Feed`] to its end synchronously and returns an [`App`] with
+/// everything in it: for tests and snapshots.
+pub fn load_app<F: Feed>(mut feed: F, source: SourceInfo) -> io::Result<App> {
+    let (writer, reader) = store::store()?;
+    let mut collector = data::Collector::new(writer);
+    while feed
+        .step(&mut |d| collector.push(d))
+        .map_err(io::Error::other)?
+    {}
+    collector.finish();
+    let mut app = App::new(source, reader);
+    if let Some(batch) = collector.take_batch() {
+        app.apply(batch);
+    }
+    if let Some(e) = collector.take_error() {
+        return Err(io::Error::other(e));
+    }
+    app.apply(model::Update::Sessions(collector.sessions()));
+    let (counters, progress) = feed.status();
+    app.apply(model::Update::Status { counters, progress });
+    app.apply(model::Update::Finished);
+    app.tick();
+    Ok(app)
+}

@@ -1,0 +1,136 @@
+//! Payload storage off the heap: an append-only spill file.
+//!
+//! The packet index keeps only where each payload lies; the payloads themselves
+//! are appended to an anonymous temporary file by the data thread and read back
+//! by position (`pread`) when a row is drawn or filtered. Memory stays flat
+//! however long the capture, and the page cache keeps recent payloads fast.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+/// Where one payload lies in the store: a 48-bit offset and a 16-bit length,
+/// packed in one word to keep index rows small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Loc(u64);
+
+impl Loc {
+    /// Longest payload the store keeps whole (UDP's limit).
+    pub const MAX_LEN: usize = u16::MAX as usize;
+
+    fn new(offset: u64, len: usize) -> Self {
+        Loc((offset << 16) | len.min(Self::MAX_LEN) as u64)
+    }
+
+    pub const fn offset(self) -> u64 {
+        self.0 >> 16
+    }
+
+    pub const fn len(self) -> usize {
+        (self.0 & 0xffff) as usize
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The writing end, owned by the data thread. Appends go to a buffer; `flush`
+/// makes them readable. Rows must be handed to the reader only after a flush.
+#[derive(Debug)]
+pub struct StoreWriter {
+    file: Arc<File>,
+    written: u64,
+    buf: Vec<u8>,
+}
+
+/// The reading end, owned by the UI thread.
+#[derive(Debug, Clone)]
+pub struct StoreReader {
+    file: Arc<File>,
+}
+
+/// A new, empty store (an unlinked temporary file) and its two ends.
+pub fn store() -> io::Result<(StoreWriter, StoreReader)> {
+    let file = Arc::new(tempfile::tempfile()?);
+    Ok((
+        StoreWriter {
+            file: Arc::clone(&file),
+            written: 0,
+            buf: Vec::with_capacity(1 << 16),
+        },
+        StoreReader { file },
+    ))
+}
+
+impl StoreWriter {
+    /// Appends a payload (cut at [`Loc::MAX_LEN`]) and tells where it will be.
+    pub fn append(&mut self, payload: &[u8]) -> Loc {
+        let payload = &payload[..payload.len().min(Loc::MAX_LEN)];
+        let loc = Loc::new(self.written + self.buf.len() as u64, payload.len());
+        self.buf.extend_from_slice(payload);
+        loc
+    }
+
+    /// Writes the buffered payloads out, so that the reader sees them.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            (&*self.file).write_all(&self.buf)?;
+            self.written += self.buf.len() as u64;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Bytes appended so far.
+    pub fn len(&self) -> u64 {
+        self.written + self.buf.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl StoreReader {
+    /// Reads a payload into `buf` (replacing its contents).
+    pub fn read(&self, loc: Loc, buf: &mut Vec<u8>) -> io::Result<()> {
+        buf.clear();
+        buf.resize(loc.len(), 0);
+        self.file.read_exact_at(buf, loc.offset())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_read_back_after_flush() {
+        let (mut w, r) = store().unwrap();
+        let a = w.append(b"hello");
+        let b = w.append(&[1, 2, 3]);
+        let empty = w.append(&[]);
+        w.flush().unwrap();
+        let mut buf = Vec::new();
+        r.read(b, &mut buf).unwrap();
+        assert_eq!(buf, [1, 2, 3]);
+        r.read(a, &mut buf).unwrap();
+        assert_eq!(buf, b"hello");
+        r.read(empty, &mut buf).unwrap();
+        assert!(buf.is_empty());
+        assert_eq!((a.offset(), b.offset(), w.len()), (0, 5, 8));
+    }
+
+    #[test]
+    fn long_payloads_are_cut_to_the_length_field() {
+        let (mut w, r) = store().unwrap();
+        let loc = w.append(&vec![7u8; 70_000]);
+        w.flush().unwrap();
+        assert_eq!(loc.len(), Loc::MAX_LEN);
+        let mut buf = Vec::new();
+        r.read(loc, &mut buf).unwrap();
+        assert_eq!(buf.len(), Loc::MAX_LEN);
+    }
+}

@@ -1,0 +1,356 @@
+//! Snapshot tests of every pane through ratatui's `TestBackend`, at 80x24 and at
+//! 160x48, plus the behaviour behind the keys.
+
+use super::app::{App, Pane, SourceInfo};
+use super::data::{MemoryFeed, OwnedDatagram};
+use super::load_app;
+use crate::capture::Timestamp;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{
+    Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind,
+};
+use std::net::SocketAddr;
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// The real server's traffic (IPv6 loopback), 20 ms apart, then a few faults:
+/// a resent packet, a packet with an unknown message type, one cut short.
+fn fixture() -> Vec<OwnedDatagram> {
+    let text = include_str!("../../tests/fixtures/real-server-clean.tsv");
+    let addr = |port: &str| SocketAddr::new("::1".parse().unwrap(), port.parse().unwrap());
+    let mut out: Vec<OwnedDatagram> = text
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let c: Vec<&str> = line.split('\t').collect();
+            let frame: u64 = c[0].parse().unwrap();
+            let payload = hex(c[3]);
+            OwnedDatagram {
+                frame,
+                ts: Timestamp::from_millis(1_700_000_000_000 + frame * 20),
+                src: addr(c[1]),
+                dst: addr(c[2]),
+                payload_len: payload.len(),
+                payload,
+            }
+        })
+        .collect();
+    let extra = |out: &mut Vec<OwnedDatagram>, of: usize, edit: &dyn Fn(&mut OwnedDatagram)| {
+        let mut d = out[of].clone();
+        d.frame = out.len() as u64 + 1;
+        d.ts = Timestamp::from_millis(1_700_000_000_000 + d.frame * 20);
+        edit(&mut d);
+        out.push(d);
+    };
+    // Frame 2 again: the server's Join#1 and the rest, resent.
+    extra(&mut out, 1, &|_| {});
+    // An Input packet with a type byte nobody knows appended.
+    extra(&mut out, 2, &|d| {
+        d.payload.push(0x77);
+        d.payload_len += 1;
+    });
+    // An Input packet the snaplen cut short.
+    extra(&mut out, 2, &|d| d.payload.truncate(20));
+    out
+}
+
+fn app() -> App {
+    let info = SourceInfo {
+        label: "file real-server-clean.pcap".into(),
+        live: false,
+    };
+    load_app(MemoryFeed::new(fixture()), info).unwrap()
+}
+
+fn key(app: &mut App, code: KeyCode) {
+    app.on_event(&Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    app.tick();
+}
+
+fn keys(app: &mut App, text: &str) {
+    for c in text.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+/// Draws the app and returns the screen, styles included.
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| super::draw(f, app)).unwrap();
+    t.backend().to_string()
+}
+
+/// The text of the screen only.
+fn text(app: &mut App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| super::draw(f, app)).unwrap();
+    let buf = t.backend().buffer();
+    (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| buf[(x, y)].symbol().to_owned())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+/// Snapshots a state of the app at both sizes.
+fn snap(name: &str, mut setup: impl FnMut(&mut App)) {
+    for (w, h) in SIZES {
+        let mut a = app();
+        // One draw first, so that page sizes and mouse areas are known.
+        screen(&mut a, w, h);
+        setup(&mut a);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen(&mut a, w, h));
+    }
+}
+
+#[test]
+fn snapshot_packets() {
+    snap("packets", |a| {
+        key(a, KeyCode::Down);
+        key(a, KeyCode::Down);
+    });
+}
+
+#[test]
+fn snapshot_sessions() {
+    snap("sessions", |a| {
+        key(a, KeyCode::Char('1'));
+        key(a, KeyCode::Down);
+        key(a, KeyCode::Down);
+    });
+}
+
+#[test]
+fn snapshot_detail_and_hex() {
+    snap("detail", |a| {
+        // Frame 2: the server's Join, Add and more; open it, go to a field.
+        key(a, KeyCode::Down);
+        key(a, KeyCode::Enter);
+        for _ in 0..6 {
+            key(a, KeyCode::Char('j'));
+        }
+    });
+}
+
+#[test]
+fn snapshot_hex_focused() {
+    snap("hex", |a| {
+        key(a, KeyCode::Down);
+        key(a, KeyCode::Char('4'));
+    });
+}
+
+#[test]
+fn snapshot_findings() {
+    snap("findings", |a| {
+        key(a, KeyCode::Char('5'));
+        key(a, KeyCode::Down);
+    });
+}
+
+#[test]
+fn snapshot_help() {
+    snap("help", |a| key(a, KeyCode::Char('?')));
+}
+
+#[test]
+fn snapshot_filter_input() {
+    snap("filter_typing", |a| keys(a, "/Chat bogus"));
+    snap("filter_applied", |a| {
+        keys(a, "/Chat");
+        key(a, KeyCode::Enter);
+    });
+}
+
+#[test]
+fn snapshot_paused_and_following() {
+    snap("paused", |a| key(a, KeyCode::Char(' ')));
+    snap("following", |a| key(a, KeyCode::Char('f')));
+}
+
+#[test]
+fn layout_fits_every_size_without_panicking() {
+    let mut a = app();
+    for (w, h) in [(1, 1), (20, 5), (80, 24), (79, 23), (120, 36), (250, 80)] {
+        for pane in Pane::ALL {
+            a.focus = pane;
+            a.help = pane == Pane::Hex;
+            screen(&mut a, w, h);
+        }
+    }
+}
+
+#[test]
+fn the_index_decodes_rows_on_demand() {
+    let a = app();
+    assert_eq!(a.rows.len(), 528);
+    let frames: Vec<u64> = a.rows.iter().map(|r| r.frame).collect();
+    assert!(frames.windows(2).all(|w| w[0] < w[1]));
+    let mut buf = Vec::new();
+    assert!(a.payload(&a.rows[0], &mut buf));
+    assert_eq!(buf, hex("f27087c50000000000000000010000000105616c696365"));
+    assert_eq!(a.shown_sessions().len(), 2);
+}
+
+#[test]
+fn enter_on_a_session_lists_its_packets() {
+    let mut a = app();
+    text(&mut a, 80, 24);
+    key(a_focus(&mut a, Pane::Sessions), KeyCode::Down);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.focus, Pane::Packets);
+    assert_eq!(a.view.session, Some(1));
+    let n = a.view_len();
+    assert!(n > 0 && n < a.rows.len(), "{n}");
+    assert!((0..n).all(|i| a.rows[a.view_row(i).unwrap()].session == 1));
+    // Esc shows everything again.
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.view_len(), a.rows.len());
+}
+
+fn a_focus(a: &mut App, p: Pane) -> &mut App {
+    a.focus = p;
+    a
+}
+
+#[test]
+fn filter_is_checked_as_you_type_and_applied_on_enter() {
+    let mut a = app();
+    keys(&mut a, "/Cha");
+    assert!(a.input.as_ref().unwrap().error.is_some());
+    keys(&mut a, "t");
+    assert_eq!(a.input.as_ref().unwrap().error, None);
+    key(&mut a, KeyCode::Enter);
+    assert!(a.input.is_none());
+    let n = a.view_len();
+    assert!(n > 0 && n < 20, "{n}");
+    let shown = text(&mut a, 160, 48);
+    assert!(shown.contains("Chat#"), "{shown}");
+    // A bad filter stays in the input line with its error.
+    keys(&mut a, "/ nonsense");
+    key(&mut a, KeyCode::Enter);
+    assert!(a.input.as_ref().unwrap().error.is_some());
+    key(&mut a, KeyCode::Esc);
+    assert!(a.input.is_none());
+    assert_eq!(a.view_len(), n);
+}
+
+#[test]
+fn enter_on_a_finding_jumps_to_its_packet() {
+    let mut a = app();
+    text(&mut a, 80, 24);
+    // Narrow the view to session 1 first: the jump must widen it.
+    a.focus = Pane::Sessions;
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Down);
+    let last = a.findings.len() - 1;
+    let target = a.findings[last].frame;
+    a.focus = Pane::Findings;
+    key(&mut a, KeyCode::End);
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.focus, Pane::Packets);
+    let r = a.selected_row().unwrap();
+    assert_eq!(a.rows[r].frame, target);
+    assert_eq!(a.detail.row, Some(r));
+}
+
+#[test]
+fn the_hex_pane_highlights_the_selected_field() {
+    let mut a = app();
+    key(&mut a, KeyCode::Enter);
+    // Frame 1: header, then appId, ack, timestamp.
+    for _ in 0..3 {
+        key(&mut a, KeyCode::Down);
+    }
+    let node = a.detail.selected_node().unwrap().clone();
+    assert_eq!(
+        (node.label.as_str(), node.span.clone()),
+        ("ack", Some(4..8))
+    );
+    let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    t.draw(|f| super::draw(f, &mut a)).unwrap();
+    let buf = t.backend().buffer();
+    let hex = a.areas.hex;
+    // The second hex line's first byte (offset 8) is not highlighted; on the
+    // first line, bytes 4..8 are.
+    let (x0, y0) = (hex.x + 1 + 5, hex.y + 1);
+    let bg = |x: u16, y: u16| buf[(x, y)].bg;
+    assert_ne!(bg(x0, y0), ratatui::style::Color::Yellow);
+    assert_eq!(bg(x0 + 12, y0), ratatui::style::Color::Yellow);
+    assert_ne!(bg(x0, y0 + 1), ratatui::style::Color::Yellow);
+}
+
+#[test]
+fn follow_and_pause() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('f'));
+    assert!(a.follow);
+    assert_eq!(a.view.cursor.selected, a.rows.len() - 1);
+    key(&mut a, KeyCode::Up);
+    assert!(!a.follow, "moving up stops following");
+    key(&mut a, KeyCode::Char(' '));
+    assert!(a.paused.is_some());
+    // While paused, new rows are taken in but not shown.
+    let shown = a.view_len();
+    let mut extra = a.rows[0];
+    extra.frame = 10_000;
+    a.apply(super::model::Update::Batch {
+        rows: vec![extra],
+        findings: vec![],
+        endpoints: vec![],
+    });
+    a.tick();
+    assert_eq!(a.view_len(), shown);
+    key(&mut a, KeyCode::Char(' '));
+    assert_eq!(a.view_len(), shown + 1);
+}
+
+#[test]
+fn mouse_wheel_scrolls_the_pane_under_it() {
+    let mut a = app();
+    text(&mut a, 80, 24);
+    let p = a.areas.packets;
+    a.on_event(&Event::Mouse(MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: p.x + 3,
+        row: p.y + 2,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert_eq!(a.view.cursor.selected, 3);
+}
+
+#[test]
+fn quit_keys() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('q'));
+    assert!(a.quit);
+    let mut a = app();
+    a.on_event(&Event::Key(KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(a.quit);
+}
+
+#[test]
+fn help_lists_every_key() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('?'));
+    let shown = text(&mut a, 80, 24);
+    for k in [
+        "PgUp", "Home", "Tab", "Enter", "/", "follow", "space", "q Ctrl-c", "mouse",
+    ] {
+        assert!(shown.contains(k), "{k} missing:\n{shown}");
+    }
+}

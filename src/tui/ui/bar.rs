@@ -1,0 +1,130 @@
+//! The status bar, the filter input line and the help overlay.
+
+use crate::tui::app::App;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use std::fmt::Write;
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+    if let Some(input) = &app.input {
+        let (mark, style) = match &input.error {
+            None => ("ok", Style::new().fg(Color::Green)),
+            Some(_) => ("error", Style::new().fg(Color::Red)),
+        };
+        let mut spans = vec![
+            Span::styled("/", Style::new().add_modifier(Modifier::BOLD)),
+            Span::raw(input.text.clone()),
+            Span::styled("█", Style::new().add_modifier(Modifier::SLOW_BLINK)),
+            Span::raw("  "),
+            Span::styled(format!("[{mark}]"), style),
+        ];
+        if let Some(e) = &input.error {
+            spans.push(Span::styled(format!(" {e}"), style));
+        }
+        f.render_widget(Paragraph::new(Line::from(spans)), area);
+        return;
+    }
+    let bar = Style::new().bg(Color::Blue).fg(Color::White);
+    let mut spans = vec![Span::raw(format!(" {} ", app.source.label))];
+    // Errors and messages come first: they matter more than the counters.
+    if let Some(e) = &app.error {
+        spans.push(Span::styled(
+            format!(" error: {e} "),
+            Style::new().bg(Color::Red).fg(Color::White),
+        ));
+    } else if let Some(m) = &app.message {
+        spans.push(Span::styled(
+            format!(" {m} "),
+            Style::new().bg(Color::White).fg(Color::Black),
+        ));
+    }
+    let mut left = String::new();
+    match (app.finished, app.progress) {
+        (false, Some(p)) => {
+            let _ = write!(left, "| loading {:.0}% ", p * 100.0);
+        }
+        (true, _) if !app.source.live => left.push_str("| loaded "),
+        (true, _) => left.push_str("| stopped "),
+        _ => {}
+    }
+    let c = &app.counters;
+    let _ = write!(left, "| {} frames {} lwar ", c.frames, app.rows.len());
+    if let Some(rx) = c.received {
+        let _ = write!(
+            left,
+            "| rx {rx} drop {}/{} ",
+            c.dropped_kernel.unwrap_or(0),
+            c.dropped_interface.unwrap_or(0)
+        );
+    }
+    let _ = write!(left, "| {:.0} pkt/s ", app.pps);
+    spans.push(Span::raw(left));
+    // The mode and the help hint stay visible however narrow the screen.
+    let mode = match (app.paused.is_some(), app.follow) {
+        (true, _) => Span::styled(" PAUSED ", Style::new().bg(Color::Yellow).fg(Color::Black)),
+        (false, true) => Span::styled(" FOLLOW ", Style::new().bg(Color::Green).fg(Color::Black)),
+        (false, false) => Span::raw(""),
+    };
+    let right = Line::from(vec![mode, Span::raw(" ? help ")]);
+    let [l, r] = Layout::horizontal([
+        Constraint::Fill(1),
+        Constraint::Length(right.width() as u16),
+    ])
+    .areas(area);
+    f.render_widget(Paragraph::new(Line::from(spans)).style(bar), l);
+    f.render_widget(Paragraph::new(right).style(bar), r);
+}
+
+/// Every key, as the help overlay lists them.
+pub const KEYS: [(&str, &str); 19] = [
+    ("↑ ↓ / k j", "move up / down"),
+    ("PgUp PgDn", "move a page (also Ctrl-b Ctrl-f)"),
+    ("Home End / g G", "first / last"),
+    ("Tab Shift-Tab", "next / previous pane"),
+    ("1-5", "sessions packets detail hex findings"),
+    ("Enter", "open: session's packets, packet detail,"),
+    ("", "fold a tree node, jump to a finding's packet"),
+    ("← → / h l", "fold / unfold a tree node"),
+    ("/", "display filter (checked as you type)"),
+    ("  Enter Esc", "apply / cancel; empty clears"),
+    ("  Ctrl-u", "clear the text"),
+    ("Esc", "show all packets again"),
+    ("f", "follow new packets"),
+    ("space", "pause / resume the display"),
+    ("mouse wheel", "scroll the pane under it"),
+    ("mouse click", "focus and select"),
+    ("?", "this help (any key closes it)"),
+    ("q Ctrl-c", "quit"),
+    ("", "capture goes on while paused"),
+];
+
+pub fn draw_help(f: &mut Frame, area: Rect) {
+    let popup = area.centered(
+        Constraint::Length(62),
+        Constraint::Length(KEYS.len() as u16 + 2),
+    );
+    f.render_widget(Clear, popup);
+    let lines: Vec<Line> = KEYS
+        .iter()
+        .map(|(k, what)| {
+            Line::from(vec![
+                Span::styled(
+                    format!("{k:<16}"),
+                    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(*what),
+            ])
+        })
+        .collect();
+    f.render_widget(
+        Paragraph::new(lines).block(
+            Block::bordered()
+                .title(" Keys ")
+                .border_style(Style::new().fg(Color::Cyan)),
+        ),
+        popup,
+    );
+}

@@ -1,0 +1,82 @@
+//! The packet list: a virtual list over the index, decoding only visible rows.
+
+use super::{block, inner, selected_style, severity_style};
+use crate::codec::Packet;
+use crate::tui::app::{App, Pane};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use std::fmt::Write;
+
+pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
+    let len = app.view_len();
+    let mut title = match app.view.session {
+        Some(s) => format!(" session {s}: {len} "),
+        None => format!(" {len} "),
+    };
+    if let Some(filter) = &app.view.filter {
+        let _ = write!(title, "/{}/ ", filter.text());
+    }
+    if let Some(p) = app.filtering() {
+        let _ = write!(title, "filtering {:.0}% ", p * 100.0);
+    }
+    f.render_widget(block(app, Pane::Packets, title), area);
+    let body = inner(area);
+    let visible = app.view.cursor.scroll_into_view(len, body.height as usize);
+    let focused = app.focus == Pane::Packets;
+    let first = app.first_ts();
+    let mut payload = Vec::new();
+    let mut lines = Vec::with_capacity(visible.len());
+    for i in visible {
+        let Some(r) = app.view_row(i) else { break };
+        let row = app.rows[r];
+        let mut spans = Vec::with_capacity(8);
+        let frame_style = row.worst().map_or(Style::new(), super::severity_style);
+        spans.push(Span::styled(format!("{:>6} ", row.frame), frame_style));
+        let t = row.ts.since(first);
+        spans.push(Span::raw(format!(
+            "{:>4}.{:06} ",
+            t / 1_000_000_000,
+            t % 1_000_000_000 / 1_000
+        )));
+        let (src, dst) = match app.addresses(&row) {
+            Some((s, d)) => (s.to_string(), d.to_string()),
+            None => ("?".into(), "?".into()),
+        };
+        spans.push(Span::styled(
+            format!("{src} -> {dst} "),
+            Style::new().fg(Color::Cyan),
+        ));
+        let mut text = String::new();
+        if app.payload(&row, &mut payload) {
+            match Packet::new_checked(&payload) {
+                Ok(p) => {
+                    let _ = write!(text, "ack={} ts={} {}", p.ack(), p.timestamp(), p.summary());
+                    if let Some(Err(e)) = p.messages().find(Result::is_err) {
+                        let _ = write!(text, " [{}]", e.kind().name());
+                    }
+                }
+                Err(e) => {
+                    let _ = write!(text, "[{}]", e.kind().name());
+                }
+            }
+        } else {
+            text.push_str("[payload unavailable]");
+        }
+        spans.push(Span::raw(text));
+        for finding in app.findings_of(row.frame) {
+            spans.push(Span::styled(
+                format!(" {}", finding.label()),
+                severity_style(finding.severity()),
+            ));
+        }
+        let mut line = Line::from(spans);
+        if i == app.view.cursor.selected {
+            line = line.style(selected_style(focused));
+        }
+        lines.push(line);
+    }
+    f.render_widget(Paragraph::new(lines), body);
+}

@@ -1,0 +1,120 @@
+//! The sessions pane: one row per session, with live rates and a sparkline.
+
+use super::{block, inner, selected_style};
+use crate::tui::app::{App, Pane};
+use crate::tui::model::SessionSnap;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Sparkline};
+
+const COLUMNS: [(&str, Constraint); 10] = [
+    ("#", Constraint::Length(3)),
+    ("client", Constraint::Length(22)),
+    ("state", Constraint::Length(10)),
+    ("player", Constraint::Length(10)),
+    ("pkt/s ↑/↓", Constraint::Length(9)),
+    ("resend", Constraint::Length(6)),
+    ("reord", Constraint::Length(5)),
+    ("malf", Constraint::Length(4)),
+    ("ack ms", Constraint::Length(6)),
+    ("traffic", Constraint::Min(4)),
+];
+
+pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
+    let n = app.shown_sessions().len();
+    let title = format!(" {n} ");
+    f.render_widget(block(app, Pane::Sessions, title), area);
+    let body = inner(area);
+    if body.height < 2 {
+        return;
+    }
+    let cols = Layout::horizontal(COLUMNS.map(|c| c.1))
+        .spacing(1)
+        .split(Rect { height: 1, ..body });
+    let header = Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    for ((name, _), col) in COLUMNS.iter().zip(cols.iter()) {
+        f.render_widget(Paragraph::new(*name).style(header), *col);
+    }
+    let height = (body.height - 1) as usize;
+    let visible = app.session_cursor.scroll_into_view(n + 1, height);
+    let focused = app.focus == Pane::Sessions;
+    let now = app.now_sec();
+    let all_packets = app.row_limit();
+    for (line, i) in visible.enumerate() {
+        let y = body.y + 1 + line as u16;
+        let row_area = Rect {
+            y,
+            height: 1,
+            ..body
+        };
+        let selected = i == app.session_cursor.selected;
+        let base = if selected {
+            selected_style(focused)
+        } else {
+            Style::new()
+        };
+        f.buffer_mut().set_style(row_area, base);
+        let at = |c: usize| Rect { y, ..cols[c] };
+        if i == 0 {
+            let text = format!("all sessions, {all_packets} packets");
+            f.render_widget(
+                Paragraph::new(text).style(base),
+                Rect {
+                    x: at(1).x,
+                    ..row_area
+                },
+            );
+            f.render_widget(Paragraph::new("*").style(base), at(0));
+            continue;
+        }
+        let s = &app.shown_sessions()[i - 1];
+        for (c, text) in cells(s, now).into_iter().enumerate() {
+            let style = match c {
+                2 => state_style(s),
+                5..=7 if text != "0" && text != "0/0" => Style::new().fg(Color::Yellow),
+                _ => Style::new(),
+            };
+            f.render_widget(
+                Paragraph::new(Line::from(Span::styled(text, style))).style(base),
+                at(c),
+            );
+        }
+        let spark = at(9);
+        let data: Vec<u64> = s.activity.series(now, spark.width as usize).collect();
+        f.render_widget(
+            Sparkline::default().data(data).style(base.fg(Color::Green)),
+            spark,
+        );
+    }
+}
+
+fn cells(s: &SessionSnap, now: u64) -> [String; 9] {
+    let [up, down] = s.activity.rate(now);
+    let ack = match s.ack_delay_ms {
+        [_, Some(a)] | [Some(a), None] => format!("{a:.0}"),
+        [None, None] => "-".into(),
+    };
+    [
+        s.id.to_string(),
+        s.client.to_string(),
+        s.state.to_string(),
+        s.player.as_ref().map(|p| p.1.clone()).unwrap_or_default(),
+        format!("{up}/{down}"),
+        format!("{}/{}", s.resends[0], s.resends[1]),
+        s.reorders.to_string(),
+        s.malformed.to_string(),
+        ack,
+    ]
+}
+
+fn state_style(s: &SessionSnap) -> Style {
+    use crate::track::State::*;
+    match s.state {
+        Playing => Style::new().fg(Color::Green),
+        Connecting | Syncing | Disconnecting => Style::new().fg(Color::Cyan),
+        Closed => Style::new().fg(Color::DarkGray),
+        Rejected | TimedOut => Style::new().fg(Color::Red),
+    }
+}
