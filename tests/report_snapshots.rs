@@ -180,3 +180,30 @@ fn json_summary_reads_back_and_matches_the_ground_truth() {
         }
     }
 }
+
+/// Findings raised at the end of the capture (`lost`) come after the last packet,
+/// before the summary.
+#[test]
+fn jsonl_lost_seqnos_come_at_the_end() {
+    let text = run(
+        "sim-tap-miss.pcap",
+        ReportArgs {
+            format: Format::Jsonl,
+            ..filtered("lost || gap")
+        },
+    );
+    let kinds: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!("{} {}", v["type"], v["kind"])
+        })
+        .collect();
+    assert_eq!(kinds.last().unwrap(), "\"summary\" null");
+    assert_eq!(kinds[kinds.len() - 2], "\"finding\" \"lost\"");
+    let without_summary: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("\"summary\""))
+        .collect();
+    insta::assert_snapshot!(without_summary.join("\n"));
+}
