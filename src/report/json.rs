@@ -204,7 +204,7 @@ impl<'a> FindingJson<'a> {
             session: f.session,
             dir: f.direction,
             seqno: f.seqno,
-            detail: (!matches!(f.detail, crate::track::Detail::None)).then(|| Collect(&f.detail)),
+            detail: (!matches!(f.detail, crate::track::Detail::None)).then_some(Collect(&f.detail)),
         }
     }
 }
