@@ -28,8 +28,8 @@ pub use filter::{Filter, FilterError};
 use crate::capture::{Datagram, Timestamp};
 use crate::codec::MessageType;
 use crate::track::{
-    DirState, Direction, Finding, FindingKind, Observer, PacketEvent, Player, Rule, Session,
-    SessionId, Severity, State, Summary, Tracker,
+    Detail, DirState, Direction, Finding, FindingKind, Observer, PacketEvent, Player, Rule,
+    Session, SessionId, Severity, State, Summary, Tracker,
 };
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -304,6 +304,9 @@ pub struct Outcome {
     pub sessions: Vec<SessionView>,
     pub evicted_sessions: u64,
     pub findings: FindingStats,
+    /// The mean time between two transmissions of a resent reliable message, in
+    /// ms: the sender's resend cycle (the specification's ~15 Hz is 66.7 ms).
+    pub resend_interval_ms: Option<f64>,
 }
 
 impl Outcome {
@@ -333,6 +336,8 @@ struct Collect {
     malformed: u64,
     start: Option<Timestamp>,
     end: Option<Timestamp>,
+    resend_intervals_ns: u64,
+    resend_intervals: u64,
 }
 
 impl Observer for Collect {
@@ -350,6 +355,17 @@ impl Observer for Collect {
 
     fn finding(&mut self, f: &Finding) {
         self.findings.add(f);
+        if let (
+            FindingKind::Resend,
+            Detail::Repeat {
+                delay_ns, tries, ..
+            },
+        ) = (f.kind, f.detail)
+            && tries > 1
+        {
+            self.resend_intervals_ns += delay_ns;
+            self.resend_intervals += u64::from(tries - 1);
+        }
     }
 }
 
@@ -408,6 +424,8 @@ impl<O: Observer> Analysis<O> {
         capture.malformed = c.malformed;
         capture.start = capture.start.or(c.start);
         capture.end = capture.end.or(c.end);
+        let resend_interval_ms = (c.resend_intervals > 0)
+            .then(|| c.resend_intervals_ns as f64 / c.resend_intervals as f64 / 1e6);
         let sessions = self
             .tracker
             .sessions()
@@ -418,6 +436,7 @@ impl<O: Observer> Analysis<O> {
             summary,
             sessions,
             evicted_sessions: self.tracker.evicted_sessions(),
+            resend_interval_ms,
             findings: self.collect.findings,
         };
         (outcome, self.output)

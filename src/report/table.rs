@@ -287,6 +287,19 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
             Cell::new(spec.map_or_else(|| "-".to_owned(), |r| format!("~{r} Hz"))),
         ]);
     }
+    if let Some(ms) = o.resend_interval_ms {
+        let hz = 1e3 / ms;
+        t.add_row(vec![
+            Cell::new("(reliable resend cycle)"),
+            Cell::new(o.summary.findings.get("resend").copied().unwrap_or(0)),
+            Cell::new("-"),
+            colored(
+                format!("{hz:.1} Hz"),
+                ((hz / 15.0 - 1.0).abs() > 0.5).then_some(Color::Yellow),
+            ),
+            Cell::new("~15 Hz"),
+        ]);
+    }
     right(&mut t, &[1, 2, 3, 4]);
     t
 }
