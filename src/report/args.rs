@@ -82,7 +82,7 @@ pub struct ReportArgs {
     )]
     pub display_filter: Option<String>,
 
-    /// Output format. Example: lwarscope -r game.pcap --format jsonl | jq .
+    /// Output format. Example: lwarscope -r game.pcap --format jsonl > game.jsonl
     #[arg(
         long,
         value_enum,

@@ -182,8 +182,7 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
         layout,
         &[
             "#",
-            "client",
-            "server",
+            "client\n-> server",
             "player",
             "state",
             "duration",
@@ -195,8 +194,7 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
         let (a, b) = (&s.c2s, &s.s2c);
         t.add_row(vec![
             Cell::new(s.id),
-            Cell::new(s.client),
-            Cell::new(s.server),
+            Cell::new(format!("{}\n-> {}", s.client, s.server)),
             Cell::new(player(s)),
             colored(s.state, state_color(s.state)),
             Cell::new(format!("{:.1} s", s.duration_secs)),
@@ -204,8 +202,9 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
             Cell::new(pair(a.bytes, b.bytes)),
         ]);
     }
-    right(&mut t, &[0, 5, 6, 7]);
-    for c in [1, 2] {
+    right(&mut t, &[0, 4, 5, 6]);
+    // Addresses and numbers are never broken; the player's name wraps instead.
+    for c in [1, 3, 4, 5, 6] {
         if let Some(col) = t.column_mut(c) {
             col.set_constraint(ColumnConstraint::ContentWidth);
         }
