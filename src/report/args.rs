@@ -28,13 +28,19 @@ pub enum Color {
 }
 
 impl Color {
-    /// Whether to colour a stream that is (or is not) a terminal.
-    pub fn enabled(self, is_terminal: bool) -> bool {
+    /// Whether to colour a stream that is (or is not) a terminal, given the
+    /// value of `NO_COLOR` (set and not empty: no colour in `auto`).
+    pub fn enabled_with(self, is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
         match self {
             Color::Always => true,
             Color::Never => false,
-            Color::Auto => is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            Color::Auto => is_terminal && no_color.is_none_or(|v| v.is_empty()),
         }
+    }
+
+    /// Whether to colour a stream that is (or is not) a terminal.
+    pub fn enabled(self, is_terminal: bool) -> bool {
+        self.enabled_with(is_terminal, std::env::var_os("NO_COLOR").as_deref())
     }
 
     /// Whether to colour standard output.
@@ -76,7 +82,7 @@ pub struct ReportArgs {
     )]
     pub display_filter: Option<String>,
 
-    /// Output format. Example: lwarscope -r game.pcap --format jsonl | jq .
+    /// Output format. Example: lwarscope -r game.pcap --format jsonl > game.jsonl
     #[arg(
         long,
         value_enum,
@@ -177,6 +183,12 @@ mod tests {
         assert!(Color::Always.enabled(false));
         assert!(!Color::Never.enabled(true));
         assert!(!Color::Auto.enabled(false));
+        let set = Some(std::ffi::OsStr::new("1"));
+        let empty = Some(std::ffi::OsStr::new(""));
+        assert!(Color::Auto.enabled_with(true, None));
+        assert!(Color::Auto.enabled_with(true, empty));
+        assert!(!Color::Auto.enabled_with(true, set));
+        assert!(Color::Always.enabled_with(false, set));
     }
 
     #[test]

@@ -34,7 +34,9 @@
 //!
 //! `kind` (kebab-case, e.g. `"resend"`), `rule` (for violations, e.g.
 //! `"wrong-sender"`, else `null`), `severity` (`"note"`, `"warning"`, `"error"`),
-//! `frame`, `time`, `session`, `dir`, `seqno` (or `null`), `detail` (human text).
+//! `frame`, `time`, `session`, `dir`, `seqno` (or `null`), `detail` (human text, or
+//! `null`). Findings raised at the end of the capture (`lost`) carry the frame of
+//! the gap and the time of the end.
 //!
 //! ## summary
 //!
@@ -186,7 +188,7 @@ struct FindingJson<'a> {
     session: usize,
     dir: Direction,
     seqno: Option<u32>,
-    detail: Collect<'a, crate::track::Detail>,
+    detail: Option<Collect<'a, crate::track::Detail>>,
 }
 
 impl<'a> FindingJson<'a> {
@@ -202,7 +204,7 @@ impl<'a> FindingJson<'a> {
             session: f.session,
             dir: f.direction,
             seqno: f.seqno,
-            detail: Collect(&f.detail),
+            detail: (!matches!(f.detail, crate::track::Detail::None)).then_some(Collect(&f.detail)),
         }
     }
 }

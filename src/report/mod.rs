@@ -28,8 +28,8 @@ pub use filter::{Filter, FilterError};
 use crate::capture::{Datagram, Timestamp};
 use crate::codec::MessageType;
 use crate::track::{
-    DirState, Direction, Finding, FindingKind, Observer, PacketEvent, Player, Rule, Session,
-    SessionId, Severity, State, Summary, Tracker,
+    Detail, DirState, Direction, Finding, FindingKind, Observer, PacketEvent, Player, Rule,
+    Session, SessionId, Severity, State, Summary, Tracker,
 };
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -90,7 +90,9 @@ impl CaptureInfo {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Tally {
     count: u64,
+    /// The first distinct frames, `kept` of them.
     first: [u64; FIRST_FRAMES],
+    kept: usize,
 }
 
 /// Frames kept per finding kind, for the report's "first frames" column.
@@ -98,14 +100,20 @@ pub const FIRST_FRAMES: usize = 5;
 
 impl Tally {
     fn add(&mut self, frame: u64) {
-        if (self.count as usize) < FIRST_FRAMES {
-            self.first[self.count as usize] = frame;
-        }
         self.count += 1;
+        if self.kept < FIRST_FRAMES && !self.first[..self.kept].contains(&frame) {
+            self.first[self.kept] = frame;
+            self.kept += 1;
+        }
+    }
+
+    /// True when frames other than those kept have findings of this kind.
+    fn more(&self) -> bool {
+        self.kept == FIRST_FRAMES && self.count > FIRST_FRAMES as u64
     }
 
     fn frames(&self) -> Vec<u64> {
-        let mut v = self.first[..(self.count as usize).min(FIRST_FRAMES)].to_vec();
+        let mut v = self.first[..self.kept].to_vec();
         v.sort_unstable();
         v
     }
@@ -126,8 +134,10 @@ pub struct FindingRow {
     pub label: String,
     pub severity: Severity,
     pub count: u64,
-    /// The first frames (up to [`FIRST_FRAMES`]), ascending.
+    /// The first distinct frames (up to [`FIRST_FRAMES`]), ascending.
     pub first_frames: Vec<u64>,
+    /// Whether later frames have it too.
+    pub more_frames: bool,
 }
 
 impl FindingStats {
@@ -164,6 +174,7 @@ impl FindingStats {
                             severity: kind.severity(),
                             count: r.count,
                             first_frames: r.frames(),
+                            more_frames: r.more(),
                         });
                     }
                 }
@@ -173,6 +184,7 @@ impl FindingStats {
                     severity: kind.severity(),
                     count: t.count,
                     first_frames: t.frames(),
+                    more_frames: t.more(),
                 });
             }
         }
@@ -292,6 +304,9 @@ pub struct Outcome {
     pub sessions: Vec<SessionView>,
     pub evicted_sessions: u64,
     pub findings: FindingStats,
+    /// The mean time between two transmissions of a resent reliable message, in
+    /// ms: the sender's resend cycle (the specification's ~15 Hz is 66.7 ms).
+    pub resend_interval_ms: Option<f64>,
 }
 
 impl Outcome {
@@ -321,6 +336,8 @@ struct Collect {
     malformed: u64,
     start: Option<Timestamp>,
     end: Option<Timestamp>,
+    resend_intervals_ns: u64,
+    resend_intervals: u64,
 }
 
 impl Observer for Collect {
@@ -338,6 +355,17 @@ impl Observer for Collect {
 
     fn finding(&mut self, f: &Finding) {
         self.findings.add(f);
+        if let (
+            FindingKind::Resend,
+            Detail::Repeat {
+                delay_ns, tries, ..
+            },
+        ) = (f.kind, f.detail)
+            && tries > 1
+        {
+            self.resend_intervals_ns += delay_ns;
+            self.resend_intervals += u64::from(tries - 1);
+        }
     }
 }
 
@@ -396,6 +424,8 @@ impl<O: Observer> Analysis<O> {
         capture.malformed = c.malformed;
         capture.start = capture.start.or(c.start);
         capture.end = capture.end.or(c.end);
+        let resend_interval_ms = (c.resend_intervals > 0)
+            .then(|| c.resend_intervals_ns as f64 / c.resend_intervals as f64 / 1e6);
         let sessions = self
             .tracker
             .sessions()
@@ -406,6 +436,7 @@ impl<O: Observer> Analysis<O> {
             summary,
             sessions,
             evicted_sessions: self.tracker.evicted_sessions(),
+            resend_interval_ms,
             findings: self.collect.findings,
         };
         (outcome, self.output)
@@ -559,7 +590,7 @@ mod tests {
             seqno: None,
             detail: crate::track::Detail::None,
         };
-        for frame in [9, 3, 4, 5, 6, 7, 8] {
+        for frame in [9, 3, 3, 4, 5, 6, 7, 8] {
             st.add(&f(FindingKind::Resend, None, frame));
         }
         st.add(&f(FindingKind::Lost, None, 2));
@@ -567,7 +598,9 @@ mod tests {
         let rows = st.rows();
         let labels: Vec<_> = rows.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["violation/wrong-sender", "lost", "resend"]);
-        assert_eq!(rows[2].count, 7);
+        assert_eq!(rows[2].count, 8);
         assert_eq!(rows[2].first_frames, [3, 4, 5, 6, 9]);
+        assert!(rows[2].more_frames);
+        assert!(!rows[1].more_frames);
     }
 }

@@ -69,6 +69,39 @@ fn finding_token(f: &Finding) -> impl fmt::Display + '_ {
     })
 }
 
+fn same_label(a: &Finding, b: &Finding) -> bool {
+    a.kind == b.kind && a.rule == b.rule && a.seqno.is_some() == b.seqno.is_some()
+}
+
+/// Findings of one label in a row, their seqnos as ranges: `resend#1-3,7`.
+struct GroupToken<'f>(&'f [Finding]);
+
+impl fmt::Display for GroupToken<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let group = self.0;
+        write!(f, "{}", group[0].label())?;
+        let mut seqnos = group.iter().filter_map(|x| x.seqno).peekable();
+        let mut sep = "#";
+        while let Some(first) = seqnos.next() {
+            let mut last = first;
+            while seqnos.peek() == Some(&last.wrapping_add(1)) {
+                last += 1;
+                seqnos.next();
+            }
+            if last == first {
+                write!(f, "{sep}{first}")?;
+            } else {
+                write!(f, "{sep}{first}-{last}")?;
+            }
+            sep = ",";
+        }
+        if group.len() > 1 && group[0].seqno.is_none() {
+            write!(f, " x{}", group.len())?;
+        }
+        Ok(())
+    }
+}
+
 impl<W: Write> PacketPrinter<W> {
     pub fn new(out: W, options: PacketOptions, filter: Option<Filter>) -> Self {
         PacketPrinter {
@@ -149,14 +182,18 @@ impl<W: Write> PacketPrinter<W> {
             d.dst
         )?;
         match &e.decoded {
-            Ok(p) => write!(
-                self.out,
-                "ack={} ts={} len={} {}",
-                p.ack(),
-                p.timestamp(),
-                d.payload_len,
-                p.summary()
-            )?,
+            Ok(p) => {
+                write!(
+                    self.out,
+                    "ack={} ts={} len={}",
+                    p.ack(),
+                    p.timestamp(),
+                    d.payload_len
+                )?;
+                if let Some(Ok(_)) = p.messages().next() {
+                    write!(self.out, " {}", p.summary())?;
+                }
+            }
             Err(err) => {
                 write!(self.out, "len={} ", d.payload_len)?;
                 self.paint(RED, format_args!("undecodable: {err}"))?;
@@ -164,11 +201,11 @@ impl<W: Write> PacketPrinter<W> {
         }
         if !e.findings.is_empty() {
             self.out.write_all(b" [")?;
-            for (i, f) in e.findings.iter().enumerate() {
+            for (i, group) in e.findings.chunk_by(same_label).enumerate() {
                 if i > 0 {
                     self.out.write_all(b", ")?;
                 }
-                self.paint(severity_color(f.severity()), finding_token(f))?;
+                self.paint(severity_color(group[0].severity()), GroupToken(group))?;
             }
             self.out.write_all(b"]")?;
         }
@@ -296,6 +333,34 @@ mod tests {
             "    0000  f2 70 87 c5 20 68 65 6c  6c 6f 2c 20 6c 77 61 72  .p.. hello, lwar\n    \
              0010  21 00 01                                          !..\n"
         );
+    }
+
+    #[test]
+    fn findings_of_one_label_are_grouped_with_seqno_ranges() {
+        use crate::track::{Detail, Direction, FindingKind};
+        let f = |kind, seqno| Finding {
+            kind,
+            rule: None,
+            frame: 1,
+            ts: Timestamp(0),
+            session: 0,
+            direction: Direction::ServerToClient,
+            seqno,
+            detail: Detail::None,
+        };
+        let findings = [
+            f(FindingKind::Resend, Some(1)),
+            f(FindingKind::Resend, Some(2)),
+            f(FindingKind::Resend, Some(3)),
+            f(FindingKind::Resend, Some(7)),
+        ];
+        assert_eq!(GroupToken(&findings).to_string(), "resend#1-3,7");
+        let plain = [
+            f(FindingKind::Reordered, None),
+            f(FindingKind::Reordered, None),
+        ];
+        assert_eq!(GroupToken(&plain).to_string(), "reordered x2");
+        assert_eq!(GroupToken(&plain[..1]).to_string(), "reordered");
     }
 
     /// A writer that fails like a closed pipe after `n` bytes.

@@ -243,7 +243,12 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
         let name = path.display().to_string();
         let verdict = match analyse_file(path) {
             Ok(outcome) => rules.check(&name, &outcome),
-            Err(e) => Verdict::error(&name, e),
+            Err(e) => {
+                // Capture errors name their file already.
+                let text = e.to_string();
+                let prefix = format!("{name}: ");
+                Verdict::error(&name, text.strip_prefix(&prefix).unwrap_or(&text))
+            }
         };
         match writeln!(out, "{}", verdict.line(color)) {
             Err(e) if is_broken_pipe(&e) => {}

@@ -182,8 +182,7 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
         layout,
         &[
             "#",
-            "client",
-            "server",
+            "client\n-> server",
             "player",
             "state",
             "duration",
@@ -195,8 +194,7 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
         let (a, b) = (&s.c2s, &s.s2c);
         t.add_row(vec![
             Cell::new(s.id),
-            Cell::new(s.client),
-            Cell::new(s.server),
+            Cell::new(format!("{}\n-> {}", s.client, s.server)),
             Cell::new(player(s)),
             colored(s.state, state_color(s.state)),
             Cell::new(format!("{:.1} s", s.duration_secs)),
@@ -204,8 +202,9 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
             Cell::new(pair(a.bytes, b.bytes)),
         ]);
     }
-    right(&mut t, &[0, 5, 6, 7]);
-    for c in [1, 2] {
+    right(&mut t, &[0, 4, 5, 6]);
+    // Addresses and numbers are never broken; the player's name wraps instead.
+    for c in [1, 3, 4, 5, 6] {
         if let Some(col) = t.column_mut(c) {
             col.set_constraint(ColumnConstraint::ContentWidth);
         }
@@ -287,6 +286,19 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
             Cell::new(spec.map_or_else(|| "-".to_owned(), |r| format!("~{r} Hz"))),
         ]);
     }
+    if let Some(ms) = o.resend_interval_ms {
+        let hz = 1e3 / ms;
+        t.add_row(vec![
+            Cell::new("(reliable resend cycle)"),
+            Cell::new(o.summary.findings.get("resend").copied().unwrap_or(0)),
+            Cell::new("-"),
+            colored(
+                format!("{hz:.1} Hz"),
+                ((hz / 15.0 - 1.0).abs() > 0.5).then_some(Color::Yellow),
+            ),
+            Cell::new("~15 Hz"),
+        ]);
+    }
     right(&mut t, &[1, 2, 3, 4]);
     t
 }
@@ -302,7 +314,7 @@ pub fn findings_table(o: &Outcome, layout: Layout) -> Table {
             .map(u64::to_string)
             .collect::<Vec<_>>()
             .join(", ");
-        if row.count > row.first_frames.len() as u64 {
+        if row.more_frames {
             frames.push_str(", ...");
         }
         t.add_row(vec![

@@ -1,0 +1,335 @@
+//! `lwarscope check`: each exit code, each kind of rule, `--expect`, and JUnit
+//! output that a JUnit parser accepts.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn check() -> Command {
+    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
+    cmd.current_dir(root()).arg("check");
+    cmd
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str]) -> Run {
+    let out = check().args(args).output().unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn exit_0_when_every_file_passes() {
+    let r = run(&[
+        "captures/sim-clean.pcap",
+        "captures/sim-ipv6.pcap",
+        "--deny",
+        "malformed,violation,lost",
+        "--max",
+        "resend-rate=25%",
+        "--min",
+        "packets=100",
+    ]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stdout,
+        "PASS  captures/sim-clean.pcap (5 rules)\nPASS  captures/sim-ipv6.pcap (5 rules)\n"
+    );
+}
+
+#[test]
+fn exit_1_when_a_rule_fails_with_one_verdict_line_per_file() {
+    let r = run(&[
+        "captures/sim-clean.pcap",
+        "captures/sim-corrupt.pcap",
+        "--deny",
+        "malformed",
+    ]);
+    assert_eq!(r.code, Some(1));
+    assert_eq!(
+        r.stdout,
+        "PASS  captures/sim-clean.pcap (1 rule)\n\
+         FAIL  captures/sim-corrupt.pcap: 41 malformed (denied) [deny malformed]\n"
+    );
+}
+
+#[test]
+fn exit_2_on_an_unreadable_file_even_when_others_fail() {
+    let r = run(&[
+        "captures/sim-corrupt.pcap",
+        "captures/no-such.pcap",
+        "--deny",
+        "malformed",
+    ]);
+    assert_eq!(r.code, Some(2));
+    assert!(
+        r.stdout.contains("FAIL  captures/sim-corrupt.pcap"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("ERROR captures/no-such.pcap: no such file\n"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn exit_2_on_a_bad_rule_or_rules_file() {
+    for args in [
+        &["captures/sim-clean.pcap", "--deny", "resends"][..],
+        &["captures/sim-clean.pcap", "--max", "resend-rate"],
+        &["captures/sim-clean.pcap", "--max", "resend-rate=lots"],
+        &["captures/sim-clean.pcap", "--deny", "jitter"],
+        &["captures/sim-clean.pcap", "--rules", "no-such-rules.toml"],
+        &["captures/sim-clean.pcap", "--expect", "no-such.json"],
+    ] {
+        let r = run(args);
+        assert_eq!(r.code, Some(2), "{args:?}");
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.starts_with("error: "), "{args:?}: {}", r.stderr);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "deny = [\"lost\"]\n[maximum]\nlost = 1\n").unwrap();
+    let r = run(&["captures/sim-clean.pcap", "--rules", bad.to_str().unwrap()]);
+    assert_eq!(r.code, Some(2));
+    assert!(r.stderr.contains("bad.toml"), "{}", r.stderr);
+}
+
+/// Each kind of rule, on a capture where it fails and one where it holds.
+#[test]
+fn each_kind_of_rule() {
+    let cases: &[(&str, &str, &str, &str)] = &[
+        // (capture that fails, flag, rule, what the failure says)
+        (
+            "sim-corrupt",
+            "--deny",
+            "malformed",
+            "41 malformed (denied)",
+        ),
+        (
+            "sim-corrupt",
+            "--deny",
+            "violation",
+            "14 violation (denied)",
+        ),
+        (
+            "sim-corrupt",
+            "--deny",
+            "violation/invalid-utf8",
+            "13 violation/invalid-utf8 (denied)",
+        ),
+        ("sim-tap-miss", "--deny", "lost", "2 lost (denied)"),
+        (
+            "sim-reorder",
+            "--max",
+            "reordered=0",
+            "reordered is 54, above 0",
+        ),
+        (
+            "sim-timeout",
+            "--max",
+            "resend-rate=50%",
+            "resend-rate is 94.36%, above 50.00%",
+        ),
+        (
+            "sim-loss",
+            "--max",
+            "ack-delay-p95=50ms",
+            "ack-delay-p95 is 99.3 ms, above 50.0 ms",
+        ),
+        ("sim-loss", "--max", "unacked=2", "unacked is 3, above 2"),
+        ("sim-clean", "--min", "sessions=3", "sessions is 2, below 3"),
+        (
+            "sim-clean",
+            "--min",
+            "packets=10000",
+            "packets is 483, below 10000",
+        ),
+    ];
+    for (capture, flag, rule, why) in cases {
+        let file = format!("captures/{capture}.pcap");
+        let r = run(&[&file, flag, rule]);
+        assert_eq!(r.code, Some(1), "{capture} {flag} {rule}: {}", r.stdout);
+        assert!(
+            r.stdout.contains(why),
+            "{capture} {flag} {rule}: {}",
+            r.stdout
+        );
+        // The same rule holds on the clean IPv6 capture, except the minimums and
+        // the delay (the simulator acks within 100 ms everywhere).
+        if *flag != "--min" && !rule.starts_with("ack-delay") {
+            let r = run(&["captures/sim-ipv6.pcap", flag, rule]);
+            assert_eq!(r.code, Some(0), "sim-ipv6 {flag} {rule}: {}", r.stdout);
+        }
+    }
+    let r = run(&["captures/sim-loss.pcap", "--max", "ack-delay-p95=100ms"]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+}
+
+#[test]
+fn rules_from_a_toml_file_add_to_the_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "deny = [\"malformed\", \"lost\"]\n\
+         [max]\n\
+         resend-rate = \"25%\"\n\
+         ack-delay-p95 = \"0.2s\"\n\
+         [min]\n\
+         packets = 1\n",
+    )
+    .unwrap();
+    let rules = rules.to_str().unwrap();
+    let r = run(&["captures/sim-loss.pcap", "--rules", rules]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    assert_eq!(r.stdout, "PASS  captures/sim-loss.pcap (5 rules)\n");
+    let r = run(&[
+        "captures/sim-tap-miss.pcap",
+        "--rules",
+        rules,
+        "--max",
+        "gap=0",
+    ]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stdout.contains("[deny lost]"), "{}", r.stdout);
+    assert!(r.stdout.contains("[max gap=0]"), "{}", r.stdout);
+}
+
+#[test]
+fn expect_compares_with_the_ground_truth_and_with_our_own_json() {
+    // The simulator's ground truth.
+    let r = run(&[
+        "captures/sim-loss.pcap",
+        "--expect",
+        "captures/sim-loss.truth.json",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+
+    // A changed expectation fails, naming what differs.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("captures/sim-loss.truth.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["summary"]["findings"]["resend"] = 44.into();
+    doc["summary"]["sessions"][1]["state"] = "timed-out".into();
+    let changed = dir.path().join("changed.json");
+    std::fs::write(&changed, doc.to_string()).unwrap();
+    let r = run(&[
+        "captures/sim-loss.pcap",
+        "--expect",
+        changed.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stdout.contains("findings.resend: expected 44, got 43"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(
+            "session 127.0.0.3:50002 -> 127.0.0.1:32422 state: expected timed-out, got closed"
+        ),
+        "{}",
+        r.stdout
+    );
+
+    // lwarscope's own --format json and jsonl outputs read back as expectations.
+    for format in ["json", "jsonl"] {
+        let out = Command::cargo_bin("lwarscope")
+            .unwrap()
+            .current_dir(root())
+            .args(["-r", "captures/sim-dup.pcap", "--format", format])
+            .output()
+            .unwrap();
+        let expected = dir.path().join(format!("expected.{format}"));
+        std::fs::write(&expected, &out.stdout).unwrap();
+        let r = run(&[
+            "captures/sim-dup.pcap",
+            "--expect",
+            expected.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, Some(0), "{format}: {}", r.stdout);
+        let r = run(&[
+            "captures/sim-clean.pcap",
+            "--expect",
+            expected.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, Some(1), "{format}: another capture differs");
+    }
+}
+
+#[test]
+fn junit_output_is_accepted_by_a_junit_parser() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = dir.path().join("check.xml");
+    let r = run(&[
+        "captures/sim-clean.pcap",
+        "captures/sim-corrupt.pcap",
+        "captures/no-such.pcap",
+        "--deny",
+        "malformed,violation",
+        "--max",
+        "resend-rate=25%",
+        "--junit",
+        xml.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(2));
+    let file = std::io::BufReader::new(std::fs::File::open(&xml).unwrap());
+    let suites = junit_parser::from_reader(file).expect("valid JUnit XML");
+    assert_eq!(suites.suites.len(), 3, "one suite per file");
+    assert_eq!(
+        suites.tests, 7,
+        "3 rules for each readable file, 1 case for the error"
+    );
+    assert_eq!(suites.failures, 2);
+    assert_eq!(suites.errors, 1);
+    let corrupt = &suites.suites[1];
+    assert_eq!(corrupt.name, "captures/sim-corrupt.pcap");
+    assert_eq!(corrupt.cases.len(), 3);
+    let failed: Vec<&str> = corrupt
+        .cases
+        .iter()
+        .filter(|c| c.status.is_failure())
+        .map(|c| c.name.as_str())
+        .collect();
+    // The parser names a case `classname::name`.
+    assert_eq!(
+        failed,
+        [
+            "captures/sim-corrupt.pcap::deny malformed",
+            "captures/sim-corrupt.pcap::deny violation"
+        ]
+    );
+    let missing = &suites.suites[2];
+    assert!(missing.cases[0].status.is_error());
+    assert!(suites.suites[0].cases.iter().all(|c| c.status.is_success()));
+}
+
+#[test]
+fn junit_file_that_cannot_be_written_is_an_error() {
+    let r = run(&[
+        "captures/sim-clean.pcap",
+        "--junit",
+        "no/such/dir/check.xml",
+    ]);
+    assert_eq!(r.code, Some(2));
+    assert!(
+        r.stderr.starts_with("error: no/such/dir/check.xml"),
+        "{}",
+        r.stderr
+    );
+}

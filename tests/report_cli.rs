@@ -1,0 +1,223 @@
+//! The binary as a user runs it: the README's own commands (with their output),
+//! pipes closed early, a missing file, a bad display filter, colour and help.
+
+use assert_cmd::Command;
+use std::path::Path;
+use std::process::Stdio;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn lwarscope() -> Command {
+    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
+    cmd.current_dir(root()).env_remove("NO_COLOR");
+    cmd
+}
+
+/// Runs a shell command line from the repository root, with `lwarscope` on the
+/// PATH; returns stdout, stderr and the exit code of the pipeline.
+fn shell(line: &str) -> (String, String, Option<i32>) {
+    shell_with("sh", line)
+}
+
+fn shell_with(shell: &str, line: &str) -> (String, String, Option<i32>) {
+    let bin = assert_cmd::cargo::cargo_bin("lwarscope");
+    let dir = bin.parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new(shell)
+        .arg("-c")
+        .arg(line)
+        .current_dir(root())
+        .env("PATH", path)
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("sh runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+fn trimmed(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    lines.join("\n").trim_end_matches('\n').to_owned()
+}
+
+/// The `console` blocks of the README: each `$ command` and the output below it.
+fn readme_commands() -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut out = Vec::new();
+    let mut in_block = false;
+    for line in readme.lines() {
+        if line.starts_with("```console") {
+            in_block = true;
+        } else if line.starts_with("```") {
+            in_block = false;
+        } else if in_block {
+            if let Some(cmd) = line.strip_prefix("$ ") {
+                out.push((cmd.to_owned(), String::new()));
+            } else if let Some((_, expected)) = out.last_mut() {
+                expected.push_str(line);
+                expected.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_commands_print_what_the_readme_shows() {
+    let commands = readme_commands();
+    assert!(commands.len() >= 8, "the README has a tour: {commands:?}");
+    for (cmd, expected) in commands {
+        let (stdout, stderr, _) = shell(&cmd);
+        assert!(!stderr.contains("panicked"), "{cmd}: {stderr}");
+        assert_eq!(trimmed(&stdout), trimmed(&expected), "{cmd}");
+    }
+}
+
+#[test]
+fn a_closed_pipe_is_a_normal_end() {
+    for args in [
+        "--packets",
+        "-V",
+        "-x",
+        "--format jsonl",
+        "--format json --packets",
+    ] {
+        let line = format!(
+            "lwarscope -r captures/sim-eight.pcap captures/sim-eight.pcap {args} | head -2"
+        );
+        let (stdout, stderr, code) = shell(&line);
+        assert_eq!(stdout.lines().count(), 2, "{args}: {stdout}");
+        assert_eq!(stderr, "", "{args}: no panic, no error");
+        assert_eq!(code, Some(0), "{args}");
+    }
+    // The status of lwarscope itself, not of head (bash: pipefail).
+    let (_, stderr, code) = shell_with(
+        "bash",
+        "set -o pipefail; lwarscope -r captures/sim-eight.pcap --packets | head -1 >/dev/null",
+    );
+    assert_eq!(stderr, "");
+    assert_eq!(code, Some(0), "lwarscope exits 0 when its reader goes away");
+}
+
+#[test]
+fn a_missing_file_is_one_error_line_and_exit_2() {
+    let out = lwarscope()
+        .args(["-r", "captures/no-such.pcap"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr, "error: captures/no-such.pcap: no such file\n",
+        "one line"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_bad_filter_points_at_its_column() {
+    let out = lwarscope()
+        .args(["-r", "captures/sim-clean.pcap", "-Y", "Join && (seqno > 3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        "error: bad display filter: column 19: missing `)` to close the `(` of column 9\n  \
+         Join && (seqno > 3\n                    ^\n"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing is printed before the filter is checked"
+    );
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let plain = lwarscope()
+        .args(["-r", "captures/sim-corrupt.pcap"])
+        .output()
+        .unwrap();
+    assert!(!plain.stdout.contains(&0x1b), "no colour in a pipe");
+    let always = lwarscope()
+        .args(["-r", "captures/sim-corrupt.pcap", "--color", "always"])
+        .output()
+        .unwrap();
+    assert!(always.stdout.contains(&0x1b), "--color always colours");
+    let packets = lwarscope()
+        .args(["-r", "captures/sim-corrupt.pcap", "-Y", "malformed"])
+        .args(["--color", "always"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&packets.stdout);
+    assert!(text.contains("\x1b[31mmalformed\x1b[0m"), "{text}");
+    let never = lwarscope()
+        .args(["-r", "captures/sim-corrupt.pcap", "--color", "never"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!never.stdout.contains(&0x1b));
+}
+
+#[test]
+fn help_explains_every_option_with_examples() {
+    let out = lwarscope().arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for text in [
+        "--packets",
+        "--verbose",
+        "--hex",
+        "--display-filter",
+        "--format",
+        "--color",
+        "check",
+        "lwarscope -r match.pcap --packets",
+        "Display filter (-Y)",
+        "Example: lwarscope -r game.pcap --format jsonl",
+    ] {
+        assert!(help.contains(text), "--help lacks {text}");
+    }
+    let out = lwarscope().args(["check", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for text in [
+        "--deny",
+        "--max",
+        "--min",
+        "--rules",
+        "--expect",
+        "--junit",
+        "Exit status: 0 every file passes, 1 a rule failed, 2 an error",
+        "lwarscope check captures/*.pcap --deny malformed,violation,lost",
+    ] {
+        assert!(help.contains(text), "check --help lacks {text}");
+    }
+    let version = lwarscope().arg("--version").output().unwrap();
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("lwarscope "));
+}
+
+#[test]
+fn several_files_and_json_documents_parse() {
+    let out = lwarscope()
+        .args(["-r", "captures/sim-clean.pcap", "captures/sim-ipv6.pcap"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["capture"]["files"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["summary"]["sessions"].as_array().unwrap().len(), 4);
+}

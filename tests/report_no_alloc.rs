@@ -1,0 +1,136 @@
+//! The per-packet paths of the outputs allocate nothing: evaluating a display
+//! filter, printing a packet line, and writing a JSONL packet object (into a
+//! buffer sized beforehand), over every packet of the real server's capture, with
+//! findings attached to some of them.
+//!
+//! The counting allocator counts per thread, so the test harness's other threads
+//! do not disturb the count.
+
+mod common;
+
+use common::real_server_vectors;
+use lwarscope::capture::{Datagram, Timestamp};
+use lwarscope::codec::Packet;
+use lwarscope::report::Filter;
+use lwarscope::report::json::JsonlWriter;
+use lwarscope::report::packets::{PacketOptions, PacketPrinter};
+use lwarscope::track::{Detail, Direction, Finding, FindingKind, Observer, PacketEvent, Rule};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::net::SocketAddr;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; the counter
+// is a const-initialised thread-local without destructor, so touching it never
+// allocates or re-enters the allocator.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+const FILTER: &str = "(Join || Leave) && seqno >= 2 || peer == [::1]:45754 && Chat && !malformed \
+                      || finding == violation/after-disconnect && player == 0:1 \
+                      || type == Input && ts > 100 && ts < 200 && port != 1";
+
+#[test]
+fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
+    let vectors = real_server_vectors();
+    let addr = |port: u16| SocketAddr::from(([0u16, 0, 0, 0, 0, 0, 0, 1], port));
+    let datagrams: Vec<Datagram<'_>> = vectors
+        .iter()
+        .map(|(frame, src, dst, payload)| Datagram {
+            frame: *frame,
+            ts: Timestamp::from_millis(*frame * 33),
+            src: addr(*src),
+            dst: addr(*dst),
+            payload,
+            payload_len: payload.len(),
+        })
+        .collect();
+    let finding = |kind, rule| Finding {
+        kind,
+        rule,
+        frame: 1,
+        ts: Timestamp(0),
+        session: 0,
+        direction: Direction::ServerToClient,
+        seqno: Some(3),
+        detail: Detail::Gap {
+            highest: 1,
+            missing: 1,
+        },
+    };
+    let findings = [
+        finding(FindingKind::Resend, None),
+        finding(FindingKind::Resend, None),
+        finding(FindingKind::Violation, Some(Rule::AfterDisconnect)),
+    ];
+    let filter = Filter::parse(FILTER).unwrap();
+    let mut printer = PacketPrinter::new(
+        Vec::with_capacity(8 << 20),
+        PacketOptions::default(),
+        Some(filter.clone()),
+    );
+    let mut jsonl = JsonlWriter::new(Vec::with_capacity(32 << 20), None);
+
+    let mut selected = 0;
+    let mut pass = |printer: &mut PacketPrinter<Vec<u8>>, jsonl: &mut JsonlWriter<Vec<u8>>| {
+        for (i, d) in datagrams.iter().enumerate() {
+            let attached = if i % 7 == 0 { &findings[..] } else { &[] };
+            let event = PacketEvent {
+                datagram: d,
+                session: 0,
+                direction: Direction::ClientToServer,
+                decoded: Packet::new_checked(d.payload),
+                findings: attached,
+            };
+            if filter.matches(&event) {
+                selected += 1;
+            }
+            for f in attached {
+                printer.finding(f);
+                jsonl.finding(f);
+            }
+            printer.packet(&event);
+            jsonl.packet(&event);
+        }
+    };
+    // Warm-up: the buffers of the observers find their size.
+    pass(&mut printer, &mut jsonl);
+    let before = allocations();
+    for _ in 0..4 {
+        pass(&mut printer, &mut jsonl);
+    }
+    let after = allocations();
+    assert_eq!(after - before, 0, "allocations over 4 x 525 packets");
+    assert!(selected > 0 && selected < 5 * datagrams.len(), "{selected}");
+    assert!(printer.failed().is_none() && jsonl.failed().is_none());
+}
