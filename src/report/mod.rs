@@ -247,16 +247,6 @@ impl DirView {
             duration_secs: d.duration_secs(),
         }
     }
-
-    /// Resends per reliable message captured, as a fraction.
-    pub fn resend_rate(&self) -> f64 {
-        let total = self.first_sends + self.resends;
-        if total == 0 {
-            0.0
-        } else {
-            self.resends as f64 / total as f64
-        }
-    }
 }
 
 /// One session, as the report shows it.
@@ -319,11 +309,7 @@ impl Outcome {
                 resent += d.resends;
             }
         }
-        if first + resent == 0 {
-            0.0
-        } else {
-            resent as f64 / (first + resent) as f64
-        }
+        crate::track::summary::resend_rate(first, resent)
     }
 }
 

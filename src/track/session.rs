@@ -146,12 +146,7 @@ impl DirState {
 
     /// Resends per reliable message captured, as a fraction.
     pub fn resend_rate(&self) -> f64 {
-        let total = self.first_sends + self.resends;
-        if total == 0 {
-            0.0
-        } else {
-            self.resends as f64 / total as f64
-        }
+        super::summary::resend_rate(self.first_sends, self.resends)
     }
 
     /// Reliable messages captured that the other side never acked.

@@ -73,3 +73,12 @@ pub fn bump(counts: &mut Counts, name: &str, n: u64) {
         *counts.entry(name.to_owned()).or_insert(0) += n;
     }
 }
+
+/// Resends per reliable message captured (first sends plus resends), as a
+/// fraction; 0 when there was none.
+pub fn resend_rate(first_sends: u64, resends: u64) -> f64 {
+    match first_sends + resends {
+        0 => 0.0,
+        total => resends as f64 / total as f64,
+    }
+}
