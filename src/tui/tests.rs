@@ -67,8 +67,11 @@ fn app() -> App {
     load_app(MemoryFeed::new(fixture()), info).unwrap()
 }
 
+/// Sends a key, then lets the background filter finish, as a few screens would.
 fn key(app: &mut App, code: KeyCode) {
     app.on_event(&Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    app.tick();
+    app.finish_filtering();
     app.tick();
 }
 
@@ -255,7 +258,7 @@ fn enter_on_a_finding_jumps_to_its_packet() {
     key(&mut a, KeyCode::Down);
     key(&mut a, KeyCode::Down);
     let last = a.findings.len() - 1;
-    let target = a.findings[last].frame;
+    let target = a.finding_frame(&a.findings[last]).unwrap();
     a.focus = Pane::Findings;
     key(&mut a, KeyCode::End);
     key(&mut a, KeyCode::Enter);
