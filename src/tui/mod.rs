@@ -6,8 +6,12 @@
 //! - the **data side** ([`data`]): a capture thread reads the source and runs the
 //!   tracker; a pump thread hands compact [`model::Update`]s to the UI over a
 //!   channel every 50 ms. Payloads go to an append-only spill file
-//!   ([`store`]); the UI keeps a compact index of rows (32 bytes each) and
-//!   decodes only what it shows, so memory stays flat on big captures.
+//!   ([`store`]), and so do the findings' detail texts; the UI keeps a compact
+//!   index of rows (32 bytes each) and of findings (24 bytes each) and decodes
+//!   only what it shows, so memory stays flat on big captures.
+//! - a **filter worker** ([`filter::Worker`]) runs the display filter over
+//!   blocks of rows, reading payloads back from the store, and streams the
+//!   matches to the UI; a new filter cancels the scan of the old one.
 //! - the **UI side** ([`app::App`] and `ui`): drains the channel without
 //!   blocking, handles keys and mouse, redraws at a steady rate.
 //!
