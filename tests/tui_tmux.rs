@@ -2,14 +2,20 @@
 //! with `capture-pane`; then the terminal must be as it was.
 //!
 //! tmux is required: without it these tests fail, they do not skip.
+//!
+//! No test leaves a lwarscope behind: the TUI writes its pid to a file as it
+//! starts, and at teardown, once the tmux server is killed, that process must
+//! be gone within a few seconds (or the test fails, after killing it).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A private tmux server with one session running a plain shell.
 struct Tmux {
     socket: String,
+    /// Holds the pid file of the TUI started in the session.
+    dir: tempfile::TempDir,
 }
 
 const PROMPT: &str = "READY$ ";
@@ -27,6 +33,7 @@ impl Tmux {
         );
         let t = Tmux {
             socket: format!("lwarscope-test-{}-{name}", std::process::id()),
+            dir: tempfile::tempdir().expect("a temporary directory"),
         };
         let root = env!("CARGO_MANIFEST_DIR");
         t.cmd(&[
@@ -127,14 +134,40 @@ impl Tmux {
         }
     }
 
-    /// Starts the TUI on the test capture and waits until it has loaded it.
-    fn open_tui(&self) -> String {
+    fn pid_file(&self) -> PathBuf {
+        self.dir.path().join("tui.pid")
+    }
+
+    /// Runs lwarscope with `args` in the shell, its pid written to the pid file
+    /// (`exec` keeps the pid of the `sh -c` that wrote it), then `EXIT=` and its
+    /// exit status.
+    fn launch(&self, args: &str) {
         let bin = env!("CARGO_BIN_EXE_lwarscope");
-        assert!(Path::new("captures/real-server-clean.pcap").exists());
         self.type_text(&format!(
-            "{bin} -r captures/real-server-clean.pcap --tui; echo EXIT=$?"
+            "sh -c 'echo $$ > {}; exec {bin} {args}'; echo EXIT=$?",
+            self.pid_file().display()
         ));
         self.keys(&["Enter"]);
+    }
+
+    /// The pid of the TUI started by [`Tmux::launch`].
+    fn tui_pid(&self) -> u32 {
+        self.wait_until(
+            || {
+                std::fs::read_to_string(self.pid_file())
+                    .ok()?
+                    .trim()
+                    .parse()
+                    .ok()
+            },
+            "the pid file",
+        )
+    }
+
+    /// Starts the TUI on the test capture and waits until it has loaded it.
+    fn open_tui(&self) -> String {
+        assert!(Path::new("captures/real-server-clean.pcap").exists());
+        self.launch("-r captures/real-server-clean.pcap --tui");
         self.wait_for(
             |s| s.contains("loaded") && s.contains("2 Packets"),
             "the TUI",
@@ -167,11 +200,52 @@ impl Tmux {
 }
 
 impl Drop for Tmux {
+    /// Kills the tmux server, then checks that the TUI it ran has exited.
     fn drop(&mut self) {
         let _ = Command::new("tmux")
             .args(["-L", &self.socket, "kill-server"])
             .output();
+        let Some(pid) = std::fs::read_to_string(self.pid_file())
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+        else {
+            return;
+        };
+        if !wait_gone(pid, Duration::from_secs(10)) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            // A second panic while unwinding would abort the whole run.
+            if !std::thread::panicking() {
+                panic!("lwarscope (pid {pid}) still runs after its tmux session was killed");
+            }
+        }
     }
+}
+
+/// True when the process has exited (or is a zombie nobody reaps) before `limit`.
+fn wait_gone(pid: u32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if !alive(pid) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    // The state is the field after the command name, which is in parentheses.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let state = s.rsplit_once(')')?.1.split_whitespace().next()?;
+            Some(state != "Z" && state != "X")
+        })
+        .unwrap_or(false)
 }
 
 /// A line without its SGR escapes, and whether one of them set reverse video.
@@ -289,13 +363,7 @@ fn ctrl_c_restores_the_terminal() {
 fn sigterm_restores_the_terminal() {
     let t = Tmux::start("term");
     t.open_tui();
-    let shell = t.cmd(&["display-message", "-p", "-t", "t", "#{pane_pid}"]);
-    let out = Command::new("pgrep")
-        .args(["-P", shell.trim(), "lwarscope"])
-        .output()
-        .expect("pgrep");
-    let pid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    assert!(!pid.is_empty(), "the TUI's process was not found");
+    let pid = t.tui_pid().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());
     t.assert_restored("0");
@@ -330,8 +398,7 @@ fn the_layout_follows_a_resize() {
 fn live_on_loopback_shows_sessions_and_rates() {
     let t = Tmux::start_sized("live", 160, 48);
     let bin = env!("CARGO_BIN_EXE_lwarscope");
-    t.type_text(&format!("{bin} -i lo --tui; echo EXIT=$?"));
-    t.keys(&["Enter"]);
+    t.launch("-i lo --tui");
     t.wait_for(
         |s| s.contains("live lo") && s.contains("FOLLOW"),
         "the live TUI",
@@ -379,4 +446,35 @@ fn live_on_loopback_shows_sessions_and_rates() {
     let _ = sim.wait();
     t.keys(&["q"]);
     t.assert_restored("0");
+}
+
+/// Closing the terminal under the TUI (killing its tmux session) ends it: it
+/// must not linger, spinning on a terminal that is gone.
+#[test]
+fn the_tui_exits_when_its_terminal_is_killed() {
+    for (name, args, ready) in [
+        (
+            "hangup-file",
+            "-r captures/real-server-clean.pcap --tui",
+            "loaded",
+        ),
+        ("hangup-live", "-i lo --tui", "FOLLOW"),
+    ] {
+        let t = Tmux::start(name);
+        t.launch(args);
+        t.wait_for(|s| s.contains(ready), "the TUI");
+        let pid = t.tui_pid();
+        assert!(alive(pid), "the TUI runs");
+        t.cmd(&["kill-session", "-t", "t"]);
+        let gone = wait_gone(pid, Duration::from_secs(10));
+        if !gone {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        assert!(
+            gone,
+            "{name}: lwarscope still runs after its terminal was killed"
+        );
+    }
 }

@@ -2,12 +2,14 @@
 //! data side, and what the user is looking at. Input handling lives here too;
 //! drawing reads this state (see `ui`).
 
-use super::filter::{DisplayFilter, PacketCtx};
-use super::model::{CaptureCounters, Endpoints, Row, RowIndex, SessionSnap, Update};
+use super::filter::{DisplayFilter, Job, Worker};
+use super::model::{
+    CaptureCounters, Chunked, Endpoints, LoggedFinding, Row, RowIndex, SessionSnap, Update,
+};
 use super::store::StoreReader;
 use crate::capture::Timestamp;
 use crate::codec::{Field, Packet};
-use crate::track::{Finding, SessionId, Severity};
+use crate::track::{SessionId, Severity};
 use ratatui::crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -15,7 +17,8 @@ use ratatui::layout::{Position, Rect};
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -167,11 +170,18 @@ impl Detail {
 #[derive(Debug, Default)]
 pub struct PacketView {
     pub session: Option<SessionId>,
-    pub filter: Option<DisplayFilter>,
+    pub filter: Option<Arc<DisplayFilter>>,
     /// Indices of matching rows found so far; `None` when every row matches.
     pub matches: Option<Vec<u32>>,
-    /// Rows examined so far for `matches`.
+    /// Rows examined so far for `matches` (by the filter worker).
     pub scanned: usize,
+    /// Rows handed to the filter worker so far.
+    sent: usize,
+    /// The worker's generation these matches belong to.
+    generation: u64,
+    /// A frame to select once the scan has got to it (the one selected when
+    /// the view changed).
+    reselect: Option<u64>,
     pub cursor: Cursor,
 }
 
@@ -229,14 +239,16 @@ pub struct App {
     store: StoreReader,
     /// The packet index.
     pub rows: RowIndex,
-    /// Every finding, in the order raised.
-    pub findings: Vec<Finding>,
-    /// `(frame, index in findings)`, sorted by frame.
-    by_frame: Vec<(u64, u32)>,
-    by_frame_sorted: bool,
+    /// Every finding, in the order raised, in compact form.
+    pub findings: Chunked<LoggedFinding>,
+    /// `(row, index in findings)`, sorted by row.
+    by_row: Vec<(u32, u32)>,
+    by_row_sorted: bool,
     pub sessions: Vec<SessionSnap>,
-    /// Every session's two ends, by session id.
-    endpoints: Vec<Option<Endpoints>>,
+    /// Every session's two ends, by session id (shared with filter jobs).
+    endpoints: Arc<Vec<Option<Endpoints>>>,
+    /// Filters the packet list off the UI thread; started with the first filter.
+    worker: Option<Worker>,
     pub counters: CaptureCounters,
     pub progress: Option<f64>,
     pub finished: bool,
@@ -262,11 +274,13 @@ pub struct App {
     pub pps: f64,
     /// Wall clock for live rates (set by the run loop for live sources).
     pub wall_now: Option<Timestamp>,
-    scratch: Vec<u8>,
 }
 
-/// How long filtering may take per screen refresh before it yields.
-const FILTER_BUDGET: Duration = Duration::from_millis(15);
+/// Rows per filter job.
+const FILTER_BLOCK: usize = 16 * 1024;
+/// Filter jobs queued at once: enough to keep the worker busy between two
+/// screens, few enough that a cancelled filter leaves little to drop.
+const FILTER_IN_FLIGHT: usize = 4;
 
 impl App {
     pub fn new(source: SourceInfo, store: StoreReader) -> Self {
@@ -275,11 +289,12 @@ impl App {
             source,
             store,
             rows: RowIndex::default(),
-            findings: Vec::new(),
-            by_frame: Vec::new(),
-            by_frame_sorted: true,
+            findings: Chunked::default(),
+            by_row: Vec::new(),
+            by_row_sorted: true,
             sessions: Vec::new(),
-            endpoints: Vec::new(),
+            endpoints: Arc::default(),
+            worker: None,
             counters: CaptureCounters::default(),
             progress: None,
             finished: false,
@@ -298,7 +313,6 @@ impl App {
             areas: Areas::default(),
             pps: 0.0,
             wall_now: None,
-            scratch: Vec::new(),
         }
     }
 
@@ -312,25 +326,31 @@ impl App {
                 findings,
                 endpoints,
             } => {
-                for e in endpoints {
-                    if self.endpoints.len() <= e.id {
-                        self.endpoints.resize(e.id + 1, None);
+                if !endpoints.is_empty() {
+                    let all = Arc::make_mut(&mut self.endpoints);
+                    for e in endpoints {
+                        if all.len() <= e.id {
+                            all.resize(e.id + 1, None);
+                        }
+                        all[e.id] = Some(e);
                     }
-                    self.endpoints[e.id] = Some(e);
                 }
                 rows.into_iter().for_each(|r| self.rows.push(r));
-                for f in findings {
+                for (frame, mut f) in findings {
+                    // Every finding's frame is a row's; the nearest one otherwise.
+                    let r = self
+                        .row_of_frame(frame)
+                        .unwrap_or_else(|| self.rows.partition_point(|r| r.frame < frame));
+                    f.row = u32::try_from(r).unwrap_or(u32::MAX);
                     let i = self.findings.len() as u32;
-                    if self.by_frame.last().is_some_and(|&(fr, _)| fr > f.frame) {
-                        self.by_frame_sorted = false;
+                    if self.by_row.last().is_some_and(|&(last, _)| last > f.row) {
+                        self.by_row_sorted = false;
                         // A late finding (`lost`) marks its earlier row.
-                        if let Some(r) = self.row_of_frame(f.frame)
-                            && let Some(row) = self.rows.get_mut(r)
-                        {
+                        if let Some(row) = self.rows.get_mut(r) {
                             row.note(f.severity());
                         }
                     }
-                    self.by_frame.push((f.frame, i));
+                    self.by_row.push((f.row, i));
                     self.findings.push(f);
                 }
             }
@@ -349,11 +369,11 @@ impl App {
 
     /// Work between two screens: filtering the new rows, following.
     pub fn tick(&mut self) {
-        if !self.by_frame_sorted {
-            self.by_frame.sort_by_key(|&(f, _)| f);
-            self.by_frame_sorted = true;
+        if !self.by_row_sorted {
+            self.by_row.sort_by_key(|&(r, _)| r);
+            self.by_row_sorted = true;
         }
-        self.scan(Instant::now() + FILTER_BUDGET);
+        self.pump_filter();
         if self.follow && self.paused.is_none() {
             let len = self.view_len();
             self.view.cursor.set(len.saturating_sub(1), len);
@@ -417,14 +437,27 @@ impl App {
             .map(|e| e.of(row.direction()))
     }
 
-    /// Findings raised on the packet of `frame`.
-    pub fn findings_of(&self, frame: u64) -> impl Iterator<Item = &Finding> {
-        let start = self.by_frame.partition_point(|&(f, _)| f < frame);
-        self.by_frame[start..]
+    /// Findings raised on the packet of index row `row`.
+    pub fn findings_of(&self, row: usize) -> impl Iterator<Item = &LoggedFinding> {
+        let row = u32::try_from(row).unwrap_or(u32::MAX);
+        let start = self.by_row.partition_point(|&(r, _)| r < row);
+        self.by_row[start..]
             .iter()
-            .take_while(move |&&(f, _)| f == frame)
+            .take_while(move |&&(r, _)| r == row)
             .filter_map(|&(_, i)| self.findings.get(i as usize))
-            .filter(move |f| f.frame == frame)
+            .filter(move |f| f.row == row)
+    }
+
+    /// A finding's frame.
+    pub fn finding_frame(&self, f: &LoggedFinding) -> Option<u64> {
+        self.rows.get(f.row as usize).map(|r| r.frame)
+    }
+
+    /// A finding's detail, as text (read back from the store).
+    pub fn finding_detail(&self, f: &LoggedFinding) -> String {
+        self.store
+            .read_text(f.detail)
+            .unwrap_or_else(|e| format!("(cannot read the detail back: {e})"))
     }
 
     /// The index row of a frame (frames are in increasing order).
@@ -459,54 +492,136 @@ impl App {
 
     // ---- filtering ----
 
+    /// Starts the view over: a new session or filter. Filtering goes on in the
+    /// background; the packet selected now is selected again once it is found.
     fn reset_view(&mut self) {
         let keep = self.selected_row().map(|r| self.rows[r].frame);
         self.view.matches = (!self.view.is_all()).then(Vec::new);
         self.view.scanned = 0;
+        self.view.sent = 0;
         self.view.cursor = Cursor::default();
-        self.scan(Instant::now() + FILTER_BUDGET);
-        if let Some(frame) = keep {
+        self.view.reselect = None;
+        if let Some(w) = &self.worker {
+            self.view.generation = w.cancel();
+        }
+        if self.view.matches.is_none() {
+            if let Some(frame) = keep {
+                self.select_frame_in_view(frame);
+            }
+            return;
+        }
+        self.view.reselect = keep;
+        if self.worker.is_none() {
+            match Worker::spawn(self.store.clone()) {
+                Ok(w) => {
+                    self.view.generation = w.generation();
+                    self.worker = Some(w);
+                }
+                Err(e) => self.error = Some(format!("cannot start the filter: {e}")),
+            }
+        }
+        self.pump_filter();
+    }
+
+    /// Takes in what the filter worker found and hands it the next rows.
+    fn pump_filter(&mut self) {
+        if self.view.matches.is_none() {
+            return;
+        }
+        let Some(worker) = self.worker.take() else {
+            return;
+        };
+        while let Some(done) = worker.try_done() {
+            self.take_matches(done);
+        }
+        self.send_jobs(&worker);
+        self.worker = Some(worker);
+    }
+
+    fn take_matches(&mut self, done: super::filter::Done) {
+        if done.generation != self.view.generation || done.start != self.view.scanned {
+            return;
+        }
+        if let Some(m) = &mut self.view.matches {
+            m.extend(done.matches);
+        }
+        self.view.scanned = done.end;
+        if let Some(frame) = self.view.reselect
+            && self
+                .row_of_frame(frame)
+                .is_none_or(|r| r < self.view.scanned)
+        {
+            self.view.reselect = None;
             self.select_frame_in_view(frame);
         }
     }
 
-    /// Extends `matches` over new rows until `deadline`.
-    fn scan(&mut self, deadline: Instant) {
-        if self.view.matches.is_none() {
-            return;
-        }
-        let mut payload = std::mem::take(&mut self.scratch);
-        let mut found = Vec::new();
-        let mut fs: Vec<Finding> = Vec::new();
-        let unknown = (SocketAddr::from(([0; 4], 0)), SocketAddr::from(([0; 4], 0)));
-        let mut i = self.view.scanned;
-        while i < self.rows.len() {
-            if i.is_multiple_of(256) && Instant::now() >= deadline {
-                break;
+    /// Hands the worker blocks of rows not sent yet, up to a few in flight.
+    fn send_jobs(&mut self, worker: &Worker) {
+        let in_flight = self.view.sent.saturating_sub(self.view.scanned);
+        let mut room = (FILTER_IN_FLIGHT * FILTER_BLOCK).saturating_sub(in_flight);
+        while room > 0 && self.view.sent < self.rows.len() {
+            let start = self.view.sent;
+            let end = (start + FILTER_BLOCK.min(room)).min(self.rows.len());
+            let rows: Vec<Row> = self.rows.range(start..end).copied().collect();
+            let findings = self.job_findings(start..end, &rows);
+            let job = Job {
+                generation: self.view.generation,
+                start,
+                rows,
+                findings,
+                session: self.view.session,
+                filter: self.view.filter.clone(),
+                endpoints: Arc::clone(&self.endpoints),
+            };
+            if !worker.send(job) {
+                self.error = Some("the filter has stopped".into());
+                return;
             }
-            let row = &self.rows[i];
-            let mut ok = self.view.session.is_none_or(|s| row.session as usize == s);
-            if ok && let Some(filter) = &self.view.filter {
-                fs.clear();
-                fs.extend(self.findings_of(row.frame).copied());
-                ok = self.payload(row, &mut payload)
-                    && filter.matches(&PacketCtx {
-                        row,
-                        payload: &payload,
-                        addresses: self.addresses(row).unwrap_or(unknown),
-                        findings: &fs,
-                    });
-            }
-            if ok {
-                found.push(i as u32);
-            }
-            i += 1;
+            self.view.sent = end;
+            room -= end - start;
         }
-        self.scratch = payload;
-        self.view.scanned = i;
-        if let Some(m) = &mut self.view.matches {
-            m.extend(found);
+    }
+
+    /// The findings of rows `range`, with their row indices, as the filter sees them.
+    fn job_findings(
+        &self,
+        range: Range<usize>,
+        rows: &[Row],
+    ) -> Vec<(usize, crate::track::Finding)> {
+        if self.view.filter.is_none() {
+            return Vec::new();
         }
+        let lo = u32::try_from(range.start).unwrap_or(u32::MAX);
+        let hi = u32::try_from(range.end).unwrap_or(u32::MAX);
+        let start = self.by_row.partition_point(|&(r, _)| r < lo);
+        self.by_row[start..]
+            .iter()
+            .take_while(|&&(r, _)| r < hi)
+            .filter_map(|&(r, i)| {
+                let f = self.findings.get(i as usize)?;
+                let row = rows.get((r - lo) as usize)?;
+                Some((r as usize, f.to_finding(row)))
+            })
+            .collect()
+    }
+
+    /// Waits until the filter has gone through every row received so far (for
+    /// tests and snapshots; the UI never waits).
+    pub fn finish_filtering(&mut self) {
+        while self.view.matches.is_some() && self.view.scanned < self.rows.len() {
+            self.pump_filter();
+            let Some(worker) = self.worker.take() else {
+                return;
+            };
+            let done = worker.done_within(Duration::from_secs(10));
+            self.worker = Some(worker);
+            match done {
+                Some(d) => self.take_matches(d),
+                None => return,
+            }
+        }
+        self.refresh_detail();
     }
 
     fn select_frame_in_view(&mut self, frame: u64) -> bool {
@@ -537,7 +652,7 @@ impl App {
         self.view.filter = if text.trim().is_empty() {
             None
         } else {
-            Some(DisplayFilter::parse(text)?)
+            Some(Arc::new(DisplayFilter::parse(text)?))
         };
         self.reset_view();
         Ok(())
@@ -581,7 +696,7 @@ impl App {
             });
             return;
         }
-        self.detail.nodes = tree(self, &row, &payload);
+        self.detail.nodes = tree(self, r, &row, &payload);
         self.detail.payload = payload;
         if same_shape {
             // Keep the cursor where it was, as Wireshark does when moving on.
@@ -825,27 +940,24 @@ impl App {
     /// Selects the packet of the finding under the cursor, widening the view
     /// if the current one hides it.
     fn jump_to_finding(&mut self) {
-        let Some(f) = self
+        let Some(frame) = self
             .findings
             .get(self.findings_cursor.selected)
             .filter(|_| self.findings_cursor.selected < self.finding_limit())
-            .copied()
+            .and_then(|f| self.finding_frame(f))
         else {
             return;
         };
         self.follow = false;
-        if !self.select_frame_in_view(f.frame) {
+        if !self.select_frame_in_view(frame) {
             self.session_cursor = Cursor::default();
             self.view.session = None;
             self.view.filter = None;
             self.reset_view();
-            if self.select_frame_in_view(f.frame) {
-                self.message = Some(format!(
-                    "view widened to all packets to show frame {}",
-                    f.frame
-                ));
+            if self.select_frame_in_view(frame) {
+                self.message = Some(format!("view widened to all packets to show frame {frame}"));
             } else {
-                self.message = Some(format!("frame {} is not in the capture", f.frame));
+                self.message = Some(format!("frame {frame} is not in the capture"));
                 return;
             }
         }
@@ -866,7 +978,7 @@ impl App {
 
 /// The detail tree of one packet: header, each message with every field,
 /// undecodable bytes, findings.
-fn tree(app: &App, row: &Row, payload: &[u8]) -> Vec<Node> {
+fn tree(app: &App, r: usize, row: &Row, payload: &[u8]) -> Vec<Node> {
     let mut nodes = Vec::new();
     let (src, dst) = match app.addresses(row) {
         Some((s, d)) => (s.to_string(), d.to_string()),
@@ -929,7 +1041,7 @@ fn tree(app: &App, row: &Row, payload: &[u8]) -> Vec<Node> {
             }
         }
     }
-    let findings: Vec<&Finding> = app.findings_of(row.frame).collect();
+    let findings: Vec<&LoggedFinding> = app.findings_of(r).collect();
     if !findings.is_empty() {
         nodes.push(Node {
             label: "Findings".into(),
@@ -939,8 +1051,8 @@ fn tree(app: &App, row: &Row, payload: &[u8]) -> Vec<Node> {
             severity: findings.iter().map(|f| f.severity()).max(),
         });
         for f in findings {
-            let mut value = f.detail.to_string();
-            if let Some(s) = f.seqno {
+            let mut value = app.finding_detail(f);
+            if let Some(s) = f.seqno() {
                 value = if value.is_empty() {
                     format!("seqno {s}")
                 } else {

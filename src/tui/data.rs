@@ -6,7 +6,7 @@
 //! the [`Collector`] behind a mutex that each holds only briefly (one datagram,
 //! or one hand-over), so a quiet interface still gets its last packets shown.
 
-use super::model::{Activity, CaptureCounters, Endpoints, Row, SessionSnap, Update};
+use super::model::{Activity, CaptureCounters, Endpoints, LoggedFinding, Row, SessionSnap, Update};
 use super::store::StoreWriter;
 use crate::capture::{self, Datagram};
 use crate::track::{Direction, Finding, FindingKind, Observer, PacketEvent, SessionId, Tracker};
@@ -42,7 +42,8 @@ pub struct Collector {
 struct Sink {
     writer: StoreWriter,
     rows: Vec<Row>,
-    findings: Vec<Finding>,
+    /// Frames and findings; the details' texts go to the store.
+    findings: Vec<(u64, LoggedFinding)>,
     activity: FxHashMap<SessionId, Activity>,
     endpoints: Vec<Endpoints>,
     /// A failure to store payloads, reported once.
@@ -77,7 +78,8 @@ impl Observer for Sink {
     }
 
     fn finding(&mut self, f: &Finding) {
-        self.findings.push(*f);
+        let detail = self.writer.append_display(&f.detail);
+        self.findings.push((f.frame, LoggedFinding::new(f, detail)));
     }
 }
 

@@ -1,12 +1,18 @@
 //! The display filter, as the packet list applies it: the report's expression
-//! language ([`crate::report::Filter`]), evaluated on rows decoded from the store.
+//! language ([`crate::report::Filter`]), evaluated on rows decoded from the store
+//! by a worker thread ([`Worker`]), so that the UI never waits for a scan.
 
-use super::model::Row;
+use super::model::{Endpoints, Row};
+use super::store::StoreReader;
 use crate::capture::Datagram;
 use crate::codec::Packet;
 use crate::report::Filter;
-use crate::track::{Finding, PacketEvent};
+use crate::track::{Finding, PacketEvent, SessionId};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// What a filter sees of one packet.
 pub struct PacketCtx<'a> {
@@ -58,4 +64,154 @@ impl DisplayFilter {
             findings: ctx.findings,
         })
     }
+}
+
+/// A block of the packet list to filter, with what the filter needs to see of
+/// it: copies of its rows and of their findings, so that the worker shares
+/// nothing with the UI but the store.
+pub struct Job {
+    /// Which filter this is for: a job of an older generation is dropped.
+    pub generation: u64,
+    /// Index of the first row.
+    pub start: usize,
+    pub rows: Vec<Row>,
+    /// The rows' findings with their row indices, sorted by row.
+    pub findings: Vec<(usize, Finding)>,
+    /// Only this session's packets, if set.
+    pub session: Option<SessionId>,
+    pub filter: Option<Arc<DisplayFilter>>,
+    /// Every session's two ends, by id.
+    pub endpoints: Arc<Vec<Option<Endpoints>>>,
+}
+
+/// The rows of a job that the filter matches.
+#[derive(Debug)]
+pub struct Done {
+    pub generation: u64,
+    /// The job's rows: `start..end`.
+    pub start: usize,
+    pub end: usize,
+    pub matches: Vec<u32>,
+}
+
+/// A thread that filters blocks of rows, decoding their payloads from the
+/// store, and streams the matches back. The UI sends it a few blocks at a time
+/// and bumps the generation to cancel what it is doing (a new filter).
+pub struct Worker {
+    jobs: Option<mpsc::Sender<Job>>,
+    done: mpsc::Receiver<Done>,
+    generation: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    pub fn spawn(store: StoreReader) -> std::io::Result<Self> {
+        let (jobs, job_rx) = mpsc::channel::<Job>();
+        let (done_tx, done) = mpsc::channel();
+        let generation = Arc::new(AtomicU64::new(0));
+        let current = Arc::clone(&generation);
+        let thread = std::thread::Builder::new()
+            .name("lwarscope-filter".into())
+            .spawn(move || {
+                let mut payload = Vec::new();
+                let mut findings = Vec::new();
+                for job in job_rx {
+                    if let Some(d) = run(&job, &store, &current, &mut payload, &mut findings)
+                        && done_tx.send(d).is_err()
+                    {
+                        return;
+                    }
+                }
+            })?;
+        Ok(Worker {
+            jobs: Some(jobs),
+            done,
+            generation,
+            thread: Some(thread),
+        })
+    }
+
+    /// Cancels every job sent so far; returns the new generation.
+    pub fn cancel(&self) -> u64 {
+        self.generation.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Queues a job; false if the worker is gone.
+    pub fn send(&self, job: Job) -> bool {
+        self.jobs.as_ref().is_some_and(|j| j.send(job).is_ok())
+    }
+
+    /// A finished job, if one is ready.
+    pub fn try_done(&self) -> Option<Done> {
+        self.done.try_recv().ok()
+    }
+
+    /// A finished job, waiting up to `timeout` for one.
+    pub fn done_within(&self, timeout: Duration) -> Option<Done> {
+        self.done.recv_timeout(timeout).ok()
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.cancel();
+        self.jobs = None; // Ends the thread's loop.
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Filters one job; `None` once it has been cancelled.
+fn run(
+    job: &Job,
+    store: &StoreReader,
+    current: &AtomicU64,
+    payload: &mut Vec<u8>,
+    fs: &mut Vec<Finding>,
+) -> Option<Done> {
+    let unknown = (SocketAddr::from(([0; 4], 0)), SocketAddr::from(([0; 4], 0)));
+    let mut matches = Vec::new();
+    let mut findings = job.findings.as_slice();
+    for (k, row) in job.rows.iter().enumerate() {
+        if k.is_multiple_of(512) && current.load(Ordering::Relaxed) != job.generation {
+            return None;
+        }
+        let i = job.start + k;
+        let skip = findings.partition_point(|(r, _)| *r < i);
+        findings = &findings[skip..];
+        let n = findings.partition_point(|(r, _)| *r == i);
+        let (own, _) = findings.split_at(n);
+        let mut ok = job.session.is_none_or(|s| row.session as usize == s);
+        if ok && let Some(filter) = &job.filter {
+            fs.clear();
+            fs.extend(own.iter().map(|(_, f)| *f));
+            let addresses = job
+                .endpoints
+                .get(row.session as usize)
+                .copied()
+                .flatten()
+                .map_or(unknown, |e| e.of(row.direction()));
+            ok = store.read(row.loc, payload).is_ok()
+                && filter.matches(&PacketCtx {
+                    row,
+                    payload,
+                    addresses,
+                    findings: fs,
+                });
+        }
+        if ok {
+            matches.push(i as u32);
+        }
+    }
+    (current.load(Ordering::SeqCst) == job.generation).then(|| Done {
+        generation: job.generation,
+        start: job.start,
+        end: job.start + job.rows.len(),
+        matches,
+    })
 }

@@ -6,12 +6,17 @@
 //! - the **data side** ([`data`]): a capture thread reads the source and runs the
 //!   tracker; a pump thread hands compact [`model::Update`]s to the UI over a
 //!   channel every 50 ms. Payloads go to an append-only spill file
-//!   ([`store`]); the UI keeps a compact index of rows (32 bytes each) and
-//!   decodes only what it shows, so memory stays flat on big captures.
+//!   ([`store`]), and so do the findings' detail texts; the UI keeps a compact
+//!   index of rows (32 bytes each) and of findings (24 bytes each) and decodes
+//!   only what it shows, so memory stays flat on big captures.
+//! - a **filter worker** ([`filter::Worker`]) runs the display filter over
+//!   blocks of rows, reading payloads back from the store, and streams the
+//!   matches to the UI; a new filter cancels the scan of the old one.
 //! - the **UI side** ([`app::App`] and `ui`): drains the channel without
 //!   blocking, handles keys and mouse, redraws at a steady rate.
 //!
-//! The terminal is restored on quit, on Ctrl-C, on SIGTERM/SIGHUP and on panic.
+//! The terminal is restored on quit, on Ctrl-C, on SIGTERM/SIGHUP and on panic;
+//! the TUI exits when its terminal goes away (a closed tmux pane).
 
 pub mod app;
 pub mod data;
@@ -183,7 +188,8 @@ fn stop_for(src: &capture::Source) -> Stop {
     Stop::with_waker(move || handle.stop())
 }
 
-/// Draws, takes in updates and handles input until the user quits.
+/// Draws, takes in updates and handles input until the user quits, a signal
+/// arrives, or the terminal goes away.
 fn event_loop<B: Backend<Error = io::Error>>(
     terminal: &mut Terminal<B>,
     app: &mut App,
@@ -192,6 +198,7 @@ fn event_loop<B: Backend<Error = io::Error>>(
     options: &Options,
 ) -> io::Result<()> {
     let frame_time = Duration::from_millis(1000 / u64::from(options.fps.clamp(1, 60)));
+    let input = spawn_input()?;
     let mut rate = RateMeter::default();
     loop {
         while let Ok(u) = rx.try_recv() {
@@ -206,10 +213,11 @@ fn event_loop<B: Backend<Error = io::Error>>(
         let until = Instant::now() + frame_time;
         loop {
             let left = until.saturating_duration_since(Instant::now());
-            if !event::poll(left)? {
-                break;
+            match input.recv_timeout(left) {
+                Ok(event) => app.on_event(&event?),
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(hung_up()),
             }
-            app.on_event(&event::read()?);
             if app.quit {
                 break;
             }
@@ -217,7 +225,59 @@ fn event_loop<B: Backend<Error = io::Error>>(
         if app.quit || signalled.load(Ordering::SeqCst) {
             return Ok(());
         }
+        if terminal_gone() {
+            return Err(hung_up());
+        }
     }
+}
+
+fn hung_up() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "the terminal has gone away")
+}
+
+/// Reads terminal events on their own thread and passes them on.
+///
+/// The UI never waits inside crossterm: on a hung-up terminal, crossterm 0.29's
+/// reader retries a `read` that keeps returning 0 (or `EIO`) forever, so a call
+/// to `event::poll` would never return. Here only this thread spins, and the
+/// UI notices the hang-up by itself ([`terminal_gone`]) and exits, which ends
+/// the thread with the process.
+fn spawn_input() -> io::Result<mpsc::Receiver<io::Result<event::Event>>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("lwarscope-input".into())
+        .spawn(move || {
+            loop {
+                let e = event::read();
+                let failed = e.is_err();
+                if tx.send(e).is_err() || failed {
+                    return;
+                }
+            }
+        })?;
+    Ok(rx)
+}
+
+/// True when the terminal on stdin or stdout has hung up (its tmux pane or
+/// window was closed): `poll` reports `POLLHUP`/`POLLERR` on it.
+fn terminal_gone() -> bool {
+    let mut fds = [0, 1].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    // Only terminals count: a pipe on stdin that has ended is no hang-up.
+    // SAFETY: `isatty` only inspects the descriptor.
+    fds.iter_mut()
+        .filter(|p| unsafe { libc::isatty(p.fd) } != 1)
+        .for_each(|p| p.fd = -1);
+    // SAFETY: `fds` is a valid array of `pollfd` for the length passed; a
+    // timeout of 0 makes the call return at once.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) };
+    n > 0
+        && fds
+            .iter()
+            .any(|p| p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0)
 }
 
 fn wall_clock() -> crate::capture::Timestamp {

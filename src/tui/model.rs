@@ -4,7 +4,7 @@
 use super::store::Loc;
 use crate::capture::Timestamp;
 use crate::codec::Id;
-use crate::track::{Direction, Finding, SessionId, Severity, State};
+use crate::track::{Detail, Direction, Finding, FindingKind, Rule, SessionId, Severity, State};
 use std::net::SocketAddr;
 
 /// One packet of the index: where its payload lies and what the list needs to
@@ -90,17 +90,97 @@ impl Row {
     }
 }
 
-/// The packet index: rows in fixed-size chunks, so that growing it never copies
-/// what is there (no doubling peak on a ten-million-row capture).
-#[derive(Debug, Default)]
-pub struct RowIndex {
-    chunks: Vec<Vec<Row>>,
+/// A finding as the UI's log keeps it: 24 bytes, where a [`Finding`] takes 88.
+/// Its detail is rendered to text once, by the data thread, and kept in the
+/// payload store; `detail` says where. Ten million findings fit in 240 MB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedFinding {
+    /// The text of the finding's [`crate::track::Detail`] in the store.
+    pub detail: Loc,
+    /// The index row of the packet that raised it (for `lost`, of the gap).
+    pub row: u32,
+    pub session: u32,
+    seqno: u32,
+    pub kind: FindingKind,
+    pub rule: Option<Rule>,
+    pub direction: Direction,
+    has_seqno: bool,
+}
+
+impl LoggedFinding {
+    /// Keeps `f`, its detail's text being at `detail`; `row` is set by the UI.
+    pub fn new(f: &Finding, detail: Loc) -> Self {
+        LoggedFinding {
+            detail,
+            row: 0,
+            session: u32::try_from(f.session).unwrap_or(u32::MAX),
+            seqno: f.seqno.unwrap_or(0),
+            kind: f.kind,
+            rule: f.rule,
+            direction: f.direction,
+            has_seqno: f.seqno.is_some(),
+        }
+    }
+
+    pub const fn seqno(&self) -> Option<u32> {
+        if self.has_seqno {
+            Some(self.seqno)
+        } else {
+            None
+        }
+    }
+
+    pub const fn severity(&self) -> Severity {
+        self.kind.severity()
+    }
+
+    /// `violation/wrong-sender` for violations, the kind's name otherwise.
+    pub fn label(&self) -> impl std::fmt::Display + '_ {
+        std::fmt::from_fn(move |f| match self.rule {
+            Some(rule) => write!(f, "{}/{}", self.kind, rule),
+            None => write!(f, "{}", self.kind),
+        })
+    }
+
+    /// The finding again, for the display filter, with the packet's frame and
+    /// time; the detail, which filters do not look at, is left out.
+    pub fn to_finding(&self, row: &Row) -> Finding {
+        Finding {
+            kind: self.kind,
+            rule: self.rule,
+            frame: row.frame,
+            ts: row.ts,
+            session: self.session as SessionId,
+            direction: self.direction,
+            seqno: self.seqno(),
+            detail: Detail::None,
+        }
+    }
+}
+
+/// The packet index.
+pub type RowIndex = Chunked<Row>;
+
+/// A list in fixed-size chunks, so that growing it never copies what is there
+/// (no doubling peak on a ten-million-row capture).
+#[derive(Debug)]
+pub struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
     len: usize,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
 }
 
 const CHUNK: usize = 1 << 16;
 
-impl RowIndex {
+impl<T> Chunked<T> {
     pub const fn len(&self) -> usize {
         self.len
     }
@@ -109,15 +189,15 @@ impl RowIndex {
         self.len == 0
     }
 
-    pub fn get(&self, i: usize) -> Option<&Row> {
+    pub fn get(&self, i: usize) -> Option<&T> {
         self.chunks.get(i / CHUNK)?.get(i % CHUNK)
     }
 
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut Row> {
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         self.chunks.get_mut(i / CHUNK)?.get_mut(i % CHUNK)
     }
 
-    pub fn push(&mut self, row: Row) {
+    pub fn push(&mut self, row: T) {
         match self.chunks.last_mut() {
             Some(c) if c.len() < CHUNK => c.push(row),
             _ => {
@@ -130,7 +210,7 @@ impl RowIndex {
     }
 
     /// The first row for which `pred` is false, rows being partitioned by it.
-    pub fn partition_point(&self, pred: impl Fn(&Row) -> bool) -> usize {
+    pub fn partition_point(&self, pred: impl Fn(&T) -> bool) -> usize {
         let full = self.chunks.partition_point(|c| c.last().is_some_and(&pred));
         match self.chunks.get(full) {
             Some(c) => full * CHUNK + c.partition_point(&pred),
@@ -138,14 +218,29 @@ impl RowIndex {
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Row> {
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
         self.chunks.iter().flatten()
+    }
+
+    /// Items `range`, in order (the range is cut to the length); finds the
+    /// start in constant time.
+    pub fn range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = &T> {
+        let end = range.end.min(self.len);
+        let start = range.start.min(end);
+        self.chunks[start / CHUNK..]
+            .iter()
+            .enumerate()
+            .flat_map(move |(k, c)| {
+                let skip = if k == 0 { start % CHUNK } else { 0 };
+                c.get(skip..).unwrap_or_default()
+            })
+            .take(end - start)
     }
 }
 
-impl std::ops::Index<usize> for RowIndex {
-    type Output = Row;
-    fn index(&self, i: usize) -> &Row {
+impl<T> std::ops::Index<usize> for Chunked<T> {
+    type Output = T;
+    fn index(&self, i: usize) -> &T {
         &self.chunks[i / CHUNK][i % CHUNK]
     }
 }
@@ -277,10 +372,10 @@ pub struct CaptureCounters {
 #[derive(Debug)]
 pub enum Update {
     /// New packets (their payloads are already readable in the store) and the
-    /// findings raised meanwhile, in the order raised.
+    /// findings raised meanwhile, in the order raised, with their frames.
     Batch {
         rows: Vec<Row>,
-        findings: Vec<Finding>,
+        findings: Vec<(u64, LoggedFinding)>,
         /// Sessions first seen in this batch.
         endpoints: Vec<Endpoints>,
     },
@@ -349,6 +444,17 @@ mod tests {
             assert_eq!(idx.partition_point(|r| r.frame < f), expected, "{f}");
         }
         assert_eq!(idx.iter().count(), n);
+        let frames = |r: std::ops::Range<usize>| idx.range(r).map(|r| r.frame).collect::<Vec<_>>();
+        assert_eq!(
+            frames(CHUNK - 1..CHUNK + 2),
+            [
+                2 * (CHUNK as u64 - 1),
+                2 * CHUNK as u64,
+                2 * (CHUNK as u64 + 1)
+            ]
+        );
+        assert_eq!(frames(n - 1..n + 5), [2 * (n as u64 - 1)]);
+        assert!(frames(n + 3..n + 5).is_empty());
         assert!(idx.get(n).is_none());
     }
 
@@ -362,5 +468,36 @@ mod tests {
         r.note(Severity::Note);
         assert_eq!(r.worst(), Some(Severity::Warning));
         assert_eq!(std::mem::size_of::<Row>(), 32);
+    }
+
+    #[test]
+    fn logged_findings_are_small_and_keep_what_filters_need() {
+        assert_eq!(std::mem::size_of::<LoggedFinding>(), 24);
+        let f = Finding {
+            kind: FindingKind::Violation,
+            rule: Some(Rule::WrongSender),
+            frame: 9,
+            ts: Timestamp(5),
+            session: 4,
+            direction: ServerToClient,
+            seqno: Some(0),
+            detail: Detail::Gap {
+                highest: 3,
+                missing: 2,
+            },
+        };
+        let logged = LoggedFinding::new(&f, Loc::default());
+        assert_eq!(logged.seqno(), Some(0));
+        assert_eq!(logged.label().to_string(), f.label().to_string());
+        let row = Row::new(9, Timestamp(5), Loc::default(), 4, ServerToClient, 20);
+        let back = logged.to_finding(&row);
+        assert_eq!(back.detail, Detail::None);
+        assert_eq!(
+            back,
+            Finding {
+                detail: Detail::None,
+                ..f
+            }
+        );
     }
 }

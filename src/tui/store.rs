@@ -73,6 +73,17 @@ impl StoreWriter {
         loc
     }
 
+    /// Appends `value` as text (cut at [`Loc::MAX_LEN`]) and tells where it will
+    /// be; an empty text takes no room. Formats straight into the buffer.
+    pub fn append_display(&mut self, value: &dyn std::fmt::Display) -> Loc {
+        let start = self.buf.len();
+        // Writing to a Vec cannot fail, except in a `Display` impl that fails.
+        let _ = write!(self.buf, "{value}");
+        let len = (self.buf.len() - start).min(Loc::MAX_LEN);
+        self.buf.truncate(start + len);
+        Loc::new(self.written + start as u64, len)
+    }
+
     /// Writes the buffered payloads out, so that the reader sees them.
     pub fn flush(&mut self) -> io::Result<()> {
         if !self.buf.is_empty() {
@@ -100,6 +111,13 @@ impl StoreReader {
         buf.resize(loc.len(), 0);
         self.file.read_exact_at(buf, loc.offset())
     }
+
+    /// Reads back a text stored with [`StoreWriter::append_display`].
+    pub fn read_text(&self, loc: Loc) -> io::Result<String> {
+        let mut buf = Vec::new();
+        self.read(loc, &mut buf)?;
+        String::from_utf8(buf).map_err(io::Error::other)
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +139,20 @@ mod tests {
         r.read(empty, &mut buf).unwrap();
         assert!(buf.is_empty());
         assert_eq!((a.offset(), b.offset(), w.len()), (0, 5, 8));
+    }
+
+    #[test]
+    fn texts_are_formatted_into_the_store() {
+        let (mut w, r) = store().unwrap();
+        let payload = w.append(b"abc");
+        let text = w.append_display(&format_args!("{} missing", 12));
+        let empty = w.append_display(&"");
+        w.flush().unwrap();
+        assert_eq!(r.read_text(text).unwrap(), "12 missing");
+        assert_eq!(r.read_text(empty).unwrap(), "");
+        let mut buf = Vec::new();
+        r.read(payload, &mut buf).unwrap();
+        assert_eq!(buf, b"abc");
     }
 
     #[test]

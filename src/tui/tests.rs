@@ -67,8 +67,11 @@ fn app() -> App {
     load_app(MemoryFeed::new(fixture()), info).unwrap()
 }
 
+/// Sends a key, then lets the background filter finish, as a few screens would.
 fn key(app: &mut App, code: KeyCode) {
     app.on_event(&Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    app.tick();
+    app.finish_filtering();
     app.tick();
 }
 
@@ -255,7 +258,7 @@ fn enter_on_a_finding_jumps_to_its_packet() {
     key(&mut a, KeyCode::Down);
     key(&mut a, KeyCode::Down);
     let last = a.findings.len() - 1;
-    let target = a.findings[last].frame;
+    let target = a.finding_frame(&a.findings[last]).unwrap();
     a.focus = Pane::Findings;
     key(&mut a, KeyCode::End);
     key(&mut a, KeyCode::Enter);
@@ -353,4 +356,123 @@ fn help_lists_every_key() {
     ] {
         assert!(shown.contains(k), "{k} missing:\n{shown}");
     }
+}
+
+/// The fixture over and over (each copy later in time): more rows than one
+/// filter job holds, and many findings.
+fn big_app(copies: u64) -> App {
+    let one = fixture();
+    let n = one.len() as u64;
+    let datagrams = (0..copies)
+        .flat_map(|k| {
+            one.iter().cloned().map(move |mut d| {
+                d.frame += k * n;
+                d.ts = Timestamp(d.ts.nanos() + k * 60_000_000_000);
+                d
+            })
+        })
+        .collect();
+    let info = SourceInfo {
+        label: "big".into(),
+        live: false,
+    };
+    load_app(MemoryFeed::new(datagrams), info).unwrap()
+}
+
+/// The rows `text` matches, evaluated one by one on this thread.
+fn reference_matches(a: &App, text: &str) -> Vec<usize> {
+    let filter = super::filter::DisplayFilter::parse(text).unwrap();
+    let mut payload = Vec::new();
+    (0..a.rows.len())
+        .filter(|&r| {
+            let row = a.rows[r];
+            let findings: Vec<_> = a.findings_of(r).map(|f| f.to_finding(&row)).collect();
+            assert!(a.payload(&row, &mut payload));
+            filter.matches(&super::filter::PacketCtx {
+                row: &row,
+                payload: &payload,
+                addresses: a.addresses(&row).unwrap(),
+                findings: &findings,
+            })
+        })
+        .collect()
+}
+
+fn view_rows(a: &App) -> Vec<usize> {
+    (0..a.view_len()).map(|i| a.view_row(i).unwrap()).collect()
+}
+
+#[test]
+fn the_filter_scans_off_the_ui_thread_and_streams_matches() {
+    let mut a = big_app(40);
+    assert!(a.rows.len() > 20_000, "{}", a.rows.len());
+    let expr = "Chat || finding == resend || severity >= error";
+    a.set_filter(expr).unwrap();
+    // Setting the filter scans nothing on this thread: the worker does it.
+    assert_eq!(a.view.scanned, 0);
+    assert_eq!(a.filtering(), Some(0.0));
+    assert_eq!(a.view_len(), 0);
+    a.finish_filtering();
+    assert_eq!(a.filtering(), None);
+    let want = reference_matches(&a, expr);
+    assert!(
+        want.len() > 100 && want.len() < a.rows.len(),
+        "{}",
+        want.len()
+    );
+    assert_eq!(view_rows(&a), want);
+}
+
+#[test]
+fn a_new_filter_cancels_the_scan_of_the_old_one() {
+    let mut a = big_app(40);
+    a.set_filter("Chat").unwrap();
+    a.tick();
+    a.set_filter("finding == resend").unwrap();
+    a.finish_filtering();
+    assert_eq!(view_rows(&a), reference_matches(&a, "finding == resend"));
+    // Back to everything, then a session: no filter text, still in the background.
+    a.set_filter("").unwrap();
+    assert_eq!(a.view_len(), a.rows.len());
+    a.view.session = Some(1);
+    a.set_filter("Input").unwrap();
+    a.finish_filtering();
+    let want: Vec<usize> = reference_matches(&a, "Input")
+        .into_iter()
+        .filter(|&r| a.rows[r].session == 1)
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(view_rows(&a), want);
+}
+
+#[test]
+fn the_selected_packet_stays_selected_once_the_filter_reaches_it() {
+    let mut a = big_app(40);
+    let want = reference_matches(&a, "Chat");
+    let target = want[want.len() / 2];
+    // Select that row in the unfiltered view, then filter.
+    key(&mut a, KeyCode::Home);
+    a.focus = Pane::Packets;
+    for _ in 0..target {
+        a.on_event(&Event::Key(KeyEvent::new(
+            KeyCode::Down,
+            KeyModifiers::NONE,
+        )));
+    }
+    assert_eq!(a.selected_row(), Some(target));
+    a.set_filter("Chat").unwrap();
+    a.finish_filtering();
+    assert_eq!(a.selected_row(), Some(target));
+}
+
+#[test]
+fn findings_show_their_details_from_the_store() {
+    let mut a = app();
+    let details: Vec<String> = a.findings.iter().map(|f| a.finding_detail(f)).collect();
+    assert!(details.iter().any(|d| d.contains("frame")), "{details:?}");
+    // The findings pane shows the first one's detail text.
+    key(&mut a, KeyCode::Char('5'));
+    let shown = text(&mut a, 160, 48);
+    let first = details.iter().find(|d| !d.is_empty()).unwrap();
+    assert!(shown.contains(first.as_str()), "{first} not in:\n{shown}");
 }

@@ -15,16 +15,20 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         .findings_cursor
         .scroll_into_view(len, body.height as usize);
     let focused = app.focus == Pane::Findings;
-    let lines: Vec<Line> = app.findings[visible.clone()]
-        .iter()
+    let lines: Vec<Line> = app
+        .findings
+        .range(visible.clone())
         .zip(visible)
         .map(|(fi, i)| {
-            let mut detail = fi.detail.to_string();
-            if let Some(s) = fi.seqno {
+            let mut detail = app.finding_detail(fi);
+            if let Some(s) = fi.seqno() {
                 detail = format!("#{s} {detail}");
             }
+            let frame = app
+                .finding_frame(fi)
+                .map_or_else(|| "?".to_owned(), |f| f.to_string());
             let line = Line::from(vec![
-                Span::raw(format!("{:>6} ", fi.frame)),
+                Span::raw(format!("{frame:>6} ")),
                 Span::styled(
                     format!("{:<7} ", fi.severity()),
                     severity_style(fi.severity()),

@@ -76,11 +76,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         }
         // Findings as the report prints them: ` [resend#3, lost#4]`, coloured.
         let mut first = true;
-        for finding in app.findings_of(row.frame) {
+        for finding in app.findings_of(r) {
             spans.push(Span::raw(if first { " [" } else { ", " }));
             first = false;
             let mut token = finding.label().to_string();
-            if let Some(s) = finding.seqno {
+            if let Some(s) = finding.seqno() {
                 let _ = write!(token, "#{s}");
             }
             spans.push(Span::styled(token, severity_style(finding.severity())));
