@@ -309,7 +309,7 @@ impl PacketRepr {
         })
     }
 
-    /// The number of bytes [`PacketRepr::emit`] writes.
+    /// The number of bytes [`PacketRepr::emit_into`] writes.
     pub fn wire_len(&self) -> usize {
         HEADER_LEN
             + self

@@ -119,7 +119,7 @@ pub struct CheckArgs {
     pub files: Vec<PathBuf>,
 
     /// Fail when any of these findings occurs: finding kinds (resend, lost,
-    /// malformed, violation...) or violation/<rule>. Comma-separated, repeatable.
+    /// malformed, violation...) or violation/RULE. Comma-separated, repeatable.
     /// Example: --deny malformed,violation,lost
     #[arg(long, value_delimiter = ',', value_name = "KINDS")]
     pub deny: Vec<String>,
