@@ -4,7 +4,8 @@
 
 use super::filter::{DisplayFilter, Job, Worker};
 use super::model::{
-    CaptureCounters, Chunked, Endpoints, LoggedFinding, Row, RowIndex, SessionSnap, Update,
+    CaptureCounters, Chunked, Endpoints, Entry, LoggedFinding, RECORD_HEADER, Row, RowIndex,
+    SessionSnap, Update,
 };
 use super::store::StoreReader;
 use crate::capture::Timestamp;
@@ -237,7 +238,8 @@ pub struct SourceInfo {
 pub struct App {
     pub source: SourceInfo,
     store: StoreReader,
-    /// The packet index.
+    /// The packet index (the rest of each row is in its record in the store;
+    /// see [`App::row`]).
     pub rows: RowIndex,
     /// Every finding, in the order raised, in compact form.
     pub findings: Chunked<LoggedFinding>,
@@ -335,20 +337,18 @@ impl App {
                         all[e.id] = Some(e);
                     }
                 }
-                rows.into_iter().for_each(|r| self.rows.push(r));
+                rows.iter().for_each(|r| self.rows.push(r.entry()));
                 for (frame, mut f) in findings {
                     // Every finding's frame is a row's; the nearest one otherwise.
                     let r = self
                         .row_of_frame(frame)
-                        .unwrap_or_else(|| self.rows.partition_point(|r| r.frame < frame));
+                        .unwrap_or_else(|| self.rows.first_from_frame(frame));
                     f.row = u32::try_from(r).unwrap_or(u32::MAX);
                     let i = self.findings.len() as u32;
                     if self.by_row.last().is_some_and(|&(last, _)| last > f.row) {
                         self.by_row_sorted = false;
                         // A late finding (`lost`) marks its earlier row.
-                        if let Some(row) = self.rows.get_mut(r) {
-                            row.note(f.severity());
-                        }
+                        self.rows.note(r, f.severity());
                     }
                     self.by_row.push((f.row, i));
                     self.findings.push(f);
@@ -450,7 +450,7 @@ impl App {
 
     /// A finding's frame.
     pub fn finding_frame(&self, f: &LoggedFinding) -> Option<u64> {
-        self.rows.get(f.row as usize).map(|r| r.frame)
+        self.rows.get(f.row as usize).map(|e| e.frame)
     }
 
     /// A finding's detail, as text (read back from the store).
@@ -462,18 +462,26 @@ impl App {
 
     /// The index row of a frame (frames are in increasing order).
     pub fn row_of_frame(&self, frame: u64) -> Option<usize> {
-        let i = self.rows.partition_point(|r| r.frame < frame);
-        (self.rows.get(i)?.frame == frame).then_some(i)
+        self.rows.find_frame(frame)
+    }
+
+    /// Index row `i`, its record's header read from the store; `None` past
+    /// the end or if the store cannot be read.
+    pub fn row(&self, i: usize) -> Option<Row> {
+        let e: Entry = self.rows.get(i)?;
+        let mut header = [0; RECORD_HEADER];
+        self.store.read_exact_at(&mut header, e.record).ok()?;
+        Some(Row::from_header(e, &header))
     }
 
     /// Reads a row's payload.
     pub fn payload(&self, row: &Row, buf: &mut Vec<u8>) -> bool {
-        self.store.read(row.loc, buf).is_ok()
+        self.store.read(row.payload(), buf).is_ok()
     }
 
     /// Capture time of the first packet: packet times are shown relative to it.
     pub fn first_ts(&self) -> Timestamp {
-        self.rows.get(0).map_or(Timestamp(0), |r| r.ts)
+        self.row(0).map_or(Timestamp(0), |r| r.ts)
     }
 
     /// The capture second rates are measured at.
@@ -481,7 +489,7 @@ impl App {
         let last = self
             .row_limit()
             .checked_sub(1)
-            .and_then(|i| self.rows.get(i))
+            .and_then(|i| self.row(i))
             .map_or(Timestamp(0), |r| r.ts);
         let now = match (self.paused.is_none(), self.wall_now) {
             (true, Some(w)) => w.max(last),
@@ -495,7 +503,10 @@ impl App {
     /// Starts the view over: a new session or filter. Filtering goes on in the
     /// background; the packet selected now is selected again once it is found.
     fn reset_view(&mut self) {
-        let keep = self.selected_row().map(|r| self.rows[r].frame);
+        let keep = self
+            .selected_row()
+            .and_then(|r| self.rows.get(r))
+            .map(|e| e.frame);
         self.view.matches = (!self.view.is_all()).then(Vec::new);
         self.view.scanned = 0;
         self.view.sent = 0;
@@ -563,8 +574,8 @@ impl App {
         while room > 0 && self.view.sent < self.rows.len() {
             let start = self.view.sent;
             let end = (start + FILTER_BLOCK.min(room)).min(self.rows.len());
-            let rows: Vec<Row> = self.rows.range(start..end).copied().collect();
-            let findings = self.job_findings(start..end, &rows);
+            let rows: Vec<Entry> = self.rows.range(start..end).collect();
+            let findings = self.job_findings(start..end);
             let job = Job {
                 generation: self.view.generation,
                 start,
@@ -584,11 +595,7 @@ impl App {
     }
 
     /// The findings of rows `range`, with their row indices, as the filter sees them.
-    fn job_findings(
-        &self,
-        range: Range<usize>,
-        rows: &[Row],
-    ) -> Vec<(usize, crate::track::Finding)> {
+    fn job_findings(&self, range: Range<usize>) -> Vec<(usize, LoggedFinding)> {
         if self.view.filter.is_none() {
             return Vec::new();
         }
@@ -598,11 +605,7 @@ impl App {
         self.by_row[start..]
             .iter()
             .take_while(|&&(r, _)| r < hi)
-            .filter_map(|&(r, i)| {
-                let f = self.findings.get(i as usize)?;
-                let row = rows.get((r - lo) as usize)?;
-                Some((r as usize, f.to_finding(row)))
-            })
+            .filter_map(|&(r, i)| Some((r as usize, *self.findings.get(i as usize)?)))
             .collect()
     }
 
@@ -684,9 +687,8 @@ impl App {
         self.detail.row = row;
         self.hex_scroll = 0;
         let Some(r) = row else { return };
-        let row = self.rows[r];
         let mut payload = Vec::new();
-        if !self.payload(&row, &mut payload) {
+        let Some(row) = self.row(r).filter(|row| self.payload(row, &mut payload)) else {
             self.detail.nodes.push(Node {
                 label: "payload".into(),
                 value: "cannot be read back from the store".into(),
@@ -695,7 +697,7 @@ impl App {
                 severity: Some(Severity::Error),
             });
             return;
-        }
+        };
         self.detail.nodes = tree(self, r, &row, &payload);
         self.detail.payload = payload;
         if same_shape {

@@ -53,11 +53,13 @@ struct Sink {
 impl Observer for Sink {
     fn packet(&mut self, e: &PacketEvent<'_>) {
         let d = e.datagram;
-        let loc = self.writer.append(d.payload);
-        let mut row = Row::new(d.frame, d.ts, loc, e.session, e.direction, d.payload_len);
+        let lens = (d.payload.len(), d.payload_len);
+        let record = self.writer.len();
+        let mut row = Row::new(d.frame, d.ts, record, e.session, e.direction, lens);
         for f in e.findings {
             row.note(f.severity());
         }
+        self.writer.append_record(&row.header(), d.payload);
         self.rows.push(row);
         let endpoints = &mut self.endpoints;
         self.activity

@@ -2,7 +2,8 @@
 //! language ([`crate::report::Filter`]), evaluated on rows decoded from the store
 //! by a worker thread ([`Worker`]), so that the UI never waits for a scan.
 
-use super::model::{Endpoints, Row};
+use super::model::{Endpoints, Entry, LoggedFinding, RECORD_HEADER, Row};
+use super::store::Loc;
 use super::store::StoreReader;
 use crate::capture::Datagram;
 use crate::codec::Packet;
@@ -67,16 +68,17 @@ impl DisplayFilter {
 }
 
 /// A block of the packet list to filter, with what the filter needs to see of
-/// it: copies of its rows and of their findings, so that the worker shares
-/// nothing with the UI but the store.
+/// it: copies of its index entries and of its findings, so that the worker
+/// shares nothing with the UI but the store, from which it reads the rows'
+/// records (in one read per block).
 pub struct Job {
     /// Which filter this is for: a job of an older generation is dropped.
     pub generation: u64,
     /// Index of the first row.
     pub start: usize,
-    pub rows: Vec<Row>,
+    pub rows: Vec<Entry>,
     /// The rows' findings with their row indices, sorted by row.
-    pub findings: Vec<(usize, Finding)>,
+    pub findings: Vec<(usize, LoggedFinding)>,
     /// Only this session's packets, if set.
     pub session: Option<SessionId>,
     pub filter: Option<Arc<DisplayFilter>>,
@@ -113,10 +115,10 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name("lwarscope-filter".into())
             .spawn(move || {
-                let mut payload = Vec::new();
+                let mut records = Vec::new();
                 let mut findings = Vec::new();
                 for job in job_rx {
-                    if let Some(d) = run(&job, &store, &current, &mut payload, &mut findings)
+                    if let Some(d) = run(&job, &store, &current, &mut records, &mut findings)
                         && done_tx.send(d).is_err()
                     {
                         return;
@@ -171,13 +173,18 @@ fn run(
     job: &Job,
     store: &StoreReader,
     current: &AtomicU64,
-    payload: &mut Vec<u8>,
+    records: &mut Vec<u8>,
     fs: &mut Vec<Finding>,
 ) -> Option<Done> {
     let unknown = (SocketAddr::from(([0; 4], 0)), SocketAddr::from(([0; 4], 0)));
+    // The block's records lie one after the other (with the texts of findings
+    // between them): read them all at once.
+    let base = job.rows.first().map_or(0, |e| e.record);
+    let span = job.rows.last().map_or(0, |e| e.record - base) as usize;
+    let read = store.read_span(base, span + RECORD_HEADER + Loc::MAX_LEN, records);
     let mut matches = Vec::new();
     let mut findings = job.findings.as_slice();
-    for (k, row) in job.rows.iter().enumerate() {
+    for (k, entry) in job.rows.iter().enumerate() {
         if k.is_multiple_of(512) && current.load(Ordering::Relaxed) != job.generation {
             return None;
         }
@@ -186,23 +193,29 @@ fn run(
         findings = &findings[skip..];
         let n = findings.partition_point(|(r, _)| *r == i);
         let (own, _) = findings.split_at(n);
+        let Some((row, payload)) = read
+            .is_ok()
+            .then(|| record_at(records, (entry.record - base) as usize, *entry))
+            .flatten()
+        else {
+            continue;
+        };
         let mut ok = job.session.is_none_or(|s| row.session as usize == s);
         if ok && let Some(filter) = &job.filter {
             fs.clear();
-            fs.extend(own.iter().map(|(_, f)| *f));
+            fs.extend(own.iter().map(|(_, f)| f.to_finding(row.frame, row.ts)));
             let addresses = job
                 .endpoints
                 .get(row.session as usize)
                 .copied()
                 .flatten()
                 .map_or(unknown, |e| e.of(row.direction()));
-            ok = store.read(row.loc, payload).is_ok()
-                && filter.matches(&PacketCtx {
-                    row,
-                    payload,
-                    addresses,
-                    findings: fs,
-                });
+            ok = filter.matches(&PacketCtx {
+                row: &row,
+                payload,
+                addresses,
+                findings: fs,
+            });
         }
         if ok {
             matches.push(i as u32);
@@ -214,4 +227,13 @@ fn run(
         end: job.start + job.rows.len(),
         matches,
     })
+}
+
+/// The row and payload of the record at `at` in `bytes`, if it is all there.
+fn record_at(bytes: &[u8], at: usize, entry: Entry) -> Option<(Row, &[u8])> {
+    let header = bytes.get(at..at.checked_add(RECORD_HEADER)?)?;
+    let row = Row::from_header(entry, header.try_into().ok()?);
+    let start = at + RECORD_HEADER;
+    let payload = bytes.get(start..start + usize::from(row.kept))?;
+    Some((row, payload))
 }

@@ -7,16 +7,21 @@ use crate::codec::Id;
 use crate::track::{Detail, Direction, Finding, FindingKind, Rule, SessionId, Severity, State};
 use std::net::SocketAddr;
 
-/// One packet of the index: where its payload lies and what the list needs to
-/// sort and colour it. The rest is decoded from the payload when shown.
+/// One packet of the list, as read back from the index and the store: where
+/// its record lies and what the list needs to show, sort and colour it. Only
+/// the frame, the record's place and the worst severity stay in memory (see
+/// [`RowIndex`]); the rest is the record's header, stored before the payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Row {
     pub frame: u64,
     pub ts: Timestamp,
-    pub loc: Loc,
+    /// Where the packet's record (header, then payload) lies in the store.
+    pub record: u64,
     pub session: u32,
-    /// The UDP payload length as sent (more than `loc.len()` when cut short).
+    /// The UDP payload length as sent (more than `kept` when cut short).
     pub len: u16,
+    /// Payload bytes kept in the store.
+    pub kept: u16,
     flags: u8,
     /// Worst severity of the packet's findings: 0 none, 1 note, 2 warning, 3 error.
     worst: u8,
@@ -24,6 +29,10 @@ pub struct Row {
 
 const S2C: u8 = 1;
 const CUT: u8 = 2;
+
+/// Bytes of a record's header in the store: time (8), session (4), UDP length
+/// (2), bytes kept (2), flags (1). The payload follows.
+pub const RECORD_HEADER: usize = 17;
 
 /// A severity as a small number, 0 meaning none.
 pub const fn severity_rank(s: Severity) -> u8 {
@@ -35,15 +44,18 @@ pub const fn severity_rank(s: Severity) -> u8 {
 }
 
 impl Row {
+    /// A row for a packet whose record starts at `record` in the store, of
+    /// which `kept` payload bytes out of `payload_len` were captured.
     pub fn new(
         frame: u64,
         ts: Timestamp,
-        loc: Loc,
+        record: u64,
         session: SessionId,
         direction: Direction,
-        payload_len: usize,
+        (kept, payload_len): (usize, usize),
     ) -> Self {
-        let cut_by_capture = payload_len > loc.len();
+        let kept = kept.min(Loc::MAX_LEN);
+        let cut_by_capture = payload_len > kept;
         let mut flags = 0;
         if direction == Direction::ServerToClient {
             flags |= S2C;
@@ -54,9 +66,10 @@ impl Row {
         Row {
             frame,
             ts,
-            loc,
+            record,
             session: u32::try_from(session).unwrap_or(u32::MAX),
             len: u16::try_from(payload_len).unwrap_or(u16::MAX),
+            kept: kept as u16,
             flags,
             worst: 0,
         }
@@ -87,6 +100,50 @@ impl Row {
     /// Raises the row's worst severity to `s` if it is worse.
     pub fn note(&mut self, s: Severity) {
         self.worst = self.worst.max(severity_rank(s));
+    }
+
+    /// Where the payload lies in the store: right after the record's header.
+    pub fn payload(&self) -> Loc {
+        Loc::new(self.record + RECORD_HEADER as u64, usize::from(self.kept))
+    }
+
+    /// The record's header, as the store keeps it (little-endian).
+    pub fn header(&self) -> [u8; RECORD_HEADER] {
+        let mut h = [0; RECORD_HEADER];
+        h[..8].copy_from_slice(&self.ts.0.to_le_bytes());
+        h[8..12].copy_from_slice(&self.session.to_le_bytes());
+        h[12..14].copy_from_slice(&self.len.to_le_bytes());
+        h[14..16].copy_from_slice(&self.kept.to_le_bytes());
+        h[16] = self.flags;
+        h
+    }
+
+    /// The row of index entry `e`, its record's header being `h`.
+    pub fn from_header(e: Entry, h: &[u8; RECORD_HEADER]) -> Self {
+        let bytes = |range: std::ops::Range<usize>| {
+            let mut b = [0; 8];
+            b[..range.len()].copy_from_slice(&h[range]);
+            u64::from_le_bytes(b)
+        };
+        Row {
+            frame: e.frame,
+            ts: Timestamp(bytes(0..8)),
+            record: e.record,
+            session: bytes(8..12) as u32,
+            len: bytes(12..14) as u16,
+            kept: bytes(14..16) as u16,
+            flags: h[16] & (S2C | CUT),
+            worst: e.worst,
+        }
+    }
+
+    /// What the index keeps of the row.
+    pub const fn entry(&self) -> Entry {
+        Entry {
+            frame: self.frame,
+            record: self.record,
+            worst: self.worst,
+        }
     }
 }
 
@@ -144,12 +201,12 @@ impl LoggedFinding {
 
     /// The finding again, for the display filter, with the packet's frame and
     /// time; the detail, which filters do not look at, is left out.
-    pub fn to_finding(&self, row: &Row) -> Finding {
+    pub fn to_finding(&self, frame: u64, ts: Timestamp) -> Finding {
         Finding {
             kind: self.kind,
             rule: self.rule,
-            frame: row.frame,
-            ts: row.ts,
+            frame,
+            ts,
             session: self.session as SessionId,
             direction: self.direction,
             seqno: self.seqno(),
@@ -158,8 +215,184 @@ impl LoggedFinding {
     }
 }
 
-/// The packet index.
-pub type RowIndex = Chunked<Row>;
+/// What the index keeps of one row: its frame, where its record lies in the
+/// store, and its worst severity (as [`severity_rank`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub frame: u64,
+    pub record: u64,
+    worst: u8,
+}
+
+/// Rows per chunk of the index, at most.
+const ROWS_PER_CHUNK: usize = 4096;
+
+/// The packet index: for each row, its frame, where its record lies and its
+/// worst severity, in 7 bytes.
+///
+/// Rows come in chunks of up to [`ROWS_PER_CHUNK`]. A chunk keeps its first
+/// frame and record offset in full and, per row, the differences from them in
+/// a `u16` and a `u32`, and the severity in a byte. A row whose differences do
+/// not fit (a long run of frames that are not lwar, or a chunk spanning more
+/// than 4 GiB of store) starts a new chunk. Rows are found by number through
+/// the chunks' first rows and by frame by binary search, both in memory; the
+/// rest of a row is read from its record when shown.
+///
+/// A sparse index (one offset every N rows, records read in sequence) would
+/// save a few more bytes per row, but then every lookup by row or by frame,
+/// including the one placing each finding, would read the store; at 7 bytes a
+/// row, ten million packets take 70 MB.
+#[derive(Debug, Default)]
+pub struct RowIndex {
+    chunks: Vec<IndexChunk>,
+    len: usize,
+}
+
+#[derive(Debug)]
+struct IndexChunk {
+    /// Row number of the first row.
+    first_row: usize,
+    frame: u64,
+    record: u64,
+    /// Per row: its frame minus `frame`.
+    frames: Vec<u16>,
+    /// Per row: its record's offset minus `record`.
+    records: Vec<u32>,
+    worst: Vec<u8>,
+}
+
+impl IndexChunk {
+    fn new(first_row: usize, e: Entry) -> Self {
+        let mut c = IndexChunk {
+            first_row,
+            frame: e.frame,
+            record: e.record,
+            frames: Vec::with_capacity(ROWS_PER_CHUNK),
+            records: Vec::with_capacity(ROWS_PER_CHUNK),
+            worst: Vec::with_capacity(ROWS_PER_CHUNK),
+        };
+        c.try_push(e);
+        c
+    }
+
+    /// Appends `e` if it fits in this chunk.
+    fn try_push(&mut self, e: Entry) -> bool {
+        if self.frames.len() >= ROWS_PER_CHUNK {
+            return false;
+        }
+        let frame = e.frame.checked_sub(self.frame).map(u16::try_from);
+        let record = e.record.checked_sub(self.record).map(u32::try_from);
+        let (Some(Ok(frame)), Some(Ok(record))) = (frame, record) else {
+            return false;
+        };
+        self.frames.push(frame);
+        self.records.push(record);
+        self.worst.push(e.worst);
+        true
+    }
+
+    fn get(&self, k: usize) -> Option<Entry> {
+        Some(Entry {
+            frame: self.frame + u64::from(*self.frames.get(k)?),
+            record: self.record + u64::from(*self.records.get(k)?),
+            worst: *self.worst.get(k)?,
+        })
+    }
+
+    fn last_frame(&self) -> u64 {
+        self.frame + u64::from(self.frames.last().copied().unwrap_or(0))
+    }
+
+    /// Gives back the room a chunk ended early does not use.
+    fn seal(&mut self) {
+        self.frames.shrink_to_fit();
+        self.records.shrink_to_fit();
+        self.worst.shrink_to_fit();
+    }
+}
+
+impl RowIndex {
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends a row.
+    pub fn push(&mut self, e: Entry) {
+        if !self.chunks.last_mut().is_some_and(|c| c.try_push(e)) {
+            if let Some(c) = self.chunks.last_mut() {
+                c.seal();
+            }
+            self.chunks.push(IndexChunk::new(self.len, e));
+        }
+        self.len += 1;
+    }
+
+    /// Which chunk holds row `i` (which must be less than the length).
+    fn chunk_of(&self, i: usize) -> usize {
+        self.chunks.partition_point(|c| c.first_row <= i) - 1
+    }
+
+    pub fn get(&self, i: usize) -> Option<Entry> {
+        if i >= self.len {
+            return None;
+        }
+        let c = &self.chunks[self.chunk_of(i)];
+        c.get(i - c.first_row)
+    }
+
+    /// Raises row `i`'s worst severity to `s` if it is worse.
+    pub fn note(&mut self, i: usize, s: Severity) {
+        if i >= self.len {
+            return;
+        }
+        let k = self.chunk_of(i);
+        let c = &mut self.chunks[k];
+        if let Some(w) = c.worst.get_mut(i - c.first_row) {
+            *w = (*w).max(severity_rank(s));
+        }
+    }
+
+    /// The first row whose frame is `frame` or later, frames being in
+    /// increasing order; the length if there is none.
+    pub fn first_from_frame(&self, frame: u64) -> usize {
+        let k = self.chunks.partition_point(|c| c.last_frame() < frame);
+        match self.chunks.get(k) {
+            Some(c) => {
+                let delta = frame.saturating_sub(c.frame);
+                c.first_row + c.frames.partition_point(|&f| u64::from(f) < delta)
+            }
+            None => self.len,
+        }
+    }
+
+    /// The row of `frame`, if there is one.
+    pub fn find_frame(&self, frame: u64) -> Option<usize> {
+        let i = self.first_from_frame(frame);
+        (self.get(i)?.frame == frame).then_some(i)
+    }
+
+    /// The entries of rows `range`, in order (the range is cut to the length).
+    pub fn range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = Entry> + '_ {
+        let end = range.end.min(self.len);
+        let start = range.start.min(end);
+        let first = if start < end {
+            self.chunk_of(start)
+        } else {
+            self.chunks.len()
+        };
+        self.chunks[first..]
+            .iter()
+            .flat_map(move |c| {
+                let skip = start.saturating_sub(c.first_row);
+                (skip..c.frames.len()).filter_map(|k| c.get(k))
+            })
+            .take(end - start)
+    }
+}
 
 /// A list in fixed-size chunks, so that growing it never copies what is there
 /// (no doubling peak on a ten-million-row capture).
@@ -417,57 +650,130 @@ mod tests {
     }
 
     #[test]
-    fn the_index_grows_in_chunks_and_searches_by_frame() {
-        let mut idx = RowIndex::default();
+    fn chunked_lists_grow_in_chunks() {
+        let mut list = Chunked::default();
         let n = 3 * CHUNK + 5;
-        for f in 0..n as u64 {
-            idx.push(Row::new(
-                2 * f,
-                Timestamp(f),
-                Loc::default(),
-                0,
-                ClientToServer,
-                0,
-            ));
+        (0..n as u64).for_each(|i| list.push(2 * i));
+        assert_eq!((list.len(), list.chunks.len()), (n, 4));
+        assert_eq!(list[CHUNK + 1], 2 * (CHUNK as u64 + 1));
+        assert_eq!(
+            list.partition_point(|&v| v < 2 * CHUNK as u64 + 1),
+            CHUNK + 1
+        );
+        assert_eq!(list.iter().count(), n);
+        let got = |r: std::ops::Range<usize>| list.range(r).copied().collect::<Vec<_>>();
+        assert_eq!(got(n - 1..n + 5), [2 * (n as u64 - 1)]);
+        assert!(got(n + 3..n + 5).is_empty());
+        assert!(list.get(n).is_none());
+    }
+
+    fn entry(frame: u64, record: u64) -> Entry {
+        Entry {
+            frame,
+            record,
+            worst: 0,
         }
+    }
+
+    #[test]
+    fn the_index_keeps_full_chunks_of_deltas_and_searches_by_frame() {
+        let mut idx = RowIndex::default();
+        let n = 3 * ROWS_PER_CHUNK + 5;
+        // Frames 2, 4, 6...; records 100 bytes apart, from a large offset.
+        let at = |i: usize| entry(2 * i as u64 + 2, (1 << 40) + 100 * i as u64);
+        (0..n).for_each(|i| idx.push(at(i)));
         assert_eq!((idx.len(), idx.chunks.len()), (n, 4));
-        assert_eq!(idx[CHUNK + 1].frame, 2 * (CHUNK as u64 + 1));
+        for i in [0, 1, ROWS_PER_CHUNK - 1, ROWS_PER_CHUNK, n - 1] {
+            assert_eq!(idx.get(i), Some(at(i)), "{i}");
+        }
+        assert_eq!(idx.get(n), None);
+        // Every frame, present or not, at and around chunk boundaries.
+        let boundary = 2 * ROWS_PER_CHUNK as u64;
         for f in [
             0,
             1,
             2,
-            2 * CHUNK as u64,
-            2 * CHUNK as u64 + 1,
-            2 * n as u64,
+            3,
+            boundary,
+            boundary + 1,
+            boundary + 2,
+            2 * n as u64 + 2,
         ] {
-            let expected = (f as usize).div_ceil(2).min(n);
-            assert_eq!(idx.partition_point(|r| r.frame < f), expected, "{f}");
+            let expected = (f.saturating_sub(2) as usize).div_ceil(2).min(n);
+            assert_eq!(idx.first_from_frame(f), expected, "{f}");
+            let found = (f >= 2 && f % 2 == 0 && expected < n).then_some(expected);
+            assert_eq!(idx.find_frame(f), found, "{f}");
         }
-        assert_eq!(idx.iter().count(), n);
-        let frames = |r: std::ops::Range<usize>| idx.range(r).map(|r| r.frame).collect::<Vec<_>>();
+        let frames = |r: std::ops::Range<usize>| idx.range(r).map(|e| e.frame).collect::<Vec<_>>();
+        let k = ROWS_PER_CHUNK as u64;
         assert_eq!(
-            frames(CHUNK - 1..CHUNK + 2),
-            [
-                2 * (CHUNK as u64 - 1),
-                2 * CHUNK as u64,
-                2 * (CHUNK as u64 + 1)
-            ]
+            frames(ROWS_PER_CHUNK - 1..ROWS_PER_CHUNK + 1),
+            [2 * k, 2 * k + 2]
         );
-        assert_eq!(frames(n - 1..n + 5), [2 * (n as u64 - 1)]);
+        assert_eq!(frames(n - 1..n + 5), [2 * n as u64]);
         assert!(frames(n + 3..n + 5).is_empty());
-        assert!(idx.get(n).is_none());
+        assert_eq!(idx.range(0..n).count(), n);
+        assert!(idx.range(0..n).eq((0..n).map(at)));
     }
 
     #[test]
-    fn rows_keep_direction_and_worst_severity() {
-        let mut r = Row::new(7, Timestamp(1), Loc::default(), 3, ServerToClient, 20);
+    fn a_delta_too_wide_for_its_field_starts_a_new_chunk() {
+        let mut idx = RowIndex::default();
+        let far_frame = u64::from(u16::MAX) + 1;
+        let far_record = u64::from(u32::MAX) + 1;
+        let rows = [
+            entry(10, 0),
+            entry(10 + u64::from(u16::MAX), 50), // The widest frame delta: fits.
+            entry(10 + far_frame, 60),           // One more: a new chunk.
+            entry(10 + far_frame + 1, 60 + u64::from(u32::MAX)), // Fits.
+            entry(10 + far_frame + 2, 60 + far_record), // A new chunk.
+            entry(10 + far_frame + 3, 61 + far_record),
+        ];
+        rows.iter().for_each(|&e| idx.push(e));
+        assert_eq!(idx.chunks.len(), 3);
+        assert_eq!(
+            idx.chunks.iter().map(|c| c.first_row).collect::<Vec<_>>(),
+            [0, 2, 4]
+        );
+        // A chunk ended early gives its room back.
+        assert_eq!(idx.chunks[0].frames.capacity(), 2);
+        assert!(idx.range(0..9).eq(rows));
+        for (i, e) in rows.iter().enumerate() {
+            assert_eq!(idx.get(i), Some(*e));
+            assert_eq!(idx.find_frame(e.frame), Some(i));
+        }
+        assert_eq!(idx.find_frame(11), None);
+        assert_eq!(idx.first_from_frame(11), 1);
+        // A frame going back (another file) starts a chunk too, and is kept.
+        idx.push(entry(1, 70 + far_record));
+        assert_eq!((idx.chunks.len(), idx.get(6).unwrap().frame), (4, 1));
+    }
+
+    #[test]
+    fn rows_keep_direction_and_worst_severity_through_the_index_and_store() {
+        let mut r = Row::new(7, Timestamp(1), 40, 3, ServerToClient, (12, 20));
         assert_eq!(r.direction(), ServerToClient);
         assert!(r.cut_by_capture());
         assert_eq!(r.worst(), None);
         r.note(Severity::Warning);
         r.note(Severity::Note);
         assert_eq!(r.worst(), Some(Severity::Warning));
-        assert_eq!(std::mem::size_of::<Row>(), 32);
+        assert_eq!(r.payload(), Loc::new(40 + RECORD_HEADER as u64, 12));
+        let mut idx = RowIndex::default();
+        idx.push(r.entry());
+        let e = idx.get(0).unwrap();
+        let back = Row::from_header(e, &r.header());
+        assert_eq!(back, r);
+        idx.note(0, Severity::Error);
+        idx.note(1, Severity::Error); // Past the end: nothing.
+        let back = Row::from_header(idx.get(0).unwrap(), &r.header());
+        assert_eq!(back.worst(), Some(Severity::Error));
+        let whole = Row::new(8, Timestamp(2), 0, 0, ClientToServer, (20, 20));
+        assert_eq!(whole.direction(), ClientToServer);
+        assert!(!whole.cut_by_capture());
+        // What stays in memory per row: a frame delta, a record delta, a severity.
+        let per_row = size_of::<u16>() + size_of::<u32>() + size_of::<u8>();
+        assert_eq!(per_row, 7);
     }
 
     #[test]
@@ -489,8 +795,7 @@ mod tests {
         let logged = LoggedFinding::new(&f, Loc::default());
         assert_eq!(logged.seqno(), Some(0));
         assert_eq!(logged.label().to_string(), f.label().to_string());
-        let row = Row::new(9, Timestamp(5), Loc::default(), 4, ServerToClient, 20);
-        let back = logged.to_finding(&row);
+        let back = logged.to_finding(9, Timestamp(5));
         assert_eq!(back.detail, Detail::None);
         assert_eq!(
             back,

@@ -1,8 +1,10 @@
 //! Payload storage off the heap: an append-only spill file.
 //!
-//! The packet index keeps only where each payload lies; the payloads themselves
-//! are appended to an anonymous temporary file by the data thread and read back
-//! by position (`pread`) when a row is drawn or filtered. Memory stays flat
+//! Each packet is appended by the data thread as a record (a small header with
+//! its time, session, lengths and direction, then the payload) to an anonymous
+//! temporary file, next to the texts of findings' details; the packet index
+//! keeps little more than where each record lies, and rows are read back by
+//! position (`pread`) when drawn or filtered. Memory stays flat
 //! however long the capture, and the page cache keeps recent payloads fast.
 
 use std::fs::File;
@@ -19,7 +21,8 @@ impl Loc {
     /// Longest payload the store keeps whole (UDP's limit).
     pub const MAX_LEN: usize = u16::MAX as usize;
 
-    fn new(offset: u64, len: usize) -> Self {
+    /// `len` bytes at `offset` (the length is cut at [`Loc::MAX_LEN`]).
+    pub fn new(offset: u64, len: usize) -> Self {
         Loc((offset << 16) | len.min(Self::MAX_LEN) as u64)
     }
 
@@ -73,6 +76,16 @@ impl StoreWriter {
         loc
     }
 
+    /// Appends a record: a header, then a payload (cut at [`Loc::MAX_LEN`]);
+    /// returns where it starts.
+    pub fn append_record(&mut self, header: &[u8], payload: &[u8]) -> u64 {
+        let start = self.len();
+        self.buf.extend_from_slice(header);
+        self.buf
+            .extend_from_slice(&payload[..payload.len().min(Loc::MAX_LEN)]);
+        start
+    }
+
     /// Appends `value` as text (cut at [`Loc::MAX_LEN`]) and tells where it will
     /// be; an empty text takes no room. Formats straight into the buffer.
     pub fn append_display(&mut self, value: &dyn std::fmt::Display) -> Loc {
@@ -110,6 +123,29 @@ impl StoreReader {
         buf.clear();
         buf.resize(loc.len(), 0);
         self.file.read_exact_at(buf, loc.offset())
+    }
+
+    /// Fills `buf` with the bytes at `offset`.
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset)
+    }
+
+    /// Reads up to `len` bytes at `offset` into `buf` (replacing its contents):
+    /// fewer at the end of the store.
+    pub fn read_span(&self, offset: u64, len: usize, buf: &mut Vec<u8>) -> io::Result<()> {
+        buf.clear();
+        buf.resize(len, 0);
+        let mut got = 0;
+        while got < len {
+            match self.file.read_at(&mut buf[got..], offset + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        buf.truncate(got);
+        Ok(())
     }
 
     /// Reads back a text stored with [`StoreWriter::append_display`].
@@ -153,6 +189,27 @@ mod tests {
         let mut buf = Vec::new();
         r.read(payload, &mut buf).unwrap();
         assert_eq!(buf, b"abc");
+    }
+
+    #[test]
+    fn records_and_spans_read_back() {
+        let (mut w, r) = store().unwrap();
+        let text = w.append_display(&"note");
+        let a = w.append_record(b"hd", b"xyz");
+        let b = w.append_record(b"HD", &vec![1; 70_000]);
+        w.flush().unwrap();
+        assert_eq!((a, b), (4, 9));
+        assert_eq!(w.len(), 9 + 2 + Loc::MAX_LEN as u64);
+        let mut head = [0; 2];
+        r.read_exact_at(&mut head, b).unwrap();
+        assert_eq!(&head, b"HD");
+        let mut buf = Vec::new();
+        r.read_span(a, 7, &mut buf).unwrap();
+        assert_eq!(buf, b"hdxyzHD");
+        // A span past the end stops there.
+        r.read_span(b + 2, 100_000, &mut buf).unwrap();
+        assert_eq!(buf.len(), Loc::MAX_LEN);
+        assert_eq!(r.read_text(text).unwrap(), "note");
     }
 
     #[test]

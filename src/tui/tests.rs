@@ -197,10 +197,10 @@ fn layout_fits_every_size_without_panicking() {
 fn the_index_decodes_rows_on_demand() {
     let a = app();
     assert_eq!(a.rows.len(), 528);
-    let frames: Vec<u64> = a.rows.iter().map(|r| r.frame).collect();
+    let frames: Vec<u64> = a.rows.range(0..a.rows.len()).map(|e| e.frame).collect();
     assert!(frames.windows(2).all(|w| w[0] < w[1]));
     let mut buf = Vec::new();
-    assert!(a.payload(&a.rows[0], &mut buf));
+    assert!(a.payload(&a.row(0).unwrap(), &mut buf));
     assert_eq!(buf, hex("f27087c50000000000000000010000000105616c696365"));
     assert_eq!(a.shown_sessions().len(), 2);
 }
@@ -216,7 +216,7 @@ fn enter_on_a_session_lists_its_packets() {
     assert_eq!(a.view.session, Some(1));
     let n = a.view_len();
     assert!(n > 0 && n < a.rows.len(), "{n}");
-    assert!((0..n).all(|i| a.rows[a.view_row(i).unwrap()].session == 1));
+    assert!((0..n).all(|i| a.row(a.view_row(i).unwrap()).unwrap().session == 1));
     // Esc shows everything again.
     key(&mut a, KeyCode::Esc);
     assert_eq!(a.view_len(), a.rows.len());
@@ -264,7 +264,7 @@ fn enter_on_a_finding_jumps_to_its_packet() {
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.focus, Pane::Packets);
     let r = a.selected_row().unwrap();
-    assert_eq!(a.rows[r].frame, target);
+    assert_eq!(a.row(r).unwrap().frame, target);
     assert_eq!(a.detail.row, Some(r));
 }
 
@@ -306,7 +306,7 @@ fn follow_and_pause() {
     assert!(a.paused.is_some());
     // While paused, new rows are taken in but not shown.
     let shown = a.view_len();
-    let mut extra = a.rows[0];
+    let mut extra = a.row(0).unwrap();
     extra.frame = 10_000;
     a.apply(super::model::Update::Batch {
         rows: vec![extra],
@@ -385,8 +385,11 @@ fn reference_matches(a: &App, text: &str) -> Vec<usize> {
     let mut payload = Vec::new();
     (0..a.rows.len())
         .filter(|&r| {
-            let row = a.rows[r];
-            let findings: Vec<_> = a.findings_of(r).map(|f| f.to_finding(&row)).collect();
+            let row = a.row(r).unwrap();
+            let findings: Vec<_> = a
+                .findings_of(r)
+                .map(|f| f.to_finding(row.frame, row.ts))
+                .collect();
             assert!(a.payload(&row, &mut payload));
             filter.matches(&super::filter::PacketCtx {
                 row: &row,
@@ -439,7 +442,7 @@ fn a_new_filter_cancels_the_scan_of_the_old_one() {
     a.finish_filtering();
     let want: Vec<usize> = reference_matches(&a, "Input")
         .into_iter()
-        .filter(|&r| a.rows[r].session == 1)
+        .filter(|&r| a.row(r).unwrap().session == 1)
         .collect();
     assert!(!want.is_empty());
     assert_eq!(view_rows(&a), want);

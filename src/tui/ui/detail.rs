@@ -13,7 +13,8 @@ pub fn draw_tree(f: &mut Frame, area: Rect, app: &mut App) {
     let title = app
         .detail
         .row
-        .map(|r| format!(" frame {} ", app.rows[r].frame))
+        .and_then(|r| app.rows.get(r))
+        .map(|e| format!(" frame {} ", e.frame))
         .unwrap_or_default();
     f.render_widget(block(app, Pane::Detail, title), area);
     let body = inner(area);

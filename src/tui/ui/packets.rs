@@ -31,7 +31,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     let mut lines = Vec::with_capacity(visible.len());
     for i in visible {
         let Some(r) = app.view_row(i) else { break };
-        let row = app.rows[r];
+        let Some(row) = app.row(r) else {
+            lines.push(Line::raw("[row unavailable]"));
+            continue;
+        };
         let mut spans = Vec::with_capacity(8);
         let frame_style = row.worst().map_or(Style::new(), super::severity_style);
         spans.push(Span::styled(format!("{:>6} ", row.frame), frame_style));
