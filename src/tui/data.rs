@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 /// How often the pump hands a batch to the UI.
 pub const PUMP_INTERVAL: Duration = Duration::from_millis(50);
+/// Bytes of records the data thread buffers before writing them to the store.
+const STORE_BUFFER: usize = 1 << 20;
 /// How often session snapshots are taken (every this many pump rounds).
 const SNAPSHOT_EVERY: u32 = 5;
 
@@ -60,6 +62,14 @@ impl Observer for Sink {
             row.note(f.severity());
         }
         self.writer.append_record(&row.header(), d.payload);
+        // Write out as it fills rather than only at hand-over, so that the
+        // buffer stays small while a file loads at full speed.
+        if self.writer.buffered() >= STORE_BUFFER
+            && let Err(e) = self.writer.flush()
+        {
+            self.io_error
+                .get_or_insert(format!("cannot store payloads: {e}"));
+        }
         self.rows.push(row);
         let endpoints = &mut self.endpoints;
         self.activity

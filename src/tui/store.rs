@@ -107,6 +107,11 @@ impl StoreWriter {
         Ok(())
     }
 
+    /// Bytes appended but not yet written out.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Bytes appended so far.
     pub fn len(&self) -> u64 {
         self.written + self.buf.len() as u64
