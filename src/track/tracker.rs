@@ -2,7 +2,7 @@
 
 use super::finding::{Detail, Direction, Finding, FindingKind, Rule, SessionId};
 use super::seq::Lookup;
-use super::session::{DUP_WINDOW, DirState, Player, Session, State};
+use super::session::{DirState, Player, Session, State};
 use super::summary::{DirectionSummary, SessionSummary, Summary};
 use crate::capture::{Datagram, Timestamp};
 use crate::codec::{
@@ -428,17 +428,7 @@ fn analyse(
         None
     } else {
         let hash = xxh3_64(d.payload);
-        let this = dir_mut(session, direction);
-        let found = this
-            .recent
-            .iter()
-            .find(|(h, _)| *h == hash)
-            .map(|(_, f)| *f);
-        if found.is_none() {
-            this.recent[this.recent_next] = (hash, d.frame);
-            this.recent_next = (this.recent_next + 1) % DUP_WINDOW;
-        }
-        found
+        dir_mut(session, direction).recent.check(hash, d.frame)
     };
 
     let packet = match decoded {
