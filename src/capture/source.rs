@@ -381,7 +381,8 @@ fn count(counts: &mut FrameCounts, class: &FrameClass<'_>) {
 /// ```
 /// use lwarscope::capture::synth::{Link, udp_frame};
 /// use lwarscope::capture::{FrameClass, LinkType, Timestamp, classify_frame};
-/// let bytes = [&0x6c77_6172u32.to_be_bytes()[..], &[0; 8]].concat();
+/// use lwarscope::codec::APP_ID;
+/// let bytes = [&APP_ID.to_be_bytes()[..], &[0; 8]].concat();
 /// let frame = udp_frame(
 ///     Link::Ethernet,
 ///     "10.0.0.1:5000".parse().unwrap(),
