@@ -34,7 +34,8 @@ pub use frame::{
 pub use link::LinkType;
 pub use reassembly::{MAX_INCOMPLETE_RECORDS, ReassemblyLimits};
 pub use source::{
-    DEFAULT_FILTER, DEFAULT_SNAPLEN, Interface, LiveOptions, Source, StopHandle, list_interfaces,
+    DEFAULT_FILTER, DEFAULT_SNAPLEN, Interface, LiveOptions, Source, StopHandle, classify_frame,
+    list_interfaces,
 };
 
 use std::fmt;

@@ -374,6 +374,41 @@ fn count(counts: &mut FrameCounts, class: &FrameClass<'_>) {
     }
 }
 
+/// Classifies one frame on its own: what [`Source`] does with each frame, without
+/// IP reassembly (a fragment is [`FrameClass::Fragment`]) and without counters.
+/// `cut` says the capture kept less than the frame's length on the wire.
+///
+/// ```
+/// use lwarscope::capture::synth::{Link, udp_frame};
+/// use lwarscope::capture::{FrameClass, LinkType, Timestamp, classify_frame};
+/// use lwarscope::codec::APP_ID;
+/// let bytes = [&APP_ID.to_be_bytes()[..], &[0; 8]].concat();
+/// let frame = udp_frame(
+///     Link::Ethernet,
+///     "10.0.0.1:5000".parse().unwrap(),
+///     "10.0.0.2:32422".parse().unwrap(),
+///     &bytes,
+/// );
+/// let class = classify_frame(LinkType::Ethernet, &frame, false, 1, Timestamp(0));
+/// assert!(matches!(class, FrameClass::Lwar(d) if d.payload == &bytes[..]));
+/// ```
+pub fn classify_frame(
+    link: LinkType,
+    data: &[u8],
+    cut: bool,
+    number: u64,
+    ts: Timestamp,
+) -> FrameClass<'_> {
+    match dissect(link, data, cut) {
+        Dissected::Udp(udp) => classify_udp(udp, number, ts),
+        Dissected::Fragment(_) => FrameClass::Fragment,
+        Dissected::NotUdp => FrameClass::NotUdp,
+        Dissected::NotIp => FrameClass::NotIp,
+        Dissected::Truncated => FrameClass::Truncated,
+        Dissected::Malformed => FrameClass::Malformed,
+    }
+}
+
 /// The class of a UDP datagram: lwar by its appId, on any port.
 fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp) -> FrameClass<'_> {
     if is_lwar(udp.payload) {

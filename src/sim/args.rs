@@ -87,7 +87,7 @@ fn delays(s: &str) -> Result<DirSpec<u64>, String> {
 /// the capture shows them; `--tap-miss` drops frames from the capture only.
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "Examples:\n  lwarscope sim -w clean.pcap --seed 1\n  lwarscope sim -w lossy.pcap --seed 7 --clients 4 --loss c2s=5%,s2c=1% --tap-miss 1%\n  lwarscope sim -w big.pcap --packets 1000000 --no-truth\n  lwarscope sim --live --clients 3 --duration 20"
+    after_help = "Examples:\n  lwarscope sim -w clean.pcap --seed 1\n  lwarscope sim -w lossy.pcap --seed 7 --clients 4 --loss c2s=5%,s2c=1% --tap-miss 1%\n  lwarscope sim -w big.pcap --packets 1000000 --no-truth\n  lwarscope sim --live --clients 3 --duration 20\n  lwarscope sim --live --replay big.pcap --pps 200000"
 )]
 pub struct SimArgs {
     /// Write the simulated capture to FILE (and the ground truth to FILE.truth.json, FILE's extension replaced).
@@ -183,6 +183,15 @@ pub struct SimArgs {
     /// Do not compute or write the ground truth (for benchmarks).
     #[arg(long)]
     pub no_truth: bool,
+
+    /// With --live: replay the lwar datagrams of FILE on loopback instead of
+    /// running peers, as fast as the sockets take them (or at --pps).
+    #[arg(long, value_name = "FILE", requires = "live", conflicts_with_all = ["server", "connect"])]
+    pub replay: Option<PathBuf>,
+
+    /// With --replay: send N datagrams per second (default: as fast as possible).
+    #[arg(long, value_name = "N", requires = "replay", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pps: Option<u64>,
 }
 
 impl SimArgs {

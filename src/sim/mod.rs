@@ -18,6 +18,7 @@ pub mod live;
 pub mod net;
 mod pcap_out;
 mod reliable;
+pub mod replay;
 mod server;
 pub mod truth;
 mod virt;
@@ -57,6 +58,14 @@ pub enum SimError {
 
 /// Runs `lwarscope sim` with these arguments; a one-line summary goes to `log`.
 pub fn run(args: &SimArgs, log: &mut dyn std::io::Write) -> Result<(), SimError> {
+    if let Some(file) = &args.replay {
+        let config = replay::ReplayConfig {
+            file: file.clone(),
+            pps: args.pps,
+        };
+        writeln!(log, "{}", replay::run_replay(&config)?)?;
+        return Ok(());
+    }
     if args.live {
         let stats = live::run_live(&args.live_config()?, log)?;
         writeln!(log, "{stats}")?;

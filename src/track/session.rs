@@ -56,6 +56,58 @@ impl fmt::Display for State {
 /// Packet hashes of the last packets of a direction, to spot network duplicates.
 pub(crate) const DUP_WINDOW: usize = 64;
 
+/// The hashes of a direction's last [`DUP_WINDOW`] packets (that were not
+/// duplicates themselves), with the frame of each.
+#[derive(Debug, Clone)]
+pub(crate) struct DupWindow {
+    /// The low 32 bits of each hash: every packet is compared with all of them,
+    /// and 32-bit lanes are what baseline x86-64 (SSE2) compares in bulk.
+    tags: [u32; DUP_WINDOW],
+    hashes: [u64; DUP_WINDOW],
+    /// `u64::MAX` for a slot not used yet.
+    frames: [u64; DUP_WINDOW],
+    next: usize,
+}
+
+impl Default for DupWindow {
+    fn default() -> Self {
+        DupWindow {
+            tags: [0; DUP_WINDOW],
+            hashes: [0; DUP_WINDOW],
+            frames: [u64::MAX; DUP_WINDOW],
+            next: 0,
+        }
+    }
+}
+
+impl DupWindow {
+    /// The frame of a recent packet with this hash; if there is none, the packet
+    /// is remembered as `frame`.
+    pub(crate) fn check(&mut self, hash: u64, frame: u64) -> Option<u64> {
+        // Almost no packet is a duplicate: a scan of the tags without early exit
+        // (a few vector compares), then the full hashes only on a tag match.
+        let tag = hash as u32;
+        let tag_hit = self
+            .tags
+            .iter()
+            .fold(0u32, |hit, t| hit | u32::from(*t == tag));
+        if tag_hit != 0
+            && let Some(i) = self
+                .hashes
+                .iter()
+                .zip(&self.frames)
+                .position(|(h, f)| *h == hash && *f != u64::MAX)
+        {
+            return Some(self.frames[i]);
+        }
+        self.tags[self.next] = tag;
+        self.hashes[self.next] = hash;
+        self.frames[self.next] = frame;
+        self.next = (self.next + 1) % DUP_WINDOW;
+        None
+    }
+}
+
 /// Everything tracked about one direction of a session.
 #[derive(Debug)]
 pub struct DirState {
@@ -77,8 +129,7 @@ pub struct DirState {
     /// Frame of the packet that first carried `max_ack`.
     pub(crate) max_ack_frame: u64,
     pub(crate) max_timestamp: Option<u32>,
-    pub(crate) recent: [(u64, u64); DUP_WINDOW],
-    pub(crate) recent_next: usize,
+    pub(crate) recent: DupWindow,
     pub(crate) last_input_frame: Option<u32>,
     /// Interarrival jitter of packets carrying unreliable messages (RFC 3550), in ms.
     pub jitter_ms: f64,
@@ -106,8 +157,7 @@ impl Default for DirState {
             max_ack: None,
             max_ack_frame: 0,
             max_timestamp: None,
-            recent: [(0, u64::MAX); DUP_WINDOW],
-            recent_next: 0,
+            recent: DupWindow::default(),
             last_input_frame: None,
             jitter_ms: 0.0,
             jitter_prev: None,

@@ -2,12 +2,12 @@
 
 use super::finding::{Detail, Direction, Finding, FindingKind, Rule, SessionId};
 use super::seq::Lookup;
-use super::session::{DUP_WINDOW, DirState, Player, Session, State};
+use super::session::{DirState, Player, Session, State};
 use super::summary::{DirectionSummary, SessionSummary, Summary};
 use crate::capture::{Datagram, Timestamp};
 use crate::codec::{
-    DISCONNECT_TIMEOUT_SECS, DecodeError, ErrorKind, Id, MAX_PACKET_SIZE, MAX_PLAYERS, Message,
-    MessageType, MessageView, Packet, Sender, Violation,
+    DISCONNECT_TIMEOUT_SECS, DecodeError, ErrorKind, Id, MAX_NAME_LEN, MAX_PACKET_SIZE,
+    MAX_PLAYERS, Message, MessageType, MessageView, Packet, Sender, Violation,
 };
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
@@ -428,17 +428,7 @@ fn analyse(
         None
     } else {
         let hash = xxh3_64(d.payload);
-        let this = dir_mut(session, direction);
-        let found = this
-            .recent
-            .iter()
-            .find(|(h, _)| *h == hash)
-            .map(|(_, f)| *f);
-        if found.is_none() {
-            this.recent[this.recent_next] = (hash, d.frame);
-            this.recent_next = (this.recent_next + 1) % DUP_WINDOW;
-        }
-        found
+        dir_mut(session, direction).recent.check(hash, d.frame)
     };
 
     let packet = match decoded {
@@ -648,9 +638,11 @@ fn message(
         Message::Join { player, name, .. } if !c2s => {
             if session.state == State::Connecting {
                 session.state = State::Syncing;
+                let mut own_name = String::with_capacity(MAX_NAME_LEN);
+                own_name.push_str(&String::from_utf8_lossy(name.as_bytes()));
                 session.player = Some(Player {
                     id: player,
-                    name: String::from_utf8_lossy(name.as_bytes()).into_owned(),
+                    name: own_name,
                     renames: 0,
                     chats: 0,
                 });
@@ -705,7 +697,9 @@ fn message(
                 && p.id == player
                 && p.name != new
             {
-                p.name = new.into_owned();
+                // In place: the buffer has room for any name the spec allows.
+                p.name.clear();
+                p.name.push_str(&new);
                 p.renames += 1;
             }
             if c2s {
