@@ -107,8 +107,9 @@ for n in $sizes; do
         s=${secs[$n,$cmd]}
         awk -v n="$n" -v s="$s" -v c="${cpus[$n,$cmd]}" -v m="${rss[$n,$cmd]}" -v l="$(label $cmd)" 'BEGIN {
             pps = (s > 0) ? n / s : 0
-            cps = (c > 0) ? n / c : 0
-            printf "| %d | %s | %.3f s | %.2f M | %.2f s | %.2f M | %.1f MB |\n", n, l, s, pps / 1e6, c, cps / 1e6, m / 1024 }'
+            # CPU time comes in 10 ms steps: no rate from less than 50 ms of it.
+            cps = (c >= 0.05) ? sprintf("%.2f M", n / c / 1e6) : "-"
+            printf "| %d | %s | %.3f s | %.2f M | %.2f s | %s | %.1f MB |\n", n, l, s, pps / 1e6, c, cps, m / 1024 }'
     done
 done
 echo
