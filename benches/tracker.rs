@@ -8,40 +8,16 @@
 //! `cargo bench --bench tracker -- --warm-up-time 1 --measurement-time 3`
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use lwarscope::capture::{Datagram, FrameClass, Source, Timestamp};
+use lwarscope::capture::{FrameClass, OwnedDatagram, Source};
 use lwarscope::report::{Analysis, CaptureInfo};
 use lwarscope::sim::{Faults, VirtualConfig, run_virtual};
 use lwarscope::track::Tracker;
 use std::hint::black_box;
-use std::net::SocketAddr;
 
 const PACKETS: u64 = 100_000;
 
-/// A datagram with its own payload.
-struct Owned {
-    frame: u64,
-    ts: Timestamp,
-    src: SocketAddr,
-    dst: SocketAddr,
-    payload: Vec<u8>,
-    payload_len: usize,
-}
-
-impl Owned {
-    fn datagram(&self) -> Datagram<'_> {
-        Datagram {
-            frame: self.frame,
-            ts: self.ts,
-            src: self.src,
-            dst: self.dst,
-            payload: &self.payload,
-            payload_len: self.payload_len,
-        }
-    }
-}
-
 /// The lwar datagrams of a simulated capture.
-fn simulate(faulty: bool) -> Vec<Owned> {
+fn simulate(faulty: bool) -> Vec<OwnedDatagram> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("sim.pcap");
     let mut config = VirtualConfig::clean(1, 8, 0);
@@ -62,14 +38,7 @@ fn simulate(faulty: bool) -> Vec<Owned> {
     let mut out = Vec::new();
     while let Some(frame) = source.next_frame().expect("the capture reads") {
         if let FrameClass::Lwar(d) = frame.class {
-            out.push(Owned {
-                frame: d.frame,
-                ts: d.ts,
-                src: d.src,
-                dst: d.dst,
-                payload: d.payload.to_vec(),
-                payload_len: d.payload_len,
-            });
+            out.push(d.to_owned_datagram());
         }
     }
     assert_eq!(out.len() as u64, PACKETS);
@@ -86,7 +55,7 @@ fn tracker(c: &mut Criterion) {
             b.iter(|| {
                 let mut tracker = Tracker::default();
                 for d in s {
-                    tracker.observe(&d.datagram(), &mut ());
+                    tracker.observe(&d.as_datagram(), &mut ());
                 }
                 black_box(tracker.finish(&mut ()))
             })
@@ -98,7 +67,7 @@ fn tracker(c: &mut Criterion) {
                 b.iter(|| {
                     let mut analysis = Analysis::new(());
                     for d in s {
-                        analysis.datagram(&d.datagram());
+                        analysis.datagram(&d.as_datagram());
                     }
                     black_box(analysis.finish(CaptureInfo::default()).0)
                 })

@@ -103,3 +103,43 @@ impl Datagram<'_> {
         self.payload.len() < self.payload_len
     }
 }
+
+/// A [`Datagram`] with its own payload: for datagrams kept beyond the capture
+/// buffer (read ahead, or held in memory by tests and benchmarks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedDatagram {
+    pub frame: u64,
+    pub ts: Timestamp,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub payload: Vec<u8>,
+    pub payload_len: usize,
+}
+
+impl OwnedDatagram {
+    /// The borrowed view the tracker takes.
+    pub fn as_datagram(&self) -> Datagram<'_> {
+        Datagram {
+            frame: self.frame,
+            ts: self.ts,
+            src: self.src,
+            dst: self.dst,
+            payload: &self.payload,
+            payload_len: self.payload_len,
+        }
+    }
+}
+
+impl Datagram<'_> {
+    /// A copy that owns its payload.
+    pub fn to_owned_datagram(&self) -> OwnedDatagram {
+        OwnedDatagram {
+            frame: self.frame,
+            ts: self.ts,
+            src: self.src,
+            dst: self.dst,
+            payload: self.payload.to_vec(),
+            payload_len: self.payload_len,
+        }
+    }
+}

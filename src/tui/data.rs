@@ -8,10 +8,9 @@
 
 use super::model::{Activity, CaptureCounters, Endpoints, LoggedFinding, Row, SessionSnap, Update};
 use super::store::StoreWriter;
-use crate::capture::{self, Datagram};
+use crate::capture::{self, Datagram, OwnedDatagram};
 use crate::track::{Direction, Finding, FindingKind, Observer, PacketEvent, SessionId, Tracker};
 use rustc_hash::FxHashMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -346,30 +345,6 @@ fn pump(shared: &Shared, tx: &Sender<Update>) {
         }
         if ended {
             return;
-        }
-    }
-}
-
-/// Datagrams held in memory: tests, and sources read ahead of time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnedDatagram {
-    pub frame: u64,
-    pub ts: crate::capture::Timestamp,
-    pub src: SocketAddr,
-    pub dst: SocketAddr,
-    pub payload: Vec<u8>,
-    pub payload_len: usize,
-}
-
-impl OwnedDatagram {
-    pub fn as_datagram(&self) -> Datagram<'_> {
-        Datagram {
-            frame: self.frame,
-            ts: self.ts,
-            src: self.src,
-            dst: self.dst,
-            payload: &self.payload,
-            payload_len: self.payload_len,
         }
     }
 }

@@ -27,9 +27,10 @@ pub mod store;
 mod tests;
 mod ui;
 
+use crate::capture::OwnedDatagram;
 use crate::capture::{self, CaptureError, LiveOptions};
 use app::{App, SourceInfo};
-use data::{CaptureFeed, Feed, MemoryFeed, OwnedDatagram, Stop};
+use data::{CaptureFeed, Feed, MemoryFeed, Stop};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture};

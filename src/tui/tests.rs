@@ -2,8 +2,9 @@
 //! 160x48, plus the behaviour behind the keys.
 
 use super::app::{App, Pane, SourceInfo};
-use super::data::{MemoryFeed, OwnedDatagram};
+use super::data::MemoryFeed;
 use super::load_app;
+use crate::capture::OwnedDatagram;
 use crate::capture::Timestamp;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
