@@ -1142,6 +1142,11 @@ fn the_first_reliable_message_to_a_new_client_must_be_join_1_acking_the_connect(
         (found[0].1.as_str(), found[0].2, found[0].3),
         ("violation/handshake-join-no-ack", 2, Some(1))
     );
+    assert_eq!(found[0].4, Detail::ConnectNotAcked { ack: 0, connect: 1 });
+    assert_eq!(
+        found[0].4.to_string(),
+        "the packet acks 0, not the Connect (seqno 1)"
+    );
     // Mid-session, the first message need not be a Join.
     let mut s = Script::new();
     assert_eq!(s.s2c(4, 1000, vec![chat(9, BOB, "hi")]), []);

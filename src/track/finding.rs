@@ -347,6 +347,11 @@ pub enum Detail {
         ack: u32,
         previous: u32,
     },
+    /// The first Join's packet acks less than the client's Connect.
+    ConnectNotAcked {
+        ack: u32,
+        connect: u32,
+    },
     /// An ack above the highest seqno captured the other way.
     AckUnseen {
         ack: u32,
@@ -407,6 +412,12 @@ impl fmt::Display for Detail {
                 write!(f, "timestamp {timestamp} after {highest}")
             }
             Detail::AckRegression { ack, previous } => write!(f, "ack {ack} after ack {previous}"),
+            Detail::ConnectNotAcked { ack, connect } => {
+                write!(
+                    f,
+                    "the packet acks {ack}, not the Connect (seqno {connect})"
+                )
+            }
             Detail::AckUnseen { ack, highest } => {
                 write!(
                     f,

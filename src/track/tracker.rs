@@ -785,9 +785,9 @@ fn reliable(
                 &mut session.s2c,
                 Rule::HandshakeJoinNoAck,
                 Some(seqno),
-                Detail::AckRegression {
+                Detail::ConnectNotAcked {
                     ack: packet.ack(),
-                    previous: connect,
+                    connect,
                 },
             );
         }
