@@ -14,21 +14,8 @@ use lwarscope::capture::{FrameClass, Source, Timestamp, classify_frame};
 use std::hint::black_box;
 use std::net::SocketAddr;
 
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
-
-/// The payloads of the real server's capture.
-fn payloads() -> Vec<Vec<u8>> {
-    include_str!("../tests/fixtures/real-server-clean.tsv")
-        .lines()
-        .skip(1)
-        .map(|line| hex(line.rsplit('\t').next().expect("a payload column")))
-        .collect()
-}
+#[path = "../tests/common/vectors.rs"]
+mod vectors;
 
 fn addrs(v6: bool) -> (SocketAddr, SocketAddr) {
     if v6 {
@@ -45,7 +32,7 @@ fn addrs(v6: bool) -> (SocketAddr, SocketAddr) {
 }
 
 fn frames(c: &mut Criterion) {
-    let all = payloads();
+    let all = vectors::real_server_payloads();
     let small = all.iter().min_by_key(|p| p.len()).unwrap().clone();
     let large = all.iter().max_by_key(|p| p.len()).unwrap().clone();
     let cases = [
@@ -76,7 +63,7 @@ fn frames(c: &mut Criterion) {
 }
 
 fn source(c: &mut Criterion) {
-    let all = payloads();
+    let all = vectors::real_server_payloads();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("capture.pcap");
     let mut writer = PcapWriter::create(&path, Link::Ethernet.link_type()).unwrap();

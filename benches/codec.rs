@@ -9,12 +9,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use lwarscope::codec::{Header, Message, MessageRepr, Packet, PacketBuilder, PacketRepr};
 use std::hint::black_box;
 
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
+#[path = "../tests/common/vectors.rs"]
+mod vectors;
 
 /// A named list of payloads, measured together.
 struct Case {
@@ -36,11 +32,7 @@ impl Case {
 }
 
 fn cases() -> Vec<Case> {
-    let capture: Vec<Vec<u8>> = include_str!("../tests/fixtures/real-server-clean.tsv")
-        .lines()
-        .skip(1)
-        .map(|line| hex(line.rsplit('\t').next().unwrap()))
-        .collect();
+    let capture = vectors::real_server_payloads();
     let first_with = |pred: &dyn Fn(&[Message<'_>]) -> bool| {
         capture
             .iter()

@@ -21,3 +21,9 @@ pub mod report;
 pub mod sim;
 pub mod track;
 pub mod tui;
+
+/// The real-server vectors, for the crate's own tests (one reader, shared with the
+/// integration tests and benches).
+#[cfg(test)]
+#[path = "../tests/common/vectors.rs"]
+pub(crate) mod test_vectors;

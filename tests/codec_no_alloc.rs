@@ -11,6 +11,8 @@ use std::fmt::{self, Write};
 use std::hint::black_box;
 
 mod counting_alloc;
+#[path = "common/vectors.rs"]
+mod vectors;
 
 use counting_alloc::allocations_of;
 
@@ -76,21 +78,10 @@ fn decode(bytes: &[u8], sink: &mut Sink) -> usize {
     touched + messages.undecoded().map_or(0, |(at, rest)| at + rest.len())
 }
 
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 /// Every payload of the real capture, then packets with every message type,
 /// violations and each kind of decode error.
 fn payloads() -> Vec<Vec<u8>> {
-    let mut all: Vec<Vec<u8>> = include_str!("fixtures/real-server-clean.tsv")
-        .lines()
-        .skip(1)
-        .map(|line| hex(line.rsplit('\t').next().unwrap()))
-        .collect();
+    let mut all = vectors::real_server_payloads();
 
     let mut b = PacketBuilder::with_limit(usize::MAX);
     b.start(Header {

@@ -4,37 +4,10 @@
 
 use lwarscope::codec::{MessageRepr, MessageType, Packet, PacketRepr};
 
-struct Vector {
-    frame: u32,
-    src_port: u16,
-    dst_port: u16,
-    payload: Vec<u8>,
-}
+#[path = "common/vectors.rs"]
+mod vectors;
 
-fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
-
-fn vectors() -> Vec<Vector> {
-    let text = include_str!("fixtures/real-server-clean.tsv");
-    text.lines()
-        .skip(1)
-        .map(|line| {
-            let cols: Vec<&str> = line.split('\t').collect();
-            assert_eq!(cols.len(), 4, "{line}");
-            Vector {
-                frame: cols[0].parse().unwrap(),
-                src_port: cols[1].parse().unwrap(),
-                dst_port: cols[2].parse().unwrap(),
-                payload: hex(cols[3]),
-            }
-        })
-        .collect()
-}
+use vectors::real_server as vectors;
 
 #[test]
 fn the_fixture_has_every_frame_of_the_capture() {

@@ -36,37 +36,10 @@ const BOB_DISCONNECT: u64 = 397;
 const START_NS: u64 = 1_704_067_200_000_000_000;
 const STEP_NS: u64 = 9_000_000;
 
-struct Row {
-    frame: u64,
-    src: u16,
-    dst: u16,
-    payload: Vec<u8>,
-}
+#[path = "common/vectors.rs"]
+mod vectors;
 
-fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
-
-fn rows() -> Vec<Row> {
-    include_str!("fixtures/real-server-clean.tsv")
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let cols: Vec<&str> = line.split('\t').collect();
-            assert_eq!(cols.len(), 4, "{line}");
-            Row {
-                frame: cols[0].parse().unwrap(),
-                src: cols[1].parse().unwrap(),
-                dst: cols[2].parse().unwrap(),
-                payload: hex(cols[3]),
-            }
-        })
-        .collect()
-}
+use vectors::real_server as rows;
 
 fn v6(port: u16) -> SocketAddr {
     SocketAddr::new(Ipv6Addr::LOCALHOST.into(), port)
@@ -88,8 +61,8 @@ fn run() -> (Tracker, Vec<Finding>, Summary) {
         let d = Datagram {
             frame: row.frame,
             ts: Timestamp(START_NS + row.frame * STEP_NS),
-            src: v6(row.src),
-            dst: v6(row.dst),
+            src: v6(row.src_port),
+            dst: v6(row.dst_port),
             payload: &row.payload,
             payload_len: row.payload.len(),
         };
@@ -135,7 +108,7 @@ fn expected_findings() -> Vec<F> {
     let rows = rows();
     let to = |port: u16, after: u64| -> Vec<u64> {
         rows.iter()
-            .filter(|r| r.src == SERVER_PORT && r.dst == port && r.frame > after)
+            .filter(|r| r.src_port == SERVER_PORT && r.dst_port == port && r.frame > after)
             .map(|r| r.frame)
             .collect()
     };
@@ -283,7 +256,7 @@ fn the_real_server_has_no_loss_reorder_malformed_duplicate_or_resend() {
         let sum = |src: u16, dst: u16| {
             let rows: Vec<_> = rows
                 .iter()
-                .filter(|r| r.src == src && r.dst == dst)
+                .filter(|r| r.src_port == src && r.dst_port == dst)
                 .collect();
             (
                 rows.len() as u64,

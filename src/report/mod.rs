@@ -463,52 +463,25 @@ pub fn observed_rate_hz(sessions: &[SessionView], t: MessageType) -> Option<f64>
 
 #[cfg(test)]
 pub(crate) mod testdata {
-    //! Datagrams of the real server's clean capture, from the TSV fixture.
+    //! Datagrams of the real server's clean capture, from the shared vectors.
 
-    use crate::capture::{Datagram, Timestamp};
+    use crate::capture::{OwnedDatagram, Timestamp};
     use std::net::SocketAddr;
 
-    pub struct Owned {
-        pub frame: u64,
-        pub ts: Timestamp,
-        pub src: SocketAddr,
-        pub dst: SocketAddr,
-        pub payload: Vec<u8>,
-    }
-
-    impl Owned {
-        pub fn datagram(&self) -> Datagram<'_> {
-            Datagram {
-                frame: self.frame,
-                ts: self.ts,
-                src: self.src,
-                dst: self.dst,
-                payload: &self.payload,
-                payload_len: self.payload.len(),
-            }
-        }
-    }
+    use crate::test_vectors as vectors;
 
     /// Every frame of the fixture, 33 ms apart, between 127.0.0.1 ports.
-    pub fn clean() -> Vec<Owned> {
-        let text = include_str!("../../tests/fixtures/real-server-clean.tsv");
-        text.lines()
-            .skip(1)
-            .map(|line| {
-                let cols: Vec<&str> = line.split('\t').collect();
-                let frame: u64 = cols[0].parse().unwrap();
-                let payload = (0..cols[3].len())
-                    .step_by(2)
-                    .map(|i| u8::from_str_radix(&cols[3][i..i + 2], 16).unwrap())
-                    .collect();
-                let addr = |p: &str| SocketAddr::from(([127, 0, 0, 1], p.parse::<u16>().unwrap()));
-                Owned {
-                    frame,
-                    ts: Timestamp::from_millis(1_700_000_000_000 + frame * 33),
-                    src: addr(cols[1]),
-                    dst: addr(cols[2]),
-                    payload,
-                }
+    pub fn clean() -> Vec<OwnedDatagram> {
+        let addr = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
+        vectors::real_server()
+            .into_iter()
+            .map(|v| OwnedDatagram {
+                frame: v.frame,
+                ts: Timestamp::from_millis(1_700_000_000_000 + v.frame * 33),
+                src: addr(v.src_port),
+                dst: addr(v.dst_port),
+                payload_len: v.payload.len(),
+                payload: v.payload,
             })
             .collect()
     }
@@ -522,7 +495,7 @@ mod tests {
     fn analysis_of_the_clean_capture() {
         let mut a = Analysis::new(());
         for d in testdata::clean() {
-            a.datagram(&d.datagram());
+            a.datagram(&d.as_datagram());
         }
         let (o, ()) = a.finish(CaptureInfo {
             frames: 525,

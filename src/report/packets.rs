@@ -390,7 +390,7 @@ mod tests {
         let data = super::super::testdata::clean();
         let mut fed = 0;
         for d in &data {
-            a.datagram(&d.datagram());
+            a.datagram(&d.as_datagram());
             fed += 1;
             if a.output().failed().is_some() {
                 break;

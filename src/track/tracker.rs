@@ -189,6 +189,11 @@ impl Tracker {
             .map(|i| (self.sessions[i].id, &self.sessions[i]))
     }
 
+    /// How many sessions are kept.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
     /// A session by id, if it is still kept.
     pub fn session(&self, id: SessionId) -> Option<&Session> {
         self.sessions.iter().find(|s| s.id == id)

@@ -152,7 +152,7 @@ impl Collector {
     /// A copy of every session the tracker keeps. Traffic history of sessions
     /// it no longer keeps is dropped.
     pub fn sessions(&mut self) -> Vec<SessionSnap> {
-        if self.sink.activity.len() > self.tracker.sessions().size_hint().0 {
+        if self.sink.activity.len() > self.tracker.session_count() {
             let tracker = &self.tracker;
             self.sink
                 .activity

@@ -13,32 +13,21 @@ use ratatui::crossterm::event::{
 };
 use std::net::SocketAddr;
 
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
-}
+use crate::test_vectors as vectors;
 
 /// The real server's traffic (IPv6 loopback), 20 ms apart, then a few faults:
 /// a resent packet, a packet with an unknown message type, one cut short.
 fn fixture() -> Vec<OwnedDatagram> {
-    let text = include_str!("../../tests/fixtures/real-server-clean.tsv");
-    let addr = |port: &str| SocketAddr::new("::1".parse().unwrap(), port.parse().unwrap());
-    let mut out: Vec<OwnedDatagram> = text
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let c: Vec<&str> = line.split('\t').collect();
-            let frame: u64 = c[0].parse().unwrap();
-            let payload = hex(c[3]);
-            OwnedDatagram {
-                frame,
-                ts: Timestamp::from_millis(1_700_000_000_000 + frame * 20),
-                src: addr(c[1]),
-                dst: addr(c[2]),
-                payload_len: payload.len(),
-                payload,
-            }
+    let addr = |port: u16| SocketAddr::new("::1".parse().unwrap(), port);
+    let mut out: Vec<OwnedDatagram> = vectors::real_server()
+        .into_iter()
+        .map(|v| OwnedDatagram {
+            frame: v.frame,
+            ts: Timestamp::from_millis(1_700_000_000_000 + v.frame * 20),
+            src: addr(v.src_port),
+            dst: addr(v.dst_port),
+            payload_len: v.payload.len(),
+            payload: v.payload,
         })
         .collect();
     let extra = |out: &mut Vec<OwnedDatagram>, of: usize, edit: &dyn Fn(&mut OwnedDatagram)| {
@@ -202,7 +191,10 @@ fn the_index_decodes_rows_on_demand() {
     assert!(frames.windows(2).all(|w| w[0] < w[1]));
     let mut buf = Vec::new();
     assert!(a.payload(&a.row(0).unwrap(), &mut buf));
-    assert_eq!(buf, hex("f27087c50000000000000000010000000105616c696365"));
+    assert_eq!(
+        buf,
+        hex::decode("f27087c50000000000000000010000000105616c696365").unwrap()
+    );
     assert_eq!(a.shown_sessions().len(), 2);
 }
 

@@ -2,6 +2,8 @@
 //! record of what a source yielded.
 #![allow(dead_code)]
 
+pub mod vectors;
+
 use lwarscope::capture::synth::PcapWriter;
 use lwarscope::capture::{
     CaptureError, CaptureStats, FrameClass, FrameCounts, IncompleteDatagram, LinkType, Source,
@@ -243,23 +245,9 @@ fn block(out: &mut Vec<u8>, kind: u32, body: impl FnOnce(&mut Vec<u8>)) {
 
 /// The 525 (frame, source port, destination port, payload) of the real capture.
 pub fn real_server_vectors() -> Vec<(u64, u16, u16, Vec<u8>)> {
-    include_str!("../fixtures/real-server-clean.tsv")
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let cols: Vec<&str> = line.split('\t').collect();
-            let hex = cols[3];
-            let payload = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                .collect();
-            (
-                cols[0].parse().unwrap(),
-                cols[1].parse().unwrap(),
-                cols[2].parse().unwrap(),
-                payload,
-            )
-        })
+    vectors::real_server()
+        .into_iter()
+        .map(|v| (v.frame, v.src_port, v.dst_port, v.payload))
         .collect()
 }
 
