@@ -17,6 +17,7 @@
 
 pub mod capture;
 pub mod codec;
+pub mod proto;
 pub mod report;
 pub mod sim;
 pub mod track;
