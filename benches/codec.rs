@@ -6,7 +6,9 @@
 //! `cargo bench --bench codec -- --warm-up-time 1 --measurement-time 3`
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use lwarscope::codec::{Header, Message, MessageRepr, Packet, PacketBuilder, PacketRepr};
+use lwarscope::proto::lwar::wire::{
+    Header, Message, MessageRepr, Packet, PacketBuilder, PacketRepr,
+};
 use std::hint::black_box;
 
 #[path = "../tests/common/vectors.rs"]

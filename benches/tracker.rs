@@ -9,9 +9,9 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use lwarscope::capture::{FrameClass, OwnedDatagram, Source};
+use lwarscope::engine::Tracker;
+use lwarscope::proto::lwar::sim::{Faults, VirtualConfig, run_virtual};
 use lwarscope::report::{Analysis, CaptureInfo};
-use lwarscope::sim::{Faults, VirtualConfig, run_virtual};
-use lwarscope::track::Tracker;
 use std::hint::black_box;
 
 const PACKETS: u64 = 100_000;

@@ -6,7 +6,7 @@
 //! `cargo run --release --example decode_floor -- FILE...`
 
 use lwarscope::capture::{FrameClass, Source};
-use lwarscope::codec::Packet;
+use lwarscope::proto::lwar::wire::Packet;
 use std::hint::black_box;
 use std::process::ExitCode;
 

@@ -147,7 +147,7 @@ pub struct Cli {
 pub enum Command {
     /// Simulate lwar peers over a faulty network: write a pcap with its ground
     /// truth, or run them live on loopback
-    Sim(Box<lwarscope::sim::SimArgs>),
+    Sim(Box<lwarscope::proto::lwar::sim::SimArgs>),
     /// The CI gate: analyse each capture file and judge it by rules
     /// (exit 0 every file passes, 1 a rule failed, 2 an error)
     Check(CheckArgs),

@@ -16,11 +16,9 @@
 //! - [`report`] and [`tui`] only consume what the tracker produces.
 
 pub mod capture;
-pub mod codec;
+pub mod engine;
 pub mod proto;
 pub mod report;
-pub mod sim;
-pub mod track;
 pub mod tui;
 
 /// The real-server vectors, for the crate's own tests (one reader, shared with the

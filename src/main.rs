@@ -14,7 +14,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Some(Command::Check(args)) => check(args),
-        Some(Command::Sim(args)) => lwarscope::sim::run(args, &mut io::stderr())
+        Some(Command::Sim(args)) => lwarscope::proto::lwar::sim::run(args, &mut io::stderr())
             .map(|()| 0)
             .map_err(Into::into),
         None => run(&cli).map(|()| 0),

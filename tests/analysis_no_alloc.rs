@@ -10,8 +10,8 @@
 //! do not disturb the count.
 
 use lwarscope::capture::{FrameClass, Source};
+use lwarscope::proto::lwar::sim::{Faults, VirtualConfig, run_virtual};
 use lwarscope::report::{Analysis, CaptureInfo};
-use lwarscope::sim::{Faults, VirtualConfig, run_virtual};
 
 mod counting_alloc;
 

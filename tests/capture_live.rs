@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use lwarscope::capture::{FrameClass, LiveOptions, Source};
-use lwarscope::codec::{MessageType, Packet};
+use lwarscope::proto::lwar::wire::{MessageType, Packet};
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 

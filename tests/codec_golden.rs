@@ -7,7 +7,7 @@
 //! (`PacketRepr::to_bytes`). Then the error and violation cases, with their
 //! offsets, and the boundaries that are *not* violations.
 
-use lwarscope::codec::{
+use lwarscope::proto::lwar::wire::{
     Collision, DecodeError, ErrorKind, Header, Id, Input, Message, MessageRepr, MessageType,
     MessageView, Packet, PacketRepr, StatsEntry, Str, UpdateCircleEntry, UpdateEntry,
     UpdatePosEntry, UpdateRayEntry, Violation, ViolationKind,

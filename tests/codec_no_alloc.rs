@@ -4,7 +4,7 @@
 //! A counting global allocator counts the allocations of the current thread only,
 //! so the test harness's own threads cannot disturb the count.
 
-use lwarscope::codec::{
+use lwarscope::proto::lwar::wire::{
     DecodeError, Header, Id, Message, MessageRepr, Packet, PacketBuilder, UpdateEntry,
 };
 use std::fmt::{self, Write};

@@ -3,7 +3,7 @@
 //! errors when a valid packet is cut at any length, the violations the fields
 //! imply, and the packet builder's delivery rules.
 
-use lwarscope::codec::{
+use lwarscope::proto::lwar::wire::{
     Collision, DecodeError, Header, Id, Input, MAX_PACKET_SIZE, MessageRepr, MessageType, Packet,
     PacketBuilder, PacketRepr, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
     UpdateRayEntry, Violation,
@@ -414,7 +414,7 @@ fn check_decode(bytes: &[u8]) -> Result<(), TestCaseError> {
 }
 
 /// The leaves of the field tree tile the message exactly, in order.
-fn check_fields(view: &lwarscope::codec::MessageView<'_>) -> Result<(), TestCaseError> {
+fn check_fields(view: &lwarscope::proto::lwar::wire::MessageView<'_>) -> Result<(), TestCaseError> {
     let fields = view.fields();
     let whole = view.offset..view.offset + view.bytes.len();
     prop_assert_eq!(&fields[0].span, &whole);

@@ -4,8 +4,8 @@
 //! front end and the tracker.
 
 use lwarscope::capture::{FrameClass, Source};
-use lwarscope::codec::Packet;
-use lwarscope::track::{Summary, Tracker};
+use lwarscope::engine::{Summary, Tracker};
+use lwarscope::proto::lwar::wire::Packet;
 use std::path::{Path, PathBuf};
 
 fn captures() -> Vec<PathBuf> {

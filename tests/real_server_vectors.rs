@@ -2,7 +2,7 @@
 //! copied from `shared/vectors/`) decodes without error or violation, and encodes
 //! back to exactly the same bytes.
 
-use lwarscope::codec::{MessageRepr, MessageType, Packet, PacketRepr};
+use lwarscope::proto::lwar::wire::{MessageRepr, MessageType, Packet, PacketRepr};
 
 #[path = "common/vectors.rs"]
 mod vectors;

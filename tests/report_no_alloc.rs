@@ -10,11 +10,11 @@ mod common;
 
 use common::real_server_vectors;
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::codec::Packet;
+use lwarscope::engine::{Detail, Direction, Finding, FindingKind, Observer, PacketEvent, Rule};
+use lwarscope::proto::lwar::wire::Packet;
 use lwarscope::report::Filter;
 use lwarscope::report::json::JsonlWriter;
 use lwarscope::report::packets::{PacketOptions, PacketPrinter};
-use lwarscope::track::{Detail, Direction, Finding, FindingKind, Observer, PacketEvent, Rule};
 use std::net::SocketAddr;
 
 mod counting_alloc;

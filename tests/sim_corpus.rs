@@ -4,9 +4,9 @@
 
 use clap::Parser;
 use etherparse::SlicedPacket;
-use lwarscope::codec::{ErrorKind, Packet, is_lwar};
-use lwarscope::sim::{SimArgs, run};
-use lwarscope::track::Summary;
+use lwarscope::engine::Summary;
+use lwarscope::proto::lwar::sim::{SimArgs, run};
+use lwarscope::proto::lwar::wire::{ErrorKind, Packet, is_lwar};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,8 @@
 //! The simulated peers deliver every reliable message exactly once and in order,
 //! through a network that loses, duplicates, delays and reorders datagrams.
 
-use lwarscope::codec::MessageRepr;
-use lwarscope::sim::{ClientState, Faults, VirtualConfig, run_logged};
+use lwarscope::proto::lwar::sim::{ClientState, Faults, VirtualConfig, run_logged};
+use lwarscope::proto::lwar::wire::MessageRepr;
 
 fn hostile() -> Faults {
     Faults {

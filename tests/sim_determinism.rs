@@ -1,6 +1,6 @@
 //! The same seed and flags give byte-identical captures and ground truths.
 
-use lwarscope::sim::{Faults, VirtualConfig, run_virtual};
+use lwarscope::proto::lwar::sim::{Faults, VirtualConfig, run_virtual};
 
 fn faulty(seed: u64) -> VirtualConfig {
     let f = Faults {

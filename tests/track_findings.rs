@@ -7,12 +7,12 @@
 //! compact form that compares exactly: direction, label, frame, seqno, detail.
 
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::codec::{
+use lwarscope::engine::{
+    Detail, Finding, FindingKind, Observer, State, Summary, Tracker, TrackerConfig,
+};
+use lwarscope::proto::lwar::wire::{
     DecodeError, Header, Id, Input, MessageRepr, MessageType, PacketRepr, UpdateEntry,
     UpdatePosEntry, Violation,
-};
-use lwarscope::track::{
-    Detail, Finding, FindingKind, Observer, State, Summary, Tracker, TrackerConfig,
 };
 use std::net::SocketAddr;
 
@@ -164,7 +164,7 @@ impl Script {
         (seen.0.iter().map(compact).collect(), summary)
     }
 
-    fn session(&self) -> &lwarscope::track::Session {
+    fn session(&self) -> &lwarscope::engine::Session {
         let (_, s) = self.tracker.sessions().next().expect("a session");
         s
     }
@@ -1343,7 +1343,7 @@ fn a_leave_frees_a_players_place() {
 
 #[test]
 fn the_codecs_violations_are_raised_once_per_message_and_rule() {
-    use lwarscope::codec::ViolationKind as V;
+    use lwarscope::proto::lwar::wire::ViolationKind as V;
     let mut s = Script::playing();
     let long_name = "n".repeat(32);
     let long_chat = "c".repeat(255);

@@ -7,8 +7,8 @@
 //! do not disturb the count.
 
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::codec::{Header, Id, Input, MessageRepr, PacketRepr, UpdateEntry};
-use lwarscope::track::{Finding, Observer, Tracker};
+use lwarscope::engine::{Finding, Observer, Tracker};
+use lwarscope::proto::lwar::wire::{Header, Id, Input, MessageRepr, PacketRepr, UpdateEntry};
 use std::net::SocketAddr;
 
 mod counting_alloc;
@@ -23,7 +23,7 @@ struct Tally {
 }
 
 impl Observer for Tally {
-    fn packet(&mut self, _: &lwarscope::track::PacketEvent<'_>) {
+    fn packet(&mut self, _: &lwarscope::engine::PacketEvent<'_>) {
         self.packets += 1;
     }
     fn finding(&mut self, _: &Finding) {
@@ -190,7 +190,7 @@ fn steady_state_tracking_allocates_nothing_per_packet() {
     assert_eq!(
         session
             .s2c
-            .finding_count(lwarscope::track::FindingKind::Gap),
+            .finding_count(lwarscope::engine::FindingKind::Gap),
         1_334
     );
 }

@@ -18,10 +18,10 @@
 //!   violations, one per message (see the test for the exact list).
 
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::codec::Id;
-use lwarscope::track::{
+use lwarscope::engine::{
     Detail, Direction, Finding, FindingKind, Observer, Rule, State, Summary, Tracker,
 };
+use lwarscope::proto::lwar::wire::Id;
 use std::collections::BTreeMap;
 use std::net::{Ipv6Addr, SocketAddr};
 
@@ -76,7 +76,7 @@ fn run() -> (Tracker, Vec<Finding>, Summary) {
 type F = (usize, String, u64, Option<u32>, Detail);
 
 fn after_disconnect(session: usize, frame: u64, seqno: Option<u32>, t: &str) -> F {
-    let msg_type = lwarscope::codec::MessageType::ALL
+    let msg_type = lwarscope::proto::lwar::wire::MessageType::ALL
         .into_iter()
         .find(|m| m.name() == t)
         .unwrap();

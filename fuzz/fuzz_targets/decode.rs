@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lwarscope::codec::{HEADER_LEN, Packet, PacketRepr};
+use lwarscope::proto::lwar::wire::{HEADER_LEN, Packet, PacketRepr};
 use std::fmt::Write;
 
 fuzz_target!(|data: &[u8]| {

@@ -6,7 +6,7 @@ use super::frame::{CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatag
 use super::link::{Dissected, LinkType, Udp, dissect, reassembled_udp};
 use super::reassembly::{Added, Reassembler, ReassemblyLimits};
 use super::{Datagram, Timestamp};
-use crate::codec::is_lwar;
+use crate::proto::lwar::wire::is_lwar;
 use pcap::{Active, Capture, Offline, Precision, Savefile};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -381,7 +381,7 @@ fn count(counts: &mut FrameCounts, class: &FrameClass<'_>) {
 /// ```
 /// use lwarscope::capture::synth::{Link, udp_frame};
 /// use lwarscope::capture::{FrameClass, LinkType, Timestamp, classify_frame};
-/// use lwarscope::codec::APP_ID;
+/// use lwarscope::proto::lwar::wire::APP_ID;
 /// let bytes = [&APP_ID.to_be_bytes()[..], &[0; 8]].concat();
 /// let frame = udp_frame(
 ///     Link::Ethernet,

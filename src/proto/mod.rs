@@ -3,3 +3,4 @@
 //! protocol's types; the rest of the crate sees protocols through the registry.
 
 pub mod field;
+pub mod lwar;

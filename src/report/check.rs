@@ -25,7 +25,7 @@
 //! when a rule failed, 2 on an error ([`exit_code`]).
 
 use super::{Outcome, json};
-use crate::track::{FindingKind, Rule, Summary};
+use crate::engine::{FindingKind, Rule, Summary};
 use quick_xml::Writer;
 use quick_xml::events::BytesText;
 use serde::Deserialize;
@@ -711,7 +711,7 @@ mod tests {
     fn compares_summaries() {
         let mut e = Summary::default();
         e.findings.insert("resend".into(), 3);
-        e.sessions.push(crate::track::SessionSummary {
+        e.sessions.push(crate::engine::SessionSummary {
             client: "1.2.3.4:5".into(),
             server: "1.2.3.4:32422".into(),
             state: "closed".into(),

@@ -48,8 +48,8 @@
 //! A compiled [`Filter`] evaluates without allocating.
 
 use crate::capture::Datagram;
-use crate::codec::{DecodeError, Id, MessageType, Packet};
-use crate::track::{Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity};
+use crate::engine::{Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity};
+use crate::proto::lwar::wire::{DecodeError, Id, MessageType, Packet};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
@@ -203,7 +203,10 @@ impl Ctx<'_> {
     }
 
     /// Every decodable message, in order.
-    fn any_message(&self, mut pred: impl FnMut(&crate::codec::Message<'_>) -> bool) -> bool {
+    fn any_message(
+        &self,
+        mut pred: impl FnMut(&crate::proto::lwar::wire::Message<'_>) -> bool,
+    ) -> bool {
         self.packet()
             .is_some_and(|p| p.messages().map_while(Result::ok).any(|m| pred(&m.message)))
     }
@@ -689,8 +692,8 @@ impl<'a> Parser<'a> {
 mod tests {
     use super::*;
     use crate::capture::Timestamp;
-    use crate::codec::{MessageRepr, PacketRepr};
-    use crate::track::{Detail, Finding};
+    use crate::engine::{Detail, Finding};
+    use crate::proto::lwar::wire::{MessageRepr, PacketRepr};
 
     fn dgram(payload: &[u8], frame: u64) -> Datagram<'_> {
         Datagram {
@@ -718,7 +721,7 @@ mod tests {
 
     fn join_packet() -> Vec<u8> {
         PacketRepr {
-            header: crate::codec::Header {
+            header: crate::proto::lwar::wire::Header {
                 ack: 3,
                 timestamp: 1000,
             },

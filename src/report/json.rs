@@ -59,8 +59,8 @@
 
 use super::{CaptureInfo, Filter, Outcome};
 use crate::capture::Timestamp;
-use crate::codec::{DecodeError, Packet};
-use crate::track::{Direction, Finding, Observer, PacketEvent, Summary};
+use crate::engine::{Direction, Finding, Observer, PacketEvent, Summary};
+use crate::proto::lwar::wire::{DecodeError, Packet};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use std::io::{self, Write};
@@ -90,7 +90,7 @@ impl Serialize for MessagesJson<'_, '_> {
     }
 }
 
-struct MessageJson<'m, 'a>(&'m crate::codec::MessageView<'a>);
+struct MessageJson<'m, 'a>(&'m crate::proto::lwar::wire::MessageView<'a>);
 
 impl Serialize for MessageJson<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -204,7 +204,7 @@ struct FindingJson<'a> {
     session: usize,
     dir: Direction,
     seqno: Option<u32>,
-    detail: Option<Collect<'a, crate::track::Detail>>,
+    detail: Option<Collect<'a, crate::engine::Detail>>,
 }
 
 impl<'a> FindingJson<'a> {
@@ -220,7 +220,8 @@ impl<'a> FindingJson<'a> {
             session: f.session,
             dir: f.direction,
             seqno: f.seqno,
-            detail: (!matches!(f.detail, crate::track::Detail::None)).then_some(Collect(&f.detail)),
+            detail: (!matches!(f.detail, crate::engine::Detail::None))
+                .then_some(Collect(&f.detail)),
         }
     }
 }

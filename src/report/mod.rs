@@ -3,7 +3,7 @@
 //! Outputs only consume. They implement [`Observer`] to see each packet as the
 //! tracker analyses it, and read the final [`Outcome`] (the tracker's [`Summary`]
 //! and session metrics) once the capture ends. They never decode beyond iterating
-//! the [`Packet`](crate::codec::Packet) view they are handed.
+//! the [`Packet`](crate::proto::lwar::wire::Packet) view they are handed.
 //!
 //! - [`filter`]: the `-Y` display filter language.
 //! - [`table`]: the report of `lwarscope -r FILE` (comfy-table).
@@ -26,11 +26,11 @@ pub use args::{CheckArgs, Color, Format, ReportArgs};
 pub use filter::{Filter, FilterError};
 
 use crate::capture::{Datagram, Timestamp};
-use crate::codec::MessageType;
-use crate::track::{
+use crate::engine::{
     Detail, DirState, Direction, Finding, FindingKind, Observer, PacketEvent, Player, Rule,
     Session, SessionId, Severity, State, Summary, Tracker,
 };
+use crate::proto::lwar::wire::MessageType;
 use serde::Serialize;
 use std::net::SocketAddr;
 
@@ -309,7 +309,7 @@ impl Outcome {
                 resent += d.resends;
             }
         }
-        crate::track::summary::resend_rate(first, resent)
+        crate::engine::summary::resend_rate(first, resent)
     }
 }
 
@@ -547,7 +547,7 @@ mod tests {
             session: 0,
             direction: Direction::ClientToServer,
             seqno: None,
-            detail: crate::track::Detail::None,
+            detail: crate::engine::Detail::None,
         };
         for frame in [9, 3, 3, 4, 5, 6, 7, 8] {
             st.add(&f(FindingKind::Resend, None, frame));

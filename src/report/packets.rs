@@ -13,8 +13,8 @@
 
 use super::Filter;
 use crate::capture::Timestamp;
-use crate::codec::Packet;
-use crate::track::{Finding, Observer, PacketEvent, Severity};
+use crate::engine::{Finding, Observer, PacketEvent, Severity};
+use crate::proto::lwar::wire::Packet;
 use std::fmt;
 use std::io::{self, Write};
 
@@ -163,7 +163,7 @@ impl<W: Write> PacketPrinter<W> {
         let color = severity_color(f.severity());
         self.paint(color, finding_token(f))?;
         write!(self.out, " ({})", f.severity())?;
-        if !matches!(f.detail, crate::track::Detail::None) {
+        if !matches!(f.detail, crate::engine::Detail::None) {
             write!(self.out, ": {}", f.detail)?;
         }
         Ok(())
@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn findings_of_one_label_are_grouped_with_seqno_ranges() {
-        use crate::track::{Detail, Direction, FindingKind};
+        use crate::engine::{Detail, Direction, FindingKind};
         let f = |kind, seqno| Finding {
             kind,
             rule: None,

@@ -8,7 +8,7 @@ use super::progress::Progress;
 use super::table::{Layout, render};
 use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
 use crate::capture::{CaptureError, CaptureStats, FrameClass, Source};
-use crate::track::{Finding, Observer, PacketEvent};
+use crate::engine::{Finding, Observer, PacketEvent};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

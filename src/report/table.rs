@@ -3,8 +3,8 @@
 
 use super::{Outcome, SessionView, observed_rate_hz, spec_rate_hz};
 use crate::capture::Timestamp;
-use crate::codec::MessageType;
-use crate::track::{Severity, State};
+use crate::engine::{Severity, State};
+use crate::proto::lwar::wire::MessageType;
 use comfy_table::{
     Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, presets,
 };

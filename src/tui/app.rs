@@ -9,8 +9,8 @@ use super::model::{
 };
 use super::store::StoreReader;
 use crate::capture::Timestamp;
-use crate::codec::{Field, Packet};
-use crate::track::{SessionId, Severity};
+use crate::engine::{SessionId, Severity};
+use crate::proto::lwar::wire::{Field, Packet};
 use ratatui::crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -1017,7 +1017,7 @@ fn tree(app: &App, r: usize, row: &Row, payload: &[u8]) -> Vec<Node> {
             nodes.push(Node {
                 label: "Header".into(),
                 value: format!("ack {}, timestamp {}", p.ack(), p.timestamp()),
-                span: Some(0..crate::codec::HEADER_LEN),
+                span: Some(0..crate::proto::lwar::wire::HEADER_LEN),
                 depth: 0,
                 severity: None,
             });

@@ -9,7 +9,7 @@
 use super::model::{Activity, CaptureCounters, Endpoints, LoggedFinding, Row, SessionSnap, Update};
 use super::store::StoreWriter;
 use crate::capture::{self, Datagram, OwnedDatagram};
-use crate::track::{Direction, Finding, FindingKind, Observer, PacketEvent, SessionId, Tracker};
+use crate::engine::{Direction, Finding, FindingKind, Observer, PacketEvent, SessionId, Tracker};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;

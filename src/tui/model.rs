@@ -3,8 +3,8 @@
 
 use super::store::Loc;
 use crate::capture::Timestamp;
-use crate::codec::Id;
-use crate::track::{Detail, Direction, Finding, FindingKind, Rule, SessionId, Severity, State};
+use crate::engine::{Detail, Direction, Finding, FindingKind, Rule, SessionId, Severity, State};
+use crate::proto::lwar::wire::Id;
 use std::net::SocketAddr;
 
 /// One packet of the list, as read back from the index and the store: where
@@ -152,7 +152,7 @@ impl Row {
 /// payload store; `detail` says where. Ten million findings fit in 240 MB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoggedFinding {
-    /// The text of the finding's [`crate::track::Detail`] in the store.
+    /// The text of the finding's [`crate::engine::Detail`] in the store.
     pub detail: Loc,
     /// The index row of the packet that raised it (for `lost`, of the gap).
     pub row: u32,

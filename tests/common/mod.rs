@@ -9,7 +9,7 @@ use lwarscope::capture::{
     CaptureError, CaptureStats, FrameClass, FrameCounts, IncompleteDatagram, LinkType, Source,
     Timestamp,
 };
-use lwarscope::codec::{Header, Id, MessageRepr, PacketRepr};
+use lwarscope::proto::lwar::wire::{Header, Id, MessageRepr, PacketRepr};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 

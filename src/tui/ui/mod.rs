@@ -8,7 +8,7 @@ mod packets;
 mod sessions;
 
 use super::app::{App, Areas, Pane};
-use crate::track::Severity;
+use crate::engine::Severity;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};

@@ -1,7 +1,7 @@
 //! The packet list: a virtual list over the index, decoding only visible rows.
 
 use super::{block, inner, selected_style, severity_style};
-use crate::codec::Packet;
+use crate::proto::lwar::wire::Packet;
 use crate::tui::app::{App, Pane};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -70,7 +70,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
                     spans.push(Span::raw(format!("len={} ", row.len)));
                     spans.push(Span::styled(
                         format!("undecodable: {e}"),
-                        severity_style(crate::track::Severity::Error),
+                        severity_style(crate::engine::Severity::Error),
                     ));
                 }
             }

@@ -123,7 +123,7 @@ fn cells(s: &SessionSnap, now: u64) -> [String; 10] {
 }
 
 fn state_style(s: &SessionSnap) -> Style {
-    use crate::track::State::*;
+    use crate::engine::State::*;
     match s.state {
         Playing => Style::new().fg(Color::Green),
         Connecting | Syncing | Disconnecting => Style::new().fg(Color::Cyan),

@@ -1,7 +1,7 @@
 //! The expert findings: what the tracker flags, how bad it is, and where.
 
 use crate::capture::Timestamp;
-use crate::codec::{DecodeError, ErrorKind, Id, MessageType, Violation, ViolationKind};
+use crate::proto::lwar::wire::{DecodeError, ErrorKind, Id, MessageType, Violation, ViolationKind};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -4,7 +4,7 @@
 
 use super::Outgoing;
 use super::reliable::Channel;
-use crate::codec::{
+use crate::proto::lwar::wire::{
     Collision, DISCONNECT_TIMEOUT_SECS, Header, Id, MAX_PLAYERS, Message, MessageRepr, Packet,
     PacketBuilder, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry, UpdateRayEntry,
 };

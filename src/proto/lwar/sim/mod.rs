@@ -3,7 +3,7 @@
 //!
 //! - [`Server`] and [`Client`] are transport-agnostic state machines: they are
 //!   driven by a clock in milliseconds and by incoming datagrams, and produce
-//!   [`Outgoing`] datagrams, encoded only through the shared [`crate::codec`].
+//!   [`Outgoing`] datagrams, encoded only through the shared [`crate::proto::lwar::wire`].
 //! - [`net`] is the virtual network and its capture tap (its module docs give the
 //!   exact fault and tap model).
 //! - [`run_virtual`] runs peers on a virtual clock, deterministic for a seed, and

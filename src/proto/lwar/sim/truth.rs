@@ -2,7 +2,7 @@
 //!
 //! The simulator knows every datagram's session and direction, and which fault
 //! changed it; this module counts, frame by frame at the tap, what the contract of
-//! [`crate::track`] says the analyzer reports. It never looks at datagrams the tap
+//! [`crate::engine`] says the analyzer reports. It never looks at datagrams the tap
 //! missed, exactly as the analyzer cannot.
 //!
 //! Where the contract leaves room, this is how it is read (the tracker must agree):
@@ -25,16 +25,16 @@
 //! - `too-many-players`: a session that reaches `syncing` while 8 other sessions
 //!   of the same server are `syncing` or `playing`; one violation on its s2c.
 
-use crate::codec::{
+use crate::engine::summary::bump;
+use crate::engine::{Direction, DirectionSummary, FindingKind, Rule, SessionSummary, Summary};
+use crate::proto::lwar::wire::{
     ErrorKind, Id, MAX_PLAYERS, Message, MessageType, Packet, Sender, ViolationKind,
 };
-use crate::track::summary::bump;
-use crate::track::{Direction, DirectionSummary, FindingKind, Rule, SessionSummary, Summary};
 use serde::Serialize;
 use std::collections::{BTreeSet, VecDeque};
 
 const DUP_WINDOW: usize = 64;
-const TIMEOUT_NS: u64 = crate::codec::DISCONNECT_TIMEOUT_SECS * 1_000_000_000;
+const TIMEOUT_NS: u64 = crate::proto::lwar::wire::DISCONNECT_TIMEOUT_SECS * 1_000_000_000;
 
 /// Lifecycle states, in the order they are reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -498,7 +498,7 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::{Header, MessageRepr, PacketRepr};
+    use crate::proto::lwar::wire::{Header, MessageRepr, PacketRepr};
 
     const C2S: Direction = Direction::ClientToServer;
     const S2C: Direction = Direction::ServerToClient;
@@ -523,7 +523,7 @@ mod tests {
         );
     }
 
-    fn count(c: &crate::track::Counts, k: &str) -> u64 {
+    fn count(c: &crate::engine::Counts, k: &str) -> u64 {
         c.get(k).copied().unwrap_or(0)
     }
 

@@ -5,7 +5,7 @@ use super::seq::Lookup;
 use super::session::{DirState, Player, Session, State};
 use super::summary::{DirectionSummary, SessionSummary, Summary};
 use crate::capture::{Datagram, Timestamp};
-use crate::codec::{
+use crate::proto::lwar::wire::{
     DISCONNECT_TIMEOUT_SECS, DecodeError, ErrorKind, Id, MAX_NAME_LEN, MAX_PACKET_SIZE,
     MAX_PLAYERS, Message, MessageType, MessageView, Packet, Sender, Violation,
 };
@@ -335,7 +335,7 @@ impl Tracker {
         }
         let src_is_server = match packet.map(sender_side) {
             Some(Some(side)) => side == Sender::Server,
-            _ if d.src.port() == crate::codec::DEFAULT_PORT => true,
+            _ if d.src.port() == crate::proto::lwar::wire::DEFAULT_PORT => true,
             _ => false,
         };
         let (client, server) = if src_is_server {

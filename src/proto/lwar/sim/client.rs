@@ -3,7 +3,7 @@
 
 use super::Outgoing;
 use super::reliable::Channel;
-use crate::codec::{
+use crate::proto::lwar::wire::{
     DISCONNECT_TIMEOUT_SECS, Id, Input, Message, MessageRepr, Packet, PacketBuilder,
 };
 use rand::{Rng, SeedableRng};

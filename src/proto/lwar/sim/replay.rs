@@ -109,7 +109,7 @@ pub fn run_replay(cfg: &ReplayConfig) -> Result<ReplayStats, SimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::{VirtualConfig, run_virtual};
+    use crate::proto::lwar::sim::{VirtualConfig, run_virtual};
 
     #[test]
     fn every_lwar_datagram_is_sent_at_the_rate_asked() {

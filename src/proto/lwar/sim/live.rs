@@ -7,7 +7,7 @@
 use super::client::{Client, ClientPlan};
 use super::server::Server;
 use super::{Outgoing, SimError};
-use crate::codec::DEFAULT_PORT;
+use crate::proto::lwar::wire::DEFAULT_PORT;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::fmt;

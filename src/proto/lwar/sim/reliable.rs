@@ -1,7 +1,7 @@
 //! One direction pair of ordered-reliable delivery between two peers: what the
 //! specification's "Message Delivery Guarantees" section asks of each side.
 
-use crate::codec::{Header, MessageRepr, PacketBuilder};
+use crate::proto::lwar::wire::{Header, MessageRepr, PacketBuilder};
 use std::collections::VecDeque;
 
 /// The reliable state a peer keeps for one remote peer.
@@ -119,7 +119,7 @@ impl Channel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::PacketRepr;
+    use crate::proto::lwar::wire::PacketRepr;
 
     #[test]
     fn seqnos_start_at_one_and_stay_until_acked() {

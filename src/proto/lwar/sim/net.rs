@@ -28,8 +28,10 @@
 //! gets exactly the bytes the tap saw. Faults are recorded in the ground truth with
 //! the frame number that shows them (none for losses and tap misses).
 
-use crate::codec::{Collision, Id, MAX_PACKET_SIZE, MessageRepr, MessageType, Packet, is_lwar};
-use crate::track::Direction;
+use crate::engine::Direction;
+use crate::proto::lwar::wire::{
+    Collision, Id, MAX_PACKET_SIZE, MessageRepr, MessageType, Packet, is_lwar,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -346,7 +348,7 @@ fn corrupt(
         }
         CorruptKind::DeprecatedType => {
             let (offset, _, t) = pick(rng, &|_| true);
-            payload[offset] = crate::codec::DEPRECATED_TYPE_ID;
+            payload[offset] = crate::proto::lwar::wire::DEPRECATED_TYPE_ID;
             format!("type of {t} at offset {offset} set to 102")
         }
         CorruptKind::BadStringLength => {
@@ -405,7 +407,7 @@ fn corrupt(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::{ErrorKind, Header, PacketRepr, ViolationKind};
+    use crate::proto::lwar::wire::{ErrorKind, Header, PacketRepr, ViolationKind};
 
     fn sample(dir: Direction) -> Vec<u8> {
         let mut messages = vec![MessageRepr::Chat {

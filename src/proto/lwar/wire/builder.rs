@@ -8,7 +8,7 @@ use super::types::{HEADER_LEN, MAX_PACKET_SIZE};
 /// Builds one packet at a time into a reusable buffer.
 ///
 /// ```
-/// use lwarscope::codec::{Header, MessageRepr, PacketBuilder, Packet};
+/// use lwarscope::proto::lwar::wire::{Header, MessageRepr, PacketBuilder, Packet};
 /// let mut b = PacketBuilder::new();
 /// b.start(Header { ack: 0, timestamp: 0 });
 /// let filled = b.fill(&[MessageRepr::Connect { seqno: 1, name: b"alice".to_vec() }], &[]);
@@ -110,7 +110,7 @@ impl PacketBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::{Id, UpdateEntry};
+    use crate::proto::lwar::wire::{Id, UpdateEntry};
 
     fn chat(seqno: u32, len: usize) -> MessageRepr {
         MessageRepr::Chat {

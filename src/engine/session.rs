@@ -4,7 +4,7 @@ use super::finding::{FindingKind, Rule};
 use super::seq::SeqWindow;
 use super::summary::{Counts, DirectionSummary, bump};
 use crate::capture::Timestamp;
-use crate::codec::{ErrorKind, Id, MessageType};
+use crate::proto::lwar::wire::{ErrorKind, Id, MessageType};
 use hdrhistogram::Histogram;
 use std::fmt;
 use std::net::SocketAddr;
