@@ -9,7 +9,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use lwarscope::capture::{FrameClass, OwnedDatagram, Source};
-use lwarscope::engine::Tracker;
+use lwarscope::proto::lwar::Tracker;
 use lwarscope::proto::lwar::sim::{Faults, VirtualConfig, run_virtual};
 use lwarscope::report::{Analysis, CaptureInfo};
 use std::hint::black_box;

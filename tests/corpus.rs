@@ -4,7 +4,8 @@
 //! front end and the tracker.
 
 use lwarscope::capture::{FrameClass, Source};
-use lwarscope::engine::{Summary, Tracker};
+use lwarscope::engine::Summary;
+use lwarscope::proto::lwar::Tracker;
 use lwarscope::proto::lwar::wire::Packet;
 use std::path::{Path, PathBuf};
 

@@ -10,8 +10,7 @@ mod common;
 
 use common::real_server_vectors;
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::engine::{Detail, Direction, Finding, FindingKind, Observer, PacketEvent, Rule};
-use lwarscope::proto::lwar::wire::Packet;
+use lwarscope::engine::{Detail, Direction, Finding, FindingKind, Observer, PacketEvent};
 use lwarscope::report::Filter;
 use lwarscope::report::json::JsonlWriter;
 use lwarscope::report::packets::{PacketOptions, PacketPrinter};
@@ -54,9 +53,12 @@ fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
         },
     };
     let findings = [
-        finding(FindingKind::Resend, None),
-        finding(FindingKind::Resend, None),
-        finding(FindingKind::Violation, Some(Rule::AfterDisconnect)),
+        finding(FindingKind::RESEND, None),
+        finding(FindingKind::RESEND, None),
+        finding(
+            FindingKind::VIOLATION,
+            Some(lwarscope::proto::lwar::findings::rules::AFTER_DISCONNECT),
+        ),
     ];
     let filter = Filter::parse(FILTER).unwrap();
     let mut printer = PacketPrinter::new(
@@ -72,9 +74,9 @@ fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
             let attached = if i % 7 == 0 { &findings[..] } else { &[] };
             let event = PacketEvent {
                 datagram: d,
+                protocol: &lwarscope::proto::lwar::INFO,
                 session: 0,
                 direction: Direction::ClientToServer,
-                decoded: Packet::new_checked(d.payload),
                 findings: attached,
             };
             if filter.matches(&event) {

@@ -7,13 +7,13 @@
 //! compact form that compares exactly: direction, label, frame, seqno, detail.
 
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::engine::{
-    Detail, Finding, FindingKind, Observer, State, Summary, Tracker, TrackerConfig,
-};
+use lwarscope::engine::{Detail, Finding, FindingKind, Observer, Summary, TrackerConfig};
+use lwarscope::proto::lwar::findings as lwar;
 use lwarscope::proto::lwar::wire::{
     DecodeError, Header, Id, Input, MessageRepr, MessageType, PacketRepr, UpdateEntry,
     UpdatePosEntry, Violation,
 };
+use lwarscope::proto::lwar::{Session, State, Tracker};
 use std::net::SocketAddr;
 
 const CLIENT: &str = "127.0.0.1:40000";
@@ -164,13 +164,13 @@ impl Script {
         (seen.0.iter().map(compact).collect(), summary)
     }
 
-    fn session(&self) -> &lwarscope::engine::Session {
+    fn session(&self) -> &Session {
         let (_, s) = self.tracker.sessions().next().expect("a session");
         s
     }
 
     fn state(&self) -> State {
-        self.session().state
+        self.session().proto.state
     }
 
     /// How many findings of `kind` the whole script raised.
@@ -455,9 +455,7 @@ fn a_resend_with_other_bytes_is_a_violation_too() {
                 "violation/resend-differs",
                 5,
                 Some(4),
-                Detail::Message {
-                    msg_type: MessageType::Chat
-                }
+                lwar::message(MessageType::Chat)
             ),
         ]
     );
@@ -471,9 +469,7 @@ fn a_resend_with_other_bytes_is_a_violation_too() {
                 "violation/resend-differs",
                 6,
                 Some(4),
-                Detail::Message {
-                    msg_type: MessageType::Leave
-                }
+                lwar::message(MessageType::Leave)
             ),
         ]
     );
@@ -774,7 +770,7 @@ fn acks_are_not_judged_before_the_other_direction_shows_a_reliable_message() {
 
 fn decode(error: DecodeError, captured: usize, len: usize) -> Detail {
     Detail::Decode {
-        error,
+        error: lwar::decode(error),
         captured,
         len,
     }
@@ -985,8 +981,20 @@ fn a_packet_over_512_bytes_is_oversize_and_decoded_all_the_same() {
             "oversize",
             4,
             None,
-            Detail::Codec(Violation::Oversize { len: bytes.len() })
+            Detail::Oversize {
+                len: bytes.len(),
+                max: 512
+            }
         )]
+    );
+    // The detail reads as the codec's own violation does.
+    assert_eq!(
+        Detail::Oversize {
+            len: bytes.len(),
+            max: 512
+        }
+        .to_string(),
+        Violation::Oversize { len: bytes.len() }.to_string()
     );
     // Exactly 512 is fine: 12 + (2 + 40 * 11) + (2 + 7 * 8).
     let at_limit = Script::packet(
@@ -1012,10 +1020,7 @@ fn a_packet_over_512_bytes_is_oversize_and_decoded_all_the_same() {
 #[test]
 fn input_frame_numbers_regress_skip_or_lose() {
     let mut s = Script::playing(); // Input frame 1 in frame 3
-    let frames = |from: u32, to: u32| Detail::InputFrames {
-        frame: to,
-        last: from,
-    };
+    let frames = |from: u32, to: u32| lwar::input_frames(to, from);
     assert_eq!(s.c2s(3, 130, vec![input(ALICE, 2)]), []); // frame 4
     // The same frame number again raises nothing (a client may repeat it).
     assert_eq!(s.c2s(3, 160, vec![input(ALICE, 2)]), []);
@@ -1051,7 +1056,7 @@ fn input_frame_numbers_regress_skip_or_lose() {
 // Violations.
 
 fn msg(t: MessageType) -> Detail {
-    Detail::Message { msg_type: t }
+    lwar::message(t)
 }
 
 #[test]
@@ -1142,7 +1147,7 @@ fn the_first_reliable_message_to_a_new_client_must_be_join_1_acking_the_connect(
         (found[0].1.as_str(), found[0].2, found[0].3),
         ("violation/handshake-join-no-ack", 2, Some(1))
     );
-    assert_eq!(found[0].4, Detail::ConnectNotAcked { ack: 0, connect: 1 });
+    assert_eq!(found[0].4, lwar::connect_not_acked(0, 1));
     assert_eq!(
         found[0].4.to_string(),
         "the packet acks 0, not the Connect (seqno 1)"
@@ -1193,10 +1198,7 @@ fn a_client_speaking_for_another_player_is_a_violation() {
             "violation/wrong-player-id".to_owned(),
             4,
             seqno,
-            Detail::Player {
-                used: BOB,
-                own: ALICE,
-            },
+            lwar::player(BOB, ALICE),
         )
     };
     assert_eq!(
@@ -1303,7 +1305,7 @@ fn a_ninth_player_is_a_violation() {
             "violation/too-many-players",
             16,
             Some(1),
-            Detail::Players { count: 9 }
+            lwar::players(9)
         )]
     );
     let (_, summary) = s.finish();
@@ -1336,14 +1338,13 @@ fn a_leave_frees_a_players_place() {
             "violation/too-many-players",
             13,
             Some(12),
-            Detail::Players { count: 9 }
+            lwar::players(9)
         )]
     );
 }
 
 #[test]
 fn the_codecs_violations_are_raised_once_per_message_and_rule() {
-    use lwarscope::proto::lwar::wire::ViolationKind as V;
     let mut s = Script::playing();
     let long_name = "n".repeat(32);
     let long_chat = "c".repeat(255);
@@ -1376,18 +1377,19 @@ fn the_codecs_violations_are_raised_once_per_message_and_rule() {
             ("violation/invalid-utf8", Some(4)),
         ]
     );
-    let codec = |d: &Detail| match d {
-        Detail::Codec(v) => v.kind(),
-        other => panic!("{other:?}"),
-    };
-    let kinds: Vec<V> = found.iter().map(|f| codec(&f.4)).collect();
-    assert_eq!(
-        kinds,
-        [V::SeqnoZero, V::NameTooLong, V::ChatTooLong, V::InvalidUtf8]
-    );
+    // Each detail says which rule of the bytes, where.
+    let details: Vec<String> = found.iter().map(|f| f.4.to_string()).collect();
+    for (detail, says) in details.iter().zip([
+        "has seqno 0",
+        "has a name of 32 bytes",
+        "has a message of",
+        "not UTF-8",
+    ]) {
+        assert!(detail.contains(says), "{detail}");
+    }
     assert_eq!(
         found[1].4,
-        Detail::Codec(Violation::NameTooLong {
+        lwar::codec(Violation::NameTooLong {
             offset: 12 + 14,
             msg_type: MessageType::Name,
             len: 32
@@ -1400,7 +1402,7 @@ fn the_codecs_violations_are_raised_once_per_message_and_rule() {
             "violation/empty-update",
             5,
             None,
-            Detail::Codec(Violation::EmptyUpdate {
+            lwar::codec(Violation::EmptyUpdate {
                 offset: 12,
                 msg_type: MessageType::Update
             })
@@ -1431,7 +1433,7 @@ fn a_session_goes_from_connecting_to_closed() {
     let mut s = Script::new();
     assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
     assert_eq!(s.state(), State::Connecting);
-    assert!(s.session().saw_start);
+    assert!(s.session().proto.saw_start);
     assert_eq!(s.s2c(1, 1000, vec![join(1, ALICE, "alice"), update()]), []);
     assert_eq!(s.state(), State::Syncing);
     assert_eq!(
@@ -1465,7 +1467,7 @@ fn a_session_goes_from_connecting_to_closed() {
         s.c2s(3, 130, vec![chat(2, ALICE, "hi")]),
         [f("c2s", "resend", 6, Some(2), repeat(4, 2, 2))]
     );
-    let player = s.session().player.clone().expect("alice's player");
+    let player = s.session().proto.player.clone().expect("alice's player");
     assert_eq!(player.id, ALICE);
     assert_eq!(player.name, "alicia");
     assert_eq!((player.renames, player.chats), (1, 1));
@@ -1501,7 +1503,7 @@ fn a_full_server_rejects_and_each_full_counts_as_a_rejected_attempt() {
         assert_eq!(s.s2c(0, 0, vec![MessageRepr::Full]), []);
         assert_eq!(s.state(), State::Rejected);
     }
-    assert_eq!(s.session().rejected_attempts, 3);
+    assert_eq!(s.session().proto.rejected_attempts, 3);
     s.wait(60_000);
     let (end, summary) = s.finish();
     assert_eq!(end, []);
@@ -1555,7 +1557,7 @@ fn a_capture_starting_mid_session_raises_no_false_findings() {
     // inputs are at frame 9000; the server resends something from before.
     assert_eq!(s.s2c(39, 70_000, vec![update()]), []);
     assert_eq!(s.state(), State::Playing);
-    assert!(!s.session().saw_start);
+    assert!(!s.session().proto.saw_start);
     assert_eq!(s.c2s(199, 9_000, vec![input(BOB, 9000)]), []);
     assert_eq!(s.s2c(39, 70_030, vec![chat(200, ALICE, "x"), update()]), []);
     assert_eq!(
@@ -1579,7 +1581,7 @@ fn a_capture_starting_mid_session_raises_no_false_findings() {
     assert_eq!(end, []);
     assert_eq!(summary.findings, Default::default());
     assert_eq!(summary.sessions[0].state, "playing");
-    assert_eq!(s.session().player, None);
+    assert_eq!(s.session().proto.player, None);
 }
 
 // ---------------------------------------------------------------------------
@@ -1680,7 +1682,7 @@ fn the_session_table_is_bounded_and_the_totals_stay_exact() {
     assert_eq!(summary.findings["gap"], 5);
     // The evicted sessions' missing seqnos can never be filled: they are lost too.
     assert_eq!(summary.findings["lost"], 10);
-    assert_eq!(s.count(FindingKind::Lost), 10);
+    assert_eq!(s.count(FindingKind::LOST), 10);
 }
 
 #[test]

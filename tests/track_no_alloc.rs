@@ -7,7 +7,8 @@
 //! do not disturb the count.
 
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::engine::{Finding, Observer, Tracker};
+use lwarscope::engine::{Finding, Observer};
+use lwarscope::proto::lwar::Tracker;
 use lwarscope::proto::lwar::wire::{Header, Id, Input, MessageRepr, PacketRepr, UpdateEntry};
 use std::net::SocketAddr;
 
@@ -190,7 +191,7 @@ fn steady_state_tracking_allocates_nothing_per_packet() {
     assert_eq!(
         session
             .s2c
-            .finding_count(lwarscope::engine::FindingKind::Gap),
+            .finding_count(lwarscope::engine::FindingKind::GAP),
         1_334
     );
 }

@@ -18,10 +18,9 @@
 //!   violations, one per message (see the test for the exact list).
 
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::engine::{
-    Detail, Direction, Finding, FindingKind, Observer, Rule, State, Summary, Tracker,
-};
+use lwarscope::engine::{Detail, Direction, Finding, FindingKind, Observer, Summary};
 use lwarscope::proto::lwar::wire::Id;
+use lwarscope::proto::lwar::{State, Tracker};
 use std::collections::BTreeMap;
 use std::net::{Ipv6Addr, SocketAddr};
 
@@ -85,7 +84,7 @@ fn after_disconnect(session: usize, frame: u64, seqno: Option<u32>, t: &str) -> 
         "violation/after-disconnect".into(),
         frame,
         seqno,
-        Detail::Message { msg_type },
+        lwarscope::proto::lwar::findings::message(msg_type),
     )
 }
 
@@ -194,25 +193,23 @@ fn the_real_server_has_no_loss_reorder_malformed_duplicate_or_resend() {
     assert_eq!(summary.violations, counts(&[("after-disconnect", 111)]));
     assert!(summary.malformed.is_empty());
     for kind in [
-        FindingKind::Gap,
-        FindingKind::Lost,
-        FindingKind::OutOfOrder,
-        FindingKind::Reordered,
-        FindingKind::Malformed,
-        FindingKind::Truncated,
-        FindingKind::DuplicatePacket,
-        FindingKind::DuplicateInPacket,
-        FindingKind::Resend,
-        FindingKind::SpuriousResend,
+        FindingKind::GAP,
+        FindingKind::LOST,
+        FindingKind::OUT_OF_ORDER,
+        FindingKind::REORDERED,
+        FindingKind::MALFORMED,
+        FindingKind::TRUNCATED,
+        FindingKind::DUPLICATE_PACKET,
+        FindingKind::DUPLICATE_IN_PACKET,
+        FindingKind::RESEND,
+        FindingKind::SPURIOUS_RESEND,
     ] {
         assert!(!findings.iter().any(|f| f.kind == kind), "{kind}");
     }
-    assert!(
-        findings
-            .iter()
-            .all(|f| f.kind == FindingKind::ExpectedRepeat
-                || f.rule == Some(Rule::AfterDisconnect))
-    );
+    assert!(findings.iter().all(
+        |f| f.kind == lwarscope::proto::lwar::findings::EXPECTED_REPEAT
+            || f.rule == Some(lwarscope::proto::lwar::findings::rules::AFTER_DISCONNECT)
+    ));
 
     // Both sessions, in order of appearance, closed, with their players.
     let sessions: Vec<_> = tracker.sessions().map(|(_, s)| s).collect();
@@ -224,18 +221,18 @@ fn the_real_server_has_no_loss_reorder_malformed_duplicate_or_resend() {
     );
     assert_eq!((bob.client, bob.server), (v6(BOB_PORT), v6(SERVER_PORT)));
     for s in [alice, bob] {
-        assert_eq!(s.state, State::Closed);
-        assert!(s.saw_start);
-        assert_eq!(s.rejected_attempts, 0);
+        assert_eq!(s.proto.state, State::Closed);
+        assert!(s.proto.saw_start);
+        assert_eq!(s.proto.rejected_attempts, 0);
         // The resend rate leaves the expected repeats out.
         assert_eq!(s.c2s.resends + s.s2c.resends, 0);
         assert_eq!(s.s2c.resend_rate(), 0.0);
     }
-    let alice_player = alice.player.as_ref().unwrap();
+    let alice_player = alice.proto.player.as_ref().unwrap();
     assert_eq!(alice_player.id, Id::new(0, 1));
     assert_eq!(alice_player.name, "alice");
     assert_eq!((alice_player.renames, alice_player.chats), (0, 3));
-    let bob_player = bob.player.as_ref().unwrap();
+    let bob_player = bob.proto.player.as_ref().unwrap();
     assert_eq!(bob_player.id, Id::new(0, 2));
     // Bob renamed himself once (his Name request and the server's broadcast).
     assert_eq!(bob_player.name, "bobby");

@@ -1,7 +1,6 @@
 //! The expert findings: what the tracker flags, how bad it is, and where.
 
 use crate::capture::Timestamp;
-use crate::proto::lwar::wire::{DecodeError, ErrorKind, Id, MessageType, Violation, ViolationKind};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -68,77 +67,176 @@ impl fmt::Display for Severity {
     }
 }
 
-macro_rules! kinds {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, $severity:ident; )*) => {
-        /// Every kind of finding, with its stable kebab-case name (used alike in JSON,
-        /// `check` rules and the display filter).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum FindingKind {
-            $( $(#[$doc])* $name, )*
+/// What a finding is about, as Wireshark's expert info groups them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Group {
+    /// Sequence numbers: resends, gaps, loss, order, duplicates.
+    Sequence,
+    /// Acknowledgements.
+    Ack,
+    /// Bytes that do not decode, or were cut by the capture.
+    Malformed,
+    /// A rule of the protocol broken by bytes that decode.
+    Protocol,
+    /// A stream of the protocol's own numbers (input frames, counters).
+    Stream,
+}
+
+impl Group {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Group::Sequence => "sequence",
+            Group::Ack => "ack",
+            Group::Malformed => "malformed",
+            Group::Protocol => "protocol",
+            Group::Stream => "stream",
+        }
+    }
+}
+
+/// A registered kind of finding: a stable name, a group, a severity, and the slot
+/// its counters use. Protocols register their own kinds beside the shared ones
+/// ([`FindingKind::SHARED`]); slots `0..16` are the shared kinds', a protocol's own
+/// kinds use `16..`[`MAX_KINDS`].
+#[derive(Debug)]
+pub struct KindDef {
+    /// The kind's name, as users type it in `-Y`, `check` and see in JSON:
+    /// `resend`, or for a protocol's own kind `input-gap`.
+    pub name: &'static str,
+    /// The protocol that registers it, or `""` for a shared kind.
+    pub proto: &'static str,
+    pub group: Group,
+    pub severity: Severity,
+    pub doc: &'static str,
+    pub slot: u8,
+}
+
+/// Counter slots per direction: every protocol's kinds fit below this.
+pub const MAX_KINDS: usize = 32;
+
+/// A kind of finding: a handle on its registered [`KindDef`]. Kinds compare by
+/// identity, and format as their name.
+#[derive(Clone, Copy)]
+pub struct FindingKind(&'static KindDef);
+
+impl PartialEq for FindingKind {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+impl Eq for FindingKind {}
+
+impl std::hash::Hash for FindingKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.proto.hash(state);
+        self.0.slot.hash(state);
+    }
+}
+
+impl PartialOrd for FindingKind {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for FindingKind {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.0.slot, self.0.proto).cmp(&(other.0.slot, other.0.proto))
+    }
+}
+
+impl fmt::Debug for FindingKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+macro_rules! shared_kinds {
+    ($( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
+        /// The shared kinds' definitions.
+        pub mod shared {
+            use super::*;
+            $( $(#[$doc])* pub static $name: KindDef = KindDef {
+                name: $text,
+                proto: "",
+                group: Group::$group,
+                severity: Severity::$severity,
+                doc: stringify!($($doc)*),
+                slot: $slot,
+            }; )*
         }
 
         impl FindingKind {
-            /// A dense index in `0..FindingKind::ALL.len()`.
-            pub const fn ordinal(self) -> usize {
-                self as usize
-            }
+            $( $(#[$doc])* pub const $name: FindingKind = FindingKind(&shared::$name); )*
 
-            pub const ALL: [FindingKind; 18] = [ $( FindingKind::$name, )* ];
-
-            pub const fn name(self) -> &'static str {
-                match self { $( FindingKind::$name => $text, )* }
-            }
-
-            pub const fn severity(self) -> Severity {
-                match self { $( FindingKind::$name => Severity::$severity, )* }
-            }
-
-            pub fn from_name(name: &str) -> Option<Self> {
-                match name { $( $text => Some(FindingKind::$name), )* _ => None }
-            }
+            /// The kinds every protocol shares, in slot order.
+            pub const SHARED: &'static [FindingKind] = &[ $( FindingKind::$name, )* ];
         }
     };
 }
 
-kinds! {
+shared_kinds! {
     /// A reliable message seen before, whose seqno the receiver had already acked in
     /// a packet captured earlier: the sender resent what had arrived.
-    SpuriousResend = "spurious-resend", Warning;
+    SPURIOUS_RESEND = "spurious-resend", Sequence, Warning, 0;
     /// A reliable message whose seqno was seen in an earlier packet.
-    Resend = "resend", Note;
-    /// The server's repeated Leave to a client that sent Disconnect: the
-    /// specification's way, not loss. Kept out of the resend rate.
-    ExpectedRepeat = "expected-repeat", Note;
+    RESEND = "resend", Sequence, Note, 1;
     /// The same seqno twice in one packet.
-    DuplicateInPacket = "duplicate-in-packet", Note;
+    DUPLICATE_IN_PACKET = "duplicate-in-packet", Sequence, Note, 2;
     /// A seqno never seen before but below the highest seen: it fills a gap.
-    OutOfOrder = "out-of-order", Note;
+    OUT_OF_ORDER = "out-of-order", Sequence, Note, 3;
     /// A seqno more than one above the highest seen.
-    Gap = "gap", Note;
+    GAP = "gap", Sequence, Note, 4;
     /// A seqno skipped by a gap and never seen by the end of the capture.
-    Lost = "lost", Warning;
+    LOST = "lost", Sequence, Warning, 5;
     /// The same payload bytes as a recent packet in the same direction.
-    DuplicatePacket = "duplicate-packet", Note;
-    /// A header timestamp lower than an earlier packet's in the same direction.
-    Reordered = "reordered", Warning;
+    DUPLICATE_PACKET = "duplicate-packet", Sequence, Note, 6;
+    /// A packet older than one captured before it in the same direction.
+    REORDERED = "reordered", Sequence, Warning, 7;
     /// An ack lower than an earlier ack in the same direction.
-    AckRegression = "ack-regression", Warning;
-    /// An ack above every reliable seqno captured in the other direction.
-    AckUnseen = "ack-unseen", Warning;
-    /// A payload the codec cannot decode (reason and offset in the detail).
-    Malformed = "malformed", Error;
+    ACK_REGRESSION = "ack-regression", Ack, Warning, 8;
+    /// An ack of something never captured the other way.
+    ACK_UNSEEN = "ack-unseen", Ack, Warning, 9;
+    /// A payload that cannot be decoded (reason and offset in the detail).
+    MALFORMED = "malformed", Malformed, Error, 10;
     /// A frame cut short by the capture's snaplen: not the sender's fault.
-    Truncated = "truncated", Warning;
-    /// A packet over 512 bytes.
-    Oversize = "oversize", Warning;
-    /// An Input frame number lower than the last.
-    InputRegression = "input-regression", Warning;
-    /// Input frames skipped (8 or fewer: the history bits cover them).
-    InputGap = "input-gap", Note;
-    /// More than 8 Input frames skipped: inputs were lost for good.
-    InputsLost = "inputs-lost", Warning;
-    /// A rule of the specification broken; the [`Rule`] names which.
-    Violation = "violation", Error;
+    TRUNCATED = "truncated", Malformed, Warning, 11;
+    /// A packet over the protocol's size limit.
+    OVERSIZE = "oversize", Protocol, Warning, 12;
+    /// A rule of the protocol broken; the [`Rule`] names which.
+    VIOLATION = "violation", Protocol, Error, 13;
+}
+
+impl FindingKind {
+    /// A kind from its definition (a protocol's own kinds are made so).
+    pub const fn new(def: &'static KindDef) -> Self {
+        FindingKind(def)
+    }
+
+    pub const fn def(self) -> &'static KindDef {
+        self.0
+    }
+
+    /// The counter slot, in `0..MAX_KINDS`.
+    pub const fn ordinal(self) -> usize {
+        self.0.slot as usize
+    }
+
+    pub const fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    pub const fn severity(self) -> Severity {
+        self.0.severity
+    }
+
+    pub const fn group(self) -> Group {
+        self.0.group
+    }
+
+    /// A shared kind by name.
+    pub fn shared(name: &str) -> Option<Self> {
+        Self::SHARED.iter().copied().find(|k| k.name() == name)
+    }
 }
 
 impl fmt::Display for FindingKind {
@@ -147,79 +245,79 @@ impl fmt::Display for FindingKind {
     }
 }
 
-/// The rule a `violation` finding breaks: its sub-kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Rule {
-    /// A rule the codec checks on the bytes (seqno 0, name too long, ...).
-    Codec(ViolationKind),
-    /// A client-only message sent by the server, or a server-only one by the client.
-    WrongSender,
-    /// The first reliable message to a new client is not Join with seqno 1.
-    HandshakeFirstNotJoin,
-    /// The packet carrying the first Join does not ack the client's Connect.
-    HandshakeJoinNoAck,
-    /// Input sent before the client saw Synced.
-    InputBeforeSynced,
-    /// A client speaking with a player id other than the one its Join assigned.
-    WrongPlayerId,
-    /// The server sent something other than Leave to a client after its Disconnect.
-    AfterDisconnect,
-    /// More than 8 players on one server.
-    TooManyPlayers,
-    /// A resent seqno whose bytes differ from its first transmission.
-    ResendDiffers,
+/// A registered rule of a protocol: the sub-kind of a `violation` finding.
+#[derive(Debug)]
+pub struct RuleDef {
+    /// `after-disconnect`.
+    pub name: &'static str,
+    /// The protocol that registers it: `lwar`.
+    pub proto: &'static str,
+    pub doc: &'static str,
+    /// The counter slot, in `0..MAX_RULES`.
+    pub slot: u8,
+}
+
+/// Counter slots for rules per direction.
+pub const MAX_RULES: usize = 32;
+
+/// The rule a `violation` finding breaks: a handle on its registered [`RuleDef`].
+#[derive(Clone, Copy)]
+pub struct Rule(&'static RuleDef);
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+impl Eq for Rule {}
+
+impl std::hash::Hash for Rule {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.proto.hash(state);
+        self.0.slot.hash(state);
+    }
+}
+
+impl PartialOrd for Rule {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Rule {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.0.proto, self.0.slot).cmp(&(other.0.proto, other.0.slot))
+    }
+}
+
+impl fmt::Debug for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name)
+    }
 }
 
 impl Rule {
-    /// Every rule; [`Rule::ordinal`] indexes this array.
-    pub const ALL: [Rule; 14] = [
-        Rule::Codec(ViolationKind::Oversize),
-        Rule::Codec(ViolationKind::SeqnoZero),
-        Rule::Codec(ViolationKind::NameTooLong),
-        Rule::Codec(ViolationKind::ChatTooLong),
-        Rule::Codec(ViolationKind::InvalidUtf8),
-        Rule::Codec(ViolationKind::EmptyUpdate),
-        Rule::WrongSender,
-        Rule::HandshakeFirstNotJoin,
-        Rule::HandshakeJoinNoAck,
-        Rule::InputBeforeSynced,
-        Rule::WrongPlayerId,
-        Rule::AfterDisconnect,
-        Rule::TooManyPlayers,
-        Rule::ResendDiffers,
-    ];
+    pub const fn new(def: &'static RuleDef) -> Self {
+        Rule(def)
+    }
 
-    /// A dense index in `0..Rule::ALL.len()`.
+    pub const fn def(self) -> &'static RuleDef {
+        self.0
+    }
+
+    /// The counter slot, in `0..MAX_RULES`.
     pub const fn ordinal(self) -> usize {
-        match self {
-            Rule::Codec(v) => v as usize,
-            Rule::WrongSender => 6,
-            Rule::HandshakeFirstNotJoin => 7,
-            Rule::HandshakeJoinNoAck => 8,
-            Rule::InputBeforeSynced => 9,
-            Rule::WrongPlayerId => 10,
-            Rule::AfterDisconnect => 11,
-            Rule::TooManyPlayers => 12,
-            Rule::ResendDiffers => 13,
-        }
+        self.0.slot as usize
     }
 
-    pub fn from_name(name: &str) -> Option<Rule> {
-        Rule::ALL.into_iter().find(|r| r.name() == name)
-    }
-
+    /// The short name: `after-disconnect`.
     pub const fn name(self) -> &'static str {
-        match self {
-            Rule::Codec(v) => v.name(),
-            Rule::WrongSender => "wrong-sender",
-            Rule::HandshakeFirstNotJoin => "handshake-first-not-join",
-            Rule::HandshakeJoinNoAck => "handshake-join-no-ack",
-            Rule::InputBeforeSynced => "input-before-synced",
-            Rule::WrongPlayerId => "wrong-player-id",
-            Rule::AfterDisconnect => "after-disconnect",
-            Rule::TooManyPlayers => "too-many-players",
-            Rule::ResendDiffers => "resend-differs",
-        }
+        self.0.name
+    }
+
+    /// The namespaced name: `lwar.violation.after-disconnect`.
+    pub fn full_name(self) -> impl fmt::Display {
+        let def = self.0;
+        fmt::from_fn(move |f| write!(f, "{}.violation.{}", def.proto, def.name))
     }
 }
 
@@ -229,46 +327,74 @@ impl fmt::Display for Rule {
     }
 }
 
-/// Why a malformed or truncated packet could not be fully decoded.
-pub type MalformedReason = ErrorKind;
+/// How a protocol formats the numbers of one of its own details.
+#[derive(Debug)]
+pub struct DetailFormat {
+    pub name: &'static str,
+    pub fmt: fn(&[u64; 4], &mut fmt::Formatter<'_>) -> fmt::Result,
+}
+
+/// The numbers behind a protocol's own finding (a decode error, a message type
+/// where it does not belong): plain values and the protocol's formatter, so that
+/// raising it never allocates and the engine never knows the protocol's types.
+#[derive(Debug, Clone, Copy)]
+pub struct ProtoDetail {
+    pub format: &'static DetailFormat,
+    pub args: [u64; 4],
+}
+
+impl PartialEq for ProtoDetail {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.format, other.format) && self.args == other.args
+    }
+}
+impl Eq for ProtoDetail {}
+
+impl fmt::Display for ProtoDetail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.format.fmt)(&self.args, f)
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn names_are_unique_and_round_trip() {
-        let mut names: Vec<_> = FindingKind::ALL.iter().map(|k| k.name()).collect();
+    fn shared_names_and_slots_are_unique() {
+        let mut names: Vec<_> = FindingKind::SHARED.iter().map(|k| k.name()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), FindingKind::ALL.len());
-        for k in FindingKind::ALL {
-            assert_eq!(FindingKind::from_name(k.name()), Some(k));
+        assert_eq!(names.len(), FindingKind::SHARED.len());
+        for (i, k) in FindingKind::SHARED.iter().enumerate() {
+            assert_eq!(k.ordinal(), i, "{k}");
+            assert_eq!(FindingKind::shared(k.name()), Some(*k));
         }
-        assert_eq!(FindingKind::from_name("resends"), None);
-        for (i, r) in Rule::ALL.iter().enumerate() {
-            assert_eq!(r.ordinal(), i, "{r}");
-            assert_eq!(Rule::from_name(r.name()), Some(*r));
-        }
+        assert!(FindingKind::SHARED.len() <= 16);
+        assert_eq!(FindingKind::shared("resends"), None);
     }
 
     #[test]
     fn severities_follow_the_issue() {
-        use FindingKind::*;
-        for k in [Malformed, Violation] {
+        for k in [FindingKind::MALFORMED, FindingKind::VIOLATION] {
             assert_eq!(k.severity(), Severity::Error, "{k}");
         }
         for k in [
-            SpuriousResend,
-            Lost,
-            Reordered,
-            AckUnseen,
-            Oversize,
-            InputsLost,
+            FindingKind::SPURIOUS_RESEND,
+            FindingKind::LOST,
+            FindingKind::REORDERED,
+            FindingKind::ACK_UNSEEN,
+            FindingKind::OVERSIZE,
         ] {
             assert_eq!(k.severity(), Severity::Warning, "{k}");
         }
-        for k in [Resend, OutOfOrder, DuplicateInPacket, DuplicatePacket, Gap] {
+        for k in [
+            FindingKind::RESEND,
+            FindingKind::OUT_OF_ORDER,
+            FindingKind::DUPLICATE_IN_PACKET,
+            FindingKind::DUPLICATE_PACKET,
+            FindingKind::GAP,
+        ] {
             assert_eq!(k.severity(), Severity::Note, "{k}");
         }
     }
@@ -309,8 +435,9 @@ impl Finding {
 }
 
 /// The numbers behind a finding. Plain values, so raising a finding never allocates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Detail {
+    #[default]
     None,
     /// A repeat of a seqno first captured in `first_frame`, `delay_ns` earlier;
     /// this is capture number `tries` of it.
@@ -320,71 +447,30 @@ pub enum Detail {
         tries: u32,
     },
     /// For a spurious resend: the ack, captured earlier, that covered it.
-    AckedBefore {
-        ack: u32,
-        first_frame: u64,
-    },
+    AckedBefore { ack: u32, first_frame: u64 },
     /// A seqno that jumped past `missing` unseen ones.
-    Gap {
-        highest: u32,
-        missing: u32,
-    },
+    Gap { highest: u32, missing: u32 },
     /// A seqno that fills a gap below `highest`.
-    Fill {
-        highest: u32,
-    },
+    Fill { highest: u32 },
     /// The same bytes as the packet of `frame`.
-    DuplicateOf {
-        frame: u64,
-    },
+    DuplicateOf { frame: u64 },
     /// A header timestamp below the highest seen.
-    Timestamp {
-        timestamp: u32,
-        highest: u32,
-    },
+    Timestamp { timestamp: u32, highest: u32 },
     /// An ack below an earlier one.
-    AckRegression {
-        ack: u32,
-        previous: u32,
-    },
-    /// The first Join's packet acks less than the client's Connect.
-    ConnectNotAcked {
-        ack: u32,
-        connect: u32,
-    },
+    AckRegression { ack: u32, previous: u32 },
     /// An ack above the highest seqno captured the other way.
-    AckUnseen {
-        ack: u32,
-        highest: u32,
-    },
-    /// What the codec could not decode. For `truncated` findings, the capture
+    AckUnseen { ack: u32, highest: u32 },
+    /// What the protocol could not decode. For `truncated` findings, the capture
     /// kept `captured` of the datagram's `len` bytes.
     Decode {
-        error: DecodeError,
+        error: ProtoDetail,
         captured: usize,
         len: usize,
     },
-    /// Input frame numbers: the new one and the last one.
-    InputFrames {
-        frame: u32,
-        last: u32,
-    },
-    /// A rule the codec checks.
-    Codec(Violation),
-    /// A message type where it does not belong (wrong sender, after disconnect,
-    /// handshake).
-    Message {
-        msg_type: MessageType,
-    },
-    /// A player id other than the client's own.
-    Player {
-        used: Id,
-        own: Id,
-    },
-    /// The number of players on the server.
-    Players {
-        count: usize,
-    },
+    /// A packet over the protocol's size limit of `max` bytes.
+    Oversize { len: usize, max: usize },
+    /// The protocol's own numbers.
+    Proto(ProtoDetail),
 }
 
 impl fmt::Display for Detail {
@@ -412,12 +498,6 @@ impl fmt::Display for Detail {
                 write!(f, "timestamp {timestamp} after {highest}")
             }
             Detail::AckRegression { ack, previous } => write!(f, "ack {ack} after ack {previous}"),
-            Detail::ConnectNotAcked { ack, connect } => {
-                write!(
-                    f,
-                    "the packet acks {ack}, not the Connect (seqno {connect})"
-                )
-            }
             Detail::AckUnseen { ack, highest } => {
                 write!(
                     f,
@@ -435,11 +515,10 @@ impl fmt::Display for Detail {
                 }
                 Ok(())
             }
-            Detail::InputFrames { frame, last } => write!(f, "frame {frame} after frame {last}"),
-            Detail::Codec(v) => write!(f, "{v}"),
-            Detail::Message { msg_type } => write!(f, "{msg_type}"),
-            Detail::Player { used, own } => write!(f, "player {used}, own id is {own}"),
-            Detail::Players { count } => write!(f, "{count} players (max 8)"),
+            Detail::Oversize { len, max } => {
+                write!(f, "packet of {len} bytes exceeds the {max}-byte maximum")
+            }
+            Detail::Proto(d) => write!(f, "{d}"),
         }
     }
 }

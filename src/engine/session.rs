@@ -1,57 +1,17 @@
-//! A session's state: its two directions, its lifecycle and its players.
+//! A session's state: its two directions, generic, and the protocol's own part.
 
-use super::finding::{FindingKind, Rule};
+use super::ProtocolInfo;
+use super::finding::{FindingKind, MAX_KINDS, MAX_RULES};
 use super::seq::SeqWindow;
 use super::summary::{Counts, DirectionSummary, bump};
 use crate::capture::Timestamp;
-use crate::proto::lwar::wire::{ErrorKind, Id, MessageType};
 use hdrhistogram::Histogram;
-use std::fmt;
 use std::net::SocketAddr;
 
-/// Where a session is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum State {
-    /// Connect seen, no Join yet.
-    Connecting,
-    /// Join seen, Synced not yet.
-    Syncing,
-    /// Synced seen, or the capture started mid-game.
-    Playing,
-    /// The client sent Disconnect.
-    Disconnecting,
-    /// Leave after Disconnect: a graceful end.
-    Closed,
-    /// The server answered Full.
-    Rejected,
-    /// 15 s of capture time without a packet from one of the peers.
-    TimedOut,
-}
-
-impl State {
-    pub const fn name(self) -> &'static str {
-        match self {
-            State::Connecting => "connecting",
-            State::Syncing => "syncing",
-            State::Playing => "playing",
-            State::Disconnecting => "disconnecting",
-            State::Closed => "closed",
-            State::Rejected => "rejected",
-            State::TimedOut => "timed-out",
-        }
-    }
-
-    /// Closed and rejected sessions are over; silence after them is expected.
-    pub const fn is_final(self) -> bool {
-        matches!(self, State::Closed | State::Rejected | State::TimedOut)
-    }
-}
-
-impl fmt::Display for State {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// Message types a protocol may register (counters per direction).
+pub const MAX_MESSAGE_TYPES: usize = 32;
+/// Malformed reasons a protocol may register.
+pub const MAX_MALFORMED: usize = 16;
 
 /// Packet hashes of the last packets of a direction, to spot network duplicates.
 pub(crate) const DUP_WINDOW: usize = 64;
@@ -115,25 +75,30 @@ pub struct DirState {
     pub bytes: u64,
     pub first_ts: Option<Timestamp>,
     pub last_ts: Timestamp,
-    pub messages: [u64; MessageType::COUNT],
-    pub message_bytes: [u64; MessageType::COUNT],
-    pub findings: [u64; FindingKind::ALL.len()],
-    pub violations: [u64; Rule::ALL.len()],
-    pub malformed: [u64; ErrorKind::ALL.len()],
+    /// Messages by the protocol's message type ordinal.
+    pub messages: [u64; MAX_MESSAGE_TYPES],
+    pub message_bytes: [u64; MAX_MESSAGE_TYPES],
+    /// Findings by kind slot.
+    pub findings: [u64; MAX_KINDS],
+    /// Violations by rule slot.
+    pub violations: [u64; MAX_RULES],
+    /// Malformed packets by the protocol's reason ordinal.
+    pub malformed: [u64; MAX_MALFORMED],
     pub first_sends: u64,
     pub resends: u64,
     pub expected_repeats: u64,
-    pub(crate) seq: SeqWindow,
+    /// The reliable sequence, for protocols with cumulative acks.
+    pub seq: SeqWindow,
     /// Highest ack this direction has sent, once it has sent one.
     pub max_ack: Option<u32>,
     /// Frame of the packet that first carried `max_ack`.
-    pub(crate) max_ack_frame: u64,
-    pub(crate) max_timestamp: Option<u32>,
+    pub max_ack_frame: u64,
+    /// Highest sender timestamp seen, for protocols whose header has one.
+    pub max_timestamp: Option<u32>,
     pub(crate) recent: DupWindow,
-    pub(crate) last_input_frame: Option<u32>,
     /// Interarrival jitter of packets carrying unreliable messages (RFC 3550), in ms.
     pub jitter_ms: f64,
-    pub(crate) jitter_prev: Option<(Timestamp, u32)>,
+    pub jitter_prev: Option<(Timestamp, u32)>,
     /// Ack delay of this direction's reliable messages, in microseconds.
     pub ack_delay_us: Histogram<u64>,
 }
@@ -145,11 +110,11 @@ impl Default for DirState {
             bytes: 0,
             first_ts: None,
             last_ts: Timestamp::default(),
-            messages: [0; MessageType::COUNT],
-            message_bytes: [0; MessageType::COUNT],
-            findings: [0; FindingKind::ALL.len()],
-            violations: [0; Rule::ALL.len()],
-            malformed: [0; ErrorKind::ALL.len()],
+            messages: [0; MAX_MESSAGE_TYPES],
+            message_bytes: [0; MAX_MESSAGE_TYPES],
+            findings: [0; MAX_KINDS],
+            violations: [0; MAX_RULES],
+            malformed: [0; MAX_MALFORMED],
             first_sends: 0,
             resends: 0,
             expected_repeats: 0,
@@ -158,7 +123,6 @@ impl Default for DirState {
             max_ack_frame: 0,
             max_timestamp: None,
             recent: DupWindow::default(),
-            last_input_frame: None,
             jitter_ms: 0.0,
             jitter_prev: None,
             // Up to an hour, 2 significant digits: a fixed size, allocated once.
@@ -168,14 +132,10 @@ impl Default for DirState {
     }
 }
 
-fn counts<const N: usize, T: Copy>(
-    values: &[u64; N],
-    all: &[T; N],
-    name: fn(T) -> &'static str,
-) -> Counts {
+fn counts<'n>(values: &[u64], names: impl IntoIterator<Item = (usize, &'n str)>) -> Counts {
     let mut out = Counts::new();
-    for (value, item) in values.iter().zip(all) {
-        bump(&mut out, name(*item), *value);
+    for (slot, name) in names {
+        bump(&mut out, name, values[slot]);
     }
     out
 }
@@ -188,10 +148,18 @@ impl DirState {
             .unwrap_or(0.0)
     }
 
-    /// Messages of a type per second over this direction's duration.
-    pub fn rate_hz(&self, t: MessageType) -> Option<f64> {
-        let secs = self.duration_secs();
-        (secs > 0.0).then(|| self.messages[t.ordinal()] as f64 / secs)
+    /// Counts one captured packet of `len` bytes.
+    pub fn count_packet(&mut self, ts: Timestamp, len: usize) {
+        self.packets += 1;
+        self.bytes += len as u64;
+        self.first_ts.get_or_insert(ts);
+        self.last_ts = self.last_ts.max(ts);
+    }
+
+    /// Whether `hash` is a recent packet's: the frame of that packet; otherwise the
+    /// packet is remembered as `frame`.
+    pub fn duplicate_of(&mut self, hash: u64, frame: u64) -> Option<u64> {
+        self.recent.check(hash, frame)
     }
 
     /// Resends per reliable message captured, as a fraction.
@@ -208,54 +176,67 @@ impl DirState {
         self.findings[kind.ordinal()]
     }
 
-    pub fn summary(&self) -> DirectionSummary {
+    /// The counts by name, with the names `proto` registers.
+    pub fn summary(&self, proto: &ProtocolInfo) -> DirectionSummary {
+        let kinds = FindingKind::SHARED.iter().chain(proto.kinds);
         DirectionSummary {
             packets: self.packets,
             bytes: self.bytes,
-            messages: counts(&self.messages, &MessageType::ALL, MessageType::name),
-            findings: counts(&self.findings, &FindingKind::ALL, FindingKind::name),
-            violations: counts(&self.violations, &Rule::ALL, Rule::name),
-            malformed: counts(&self.malformed, &ErrorKind::ALL, ErrorKind::name),
+            messages: counts(
+                &self.messages,
+                proto.message_types.iter().copied().enumerate(),
+            ),
+            findings: counts(&self.findings, kinds.map(|k| (k.ordinal(), k.name()))),
+            violations: counts(
+                &self.violations,
+                proto.rules.iter().map(|r| (r.ordinal(), r.name())),
+            ),
+            malformed: counts(&self.malformed, proto.malformed.iter().copied().enumerate()),
             first_sends: self.first_sends,
             resends: self.resends,
         }
     }
 }
 
-/// A player as the session's Joins and Names tell of it.
+/// A player as a session's messages tell of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Player {
-    pub id: Id,
+    /// The id as the protocol writes it (`0:1`).
+    pub id: String,
     /// The latest name, lossily decoded if it was not UTF-8.
     pub name: String,
     pub renames: u32,
     pub chats: u64,
 }
 
-/// One client-server session.
+/// The protocol's own part of a session: its lifecycle and whatever its rules
+/// follow.
+pub trait ProtoSession: Default + std::fmt::Debug + Send + 'static {
+    /// The lifecycle state's name: `playing`, `closed`, `timed-out`...
+    fn state(&self) -> &'static str;
+    /// Over: silence after it is expected, and it does not time out.
+    fn is_final(&self) -> bool;
+    /// A peer fell silent for longer than the protocol's timeout.
+    fn time_out(&mut self);
+    /// The client's own player, where the protocol has one.
+    fn player(&self) -> Option<Player> {
+        None
+    }
+}
+
+/// One client-server session: generic state the engine keeps, and the
+/// protocol's own part.
 #[derive(Debug)]
-pub struct Session {
+pub struct Session<S> {
     pub id: super::finding::SessionId,
     pub client: SocketAddr,
     pub server: SocketAddr,
-    pub state: State,
-    /// True when the capture saw the session begin (its Connect).
-    pub saw_start: bool,
-    /// The client's own player, from the Join that answered its Connect.
-    pub player: Option<Player>,
-    pub(crate) connect_seqno: Option<u32>,
-    pub(crate) first_s2c_reliable_checked: bool,
-    pub(crate) disconnect_seen: bool,
-    /// The seqno of the client's first Disconnect: once the server acks it, the
-    /// server has processed it.
-    pub(crate) disconnect_seqno: Option<u32>,
-    /// Full messages the server answered: rejected connection attempts.
-    pub rejected_attempts: u64,
     pub c2s: DirState,
     pub s2c: DirState,
+    pub proto: S,
 }
 
-impl Session {
+impl<S: ProtoSession> Session<S> {
     pub(crate) fn new(
         id: super::finding::SessionId,
         client: SocketAddr,
@@ -265,22 +246,41 @@ impl Session {
             id,
             client,
             server,
-            state: State::Playing,
-            saw_start: false,
-            player: None,
-            connect_seqno: None,
-            first_s2c_reliable_checked: false,
-            disconnect_seen: false,
-            disconnect_seqno: None,
-            rejected_attempts: 0,
             c2s: DirState::default(),
             s2c: DirState::default(),
+            proto: S::default(),
         }
     }
+}
 
+impl<S> Session<S> {
     /// The capture time of the last packet either way.
     pub fn last_seen(&self) -> Timestamp {
         self.c2s.last_ts.max(self.s2c.last_ts)
+    }
+
+    /// One direction.
+    pub fn dir(&self, direction: super::Direction) -> &DirState {
+        match direction {
+            super::Direction::ClientToServer => &self.c2s,
+            super::Direction::ServerToClient => &self.s2c,
+        }
+    }
+
+    /// One direction, mutable.
+    pub fn dir_mut(&mut self, direction: super::Direction) -> &mut DirState {
+        match direction {
+            super::Direction::ClientToServer => &mut self.c2s,
+            super::Direction::ServerToClient => &mut self.s2c,
+        }
+    }
+
+    /// This direction and the other one, both mutable.
+    pub fn split(&mut self, direction: super::Direction) -> (&mut DirState, &mut DirState) {
+        match direction {
+            super::Direction::ClientToServer => (&mut self.c2s, &mut self.s2c),
+            super::Direction::ServerToClient => (&mut self.s2c, &mut self.c2s),
+        }
     }
 
     /// Seconds from the first to the last packet either way.

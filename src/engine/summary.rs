@@ -82,3 +82,20 @@ pub fn resend_rate(first_sends: u64, resends: u64) -> f64 {
         total => resends as f64 / total as f64,
     }
 }
+
+impl Summary {
+    /// Adds another protocol's summary into this one.
+    pub fn merge(&mut self, other: Summary) {
+        for (mine, theirs) in [
+            (&mut self.messages, other.messages),
+            (&mut self.findings, other.findings),
+            (&mut self.violations, other.violations),
+            (&mut self.malformed, other.malformed),
+        ] {
+            for (name, n) in theirs {
+                bump(mine, &name, n);
+            }
+        }
+        self.sessions.extend(other.sessions);
+    }
+}

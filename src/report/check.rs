@@ -80,8 +80,8 @@ impl Metric {
             "packets" => Metric::Packets,
             "sessions" => Metric::Sessions,
             _ => match name.strip_prefix("violation/") {
-                Some(rule) => Metric::Violation(Rule::from_name(rule)?),
-                None => Metric::Finding(FindingKind::from_name(name)?),
+                Some(rule) => Metric::Violation(crate::proto::rule_by_name(rule)?),
+                None => Metric::Finding(crate::proto::kind_by_name(name)?),
             },
         })
     }
@@ -633,7 +633,7 @@ mod tests {
             Limit::parse("violation/wrong-sender", Bound::Deny)
                 .unwrap()
                 .metric,
-            Metric::Violation(Rule::WrongSender)
+            Metric::Violation(crate::proto::lwar::findings::rules::WRONG_SENDER)
         );
         assert_eq!(
             Limit::parse("packets=1", Bound::Min).unwrap().metric,

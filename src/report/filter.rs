@@ -49,7 +49,7 @@
 
 use crate::capture::Datagram;
 use crate::engine::{Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity};
-use crate::proto::lwar::wire::{DecodeError, Id, MessageType, Packet};
+use crate::proto::dissect::{Dissector, MessageItem};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
@@ -151,8 +151,9 @@ impl Addr {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PlayerPat {
     Any,
-    Id(Id),
-    Index(u16),
+    /// `generation:index`.
+    Id(u32, u32),
+    Index(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,7 +177,8 @@ impl FindingPat {
 enum Test {
     Num(Num, Cmp, u64),
     Reliable,
-    Type(MessageType),
+    /// A message type's name, as a protocol registers it.
+    Type(&'static str),
     Addr(Side, Addr),
     Player(PlayerPat),
     Finding(FindingPat),
@@ -193,22 +195,39 @@ struct Ctx<'a> {
     session: SessionId,
     dir: Direction,
     datagram: Option<&'a Datagram<'a>>,
-    decoded: Option<&'a Result<Packet<'a>, DecodeError>>,
+    dissector: Option<&'static dyn Dissector>,
     findings: &'a [Finding],
 }
 
 impl Ctx<'_> {
-    fn packet(&self) -> Option<&Packet<'_>> {
-        self.decoded.and_then(|d| d.as_ref().ok())
+    /// True when a decodable message, in order, satisfies `pred`.
+    fn any_message(&self, mut pred: impl FnMut(&MessageItem<'_>) -> bool) -> bool {
+        let (Some(dissector), Some(d)) = (self.dissector, self.datagram) else {
+            return false;
+        };
+        let mut found = false;
+        let _ = dissector.messages(d.payload, &mut |m| found = found || pred(m));
+        found
     }
 
-    /// Every decodable message, in order.
-    fn any_message(
-        &self,
-        mut pred: impl FnMut(&crate::proto::lwar::wire::Message<'_>) -> bool,
-    ) -> bool {
-        self.packet()
-            .is_some_and(|p| p.messages().map_while(Result::ok).any(|m| pred(&m.message)))
+    /// A number of the packet's header (`ack`, `timestamp`), if it decodes.
+    fn header(&self, name: &str) -> Option<u64> {
+        let (dissector, d) = (self.dissector?, self.datagram?);
+        let mut value = None;
+        let _ = dissector.header(d.payload, &mut |h| {
+            if h.name == name {
+                value = Some(h.value);
+            }
+        });
+        value
+    }
+
+    /// The packet's header does not decode.
+    fn undecodable(&self) -> bool {
+        match (self.dissector, self.datagram) {
+            (Some(dissector), Some(d)) => dissector.header(d.payload, &mut |_| {}).is_err(),
+            _ => false,
+        }
     }
 }
 
@@ -233,7 +252,7 @@ impl Filter {
             session: event.session,
             dir: event.direction,
             datagram: Some(event.datagram),
-            decoded: Some(&event.decoded),
+            dissector: Some(event.protocol.dissector),
             findings: event.findings,
         };
         eval(&self.root, &ctx)
@@ -247,7 +266,7 @@ impl Filter {
             session: finding.session,
             dir: finding.direction,
             datagram: None,
-            decoded: None,
+            dissector: None,
             findings: std::slice::from_ref(finding),
         };
         eval(&self.root, &ctx)
@@ -268,17 +287,15 @@ fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
     match *t {
         Test::Num(field, cmp, v) => match field {
             Num::Seqno => {
-                ctx.any_message(|m| m.seqno().is_some_and(|s| cmp.holds(s as u64, v)))
+                ctx.any_message(|m| m.seqno.is_some_and(|s| cmp.holds(s as u64, v)))
                     || (ctx.datagram.is_none()
                         && ctx
                             .findings
                             .iter()
                             .any(|f| f.seqno.is_some_and(|s| cmp.holds(s as u64, v))))
             }
-            Num::Ack => ctx.packet().is_some_and(|p| cmp.holds(p.ack() as u64, v)),
-            Num::Timestamp => ctx
-                .packet()
-                .is_some_and(|p| cmp.holds(p.timestamp() as u64, v)),
+            Num::Ack => ctx.header("ack").is_some_and(|a| cmp.holds(a, v)),
+            Num::Timestamp => ctx.header("timestamp").is_some_and(|t| cmp.holds(t, v)),
             Num::Frame => cmp.holds(ctx.frame, v),
             Num::Len => d.is_some_and(|d| cmp.holds(d.payload_len as u64, v)),
             Num::Port => d.is_some_and(|d| {
@@ -286,29 +303,29 @@ fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
             }),
             Num::Session => cmp.holds(ctx.session as u64, v),
         },
-        Test::Reliable => ctx.any_message(|m| m.seqno().is_some()),
-        Test::Type(ty) => ctx.any_message(|m| m.msg_type() == ty),
+        Test::Reliable => ctx.any_message(|m| m.seqno.is_some()),
+        Test::Type(ty) => ctx.any_message(|m| m.type_name == ty),
         Test::Addr(side, addr) => d.is_some_and(|d| match side {
             Side::Src => addr.matches(d.src),
             Side::Dst => addr.matches(d.dst),
             Side::Peer => addr.matches(d.src) || addr.matches(d.dst),
         }),
         Test::Player(pat) => ctx.any_message(|m| {
-            m.player().is_some_and(|id| match pat {
+            m.player.is_some_and(|(generation, index)| match pat {
                 PlayerPat::Any => true,
-                PlayerPat::Id(want) => id == want,
-                PlayerPat::Index(i) => id.index == i,
+                PlayerPat::Id(g, i) => (generation, index) == (g, i),
+                PlayerPat::Index(i) => index == i,
             })
         }),
         Test::Finding(pat) => ctx.findings.iter().any(|f| pat.matches(f)),
         Test::Severity(cmp, s) => ctx.findings.iter().any(|f| cmp.holds(f.severity(), s)),
         Test::Dir(dir) => ctx.dir == dir,
         Test::Malformed => {
-            matches!(ctx.decoded, Some(Err(_)))
+            ctx.undecodable()
                 || ctx
                     .findings
                     .iter()
-                    .any(|f| matches!(f.kind, FindingKind::Malformed | FindingKind::Truncated))
+                    .any(|f| f.kind == FindingKind::MALFORMED || f.kind == FindingKind::TRUNCATED)
         }
     }
 }
@@ -458,10 +475,12 @@ fn field(name: &str) -> Option<Field> {
     })
 }
 
-fn message_type(name: &str) -> Option<MessageType> {
-    MessageType::ALL
-        .into_iter()
-        .find(|t| t.name().eq_ignore_ascii_case(name))
+/// A message type of a registered protocol, by name (any case).
+fn message_type(name: &str) -> Option<&'static str> {
+    crate::proto::REGISTRY
+        .iter()
+        .flat_map(|p| p.info.message_types.iter().copied())
+        .find(|t| t.eq_ignore_ascii_case(name))
 }
 
 fn direction(name: &str) -> Option<Direction> {
@@ -472,11 +491,11 @@ fn direction(name: &str) -> Option<Direction> {
 
 fn finding_pat(name: &str) -> Option<FindingPat> {
     if let Some(rule) = name.strip_prefix("violation/") {
-        return Rule::from_name(rule).map(FindingPat::Rule);
+        return crate::proto::rule_by_name(rule).map(FindingPat::Rule);
     }
-    FindingKind::from_name(name)
+    crate::proto::kind_by_name(name)
         .map(FindingPat::Kind)
-        .or_else(|| Rule::from_name(name).map(FindingPat::Rule))
+        .or_else(|| crate::proto::rule_by_name(name).map(FindingPat::Rule))
 }
 
 fn severity(name: &str) -> Option<Severity> {
@@ -487,8 +506,14 @@ fn severity(name: &str) -> Option<Severity> {
 
 fn player(value: &str) -> Option<PlayerPat> {
     match value.split_once(':') {
-        Some((g, i)) => Some(PlayerPat::Id(Id::new(g.parse().ok()?, i.parse().ok()?))),
-        None => value.parse().ok().map(PlayerPat::Index),
+        Some((g, i)) => Some(PlayerPat::Id(
+            g.parse::<u16>().ok()?.into(),
+            i.parse::<u16>().ok()?.into(),
+        )),
+        None => value
+            .parse::<u16>()
+            .ok()
+            .map(|i| PlayerPat::Index(i.into())),
     }
 }
 
@@ -728,7 +753,7 @@ mod tests {
             messages: vec![
                 MessageRepr::Join {
                     seqno: 4,
-                    player: Id::new(1, 2),
+                    player: crate::proto::lwar::wire::Id::new(1, 2),
                     name: b"alice".to_vec(),
                 },
                 MessageRepr::Synced { seqno: 5 },
@@ -742,9 +767,9 @@ mod tests {
         let d = dgram(payload, 7);
         let event = PacketEvent {
             datagram: &d,
+            protocol: &crate::proto::lwar::INFO,
             session: 2,
             direction: Direction::ClientToServer,
-            decoded: Packet::new_checked(payload),
             findings,
         };
         filter.matches(&event)
@@ -833,8 +858,11 @@ mod tests {
     fn evaluates_findings_and_severity() {
         let p = join_packet();
         let f = [
-            finding(FindingKind::Resend, None),
-            finding(FindingKind::Violation, Some(Rule::WrongSender)),
+            finding(FindingKind::RESEND, None),
+            finding(
+                FindingKind::VIOLATION,
+                Some(crate::proto::lwar::findings::rules::WRONG_SENDER),
+            ),
         ];
         for expr in [
             "resend",
@@ -869,7 +897,7 @@ mod tests {
         assert!(eval_on("len == 3 && port == 5000", &short, &[]));
         let mut cut = join_packet();
         cut.truncate(20);
-        let f = [finding(FindingKind::Truncated, None)];
+        let f = [finding(FindingKind::TRUNCATED, None)];
         assert!(eval_on("malformed && truncated", &cut, &f));
         // What decoded before the error still counts.
         assert!(eval_on("Join", &join_packet()[..], &[]));
@@ -878,10 +906,10 @@ mod tests {
     #[test]
     fn findings_alone() {
         let filter = Filter::parse("lost && seqno == 4 && session == 2").unwrap();
-        assert!(filter.matches_finding(&finding(FindingKind::Lost, None)));
-        assert!(!filter.matches_finding(&finding(FindingKind::Gap, None)));
+        assert!(filter.matches_finding(&finding(FindingKind::LOST, None)));
+        assert!(!filter.matches_finding(&finding(FindingKind::GAP, None)));
         let packet_only = Filter::parse("Join || port == 5000").unwrap();
-        assert!(!packet_only.matches_finding(&finding(FindingKind::Lost, None)));
+        assert!(!packet_only.matches_finding(&finding(FindingKind::LOST, None)));
     }
 
     #[test]
@@ -931,10 +959,13 @@ mod tests {
     fn names_are_unambiguous() {
         // A bare name must mean one thing: no message type shares a name with a
         // finding kind, a rule, a direction or a field.
-        for t in MessageType::ALL {
-            let n = t.name().to_ascii_lowercase();
-            assert!(FindingKind::from_name(&n).is_none(), "{n}");
-            assert!(Rule::from_name(&n).is_none(), "{n}");
+        for t in crate::proto::REGISTRY
+            .iter()
+            .flat_map(|p| p.info.message_types)
+        {
+            let n = t.to_ascii_lowercase();
+            assert!(crate::proto::kind_by_name(&n).is_none(), "{n}");
+            assert!(crate::proto::rule_by_name(&n).is_none(), "{n}");
             assert!(field(&n).is_none(), "{n}");
             assert!(direction(&n).is_none(), "{n}");
         }

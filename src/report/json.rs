@@ -59,8 +59,9 @@
 
 use super::{CaptureInfo, Filter, Outcome};
 use crate::capture::Timestamp;
+use crate::engine::ProtoDetail;
 use crate::engine::{Direction, Finding, Observer, PacketEvent, Summary};
-use crate::proto::lwar::wire::{DecodeError, Packet};
+use crate::proto::dissect::{Dissector, MessageItem};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use std::io::{self, Write};
@@ -78,31 +79,46 @@ struct PacketJson<'e, 'a> {
     tagged: bool,
 }
 
-struct MessagesJson<'p, 'a>(&'p Packet<'a>);
+/// The messages of a packet, serialized as the dissector walks them; why the
+/// rest did not decode is left in `error`.
+struct MessagesJson<'p> {
+    dissector: &'static dyn Dissector,
+    payload: &'p [u8],
+    error: std::cell::Cell<Option<ProtoDetail>>,
+}
 
-impl Serialize for MessagesJson<'_, '_> {
+impl Serialize for MessagesJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(None)?;
-        for m in self.0.messages().map_while(Result::ok) {
-            seq.serialize_element(&MessageJson(&m))?;
+        let mut failed = None;
+        let result = self.dissector.messages(self.payload, &mut |m| {
+            if failed.is_none()
+                && let Err(e) = seq.serialize_element(&MessageJson(m))
+            {
+                failed = Some(e);
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
         }
+        self.error.set(result.err());
         seq.end()
     }
 }
 
-struct MessageJson<'m, 'a>(&'m crate::proto::lwar::wire::MessageView<'a>);
+struct MessageJson<'m, 'a>(&'m MessageItem<'a>);
 
 impl Serialize for MessageJson<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let m = self.0;
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("type", m.msg_type().name())?;
-        if let Some(seqno) = m.seqno() {
+        map.serialize_entry("type", m.type_name)?;
+        if let Some(seqno) = m.seqno {
             map.serialize_entry("seqno", &seqno)?;
         }
         map.serialize_entry("offset", &m.offset)?;
-        map.serialize_entry("len", &m.bytes.len())?;
-        map.serialize_entry("text", &Collect(&m.message))?;
+        map.serialize_entry("len", &m.len)?;
+        map.serialize_entry("text", &Collect(m.text))?;
         map.end()
     }
 }
@@ -141,10 +157,6 @@ impl Serialize for Label {
     }
 }
 
-fn first_error(p: &Packet<'_>) -> Option<DecodeError> {
-    p.messages().find_map(Result::err)
-}
-
 impl Serialize for PacketJson<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.e;
@@ -162,18 +174,33 @@ impl Serialize for PacketJson<'_, '_> {
         map.serialize_entry("dir", &e.direction)?;
         map.serialize_entry("len", &d.payload_len)?;
         map.serialize_entry("captured", &d.payload.len())?;
-        match &e.decoded {
-            Ok(p) => {
-                map.serialize_entry("ack", &p.ack())?;
-                map.serialize_entry("timestamp", &p.timestamp())?;
-                map.serialize_entry("messages", &MessagesJson(p))?;
-                if let Some(err) = first_error(p) {
+        let dissector = e.protocol.dissector;
+        let mut header = [None; 4];
+        let mut n = 0;
+        let decoded = dissector.header(d.payload, &mut |h| {
+            if let Some(slot) = header.get_mut(n) {
+                *slot = Some(h);
+                n += 1;
+            }
+        });
+        match decoded {
+            Ok(()) => {
+                for h in header.iter().flatten() {
+                    map.serialize_entry(h.name, &h.value)?;
+                }
+                let messages = MessagesJson {
+                    dissector,
+                    payload: d.payload,
+                    error: std::cell::Cell::new(None),
+                };
+                map.serialize_entry("messages", &messages)?;
+                if let Some(err) = messages.error.get() {
                     map.serialize_entry("error", &Collect(&err))?;
                 }
             }
             Err(err) => {
                 map.serialize_entry("messages", &[(); 0])?;
-                map.serialize_entry("error", &Collect(err))?;
+                map.serialize_entry("error", &Collect(&err))?;
             }
         }
         map.serialize_entry("findings", &FindingLabels(e.findings))?;

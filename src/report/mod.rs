@@ -27,10 +27,10 @@ pub use filter::{Filter, FilterError};
 
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
-    Detail, DirState, Direction, Finding, FindingKind, Observer, PacketEvent, Player, Rule,
-    Session, SessionId, Severity, State, Summary, Tracker,
+    Detail, DirState, Direction, Engine, Finding, FindingKind, MAX_MESSAGE_TYPES, Observer,
+    PacketEvent, Player, ProtocolInfo, Rule, SessionId, SessionRef, Severity, Summary,
+    TrackerConfig,
 };
-use crate::proto::lwar::wire::MessageType;
 use serde::Serialize;
 use std::net::SocketAddr;
 
@@ -119,12 +119,25 @@ impl Tally {
     }
 }
 
-/// Every finding counted by kind, and by rule for violations. Fixed size: counting
-/// never allocates.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Every finding counted by kind, and by rule for violations: a tally for each
+/// registered kind and rule, made once, so counting never allocates.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FindingStats {
-    kinds: [Tally; FindingKind::ALL.len()],
-    rules: [Tally; Rule::ALL.len()],
+    kinds: Vec<(FindingKind, Tally)>,
+    rules: Vec<(Rule, Tally)>,
+}
+
+impl Default for FindingStats {
+    fn default() -> Self {
+        FindingStats {
+            kinds: crate::proto::all_kinds()
+                .map(|k| (k, Tally::default()))
+                .collect(),
+            rules: crate::proto::all_rules()
+                .map(|r| (r, Tally::default()))
+                .collect(),
+        }
+    }
 }
 
 /// One line of the findings table.
@@ -142,32 +155,40 @@ pub struct FindingRow {
 
 impl FindingStats {
     pub fn add(&mut self, f: &Finding) {
-        self.kinds[f.kind.ordinal()].add(f.frame);
-        if let Some(rule) = f.rule {
-            self.rules[rule.ordinal()].add(f.frame);
+        if let Some((_, t)) = self.kinds.iter_mut().find(|(k, _)| *k == f.kind) {
+            t.add(f.frame);
+        }
+        if let Some(rule) = f.rule
+            && let Some((_, t)) = self.rules.iter_mut().find(|(r, _)| *r == rule)
+        {
+            t.add(f.frame);
         }
     }
 
     pub fn count(&self, kind: FindingKind) -> u64 {
-        self.kinds[kind.ordinal()].count
+        self.kinds
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map_or(0, |(_, t)| t.count)
     }
 
     pub fn rule_count(&self, rule: Rule) -> u64 {
-        self.rules[rule.ordinal()].count
+        self.rules
+            .iter()
+            .find(|(r, _)| *r == rule)
+            .map_or(0, |(_, t)| t.count)
     }
 
     /// The rows of the findings table, worst first: by severity, then count.
     /// Violations are split by rule.
     pub fn rows(&self) -> Vec<FindingRow> {
         let mut rows = Vec::new();
-        for kind in FindingKind::ALL {
-            let t = &self.kinds[kind.ordinal()];
+        for (kind, t) in &self.kinds {
             if t.count == 0 {
                 continue;
             }
-            if kind == FindingKind::Violation {
-                for rule in Rule::ALL {
-                    let r = &self.rules[rule.ordinal()];
+            if *kind == FindingKind::VIOLATION {
+                for (rule, r) in &self.rules {
                     if r.count > 0 {
                         rows.push(FindingRow {
                             label: format!("violation/{rule}"),
@@ -205,8 +226,9 @@ pub struct DirView {
     pub bytes: u64,
     /// Messages of every type.
     pub messages: u64,
-    pub per_type: [u64; MessageType::COUNT],
-    pub per_type_bytes: [u64; MessageType::COUNT],
+    /// By the protocol's message type ordinal.
+    pub per_type: [u64; MAX_MESSAGE_TYPES],
+    pub per_type_bytes: [u64; MAX_MESSAGE_TYPES],
     pub first_sends: u64,
     pub resends: u64,
     pub reordered: u64,
@@ -235,11 +257,11 @@ impl DirView {
             per_type_bytes: d.message_bytes,
             first_sends: d.first_sends,
             resends: d.resends,
-            reordered: d.finding_count(FindingKind::Reordered),
-            gaps: d.finding_count(FindingKind::Gap),
-            lost: d.finding_count(FindingKind::Lost),
-            malformed: d.finding_count(FindingKind::Malformed)
-                + d.finding_count(FindingKind::Truncated),
+            reordered: d.finding_count(FindingKind::REORDERED),
+            gaps: d.finding_count(FindingKind::GAP),
+            lost: d.finding_count(FindingKind::LOST),
+            malformed: d.finding_count(FindingKind::MALFORMED)
+                + d.finding_count(FindingKind::TRUNCATED),
             ack_p50_ms: pct(0.5),
             ack_p95_ms: pct(0.95),
             unacked: d.unacked(),
@@ -253,10 +275,12 @@ impl DirView {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionView {
     pub id: SessionId,
+    pub protocol: &'static ProtocolInfo,
     pub client: SocketAddr,
     pub server: SocketAddr,
-    pub state: State,
-    /// The client's own player, if its Join was captured.
+    /// The lifecycle state's name.
+    pub state: &'static str,
+    /// The client's own player, if the capture tells it.
     pub player: Option<Player>,
     pub duration_secs: f64,
     pub c2s: DirView,
@@ -264,16 +288,17 @@ pub struct SessionView {
 }
 
 impl SessionView {
-    pub fn new(s: &Session) -> Self {
+    pub fn new(s: SessionRef<'_>) -> Self {
         SessionView {
             id: s.id,
+            protocol: s.protocol,
             client: s.client,
             server: s.server,
             state: s.state,
-            player: s.player.clone(),
+            player: s.player(),
             duration_secs: s.duration_secs(),
-            c2s: DirView::new(&s.c2s),
-            s2c: DirView::new(&s.s2c),
+            c2s: DirView::new(s.c2s),
+            s2c: DirView::new(s.s2c),
         }
     }
 
@@ -332,21 +357,19 @@ impl Observer for Collect {
         let ts = e.datagram.ts;
         self.start = Some(self.start.map_or(ts, |s| s.min(ts)));
         self.end = Some(self.end.map_or(ts, |s| s.max(ts)));
-        if e.findings.iter().any(|f| f.kind == FindingKind::Truncated) {
+        if e.findings.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
             self.truncated += 1;
-        } else if e.findings.iter().any(|f| f.kind == FindingKind::Malformed) {
+        } else if e.findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
             self.malformed += 1;
         }
     }
 
     fn finding(&mut self, f: &Finding) {
         self.findings.add(f);
-        if let (
-            FindingKind::Resend,
-            Detail::Repeat {
+        if f.kind == FindingKind::RESEND
+            && let Detail::Repeat {
                 delay_ns, tries, ..
-            },
-        ) = (f.kind, f.detail)
+            } = f.detail
             && tries > 1
         {
             self.resend_intervals_ns += delay_ns;
@@ -372,7 +395,7 @@ impl<A: Observer + ?Sized, B: Observer + ?Sized> Observer for Both<'_, A, B> {
 /// One analysis run: the tracker, the report's own counts, and an output that
 /// sees every packet and finding as they come.
 pub struct Analysis<O> {
-    tracker: Tracker,
+    tracker: Engine,
     collect: Collect,
     output: O,
 }
@@ -380,7 +403,7 @@ pub struct Analysis<O> {
 impl<O: Observer> Analysis<O> {
     pub fn new(output: O) -> Self {
         Analysis {
-            tracker: Tracker::default(),
+            tracker: crate::proto::engine(TrackerConfig::default()),
             collect: Collect::default(),
             output,
         }
@@ -412,11 +435,9 @@ impl<O: Observer> Analysis<O> {
         capture.end = capture.end.or(c.end);
         let resend_interval_ms = (c.resend_intervals > 0)
             .then(|| c.resend_intervals_ns as f64 / c.resend_intervals as f64 / 1e6);
-        let sessions = self
-            .tracker
-            .sessions()
-            .map(|(_, s)| SessionView::new(s))
-            .collect();
+        let mut sessions = Vec::new();
+        self.tracker
+            .for_each_session(|s| sessions.push(SessionView::new(s)));
         let outcome = Outcome {
             capture,
             summary,
@@ -429,30 +450,34 @@ impl<O: Observer> Analysis<O> {
     }
 }
 
-/// The expected rate of a message type per the specification's notes, in Hz.
-pub fn spec_rate_hz(t: MessageType) -> Option<f64> {
-    match t {
-        MessageType::Input => Some(30.0),
-        MessageType::Update
-        | MessageType::UpdatePos
-        | MessageType::UpdateRay
-        | MessageType::UpdateCircle => Some(15.0),
-        MessageType::Stats => Some(2.0),
-        _ => None,
-    }
+/// The expected rate of a message type (by its ordinal) per the protocol's
+/// specification, in Hz.
+pub fn spec_rate_hz(protocol: &ProtocolInfo, ordinal: usize) -> Option<f64> {
+    protocol
+        .spec_rates
+        .iter()
+        .find(|(o, _)| *o == ordinal)
+        .map(|(_, hz)| *hz)
 }
 
 /// The observed rate of a message type, averaged over the sessions that carry it:
 /// all their messages of that type over the time their direction was active.
-pub fn observed_rate_hz(sessions: &[SessionView], t: MessageType) -> Option<f64> {
+pub fn observed_rate_hz(
+    sessions: &[SessionView],
+    protocol: &ProtocolInfo,
+    ordinal: usize,
+) -> Option<f64> {
     let (mut count, mut secs) = (0u64, 0f64);
-    for s in sessions {
-        let d = if s.c2s.per_type[t.ordinal()] >= s.s2c.per_type[t.ordinal()] {
+    for s in sessions
+        .iter()
+        .filter(|s| std::ptr::eq(s.protocol, protocol))
+    {
+        let d = if s.c2s.per_type[ordinal] >= s.s2c.per_type[ordinal] {
             &s.c2s
         } else {
             &s.s2c
         };
-        let n = d.per_type[t.ordinal()];
+        let n = d.per_type[ordinal];
         if n > 1 && d.duration_secs > 0.0 {
             count += n - 1;
             secs += d.duration_secs;
@@ -524,7 +549,7 @@ mod tests {
         assert_eq!(packets, 525);
         assert!(o.sessions.iter().all(|s| s.server.port() == 32422));
         // The report's finding counts agree with the tracker's summary.
-        assert_eq!(o.findings.count(FindingKind::Malformed), 0);
+        assert_eq!(o.findings.count(FindingKind::MALFORMED), 0);
         for row in o.findings.rows() {
             let summary = match row.label.strip_prefix("violation/") {
                 Some(rule) => o.summary.violations.get(rule),
@@ -532,7 +557,9 @@ mod tests {
             };
             assert_eq!(summary, Some(&row.count), "{}", row.label);
         }
-        let input = observed_rate_hz(&o.sessions, MessageType::Input).unwrap();
+        let input_ordinal = crate::proto::lwar::wire::MessageType::Input.ordinal();
+        let input =
+            observed_rate_hz(&o.sessions, &crate::proto::lwar::INFO, input_ordinal).unwrap();
         assert!(input > 1.0, "{input}");
     }
 
@@ -550,10 +577,14 @@ mod tests {
             detail: crate::engine::Detail::None,
         };
         for frame in [9, 3, 3, 4, 5, 6, 7, 8] {
-            st.add(&f(FindingKind::Resend, None, frame));
+            st.add(&f(FindingKind::RESEND, None, frame));
         }
-        st.add(&f(FindingKind::Lost, None, 2));
-        st.add(&f(FindingKind::Violation, Some(Rule::WrongSender), 1));
+        st.add(&f(FindingKind::LOST, None, 2));
+        st.add(&f(
+            FindingKind::VIOLATION,
+            Some(crate::proto::lwar::findings::rules::WRONG_SENDER),
+            1,
+        ));
         let rows = st.rows();
         let labels: Vec<_> = rows.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["violation/wrong-sender", "lost", "resend"]);

@@ -14,7 +14,7 @@
 use super::Filter;
 use crate::capture::Timestamp;
 use crate::engine::{Finding, Observer, PacketEvent, Severity};
-use crate::proto::lwar::wire::Packet;
+use crate::proto::dissect::{Dissector, TreeEntry};
 use std::fmt;
 use std::io::{self, Write};
 
@@ -181,18 +181,26 @@ impl<W: Write> PacketPrinter<W> {
             d.src,
             d.dst
         )?;
-        match &e.decoded {
-            Ok(p) => {
-                write!(
-                    self.out,
-                    "ack={} ts={} len={}",
-                    p.ack(),
-                    p.timestamp(),
-                    d.payload_len
-                )?;
-                if let Some(Ok(_)) = p.messages().next() {
-                    write!(self.out, " {}", p.summary())?;
-                }
+        let dissector = e.protocol.dissector;
+        let mut io_result = Ok(());
+        let out = &mut self.out;
+        let header = dissector.header(d.payload, &mut |n| {
+            if io_result.is_ok() {
+                io_result = write!(out, "{}={} ", n.short, n.value);
+            }
+        });
+        io_result?;
+        match header {
+            Ok(()) => {
+                write!(self.out, "len={}", d.payload_len)?;
+                let out = &mut self.out;
+                let mut io_result = Ok(());
+                let _ = dissector.messages(d.payload, &mut |m| {
+                    if io_result.is_ok() {
+                        io_result = write!(out, " {}", m.token);
+                    }
+                });
+                io_result?;
             }
             Err(err) => {
                 write!(self.out, "len={} ", d.payload_len)?;
@@ -211,8 +219,8 @@ impl<W: Write> PacketPrinter<W> {
         }
         writeln!(self.out)?;
         if self.options.verbose {
-            if let Ok(p) = &e.decoded {
-                self.tree(p)?;
+            if e.protocol.dissector.header(d.payload, &mut |_| {}).is_ok() {
+                self.tree(e.protocol.dissector, d.payload)?;
             }
             for f in e.findings {
                 write!(self.out, "    finding ")?;
@@ -237,34 +245,31 @@ impl<W: Write> PacketPrinter<W> {
     }
 
     /// Every field of the packet: the header, then each message.
-    fn tree(&mut self, p: &Packet<'_>) -> io::Result<()> {
-        writeln!(self.out, "    header")?;
-        for f in p.header_fields() {
-            writeln!(self.out, "      {}: {}", f.label, f.value)?;
-        }
-        let mut messages = p.messages();
-        for m in &mut messages {
-            match m {
-                Ok(m) => {
-                    for f in m.fields() {
-                        let indent = 4 + 2 * f.depth as usize;
-                        if f.depth == 0 {
-                            writeln!(
-                                self.out,
-                                "{:indent$}{} ({} bytes at offset {})",
-                                "",
-                                f.value,
-                                f.span.len(),
-                                f.span.start
-                            )?;
-                        } else if f.value.is_empty() {
-                            writeln!(self.out, "{:indent$}{}", "", f.label)?;
-                        } else {
-                            writeln!(self.out, "{:indent$}{}: {}", "", f.label, f.value)?;
-                        }
+    fn tree(&mut self, dissector: &dyn Dissector, payload: &[u8]) -> io::Result<()> {
+        let mut entries = Vec::new();
+        dissector.tree(payload, &mut |entry| entries.push(entry));
+        for entry in entries {
+            match entry {
+                TreeEntry::Field(f) => {
+                    let indent = 4 + 2 * f.depth as usize;
+                    if f.depth == 0 && f.value.is_empty() {
+                        writeln!(self.out, "{:indent$}{}", "", f.label)?;
+                    } else if f.depth == 0 {
+                        writeln!(
+                            self.out,
+                            "{:indent$}{} ({} bytes at offset {})",
+                            "",
+                            f.value,
+                            f.span.len(),
+                            f.span.start
+                        )?;
+                    } else if f.value.is_empty() {
+                        writeln!(self.out, "{:indent$}{}", "", f.label)?;
+                    } else {
+                        writeln!(self.out, "{:indent$}{}: {}", "", f.label, f.value)?;
                     }
                 }
-                Err(err) => {
+                TreeEntry::Error(err) => {
                     write!(self.out, "    ")?;
                     self.paint(RED, format_args!("undecodable: {err}"))?;
                     writeln!(self.out)?;
@@ -349,15 +354,15 @@ mod tests {
             detail: Detail::None,
         };
         let findings = [
-            f(FindingKind::Resend, Some(1)),
-            f(FindingKind::Resend, Some(2)),
-            f(FindingKind::Resend, Some(3)),
-            f(FindingKind::Resend, Some(7)),
+            f(FindingKind::RESEND, Some(1)),
+            f(FindingKind::RESEND, Some(2)),
+            f(FindingKind::RESEND, Some(3)),
+            f(FindingKind::RESEND, Some(7)),
         ];
         assert_eq!(GroupToken(&findings).to_string(), "resend#1-3,7");
         let plain = [
-            f(FindingKind::Reordered, None),
-            f(FindingKind::Reordered, None),
+            f(FindingKind::REORDERED, None),
+            f(FindingKind::REORDERED, None),
         ];
         assert_eq!(GroupToken(&plain).to_string(), "reordered x2");
         assert_eq!(GroupToken(&plain[..1]).to_string(), "reordered");

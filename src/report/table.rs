@@ -3,8 +3,7 @@
 
 use super::{Outcome, SessionView, observed_rate_hz, spec_rate_hz};
 use crate::capture::Timestamp;
-use crate::engine::{Severity, State};
-use crate::proto::lwar::wire::MessageType;
+use crate::engine::Severity;
 use comfy_table::{
     Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, presets,
 };
@@ -88,10 +87,10 @@ fn severity_color(s: Severity) -> Option<Color> {
     }
 }
 
-fn state_color(s: State) -> Option<Color> {
+fn state_color(s: &str) -> Option<Color> {
     match s {
-        State::Closed | State::Playing => Some(Color::Green),
-        State::TimedOut | State::Rejected => Some(Color::Yellow),
+        "closed" | "playing" => Some(Color::Green),
+        "timed-out" | "rejected" => Some(Color::Yellow),
         _ => None,
     }
 }
@@ -170,9 +169,25 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
 fn player(s: &SessionView) -> String {
     match &s.player {
         Some(p) if p.name.is_empty() => p.id.to_string(),
-        Some(p) => format!("{} {}", p.id, p.name),
+        Some(p) => format!("{} {}", p.id, printable(&p.name)),
         None => "-".to_owned(),
     }
+}
+
+/// Text from the wire, safe on a terminal: control characters (escape
+/// sequences that could clear the screen or retitle the window) are shown
+/// escaped, never written raw.
+pub fn printable(text: &str) -> impl std::fmt::Display + '_ {
+    std::fmt::from_fn(move |f| {
+        for c in text.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The sessions table: who, in which state, for how long, and how much each way
@@ -259,24 +274,36 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
         layout,
         &["message", "count", "bytes", "rate/session", "spec rate"],
     );
-    for ty in MessageType::ALL {
-        let total = o.summary.messages.get(ty.name()).copied().unwrap_or(0);
-        if total == 0 {
-            continue;
-        }
+    for protocol in crate::proto::REGISTRY.iter().map(|p| p.info) {
+        message_rows(&mut t, o, protocol);
+    }
+    if let Some(ms) = o.resend_interval_ms {
+        resend_cycle_row(&mut t, o, ms);
+    }
+    right(&mut t, &[1, 2, 3, 4]);
+    t
+}
+
+fn message_rows(t: &mut Table, o: &Outcome, protocol: &'static crate::engine::ProtocolInfo) {
+    for (ordinal, name) in protocol.message_types.iter().copied().enumerate() {
         let bytes: u64 = o
             .sessions
             .iter()
-            .map(|s| s.c2s.per_type_bytes[ty.ordinal()] + s.s2c.per_type_bytes[ty.ordinal()])
+            .filter(|s| std::ptr::eq(s.protocol, protocol))
+            .map(|s| s.c2s.per_type_bytes[ordinal] + s.s2c.per_type_bytes[ordinal])
             .sum();
-        let observed = observed_rate_hz(&o.sessions, ty);
-        let spec = spec_rate_hz(ty);
+        let total = o.summary.messages.get(name).copied().unwrap_or(0);
+        if total == 0 {
+            continue;
+        }
+        let observed = observed_rate_hz(&o.sessions, protocol, ordinal);
+        let spec = spec_rate_hz(protocol, ordinal);
         let off = match (observed, spec) {
             (Some(o), Some(s)) => (o / s - 1.0).abs() > 0.5,
             _ => false,
         };
         t.add_row(vec![
-            Cell::new(ty.name()),
+            Cell::new(name),
             Cell::new(total),
             Cell::new(bytes),
             colored(
@@ -286,7 +313,11 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
             Cell::new(spec.map_or_else(|| "-".to_owned(), |r| format!("~{r} Hz"))),
         ]);
     }
-    if let Some(ms) = o.resend_interval_ms {
+}
+
+/// The sender's reliable resend cycle against the specification's ~15 Hz.
+fn resend_cycle_row(t: &mut Table, o: &Outcome, ms: f64) {
+    {
         let hz = 1e3 / ms;
         t.add_row(vec![
             Cell::new("(reliable resend cycle)"),
@@ -299,8 +330,6 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
             Cell::new("~15 Hz"),
         ]);
     }
-    right(&mut t, &[1, 2, 3, 4]);
-    t
 }
 
 /// The findings table, worst first.

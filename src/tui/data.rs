@@ -9,7 +9,9 @@
 use super::model::{Activity, CaptureCounters, Endpoints, LoggedFinding, Row, SessionSnap, Update};
 use super::store::StoreWriter;
 use crate::capture::{self, Datagram, OwnedDatagram};
-use crate::engine::{Direction, Finding, FindingKind, Observer, PacketEvent, SessionId, Tracker};
+use crate::engine::{
+    Direction, Engine, Finding, FindingKind, Observer, PacketEvent, SessionId, TrackerConfig,
+};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -36,7 +38,7 @@ pub trait Feed {
 
 /// Everything the data side knows, between two hand-overs.
 pub struct Collector {
-    tracker: Tracker,
+    tracker: Engine,
     sink: Sink,
 }
 
@@ -97,7 +99,7 @@ impl Observer for Sink {
 impl Collector {
     pub fn new(writer: StoreWriter) -> Self {
         Collector {
-            tracker: Tracker::default(),
+            tracker: crate::proto::engine(TrackerConfig::default()),
             sink: Sink {
                 writer,
                 rows: Vec::with_capacity(4096),
@@ -158,10 +160,12 @@ impl Collector {
                 .activity
                 .retain(|id, _| tracker.session(*id).is_some());
         }
-        self.tracker
-            .sessions()
-            .map(|(id, s)| {
-                let dirs = [&s.c2s, &s.s2c];
+        let mut snaps = Vec::with_capacity(self.tracker.session_count());
+        let activity = &self.sink.activity;
+        self.tracker.for_each_session(|s| {
+            let id = s.id;
+            snaps.push({
+                let dirs = [s.c2s, s.s2c];
                 let finding = |k: FindingKind| dirs.iter().map(|d| d.finding_count(k)).sum();
                 let delay = |i: usize| {
                     let h = &dirs[i].ack_delay_us;
@@ -172,18 +176,19 @@ impl Collector {
                     client: s.client,
                     server: s.server,
                     state: s.state,
-                    player: s.player.as_ref().map(|p| (p.id, p.name.clone())),
+                    player: s.player().map(|p| (p.id, p.name)),
                     packets: dirs.map(|d| d.packets),
                     bytes: dirs.map(|d| d.bytes),
                     resends: dirs.map(|d| d.resends),
-                    reorders: finding(FindingKind::Reordered),
-                    malformed: finding(FindingKind::Malformed) + finding(FindingKind::Truncated),
+                    reorders: finding(FindingKind::REORDERED),
+                    malformed: finding(FindingKind::MALFORMED) + finding(FindingKind::TRUNCATED),
                     ack_delay_ms: [delay(0), delay(1)],
-                    last_ts: s.last_seen(),
-                    activity: self.sink.activity.get(&id).cloned().unwrap_or_default(),
+                    last_ts: s.c2s.last_ts.max(s.s2c.last_ts),
+                    activity: activity.get(&id).cloned().unwrap_or_default(),
                 }
-            })
-            .collect()
+            });
+        });
+        snaps
     }
 }
 

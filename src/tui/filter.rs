@@ -7,7 +7,6 @@ use super::store::Loc;
 use super::store::StoreReader;
 use crate::capture::Datagram;
 use crate::engine::{Finding, PacketEvent, SessionId};
-use crate::proto::lwar::wire::Packet;
 use crate::report::Filter;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -59,9 +58,9 @@ impl DisplayFilter {
         };
         self.filter.matches(&PacketEvent {
             datagram: &datagram,
+            protocol: crate::proto::protocol_of(ctx.payload),
             session: ctx.row.session as usize,
             direction: ctx.row.direction(),
-            decoded: Packet::new_checked(ctx.payload),
             findings: ctx.findings,
         })
     }

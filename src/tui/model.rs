@@ -3,8 +3,7 @@
 
 use super::store::Loc;
 use crate::capture::Timestamp;
-use crate::engine::{Detail, Direction, Finding, FindingKind, Rule, SessionId, Severity, State};
-use crate::proto::lwar::wire::Id;
+use crate::engine::{Detail, Direction, Finding, FindingKind, Rule, SessionId, Severity};
 use std::net::SocketAddr;
 
 /// One packet of the list, as read back from the index and the store: where
@@ -158,13 +157,27 @@ pub struct LoggedFinding {
     pub row: u32,
     pub session: u32,
     seqno: u32,
-    pub kind: FindingKind,
-    pub rule: Option<Rule>,
+    /// The kind and rule by their index in the registry (`u8::MAX`: no rule),
+    /// so that a logged finding stays 24 bytes.
+    kind: u8,
+    rule: u8,
     pub direction: Direction,
     has_seqno: bool,
 }
 
 impl LoggedFinding {
+    /// The finding's kind.
+    pub fn kind(&self) -> FindingKind {
+        crate::proto::all_kinds()
+            .nth(usize::from(self.kind))
+            .unwrap_or(FindingKind::VIOLATION)
+    }
+
+    /// The violation's rule, for violations.
+    pub fn rule(&self) -> Option<Rule> {
+        crate::proto::all_rules().nth(usize::from(self.rule))
+    }
+
     /// Keeps `f`, its detail's text being at `detail`; `row` is set by the UI.
     pub fn new(f: &Finding, detail: Loc) -> Self {
         LoggedFinding {
@@ -172,8 +185,13 @@ impl LoggedFinding {
             row: 0,
             session: u32::try_from(f.session).unwrap_or(u32::MAX),
             seqno: f.seqno.unwrap_or(0),
-            kind: f.kind,
-            rule: f.rule,
+            kind: crate::proto::all_kinds()
+                .position(|k| k == f.kind)
+                .map_or(u8::MAX, |i| i as u8),
+            rule: f
+                .rule
+                .and_then(|r| crate::proto::all_rules().position(|x| x == r))
+                .map_or(u8::MAX, |i| i as u8),
             direction: f.direction,
             has_seqno: f.seqno.is_some(),
         }
@@ -187,15 +205,15 @@ impl LoggedFinding {
         }
     }
 
-    pub const fn severity(&self) -> Severity {
-        self.kind.severity()
+    pub fn severity(&self) -> Severity {
+        self.kind().severity()
     }
 
     /// `violation/wrong-sender` for violations, the kind's name otherwise.
     pub fn label(&self) -> impl std::fmt::Display + '_ {
-        std::fmt::from_fn(move |f| match self.rule {
-            Some(rule) => write!(f, "{}/{}", self.kind, rule),
-            None => write!(f, "{}", self.kind),
+        std::fmt::from_fn(move |f| match self.rule() {
+            Some(rule) => write!(f, "{}/{}", self.kind(), rule),
+            None => write!(f, "{}", self.kind()),
         })
     }
 
@@ -203,8 +221,8 @@ impl LoggedFinding {
     /// time; the detail, which filters do not look at, is left out.
     pub fn to_finding(&self, frame: u64, ts: Timestamp) -> Finding {
         Finding {
-            kind: self.kind,
-            rule: self.rule,
+            kind: self.kind(),
+            rule: self.rule(),
             frame,
             ts,
             session: self.session as SessionId,
@@ -556,9 +574,10 @@ pub struct SessionSnap {
     pub id: SessionId,
     pub client: SocketAddr,
     pub server: SocketAddr,
-    pub state: State,
-    /// The client's player (id and latest name), once its Join was seen.
-    pub player: Option<(Id, String)>,
+    /// The lifecycle state's name.
+    pub state: &'static str,
+    /// The client's player (id and latest name), once the capture tells it.
+    pub player: Option<(String, String)>,
     pub packets: [u64; 2],
     pub bytes: [u64; 2],
     pub resends: [u64; 2],
@@ -780,8 +799,8 @@ mod tests {
     fn logged_findings_are_small_and_keep_what_filters_need() {
         assert_eq!(std::mem::size_of::<LoggedFinding>(), 24);
         let f = Finding {
-            kind: FindingKind::Violation,
-            rule: Some(Rule::WrongSender),
+            kind: FindingKind::VIOLATION,
+            rule: Some(crate::proto::lwar::findings::rules::WRONG_SENDER),
             frame: 9,
             ts: Timestamp(5),
             session: 4,

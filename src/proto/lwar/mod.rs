@@ -2,5 +2,17 @@
 //! its simulator ([`sim`]). The specification and its notes are beside this file
 //! (`lwar-network-protocol.txt`, `NOTES.md`).
 
+pub mod analysis;
+pub mod dissect;
+pub mod findings;
 pub mod sim;
 pub mod wire;
+
+pub use analysis::{Analyzer, INFO, LwarSession, Player, Session, State, Tracker};
+
+/// lwar in the registry: recognised by its appId on any port.
+pub const PROTOCOL: super::Protocol = super::Protocol {
+    info: &INFO,
+    probe: wire::is_lwar,
+    tracker: |config| Box::new(Tracker::new(config)),
+};

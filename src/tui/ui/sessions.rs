@@ -113,7 +113,10 @@ fn cells(s: &SessionSnap, now: u64) -> [String; 10] {
         s.client.to_string(),
         s.server.to_string(),
         s.state.to_string(),
-        s.player.as_ref().map(|p| p.1.clone()).unwrap_or_default(),
+        s.player
+            .as_ref()
+            .map(|p| crate::report::table::printable(&p.1).to_string())
+            .unwrap_or_default(),
         format!("{up}/{down}"),
         format!("{}/{}", s.resends[0], s.resends[1]),
         s.reorders.to_string(),
@@ -123,11 +126,10 @@ fn cells(s: &SessionSnap, now: u64) -> [String; 10] {
 }
 
 fn state_style(s: &SessionSnap) -> Style {
-    use crate::engine::State::*;
     match s.state {
-        Playing => Style::new().fg(Color::Green),
-        Connecting | Syncing | Disconnecting => Style::new().fg(Color::Cyan),
-        Closed => Style::new().fg(Color::DarkGray),
-        Rejected | TimedOut => Style::new().fg(Color::Red),
+        "playing" => Style::new().fg(Color::Green),
+        "closed" => Style::new().fg(Color::DarkGray),
+        "rejected" | "timed-out" => Style::new().fg(Color::Red),
+        _ => Style::new().fg(Color::Cyan),
     }
 }

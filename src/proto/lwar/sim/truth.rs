@@ -89,7 +89,7 @@ impl Dir {
     }
 
     fn violation(&mut self, rule: Rule) {
-        self.finding(FindingKind::Violation, 1);
+        self.finding(FindingKind::VIOLATION, 1);
         bump(&mut self.sum.violations, rule.name(), 1);
     }
 
@@ -257,7 +257,7 @@ impl Truth {
             }
             for d in &mut s.dirs {
                 let lost = d.missing.len() as u64;
-                d.finding(FindingKind::Lost, lost);
+                d.finding(FindingKind::LOST, lost);
             }
             let [c2s, s2c] = s.dirs.map(|d| d.sum);
             for d in [&c2s, &s2c] {
@@ -287,7 +287,7 @@ impl Truth {
 }
 
 fn malformed(d: &mut Dir, kind: ErrorKind) {
-    d.finding(FindingKind::Malformed, 1);
+    d.finding(FindingKind::MALFORMED, 1);
     bump(&mut d.sum.malformed, kind.name(), 1);
 }
 
@@ -301,7 +301,7 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
         Err(e) => {
             malformed(d, e.kind());
             if d.is_duplicate(payload) {
-                d.finding(FindingKind::DuplicatePacket, 1);
+                d.finding(FindingKind::DUPLICATE_PACKET, 1);
             }
             return;
         }
@@ -317,18 +317,18 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
         malformed(d, kind);
     }
     if d.is_duplicate(payload) {
-        d.finding(FindingKind::DuplicatePacket, 1);
+        d.finding(FindingKind::DUPLICATE_PACKET, 1);
         return;
     }
 
     // Steps 4 to 6.
     let (ts, ack) = (packet.timestamp(), packet.ack());
     if d.max_ts.is_some_and(|m| ts < m) {
-        d.finding(FindingKind::Reordered, 1);
+        d.finding(FindingKind::REORDERED, 1);
     }
     d.max_ts = Some(d.max_ts.map_or(ts, |m| m.max(ts)));
     if d.max_ack.is_some_and(|m| ack < m) {
-        d.finding(FindingKind::AckRegression, 1);
+        d.finding(FindingKind::ACK_REGRESSION, 1);
     }
     d.max_ack = Some(d.max_ack.map_or(ack, |m| m.max(ack)));
     let first_packet = !d.had_packet;
@@ -336,10 +336,10 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
     let other_highest = s.dirs[1 - di].highest;
     let d = &mut s.dirs[di];
     if ack > other_highest.unwrap_or(0) && !(first_packet && other_highest.is_none()) {
-        d.finding(FindingKind::AckUnseen, 1);
+        d.finding(FindingKind::ACK_UNSEEN, 1);
     }
     if packet.oversize().is_some() {
-        d.finding(FindingKind::Oversize, 1);
+        d.finding(FindingKind::OVERSIZE, 1);
     }
     let other_acked = s.dirs[1 - di].max_ack.unwrap_or(0);
 
@@ -352,7 +352,7 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
         let d = &mut s.dirs[di];
         for v in view.violations() {
             if v.kind() != ViolationKind::Oversize {
-                d.violation(Rule::Codec(v.kind()));
+                d.violation(super::super::findings::codec_rule(v.kind()));
             }
         }
         let wrong_side = matches!(
@@ -361,10 +361,10 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
                 | (Sender::Client, Direction::ServerToClient)
         );
         if wrong_side {
-            d.violation(Rule::WrongSender);
+            d.violation(super::super::findings::rules::WRONG_SENDER);
         }
         if dir == Direction::ServerToClient && s.disconnect_seen && t != MessageType::Leave {
-            s.dirs[di].violation(Rule::AfterDisconnect);
+            s.dirs[di].violation(super::super::findings::rules::AFTER_DISCONNECT);
         }
         if dir == Direction::ClientToServer {
             if let Some(p) = message.player()
@@ -377,22 +377,22 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
                         | MessageType::Selection
                 )
             {
-                s.dirs[di].violation(Rule::WrongPlayerId);
+                s.dirs[di].violation(super::super::findings::rules::WRONG_PLAYER_ID);
             }
             if let Message::Input(input) = message {
                 if s.connect_seen && !s.synced_seen {
-                    s.dirs[di].violation(Rule::InputBeforeSynced);
+                    s.dirs[di].violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
                 }
                 if let Some(last) = s.last_frame {
                     let d = &mut s.dirs[di];
                     if input.frame < last {
-                        d.finding(FindingKind::InputRegression, 1);
+                        d.finding(super::super::findings::INPUT_REGRESSION, 1);
                     } else if input.frame > last + 1 {
                         let skipped = input.frame - last - 1;
                         if skipped <= 8 {
-                            d.finding(FindingKind::InputGap, 1);
+                            d.finding(super::super::findings::INPUT_GAP, 1);
                         } else {
-                            d.finding(FindingKind::InputsLost, 1);
+                            d.finding(super::super::findings::INPUTS_LOST, 1);
                         }
                     }
                 }
@@ -411,7 +411,7 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
         if dir == Direction::ServerToClient && !s.first_s2c_reliable {
             s.first_s2c_reliable = true;
             if s.connect_seen && !(t == MessageType::Join && seqno == 1) {
-                s.dirs[di].violation(Rule::HandshakeFirstNotJoin);
+                s.dirs[di].violation(super::super::findings::rules::HANDSHAKE_FIRST_NOT_JOIN);
             }
         }
 
@@ -425,12 +425,12 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
                 if seqno == 1 && s.player.is_none() {
                     s.player = Some(player);
                     if s.connect_seen && ack == 0 {
-                        s.dirs[di].violation(Rule::HandshakeJoinNoAck);
+                        s.dirs[di].violation(super::super::findings::rules::HANDSHAKE_JOIN_NO_ACK);
                     }
                 }
                 if s.life < Life::Syncing && !s.life.is_final() {
                     if busy >= MAX_PLAYERS {
-                        s.dirs[di].violation(Rule::TooManyPlayers);
+                        s.dirs[di].violation(super::super::findings::rules::TOO_MANY_PLAYERS);
                     }
                     s.advance(Life::Syncing);
                 }
@@ -460,28 +460,28 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
         let differs = d.first_bytes(seqno).is_some_and(|b| b != view.bytes);
         if earlier {
             if dir == Direction::ServerToClient && t == MessageType::Leave && s.disconnect_seen {
-                d.finding(FindingKind::ExpectedRepeat, 1);
+                d.finding(super::super::findings::EXPECTED_REPEAT, 1);
             } else if other_acked >= seqno {
-                d.finding(FindingKind::SpuriousResend, 1);
+                d.finding(FindingKind::SPURIOUS_RESEND, 1);
                 d.sum.resends += 1;
             } else {
-                d.finding(FindingKind::Resend, 1);
+                d.finding(FindingKind::RESEND, 1);
                 d.sum.resends += 1;
             }
             if differs {
-                d.violation(Rule::ResendDiffers);
+                d.violation(super::super::findings::rules::RESEND_DIFFERS);
             }
         } else if in_packet.contains(&seqno) {
-            d.finding(FindingKind::DuplicateInPacket, 1);
+            d.finding(FindingKind::DUPLICATE_IN_PACKET, 1);
         } else {
             match d.highest {
                 None => {}
                 Some(h) if seqno < h => {
-                    d.finding(FindingKind::OutOfOrder, 1);
+                    d.finding(FindingKind::OUT_OF_ORDER, 1);
                     d.missing.remove(&seqno);
                 }
                 Some(h) if seqno > h.saturating_add(1) => {
-                    d.finding(FindingKind::Gap, 1);
+                    d.finding(FindingKind::GAP, 1);
                     d.missing.extend(h + 1..seqno);
                 }
                 Some(_) => {}

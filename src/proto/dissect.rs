@@ -1,0 +1,73 @@
+//! The stateless side of a protocol: what outputs need to show a packet without
+//! knowing its wire format. One-line summaries, JSON messages, the field tree of
+//! `-V` and the terminal UI, and the values the display filter tests.
+
+use crate::engine::ProtoDetail;
+use std::fmt;
+use std::ops::Range;
+
+/// A number of the packet's header: `ack`, `timestamp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeaderNumber {
+    /// The name in JSON and the display filter: `timestamp`.
+    pub name: &'static str,
+    /// The label on a packet line: `ts`.
+    pub short: &'static str,
+    pub value: u64,
+}
+
+/// One decoded message of a packet, as outputs see it.
+pub struct MessageItem<'a> {
+    /// The message type's name: `Join`.
+    pub type_name: &'static str,
+    /// Its sequence number, for a reliable message.
+    pub seqno: Option<u32>,
+    /// The player it names, as (generation, index), where it names one.
+    pub player: Option<(u32, u32)>,
+    /// Byte offset in the payload, and length.
+    pub offset: usize,
+    pub len: usize,
+    /// The compact token of packet lines: `Join#1`, `Update(5)`.
+    pub token: &'a dyn fmt::Display,
+    /// One line with every field: `Join#1 player=0:1 name="alice"`.
+    pub text: &'a dyn fmt::Display,
+}
+
+/// One line of the field tree: a label, its value, where its bytes are, and its
+/// depth (0 for a message or the header, 1 for their fields, 2 for an entry's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeItem {
+    pub label: String,
+    pub value: String,
+    /// Absolute byte range in the payload.
+    pub span: Range<usize>,
+    pub depth: u8,
+}
+
+/// An item of the field tree: a field, or why decoding stopped there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeEntry {
+    Field(TreeItem),
+    Error(ProtoDetail),
+}
+
+/// A protocol's dissector: stateless, recognition aside.
+pub trait Dissector: Sync + 'static {
+    /// The header's numbers, in order, or why the header does not decode.
+    fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail>;
+
+    /// Every message that decodes, in order; then why the rest does not decode,
+    /// if it does not (a header error included).
+    fn messages(
+        &self,
+        payload: &[u8],
+        f: &mut dyn FnMut(&MessageItem<'_>),
+    ) -> Result<(), ProtoDetail>;
+
+    /// The field tree: the header, then each message, an error where decoding
+    /// stops. Allocates (it is for one packet at a time).
+    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry));
+
+    /// The message type names, for the display filter (`type == Join`).
+    fn message_types(&self) -> &'static [&'static str];
+}

@@ -1,0 +1,808 @@
+//! lwar's analysis: what a session is, and the rules applied to each packet, on
+//! the engine's generic session table and reliability core.
+//!
+//! # The contract
+//!
+//! These definitions are what the analyzer implements and what the simulator's
+//! ground truth states; both follow this text, not each other.
+//!
+//! **Sessions.** A session is a (client address, server address) pair. The server
+//! side is the one that sends server-only messages (Join, Leave, Add, Remove,
+//! Synced, Stats, Full, Collision, Update*) or receives client-only ones (Connect,
+//! Disconnect, Input); failing both, the side on port 32422; failing that, the
+//! destination of the first packet. Directions are `c2s` and `s2c`.
+//!
+//! **Per packet**, in this order:
+//! 1. `packets += 1`, `bytes += payload_len` (the UDP payload length, as sent).
+//! 2. A payload the codec rejects at the header, or a message it cannot decode,
+//!    raises one `malformed` finding (reason and offset in the detail), or one
+//!    `truncated` finding instead when the capture cut the frame short. The
+//!    messages decoded before the error are counted and analysed as below.
+//! 3. A payload identical to one of the last 64 packets of the same direction
+//!    raises `duplicate-packet`, whether it decodes or not; its messages are counted by type but raise
+//!    nothing else and count as neither first sends nor resends. Packets with
+//!    header timestamp 0 are not checked: a sender that stamps no clock repeats
+//!    the same bytes on purpose (a Connect resent, a Full answered again).
+//! 4. A header timestamp lower than the highest seen in that direction raises
+//!    `reordered` (the packet was overtaken). Timestamp 0 is ignored: senders
+//!    stamp 0 on packets without unreliable messages (the original server's Full).
+//! 5. An ack lower than the highest ack seen in that direction raises
+//!    `ack-regression`; an ack above the highest reliable seqno captured in the
+//!    other direction raises `ack-unseen`. While the other direction has shown no
+//!    reliable message, acks are not judged (they may cover messages sent before
+//!    the capture began).
+//! 6. A packet over 512 bytes as sent (`payload_len`, whatever the capture kept)
+//!    raises `oversize` (and is decoded all the same).
+//!
+//! **Per reliable message**, the first rule that applies wins:
+//! 1. `expected-repeat`: a Leave from the server, seen before, after the client's
+//!    Disconnect was captured. Not a resend.
+//! 2. `spurious-resend`: the seqno was seen in an earlier packet, and a packet of
+//!    the other direction captured earlier acked it (ack >= seqno).
+//! 3. `resend`: the seqno was seen in an earlier packet.
+//! 4. `duplicate-in-packet`: the same seqno earlier in the same packet.
+//! 5. `out-of-order`: never seen, below the highest seen: it fills a gap.
+//! 6. `gap`: more than one above the highest seen. One finding per jump, the
+//!    missing count in the detail. Every skipped seqno still unseen at the end of
+//!    the capture (or when its session is evicted) raises one `lost`, with the
+//!    frame of its gap. Only the last 512 seqnos below the highest are tracked:
+//!    a single jump of more than 511 reports at most 511 `lost`.
+//!
+//! Otherwise the message is the next in sequence. Rules 5 and 6, and a plain next
+//! message, count as first sends; rules 2 and 3 count as resends. The first
+//! reliable message of a direction sets the baseline and raises nothing. A
+//! resend (or spurious resend, or expected repeat) whose bytes differ from the
+//! first transmission also raises a `violation` (`resend-differs`).
+//!
+//! **Per input stream** (Input from one client): `input-regression` for a frame
+//! number lower than the last, `input-gap` when 1 to 8 frames are skipped,
+//! `inputs-lost` when more than 8 are. A repeated frame number raises nothing.
+//!
+//! **Violations** (`violation` with a rule): the codec's (seqno 0, name or chat
+//! too long, invalid UTF-8, empty update: one finding per message and rule;
+//! oversize is its own kind), a message from the wrong side, the handshake
+//! rules, a client using another player's id, anything but the Leave of the
+//! client's own player from the server after the client's Disconnect (one per
+//! message, in the server's packets that ack the Disconnect: those it sent before
+//! processing it may still be in flight), more than 8 players (the server's own
+//! player, index 0, counts: the original server holds 8 including it).
+//!
+//! **Players**: the Join answering the client's Connect names its player; a
+//! rename counts when a Name changes that player's name (the client's request and
+//! the server's broadcast count once); chats count the client's Chat messages,
+//! first captures only.
+//!
+//! **Lifecycle**: `connecting` (Connect seen) -> `syncing` (Join seen) ->
+//! `playing` (Synced seen) -> `disconnecting` (Disconnect seen) -> `closed` (Leave
+//! after Disconnect); `rejected` (Full); `timed-out` (a peer that has sent packets
+//! stays silent for more than 15 s of capture time; checked about once a second of
+//! capture time and at the end; closed and rejected sessions do not time out). A
+//! session whose first packet is not a Connect starts as `playing`.
+
+use super::findings::{self, rules};
+use super::wire::{
+    DISCONNECT_TIMEOUT_SECS, DecodeError, ErrorKind, Id, MAX_NAME_LEN, MAX_PACKET_SIZE,
+    MAX_PLAYERS, Message, MessageType, MessageView, Packet, Sender,
+};
+use crate::capture::Datagram;
+use crate::engine::seq::Lookup;
+use crate::engine::{
+    self, Detail, DirState, Direction, Finding, FindingKind, ProtoSession, ProtocolInfo, Raise,
+    TrackerConfig,
+};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::fmt;
+use std::net::SocketAddr;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// An lwar session on the engine.
+pub type Session = engine::Session<LwarSession>;
+
+/// The engine's tracker for lwar.
+pub type Tracker = engine::Tracker<Analyzer>;
+
+/// Where an lwar session is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum State {
+    /// Connect seen, no Join yet.
+    Connecting,
+    /// Join seen, Synced not yet.
+    Syncing,
+    /// Synced seen, or the capture started mid-game.
+    #[default]
+    Playing,
+    /// The client sent Disconnect.
+    Disconnecting,
+    /// Leave after Disconnect: a graceful end.
+    Closed,
+    /// The server answered Full.
+    Rejected,
+    /// 15 s of capture time without a packet from one of the peers.
+    TimedOut,
+}
+
+impl State {
+    pub const fn name(self) -> &'static str {
+        match self {
+            State::Connecting => "connecting",
+            State::Syncing => "syncing",
+            State::Playing => "playing",
+            State::Disconnecting => "disconnecting",
+            State::Closed => "closed",
+            State::Rejected => "rejected",
+            State::TimedOut => "timed-out",
+        }
+    }
+
+    /// Closed and rejected sessions are over; silence after them is expected.
+    pub const fn is_final(self) -> bool {
+        matches!(self, State::Closed | State::Rejected | State::TimedOut)
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A player as the session's Joins and Names tell of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Player {
+    pub id: Id,
+    /// The latest name, lossily decoded if it was not UTF-8.
+    pub name: String,
+    pub renames: u32,
+    pub chats: u64,
+}
+
+/// lwar's part of a session: its lifecycle, its player, the handshake.
+#[derive(Debug, Default)]
+pub struct LwarSession {
+    pub state: State,
+    /// True when the capture saw the session begin (its Connect).
+    pub saw_start: bool,
+    /// The client's own player, from the Join that answered its Connect.
+    pub player: Option<Player>,
+    connect_seqno: Option<u32>,
+    first_s2c_reliable_checked: bool,
+    disconnect_seen: bool,
+    /// The seqno of the client's first Disconnect: once the server acks it, the
+    /// server has processed it.
+    disconnect_seqno: Option<u32>,
+    /// Full messages the server answered: rejected connection attempts.
+    pub rejected_attempts: u64,
+    last_input_frame: Option<u32>,
+}
+
+impl ProtoSession for LwarSession {
+    fn state(&self) -> &'static str {
+        self.state.name()
+    }
+
+    fn is_final(&self) -> bool {
+        self.state.is_final()
+    }
+
+    fn time_out(&mut self) {
+        self.state = State::TimedOut;
+    }
+
+    fn player(&self) -> Option<engine::Player> {
+        self.player.as_ref().map(|p| engine::Player {
+            id: p.id.to_string(),
+            name: p.name.clone(),
+            renames: p.renames,
+            chats: p.chats,
+        })
+    }
+}
+
+/// Player ids each server has announced (Join) and not yet removed (Leave), for
+/// the limit of 8 players; bounded to `max_servers` servers and
+/// [`MAX_IDS_PER_SERVER`] ids each, so a hostile capture cannot make it grow.
+#[derive(Debug, Default)]
+struct Players {
+    by_server: FxHashMap<SocketAddr, FxHashSet<Id>>,
+    max_servers: usize,
+}
+
+/// Ids followed per server: far above the 8 players allowed, which are flagged
+/// long before.
+const MAX_IDS_PER_SERVER: usize = 1024;
+
+impl Players {
+    /// A Join of `player` on `server`: the server's player count if it is a new
+    /// id, `None` if it was known (or the server is not followed).
+    fn join(&mut self, server: SocketAddr, player: Id) -> Option<usize> {
+        let followed = self.by_server.len() < self.max_servers;
+        let ids = match self.by_server.get_mut(&server) {
+            Some(ids) => ids,
+            None if followed => self.by_server.entry(server).or_default(),
+            None => return None,
+        };
+        if ids.len() >= MAX_IDS_PER_SERVER || !ids.insert(player) {
+            return None;
+        }
+        Some(ids.len())
+    }
+
+    fn leave(&mut self, server: SocketAddr, player: Id) {
+        if let Some(ids) = self.by_server.get_mut(&server) {
+            ids.remove(&player);
+        }
+    }
+}
+
+/// lwar's analyzer: the rules above, per packet.
+#[derive(Debug, Default)]
+pub struct Analyzer {
+    players: Players,
+}
+
+/// lwar's registered data.
+pub static INFO: ProtocolInfo = ProtocolInfo {
+    name: "lwar",
+    title: "lwar",
+    message_types: &MESSAGE_TYPE_NAMES,
+    kinds: findings::KINDS,
+    rules: findings::RULES,
+    malformed: &MALFORMED_NAMES,
+    spec_rates: &[
+        (MessageType::Input.ordinal(), 30.0),
+        (MessageType::Update.ordinal(), 15.0),
+        (MessageType::UpdatePos.ordinal(), 15.0),
+        (MessageType::UpdateRay.ordinal(), 15.0),
+        (MessageType::UpdateCircle.ordinal(), 15.0),
+        (MessageType::Stats.ordinal(), 2.0),
+    ],
+    dissector: &super::dissect::Lwar,
+};
+
+const MESSAGE_TYPE_NAMES: [&str; MessageType::COUNT] = {
+    let mut names = [""; MessageType::COUNT];
+    let mut i = 0;
+    while i < MessageType::COUNT {
+        names[i] = MessageType::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+const MALFORMED_NAMES: [&str; ErrorKind::ALL.len()] = {
+    let mut names = [""; ErrorKind::ALL.len()];
+    let mut i = 0;
+    while i < ErrorKind::ALL.len() {
+        names[i] = ErrorKind::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+const TIMEOUT_NS: u64 = DISCONNECT_TIMEOUT_SECS * 1_000_000_000;
+
+impl engine::Analyzer for Analyzer {
+    type Session = LwarSession;
+    const INFO: &'static ProtocolInfo = &INFO;
+    const TIMEOUT_NS: u64 = TIMEOUT_NS;
+
+    fn new(config: &TrackerConfig) -> Self {
+        Analyzer {
+            players: Players {
+                by_server: FxHashMap::default(),
+                max_servers: config.max_servers,
+            },
+        }
+    }
+
+    fn src_is_server(&self, d: &Datagram<'_>) -> bool {
+        match Packet::new_checked(d.payload)
+            .ok()
+            .as_ref()
+            .map(sender_side)
+        {
+            Some(Some(side)) => side == Sender::Server,
+            _ => d.src.port() == super::wire::DEFAULT_PORT,
+        }
+    }
+
+    fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+        let decoded = Packet::new_checked(d.payload);
+        analyse(session, &mut self.players, raise, d, &decoded);
+    }
+}
+
+/// A payload that does not decode, as the engine counts it.
+fn undecodable(raise: &mut Raise<'_>, dir: &mut DirState, d: &Datagram<'_>, error: DecodeError) {
+    let at_cut = matches!(error.kind(), ErrorKind::Truncated | ErrorKind::ShortHeader);
+    raise.undecodable(
+        dir,
+        d,
+        at_cut,
+        error.kind() as usize,
+        findings::decode(error),
+    );
+}
+
+/// Which side sent a packet, judging by its messages: `Server` if it carries a
+/// server-only message, `Client` if a client-only one, `None` if it cannot tell.
+fn sender_side(packet: &Packet<'_>) -> Option<Sender> {
+    packet
+        .messages()
+        .map_while(Result::ok)
+        .map(|m| m.msg_type().sender())
+        .find(|s| *s != Sender::Both)
+}
+
+/// Everything about one packet of one session.
+fn analyse(
+    session: &mut Session,
+    players: &mut Players,
+    raise: &mut Raise<'_>,
+    d: &Datagram<'_>,
+    decoded: &Result<Packet<'_>, DecodeError>,
+) {
+    let direction = raise.direction;
+    // Network duplicates: the same bytes as a recent packet of this direction,
+    // whether they decode or not. A packet stamped 0 carries no clock: its sender
+    // repeats the same bytes on purpose (a Connect resent, a Full answered
+    // again), so it is not checked.
+    let stamped_zero = matches!(decoded, Ok(p) if p.timestamp() == 0);
+    let duplicate_of = if stamped_zero {
+        None
+    } else {
+        let hash = xxh3_64(d.payload);
+        session.dir_mut(direction).duplicate_of(hash, d.frame)
+    };
+
+    let packet = match decoded {
+        Ok(p) => *p,
+        Err(e) => {
+            let this = session.dir_mut(direction);
+            undecodable(raise, this, d, *e);
+            if let Some(frame) = duplicate_of {
+                let detail = Detail::DuplicateOf { frame };
+                raise.raise(this, FindingKind::DUPLICATE_PACKET, None, None, detail);
+            }
+            return;
+        }
+    };
+
+    let mut messages = packet.messages();
+    let mut has_unreliable = false;
+    for item in &mut messages {
+        match item {
+            Ok(m) => {
+                let t = m.msg_type();
+                let this = session.dir_mut(direction);
+                this.messages[t.ordinal()] += 1;
+                this.message_bytes[t.ordinal()] += m.bytes.len() as u64;
+                has_unreliable |= !t.is_reliable();
+                if duplicate_of.is_none() {
+                    message(session, players, raise, &packet, &m);
+                }
+            }
+            Err(e) => undecodable(raise, session.dir_mut(direction), d, e),
+        }
+    }
+
+    let (this, other) = session.split(direction);
+    if let Some(frame) = duplicate_of {
+        raise.raise(
+            this,
+            FindingKind::DUPLICATE_PACKET,
+            None,
+            None,
+            Detail::DuplicateOf { frame },
+        );
+        return;
+    }
+
+    // Timestamps: 0 means "no unreliable payload" (the original server stamps its
+    // Full-only packets so) and orders nothing.
+    let timestamp = packet.timestamp();
+    if timestamp != 0 {
+        match this.max_timestamp {
+            Some(highest) if timestamp < highest => raise.raise(
+                this,
+                FindingKind::REORDERED,
+                None,
+                None,
+                Detail::Timestamp { timestamp, highest },
+            ),
+            _ => this.max_timestamp = Some(timestamp),
+        }
+    }
+
+    // Acks: regressions, acks of the unseen, and the ack delay of the other side.
+    let ack = packet.ack();
+    let previous = this.max_ack;
+    if let Some(previous) = previous
+        && ack < previous
+    {
+        raise.raise(
+            this,
+            FindingKind::ACK_REGRESSION,
+            None,
+            None,
+            Detail::AckRegression { ack, previous },
+        );
+    }
+    if let Some(highest) = other.seq.highest()
+        && ack > highest
+    {
+        raise.raise(
+            this,
+            FindingKind::ACK_UNSEEN,
+            None,
+            None,
+            Detail::AckUnseen { ack, highest },
+        );
+    }
+    if previous.is_none_or(|p| ack > p) {
+        let now = d.ts;
+        let histogram = &mut other.ack_delay_us;
+        other.seq.ack(previous.unwrap_or(0), ack, |first| {
+            // Out-of-range values only happen for absurd clocks; they are dropped.
+            let _ = histogram.record(now.since(first) / 1_000);
+        });
+        this.max_ack = Some(ack);
+        this.max_ack_frame = d.frame;
+    }
+
+    // The length sent, not the length captured: a snaplen does not hide an oversize.
+    if d.payload_len > MAX_PACKET_SIZE {
+        let detail = Detail::Oversize {
+            len: d.payload_len,
+            max: MAX_PACKET_SIZE,
+        };
+        raise.raise(this, FindingKind::OVERSIZE, None, None, detail);
+    }
+
+    if has_unreliable && timestamp != 0 {
+        let arrival_ms = d.ts.nanos() as f64 / 1e6;
+        if let Some((prev_ts, prev_stamp)) = this.jitter_prev {
+            let prev_arrival = prev_ts.nanos() as f64 / 1e6;
+            let delta = (arrival_ms - prev_arrival) - (timestamp as f64 - prev_stamp as f64);
+            this.jitter_ms += (delta.abs() - this.jitter_ms) / 16.0;
+        }
+        this.jitter_prev = Some((d.ts, timestamp));
+    }
+}
+
+/// One message of a packet that is not a network duplicate.
+fn message(
+    session: &mut Session,
+    players: &mut Players,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    m: &MessageView<'_>,
+) {
+    let direction = raise.direction;
+    let t = m.msg_type();
+    let seqno = m.seqno();
+    let c2s = direction == Direction::ClientToServer;
+
+    // Rules of the bytes, and who may send what.
+    for v in m.violations() {
+        let this = session.dir_mut(direction);
+        raise.violation(
+            this,
+            findings::codec_rule(v.kind()),
+            seqno,
+            findings::codec(v),
+        );
+    }
+    let wrong_side = match t.sender() {
+        Sender::Client => !c2s,
+        Sender::Server => c2s,
+        Sender::Both => false,
+    };
+    if wrong_side {
+        let this = session.dir_mut(direction);
+        raise.violation(this, rules::WRONG_SENDER, seqno, findings::message(t));
+    }
+    // After Disconnect the server may send only the Leave of the client's own player;
+    // judged from the server's first packet that acks the Disconnect (packets it
+    // sent before it processed the Disconnect may still be on their way).
+    let own_leave = match m.message {
+        Message::Leave { player, .. } => {
+            session.proto.player.as_ref().is_none_or(|p| p.id == player)
+        }
+        _ => false,
+    };
+    let disconnect_processed = session
+        .proto
+        .disconnect_seqno
+        .is_some_and(|d| packet.ack() >= d);
+    if !c2s && disconnect_processed && !own_leave {
+        raise.violation(
+            &mut session.s2c,
+            rules::AFTER_DISCONNECT,
+            seqno,
+            findings::message(t),
+        );
+    }
+    // Repeats of a reliable message are not new chats.
+    let first_capture = match seqno {
+        Some(seqno) => reliable(session, raise, packet, m, seqno),
+        None => true,
+    };
+
+    // The lifecycle, the players, and the client's own id.
+    let own = session.proto.player.as_ref().map(|p| p.id);
+    let check_own = |session: &mut Session, raise: &mut Raise<'_>, used: Id| {
+        if let Some(own) = own
+            && used != own
+        {
+            raise.violation(
+                &mut session.c2s,
+                rules::WRONG_PLAYER_ID,
+                seqno,
+                findings::player(used, own),
+            );
+        }
+    };
+    match m.message {
+        Message::Connect { seqno, .. } if c2s => {
+            if session.c2s.packets == 1 && session.s2c.packets == 0 {
+                session.proto.saw_start = true;
+                session.proto.state = State::Connecting;
+            }
+            session.proto.connect_seqno.get_or_insert(seqno);
+        }
+        Message::Join { player, name, .. } if !c2s => {
+            if session.proto.state == State::Connecting {
+                session.proto.state = State::Syncing;
+                let mut own_name = String::with_capacity(MAX_NAME_LEN);
+                own_name.push_str(&String::from_utf8_lossy(name.as_bytes()));
+                session.proto.player = Some(Player {
+                    id: player,
+                    name: own_name,
+                    renames: 0,
+                    chats: 0,
+                });
+            }
+            if let Some(count) = players.join(session.server, player)
+                && count > MAX_PLAYERS
+            {
+                {
+                    raise.violation(
+                        &mut session.s2c,
+                        rules::TOO_MANY_PLAYERS,
+                        Some(m.seqno().unwrap_or(0)),
+                        findings::players(count),
+                    );
+                }
+            }
+        }
+        Message::Synced { .. } if !c2s && session.proto.state == State::Syncing => {
+            session.proto.state = State::Playing;
+        }
+        Message::Disconnect { seqno, .. } if c2s => {
+            session.proto.disconnect_seen = true;
+            session.proto.disconnect_seqno.get_or_insert(seqno);
+            if !session.proto.state.is_final() {
+                session.proto.state = State::Disconnecting;
+            }
+        }
+        Message::Leave { player, .. } if !c2s => {
+            players.leave(session.server, player);
+            if session.proto.disconnect_seen && own.is_none_or(|own| own == player) {
+                session.proto.state = State::Closed;
+            }
+        }
+        Message::Full if !c2s => {
+            session.proto.state = State::Rejected;
+            session.proto.rejected_attempts += 1;
+        }
+        Message::Name { player, name, .. } => {
+            // The client's request and the server's broadcast carry the same name:
+            // a rename counts once, when the name changes.
+            let new = String::from_utf8_lossy(name.as_bytes());
+            if let Some(p) = session.proto.player.as_mut()
+                && p.id == player
+                && p.name != new
+            {
+                // In place: the buffer has room for any name the spec allows.
+                p.name.clear();
+                p.name.push_str(&new);
+                p.renames += 1;
+            }
+            if c2s {
+                check_own(session, raise, player);
+            }
+        }
+        Message::Chat { player, .. } if c2s => {
+            if first_capture && let Some(p) = session.proto.player.as_mut() {
+                p.chats += 1;
+            }
+            check_own(session, raise, player);
+        }
+        Message::Selection { player, .. } if c2s => check_own(session, raise, player),
+        Message::Input(input) if c2s => {
+            if session.proto.saw_start
+                && matches!(session.proto.state, State::Connecting | State::Syncing)
+            {
+                raise.violation(
+                    &mut session.c2s,
+                    rules::INPUT_BEFORE_SYNCED,
+                    None,
+                    findings::message(t),
+                );
+            }
+            check_own(session, raise, input.player);
+            input_stream(
+                &mut session.c2s,
+                &mut session.proto.last_input_frame,
+                raise,
+                input.frame,
+            );
+        }
+        _ => {}
+    }
+}
+
+/// The Input frame numbers of one client.
+fn input_stream(
+    dir: &mut DirState,
+    last_frame: &mut Option<u32>,
+    raise: &mut Raise<'_>,
+    frame: u32,
+) {
+    let Some(last) = *last_frame else {
+        *last_frame = Some(frame);
+        return;
+    };
+    let detail = findings::input_frames(frame, last);
+    if frame < last {
+        raise.raise(dir, findings::INPUT_REGRESSION, None, None, detail);
+        return;
+    }
+    match frame - last {
+        0 | 1 => {}
+        2..=9 => raise.raise(dir, findings::INPUT_GAP, None, None, detail),
+        _ => raise.raise(dir, findings::INPUTS_LOST, None, None, detail),
+    }
+    *last_frame = Some(frame);
+}
+
+/// One reliable message: first send, or which kind of repeat, or which gap.
+/// Returns true for the first capture of its seqno.
+fn reliable(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    m: &MessageView<'_>,
+    seqno: u32,
+) -> bool {
+    let direction = raise.direction;
+    let t = m.msg_type();
+    let hash = xxh3_64(m.bytes);
+    let frame = raise.frame;
+    let ts = raise.ts;
+
+    // The handshake: the first reliable message to a client whose Connect we saw
+    // must be Join #1, in a packet that acks the Connect.
+    if direction == Direction::ServerToClient
+        && session.proto.saw_start
+        && !session.proto.first_s2c_reliable_checked
+    {
+        session.proto.first_s2c_reliable_checked = true;
+        if !(t == MessageType::Join && seqno == 1) {
+            raise.violation(
+                &mut session.s2c,
+                rules::HANDSHAKE_FIRST_NOT_JOIN,
+                Some(seqno),
+                findings::message(t),
+            );
+        }
+        if let Some(connect) = session.proto.connect_seqno
+            && packet.ack() < connect
+        {
+            raise.violation(
+                &mut session.s2c,
+                rules::HANDSHAKE_JOIN_NO_ACK,
+                Some(seqno),
+                findings::connect_not_acked(packet.ack(), connect),
+            );
+        }
+    }
+
+    let disconnect_seen = session.proto.disconnect_seen;
+    let (this, other) = session.split(direction);
+    let mut lost = 0u64;
+    let lookup = this.seq.lookup(seqno);
+    let first_capture = !matches!(lookup, Lookup::Seen { .. } | Lookup::TooOld);
+    match lookup {
+        Lookup::Baseline | Lookup::Next | Lookup::BeforeBaseline => this.first_sends += 1,
+        Lookup::Fill => {
+            this.first_sends += 1;
+            let highest = this.seq.highest().unwrap_or(seqno);
+            raise.raise(
+                this,
+                FindingKind::OUT_OF_ORDER,
+                None,
+                Some(seqno),
+                Detail::Fill { highest },
+            );
+        }
+        Lookup::Jump { missing } => {
+            this.first_sends += 1;
+            let highest = this.seq.highest().unwrap_or(0);
+            raise.raise(
+                this,
+                FindingKind::GAP,
+                None,
+                Some(seqno),
+                Detail::Gap { highest, missing },
+            );
+        }
+        Lookup::TooOld => {
+            this.resends += 1;
+            raise.raise(this, FindingKind::RESEND, None, Some(seqno), Detail::None);
+        }
+        Lookup::Seen {
+            first_frame,
+            first_ts,
+            tries,
+            hash: first_hash,
+        } => {
+            let repeat = Detail::Repeat {
+                first_frame,
+                delay_ns: ts.since(first_ts),
+                tries: tries + 1,
+            };
+            // Acked before, and seen in an earlier packet: an in-packet duplicate of
+            // a first capture was never resent, whatever the acks say.
+            let acked = other
+                .max_ack
+                .filter(|&a| a >= seqno && first_frame != frame);
+            let (kind, detail) = if direction == Direction::ServerToClient
+                && t == MessageType::Leave
+                && disconnect_seen
+            {
+                this.expected_repeats += 1;
+                (findings::EXPECTED_REPEAT, repeat)
+            } else if let Some(ack) = acked {
+                this.resends += 1;
+                (
+                    FindingKind::SPURIOUS_RESEND,
+                    Detail::AckedBefore { ack, first_frame },
+                )
+            } else if first_frame != frame {
+                this.resends += 1;
+                (FindingKind::RESEND, repeat)
+            } else {
+                (FindingKind::DUPLICATE_IN_PACKET, repeat)
+            };
+            raise.raise(this, kind, None, Some(seqno), detail);
+            if hash != first_hash {
+                raise.violation(
+                    this,
+                    rules::RESEND_DIFFERS,
+                    Some(seqno),
+                    findings::message(t),
+                );
+            }
+        }
+    }
+    let session_id = raise.session;
+    let out = &mut *raise.out;
+    this.seq
+        .record(seqno, frame, ts, hash, |lost_seqno, gap_frame| {
+            lost += 1;
+            out.push(Finding {
+                kind: FindingKind::LOST,
+                rule: None,
+                frame: gap_frame,
+                ts,
+                session: session_id,
+                direction,
+                seqno: Some(lost_seqno),
+                detail: Detail::None,
+            });
+        });
+    this.findings[FindingKind::LOST.ordinal()] += lost;
+    first_capture
+}

@@ -1,0 +1,379 @@
+//! lwar's own registered findings: the kinds, rules and details that only lwar
+//! has, beside the shared ones of [`crate::engine::FindingKind`].
+
+use super::wire::{DecodeError, Id, MessageType, Violation, ViolationKind};
+use crate::engine::{
+    Detail, DetailFormat, FindingKind, Group, KindDef, ProtoDetail, Rule, RuleDef, Severity,
+};
+use std::fmt;
+
+macro_rules! lwar_kinds {
+    ($( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
+        mod kind_defs {
+            use super::*;
+            $( pub static $name: KindDef = KindDef {
+                name: $text,
+                proto: "lwar",
+                group: Group::$group,
+                severity: Severity::$severity,
+                doc: stringify!($($doc)*),
+                slot: $slot,
+            }; )*
+        }
+        $( $(#[$doc])* pub const $name: FindingKind = FindingKind::new(&kind_defs::$name); )*
+
+        /// lwar's own kinds.
+        pub const KINDS: &[FindingKind] = &[ $( $name, )* ];
+    };
+}
+
+lwar_kinds! {
+    /// The server's repeated Leave to a client that sent Disconnect: the
+    /// specification's way, not loss. Kept out of the resend rate.
+    EXPECTED_REPEAT = "expected-repeat", Sequence, Note, 16;
+    /// An Input frame number lower than the last.
+    INPUT_REGRESSION = "input-regression", Stream, Warning, 17;
+    /// Input frames skipped (8 or fewer: the history bits cover them).
+    INPUT_GAP = "input-gap", Stream, Note, 18;
+    /// More than 8 Input frames skipped: inputs were lost for good.
+    INPUTS_LOST = "inputs-lost", Stream, Warning, 19;
+}
+
+macro_rules! lwar_rules {
+    ($( $(#[$doc:meta])* $name:ident = $text:literal, $slot:literal; )*) => {
+        mod rule_defs {
+            use super::*;
+            $( pub static $name: RuleDef = RuleDef {
+                name: $text,
+                proto: "lwar",
+                doc: stringify!($($doc)*),
+                slot: $slot,
+            }; )*
+        }
+        /// lwar's rules, for `violation` findings.
+        pub mod rules {
+            use super::*;
+            $( $(#[$doc])* pub const $name: Rule = Rule::new(&rule_defs::$name); )*
+        }
+
+        /// Every lwar rule, in slot order.
+        pub const RULES: &[Rule] = &[ $( rules::$name, )* ];
+    };
+}
+
+lwar_rules! {
+    /// A packet over 512 bytes (raised as the `oversize` kind; the rule names it).
+    OVERSIZE = "oversize", 0;
+    /// A reliable message with seqno 0 (seqnos start at 1).
+    SEQNO_ZERO = "seqno-zero", 1;
+    /// A player name of 32 bytes or more.
+    NAME_TOO_LONG = "name-too-long", 2;
+    /// A chat message of 256 bytes or more.
+    CHAT_TOO_LONG = "chat-too-long", 3;
+    /// A string that is not UTF-8.
+    INVALID_UTF8 = "invalid-utf8", 4;
+    /// An update message with no entries.
+    EMPTY_UPDATE = "empty-update", 5;
+    /// A client-only message sent by the server, or a server-only one by the client.
+    WRONG_SENDER = "wrong-sender", 6;
+    /// The first reliable message to a new client is not Join with seqno 1.
+    HANDSHAKE_FIRST_NOT_JOIN = "handshake-first-not-join", 7;
+    /// The packet carrying the first Join does not ack the client's Connect.
+    HANDSHAKE_JOIN_NO_ACK = "handshake-join-no-ack", 8;
+    /// Input sent before the client saw Synced.
+    INPUT_BEFORE_SYNCED = "input-before-synced", 9;
+    /// A client speaking with a player id other than the one its Join assigned.
+    WRONG_PLAYER_ID = "wrong-player-id", 10;
+    /// The server sent something other than Leave to a client after its Disconnect.
+    AFTER_DISCONNECT = "after-disconnect", 11;
+    /// More than 8 players on one server.
+    TOO_MANY_PLAYERS = "too-many-players", 12;
+    /// A resent seqno whose bytes differ from its first transmission.
+    RESEND_DIFFERS = "resend-differs", 13;
+}
+
+/// The rule of a codec violation.
+pub const fn codec_rule(kind: ViolationKind) -> Rule {
+    match kind {
+        ViolationKind::Oversize => rules::OVERSIZE,
+        ViolationKind::SeqnoZero => rules::SEQNO_ZERO,
+        ViolationKind::NameTooLong => rules::NAME_TOO_LONG,
+        ViolationKind::ChatTooLong => rules::CHAT_TOO_LONG,
+        ViolationKind::InvalidUtf8 => rules::INVALID_UTF8,
+        ViolationKind::EmptyUpdate => rules::EMPTY_UPDATE,
+    }
+}
+
+fn msg_type(id: u64) -> impl fmt::Display {
+    fmt::from_fn(move |f| match MessageType::from_u8(id as u8) {
+        Some(t) => f.write_str(t.name()),
+        None => write!(f, "type {id}"),
+    })
+}
+
+fn unpack_type(id: u64) -> MessageType {
+    // Only ever packed from a real MessageType; the fallback is never reached.
+    MessageType::from_u8(id as u8).unwrap_or(MessageType::Connect)
+}
+
+// Details: how lwar's numbers travel inside a finding, and how they read.
+
+static DECODE: DetailFormat = DetailFormat {
+    name: "lwar.decode",
+    fmt: |a, f| write!(f, "{}", unpack_decode(a)),
+};
+
+fn unpack_decode(a: &[u64; 4]) -> DecodeError {
+    let (tag, x) = (a[0] & 0xff, (a[0] >> 8) as usize);
+    match tag {
+        0 => DecodeError::ShortHeader { len: x },
+        1 => DecodeError::WrongAppId { found: a[1] as u32 },
+        2 => DecodeError::Truncated {
+            offset: x,
+            msg_type: unpack_type(a[1]),
+            needed: a[2] as usize,
+            available: a[3] as usize,
+        },
+        3 => DecodeError::UnknownType {
+            offset: x,
+            type_id: a[1] as u8,
+        },
+        _ => DecodeError::DeprecatedType { offset: x },
+    }
+}
+
+/// A decode error as a finding's detail.
+pub fn decode(error: DecodeError) -> ProtoDetail {
+    let args = match error {
+        DecodeError::ShortHeader { len } => [(len as u64) << 8, 0, 0, 0],
+        DecodeError::WrongAppId { found } => [1, u64::from(found), 0, 0],
+        DecodeError::Truncated {
+            offset,
+            msg_type,
+            needed,
+            available,
+        } => [
+            2 | (offset as u64) << 8,
+            u64::from(msg_type.id()),
+            needed as u64,
+            available as u64,
+        ],
+        DecodeError::UnknownType { offset, type_id } => {
+            [3 | (offset as u64) << 8, u64::from(type_id), 0, 0]
+        }
+        DecodeError::DeprecatedType { offset } => [4 | (offset as u64) << 8, 0, 0, 0],
+    };
+    ProtoDetail {
+        format: &DECODE,
+        args,
+    }
+}
+
+static CODEC: DetailFormat = DetailFormat {
+    name: "lwar.violation",
+    fmt: |a, f| {
+        let (tag, offset) = (a[0] & 0xff, (a[0] >> 8) as usize);
+        let v = match tag {
+            0 => Violation::Oversize { len: a[1] as usize },
+            1 => Violation::SeqnoZero {
+                offset,
+                msg_type: unpack_type(a[1]),
+            },
+            2 => Violation::NameTooLong {
+                offset,
+                msg_type: unpack_type(a[1]),
+                len: a[2] as usize,
+            },
+            3 => Violation::ChatTooLong {
+                offset,
+                len: a[2] as usize,
+            },
+            4 => Violation::InvalidUtf8 {
+                offset,
+                msg_type: unpack_type(a[1]),
+            },
+            _ => Violation::EmptyUpdate {
+                offset,
+                msg_type: unpack_type(a[1]),
+            },
+        };
+        write!(f, "{v}")
+    },
+};
+
+/// A codec violation as a finding's detail.
+pub fn codec(v: Violation) -> Detail {
+    let (tag, offset, t, n) = match v {
+        Violation::Oversize { len } => (0, 0, 0, len),
+        Violation::SeqnoZero { offset, msg_type } => (1, offset, msg_type.id(), 0),
+        Violation::NameTooLong {
+            offset,
+            msg_type,
+            len,
+        } => (2, offset, msg_type.id(), len),
+        Violation::ChatTooLong { offset, len } => (3, offset, 0, len),
+        Violation::InvalidUtf8 { offset, msg_type } => (4, offset, msg_type.id(), 0),
+        Violation::EmptyUpdate { offset, msg_type } => (5, offset, msg_type.id(), 0),
+    };
+    let args = [
+        tag | (offset as u64) << 8,
+        if tag == 0 { n as u64 } else { u64::from(t) },
+        n as u64,
+        0,
+    ];
+    Detail::Proto(ProtoDetail {
+        format: &CODEC,
+        args,
+    })
+}
+
+static MESSAGE: DetailFormat = DetailFormat {
+    name: "lwar.message",
+    fmt: |a, f| write!(f, "{}", msg_type(a[0])),
+};
+
+/// A message type where it does not belong (wrong sender, after disconnect,
+/// handshake).
+pub fn message(t: MessageType) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &MESSAGE,
+        args: [u64::from(t.id()), 0, 0, 0],
+    })
+}
+
+static CONNECT_NOT_ACKED: DetailFormat = DetailFormat {
+    name: "lwar.connect-not-acked",
+    fmt: |a, f| {
+        write!(
+            f,
+            "the packet acks {}, not the Connect (seqno {})",
+            a[0], a[1]
+        )
+    },
+};
+
+/// The first Join's packet acks less than the client's Connect.
+pub fn connect_not_acked(ack: u32, connect: u32) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &CONNECT_NOT_ACKED,
+        args: [u64::from(ack), u64::from(connect), 0, 0],
+    })
+}
+
+static INPUT_FRAMES: DetailFormat = DetailFormat {
+    name: "lwar.input-frames",
+    fmt: |a, f| write!(f, "frame {} after frame {}", a[0], a[1]),
+};
+
+/// Input frame numbers: the new one and the last one.
+pub fn input_frames(frame: u32, last: u32) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &INPUT_FRAMES,
+        args: [u64::from(frame), u64::from(last), 0, 0],
+    })
+}
+
+static PLAYER: DetailFormat = DetailFormat {
+    name: "lwar.player",
+    fmt: |a, f| {
+        let id = |x: u64| Id::new((x >> 16) as u16, x as u16);
+        write!(f, "player {}, own id is {}", id(a[0]), id(a[1]))
+    },
+};
+
+/// A player id other than the client's own.
+pub fn player(used: Id, own: Id) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &PLAYER,
+        args: [u64::from(used.to_u32()), u64::from(own.to_u32()), 0, 0],
+    })
+}
+
+static PLAYERS: DetailFormat = DetailFormat {
+    name: "lwar.players",
+    fmt: |a, f| write!(f, "{} players (max 8)", a[0]),
+};
+
+/// The number of players on the server.
+pub fn players(count: usize) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &PLAYERS,
+        args: [count as u64, 0, 0, 0],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_rules_have_unique_slots_and_names() {
+        for (i, r) in RULES.iter().enumerate() {
+            assert_eq!(r.ordinal(), i, "{r}");
+        }
+        for k in KINDS {
+            assert!(
+                k.ordinal() >= 16 && k.ordinal() < crate::engine::MAX_KINDS,
+                "{k}"
+            );
+            assert!(FindingKind::shared(k.name()).is_none(), "{k}");
+        }
+        assert_eq!(
+            rules::AFTER_DISCONNECT.full_name().to_string(),
+            "lwar.violation.after-disconnect"
+        );
+    }
+
+    #[test]
+    fn details_read_as_before() {
+        let e = DecodeError::Truncated {
+            offset: 12,
+            msg_type: MessageType::Join,
+            needed: 10,
+            available: 3,
+        };
+        assert_eq!(decode(e).to_string(), e.to_string());
+        for e in [
+            DecodeError::ShortHeader { len: 3 },
+            DecodeError::WrongAppId { found: 0xdeadbeef },
+            DecodeError::UnknownType {
+                offset: 40,
+                type_id: 214,
+            },
+            DecodeError::DeprecatedType { offset: 7 },
+        ] {
+            assert_eq!(decode(e).to_string(), e.to_string());
+        }
+        for v in [
+            Violation::Oversize { len: 600 },
+            Violation::SeqnoZero {
+                offset: 12,
+                msg_type: MessageType::Chat,
+            },
+            Violation::NameTooLong {
+                offset: 12,
+                msg_type: MessageType::Name,
+                len: 40,
+            },
+            Violation::ChatTooLong {
+                offset: 30,
+                len: 300,
+            },
+            Violation::InvalidUtf8 {
+                offset: 12,
+                msg_type: MessageType::Join,
+            },
+            Violation::EmptyUpdate {
+                offset: 12,
+                msg_type: MessageType::Update,
+            },
+        ] {
+            assert_eq!(codec(v).to_string(), v.to_string());
+        }
+        assert_eq!(
+            player(Id::new(1, 2), Id::new(0, 1)).to_string(),
+            "player 1:2, own id is 0:1"
+        );
+        assert_eq!(message(MessageType::Join).to_string(), "Join");
+    }
+}
