@@ -48,7 +48,11 @@ pub struct TreeItem {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TreeEntry {
     Field(TreeItem),
-    Error(ProtoDetail),
+    /// Decoding stopped at byte `offset`, for this reason.
+    Error {
+        error: ProtoDetail,
+        offset: usize,
+    },
 }
 
 /// A protocol's dissector: stateless, recognition aside.

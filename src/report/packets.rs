@@ -269,7 +269,7 @@ impl<W: Write> PacketPrinter<W> {
                         writeln!(self.out, "{:indent$}{}: {}", "", f.label, f.value)?;
                     }
                 }
-                TreeEntry::Error(err) => {
+                TreeEntry::Error { error: err, .. } => {
                     write!(self.out, "    ")?;
                     self.paint(RED, format_args!("undecodable: {err}"))?;
                     writeln!(self.out)?;

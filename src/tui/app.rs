@@ -10,7 +10,7 @@ use super::model::{
 use super::store::StoreReader;
 use crate::capture::Timestamp;
 use crate::engine::{SessionId, Severity};
-use crate::proto::lwar::wire::{Field, Packet};
+use crate::proto::dissect::{TreeEntry, TreeItem};
 use ratatui::crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -110,7 +110,7 @@ pub struct Node {
 }
 
 impl Node {
-    fn from_field(f: Field, extra_depth: u8) -> Self {
+    fn from_field(f: TreeItem, extra_depth: u8) -> Self {
         Node {
             label: f.label,
             value: f.value,
@@ -1005,7 +1005,17 @@ fn tree(app: &App, r: usize, row: &Row, payload: &[u8]) -> Vec<Node> {
         depth: 0,
         severity: None,
     });
-    match Packet::new_checked(payload) {
+    let dissector = crate::proto::protocol_of(payload).dissector;
+    let mut numbers = String::new();
+    let header = dissector.header(payload, &mut |h| {
+        if !numbers.is_empty() {
+            numbers.push_str(", ");
+        }
+        numbers.push_str(h.name);
+        numbers.push(' ');
+        numbers.push_str(&h.value.to_string());
+    });
+    match header {
         Err(e) => nodes.push(Node {
             label: "Header".into(),
             value: e.to_string(),
@@ -1013,35 +1023,23 @@ fn tree(app: &App, r: usize, row: &Row, payload: &[u8]) -> Vec<Node> {
             depth: 0,
             severity: Some(Severity::Error),
         }),
-        Ok(p) => {
-            nodes.push(Node {
+        Ok(()) => dissector.tree(payload, &mut |entry| match entry {
+            TreeEntry::Field(f) if f.depth == 0 && f.label == "header" => nodes.push(Node {
                 label: "Header".into(),
-                value: format!("ack {}, timestamp {}", p.ack(), p.timestamp()),
-                span: Some(0..crate::proto::lwar::wire::HEADER_LEN),
+                value: std::mem::take(&mut numbers),
+                span: Some(f.span),
                 depth: 0,
                 severity: None,
-            });
-            nodes.extend(
-                p.header_fields()
-                    .into_iter()
-                    .map(|f| Node::from_field(f, 0)),
-            );
-            let mut messages = p.messages();
-            for m in messages.by_ref() {
-                match m {
-                    Ok(view) => {
-                        nodes.extend(view.fields().into_iter().map(|f| Node::from_field(f, 0)))
-                    }
-                    Err(e) => nodes.push(Node {
-                        label: "Undecodable".into(),
-                        value: e.to_string(),
-                        span: Some(e.offset()..payload.len()),
-                        depth: 0,
-                        severity: Some(Severity::Error),
-                    }),
-                }
-            }
-        }
+            }),
+            TreeEntry::Field(f) => nodes.push(Node::from_field(f, 0)),
+            TreeEntry::Error { error, offset } => nodes.push(Node {
+                label: "Undecodable".into(),
+                value: error.to_string(),
+                span: Some(offset..payload.len()),
+                depth: 0,
+                severity: Some(Severity::Error),
+            }),
+        }),
     }
     let findings: Vec<&LoggedFinding> = app.findings_of(r).collect();
     if !findings.is_empty() {

@@ -1,9 +1,16 @@
 //! lwar's dissector: how outputs see an lwar packet.
 
 use super::findings;
-use super::wire::{HEADER_LEN, Packet};
+use super::wire::{DecodeError, HEADER_LEN, Packet};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem};
+
+fn error(e: DecodeError) -> TreeEntry {
+    TreeEntry::Error {
+        error: findings::decode(e),
+        offset: e.offset(),
+    }
+}
 
 /// The lwar dissector.
 pub struct Lwar;
@@ -51,7 +58,7 @@ impl Dissector for Lwar {
     fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
         let p = match Packet::new_checked(payload) {
             Ok(p) => p,
-            Err(e) => return f(TreeEntry::Error(findings::decode(e))),
+            Err(e) => return f(error(e)),
         };
         f(TreeEntry::Field(TreeItem {
             label: "header".to_owned(),
@@ -79,7 +86,7 @@ impl Dissector for Lwar {
                         }));
                     }
                 }
-                Err(e) => f(TreeEntry::Error(findings::decode(e))),
+                Err(e) => f(error(e)),
             }
         }
     }

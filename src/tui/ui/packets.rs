@@ -1,7 +1,6 @@
 //! The packet list: a virtual list over the index, decoding only visible rows.
 
 use super::{block, inner, selected_style, severity_style};
-use crate::proto::lwar::wire::Packet;
 use crate::tui::app::{App, Pane};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -54,16 +53,18 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         ));
         let mut text = String::new();
         if app.payload(&row, &mut payload) {
-            match Packet::new_checked(&payload) {
-                Ok(p) => {
-                    let _ = write!(
-                        text,
-                        "ack={} ts={} len={} {}",
-                        p.ack(),
-                        p.timestamp(),
-                        row.len,
-                        p.summary()
-                    );
+            let dissector = crate::proto::protocol_of(&payload).dissector;
+            let header = dissector.header(&payload, &mut |h| {
+                let _ = write!(text, "{}={} ", h.short, h.value);
+            });
+            match header {
+                Ok(()) => {
+                    let _ = write!(text, "len={} ", row.len);
+                    let mut first = true;
+                    let _ = dissector.messages(&payload, &mut |m| {
+                        let _ = write!(text, "{}{}", if first { "" } else { " " }, m.token);
+                        first = false;
+                    });
                     spans.push(Span::raw(text));
                 }
                 Err(e) => {
