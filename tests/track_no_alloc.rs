@@ -24,8 +24,9 @@ struct Tally {
 }
 
 impl Observer for Tally {
-    fn packet(&mut self, _: &lwarscope::engine::PacketEvent<'_>) {
+    fn packet(&mut self, _: &lwarscope::engine::PacketEvent<'_>) -> lwarscope::engine::Flow {
         self.packets += 1;
+        lwarscope::engine::Flow::Continue
     }
     fn finding(&mut self, _: &Finding) {
         self.findings += 1;

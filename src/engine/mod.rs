@@ -15,6 +15,7 @@
 
 pub mod finding;
 pub mod seq;
+pub mod serial;
 pub mod session;
 pub mod summary;
 mod tracker;
@@ -25,7 +26,7 @@ pub use finding::{
 };
 pub use session::{DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session};
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
-pub use tracker::{Observer, PacketEvent, Raise, Tracker, TrackerConfig};
+pub use tracker::{Flow, Observer, PacketEvent, Raise, Tracker, TrackerConfig};
 
 use crate::capture::Datagram;
 
@@ -167,7 +168,12 @@ pub trait ProtocolTracker: Send {
     fn info(&self) -> &'static ProtocolInfo;
     /// Analyses one datagram of this protocol; new sessions take their ids from
     /// `next_id`, shared by every protocol of the capture.
-    fn observe(&mut self, d: &Datagram<'_>, observer: &mut dyn Observer, next_id: &mut SessionId);
+    fn observe(
+        &mut self,
+        d: &Datagram<'_>,
+        observer: &mut dyn Observer,
+        next_id: &mut SessionId,
+    ) -> Flow;
     fn finish(&mut self, observer: &mut dyn Observer) -> Summary;
     fn summary(&self) -> Summary;
     /// The sessions kept, in the order they were first seen.
@@ -181,8 +187,13 @@ impl<A: Analyzer> ProtocolTracker for Tracker<A> {
     fn info(&self) -> &'static ProtocolInfo {
         A::INFO
     }
-    fn observe(&mut self, d: &Datagram<'_>, observer: &mut dyn Observer, next_id: &mut SessionId) {
-        self.observe_numbered(d, observer, next_id);
+    fn observe(
+        &mut self,
+        d: &Datagram<'_>,
+        observer: &mut dyn Observer,
+        next_id: &mut SessionId,
+    ) -> Flow {
+        self.observe_numbered(d, observer, next_id)
     }
     fn finish(&mut self, observer: &mut dyn Observer) -> Summary {
         Tracker::finish(self, observer)
@@ -230,15 +241,11 @@ impl Engine {
         }
     }
 
-    /// Analyses one datagram; false when no protocol recognises it.
-    pub fn observe(&mut self, d: &Datagram<'_>, observer: &mut dyn Observer) -> bool {
-        match self.entries.iter_mut().find(|e| (e.probe)(d.payload)) {
-            Some(e) => {
-                e.tracker.observe(d, observer, &mut self.next_id);
-                true
-            }
-            None => false,
-        }
+    /// Analyses one datagram: what the observer wants next, or `None` when no
+    /// protocol recognises the datagram.
+    pub fn observe(&mut self, d: &Datagram<'_>, observer: &mut dyn Observer) -> Option<Flow> {
+        let e = self.entries.iter_mut().find(|e| (e.probe)(d.payload))?;
+        Some(e.tracker.observe(d, observer, &mut self.next_id))
     }
 
     /// Ends the capture; the summary of every protocol (sessions grouped by

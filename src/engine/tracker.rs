@@ -9,12 +9,34 @@ use crate::capture::{Datagram, Timestamp};
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
 
+/// What an observer wants after a packet: more, or nothing more (its output
+/// failed, or it has all it needs). The drive loop stops on `Stop`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+impl Flow {
+    /// `Stop` if either says so.
+    pub fn and(self, other: Flow) -> Flow {
+        if self == Flow::Stop || other == Flow::Stop {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+}
+
 /// Where the engine and its consumers meet: printers, JSON writers, the check
 /// gate and the terminal UI all implement this, and see the same events.
 pub trait Observer {
     /// One packet, after the engine has analysed it; `event.findings` are the
-    /// findings it raised (also passed to [`Observer::finding`] first).
-    fn packet(&mut self, _event: &PacketEvent<'_>) {}
+    /// findings it raised (also passed to [`Observer::finding`] first). Returning
+    /// [`Flow::Stop`] ends the run (the results so far are still finished).
+    fn packet(&mut self, _event: &PacketEvent<'_>) -> Flow {
+        Flow::Continue
+    }
     /// One finding, as it is raised (end-of-capture findings come from
     /// [`Tracker::finish`]).
     fn finding(&mut self, _finding: &Finding) {}
@@ -241,10 +263,11 @@ impl<A: Analyzer> Tracker<A> {
     }
 
     /// Analyses one datagram of this protocol and tells `observer` about it.
-    pub fn observe<O: Observer + ?Sized>(&mut self, d: &Datagram<'_>, observer: &mut O) {
+    pub fn observe<O: Observer + ?Sized>(&mut self, d: &Datagram<'_>, observer: &mut O) -> Flow {
         let mut next_id = self.next_id;
-        self.observe_numbered(d, observer, &mut next_id);
+        let flow = self.observe_numbered(d, observer, &mut next_id);
         self.next_id = next_id;
+        flow
     }
 
     /// [`Tracker::observe`], new sessions numbered from `next_id`.
@@ -253,7 +276,7 @@ impl<A: Analyzer> Tracker<A> {
         d: &Datagram<'_>,
         observer: &mut O,
         next_id: &mut SessionId,
-    ) {
+    ) -> Flow {
         self.scratch.clear();
         self.now = self.now.max(d.ts);
         let slot = self.session_slot(d, next_id);
@@ -291,7 +314,7 @@ impl<A: Analyzer> Tracker<A> {
             session: id,
             direction,
             findings: &self.scratch,
-        });
+        })
     }
 
     /// Ends the capture: silent sessions time out, and the seqnos that gaps

@@ -59,8 +59,7 @@
 
 use super::{CaptureInfo, Filter, Outcome};
 use crate::capture::Timestamp;
-use crate::engine::ProtoDetail;
-use crate::engine::{Direction, Finding, Observer, PacketEvent, Summary};
+use crate::engine::{Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, Summary};
 use crate::proto::dissect::{Dissector, MessageItem};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -341,12 +340,17 @@ impl<W: Write> JsonlWriter<W> {
 }
 
 impl<W: Write> Observer for JsonlWriter<W> {
-    fn packet(&mut self, e: &PacketEvent<'_>) {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         self.pending.clear();
         if self.error.is_none()
             && let Err(err) = self.write_packet(e)
         {
             self.error = Some(err);
+        }
+        if self.error.is_some() {
+            Flow::Stop
+        } else {
+            Flow::Continue
         }
     }
 
@@ -439,10 +443,10 @@ impl<W: Write> JsonWriter<W> {
 }
 
 impl<W: Write> Observer for JsonWriter<W> {
-    fn packet(&mut self, e: &PacketEvent<'_>) {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         self.pending.clear();
         if self.error.is_some() {
-            return;
+            return Flow::Stop;
         }
         let selected = self.filter.as_ref().is_none_or(|f| f.matches(e));
         if selected && let Err(err) = self.write_packet(e) {
@@ -453,6 +457,7 @@ impl<W: Write> Observer for JsonWriter<W> {
                 self.findings.push(*f);
             }
         }
+        Flow::Continue
     }
 
     fn finding(&mut self, f: &Finding) {

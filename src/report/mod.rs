@@ -27,7 +27,7 @@ pub use filter::{Filter, FilterError};
 
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
-    Detail, DirState, Direction, Engine, Finding, FindingKind, MAX_MESSAGE_TYPES, Observer,
+    Detail, DirState, Direction, Engine, Finding, FindingKind, Flow, MAX_MESSAGE_TYPES, Observer,
     PacketEvent, Player, ProtocolInfo, Rule, SessionId, SessionRef, Severity, Summary,
     TrackerConfig,
 };
@@ -352,7 +352,7 @@ struct Collect {
 }
 
 impl Observer for Collect {
-    fn packet(&mut self, e: &PacketEvent<'_>) {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         self.packets += 1;
         let ts = e.datagram.ts;
         self.start = Some(self.start.map_or(ts, |s| s.min(ts)));
@@ -362,6 +362,7 @@ impl Observer for Collect {
         } else if e.findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
             self.malformed += 1;
         }
+        Flow::Continue
     }
 
     fn finding(&mut self, f: &Finding) {
@@ -382,9 +383,9 @@ impl Observer for Collect {
 struct Both<'a, A: ?Sized, B: ?Sized>(&'a mut A, &'a mut B);
 
 impl<A: Observer + ?Sized, B: Observer + ?Sized> Observer for Both<'_, A, B> {
-    fn packet(&mut self, e: &PacketEvent<'_>) {
-        self.0.packet(e);
-        self.1.packet(e);
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        let first = self.0.packet(e);
+        first.and(self.1.packet(e))
     }
     fn finding(&mut self, f: &Finding) {
         self.0.finding(f);
@@ -409,10 +410,12 @@ impl<O: Observer> Analysis<O> {
         }
     }
 
-    /// Analyses one lwar datagram.
-    pub fn datagram(&mut self, d: &Datagram<'_>) {
+    /// Analyses one datagram of a registered protocol; what the output wants
+    /// next (a failed output says stop).
+    pub fn datagram(&mut self, d: &Datagram<'_>) -> Flow {
         self.tracker
-            .observe(d, &mut Both(&mut self.collect, &mut self.output));
+            .observe(d, &mut Both(&mut self.collect, &mut self.output))
+            .unwrap_or(Flow::Continue)
     }
 
     /// The output, e.g. to see whether it failed to write.

@@ -13,7 +13,7 @@
 
 use super::Filter;
 use crate::capture::Timestamp;
-use crate::engine::{Finding, Observer, PacketEvent, Severity};
+use crate::engine::{Finding, Flow, Observer, PacketEvent, Severity};
 use crate::proto::dissect::{Dissector, TreeEntry};
 use std::fmt;
 use std::io::{self, Write};
@@ -308,14 +308,19 @@ pub fn hex_dump(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
 }
 
 impl<W: Write> Observer for PacketPrinter<W> {
-    fn packet(&mut self, e: &PacketEvent<'_>) {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         self.pending.clear();
         self.first_ts.get_or_insert(e.datagram.ts);
-        if self.error.is_some() || self.filter.as_ref().is_some_and(|f| !f.matches(e)) {
-            return;
-        }
-        if let Err(err) = self.write_packet(e) {
+        if self.error.is_none()
+            && self.filter.as_ref().is_none_or(|f| f.matches(e))
+            && let Err(err) = self.write_packet(e)
+        {
             self.error = Some(err);
+        }
+        if self.error.is_some() {
+            Flow::Stop
+        } else {
+            Flow::Continue
         }
     }
 

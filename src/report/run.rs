@@ -8,7 +8,7 @@ use super::progress::Progress;
 use super::table::{Layout, render};
 use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
 use crate::capture::{CaptureError, CaptureStats, FrameClass, Source};
-use crate::engine::{Finding, Observer, PacketEvent};
+use crate::engine::{Finding, Flow, Observer, PacketEvent};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -71,13 +71,12 @@ pub fn capture_info(
     }
 }
 
-/// Feeds every lwar datagram of `source` to `analysis`, until the source ends or
-/// `stop` says the output has failed. For live captures, warns on standard error
-/// as soon as libpcap reports drops.
+/// Feeds every datagram of a registered protocol in `source` to `analysis`,
+/// until the source ends or the output says stop. For live captures, warns on
+/// standard error as soon as libpcap reports drops.
 pub fn drive<O: Observer>(
     source: &mut Source,
     analysis: &mut Analysis<O>,
-    stop: impl Fn(&mut O) -> bool,
     progress: Option<&Progress>,
 ) -> Result<(), CaptureError> {
     let live = source.is_live();
@@ -89,8 +88,7 @@ pub fn drive<O: Observer>(
             return Ok(());
         };
         if let FrameClass::Lwar(d) = frame.class {
-            analysis.datagram(&d);
-            if stop(analysis.output()) {
+            if analysis.datagram(&d) == Flow::Stop {
                 return Ok(());
             }
         }
@@ -127,15 +125,6 @@ enum Output<W: Write> {
 }
 
 impl<W: Write> Output<W> {
-    fn failed(&mut self) -> bool {
-        match self {
-            Output::Table => false,
-            Output::Packets(p) => p.failed().is_some(),
-            Output::Json(j) => j.failed().is_some(),
-            Output::Jsonl(j) => j.failed().is_some(),
-        }
-    }
-
     /// Writes what comes at the end; a closed pipe is a normal end.
     fn finish(self, o: &Outcome, layout: Layout, out: impl FnOnce() -> W) -> io::Result<()> {
         let r = match self {
@@ -156,9 +145,9 @@ impl<W: Write> Output<W> {
 }
 
 impl<W: Write> Observer for Output<W> {
-    fn packet(&mut self, e: &PacketEvent<'_>) {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         match self {
-            Output::Table => {}
+            Output::Table => Flow::Continue,
             Output::Packets(p) => p.packet(e),
             Output::Json(j) => j.packet(e),
             Output::Jsonl(j) => j.packet(e),
@@ -214,7 +203,7 @@ pub fn report<W: Write>(
     };
     let progress = Progress::for_file(&name, total);
     let mut analysis = Analysis::new(output);
-    let result = drive(source, &mut analysis, Output::failed, Some(&progress));
+    let result = drive(source, &mut analysis, Some(&progress));
     progress.finish();
     let info = capture_info(&source.stats(), files, interface);
     let (outcome, output) = analysis.finish(info);
@@ -228,7 +217,7 @@ pub fn report<W: Write>(
 pub fn analyse_file(path: &Path) -> Result<Outcome, CaptureError> {
     let mut source = Source::files(&[path])?;
     let mut analysis = Analysis::new(());
-    drive(&mut source, &mut analysis, |_| false, None)?;
+    drive(&mut source, &mut analysis, None)?;
     let info = capture_info(&source.stats(), &[path.to_path_buf()], None);
     Ok(analysis.finish(info).0)
 }

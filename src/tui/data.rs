@@ -10,7 +10,7 @@ use super::model::{Activity, CaptureCounters, Endpoints, LoggedFinding, Row, Ses
 use super::store::StoreWriter;
 use crate::capture::{self, Datagram, OwnedDatagram};
 use crate::engine::{
-    Direction, Engine, Finding, FindingKind, Observer, PacketEvent, SessionId, TrackerConfig,
+    Direction, Engine, Finding, FindingKind, Flow, Observer, PacketEvent, SessionId, TrackerConfig,
 };
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,7 +54,7 @@ struct Sink {
 }
 
 impl Observer for Sink {
-    fn packet(&mut self, e: &PacketEvent<'_>) {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         let d = e.datagram;
         let lens = (d.payload.len(), d.payload_len);
         let record = self.writer.len();
@@ -88,6 +88,7 @@ impl Observer for Sink {
                 Activity::default()
             })
             .count(d.ts.nanos() / 1_000_000_000, e.direction);
+        Flow::Continue
     }
 
     fn finding(&mut self, f: &Finding) {
