@@ -87,10 +87,10 @@ pub fn drive<O: Observer>(
         let Some(frame) = source.next_frame()? else {
             return Ok(());
         };
-        if let FrameClass::Lwar(d) = frame.class {
-            if analysis.datagram(&d) == Flow::Stop {
-                return Ok(());
-            }
+        if let FrameClass::Lwar(d) = frame.class
+            && analysis.datagram(&d) == Flow::Stop
+        {
+            return Ok(());
         }
         n += 1;
         if n.is_multiple_of(4096)
