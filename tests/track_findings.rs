@@ -1,5 +1,5 @@
 //! Every finding kind and every precedence rule of the tracker's contract
-//! (`src/track/mod.rs`), each shown on packets encoded here through the codec.
+//! (`src/proto/lwar/analysis.rs`), each shown on packets encoded here through the codec.
 //!
 //! A [`Script`] plays one capture: `c2s(ack, timestamp, messages)` and
 //! `s2c(...)` encode a packet, feed it to the tracker as the next frame (10 ms of
