@@ -156,6 +156,56 @@ impl DirState {
         self.last_ts = self.last_ts.max(ts);
     }
 
+    /// Interarrival jitter (RFC 3550) of a packet that arrived at `arrival` and
+    /// was stamped `sent_ms` by its sender's clock, in ms.
+    pub fn jitter_sample(&mut self, arrival: Timestamp, sent_ms: u32) {
+        let arrival_ms = arrival.nanos() as f64 / 1e6;
+        if let Some((prev_ts, prev_stamp)) = self.jitter_prev {
+            let prev_arrival = prev_ts.nanos() as f64 / 1e6;
+            let delta = (arrival_ms - prev_arrival) - (sent_ms as f64 - prev_stamp as f64);
+            self.jitter_ms += (delta.abs() - self.jitter_ms) / 16.0;
+        }
+        self.jitter_prev = Some((arrival, sent_ms));
+    }
+
+    /// A cumulative ack this direction sent, acknowledging `other`'s reliable
+    /// messages up to `ack`: `ack-regression` below an earlier ack, `ack-unseen`
+    /// above every seqno captured the other way (not judged while the other way
+    /// has shown none: the ack may cover messages sent before the capture), and
+    /// the ack delay of each message it newly covers.
+    pub fn cumulative_ack(
+        &mut self,
+        other: &mut DirState,
+        raise: &mut super::Raise<'_>,
+        ack: u32,
+        ts: Timestamp,
+        frame: u64,
+    ) {
+        use super::{Detail, FindingKind};
+        let previous = self.max_ack;
+        if let Some(previous) = previous
+            && ack < previous
+        {
+            let detail = Detail::AckRegression { ack, previous };
+            raise.raise(self, FindingKind::ACK_REGRESSION, None, None, detail);
+        }
+        if let Some(highest) = other.seq.highest()
+            && ack > highest
+        {
+            let detail = Detail::AckUnseen { ack, highest };
+            raise.raise(self, FindingKind::ACK_UNSEEN, None, None, detail);
+        }
+        if previous.is_none_or(|p| ack > p) {
+            let histogram = &mut other.ack_delay_us;
+            other.seq.ack(previous.unwrap_or(0), ack, |first| {
+                // Out-of-range values only happen for absurd clocks; they are dropped.
+                let _ = histogram.record(ts.since(first) / 1_000);
+            });
+            self.max_ack = Some(ack);
+            self.max_ack_frame = frame;
+        }
+    }
+
     /// Whether `hash` is a recent packet's: the frame of that packet; otherwise the
     /// packet is remembered as `frame`.
     pub fn duplicate_of(&mut self, hash: u64, frame: u64) -> Option<u64> {

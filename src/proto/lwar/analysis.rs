@@ -388,67 +388,13 @@ fn analyse(
 
     let (this, other) = session.split(direction);
     if let Some(frame) = duplicate_of {
-        raise.raise(
-            this,
-            FindingKind::DUPLICATE_PACKET,
-            None,
-            None,
-            Detail::DuplicateOf { frame },
-        );
+        let detail = Detail::DuplicateOf { frame };
+        raise.raise(this, FindingKind::DUPLICATE_PACKET, None, None, detail);
         return;
     }
-
-    // Timestamps: 0 means "no unreliable payload" (the original server stamps its
-    // Full-only packets so) and orders nothing.
     let timestamp = packet.timestamp();
-    if timestamp != 0 {
-        match this.max_timestamp {
-            Some(highest) if timestamp < highest => raise.raise(
-                this,
-                FindingKind::REORDERED,
-                None,
-                None,
-                Detail::Timestamp { timestamp, highest },
-            ),
-            _ => this.max_timestamp = Some(timestamp),
-        }
-    }
-
-    // Acks: regressions, acks of the unseen, and the ack delay of the other side.
-    let ack = packet.ack();
-    let previous = this.max_ack;
-    if let Some(previous) = previous
-        && ack < previous
-    {
-        raise.raise(
-            this,
-            FindingKind::ACK_REGRESSION,
-            None,
-            None,
-            Detail::AckRegression { ack, previous },
-        );
-    }
-    if let Some(highest) = other.seq.highest()
-        && ack > highest
-    {
-        raise.raise(
-            this,
-            FindingKind::ACK_UNSEEN,
-            None,
-            None,
-            Detail::AckUnseen { ack, highest },
-        );
-    }
-    if previous.is_none_or(|p| ack > p) {
-        let now = d.ts;
-        let histogram = &mut other.ack_delay_us;
-        other.seq.ack(previous.unwrap_or(0), ack, |first| {
-            // Out-of-range values only happen for absurd clocks; they are dropped.
-            let _ = histogram.record(now.since(first) / 1_000);
-        });
-        this.max_ack = Some(ack);
-        this.max_ack_frame = d.frame;
-    }
+    header_timestamp(this, raise, timestamp);
+    this.cumulative_ack(other, raise, packet.ack(), d.ts, d.frame);
 
     // The length sent, not the length captured: a snaplen does not hide an oversize.
     if d.payload_len > MAX_PACKET_SIZE {
@@ -458,22 +404,35 @@ fn analyse(
         };
         raise.raise(this, FindingKind::OVERSIZE, None, None, detail);
     }
-
     if has_unreliable && timestamp != 0 {
-        let arrival_ms = d.ts.nanos() as f64 / 1e6;
-        if let Some((prev_ts, prev_stamp)) = this.jitter_prev {
-            let prev_arrival = prev_ts.nanos() as f64 / 1e6;
-            let delta = (arrival_ms - prev_arrival) - (timestamp as f64 - prev_stamp as f64);
-            this.jitter_ms += (delta.abs() - this.jitter_ms) / 16.0;
-        }
-        this.jitter_prev = Some((d.ts, timestamp));
+        this.jitter_sample(d.ts, timestamp);
     }
 }
 
-/// One message of a packet that is not a network duplicate.
-fn message(
+/// The header timestamp: lower than the highest seen means the packet was
+/// overtaken. 0 means "no unreliable payload" (the original server stamps its
+/// Full-only packets so) and orders nothing.
+fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) {
+    if timestamp == 0 {
+        return;
+    }
+    match this.max_timestamp {
+        Some(highest) if timestamp < highest => raise.raise(
+            this,
+            FindingKind::REORDERED,
+            None,
+            None,
+            Detail::Timestamp { timestamp, highest },
+        ),
+        _ => this.max_timestamp = Some(timestamp),
+    }
+}
+
+/// The rules of a message's bytes, and who may send what: the codec's
+/// violations, a message from the wrong side, and anything but the client's own
+/// Leave from the server after the client's Disconnect.
+fn senders_rules(
     session: &mut Session,
-    players: &mut Players,
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
     m: &MessageView<'_>,
@@ -482,8 +441,6 @@ fn message(
     let t = m.msg_type();
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
-
-    // Rules of the bytes, and who may send what.
     for v in m.violations() {
         let this = session.dir_mut(direction);
         raise.violation(
@@ -523,6 +480,21 @@ fn message(
             findings::message(t),
         );
     }
+}
+
+/// One message of a packet that is not a network duplicate.
+fn message(
+    session: &mut Session,
+    players: &mut Players,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    m: &MessageView<'_>,
+) {
+    let direction = raise.direction;
+    let t = m.msg_type();
+    let seqno = m.seqno();
+    let c2s = direction == Direction::ClientToServer;
+    senders_rules(session, raise, packet, m);
     // Repeats of a reliable message are not new chats.
     let first_capture = match seqno {
         Some(seqno) => reliable(session, raise, packet, m, seqno),
@@ -552,29 +524,7 @@ fn message(
             session.proto.connect_seqno.get_or_insert(seqno);
         }
         Message::Join { player, name, .. } if !c2s => {
-            if session.proto.state == State::Connecting {
-                session.proto.state = State::Syncing;
-                let mut own_name = String::with_capacity(MAX_NAME_LEN);
-                own_name.push_str(&String::from_utf8_lossy(name.as_bytes()));
-                session.proto.player = Some(Player {
-                    id: player,
-                    name: own_name,
-                    renames: 0,
-                    chats: 0,
-                });
-            }
-            if let Some(count) = players.join(session.server, player)
-                && count > MAX_PLAYERS
-            {
-                {
-                    raise.violation(
-                        &mut session.s2c,
-                        rules::TOO_MANY_PLAYERS,
-                        Some(m.seqno().unwrap_or(0)),
-                        findings::players(count),
-                    );
-                }
-            }
+            join(session, players, raise, seqno, player, name.as_bytes());
         }
         Message::Synced { .. } if !c2s && session.proto.state == State::Syncing => {
             session.proto.state = State::Playing;
@@ -597,18 +547,7 @@ fn message(
             session.proto.rejected_attempts += 1;
         }
         Message::Name { player, name, .. } => {
-            // The client's request and the server's broadcast carry the same name:
-            // a rename counts once, when the name changes.
-            let new = String::from_utf8_lossy(name.as_bytes());
-            if let Some(p) = session.proto.player.as_mut()
-                && p.id == player
-                && p.name != new
-            {
-                // In place: the buffer has room for any name the spec allows.
-                p.name.clear();
-                p.name.push_str(&new);
-                p.renames += 1;
-            }
+            rename(session, player, name.as_bytes());
             if c2s {
                 check_own(session, raise, player);
             }
@@ -643,6 +582,54 @@ fn message(
     }
 }
 
+/// A Join from the server: the Join answering the client's Connect names its
+/// player; every Join counts on the server's player list.
+fn join(
+    session: &mut Session,
+    players: &mut Players,
+    raise: &mut Raise<'_>,
+    seqno: Option<u32>,
+    player: Id,
+    name: &[u8],
+) {
+    if session.proto.state == State::Connecting {
+        session.proto.state = State::Syncing;
+        let mut own_name = String::with_capacity(MAX_NAME_LEN);
+        own_name.push_str(&String::from_utf8_lossy(name));
+        session.proto.player = Some(Player {
+            id: player,
+            name: own_name,
+            renames: 0,
+            chats: 0,
+        });
+    }
+    if let Some(count) = players.join(session.server, player)
+        && count > MAX_PLAYERS
+    {
+        raise.violation(
+            &mut session.s2c,
+            rules::TOO_MANY_PLAYERS,
+            Some(seqno.unwrap_or(0)),
+            findings::players(count),
+        );
+    }
+}
+
+/// A Name: the client's request and the server's broadcast carry the same name,
+/// so a rename of the client's player counts once, when the name changes.
+fn rename(session: &mut Session, player: Id, name: &[u8]) {
+    let new = String::from_utf8_lossy(name);
+    if let Some(p) = session.proto.player.as_mut()
+        && p.id == player
+        && p.name != new
+    {
+        // In place: the buffer has room for any name the spec allows.
+        p.name.clear();
+        p.name.push_str(&new);
+        p.renames += 1;
+    }
+}
+
 /// The Input frame numbers of one client.
 fn input_stream(
     dir: &mut DirState,
@@ -667,6 +654,98 @@ fn input_stream(
     *last_frame = Some(frame);
 }
 
+/// The handshake: the first reliable message to a client whose Connect was
+/// captured must be Join #1, in a packet that acks the Connect.
+fn handshake(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    t: MessageType,
+    seqno: u32,
+) {
+    if !session.proto.saw_start || session.proto.first_s2c_reliable_checked {
+        return;
+    }
+    session.proto.first_s2c_reliable_checked = true;
+    if !(t == MessageType::Join && seqno == 1) {
+        raise.violation(
+            &mut session.s2c,
+            rules::HANDSHAKE_FIRST_NOT_JOIN,
+            Some(seqno),
+            findings::message(t),
+        );
+    }
+    if let Some(connect) = session.proto.connect_seqno
+        && packet.ack() < connect
+    {
+        raise.violation(
+            &mut session.s2c,
+            rules::HANDSHAKE_JOIN_NO_ACK,
+            Some(seqno),
+            findings::connect_not_acked(packet.ack(), connect),
+        );
+    }
+}
+
+/// The first capture of a seqno, as the window remembers it.
+#[derive(Clone, Copy)]
+struct Sighting {
+    frame: u64,
+    ts: crate::capture::Timestamp,
+    tries: u32,
+    hash: u64,
+}
+
+/// A seqno captured before: an expected repeat, a spurious resend (the other
+/// side had acked it in a packet captured earlier), a resend, or the same seqno
+/// twice in one packet; and a violation if its bytes differ from the first.
+#[allow(clippy::too_many_arguments)]
+fn repeat(
+    this: &mut DirState,
+    other: &DirState,
+    raise: &mut Raise<'_>,
+    t: MessageType,
+    seqno: u32,
+    hash: u64,
+    first: Sighting,
+    expected: bool,
+) {
+    let repeat = Detail::Repeat {
+        first_frame: first.frame,
+        delay_ns: raise.ts.since(first.ts),
+        tries: first.tries + 1,
+    };
+    // Acked before, and seen in an earlier packet: an in-packet duplicate of a
+    // first capture was never resent, whatever the acks say.
+    let in_same_packet = first.frame == raise.frame;
+    let acked = other.max_ack.filter(|&a| a >= seqno && !in_same_packet);
+    let (kind, detail) = if expected {
+        this.expected_repeats += 1;
+        (findings::EXPECTED_REPEAT, repeat)
+    } else if let Some(ack) = acked {
+        this.resends += 1;
+        let detail = Detail::AckedBefore {
+            ack,
+            first_frame: first.frame,
+        };
+        (FindingKind::SPURIOUS_RESEND, detail)
+    } else if !in_same_packet {
+        this.resends += 1;
+        (FindingKind::RESEND, repeat)
+    } else {
+        (FindingKind::DUPLICATE_IN_PACKET, repeat)
+    };
+    raise.raise(this, kind, None, Some(seqno), detail);
+    if hash != first.hash {
+        raise.violation(
+            this,
+            rules::RESEND_DIFFERS,
+            Some(seqno),
+            findings::message(t),
+        );
+    }
+}
+
 /// One reliable message: first send, or which kind of repeat, or which gap.
 /// Returns true for the first capture of its seqno.
 fn reliable(
@@ -682,31 +761,8 @@ fn reliable(
     let frame = raise.frame;
     let ts = raise.ts;
 
-    // The handshake: the first reliable message to a client whose Connect we saw
-    // must be Join #1, in a packet that acks the Connect.
-    if direction == Direction::ServerToClient
-        && session.proto.saw_start
-        && !session.proto.first_s2c_reliable_checked
-    {
-        session.proto.first_s2c_reliable_checked = true;
-        if !(t == MessageType::Join && seqno == 1) {
-            raise.violation(
-                &mut session.s2c,
-                rules::HANDSHAKE_FIRST_NOT_JOIN,
-                Some(seqno),
-                findings::message(t),
-            );
-        }
-        if let Some(connect) = session.proto.connect_seqno
-            && packet.ack() < connect
-        {
-            raise.violation(
-                &mut session.s2c,
-                rules::HANDSHAKE_JOIN_NO_ACK,
-                Some(seqno),
-                findings::connect_not_acked(packet.ack(), connect),
-            );
-        }
+    if direction == Direction::ServerToClient {
+        handshake(session, raise, packet, t, seqno);
     }
 
     let disconnect_seen = session.proto.disconnect_seen;
@@ -748,43 +804,18 @@ fn reliable(
             tries,
             hash: first_hash,
         } => {
-            let repeat = Detail::Repeat {
-                first_frame,
-                delay_ns: ts.since(first_ts),
-                tries: tries + 1,
+            let first = Sighting {
+                frame: first_frame,
+                ts: first_ts,
+                tries,
+                hash: first_hash,
             };
-            // Acked before, and seen in an earlier packet: an in-packet duplicate of
-            // a first capture was never resent, whatever the acks say.
-            let acked = other
-                .max_ack
-                .filter(|&a| a >= seqno && first_frame != frame);
-            let (kind, detail) = if direction == Direction::ServerToClient
+            // A Leave repeated to a client that said Disconnect is the
+            // specification's way, not a resend.
+            let expected = direction == Direction::ServerToClient
                 && t == MessageType::Leave
-                && disconnect_seen
-            {
-                this.expected_repeats += 1;
-                (findings::EXPECTED_REPEAT, repeat)
-            } else if let Some(ack) = acked {
-                this.resends += 1;
-                (
-                    FindingKind::SPURIOUS_RESEND,
-                    Detail::AckedBefore { ack, first_frame },
-                )
-            } else if first_frame != frame {
-                this.resends += 1;
-                (FindingKind::RESEND, repeat)
-            } else {
-                (FindingKind::DUPLICATE_IN_PACKET, repeat)
-            };
-            raise.raise(this, kind, None, Some(seqno), detail);
-            if hash != first_hash {
-                raise.violation(
-                    this,
-                    rules::RESEND_DIFFERS,
-                    Some(seqno),
-                    findings::message(t),
-                );
-            }
+                && disconnect_seen;
+            repeat(this, other, raise, t, seqno, hash, first, expected);
         }
     }
     let session_id = raise.session;
