@@ -22,6 +22,8 @@
 //!   last packet of either direction (or the session's first packet, for a
 //!   direction without any), and, at the end, the same test against the timestamp
 //!   of the last lwar frame of the capture.
+//! - `after-disconnect`: a message other than the Leave of the client's own
+//!   player, in a server packet whose ack covers the client's first Disconnect.
 //! - `too-many-players`: a session that reaches `syncing` while 8 other sessions
 //!   of the same server are `syncing` or `playing`; one violation on its s2c.
 
@@ -134,6 +136,8 @@ struct Session {
     connect_seen: bool,
     synced_seen: bool,
     disconnect_seen: bool,
+    /// The seqno of the client's first Disconnect.
+    disconnect_seqno: Option<u32>,
     first_s2c_reliable: bool,
     player: Option<Id>,
     last_frame: Option<u32>,
@@ -210,6 +214,7 @@ impl Truth {
                 connect_seen: false,
                 synced_seen: false,
                 disconnect_seen: false,
+                disconnect_seqno: None,
                 first_s2c_reliable: false,
                 player: None,
                 last_frame: None,
@@ -363,7 +368,16 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
         if wrong_side {
             d.violation(super::super::findings::rules::WRONG_SENDER);
         }
-        if dir == Direction::ServerToClient && s.disconnect_seen && t != MessageType::Leave {
+        // Only the server's packets that ack the Disconnect show that it was
+        // processed; those sent before may still have been in flight.
+        let own_leave = match message {
+            Message::Leave { player, .. } => s.player.is_none_or(|own| own == player),
+            _ => false,
+        };
+        if dir == Direction::ServerToClient
+            && s.disconnect_seqno.is_some_and(|d| ack >= d)
+            && !own_leave
+        {
             s.dirs[di].violation(super::super::findings::rules::AFTER_DISCONNECT);
         }
         if dir == Direction::ClientToServer {
@@ -439,8 +453,9 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
                 s.synced_seen = true;
                 s.advance(Life::Playing);
             }
-            Message::Disconnect { .. } if dir == Direction::ClientToServer => {
+            Message::Disconnect { seqno, .. } if dir == Direction::ClientToServer => {
                 s.disconnect_seen = true;
+                s.disconnect_seqno.get_or_insert(seqno);
                 s.advance(Life::Disconnecting);
             }
             Message::Leave { player, .. }
