@@ -20,7 +20,7 @@ fn server_packets_in_flight_after_a_disconnect_are_not_violations() {
         ..Faults::default()
     };
     let cfg = VirtualConfig {
-        c2s: latency.clone(),
+        c2s: latency,
         s2c: latency,
         ..VirtualConfig::clean(11, 3, 8)
     };

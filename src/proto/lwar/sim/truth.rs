@@ -326,26 +326,8 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
         return;
     }
 
-    // Steps 4 to 6.
-    let (ts, ack) = (packet.timestamp(), packet.ack());
-    if d.max_ts.is_some_and(|m| ts < m) {
-        d.finding(FindingKind::REORDERED, 1);
-    }
-    d.max_ts = Some(d.max_ts.map_or(ts, |m| m.max(ts)));
-    if d.max_ack.is_some_and(|m| ack < m) {
-        d.finding(FindingKind::ACK_REGRESSION, 1);
-    }
-    d.max_ack = Some(d.max_ack.map_or(ack, |m| m.max(ack)));
-    let first_packet = !d.had_packet;
-    d.had_packet = true;
-    let other_highest = s.dirs[1 - di].highest;
-    let d = &mut s.dirs[di];
-    if ack > other_highest.unwrap_or(0) && !(first_packet && other_highest.is_none()) {
-        d.finding(FindingKind::ACK_UNSEEN, 1);
-    }
-    if packet.oversize().is_some() {
-        d.finding(FindingKind::OVERSIZE, 1);
-    }
+    header_steps(s, di, &packet);
+    let ack = packet.ack();
     let other_acked = s.dirs[1 - di].max_ack.unwrap_or(0);
 
     // Seqnos of this packet so far, and those of them first seen in this packet.
@@ -394,23 +376,7 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
                 s.dirs[di].violation(super::super::findings::rules::WRONG_PLAYER_ID);
             }
             if let Message::Input(input) = message {
-                if s.connect_seen && !s.synced_seen {
-                    s.dirs[di].violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
-                }
-                if let Some(last) = s.last_frame {
-                    let d = &mut s.dirs[di];
-                    if input.frame < last {
-                        d.finding(super::super::findings::INPUT_REGRESSION, 1);
-                    } else if input.frame > last + 1 {
-                        let skipped = input.frame - last - 1;
-                        if skipped <= 8 {
-                            d.finding(super::super::findings::INPUT_GAP, 1);
-                        } else {
-                            d.finding(super::super::findings::INPUTS_LOST, 1);
-                        }
-                    }
-                }
-                s.last_frame = Some(s.last_frame.map_or(input.frame, |l| l.max(input.frame)));
+                input_frame(s, di, input.frame);
             }
         }
 
@@ -429,85 +395,171 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
             }
         }
 
-        // Lifecycle.
-        match message {
-            Message::Connect { .. } if dir == Direction::ClientToServer => {
-                s.connect_seen = true;
-                s.advance(Life::Connecting);
-            }
-            Message::Join { player, .. } if dir == Direction::ServerToClient => {
-                if seqno == 1 && s.player.is_none() {
-                    s.player = Some(player);
-                    if s.connect_seen && ack == 0 {
-                        s.dirs[di].violation(super::super::findings::rules::HANDSHAKE_JOIN_NO_ACK);
-                    }
-                }
-                if s.life < Life::Syncing && !s.life.is_final() {
-                    if busy >= MAX_PLAYERS {
-                        s.dirs[di].violation(super::super::findings::rules::TOO_MANY_PLAYERS);
-                    }
-                    s.advance(Life::Syncing);
-                }
-            }
-            Message::Synced { .. } if dir == Direction::ServerToClient => {
-                s.synced_seen = true;
-                s.advance(Life::Playing);
-            }
-            Message::Disconnect { seqno, .. } if dir == Direction::ClientToServer => {
-                s.disconnect_seen = true;
-                s.disconnect_seqno.get_or_insert(seqno);
-                s.advance(Life::Disconnecting);
-            }
-            Message::Leave { player, .. }
-                if dir == Direction::ServerToClient
-                    && s.disconnect_seen
-                    && s.player.is_none_or(|own| own == player)
-                    && !s.life.is_final() =>
-            {
-                s.life = Life::Closed;
-            }
-            _ => {}
-        }
+        lifecycle(s, di, dir, message, seqno, ack, busy);
 
-        // Reliable rules: the first that applies wins.
-        let d = &mut s.dirs[di];
-        let earlier = d.first_bytes(seqno).is_some() && !new_in_packet.contains(&seqno);
-        let differs = d.first_bytes(seqno).is_some_and(|b| b != view.bytes);
-        if earlier {
-            if dir == Direction::ServerToClient && t == MessageType::Leave && s.disconnect_seen {
-                d.finding(super::super::findings::EXPECTED_REPEAT, 1);
-            } else if other_acked >= seqno {
-                d.finding(FindingKind::SPURIOUS_RESEND, 1);
-                d.sum.resends += 1;
-            } else {
-                d.finding(FindingKind::RESEND, 1);
-                d.sum.resends += 1;
-            }
-            if differs {
-                d.violation(super::super::findings::rules::RESEND_DIFFERS);
-            }
-        } else if in_packet.contains(&seqno) {
-            d.finding(FindingKind::DUPLICATE_IN_PACKET, 1);
-        } else {
-            match d.highest {
-                None => {}
-                Some(h) if seqno < h => {
-                    d.finding(FindingKind::OUT_OF_ORDER, 1);
-                    d.missing.remove(&seqno);
-                }
-                Some(h) if seqno > h.saturating_add(1) => {
-                    d.finding(FindingKind::GAP, 1);
-                    d.missing.extend(h + 1..seqno);
-                }
-                Some(_) => {}
-            }
-            d.sum.first_sends += 1;
-            d.highest = Some(d.highest.map_or(seqno, |h| h.max(seqno)));
-            d.remember(seqno, view.bytes);
+        let expected =
+            dir == Direction::ServerToClient && t == MessageType::Leave && s.disconnect_seen;
+        let repeat = Repeat {
+            earlier: s.dirs[di].first_bytes(seqno).is_some() && !new_in_packet.contains(&seqno),
+            in_packet: in_packet.contains(&seqno),
+            expected,
+            other_acked,
+        };
+        if reliable_rules(&mut s.dirs[di], seqno, view.bytes, repeat) {
             new_in_packet.push(seqno);
         }
         in_packet.push(seqno);
     }
+}
+
+/// What is known of a reliable seqno before its rules apply.
+#[derive(Clone, Copy)]
+struct Repeat {
+    /// Captured in an earlier packet.
+    earlier: bool,
+    /// Already in this packet.
+    in_packet: bool,
+    /// A Leave repeated after the client's Disconnect.
+    expected: bool,
+    /// The highest ack of the other direction.
+    other_acked: u32,
+}
+
+/// The reliable rules, the first that applies winning; true for a first
+/// capture of the seqno.
+fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat) -> bool {
+    let differs = d.first_bytes(seqno).is_some_and(|b| b != bytes);
+    if r.earlier {
+        if r.expected {
+            d.finding(super::super::findings::EXPECTED_REPEAT, 1);
+        } else if r.other_acked >= seqno {
+            d.finding(FindingKind::SPURIOUS_RESEND, 1);
+            d.sum.resends += 1;
+        } else {
+            d.finding(FindingKind::RESEND, 1);
+            d.sum.resends += 1;
+        }
+        if differs {
+            d.violation(super::super::findings::rules::RESEND_DIFFERS);
+        }
+    } else if r.in_packet {
+        d.finding(FindingKind::DUPLICATE_IN_PACKET, 1);
+    } else {
+        match d.highest {
+            None => {}
+            Some(h) if seqno < h => {
+                d.finding(FindingKind::OUT_OF_ORDER, 1);
+                d.missing.remove(&seqno);
+            }
+            Some(h) if seqno > h.saturating_add(1) => {
+                d.finding(FindingKind::GAP, 1);
+                d.missing.extend(h + 1..seqno);
+            }
+            Some(_) => {}
+        }
+        d.sum.first_sends += 1;
+        d.highest = Some(d.highest.map_or(seqno, |h| h.max(seqno)));
+        d.remember(seqno, bytes);
+        return true;
+    }
+    false
+}
+
+/// The lifecycle and the player, on a reliable message.
+fn lifecycle(
+    s: &mut Session,
+    di: usize,
+    dir: Direction,
+    message: Message<'_>,
+    seqno: u32,
+    ack: u32,
+    busy: usize,
+) {
+    match message {
+        Message::Connect { .. } if dir == Direction::ClientToServer => {
+            s.connect_seen = true;
+            s.advance(Life::Connecting);
+        }
+        Message::Join { player, .. } if dir == Direction::ServerToClient => {
+            if seqno == 1 && s.player.is_none() {
+                s.player = Some(player);
+                if s.connect_seen && ack == 0 {
+                    s.dirs[di].violation(super::super::findings::rules::HANDSHAKE_JOIN_NO_ACK);
+                }
+            }
+            if s.life < Life::Syncing && !s.life.is_final() {
+                if busy >= MAX_PLAYERS {
+                    s.dirs[di].violation(super::super::findings::rules::TOO_MANY_PLAYERS);
+                }
+                s.advance(Life::Syncing);
+            }
+        }
+        Message::Synced { .. } if dir == Direction::ServerToClient => {
+            s.synced_seen = true;
+            s.advance(Life::Playing);
+        }
+        Message::Disconnect { seqno, .. } if dir == Direction::ClientToServer => {
+            s.disconnect_seen = true;
+            s.disconnect_seqno.get_or_insert(seqno);
+            s.advance(Life::Disconnecting);
+        }
+        Message::Leave { player, .. }
+            if dir == Direction::ServerToClient
+                && s.disconnect_seen
+                && s.player.is_none_or(|own| own == player)
+                && !s.life.is_final() =>
+        {
+            s.life = Life::Closed;
+        }
+        _ => {}
+    }
+}
+
+/// Steps 4 to 6 of the contract for one packet's header: timestamps, acks,
+/// oversize.
+fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>) {
+    let d = &mut s.dirs[di];
+    let (ts, ack) = (packet.timestamp(), packet.ack());
+    if d.max_ts.is_some_and(|m| ts < m) {
+        d.finding(FindingKind::REORDERED, 1);
+    }
+    d.max_ts = Some(d.max_ts.map_or(ts, |m| m.max(ts)));
+    if d.max_ack.is_some_and(|m| ack < m) {
+        d.finding(FindingKind::ACK_REGRESSION, 1);
+    }
+    d.max_ack = Some(d.max_ack.map_or(ack, |m| m.max(ack)));
+    let first_packet = !d.had_packet;
+    d.had_packet = true;
+    let other_highest = s.dirs[1 - di].highest;
+    let d = &mut s.dirs[di];
+    if ack > other_highest.unwrap_or(0) && !(first_packet && other_highest.is_none()) {
+        d.finding(FindingKind::ACK_UNSEEN, 1);
+    }
+    if packet.oversize().is_some() {
+        d.finding(FindingKind::OVERSIZE, 1);
+    }
+}
+
+/// The input stream of the client: regressions, gaps and lost inputs, and
+/// Input before Synced.
+fn input_frame(s: &mut Session, di: usize, frame: u32) {
+    if s.connect_seen && !s.synced_seen {
+        s.dirs[di].violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
+    }
+    if let Some(last) = s.last_frame {
+        let d = &mut s.dirs[di];
+        if frame < last {
+            d.finding(super::super::findings::INPUT_REGRESSION, 1);
+        } else if frame > last + 1 {
+            let skipped = frame - last - 1;
+            if skipped <= 8 {
+                d.finding(super::super::findings::INPUT_GAP, 1);
+            } else {
+                d.finding(super::super::findings::INPUTS_LOST, 1);
+            }
+        }
+    }
+    s.last_frame = Some(s.last_frame.map_or(frame, |l| l.max(frame)));
 }
 
 #[cfg(test)]
