@@ -33,7 +33,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let FrameClass::Lwar(d) = frame.class else {
+        let FrameClass::Game(d) = frame.class else {
             continue;
         };
         packets += 1;

@@ -73,7 +73,7 @@ fn capture_and_check(addr: &str, immediate: bool) {
     let mut seen: Vec<(SocketAddr, SocketAddr, Vec<u8>)> = Vec::new();
     let mut chats = 0;
     while let Some(frame) = source.next_frame().expect("read") {
-        if let FrameClass::Lwar(d) = frame.class {
+        if let FrameClass::Game(d) = frame.class {
             assert_eq!(d.frame, frame.number);
             assert!(!d.truncated_by_capture());
             let packet = Packet::new_checked(d.payload).expect("decodes");

@@ -41,7 +41,7 @@ fn analyse(capture: &Path) -> (Summary, u64) {
     let mut tracker = Tracker::default();
     let mut lwar = 0;
     while let Some(frame) = source.next_frame().expect("capture reads to the end") {
-        if let FrameClass::Lwar(d) = frame.class {
+        if let FrameClass::Game(d) = frame.class {
             lwar += 1;
             tracker.observe(&d, &mut ());
         }
@@ -65,7 +65,7 @@ fn every_capture_has_lwar_traffic_and_decodes_its_headers() {
         let mut lwar = 0u64;
         let mut headers = 0u64;
         while let Some(frame) = source.next_frame().expect("capture reads") {
-            if let FrameClass::Lwar(d) = frame.class {
+            if let FrameClass::Game(d) = frame.class {
                 lwar += 1;
                 headers += u64::from(Packet::new_checked(d.payload).is_ok());
             }

@@ -17,22 +17,23 @@ pub struct Frame<'a> {
 }
 
 impl<'a> Frame<'a> {
-    /// The lwar datagram this frame carries (or completes, for a last fragment).
+    /// The game datagram this frame carries (or completes, for a last fragment).
     pub fn datagram(&self) -> Option<&Datagram<'a>> {
         match &self.class {
-            FrameClass::Lwar(d) => Some(d),
+            FrameClass::Game(d) => Some(d),
             _ => None,
         }
     }
 }
 
-/// What a frame is, as far as lwar is concerned.
+/// What a frame is, as far as the registered protocols are concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameClass<'a> {
-    /// A UDP datagram whose payload starts with lwar's appId (on any port). For the
-    /// last fragment of a reassembled datagram: the whole datagram.
-    Lwar(Datagram<'a>),
-    /// UDP, but the payload is not lwar.
+    /// A UDP datagram that a registered protocol recognises (lwar by its appId,
+    /// on any port). For the last fragment of a reassembled datagram: the whole
+    /// datagram.
+    Game(Datagram<'a>),
+    /// UDP, but no registered protocol recognises the payload.
     OtherUdp,
     /// IP, but not UDP.
     NotUdp,
@@ -40,8 +41,8 @@ pub enum FrameClass<'a> {
     NotIp,
     /// An IP fragment, held until its datagram is complete.
     Fragment,
-    /// The capture's snaplen cut the frame before the lwar check could be made
-    /// (inside a header, or before the appId).
+    /// The capture's snaplen cut the frame before the protocols could look at it
+    /// (inside a header, or before a magic of 4 bytes).
     Truncated,
     /// Headers that contradict themselves in a complete frame (an IP or UDP length
     /// beyond the frame, a bad IP version, a fragment that conflicts with another).

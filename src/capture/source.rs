@@ -6,7 +6,6 @@ use super::frame::{CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatag
 use super::link::{Dissected, LinkType, Udp, dissect, reassembled_udp};
 use super::reassembly::{Added, Reassembler, ReassemblyLimits};
 use super::{Datagram, Timestamp};
-use crate::proto::lwar::wire::is_lwar;
 use pcap::{Active, Capture, Offline, Precision, Savefile};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -359,7 +358,7 @@ impl Source {
 /// Counts a frame under its class.
 fn count(counts: &mut FrameCounts, class: &FrameClass<'_>) {
     match class {
-        FrameClass::Lwar(d) => {
+        FrameClass::Game(d) => {
             counts.lwar += 1;
             if d.truncated_by_capture() {
                 counts.lwar_truncated += 1;
@@ -390,7 +389,7 @@ fn count(counts: &mut FrameCounts, class: &FrameClass<'_>) {
 ///     &bytes,
 /// );
 /// let class = classify_frame(LinkType::Ethernet, &frame, false, 1, Timestamp(0));
-/// assert!(matches!(class, FrameClass::Lwar(d) if d.payload == &bytes[..]));
+/// assert!(matches!(class, FrameClass::Game(d) if d.payload == &bytes[..]));
 /// ```
 pub fn classify_frame(
     link: LinkType,
@@ -409,10 +408,11 @@ pub fn classify_frame(
     }
 }
 
-/// The class of a UDP datagram: lwar by its appId, on any port.
+/// The class of a UDP datagram: a game datagram when a registered protocol
+/// recognises it (lwar by its appId, on any port).
 fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp) -> FrameClass<'_> {
-    if is_lwar(udp.payload) {
-        FrameClass::Lwar(Datagram {
+    if crate::proto::recognise(udp.payload) {
+        FrameClass::Game(Datagram {
             frame,
             ts,
             src: SocketAddr::new(udp.src, udp.src_port),
@@ -421,7 +421,7 @@ fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp) -> FrameClass<'_> {
             payload_len: udp.payload_len,
         })
     } else if udp.payload.len() < 4 && udp.payload.len() < udp.payload_len {
-        // Cut before the appId: whether it is lwar is unknown.
+        // Cut before a 4-byte magic: whether it is a game datagram is unknown.
         FrameClass::Truncated
     } else {
         FrameClass::OtherUdp

@@ -87,7 +87,7 @@ pub fn drive<O: Observer>(
         let Some(frame) = source.next_frame()? else {
             return Ok(());
         };
-        if let FrameClass::Lwar(d) = frame.class
+        if let FrameClass::Game(d) = frame.class
             && analysis.datagram(&d) == Flow::Stop
         {
             return Ok(());

@@ -103,7 +103,7 @@ pub fn drain(mut source: Source) -> Run {
         match source.next_frame() {
             Ok(Some(frame)) => {
                 let class = match frame.class {
-                    FrameClass::Lwar(d) => Class::Lwar {
+                    FrameClass::Game(d) => Class::Lwar {
                         frame: d.frame,
                         src: d.src,
                         dst: d.dst,

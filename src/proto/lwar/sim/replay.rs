@@ -81,7 +81,7 @@ pub fn run_replay(cfg: &ReplayConfig) -> Result<ReplayStats, SimError> {
         .next_frame()
         .map_err(|e| SimError::Config(format!("--replay: {e}")))?
     {
-        let FrameClass::Lwar(d) = frame.class else {
+        let FrameClass::Game(d) = frame.class else {
             continue;
         };
         let to = endpoints.get(d.dst)?.1;
