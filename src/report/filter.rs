@@ -22,7 +22,7 @@
 //! | field | value | meaning |
 //! |-------|-------|---------|
 //! | `type` | message type (`Join`, `update`...) | the packet carries such a message |
-//! | `seqno` | number | a reliable message with that seqno (`seqno` alone: any reliable message) |
+//! | `seqno` | number | a reliable message, or a finding on the packet, with that seqno (`seqno` alone: any reliable message) |
 //! | `ack` | number | the header's ack |
 //! | `ts`, `timestamp` | number | the header's timestamp (sender's ms) |
 //! | `frame` | number | the capture's frame number |
@@ -288,11 +288,10 @@ fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
         Test::Num(field, cmp, v) => match field {
             Num::Seqno => {
                 ctx.any_message(|m| m.seqno.is_some_and(|s| cmp.holds(s as u64, v)))
-                    || (ctx.datagram.is_none()
-                        && ctx
-                            .findings
-                            .iter()
-                            .any(|f| f.seqno.is_some_and(|s| cmp.holds(s as u64, v))))
+                    || ctx
+                        .findings
+                        .iter()
+                        .any(|f| f.seqno.is_some_and(|s| cmp.holds(s as u64, v)))
             }
             Num::Ack => ctx.header("ack").is_some_and(|a| cmp.holds(a, v)),
             Num::Timestamp => ctx.header("timestamp").is_some_and(|t| cmp.holds(t, v)),

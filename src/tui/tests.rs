@@ -472,3 +472,33 @@ fn findings_show_their_details_from_the_store() {
     let first = details.iter().find(|d| !d.is_empty()).unwrap();
     assert!(shown.contains(first.as_str()), "{first} not in:\n{shown}");
 }
+
+/// A capture's datagrams, as the TUI's memory feed takes them.
+fn datagrams_of(path: &str) -> Vec<OwnedDatagram> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let mut source = crate::capture::Source::files(&[path]).unwrap();
+    let mut out = Vec::new();
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let Some(d) = frame.datagram() {
+            out.push(d.to_owned_datagram());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_filter_selects_in_the_tui_what_it_selects_in_the_report() {
+    // The report prints `lost#37` (its gap in frame 877) for this filter; the
+    // TUI must show the packet that carries that finding.
+    let info = SourceInfo {
+        label: "file sim-tap-miss.pcap".into(),
+        live: false,
+    };
+    let feed = MemoryFeed::new(datagrams_of("captures/sim-tap-miss.pcap"));
+    let mut a = load_app(feed, info).unwrap();
+    keys(&mut a, "/lost && seqno == 37");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.view_len(), 1);
+    let row = a.view_row(0).and_then(|i| a.row(i)).unwrap();
+    assert_eq!(row.frame, 877);
+}
