@@ -333,3 +333,69 @@ fn junit_file_that_cannot_be_written_is_an_error() {
         r.stderr
     );
 }
+
+#[test]
+fn session_outcomes_gate_ci() {
+    let r = run(&["captures/sim-timeout.pcap", "--deny", "timed-out"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("1 timed-out (denied) [deny timed-out]"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["captures/sim-full.pcap", "--max", "rejected=0"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(r.stdout.contains("rejected is 1, above 0"), "{}", r.stdout);
+    let r = run(&["captures/sim-clean.pcap", "--deny", "timed-out,rejected"]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+}
+
+#[test]
+fn allow_accepts_a_known_deviation_and_nothing_else() {
+    let real = "captures/real-server-clean.pcap";
+    let r = run(&[real, "--deny", "violation"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(r.stdout.contains("111 violation (denied)"), "{}", r.stdout);
+    for allow in [
+        "lwar.violation.after-disconnect",
+        "violation/after-disconnect",
+        "after-disconnect",
+    ] {
+        let r = run(&[real, "--deny", "violation", "--allow", allow]);
+        assert_eq!(r.code, Some(0), "--allow {allow}: {}", r.stdout);
+        let r = run(&[
+            real,
+            "--deny",
+            "violation/after-disconnect",
+            "--allow",
+            allow,
+        ]);
+        assert_eq!(r.code, Some(0), "--allow {allow}: {}", r.stdout);
+    }
+    // Another rule stays denied: the corrupt capture has other violations.
+    let r = run(&[
+        "captures/sim-corrupt.pcap",
+        "--deny",
+        "violation",
+        "--allow",
+        "lwar.violation.after-disconnect",
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    // In a rules file too.
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "deny = [\"violation\"]\nallow = [\"lwar.violation.after-disconnect\"]\n",
+    )
+    .unwrap();
+    let r = run(&[real, "--rules", rules.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    // A name that is no kind or rule is a clear error.
+    let r = run(&[real, "--deny", "violation", "--allow", "after-disconect"]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!(
+        r.stderr.trim(),
+        "error: rule `allow after-disconect`: --allow takes a finding kind or a violation rule (violation/RULE or PROTO.violation.RULE)"
+    );
+}

@@ -46,6 +46,8 @@ pub struct ProtocolInfo {
     pub rules: &'static [Rule],
     /// Why a packet may not decode, by the ordinal the analyzer counts it with.
     pub malformed: &'static [&'static str],
+    /// The lifecycle states a session can end in, by name.
+    pub states: &'static [&'static str],
     /// Expected rates of message types, by the specification: (ordinal, Hz).
     pub spec_rates: &'static [(usize, f64)],
     /// How outputs show its packets.

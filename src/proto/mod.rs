@@ -74,6 +74,14 @@ pub fn kind_by_name(name: &str) -> Option<FindingKind> {
     })
 }
 
+/// A session lifecycle state of a registered protocol, by name (`timed-out`).
+pub fn state_by_name(name: &str) -> Option<&'static str> {
+    REGISTRY
+        .iter()
+        .flat_map(|p| p.info.states.iter().copied())
+        .find(|s| *s == name)
+}
+
 /// A rule by its short name (`after-disconnect`) or its namespaced one
 /// (`lwar.violation.after-disconnect`).
 pub fn rule_by_name(name: &str) -> Option<Rule> {

@@ -119,10 +119,17 @@ pub struct CheckArgs {
     pub files: Vec<PathBuf>,
 
     /// Fail when any of these findings occurs: finding kinds (resend, lost,
-    /// malformed, violation...) or violation/RULE. Comma-separated, repeatable.
+    /// malformed, violation...), violation/RULE, or a session outcome
+    /// (timed-out, rejected). Comma-separated, repeatable.
     /// Example: --deny malformed,violation,lost
     #[arg(long, value_delimiter = ',', value_name = "KINDS")]
     pub deny: Vec<String>,
+
+    /// Accept a known deviation: findings of this kind or violation rule count in
+    /// no rule. Comma-separated, repeatable.
+    /// Example: --deny violation --allow lwar.violation.after-disconnect
+    #[arg(long, value_delimiter = ',', value_name = "KINDS")]
+    pub allow: Vec<String>,
 
     /// Fail when a count or metric is above a limit: a finding kind, or one of
     /// resend-rate (5% or 0.05), ack-delay-p50, ack-delay-p95 (ms or 250ms),
@@ -164,9 +171,12 @@ Examples:
   lwarscope check game.pcap --max resend-rate=5% --max reordered=0 --junit report.xml
   lwarscope check game.pcap --rules ci/lwar-rules.toml
   lwarscope check game.pcap --expect expected.json
+  lwarscope check captures/real-server-clean.pcap --deny violation,timed-out \\
+      --allow lwar.violation.after-disconnect
 
 A rules file:
   deny = [\"malformed\", \"violation\"]
+  allow = [\"lwar.violation.after-disconnect\"]
   [max]
   resend-rate = \"5%\"
   ack-delay-p95 = \"250ms\"

@@ -14,12 +14,19 @@
 //! ```
 //!
 //! A rule names a finding kind (`resend`, `lost`, `violation`...), a violation
-//! rule (`violation/<rule>`), or a metric: `resend-rate` (a fraction or a
+//! rule (`violation/<rule>`, or namespaced: `lwar.violation.after-disconnect`), a
+//! session outcome (`timed-out`, `rejected`: the sessions that ended so), or a
+//! metric: `resend-rate` (a fraction or a
 //! percentage), `ack-delay-p50`/`ack-delay-p95` (the worst session direction, in
 //! ms; `250ms` or `0.25s` also read), `jitter` (worst, ms), `unacked` (reliable
 //! messages never acked at the end, all sessions), `packets` (lwar packets),
 //! `sessions`. `--expect FILE.json` compares the counts per message type, finding
 //! kind, violation rule, malformed reason and session with an expected summary.
+//!
+//! `--allow NAME` (or `allow = [...]` in the rules file) accepts a known
+//! deviation: the findings of that kind or rule no longer count in any rule, so
+//! `--deny violation --allow lwar.violation.after-disconnect` fails on every other
+//! violation.
 //!
 //! Each file gets a [`Verdict`]; the exit status is 0 when every file passes, 1
 //! when a rule failed, 2 on an error ([`exit_code`]).
@@ -67,6 +74,43 @@ pub enum Metric {
     Unacked,
     Packets,
     Sessions,
+    /// Sessions that ended in this lifecycle state (`timed-out`, `rejected`).
+    Outcome(&'static str),
+}
+
+/// Findings that no rule counts: known deviations a CI run accepts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Allowed {
+    pub kinds: Vec<FindingKind>,
+    pub rules: Vec<Rule>,
+}
+
+impl Allowed {
+    /// A finding kind (`resend`), or a rule (`after-disconnect`,
+    /// `violation/after-disconnect`, `lwar.violation.after-disconnect`).
+    pub fn add(&mut self, name: &str) -> Result<(), CheckError> {
+        let name = name.trim();
+        match Metric::parse(name) {
+            Some(Metric::Finding(k)) => self.kinds.push(k),
+            Some(Metric::Violation(r)) => self.rules.push(r),
+            _ => match crate::proto::rule_by_name(name) {
+                Some(r) => self.rules.push(r),
+                None => {
+                    return Err(CheckError::BadRule {
+                        rule: format!("allow {name}"),
+                        reason: "--allow takes a finding kind or a violation rule \
+                                 (violation/RULE or PROTO.violation.RULE)"
+                            .into(),
+                    });
+                }
+            },
+        }
+        Ok(())
+    }
+
+    fn allows_rule(&self, r: Rule) -> bool {
+        self.rules.contains(&r) || self.kinds.contains(&FindingKind::VIOLATION)
+    }
 }
 
 impl Metric {
@@ -81,13 +125,20 @@ impl Metric {
             "sessions" => Metric::Sessions,
             _ => match name.strip_prefix("violation/") {
                 Some(rule) => Metric::Violation(crate::proto::rule_by_name(rule)?),
-                None => Metric::Finding(crate::proto::kind_by_name(name)?),
+                None => match crate::proto::kind_by_name(name) {
+                    Some(k) => Metric::Finding(k),
+                    None => match crate::proto::rule_by_name(name) {
+                        Some(r) if name.contains(".violation.") => Metric::Violation(r),
+                        _ => Metric::Outcome(crate::proto::state_by_name(name)?),
+                    },
+                },
             },
         })
     }
 
-    /// The value in an outcome: counts, a fraction, or milliseconds.
-    pub fn value(self, o: &Outcome) -> f64 {
+    /// The value in an outcome: counts, a fraction, or milliseconds; allowed
+    /// findings do not count.
+    pub fn value(self, o: &Outcome, allowed: &Allowed) -> f64 {
         let worst = |f: &dyn Fn(&super::DirView) -> Option<f64>| {
             o.sessions
                 .iter()
@@ -96,8 +147,25 @@ impl Metric {
                 .fold(0.0, f64::max)
         };
         match self {
+            Metric::Finding(k) if allowed.kinds.contains(&k) => 0.0,
+            Metric::Finding(k) if k == FindingKind::VIOLATION => {
+                let all = o.summary.findings.get(k.name()).copied().unwrap_or(0);
+                let accepted: u64 = allowed
+                    .rules
+                    .iter()
+                    .map(|r| o.summary.violations.get(r.name()).copied().unwrap_or(0))
+                    .sum();
+                all.saturating_sub(accepted) as f64
+            }
             Metric::Finding(k) => o.summary.findings.get(k.name()).copied().unwrap_or(0) as f64,
+            Metric::Violation(r) if allowed.allows_rule(r) => 0.0,
             Metric::Violation(r) => o.summary.violations.get(r.name()).copied().unwrap_or(0) as f64,
+            Metric::Outcome(state) => o
+                .summary
+                .sessions
+                .iter()
+                .filter(|s| s.state == state)
+                .count() as f64,
             Metric::ResendRate => o.resend_rate(),
             Metric::AckDelayP50 => worst(&|d| d.ack_p50_ms),
             Metric::AckDelayP95 => worst(&|d| d.ack_p95_ms),
@@ -173,14 +241,19 @@ impl Limit {
         let unknown = || {
             bad(
                 "unknown name: use a finding kind (resend, lost, malformed, violation...), \
-                 violation/<rule>, resend-rate, ack-delay-p50, ack-delay-p95, jitter, unacked, \
-                 packets or sessions",
+                 violation/<rule>, a session outcome (timed-out, rejected), resend-rate, \
+                 ack-delay-p50, ack-delay-p95, jitter, unacked, packets or sessions",
             )
         };
         if bound == Bound::Deny {
             let metric = Metric::parse(text.trim()).ok_or_else(unknown)?;
-            if !matches!(metric, Metric::Finding(_) | Metric::Violation(_)) {
-                return Err(bad("--deny takes finding kinds; use --max for metrics"));
+            if !matches!(
+                metric,
+                Metric::Finding(_) | Metric::Violation(_) | Metric::Outcome(_)
+            ) {
+                return Err(bad(
+                    "--deny takes finding kinds and session outcomes; use --max for metrics",
+                ));
             }
             return Ok(Limit {
                 name: format!("deny {}", text.trim()),
@@ -206,8 +279,8 @@ impl Limit {
     }
 
     /// `None` when the rule holds, else why not.
-    pub fn check(&self, o: &Outcome) -> Option<String> {
-        let v = self.metric.value(o);
+    pub fn check(&self, o: &Outcome, allowed: &Allowed) -> Option<String> {
+        let v = self.metric.value(o, allowed);
         let failed = match self.bound {
             Bound::Deny | Bound::Max => v > self.value,
             Bound::Min => v < self.value,
@@ -245,6 +318,8 @@ struct RulesFile {
     #[serde(default)]
     deny: Vec<String>,
     #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
     max: BTreeMap<String, toml::Value>,
     #[serde(default)]
     min: BTreeMap<String, toml::Value>,
@@ -263,6 +338,8 @@ fn toml_text(v: &toml::Value) -> String {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rules {
     pub limits: Vec<Limit>,
+    /// Findings no rule counts.
+    pub allowed: Allowed,
     /// The expected summary, and the file it came from.
     pub expect: Option<(String, Summary)>,
 }
@@ -276,6 +353,9 @@ impl Rules {
         })?;
         for d in &file.deny {
             self.limits.push(Limit::parse(d, Bound::Deny)?);
+        }
+        for a in &file.allow {
+            self.allowed.add(a)?;
         }
         for (map, bound) in [(&file.max, Bound::Max), (&file.min, Bound::Min)] {
             for (name, value) in map {
@@ -302,6 +382,9 @@ impl Rules {
         for d in &args.deny {
             rules.limits.push(Limit::parse(d, Bound::Deny)?);
         }
+        for a in &args.allow {
+            rules.allowed.add(a)?;
+        }
         for m in &args.max {
             rules.limits.push(Limit::parse(m, Bound::Max)?);
         }
@@ -327,7 +410,7 @@ impl Rules {
             .iter()
             .map(|l| RuleResult {
                 name: l.name.clone(),
-                failure: l.check(o),
+                failure: l.check(o, &self.allowed),
             })
             .collect();
         if let Some((path, expected)) = &self.expect {

@@ -155,7 +155,14 @@ pub struct FindingRow {
 
 impl FindingStats {
     pub fn add(&mut self, f: &Finding) {
-        if let Some((_, t)) = self.kinds.iter_mut().find(|(k, _)| *k == f.kind) {
+        // The shared kinds come first, each at its slot: no search for them.
+        let shared = f.kind.ordinal() < FindingKind::SHARED.len();
+        let tally = if shared {
+            self.kinds.get_mut(f.kind.ordinal())
+        } else {
+            self.kinds.iter_mut().find(|(k, _)| *k == f.kind)
+        };
+        if let Some((_, t)) = tally {
             t.add(f.frame);
         }
         if let Some(rule) = f.rule

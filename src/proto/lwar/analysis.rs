@@ -248,6 +248,15 @@ pub static INFO: ProtocolInfo = ProtocolInfo {
     kinds: findings::KINDS,
     rules: findings::RULES,
     malformed: &MALFORMED_NAMES,
+    states: &[
+        "connecting",
+        "syncing",
+        "playing",
+        "disconnecting",
+        "closed",
+        "rejected",
+        "timed-out",
+    ],
     spec_rates: &[
         (MessageType::Input.ordinal(), 30.0),
         (MessageType::Update.ordinal(), 15.0),
