@@ -132,7 +132,18 @@ fn each_kind_of_rule() {
             "violation/invalid-utf8",
             "13 violation/invalid-utf8 (denied)",
         ),
-        ("sim-tap-miss", "--deny", "lost", "2 lost (denied)"),
+        (
+            "sim-tap-miss",
+            "--deny",
+            "not-captured",
+            "2 not-captured (denied)",
+        ),
+        (
+            "sim-tap-miss",
+            "--max",
+            "ack-unseen=1",
+            "ack-unseen is 2, above 1",
+        ),
         (
             "sim-reorder",
             "--max",
@@ -186,7 +197,7 @@ fn rules_from_a_toml_file_add_to_the_flags() {
     let rules = dir.path().join("rules.toml");
     std::fs::write(
         &rules,
-        "deny = [\"malformed\", \"lost\"]\n\
+        "deny = [\"malformed\", \"lost\", \"not-captured\"]\n\
          [max]\n\
          resend-rate = \"25%\"\n\
          ack-delay-p95 = \"0.2s\"\n\
@@ -197,7 +208,7 @@ fn rules_from_a_toml_file_add_to_the_flags() {
     let rules = rules.to_str().unwrap();
     let r = run(&["captures/sim-loss.pcap", "--rules", rules]);
     assert_eq!(r.code, Some(0), "{}", r.stdout);
-    assert_eq!(r.stdout, "PASS  captures/sim-loss.pcap (5 rules)\n");
+    assert_eq!(r.stdout, "PASS  captures/sim-loss.pcap (6 rules)\n");
     let r = run(&[
         "captures/sim-tap-miss.pcap",
         "--rules",
@@ -206,7 +217,8 @@ fn rules_from_a_toml_file_add_to_the_flags() {
         "gap=0",
     ]);
     assert_eq!(r.code, Some(1));
-    assert!(r.stdout.contains("[deny lost]"), "{}", r.stdout);
+    assert!(r.stdout.contains("[deny not-captured]"), "{}", r.stdout);
+    assert!(!r.stdout.contains("[deny lost]"), "{}", r.stdout);
     assert!(r.stdout.contains("[max gap=0]"), "{}", r.stdout);
 }
 

@@ -181,15 +181,15 @@ fn json_summary_reads_back_and_matches_the_ground_truth() {
     }
 }
 
-/// Findings raised at the end of the capture (`lost`) come after the last packet,
-/// before the summary.
+/// Findings raised at the end of the capture (`lost`, `not-captured`) come after
+/// the last packet, before the summary.
 #[test]
 fn jsonl_lost_seqnos_come_at_the_end() {
     let text = run(
         "sim-tap-miss.pcap",
         ReportArgs {
             format: Format::Jsonl,
-            ..filtered("lost || gap")
+            ..filtered("lost || not-captured || gap")
         },
     );
     let kinds: Vec<String> = text
@@ -200,7 +200,7 @@ fn jsonl_lost_seqnos_come_at_the_end() {
         })
         .collect();
     assert_eq!(kinds.last().unwrap(), "\"summary\" null");
-    assert_eq!(kinds[kinds.len() - 2], "\"finding\" \"lost\"");
+    assert_eq!(kinds[kinds.len() - 2], "\"finding\" \"not-captured\"");
     let without_summary: Vec<&str> = text
         .lines()
         .filter(|l| !l.contains("\"summary\""))

@@ -413,19 +413,8 @@ fn an_in_packet_duplicate_of_an_acked_seqno_seen_for_the_first_time_is_not_a_spu
     // resent: the second copy is a duplicate in packet.
     let mut s = Script::new();
     assert_eq!(s.s2c(7, 5000, vec![chat(38, BOB, "x"), update()]), []);
-    assert_eq!(
-        s.c2s(40, 300, vec![input(ALICE, 9)]),
-        [f(
-            "c2s",
-            "ack-unseen",
-            2,
-            None,
-            Detail::AckUnseen {
-                ack: 40,
-                highest: 38
-            }
-        )]
-    );
+    // An ack of the unseen: an incident begins; it is reported when it ends.
+    assert_eq!(s.c2s(40, 300, vec![input(ALICE, 9)]), []);
     assert_eq!(
         s.s2c(
             7,
@@ -438,6 +427,21 @@ fn an_in_packet_duplicate_of_an_acked_seqno_seen_for_the_first_time_is_not_a_spu
             3,
             Some(40),
             repeat(3, 0, 2)
+        )]
+    );
+    // Now #40 was captured: the client's next ack ends the incident.
+    assert_eq!(
+        s.c2s(40, 330, vec![input(ALICE, 10)]),
+        [f(
+            "c2s",
+            "ack-unseen",
+            2,
+            None,
+            Detail::AckUnseen {
+                ack: 40,
+                highest: 38,
+                packets: 1
+            }
         )]
     );
 }
@@ -716,30 +720,132 @@ fn an_ack_below_an_earlier_one_is_an_ack_regression() {
 }
 
 #[test]
-fn an_ack_above_every_seqno_captured_the_other_way_is_ack_unseen() {
+fn acks_above_every_seqno_captured_the_other_way_are_one_ack_unseen_per_incident() {
     let mut s = Script::playing();
-    // The server has sent #1..#3; the client acks 5.
+    // The server has sent #1..#3; the client acks 5, three packets in a row
+    // (the capture missed #4 and #5): one incident, reported when it ends.
+    assert_eq!(s.c2s(5, 130, vec![input(ALICE, 2)]), []);
+    assert_eq!(s.c2s(5, 160, vec![input(ALICE, 3)]), []);
+    assert_eq!(s.c2s(6, 190, vec![input(ALICE, 4)]), []);
+    // The server resends #6 (its #4 and #5 were never captured, but acked).
     assert_eq!(
-        s.c2s(5, 130, vec![input(ALICE, 2)]),
+        s.s2c(1, 1030, vec![chat(6, BOB, "x")]),
+        [f(
+            "s2c",
+            "gap",
+            7,
+            Some(6),
+            Detail::Gap {
+                highest: 3,
+                missing: 2
+            }
+        )]
+    );
+    assert_eq!(
+        s.c2s(6, 220, vec![input(ALICE, 5)]),
         [f(
             "c2s",
             "ack-unseen",
             4,
             None,
-            Detail::AckUnseen { ack: 5, highest: 3 }
+            Detail::AckUnseen {
+                ack: 6,
+                highest: 3,
+                packets: 3
+            }
         )]
     );
-    // And the server acks 2 while the client has sent only #1.
+    // And the server acks 2 while the client has sent only #1: open at the end,
+    // it is reported by `finish`, with the seqnos the capture missed.
+    assert_eq!(s.s2c(2, 1060, vec![update()]), []);
+    let (found, summary) = s.finish();
     assert_eq!(
-        s.s2c(2, 1030, vec![update()]),
+        found,
+        [
+            f(
+                "s2c",
+                "ack-unseen",
+                9,
+                None,
+                Detail::AckUnseen {
+                    ack: 2,
+                    highest: 1,
+                    packets: 1
+                }
+            ),
+            f("s2c", "not-captured", 7, Some(4), Detail::None),
+            f("s2c", "not-captured", 7, Some(5), Detail::None),
+        ]
+    );
+    assert_eq!(summary.findings.get("lost"), None);
+    assert_eq!(summary.findings.get("ack-unseen"), Some(&2));
+}
+
+#[test]
+fn an_ack_of_nothing_ever_sent_judges_nothing_else() {
+    // The original server, after a malformed packet, acks 16908800 for the rest
+    // of the session: one finding, and the client's resends are not spurious
+    // against it, nor are its later acks regressions.
+    let mut s = Script::playing();
+    assert_eq!(s.c2s(3, 130, vec![chat(2, ALICE, "a")]), []);
+    assert_eq!(s.s2c(16_908_800, 1030, vec![update()]), []);
+    assert_eq!(
+        s.c2s(3, 160, vec![chat(2, ALICE, "a")]),
+        [f("c2s", "resend", 6, Some(2), repeat(4, 2, 2))]
+    );
+    assert_eq!(s.s2c(16_908_800, 1060, vec![update()]), []);
+    // A sane ack again ends the incident, and is no regression.
+    assert_eq!(
+        s.s2c(2, 1090, vec![update()]),
         [f(
             "s2c",
             "ack-unseen",
             5,
             None,
-            Detail::AckUnseen { ack: 2, highest: 1 }
+            Detail::AckUnseen {
+                ack: 16_908_800,
+                highest: 2,
+                packets: 2
+            }
         )]
     );
+    let (found, summary) = s.finish();
+    assert_eq!(found, []);
+    assert_eq!(summary.findings.get("spurious-resend"), None);
+    assert_eq!(summary.findings.get("ack-regression"), None);
+}
+
+#[test]
+fn a_wild_seqno_is_one_violation_and_the_stream_keeps_its_place() {
+    let mut s = Script::playing();
+    assert_eq!(s.c2s(3, 130, vec![chat(2, ALICE, "a")]), []);
+    assert_eq!(
+        s.c2s(3, 160, vec![chat(999_998, ALICE, "b")]),
+        [f(
+            "c2s",
+            "violation/seqno-out-of-window",
+            5,
+            Some(999_998),
+            Detail::OutOfWindow {
+                seqno: 999_998,
+                expected: 3
+            }
+        )]
+    );
+    assert_eq!(
+        Detail::OutOfWindow {
+            seqno: 999_998,
+            expected: 3
+        }
+        .to_string(),
+        "seqno 999998 is outside the window: the receiver expects 3"
+    );
+    // The peer's next real message is the next in sequence, not a resend.
+    assert_eq!(s.c2s(3, 190, vec![chat(3, ALICE, "c")]), []);
+    let (found, summary) = s.finish();
+    assert_eq!(found, []);
+    let c2s = &summary.sessions[0].c2s;
+    assert_eq!((c2s.first_sends, c2s.resends), (3, 0));
 }
 
 #[test]
@@ -753,8 +859,10 @@ fn acks_are_not_judged_before_the_other_direction_shows_a_reliable_message() {
     assert_eq!(s.c2s(501, 4066, vec![input(ALICE, 7002)]), []);
     // From now on the server's acks are judged against the client's seqnos.
     assert_eq!(s.c2s(501, 4100, vec![chat(91, ALICE, "y")]), []);
+    assert_eq!(s.s2c(92, 60060, vec![update()]), []);
+    let (found, _) = s.finish();
     assert_eq!(
-        s.s2c(92, 60060, vec![update()]),
+        found,
         [f(
             "s2c",
             "ack-unseen",
@@ -762,7 +870,8 @@ fn acks_are_not_judged_before_the_other_direction_shows_a_reliable_message() {
             None,
             Detail::AckUnseen {
                 ack: 92,
-                highest: 91
+                highest: 91,
+                packets: 1
             }
         )]
     );

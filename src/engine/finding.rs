@@ -204,6 +204,10 @@ shared_kinds! {
     OVERSIZE = "oversize", Protocol, Warning, 12;
     /// A rule of the protocol broken; the [`Rule`] names which.
     VIOLATION = "violation", Protocol, Error, 13;
+    /// A seqno never captured that the other side acknowledged: it was delivered,
+    /// and the capture missed it (Wireshark's "ACKed segment that wasn't
+    /// captured"). Not loss.
+    NOT_CAPTURED = "not-captured", Sequence, Note, 14;
 }
 
 impl FindingKind {
@@ -458,8 +462,16 @@ pub enum Detail {
     Timestamp { timestamp: u32, highest: u32 },
     /// An ack below an earlier one.
     AckRegression { ack: u32, previous: u32 },
-    /// An ack above the highest seqno captured the other way.
-    AckUnseen { ack: u32, highest: u32 },
+    /// Acks above the highest seqno captured the other way, over `packets`
+    /// packets in a row: `ack` is the highest of them.
+    AckUnseen {
+        ack: u32,
+        highest: u32,
+        packets: u32,
+    },
+    /// A seqno outside the window the receiver can process: `expected` is the
+    /// next one it would.
+    OutOfWindow { seqno: u32, expected: u32 },
     /// What the protocol could not decode. For `truncated` findings, the capture
     /// kept `captured` of the datagram's `len` bytes.
     Decode {
@@ -498,12 +510,24 @@ impl fmt::Display for Detail {
                 write!(f, "timestamp {timestamp} after {highest}")
             }
             Detail::AckRegression { ack, previous } => write!(f, "ack {ack} after ack {previous}"),
-            Detail::AckUnseen { ack, highest } => {
+            Detail::AckUnseen {
+                ack,
+                highest,
+                packets,
+            } => {
                 write!(
                     f,
                     "ack {ack}, highest seqno captured the other way is {highest}"
-                )
+                )?;
+                if packets > 1 {
+                    write!(f, "; {packets} packets in a row")?;
+                }
+                Ok(())
             }
+            Detail::OutOfWindow { seqno, expected } => write!(
+                f,
+                "seqno {seqno} is outside the window: the receiver expects {expected}"
+            ),
             Detail::Decode {
                 error,
                 captured,

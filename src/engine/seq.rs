@@ -12,6 +12,8 @@ enum SlotState {
     #[default]
     Empty,
     /// Skipped by a gap, not captured yet; `frame` is the frame of the gap.
+    /// `acked`: the other side acknowledged it, so it was delivered and the
+    /// capture missed it.
     Missing,
     /// Captured at least once; `frame` is the frame of the first capture.
     Seen,
@@ -114,14 +116,15 @@ impl SeqWindow {
 
     /// Records a capture of `seqno`. For a jump, the skipped seqnos become missing;
     /// `lost` is called for each missing seqno pushed out of the window unseen,
-    /// with the frame of the gap that skipped it.
+    /// with the frame of the gap that skipped it and whether the other side
+    /// acknowledged it (then the capture missed it; otherwise it was lost).
     pub fn record(
         &mut self,
         seqno: u32,
         frame: u64,
         ts: Timestamp,
         hash: u64,
-        mut lost: impl FnMut(u32, u64),
+        mut lost: impl FnMut(u32, u64, bool),
     ) {
         if self.base.is_none() {
             self.base = Some(seqno);
@@ -162,15 +165,16 @@ impl SeqWindow {
         }
     }
 
-    fn evict(&mut self, seqno: u32, lost: &mut impl FnMut(u32, u64)) {
+    fn evict(&mut self, seqno: u32, lost: &mut impl FnMut(u32, u64, bool)) {
         let old = *self.slot(seqno);
         if old.state == SlotState::Missing && old.seqno != seqno {
-            lost(old.seqno, old.frame);
+            lost(old.seqno, old.frame, old.acked);
         }
     }
 
     /// The other side acked up to `ack` (having acked up to `previous` before):
-    /// calls `acked` with the first capture time of every seqno newly covered.
+    /// calls `acked` with the first capture time of every seqno newly covered;
+    /// missing seqnos it covers are marked delivered but not captured.
     pub fn ack(&mut self, previous: u32, ack: u32, mut acked: impl FnMut(Timestamp)) {
         if self.base.is_none() || ack <= previous {
             return;
@@ -181,27 +185,34 @@ impl SeqWindow {
         let high = ack.min(self.highest);
         for s in low..=high {
             let slot = self.slot_mut(s);
-            if slot.seqno == s && slot.state == SlotState::Seen && !slot.acked {
-                slot.acked = true;
-                acked(slot.ts);
+            if slot.seqno == s && !slot.acked {
+                match slot.state {
+                    SlotState::Seen => {
+                        slot.acked = true;
+                        acked(slot.ts);
+                    }
+                    SlotState::Missing => slot.acked = true,
+                    SlotState::Empty => {}
+                }
             }
         }
     }
 
-    /// Calls `lost` for every seqno still missing (at the end of the capture).
-    pub fn drain_missing(&mut self, mut lost: impl FnMut(u32, u64)) {
-        let mut missing: Vec<(u32, u64)> = self
+    /// Calls `lost` for every seqno still missing (at the end of the capture),
+    /// with the frame of its gap and whether the other side acknowledged it.
+    pub fn drain_missing(&mut self, mut lost: impl FnMut(u32, u64, bool)) {
+        let mut missing: Vec<(u32, u64, bool)> = self
             .slots
             .iter_mut()
             .filter(|s| s.state == SlotState::Missing)
             .map(|s| {
                 s.state = SlotState::Empty;
-                (s.seqno, s.frame)
+                (s.seqno, s.frame, s.acked)
             })
             .collect();
         missing.sort_unstable();
-        for (seqno, frame) in missing {
-            lost(seqno, frame);
+        for (seqno, frame, acked) in missing {
+            lost(seqno, frame, acked);
         }
     }
 
@@ -220,7 +231,7 @@ mod tests {
 
     fn rec(w: &mut SeqWindow, s: u32, frame: u64) -> Vec<u32> {
         let mut lost = Vec::new();
-        w.record(s, frame, Timestamp(frame), 0, |s, _| lost.push(s));
+        w.record(s, frame, Timestamp(frame), 0, |s, _, _| lost.push(s));
         lost
     }
 
@@ -260,7 +271,7 @@ mod tests {
         rec(&mut w, 3, 3);
         assert!(matches!(w.lookup(3), Lookup::Seen { .. }));
         let mut lost = Vec::new();
-        w.drain_missing(|s, frame| lost.push((s, frame)));
+        w.drain_missing(|s, frame, _| lost.push((s, frame)));
         assert_eq!(lost, vec![(2, 2), (4, 2)]);
     }
 

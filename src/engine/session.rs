@@ -89,8 +89,11 @@ pub struct DirState {
     pub expected_repeats: u64,
     /// The reliable sequence, for protocols with cumulative acks.
     pub seq: SeqWindow,
-    /// Highest ack this direction has sent, once it has sent one.
+    /// Highest ack this direction has sent that covers only what was captured
+    /// the other way (an ack of nothing ever sent judges nothing).
     pub max_ack: Option<u32>,
+    /// An open run of acks above everything captured the other way.
+    ack_unseen: Option<AckIncident>,
     /// Frame of the packet that first carried `max_ack`.
     pub max_ack_frame: u64,
     /// Highest sender timestamp seen, for protocols whose header has one.
@@ -120,6 +123,7 @@ impl Default for DirState {
             expected_repeats: 0,
             seq: SeqWindow::default(),
             max_ack: None,
+            ack_unseen: None,
             max_ack_frame: 0,
             max_timestamp: None,
             recent: DupWindow::default(),
@@ -169,10 +173,13 @@ impl DirState {
     }
 
     /// A cumulative ack this direction sent, acknowledging `other`'s reliable
-    /// messages up to `ack`: `ack-regression` below an earlier ack, `ack-unseen`
-    /// above every seqno captured the other way (not judged while the other way
-    /// has shown none: the ack may cover messages sent before the capture), and
-    /// the ack delay of each message it newly covers.
+    /// messages up to `ack`. Acks above every seqno captured the other way form
+    /// one incident, reported once when it ends ([`DirState::close_ack_incident`]),
+    /// with the number of packets it spans; they judge nothing else (not
+    /// regressions, not resends). While the other way has shown no reliable
+    /// message, acks are not judged (they may cover messages sent before the
+    /// capture). Otherwise: `ack-regression` below an earlier ack, and the ack
+    /// delay of each message it newly covers.
     pub fn cumulative_ack(
         &mut self,
         other: &mut DirState,
@@ -182,18 +189,33 @@ impl DirState {
         frame: u64,
     ) {
         use super::{Detail, FindingKind};
+        if let Some(highest) = other.seq.highest()
+            && ack > highest
+        {
+            match &mut self.ack_unseen {
+                Some(incident) => {
+                    incident.packets += 1;
+                    incident.ack = incident.ack.max(ack);
+                }
+                None => {
+                    self.ack_unseen = Some(AckIncident {
+                        frame,
+                        ts,
+                        ack,
+                        highest,
+                        packets: 1,
+                    });
+                }
+            }
+            return;
+        }
+        self.close_ack_incident(raise);
         let previous = self.max_ack;
         if let Some(previous) = previous
             && ack < previous
         {
             let detail = Detail::AckRegression { ack, previous };
             raise.raise(self, FindingKind::ACK_REGRESSION, None, None, detail);
-        }
-        if let Some(highest) = other.seq.highest()
-            && ack > highest
-        {
-            let detail = Detail::AckUnseen { ack, highest };
-            raise.raise(self, FindingKind::ACK_UNSEEN, None, None, detail);
         }
         if previous.is_none_or(|p| ack > p) {
             let histogram = &mut other.ack_delay_us;
@@ -203,6 +225,19 @@ impl DirState {
             });
             self.max_ack = Some(ack);
             self.max_ack_frame = frame;
+        }
+    }
+
+    /// Ends an open run of acks of the unseen: one `ack-unseen`, at the frame
+    /// where it began, with the packets it spanned.
+    pub fn close_ack_incident(&mut self, raise: &mut super::Raise<'_>) {
+        if let Some(i) = self.ack_unseen.take() {
+            let detail = super::Detail::AckUnseen {
+                ack: i.ack,
+                highest: i.highest,
+                packets: i.packets,
+            };
+            raise.raise_at(self, super::FindingKind::ACK_UNSEEN, i.frame, i.ts, detail);
         }
     }
 
@@ -246,6 +281,19 @@ impl DirState {
             resends: self.resends,
         }
     }
+}
+
+/// A run of acks above everything captured the other way.
+#[derive(Debug, Clone, Copy)]
+struct AckIncident {
+    /// Where it began.
+    frame: u64,
+    ts: Timestamp,
+    /// The highest ack of the run, and the highest seqno captured the other way
+    /// when it began.
+    ack: u32,
+    highest: u32,
+    packets: u32,
 }
 
 /// A player as a session's messages tell of it.

@@ -145,6 +145,28 @@ impl Raise<'_> {
         });
     }
 
+    /// Raises a finding of an earlier packet (an incident that began there).
+    pub fn raise_at(
+        &mut self,
+        dir: &mut DirState,
+        kind: FindingKind,
+        frame: u64,
+        ts: Timestamp,
+        detail: Detail,
+    ) {
+        dir.findings[kind.ordinal()] += 1;
+        self.out.push(Finding {
+            kind,
+            rule: None,
+            frame,
+            ts,
+            session: self.session,
+            direction: self.direction,
+            seqno: None,
+            detail,
+        });
+    }
+
     /// Raises a `violation` of `rule`.
     pub fn violation(
         &mut self,
@@ -181,11 +203,17 @@ impl Raise<'_> {
         self.raise(dir, kind, None, None, detail);
     }
 
-    /// Raises `lost` for a seqno skipped by a gap in frame `gap_frame`.
-    pub fn lost(&mut self, dir: &mut DirState, seqno: u32, gap_frame: u64) {
-        dir.findings[FindingKind::LOST.ordinal()] += 1;
+    /// A seqno skipped by a gap in frame `gap_frame` and never captured:
+    /// `not-captured` when the other side acknowledged it, `lost` otherwise.
+    pub fn lost(&mut self, dir: &mut DirState, seqno: u32, gap_frame: u64, acked: bool) {
+        let kind = if acked {
+            FindingKind::NOT_CAPTURED
+        } else {
+            FindingKind::LOST
+        };
+        dir.findings[kind.ordinal()] += 1;
         self.out.push(Finding {
-            kind: FindingKind::LOST,
+            kind,
             rule: None,
             frame: gap_frame,
             ts: self.ts,
@@ -433,11 +461,23 @@ fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Findin
     let id = session.id;
     for direction in [Direction::ClientToServer, Direction::ServerToClient] {
         let dir = session.dir_mut(direction);
-        let mut lost = 0;
-        dir.seq.drain_missing(|seqno, frame| {
-            lost += 1;
-            out.push(Finding {
-                kind: FindingKind::LOST,
+        let mut raise = Raise {
+            out: &mut *out,
+            frame: 0,
+            ts: now,
+            session: id,
+            direction,
+        };
+        dir.close_ack_incident(&mut raise);
+        let mut counts = [0u64; 2];
+        dir.seq.drain_missing(|seqno, frame, acked| {
+            counts[usize::from(acked)] += 1;
+            raise.out.push(Finding {
+                kind: if acked {
+                    FindingKind::NOT_CAPTURED
+                } else {
+                    FindingKind::LOST
+                },
                 rule: None,
                 frame,
                 ts: now,
@@ -447,6 +487,7 @@ fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Findin
                 detail: Detail::None,
             });
         });
-        dir.findings[FindingKind::LOST.ordinal()] += lost;
+        dir.findings[FindingKind::LOST.ordinal()] += counts[0];
+        dir.findings[FindingKind::NOT_CAPTURED.ordinal()] += counts[1];
     }
 }

@@ -488,7 +488,7 @@ fn datagrams_of(path: &str) -> Vec<OwnedDatagram> {
 
 #[test]
 fn the_filter_selects_in_the_tui_what_it_selects_in_the_report() {
-    // The report prints `lost#37` (its gap in frame 877) for this filter; the
+    // The report prints `not-captured#37` (its gap in frame 877) for this filter; the
     // TUI must show the packet that carries that finding.
     let info = SourceInfo {
         label: "file sim-tap-miss.pcap".into(),
@@ -496,7 +496,7 @@ fn the_filter_selects_in_the_tui_what_it_selects_in_the_report() {
     };
     let feed = MemoryFeed::new(datagrams_of("captures/sim-tap-miss.pcap"));
     let mut a = load_app(feed, info).unwrap();
-    keys(&mut a, "/lost && seqno == 37");
+    keys(&mut a, "/not-captured && seqno == 37");
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.view_len(), 1);
     let row = a.view_row(0).and_then(|i| a.row(i)).unwrap();

@@ -26,11 +26,16 @@
 //! 4. A header timestamp lower than the highest seen in that direction raises
 //!    `reordered` (the packet was overtaken). Timestamp 0 is ignored: senders
 //!    stamp 0 on packets without unreliable messages (the original server's Full).
-//! 5. An ack lower than the highest ack seen in that direction raises
-//!    `ack-regression`; an ack above the highest reliable seqno captured in the
-//!    other direction raises `ack-unseen`. While the other direction has shown no
-//!    reliable message, acks are not judged (they may cover messages sent before
-//!    the capture began).
+//! 5. Acks. An ack above the highest reliable seqno captured in the other
+//!    direction is *of the unseen* (while the other direction has shown no
+//!    reliable message, no ack is: it may cover messages sent before the capture
+//!    began): consecutive packets of a direction with such acks make one
+//!    incident, which raises one `ack-unseen` when it ends (at the first packet
+//!    whose ack is not of the unseen, or at the end of the capture), at the frame
+//!    where it began, with the highest ack and the number of packets in the
+//!    detail. An ack of the unseen judges nothing else: it is never the highest
+//!    ack for the rules below. Otherwise, an ack lower than the highest ack seen
+//!    in that direction raises `ack-regression`.
 //! 6. A packet over 512 bytes as sent (`payload_len`, whatever the capture kept)
 //!    raises `oversize` (and is decoded all the same).
 //!
@@ -38,15 +43,23 @@
 //! 1. `expected-repeat`: a Leave from the server, seen before, after the client's
 //!    Disconnect was captured. Not a resend.
 //! 2. `spurious-resend`: the seqno was seen in an earlier packet, and a packet of
-//!    the other direction captured earlier acked it (ack >= seqno).
+//!    the other direction captured earlier acked it (ack >= seqno, an ack of
+//!    the unseen excepted).
 //! 3. `resend`: the seqno was seen in an earlier packet.
 //! 4. `duplicate-in-packet`: the same seqno earlier in the same packet.
 //! 5. `out-of-order`: never seen, below the highest seen: it fills a gap.
 //! 6. `gap`: more than one above the highest seen. One finding per jump, the
 //!    missing count in the detail. Every skipped seqno still unseen at the end of
-//!    the capture (or when its session is evicted) raises one `lost`, with the
-//!    frame of its gap. Only the last 512 seqnos below the highest are tracked:
-//!    a single jump of more than 511 reports at most 511 `lost`.
+//!    the capture (or when it leaves the window of the last 512 seqnos, or its
+//!    session is evicted) raises one `not-captured` if a packet of the other
+//!    direction acked it (it was delivered; the capture missed it), and one
+//!    `lost` otherwise, with the frame of its gap.
+//!
+//! Before these, a seqno that skips 512 or more (beyond the window), or that is
+//! 512 or more below the highest seen, raises a `violation`
+//! (`seqno-out-of-window`, with the seqno expected next): a receiver that
+//! processes only the next seqno can never process it. It is not recorded (the
+//! stream keeps its place) and counts as neither a first send nor a resend.
 //!
 //! Otherwise the message is the next in sequence. Rules 5 and 6, and a plain next
 //! message, count as first sends; rules 2 and 3 count as resends. The first
@@ -85,7 +98,7 @@ use super::wire::{
     MAX_PLAYERS, Message, MessageType, MessageView, Packet, Sender,
 };
 use crate::capture::Datagram;
-use crate::engine::seq::Lookup;
+use crate::engine::seq::{Lookup, WINDOW};
 use crate::engine::{
     self, Detail, DirState, Direction, Finding, FindingKind, ProtoSession, ProtocolInfo, Raise,
     TrackerConfig,
@@ -776,9 +789,21 @@ fn reliable(
 
     let disconnect_seen = session.proto.disconnect_seen;
     let (this, other) = session.split(direction);
-    let mut lost = 0u64;
     let lookup = this.seq.lookup(seqno);
-    let first_capture = !matches!(lookup, Lookup::Seen { .. } | Lookup::TooOld);
+    // A receiver processes only the next seqno: one far beyond the window, or
+    // far behind it, can never be processed. The stream keeps its place.
+    let out_of_window = match lookup {
+        Lookup::Jump { missing } => missing as usize >= WINDOW,
+        Lookup::TooOld => true,
+        _ => false,
+    };
+    if out_of_window {
+        let expected = this.seq.highest().map_or(seqno, |h| h.wrapping_add(1));
+        let detail = Detail::OutOfWindow { seqno, expected };
+        raise.violation(this, rules::SEQNO_OUT_OF_WINDOW, Some(seqno), detail);
+        return false;
+    }
+    let first_capture = !matches!(lookup, Lookup::Seen { .. });
     match lookup {
         Lookup::Baseline | Lookup::Next | Lookup::BeforeBaseline => this.first_sends += 1,
         Lookup::Fill => {
@@ -803,10 +828,7 @@ fn reliable(
                 Detail::Gap { highest, missing },
             );
         }
-        Lookup::TooOld => {
-            this.resends += 1;
-            raise.raise(this, FindingKind::RESEND, None, Some(seqno), Detail::None);
-        }
+        Lookup::TooOld => {}
         Lookup::Seen {
             first_frame,
             first_ts,
@@ -829,11 +851,16 @@ fn reliable(
     }
     let session_id = raise.session;
     let out = &mut *raise.out;
+    let mut counts = [0u64; 2];
     this.seq
-        .record(seqno, frame, ts, hash, |lost_seqno, gap_frame| {
-            lost += 1;
+        .record(seqno, frame, ts, hash, |lost_seqno, gap_frame, acked| {
+            counts[usize::from(acked)] += 1;
             out.push(Finding {
-                kind: FindingKind::LOST,
+                kind: if acked {
+                    FindingKind::NOT_CAPTURED
+                } else {
+                    FindingKind::LOST
+                },
                 rule: None,
                 frame: gap_frame,
                 ts,
@@ -843,6 +870,7 @@ fn reliable(
                 detail: Detail::None,
             });
         });
-    this.findings[FindingKind::LOST.ordinal()] += lost;
+    this.findings[FindingKind::LOST.ordinal()] += counts[0];
+    this.findings[FindingKind::NOT_CAPTURED.ordinal()] += counts[1];
     first_capture
 }

@@ -90,6 +90,9 @@ lwar_rules! {
     TOO_MANY_PLAYERS = "too-many-players", 12;
     /// A resent seqno whose bytes differ from its first transmission.
     RESEND_DIFFERS = "resend-differs", 13;
+    /// A seqno so far beyond (or behind) the last one that the receiver, which
+    /// processes only the next seqno, can never process it.
+    SEQNO_OUT_OF_WINDOW = "seqno-out-of-window", 14;
 }
 
 /// The rule of a codec violation.

@@ -11,7 +11,8 @@
 //!   changes no state (timestamps, acks, seqnos, inputs, lifecycle).
 //! - A payload rejected at the header has no header: only steps 1 to 3 apply.
 //! - `ack-unseen` compares with the highest reliable seqno captured in the other
-//!   direction (0 when none).
+//!   direction, counted once per run; `lost` and `not-captured` are told apart by
+//!   the other direction's highest ack (not of the unseen) at the end.
 //! - The input stream compares with the highest frame number seen so far.
 //! - Handshake rules and `input-before-synced` apply only to sessions whose Connect
 //!   was captured; the assigned player id is the one of the s2c Join with seqno 1.
@@ -75,8 +76,12 @@ struct Dir {
     recent: VecDeque<Vec<u8>>,
     spare: Vec<Vec<u8>>,
     max_ts: Option<u32>,
+    /// The highest ack that was not of the unseen.
     max_ack: Option<u32>,
-    had_packet: bool,
+    /// In a run of acks of the unseen.
+    acking_unseen: bool,
+    /// The first reliable seqno captured, and the highest.
+    base: Option<u32>,
     highest: Option<u32>,
     /// First transmission of each seqno seen: (start, len) in `arena`.
     seen: Vec<Option<(u32, u32)>>,
@@ -260,9 +265,17 @@ impl Truth {
             {
                 s.life = Life::TimedOut;
             }
-            for d in &mut s.dirs {
-                let lost = d.missing.len() as u64;
+            // A missing seqno the other side acked was delivered: the tap missed it.
+            let acked = [s.dirs[1].max_ack, s.dirs[0].max_ack];
+            for (d, acked) in s.dirs.iter_mut().zip(acked) {
+                let delivered = d
+                    .missing
+                    .iter()
+                    .filter(|&&m| acked.is_some_and(|a| a >= m))
+                    .count() as u64;
+                let lost = d.missing.len() as u64 - delivered;
                 d.finding(FindingKind::LOST, lost);
+                d.finding(FindingKind::NOT_CAPTURED, delivered);
             }
             let [c2s, s2c] = s.dirs.map(|d| d.sum);
             for d in [&c2s, &s2c] {
@@ -428,6 +441,14 @@ struct Repeat {
 /// The reliable rules, the first that applies winning; true for a first
 /// capture of the seqno.
 fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat) -> bool {
+    // Beyond the window (a skip of 512 or more), or 512 or more behind the
+    // highest (but not before the first captured): never processed, not recorded.
+    if let (Some(base), Some(h)) = (d.base, d.highest)
+        && (seqno > h && seqno - h > 512 || seqno >= base && seqno < h && h - seqno >= 512)
+    {
+        d.violation(super::super::findings::rules::SEQNO_OUT_OF_WINDOW);
+        return false;
+    }
     let differs = d.first_bytes(seqno).is_some_and(|b| b != bytes);
     if r.earlier {
         if r.expected {
@@ -458,6 +479,7 @@ fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat) -> bool {
             Some(_) => {}
         }
         d.sum.first_sends += 1;
+        d.base.get_or_insert(seqno);
         d.highest = Some(d.highest.map_or(seqno, |h| h.max(seqno)));
         d.remember(seqno, bytes);
         return true;
@@ -524,16 +546,20 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>) {
         d.finding(FindingKind::REORDERED, 1);
     }
     d.max_ts = Some(d.max_ts.map_or(ts, |m| m.max(ts)));
-    if d.max_ack.is_some_and(|m| ack < m) {
-        d.finding(FindingKind::ACK_REGRESSION, 1);
-    }
-    d.max_ack = Some(d.max_ack.map_or(ack, |m| m.max(ack)));
-    let first_packet = !d.had_packet;
-    d.had_packet = true;
-    let other_highest = s.dirs[1 - di].highest;
+    // Acks of the unseen: one finding per run of them, and they judge nothing.
+    let unseen = s.dirs[1 - di].highest.is_some_and(|h| ack > h);
     let d = &mut s.dirs[di];
-    if ack > other_highest.unwrap_or(0) && !(first_packet && other_highest.is_none()) {
-        d.finding(FindingKind::ACK_UNSEEN, 1);
+    if unseen {
+        if !d.acking_unseen {
+            d.finding(FindingKind::ACK_UNSEEN, 1);
+        }
+        d.acking_unseen = true;
+    } else {
+        d.acking_unseen = false;
+        if d.max_ack.is_some_and(|m| ack < m) {
+            d.finding(FindingKind::ACK_REGRESSION, 1);
+        }
+        d.max_ack = Some(d.max_ack.map_or(ack, |m| m.max(ack)));
     }
     if packet.oversize().is_some() {
         d.finding(FindingKind::OVERSIZE, 1);
