@@ -91,6 +91,13 @@ pub trait Analyzer: Send + 'static {
     /// For a new session: whether the first datagram's source is the server.
     fn src_is_server(&self, d: &Datagram<'_>) -> bool;
 
+    /// Whether `d`, of the address pair of `session`, starts a new session
+    /// instead (a reconnect from the same ports: Wireshark's "port numbers
+    /// reused"). The old session ends there; its gaps are reported.
+    fn restarts(&self, _session: &Session<Self::Session>, _d: &Datagram<'_>) -> bool {
+        false
+    }
+
     /// Analyses one datagram of `session` (its packet and byte counts are
     /// already taken); findings go to `raise`.
     fn packet(

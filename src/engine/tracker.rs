@@ -418,8 +418,14 @@ impl<A: Analyzer> Tracker<A> {
         } else {
             (d.dst, d.src)
         };
-        if let Some(&slot) = self.index.get(&key) {
-            return slot;
+        let superseded = match self.index.get(&key) {
+            Some(&slot) if self.analyzer.restarts(&self.sessions[slot], d) => Some(slot),
+            Some(&slot) => return slot,
+            None => None,
+        };
+        if let Some(old) = superseded {
+            // A new session on the same ports: nothing can fill the old one's gaps.
+            report_lost(&mut self.sessions[old], self.now, &mut self.scratch);
         }
         let (client, server) = if self.analyzer.src_is_server(d) {
             (d.dst, d.src)
@@ -442,7 +448,10 @@ impl<A: Analyzer> Tracker<A> {
             } else {
                 (old.server, old.client)
             };
-            self.index.remove(&old_key);
+            // A superseded session no longer owns its key.
+            if self.index.get(&old_key) == Some(&slot) {
+                self.index.remove(&old_key);
+            }
             // Nothing can fill its gaps any more: they are lost now.
             report_lost(&mut old, self.now, &mut self.scratch);
             self.evicted.sessions += 1;

@@ -85,6 +85,13 @@
 //! the server's broadcast count once); chats count the client's Chat messages,
 //! first captures only.
 //!
+//! **Reconnects**: a packet of the client that connects again from the same
+//! address and port starts a new session (Wireshark's "port numbers reused"): a
+//! Connect after the session closed, timed out or is disconnecting, a Connect
+//! with another seqno after it was rejected (a repeated Connect is the same
+//! attempt), or a reliable message with seqno 1 after the client's Disconnect.
+//! The old session ends there: its skipped seqnos are reported then.
+//!
 //! **Lifecycle**: `connecting` (Connect seen) -> `syncing` (Join seen) ->
 //! `playing` (Synced seen) -> `disconnecting` (Disconnect seen) -> `closed` (Leave
 //! after Disconnect); `rejected` (Full); `timed-out` (a peer that has sent packets
@@ -325,6 +332,33 @@ impl engine::Analyzer for Analyzer {
         {
             Some(Some(side)) => side == Sender::Server,
             _ => d.src.port() == super::wire::DEFAULT_PORT,
+        }
+    }
+
+    /// A client that connects again from the same address and port: its
+    /// Connect after the session closed, timed out or is disconnecting, or a new
+    /// Connect (another seqno) after it was rejected; or its reliable sequence
+    /// starting again at 1 after its Disconnect.
+    fn restarts(&self, session: &Session, d: &Datagram<'_>) -> bool {
+        if d.src != session.client {
+            return false;
+        }
+        let Ok(packet) = Packet::new_checked(d.payload) else {
+            return false;
+        };
+        let s = &session.proto;
+        let first = packet
+            .messages()
+            .map_while(Result::ok)
+            .find_map(|m| m.seqno().map(|seqno| (m.msg_type(), seqno)));
+        match first {
+            Some((MessageType::Connect, seqno)) => match s.state {
+                State::Closed | State::TimedOut | State::Disconnecting => true,
+                State::Rejected => s.connect_seqno != Some(seqno),
+                _ => false,
+            },
+            Some((_, 1)) => s.disconnect_seen,
+            _ => false,
         }
     }
 
