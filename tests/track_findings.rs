@@ -1599,9 +1599,11 @@ fn a_full_server_rejects_and_each_full_counts_as_a_rejected_attempt() {
         if i > 0 {
             assert_eq!(
                 found,
+                // Full acks nothing: no ack delay is known, so the Connect
+                // repeated is a repeat by design, not a resend after a loss.
                 [f(
                     "c2s",
-                    "resend",
+                    "repeat",
                     2 * i + 1,
                     Some(1),
                     repeat(1, 2 * i, i as u32 + 1)

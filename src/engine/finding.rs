@@ -208,6 +208,10 @@ shared_kinds! {
     /// and the capture missed it (Wireshark's "ACKed segment that wasn't
     /// captured"). Not loss.
     NOT_CAPTURED = "not-captured", Sequence, Note, 14;
+    /// A reliable message captured again before an ack could have come back
+    /// (within the direction's smoothed ack delay of its first capture): the
+    /// sender repeating what is unacked, by design. Not a sign of loss.
+    REPEAT = "repeat", Sequence, Note, 15;
 }
 
 impl FindingKind {

@@ -87,6 +87,11 @@ pub struct DirState {
     pub first_sends: u64,
     pub resends: u64,
     pub expected_repeats: u64,
+    /// Repeats made by design: captured again before an ack could come back.
+    pub repeats: u64,
+    /// Smoothed ack delay of this direction's reliable messages (as TCP's SRTT:
+    /// each sample weighs 1/8), in ns, once there is a sample.
+    pub srtt_ns: Option<f64>,
     /// The reliable sequence, for protocols with cumulative acks.
     pub seq: SeqWindow,
     /// Highest ack this direction has sent that covers only what was captured
@@ -121,6 +126,8 @@ impl Default for DirState {
             first_sends: 0,
             resends: 0,
             expected_repeats: 0,
+            repeats: 0,
+            srtt_ns: None,
             seq: SeqWindow::default(),
             max_ack: None,
             ack_unseen: None,
@@ -219,9 +226,13 @@ impl DirState {
         }
         if previous.is_none_or(|p| ack > p) {
             let histogram = &mut other.ack_delay_us;
+            let srtt = &mut other.srtt_ns;
             other.seq.ack(previous.unwrap_or(0), ack, |first| {
+                let delay = ts.since(first);
                 // Out-of-range values only happen for absurd clocks; they are dropped.
-                let _ = histogram.record(ts.since(first) / 1_000);
+                let _ = histogram.record(delay / 1_000);
+                let sample = delay as f64;
+                *srtt = Some(srtt.map_or(sample, |s| s + (sample - s) / 8.0));
             });
             self.max_ack = Some(ack);
             self.max_ack_frame = frame;
@@ -249,7 +260,7 @@ impl DirState {
 
     /// Resends per reliable message captured, as a fraction.
     pub fn resend_rate(&self) -> f64 {
-        super::summary::resend_rate(self.first_sends, self.resends)
+        super::summary::resend_rate(self.first_sends, self.repeats, self.resends)
     }
 
     /// Reliable messages captured that the other side never acked.
@@ -278,6 +289,7 @@ impl DirState {
             ),
             malformed: counts(&self.malformed, proto.malformed.iter().copied().enumerate()),
             first_sends: self.first_sends,
+            repeats: self.repeats,
             resends: self.resends,
         }
     }

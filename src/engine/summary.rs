@@ -31,8 +31,12 @@ pub struct DirectionSummary {
     pub malformed: Counts,
     /// Reliable messages captured for the first time.
     pub first_sends: u64,
-    /// Reliable messages captured again (resends and spurious resends, not expected
-    /// repeats).
+    /// Reliable messages captured again before an ack could come back: the
+    /// sender repeating by design.
+    #[serde(default)]
+    pub repeats: u64,
+    /// Reliable messages captured again after an ack could have come back (a
+    /// loss, or a spurious resend).
     pub resends: u64,
 }
 
@@ -74,10 +78,11 @@ pub fn bump(counts: &mut Counts, name: &str, n: u64) {
     }
 }
 
-/// Resends per reliable message captured (first sends plus resends), as a
-/// fraction; 0 when there was none.
-pub fn resend_rate(first_sends: u64, resends: u64) -> f64 {
-    match first_sends + resends {
+/// Resends (after an ack could have come back) per reliable message captured
+/// (first sends, repeats by design and resends), as a fraction; 0 when there
+/// was none.
+pub fn resend_rate(first_sends: u64, repeats: u64, resends: u64) -> f64 {
+    match first_sends + repeats + resends {
         0 => 0.0,
         total => resends as f64 / total as f64,
     }

@@ -106,6 +106,7 @@ fn add_into(total: &mut DirState, d: &DirState) {
     add(&mut total.malformed, &d.malformed);
     total.first_sends += d.first_sends;
     total.resends += d.resends;
+    total.repeats += d.repeats;
     total.expected_repeats += d.expected_repeats;
 }
 

@@ -35,8 +35,8 @@
 //! `kind` (kebab-case, e.g. `"resend"`), `rule` (for violations, e.g.
 //! `"wrong-sender"`, else `null`), `severity` (`"note"`, `"warning"`, `"error"`),
 //! `frame`, `time`, `session`, `dir`, `seqno` (or `null`), `detail` (human text, or
-//! `null`). Findings raised at the end of the capture (`lost`) carry the frame of
-//! the gap and the time of the end.
+//! `null`). Findings raised at the end of the capture (`lost`, `not-captured`,
+//! an open `ack-unseen`) carry the frame where they began and the time of the end.
 //!
 //! ## summary
 //!
@@ -51,8 +51,11 @@
 //!   (`truncated`, `unknown-type`...).
 //! - `sessions`: `[{"client", "server", "state", "c2s": {...}, "s2c": {...}}]`, each
 //!   direction with `packets`, `bytes`, `messages`, `findings` (same forms as above),
-//!   `violations` and `malformed` (when not empty), `first_sends` and `resends`
-//!   (reliable messages captured for the first time, and again).
+//!   `violations` and `malformed` (when not empty), `first_sends`, `repeats` and
+//!   `resends` (reliable messages captured for the first time; again before an
+//!   ack could have come back, by design; again after that). `repeats` was added
+//!   within schema 1: readers that do not know it may ignore it, and summaries
+//!   without it read as 0.
 //!
 //! Counts of zero are left out of the maps. `lwarscope check --expect` reads this
 //! summary back (from a json document, a jsonl stream or a bare summary object).

@@ -237,6 +237,8 @@ pub struct DirView {
     pub per_type: [u64; MAX_MESSAGE_TYPES],
     pub per_type_bytes: [u64; MAX_MESSAGE_TYPES],
     pub first_sends: u64,
+    /// Repeats by design (before an ack could come back), and resends after.
+    pub repeats: u64,
     pub resends: u64,
     pub reordered: u64,
     pub gaps: u64,
@@ -263,6 +265,7 @@ impl DirView {
             per_type: d.messages,
             per_type_bytes: d.message_bytes,
             first_sends: d.first_sends,
+            repeats: d.repeats,
             resends: d.resends,
             reordered: d.finding_count(FindingKind::REORDERED),
             gaps: d.finding_count(FindingKind::GAP),
@@ -334,14 +337,15 @@ pub struct Outcome {
 impl Outcome {
     /// Resends per reliable message over every session, as a fraction.
     pub fn resend_rate(&self) -> f64 {
-        let (mut first, mut resent) = (0, 0);
+        let (mut first, mut repeats, mut resent) = (0, 0, 0);
         for s in &self.summary.sessions {
             for d in [&s.c2s, &s.s2c] {
                 first += d.first_sends;
+                repeats += d.repeats;
                 resent += d.resends;
             }
         }
-        crate::engine::summary::resend_rate(first, resent)
+        crate::engine::summary::resend_rate(first, repeats, resent)
     }
 }
 
@@ -374,7 +378,8 @@ impl Observer for Collect {
 
     fn finding(&mut self, f: &Finding) {
         self.findings.add(f);
-        if f.kind == FindingKind::RESEND
+        // The sender's cycle: its repeats by design and its resends alike.
+        if (f.kind == FindingKind::RESEND || f.kind == FindingKind::REPEAT)
             && let Detail::Repeat {
                 delay_ns, tries, ..
             } = f.detail

@@ -107,8 +107,12 @@ fn pair(a: impl std::fmt::Display, b: impl std::fmt::Display) -> String {
     format!("{a}/{b}")
 }
 
-fn ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} ms"))
+/// Two delays in one cell: `2.0/99.3 ms`.
+fn pair_ms(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{a:.1}/{b:.1} ms"),
+        _ => "-".to_owned(),
+    }
 }
 
 /// The capture table: what was read.
@@ -234,14 +238,14 @@ pub fn directions_table(o: &Outcome, layout: Layout) -> Table {
         &[
             "#",
             "dir",
-            "messages",
+            "msgs",
+            "repeats",
             "resends",
             "reorders",
             "gaps",
             "lost",
             "malformed",
-            "ack p50",
-            "ack p95",
+            "ack p50/95",
             "unacked",
         ],
     );
@@ -252,13 +256,13 @@ pub fn directions_table(o: &Outcome, layout: Layout) -> Table {
                 Cell::new(s.id),
                 Cell::new(name),
                 Cell::new(d.messages),
-                Cell::new(d.resends),
+                Cell::new(d.repeats),
+                warn(d.resends),
                 warn(d.reordered),
                 Cell::new(d.gaps),
                 warn(d.lost),
                 colored(d.malformed, (d.malformed > 0).then_some(Color::Red)),
-                Cell::new(ms(d.ack_p50_ms)),
-                Cell::new(ms(d.ack_p95_ms)),
+                Cell::new(pair_ms(d.ack_p50_ms, d.ack_p95_ms)),
                 Cell::new(d.unacked),
             ]);
         }
@@ -321,7 +325,12 @@ fn resend_cycle_row(t: &mut Table, o: &Outcome, ms: f64) {
         let hz = 1e3 / ms;
         t.add_row(vec![
             Cell::new("(reliable resend cycle)"),
-            Cell::new(o.summary.findings.get("resend").copied().unwrap_or(0)),
+            Cell::new(
+                ["resend", "repeat"]
+                    .iter()
+                    .filter_map(|k| o.summary.findings.get(*k))
+                    .sum::<u64>(),
+            ),
             Cell::new("-"),
             colored(
                 format!("{hz:.1} Hz"),

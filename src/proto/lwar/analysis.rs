@@ -45,10 +45,17 @@
 //! 2. `spurious-resend`: the seqno was seen in an earlier packet, and a packet of
 //!    the other direction captured earlier acked it (ack >= seqno, an ack of
 //!    the unseen excepted).
-//! 3. `resend`: the seqno was seen in an earlier packet.
-//! 4. `duplicate-in-packet`: the same seqno earlier in the same packet.
-//! 5. `out-of-order`: never seen, below the highest seen: it fills a gap.
-//! 6. `gap`: more than one above the highest seen. One finding per jump, the
+//! 3. `repeat`: the seqno was seen in an earlier packet, less than the smoothed
+//!    ack delay of this direction ago (or before any of its messages was
+//!    acked): an ack could not have come back yet, and the sender repeats its
+//!    unacked messages by design. The smoothed ack delay follows TCP's SRTT: each
+//!    ack delay sample (capture of a message to the capture of the first ack
+//!    covering it, in seqno order) weighs 1/8.
+//! 4. `resend`: the seqno was seen in an earlier packet, longer ago: a loss (or
+//!    a late ack) made the sender send it again.
+//! 5. `duplicate-in-packet`: the same seqno earlier in the same packet.
+//! 6. `out-of-order`: never seen, below the highest seen: it fills a gap.
+//! 7. `gap`: more than one above the highest seen. One finding per jump, the
 //!    missing count in the detail. Every skipped seqno still unseen at the end of
 //!    the capture (or when it leaves the window of the last 512 seqnos, or its
 //!    session is evicted) raises one `not-captured` if a packet of the other
@@ -61,8 +68,9 @@
 //! processes only the next seqno can never process it. It is not recorded (the
 //! stream keeps its place) and counts as neither a first send nor a resend.
 //!
-//! Otherwise the message is the next in sequence. Rules 5 and 6, and a plain next
-//! message, count as first sends; rules 2 and 3 count as resends. The first
+//! Otherwise the message is the next in sequence. Rules 6 and 7, and a plain next
+//! message, count as first sends; rule 3 counts as a repeat; rules 2 and 4 count
+//! as resends (the resend rate is resends over all reliable messages captured). The first
 //! reliable message of a direction sets the baseline and raises nothing. A
 //! resend (or spurious resend, or expected repeat) whose bytes differ from the
 //! first transmission also raises a `violation` (`resend-differs`).
@@ -766,9 +774,10 @@ fn repeat(
     first: Sighting,
     expected: bool,
 ) {
+    let delay_ns = raise.ts.since(first.ts);
     let repeat = Detail::Repeat {
         first_frame: first.frame,
-        delay_ns: raise.ts.since(first.ts),
+        delay_ns,
         tries: first.tries + 1,
     };
     // Acked before, and seen in an earlier packet: an in-packet duplicate of a
@@ -785,6 +794,10 @@ fn repeat(
             first_frame: first.frame,
         };
         (FindingKind::SPURIOUS_RESEND, detail)
+    } else if !in_same_packet && this.srtt_ns.is_none_or(|srtt| (delay_ns as f64) < srtt) {
+        // Before an ack could have come back: the sender repeats by design.
+        this.repeats += 1;
+        (FindingKind::REPEAT, repeat)
     } else if !in_same_packet {
         this.resends += 1;
         (FindingKind::RESEND, repeat)

@@ -83,6 +83,10 @@ struct Dir {
     /// The first reliable seqno captured, and the highest.
     base: Option<u32>,
     highest: Option<u32>,
+    /// Capture time of each seqno's first transmission, until an ack covers it.
+    first_ns: Vec<Option<u64>>,
+    /// The smoothed ack delay of this direction's messages (1/8 per sample), ns.
+    srtt: Option<f64>,
     /// First transmission of each seqno seen: (start, len) in `arena`.
     seen: Vec<Option<(u32, u32)>>,
     arena: Vec<u8>,
@@ -236,7 +240,7 @@ impl Truth {
             s.life = Life::TimedOut;
         }
         s.last_ns[dir.index()] = Some(ts_ns);
-        observe_packet(s, dir, payload, busy);
+        observe_packet(s, dir, payload, busy, ts_ns);
     }
 
     /// Sessions of `server_key` other than `except` that hold a player.
@@ -309,7 +313,7 @@ fn malformed(d: &mut Dir, kind: ErrorKind) {
     bump(&mut d.sum.malformed, kind.name(), 1);
 }
 
-fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) {
+fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, ts_ns: u64) {
     let di = dir.index();
     let d = &mut s.dirs[di];
     d.sum.packets += 1;
@@ -339,7 +343,7 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
         return;
     }
 
-    header_steps(s, di, &packet);
+    header_steps(s, di, &packet, ts_ns);
     let ack = packet.ack();
     let other_acked = s.dirs[1 - di].max_ack.unwrap_or(0);
 
@@ -412,13 +416,15 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
 
         let expected =
             dir == Direction::ServerToClient && t == MessageType::Leave && s.disconnect_seen;
+        let first_ns = s.dirs[di].first_ns.get(seqno as usize).copied().flatten();
         let repeat = Repeat {
+            since_first_ns: first_ns.map(|f| ts_ns.saturating_sub(f)),
             earlier: s.dirs[di].first_bytes(seqno).is_some() && !new_in_packet.contains(&seqno),
             in_packet: in_packet.contains(&seqno),
             expected,
             other_acked,
         };
-        if reliable_rules(&mut s.dirs[di], seqno, view.bytes, repeat) {
+        if reliable_rules(&mut s.dirs[di], seqno, view.bytes, repeat, ts_ns) {
             new_in_packet.push(seqno);
         }
         in_packet.push(seqno);
@@ -428,6 +434,8 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize) 
 /// What is known of a reliable seqno before its rules apply.
 #[derive(Clone, Copy)]
 struct Repeat {
+    /// Time since its first capture, while no ack has covered it.
+    since_first_ns: Option<u64>,
     /// Captured in an earlier packet.
     earlier: bool,
     /// Already in this packet.
@@ -440,7 +448,7 @@ struct Repeat {
 
 /// The reliable rules, the first that applies winning; true for a first
 /// capture of the seqno.
-fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat) -> bool {
+fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat, ts_ns: u64) -> bool {
     // Beyond the window (a skip of 512 or more), or 512 or more behind the
     // highest (but not before the first captured): never processed, not recorded.
     if let (Some(base), Some(h)) = (d.base, d.highest)
@@ -456,6 +464,12 @@ fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat) -> bool {
         } else if r.other_acked >= seqno {
             d.finding(FindingKind::SPURIOUS_RESEND, 1);
             d.sum.resends += 1;
+        } else if d.srtt.is_none()
+            || r.since_first_ns
+                .is_some_and(|t| (t as f64) < d.srtt.unwrap_or(0.0))
+        {
+            d.finding(FindingKind::REPEAT, 1);
+            d.sum.repeats += 1;
         } else {
             d.finding(FindingKind::RESEND, 1);
             d.sum.resends += 1;
@@ -482,6 +496,10 @@ fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat) -> bool {
         d.base.get_or_insert(seqno);
         d.highest = Some(d.highest.map_or(seqno, |h| h.max(seqno)));
         d.remember(seqno, bytes);
+        if d.first_ns.len() <= seqno as usize {
+            d.first_ns.resize(seqno as usize + 1, None);
+        }
+        d.first_ns[seqno as usize] = Some(ts_ns);
         return true;
     }
     false
@@ -539,7 +557,7 @@ fn lifecycle(
 
 /// Steps 4 to 6 of the contract for one packet's header: timestamps, acks,
 /// oversize.
-fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>) {
+fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64) {
     let d = &mut s.dirs[di];
     let (ts, ack) = (packet.timestamp(), packet.ack());
     if d.max_ts.is_some_and(|m| ts < m) {
@@ -549,6 +567,9 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>) {
     // Acks of the unseen: one finding per run of them, and they judge nothing.
     let unseen = s.dirs[1 - di].highest.is_some_and(|h| ack > h);
     let d = &mut s.dirs[di];
+    if packet.oversize().is_some() {
+        d.finding(FindingKind::OVERSIZE, 1);
+    }
     if unseen {
         if !d.acking_unseen {
             d.finding(FindingKind::ACK_UNSEEN, 1);
@@ -559,10 +580,19 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>) {
         if d.max_ack.is_some_and(|m| ack < m) {
             d.finding(FindingKind::ACK_REGRESSION, 1);
         }
+        let previous = d.max_ack.unwrap_or(0);
         d.max_ack = Some(d.max_ack.map_or(ack, |m| m.max(ack)));
-    }
-    if packet.oversize().is_some() {
-        d.finding(FindingKind::OVERSIZE, 1);
+        // Ack delays of the other direction's messages this ack newly covers, in
+        // seqno order, into its smoothed ack delay.
+        let other = &mut s.dirs[1 - di];
+        for seqno in previous.saturating_add(1)..=ack {
+            if let Some(first) = other.first_ns.get_mut(seqno as usize)
+                && let Some(first_ns) = first.take()
+            {
+                let sample = ts_ns.saturating_sub(first_ns) as f64;
+                other.srtt = Some(other.srtt.map_or(sample, |s| s + (sample - s) / 8.0));
+            }
+        }
     }
 }
 
@@ -634,7 +664,7 @@ mod tests {
         };
         let mut t = Truth::new();
         feed(&mut t, C2S, 0, &bytes(0, 0, vec![connect.clone()]));
-        feed(&mut t, C2S, 100, &bytes(0, 100, vec![connect.clone()])); // resend
+        feed(&mut t, C2S, 100, &bytes(0, 100, vec![connect.clone()])); // repeat: no ack delay known yet
         let join = MessageRepr::Join {
             seqno: 1,
             player: me,
@@ -648,15 +678,17 @@ mod tests {
         );
         feed(&mut t, C2S, 130, &bytes(2, 130, vec![chat(3)])); // gap: 2 missing
         feed(&mut t, C2S, 131, &bytes(2, 130, vec![chat(3)])); // duplicate packet
-        feed(&mut t, C2S, 140, &bytes(2, 120, vec![chat(3)])); // reordered, resend
+        feed(&mut t, C2S, 140, &bytes(2, 120, vec![chat(3)])); // reordered, repeat: 10 ms < 101 ms
         feed(&mut t, C2S, 150, &bytes(1, 150, vec![chat(4)])); // ack regression
         feed(&mut t, S2C, 160, &bytes(9, 160, vec![])); // ack unseen (9 > 4)
         feed(&mut t, C2S, 170, &[0xf2, 0x70, 0x87, 0xc5, 0]); // short header
+        feed(&mut t, C2S, 400, &bytes(2, 400, vec![chat(3)])); // resend: 270 ms > 101 ms
         let s = t.finish();
         let c2s = &s.sessions[0].c2s;
         let s2c = &s.sessions[0].s2c;
-        assert_eq!(c2s.packets, 7);
-        assert_eq!(count(&c2s.findings, "resend"), 2);
+        assert_eq!(c2s.packets, 8);
+        assert_eq!(count(&c2s.findings, "repeat"), 2);
+        assert_eq!(count(&c2s.findings, "resend"), 1);
         assert_eq!(count(&c2s.findings, "gap"), 1);
         assert_eq!(count(&c2s.findings, "lost"), 1);
         assert_eq!(count(&c2s.findings, "duplicate-packet"), 1);
@@ -664,12 +696,13 @@ mod tests {
         assert_eq!(count(&c2s.findings, "ack-regression"), 1);
         assert_eq!(count(&c2s.findings, "malformed"), 1);
         assert_eq!(count(&c2s.malformed, "short-header"), 1);
-        assert_eq!(count(&c2s.messages, "Chat"), 4);
-        assert_eq!((c2s.first_sends, c2s.resends), (3, 2));
+        assert_eq!(count(&c2s.messages, "Chat"), 5);
+        assert_eq!((c2s.first_sends, c2s.repeats, c2s.resends), (3, 2, 1));
         assert_eq!(count(&s2c.findings, "ack-unseen"), 1);
         assert_eq!(s2c.first_sends, 2);
         assert_eq!(s.sessions[0].state, "playing");
-        assert_eq!(count(&s.findings, "resend"), 2);
+        assert_eq!(count(&s.findings, "resend"), 1);
+        assert_eq!(count(&s.findings, "repeat"), 2);
     }
 
     #[test]
