@@ -83,7 +83,13 @@ fn every_capture_with_ground_truth_gives_exactly_its_truth() {
         let Some(truth) = truth_of(&capture) else {
             continue;
         };
-        let (summary, _) = analyse(&capture);
+        let (mut summary, _) = analyse(&capture);
+        // The loss estimate is an estimate: the truth states the counts only
+        // (tests/loss_estimate.rs checks the estimate against the faults).
+        for s in &mut summary.sessions {
+            s.c2s.loss = None;
+            s.s2c.loss = None;
+        }
         if summary != truth {
             let show = |s: &Summary| serde_json::to_string_pretty(s).unwrap_or_default();
             eprintln!(

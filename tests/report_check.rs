@@ -411,3 +411,19 @@ fn allow_accepts_a_known_deviation_and_nothing_else() {
         "error: rule `allow after-disconect`: --allow takes a finding kind or a violation rule (violation/RULE or PROTO.violation.RULE)"
     );
 }
+
+#[test]
+fn loss_per_direction_gates_ci() {
+    // sim-loss drops 10% of the clients' packets and 5% of the server's before
+    // the tap; the clean capture drops none.
+    let r = run(&["captures/sim-loss.pcap", "--max", "loss=2%"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("loss is 11.85%, above 2.00% [max loss=2%]"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["captures/sim-clean.pcap", "--max", "loss=0.02"]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+}

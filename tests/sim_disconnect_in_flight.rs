@@ -56,7 +56,12 @@ fn server_packets_in_flight_after_a_disconnect_are_not_violations() {
         in_flight > 0,
         "no server packet was in flight after a Disconnect"
     );
-    let summary = tracker.finish(&mut ());
+    let mut summary = tracker.finish(&mut ());
+    // An estimate, not a count: the truth leaves it out.
+    for s in &mut summary.sessions {
+        s.c2s.loss = None;
+        s.s2c.loss = None;
+    }
 
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&truth_path).unwrap()).unwrap();

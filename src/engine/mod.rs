@@ -14,6 +14,7 @@
 //! analysis module's docs, e.g. `proto::lwar::analysis`.
 
 pub mod finding;
+pub mod loss;
 pub mod seq;
 pub mod serial;
 pub mod session;
@@ -24,6 +25,7 @@ pub use finding::{
     Detail, DetailFormat, Direction, Finding, FindingKind, Group, KindDef, MAX_KINDS, MAX_RULES,
     ProtoDetail, Rule, RuleDef, SessionId, Severity,
 };
+pub use loss::{Cadence, LossEstimate};
 pub use session::{DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session};
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
 pub use tracker::{Flow, Observer, PacketEvent, Raise, Tracker, TrackerConfig};

@@ -107,6 +107,8 @@ pub struct DirState {
     /// Interarrival jitter of packets carrying unreliable messages (RFC 3550), in ms.
     pub jitter_ms: f64,
     pub jitter_prev: Option<(Timestamp, u32)>,
+    /// The sender's tick, for the estimate of packets lost before the capture.
+    pub cadence: super::Cadence,
     /// Ack delay of this direction's reliable messages, in microseconds.
     pub ack_delay_us: Histogram<u64>,
 }
@@ -136,6 +138,7 @@ impl Default for DirState {
             recent: DupWindow::default(),
             jitter_ms: 0.0,
             jitter_prev: None,
+            cadence: super::Cadence::default(),
             // Up to an hour, 2 significant digits: a fixed size, allocated once.
             ack_delay_us: Histogram::new_with_bounds(1, 3_600_000_000, 2)
                 .expect("static histogram bounds are valid"),
@@ -289,6 +292,7 @@ impl DirState {
             ),
             malformed: counts(&self.malformed, proto.malformed.iter().copied().enumerate()),
             first_sends: self.first_sends,
+            loss: self.cadence.estimate(),
             repeats: self.repeats,
             resends: self.resends,
         }

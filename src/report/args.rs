@@ -132,8 +132,9 @@ pub struct CheckArgs {
     pub allow: Vec<String>,
 
     /// Fail when a count or metric is above a limit: a finding kind, or one of
-    /// resend-rate (5% or 0.05), ack-delay-p50, ack-delay-p95 (ms or 250ms),
-    /// jitter (ms), unacked, packets, sessions. Repeatable.
+    /// resend-rate (5% or 0.05), loss (packets lost before the capture, estimated,
+    /// worst direction: 2% or 0.02), ack-delay-p50, ack-delay-p95 (ms or 250ms),
+    /// jitter (ms), unacked, packets, sessions, timed-out, rejected. Repeatable.
     /// Example: --max resend-rate=5% --max reordered=0
     #[arg(long, value_name = "NAME=VALUE")]
     pub max: Vec<String>,

@@ -20,7 +20,8 @@
 //! percentage), `ack-delay-p50`/`ack-delay-p95` (the worst session direction, in
 //! ms; `250ms` or `0.25s` also read), `jitter` (worst, ms), `unacked` (reliable
 //! messages never acked at the end, all sessions), `packets` (lwar packets),
-//! `sessions`. `--expect FILE.json` compares the counts per message type, finding
+//! `sessions`, `loss` (packets lost before the capture point, estimated from the
+//! sender's clock: the worst session direction, `2%` or `0.02`). `--expect FILE.json` compares the counts per message type, finding
 //! kind, violation rule, malformed reason and session with an expected summary.
 //!
 //! `--allow NAME` (or `allow = [...]` in the rules file) accepts a known
@@ -74,6 +75,8 @@ pub enum Metric {
     Unacked,
     Packets,
     Sessions,
+    /// Packets lost before the capture point, estimated: the worst direction.
+    Loss,
     /// Sessions that ended in this lifecycle state (`timed-out`, `rejected`).
     Outcome(&'static str),
 }
@@ -123,6 +126,7 @@ impl Metric {
             "unacked" => Metric::Unacked,
             "packets" => Metric::Packets,
             "sessions" => Metric::Sessions,
+            "loss" => Metric::Loss,
             _ => match name.strip_prefix("violation/") {
                 Some(rule) => Metric::Violation(crate::proto::rule_by_name(rule)?),
                 None => match crate::proto::kind_by_name(name) {
@@ -176,6 +180,7 @@ impl Metric {
                 .map(|s| (s.c2s.unacked + s.s2c.unacked) as f64)
                 .sum(),
             Metric::Packets => o.capture.lwar_packets as f64,
+            Metric::Loss => worst(&|d| d.loss),
             Metric::Sessions => o.summary.sessions.len() as f64,
         }
     }
@@ -185,7 +190,7 @@ impl Metric {
     fn limit(self, text: &str) -> Option<f64> {
         let text = text.trim();
         match self {
-            Metric::ResendRate => match text.strip_suffix('%') {
+            Metric::ResendRate | Metric::Loss => match text.strip_suffix('%') {
                 Some(p) => p.trim().parse::<f64>().ok().map(|p| p / 100.0),
                 None => text.parse().ok(),
             },
@@ -205,7 +210,7 @@ impl Metric {
 
     fn show(self, v: f64) -> String {
         match self {
-            Metric::ResendRate => format!("{:.2}%", v * 100.0),
+            Metric::ResendRate | Metric::Loss => format!("{:.2}%", v * 100.0),
             Metric::AckDelayP50 | Metric::AckDelayP95 | Metric::Jitter => format!("{v:.1} ms"),
             _ => format!("{v}"),
         }
@@ -241,7 +246,7 @@ impl Limit {
         let unknown = || {
             bad(
                 "unknown name: use a finding kind (resend, lost, malformed, violation...), \
-                 violation/<rule>, a session outcome (timed-out, rejected), resend-rate, \
+                 violation/<rule>, a session outcome (timed-out, rejected), resend-rate, loss, \
                  ack-delay-p50, ack-delay-p95, jitter, unacked, packets or sessions",
             )
         };

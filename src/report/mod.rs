@@ -252,6 +252,9 @@ pub struct DirView {
     pub unacked: usize,
     pub jitter_ms: f64,
     pub duration_secs: f64,
+    /// Packets lost before the capture point, estimated (`engine::loss`), as a
+    /// fraction; `None` before the sender's tick is known.
+    pub loss: Option<f64>,
 }
 
 impl DirView {
@@ -276,6 +279,7 @@ impl DirView {
             ack_p95_ms: pct(0.95),
             unacked: d.unacked(),
             jitter_ms: d.jitter_ms,
+            loss: d.cadence.estimate().map(|e| e.fraction()),
             duration_secs: d.duration_secs(),
         }
     }

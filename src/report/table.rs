@@ -207,10 +207,14 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
             "duration",
             "packets\nc2s/s2c",
             "bytes\nc2s/s2c",
+            "loss\nc2s/s2c",
         ],
     );
     for s in &o.sessions {
         let (a, b) = (&s.c2s, &s.s2c);
+        let pct =
+            |l: Option<f64>| l.map_or_else(|| "-".to_owned(), |l| format!("{:.1}%", l * 100.0));
+        let worst = a.loss.unwrap_or(0.0).max(b.loss.unwrap_or(0.0));
         t.add_row(vec![
             Cell::new(s.id),
             Cell::new(format!("{}\n-> {}", s.client, s.server)),
@@ -219,11 +223,15 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
             Cell::new(format!("{:.1} s", s.duration_secs)),
             Cell::new(pair(a.packets, b.packets)),
             Cell::new(pair(a.bytes, b.bytes)),
+            colored(
+                format!("{}/{}", pct(a.loss), pct(b.loss)),
+                (worst > 0.02).then_some(Color::Yellow),
+            ),
         ]);
     }
-    right(&mut t, &[0, 4, 5, 6]);
+    right(&mut t, &[0, 4, 5, 6, 7]);
     // Addresses and numbers are never broken; the player's name wraps instead.
-    for c in [1, 3, 4, 5, 6] {
+    for c in [1, 3, 4, 5, 6, 7] {
         if let Some(col) = t.column_mut(c) {
             col.set_constraint(ColumnConstraint::ContentWidth);
         }

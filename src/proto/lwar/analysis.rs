@@ -488,7 +488,12 @@ fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) 
             None,
             Detail::Timestamp { timestamp, highest },
         ),
-        _ => this.max_timestamp = Some(timestamp),
+        highest => {
+            if let Some(highest) = highest {
+                this.cadence.sample(u64::from(timestamp - highest));
+            }
+            this.max_timestamp = Some(timestamp);
+        }
     }
 }
 
