@@ -583,6 +583,9 @@ pub struct SessionSnap {
     pub resends: [u64; 2],
     pub reorders: u64,
     pub malformed: u64,
+    /// Packets lost before the capture point, estimated, per direction, as a
+    /// fraction.
+    pub loss: [Option<f64>; 2],
     /// Median ack delay of each direction's reliable messages, in milliseconds.
     pub ack_delay_ms: [Option<f64>; 2],
     pub last_ts: Timestamp,

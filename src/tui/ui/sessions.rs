@@ -9,7 +9,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline};
 
-const COLUMNS: [(&str, Constraint); 11] = [
+const COLUMNS: [(&str, Constraint); 12] = [
     ("#", Constraint::Length(3)),
     ("client", Constraint::Length(22)),
     ("server", Constraint::Length(22)),
@@ -20,10 +20,12 @@ const COLUMNS: [(&str, Constraint); 11] = [
     ("reord", Constraint::Length(5)),
     ("malf", Constraint::Length(4)),
     ("ack ms", Constraint::Length(6)),
+    ("loss% ↑/↓", Constraint::Length(9)),
     ("traffic", Constraint::Min(4)),
 ];
 
 const SERVER: usize = 2;
+const LOSS: usize = 10;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     let n = app.shown_sessions().len();
@@ -37,6 +39,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     let mut widths = COLUMNS.map(|c| c.1);
     if body.width < 130 {
         widths[SERVER] = Constraint::Length(0);
+    }
+    // Narrow: the client's address matters more than the loss estimate.
+    if body.width < 100 {
+        widths[LOSS] = Constraint::Length(0);
     }
     let cols = Layout::horizontal(widths)
         .spacing(1)
@@ -102,7 +108,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     }
 }
 
-fn cells(s: &SessionSnap, now: u64) -> [String; 10] {
+fn cells(s: &SessionSnap, now: u64) -> [String; 11] {
     let [up, down] = s.activity.rate(now);
     let ack = match s.ack_delay_ms {
         [_, Some(a)] | [Some(a), None] => format!("{a:.0}"),
@@ -122,6 +128,13 @@ fn cells(s: &SessionSnap, now: u64) -> [String; 10] {
         s.reorders.to_string(),
         s.malformed.to_string(),
         ack,
+        match s.loss {
+            [None, None] => "-".into(),
+            [a, b] => {
+                let pct = |l: Option<f64>| l.map_or("-".into(), |l| format!("{:.1}", l * 100.0));
+                format!("{}/{}", pct(a), pct(b))
+            }
+        },
     ]
 }
 
