@@ -221,3 +221,22 @@ fn several_files_and_json_documents_parse() {
     assert_eq!(doc["capture"]["files"].as_array().unwrap().len(), 2);
     assert_eq!(doc["summary"]["sessions"].as_array().unwrap().len(), 4);
 }
+
+#[test]
+fn a_filter_nested_ten_thousand_deep_is_an_error_not_a_crash() {
+    for expr in ["(".repeat(10_000), "!".repeat(60_000)] {
+        let out = lwarscope()
+            .args(["-r", "captures/sim-clean.pcap", "-Y", &expr])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(
+                "error: bad display filter: column 65: `(` and `!` nest more than 64 deep"
+            ),
+            "{}",
+            &stderr[..stderr.len().min(200)]
+        );
+    }
+}

@@ -237,6 +237,8 @@ impl Filter {
         let mut p = Parser {
             lexer: Lexer { src: expr, pos: 0 },
             peeked: None,
+            depth: 0,
+            terms: 0,
         };
         let root = p.or()?;
         match p.next()? {
@@ -435,7 +437,16 @@ impl<'a> Lexer<'a> {
 struct Parser<'a> {
     lexer: Lexer<'a>,
     peeked: Option<(Tok<'a>, usize)>,
+    /// Open `(` and `!` around the token being parsed.
+    depth: usize,
+    /// Tests and operators so far.
+    terms: usize,
 }
+
+/// How deep `(` and `!` may nest: parsing and evaluating recurse that deep.
+const MAX_DEPTH: usize = 64;
+/// How many tests and operators an expression may have.
+const MAX_TERMS: usize = 1024;
 
 /// The fields, for error messages.
 const FIELDS: &str = "type, seqno, ack, ts, timestamp, frame, len, src, dst, peer, port, player, finding, severity, session, dir, malformed";
@@ -543,10 +554,33 @@ impl<'a> Parser<'a> {
         self.lexer.error(byte, message)
     }
 
+    /// Counts one more test or operator at byte `at`: an expression has a bounded
+    /// size, so that evaluating (and dropping) it never runs out of stack.
+    fn term(&mut self, at: usize) -> Result<(), FilterError> {
+        self.terms += 1;
+        if self.terms > MAX_TERMS {
+            return Err(self.error(
+                at,
+                format!("the expression is too long (more than {MAX_TERMS} tests and operators)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Enters a `(` or `!` at byte `at`.
+    fn nest(&mut self, at: usize) -> Result<(), FilterError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(at, format!("`(` and `!` nest more than {MAX_DEPTH} deep")));
+        }
+        self.term(at)
+    }
+
     fn or(&mut self) -> Result<Node, FilterError> {
         let mut left = self.and()?;
         while self.peek()? == Tok::Or {
-            self.next()?;
+            let (_, at) = self.next()?;
+            self.term(at)?;
             left = Node::Or(Box::new(left), Box::new(self.and()?));
         }
         Ok(left)
@@ -555,7 +589,8 @@ impl<'a> Parser<'a> {
     fn and(&mut self) -> Result<Node, FilterError> {
         let mut left = self.unary()?;
         while self.peek()? == Tok::And {
-            self.next()?;
+            let (_, at) = self.next()?;
+            self.term(at)?;
             left = Node::And(Box::new(left), Box::new(self.unary()?));
         }
         Ok(left)
@@ -563,8 +598,11 @@ impl<'a> Parser<'a> {
 
     fn unary(&mut self) -> Result<Node, FilterError> {
         if self.peek()? == Tok::Not {
-            self.next()?;
-            return Ok(Node::Not(Box::new(self.unary()?)));
+            let (_, at) = self.next()?;
+            self.nest(at)?;
+            let inner = self.unary()?;
+            self.depth -= 1;
+            return Ok(Node::Not(Box::new(inner)));
         }
         self.primary()
     }
@@ -572,7 +610,9 @@ impl<'a> Parser<'a> {
     fn primary(&mut self) -> Result<Node, FilterError> {
         match self.next()? {
             (Tok::LParen, open) => {
+                self.nest(open)?;
                 let inner = self.or()?;
+                self.depth -= 1;
                 match self.next()? {
                     (Tok::RParen, _) => Ok(inner),
                     (Tok::End, at) => Err(self.error(
@@ -586,6 +626,7 @@ impl<'a> Parser<'a> {
                 }
             }
             (Tok::Word(word), at) => {
+                self.term(at)?;
                 if let Tok::Op(cmp, op) = self.peek()? {
                     let (_, op_at) = self.next()?;
                     let (value, value_at) = match self.next()? {
@@ -968,5 +1009,25 @@ mod tests {
             assert!(field(&n).is_none(), "{n}");
             assert!(direction(&n).is_none(), "{n}");
         }
+    }
+
+    #[test]
+    fn deep_or_long_expressions_are_refused_not_a_stack_overflow() {
+        let deep = "(".repeat(10_000) + "Join";
+        let e = err(&deep);
+        assert_eq!(e.column, 65);
+        assert_eq!(e.message, "`(` and `!` nest more than 64 deep");
+        let e = err(&"!".repeat(60_000));
+        assert_eq!(e.message, "`(` and `!` nest more than 64 deep");
+        let long = vec!["Join"; 100_000].join(" && ");
+        let e = err(&long);
+        assert_eq!(
+            e.message,
+            "the expression is too long (more than 1024 tests and operators)"
+        );
+        // Within the bounds, nesting still works.
+        let ok = "(".repeat(60) + "Join" + &")".repeat(60);
+        assert!(Filter::parse(&ok).is_ok());
+        assert!(Filter::parse(&vec!["Join"; 500].join(" || ")).is_ok());
     }
 }
