@@ -43,6 +43,10 @@ fn start_ms(k: usize) -> u64 {
 
 /// How long after its start a crashing client goes silent.
 const CRASH_AFTER_MS: u64 = 3000;
+/// With a packet count, simulated time without a capture after which the run
+/// gives up.
+const STALL_MS: u64 = 60_000;
+
 /// How long before the end clients start leaving.
 const LEAVE_BEFORE_END_MS: u64 = 2500;
 
@@ -64,6 +68,13 @@ impl VirtualConfig {
     }
 
     pub fn validate(&self) -> Result<(), SimError> {
+        if self.packets.is_some() && self.c2s.tap_miss >= 1.0 && self.s2c.tap_miss >= 1.0 {
+            return Err(SimError::Config(
+                "--tap-miss 100% both ways captures nothing: -n would never be reached; \
+                 give --duration"
+                    .into(),
+            ));
+        }
         if self.clients == 0 || self.clients > 200 {
             return Err(SimError::Config(format!(
                 "--clients {}: give 1 to 200",
@@ -245,6 +256,9 @@ pub fn run_virtual(
     let limit = cfg.packets.unwrap_or(u64::MAX);
     let record = truth.is_some();
     let mut now = 0;
+    // With `-n N`, a run that captures nothing for this long of simulated time
+    // would never end (everything missed by the tap, every client gone).
+    let mut last_capture_ms = 0;
     'run: while now <= end {
         let now_us = now * 1000;
         while let Some(d) = world.net.pop_due(now_us) {
@@ -281,6 +295,7 @@ pub fn run_virtual(
                 out.write(d.arrival_us, src, dst, &d.payload)?;
                 stats.frames += 1;
                 stats.lwar_frames += 1;
+                last_capture_ms = now;
                 if let Some(t) = &mut truth {
                     t.observe(
                         k,
@@ -335,6 +350,14 @@ pub fn run_virtual(
         world.tick(now);
         if cfg.packets.is_none() && now > 1000 && world.is_quiet() {
             break;
+        }
+        if cfg.packets.is_some() && now.saturating_sub(last_capture_ms) > STALL_MS {
+            return Err(SimError::Config(format!(
+                "nothing was captured in {} s of simulated time, so {} packets would never \
+                 be reached (is --tap-miss 100%?); give --duration instead",
+                STALL_MS / 1000,
+                limit
+            )));
         }
         now += 1;
     }
