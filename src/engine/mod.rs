@@ -28,7 +28,7 @@ pub use finding::{
 pub use loss::{Cadence, LossEstimate};
 pub use session::{DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session};
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
-pub use tracker::{Flow, Observer, PacketEvent, Raise, Tracker, TrackerConfig};
+pub use tracker::{Flow, MissedCounts, Observer, PacketEvent, Raise, Tracker, TrackerConfig};
 
 use crate::capture::Datagram;
 

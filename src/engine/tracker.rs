@@ -203,27 +203,6 @@ impl Raise<'_> {
         };
         self.raise(dir, kind, None, None, detail);
     }
-
-    /// A seqno skipped by a gap in frame `gap_frame` and never captured:
-    /// `not-captured` when the other side acknowledged it, `lost` otherwise.
-    pub fn lost(&mut self, dir: &mut DirState, seqno: u32, gap_frame: u64, acked: bool) {
-        let kind = if acked {
-            FindingKind::NOT_CAPTURED
-        } else {
-            FindingKind::LOST
-        };
-        dir.findings[kind.ordinal()] += 1;
-        self.out.push(Finding {
-            kind,
-            rule: None,
-            frame: gap_frame,
-            ts: self.ts,
-            session: self.session,
-            direction: self.direction,
-            seqno: Some(seqno),
-            detail: Detail::None,
-        });
-    }
 }
 
 /// Follows every session of one protocol in a capture. Feed it datagrams in
@@ -465,6 +444,52 @@ impl<A: Analyzer> Tracker<A> {
     }
 }
 
+/// Seqnos skipped by a gap and never captured, counted as they are reported:
+/// `not-captured` when the other side acked them, `lost` otherwise.
+#[derive(Debug, Default)]
+pub struct MissedCounts {
+    lost: u64,
+    not_captured: u64,
+}
+
+impl MissedCounts {
+    /// The finding for `seqno`, skipped by the gap of `gap_frame`, reported at
+    /// `ts`; counted.
+    pub fn missed(
+        &mut self,
+        seqno: u32,
+        gap_frame: u64,
+        acked: bool,
+        ts: Timestamp,
+        session: SessionId,
+        direction: Direction,
+    ) -> Finding {
+        let kind = if acked {
+            self.not_captured += 1;
+            FindingKind::NOT_CAPTURED
+        } else {
+            self.lost += 1;
+            FindingKind::LOST
+        };
+        Finding {
+            kind,
+            rule: None,
+            frame: gap_frame,
+            ts,
+            session,
+            direction,
+            seqno: Some(seqno),
+            detail: Detail::None,
+        }
+    }
+
+    /// Adds the counts to the direction's findings.
+    pub fn add_to(self, dir: &mut DirState) {
+        dir.findings[FindingKind::LOST.ordinal()] += self.lost;
+        dir.findings[FindingKind::NOT_CAPTURED.ordinal()] += self.not_captured;
+    }
+}
+
 /// Raises `lost` for every seqno a gap skipped and nothing filled: at the end of
 /// the capture, or when the session is evicted.
 fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Finding>) {
@@ -479,25 +504,12 @@ fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Findin
             direction,
         };
         dir.close_ack_incident(&mut raise);
-        let mut counts = [0u64; 2];
+        let mut counts = MissedCounts::default();
         dir.seq.drain_missing(|seqno, frame, acked| {
-            counts[usize::from(acked)] += 1;
-            raise.out.push(Finding {
-                kind: if acked {
-                    FindingKind::NOT_CAPTURED
-                } else {
-                    FindingKind::LOST
-                },
-                rule: None,
-                frame,
-                ts: now,
-                session: id,
-                direction,
-                seqno: Some(seqno),
-                detail: Detail::None,
-            });
+            raise
+                .out
+                .push(counts.missed(seqno, frame, acked, now, id, direction));
         });
-        dir.findings[FindingKind::LOST.ordinal()] += counts[0];
-        dir.findings[FindingKind::NOT_CAPTURED.ordinal()] += counts[1];
+        counts.add_to(dir);
     }
 }

@@ -115,8 +115,8 @@ use super::wire::{
 use crate::capture::Datagram;
 use crate::engine::seq::{Lookup, WINDOW};
 use crate::engine::{
-    self, Detail, DirState, Direction, Finding, FindingKind, ProtoSession, ProtocolInfo, Raise,
-    TrackerConfig,
+    self, Detail, DirState, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo,
+    Raise, TrackerConfig,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt;
@@ -903,26 +903,11 @@ fn reliable(
     }
     let session_id = raise.session;
     let out = &mut *raise.out;
-    let mut counts = [0u64; 2];
+    let mut counts = MissedCounts::default();
     this.seq
         .record(seqno, frame, ts, hash, |lost_seqno, gap_frame, acked| {
-            counts[usize::from(acked)] += 1;
-            out.push(Finding {
-                kind: if acked {
-                    FindingKind::NOT_CAPTURED
-                } else {
-                    FindingKind::LOST
-                },
-                rule: None,
-                frame: gap_frame,
-                ts,
-                session: session_id,
-                direction,
-                seqno: Some(lost_seqno),
-                detail: Detail::None,
-            });
+            out.push(counts.missed(lost_seqno, gap_frame, acked, ts, session_id, direction));
         });
-    this.findings[FindingKind::LOST.ordinal()] += counts[0];
-    this.findings[FindingKind::NOT_CAPTURED.ordinal()] += counts[1];
+    counts.add_to(this);
     first_capture
 }
