@@ -3,6 +3,7 @@
 //! `-V` and the terminal UI, and the values the display filter tests.
 
 use crate::engine::ProtoDetail;
+use crate::proto::field::{FieldDef, FieldSink};
 use std::fmt;
 use std::ops::Range;
 
@@ -74,4 +75,17 @@ pub trait Dissector: Sync + 'static {
 
     /// The message type names, for the display filter (`type == Join`).
     fn message_types(&self) -> &'static [&'static str];
+
+    /// Every field the protocol registers (`strs.seq`, `lwar.input.aim_x`), for
+    /// the display filter's `proto.field` names, field output and documentation.
+    fn field_defs(&self) -> &'static [FieldDef] {
+        &[]
+    }
+
+    /// Walks the typed fields of a packet in wire order (a registered
+    /// [`FieldDef`] each), then why the rest does not decode, if it does not.
+    /// Allocates nothing.
+    fn fields(&self, _payload: &[u8], _sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
+        Ok(())
+    }
 }
