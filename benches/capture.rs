@@ -49,7 +49,7 @@ fn frames(c: &mut Criterion) {
             let link_type = link.link_type();
             assert!(matches!(
                 classify_frame(link_type, &frame, false, 1, Timestamp(0)),
-                FrameClass::Game(_)
+                FrameClass::Udp(_)
             ));
             group.throughput(Throughput::Elements(1));
             group.bench_with_input(
@@ -97,7 +97,7 @@ fn source(c: &mut Criterion) {
                 let mut source = Source::files(&[&path]).unwrap();
                 let mut lwar = 0u64;
                 while let Some(frame) = source.next_frame().unwrap() {
-                    lwar += u64::from(matches!(frame.class, FrameClass::Game(_)));
+                    lwar += u64::from(matches!(frame.class, FrameClass::Udp(_)));
                 }
                 assert_eq!(lwar, count);
             })

@@ -37,7 +37,7 @@ fn simulate(faulty: bool) -> Vec<OwnedDatagram> {
     let mut source = Source::files(&[&path]).expect("the capture opens");
     let mut out = Vec::new();
     while let Some(frame) = source.next_frame().expect("the capture reads") {
-        if let FrameClass::Game(d) = frame.class {
+        if let FrameClass::Udp(d) = frame.class {
             out.push(d.to_owned_datagram());
         }
     }

@@ -33,9 +33,12 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let FrameClass::Game(d) = frame.class else {
+        let FrameClass::Udp(d) = frame.class else {
             continue;
         };
+        if !lwarscope::proto::lwar::wire::is_lwar(d.payload) {
+            continue;
+        }
         packets += 1;
         match Packet::new_checked(d.payload) {
             Ok(p) => {

@@ -108,11 +108,6 @@ pub struct Cli {
     #[arg(short = 'p', long = "no-promiscuous-mode", requires = "interface")]
     pub no_promiscuous: bool,
 
-    /// Stop after this many lwar datagrams
-    #[arg(short = 'c', long = "count", value_name = "N",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub count: Option<u64>,
-
     /// Stop a live capture after this many seconds (fractions allowed; tshark's
     /// `-a duration:SECS` form works too)
     #[arg(
@@ -150,7 +145,7 @@ pub enum Command {
     Sim(Box<lwarscope::proto::lwar::sim::SimArgs>),
     /// The CI gate: analyse each capture file and judge it by rules
     /// (exit 0 every file passes, 1 a rule failed, 2 an error)
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
 }
 
 /// Seconds, as a positive decimal number, optionally prefixed `duration:`.

@@ -42,9 +42,6 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         return run_tui(cli);
     }
     let mut source = open(cli)?;
-    if let Some(n) = cli.count {
-        source.stop_after_lwar(n);
-    }
     if let Some(d) = cli.duration {
         source.stop_after(d);
     }
@@ -78,7 +75,8 @@ fn run_tui(cli: &Cli) -> anyhow::Result<()> {
         None => lwarscope::tui::Source::Files(cli.read.clone()),
     };
     let options = lwarscope::tui::Options {
-        count: cli.count,
+        count: cli.report.decode.count,
+        decode_as: cli.report.decode.decode_as.clone(),
         duration: cli.duration,
         ..Default::default()
     };

@@ -42,7 +42,7 @@ fn the_report_path_does_not_allocate_per_packet() {
     let mut packets = 0u64;
     let mut before = 0;
     while let Some(frame) = source.next_frame().unwrap() {
-        if let FrameClass::Game(d) = frame.class {
+        if let FrameClass::Udp(d) = frame.class {
             analysis.datagram(&d);
             packets += 1;
             if packets == PACKETS / 2 {

@@ -19,7 +19,7 @@ fn frames_after_the_first_allocate_nothing() {
     let mut lwar = 0;
     for _ in 10..525 {
         let frame = source.next_frame().unwrap().unwrap();
-        if let FrameClass::Game(d) = frame.class {
+        if let FrameClass::Udp(d) = frame.class {
             lwar += d.payload.len().min(1);
         }
     }

@@ -5,7 +5,6 @@
 
 use lwarscope::capture::{FrameClass, Source};
 use lwarscope::engine::Summary;
-use lwarscope::proto::lwar::Tracker;
 use lwarscope::proto::lwar::wire::Packet;
 use std::path::{Path, PathBuf};
 
@@ -38,15 +37,13 @@ fn truth_of(capture: &Path) -> Option<Summary> {
 /// Runs a capture through the front end and the tracker.
 fn analyse(capture: &Path) -> (Summary, u64) {
     let mut source = Source::files(&[capture]).expect("capture opens");
-    let mut tracker = Tracker::default();
-    let mut lwar = 0;
+    let mut engine = lwarscope::proto::engine(Default::default());
     while let Some(frame) = source.next_frame().expect("capture reads to the end") {
-        if let FrameClass::Game(d) = frame.class {
-            lwar += 1;
-            tracker.observe(&d, &mut ());
+        if let FrameClass::Udp(d) = frame.class {
+            engine.observe(&d, &mut ());
         }
     }
-    (tracker.finish(&mut ()), lwar)
+    (engine.finish(&mut ()), engine.recognised())
 }
 
 #[test]
@@ -65,7 +62,9 @@ fn every_capture_has_lwar_traffic_and_decodes_its_headers() {
         let mut lwar = 0u64;
         let mut headers = 0u64;
         while let Some(frame) = source.next_frame().expect("capture reads") {
-            if let FrameClass::Game(d) = frame.class {
+            if let FrameClass::Udp(d) = frame.class
+                && lwarscope::proto::lwar::wire::is_lwar(d.payload)
+            {
                 lwar += 1;
                 headers += u64::from(Packet::new_checked(d.payload).is_ok());
             }

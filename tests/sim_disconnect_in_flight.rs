@@ -33,7 +33,7 @@ fn server_packets_in_flight_after_a_disconnect_are_not_violations() {
     let mut disconnect_of: HashMap<std::net::SocketAddr, u32> = HashMap::new();
     let mut in_flight = 0;
     while let Some(frame) = source.next_frame().unwrap() {
-        let FrameClass::Game(d) = frame.class else {
+        let FrameClass::Udp(d) = frame.class else {
             continue;
         };
         tracker.observe(&d, &mut ());

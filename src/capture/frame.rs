@@ -17,32 +17,29 @@ pub struct Frame<'a> {
 }
 
 impl<'a> Frame<'a> {
-    /// The game datagram this frame carries (or completes, for a last fragment).
+    /// The UDP datagram this frame carries (or completes, for a last fragment).
     pub fn datagram(&self) -> Option<&Datagram<'a>> {
         match &self.class {
-            FrameClass::Game(d) => Some(d),
+            FrameClass::Udp(d) => Some(d),
             _ => None,
         }
     }
 }
 
-/// What a frame is, as far as the registered protocols are concerned.
+/// What a frame is, up to UDP. Which protocol a datagram belongs to is the
+/// engine's business: the capture layer knows none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameClass<'a> {
-    /// A UDP datagram that a registered protocol recognises (lwar by its appId,
-    /// on any port). For the last fragment of a reassembled datagram: the whole
-    /// datagram.
-    Game(Datagram<'a>),
-    /// UDP, but no registered protocol recognises the payload.
-    OtherUdp,
+    /// A UDP datagram, whole or cut by the snaplen after its UDP header. For the
+    /// last fragment of a reassembled datagram: the whole datagram.
+    Udp(Datagram<'a>),
     /// IP, but not UDP.
     NotUdp,
     /// Not IPv4 or IPv6 (ARP, other EtherTypes, other address families).
     NotIp,
     /// An IP fragment, held until its datagram is complete.
     Fragment,
-    /// The capture's snaplen cut the frame before the protocols could look at it
-    /// (inside a header, or before a magic of 4 bytes).
+    /// The capture's snaplen cut the frame inside a link, IP or UDP header.
     Truncated,
     /// Headers that contradict themselves in a complete frame (an IP or UDP length
     /// beyond the frame, a bad IP version, a fragment that conflicts with another).
@@ -50,18 +47,17 @@ pub enum FrameClass<'a> {
 }
 
 /// Frames counted by class. `frames` is the sum of the class counters
-/// (`lwar` + `other_udp` + `not_udp` + `not_ip` + `fragment` + `truncated` +
-/// `malformed`); the fragment counters below cut across classes.
+/// (`udp` + `not_udp` + `not_ip` + `fragment` + `truncated` + `malformed`); the
+/// fragment counters below cut across classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FrameCounts {
     pub frames: u64,
     /// Captured bytes, link headers included.
     pub bytes: u64,
-    /// Frames that gave an lwar datagram (reassembled ones included).
-    pub lwar: u64,
-    /// Of `lwar`: datagrams whose payload the snaplen cut short.
-    pub lwar_truncated: u64,
-    pub other_udp: u64,
+    /// Frames that gave a UDP datagram (reassembled ones included).
+    pub udp: u64,
+    /// Of `udp`: datagrams whose payload the snaplen cut short.
+    pub udp_truncated: u64,
     pub not_udp: u64,
     pub not_ip: u64,
     /// Fragments held for reassembly (every fragment but the completing one).

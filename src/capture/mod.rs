@@ -1,10 +1,10 @@
-//! Capture front end: frames from libpcap (files or live interfaces) to the UDP
-//! datagrams that a registered protocol recognises (`crate::proto::recognise`).
+//! Capture front end: frames from libpcap (files or live interfaces) to UDP
+//! datagrams. It knows no game protocol: the engine recognises them.
 //!
 //! A [`Source`] reads pcap and pcapng files (in order, as one stream; `-` is
 //! standard input) or a live interface, and yields a [`Frame`] for each frame:
 //! its number (1-based over the run, as Wireshark counts), timestamp, lengths, and
-//! its [`FrameClass`]: a game [`Datagram`], or why it is not one. IP fragments
+//! its [`FrameClass`]: a UDP [`Datagram`], or why it is not one. IP fragments
 //! are reassembled within bounds; [`FrameCounts`] counts every class, and live
 //! captures add libpcap's drop counters ([`PcapStats`]).
 //!
@@ -12,7 +12,7 @@
 //! use lwarscope::capture::{FrameClass, Source};
 //! let mut source = Source::files(&["capture.pcap"])?;
 //! while let Some(frame) = source.next_frame()? {
-//!     if let FrameClass::Game(d) = frame.class {
+//!     if let FrameClass::Udp(d) = frame.class {
 //!         println!("{} {} -> {}: {} bytes", d.frame, d.src, d.dst, d.payload_len);
 //!     }
 //! }
@@ -81,7 +81,7 @@ impl fmt::Display for Timestamp {
     }
 }
 
-/// A captured UDP datagram that a registered protocol recognises.
+/// A captured UDP datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Datagram<'a> {
     /// Frame number, 1-based over the whole run, as Wireshark counts (for a

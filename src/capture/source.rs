@@ -17,7 +17,7 @@ use std::time::Duration;
 /// The default live capture filter. libpcap's `udp` also matches every IPv4
 /// fragment of a UDP datagram (the protocol field is in each) and IPv6 fragments
 /// whose fragment header follows the fixed header (it checks the next header
-/// there): lwar is recognised by its appId in user space, on any port.
+/// there): the engine recognises each protocol in user space, on any port.
 pub const DEFAULT_FILTER: &str = "udp or (vlan and udp)";
 
 /// The default snapshot length: whole frames.
@@ -121,7 +121,7 @@ struct Header {
 pub struct Source {
     input: Input,
     stop: StopHandle,
-    max_lwar: Option<u64>,
+    max_udp: Option<u64>,
     number: u64,
     counts: FrameCounts,
     pcap: Option<PcapStats>,
@@ -159,7 +159,7 @@ impl Source {
                 flag: Arc::new(AtomicBool::new(false)),
                 breaker,
             },
-            max_lwar: None,
+            max_udp: None,
             number: 0,
             counts: FrameCounts::default(),
             pcap: live.then(PcapStats::default),
@@ -170,9 +170,9 @@ impl Source {
         }
     }
 
-    /// Ends the source after `n` lwar datagrams.
-    pub fn stop_after_lwar(&mut self, n: u64) {
-        self.max_lwar = Some(n);
+    /// Ends the source after `n` UDP datagrams.
+    pub fn stop_after_udp(&mut self, n: u64) {
+        self.max_udp = Some(n);
     }
 
     /// Ends the source `duration` of wall-clock time from now (a timer thread
@@ -294,7 +294,7 @@ impl Source {
         loop {
             if self.finished
                 || self.stop.is_stopped()
-                || self.max_lwar.is_some_and(|n| self.counts.lwar >= n)
+                || self.max_udp.is_some_and(|n| self.counts.udp >= n)
             {
                 return Ok(None);
             }
@@ -358,13 +358,12 @@ impl Source {
 /// Counts a frame under its class.
 fn count(counts: &mut FrameCounts, class: &FrameClass<'_>) {
     match class {
-        FrameClass::Game(d) => {
-            counts.lwar += 1;
+        FrameClass::Udp(d) => {
+            counts.udp += 1;
             if d.truncated_by_capture() {
-                counts.lwar_truncated += 1;
+                counts.udp_truncated += 1;
             }
         }
-        FrameClass::OtherUdp => counts.other_udp += 1,
         FrameClass::NotUdp => counts.not_udp += 1,
         FrameClass::NotIp => counts.not_ip += 1,
         FrameClass::Fragment => counts.fragment += 1,
@@ -389,7 +388,7 @@ fn count(counts: &mut FrameCounts, class: &FrameClass<'_>) {
 ///     &bytes,
 /// );
 /// let class = classify_frame(LinkType::Ethernet, &frame, false, 1, Timestamp(0));
-/// assert!(matches!(class, FrameClass::Game(d) if d.payload == &bytes[..]));
+/// assert!(matches!(class, FrameClass::Udp(d) if d.payload == &bytes[..]));
 /// ```
 pub fn classify_frame(
     link: LinkType,
@@ -408,24 +407,16 @@ pub fn classify_frame(
     }
 }
 
-/// The class of a UDP datagram: a game datagram when a registered protocol
-/// recognises it (lwar by its appId, on any port).
+/// A UDP datagram, whatever it carries: the engine tells the protocols apart.
 fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp) -> FrameClass<'_> {
-    if crate::proto::recognise(udp.payload) {
-        FrameClass::Game(Datagram {
-            frame,
-            ts,
-            src: SocketAddr::new(udp.src, udp.src_port),
-            dst: SocketAddr::new(udp.dst, udp.dst_port),
-            payload: udp.payload,
-            payload_len: udp.payload_len,
-        })
-    } else if udp.payload.len() < 4 && udp.payload.len() < udp.payload_len {
-        // Cut before a 4-byte magic: whether it is a game datagram is unknown.
-        FrameClass::Truncated
-    } else {
-        FrameClass::OtherUdp
-    }
+    FrameClass::Udp(Datagram {
+        frame,
+        ts,
+        src: SocketAddr::new(udp.src, udp.src_port),
+        dst: SocketAddr::new(udp.dst, udp.dst_port),
+        payload: udp.payload,
+        payload_len: udp.payload_len,
+    })
 }
 
 fn header_of(h: &pcap::PacketHeader, link: LinkType) -> Header {

@@ -119,6 +119,8 @@ pub struct SessionRef<'a> {
     pub server: std::net::SocketAddr,
     /// The lifecycle state's name.
     pub state: &'static str,
+    /// How its flow was taken for its protocol.
+    pub recognised_by: RecognisedBy,
     pub c2s: &'a DirState,
     pub s2c: &'a DirState,
     proto: &'a dyn ProtoSessionDyn,
@@ -167,6 +169,7 @@ impl<'a, S: ProtoSession> Session<S> {
             client: self.client,
             server: self.server,
             state: self.proto.state(),
+            recognised_by: self.recognised_by,
             c2s: &self.c2s,
             s2c: &self.s2c,
             proto: &self.proto,
@@ -184,6 +187,7 @@ pub trait ProtocolTracker: Send {
         d: &Datagram<'_>,
         observer: &mut dyn Observer,
         next_id: &mut SessionId,
+        by: RecognisedBy,
     ) -> Flow;
     fn finish(&mut self, observer: &mut dyn Observer) -> Summary;
     fn summary(&self) -> Summary;
@@ -192,6 +196,8 @@ pub trait ProtocolTracker: Send {
     fn session(&self, id: SessionId) -> Option<SessionRef<'_>>;
     fn session_count(&self) -> usize;
     fn evicted_sessions(&self) -> u64;
+    /// Whether a session of this protocol is kept for the datagram's address pair.
+    fn has_flow(&self, d: &Datagram<'_>) -> bool;
 }
 
 impl<A: Analyzer> ProtocolTracker for Tracker<A> {
@@ -203,8 +209,9 @@ impl<A: Analyzer> ProtocolTracker for Tracker<A> {
         d: &Datagram<'_>,
         observer: &mut dyn Observer,
         next_id: &mut SessionId,
+        by: RecognisedBy,
     ) -> Flow {
-        self.observe_numbered(d, observer, next_id)
+        self.observe_numbered(d, observer, next_id, by)
     }
     fn finish(&mut self, observer: &mut dyn Observer) -> Summary {
         Tracker::finish(self, observer)
@@ -226,37 +233,154 @@ impl<A: Analyzer> ProtocolTracker for Tracker<A> {
     fn evicted_sessions(&self) -> u64 {
         Tracker::evicted_sessions(self)
     }
+    fn has_flow(&self, d: &Datagram<'_>) -> bool {
+        Tracker::has_flow(self, d)
+    }
+}
+
+/// How the engine recognises a protocol's datagrams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recognition {
+    /// Every datagram carries the protocol's mark (a magic, an appId), so each
+    /// is probed on its own: comparing four bytes costs less than looking a flow
+    /// up, and a datagram without the mark is someone else's.
+    EveryDatagram,
+    /// Only a flow's first datagram (a handshake) says what it is: once the
+    /// probe recognises it, the flow's later datagrams (its address pair, while
+    /// the protocol keeps the session) follow it.
+    FirstOfFlow,
 }
 
 /// A protocol the engine can serve: how to recognise its datagrams, and its
 /// tracker. The registry (`proto`) makes these.
 pub struct Entry {
-    /// True for a datagram of this protocol (its magic, its appId).
+    /// True for a datagram that says it is of this protocol (its magic, its
+    /// appId, its handshake).
     pub probe: fn(&[u8]) -> bool,
+    pub recognition: Recognition,
     pub tracker: Box<dyn ProtocolTracker>,
 }
 
+/// How a flow came to be taken for its protocol (shown in the report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecognisedBy {
+    #[default]
+    /// The datagram's own mark, or the flow's handshake.
+    Probe,
+    /// A port the user named (`-d udp.port==N,proto`).
+    Port,
+    /// The flow was already the protocol's.
+    Flow,
+}
+
+impl RecognisedBy {
+    pub const fn name(self) -> &'static str {
+        match self {
+            RecognisedBy::Probe => "probe",
+            RecognisedBy::Port => "port",
+            RecognisedBy::Flow => "flow",
+        }
+    }
+}
+
+/// Datagrams no protocol recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Unrecognised {
+    /// Other traffic, skipped.
+    pub other: u64,
+    /// Of `other`: cut by the snaplen before 4 bytes of payload, so too short
+    /// for any protocol to recognise.
+    pub cut: u64,
+}
+
 /// The engine of a capture: every registered protocol's tracker, each datagram
-/// handed to the first protocol that recognises it. Session ids are shared, in
-/// the order sessions were first seen, whatever their protocol.
+/// handed to the protocol that recognises it (a port the user named first, then
+/// the protocols in registry order). Session ids are shared, in the order
+/// sessions were first seen, whatever their protocol.
 pub struct Engine {
     entries: Vec<Entry>,
+    /// Ports the user decodes as a protocol: (port, entry index).
+    decode_as: Vec<(u16, usize)>,
     next_id: SessionId,
+    recognised: u64,
+    limit: Option<u64>,
+    unrecognised: Unrecognised,
 }
 
 impl Engine {
     pub fn new(entries: Vec<Entry>) -> Self {
         Engine {
             entries,
+            decode_as: Vec::new(),
             next_id: 0,
+            recognised: 0,
+            limit: None,
+            unrecognised: Unrecognised::default(),
         }
     }
 
+    /// Decodes datagrams from or to `port` as the protocol of entry `index`
+    /// (tshark's `-d udp.port==N,proto`), before any probe.
+    pub fn decode_port_as(&mut self, port: u16, index: usize) {
+        self.decode_as.retain(|(p, _)| *p != port);
+        self.decode_as.push((port, index));
+    }
+
+    /// Stops (the observe that reaches it returns [`Flow::Stop`]) after `n`
+    /// recognised datagrams (`-c N`).
+    pub fn stop_after(&mut self, n: u64) {
+        self.limit = Some(n);
+    }
+
+    /// The entry that takes `d`, and how it was recognised.
+    fn recognise(&self, d: &Datagram<'_>) -> Option<(usize, RecognisedBy)> {
+        if !self.decode_as.is_empty()
+            && let Some(&(_, i)) = self
+                .decode_as
+                .iter()
+                .find(|(p, _)| *p == d.src.port() || *p == d.dst.port())
+        {
+            return Some((i, RecognisedBy::Port));
+        }
+        self.entries.iter().enumerate().find_map(|(i, e)| {
+            if (e.probe)(d.payload) {
+                Some((i, RecognisedBy::Probe))
+            } else if e.recognition == Recognition::FirstOfFlow && e.tracker.has_flow(d) {
+                Some((i, RecognisedBy::Flow))
+            } else {
+                None
+            }
+        })
+    }
+
     /// Analyses one datagram: what the observer wants next, or `None` when no
-    /// protocol recognises the datagram.
+    /// protocol recognises the datagram (it is counted as other traffic).
     pub fn observe(&mut self, d: &Datagram<'_>, observer: &mut dyn Observer) -> Option<Flow> {
-        let e = self.entries.iter_mut().find(|e| (e.probe)(d.payload))?;
-        Some(e.tracker.observe(d, observer, &mut self.next_id))
+        let Some((i, by)) = self.recognise(d) else {
+            self.unrecognised.other += 1;
+            if d.payload.len() < 4 && d.truncated_by_capture() {
+                self.unrecognised.cut += 1;
+            }
+            return None;
+        };
+        let flow = self.entries[i]
+            .tracker
+            .observe(d, observer, &mut self.next_id, by);
+        self.recognised += 1;
+        match self.limit {
+            Some(n) if self.recognised >= n => Some(Flow::Stop),
+            _ => Some(flow),
+        }
+    }
+
+    /// Datagrams recognised so far.
+    pub fn recognised(&self) -> u64 {
+        self.recognised
+    }
+
+    /// Datagrams no protocol recognised so far.
+    pub fn unrecognised(&self) -> Unrecognised {
+        self.unrecognised
     }
 
     /// Ends the capture; the summary of every protocol (sessions grouped by

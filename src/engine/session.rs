@@ -345,6 +345,8 @@ pub struct Session<S> {
     pub id: super::finding::SessionId,
     pub client: SocketAddr,
     pub server: SocketAddr,
+    /// How its flow was taken for its protocol.
+    pub recognised_by: super::RecognisedBy,
     pub c2s: DirState,
     pub s2c: DirState,
     pub proto: S,
@@ -360,6 +362,7 @@ impl<S: ProtoSession> Session<S> {
             id,
             client,
             server,
+            recognised_by: super::RecognisedBy::Probe,
             c2s: DirState::default(),
             s2c: DirState::default(),
             proto: S::default(),

@@ -4,7 +4,7 @@
 use super::finding::{Detail, Direction, Finding, FindingKind, Rule, SessionId};
 use super::session::{DirState, ProtoSession, Session};
 use super::summary::{DirectionSummary, SessionSummary, Summary};
-use super::{Analyzer, ProtocolInfo};
+use super::{Analyzer, ProtocolInfo, RecognisedBy};
 use crate::capture::{Datagram, Timestamp};
 use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
@@ -265,6 +265,11 @@ impl<A: Analyzer> Tracker<A> {
         self.evicted.sessions
     }
 
+    /// Whether a session is kept for the datagram's address pair.
+    pub fn has_flow(&self, d: &Datagram<'_>) -> bool {
+        !self.index.is_empty() && self.index.contains_key(&flow_key(d))
+    }
+
     /// The capture time of the latest datagram.
     pub fn now(&self) -> Timestamp {
         self.now
@@ -273,7 +278,7 @@ impl<A: Analyzer> Tracker<A> {
     /// Analyses one datagram of this protocol and tells `observer` about it.
     pub fn observe<O: Observer + ?Sized>(&mut self, d: &Datagram<'_>, observer: &mut O) -> Flow {
         let mut next_id = self.next_id;
-        let flow = self.observe_numbered(d, observer, &mut next_id);
+        let flow = self.observe_numbered(d, observer, &mut next_id, RecognisedBy::Probe);
         self.next_id = next_id;
         flow
     }
@@ -284,10 +289,11 @@ impl<A: Analyzer> Tracker<A> {
         d: &Datagram<'_>,
         observer: &mut O,
         next_id: &mut SessionId,
+        by: RecognisedBy,
     ) -> Flow {
         self.scratch.clear();
         self.now = self.now.max(d.ts);
-        let slot = self.session_slot(d, next_id);
+        let slot = self.session_slot(d, next_id, by);
         // The findings of an evicted session, not of this packet.
         for f in self.scratch.drain(..) {
             observer.finding(&f);
@@ -392,12 +398,13 @@ impl<A: Analyzer> Tracker<A> {
 
     /// Finds or creates the session of a datagram, the analyzer deciding which
     /// side is the server.
-    fn session_slot(&mut self, d: &Datagram<'_>, next_id: &mut SessionId) -> usize {
-        let key = if d.src <= d.dst {
-            (d.src, d.dst)
-        } else {
-            (d.dst, d.src)
-        };
+    fn session_slot(
+        &mut self,
+        d: &Datagram<'_>,
+        next_id: &mut SessionId,
+        by: RecognisedBy,
+    ) -> usize {
+        let key = flow_key(d);
         let superseded = match self.index.get(&key) {
             Some(&slot) if self.analyzer.restarts(&self.sessions[slot], d) => Some(slot),
             Some(&slot) => return slot,
@@ -413,6 +420,7 @@ impl<A: Analyzer> Tracker<A> {
             (d.src, d.dst)
         };
         let mut session = Session::new(*next_id, client, server);
+        session.recognised_by = by;
         *next_id += 1;
         let slot = if self.sessions.len() < self.config.max_sessions.max(1) {
             self.sessions.push(session);
@@ -441,6 +449,15 @@ impl<A: Analyzer> Tracker<A> {
         };
         self.index.insert(key, slot);
         slot
+    }
+}
+
+/// A datagram's address pair, the same both ways.
+fn flow_key(d: &Datagram<'_>) -> (SocketAddr, SocketAddr) {
+    if d.src <= d.dst {
+        (d.src, d.dst)
+    } else {
+        (d.dst, d.src)
     }
 }
 

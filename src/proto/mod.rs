@@ -6,14 +6,17 @@ pub mod dissect;
 pub mod field;
 pub mod lwar;
 
-use crate::engine::{Engine, Entry, FindingKind, ProtocolInfo, Rule, TrackerConfig};
+use crate::engine::{Engine, Entry, FindingKind, ProtocolInfo, Recognition, Rule, TrackerConfig};
 
 /// A registered protocol: its data, how to recognise its datagrams, and how to
 /// make its tracker.
 pub struct Protocol {
     pub info: &'static ProtocolInfo,
-    /// True for a datagram of this protocol (its appId, its magic).
+    /// True for a datagram that says it is of this protocol (its appId, its
+    /// magic, its handshake).
     pub probe: fn(&[u8]) -> bool,
+    /// Whether every datagram says so, or only a flow's first.
+    pub recognition: Recognition,
     /// Its tracker on the engine.
     pub tracker: fn(TrackerConfig) -> Box<dyn crate::engine::ProtocolTracker>,
 }
@@ -28,14 +31,26 @@ pub fn engine(config: TrackerConfig) -> Engine {
             .iter()
             .map(|p| Entry {
                 probe: p.probe,
+                recognition: p.recognition,
                 tracker: (p.tracker)(config),
             })
             .collect(),
     )
 }
 
-/// The protocol that recognises a datagram; for bytes none recognises (a
-/// payload the capture cut before its magic), the first registered.
+/// An engine serving every registered protocol, with the ports the user
+/// decodes as a protocol (`-d`).
+pub fn engine_with(config: TrackerConfig, decode_as: &[DecodeAs]) -> Engine {
+    let mut engine = engine(config);
+    for d in decode_as {
+        engine.decode_port_as(d.port, d.index);
+    }
+    engine
+}
+
+/// The protocol that recognises a datagram by its own bytes; for bytes none
+/// recognises (a payload the capture cut before its magic), the first
+/// registered.
 pub fn protocol_of(payload: &[u8]) -> &'static ProtocolInfo {
     REGISTRY
         .iter()
@@ -44,9 +59,52 @@ pub fn protocol_of(payload: &[u8]) -> &'static ProtocolInfo {
         .info
 }
 
-/// True when a registered protocol recognises the datagram.
-pub fn recognise(payload: &[u8]) -> bool {
-    REGISTRY.iter().any(|p| (p.probe)(payload))
+/// A registered protocol by its short name (`lwar`).
+pub fn by_name(name: &str) -> Option<&'static Protocol> {
+    REGISTRY.iter().find(|p| p.info.name == name)
+}
+
+/// A port the user decodes as a protocol: tshark's `-d udp.port==N,proto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeAs {
+    pub port: u16,
+    /// The protocol's index in [`REGISTRY`].
+    pub index: usize,
+}
+
+impl std::str::FromStr for DecodeAs {
+    type Err = String;
+
+    /// `udp.port==7777,starstrike` (spaces allowed around `==` and `,`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let names = || {
+            REGISTRY
+                .iter()
+                .map(|p| p.info.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (selector, proto) = s
+            .split_once(',')
+            .ok_or_else(|| format!("`{s}`: expected udp.port==N,PROTOCOL"))?;
+        let port = selector
+            .trim()
+            .strip_prefix("udp.port")
+            .and_then(|r| r.trim_start().strip_prefix("=="))
+            .ok_or_else(|| format!("`{s}`: only udp.port==N can be decoded as a protocol"))?
+            .trim();
+        let port: u16 = port
+            .parse()
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| format!("`{s}`: `{port}` is not a UDP port (1-65535)"))?;
+        let proto = proto.trim();
+        let index = REGISTRY
+            .iter()
+            .position(|p| p.info.name == proto)
+            .ok_or_else(|| format!("`{s}`: unknown protocol `{proto}` (known: {})", names()))?;
+        Ok(DecodeAs { port, index })
+    }
 }
 
 /// Every finding kind of every protocol: the shared ones, then each protocol's.
@@ -92,6 +150,121 @@ pub fn rule_by_name(name: &str) -> Option<Rule> {
 mod tests {
     use super::*;
 
+    use crate::capture::{Datagram, Timestamp};
+    use crate::engine::{Observer, PacketEvent};
+
+    fn dgram<'a>(payload: &'a [u8], src: &str, dst: &str, frame: u64) -> Datagram<'a> {
+        Datagram {
+            frame,
+            ts: Timestamp::from_millis(frame),
+            src: src.parse().unwrap(),
+            dst: dst.parse().unwrap(),
+            payload,
+            payload_len: payload.len(),
+        }
+    }
+
+    /// The protocol of every packet the engine analysed.
+    #[derive(Default)]
+    struct Seen(Vec<(u64, &'static str)>);
+    impl Observer for Seen {
+        fn packet(&mut self, e: &PacketEvent<'_>) -> crate::engine::Flow {
+            self.0.push((e.datagram.frame, e.protocol.name));
+            crate::engine::Flow::Continue
+        }
+    }
+
+    fn lwar_header() -> Vec<u8> {
+        let mut p = lwar::wire::APP_ID.to_be_bytes().to_vec();
+        p.extend([0; 8]);
+        p
+    }
+
+    #[test]
+    fn the_engine_recognises_by_probe_skips_the_rest_and_counts_it() {
+        let mut engine = engine(TrackerConfig::default());
+        let mut seen = Seen::default();
+        let lwar = lwar_header();
+        let (a, b) = ("10.0.0.1:5000", "10.0.0.2:32422");
+        assert!(engine.observe(&dgram(&lwar, a, b, 1), &mut seen).is_some());
+        assert!(
+            engine
+                .observe(&dgram(b"hello", a, b, 2), &mut seen)
+                .is_none()
+        );
+        let mut cut = dgram(b"\xf2\x70", a, b, 3);
+        cut.payload_len = 20;
+        assert!(engine.observe(&cut, &mut seen).is_none());
+        assert_eq!(seen.0, [(1, "lwar")]);
+        assert_eq!(engine.recognised(), 1);
+        let u = engine.unrecognised();
+        assert_eq!((u.other, u.cut), (2, 1));
+    }
+
+    #[test]
+    fn a_port_decoded_as_a_protocol_takes_its_traffic_whatever_the_bytes() {
+        let d: DecodeAs = "udp.port==4000,lwar".parse().unwrap();
+        let mut engine = engine_with(TrackerConfig::default(), &[d]);
+        let mut seen = Seen::default();
+        let flow = engine.observe(
+            &dgram(b"not lwar", "10.0.0.1:5000", "10.0.0.2:4000", 1),
+            &mut seen,
+        );
+        assert_eq!(flow, Some(crate::engine::Flow::Continue));
+        // Another port: probed as usual.
+        assert!(
+            engine
+                .observe(
+                    &dgram(b"not lwar", "10.0.0.1:5000", "10.0.0.2:4001", 2),
+                    &mut seen
+                )
+                .is_none()
+        );
+        assert_eq!(seen.0, [(1, "lwar")]);
+        let mut sessions = Vec::new();
+        engine.for_each_session(|s| sessions.push(s.recognised_by));
+        assert_eq!(sessions, [crate::engine::RecognisedBy::Port]);
+        // Its bytes are lwar's to judge: not an lwar packet.
+        assert_eq!(engine.summary().findings.get("malformed"), Some(&1));
+    }
+
+    #[test]
+    fn count_stops_after_n_recognised_datagrams() {
+        let mut engine = engine(TrackerConfig::default());
+        engine.stop_after(2);
+        let lwar = lwar_header();
+        let (a, b) = ("10.0.0.1:5000", "10.0.0.2:32422");
+        let flows: Vec<_> = (1..=3)
+            .map(|i| {
+                let payload: &[u8] = if i == 2 { b"other" } else { &lwar };
+                engine.observe(&dgram(payload, a, b, i), &mut ())
+            })
+            .collect();
+        use crate::engine::Flow::{Continue, Stop};
+        assert_eq!(flows, [Some(Continue), None, Some(Stop)]);
+    }
+
+    #[test]
+    fn decode_as_takes_tsharks_form_and_refuses_the_rest() {
+        let d: DecodeAs = "udp.port==7000,lwar".parse().unwrap();
+        assert_eq!((d.port, REGISTRY[d.index].info.name), (7000, "lwar"));
+        let d: DecodeAs = "udp.port == 9 , lwar".parse().unwrap();
+        assert_eq!(d.port, 9);
+        for (bad, says) in [
+            ("udp.port==7000", "expected udp.port==N,PROTOCOL"),
+            ("tcp.port==7000,lwar", "only udp.port==N"),
+            ("udp.port==0,lwar", "is not a UDP port"),
+            ("udp.port==70000,lwar", "is not a UDP port"),
+            (
+                "udp.port==7000,quake",
+                "unknown protocol `quake` (known: lwar",
+            ),
+        ] {
+            let e = bad.parse::<DecodeAs>().unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
     #[test]
     fn every_kind_and_rule_fits_its_counters_and_has_a_unique_name() {
         let kinds: Vec<_> = all_kinds().collect();
@@ -112,6 +285,10 @@ mod tests {
             kind_by_name("lwar.input-gap").map(|k| k.name()),
             Some("input-gap")
         );
+        let mut protocols: Vec<_> = REGISTRY.iter().map(|p| p.info.name).collect();
+        protocols.sort();
+        protocols.dedup();
+        assert_eq!(protocols.len(), REGISTRY.len(), "protocol names are unique");
         for p in REGISTRY {
             assert!(p.info.message_types.len() <= crate::engine::MAX_MESSAGE_TYPES);
             assert!(p.info.malformed.len() <= crate::engine::MAX_MALFORMED);

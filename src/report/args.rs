@@ -101,6 +101,43 @@ pub struct ReportArgs {
         help_heading = "Output"
     )]
     pub color: Color,
+
+    #[command(flatten)]
+    pub decode: DecodeArgs,
+}
+
+/// How datagrams are taken for a protocol, beyond what each protocol recognises
+/// by itself.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DecodeArgs {
+    /// Decode UDP traffic from or to a port as a protocol, whatever its bytes
+    /// (tshark's Decode As; repeatable). For a protocol recognised only by its
+    /// handshake, in a capture that starts mid-session.
+    /// Example: lwarscope -r mid.pcap -d udp.port==4000,battlegrounds
+    #[arg(
+        short = 'd',
+        long = "decode-as",
+        value_name = "udp.port==N,PROTO",
+        help_heading = "Decoding"
+    )]
+    pub decode_as: Vec<crate::proto::DecodeAs>,
+
+    /// Stop after this many datagrams of a known protocol
+    #[arg(short = 'c', long = "count", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..), help_heading = "Decoding")]
+    pub count: Option<u64>,
+}
+
+impl DecodeArgs {
+    /// The engine these options ask for.
+    pub fn engine(&self) -> crate::engine::Engine {
+        let mut engine =
+            crate::proto::engine_with(crate::engine::TrackerConfig::default(), &self.decode_as);
+        if let Some(n) = self.count {
+            engine.stop_after(n);
+        }
+        engine
+    }
 }
 
 impl ReportArgs {
@@ -162,6 +199,11 @@ pub struct CheckArgs {
     /// Colour the verdicts: auto, always, never.
     #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
     pub color: Color,
+
+    /// Decode UDP traffic from or to a port as a protocol (tshark's Decode As;
+    /// repeatable). Example: -d udp.port==4000,battlegrounds
+    #[arg(short = 'd', long = "decode-as", value_name = "udp.port==N,PROTO")]
+    pub decode_as: Vec<crate::proto::DecodeAs>,
 }
 
 const CHECK_EXAMPLES: &str = "\

@@ -418,9 +418,15 @@ pub struct Analysis<O> {
 }
 
 impl<O: Observer> Analysis<O> {
+    /// Every registered protocol, with nothing decoded as another.
     pub fn new(output: O) -> Self {
+        Self::with_engine(crate::proto::engine(TrackerConfig::default()), output)
+    }
+
+    /// On an engine set up by the options (`-d`, `-c`).
+    pub fn with_engine(engine: Engine, output: O) -> Self {
         Analysis {
-            tracker: crate::proto::engine(TrackerConfig::default()),
+            tracker: engine,
             collect: Collect::default(),
             output,
         }
@@ -448,6 +454,7 @@ impl<O: Observer> Analysis<O> {
             .finish(&mut Both(&mut self.collect, &mut self.output));
         let c = &self.collect;
         capture.lwar_packets = c.packets;
+        capture.other += self.tracker.unrecognised().other;
         capture.truncated = c.truncated;
         capture.malformed = c.malformed;
         capture.start = capture.start.or(c.start);

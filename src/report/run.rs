@@ -8,7 +8,7 @@ use super::progress::Progress;
 use super::table::{Layout, render};
 use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
 use crate::capture::{CaptureError, CaptureStats, FrameClass, Source};
-use crate::engine::{Finding, Flow, Observer, PacketEvent};
+use crate::engine::{Engine, Finding, Flow, Observer, PacketEvent, TrackerConfig};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -59,7 +59,7 @@ pub fn capture_info(
         end: None,
         frames: c.frames,
         lwar_packets: 0,
-        other: c.other_udp + c.not_udp + c.not_ip + c.truncated + c.malformed,
+        other: c.not_udp + c.not_ip + c.truncated + c.malformed,
         truncated: 0,
         malformed: 0,
         reassembled: c.reassembled,
@@ -87,7 +87,7 @@ pub fn drive<O: Observer>(
         let Some(frame) = source.next_frame()? else {
             return Ok(());
         };
-        if let FrameClass::Game(d) = frame.class
+        if let FrameClass::Udp(d) = frame.class
             && analysis.datagram(&d) == Flow::Stop
         {
             return Ok(());
@@ -202,7 +202,7 @@ pub fn report<W: Write>(
         _ => format!("{} files", files.len()),
     };
     let progress = Progress::for_file(&name, total);
-    let mut analysis = Analysis::new(output);
+    let mut analysis = Analysis::with_engine(args.decode.engine(), output);
     let result = drive(source, &mut analysis, Some(&progress));
     progress.finish();
     let info = capture_info(&source.stats(), files, interface);
@@ -213,10 +213,10 @@ pub fn report<W: Write>(
     result.map_err(RunError::from)
 }
 
-/// Analyses one file with no output: what `check` judges.
-pub fn analyse_file(path: &Path) -> Result<Outcome, CaptureError> {
+/// Analyses one file with no output, on `engine`: what `check` judges.
+pub fn analyse_file(path: &Path, engine: Engine) -> Result<Outcome, CaptureError> {
     let mut source = Source::files(&[path])?;
-    let mut analysis = Analysis::new(());
+    let mut analysis = Analysis::with_engine(engine, ());
     drive(&mut source, &mut analysis, None)?;
     let info = capture_info(&source.stats(), &[path.to_path_buf()], None);
     Ok(analysis.finish(info).0)
@@ -230,7 +230,8 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
     let mut verdicts = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
-        let verdict = match analyse_file(path) {
+        let engine = crate::proto::engine_with(TrackerConfig::default(), &args.decode_as);
+        let verdict = match analyse_file(path, engine) {
             Ok(outcome) => rules.check(&name, &outcome),
             Err(e) => {
                 // Capture errors name their file already.

@@ -10,7 +10,7 @@ use super::model::{Activity, CaptureCounters, Endpoints, LoggedFinding, Row, Ses
 use super::store::StoreWriter;
 use crate::capture::{self, Datagram, OwnedDatagram};
 use crate::engine::{
-    Direction, Engine, Finding, FindingKind, Flow, Observer, PacketEvent, SessionId, TrackerConfig,
+    Direction, Engine, Finding, FindingKind, Flow, Observer, PacketEvent, SessionId,
 };
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -98,9 +98,9 @@ impl Observer for Sink {
 }
 
 impl Collector {
-    pub fn new(writer: StoreWriter) -> Self {
+    pub fn new(engine: Engine, writer: StoreWriter) -> Self {
         Collector {
-            tracker: crate::proto::engine(TrackerConfig::default()),
+            tracker: engine,
             sink: Sink {
                 writer,
                 rows: Vec::with_capacity(4096),
@@ -112,9 +112,12 @@ impl Collector {
         }
     }
 
-    /// Analyses one datagram.
-    pub fn push(&mut self, d: &Datagram<'_>) {
-        self.tracker.observe(d, &mut self.sink);
+    /// Analyses one datagram; [`Flow::Stop`] once the engine has read all it
+    /// was asked to.
+    pub fn push(&mut self, d: &Datagram<'_>) -> Flow {
+        self.tracker
+            .observe(d, &mut self.sink)
+            .unwrap_or(Flow::Continue)
     }
 
     /// Ends the capture: the tracker's end-of-capture findings join the batch.
@@ -264,12 +267,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// libpcap handle stays on the thread that opened it).
 pub fn spawn<F: Feed + 'static>(
     open: impl FnOnce() -> F + Send + 'static,
+    engine: Engine,
     writer: StoreWriter,
     stop: Stop,
     tx: Sender<Update>,
 ) -> std::io::Result<DataSide> {
     let shared = Arc::new(Shared {
-        collector: Mutex::new(Collector::new(writer)),
+        collector: Mutex::new(Collector::new(engine, writer)),
         status: Mutex::default(),
         ended: AtomicBool::new(false),
         failure: Mutex::new(None),
@@ -287,7 +291,12 @@ pub fn spawn<F: Feed + 'static>(
                     if stop.is_stopped() {
                         break;
                     }
-                    let step = feed.step(&mut |d| lock(&shared.collector).push(d));
+                    let mut more = true;
+                    let step = feed.step(&mut |d| {
+                        more &= lock(&shared.collector).push(d) == Flow::Continue;
+                    });
+                    // The engine has all it was asked for (`-c`).
+                    let step = step.map(|read| read && more);
                     n = n.wrapping_add(1);
                     if n.is_multiple_of(64) || !matches!(step, Ok(true)) {
                         let now = Instant::now();

@@ -84,8 +84,10 @@ pub struct Options {
     pub follow: Option<bool>,
     /// A display filter to start with.
     pub filter: Option<String>,
-    /// Stop reading after this many lwar datagrams.
+    /// Stop reading after this many datagrams of a known protocol.
     pub count: Option<u64>,
+    /// Ports decoded as a protocol (`-d`).
+    pub decode_as: Vec<crate::proto::DecodeAs>,
     /// Stop a live capture after this long.
     pub duration: Option<Duration>,
 }
@@ -97,6 +99,7 @@ impl Default for Options {
             follow: None,
             filter: None,
             count: None,
+            decode_as: Vec::new(),
             duration: None,
         }
     }
@@ -123,7 +126,10 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
             let stop = stop_for(&src);
             let feed = CaptureFeed::new(src, total);
             let info = SourceInfo { label, live: false };
-            (info, data::spawn(move || feed, writer, stop, tx))
+            (
+                info,
+                data::spawn(move || feed, engine(&options), writer, stop, tx),
+            )
         }
         Source::Live(opts) => {
             let src = limit(capture::Source::live(&opts)?, &options);
@@ -133,12 +139,16 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
                 label: format!("live {}", opts.interface),
                 live: true,
             };
-            (info, data::spawn(move || feed, writer, stop, tx))
+            (
+                info,
+                data::spawn(move || feed, engine(&options), writer, stop, tx),
+            )
         }
         Source::Memory { label, datagrams } => {
             let info = SourceInfo { label, live: false };
             let side = data::spawn(
                 move || MemoryFeed::new(datagrams),
+                engine(&options),
                 writer,
                 Stop::default(),
                 tx,
@@ -174,13 +184,20 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
 }
 
 fn limit(mut src: capture::Source, options: &Options) -> capture::Source {
-    if let Some(n) = options.count {
-        src.stop_after_lwar(n);
-    }
     if let Some(d) = options.duration {
         src.stop_after(d);
     }
     src
+}
+
+/// The engine the options ask for (`-d`, `-c`).
+fn engine(options: &Options) -> crate::engine::Engine {
+    let mut engine =
+        crate::proto::engine_with(crate::engine::TrackerConfig::default(), &options.decode_as);
+    if let Some(n) = options.count {
+        engine.stop_after(n);
+    }
+    engine
 }
 
 /// Stopping the data side also stops the capture (and wakes a quiet live read).
@@ -365,9 +382,12 @@ fn restore_terminal() {
 /// everything in it: for tests and snapshots.
 pub fn load_app<F: Feed>(mut feed: F, source: SourceInfo) -> io::Result<App> {
     let (writer, reader) = store::store()?;
-    let mut collector = data::Collector::new(writer);
+    let engine = engine(&Options::default());
+    let mut collector = data::Collector::new(engine, writer);
     while feed
-        .step(&mut |d| collector.push(d))
+        .step(&mut |d| {
+            collector.push(d);
+        })
         .map_err(io::Error::other)?
     {}
     collector.finish();

@@ -102,15 +102,23 @@ pub fn drain(mut source: Source) -> Run {
     let error = loop {
         match source.next_frame() {
             Ok(Some(frame)) => {
+                // The capture yields every UDP datagram; what the engine then
+                // makes of it (lwar by its appId, anything else skipped, a
+                // datagram cut before 4 bytes unrecognisable) is the class here.
                 let class = match frame.class {
-                    FrameClass::Game(d) => Class::Lwar {
-                        frame: d.frame,
-                        src: d.src,
-                        dst: d.dst,
-                        payload: d.payload.to_vec(),
-                        payload_len: d.payload_len,
-                    },
-                    FrameClass::OtherUdp => Class::OtherUdp,
+                    FrameClass::Udp(d) if lwarscope::proto::lwar::wire::is_lwar(d.payload) => {
+                        Class::Lwar {
+                            frame: d.frame,
+                            src: d.src,
+                            dst: d.dst,
+                            payload: d.payload.to_vec(),
+                            payload_len: d.payload_len,
+                        }
+                    }
+                    FrameClass::Udp(d) if d.payload.len() < 4 && d.truncated_by_capture() => {
+                        Class::Truncated
+                    }
+                    FrameClass::Udp(_) => Class::OtherUdp,
                     FrameClass::NotUdp => Class::NotUdp,
                     FrameClass::NotIp => Class::NotIp,
                     FrameClass::Fragment => Class::Fragment,
@@ -135,7 +143,7 @@ pub fn drain(mut source: Source) -> Run {
     let c = stats.counts;
     assert_eq!(
         c.frames,
-        c.lwar + c.other_udp + c.not_udp + c.not_ip + c.fragment + c.truncated + c.malformed,
+        c.udp + c.not_udp + c.not_ip + c.fragment + c.truncated + c.malformed,
         "the classes partition the frames: {c:?}"
     );
     assert_eq!(c.frames, frames.len() as u64);

@@ -14,5 +14,6 @@ pub use analysis::{Analyzer, INFO, LwarSession, Player, Session, State, Tracker}
 pub const PROTOCOL: super::Protocol = super::Protocol {
     info: &INFO,
     probe: wire::is_lwar,
+    recognition: crate::engine::Recognition::EveryDatagram,
     tracker: |config| Box::new(Tracker::new(config)),
 };

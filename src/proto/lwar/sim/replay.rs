@@ -81,9 +81,12 @@ pub fn run_replay(cfg: &ReplayConfig) -> Result<ReplayStats, SimError> {
         .next_frame()
         .map_err(|e| SimError::Config(format!("--replay: {e}")))?
     {
-        let FrameClass::Game(d) = frame.class else {
+        let FrameClass::Udp(d) = frame.class else {
             continue;
         };
+        if !super::super::wire::is_lwar(d.payload) {
+            continue;
+        }
         let to = endpoints.get(d.dst)?.1;
         let (socket, _) = endpoints.get(d.src)?;
         if let Some(pps) = cfg.pps {
