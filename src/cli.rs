@@ -18,7 +18,7 @@ use std::path::PathBuf;
 #[command(group(
     ArgGroup::new("input")
         .required(true)
-        .args(["read", "interface", "list_interfaces"]),
+        .args(["read", "interface", "list_interfaces", "list_fields"]),
 ))]
 #[command(after_help = "\
 Examples:
@@ -65,6 +65,10 @@ pub struct Cli {
     /// List the interfaces available for live capture, then exit
     #[arg(short = 'D', long = "list-interfaces")]
     pub list_interfaces: bool,
+
+    /// List every protocol's registered fields (for -Y), then exit
+    #[arg(long = "list-fields", conflicts_with_all = ["read", "interface", "list_interfaces"])]
+    pub list_fields: bool,
 
     /// Capture filter in libpcap syntax (live only). The default keeps UDP and
     /// its IP fragments; lwar is then recognised on any port
@@ -120,7 +124,7 @@ pub struct Cli {
     pub duration: Option<std::time::Duration>,
 
     /// Open the interactive terminal UI (the default for -i on a terminal)
-    #[arg(long = "tui", conflicts_with_all = ["no_tui", "list_interfaces"])]
+    #[arg(long = "tui", conflicts_with_all = ["no_tui", "list_interfaces", "list_fields"])]
     pub tui: bool,
 
     /// Never open the terminal UI

@@ -37,6 +37,13 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if cli.list_interfaces {
         return list_interfaces();
     }
+    if cli.list_fields {
+        let mut out = io::stdout().lock();
+        return match lwarscope::report::list_fields(&mut out).and_then(|()| out.flush()) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            r => Ok(r?),
+        };
+    }
     let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     if cli.tui || (cli.interface.is_some() && on_terminal && !cli.no_tui) {
         return run_tui(cli);

@@ -68,6 +68,7 @@ impl PartialEq for ProtocolInfo {
         self.name == other.name
     }
 }
+impl Eq for ProtocolInfo {}
 
 impl ProtocolInfo {
     /// Every kind a session of this protocol can raise: the shared ones, then

@@ -35,6 +35,23 @@ pub enum FieldType {
     Node,
 }
 
+impl FieldType {
+    /// What a field of this type holds, for error messages.
+    pub const fn noun(self) -> &'static str {
+        match self {
+            FieldType::Unsigned | FieldType::Signed | FieldType::Float | FieldType::Bits => {
+                "a number"
+            }
+            FieldType::Bool => "a boolean (0 or 1)",
+            FieldType::Text => "text",
+            FieldType::Bytes => "bytes",
+            FieldType::Enum => "a number or its name",
+            FieldType::Pair => "a pair a:b",
+            FieldType::Node => "no value",
+        }
+    }
+}
+
 /// One registered field: a stable filter name, the label the specification uses,
 /// its type, and one line of documentation.
 #[derive(Debug, PartialEq, Eq)]

@@ -72,8 +72,10 @@ pub struct ReportArgs {
     /// 'resend || lost', 'seqno >= 10 && dir == s2c', 'peer == 10.0.0.2:32422',
     /// 'player == 0:1', 'finding == violation/wrong-sender', '!(Input || Update)'.
     /// Fields: type seqno ack ts frame len src dst peer port player finding severity
-    /// session dir malformed; operators == != < > <= >= && || ! ( ); `!=` is
-    /// `!(==)`. With the table format, -Y implies --packets.
+    /// session dir malformed, and every protocol's registered fields by name
+    /// (`lwar.name == "ann"`, `lwar.input.aim_x > 200`; see --list-fields);
+    /// operators == != < > <= >= && || ! ( ); `!=` is `!(==)`. With the table
+    /// format, -Y implies --packets.
     #[arg(
         short = 'Y',
         long = "display-filter",

@@ -36,6 +36,13 @@
 //! | `dir` | `c2s` or `s2c` | the direction |
 //! | `malformed` | (alone) | the packet, or part of it, could not be decoded |
 //!
+//! Each protocol's registered fields are there too, by their `proto.field` name
+//! (`lwar.name`, `lwar.input.aim_x`, `strs.seq`): numbers compare with every
+//! operator (`0x` hexadecimal works), text and `a:b` pairs with `==` and `!=`,
+//! enums by number or by name (any case); a name alone holds when the packet has
+//! such a field. A field holds when *any* of its occurrences matches. `lwarscope
+//! --list-fields` lists them.
+//!
 //! Fields of messages and findings (`type`, `seqno`, `player`, `finding`,
 //! `severity`) hold when *any* message or finding matches, and `a != b` is always
 //! `!(a == b)`: `seqno != 3` selects the packets without a message of seqno 3.
@@ -50,6 +57,7 @@
 use crate::capture::Datagram;
 use crate::engine::{Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity};
 use crate::proto::dissect::{Dissector, MessageItem};
+use crate::proto::field::{FieldDef, FieldSink, FieldType, Value};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
@@ -91,6 +99,61 @@ enum Node {
     And(Box<Node>, Box<Node>),
     Not(Box<Node>),
     Test(Test),
+    Field(FieldTest),
+}
+
+/// A test of a protocol's registered field (`strs.seq >= 10`, `lwar.name ==
+/// "ann"`, or the name alone: the packet has such a field).
+#[derive(Debug, Clone, PartialEq)]
+struct FieldTest {
+    def: &'static FieldDef,
+    /// `None`: the field is present.
+    test: Option<(Cmp, Literal)>,
+}
+
+/// The value a registered field is compared with.
+#[derive(Debug, Clone, PartialEq)]
+enum Literal {
+    Number(f64),
+    /// `a:b`.
+    Pair(u32, u32),
+    /// Text, or an enum's name (compared without case).
+    Text(Box<str>),
+}
+
+impl FieldTest {
+    fn holds(&self, v: &Value<'_>) -> bool {
+        let Some((cmp, lit)) = &self.test else {
+            return true;
+        };
+        match (lit, v) {
+            (Literal::Number(n), v) => v.as_f64().is_some_and(|x| match cmp {
+                Cmp::Eq => x == *n,
+                Cmp::Lt => x < *n,
+                Cmp::Gt => x > *n,
+                Cmp::Le => x <= *n,
+                Cmp::Ge => x >= *n,
+            }),
+            (Literal::Pair(a, b), Value::Pair(x, y)) => (a, b) == (x, y),
+            (Literal::Text(t), Value::Text(bytes)) => *bytes == t.as_bytes(),
+            (Literal::Text(t), Value::Enum { name: Some(n), .. }) => n.eq_ignore_ascii_case(t),
+            _ => false,
+        }
+    }
+}
+
+/// Looks for a field that satisfies a [`FieldTest`] in a packet's walk.
+struct FieldMatch<'t> {
+    test: &'t FieldTest,
+    found: bool,
+}
+
+impl FieldSink for FieldMatch<'_> {
+    fn field(&mut self, f: crate::proto::field::Field<'_>) {
+        if !self.found && std::ptr::eq(f.def, self.test.def) {
+            self.found = self.test.holds(&f.value);
+        }
+    }
 }
 
 /// An ordered comparison.
@@ -281,7 +344,26 @@ fn eval(node: &Node, ctx: &Ctx<'_>) -> bool {
         Node::And(a, b) => eval(a, ctx) && eval(b, ctx),
         Node::Not(a) => !eval(a, ctx),
         Node::Test(t) => test(t, ctx),
+        Node::Field(t) => {
+            let (Some(dissector), Some(d)) = (ctx.dissector, ctx.datagram) else {
+                return false;
+            };
+            let mut m = FieldMatch {
+                test: t,
+                found: false,
+            };
+            let _ = dissector.fields(d.payload, &mut m);
+            m.found
+        }
     }
+}
+
+/// A registered field of any protocol, by its `proto.field` name.
+fn registered(name: &str) -> Option<&'static FieldDef> {
+    crate::proto::REGISTRY
+        .iter()
+        .flat_map(|p| p.info.dissector.field_defs().iter().copied())
+        .find(|f| f.name == name)
 }
 
 fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
@@ -463,6 +545,27 @@ enum Field {
     Malformed,
 }
 
+/// A number as written: decimal, `0x` hexadecimal, or with a fraction.
+fn number(value: &str) -> Option<f64> {
+    match value
+        .strip_prefix("0x")
+        .or_else(|| value.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).ok().map(|v| v as f64),
+        None => value.parse::<f64>().ok().filter(|v| v.is_finite()),
+    }
+}
+
+/// The error for a field no protocol registers.
+fn unknown_field(word: &str) -> String {
+    match word.split_once('.') {
+        Some((proto, _)) if crate::proto::by_name(proto).is_some() => {
+            format!("unknown field `{word}`: `{proto}` registers no such field")
+        }
+        _ => format!("unknown field `{word}` (fields: {FIELDS}, and each protocol's proto.field)"),
+    }
+}
+
 fn field(name: &str) -> Option<Field> {
     Some(match name {
         "type" => Field::Type,
@@ -638,16 +741,23 @@ impl<'a> Parser<'a> {
                             ));
                         }
                     };
+                    if let Some(def) = registered(word) {
+                        let test = self.field_comparison(def, cmp, op, op_at, value, value_at)?;
+                        return Ok(match cmp {
+                            Some(_) => Node::Field(test),
+                            None => Node::Not(Box::new(Node::Field(test))),
+                        });
+                    }
                     let Some(field) = field(word) else {
-                        return Err(
-                            self.error(at, format!("unknown field `{word}` (fields: {FIELDS})"))
-                        );
+                        return Err(self.error(at, unknown_field(word)));
                     };
                     let test = self.comparison(field, cmp, op, op_at, value, value_at)?;
                     Ok(match cmp {
                         Some(_) => Node::Test(test),
                         None => Node::Not(Box::new(Node::Test(test))),
                     })
+                } else if let Some(def) = registered(word) {
+                    Ok(Node::Field(FieldTest { def, test: None }))
                 } else {
                     self.bare(word, at).map(Node::Test)
                 }
@@ -719,6 +829,67 @@ impl<'a> Parser<'a> {
                     "`malformed` stands alone: write `malformed` or `!malformed`",
                 ));
             }
+        })
+    }
+
+    /// `proto.field op value`; `cmp` is `None` for `!=`.
+    fn field_comparison(
+        &self,
+        def: &'static FieldDef,
+        cmp: Option<Cmp>,
+        op: &str,
+        op_at: usize,
+        value: &str,
+        value_at: usize,
+    ) -> Result<FieldTest, FilterError> {
+        let bad = |what: &str| {
+            self.error(
+                value_at,
+                format!(
+                    "`{value}` is not {what} (`{}` holds {})",
+                    def.name,
+                    def.ty.noun()
+                ),
+            )
+        };
+        let lit = match def.ty {
+            FieldType::Unsigned
+            | FieldType::Signed
+            | FieldType::Float
+            | FieldType::Bits
+            | FieldType::Bool => Literal::Number(number(value).ok_or_else(|| bad("a number"))?),
+            FieldType::Enum => match number(value) {
+                Some(n) => Literal::Number(n),
+                None => Literal::Text(value.into()),
+            },
+            FieldType::Pair => {
+                let (a, b) = value.split_once(':').ok_or_else(|| bad("a pair a:b"))?;
+                match (a.parse(), b.parse()) {
+                    (Ok(a), Ok(b)) => Literal::Pair(a, b),
+                    _ => return Err(bad("a pair a:b")),
+                }
+            }
+            FieldType::Text | FieldType::Bytes => Literal::Text(value.into()),
+            FieldType::Node => {
+                return Err(self.error(
+                    op_at,
+                    format!("`{}` has no value of its own: write it alone", def.name),
+                ));
+            }
+        };
+        let cmp = cmp.unwrap_or(Cmp::Eq);
+        if cmp != Cmp::Eq && !matches!(lit, Literal::Number(_)) {
+            return Err(self.error(
+                op_at,
+                format!(
+                    "`{op}` compares numbers: use `==` or `!=` with `{}`",
+                    def.name
+                ),
+            ));
+        }
+        Ok(FieldTest {
+            def,
+            test: Some((cmp, lit)),
         })
     }
 
@@ -813,6 +984,53 @@ mod tests {
             findings,
         };
         filter.matches(&event)
+    }
+
+    #[test]
+    fn registered_fields_compare_by_their_type() {
+        let p = join_packet();
+        for (expr, want) in [
+            ("lwar.name == \"alice\"", true),
+            ("lwar.name == alice", true),
+            ("lwar.name == bob", false),
+            ("lwar.name != bob", true),
+            ("lwar.player == 1:2", true),
+            ("lwar.player == 2:1", false),
+            ("lwar.seqno >= 5", true),
+            ("lwar.seqno > 5", false),
+            ("lwar.ack == 3 && lwar.timestamp < 1001", true),
+            ("lwar.app_id == 0xf27087c5", true),
+            ("lwar.type == join && lwar.type == Synced", true),
+            ("lwar.type == 3", true),
+            ("lwar.type == Input", false),
+            ("lwar.name", true),
+            ("lwar.chat.text", false),
+            ("!lwar.update", true),
+        ] {
+            assert_eq!(eval_on(expr, &p, &[]), want, "{expr}");
+        }
+        // A packet whose header does not decode has no fields.
+        assert!(!eval_on("lwar.ack == 3", b"\xf2\x70\x87\xc5\x00", &[]));
+    }
+
+    #[test]
+    fn registered_fields_refuse_what_cannot_apply() {
+        for (expr, column, says) in [
+            ("lwar.nope == 1", 1, "`lwar` registers no such field"),
+            ("nope.x == 1", 1, "unknown field `nope.x`"),
+            (
+                "lwar.seqno == abc",
+                15,
+                "`abc` is not a number (`lwar.seqno` holds a number)",
+            ),
+            ("lwar.player == 7", 16, "is not a pair a:b"),
+            ("lwar.name < z", 11, "`<` compares numbers"),
+            ("lwar.message == 1", 14, "has no value of its own"),
+        ] {
+            let e = err(expr);
+            assert_eq!(e.column, column, "{expr}: {e}");
+            assert!(e.message.contains(says), "{expr}: {e}");
+        }
     }
 
     fn err(expr: &str) -> FilterError {

@@ -512,6 +512,25 @@ pub fn observed_rate_hz(
     (secs > 0.0).then(|| count as f64 / secs)
 }
 
+/// `--list-fields`: every registered field of every protocol, one per line:
+/// name, type, the specification's label, and what it is (as tshark's `-G
+/// fields`).
+pub fn list_fields(out: &mut impl std::io::Write) -> std::io::Result<()> {
+    for p in crate::proto::REGISTRY {
+        for f in p.info.dissector.field_defs() {
+            writeln!(
+                out,
+                "{:<32} {:<9} {:<14} {}",
+                f.name,
+                format!("{:?}", f.ty).to_lowercase(),
+                f.label,
+                f.doc
+            )?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) mod testdata {
     //! Datagrams of the real server's clean capture, from the shared vectors.

@@ -429,6 +429,16 @@ impl App {
     }
 
     /// Source and destination of a row's packet.
+    /// The protocol of a packet's session (the engine's word, not a guess from
+    /// its bytes: a flow recognised by its handshake has no mark on each packet).
+    pub fn protocol(&self, row: &Row, payload: &[u8]) -> &'static crate::engine::ProtocolInfo {
+        self.endpoints
+            .get(row.session as usize)
+            .copied()
+            .flatten()
+            .map_or_else(|| crate::proto::protocol_of(payload), |e| e.protocol)
+    }
+
     pub fn addresses(&self, row: &Row) -> Option<(SocketAddr, SocketAddr)> {
         self.endpoints
             .get(row.session as usize)
@@ -1005,7 +1015,7 @@ fn tree(app: &App, r: usize, row: &Row, payload: &[u8]) -> Vec<Node> {
         depth: 0,
         severity: None,
     });
-    let dissector = crate::proto::protocol_of(payload).dissector;
+    let dissector = app.protocol(row, payload).dissector;
     let mut numbers = String::new();
     let header = dissector.header(payload, &mut |h| {
         if !numbers.is_empty() {

@@ -84,6 +84,7 @@ impl Observer for Sink {
                     id: e.session,
                     client,
                     server,
+                    protocol: e.protocol,
                 });
                 Activity::default()
             })

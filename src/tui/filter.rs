@@ -21,6 +21,8 @@ pub struct PacketCtx<'a> {
     pub payload: &'a [u8],
     /// Source and destination.
     pub addresses: (SocketAddr, SocketAddr),
+    /// The protocol of the packet's session.
+    pub protocol: &'static crate::engine::ProtocolInfo,
     /// The findings raised on the packet.
     pub findings: &'a [Finding],
 }
@@ -58,7 +60,7 @@ impl DisplayFilter {
         };
         self.filter.matches(&PacketEvent {
             datagram: &datagram,
-            protocol: crate::proto::protocol_of(ctx.payload),
+            protocol: ctx.protocol,
             session: ctx.row.session as usize,
             direction: ctx.row.direction(),
             findings: ctx.findings,
@@ -203,16 +205,15 @@ fn run(
         if ok && let Some(filter) = &job.filter {
             fs.clear();
             fs.extend(own.iter().map(|(_, f)| f.to_finding(row.frame, row.ts)));
-            let addresses = job
-                .endpoints
-                .get(row.session as usize)
-                .copied()
-                .flatten()
-                .map_or(unknown, |e| e.of(row.direction()));
+            let endpoints = job.endpoints.get(row.session as usize).copied().flatten();
+            let addresses = endpoints.map_or(unknown, |e| e.of(row.direction()));
+            let protocol =
+                endpoints.map_or_else(|| crate::proto::protocol_of(payload), |e| e.protocol);
             ok = filter.matches(&PacketCtx {
                 row: &row,
                 payload,
                 addresses,
+                protocol,
                 findings: fs,
             });
         }

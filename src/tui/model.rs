@@ -599,6 +599,8 @@ pub struct Endpoints {
     pub id: SessionId,
     pub client: SocketAddr,
     pub server: SocketAddr,
+    /// The protocol the engine took the session's flow for.
+    pub protocol: &'static crate::engine::ProtocolInfo,
 }
 
 impl Endpoints {

@@ -388,6 +388,7 @@ fn reference_matches(a: &App, text: &str) -> Vec<usize> {
                 row: &row,
                 payload: &payload,
                 addresses: a.addresses(&row).unwrap(),
+                protocol: a.protocol(&row, &payload),
                 findings: &findings,
             })
         })

@@ -94,4 +94,17 @@ impl Dissector for Lwar {
     fn message_types(&self) -> &'static [&'static str] {
         super::INFO.message_types
     }
+
+    fn field_defs(&self) -> &'static [&'static crate::proto::field::FieldDef] {
+        super::wire::FIELDS
+    }
+
+    fn fields(
+        &self,
+        payload: &[u8],
+        sink: &mut dyn crate::proto::field::FieldSink,
+    ) -> Result<(), ProtoDetail> {
+        let p = Packet::new_checked(payload).map_err(findings::decode)?;
+        p.walk_fields(sink).map_err(findings::decode)
+    }
 }

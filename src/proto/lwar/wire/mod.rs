@@ -20,6 +20,7 @@ mod builder;
 mod display;
 mod entries;
 mod error;
+mod fields;
 mod message;
 mod packet;
 mod repr;
@@ -32,6 +33,7 @@ pub use entries::{
     UpdateRayEntry,
 };
 pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
+pub use fields::FIELDS;
 pub use message::{Message, MessageView, Str, Violations};
 pub use packet::{Header, Messages, Packet, is_lwar};
 pub use repr::{MessageRepr, PacketRepr};
