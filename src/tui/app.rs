@@ -1,11 +1,15 @@
 //! The UI's state: the packet index, findings and sessions received from the
-//! data side, and what the user is looking at. Input handling lives here too;
-//! drawing reads this state (see `ui`).
+//! data side, and the panes the user looks at ([`super::pane`]). The app takes
+//! the keys every pane shares and hands the rest to the focused pane, then does
+//! what the pane asks ([`Action`]); drawing reads this state (see `ui`).
 
 use super::filter::{DisplayFilter, Job, Worker};
 use super::model::{
     CaptureCounters, Chunked, Endpoints, Entry, LoggedFinding, RECORD_HEADER, Row, RowIndex,
     SessionSnap, Update,
+};
+use super::pane::{
+    Action, Component, Cursor, Detail, Extent, FindingList, HexView, Node, Pane, SessionList,
 };
 use super::store::StoreReader;
 use crate::capture::Timestamp;
@@ -15,157 +19,10 @@ use ratatui::crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::{Position, Rect};
-use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The panes, in Tab order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Pane {
-    Sessions,
-    Packets,
-    Detail,
-    Hex,
-    Findings,
-}
-
-impl Pane {
-    pub const ALL: [Pane; 5] = [
-        Pane::Sessions,
-        Pane::Packets,
-        Pane::Detail,
-        Pane::Hex,
-        Pane::Findings,
-    ];
-
-    pub const fn title(self) -> &'static str {
-        match self {
-            Pane::Sessions => "Sessions",
-            Pane::Packets => "Packets",
-            Pane::Detail => "Detail",
-            Pane::Hex => "Hex",
-            Pane::Findings => "Findings",
-        }
-    }
-
-    fn next(self) -> Pane {
-        let i = Pane::ALL.iter().position(|p| *p == self).unwrap_or(0);
-        Pane::ALL[(i + 1) % Pane::ALL.len()]
-    }
-
-    fn prev(self) -> Pane {
-        let i = Pane::ALL.iter().position(|p| *p == self).unwrap_or(0);
-        Pane::ALL[(i + Pane::ALL.len() - 1) % Pane::ALL.len()]
-    }
-}
-
-/// A list position: the selected item and the first one shown.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Cursor {
-    pub selected: usize,
-    pub offset: usize,
-}
-
-impl Cursor {
-    /// Moves by `delta` within `len` items.
-    fn shift(&mut self, delta: isize, len: usize) {
-        self.selected = self
-            .selected
-            .saturating_add_signed(delta)
-            .min(len.saturating_sub(1));
-    }
-
-    fn set(&mut self, i: usize, len: usize) {
-        self.selected = i.min(len.saturating_sub(1));
-    }
-
-    /// Keeps the selection within `height` rows from the offset; returns the
-    /// visible range.
-    pub fn scroll_into_view(&mut self, len: usize, height: usize) -> Range<usize> {
-        self.selected = self.selected.min(len.saturating_sub(1));
-        if height == 0 {
-            return 0..0;
-        }
-        if self.selected < self.offset {
-            self.offset = self.selected;
-        } else if self.selected >= self.offset + height {
-            self.offset = self.selected + 1 - height;
-        }
-        self.offset = self.offset.min(len.saturating_sub(height));
-        self.offset..(self.offset + height).min(len)
-    }
-}
-
-/// One line of the detail tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Node {
-    pub label: String,
-    pub value: String,
-    /// The bytes it covers in the payload, for the hex pane.
-    pub span: Option<Range<usize>>,
-    pub depth: u8,
-    pub severity: Option<Severity>,
-}
-
-impl Node {
-    fn from_field(f: TreeItem, extra_depth: u8) -> Self {
-        Node {
-            label: f.label,
-            value: f.value,
-            span: Some(f.span),
-            depth: f.depth + extra_depth,
-            severity: None,
-        }
-    }
-}
-
-/// The decoded tree of the selected packet.
-#[derive(Debug, Clone, Default)]
-pub struct Detail {
-    /// The index row it shows.
-    pub row: Option<usize>,
-    pub nodes: Vec<Node>,
-    pub payload: Vec<u8>,
-    pub collapsed: HashSet<usize>,
-    pub cursor: Cursor,
-}
-
-impl Detail {
-    /// Indices of the nodes not hidden under a collapsed parent.
-    pub fn visible(&self) -> Vec<usize> {
-        let mut out = Vec::with_capacity(self.nodes.len());
-        let mut hide_below: Option<u8> = None;
-        for (i, n) in self.nodes.iter().enumerate() {
-            if let Some(d) = hide_below {
-                if n.depth > d {
-                    continue;
-                }
-                hide_below = None;
-            }
-            out.push(i);
-            if self.collapsed.contains(&i) {
-                hide_below = Some(n.depth);
-            }
-        }
-        out
-    }
-
-    /// The node under the cursor.
-    pub fn selected_node(&self) -> Option<&Node> {
-        self.visible()
-            .get(self.cursor.selected)
-            .and_then(|&i| self.nodes.get(i))
-    }
-
-    fn has_children(&self, i: usize) -> bool {
-        match (self.nodes.get(i), self.nodes.get(i + 1)) {
-            (Some(a), Some(b)) => b.depth > a.depth,
-            _ => false,
-        }
-    }
-}
 
 /// The packet list: all rows, one session's, or those a filter matches.
 #[derive(Debug, Default)]
@@ -189,6 +46,31 @@ pub struct PacketView {
 impl PacketView {
     fn is_all(&self) -> bool {
         self.session.is_none() && self.filter.is_none()
+    }
+}
+
+impl Component for PacketView {
+    fn scroll(&mut self, delta: isize, extent: Extent) -> Action {
+        self.cursor.shift(delta, extent.len);
+        Action::PacketMoved
+    }
+
+    fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
+        match key.code {
+            KeyCode::Enter => Action::OpenPacket,
+            _ => match super::pane::movement(key, extent.page) {
+                Some(delta) => self.scroll(delta, extent),
+                None => Action::None,
+            },
+        }
+    }
+
+    fn item_at(&self, line: usize) -> Option<usize> {
+        Some(self.cursor.offset + line)
+    }
+
+    fn selected(&self) -> usize {
+        self.cursor.selected
     }
 }
 
@@ -257,11 +139,11 @@ pub struct App {
     pub error: Option<String>,
 
     pub focus: Pane,
-    pub session_cursor: Cursor,
+    pub session_list: SessionList,
     pub view: PacketView,
     pub detail: Detail,
-    pub hex_scroll: usize,
-    pub findings_cursor: Cursor,
+    pub hex: HexView,
+    pub finding_list: FindingList,
     pub follow: bool,
     /// While paused, what was shown when the pause began: row, finding and
     /// session counts stay there.
@@ -302,11 +184,11 @@ impl App {
             finished: false,
             error: None,
             focus: Pane::Packets,
-            session_cursor: Cursor::default(),
+            session_list: SessionList::default(),
             view: PacketView::default(),
             detail: Detail::default(),
-            hex_scroll: 0,
-            findings_cursor: Cursor::default(),
+            hex: HexView::default(),
+            finding_list: FindingList::default(),
             paused: None,
             help: false,
             input: None,
@@ -673,7 +555,8 @@ impl App {
 
     fn select_session(&mut self) {
         let id = self
-            .session_cursor
+            .session_list
+            .cursor
             .selected
             .checked_sub(1)
             .and_then(|i| self.shown_sessions().get(i))
@@ -695,7 +578,7 @@ impl App {
         let cursor = self.detail.cursor;
         self.detail = Detail::default();
         self.detail.row = row;
-        self.hex_scroll = 0;
+        self.hex = HexView::default();
         let Some(r) = row else { return };
         let mut payload = Vec::new();
         let Some(row) = self.row(r).filter(|row| self.payload(row, &mut payload)) else {
@@ -747,7 +630,7 @@ impl App {
             return;
         }
         self.message = None;
-        let page = (self.areas.get(self.focus).height.saturating_sub(3)).max(1) as isize;
+        // Keys that mean the same in every pane; the rest are the pane's.
         match k.code {
             KeyCode::Char('q') => self.quit = true,
             KeyCode::Char('?') => self.help = true,
@@ -765,33 +648,83 @@ impl App {
                     .unwrap_or_default();
                 self.input = Some(FilterInput { text, error: None });
             }
-            KeyCode::Char('b') if ctrl => self.move_by(-page),
-            KeyCode::Char('f') if ctrl => self.move_by(page),
-            KeyCode::Char('f') => {
+            KeyCode::Char('f') if !ctrl => {
                 self.follow = !self.follow;
                 if self.follow {
                     self.paused = None;
                 }
             }
             KeyCode::Char(' ') => self.toggle_pause(),
-            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
-            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
-            KeyCode::PageUp => self.move_by(-page),
-            KeyCode::PageDown => self.move_by(page),
-            KeyCode::Home | KeyCode::Char('g') => self.move_by(isize::MIN / 2),
-            KeyCode::End | KeyCode::Char('G') => self.move_by(isize::MAX / 2),
-            KeyCode::Left | KeyCode::Char('h') => self.collapse(true),
-            KeyCode::Right | KeyCode::Char('l') => self.collapse(false),
-            KeyCode::Enter => self.open(),
             KeyCode::Esc if self.view.session.is_some() || self.view.filter.is_some() => {
-                self.session_cursor = Cursor::default();
-                self.view.session = None;
-                self.view.filter = None;
-                self.reset_view();
+                self.show_all();
                 self.message = Some("showing all packets".into());
             }
-            _ => {}
+            _ => {
+                let pane = self.focus;
+                let extent = self.extent(pane);
+                let action = self.component(pane).on_key(k, extent);
+                self.act(action);
+            }
         }
+    }
+
+    /// How much `pane` lists now, and its page.
+    fn extent(&self, pane: Pane) -> Extent {
+        let len = match pane {
+            Pane::Sessions => self.shown_sessions().len() + 1,
+            Pane::Packets => self.view_len(),
+            Pane::Detail => self.detail.visible().len(),
+            Pane::Hex => 0,
+            Pane::Findings => self.finding_limit(),
+        };
+        let page = self.areas.get(pane).height.saturating_sub(3).max(1);
+        Extent {
+            len,
+            page: usize::from(page),
+        }
+    }
+
+    fn component(&mut self, pane: Pane) -> &mut dyn Component {
+        match pane {
+            Pane::Sessions => &mut self.session_list,
+            Pane::Packets => &mut self.view,
+            Pane::Detail => &mut self.detail,
+            Pane::Hex => &mut self.hex,
+            Pane::Findings => &mut self.finding_list,
+        }
+    }
+
+    /// Does what a pane asked for.
+    fn act(&mut self, action: Action) {
+        match action {
+            Action::None => {}
+            Action::SessionMoved => self.select_session(),
+            Action::OpenSession => {
+                self.select_session();
+                self.focus = Pane::Packets;
+            }
+            Action::PacketMoved => {
+                // Moving away from the end stops following; End resumes it.
+                let len = self.view_len();
+                self.follow = self.follow && self.view.cursor.selected + 1 >= len;
+                self.refresh_detail();
+            }
+            Action::OpenPacket => {
+                if self.selected_row().is_some() {
+                    self.follow = false;
+                    self.focus = Pane::Detail;
+                }
+            }
+            Action::JumpToFinding => self.jump_to_finding(),
+        }
+    }
+
+    /// Back to every packet: no session chosen, no filter.
+    fn show_all(&mut self) {
+        self.session_list = SessionList::default();
+        self.view.session = None;
+        self.view.filter = None;
+        self.reset_view();
     }
 
     fn on_input_key(&mut self, k: &KeyEvent) {
@@ -834,119 +767,29 @@ impl App {
         let Some(pane) = self.areas.pane_at(pos) else {
             return;
         };
-        match m.kind {
-            MouseEventKind::ScrollUp => self.move_pane(pane, -3),
-            MouseEventKind::ScrollDown => self.move_pane(pane, 3),
+        let extent = self.extent(pane);
+        let action = match m.kind {
+            MouseEventKind::ScrollUp => self.component(pane).scroll(-3, extent),
+            MouseEventKind::ScrollDown => self.component(pane).scroll(3, extent),
             MouseEventKind::Down(MouseButton::Left) => {
                 self.focus = pane;
-                // Lists have a border and, for sessions, a header line.
                 let area = self.areas.get(pane);
-                let top = area.y + 1 + u16::from(pane == Pane::Sessions);
-                if m.row >= top && m.row < area.bottom().saturating_sub(1) {
-                    let line = (m.row - top) as usize;
-                    let target = match pane {
-                        Pane::Sessions => Some(self.session_cursor.offset + line),
-                        Pane::Packets => Some(self.view.cursor.offset + line),
-                        Pane::Findings => Some(self.findings_cursor.offset + line),
-                        Pane::Detail => Some(self.detail.cursor.offset + line),
-                        Pane::Hex => None,
-                    };
-                    if let Some(t) = target {
-                        let current = match pane {
-                            Pane::Sessions => self.session_cursor.selected,
-                            Pane::Packets => self.view.cursor.selected,
-                            Pane::Findings => self.findings_cursor.selected,
-                            _ => self.detail.cursor.selected,
-                        };
-                        self.move_pane(pane, t as isize - current as isize);
+                let top = area.y + pane.top_lines();
+                if m.row < top || m.row >= area.bottom().saturating_sub(1) {
+                    return;
+                }
+                let c = self.component(pane);
+                match c.item_at(usize::from(m.row - top)) {
+                    Some(t) => {
+                        let delta = t as isize - c.selected() as isize;
+                        c.scroll(delta, extent)
                     }
+                    None => Action::None,
                 }
             }
-            _ => {}
-        }
-    }
-
-    fn move_by(&mut self, delta: isize) {
-        self.move_pane(self.focus, delta);
-    }
-
-    fn move_pane(&mut self, pane: Pane, delta: isize) {
-        match pane {
-            Pane::Sessions => {
-                let len = self.shown_sessions().len() + 1;
-                self.session_cursor.shift(delta, len);
-                self.select_session();
-            }
-            Pane::Packets => {
-                let len = self.view_len();
-                self.view.cursor.shift(delta, len);
-                // Moving away from the end stops following; End resumes it.
-                self.follow = self.follow && self.view.cursor.selected + 1 >= len;
-                self.refresh_detail();
-            }
-            Pane::Detail => {
-                let len = self.detail.visible().len();
-                self.detail.cursor.shift(delta, len);
-            }
-            Pane::Hex => {
-                self.hex_scroll = self.hex_scroll.saturating_add_signed(delta);
-            }
-            Pane::Findings => {
-                let len = self.finding_limit();
-                self.findings_cursor.shift(delta, len);
-            }
-        }
-    }
-
-    fn collapse(&mut self, close: bool) {
-        if self.focus != Pane::Detail {
-            return;
-        }
-        let visible = self.detail.visible();
-        let Some(&i) = visible.get(self.detail.cursor.selected) else {
-            return;
+            _ => Action::None,
         };
-        if close {
-            if self.detail.has_children(i) && !self.detail.collapsed.contains(&i) {
-                self.detail.collapsed.insert(i);
-            } else if let Some(parent) = (0..i)
-                .rev()
-                .find(|&p| self.detail.nodes[p].depth < self.detail.nodes[i].depth)
-            {
-                // On a leaf or a closed node: go to the parent.
-                if let Some(pos) = visible.iter().position(|&v| v == parent) {
-                    self.detail.cursor.selected = pos;
-                }
-            }
-        } else {
-            self.detail.collapsed.remove(&i);
-        }
-    }
-
-    fn open(&mut self) {
-        match self.focus {
-            Pane::Sessions => {
-                self.select_session();
-                self.focus = Pane::Packets;
-            }
-            Pane::Packets => {
-                if self.selected_row().is_some() {
-                    self.follow = false;
-                    self.focus = Pane::Detail;
-                }
-            }
-            Pane::Detail => {
-                let visible = self.detail.visible();
-                if let Some(&i) = visible.get(self.detail.cursor.selected)
-                    && self.detail.has_children(i)
-                    && !self.detail.collapsed.remove(&i)
-                {
-                    self.detail.collapsed.insert(i);
-                }
-            }
-            Pane::Hex => {}
-            Pane::Findings => self.jump_to_finding(),
-        }
+        self.act(action);
     }
 
     /// Selects the packet of the finding under the cursor, widening the view
@@ -954,18 +797,15 @@ impl App {
     fn jump_to_finding(&mut self) {
         let Some(frame) = self
             .findings
-            .get(self.findings_cursor.selected)
-            .filter(|_| self.findings_cursor.selected < self.finding_limit())
+            .get(self.finding_list.cursor.selected)
+            .filter(|_| self.finding_list.cursor.selected < self.finding_limit())
             .and_then(|f| self.finding_frame(f))
         else {
             return;
         };
         self.follow = false;
         if !self.select_frame_in_view(frame) {
-            self.session_cursor = Cursor::default();
-            self.view.session = None;
-            self.view.filter = None;
-            self.reset_view();
+            self.show_all();
             if self.select_frame_in_view(frame) {
                 self.message = Some(format!("view widened to all packets to show frame {frame}"));
             } else {
@@ -985,6 +825,17 @@ impl App {
                 Some((self.rows.len(), self.findings.len(), self.sessions.clone()))
             }
         };
+    }
+}
+
+/// A field of the dissector's tree as a line of the detail pane.
+fn node_of(f: TreeItem) -> Node {
+    Node {
+        label: f.label,
+        value: f.value,
+        span: Some(f.span),
+        depth: f.depth,
+        severity: None,
     }
 }
 
@@ -1041,7 +892,7 @@ fn tree(app: &App, r: usize, row: &Row, payload: &[u8]) -> Vec<Node> {
                 depth: 0,
                 severity: None,
             }),
-            TreeEntry::Field(f) => nodes.push(Node::from_field(f, 0)),
+            TreeEntry::Field(f) => nodes.push(node_of(f)),
             TreeEntry::Error { error, offset } => nodes.push(Node {
                 label: "Undecodable".into(),
                 value: error.to_string(),

@@ -22,6 +22,7 @@ pub mod app;
 pub mod data;
 pub mod filter;
 pub mod model;
+pub mod pane;
 pub mod store;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,8 @@
 //! Snapshot tests of every pane through ratatui's `TestBackend`, at 80x24 and at
 //! 160x48, plus the behaviour behind the keys.
 
-use super::app::{App, Pane, SourceInfo};
+use super::app::{App, SourceInfo};
+use super::pane::Pane;
 use super::data::MemoryFeed;
 use super::load_app;
 use crate::capture::OwnedDatagram;

@@ -2,7 +2,8 @@
 //! of the selected field highlighted.
 
 use super::{block, inner, selected_style, severity_style};
-use crate::tui::app::{App, Pane};
+use crate::tui::app::App;
+use crate::tui::pane::Pane;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -84,14 +85,14 @@ pub fn draw_hex(f: &mut Frame, area: Rect, app: &mut App) {
     {
         let first = s.start / per_line;
         let last = s.end.saturating_sub(1) / per_line;
-        if first < app.hex_scroll || last >= app.hex_scroll + height {
-            app.hex_scroll = first;
+        if first < app.hex.scroll || last >= app.hex.scroll + height {
+            app.hex.scroll = first;
         }
     }
-    app.hex_scroll = app.hex_scroll.min(lines_total.saturating_sub(height));
+    app.hex.scroll = app.hex.scroll.min(lines_total.saturating_sub(height));
     let hl = Style::new().bg(Color::Yellow).fg(Color::Black);
     let in_span = |i: usize| span.as_ref().is_some_and(|s| s.contains(&i));
-    let lines: Vec<Line> = (app.hex_scroll..lines_total.min(app.hex_scroll + height))
+    let lines: Vec<Line> = (app.hex.scroll..lines_total.min(app.hex.scroll + height))
         .map(|l| {
             let start = l * per_line;
             let chunk = &payload[start..(start + per_line).min(payload.len())];

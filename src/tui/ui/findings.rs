@@ -1,7 +1,8 @@
 //! The findings log; Enter jumps to the packet.
 
 use super::{block, inner, selected_style, severity_style};
-use crate::tui::app::{App, Pane};
+use crate::tui::app::App;
+use crate::tui::pane::Pane;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -12,7 +13,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     f.render_widget(block(app, Pane::Findings, format!(" {len} ")), area);
     let body = inner(area);
     let visible = app
-        .findings_cursor
+        .finding_list
+        .cursor
         .scroll_into_view(len, body.height as usize);
     let focused = app.focus == Pane::Findings;
     let lines: Vec<Line> = app
@@ -36,7 +38,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
                 Span::styled(fi.label().to_string(), severity_style(fi.severity())),
                 Span::raw(format!(" s{} {} {detail}", fi.session, fi.direction)),
             ]);
-            if i == app.findings_cursor.selected {
+            if i == app.finding_list.cursor.selected {
                 line.style(selected_style(focused))
             } else {
                 line

@@ -7,7 +7,8 @@ mod findings;
 mod packets;
 mod sessions;
 
-use super::app::{App, Areas, Pane};
+use super::app::{App, Areas};
+use super::pane::Pane;
 use crate::engine::Severity;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};

@@ -1,7 +1,8 @@
 //! The packet list: a virtual list over the index, decoding only visible rows.
 
 use super::{block, inner, selected_style, severity_style};
-use crate::tui::app::{App, Pane};
+use crate::tui::app::App;
+use crate::tui::pane::Pane;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};

@@ -1,8 +1,9 @@
 //! The sessions pane: one row per session, with live rates and a sparkline.
 
 use super::{block, inner, selected_style};
-use crate::tui::app::{App, Pane};
+use crate::tui::app::App;
 use crate::tui::model::{HISTORY_SECS, SessionSnap};
+use crate::tui::pane::Pane;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -52,7 +53,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         f.render_widget(Paragraph::new(*name).style(header), *col);
     }
     let height = (body.height - 1) as usize;
-    let visible = app.session_cursor.scroll_into_view(n + 1, height);
+    let visible = app.session_list.cursor.scroll_into_view(n + 1, height);
     let focused = app.focus == Pane::Sessions;
     let now = app.now_sec();
     let all_packets = app.row_limit();
@@ -63,7 +64,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
             height: 1,
             ..body
         };
-        let selected = i == app.session_cursor.selected;
+        let selected = i == app.session_list.cursor.selected;
         let base = if selected {
             selected_style(focused)
         } else {

@@ -1,0 +1,423 @@
+//! The panes as components, in the manner of gitui: each owns what the user
+//! moves in it (its cursor, its scroll, its open nodes) and handles its own keys
+//! and scrolling; what it cannot do alone (choose a session, open a packet, jump
+//! to a finding's packet) it hands back to the app as an [`Action`]. Keys that
+//! mean the same everywhere (quit, help, Tab, the filter box, follow, pause)
+//! the app takes before a pane sees them. Drawing is in `ui/`, one module per
+//! pane.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::collections::HashSet;
+use std::ops::Range;
+
+/// The panes, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    Sessions,
+    Packets,
+    Detail,
+    Hex,
+    Findings,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 5] = [
+        Pane::Sessions,
+        Pane::Packets,
+        Pane::Detail,
+        Pane::Hex,
+        Pane::Findings,
+    ];
+
+    pub const fn title(self) -> &'static str {
+        match self {
+            Pane::Sessions => "Sessions",
+            Pane::Packets => "Packets",
+            Pane::Detail => "Detail",
+            Pane::Hex => "Hex",
+            Pane::Findings => "Findings",
+        }
+    }
+
+    pub fn next(self) -> Pane {
+        let i = Pane::ALL.iter().position(|p| *p == self).unwrap_or(0);
+        Pane::ALL[(i + 1) % Pane::ALL.len()]
+    }
+
+    pub fn prev(self) -> Pane {
+        let i = Pane::ALL.iter().position(|p| *p == self).unwrap_or(0);
+        Pane::ALL[(i + Pane::ALL.len() - 1) % Pane::ALL.len()]
+    }
+
+    /// Lines above a pane's first item: its border, and the sessions' header.
+    pub const fn top_lines(self) -> u16 {
+        match self {
+            Pane::Sessions => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// A list position: the selected item and the first one shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cursor {
+    pub selected: usize,
+    pub offset: usize,
+}
+
+impl Cursor {
+    /// Moves by `delta` within `len` items.
+    pub fn shift(&mut self, delta: isize, len: usize) {
+        self.selected = self
+            .selected
+            .saturating_add_signed(delta)
+            .min(len.saturating_sub(1));
+    }
+
+    pub fn set(&mut self, i: usize, len: usize) {
+        self.selected = i.min(len.saturating_sub(1));
+    }
+
+    /// Keeps the selection within `height` rows from the offset; returns the
+    /// visible range.
+    pub fn scroll_into_view(&mut self, len: usize, height: usize) -> Range<usize> {
+        self.selected = self.selected.min(len.saturating_sub(1));
+        if height == 0 {
+            return 0..0;
+        }
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.selected >= self.offset + height {
+            self.offset = self.selected + 1 - height;
+        }
+        self.offset = self.offset.min(len.saturating_sub(height));
+        self.offset..(self.offset + height).min(len)
+    }
+}
+
+/// What a pane hands back to the app after a key or a scroll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing more to do (or the key was not the pane's).
+    None,
+    /// The session selection moved: the packet list follows it.
+    SessionMoved,
+    /// Enter on a session: show its packets.
+    OpenSession,
+    /// The packet selection moved: the detail follows it.
+    PacketMoved,
+    /// Enter on a packet: look into it.
+    OpenPacket,
+    /// Enter on a finding: show its packet.
+    JumpToFinding,
+}
+
+/// How much a pane lists now and how tall a page is: what the app knows and a
+/// pane needs to move within bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct Extent {
+    pub len: usize,
+    pub page: usize,
+}
+
+/// A pane that handles its own keys.
+pub trait Component {
+    /// Moves the selection by `delta` items (keys, the mouse wheel, a click).
+    fn scroll(&mut self, delta: isize, extent: Extent) -> Action;
+
+    /// A key while the pane has focus. The default moves the selection with
+    /// the usual keys (arrows, j/k, Page Up/Down, Ctrl-B/F, Home/End, g/G).
+    fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
+        match movement(key, extent.page) {
+            Some(delta) => self.scroll(delta, extent),
+            None => Action::None,
+        }
+    }
+
+    /// The item under a click `line` lines below the pane's first item.
+    fn item_at(&self, _line: usize) -> Option<usize> {
+        None
+    }
+
+    /// The selected item.
+    fn selected(&self) -> usize {
+        0
+    }
+}
+
+/// The selection change a movement key asks for.
+pub fn movement(key: &KeyEvent, page: usize) -> Option<isize> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let page = isize::try_from(page.max(1)).unwrap_or(isize::MAX);
+    Some(match key.code {
+        KeyCode::Char('b') if ctrl => -page,
+        KeyCode::Char('f') if ctrl => page,
+        KeyCode::Up | KeyCode::Char('k') => -1,
+        KeyCode::Down | KeyCode::Char('j') => 1,
+        KeyCode::PageUp => -page,
+        KeyCode::PageDown => page,
+        KeyCode::Home | KeyCode::Char('g') => isize::MIN / 2,
+        KeyCode::End | KeyCode::Char('G') => isize::MAX / 2,
+        _ => return None,
+    })
+}
+
+/// The sessions pane: "all" first, then each session.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SessionList {
+    pub cursor: Cursor,
+}
+
+impl Component for SessionList {
+    fn scroll(&mut self, delta: isize, extent: Extent) -> Action {
+        self.cursor.shift(delta, extent.len);
+        Action::SessionMoved
+    }
+
+    fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
+        match key.code {
+            KeyCode::Enter => Action::OpenSession,
+            _ => match movement(key, extent.page) {
+                Some(delta) => self.scroll(delta, extent),
+                None => Action::None,
+            },
+        }
+    }
+
+    fn item_at(&self, line: usize) -> Option<usize> {
+        Some(self.cursor.offset + line)
+    }
+
+    fn selected(&self) -> usize {
+        self.cursor.selected
+    }
+}
+
+/// The findings pane.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FindingList {
+    pub cursor: Cursor,
+}
+
+impl Component for FindingList {
+    fn scroll(&mut self, delta: isize, extent: Extent) -> Action {
+        self.cursor.shift(delta, extent.len);
+        Action::None
+    }
+
+    fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
+        match key.code {
+            KeyCode::Enter => Action::JumpToFinding,
+            _ => match movement(key, extent.page) {
+                Some(delta) => self.scroll(delta, extent),
+                None => Action::None,
+            },
+        }
+    }
+
+    fn item_at(&self, line: usize) -> Option<usize> {
+        Some(self.cursor.offset + line)
+    }
+
+    fn selected(&self) -> usize {
+        self.cursor.selected
+    }
+}
+
+/// The hex pane: a scroll position, kept on the selected field by drawing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HexView {
+    pub scroll: usize,
+}
+
+impl Component for HexView {
+    fn scroll(&mut self, delta: isize, _extent: Extent) -> Action {
+        self.scroll = self.scroll.saturating_add_signed(delta);
+        Action::None
+    }
+}
+
+/// One line of the detail tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub label: String,
+    pub value: String,
+    /// The bytes it covers in the payload, for the hex pane.
+    pub span: Option<Range<usize>>,
+    pub depth: u8,
+    pub severity: Option<crate::engine::Severity>,
+}
+
+/// The decoded tree of the selected packet.
+#[derive(Debug, Clone, Default)]
+pub struct Detail {
+    /// The index row it shows.
+    pub row: Option<usize>,
+    pub nodes: Vec<Node>,
+    pub payload: Vec<u8>,
+    pub collapsed: HashSet<usize>,
+    pub cursor: Cursor,
+}
+
+impl Detail {
+    /// Indices of the nodes not hidden under a collapsed parent.
+    pub fn visible(&self) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        let mut hide_below: Option<u8> = None;
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(d) = hide_below {
+                if n.depth > d {
+                    continue;
+                }
+                hide_below = None;
+            }
+            out.push(i);
+            if self.collapsed.contains(&i) {
+                hide_below = Some(n.depth);
+            }
+        }
+        out
+    }
+
+    /// The node under the cursor.
+    pub fn selected_node(&self) -> Option<&Node> {
+        self.visible()
+            .get(self.cursor.selected)
+            .and_then(|&i| self.nodes.get(i))
+    }
+
+    fn has_children(&self, i: usize) -> bool {
+        match (self.nodes.get(i), self.nodes.get(i + 1)) {
+            (Some(a), Some(b)) => b.depth > a.depth,
+            _ => false,
+        }
+    }
+
+    /// Left closes the node under the cursor, or goes to its parent; right
+    /// opens it.
+    fn collapse(&mut self, close: bool) {
+        let visible = self.visible();
+        let Some(&i) = visible.get(self.cursor.selected) else {
+            return;
+        };
+        if !close {
+            self.collapsed.remove(&i);
+            return;
+        }
+        if self.has_children(i) && !self.collapsed.contains(&i) {
+            self.collapsed.insert(i);
+        } else if let Some(parent) = (0..i)
+            .rev()
+            .find(|&p| self.nodes[p].depth < self.nodes[i].depth)
+            && let Some(pos) = visible.iter().position(|&v| v == parent)
+        {
+            // On a leaf or a closed node: go to the parent.
+            self.cursor.selected = pos;
+        }
+    }
+
+    /// Enter opens or closes the node under the cursor.
+    fn toggle(&mut self) {
+        let visible = self.visible();
+        if let Some(&i) = visible.get(self.cursor.selected)
+            && self.has_children(i)
+            && !self.collapsed.remove(&i)
+        {
+            self.collapsed.insert(i);
+        }
+    }
+}
+
+impl Component for Detail {
+    fn scroll(&mut self, delta: isize, _extent: Extent) -> Action {
+        let len = self.visible().len();
+        self.cursor.shift(delta, len);
+        Action::None
+    }
+
+    fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
+        match key.code {
+            KeyCode::Left | KeyCode::Char('h') => self.collapse(true),
+            KeyCode::Right | KeyCode::Char('l') => self.collapse(false),
+            KeyCode::Enter => self.toggle(),
+            _ => {
+                if let Some(delta) = movement(key, extent.page) {
+                    return self.scroll(delta, extent);
+                }
+            }
+        }
+        Action::None
+    }
+
+    fn item_at(&self, line: usize) -> Option<usize> {
+        Some(self.cursor.offset + line)
+    }
+
+    fn selected(&self) -> usize {
+        self.cursor.selected
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn node(depth: u8) -> Node {
+        Node {
+            label: String::new(),
+            value: String::new(),
+            span: None,
+            depth,
+            severity: None,
+        }
+    }
+
+    #[test]
+    fn lists_move_within_bounds_and_say_what_follows() {
+        let extent = Extent { len: 5, page: 3 };
+        let mut s = SessionList::default();
+        assert_eq!(
+            s.on_key(&key(KeyCode::PageDown), extent),
+            Action::SessionMoved
+        );
+        assert_eq!(s.cursor.selected, 3);
+        s.on_key(&key(KeyCode::End), extent);
+        assert_eq!(s.cursor.selected, 4);
+        s.on_key(&key(KeyCode::Char('k')), extent);
+        assert_eq!(s.cursor.selected, 3);
+        assert_eq!(s.on_key(&key(KeyCode::Enter), extent), Action::OpenSession);
+        assert_eq!(s.on_key(&key(KeyCode::Char('x')), extent), Action::None);
+        let mut f = FindingList::default();
+        assert_eq!(
+            f.on_key(&key(KeyCode::Enter), extent),
+            Action::JumpToFinding
+        );
+        f.on_key(&key(KeyCode::Home), extent);
+        assert_eq!(f.cursor.selected, 0);
+    }
+
+    #[test]
+    fn the_detail_tree_opens_closes_and_climbs_to_the_parent() {
+        let mut d = Detail {
+            nodes: vec![node(0), node(1), node(1), node(0)],
+            ..Detail::default()
+        };
+        let extent = Extent { len: 0, page: 10 };
+        d.on_key(&key(KeyCode::Left), extent);
+        assert_eq!(d.visible(), [0, 3], "the first node closed");
+        d.on_key(&key(KeyCode::Right), extent);
+        d.on_key(&key(KeyCode::Down), extent);
+        d.on_key(&key(KeyCode::Down), extent);
+        assert_eq!(d.cursor.selected, 2);
+        d.on_key(&key(KeyCode::Char('h')), extent);
+        assert_eq!(d.cursor.selected, 0, "a leaf goes to its parent");
+        d.on_key(&key(KeyCode::Enter), extent);
+        assert_eq!(d.visible(), [0, 3]);
+        d.on_key(&key(KeyCode::Enter), extent);
+        assert_eq!(d.visible(), [0, 1, 2, 3]);
+    }
+}
