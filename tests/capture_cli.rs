@@ -284,3 +284,52 @@ fn ctrl_c_stops_cleanly_and_prints_the_results() {
     assert_eq!(row(&stdout, "frames"), Some(0), "{stdout}");
     assert!(row(&stdout, "received by libpcap").is_some(), "{stdout}");
 }
+
+#[test]
+fn decode_as_takes_a_port_for_a_protocol_and_the_report_says_so() {
+    let out = lwarscope()
+        .args(["-r", "captures/sim-loss.pcap", "-d", "udp.port==50001,lwar"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("(by port)"), "{stdout}");
+    assert!(stdout.contains("protocol"), "{stdout}");
+    // Without -d, lwar's own mark recognises every flow: no protocol column.
+    let plain = lwarscope()
+        .args(["-r", "captures/sim-loss.pcap"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("(by port)"));
+    for (spec, says) in [
+        ("udp.port==0,lwar", "is not a UDP port"),
+        ("udp.port==7777,quake", "unknown protocol `quake`"),
+        ("tcp.port==7777,lwar", "only udp.port==N"),
+    ] {
+        lwarscope()
+            .args(["-r", "captures/sim-loss.pcap", "-d", spec])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+}
+
+#[test]
+fn count_stops_after_n_packets_of_known_protocols() {
+    let out = lwarscope()
+        .args(["-r", "captures/sim-loss.pcap", "-c", "7", "--packets"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 7);
+}
+
+#[test]
+fn list_fields_names_every_registered_field() {
+    let out = lwarscope().arg("--list-fields").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["lwar.seqno", "lwar.input.aim_x", "lwar.update.health"] {
+        assert!(text.lines().any(|l| l.starts_with(name)), "{name}: {text}");
+    }
+}

@@ -179,7 +179,7 @@ impl Metric {
                 .iter()
                 .map(|s| (s.c2s.unacked + s.s2c.unacked) as f64)
                 .sum(),
-            Metric::Packets => o.capture.lwar_packets as f64,
+            Metric::Packets => o.capture.packets() as f64,
             Metric::Loss => worst(&|d| d.loss),
             Metric::Sessions => o.summary.sessions.len() as f64,
         }

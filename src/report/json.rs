@@ -41,7 +41,8 @@
 //! ## summary
 //!
 //! - `capture`: `files`, `interface` (live only), `start`, `end` (epoch seconds),
-//!   `frames`, `lwar_packets`, `other` (frames skipped), `truncated`, `malformed`,
+//!   `frames`, `lwar_packets`, `protocols` (packets per protocol by name, absent
+//!   when none), `other` (frames skipped), `truncated`, `malformed`,
 //!   `reassembled` and `incomplete` (IP fragments), `received` and `kernel_dropped`
 //!   (live only).
 //! - `messages`: count per message type, named as in the specification (`Connect`

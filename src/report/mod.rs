@@ -51,6 +51,10 @@ pub struct CaptureInfo {
     pub frames: u64,
     /// lwar packets (UDP payloads starting with the appId).
     pub lwar_packets: u64,
+    /// Packets of each protocol that has any, by its short name (`lwar`,
+    /// `starstrike`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
+    pub protocols: std::collections::BTreeMap<String, u64>,
     /// Frames that were not lwar: other traffic, skipped.
     pub other: u64,
     /// lwar packets the capture cut short (snaplen).
@@ -77,6 +81,11 @@ fn ser_ts<S: serde::Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S
 }
 
 impl CaptureInfo {
+    /// Packets of every protocol.
+    pub fn packets(&self) -> u64 {
+        self.protocols.values().sum()
+    }
+
     /// Seconds from the first to the last frame.
     pub fn duration_secs(&self) -> f64 {
         match (self.start, self.end) {
@@ -294,6 +303,8 @@ pub struct SessionView {
     pub server: SocketAddr,
     /// The lifecycle state's name.
     pub state: &'static str,
+    /// How its flow was taken for its protocol.
+    pub recognised_by: crate::engine::RecognisedBy,
     /// The client's own player, if the capture tells it.
     pub player: Option<Player>,
     pub duration_secs: f64,
@@ -309,6 +320,7 @@ impl SessionView {
             client: s.client,
             server: s.server,
             state: s.state,
+            recognised_by: s.recognised_by,
             player: s.player(),
             duration_secs: s.duration_secs(),
             c2s: DirView::new(s.c2s),
@@ -358,6 +370,8 @@ impl Outcome {
 struct Collect {
     findings: FindingStats,
     packets: u64,
+    /// Packets per protocol, in the order protocols were first seen.
+    protocols: Vec<(&'static ProtocolInfo, u64)>,
     truncated: u64,
     malformed: u64,
     start: Option<Timestamp>,
@@ -369,6 +383,14 @@ struct Collect {
 impl Observer for Collect {
     fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         self.packets += 1;
+        match self
+            .protocols
+            .iter_mut()
+            .find(|(p, _)| std::ptr::eq(*p, e.protocol))
+        {
+            Some((_, n)) => *n += 1,
+            None => self.protocols.push((e.protocol, 1)),
+        }
         let ts = e.datagram.ts;
         self.start = Some(self.start.map_or(ts, |s| s.min(ts)));
         self.end = Some(self.end.map_or(ts, |s| s.max(ts)));
@@ -453,7 +475,12 @@ impl<O: Observer> Analysis<O> {
             .tracker
             .finish(&mut Both(&mut self.collect, &mut self.output));
         let c = &self.collect;
-        capture.lwar_packets = c.packets;
+        capture.protocols = c
+            .protocols
+            .iter()
+            .map(|(p, n)| (p.name.to_owned(), *n))
+            .collect();
+        capture.lwar_packets = capture.protocols.get("lwar").copied().unwrap_or(0);
         capture.other += self.tracker.unrecognised().other;
         capture.truncated = c.truncated;
         capture.malformed = c.malformed;

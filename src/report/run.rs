@@ -59,6 +59,7 @@ pub fn capture_info(
         end: None,
         frames: c.frames,
         lwar_packets: 0,
+        protocols: Default::default(),
         other: c.not_udp + c.not_ip + c.truncated + c.malformed,
         truncated: 0,
         malformed: 0,

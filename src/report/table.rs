@@ -129,27 +129,34 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
         _ => "-".to_owned(),
     };
     t.add_row(vec!["time span".to_owned(), span]);
-    let mut rows = vec![
-        ("frames", c.frames),
-        ("lwar packets", c.lwar_packets),
+    let mut rows: Vec<(String, u64)> = vec![("frames".into(), c.frames)];
+    // One row per protocol seen (lwar's always, as the tool's first protocol).
+    for p in crate::proto::REGISTRY.iter().map(|p| p.info) {
+        let n = c.protocols.get(p.name).copied().unwrap_or(0);
+        if n > 0 || p.name == "lwar" {
+            rows.push((format!("{} packets", p.name), n));
+        }
+    }
+    let mut rows_rest = vec![
         ("other traffic (skipped)", c.other),
         ("truncated", c.truncated),
         ("malformed", c.malformed),
     ];
     if c.reassembled + c.incomplete > 0 {
-        rows.push(("reassembled from IP fragments", c.reassembled));
-        rows.push(("fragmented, incomplete", c.incomplete));
+        rows_rest.push(("reassembled from IP fragments", c.reassembled));
+        rows_rest.push(("fragmented, incomplete", c.incomplete));
     }
     if let Some(r) = c.received {
-        rows.push(("received by libpcap", r));
+        rows_rest.push(("received by libpcap", r));
     }
     if let Some(d) = c.kernel_dropped {
-        rows.push(("dropped by the kernel", d));
+        rows_rest.push(("dropped by the kernel", d));
     }
+    rows.extend(rows_rest.into_iter().map(|(l, n)| (l.to_owned(), n)));
     for (label, n) in rows {
         let bad = n > 0
             && matches!(
-                label,
+                label.as_str(),
                 "truncated" | "malformed" | "fragmented, incomplete" | "dropped by the kernel"
             );
         t.add_row(vec![
@@ -197,25 +204,32 @@ pub fn printable(text: &str) -> impl std::fmt::Display + '_ {
 /// The sessions table: who, in which state, for how long, and how much each way
 /// (`c2s / s2c`).
 pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
-    let mut t = table(
-        layout,
-        &[
-            "#",
-            "client\n-> server",
-            "player",
-            "state",
-            "duration",
-            "packets\nc2s/s2c",
-            "bytes\nc2s/s2c",
-            "loss\nc2s/s2c",
-        ],
-    );
+    // A protocol column when the capture mixes protocols, or when a flow was
+    // taken for its protocol by a port the user named rather than by its bytes.
+    let first = o.sessions.first().map(|s| s.protocol.name);
+    let protocol_column = o.sessions.iter().any(|s| {
+        Some(s.protocol.name) != first || s.recognised_by == crate::engine::RecognisedBy::Port
+    });
+    let mut header = vec![
+        "#",
+        "client\n-> server",
+        "player",
+        "state",
+        "duration",
+        "packets\nc2s/s2c",
+        "bytes\nc2s/s2c",
+        "loss\nc2s/s2c",
+    ];
+    if protocol_column {
+        header.insert(1, "protocol");
+    }
+    let mut t = table(layout, &header);
     for s in &o.sessions {
         let (a, b) = (&s.c2s, &s.s2c);
         let pct =
             |l: Option<f64>| l.map_or_else(|| "-".to_owned(), |l| format!("{:.1}%", l * 100.0));
         let worst = a.loss.unwrap_or(0.0).max(b.loss.unwrap_or(0.0));
-        t.add_row(vec![
+        let mut row = vec![
             Cell::new(s.id),
             Cell::new(format!("{}\n-> {}", s.client, s.server)),
             Cell::new(player(s)),
@@ -227,11 +241,25 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
                 format!("{}/{}", pct(a.loss), pct(b.loss)),
                 (worst > 0.02).then_some(Color::Yellow),
             ),
-        ]);
+        ];
+        if protocol_column {
+            let by = match s.recognised_by {
+                crate::engine::RecognisedBy::Port => "\n(by port)",
+                _ => "",
+            };
+            row.insert(1, Cell::new(format!("{}{by}", s.protocol.name)));
+        }
+        t.add_row(row);
     }
-    right(&mut t, &[0, 4, 5, 6, 7]);
+    let shift = usize::from(protocol_column);
+    right(&mut t, &[0, 4 + shift, 5 + shift, 6 + shift, 7 + shift]);
     // Addresses and numbers are never broken; the player's name wraps instead.
-    for c in [1, 3, 4, 5, 6, 7] {
+    let protocol = protocol_column.then_some(1);
+    for c in [1, 3, 4, 5, 6, 7]
+        .map(|c| c + shift)
+        .into_iter()
+        .chain(protocol)
+    {
         if let Some(col) = t.column_mut(c) {
             col.set_constraint(ColumnConstraint::ContentWidth);
         }
@@ -379,7 +407,7 @@ pub fn render(o: &Outcome, layout: Layout) -> String {
     let mut out = String::new();
     writeln!(out, "{}\n", capture_table(o, layout)).ok();
     if o.sessions.is_empty() {
-        out.push_str("No lwar sessions.\n");
+        out.push_str("No sessions: no packet of a known protocol.\n");
         return out;
     }
     writeln!(out, "{}\n", sessions_table(o, layout)).ok();

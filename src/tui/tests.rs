@@ -2,9 +2,9 @@
 //! 160x48, plus the behaviour behind the keys.
 
 use super::app::{App, SourceInfo};
-use super::pane::Pane;
 use super::data::MemoryFeed;
 use super::load_app;
+use super::pane::Pane;
 use crate::capture::OwnedDatagram;
 use crate::capture::Timestamp;
 use ratatui::Terminal;
