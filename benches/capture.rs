@@ -9,7 +9,7 @@
 //! `cargo bench --bench capture -- --warm-up-time 1 --measurement-time 3`
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use lwarscope::capture::synth::{Link, PcapWriter, udp_frame};
+use lwarscope::capture::synth::{ARPHRD_ETHER, Link, PcapWriter, udp_frame};
 use lwarscope::capture::{FrameClass, Source, Timestamp, classify_frame};
 use std::hint::black_box;
 use std::net::SocketAddr;
@@ -39,7 +39,7 @@ fn frames(c: &mut Criterion) {
         ("ethernet-ipv4", Link::Ethernet, false),
         ("ethernet-ipv6", Link::Ethernet, true),
         ("vlan-ipv4", Link::Vlan(7), false),
-        ("sll2-ipv4", Link::LinuxSll2, false),
+        ("sll2-ipv4", Link::LinuxSll2(ARPHRD_ETHER), false),
     ];
     let mut group = c.benchmark_group("classify_frame");
     for (name, link, v6) in cases {

@@ -1,7 +1,7 @@
 //! Command-line arguments.
 
 use clap::{ArgGroup, Parser, Subcommand};
-use lwarscope::capture::{DEFAULT_FILTER, DEFAULT_SNAPLEN};
+use lwarscope::capture::DEFAULT_SNAPLEN;
 use lwarscope::report::{CheckArgs, ReportArgs};
 use std::path::PathBuf;
 
@@ -70,16 +70,13 @@ pub struct Cli {
     #[arg(long = "list-fields", conflicts_with_all = ["read", "interface", "list_interfaces"])]
     pub list_fields: bool,
 
-    /// Capture filter in libpcap syntax (live only). The default keeps UDP and
-    /// its IP fragments; lwar is then recognised on any port
-    #[arg(
-        short = 'f',
-        long = "filter",
-        value_name = "BPF",
-        default_value = DEFAULT_FILTER,
-        requires = "interface"
-    )]
-    pub filter: String,
+    /// Capture filter in libpcap syntax, applied to live traffic and to files
+    /// (as tcpdump does). The live default keeps UDP and its IP fragments, with
+    /// VLAN tags on Ethernet (`udp or (ip6 protochain 17) or (vlan and ...)`;
+    /// without `vlan` on `any` and other links); protocols are then recognised
+    /// on any port. On files there is no default: every frame is read
+    #[arg(short = 'f', long = "filter", value_name = "BPF")]
+    pub filter: Option<String>,
 
     /// Bytes kept of each frame (live only). Frames cut shorter than their lwar
     /// payload are reported as truncated by capture
@@ -89,7 +86,7 @@ pub struct Cli {
         value_name = "BYTES",
         default_value_t = DEFAULT_SNAPLEN,
         value_parser = clap::value_parser!(i32).range(64..=262_144),
-        requires = "interface"
+        conflicts_with = "read"
     )]
     pub snaplen: i32,
 
@@ -99,27 +96,27 @@ pub struct Cli {
         long = "buffer-size",
         value_name = "KiB",
         value_parser = clap::value_parser!(i32).range(1..=2_097_151),
-        requires = "interface"
+        conflicts_with = "read"
     )]
     pub buffer_size: Option<i32>,
 
     /// Deliver each packet as it arrives instead of in blocks of up to 100 ms
     /// (live only). Uses more kernel buffer per packet: raise -B with it
-    #[arg(long = "immediate-mode", requires = "interface")]
+    #[arg(long = "immediate-mode", conflicts_with = "read")]
     pub immediate: bool,
 
     /// Do not put the interface into promiscuous mode (live only)
-    #[arg(short = 'p', long = "no-promiscuous-mode", requires = "interface")]
+    #[arg(short = 'p', long = "no-promiscuous-mode", conflicts_with = "read")]
     pub no_promiscuous: bool,
 
-    /// Stop a live capture after this many seconds (fractions allowed; tshark's
-    /// `-a duration:SECS` form works too)
+    /// Stop after this many seconds (fractions allowed; tshark's
+    /// `-a duration:SECS` form works too): of wall-clock time for a live
+    /// capture, of capture time from the first frame for files
     #[arg(
         short = 'a',
         long = "duration",
         value_name = "SECS",
-        value_parser = parse_duration,
-        requires = "interface"
+        value_parser = parse_duration
     )]
     pub duration: Option<std::time::Duration>,
 
@@ -131,14 +128,25 @@ pub struct Cli {
     #[arg(long = "no-tui")]
     pub no_tui: bool,
 
-    /// Save every captured frame to this pcap file while analysing (live only)
-    #[arg(
-        short = 'w',
-        long = "write",
-        value_name = "FILE",
-        requires = "interface"
-    )]
+    /// Write frames to FILE. Live: every captured frame, as libpcap saves it
+    /// (pcap). With -r: the frames of the packets that pass the display filter
+    /// (-Y; every frame without one), whole, with their timestamps and every
+    /// fragment of a reassembled datagram, in the format of -F.
+    /// Example: lwarscope -r game.pcap -Y 'resend || lost' -w bug.pcapng
+    #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: Option<PathBuf>,
+
+    /// The format of -w with -r: pcapng (the default, as tshark: every link
+    /// type, a comment naming the filter) or pcap
+    #[arg(
+        short = 'F',
+        long = "write-format",
+        value_enum,
+        value_name = "FORMAT",
+        requires = "write",
+        conflicts_with = "interface"
+    )]
+    pub write_format: Option<lwarscope::capture::export::ExportFormat>,
 }
 
 /// Subcommands.

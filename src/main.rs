@@ -22,10 +22,25 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // A closed or full standard error must not turn an error into a panic.
+            let _ = writeln!(io::stderr(), "error: {}", once(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes on one line, each said once: a cause whose text
+/// the message already holds (a wrapper that prints its source) is not repeated.
+fn once(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg.push_str(": ");
+            msg.push_str(&c);
+        }
+    }
+    msg
 }
 
 fn check(args: &lwarscope::report::CheckArgs) -> anyhow::Result<u8> {
@@ -46,6 +61,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     }
     let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     if cli.tui || (cli.interface.is_some() && on_terminal && !cli.no_tui) {
+        refuse_with_tui(cli, cli.tui)?;
         return run_tui(cli);
     }
     let mut source = open(cli)?;
@@ -64,14 +80,49 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             Box::new(io::BufWriter::with_capacity(64 * 1024, io::stdout().lock()))
         }
     };
+    // Live, -w is libpcap's savefile (set when the capture opened); with files
+    // it exports what the display filter selects.
+    let export = match (&cli.write, &cli.interface) {
+        (Some(path), None) => Some((path.as_path(), cli.write_format.unwrap_or_default())),
+        _ => None,
+    };
     run::report(
         &cli.report,
         &mut source,
         &cli.read,
         cli.interface.as_deref(),
         layout,
+        export,
         out,
     )?;
+    Ok(())
+}
+
+/// Options of the printed outputs cannot apply to the terminal UI: refused by
+/// name rather than dropped. `asked`: the UI was asked for (`--tui`), rather than
+/// opened as the default of `-i` on a terminal.
+fn refuse_with_tui(cli: &Cli, asked: bool) -> anyhow::Result<()> {
+    let r = &cli.report;
+    let printed = [
+        (r.packets, "--packets"),
+        (r.verbose, "-V"),
+        (r.hex, "-x"),
+        (r.format != lwarscope::report::Format::Table, "--format"),
+    ];
+    if let Some((_, flag)) = printed.iter().find(|(set, _)| *set) {
+        let how = if asked {
+            "--tui"
+        } else {
+            "the terminal UI (the default of -i on a terminal; --no-tui prints instead)"
+        };
+        anyhow::bail!("{flag} applies to printed output, not to {how}");
+    }
+    if cli.write.is_some() && cli.interface.is_none() {
+        anyhow::bail!("-w with -r exports from a printed run (--no-tui), not from the terminal UI");
+    }
+    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
+        anyhow::bail!("the terminal UI needs a terminal on standard input and output");
+    }
     Ok(())
 }
 
@@ -85,6 +136,8 @@ fn run_tui(cli: &Cli) -> anyhow::Result<()> {
         count: cli.report.decode.count,
         decode_as: cli.report.decode.decode_as.clone(),
         duration: cli.duration,
+        filter: cli.report.display_filter.clone(),
+        file_filter: cli.filter.clone().filter(|_| cli.interface.is_none()),
         ..Default::default()
     };
     Ok(lwarscope::tui::run(source, options)?)
@@ -105,7 +158,13 @@ fn live_options(cli: &Cli) -> LiveOptions {
 fn open(cli: &Cli) -> Result<Source, CaptureError> {
     match &cli.interface {
         Some(_) => Source::live(&live_options(cli)),
-        None => Source::files(&cli.read),
+        None => {
+            let mut source = Source::files(&cli.read)?;
+            if let Some(f) = &cli.filter {
+                source.set_file_filter(f)?;
+            }
+            Ok(source)
+        }
     }
 }
 

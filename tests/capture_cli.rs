@@ -333,3 +333,97 @@ fn list_fields_names_every_registered_field() {
         assert!(text.lines().any(|l| l.starts_with(name)), "{name}: {text}");
     }
 }
+
+#[test]
+fn options_that_cannot_apply_are_refused_by_name() {
+    for (args, says) in [
+        (
+            &["-r", "captures/sim-loss.pcap", "-B", "100"][..],
+            "--buffer-size",
+        ),
+        (
+            &["-r", "captures/sim-loss.pcap", "-p"],
+            "--no-promiscuous-mode",
+        ),
+        (
+            &["-r", "captures/sim-loss.pcap", "--immediate-mode"],
+            "--immediate-mode",
+        ),
+        (
+            &["-r", "captures/sim-loss.pcap", "-s", "100"],
+            "--snapshot-length",
+        ),
+        (
+            &["-r", "captures/sim-loss.pcap", "--tui", "-V"],
+            "-V applies to printed output",
+        ),
+        (
+            &["-r", "captures/sim-loss.pcap", "--tui", "--format", "json"],
+            "--format applies",
+        ),
+        (
+            &["-r", "captures/sim-loss.pcap", "--tui"],
+            "needs a terminal",
+        ),
+        (
+            &["-r", "captures/sim-loss.pcap", "--tui", "-w", "x.pcapng"],
+            "not from the terminal UI",
+        ),
+        (
+            &["-r", "captures/sim-loss.pcap", "-f", "udp and and"],
+            "invalid capture filter",
+        ),
+    ] {
+        lwarscope()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+}
+
+#[test]
+fn a_capture_filter_and_a_duration_apply_to_files() {
+    let out = lwarscope()
+        .args(["-r", "captures/sim-loss.pcap", "-f", "udp port 50001"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Client 50001's session only: 202 + 109 packets (the report's sessions table).
+    assert_eq!(row(&stdout, "lwar packets"), Some(311), "{stdout}");
+    assert_eq!(row(&stdout, "frames"), Some(899), "{stdout}");
+    assert_eq!(
+        row(&stdout, "rejected by the capture filter (-f)"),
+        Some(899 - 311),
+        "{stdout}"
+    );
+    // Frame numbers stay those of the file.
+    let lines = lwarscope()
+        .args([
+            "-r",
+            "captures/sim-loss.pcap",
+            "-f",
+            "udp port 50002",
+            "--packets",
+        ])
+        .output()
+        .unwrap();
+    let first: u64 = String::from_utf8_lossy(&lines.stdout)
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(first > 1, "the first packet of client 50002 is not frame 1");
+    // One second of capture time from the first frame.
+    let out = lwarscope()
+        .args(["-r", "captures/sim-loss.pcap", "-a", "1", "--packets"])
+        .output()
+        .unwrap();
+    let last_time: f64 = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap();
+    assert!((0.9..=1.0).contains(&last_time), "{last_time}");
+}

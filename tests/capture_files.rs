@@ -4,7 +4,10 @@
 mod common;
 
 use common::*;
-use lwarscope::capture::synth::{Link, frame, udp_fragments, udp_frame, udp_packet};
+use lwarscope::capture::synth::{
+    ARPHRD_ETHER, ARPHRD_LOOPBACK, ARPHRD_NETLINK, Link, frame, udp_fragments, udp_frame,
+    udp_packet,
+};
 use lwarscope::capture::{
     CaptureError, DEFAULT_FILTER, IncompleteReason, LinkType, ReassemblyLimits, Source, Timestamp,
 };
@@ -97,8 +100,15 @@ fn frames_that_are_not_ip_or_not_udp_are_counted_not_decoded() {
     };
     let mut null_other_family = frame(Link::Null, &udp_packet(src, dst, &lwar_payload(1, 1)));
     null_other_family[0] = 7;
-    let mut sll_non_ip = frame(Link::LinuxSll, &[0u8; 40]);
+    let mut sll_non_ip = frame(Link::LinuxSll(ARPHRD_ETHER), &[0u8; 40]);
     sll_non_ip[14..16].copy_from_slice(&0x0806u16.to_be_bytes());
+    // A netlink message seen on `any`: its protocol field is not an EtherType,
+    // even when it reads like IPv4's.
+    let mut sll2_netlink = frame(
+        Link::LinuxSll2(ARPHRD_NETLINK),
+        &udp_packet(src, dst, &lwar_payload(1, 1)),
+    );
+    sll2_netlink[0..2].copy_from_slice(&0x0800u16.to_be_bytes());
     let mut raw_v5 = udp_packet(src, dst, &lwar_payload(1, 1));
     raw_v5[0] = 0x55;
 
@@ -116,6 +126,7 @@ fn frames_that_are_not_ip_or_not_udp_are_counted_not_decoded() {
         (LinkType::Ethernet, arp, Class::NotIp),
         (LinkType::Null, null_other_family, Class::NotIp),
         (LinkType::LinuxSll, sll_non_ip, Class::NotIp),
+        (LinkType::LinuxSll2, sll2_netlink, Class::NotIp),
         (LinkType::RawIp, raw_v5, Class::Malformed),
     ];
     for (link, bytes, want) in cases {
@@ -170,7 +181,9 @@ fn fragmented_datagrams_are_reassembled_at_their_last_fragment() {
     for (link, (src, dst)) in [
         (Link::Ethernet, v4()),
         (Link::Vlan(9), v6()),
-        (Link::LinuxSll2, v4()),
+        (Link::LinuxSll2(ARPHRD_ETHER), v4()),
+        (Link::LinuxSll2(ARPHRD_LOOPBACK), v4()),
+        (Link::LinuxSll(ARPHRD_LOOPBACK), v6()),
     ] {
         let big = lwar_payload(7, 240); // 265 bytes with UDP's header: 3 fragments
         let other = lwar_payload(8, 100);

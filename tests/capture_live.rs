@@ -24,7 +24,7 @@ fn sockets(addr: &str) -> (UdpSocket, UdpSocket, String) {
 
 fn open_lo(filter: &str, savefile: Option<std::path::PathBuf>) -> Source {
     let mut opts = LiveOptions::new("lo");
-    opts.filter = filter.to_string();
+    opts.filter = Some(filter.to_string());
     opts.savefile = savefile;
     open_with(&opts)
 }
@@ -58,9 +58,13 @@ fn send(a: &UdpSocket, b: &UdpSocket, n: u32) -> Vec<Vec<u8>> {
 }
 
 fn capture_and_check(addr: &str, immediate: bool) {
+    capture_and_check_on("lo", addr, immediate);
+}
+
+fn capture_and_check_on(interface: &str, addr: &str, immediate: bool) {
     let (a, b, filter) = sockets(addr);
-    let mut opts = LiveOptions::new("lo");
-    opts.filter = filter;
+    let mut opts = LiveOptions::new(interface);
+    opts.filter = Some(filter);
     if immediate {
         // One ring slot per packet of lo's 64 KiB MTU: a larger buffer.
         opts.immediate = true;
@@ -154,4 +158,15 @@ fn a_stop_ends_a_capture_on_a_quiet_interface() {
     assert!(source.next_frame().expect("read").is_none());
     assert!(source.stop_handle().is_stopped());
     assert!(source.stats().pcap.is_some());
+}
+
+/// `-i any` gives Linux cooked frames whose ARPHRD type for `lo` is loopback
+/// (772): they are read, and the default filter compiles there (no `vlan`).
+#[test]
+fn lwar_datagrams_on_the_any_device_are_seen_and_decoded() {
+    capture_and_check_on("any", "127.0.0.1:0", false);
+    capture_and_check_on("any", "[::1]:0", false);
+    let source = Source::live(&LiveOptions::new("any"))
+        .unwrap_or_else(|e| panic!("the default filter must open on any: {e}"));
+    drop(source);
 }

@@ -31,6 +31,7 @@ fn run(name: &str, args: ReportArgs) -> String {
             width: 100,
             color: false,
         },
+        None,
         || &mut out,
     )
     .expect("the report runs");

@@ -14,6 +14,12 @@ pub struct Frame<'a> {
     /// The bytes the capture kept (less than `orig_len` when the snaplen cut it).
     pub cap_len: u32,
     pub class: FrameClass<'a>,
+    /// The frame's bytes as captured, link header first.
+    pub data: &'a [u8],
+    pub link: super::LinkType,
+    /// For the frame that completes a reassembled datagram: the frames of all
+    /// its fragments, in the order seen (this one last); empty otherwise.
+    pub fragment_frames: &'a [u64],
 }
 
 impl<'a> Frame<'a> {
@@ -47,8 +53,8 @@ pub enum FrameClass<'a> {
 }
 
 /// Frames counted by class. `frames` is the sum of the class counters
-/// (`udp` + `not_udp` + `not_ip` + `fragment` + `truncated` + `malformed`); the
-/// fragment counters below cut across classes.
+/// (`udp` + `not_udp` + `not_ip` + `fragment` + `truncated` + `malformed` +
+/// `filtered`); the fragment counters below cut across classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FrameCounts {
     pub frames: u64,
@@ -64,6 +70,8 @@ pub struct FrameCounts {
     pub fragment: u64,
     pub truncated: u64,
     pub malformed: u64,
+    /// Frames of a file that the user's capture filter (`-f`) rejected.
+    pub filtered: u64,
     /// Frames that carried an IP fragment of a UDP datagram (held or completing).
     pub ip_fragments: u64,
     /// UDP datagrams rebuilt from fragments.

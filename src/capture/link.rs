@@ -3,7 +3,7 @@
 
 use etherparse::{
     EtherType, IpFragOffset, IpNumber, Ipv6ExtensionSlice, LaxIpSlice, LaxNetSlice,
-    LaxSlicedPacket, LinuxSllProtocolType, LinuxSllSlice, TransportSlice, UdpSlice, ether_type,
+    LaxSlicedPacket, TransportSlice, UdpSlice, ether_type,
 };
 use std::net::IpAddr;
 
@@ -93,6 +93,22 @@ pub(crate) enum Dissected<'a> {
     Malformed,
 }
 
+/// The EtherType of a Linux cooked frame's payload, from its ARPHRD type and
+/// protocol field (see `pcap-linktype(7)`, LINKTYPE_LINUX_SLL): for every
+/// device type that carries IP (Ethernet, loopback, tunnels, PPP, `tun`...) the
+/// protocol field is an EtherType. A few types use the field for something
+/// else: netlink (824) and CAN (280) frames, and the 802.2 and Novell values
+/// below 0x0600, which are not EtherTypes.
+fn sll_ether_type(arphrd: u16, protocol: u16) -> Option<EtherType> {
+    const ARPHRD_CAN: u16 = 280;
+    const ARPHRD_NETLINK: u16 = 824;
+    match arphrd {
+        ARPHRD_CAN | ARPHRD_NETLINK => None,
+        _ if protocol < 0x0600 => None,
+        _ => Some(EtherType(protocol)),
+    }
+}
+
 /// Dissects one frame. `cut` says the capture kept less than the frame's length:
 /// a header that ends early is then *truncated*, otherwise *malformed*.
 pub(crate) fn dissect(link: LinkType, data: &[u8], cut: bool) -> Dissected<'_> {
@@ -111,17 +127,21 @@ pub(crate) fn dissect(link: LinkType, data: &[u8], cut: bool) -> Dissected<'_> {
             let ether_type = EtherType(u16::from_be_bytes([header[12], header[13]]));
             return from_ether_type(ether_type, rest, cut, bad);
         }
-        LinkType::LinuxSll => match LinuxSllSlice::from_slice(data) {
-            Ok(sll) => match sll.protocol_type() {
-                LinuxSllProtocolType::EtherType(et) => {
-                    return from_ether_type(et, sll.payload_slice(), cut, bad);
-                }
-                _ => return Dissected::NotIp,
-            },
-            Err(etherparse::err::linux_sll::HeaderSliceError::Len(_)) => return bad,
-            // An ARPHRD type etherparse does not know: not an IP frame.
-            Err(_) => return Dissected::NotIp,
-        },
+        LinkType::LinuxSll => {
+            // Packet type (2), ARPHRD type (2), address length (2), address
+            // (8), protocol type (2). Read here rather than by etherparse, which
+            // refuses ARPHRD types it does not list (loopback, 772, is what
+            // `-i any` gives for `lo`).
+            let Some((header, rest)) = data.split_first_chunk::<16>() else {
+                return bad;
+            };
+            let arphrd = u16::from_be_bytes([header[2], header[3]]);
+            let protocol = u16::from_be_bytes([header[14], header[15]]);
+            return match sll_ether_type(arphrd, protocol) {
+                Some(et) => from_ether_type(et, rest, cut, bad),
+                None => Dissected::NotIp,
+            };
+        }
         LinkType::LinuxSll2 => {
             // etherparse has no SLL2: protocol type (2), reserved (2), interface
             // index (4), ARPHRD type (2), packet type (1), address length (1),
@@ -130,7 +150,11 @@ pub(crate) fn dissect(link: LinkType, data: &[u8], cut: bool) -> Dissected<'_> {
                 return bad;
             };
             let protocol = u16::from_be_bytes([header[0], header[1]]);
-            return from_ether_type(EtherType(protocol), rest, cut, bad);
+            let arphrd = u16::from_be_bytes([header[8], header[9]]);
+            return match sll_ether_type(arphrd, protocol) {
+                Some(et) => from_ether_type(et, rest, cut, bad),
+                None => Dissected::NotIp,
+            };
         }
         LinkType::Null | LinkType::Loop => {
             let Some((family, rest)) = data.split_first_chunk::<4>() else {

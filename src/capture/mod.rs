@@ -21,6 +21,7 @@
 //! ```
 
 mod error;
+pub mod export;
 mod frame;
 mod link;
 mod reassembly;
@@ -34,8 +35,8 @@ pub use frame::{
 pub use link::LinkType;
 pub use reassembly::{MAX_INCOMPLETE_RECORDS, ReassemblyLimits};
 pub use source::{
-    DEFAULT_FILTER, DEFAULT_SNAPLEN, Interface, LiveOptions, Source, StopHandle, classify_frame,
-    list_interfaces,
+    DEFAULT_FILTER, DEFAULT_FILTER_NO_VLAN, DEFAULT_SNAPLEN, Interface, LiveOptions, Source,
+    StopHandle, classify_frame, default_filter, list_interfaces,
 };
 
 use std::fmt;

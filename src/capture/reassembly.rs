@@ -39,6 +39,9 @@ pub const MAX_INCOMPLETE_RECORDS: usize = 1000;
 
 struct Pending {
     buf: IpDefragBuf,
+    /// Every fragment's frame, in the order seen (for an export that writes
+    /// the frames of a datagram).
+    frames: Vec<u64>,
     first_frame: u64,
     last_frame: u64,
     first_ts: Timestamp,
@@ -66,6 +69,9 @@ pub(crate) struct Reassembler {
     next_expiry: Option<u64>,
     free_data: Vec<Vec<u8>>,
     free_sections: Vec<Vec<IpFragRange>>,
+    /// A frame list to reuse, and the list of the datagram completed last.
+    free_frames: Vec<u64>,
+    completed_frames: Vec<u64>,
     given_up: u64,
     records: Vec<IncompleteDatagram>,
 }
@@ -79,6 +85,8 @@ impl Reassembler {
             next_expiry: None,
             free_data: Vec::new(),
             free_sections: Vec::new(),
+            free_frames: Vec::new(),
+            completed_frames: Vec::new(),
             given_up: 0,
             records: Vec::new(),
         }
@@ -130,10 +138,13 @@ impl Reassembler {
             }
             let data = self.free_data.pop().unwrap_or_default();
             let sections = self.free_sections.pop().unwrap_or_default();
+            let mut frames = std::mem::take(&mut self.free_frames);
+            frames.clear();
             self.pending.insert(
                 frag.key,
                 Pending {
                     buf: IpDefragBuf::new(IpNumber::UDP, data, sections),
+                    frames,
                     first_frame: frame,
                     last_frame: frame,
                     first_ts: ts,
@@ -149,6 +160,7 @@ impl Reassembler {
         let before = p.buf.data().len();
         p.fragments += 1;
         p.last_frame = frame;
+        p.frames.push(frame);
         if p.buf.add(frag.offset, frag.more, frag.payload).is_err() {
             self.give_up(&frag.key, IncompleteReason::Conflict);
             return Added::Conflict;
@@ -160,6 +172,7 @@ impl Reassembler {
             self.bytes -= p.buf.data().len().min(self.bytes);
             let (data, sections) = p.buf.take_bufs();
             self.free_sections.push(sections);
+            self.free_frames = std::mem::replace(&mut self.completed_frames, p.frames);
             return Added::Complete(data);
         }
         while self.bytes > self.limits.max_bytes && !self.pending.is_empty() {
@@ -168,6 +181,12 @@ impl Reassembler {
         // Held, even when this very datagram was the one evicted: the frame is a
         // fragment, and the datagram is among the given-up ones.
         Added::Held
+    }
+
+    /// The frames of the fragments of the datagram completed last, in the order
+    /// they were seen (the completing one last).
+    pub fn completed_frames(&self) -> &[u64] {
+        &self.completed_frames
     }
 
     /// Gives a completed datagram's buffer back for reuse.

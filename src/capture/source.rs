@@ -14,11 +14,28 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// The default live capture filter. libpcap's `udp` also matches every IPv4
-/// fragment of a UDP datagram (the protocol field is in each) and IPv6 fragments
-/// whose fragment header follows the fixed header (it checks the next header
-/// there): the engine recognises each protocol in user space, on any port.
-pub const DEFAULT_FILTER: &str = "udp or (vlan and udp)";
+/// The default live capture filter on Ethernet: UDP, with or without a VLAN
+/// tag. libpcap's `udp` also matches every IPv4 fragment of a UDP datagram (the
+/// protocol field is in each) and IPv6 fragments whose fragment header follows
+/// the fixed header; IPv6 packets whose first header is an extension header
+/// (hop-by-hop 0, routing 43, fragment 44, destination options 60) are kept
+/// too, for user space to follow the chain (`ip6 protochain` would, but the
+/// kernel refuses its loops and libpcap then filters every packet in user
+/// space). The engine recognises each protocol, on any port.
+pub const DEFAULT_FILTER: &str = "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 60)) or (vlan and udp)";
+
+/// The default filter on links with no VLAN tags (Linux cooked captures, `-i
+/// any`; loopback; raw IP), where libpcap refuses `vlan`.
+pub const DEFAULT_FILTER_NO_VLAN: &str =
+    "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 60))";
+
+/// The default live filter for a link type.
+pub fn default_filter(link: LinkType) -> &'static str {
+    match link {
+        LinkType::Ethernet => DEFAULT_FILTER,
+        _ => DEFAULT_FILTER_NO_VLAN,
+    }
+}
 
 /// The default snapshot length: whole frames.
 pub const DEFAULT_SNAPLEN: i32 = 262_144;
@@ -34,8 +51,9 @@ const STDIN_NAME: &str = "standard input";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveOptions {
     pub interface: String,
-    /// A libpcap filter expression.
-    pub filter: String,
+    /// A libpcap filter expression; `None` for [`default_filter`] of the
+    /// interface's link type.
+    pub filter: Option<String>,
     pub snaplen: i32,
     /// The kernel buffer in bytes; libpcap's default when `None`.
     pub buffer_size: Option<i32>,
@@ -49,12 +67,12 @@ pub struct LiveOptions {
 }
 
 impl LiveOptions {
-    /// The defaults: filter [`DEFAULT_FILTER`], whole frames, promiscuous mode,
+    /// The defaults: the link type's [`default_filter`], whole frames, promiscuous mode,
     /// packets in blocks of up to 100 ms (not immediate), no savefile.
     pub fn new(interface: impl Into<String>) -> Self {
         LiveOptions {
             interface: interface.into(),
-            filter: DEFAULT_FILTER.to_string(),
+            filter: None,
             snaplen: DEFAULT_SNAPLEN,
             buffer_size: None,
             immediate: false,
@@ -92,6 +110,9 @@ struct OfflineFile {
     link: LinkType,
     /// Packets read from this file.
     packets: u64,
+    /// The user's capture filter (`-f`), compiled for this file's link type:
+    /// frames it rejects are skipped, keeping their numbers.
+    bpf: Option<pcap::BpfProgram>,
 }
 
 struct LiveInput {
@@ -122,6 +143,9 @@ pub struct Source {
     input: Input,
     stop: StopHandle,
     max_udp: Option<u64>,
+    /// For files: the length of the time window to read from the first frame,
+    /// in ns, and the first frame's time once read.
+    window: Option<(u64, Option<Timestamp>)>,
     number: u64,
     counts: FrameCounts,
     pcap: Option<PcapStats>,
@@ -160,6 +184,7 @@ impl Source {
                 breaker,
             },
             max_udp: None,
+            window: None,
             number: 0,
             counts: FrameCounts::default(),
             pcap: live.then(PcapStats::default),
@@ -170,14 +195,48 @@ impl Source {
         }
     }
 
+    /// Applies a capture filter in libpcap syntax to the files (as `tcpdump -r
+    /// FILE EXPR` does): frames it rejects are counted as `filtered` and skipped,
+    /// the others keep their numbers in the files. Live captures take their
+    /// filter in [`LiveOptions`].
+    pub fn set_file_filter(&mut self, expr: &str) -> Result<(), CaptureError> {
+        let Input::Files(files) = &mut self.input else {
+            return Err(CaptureError::InvalidFilter {
+                filter: expr.to_owned(),
+                reason: "a live capture takes its filter when it is opened".into(),
+            });
+        };
+        for file in files {
+            let dead = Capture::dead(pcap::Linktype(file.link.dlt())).map_err(|e| {
+                CaptureError::InvalidFilter {
+                    filter: expr.to_owned(),
+                    reason: pcap_reason(&e),
+                }
+            })?;
+            let bpf = dead
+                .compile(expr, true)
+                .map_err(|e| CaptureError::InvalidFilter {
+                    filter: expr.to_owned(),
+                    reason: pcap_reason(&e),
+                })?;
+            file.bpf = Some(bpf);
+        }
+        Ok(())
+    }
+
     /// Ends the source after `n` UDP datagrams.
     pub fn stop_after_udp(&mut self, n: u64) {
         self.max_udp = Some(n);
     }
 
-    /// Ends the source `duration` of wall-clock time from now (a timer thread
-    /// stops it, so a quiet interface stops too).
+    /// Ends the source after `duration`: of wall-clock time from now for a live
+    /// capture (a timer thread stops it, so a quiet interface stops too), of
+    /// capture time from the first frame for files (the frames of that window).
     pub fn stop_after(&mut self, duration: Duration) {
+        if !self.is_live() {
+            self.window = Some((duration.as_nanos().min(u128::from(u64::MAX)) as u64, None));
+            return;
+        }
         let stop = self.stop.clone();
         std::thread::spawn(move || {
             std::thread::sleep(duration);
@@ -250,6 +309,13 @@ impl Source {
                 return Err(e);
             }
         };
+        if let Some((len, first)) = &mut self.window {
+            let first = *first.get_or_insert(header.ts);
+            if header.ts.since(first) > *len {
+                self.finish();
+                return Ok(None);
+            }
+        }
         self.number += 1;
         let number = self.number;
         let counts = &mut self.counts;
@@ -280,12 +346,19 @@ impl Source {
             Dissected::Malformed => FrameClass::Malformed,
         };
         count(counts, &class);
+        let fragment_frames = match class {
+            FrameClass::Udp(_) if !self.reassembled.is_empty() => self.reasm.completed_frames(),
+            _ => &[],
+        };
         Ok(Some(Frame {
             number,
             ts: header.ts,
             orig_len: header.orig_len,
             cap_len: header.cap_len,
             class,
+            data: &self.buf,
+            link: header.link,
+            fragment_frames,
         }))
     }
 
@@ -304,6 +377,13 @@ impl Source {
                         return Ok(None);
                     };
                     match file.cap.next_packet() {
+                        Ok(p) if file.bpf.as_ref().is_some_and(|b| !b.filter(p.data)) => {
+                            // Numbered as in the file, as Wireshark numbers it.
+                            file.packets += 1;
+                            self.number += 1;
+                            self.counts.frames += 1;
+                            self.counts.filtered += 1;
+                        }
                         Ok(p) => {
                             file.packets += 1;
                             self.buf.clear();
@@ -491,6 +571,7 @@ fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
         name,
         link,
         packets: 0,
+        bpf: None,
     })
 }
 
@@ -575,9 +656,10 @@ fn open_live(opts: &LiveOptions) -> Result<LiveInput, CaptureError> {
     }
     let mut cap = inactive.open().map_err(|e| live_err(&e))?;
     let link = link_type(cap.get_datalink(), name)?;
-    cap.filter(&opts.filter, true)
+    let filter = opts.filter.as_deref().unwrap_or(default_filter(link));
+    cap.filter(filter, true)
         .map_err(|e| CaptureError::InvalidFilter {
-            filter: opts.filter.clone(),
+            filter: filter.to_owned(),
             reason: pcap_reason(&e),
         })?;
     let savefile = match &opts.savefile {

@@ -23,6 +23,13 @@ use pcap::{Capture, Dead, Precision, Savefile};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
+/// ARPHRD type of an Ethernet device, in a Linux cooked header.
+pub const ARPHRD_ETHER: u16 = 1;
+/// ARPHRD type of the loopback device (`lo`, as `-i any` shows it).
+pub const ARPHRD_LOOPBACK: u16 = 772;
+/// ARPHRD type of a netlink socket (not IP).
+pub const ARPHRD_NETLINK: u16 = 824;
+
 /// How a synthetic frame is framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Link {
@@ -32,10 +39,12 @@ pub enum Link {
     Vlan(u16),
     /// Ethernet with an 802.1ad outer tag and an 802.1Q inner tag.
     QinQ { outer: u16, inner: u16 },
-    /// Linux cooked capture v1.
-    LinuxSll,
-    /// Linux cooked capture v2.
-    LinuxSll2,
+    /// Linux cooked capture v1, from a device of this ARPHRD type
+    /// ([`ARPHRD_ETHER`], [`ARPHRD_LOOPBACK`], ...).
+    LinuxSll(u16),
+    /// Linux cooked capture v2 (what `-i any` gives), from a device of this
+    /// ARPHRD type.
+    LinuxSll2(u16),
     /// BSD loopback, little-endian family (as an x86 or ARM host writes it),
     /// AF_INET6 as macOS numbers it (30).
     Null,
@@ -49,15 +58,17 @@ pub enum Link {
 
 impl Link {
     /// Every variant, for tests that go over all of them.
-    pub const ALL: [Link; 9] = [
+    pub const ALL: [Link; 11] = [
         Link::Ethernet,
         Link::Vlan(7),
         Link::QinQ {
             outer: 100,
             inner: 7,
         },
-        Link::LinuxSll,
-        Link::LinuxSll2,
+        Link::LinuxSll(ARPHRD_ETHER),
+        Link::LinuxSll(ARPHRD_LOOPBACK),
+        Link::LinuxSll2(ARPHRD_ETHER),
+        Link::LinuxSll2(ARPHRD_LOOPBACK),
         Link::Null,
         Link::NullBigEndian,
         Link::Loop,
@@ -68,8 +79,8 @@ impl Link {
     pub const fn link_type(self) -> LinkType {
         match self {
             Link::Ethernet | Link::Vlan(_) | Link::QinQ { .. } => LinkType::Ethernet,
-            Link::LinuxSll => LinkType::LinuxSll,
-            Link::LinuxSll2 => LinkType::LinuxSll2,
+            Link::LinuxSll(_) => LinkType::LinuxSll,
+            Link::LinuxSll2(_) => LinkType::LinuxSll2,
             Link::Null | Link::NullBigEndian => LinkType::Null,
             Link::Loop => LinkType::Loop,
             Link::RawIp => LinkType::RawIp,
@@ -193,19 +204,19 @@ pub fn frame(link: Link, ip_packet: &[u8]) -> Vec<u8> {
             }
             out.extend_from_slice(&ether_type.to_be_bytes());
         }
-        Link::LinuxSll => {
+        Link::LinuxSll(arphrd) => {
             out.extend_from_slice(&0u16.to_be_bytes()); // packet type: to us
-            out.extend_from_slice(&1u16.to_be_bytes()); // ARPHRD_ETHER
+            out.extend_from_slice(&arphrd.to_be_bytes());
             out.extend_from_slice(&6u16.to_be_bytes()); // address length
             out.extend_from_slice(&SRC_MAC);
             out.extend_from_slice(&[0, 0]);
             out.extend_from_slice(&ether_type.to_be_bytes());
         }
-        Link::LinuxSll2 => {
+        Link::LinuxSll2(arphrd) => {
             out.extend_from_slice(&ether_type.to_be_bytes());
             out.extend_from_slice(&[0, 0]); // reserved
             out.extend_from_slice(&2u32.to_be_bytes()); // interface index
-            out.extend_from_slice(&1u16.to_be_bytes()); // ARPHRD_ETHER
+            out.extend_from_slice(&arphrd.to_be_bytes());
             out.push(0); // packet type: to us
             out.push(6); // address length
             out.extend_from_slice(&SRC_MAC);

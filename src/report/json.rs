@@ -42,8 +42,10 @@
 //!
 //! - `capture`: `files`, `interface` (live only), `start`, `end` (epoch seconds),
 //!   `frames`, `lwar_packets`, `protocols` (packets per protocol by name, absent
-//!   when none), `other` (frames skipped), `truncated`, `malformed`,
-//!   `reassembled` and `incomplete` (IP fragments), `received` and `kernel_dropped`
+//!   when none), `other` (frames skipped), `filtered` (frames the capture filter
+//!   `-f` rejected, absent when none), `truncated`, `malformed`,
+//!   `reassembled` and `incomplete` (IP fragments), `received`, `kernel_dropped` and
+//!   `interface_dropped`
 //!   (live only).
 //! - `messages`: count per message type, named as in the specification (`Connect`
 //!   ... `UpdateCircle`), counting the messages decoded before an error too.

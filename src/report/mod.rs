@@ -57,6 +57,9 @@ pub struct CaptureInfo {
     pub protocols: std::collections::BTreeMap<String, u64>,
     /// Frames that were not lwar: other traffic, skipped.
     pub other: u64,
+    /// Frames of the files that the capture filter (`-f`) rejected.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub filtered: u64,
     /// lwar packets the capture cut short (snaplen).
     pub truncated: u64,
     /// lwar packets that did not decode.
@@ -68,9 +71,16 @@ pub struct CaptureInfo {
     /// Packets libpcap received (live captures only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub received: Option<u64>,
-    /// Packets the kernel (or the interface) dropped (live captures only).
+    /// Packets the kernel dropped because its buffer was full (live captures only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_dropped: Option<u64>,
+    /// Packets the interface or its driver dropped (live captures only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub interface_dropped: Option<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn ser_ts<S: serde::Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
@@ -431,12 +441,28 @@ impl<A: Observer + ?Sized, B: Observer + ?Sized> Observer for Both<'_, A, B> {
     }
 }
 
+/// Whether the packet just analysed passes a display filter: what an export
+/// (`-w` with `-r`) writes.
+#[derive(Debug, Default)]
+struct Select {
+    filter: Option<Filter>,
+    hit: bool,
+}
+
+impl Observer for Select {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        self.hit = self.filter.as_ref().is_none_or(|f| f.matches(e));
+        Flow::Continue
+    }
+}
+
 /// One analysis run: the tracker, the report's own counts, and an output that
 /// sees every packet and finding as they come.
 pub struct Analysis<O> {
     tracker: Engine,
     collect: Collect,
     output: O,
+    select: Select,
 }
 
 impl<O: Observer> Analysis<O> {
@@ -451,15 +477,35 @@ impl<O: Observer> Analysis<O> {
             tracker: engine,
             collect: Collect::default(),
             output,
+            select: Select::default(),
         }
+    }
+
+    /// Judges each packet by `filter` (every packet, for `None`), for
+    /// [`Analysis::selected`].
+    pub fn select(&mut self, filter: Option<Filter>) {
+        self.select.filter = filter;
+    }
+
+    /// Whether the last datagram was recognised and passed the filter of
+    /// [`Analysis::select`].
+    pub fn selected(&self) -> bool {
+        self.select.hit
     }
 
     /// Analyses one datagram of a registered protocol; what the output wants
     /// next (a failed output says stop).
     pub fn datagram(&mut self, d: &Datagram<'_>) -> Flow {
+        self.select.hit = false;
+        let mut rest = Both(&mut self.output, &mut self.select);
         self.tracker
-            .observe(d, &mut Both(&mut self.collect, &mut self.output))
+            .observe(d, &mut Both(&mut self.collect, &mut rest))
             .unwrap_or(Flow::Continue)
+    }
+
+    /// Datagrams a protocol recognised so far.
+    pub fn recognised(&self) -> u64 {
+        self.tracker.recognised()
     }
 
     /// The output, e.g. to see whether it failed to write.

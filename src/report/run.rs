@@ -7,6 +7,7 @@ use super::packets::{PacketOptions, PacketPrinter, is_broken_pipe};
 use super::progress::Progress;
 use super::table::{Layout, render};
 use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
+use crate::capture::export::{ExportFormat, FrameWriter};
 use crate::capture::{CaptureError, CaptureStats, FrameClass, Source};
 use crate::engine::{Engine, Finding, Flow, Observer, PacketEvent, TrackerConfig};
 use std::io::{self, Write};
@@ -32,6 +33,8 @@ pub enum RunError {
     },
     #[error("writing the output: {0}")]
     Output(#[source] io::Error),
+    #[error("writing the selected frames: {0}")]
+    Export(#[from] crate::capture::export::ExportError),
 }
 
 /// Parses `-Y`, if given.
@@ -61,25 +64,35 @@ pub fn capture_info(
         lwar_packets: 0,
         protocols: Default::default(),
         other: c.not_udp + c.not_ip + c.truncated + c.malformed,
+        filtered: c.filtered,
         truncated: 0,
         malformed: 0,
         reassembled: c.reassembled,
         incomplete: c.incomplete,
         received: stats.pcap.map(|p| p.received),
-        kernel_dropped: stats
-            .pcap
-            .map(|p| p.dropped_by_kernel + p.dropped_by_interface),
+        kernel_dropped: stats.pcap.map(|p| p.dropped_by_kernel),
+        interface_dropped: stats.pcap.map(|p| p.dropped_by_interface),
     }
 }
 
+/// What an export writes, and where (`-w FILE` with `-r`).
+pub struct Export {
+    pub writer: FrameWriter,
+    /// Only the frames of packets that pass the display filter; every frame
+    /// when there is none.
+    pub filtered: bool,
+}
+
 /// Feeds every datagram of a registered protocol in `source` to `analysis`,
-/// until the source ends or the output says stop. For live captures, warns on
-/// standard error as soon as libpcap reports drops.
+/// until the source ends or the output says stop; writes the frames an export
+/// selects. For live captures, warns on standard error as soon as libpcap
+/// reports drops.
 pub fn drive<O: Observer>(
     source: &mut Source,
     analysis: &mut Analysis<O>,
     progress: Option<&Progress>,
-) -> Result<(), CaptureError> {
+    mut export: Option<&mut Export>,
+) -> Result<(), RunError> {
     let live = source.is_live();
     let mut next_check = Instant::now() + Duration::from_secs(1);
     let mut warned = 0;
@@ -88,10 +101,27 @@ pub fn drive<O: Observer>(
         let Some(frame) = source.next_frame()? else {
             return Ok(());
         };
-        if let FrameClass::Udp(d) = frame.class
-            && analysis.datagram(&d) == Flow::Stop
-        {
-            return Ok(());
+        match (frame.class, export.as_deref_mut()) {
+            (FrameClass::Udp(d), None) if analysis.datagram(&d) == Flow::Stop => {
+                return Ok(());
+            }
+            (FrameClass::Udp(_), None) => {}
+            (FrameClass::Udp(d), Some(x)) => {
+                let before = analysis.recognised();
+                let flow = analysis.datagram(&d);
+                let recognised = analysis.recognised() > before;
+                if (recognised && analysis.selected()) || (!recognised && !x.filtered) {
+                    x.writer.write(&frame)?;
+                } else {
+                    x.writer.forget(&frame);
+                }
+                if flow == Flow::Stop {
+                    return Ok(());
+                }
+            }
+            (FrameClass::Fragment, Some(x)) => x.writer.hold(&frame),
+            (_, Some(x)) if !x.filtered => x.writer.write(&frame)?,
+            _ => {}
         }
         n += 1;
         if n.is_multiple_of(4096)
@@ -106,9 +136,11 @@ pub fn drive<O: Observer>(
             if let Some(p) = source.stats().pcap {
                 let dropped = p.dropped_by_kernel + p.dropped_by_interface;
                 if dropped > warned {
-                    eprintln!(
+                    let _ = writeln!(
+                        io::stderr(),
                         "warning: {dropped} packets dropped before analysis so far (kernel {}, interface {})",
-                        p.dropped_by_kernel, p.dropped_by_interface
+                        p.dropped_by_kernel,
+                        p.dropped_by_interface
                     );
                     warned = dropped;
                 }
@@ -174,9 +206,11 @@ pub fn report<W: Write>(
     files: &[PathBuf],
     interface: Option<&str>,
     layout: Layout,
+    export: Option<(&Path, ExportFormat)>,
     out: impl FnOnce() -> W,
 ) -> Result<(), RunError> {
     let filter = parse_filter(args.display_filter.as_deref())?;
+    let filter_for_export = filter.clone();
     let options = PacketOptions {
         verbose: args.verbose,
         hex: args.hex,
@@ -185,10 +219,14 @@ pub fn report<W: Write>(
     // The writer is created once: lazily for the tables (written at the end).
     let mut out = Some(out);
     let mut take = || out.take().map(|f| f()).expect("the writer is taken once");
+    // With an export, the display filter picks what is written: packet lines
+    // only when asked for.
+    let lines = match export {
+        Some(_) => args.packets || args.verbose || args.hex,
+        None => args.packet_lines(),
+    };
     let output = match args.format {
-        Format::Table if args.packet_lines() => {
-            Output::Packets(PacketPrinter::new(take(), options, filter))
-        }
+        Format::Table if lines => Output::Packets(PacketPrinter::new(take(), options, filter)),
         Format::Table => Output::Table,
         Format::Json => Output::Json(JsonWriter::new(take(), filter, args.packets)),
         Format::Jsonl => Output::Jsonl(JsonlWriter::new(take(), filter)),
@@ -204,21 +242,39 @@ pub fn report<W: Write>(
     };
     let progress = Progress::for_file(&name, total);
     let mut analysis = Analysis::with_engine(args.decode.engine(), output);
-    let result = drive(source, &mut analysis, Some(&progress));
+    let mut export = match export {
+        Some((path, format)) => {
+            let comment = match &args.display_filter {
+                Some(f) => format!("frames of packets selected by the display filter `{f}`"),
+                None => "every frame read".to_owned(),
+            };
+            let writer = FrameWriter::create(path, format, Some(comment))?;
+            analysis.select(filter_for_export);
+            Some(Export {
+                writer,
+                filtered: args.display_filter.is_some(),
+            })
+        }
+        None => None,
+    };
+    let result = drive(source, &mut analysis, Some(&progress), export.as_mut());
+    // The export is finished before the report: a write error is an error.
+    let exported = export.map(|x| x.writer.finish()).transpose();
     progress.finish();
     let info = capture_info(&source.stats(), files, interface);
     let (outcome, output) = analysis.finish(info);
     output
         .finish(&outcome, layout, take)
         .map_err(RunError::Output)?;
-    result.map_err(RunError::from)
+    exported?;
+    result
 }
 
 /// Analyses one file with no output, on `engine`: what `check` judges.
-pub fn analyse_file(path: &Path, engine: Engine) -> Result<Outcome, CaptureError> {
+pub fn analyse_file(path: &Path, engine: Engine) -> Result<Outcome, RunError> {
     let mut source = Source::files(&[path])?;
     let mut analysis = Analysis::with_engine(engine, ());
-    drive(&mut source, &mut analysis, None)?;
+    drive(&mut source, &mut analysis, None, None)?;
     let info = capture_info(&source.stats(), &[path.to_path_buf()], None);
     Ok(analysis.finish(info).0)
 }

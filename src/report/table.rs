@@ -137,27 +137,40 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
             rows.push((format!("{} packets", p.name), n));
         }
     }
-    let mut rows_rest = vec![
-        ("other traffic (skipped)", c.other),
-        ("truncated", c.truncated),
-        ("malformed", c.malformed),
-    ];
+    let mut rows_rest = vec![("other traffic (skipped)", c.other)];
+    if c.filtered > 0 {
+        rows_rest.push(("rejected by the capture filter (-f)", c.filtered));
+    }
+    rows_rest.extend([("truncated", c.truncated), ("malformed", c.malformed)]);
     if c.reassembled + c.incomplete > 0 {
         rows_rest.push(("reassembled from IP fragments", c.reassembled));
         rows_rest.push(("fragmented, incomplete", c.incomplete));
     }
     if let Some(r) = c.received {
-        rows_rest.push(("received by libpcap", r));
+        // On Linux, the loopback device hands the capture each packet twice
+        // (out and in); libpcap delivers one of them but counts both.
+        let label = match c.interface.as_deref() {
+            Some("lo" | "any") => "received by libpcap (loopback packets counted twice)",
+            _ => "received by libpcap",
+        };
+        rows_rest.push((label, r));
     }
     if let Some(d) = c.kernel_dropped {
         rows_rest.push(("dropped by the kernel", d));
+    }
+    if let Some(d) = c.interface_dropped {
+        rows_rest.push(("dropped by the interface", d));
     }
     rows.extend(rows_rest.into_iter().map(|(l, n)| (l.to_owned(), n)));
     for (label, n) in rows {
         let bad = n > 0
             && matches!(
                 label.as_str(),
-                "truncated" | "malformed" | "fragmented, incomplete" | "dropped by the kernel"
+                "truncated"
+                    | "malformed"
+                    | "fragmented, incomplete"
+                    | "dropped by the kernel"
+                    | "dropped by the interface"
             );
         t.add_row(vec![
             Cell::new(label),

@@ -89,6 +89,8 @@ pub struct Options {
     pub count: Option<u64>,
     /// Ports decoded as a protocol (`-d`).
     pub decode_as: Vec<crate::proto::DecodeAs>,
+    /// A capture filter for the files (`-f`).
+    pub file_filter: Option<String>,
     /// Stop a live capture after this long.
     pub duration: Option<Duration>,
 }
@@ -101,6 +103,7 @@ impl Default for Options {
             filter: None,
             count: None,
             decode_as: Vec::new(),
+            file_filter: None,
             duration: None,
         }
     }
@@ -119,7 +122,11 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
                 .iter()
                 .map(|p| std::fs::metadata(p).map(|m| m.len()).ok())
                 .sum::<Option<u64>>();
-            let src = limit(capture::Source::files(&paths)?, &options);
+            let mut src = capture::Source::files(&paths)?;
+            if let Some(f) = &options.file_filter {
+                src.set_file_filter(f)?;
+            }
+            let src = limit(src, &options);
             let label = match paths.as_slice() {
                 [one] => format!("file {}", one.display()),
                 many => format!("{} files", many.len()),
