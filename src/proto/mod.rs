@@ -5,6 +5,7 @@
 pub mod dissect;
 pub mod field;
 pub mod lwar;
+pub mod starstrike;
 
 use crate::engine::{Engine, Entry, FindingKind, ProtocolInfo, Rule, TrackerConfig};
 
