@@ -256,7 +256,7 @@ fn a_clean_session_raises_only_its_disconnect() {
         f,
         [(
             "c2s",
-            "disconnected".to_owned(),
+            "disconnect-sent".to_owned(),
             s.frame,
             Some(u32::from(c)),
             "reason ClientQuit (1)".to_owned()
@@ -553,10 +553,10 @@ fn a_reject_says_why_and_ends_the_session() {
     let mut s = Script::new();
     s.c2s(1, &[], request("bob"));
     let f = s.s2c(1, &[], reject(1));
-    assert_eq!(labels(&f), ["rejected"]);
+    assert_eq!(labels(&f), ["connection-rejected"]);
     assert_eq!(f[0].4, "reason ServerFull (1)");
     assert_eq!(s.state(), State::Rejected);
-    // A copy of the Reject raises a retransmission, not a second `rejected`.
+    // A copy of the Reject raises a retransmission, not a second `connection-rejected`.
     s.wait(500);
     let f = s.s2c(2, &[], reject(1));
     assert_eq!(labels(&f), ["retransmission"]);

@@ -100,13 +100,13 @@
 //! ConnectionRequest starts `connecting`; one captured mid-way starts
 //! `connected`, and the handshake rules below do not apply to it.
 //! - ConnectionAccept: `connecting` -> `connected`. ConnectionReject:
-//!   `connecting` -> `rejected`, raising `rejected` with the reason (first copy
+//!   `connecting` -> `rejected`, raising `connection-rejected` with the reason (first copy
 //!   only). An answer contradicting an earlier one (Accept after Reject or the
 //!   reverse), or a ConnectionRequest with another payload after the answer,
 //!   raises `handshake-order` (first copies only).
 //! - `before-accept`: a game packet (0x0100 and up) before ConnectionAccept in
 //!   a session whose start was captured; one per direction and session.
-//! - Disconnect from either side: `disconnected`, raising `disconnected` with
+//! - Disconnect from either side: `disconnected`, raising `disconnect-sent` with
 //!   the reason (first Disconnect of each side). Afterwards,
 //!   `sent-after-disconnect` is raised once per direction and session: for a
 //!   packet of the side that sent the Disconnect other than a copy of it, or

@@ -47,9 +47,9 @@ strs_kinds! {
     /// though the peer sent packets after it.
     NEVER_ACKED = "never-acked", Ack, Warning, 21;
     /// The server rejected the connection (the reason in the detail).
-    REJECTED = "rejected", Protocol, Note, 22;
+    REJECTED = "connection-rejected", Protocol, Note, 22;
     /// A side sent Disconnect (the reason in the detail).
-    DISCONNECTED = "disconnected", Protocol, Note, 23;
+    DISCONNECTED = "disconnect-sent", Protocol, Note, 23;
 }
 
 macro_rules! strs_rules {
