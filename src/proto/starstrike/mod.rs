@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod dissect;
 pub mod findings;
+pub mod sim;
 pub mod wire;
 
 pub use analysis::{Analyzer, INFO, Session, State, StrsSession, Tracker};
