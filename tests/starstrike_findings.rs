@@ -752,3 +752,74 @@ fn the_registry_knows_starstrike() {
     );
     let _ = Detail::None;
 }
+
+#[test]
+fn a_jump_follows_at_most_255_missing_numbers() {
+    let mut s = Script::connected();
+    let gap_frame = s.frame + 1;
+    s.c2s(1101, &[], input(2, 0.0)); // 999 skipped: only 846..=1100 followed
+    let (end, _) = s.finish();
+    let lost: Vec<_> = end.iter().filter(|f| f.1 == "lost").collect();
+    assert_eq!(lost.len(), 255);
+    assert_eq!(lost[0].3, Some(846));
+    assert_eq!(lost[254].3, Some(1100));
+    assert!(lost.iter().all(|f| f.2 == gap_frame));
+}
+
+#[test]
+fn missing_numbers_pushed_out_of_the_ring_are_judged_at_once() {
+    let mut s = Script::connected();
+    s.c2s(103, &[], input(2, 0.0)); // 102 missing
+    let mut lost_at = None;
+    for seq in 104..400u16 {
+        let f = s.c2s(seq, &[], input(u32::from(seq), 0.0));
+        if lost_at.is_none() && labels(&f).contains(&"lost") {
+            lost_at = Some(seq);
+            assert_eq!(f[0].3, Some(102));
+        }
+    }
+    // The ring holds 256 numbers: 102 leaves it when 102 + 256 arrives.
+    assert_eq!(lost_at, Some(358));
+    assert!(!labels(&s.finish().0).contains(&"lost"));
+}
+
+#[test]
+fn heartbeats_give_the_jitter_and_acks_the_delay() {
+    let mut s = Script::connected();
+    // Heartbeats stamped 100 ms apart, captured 10, 60, 10 ms apart.
+    s.c2s(102, &[], heartbeat(1000));
+    s.wait(50);
+    s.c2s(103, &[], heartbeat(1100));
+    s.c2s(104, &[], heartbeat(1200));
+    let jitter = s.session().c2s.jitter_ms;
+    assert!(jitter > 5.0 && jitter < 20.0, "{jitter}");
+    // The Request (frame 1) was acked by the Accept 10 ms later.
+    let delays = &s.session().c2s.ack_delay_us;
+    assert!(delays.len() >= 1);
+    // 10 ms, as the histogram's two significant digits keep it.
+    assert!(delays.min().abs_diff(10_000) < 100, "{}", delays.min());
+}
+
+#[test]
+fn old_unacked_messages_leave_the_log_judged() {
+    let mut s = Script::connected();
+    // 65 distinct chats, the peer silent in between, then the peer speaks
+    // 600 ms after them all: the first one leaves the log when the 65th comes.
+    for k in 0..64u16 {
+        s.c2s(102 + k, &[], chat(&format!("m{k}")));
+    }
+    s.wait(600);
+    s.s2c(102, &[], snapshot(1, 0));
+    let f = s.c2s(166, &[], chat("m64"));
+    assert_eq!(labels(&f), ["never-acked"]);
+    assert_eq!(f[0].3, Some(102));
+    let (end, _) = s.finish();
+    // The other 63 at the end (the 65th had no chance: the peer spoke before
+    // it); and the server's Accept, which no client packet could reach.
+    let never = |dir: &str| {
+        end.iter()
+            .filter(|f| f.1 == "never-acked" && f.0 == dir)
+            .count()
+    };
+    assert_eq!((never("c2s"), never("s2c")), (63, 1));
+}
