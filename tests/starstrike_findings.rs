@@ -795,7 +795,7 @@ fn heartbeats_give_the_jitter_and_acks_the_delay() {
     assert!(jitter > 5.0 && jitter < 20.0, "{jitter}");
     // The Request (frame 1) was acked by the Accept 10 ms later.
     let delays = &s.session().c2s.ack_delay_us;
-    assert!(delays.len() >= 1);
+    assert!(!delays.is_empty());
     // 10 ms, as the histogram's two significant digits keep it.
     assert!(delays.min().abs_diff(10_000) < 100, "{}", delays.min());
 }
