@@ -113,6 +113,18 @@ impl DecodeError {
         }
     }
 
+    /// The bytes needed and the bytes present, where the error is a short read:
+    /// the whole header for `ShortHeader`, the payload for `Truncated`.
+    pub const fn needed_available(&self) -> Option<(usize, usize)> {
+        match *self {
+            DecodeError::ShortHeader { len } => Some((HEADER_LEN, len)),
+            DecodeError::Truncated {
+                needed, available, ..
+            } => Some((needed, available)),
+            _ => None,
+        }
+    }
+
     /// Whether the packet ends too early (so a capture's snaplen may be the
     /// cause, rather than the sender).
     pub const fn is_short(&self) -> bool {

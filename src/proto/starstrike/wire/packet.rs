@@ -427,6 +427,14 @@ mod tests {
     fn short_and_long_payloads_are_malformed_with_their_offsets() {
         let b = heartbeat(1);
         assert_eq!(
+            Packet::new_checked(&b[..14]).map_err(|e| e.needed_available()),
+            Err(Some((4, 2)))
+        );
+        assert_eq!(
+            Packet::new_checked(&b[..5]).map_err(|e| e.needed_available()),
+            Err(Some((12, 5)))
+        );
+        assert_eq!(
             Packet::new_checked(&b[..14]),
             Err(DecodeError::Truncated {
                 packet_type: PacketType::Heartbeat,
