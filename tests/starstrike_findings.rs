@@ -823,3 +823,23 @@ fn old_unacked_messages_leave_the_log_judged() {
     };
     assert_eq!((never("c2s"), never("s2c")), (63, 1));
 }
+
+#[test]
+fn an_evicted_session_is_judged_when_it_leaves() {
+    let mut s = Script::connected();
+    s.tracker = Tracker::new(TrackerConfig {
+        max_sessions: 1,
+        ..TrackerConfig::default()
+    });
+    s.sent = [Vec::new(), Vec::new()];
+    s.c2s(100, &[], request("a"));
+    s.s2c(101, &[100], accept(1));
+    s.c2s(101, &[], input(1, 0.0));
+    s.c2s(103, &[], input(3, 0.0)); // 102 skipped
+    // Another client: the first session is evicted, its number judged now.
+    s.client = "127.0.0.1:40001".parse().unwrap();
+    let f = s.c2s(7, &[], request("b"));
+    assert_eq!(labels(&f), ["lost"]);
+    assert_eq!(f[0].3, Some(102));
+    assert_eq!(s.tracker.evicted_sessions(), 1);
+}

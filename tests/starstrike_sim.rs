@@ -243,3 +243,60 @@ fn write_corpus() {
         run(&config, &pcap, Some(&truth)).unwrap();
     }
 }
+
+#[test]
+fn lwar_and_starstrike_share_one_engine() {
+    use lwarscope::capture::{Datagram, Timestamp};
+    use lwarscope::proto::lwar::wire::{Header, MessageRepr, PacketRepr as LwarPacket};
+    let lwar = LwarPacket {
+        header: Header {
+            ack: 0,
+            timestamp: 0,
+        },
+        messages: vec![MessageRepr::Connect {
+            seqno: 1,
+            name: "alice".into(),
+        }],
+    }
+    .to_bytes();
+    let sim = simulate(&SimConfig {
+        duration_ms: 500,
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let mut engine = proto::engine(Default::default());
+    let lwar_client: std::net::SocketAddr = "10.9.9.9:5000".parse().unwrap();
+    let lwar_server: std::net::SocketAddr = "10.9.9.1:32422".parse().unwrap();
+    let d = Datagram {
+        frame: 1,
+        ts: Timestamp(1),
+        src: lwar_client,
+        dst: lwar_server,
+        payload: &lwar,
+        payload_len: lwar.len(),
+    };
+    assert!(engine.observe(&d, &mut ()).is_some());
+    for (i, f) in sim.frames.iter().enumerate() {
+        let d = Datagram {
+            frame: i as u64 + 2,
+            ts: Timestamp(2 + f.ts_us * 1_000),
+            src: f.src,
+            dst: f.dst,
+            payload: &f.payload,
+            payload_len: f.payload.len(),
+        };
+        assert!(engine.observe(&d, &mut ()).is_some());
+    }
+    let summary = engine.finish(&mut ());
+    let mut protocols = Vec::new();
+    engine.for_each_session(|s| protocols.push((s.protocol.name, s.client.to_string())));
+    assert_eq!(
+        protocols,
+        [
+            ("lwar", lwar_client.to_string()),
+            ("strs", sim.truth.sessions[0].client.clone())
+        ]
+    );
+    assert_eq!(summary.sessions.len(), 2);
+    assert_eq!(summary.sessions[1].state, "disconnected");
+}
