@@ -342,7 +342,7 @@ static RETRANSMIT: DetailFormat = DetailFormat {
         let t = ptype(a[0] & 0xffff);
         let tries = a[0] >> 16 & 0xffff;
         let how = a[0] >> 32;
-        let first = a[1] >> 1;
+        let first = a[1];
         match how {
             0 => {
                 let (since_first, since_prev) = (a[2], a[3]);
@@ -382,7 +382,7 @@ fn retransmit(how: u64, t: PacketType, tries: u32, first_frame: u64, a: u64, b: 
         format: &RETRANSMIT,
         args: [
             u64::from(t.id()) | u64::from(tries.min(0xffff)) << 16 | how << 32,
-            first_frame << 1,
+            first_frame,
             a,
             b,
         ],
