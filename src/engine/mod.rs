@@ -109,6 +109,12 @@ pub trait Analyzer: Send + 'static {
         raise: &mut Raise<'_>,
         d: &Datagram<'_>,
     );
+
+    /// The session ends: at the end of the capture, when it is evicted, or when
+    /// a new session replaces it. Findings only the end can tell (what was never
+    /// acknowledged) go to `raise` (frame 0, the capture's latest time; set its
+    /// direction). Before the engine reports the seqnos its gaps skipped.
+    fn end(&mut self, _session: &mut Session<Self::Session>, _raise: &mut Raise<'_>) {}
 }
 
 /// One session as outputs see it, whatever its protocol.

@@ -339,7 +339,9 @@ impl<A: Analyzer> Tracker<A> {
         let mut order: Vec<usize> = (0..self.sessions.len()).collect();
         order.sort_by_key(|&i| self.sessions[i].id);
         for i in order {
-            report_lost(&mut self.sessions[i], self.now, &mut self.scratch);
+            let session = &mut self.sessions[i];
+            end_session(&mut self.analyzer, session, self.now, &mut self.scratch);
+            report_lost(session, self.now, &mut self.scratch);
         }
         for f in &self.scratch {
             observer.finding(f);
@@ -412,7 +414,9 @@ impl<A: Analyzer> Tracker<A> {
         };
         if let Some(old) = superseded {
             // A new session on the same ports: nothing can fill the old one's gaps.
-            report_lost(&mut self.sessions[old], self.now, &mut self.scratch);
+            let session = &mut self.sessions[old];
+            end_session(&mut self.analyzer, session, self.now, &mut self.scratch);
+            report_lost(session, self.now, &mut self.scratch);
         }
         let (client, server) = if self.analyzer.src_is_server(d) {
             (d.dst, d.src)
@@ -441,6 +445,7 @@ impl<A: Analyzer> Tracker<A> {
                 self.index.remove(&old_key);
             }
             // Nothing can fill its gaps any more: they are lost now.
+            end_session(&mut self.analyzer, &mut old, self.now, &mut self.scratch);
             report_lost(&mut old, self.now, &mut self.scratch);
             self.evicted.sessions += 1;
             add_into(&mut self.evicted.c2s, &old.c2s);
@@ -505,6 +510,23 @@ impl MissedCounts {
         dir.findings[FindingKind::LOST.ordinal()] += self.lost;
         dir.findings[FindingKind::NOT_CAPTURED.ordinal()] += self.not_captured;
     }
+}
+
+/// The protocol's findings at the end of a session ([`Analyzer::end`]).
+fn end_session<A: Analyzer>(
+    analyzer: &mut A,
+    session: &mut Session<A::Session>,
+    now: Timestamp,
+    out: &mut Vec<Finding>,
+) {
+    let mut raise = Raise {
+        out,
+        frame: 0,
+        ts: now,
+        session: session.id,
+        direction: Direction::ClientToServer,
+    };
+    analyzer.end(session, &mut raise);
 }
 
 /// Raises `lost` for every seqno a gap skipped and nothing filled: at the end of

@@ -78,7 +78,7 @@ pub trait Dissector: Sync + 'static {
 
     /// Every field the protocol registers (`strs.seq`, `lwar.input.aim_x`), for
     /// the display filter's `proto.field` names, field output and documentation.
-    fn field_defs(&self) -> &'static [&'static FieldDef] {
+    fn field_defs(&self) -> &'static [FieldDef] {
         &[]
     }
 

@@ -5,6 +5,7 @@
 pub mod dissect;
 pub mod field;
 pub mod lwar;
+pub mod starstrike;
 
 use crate::engine::{Engine, Entry, FindingKind, ProtocolInfo, Recognition, Rule, TrackerConfig};
 
@@ -22,7 +23,7 @@ pub struct Protocol {
 }
 
 /// Every protocol, in the order datagrams are offered to them.
-pub static REGISTRY: &[Protocol] = &[lwar::PROTOCOL];
+pub static REGISTRY: &[Protocol] = &[lwar::PROTOCOL, starstrike::PROTOCOL];
 
 /// An engine serving every registered protocol.
 pub fn engine(config: TrackerConfig) -> Engine {
@@ -59,9 +60,12 @@ pub fn protocol_of(payload: &[u8]) -> &'static ProtocolInfo {
         .info
 }
 
-/// A registered protocol by its short name (`lwar`).
+/// A registered protocol by its short name (`lwar`, `strs`) or its title, in
+/// any case (`Starstrike`, `starstrike`).
 pub fn by_name(name: &str) -> Option<&'static Protocol> {
-    REGISTRY.iter().find(|p| p.info.name == name)
+    REGISTRY
+        .iter()
+        .find(|p| p.info.name.eq_ignore_ascii_case(name) || p.info.title.eq_ignore_ascii_case(name))
 }
 
 /// A port the user decodes as a protocol: tshark's `-d udp.port==N,proto`.
@@ -99,9 +103,8 @@ impl std::str::FromStr for DecodeAs {
             .filter(|p| *p != 0)
             .ok_or_else(|| format!("`{s}`: `{port}` is not a UDP port (1-65535)"))?;
         let proto = proto.trim();
-        let index = REGISTRY
-            .iter()
-            .position(|p| p.info.name == proto)
+        let index = by_name(proto)
+            .and_then(|p| REGISTRY.iter().position(|q| std::ptr::eq(p, q)))
             .ok_or_else(|| format!("`{s}`: unknown protocol `{proto}` (known: {})", names()))?;
         Ok(DecodeAs { port, index })
     }

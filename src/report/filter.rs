@@ -362,7 +362,7 @@ fn eval(node: &Node, ctx: &Ctx<'_>) -> bool {
 fn registered(name: &str) -> Option<&'static FieldDef> {
     crate::proto::REGISTRY
         .iter()
-        .flat_map(|p| p.info.dissector.field_defs().iter().copied())
+        .flat_map(|p| p.info.dissector.field_defs().iter())
         .find(|f| f.name == name)
 }
 

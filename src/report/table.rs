@@ -338,6 +338,15 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
 }
 
 fn message_rows(t: &mut Table, o: &Outcome, protocol: &'static crate::engine::ProtocolInfo) {
+    // Totals are by name across protocols (two may share a name, `Disconnect`):
+    // a protocol without a session in the capture shows no rows.
+    if !o
+        .sessions
+        .iter()
+        .any(|s| std::ptr::eq(s.protocol, protocol))
+    {
+        return;
+    }
     for (ordinal, name) in protocol.message_types.iter().copied().enumerate() {
         let bytes: u64 = o
             .sessions

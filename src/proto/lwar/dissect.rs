@@ -95,8 +95,8 @@ impl Dissector for Lwar {
         super::INFO.message_types
     }
 
-    fn field_defs(&self) -> &'static [&'static crate::proto::field::FieldDef] {
-        super::wire::FIELDS
+    fn field_defs(&self) -> &'static [crate::proto::field::FieldDef] {
+        &super::wire::FIELDS
     }
 
     fn fields(

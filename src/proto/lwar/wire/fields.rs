@@ -17,16 +17,25 @@ use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
 
 macro_rules! fields {
     ($( $id:ident = $name:literal, $label:literal, $ty:ident, $doc:literal; )*) => {
-        $( static $id: FieldDef = FieldDef {
+        /// Each field's index in [`FIELDS`].
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms, clippy::enum_variant_names)]
+        #[derive(Clone, Copy)]
+        enum F { $( $id, )* }
+
+        /// Every field lwar registers, in wire order of first appearance.
+        pub static FIELDS: [FieldDef; [$( F::$id, )*].len()] = [ $( FieldDef {
             name: $name,
             label: $label,
             ty: FieldType::$ty,
             doc: $doc,
-        }; )*
-
-        /// Every field lwar registers, in wire order of first appearance.
-        pub static FIELDS: &[&FieldDef] = &[ $( &$id, )* ];
+        }, )* ];
     };
+}
+
+/// A registered field by its index: a stable address in [`FIELDS`], which the
+/// filter compares by identity.
+fn field(f: F) -> &'static FieldDef {
+    &FIELDS[f as usize]
 }
 
 fields! {
@@ -112,7 +121,7 @@ impl Walk<'_> {
     }
 
     fn string(&mut self, def: &'static FieldDef, s: Str<'_>) {
-        self.unsigned(&NAME_LEN, 1, s.len() as u64);
+        self.unsigned(field(F::NAME_LEN), 1, s.len() as u64);
         self.put(def, None, s.len(), Value::Text(s.as_bytes()));
     }
 
@@ -162,28 +171,34 @@ impl MessageView<'_> {
             raw: u64::from(t.id()),
             name: Some(t.name()),
         };
-        w.node(&MESSAGE, None, self.bytes.len(), Value::None, |w| {
-            w.put(&TYPE, None, 1, value);
-            if let Some(seqno) = self.seqno() {
-                w.unsigned(&SEQNO, 4, seqno);
-            }
-            message_fields(w, &self.message);
-        });
+        w.node(
+            field(F::MESSAGE),
+            None,
+            self.bytes.len(),
+            Value::None,
+            |w| {
+                w.put(field(F::TYPE), None, 1, value);
+                if let Some(seqno) = self.seqno() {
+                    w.unsigned(field(F::SEQNO), 4, seqno);
+                }
+                message_fields(w, &self.message);
+            },
+        );
     }
 }
 
 fn message_fields(w: &mut Walk<'_>, m: &Message<'_>) {
     match *m {
-        Message::Connect { name, .. } => w.string(&NAME, name),
+        Message::Connect { name, .. } => w.string(field(F::NAME), name),
         Message::Disconnect { .. } | Message::Synced { .. } | Message::Full => {}
         Message::Join { player, name, .. } | Message::Name { player, name, .. } => {
-            w.id(&PLAYER, player, None);
-            w.string(&NAME, name);
+            w.id(field(F::PLAYER), player, None);
+            w.string(field(F::NAME), name);
         }
-        Message::Leave { player, .. } => w.id(&PLAYER, player, None),
+        Message::Leave { player, .. } => w.id(field(F::PLAYER), player, None),
         Message::Chat { player, text, .. } => {
-            w.id(&PLAYER, player, None);
-            w.string(&CHAT, text);
+            w.id(field(F::PLAYER), player, None);
+            w.string(field(F::CHAT), text);
         }
         Message::Add {
             entity,
@@ -191,92 +206,92 @@ fn message_fields(w: &mut Walk<'_>, m: &Message<'_>) {
             type_id,
             ..
         } => {
-            w.id(&ENTITY, entity, None);
-            w.id(&PLAYER, player, None);
-            w.unsigned(&TYPE_ID, 1, type_id);
+            w.id(field(F::ENTITY), entity, None);
+            w.id(field(F::PLAYER), player, None);
+            w.unsigned(field(F::TYPE_ID), 1, type_id);
         }
-        Message::Remove { entity, .. } => w.id(&ENTITY, entity, None),
+        Message::Remove { entity, .. } => w.id(field(F::ENTITY), entity, None),
         Message::Selection {
             player,
             ship_type,
             weapon_types,
             ..
         } => {
-            w.id(&PLAYER, player, None);
-            w.unsigned(&SHIP, 1, ship_type);
+            w.id(field(F::PLAYER), player, None);
+            w.unsigned(field(F::SHIP), 1, ship_type);
             for (i, t) in (0u32..).zip(weapon_types) {
-                w.put(&WEAPON, Some(i), 1, Value::Unsigned(u64::from(t)));
+                w.put(field(F::WEAPON), Some(i), 1, Value::Unsigned(u64::from(t)));
             }
         }
         Message::Input(i) => {
-            w.id(&PLAYER, i.player, None);
-            w.unsigned(&INPUT_FRAME, 4, i.frame);
+            w.id(field(F::PLAYER), i.player, None);
+            w.unsigned(field(F::INPUT_FRAME), 4, i.frame);
             for (def, v) in [
-                (&FORWARD, i.forward),
-                (&BACKWARD, i.backward),
-                (&TURN_LEFT, i.turn_left),
-                (&TURN_RIGHT, i.turn_right),
-                (&STRAFE_LEFT, i.strafe_left),
-                (&STRAFE_RIGHT, i.strafe_right),
+                (field(F::FORWARD), i.forward),
+                (field(F::BACKWARD), i.backward),
+                (field(F::TURN_LEFT), i.turn_left),
+                (field(F::TURN_RIGHT), i.turn_right),
+                (field(F::STRAFE_LEFT), i.strafe_left),
+                (field(F::STRAFE_RIGHT), i.strafe_right),
             ] {
                 w.keys(def, None, v);
             }
             for (n, v) in (0u32..).zip(i.shooting) {
-                w.keys(&SHOOTING, Some(n), v);
+                w.keys(field(F::SHOOTING), Some(n), v);
             }
-            w.signed(&AIM_X, i.aim_x);
-            w.signed(&AIM_Y, i.aim_y);
+            w.signed(field(F::AIM_X), i.aim_x);
+            w.signed(field(F::AIM_Y), i.aim_y);
         }
         Message::Collision(c) => {
-            w.id(&ENTITY, c.entities[0], Some(0));
-            w.id(&ENTITY, c.entities[1], Some(1));
-            w.signed(&X, c.x);
-            w.signed(&Y, c.y);
+            w.id(field(F::ENTITY), c.entities[0], Some(0));
+            w.id(field(F::ENTITY), c.entities[1], Some(1));
+            w.signed(field(F::X), c.x);
+            w.signed(field(F::Y), c.y);
         }
         Message::Stats(e) => {
-            w.unsigned(&NUM, 1, e.len() as u64);
-            w.entries(&STATS, e.iter(), |w, s| {
-                w.id(&PLAYER, s.player, None);
-                w.unsigned(&KILLS, 2, s.kills);
-                w.unsigned(&DEATHS, 2, s.deaths);
-                w.unsigned(&PING, 2, s.ping);
+            w.unsigned(field(F::NUM), 1, e.len() as u64);
+            w.entries(field(F::STATS), e.iter(), |w, s| {
+                w.id(field(F::PLAYER), s.player, None);
+                w.unsigned(field(F::KILLS), 2, s.kills);
+                w.unsigned(field(F::DEATHS), 2, s.deaths);
+                w.unsigned(field(F::PING), 2, s.ping);
             });
         }
         Message::Update(e) => {
-            w.unsigned(&NUM, 1, e.len() as u64);
-            w.entries(&UPDATE, e.iter(), |w, u| {
-                w.id(&ENTITY, u.entity, None);
-                w.signed(&X, u.x);
-                w.signed(&Y, u.y);
-                w.unsigned(&ORIENTATION, 2, u.orientation);
-                w.unsigned(&HEALTH, 1, u.health);
+            w.unsigned(field(F::NUM), 1, e.len() as u64);
+            w.entries(field(F::UPDATE), e.iter(), |w, u| {
+                w.id(field(F::ENTITY), u.entity, None);
+                w.signed(field(F::X), u.x);
+                w.signed(field(F::Y), u.y);
+                w.unsigned(field(F::ORIENTATION), 2, u.orientation);
+                w.unsigned(field(F::HEALTH), 1, u.health);
             });
         }
         Message::UpdatePos(e) => {
-            w.unsigned(&NUM, 1, e.len() as u64);
-            w.entries(&UPDATE, e.iter(), |w, u| {
-                w.id(&ENTITY, u.entity, None);
-                w.signed(&X, u.x);
-                w.signed(&Y, u.y);
+            w.unsigned(field(F::NUM), 1, e.len() as u64);
+            w.entries(field(F::UPDATE), e.iter(), |w, u| {
+                w.id(field(F::ENTITY), u.entity, None);
+                w.signed(field(F::X), u.x);
+                w.signed(field(F::Y), u.y);
             });
         }
         Message::UpdateRay(e) => {
-            w.unsigned(&NUM, 1, e.len() as u64);
-            w.entries(&UPDATE, e.iter(), |w, u| {
-                w.id(&ENTITY, u.entity, None);
-                w.signed(&X, u.x);
-                w.signed(&Y, u.y);
-                w.unsigned(&ORIENTATION, 2, u.orientation);
-                w.unsigned(&LENGTH, 2, u.length);
+            w.unsigned(field(F::NUM), 1, e.len() as u64);
+            w.entries(field(F::UPDATE), e.iter(), |w, u| {
+                w.id(field(F::ENTITY), u.entity, None);
+                w.signed(field(F::X), u.x);
+                w.signed(field(F::Y), u.y);
+                w.unsigned(field(F::ORIENTATION), 2, u.orientation);
+                w.unsigned(field(F::LENGTH), 2, u.length);
             });
         }
         Message::UpdateCircle(e) => {
-            w.unsigned(&NUM, 1, e.len() as u64);
-            w.entries(&UPDATE, e.iter(), |w, u| {
-                w.id(&ENTITY, u.entity, None);
-                w.signed(&X, u.x);
-                w.signed(&Y, u.y);
-                w.unsigned(&RADIUS, 2, u.radius);
+            w.unsigned(field(F::NUM), 1, e.len() as u64);
+            w.entries(field(F::UPDATE), e.iter(), |w, u| {
+                w.id(field(F::ENTITY), u.entity, None);
+                w.signed(field(F::X), u.x);
+                w.signed(field(F::Y), u.y);
+                w.unsigned(field(F::RADIUS), 2, u.radius);
             });
         }
     }
@@ -288,9 +303,9 @@ impl Packet<'_> {
     /// error.
     pub fn walk_fields(&self, sink: &mut dyn FieldSink) -> Result<(), DecodeError> {
         let mut w = Walk { sink, at: 0 };
-        w.unsigned(&APP_ID, 4, super::APP_ID);
-        w.unsigned(&ACK, 4, self.ack());
-        w.unsigned(&TIMESTAMP, HEADER_LEN - 8, self.timestamp());
+        w.unsigned(field(F::APP_ID), 4, super::APP_ID);
+        w.unsigned(field(F::ACK), 4, self.ack());
+        w.unsigned(field(F::TIMESTAMP), HEADER_LEN - 8, self.timestamp());
         for m in self.messages() {
             m?.walk_fields(w.sink);
         }

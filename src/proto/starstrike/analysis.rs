@@ -1,0 +1,1243 @@
+//! Starstrike's analysis: what a session is, and the rules applied to each
+//! packet, on the engine's generic session table.
+//!
+//! # The contract
+//!
+//! These definitions are what the analyzer implements and what the tests (and
+//! the simulator's ground truth) state. "Side" is client or server; "direction"
+//! the packets one side sends (`c2s`, `s2c`). Sequence numbers are 16 bits and
+//! compared with serial-number arithmetic (RFC 1982): `a` is newer than `b` when
+//! `(a - b) mod 65536` is in `1..32768`. Wrapping from 65535 to 0 is the next
+//! number, and never raises anything. Unless stated otherwise, a finding is
+//! raised at the packet that shows it, in the direction of that packet.
+//!
+//! **Sessions.** A session is a (client address, server address) pair. The
+//! server is the sender of a server-only type (ConnectionAccept, ConnectionReject,
+//! WorldSnapshot, EntitySpawn, EntityDestroy, PlayerScored, PlayerDied,
+//! MatchState) or the receiver of a client-only one (ConnectionRequest,
+//! PlayerInput); failing both, the side on port 7777; failing that, the
+//! destination of the first packet. A ConnectionRequest from the client after
+//! the session ended (disconnected, timed out, or rejected, unless it is a copy
+//! of the rejected Request) starts a new session on the same ports.
+//!
+//! **Per packet**, in this order:
+//! 1. `duplicate-packet`: the same bytes as one of the last 64 packets of the
+//!    direction (a network duplicate: the same sequence number too). It raises
+//!    nothing else and is not analysed further.
+//! 2. A payload whose header does not decode (shorter than 12 bytes, another
+//!    magic, an unknown `packetType`) raises one `malformed` (or `truncated`
+//!    when the capture cut it short and the header is incomplete) and nothing
+//!    else.
+//! 3. `oversize`: a packet over 1200 bytes as sent (`payload_len`, whatever the
+//!    capture kept); it is decoded all the same.
+//! 4. Sequence numbers of the direction. The first packet sets the baseline.
+//!    A number newer than the highest seen becomes the highest; the numbers it
+//!    skips are *missing* (at most the 255 below it are followed). A number not
+//!    newer than the highest raises `reordered` (the packet was overtaken), and
+//!    fills its number if it was missing. Every missing number still missing at
+//!    the end of the session (or when 256 newer numbers push it out) raises one
+//!    `not-captured` if the peer acknowledged it (it was delivered: the capture
+//!    missed it), one `lost` otherwise (never captured, never acknowledged), at
+//!    the frame of the packet that skipped it.
+//! 5. Acknowledgements, literally as the draft says: bit N of `ackBits` set
+//!    acknowledges the peer's packet `(seq - N - 1) mod 65536`, `seq` being the
+//!    sender's own number in the same header. A bit for a peer packet newer than
+//!    every one captured from the peer is *of the unseen*; consecutive packets of
+//!    a direction with such bits make one incident, which raises one
+//!    `ack-unseen` when it ends (at the first packet without, or at the end),
+//!    at the frame where it began, with the newest unseen number acknowledged,
+//!    the peer's highest captured, and the packets in the run. Bits for packets
+//!    before the peer's first captured one, or more than 255 below its highest,
+//!    judge nothing. The first bit that acknowledges a captured packet gives an
+//!    ack delay sample (capture of the packet to capture of the acknowledging
+//!    packet) to the packet's direction: its histogram and smoothed ack delay.
+//! 6. `ack-drift`: after a packet of side A numbered `a`, with the peer B's
+//!    newest captured number `b`: the window of A's packets reaches B's packets
+//!    only while `-32 <= a - b <= 32` (serial distance; exactly half the space
+//!    apart is out of reach). Outside it, B's packets fall outside every window
+//!    A sends and can never be acknowledged. An incident opens at the first
+//!    packet out of reach, raising one `ack-drift` (with `a`, `b` and the
+//!    distance) in A's direction; it stays open, for both sides, until a packet
+//!    is back in reach. One finding per incident, not per packet.
+//! 7. A payload that does not decode past its header (shorter than its type
+//!    needs, trailing bytes, a WorldSnapshot not `5 + 47 * entityCount` long)
+//!    raises one `malformed`, or `truncated` when the capture cut the packet
+//!    short and the payload is short: the sender is not at fault. Its sequence
+//!    number and acknowledgements still count (rules 4 to 6); nothing below
+//!    applies.
+//! 8. Violations of a packet that decodes (`violation` with a rule):
+//!    `invalid-enum`, `non-finite-float`, `input-range` (moveX, moveY outside
+//!    [-1, 1]), `string-padding`; and `wrong-direction` for a type from the side
+//!    that may not send it. These and `oversize` are incidents per (rule, packet
+//!    type, field) and direction: one finding at the first packet that breaks
+//!    it, none while the following packets of that type in that direction break
+//!    it too; a packet of that type that does not break it ends the incident.
+//!    Entities of one snapshot breaking the same field make one finding.
+//!
+//! **Reliable packets** (0x0001 to 0x0005, 0x0102, 0x0103, 0x0200 to 0x0202,
+//! 0x0300) are followed as *messages*: a packet of the same type with the same
+//! payload bytes as an earlier one of its direction, whose latest copy was sent
+//! less than 10 s before, is a copy of the same message (the draft's
+//! retransmission: a new packet, a new number, the same type and payload). A
+//! message is acknowledged when a bit acknowledges any of its copies. For a
+//! copy, the first rule that applies wins:
+//! 1. `spurious-retransmission`: a copy was already acknowledged by a packet
+//!    captured before this one (the detail names the acknowledging frame).
+//! 2. `retransmit-limit`: the 6th retransmission (7th send) or later: raised
+//!    once per message, at the 6th; later copies raise nothing.
+//! 3. `retransmission`: otherwise, with the try count (1 for the first
+//!    retransmission), the delay since the first copy, the delay since the
+//!    previous copy, and whether that respected the 500 ms timeout.
+//!
+//! Copies count as resends, first copies as first sends. At the end of the
+//! session, every message none of whose copies was acknowledged raises one
+//! `never-acked` (at the frame of its first copy), if the peer sent a packet
+//! more than 500 ms after its last copy (it had every chance to acknowledge
+//! it); otherwise nothing is judged. The last 64 messages per direction are
+//! followed; one pushed out earlier is judged then, the same way.
+//!
+//! **Handshake and lifecycle.** A session whose first packet is the client's
+//! ConnectionRequest starts `connecting`; one captured mid-way starts
+//! `connected`, and the handshake rules below do not apply to it.
+//! - ConnectionAccept: `connecting` -> `connected`. ConnectionReject:
+//!   `connecting` -> `rejected`, raising `connection-rejected` with the reason (first copy
+//!   only). An answer contradicting an earlier one (Accept after Reject or the
+//!   reverse), or a ConnectionRequest with another payload after the answer,
+//!   raises `handshake-order` (first copies only).
+//! - `before-accept`: a game packet (0x0100 and up) before ConnectionAccept in
+//!   a session whose start was captured; one per direction and session.
+//! - Disconnect from either side: `disconnected`, raising `disconnect-sent` with
+//!   the reason (first Disconnect of each side). Afterwards,
+//!   `sent-after-disconnect` is raised once per direction and session: for a
+//!   packet of the side that sent the Disconnect other than a copy of it, or
+//!   for a packet of the peer other than Disconnect once a packet of the peer
+//!   captured earlier acknowledged the Disconnect (packets the peer sent before
+//!   it received the Disconnect are not its fault).
+//! - `heartbeat-missing`: in a `connected` session, a packet whose sender was
+//!   silent for more than 1 s before it (one per silence, with its length); and
+//!   at the end of a `connected` session, a side whose last packet is more than
+//!   1 s before the peer's last one (silent until the end).
+//! - `timed-out`: a side that has sent packets silent for more than 10 s of
+//!   capture time (checked about once a second and at the end); `rejected`,
+//!   `disconnected` and `timed-out` sessions are over.
+//!
+//! **Metrics.** Messages and bytes per type; first sends and resends (reliable
+//! messages); the ack delay histogram and smoothed ack delay per direction
+//! (rule 5); the interarrival jitter (RFC 3550) of Heartbeats, from their
+//! timestamps.
+//!
+//! **Bounds.** Per direction: 256 sequence numbers, 64 reliable messages, 16
+//! open violation incidents, in fixed arrays allocated with the session. No
+//! allocation per packet.
+
+use super::findings::{self, rules};
+use super::wire::{
+    self, ACK_WINDOW, CONNECTION_TIMEOUT_MS, DecodeError, ErrorKind, FieldId,
+    HEARTBEAT_INTERVAL_MS, MTU, Message, Packet, PacketType, RETRANSMIT_TIMEOUT_MS, Sender,
+    layout::f,
+};
+use crate::capture::{Datagram, Timestamp};
+use crate::engine::serial::{SerialSpace, bitfield_acks};
+use crate::engine::{
+    self, Detail, DirState, Direction, Finding, FindingKind, MissedCounts, ProtoSession,
+    ProtocolInfo, Raise, Rule, TrackerConfig,
+};
+use std::fmt;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// A Starstrike session on the engine.
+pub type Session = engine::Session<StrsSession>;
+
+/// The engine's tracker for Starstrike.
+pub type Tracker = engine::Tracker<Analyzer>;
+
+const S16: SerialSpace = SerialSpace::U16;
+/// Sequence numbers followed per direction.
+pub const SEQ_RING: usize = 256;
+/// Reliable messages followed per direction.
+pub const RELIABLE_LOG: usize = 64;
+/// Open violation incidents per direction.
+const OPEN_INCIDENTS: usize = 16;
+const MS: u64 = 1_000_000;
+
+/// Where a Starstrike session is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum State {
+    /// ConnectionRequest seen, no answer yet.
+    Connecting,
+    /// Accepted, or captured mid-way.
+    #[default]
+    Connected,
+    /// The server answered ConnectionReject.
+    Rejected,
+    /// A side sent Disconnect.
+    Disconnected,
+    /// A side that had sent packets was silent for more than 10 s.
+    TimedOut,
+}
+
+impl State {
+    pub const fn name(self) -> &'static str {
+        match self {
+            State::Connecting => "connecting",
+            State::Connected => "connected",
+            State::Rejected => "rejected",
+            State::Disconnected => "disconnected",
+            State::TimedOut => "timed-out",
+        }
+    }
+
+    pub const fn is_final(self) -> bool {
+        matches!(
+            self,
+            State::Rejected | State::Disconnected | State::TimedOut
+        )
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum SlotState {
+    #[default]
+    Empty,
+    /// Skipped by a newer number, not captured (yet).
+    Missing,
+    Seen,
+}
+
+/// One sequence number of a direction.
+#[derive(Debug, Clone, Copy, Default)]
+struct SeqSlot {
+    seq: u16,
+    state: SlotState,
+    acked: bool,
+    /// Seen: the frame of the capture; Missing: the frame that skipped it.
+    frame: u64,
+    ts: Timestamp,
+    /// The reliable message it carried (its id), 0 for none.
+    msg: u32,
+}
+
+/// One reliable message of a direction: its copies.
+#[derive(Debug, Clone, Copy, Default)]
+struct Reliable {
+    /// 0: unused.
+    id: u32,
+    packet_type: u16,
+    hash: u64,
+    first_frame: u64,
+    first_ts: Timestamp,
+    first_seq: u16,
+    last_ts: Timestamp,
+    sends: u32,
+    /// The frame and copy of the first acknowledgement.
+    acked: Option<(u64, u16)>,
+    limit_reported: bool,
+    /// The peer's packet count at the last copy.
+    peer_packets: u64,
+}
+
+/// An open run of acknowledgements of the unseen.
+#[derive(Debug, Clone, Copy)]
+struct Unseen {
+    frame: u64,
+    ts: Timestamp,
+    ack: u16,
+    highest: u16,
+    packets: u32,
+}
+
+/// A Disconnect a side sent.
+#[derive(Debug, Clone, Copy)]
+struct Disconnect {
+    frame: u64,
+    reason: u8,
+    hash: u64,
+    msg: u32,
+}
+
+/// An open violation incident: (code, packet type, field).
+type IncidentKey = (u8, u16, u16);
+
+/// What the analyzer follows of one direction, in fixed arrays.
+#[derive(Debug)]
+struct Track {
+    slots: Box<[SeqSlot; SEQ_RING]>,
+    highest: Option<u16>,
+    log: Box<[Reliable; RELIABLE_LOG]>,
+    next_log: usize,
+    next_id: u32,
+    /// The latest packet with a header: its time and frame.
+    last: Option<(Timestamp, u64)>,
+    unseen: Option<Unseen>,
+    open: [Option<IncidentKey>; OPEN_INCIDENTS],
+    next_open: usize,
+    disconnect: Option<Disconnect>,
+    after_disconnect_reported: bool,
+    before_accept_reported: bool,
+}
+
+impl Default for Track {
+    fn default() -> Self {
+        Track {
+            slots: Box::new([SeqSlot::default(); SEQ_RING]),
+            highest: None,
+            log: Box::new([Reliable::default(); RELIABLE_LOG]),
+            next_log: 0,
+            next_id: 1,
+            last: None,
+            unseen: None,
+            open: [None; OPEN_INCIDENTS],
+            next_open: 0,
+            disconnect: None,
+            after_disconnect_reported: false,
+            before_accept_reported: false,
+        }
+    }
+}
+
+impl Track {
+    fn slot(&self, seq: u16) -> &SeqSlot {
+        &self.slots[usize::from(seq) % SEQ_RING]
+    }
+
+    fn slot_mut(&mut self, seq: u16) -> &mut SeqSlot {
+        &mut self.slots[usize::from(seq) % SEQ_RING]
+    }
+
+    fn message(&mut self, id: u32) -> Option<&mut Reliable> {
+        if id == 0 {
+            return None;
+        }
+        self.log.iter_mut().find(|m| m.id == id)
+    }
+}
+
+/// Starstrike's part of a session.
+#[derive(Debug, Default)]
+pub struct StrsSession {
+    pub state: State,
+    /// True when the capture saw the session begin (its ConnectionRequest).
+    pub saw_start: bool,
+    /// The server's answer: ConnectionAccept or ConnectionReject.
+    pub answer: Option<PacketType>,
+    /// The player id ConnectionAccept assigned.
+    pub player_id: Option<u32>,
+    /// The player name of the ConnectionRequest.
+    pub player_name: Option<String>,
+    /// The client's chat messages (first copies).
+    pub chats: u64,
+    request_hash: Option<u64>,
+    drift_open: bool,
+    tracks: [Track; 2],
+}
+
+impl ProtoSession for StrsSession {
+    fn state(&self) -> &'static str {
+        self.state.name()
+    }
+
+    fn is_final(&self) -> bool {
+        self.state.is_final()
+    }
+
+    fn time_out(&mut self) {
+        self.state = State::TimedOut;
+    }
+
+    fn player(&self) -> Option<engine::Player> {
+        let id = self.player_id?;
+        Some(engine::Player {
+            id: id.to_string(),
+            name: self.player_name.clone().unwrap_or_default(),
+            renames: 0,
+            chats: self.chats,
+        })
+    }
+}
+
+/// Starstrike's analyzer: the rules above.
+#[derive(Debug, Default)]
+pub struct Analyzer;
+
+const TYPE_NAMES: [&str; PacketType::COUNT] = {
+    let mut names = [""; PacketType::COUNT];
+    let mut i = 0;
+    while i < PacketType::COUNT {
+        names[i] = PacketType::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+const MALFORMED_NAMES: [&str; ErrorKind::ALL.len()] = {
+    let mut names = [""; ErrorKind::ALL.len()];
+    let mut i = 0;
+    while i < ErrorKind::ALL.len() {
+        names[i] = ErrorKind::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+/// Starstrike's registered data.
+pub static INFO: ProtocolInfo = ProtocolInfo {
+    name: "strs",
+    title: "Starstrike",
+    message_types: &TYPE_NAMES,
+    kinds: findings::KINDS,
+    rules: findings::RULES,
+    malformed: &MALFORMED_NAMES,
+    states: &[
+        "connecting",
+        "connected",
+        "rejected",
+        "disconnected",
+        "timed-out",
+    ],
+    spec_rates: &[
+        (PacketType::PlayerInput.ordinal(), 60.0),
+        (PacketType::WorldSnapshot.ordinal(), 60.0),
+    ],
+    dissector: &super::dissect::Starstrike,
+};
+
+impl engine::Analyzer for Analyzer {
+    type Session = StrsSession;
+    const INFO: &'static ProtocolInfo = &INFO;
+    const TIMEOUT_NS: u64 = CONNECTION_TIMEOUT_MS * MS;
+
+    fn new(_config: &TrackerConfig) -> Self {
+        Analyzer
+    }
+
+    fn src_is_server(&self, d: &Datagram<'_>) -> bool {
+        match wire::check_header(d.payload).map(|h| h.packet_type.sender()) {
+            Ok(Sender::Server) => true,
+            Ok(Sender::Client) => false,
+            _ => d.src.port() == wire::DEFAULT_PORT,
+        }
+    }
+
+    fn restarts(&self, session: &Session, d: &Datagram<'_>) -> bool {
+        if d.src != session.client || !session.proto.state.is_final() {
+            return false;
+        }
+        let Ok(p) = Packet::new_checked(d.payload) else {
+            return false;
+        };
+        if p.packet_type() != PacketType::ConnectionRequest {
+            return false;
+        }
+        // A copy of the rejected Request is the same attempt.
+        !(session.proto.state == State::Rejected
+            && session.proto.request_hash == Some(xxh3_64(p.payload())))
+    }
+
+    fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+        analyse(session, raise, d);
+    }
+
+    fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
+        for direction in [Direction::ClientToServer, Direction::ServerToClient] {
+            raise.direction = direction;
+            end_direction(session, raise, direction);
+        }
+    }
+}
+
+fn idx(direction: Direction) -> usize {
+    direction.index()
+}
+
+/// Raises a finding of an earlier frame (an incident that began there), with
+/// its sequence number, counted in `dir`.
+fn raise_earlier(
+    raise: &mut Raise<'_>,
+    dir: &mut DirState,
+    kind: FindingKind,
+    frame: u64,
+    ts: Timestamp,
+    seqno: Option<u32>,
+    detail: Detail,
+) {
+    dir.findings[kind.ordinal()] += 1;
+    raise.out.push(Finding {
+        kind,
+        rule: None,
+        frame,
+        ts,
+        session: raise.session,
+        direction: raise.direction,
+        seqno,
+        detail,
+    });
+}
+
+/// Everything about one packet.
+fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+    let direction = raise.direction;
+    let i = idx(direction);
+    // 1. Network duplicates.
+    let hash = xxh3_64(d.payload);
+    if let Some(frame) = session.dir_mut(direction).duplicate_of(hash, d.frame) {
+        let this = session.dir_mut(direction);
+        if let Ok(h) = wire::check_header(d.payload) {
+            this.messages[h.packet_type.ordinal()] += 1;
+            this.message_bytes[h.packet_type.ordinal()] += d.payload_len as u64;
+        }
+        raise.raise(
+            this,
+            FindingKind::DUPLICATE_PACKET,
+            None,
+            None,
+            Detail::DuplicateOf { frame },
+        );
+        return;
+    }
+    // 2. The header.
+    let header = match wire::check_header(d.payload) {
+        Ok(h) => h,
+        Err(e) => return undecodable(raise, session.dir_mut(direction), d, e),
+    };
+    let t = header.packet_type;
+    if session.c2s.packets + session.s2c.packets == 1
+        && direction == Direction::ClientToServer
+        && t == PacketType::ConnectionRequest
+    {
+        session.proto.saw_start = true;
+        session.proto.state = State::Connecting;
+    }
+    // Heartbeat (silence before this packet).
+    let previous = session.proto.tracks[i].last;
+    session.proto.tracks[i].last = Some((d.ts, d.frame));
+    if session.proto.state == State::Connected
+        && let Some((last_ts, last_frame)) = previous
+    {
+        let silence = d.ts.since(last_ts);
+        if silence > HEARTBEAT_INTERVAL_MS * MS {
+            let this = session.dir_mut(direction);
+            raise.raise(
+                this,
+                findings::HEARTBEAT_MISSING,
+                None,
+                None,
+                findings::silence(silence, last_frame, false),
+            );
+        }
+    }
+    // 3. Oversize, as sent.
+    let oversize = d.payload_len > MTU;
+    incident(
+        session,
+        raise,
+        (CODE_OVERSIZE, t.id(), 0),
+        oversize,
+        FindingKind::OVERSIZE,
+        None,
+        Detail::Oversize {
+            len: d.payload_len,
+            max: MTU,
+        },
+    );
+    // 4 to 6. Numbers and acknowledgements.
+    sequence(session, raise, header.seq, d);
+    acknowledgements(session, raise, header.seq, header.ack_bits, d);
+    drift(session, raise, header.seq);
+
+    // 7. The payload.
+    let packet = match Packet::new_checked(d.payload) {
+        Ok(p) => p,
+        Err(e) => {
+            close_incidents_of_type(&mut session.proto.tracks[i], t, &[]);
+            return undecodable(raise, session.dir_mut(direction), d, e);
+        }
+    };
+    let this = session.dir_mut(direction);
+    this.messages[t.ordinal()] += 1;
+    this.message_bytes[t.ordinal()] += d.payload_len as u64;
+
+    // 8. Violations, as incidents.
+    codec_and_direction(session, raise, &packet);
+
+    // Reliable messages.
+    let first_copy = if t.is_reliable() {
+        reliable(session, raise, &packet, d)
+    } else {
+        true
+    };
+    lifecycle(session, raise, &packet, first_copy, d);
+    if let Message::Heartbeat(hb) = packet.message() {
+        session.dir_mut(direction).jitter_sample(d.ts, hb.timestamp);
+    }
+}
+
+/// A payload that does not decode.
+fn undecodable(raise: &mut Raise<'_>, dir: &mut DirState, d: &Datagram<'_>, e: DecodeError) {
+    raise.undecodable(dir, d, e.is_short(), e.kind() as usize, findings::decode(e));
+}
+
+const CODE_OVERSIZE: u8 = 0;
+const CODE_WRONG_DIRECTION: u8 = 1;
+/// Codec violations: 2 + the violation kind.
+const CODE_CODEC: u8 = 2;
+
+/// One incident key of a packet: raise its finding unless the incident is
+/// open; `present == false` closes it.
+fn incident(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    key: IncidentKey,
+    present: bool,
+    kind: FindingKind,
+    rule: Option<Rule>,
+    detail: Detail,
+) {
+    let direction = raise.direction;
+    let track = &mut session.proto.tracks[idx(direction)];
+    let pos = track.open.iter().position(|k| *k == Some(key));
+    match (present, pos) {
+        (true, Some(_)) => {}
+        (true, None) => {
+            track.open[track.next_open] = Some(key);
+            track.next_open = (track.next_open + 1) % OPEN_INCIDENTS;
+            let this = session.dir_mut(direction);
+            raise.raise(this, kind, rule, None, detail);
+        }
+        (false, Some(p)) => track.open[p] = None,
+        (false, None) => {}
+    }
+}
+
+/// Closes the open codec and direction incidents of type `t` whose key is not
+/// in `present`.
+fn close_incidents_of_type(track: &mut Track, t: PacketType, present: &[IncidentKey]) {
+    for slot in &mut track.open {
+        if let Some(key) = *slot
+            && key.1 == t.id()
+            && key.0 != CODE_OVERSIZE
+            && !present.contains(&key)
+        {
+            *slot = None;
+        }
+    }
+}
+
+/// Codec violations and the direction of the type, grouped into incidents.
+fn codec_and_direction(session: &mut Session, raise: &mut Raise<'_>, packet: &Packet<'_>) {
+    let t = packet.packet_type();
+    let direction = raise.direction;
+    let from_server = direction == Direction::ServerToClient;
+    let wrong = match t.sender() {
+        Sender::Client => from_server,
+        Sender::Server => !from_server,
+        Sender::Both => false,
+    };
+    let mut present: [IncidentKey; 32] = [(0, 0, 0); 32];
+    let mut n = 0;
+    if wrong {
+        present[0] = (CODE_WRONG_DIRECTION, t.id(), 0);
+        n = 1;
+        incident(
+            session,
+            raise,
+            present[0],
+            true,
+            FindingKind::VIOLATION,
+            Some(rules::WRONG_DIRECTION),
+            findings::wrong_direction(t, from_server),
+        );
+    }
+    packet.for_each_violation(|v| {
+        let Some(rule) = findings::codec_rule(v.kind()) else {
+            return;
+        };
+        let field = violation_field(&v);
+        let key = (CODE_CODEC + v.kind() as u8, t.id(), field.index());
+        if present[..n].contains(&key) {
+            return;
+        }
+        if n < present.len() {
+            present[n] = key;
+            n += 1;
+        }
+        incident(
+            session,
+            raise,
+            key,
+            true,
+            FindingKind::VIOLATION,
+            Some(rule),
+            findings::codec(v),
+        );
+    });
+    close_incidents_of_type(&mut session.proto.tracks[idx(direction)], t, &present[..n]);
+}
+
+fn violation_field(v: &wire::Violation) -> FieldId {
+    match *v {
+        wire::Violation::Oversize { .. } => f::HEADER,
+        wire::Violation::InvalidEnum { field, .. }
+        | wire::Violation::NonFinite { field, .. }
+        | wire::Violation::InputRange { field, .. }
+        | wire::Violation::StringPadding { field, .. } => field,
+    }
+}
+
+/// Rule 4: the direction's sequence numbers.
+fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram<'_>) {
+    let direction = raise.direction;
+    let i = idx(direction);
+    let track = &mut session.proto.tracks[i];
+    let seen = SeqSlot {
+        seq,
+        state: SlotState::Seen,
+        acked: false,
+        frame: d.frame,
+        ts: d.ts,
+        msg: 0,
+    };
+    let Some(highest) = track.highest else {
+        track.highest = Some(seq);
+        *track.slot_mut(seq) = seen;
+        return;
+    };
+    let ahead = S16.ahead(u32::from(seq), u32::from(highest));
+    if S16.newer(u32::from(seq), u32::from(highest)) {
+        // Skipped numbers become missing; what they push out of the ring is judged.
+        let skipped = ahead - 1;
+        let followed = skipped.min(SEQ_RING as u32 - 1);
+        let mut counts = MissedCounts::default();
+        let session_id = raise.session;
+        for back in (1..=followed).rev() {
+            let s = S16.sub(u32::from(seq), back) as u16;
+            evict(
+                track,
+                s,
+                raise.out,
+                &mut counts,
+                d.ts,
+                session_id,
+                direction,
+            );
+            *track.slot_mut(s) = SeqSlot {
+                seq: s,
+                state: SlotState::Missing,
+                acked: false,
+                frame: d.frame,
+                ts: d.ts,
+                msg: 0,
+            };
+        }
+        evict(
+            track,
+            seq,
+            raise.out,
+            &mut counts,
+            d.ts,
+            session_id,
+            direction,
+        );
+        *track.slot_mut(seq) = seen;
+        track.highest = Some(seq);
+        counts.add_to(session.dir_mut(direction));
+        return;
+    }
+    // Not newer: overtaken.
+    let slot = track.slot_mut(seq);
+    let followed = S16.ahead(u32::from(highest), u32::from(seq)) < SEQ_RING as u32;
+    if followed && slot.seq == seq && slot.state == SlotState::Missing {
+        let acked = slot.acked;
+        *slot = SeqSlot { acked, ..seen };
+    }
+    let this = session.dir_mut(direction);
+    raise.raise(
+        this,
+        FindingKind::REORDERED,
+        None,
+        Some(u32::from(seq)),
+        Detail::Fill {
+            highest: u32::from(highest),
+        },
+    );
+}
+
+/// A slot about to be reused for `seq`: a missing number it held is judged now.
+fn evict(
+    track: &mut Track,
+    seq: u16,
+    out: &mut Vec<Finding>,
+    counts: &mut MissedCounts,
+    ts: Timestamp,
+    session: usize,
+    direction: Direction,
+) {
+    let old = *track.slot(seq);
+    if old.state == SlotState::Missing && old.seq != seq {
+        out.push(counts.missed(
+            u32::from(old.seq),
+            old.frame,
+            old.acked,
+            ts,
+            session,
+            direction,
+        ));
+    }
+}
+
+/// Rule 5: the bits of this packet acknowledge the peer's packets.
+fn acknowledgements(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    seq: u16,
+    bits: u32,
+    d: &Datagram<'_>,
+) {
+    let direction = raise.direction;
+    let (i, j) = (idx(direction), idx(direction.reverse()));
+    let Some(peer_highest) = session.proto.tracks[j].highest else {
+        return;
+    };
+    let mut unseen: Option<u16> = None;
+    for s in bitfield_acks(S16, u32::from(seq), bits) {
+        let s = s as u16;
+        if S16.newer(u32::from(s), u32::from(peer_highest)) {
+            if unseen.is_none_or(|u| S16.newer(u32::from(s), u32::from(u))) {
+                unseen = Some(s);
+            }
+            continue;
+        }
+        if S16.ahead(u32::from(peer_highest), u32::from(s)) >= SEQ_RING as u32 {
+            continue;
+        }
+        let peer = &mut session.proto.tracks[j];
+        let slot = peer.slot_mut(s);
+        if slot.seq != s || slot.acked {
+            continue;
+        }
+        match slot.state {
+            SlotState::Empty => {}
+            SlotState::Missing => slot.acked = true,
+            SlotState::Seen => {
+                slot.acked = true;
+                let (sent, msg) = (slot.ts, slot.msg);
+                if let Some(m) = peer.message(msg)
+                    && m.acked.is_none()
+                {
+                    m.acked = Some((d.frame, s));
+                }
+                let delay = d.ts.since(sent);
+                let peer_dir = session.dir_mut(direction.reverse());
+                // Out-of-range values only come from absurd clocks; dropped.
+                let _ = peer_dir.ack_delay_us.record((delay / 1_000).max(1));
+                let sample = delay as f64;
+                peer_dir.srtt_ns =
+                    Some(peer_dir.srtt_ns.map_or(sample, |s| s + (sample - s) / 8.0));
+            }
+        }
+    }
+    let track = &mut session.proto.tracks[i];
+    match (unseen, &mut track.unseen) {
+        (Some(ack), Some(run)) => {
+            run.packets += 1;
+            if S16.newer(u32::from(ack), u32::from(run.ack)) {
+                run.ack = ack;
+            }
+        }
+        (Some(ack), None) => {
+            track.unseen = Some(Unseen {
+                frame: d.frame,
+                ts: d.ts,
+                ack,
+                highest: peer_highest,
+                packets: 1,
+            });
+        }
+        (None, _) => close_unseen(session, raise, direction),
+    }
+}
+
+/// Ends an open run of acknowledgements of the unseen: one `ack-unseen`.
+fn close_unseen(session: &mut Session, raise: &mut Raise<'_>, direction: Direction) {
+    if let Some(run) = session.proto.tracks[idx(direction)].unseen.take() {
+        let detail = Detail::AckUnseen {
+            ack: u32::from(run.ack),
+            highest: u32::from(run.highest),
+            packets: run.packets,
+        };
+        let dir = session.dir_mut(direction);
+        raise_earlier(
+            raise,
+            dir,
+            FindingKind::ACK_UNSEEN,
+            run.frame,
+            run.ts,
+            Some(u32::from(run.ack)),
+            detail,
+        );
+    }
+}
+
+/// Rule 6: the two sides' numbers more than 32 apart.
+fn drift(session: &mut Session, raise: &mut Raise<'_>, seq: u16) {
+    let direction = raise.direction;
+    let Some(peer) = session.proto.tracks[idx(direction.reverse())].highest else {
+        return;
+    };
+    let distance = S16.distance(u32::from(seq), u32::from(peer));
+    let window = i64::from(ACK_WINDOW);
+    let in_reach = distance.is_some_and(|d| (-window..=window).contains(&d));
+    if in_reach {
+        session.proto.drift_open = false;
+    } else if !session.proto.drift_open {
+        session.proto.drift_open = true;
+        let this = session.dir_mut(direction);
+        raise.raise(
+            this,
+            findings::ACK_DRIFT,
+            None,
+            Some(u32::from(seq)),
+            findings::ack_drift(seq, peer, distance),
+        );
+    }
+}
+
+/// A reliable packet: a first copy, or which kind of copy. Returns true for a
+/// first copy.
+fn reliable(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    d: &Datagram<'_>,
+) -> bool {
+    let direction = raise.direction;
+    let i = idx(direction);
+    let t = packet.packet_type();
+    let hash = xxh3_64(packet.payload());
+    let seq = packet.seq();
+    let peer_packets = session.dir(direction.reverse()).packets;
+    let track = &mut session.proto.tracks[i];
+    let copy_of = track.log.iter().position(|m| {
+        m.id != 0
+            && m.packet_type == t.id()
+            && m.hash == hash
+            && d.ts.since(m.last_ts) < CONNECTION_TIMEOUT_MS * MS
+    });
+    let Some(pos) = copy_of else {
+        // A first copy: into the log, judging what it pushes out.
+        let old = track.log[track.next_log];
+        let id = track.next_id;
+        track.next_id = track.next_id.wrapping_add(1).max(1);
+        track.log[track.next_log] = Reliable {
+            id,
+            packet_type: t.id(),
+            hash,
+            first_frame: d.frame,
+            first_ts: d.ts,
+            first_seq: seq,
+            last_ts: d.ts,
+            sends: 1,
+            acked: None,
+            limit_reported: false,
+            peer_packets,
+        };
+        track.next_log = (track.next_log + 1) % RELIABLE_LOG;
+        mark_message(track, seq, id);
+        if old.id != 0 {
+            judge_never_acked(session, raise, direction, &old);
+        }
+        session.dir_mut(direction).first_sends += 1;
+        return true;
+    };
+    let m = &mut track.log[pos];
+    m.sends += 1;
+    let tries = m.sends - 1;
+    let since_first = d.ts.since(m.first_ts);
+    let since_prev = d.ts.since(m.last_ts);
+    m.last_ts = d.ts;
+    m.peer_packets = peer_packets;
+    let (acked, first_frame, limit_reported, id) = (m.acked, m.first_frame, m.limit_reported, m.id);
+    if tries > wire::MAX_RETRANSMISSIONS {
+        m.limit_reported = true;
+    }
+    mark_message(track, seq, id);
+    let this = session.dir_mut(direction);
+    this.resends += 1;
+    let seqno = Some(u32::from(seq));
+    if let Some((ack_frame, acked_seq)) = acked {
+        let detail = findings::spurious(t, tries, first_frame, ack_frame, acked_seq);
+        raise.raise(this, findings::SPURIOUS_RETRANSMISSION, None, seqno, detail);
+    } else if tries > wire::MAX_RETRANSMISSIONS {
+        if !limit_reported {
+            let detail = findings::retransmit_limit(t, tries, first_frame, since_first);
+            raise.raise(this, findings::RETRANSMIT_LIMIT, None, seqno, detail);
+        }
+    } else {
+        let detail = findings::retransmission(t, tries, first_frame, since_first, since_prev);
+        raise.raise(this, findings::RETRANSMISSION, None, seqno, detail);
+    }
+    false
+}
+
+/// The sequence slot of `seq` carries message `id`.
+fn mark_message(track: &mut Track, seq: u16, id: u32) {
+    let slot = track.slot_mut(seq);
+    if slot.seq == seq && slot.state == SlotState::Seen {
+        slot.msg = id;
+    }
+}
+
+/// `never-acked` for a message leaving the log or the session: unacknowledged,
+/// though the peer sent a packet more than 500 ms after its last copy.
+fn judge_never_acked(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    direction: Direction,
+    m: &Reliable,
+) {
+    if m.acked.is_some() {
+        return;
+    }
+    let Some((peer_last, _)) = session.proto.tracks[idx(direction.reverse())].last else {
+        return;
+    };
+    if peer_last.since(m.last_ts) <= RETRANSMIT_TIMEOUT_MS * MS {
+        return;
+    }
+    let t = PacketType::from_u16(m.packet_type).unwrap_or(PacketType::Heartbeat);
+    let after = session
+        .dir(direction.reverse())
+        .packets
+        .saturating_sub(m.peer_packets);
+    let detail = findings::never_acked(t, m.sends, m.first_frame, after);
+    let saved = raise.direction;
+    raise.direction = direction;
+    let dir = session.dir_mut(direction);
+    raise_earlier(
+        raise,
+        dir,
+        findings::NEVER_ACKED,
+        m.first_frame,
+        m.first_ts,
+        Some(u32::from(m.first_seq)),
+        detail,
+    );
+    raise.direction = saved;
+}
+
+/// The handshake, Disconnect and the lifecycle.
+fn lifecycle(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    first_copy: bool,
+    d: &Datagram<'_>,
+) {
+    let direction = raise.direction;
+    let (i, j) = (idx(direction), idx(direction.reverse()));
+    let t = packet.packet_type();
+    let c2s = direction == Direction::ClientToServer;
+    let seqno = Some(u32::from(packet.seq()));
+    let payload_hash = xxh3_64(packet.payload());
+
+    // After a Disconnect: of this side (other than its copies), or of the peer
+    // once this side acknowledged it in an earlier packet.
+    if !session.proto.tracks[i].after_disconnect_reported {
+        let own = session.proto.tracks[i].disconnect;
+        let own_breach =
+            own.filter(|disc| !(t == PacketType::Disconnect && disc.hash == payload_hash));
+        let peer_breach = session.proto.tracks[j].disconnect.filter(|disc| {
+            t != PacketType::Disconnect
+                && session.proto.tracks[j]
+                    .log
+                    .iter()
+                    .any(|m| m.id == disc.msg && m.acked.is_some_and(|(frame, _)| frame < d.frame))
+        });
+        if let Some(disc) = own_breach.or(peer_breach) {
+            session.proto.tracks[i].after_disconnect_reported = true;
+            let this = session.dir_mut(direction);
+            raise.violation(
+                this,
+                rules::SENT_AFTER_DISCONNECT,
+                seqno,
+                findings::after_disconnect(t, disc.frame, disc.reason),
+            );
+        }
+    }
+
+    let saw_start = session.proto.saw_start;
+    match packet.message() {
+        Message::ConnectionRequest(r) if c2s => {
+            if session.proto.request_hash.is_none() {
+                session.proto.request_hash = Some(payload_hash);
+                let name = String::from_utf8_lossy(r.player_name.text()).into_owned();
+                session.proto.player_name = Some(name);
+            }
+            if first_copy
+                && let Some(answer) = session.proto.answer
+                && session.proto.request_hash != Some(payload_hash)
+            {
+                let this = session.dir_mut(direction);
+                raise.violation(
+                    this,
+                    rules::HANDSHAKE_ORDER,
+                    seqno,
+                    findings::handshake(t, answer),
+                );
+            }
+        }
+        Message::ConnectionAccept(a) if !c2s => {
+            answer(session, raise, t, first_copy, seqno);
+            if session.proto.state == State::Connecting {
+                session.proto.state = State::Connected;
+            }
+            if session.proto.answer.is_none() || session.proto.answer == Some(t) {
+                session.proto.answer = Some(t);
+                session.proto.player_id.get_or_insert(a.assigned_player_id);
+            }
+        }
+        Message::ConnectionReject(r) if !c2s => {
+            answer(session, raise, t, first_copy, seqno);
+            if first_copy {
+                let this = session.dir_mut(direction);
+                raise.raise(
+                    this,
+                    findings::REJECTED,
+                    None,
+                    seqno,
+                    findings::reject_reason(r.reason),
+                );
+            }
+            if session.proto.state == State::Connecting {
+                session.proto.state = State::Rejected;
+            }
+            session.proto.answer.get_or_insert(t);
+        }
+        Message::Disconnect(r) => {
+            if session.proto.tracks[i].disconnect.is_none() {
+                let msg = session.proto.tracks[i].slot(packet.seq()).msg;
+                session.proto.tracks[i].disconnect = Some(Disconnect {
+                    frame: d.frame,
+                    reason: r.reason,
+                    hash: payload_hash,
+                    msg,
+                });
+                let this = session.dir_mut(direction);
+                raise.raise(
+                    this,
+                    findings::DISCONNECTED,
+                    None,
+                    seqno,
+                    findings::disconnect_reason(r.reason),
+                );
+            }
+            if !matches!(session.proto.state, State::Rejected | State::TimedOut) {
+                session.proto.state = State::Disconnected;
+            }
+        }
+        Message::ChatMessage(_) if c2s && first_copy => session.proto.chats += 1,
+        _ => {}
+    }
+
+    // Game packets before the Accept.
+    if t.id() >= 0x0100
+        && saw_start
+        && session.proto.answer != Some(PacketType::ConnectionAccept)
+        && !session.proto.tracks[i].before_accept_reported
+    {
+        session.proto.tracks[i].before_accept_reported = true;
+        let this = session.dir_mut(direction);
+        raise.violation(
+            this,
+            rules::BEFORE_ACCEPT,
+            seqno,
+            findings::before_accept(t),
+        );
+    }
+}
+
+/// An Accept or a Reject contradicting an earlier answer.
+fn answer(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    t: PacketType,
+    first_copy: bool,
+    seqno: Option<u32>,
+) {
+    if let Some(earlier) = session.proto.answer
+        && earlier != t
+        && first_copy
+    {
+        let this = session.dir_mut(raise.direction);
+        raise.violation(
+            this,
+            rules::HANDSHAKE_ORDER,
+            seqno,
+            findings::handshake(t, earlier),
+        );
+    }
+}
+
+/// The end of a session, for one direction: the open run of unseen
+/// acknowledgements, the missing numbers, the unacknowledged messages, and a
+/// side silent until the end.
+fn end_direction(session: &mut Session, raise: &mut Raise<'_>, direction: Direction) {
+    let i = idx(direction);
+    close_unseen(session, raise, direction);
+    // Missing numbers, in order from the oldest.
+    if let Some(highest) = session.proto.tracks[i].highest {
+        let mut counts = MissedCounts::default();
+        for back in (0..SEQ_RING as u32).rev() {
+            let s = S16.sub(u32::from(highest), back) as u16;
+            let slot = session.proto.tracks[i].slot_mut(s);
+            if slot.seq == s && slot.state == SlotState::Missing {
+                slot.state = SlotState::Empty;
+                raise.out.push(counts.missed(
+                    u32::from(s),
+                    slot.frame,
+                    slot.acked,
+                    raise.ts,
+                    raise.session,
+                    direction,
+                ));
+            }
+        }
+        counts.add_to(session.dir_mut(direction));
+    }
+    // Unacknowledged messages, oldest first.
+    let track = &mut session.proto.tracks[i];
+    let start = track.next_log;
+    for k in 0..RELIABLE_LOG {
+        let pos = (start + k) % RELIABLE_LOG;
+        let m = session.proto.tracks[i].log[pos];
+        if m.id != 0 {
+            session.proto.tracks[i].log[pos].id = 0;
+            judge_never_acked(session, raise, direction, &m);
+        }
+    }
+    // Silent until the end.
+    if session.proto.state == State::Connected
+        && let (Some((last, frame)), Some((peer_last, _))) = (
+            session.proto.tracks[i].last,
+            session.proto.tracks[idx(direction.reverse())].last,
+        )
+        && peer_last.since(last) > HEARTBEAT_INTERVAL_MS * MS
+    {
+        let detail = findings::silence(peer_last.since(last), frame, true);
+        let dir = session.dir_mut(direction);
+        raise_earlier(
+            raise,
+            dir,
+            findings::HEARTBEAT_MISSING,
+            frame,
+            last,
+            None,
+            detail,
+        );
+    }
+}

@@ -1,0 +1,293 @@
+//! Starstrike's dissector: how outputs see a Starstrike packet. Everything is
+//! derived from the wire's field walk ([`wire::walk_fields`]), so the tree, the
+//! one-line text and the typed fields always agree.
+
+use super::findings;
+use super::wire::{self, FIELDS, Message, Packet};
+use crate::engine::ProtoDetail;
+use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem};
+use crate::proto::field::{Field, FieldDef, FieldSink, FieldType};
+use std::fmt;
+
+/// The Starstrike dissector.
+pub struct Starstrike;
+
+/// The compact token of packet lines: `WorldSnapshot(3)`, `Disconnect(Timeout)`.
+struct Token<'a>(&'a Packet<'a>);
+
+impl fmt::Display for Token<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = self.0.packet_type();
+        f.write_str(t.name())?;
+        match self.0.message() {
+            Message::WorldSnapshot(s) => write!(f, "({})", s.entities.len()),
+            Message::ConnectionReject(r) => reason(f, wire::EnumKind::RejectReason, r.reason),
+            Message::Disconnect(r) => reason(f, wire::EnumKind::DisconnectReason, r.reason),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn reason(f: &mut fmt::Formatter<'_>, kind: wire::EnumKind, raw: u8) -> fmt::Result {
+    match kind.value_name(u64::from(raw)) {
+        Some(name) => write!(f, "({name})"),
+        None => write!(f, "({raw})"),
+    }
+}
+
+/// One line with every field of the message: `PlayerInput tick=7 moveX=0.5 ...`;
+/// a snapshot's entity fields are prefixed with their index (`[0].entityId=9`).
+struct Text<'a>(&'a Packet<'a>);
+
+struct LineSink<'f, 'g> {
+    f: &'f mut fmt::Formatter<'g>,
+    result: fmt::Result,
+    depth: u32,
+    entity: Option<u32>,
+}
+
+impl FieldSink for LineSink<'_, '_> {
+    fn field(&mut self, field: Field<'_>) {
+        // Only the message's fields: below the message node.
+        if self.depth < 1 || self.result.is_err() || field.def.ty == FieldType::Node {
+            return;
+        }
+        let (f, def) = (&mut *self.f, field.def);
+        self.result = match (self.entity, field.index) {
+            (Some(e), _) => write!(f, " [{e}].{}={}", def.label, field.value),
+            (None, Some(i)) => write!(f, " {}[{i}]={}", def.label, field.value),
+            (None, None) => write!(f, " {}={}", def.label, field.value),
+        };
+    }
+
+    fn enter(&mut self, node: Field<'_>) {
+        if node.def.name == "strs.header" {
+            self.depth = 0;
+            return;
+        }
+        self.depth += 1;
+        if node.def.name == "strs.entity" {
+            self.entity = node.index;
+        }
+    }
+
+    fn leave(&mut self) {
+        self.entity = None;
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.packet_type().name())?;
+        let mut sink = LineSink {
+            f,
+            result: Ok(()),
+            depth: 0,
+            entity: None,
+        };
+        // Decodes: the packet was checked.
+        let _ = wire::walk_fields(self.0.bytes(), &mut sink);
+        sink.result
+    }
+}
+
+/// Builds the tree from the field walk.
+struct TreeSink<'a> {
+    out: &'a mut dyn FnMut(TreeEntry),
+    depth: u8,
+}
+
+impl FieldSink for TreeSink<'_> {
+    fn field(&mut self, field: Field<'_>) {
+        let label = match field.index {
+            Some(i) => format!("{}[{i}]", field.def.label),
+            None => field.def.label.to_owned(),
+        };
+        (self.out)(TreeEntry::Field(TreeItem {
+            label,
+            value: field.value.to_string(),
+            span: field.span(),
+            depth: self.depth,
+        }));
+    }
+
+    fn enter(&mut self, node: Field<'_>) {
+        self.field(node);
+        self.depth = self.depth.saturating_add(1);
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+impl Dissector for Starstrike {
+    fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
+        let h = wire::check_header(payload).map_err(findings::decode)?;
+        f(HeaderNumber {
+            name: "seq",
+            short: "seq",
+            value: u64::from(h.seq),
+        });
+        f(HeaderNumber {
+            name: "ack_bits",
+            short: "ackbits",
+            value: u64::from(h.ack_bits),
+        });
+        Ok(())
+    }
+
+    fn messages(
+        &self,
+        payload: &[u8],
+        f: &mut dyn FnMut(&MessageItem<'_>),
+    ) -> Result<(), ProtoDetail> {
+        let p = Packet::new_checked(payload).map_err(findings::decode)?;
+        let t = p.packet_type();
+        f(&MessageItem {
+            type_name: t.name(),
+            seqno: t.is_reliable().then_some(u32::from(p.seq())),
+            player: None,
+            offset: wire::HEADER_LEN,
+            len: p.payload().len(),
+            token: &Token(&p),
+            text: &Text(&p),
+        });
+        Ok(())
+    }
+
+    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
+        let result = {
+            let mut sink = TreeSink { out: f, depth: 0 };
+            wire::walk_fields(payload, &mut sink)
+        };
+        if let Err(e) = result {
+            f(TreeEntry::Error {
+                error: findings::decode(e),
+                offset: e.offset(),
+            });
+        }
+    }
+
+    fn message_types(&self) -> &'static [&'static str] {
+        super::INFO.message_types
+    }
+
+    fn field_defs(&self) -> &'static [FieldDef] {
+        FIELDS
+    }
+
+    fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
+        wire::walk_fields(payload, sink).map_err(findings::decode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::starstrike::wire::{
+        Heartbeat, PacketRepr, PlayerInput, Reason, WorldSnapshot,
+    };
+
+    fn bytes(m: wire::MessageRepr) -> Vec<u8> {
+        PacketRepr::new(7, 3, m).to_bytes().unwrap()
+    }
+
+    #[test]
+    fn header_numbers_and_one_message() {
+        let b = bytes(Message::Heartbeat(Heartbeat { timestamp: 99 }));
+        let mut numbers = Vec::new();
+        Starstrike
+            .header(&b, &mut |n| numbers.push((n.name, n.value)))
+            .unwrap();
+        assert_eq!(numbers, [("seq", 7), ("ack_bits", 3)]);
+        let mut items = Vec::new();
+        Starstrike
+            .messages(&b, &mut |m| {
+                items.push((
+                    m.type_name,
+                    m.seqno,
+                    m.token.to_string(),
+                    m.text.to_string(),
+                ))
+            })
+            .unwrap();
+        assert_eq!(
+            items,
+            [(
+                "Heartbeat",
+                Some(7),
+                "Heartbeat".to_owned(),
+                "Heartbeat timestamp=99".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn tokens_and_text() {
+        let b = bytes(Message::Disconnect(Reason {
+            reason: 2,
+            message: wire::FixedStr::new(b"bye"),
+        }));
+        let mut text = String::new();
+        Starstrike
+            .messages(&b, &mut |m| {
+                text = format!("{} | {}", m.token, m.text);
+            })
+            .unwrap();
+        assert_eq!(
+            text,
+            "Disconnect(Timeout) | Disconnect reason=Timeout (2) message=\"bye\""
+        );
+        let b = bytes(Message::WorldSnapshot(WorldSnapshot {
+            tick: 1,
+            entities: vec![wire::EntityState::default(); 2],
+        }));
+        Starstrike
+            .messages(&b, &mut |m| {
+                assert_eq!(m.seqno, None);
+                text = format!("{} | {}", m.token, m.text);
+            })
+            .unwrap();
+        assert!(
+            text.starts_with(
+                "WorldSnapshot(2) | WorldSnapshot tick=1 entityCount=2 [0].entityId=0"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("[1].flags=00000000"), "{text}");
+    }
+
+    #[test]
+    fn the_tree_has_depths_spans_and_the_error() {
+        let b = bytes(Message::PlayerInput(PlayerInput {
+            tick: 1,
+            move_x: 0.5,
+            ..PlayerInput::default()
+        }));
+        let mut tree = Vec::new();
+        Starstrike.tree(&b[..20], &mut |e| tree.push(e));
+        let TreeEntry::Field(first) = &tree[0] else {
+            panic!()
+        };
+        assert_eq!(
+            (first.label.as_str(), first.depth, first.span.clone()),
+            ("header", 0, 0..12)
+        );
+        let labels: Vec<_> = tree
+            .iter()
+            .filter_map(|e| match e {
+                TreeEntry::Field(i) => Some((i.label.clone(), i.depth)),
+                TreeEntry::Error { .. } => None,
+            })
+            .collect();
+        assert!(labels.contains(&("moveX".to_owned(), 1)), "{labels:?}");
+        assert!(!labels.iter().any(|l| l.0 == "moveY"));
+        assert!(matches!(
+            tree.last(),
+            Some(TreeEntry::Error { offset: 20, .. })
+        ));
+        assert_eq!(Starstrike.field_defs().len(), FIELDS.len());
+    }
+}

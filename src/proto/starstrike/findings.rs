@@ -1,0 +1,597 @@
+//! Starstrike's own registered findings: the kinds, rules and details only it
+//! has, beside the shared ones of [`crate::engine::FindingKind`]. The contract
+//! of each is in [`super::analysis`].
+
+use super::wire::{DecodeError, EnumKind, FieldId, PacketType, Violation, ViolationKind};
+use crate::engine::{
+    Detail, DetailFormat, FindingKind, Group, KindDef, ProtoDetail, Rule, RuleDef, Severity,
+};
+use std::fmt;
+
+macro_rules! strs_kinds {
+    ($( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
+        mod kind_defs {
+            use super::*;
+            $( pub static $name: KindDef = KindDef {
+                name: $text,
+                proto: "strs",
+                group: Group::$group,
+                severity: Severity::$severity,
+                doc: stringify!($($doc)*),
+                slot: $slot,
+            }; )*
+        }
+        $( $(#[$doc])* pub const $name: FindingKind = FindingKind::new(&kind_defs::$name); )*
+
+        /// Starstrike's own kinds.
+        pub const KINDS: &[FindingKind] = &[ $( $name, )* ];
+    };
+}
+
+strs_kinds! {
+    /// A reliable packet sent again (a new sequence number, the same type and
+    /// payload) while no earlier copy was acknowledged.
+    RETRANSMISSION = "retransmission", Sequence, Note, 16;
+    /// More than 5 retransmissions of one reliable packet.
+    RETRANSMIT_LIMIT = "retransmit-limit", Sequence, Error, 17;
+    /// A retransmission of a reliable packet whose earlier copy the peer had
+    /// already acknowledged in a packet captured before it.
+    SPURIOUS_RETRANSMISSION = "spurious-retransmission", Sequence, Warning, 18;
+    /// The two sides' sequence numbers are more than 32 apart: one side's
+    /// packets fall outside every acknowledgement window the other sends.
+    ACK_DRIFT = "ack-drift", Ack, Warning, 19;
+    /// A side of an established session silent for more than the 1 s heartbeat
+    /// interval.
+    HEARTBEAT_MISSING = "heartbeat-missing", Stream, Warning, 20;
+    /// A reliable packet none of whose copies was acknowledged by the end,
+    /// though the peer sent packets after it.
+    NEVER_ACKED = "never-acked", Ack, Warning, 21;
+    /// The server rejected the connection (the reason in the detail).
+    REJECTED = "connection-rejected", Protocol, Note, 22;
+    /// A side sent Disconnect (the reason in the detail).
+    DISCONNECTED = "disconnect-sent", Protocol, Note, 23;
+}
+
+macro_rules! strs_rules {
+    ($( $(#[$doc:meta])* $name:ident = $text:literal, $slot:literal; )*) => {
+        mod rule_defs {
+            use super::*;
+            $( pub static $name: RuleDef = RuleDef {
+                name: $text,
+                proto: "strs",
+                doc: stringify!($($doc)*),
+                slot: $slot,
+            }; )*
+        }
+        /// Starstrike's rules, for `violation` findings.
+        pub mod rules {
+            use super::*;
+            $( $(#[$doc])* pub const $name: Rule = Rule::new(&rule_defs::$name); )*
+        }
+
+        /// Every Starstrike rule, in slot order.
+        pub const RULES: &[Rule] = &[ $( rules::$name, )* ];
+    };
+}
+
+strs_rules! {
+    /// The handshake out of order: an answer (Accept or Reject) contradicting an
+    /// earlier one, or a new ConnectionRequest (another payload) after the answer.
+    HANDSHAKE_ORDER = "handshake-order", 0;
+    /// PlayerInput, WorldSnapshot or another game packet before ConnectionAccept.
+    BEFORE_ACCEPT = "before-accept", 1;
+    /// A packet type sent by the side that may not send it.
+    WRONG_DIRECTION = "wrong-direction", 2;
+    /// A packet after a Disconnect: from its sender (other than its
+    /// retransmissions), or from the peer once it acknowledged it.
+    SENT_AFTER_DISCONNECT = "sent-after-disconnect", 3;
+    /// An enumeration field outside its listed values.
+    INVALID_ENUM = "invalid-enum", 4;
+    /// A NaN or infinite float.
+    NON_FINITE_FLOAT = "non-finite-float", 5;
+    /// PlayerInput moveX or moveY outside [-1, 1].
+    INPUT_RANGE = "input-range", 6;
+    /// A non-NUL byte after the first NUL of a fixed string.
+    STRING_PADDING = "string-padding", 7;
+}
+
+/// The rule of a codec violation (oversize is its own kind: `None`).
+pub const fn codec_rule(kind: ViolationKind) -> Option<Rule> {
+    match kind {
+        ViolationKind::Oversize => None,
+        ViolationKind::InvalidEnum => Some(rules::INVALID_ENUM),
+        ViolationKind::NonFinite => Some(rules::NON_FINITE_FLOAT),
+        ViolationKind::InputRange => Some(rules::INPUT_RANGE),
+        ViolationKind::StringPadding => Some(rules::STRING_PADDING),
+    }
+}
+
+fn ptype(id: u64) -> impl fmt::Display {
+    fmt::from_fn(move |f| match PacketType::from_u16(id as u16) {
+        Some(t) => f.write_str(t.name()),
+        None => write!(f, "type 0x{id:04x}"),
+    })
+}
+
+fn unpack_type(id: u64) -> PacketType {
+    // Only ever packed from a real PacketType; the fallback is never reached.
+    PacketType::from_u16(id as u16).unwrap_or(PacketType::Heartbeat)
+}
+
+fn unpack_field(i: u64) -> FieldId {
+    FieldId::from_index(i).unwrap_or(super::wire::layout::f::HEADER)
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+// Decode errors.
+
+static DECODE: DetailFormat = DetailFormat {
+    name: "strs.decode",
+    fmt: |a, f| write!(f, "{}", unpack_decode(a)),
+};
+
+fn unpack_decode(a: &[u64; 4]) -> DecodeError {
+    let (tag, x) = (a[0] & 0xff, (a[0] >> 8) as usize);
+    let t = unpack_type(a[1] & 0xffff);
+    match tag {
+        0 => DecodeError::ShortHeader { len: x },
+        1 => DecodeError::WrongMagic { found: a[1] as u32 },
+        2 => DecodeError::UnknownType {
+            type_id: a[1] as u16,
+        },
+        3 => DecodeError::Truncated {
+            packet_type: t,
+            offset: x,
+            field: unpack_field(a[1] >> 16),
+            needed: a[2] as usize,
+            available: a[3] as usize,
+        },
+        _ => DecodeError::TrailingBytes {
+            packet_type: t,
+            offset: x,
+            expected: a[2] as usize,
+            extra: a[3] as usize,
+        },
+    }
+}
+
+/// A decode error as a finding's detail.
+pub fn decode(error: DecodeError) -> ProtoDetail {
+    let args = match error {
+        DecodeError::ShortHeader { len } => [(len as u64) << 8, 0, 0, 0],
+        DecodeError::WrongMagic { found } => [1, u64::from(found), 0, 0],
+        DecodeError::UnknownType { type_id } => [2, u64::from(type_id), 0, 0],
+        DecodeError::Truncated {
+            packet_type,
+            offset,
+            field,
+            needed,
+            available,
+        } => [
+            3 | (offset as u64) << 8,
+            u64::from(packet_type.id()) | u64::from(field.index()) << 16,
+            needed as u64,
+            available as u64,
+        ],
+        DecodeError::TrailingBytes {
+            packet_type,
+            offset,
+            expected,
+            extra,
+        } => [
+            4 | (offset as u64) << 8,
+            u64::from(packet_type.id()),
+            expected as u64,
+            extra as u64,
+        ],
+    };
+    ProtoDetail {
+        format: &DECODE,
+        args,
+    }
+}
+
+// Codec violations.
+
+static CODEC: DetailFormat = DetailFormat {
+    name: "strs.violation",
+    fmt: |a, f| write!(f, "{}", unpack_violation(a)),
+};
+
+fn unpack_violation(a: &[u64; 4]) -> Violation {
+    let (tag, offset) = (a[0] & 0xff, (a[0] >> 8) as usize);
+    let packet_type = unpack_type(a[1] & 0xffff);
+    let field = unpack_field(a[1] >> 16);
+    match tag {
+        0 => Violation::Oversize { len: a[2] as usize },
+        1 => Violation::InvalidEnum {
+            offset,
+            packet_type,
+            field,
+            value: a[2] as u8,
+        },
+        2 => Violation::NonFinite {
+            offset,
+            packet_type,
+            field,
+            bits: a[2] as u32,
+        },
+        3 => Violation::InputRange {
+            offset,
+            field,
+            value: f32::from_bits(a[2] as u32),
+        },
+        _ => Violation::StringPadding {
+            offset,
+            packet_type,
+            field,
+            at: a[2] as usize,
+        },
+    }
+}
+
+/// A codec violation as a finding's detail.
+pub fn codec(v: Violation) -> Detail {
+    let (tag, offset, t, field, n) = match v {
+        Violation::Oversize { len } => (0, 0, 0, 0, len as u64),
+        Violation::InvalidEnum {
+            offset,
+            packet_type,
+            field,
+            value,
+        } => (1, offset, packet_type.id(), field.index(), u64::from(value)),
+        Violation::NonFinite {
+            offset,
+            packet_type,
+            field,
+            bits,
+        } => (2, offset, packet_type.id(), field.index(), u64::from(bits)),
+        Violation::InputRange {
+            offset,
+            field,
+            value,
+        } => (
+            3,
+            offset,
+            PacketType::PlayerInput.id(),
+            field.index(),
+            u64::from(value.to_bits()),
+        ),
+        Violation::StringPadding {
+            offset,
+            packet_type,
+            field,
+            at,
+        } => (4, offset, packet_type.id(), field.index(), at as u64),
+    };
+    Detail::Proto(ProtoDetail {
+        format: &CODEC,
+        args: [
+            tag | (offset as u64) << 8,
+            u64::from(t) | u64::from(field) << 16,
+            n,
+            0,
+        ],
+    })
+}
+
+// Where a packet type does not belong.
+
+static MISPLACED: DetailFormat = DetailFormat {
+    name: "strs.misplaced",
+    fmt: |a, f| {
+        write!(f, "{}", ptype(a[0]))?;
+        match a[1] {
+            1 => f.write_str(" from the server"),
+            2 => f.write_str(" from the client"),
+            3 => f.write_str(" before ConnectionAccept"),
+            4 => write!(f, " after the answer {}", ptype(a[2])),
+            5 => write!(
+                f,
+                " after the Disconnect of frame {} (reason {})",
+                a[2],
+                reason(EnumKind::DisconnectReason, a[3])
+            ),
+            _ => Ok(()),
+        }
+    },
+};
+
+fn reason(kind: EnumKind, raw: u64) -> impl fmt::Display {
+    fmt::from_fn(move |f| match kind.value_name(raw) {
+        Some(name) => write!(f, "{name} ({raw})"),
+        None => write!(f, "{raw}, not a listed {}", kind.name()),
+    })
+}
+
+fn misplaced(t: PacketType, how: u64, a: u64, b: u64) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &MISPLACED,
+        args: [u64::from(t.id()), how, a, b],
+    })
+}
+
+/// A type from the side that may not send it (`from_server`: who sent it).
+pub fn wrong_direction(t: PacketType, from_server: bool) -> Detail {
+    misplaced(t, if from_server { 1 } else { 2 }, 0, 0)
+}
+
+/// A game packet before ConnectionAccept.
+pub fn before_accept(t: PacketType) -> Detail {
+    misplaced(t, 3, 0, 0)
+}
+
+/// A handshake packet after the answer `answer`.
+pub fn handshake(t: PacketType, answer: PacketType) -> Detail {
+    misplaced(t, 4, u64::from(answer.id()), 0)
+}
+
+/// A packet after the Disconnect of `frame`, sent with `reason`.
+pub fn after_disconnect(t: PacketType, frame: u64, reason: u8) -> Detail {
+    misplaced(t, 5, frame, u64::from(reason))
+}
+
+// Retransmissions.
+
+static RETRANSMIT: DetailFormat = DetailFormat {
+    name: "strs.retransmission",
+    fmt: |a, f| {
+        let t = ptype(a[0] & 0xffff);
+        let tries = a[0] >> 16 & 0xffff;
+        let how = a[0] >> 32;
+        let first = a[1];
+        match how {
+            0 => {
+                let (since_first, since_prev) = (a[2], a[3]);
+                write!(
+                    f,
+                    "{t} retransmission {tries}, first sent in frame {first} {:.1} ms earlier, {:.1} ms after the previous copy ({})",
+                    ms(since_first),
+                    ms(since_prev),
+                    if since_prev >= super::wire::RETRANSMIT_TIMEOUT_MS * 1_000_000 {
+                        "the 500 ms timeout respected"
+                    } else {
+                        "sooner than the 500 ms timeout"
+                    }
+                )
+            }
+            1 => write!(
+                f,
+                "{t} retransmitted {tries} times (at most 5), first sent in frame {first} {:.1} ms earlier",
+                ms(a[2])
+            ),
+            2 => write!(
+                f,
+                "{t} retransmission {tries}, first sent in frame {first}: its copy seq {} was acknowledged in frame {}",
+                a[3], a[2]
+            ),
+            _ => write!(
+                f,
+                "{t} sent {tries} times from frame {first}, never acknowledged; the peer sent {} packets after its last copy",
+                a[2]
+            ),
+        }
+    },
+};
+
+fn retransmit(how: u64, t: PacketType, tries: u32, first_frame: u64, a: u64, b: u64) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &RETRANSMIT,
+        args: [
+            u64::from(t.id()) | u64::from(tries.min(0xffff)) << 16 | how << 32,
+            first_frame,
+            a,
+            b,
+        ],
+    })
+}
+
+/// Retransmission `tries` of a `t` first sent in `first_frame`, `since_first_ns`
+/// after it and `since_prev_ns` after the previous copy.
+pub fn retransmission(
+    t: PacketType,
+    tries: u32,
+    first_frame: u64,
+    since_first_ns: u64,
+    since_prev_ns: u64,
+) -> Detail {
+    retransmit(0, t, tries, first_frame, since_first_ns, since_prev_ns)
+}
+
+/// More retransmissions than allowed.
+pub fn retransmit_limit(
+    t: PacketType,
+    tries: u32,
+    first_frame: u64,
+    since_first_ns: u64,
+) -> Detail {
+    retransmit(1, t, tries, first_frame, since_first_ns, 0)
+}
+
+/// A retransmission of what the peer had acknowledged (copy `acked_seq`, in
+/// `ack_frame`).
+pub fn spurious(
+    t: PacketType,
+    tries: u32,
+    first_frame: u64,
+    ack_frame: u64,
+    acked_seq: u16,
+) -> Detail {
+    retransmit(2, t, tries, first_frame, ack_frame, u64::from(acked_seq))
+}
+
+/// A reliable packet sent `sends` times, never acknowledged, though the peer
+/// sent `peer_packets` packets after its last copy.
+pub fn never_acked(t: PacketType, sends: u32, first_frame: u64, peer_packets: u64) -> Detail {
+    retransmit(3, t, sends, first_frame, peer_packets, 0)
+}
+
+// Acks, heartbeats, reasons.
+
+static DRIFT: DetailFormat = DetailFormat {
+    name: "strs.ack-drift",
+    fmt: |a, f| {
+        write!(
+            f,
+            "own seq {} and the peer's newest seq {} are {} apart: the ack window spans 32, so the peer's packets fall outside it",
+            a[0], a[1], a[2] as i64
+        )
+    },
+};
+
+/// The sender's own seq, the peer's newest, and how far the first is ahead
+/// (negative: behind; `None`: exactly half the space).
+pub fn ack_drift(own: u16, peer: u16, distance: Option<i64>) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &DRIFT,
+        args: [
+            u64::from(own),
+            u64::from(peer),
+            distance.unwrap_or(32768) as u64,
+            0,
+        ],
+    })
+}
+
+static SILENCE: DetailFormat = DetailFormat {
+    name: "strs.silence",
+    fmt: |a, f| {
+        write!(
+            f,
+            "silent for {:.3} s after frame {} (heartbeat interval 1 s){}",
+            a[0] as f64 / 1e9,
+            a[1],
+            if a[2] == 1 { ", until the end" } else { "" }
+        )
+    },
+};
+
+/// A side silent for `silence_ns` after `frame` (`to_end`: until the end).
+pub fn silence(silence_ns: u64, frame: u64, to_end: bool) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &SILENCE,
+        args: [silence_ns, frame, u64::from(to_end), 0],
+    })
+}
+
+static REASON: DetailFormat = DetailFormat {
+    name: "strs.reason",
+    fmt: |a, f| {
+        let kind = if a[1] == 0 {
+            EnumKind::RejectReason
+        } else {
+            EnumKind::DisconnectReason
+        };
+        write!(f, "reason {}", reason(kind, a[0]))
+    },
+};
+
+/// A Reject's reason.
+pub fn reject_reason(raw: u8) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &REASON,
+        args: [u64::from(raw), 0, 0, 0],
+    })
+}
+
+/// A Disconnect's reason.
+pub fn disconnect_reason(raw: u8) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &REASON,
+        args: [u64::from(raw), 1, 0, 0],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::wire::layout::f;
+    use super::*;
+
+    #[test]
+    fn kinds_and_rules_have_their_slots() {
+        for (i, r) in RULES.iter().enumerate() {
+            assert_eq!(r.ordinal(), i, "{r}");
+        }
+        for k in KINDS {
+            assert!((16..crate::engine::MAX_KINDS).contains(&k.ordinal()), "{k}");
+            assert!(FindingKind::shared(k.name()).is_none(), "{k}");
+        }
+        assert_eq!(
+            rules::SENT_AFTER_DISCONNECT.full_name().to_string(),
+            "strs.violation.sent-after-disconnect"
+        );
+    }
+
+    #[test]
+    fn details_read_as_the_errors_and_violations() {
+        for e in [
+            DecodeError::ShortHeader { len: 3 },
+            DecodeError::WrongMagic { found: 0xdead_beef },
+            DecodeError::UnknownType { type_id: 0x0400 },
+            DecodeError::Truncated {
+                packet_type: PacketType::ChatMessage,
+                offset: 17,
+                field: f::CH_MESSAGE,
+                needed: 261,
+                available: 20,
+            },
+            DecodeError::TrailingBytes {
+                packet_type: PacketType::WorldSnapshot,
+                offset: 64,
+                expected: 52,
+                extra: 3,
+            },
+        ] {
+            assert_eq!(decode(e).to_string(), e.to_string());
+        }
+        for v in [
+            Violation::Oversize { len: 1239 },
+            Violation::InvalidEnum {
+                offset: 16,
+                packet_type: PacketType::EntityDestroy,
+                field: f::DE_REASON,
+                value: 9,
+            },
+            Violation::NonFinite {
+                offset: 16,
+                packet_type: PacketType::PlayerInput,
+                field: f::IN_MOVE_X,
+                bits: 0x7fc0_0000,
+            },
+            Violation::InputRange {
+                offset: 20,
+                field: f::IN_MOVE_Y,
+                value: -1.5,
+            },
+            Violation::StringPadding {
+                offset: 17,
+                packet_type: PacketType::ChatMessage,
+                field: f::CH_MESSAGE,
+                at: 19,
+            },
+        ] {
+            assert_eq!(codec(v).to_string(), v.to_string());
+        }
+        assert_eq!(
+            after_disconnect(PacketType::WorldSnapshot, 12, 2).to_string(),
+            "WorldSnapshot after the Disconnect of frame 12 (reason Timeout (2))"
+        );
+        assert_eq!(reject_reason(1).to_string(), "reason ServerFull (1)");
+        assert_eq!(
+            disconnect_reason(9).to_string(),
+            "reason 9, not a listed DisconnectReason"
+        );
+        assert!(
+            retransmission(PacketType::ChatMessage, 2, 5, 1_000_000_000, 400_000_000)
+                .to_string()
+                .contains("sooner than the 500 ms timeout")
+        );
+        assert_eq!(
+            ack_drift(40000, 100, Some(-25636)).to_string(),
+            "own seq 40000 and the peer's newest seq 100 are -25636 apart: the ack window spans 32, so the peer's packets fall outside it"
+        );
+    }
+}

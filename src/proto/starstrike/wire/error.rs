@@ -1,0 +1,266 @@
+//! What can go wrong with bytes: decode errors (the packet cannot be read past
+//! some offset) and violations (the packet reads, but breaks a rule).
+
+use super::layout::FieldId;
+use super::types::{HEADER_LEN, MAGIC, MTU, PacketType};
+use std::fmt;
+
+/// The bytes cannot be decoded. Offsets are from the start of the UDP payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The payload is shorter than the 12-byte header.
+    #[error("payload of {len} bytes is shorter than the {HEADER_LEN}-byte header")]
+    ShortHeader { len: usize },
+    /// The payload does not start with the magic "STRS".
+    #[error("protocolId 0x{found:08x} at offset 0 is not Starstrike's 0x{MAGIC:08x} (\"STRS\")")]
+    WrongMagic { found: u32 },
+    /// A `packetType` the specification does not define: nothing past the
+    /// header can be read.
+    #[error("unknown packetType 0x{type_id:04x} at offset 4")]
+    UnknownType { type_id: u16 },
+    /// The payload is shorter than its type needs (for WorldSnapshot: than
+    /// `5 + 47 * entityCount`). `offset` is where the first missing byte's field
+    /// starts; `needed` and `available` count payload bytes.
+    #[error(
+        "{packet_type} is truncated at offset {offset} ({}): its payload needs {needed} bytes, {available} are present",
+        field.def().label
+    )]
+    Truncated {
+        packet_type: PacketType,
+        offset: usize,
+        field: FieldId,
+        needed: usize,
+        available: usize,
+    },
+    /// The payload is longer than its type allows: `extra` bytes from `offset`.
+    #[error(
+        "{packet_type} has {extra} trailing bytes at offset {offset}: its payload is {expected} bytes"
+    )]
+    TrailingBytes {
+        packet_type: PacketType,
+        offset: usize,
+        expected: usize,
+        extra: usize,
+    },
+}
+
+/// The reason of a [`DecodeError`], without its numbers: what malformed packets
+/// are counted by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorKind {
+    ShortHeader,
+    WrongMagic,
+    UnknownType,
+    Truncated,
+    TrailingBytes,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 5] = [
+        ErrorKind::ShortHeader,
+        ErrorKind::WrongMagic,
+        ErrorKind::UnknownType,
+        ErrorKind::Truncated,
+        ErrorKind::TrailingBytes,
+    ];
+
+    /// A stable kebab-case name, used in JSON and counters.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ShortHeader => "short-header",
+            ErrorKind::WrongMagic => "wrong-magic",
+            ErrorKind::UnknownType => "unknown-type",
+            ErrorKind::Truncated => "truncated-payload",
+            ErrorKind::TrailingBytes => "trailing-bytes",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl DecodeError {
+    pub const fn kind(&self) -> ErrorKind {
+        match self {
+            DecodeError::ShortHeader { .. } => ErrorKind::ShortHeader,
+            DecodeError::WrongMagic { .. } => ErrorKind::WrongMagic,
+            DecodeError::UnknownType { .. } => ErrorKind::UnknownType,
+            DecodeError::Truncated { .. } => ErrorKind::Truncated,
+            DecodeError::TrailingBytes { .. } => ErrorKind::TrailingBytes,
+        }
+    }
+
+    /// The offset where undecodable bytes start.
+    pub const fn offset(&self) -> usize {
+        match *self {
+            DecodeError::ShortHeader { .. } | DecodeError::WrongMagic { .. } => 0,
+            DecodeError::UnknownType { .. } => 4,
+            DecodeError::Truncated { offset, .. } | DecodeError::TrailingBytes { offset, .. } => {
+                offset
+            }
+        }
+    }
+
+    /// The packet type concerned, where it is known.
+    pub const fn packet_type(&self) -> Option<PacketType> {
+        match *self {
+            DecodeError::Truncated { packet_type, .. }
+            | DecodeError::TrailingBytes { packet_type, .. } => Some(packet_type),
+            _ => None,
+        }
+    }
+
+    /// The bytes needed and the bytes present, where the error is a short read:
+    /// the whole header for `ShortHeader`, the payload for `Truncated`.
+    pub const fn needed_available(&self) -> Option<(usize, usize)> {
+        match *self {
+            DecodeError::ShortHeader { len } => Some((HEADER_LEN, len)),
+            DecodeError::Truncated {
+                needed, available, ..
+            } => Some((needed, available)),
+            _ => None,
+        }
+    }
+
+    /// Whether the packet ends too early (so a capture's snaplen may be the
+    /// cause, rather than the sender).
+    pub const fn is_short(&self) -> bool {
+        matches!(
+            self,
+            DecodeError::ShortHeader { .. } | DecodeError::Truncated { .. }
+        )
+    }
+}
+
+/// The bytes decode, but break a rule of the specification (or of its notes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Violation {
+    /// The packet is longer than the 1200-byte MTU.
+    Oversize { len: usize },
+    /// An enumeration field holds a value the specification does not list.
+    InvalidEnum {
+        offset: usize,
+        packet_type: PacketType,
+        field: FieldId,
+        value: u8,
+    },
+    /// A float that is NaN or infinite.
+    NonFinite {
+        offset: usize,
+        packet_type: PacketType,
+        field: FieldId,
+        bits: u32,
+    },
+    /// PlayerInput's moveX or moveY outside [-1, 1] (finite).
+    InputRange {
+        offset: usize,
+        field: FieldId,
+        value: f32,
+    },
+    /// A fixed string with a non-NUL byte after its first NUL, at `at`.
+    StringPadding {
+        offset: usize,
+        packet_type: PacketType,
+        field: FieldId,
+        at: usize,
+    },
+}
+
+/// The rule a [`Violation`] breaks, without its numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ViolationKind {
+    Oversize,
+    InvalidEnum,
+    NonFinite,
+    InputRange,
+    StringPadding,
+}
+
+impl ViolationKind {
+    /// A stable kebab-case name: the rule of the `violation` finding.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ViolationKind::Oversize => "oversize",
+            ViolationKind::InvalidEnum => "invalid-enum",
+            ViolationKind::NonFinite => "non-finite-float",
+            ViolationKind::InputRange => "input-range",
+            ViolationKind::StringPadding => "string-padding",
+        }
+    }
+}
+
+impl Violation {
+    pub const fn kind(&self) -> ViolationKind {
+        match self {
+            Violation::Oversize { .. } => ViolationKind::Oversize,
+            Violation::InvalidEnum { .. } => ViolationKind::InvalidEnum,
+            Violation::NonFinite { .. } => ViolationKind::NonFinite,
+            Violation::InputRange { .. } => ViolationKind::InputRange,
+            Violation::StringPadding { .. } => ViolationKind::StringPadding,
+        }
+    }
+
+    /// The offset of the field concerned (0 for the whole packet).
+    pub const fn offset(&self) -> usize {
+        match *self {
+            Violation::Oversize { .. } => 0,
+            Violation::InvalidEnum { offset, .. }
+            | Violation::NonFinite { offset, .. }
+            | Violation::InputRange { offset, .. }
+            | Violation::StringPadding { offset, .. } => offset,
+        }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Violation::Oversize { len } => {
+                write!(f, "packet of {len} bytes exceeds the {MTU}-byte MTU")
+            }
+            Violation::InvalidEnum {
+                offset,
+                packet_type,
+                field,
+                value,
+            } => write!(
+                f,
+                "{packet_type} {} at offset {offset} is {value}, not a listed value",
+                field.def().label
+            ),
+            Violation::NonFinite {
+                offset,
+                packet_type,
+                field,
+                bits,
+            } => write!(
+                f,
+                "{packet_type} {} at offset {offset} is {} (0x{bits:08x})",
+                field.def().label,
+                f32::from_bits(bits)
+            ),
+            Violation::InputRange {
+                offset,
+                field,
+                value,
+            } => write!(
+                f,
+                "PlayerInput {} at offset {offset} is {value}, outside [-1, 1]",
+                field.def().label
+            ),
+            Violation::StringPadding {
+                offset,
+                packet_type,
+                field,
+                at,
+            } => write!(
+                f,
+                "{packet_type} {} at offset {offset} has a non-NUL byte at offset {at}, after its first NUL",
+                field.def().label
+            ),
+        }
+    }
+}

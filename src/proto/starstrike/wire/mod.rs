@@ -1,0 +1,44 @@
+//! The Starstrike wire format (`starstrike-protocol.md` version 1.0, settled by
+//! `starstrike-NOTES.md`, which wins where they differ): everything else in the
+//! Starstrike module decodes and encodes through here.
+//!
+//! As in smoltcp's `wire` module, two sides:
+//!
+//! - **The view** borrows the bytes: [`Packet::new_checked`] checks the header
+//!   (length, magic, known `packetType`) and the payload's exact length once;
+//!   then every accessor reads in place, allocates nothing and cannot panic.
+//! - **Representations** own their data: [`PacketRepr`] parses from and emits to
+//!   bytes (big-endian, fixed strings NUL-padded, f32 as IEEE-754 binary32).
+//!
+//! Three outcomes for bytes, kept apart:
+//!
+//! - a [`DecodeError`] when they cannot be read: a short header, a wrong magic,
+//!   an unknown type, a payload shorter than its type needs (`Truncated`, with
+//!   the offset and name of the field of the first missing byte: the capture's
+//!   snaplen may be the cause, which the analyzer tells apart), or longer
+//!   (`TrailingBytes`; for WorldSnapshot, length != `5 + 47 * entityCount`);
+//! - a [`Violation`] when they read but break a rule: an enumeration outside its
+//!   values, a NaN or infinite float, moveX/moveY outside [-1, 1], a non-NUL byte
+//!   after a fixed string's first NUL, a packet over the 1200-byte MTU;
+//! - nothing, for a valid packet.
+//!
+//! The registered fields ([`FIELDS`]) and the byte layout of each type
+//! ([`layout`]) come from one table, which drives the field walk
+//! ([`walk_fields`]), the violation checks and truncation offsets.
+
+mod error;
+pub mod layout;
+mod packet;
+mod repr;
+mod types;
+
+pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
+pub use layout::{FIELDS, FieldId};
+pub use packet::{Header, Packet, check_header, is_starstrike, walk_fields};
+pub use repr::{
+    ChatMessage, ConnectionAccept, ConnectionRequest, EmitError, Entities, EntityDestroy,
+    EntityList, EntitySpawn, EntityState, FixedStr, Heartbeat, MatchState, Message, MessageRepr,
+    PacketRepr, PlayerDied, PlayerInput, PlayerScored, Quaternion, Reason, Vector3, WorldSnapshot,
+    emit_packet, padding_error, text_of,
+};
+pub use types::*;

@@ -1,0 +1,267 @@
+//! Constants, packet types and the enumerations of the Starstrike wire format
+//! (`starstrike-protocol.md`, settled by `starstrike-NOTES.md`).
+
+use std::fmt;
+
+/// The magic `protocolId`, "STRS" on the wire (big-endian).
+pub const MAGIC: u32 = 0x5354_5253;
+/// The packet header: `u32 protocolId`, `u16 packetType`, `u16 sequenceNumber`,
+/// `u32 ackBits`.
+pub const HEADER_LEN: usize = 12;
+/// The MTU: the whole UDP payload, header included. Larger packets are flagged
+/// (`oversize`) and still decoded.
+pub const MTU: usize = 1200;
+/// The largest payload within the MTU.
+pub const MAX_PAYLOAD: usize = MTU - HEADER_LEN;
+/// One `EntityState` of a WorldSnapshot.
+pub const ENTITY_STATE_LEN: usize = 47;
+/// The WorldSnapshot's fixed part: `u32 tick`, `u8 entityCount`.
+pub const SNAPSHOT_FIXED_LEN: usize = 5;
+/// Entities that fit in one snapshot within the MTU: (1188 - 5) / 47.
+pub const MAX_ENTITIES_IN_MTU: usize = (MAX_PAYLOAD - SNAPSHOT_FIXED_LEN) / ENTITY_STATE_LEN;
+/// The default server port (Starstrike is recognised by its magic on any port).
+pub const DEFAULT_PORT: u16 = 7777;
+/// The protocol version of the draft.
+pub const PROTOCOL_VERSION: u8 = 1;
+/// Lengths of the fixed strings.
+pub const PLAYER_NAME_LEN: usize = 32;
+pub const REASON_MESSAGE_LEN: usize = 128;
+pub const CHAT_MESSAGE_LEN: usize = 256;
+/// A reliable packet unacked for this long is sent again.
+pub const RETRANSMIT_TIMEOUT_MS: u64 = 500;
+/// At most this many retransmissions (six sends in all).
+pub const MAX_RETRANSMISSIONS: u32 = 5;
+/// A peer silent this long has timed out.
+pub const CONNECTION_TIMEOUT_MS: u64 = 10_000;
+/// A peer sends at least one packet (a Heartbeat if nothing else) this often.
+pub const HEARTBEAT_INTERVAL_MS: u64 = 1_000;
+/// The bits of `ackBits`: how far back one header acknowledges.
+pub const ACK_WINDOW: u32 = 32;
+
+/// Who may send a packet type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sender {
+    Client,
+    Server,
+    Both,
+}
+
+macro_rules! packet_types {
+    ($( $(#[$doc:meta])* $name:ident = $id:literal, $payload:expr, $reliable:literal, $sender:ident; )*) => {
+        /// A `packetType`: one message per packet, its payload after the header.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u16)]
+        pub enum PacketType {
+            $( $(#[$doc])* $name = $id, )*
+        }
+
+        impl PacketType {
+            /// Every type, in the order of the specification (the ordinal).
+            pub const ALL: [PacketType; 13] = [ $( PacketType::$name, )* ];
+            pub const COUNT: usize = Self::ALL.len();
+
+            /// The type of a `packetType` value, if the specification defines it.
+            pub const fn from_u16(id: u16) -> Option<PacketType> {
+                match id {
+                    $( $id => Some(PacketType::$name), )*
+                    _ => None,
+                }
+            }
+
+            /// The name in the specification: `ConnectionRequest`.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( PacketType::$name => stringify!($name), )*
+                }
+            }
+
+            /// The payload length of a fixed-size type; for WorldSnapshot, its
+            /// fixed part (the entities follow).
+            pub const fn min_payload_len(self) -> usize {
+                match self {
+                    $( PacketType::$name => $payload, )*
+                }
+            }
+
+            /// Reliable types are retransmitted until acknowledged.
+            pub const fn is_reliable(self) -> bool {
+                match self {
+                    $( PacketType::$name => $reliable, )*
+                }
+            }
+
+            /// Who may send it.
+            pub const fn sender(self) -> Sender {
+                match self {
+                    $( PacketType::$name => Sender::$sender, )*
+                }
+            }
+        }
+    };
+}
+
+packet_types! {
+    /// 0x0001, client to server: version, player name, client id.
+    ConnectionRequest = 0x0001, 41, true, Client;
+    /// 0x0002, server to client: assigned player id, server tick, tick rate.
+    ConnectionAccept = 0x0002, 12, true, Server;
+    /// 0x0003, server to client: reason and message.
+    ConnectionReject = 0x0003, 129, true, Server;
+    /// 0x0004, either way: reason and message; ends the session.
+    Disconnect = 0x0004, 129, true, Both;
+    /// 0x0005, either way: the sender's clock in ms.
+    Heartbeat = 0x0005, 4, true, Both;
+    /// 0x0100, client to server, every frame: tick, move, look, buttons.
+    PlayerInput = 0x0100, 24, false, Client;
+    /// 0x0101, server to client at the tick rate: tick and entity states.
+    WorldSnapshot = 0x0101, SNAPSHOT_FIXED_LEN, false, Server;
+    /// 0x0102, server to client.
+    EntitySpawn = 0x0102, 34, true, Server;
+    /// 0x0103, server to client.
+    EntityDestroy = 0x0103, 5, true, Server;
+    /// 0x0200, server to clients.
+    PlayerScored = 0x0200, 9, true, Server;
+    /// 0x0201, server to clients.
+    PlayerDied = 0x0201, 9, true, Server;
+    /// 0x0202, server to clients.
+    MatchState = 0x0202, 9, true, Server;
+    /// 0x0300, either way.
+    ChatMessage = 0x0300, 261, true, Both;
+}
+
+impl PacketType {
+    /// The `packetType` value.
+    pub const fn id(self) -> u16 {
+        self as u16
+    }
+
+    /// The index in [`PacketType::ALL`]: the counter slot of the type.
+    pub const fn ordinal(self) -> usize {
+        let mut i = 0;
+        while i < Self::ALL.len() {
+            if Self::ALL[i] as u16 == self as u16 {
+                return i;
+            }
+            i += 1;
+        }
+        0
+    }
+
+    /// The exact payload length of a fixed-size type (`None` for WorldSnapshot).
+    pub const fn payload_len(self) -> Option<usize> {
+        match self {
+            PacketType::WorldSnapshot => None,
+            t => Some(t.min_payload_len()),
+        }
+    }
+}
+
+impl fmt::Display for PacketType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+macro_rules! enum_kinds {
+    ($( $(#[$doc:meta])* $kind:ident = $label:literal { $( $value:literal => $vname:literal ),* $(,)? } )*) => {
+        /// The enumerations of the specification (all `u8` on the wire). A value
+        /// outside the listed ones decodes, and is a violation.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum EnumKind {
+            $( $(#[$doc])* $kind, )*
+        }
+
+        impl EnumKind {
+            /// The enumeration's name in the specification.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( EnumKind::$kind => $label, )*
+                }
+            }
+
+            /// The name of a value, if the specification lists it.
+            pub const fn value_name(self, raw: u64) -> Option<&'static str> {
+                match self {
+                    $( EnumKind::$kind => match raw {
+                        $( $value => Some($vname), )*
+                        _ => None,
+                    }, )*
+                }
+            }
+        }
+    };
+}
+
+enum_kinds! {
+    EntityType = "EntityType" { 1 => "Player", 2 => "Projectile", 3 => "Asteroid", 4 => "Powerup" }
+    RejectReason = "RejectReason" {
+        1 => "ServerFull", 2 => "VersionMismatch", 3 => "Banned", 4 => "InvalidCredentials",
+    }
+    DisconnectReason = "DisconnectReason" {
+        1 => "ClientQuit", 2 => "Timeout", 3 => "Kicked", 4 => "ServerShutdown",
+    }
+    DestroyReason = "DestroyReason" { 1 => "Timeout", 2 => "Collision", 3 => "OutOfBounds", 4 => "Killed" }
+    ScoreType = "ScoreType" { 1 => "Kill", 2 => "Assist", 3 => "Objective" }
+    DeathType = "DeathType" { 1 => "Weapon", 2 => "Collision", 3 => "OutOfBounds", 4 => "Suicide" }
+    GameState = "GameState" {
+        1 => "Waiting", 2 => "Starting", 3 => "InProgress", 4 => "Ending", 5 => "Ended",
+    }
+    ChatChannel = "ChatChannel" { 1 => "All", 2 => "Team", 3 => "Whisper", 4 => "System" }
+}
+
+impl EnumKind {
+    /// Whether `raw` is a listed value.
+    pub const fn is_valid(self, raw: u64) -> bool {
+        self.value_name(raw).is_some()
+    }
+}
+
+/// `DisconnectReason::Timeout`: what a sender that gave up retransmitting says.
+pub const DISCONNECT_TIMEOUT: u8 = 2;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_round_trip_their_ids_and_ordinals() {
+        for (i, t) in PacketType::ALL.iter().enumerate() {
+            assert_eq!(PacketType::from_u16(t.id()), Some(*t));
+            assert_eq!(t.ordinal(), i);
+        }
+        assert_eq!(PacketType::from_u16(0), None);
+        assert_eq!(PacketType::from_u16(0x0006), None);
+        assert_eq!(PacketType::from_u16(0x0104), None);
+        assert_eq!(PacketType::ChatMessage.id(), 0x0300);
+    }
+
+    #[test]
+    fn payload_sizes_are_the_notes() {
+        let sizes = [41, 12, 129, 129, 4, 24, 5, 34, 5, 9, 9, 9, 261];
+        for (t, n) in PacketType::ALL.iter().zip(sizes) {
+            assert_eq!(t.min_payload_len(), n, "{t}");
+        }
+        assert_eq!(PacketType::WorldSnapshot.payload_len(), None);
+        assert_eq!(MAX_ENTITIES_IN_MTU, 25);
+    }
+
+    #[test]
+    fn reliability_is_the_notes() {
+        let unreliable: Vec<_> = PacketType::ALL
+            .iter()
+            .filter(|t| !t.is_reliable())
+            .collect();
+        assert_eq!(
+            unreliable,
+            [&PacketType::PlayerInput, &PacketType::WorldSnapshot]
+        );
+    }
+
+    #[test]
+    fn enums_name_their_values() {
+        assert_eq!(EnumKind::GameState.value_name(5), Some("Ended"));
+        assert_eq!(EnumKind::ScoreType.value_name(4), None);
+        assert!(!EnumKind::EntityType.is_valid(0));
+        assert_eq!(EnumKind::DisconnectReason.value_name(2), Some("Timeout"));
+    }
+}

@@ -1,0 +1,846 @@
+//! Every Starstrike finding and every precedence rule of the contract
+//! (`src/proto/starstrike/analysis.rs`), each shown on packets encoded here
+//! through the wire's `PacketRepr::emit`.
+//!
+//! A [`Script`] plays one capture: `c2s(seq, acks, message)` and `s2c(...)`
+//! encode a packet whose `ackBits` acknowledge the listed peer numbers
+//! (literally: bit N for `seq - N - 1`), feed it to the tracker as the next
+//! frame (10 ms after the previous one unless `wait` says otherwise) and return
+//! the findings it raised, compactly: direction, label, frame, seqno, detail.
+
+use lwarscope::capture::{Datagram, Timestamp};
+use lwarscope::engine::{Detail, Finding, FindingKind, Observer, Summary, TrackerConfig};
+use lwarscope::proto::starstrike::findings as strs;
+use lwarscope::proto::starstrike::wire::{
+    ChatMessage, ConnectionAccept, ConnectionRequest, EntityState, FixedStr, Heartbeat, Message,
+    MessageRepr, PacketRepr, PlayerInput, Reason, WorldSnapshot,
+};
+use lwarscope::proto::starstrike::{Session, State, Tracker};
+use std::net::SocketAddr;
+
+const START_MS: u64 = 1_704_067_200_000;
+const STEP_MS: u64 = 10;
+
+type F = (&'static str, String, u64, Option<u32>, String);
+
+fn compact(f: &Finding) -> F {
+    (
+        f.direction.name(),
+        f.label().to_string(),
+        f.frame,
+        f.seqno,
+        f.detail.to_string(),
+    )
+}
+
+#[derive(Default)]
+struct Collect(Vec<Finding>);
+
+impl Observer for Collect {
+    fn finding(&mut self, f: &Finding) {
+        self.0.push(*f);
+    }
+}
+
+struct Script {
+    tracker: Tracker,
+    client: SocketAddr,
+    server: SocketAddr,
+    frame: u64,
+    now_ms: u64,
+    all: Vec<Finding>,
+    /// Numbers each side sent (c2s, s2c), for `cx`/`sx`.
+    sent: [Vec<u16>; 2],
+}
+
+/// The `ackBits` of a packet numbered `own` acknowledging the peer's `acked`.
+fn bits(own: u16, acked: &[u16]) -> u32 {
+    let mut b = 0u32;
+    for &p in acked {
+        let n = own.wrapping_sub(p).wrapping_sub(1);
+        assert!(n < 32, "{p} is outside the window of {own}");
+        b |= 1 << n;
+    }
+    b
+}
+
+impl Script {
+    fn new() -> Self {
+        Script {
+            tracker: Tracker::new(TrackerConfig::default()),
+            client: "127.0.0.1:40000".parse().unwrap(),
+            server: "127.0.0.1:7777".parse().unwrap(),
+            frame: 0,
+            now_ms: START_MS,
+            all: Vec::new(),
+            sent: [Vec::new(), Vec::new()],
+        }
+    }
+
+    fn feed_len(&mut self, c2s: bool, payload: &[u8], len: usize) -> Vec<F> {
+        self.frame += 1;
+        self.now_ms += STEP_MS;
+        let (src, dst) = if c2s {
+            (self.client, self.server)
+        } else {
+            (self.server, self.client)
+        };
+        let d = Datagram {
+            frame: self.frame,
+            ts: Timestamp::from_millis(self.now_ms),
+            src,
+            dst,
+            payload,
+            payload_len: len,
+        };
+        let mut seen = Collect::default();
+        self.tracker.observe(&d, &mut seen);
+        self.all.extend_from_slice(&seen.0);
+        seen.0.iter().map(compact).collect()
+    }
+
+    fn raw(&mut self, c2s: bool, payload: &[u8]) -> Vec<F> {
+        self.feed_len(c2s, payload, payload.len())
+    }
+
+    fn c2s(&mut self, seq: u16, acked: &[u16], m: MessageRepr) -> Vec<F> {
+        self.sent[0].push(seq);
+        self.raw(true, &encode(seq, bits(seq, acked), m))
+    }
+
+    fn s2c(&mut self, seq: u16, acked: &[u16], m: MessageRepr) -> Vec<F> {
+        self.sent[1].push(seq);
+        self.raw(false, &encode(seq, bits(seq, acked), m))
+    }
+
+    /// The peer's numbers a packet numbered `seq` can acknowledge: every one
+    /// sent so far within its window.
+    fn reachable(&self, peer: usize, seq: u16) -> Vec<u16> {
+        let mut v: Vec<u16> = self.sent[peer]
+            .iter()
+            .copied()
+            .filter(|&p| (1..=32).contains(&seq.wrapping_sub(p)))
+            .collect();
+        v.dedup();
+        v
+    }
+
+    /// A client packet acknowledging everything it can.
+    fn cx(&mut self, seq: u16, m: MessageRepr) -> Vec<F> {
+        let acked = self.reachable(1, seq);
+        self.c2s(seq, &acked, m)
+    }
+
+    /// A server packet acknowledging everything it can.
+    fn sx(&mut self, seq: u16, m: MessageRepr) -> Vec<F> {
+        let acked = self.reachable(0, seq);
+        self.s2c(seq, &acked, m)
+    }
+
+    fn wait(&mut self, ms: u64) {
+        self.now_ms += ms;
+    }
+
+    fn finish(&mut self) -> (Vec<F>, Summary) {
+        let mut seen = Collect::default();
+        let summary = self.tracker.finish(&mut seen);
+        self.all.extend_from_slice(&seen.0);
+        (seen.0.iter().map(compact).collect(), summary)
+    }
+
+    fn session(&self) -> &Session {
+        self.tracker.sessions().next().expect("a session").1
+    }
+
+    fn state(&self) -> State {
+        self.session().proto.state
+    }
+
+    fn count(&self, kind: FindingKind) -> usize {
+        self.all.iter().filter(|f| f.kind == kind).count()
+    }
+
+    /// Request (client 100), Accept (server 101, acking 100), an Input (client
+    /// 101, which cannot reach 101 yet). Nothing raised.
+    fn connected() -> Self {
+        let mut s = Script::new();
+        assert_eq!(s.c2s(100, &[], request("alice")), []);
+        assert_eq!(s.s2c(101, &[100], accept(7)), []);
+        assert_eq!(s.c2s(101, &[], input(1, 0.0)), []);
+        assert_eq!(s.state(), State::Connected);
+        s
+    }
+}
+
+fn encode(seq: u16, ack_bits: u32, m: MessageRepr) -> Vec<u8> {
+    let repr = PacketRepr::new(seq, ack_bits, m);
+    let mut buf = vec![0u8; repr.buffer_len()];
+    let n = repr.emit(&mut buf).unwrap();
+    buf.truncate(n);
+    buf
+}
+
+fn request(name: &str) -> MessageRepr {
+    Message::ConnectionRequest(ConnectionRequest {
+        protocol_version: 1,
+        player_name: FixedStr::new(name.as_bytes()),
+        client_id: 42,
+    })
+}
+fn accept(player: u32) -> MessageRepr {
+    Message::ConnectionAccept(ConnectionAccept {
+        assigned_player_id: player,
+        server_tick: 1000,
+        tick_rate: 60,
+    })
+}
+fn reject(reason: u8) -> MessageRepr {
+    Message::ConnectionReject(Reason {
+        reason,
+        message: FixedStr::new(b"full"),
+    })
+}
+fn disconnect(reason: u8) -> MessageRepr {
+    Message::Disconnect(Reason {
+        reason,
+        message: FixedStr::new(b"bye"),
+    })
+}
+fn heartbeat(ms: u32) -> MessageRepr {
+    Message::Heartbeat(Heartbeat { timestamp: ms })
+}
+fn input(tick: u32, move_x: f32) -> MessageRepr {
+    Message::PlayerInput(PlayerInput {
+        tick,
+        move_x,
+        ..PlayerInput::default()
+    })
+}
+fn snapshot(tick: u32, entities: usize) -> MessageRepr {
+    let e = EntityState {
+        entity_id: 1,
+        entity_type: 1,
+        health: 100,
+        ..EntityState::default()
+    };
+    Message::WorldSnapshot(WorldSnapshot {
+        tick,
+        entities: vec![e; entities],
+    })
+}
+fn chat(text: &str) -> MessageRepr {
+    Message::ChatMessage(ChatMessage {
+        sender_id: 7,
+        channel: 1,
+        message: FixedStr::new(text.as_bytes()),
+    })
+}
+
+fn labels(v: &[F]) -> Vec<&str> {
+    v.iter().map(|f| f.1.as_str()).collect()
+}
+
+#[test]
+fn a_clean_session_raises_only_its_disconnect() {
+    let mut s = Script::connected();
+    let mut c = 102u16;
+    let mut sv = 102u16;
+    for tick in 0..20 {
+        assert_eq!(s.sx(sv, snapshot(tick, 2)), []);
+        assert_eq!(s.cx(c, input(tick, 0.5)), []);
+        c += 1;
+        sv += 1;
+    }
+    let f = s.cx(c, disconnect(1));
+    assert_eq!(
+        f,
+        [(
+            "c2s",
+            "disconnect-sent".to_owned(),
+            s.frame,
+            Some(u32::from(c)),
+            "reason ClientQuit (1)".to_owned()
+        )]
+    );
+    assert_eq!(s.sx(sv, disconnect(4)).len(), 1);
+    let (end, summary) = s.finish();
+    assert_eq!(end, []);
+    assert_eq!(s.state(), State::Disconnected);
+    let session = s.session();
+    assert_eq!(session.proto.player_id, Some(7));
+    assert_eq!(session.proto.player_name.as_deref(), Some("alice"));
+    // Every client packet but the Disconnect was acknowledged by a later server
+    // packet; each gave an ack delay sample.
+    assert!(
+        session.c2s.ack_delay_us.len() >= 21,
+        "{}",
+        session.c2s.ack_delay_us.len()
+    );
+    assert!(session.c2s.srtt_ns.is_some());
+    assert_eq!(session.c2s.first_sends, 2);
+    assert_eq!(summary.sessions.len(), 1);
+    assert_eq!(summary.sessions[0].state, "disconnected");
+}
+
+#[test]
+fn sequence_numbers_wrap_at_65535_without_a_finding() {
+    let mut s = Script::new();
+    s.c2s(65533, &[], request("w"));
+    s.s2c(65534, &[65533], accept(1));
+    let mut c = 65534u16;
+    let mut sv = 65535u16;
+    for tick in 0..6 {
+        assert_eq!(s.cx(c, input(tick, 0.0)), [], "c {c}");
+        assert_eq!(s.sx(sv, snapshot(tick, 1)), [], "s {sv}");
+        c = c.wrapping_add(1);
+        sv = sv.wrapping_add(1);
+    }
+    assert_eq!(s.finish().0, []);
+    assert_eq!(s.all, []);
+}
+
+#[test]
+fn a_number_skipped_and_never_acked_is_lost_at_the_end() {
+    let mut s = Script::connected();
+    s.c2s(102, &[], input(2, 0.0));
+    let gap_frame = s.frame + 1;
+    s.c2s(104, &[], input(4, 0.0)); // 103 skipped
+    s.s2c(102, &[101], snapshot(1, 0)); // cannot reach 103 or 104: 102 - 1 = 101
+    let (end, summary) = s.finish();
+    assert_eq!(labels(&end), ["lost"]);
+    assert_eq!(end[0].0, "c2s");
+    assert_eq!(end[0].2, gap_frame);
+    assert_eq!(end[0].3, Some(103));
+    assert_eq!(summary.findings.get("lost"), Some(&1));
+}
+
+#[test]
+fn a_number_skipped_but_acked_was_not_captured() {
+    let mut s = Script::connected();
+    s.c2s(102, &[], input(2, 0.0));
+    s.c2s(104, &[], input(4, 0.0)); // 103 skipped
+    for sv in 102..105 {
+        s.s2c(sv, &[], snapshot(1, 0));
+    }
+    s.s2c(105, &[102, 103, 104], snapshot(1, 0));
+    let (end, _) = s.finish();
+    assert_eq!(labels(&end), ["not-captured"]);
+    assert_eq!(end[0].3, Some(103));
+}
+
+#[test]
+fn a_number_lost_across_the_wrap() {
+    let mut s = Script::new();
+    s.c2s(65534, &[], request("w"));
+    s.s2c(10, &[], accept(1));
+    s.c2s(0, &[], input(1, 0.0)); // 65535 skipped
+    let (end, _) = s.finish();
+    let lost: Vec<_> = end.iter().filter(|f| f.1 == "lost").collect();
+    assert_eq!(lost.len(), 1);
+    assert_eq!(lost[0].3, Some(65535));
+}
+
+#[test]
+fn the_same_bytes_again_are_a_duplicate_and_nothing_else() {
+    let mut s = Script::connected();
+    let p = encode(102, bits(102, &[101]), input(2, 0.0));
+    assert_eq!(s.raw(true, &p), []);
+    let f = s.raw(true, &p);
+    assert_eq!(labels(&f), ["duplicate-packet"]);
+    assert_eq!(f[0].4, format!("same bytes as frame {}", s.frame - 1));
+    // Not a reordering, not a retransmission.
+    assert_eq!(s.count(FindingKind::REORDERED), 0);
+}
+
+#[test]
+fn an_older_number_is_reordered_and_fills_its_gap() {
+    let mut s = Script::connected();
+    s.c2s(103, &[], input(3, 0.0));
+    let f = s.c2s(102, &[], input(2, 0.0));
+    assert_eq!(labels(&f), ["reordered"]);
+    assert_eq!(f[0].3, Some(102));
+    assert_eq!(f[0].4, "fills a gap below seqno 103");
+    assert_eq!(s.finish().0, []);
+}
+
+#[test]
+fn acks_of_the_unseen_make_one_incident() {
+    let mut s = Script::connected();
+    // The client's highest is 101: 105 and 106 were never captured.
+    let began = s.frame + 1;
+    assert_eq!(s.s2c(107, &[105, 106], snapshot(1, 0)), []);
+    assert_eq!(s.s2c(108, &[106], snapshot(2, 0)), []);
+    let f = s.s2c(109, &[101], snapshot(3, 0));
+    assert_eq!(labels(&f), ["ack-unseen"]);
+    assert_eq!(f[0].2, began);
+    assert_eq!(
+        f[0].4,
+        "ack 106, highest seqno captured the other way is 101; 2 packets in a row"
+    );
+}
+
+#[test]
+fn drift_is_one_finding_per_incident_with_both_numbers() {
+    let mut s = Script::connected();
+    // The server jumps far ahead of the client's numbers.
+    let f = s.s2c(200, &[], snapshot(1, 0));
+    let drift: Vec<_> = f.iter().filter(|f| f.1 == "ack-drift").collect();
+    assert_eq!(drift.len(), 1);
+    assert_eq!(
+        drift[0].4,
+        "own seq 200 and the peer's newest seq 101 are 99 apart: the ack window spans 32, so the peer's packets fall outside it"
+    );
+    // The same incident, from both sides: nothing more.
+    for i in 0..5 {
+        let f = s.s2c(201 + i, &[], snapshot(2, 0));
+        assert!(!labels(&f).contains(&"ack-drift"));
+        let f = s.c2s(102 + i, &[], input(2, 0.0));
+        assert!(!labels(&f).contains(&"ack-drift"), "{f:?}");
+    }
+    // Back in reach, then out again: a second incident.
+    let f = s.c2s(200, &[], input(3, 0.0));
+    assert!(!labels(&f).contains(&"ack-drift"));
+    let f = s.c2s(300, &[], input(4, 0.0));
+    assert_eq!(f.iter().filter(|f| f.1 == "ack-drift").count(), 1);
+    assert_eq!(s.count(strs::ACK_DRIFT), 2);
+}
+
+#[test]
+fn numbers_near_each_other_across_the_wrap_do_not_drift() {
+    let mut s = Script::new();
+    s.c2s(65530, &[], request("w"));
+    let f = s.s2c(10, &[], accept(1)); // 16 ahead, through the wrap
+    assert_eq!(f, []);
+    let f = s.c2s(65531, &[], input(1, 0.0));
+    assert_eq!(f, []);
+}
+
+#[test]
+fn a_copy_of_an_unacked_reliable_packet_is_a_retransmission() {
+    let mut s = Script::connected();
+    let first = s.frame + 1;
+    s.c2s(102, &[], chat("gg"));
+    s.wait(490);
+    let f = s.c2s(103, &[], chat("gg"));
+    assert_eq!(labels(&f), ["retransmission"]);
+    assert_eq!(f[0].3, Some(103));
+    assert_eq!(
+        f[0].4,
+        format!(
+            "ChatMessage retransmission 1, first sent in frame {first} 500.0 ms earlier, 500.0 ms after the previous copy (the 500 ms timeout respected)"
+        )
+    );
+    s.wait(90);
+    let f = s.c2s(104, &[], chat("gg"));
+    assert!(f[0].4.contains("retransmission 2"), "{}", f[0].4);
+    assert!(
+        f[0].4.contains("sooner than the 500 ms timeout"),
+        "{}",
+        f[0].4
+    );
+    // Another payload is another message.
+    assert_eq!(s.c2s(105, &[], chat("gl")), []);
+    let session = s.session();
+    assert_eq!(session.c2s.resends, 2);
+    assert_eq!(session.proto.chats, 2);
+}
+
+#[test]
+fn more_than_five_retransmissions_raise_the_limit_once() {
+    let mut s = Script::connected();
+    s.c2s(102, &[], chat("hello"));
+    let mut kinds = Vec::new();
+    for k in 0..7u16 {
+        s.wait(490);
+        kinds.push(labels(&s.c2s(103 + k, &[], chat("hello"))).join(","));
+    }
+    assert_eq!(
+        kinds,
+        [
+            "retransmission",
+            "retransmission",
+            "retransmission",
+            "retransmission",
+            "retransmission",
+            "retransmit-limit",
+            ""
+        ]
+    );
+}
+
+#[test]
+fn a_copy_of_what_was_acked_is_spurious_and_wins_over_the_limit() {
+    let mut s = Script::connected();
+    s.c2s(102, &[], chat("x"));
+    let ack_frame = s.frame + 1;
+    s.s2c(103, &[102], snapshot(1, 0));
+    s.wait(500);
+    let f = s.c2s(103, &[], chat("x"));
+    assert_eq!(labels(&f), ["spurious-retransmission"]);
+    assert!(
+        f[0].4
+            .contains(&format!("seq 102 was acknowledged in frame {ack_frame}")),
+        "{}",
+        f[0].4
+    );
+    // Acked copies make every later copy spurious, the 6th included.
+    for k in 0..6u16 {
+        let f = s.c2s(104 + k, &[], chat("x"));
+        assert_eq!(labels(&f), ["spurious-retransmission"]);
+    }
+    assert_eq!(s.count(strs::RETRANSMIT_LIMIT), 0);
+}
+
+#[test]
+fn a_reliable_packet_never_acked_though_the_peer_kept_sending() {
+    let mut s = Script::connected();
+    let first = s.frame + 1;
+    s.c2s(102, &[], chat("lost"));
+    s.wait(600);
+    s.s2c(102, &[101], snapshot(1, 0)); // acks the Input, not the chat
+    let (end, _) = s.finish();
+    let never: Vec<_> = end.iter().filter(|f| f.1 == "never-acked").collect();
+    assert_eq!(never.len(), 1);
+    assert_eq!((never[0].2, never[0].3), (first, Some(102)));
+    assert!(
+        never[0]
+            .4
+            .contains("the peer sent 1 packets after its last copy")
+    );
+}
+
+#[test]
+fn no_never_acked_when_the_peer_had_no_chance() {
+    let mut s = Script::connected();
+    s.c2s(102, &[], chat("late"));
+    s.s2c(102, &[101], snapshot(1, 0)); // 10 ms later: no chance yet
+    let (end, _) = s.finish();
+    assert!(!labels(&end).contains(&"never-acked"), "{end:?}");
+}
+
+#[test]
+fn silence_over_a_second_is_a_missing_heartbeat() {
+    let mut s = Script::connected();
+    let last = s.frame;
+    s.wait(1500);
+    let f = s.c2s(102, &[], heartbeat(5000));
+    assert_eq!(labels(&f), ["heartbeat-missing"]);
+    assert_eq!(
+        f[0].4,
+        format!("silent for 1.510 s after frame {last} (heartbeat interval 1 s)")
+    );
+    // Under a second: nothing.
+    s.wait(900);
+    assert_eq!(s.c2s(103, &[], heartbeat(5910)), []);
+}
+
+#[test]
+fn a_side_silent_until_the_end() {
+    let mut s = Script::connected();
+    for sv in 102u16..107 {
+        s.wait(300);
+        s.s2c(sv, &[], snapshot(1, 0));
+    }
+    let (end, _) = s.finish();
+    let silent: Vec<_> = end.iter().filter(|f| f.1 == "heartbeat-missing").collect();
+    assert_eq!(silent.len(), 1);
+    assert_eq!(silent[0].0, "c2s");
+    assert!(silent[0].4.ends_with("until the end"), "{}", silent[0].4);
+}
+
+#[test]
+fn a_reject_says_why_and_ends_the_session() {
+    let mut s = Script::new();
+    s.c2s(1, &[], request("bob"));
+    let f = s.s2c(1, &[], reject(1));
+    assert_eq!(labels(&f), ["connection-rejected"]);
+    assert_eq!(f[0].4, "reason ServerFull (1)");
+    assert_eq!(s.state(), State::Rejected);
+    // A copy of the Reject raises a retransmission, not a second `connection-rejected`.
+    s.wait(500);
+    let f = s.s2c(2, &[], reject(1));
+    assert_eq!(labels(&f), ["retransmission"]);
+}
+
+#[test]
+fn answers_contradicting_each_other_break_the_handshake_order() {
+    let mut s = Script::connected();
+    let f = s.s2c(102, &[101], reject(2));
+    assert!(labels(&f).contains(&"violation/handshake-order"), "{f:?}");
+    assert!(
+        f.iter()
+            .any(|f| f.4 == "ConnectionReject after the answer ConnectionAccept")
+    );
+    let f = s.c2s(102, &[101], request("someone else"));
+    assert_eq!(labels(&f), ["violation/handshake-order"]);
+}
+
+#[test]
+fn game_packets_before_the_accept() {
+    let mut s = Script::new();
+    s.c2s(1, &[], request("eve"));
+    let f = s.c2s(2, &[], input(1, 0.0));
+    assert_eq!(labels(&f), ["violation/before-accept"]);
+    assert_eq!(f[0].4, "PlayerInput before ConnectionAccept");
+    // One per direction and session.
+    assert_eq!(s.c2s(3, &[], input(2, 0.0)), []);
+    let f = s.s2c(1, &[], snapshot(1, 0));
+    assert_eq!(labels(&f), ["violation/before-accept"]);
+}
+
+#[test]
+fn a_type_from_the_wrong_side_is_one_incident_per_stream() {
+    let mut s = Script::connected();
+    let f = s.c2s(102, &[], snapshot(1, 0));
+    assert_eq!(labels(&f), ["violation/wrong-direction"]);
+    assert_eq!(f[0].4, "WorldSnapshot from the client");
+    assert_eq!(s.c2s(103, &[], snapshot(2, 0)), []);
+    assert_eq!(s.c2s(104, &[], snapshot(3, 0)), []);
+    let f = s.s2c(102, &[101], input(1, 0.0));
+    assert_eq!(f[0].4, "PlayerInput from the server");
+}
+
+#[test]
+fn codec_violations_are_incidents_per_field() {
+    let mut s = Script::connected();
+    let f = s.c2s(102, &[], input(2, 1.5));
+    assert_eq!(labels(&f), ["violation/input-range"]);
+    assert_eq!(
+        f[0].4,
+        "PlayerInput moveX at offset 16 is 1.5, outside [-1, 1]"
+    );
+    assert_eq!(s.c2s(103, &[], input(3, -2.0)), []);
+    assert_eq!(s.c2s(104, &[], input(4, 0.0)), []);
+    assert_eq!(
+        labels(&s.c2s(105, &[], input(5, 3.0))),
+        ["violation/input-range"]
+    );
+    assert_eq!(
+        labels(&s.c2s(106, &[], input(6, f32::NAN))),
+        ["violation/non-finite-float"]
+    );
+    // Two entities with an unknown type: one finding.
+    let mut snap = snapshot(1, 2);
+    if let Message::WorldSnapshot(w) = &mut snap {
+        for e in &mut w.entities {
+            e.entity_type = 9;
+        }
+    }
+    assert_eq!(
+        labels(&s.s2c(102, &[101], snap)),
+        ["violation/invalid-enum"]
+    );
+    let mut text = [0u8; 256];
+    text[0] = b'a';
+    text[5] = b'!';
+    let padded = Message::ChatMessage(ChatMessage {
+        sender_id: 7,
+        channel: 1,
+        message: FixedStr(text),
+    });
+    let f = s.c2s(107, &[], padded);
+    assert_eq!(labels(&f), ["violation/string-padding"]);
+    assert!(f[0].4.contains("non-NUL byte at offset 22"), "{}", f[0].4);
+}
+
+#[test]
+fn after_a_disconnect() {
+    let mut s = Script::connected();
+    let disc_frame = s.frame + 1;
+    s.c2s(102, &[], disconnect(1));
+    // The client's own copy of its Disconnect is fine; anything else is not.
+    s.wait(500);
+    assert_eq!(labels(&s.c2s(103, &[], disconnect(1))), ["retransmission"]);
+    let f = s.c2s(104, &[], input(9, 0.0));
+    assert_eq!(labels(&f), ["violation/sent-after-disconnect"]);
+    assert_eq!(
+        f[0].4,
+        format!("PlayerInput after the Disconnect of frame {disc_frame} (reason ClientQuit (1))")
+    );
+    assert_eq!(s.c2s(105, &[], input(10, 0.0)), [], "once per direction");
+    // The server's packet before it acknowledges the Disconnect is not its fault;
+    // the one acknowledging it neither; after that, it is.
+    assert_eq!(s.s2c(102, &[101], snapshot(1, 0)), []);
+    assert_eq!(s.s2c(104, &[103], heartbeat(1)), []);
+    let f = s.s2c(105, &[], snapshot(2, 0));
+    assert_eq!(labels(&f), ["violation/sent-after-disconnect"]);
+    assert_eq!(s.state(), State::Disconnected);
+}
+
+#[test]
+fn malformed_truncated_and_oversize() {
+    let mut s = Script::connected();
+    // Trailing bytes: the sender's fault. Its number still counts (no loss).
+    let mut p = encode(102, 0, heartbeat(1));
+    p.push(0);
+    let f = s.raw(true, &p);
+    assert_eq!(labels(&f), ["malformed"]);
+    assert_eq!(
+        f[0].4,
+        "Heartbeat has 1 trailing bytes at offset 16: its payload is 4 bytes"
+    );
+    // Cut by the capture: truncated.
+    let p = encode(103, 0, chat("cut"));
+    let f = s.feed_len(true, &p[..40], p.len());
+    assert_eq!(labels(&f), ["truncated"]);
+    assert!(
+        f[0].4.contains("(capture kept 40 of 273 bytes)"),
+        "{}",
+        f[0].4
+    );
+    // Short as sent: malformed.
+    let p = encode(104, 0, chat("short"));
+    let f = s.raw(true, &p[..40]);
+    assert_eq!(labels(&f), ["malformed"]);
+    // Over the MTU: flagged, decoded, once per incident.
+    let f = s.s2c(102, &[101], snapshot(1, 26));
+    assert_eq!(labels(&f), ["oversize"]);
+    assert_eq!(f[0].4, "packet of 1239 bytes exceeds the 1200-byte maximum");
+    assert_eq!(s.s2c(103, &[], snapshot(2, 26)), []);
+    assert_eq!(s.session().s2c.messages[6], 2, "decoded and counted");
+    let (end, summary) = s.finish();
+    assert!(!labels(&end).contains(&"lost"), "{end:?}");
+    assert_eq!(summary.malformed.get("trailing-bytes"), Some(&1));
+    assert_eq!(summary.malformed.get("truncated-payload"), Some(&1));
+}
+
+#[test]
+fn an_unknown_type_is_malformed_past_the_header() {
+    let mut s = Script::connected();
+    let mut p = encode(102, 0, heartbeat(1));
+    p[4] = 0x07;
+    let f = s.raw(true, &p);
+    assert_eq!(labels(&f), ["malformed"]);
+    assert!(
+        f[0].4.starts_with("unknown packetType 0x0705"),
+        "{}",
+        f[0].4
+    );
+}
+
+#[test]
+fn ten_silent_seconds_time_the_session_out() {
+    let mut s = Script::connected();
+    s.wait(10_500);
+    // The client keeps sending; the server is silent.
+    s.c2s(102, &[], heartbeat(1));
+    s.wait(1_000);
+    s.c2s(103, &[], heartbeat(2));
+    assert_eq!(s.state(), State::TimedOut);
+}
+
+#[test]
+fn a_new_request_after_the_end_is_a_new_session() {
+    let mut s = Script::connected();
+    s.c2s(102, &[], disconnect(1));
+    s.c2s(5, &[], request("alice"));
+    assert_eq!(s.tracker.sessions().count(), 2);
+    let (_, last) = s.tracker.sessions().last().unwrap();
+    assert_eq!(last.proto.state, State::Connecting);
+}
+
+#[test]
+fn the_registry_knows_starstrike() {
+    use lwarscope::proto;
+    let p = encode(1, 0, heartbeat(1));
+    assert_eq!(proto::protocol_of(&p).name, "strs");
+    assert!(proto::by_name("strs").is_some_and(|s| (s.probe)(&p)));
+    assert!(proto::by_name("starstrike").is_some(), "by its title too");
+    assert_eq!(proto::kind_by_name("strs.ack-drift"), Some(strs::ACK_DRIFT));
+    assert_eq!(
+        proto::rule_by_name("strs.violation.input-range"),
+        Some(strs::rules::INPUT_RANGE)
+    );
+    let _ = Detail::None;
+}
+
+#[test]
+fn a_jump_follows_at_most_255_missing_numbers() {
+    let mut s = Script::connected();
+    let gap_frame = s.frame + 1;
+    s.c2s(1101, &[], input(2, 0.0)); // 999 skipped: only 846..=1100 followed
+    let (end, _) = s.finish();
+    let lost: Vec<_> = end.iter().filter(|f| f.1 == "lost").collect();
+    assert_eq!(lost.len(), 255);
+    assert_eq!(lost[0].3, Some(846));
+    assert_eq!(lost[254].3, Some(1100));
+    assert!(lost.iter().all(|f| f.2 == gap_frame));
+}
+
+#[test]
+fn missing_numbers_pushed_out_of_the_ring_are_judged_at_once() {
+    let mut s = Script::connected();
+    s.c2s(103, &[], input(2, 0.0)); // 102 missing
+    let mut lost_at = None;
+    for seq in 104..400u16 {
+        let f = s.c2s(seq, &[], input(u32::from(seq), 0.0));
+        if lost_at.is_none() && labels(&f).contains(&"lost") {
+            lost_at = Some(seq);
+            assert_eq!(f[0].3, Some(102));
+        }
+    }
+    // The ring holds 256 numbers: 102 leaves it when 102 + 256 arrives.
+    assert_eq!(lost_at, Some(358));
+    assert!(!labels(&s.finish().0).contains(&"lost"));
+}
+
+#[test]
+fn heartbeats_give_the_jitter_and_acks_the_delay() {
+    let mut s = Script::connected();
+    // Heartbeats stamped 100 ms apart, captured 10, 60, 10 ms apart.
+    s.c2s(102, &[], heartbeat(1000));
+    s.wait(50);
+    s.c2s(103, &[], heartbeat(1100));
+    s.c2s(104, &[], heartbeat(1200));
+    let jitter = s.session().c2s.jitter_ms;
+    assert!(jitter > 5.0 && jitter < 20.0, "{jitter}");
+    // The Request (frame 1) was acked by the Accept 10 ms later.
+    let delays = &s.session().c2s.ack_delay_us;
+    assert!(!delays.is_empty());
+    // 10 ms, as the histogram's two significant digits keep it.
+    assert!(delays.min().abs_diff(10_000) < 100, "{}", delays.min());
+}
+
+#[test]
+fn old_unacked_messages_leave_the_log_judged() {
+    let mut s = Script::connected();
+    // 65 distinct chats, the peer silent in between, then the peer speaks
+    // 600 ms after them all: the first one leaves the log when the 65th comes.
+    for k in 0..64u16 {
+        s.c2s(102 + k, &[], chat(&format!("m{k}")));
+    }
+    s.wait(600);
+    s.s2c(102, &[], snapshot(1, 0));
+    let f = s.c2s(166, &[], chat("m64"));
+    assert_eq!(labels(&f), ["never-acked"]);
+    assert_eq!(f[0].3, Some(102));
+    let (end, _) = s.finish();
+    // The other 63 at the end (the 65th had no chance: the peer spoke before
+    // it); and the server's Accept, which no client packet could reach.
+    let never = |dir: &str| {
+        end.iter()
+            .filter(|f| f.1 == "never-acked" && f.0 == dir)
+            .count()
+    };
+    assert_eq!((never("c2s"), never("s2c")), (63, 1));
+}
+
+#[test]
+fn an_evicted_session_is_judged_when_it_leaves() {
+    let mut s = Script::connected();
+    s.tracker = Tracker::new(TrackerConfig {
+        max_sessions: 1,
+        ..TrackerConfig::default()
+    });
+    s.sent = [Vec::new(), Vec::new()];
+    s.c2s(100, &[], request("a"));
+    s.s2c(101, &[100], accept(1));
+    s.c2s(101, &[], input(1, 0.0));
+    s.c2s(103, &[], input(3, 0.0)); // 102 skipped
+    // Another client: the first session is evicted, its number judged now.
+    s.client = "127.0.0.1:40001".parse().unwrap();
+    let f = s.c2s(7, &[], request("b"));
+    assert_eq!(labels(&f), ["lost"]);
+    assert_eq!(f[0].3, Some(102));
+    assert_eq!(s.tracker.evicted_sessions(), 1);
+}
