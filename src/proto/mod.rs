@@ -2,6 +2,7 @@
 //! its analysis rules and its simulator. Nothing outside `proto/` names a
 //! protocol's types; the rest of the crate sees protocols through this registry.
 
+pub mod battlegrounds;
 pub mod dissect;
 pub mod field;
 pub mod lwar;
