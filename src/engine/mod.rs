@@ -15,6 +15,7 @@
 
 pub mod finding;
 pub mod loss;
+pub mod reassembly;
 pub mod seq;
 pub mod serial;
 pub mod session;
