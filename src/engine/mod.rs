@@ -101,6 +101,13 @@ pub trait Analyzer: Send + 'static {
         false
     }
 
+    /// A session ends: at the end of the capture, when it is evicted, or when a
+    /// new session takes its address pair. What the protocol still holds for it
+    /// (messages in progress, blocks never acknowledged) is reported through
+    /// `raise` (its frame is 0 and its time the capture's latest; a protocol
+    /// sets `raise.direction` for each finding). Nothing by default.
+    fn end_session(&mut self, _session: &mut Session<Self::Session>, _raise: &mut Raise<'_>) {}
+
     /// Analyses one datagram of `session` (its packet and byte counts are
     /// already taken); findings go to `raise`.
     fn packet(

@@ -333,6 +333,12 @@ impl<A: Analyzer> Tracker<A> {
         let mut order: Vec<usize> = (0..self.sessions.len()).collect();
         order.sort_by_key(|&i| self.sessions[i].id);
         for i in order {
+            end_session(
+                &mut self.analyzer,
+                &mut self.sessions[i],
+                self.now,
+                &mut self.scratch,
+            );
             report_lost(&mut self.sessions[i], self.now, &mut self.scratch);
         }
         for f in &self.scratch {
@@ -405,6 +411,12 @@ impl<A: Analyzer> Tracker<A> {
         };
         if let Some(old) = superseded {
             // A new session on the same ports: nothing can fill the old one's gaps.
+            end_session(
+                &mut self.analyzer,
+                &mut self.sessions[old],
+                self.now,
+                &mut self.scratch,
+            );
             report_lost(&mut self.sessions[old], self.now, &mut self.scratch);
         }
         let (client, server) = if self.analyzer.src_is_server(d) {
@@ -433,6 +445,7 @@ impl<A: Analyzer> Tracker<A> {
                 self.index.remove(&old_key);
             }
             // Nothing can fill its gaps any more: they are lost now.
+            end_session(&mut self.analyzer, &mut old, self.now, &mut self.scratch);
             report_lost(&mut old, self.now, &mut self.scratch);
             self.evicted.sessions += 1;
             add_into(&mut self.evicted.c2s, &old.c2s);
@@ -488,6 +501,23 @@ impl MissedCounts {
         dir.findings[FindingKind::LOST.ordinal()] += self.lost;
         dir.findings[FindingKind::NOT_CAPTURED.ordinal()] += self.not_captured;
     }
+}
+
+/// Lets the analyzer report what it still holds for a session that ends.
+fn end_session<A: Analyzer>(
+    analyzer: &mut A,
+    session: &mut Session<A::Session>,
+    now: Timestamp,
+    out: &mut Vec<Finding>,
+) {
+    let mut raise = Raise {
+        out,
+        frame: 0,
+        ts: now,
+        session: session.id,
+        direction: Direction::ClientToServer,
+    };
+    analyzer.end_session(session, &mut raise);
 }
 
 /// Raises `lost` for every seqno a gap skipped and nothing filled: at the end of

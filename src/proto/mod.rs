@@ -20,7 +20,7 @@ pub struct Protocol {
 }
 
 /// Every protocol, in the order datagrams are offered to them.
-pub static REGISTRY: &[Protocol] = &[lwar::PROTOCOL];
+pub static REGISTRY: &[Protocol] = &[lwar::PROTOCOL, battlegrounds::PROTOCOL];
 
 /// An engine serving every registered protocol.
 pub fn engine(config: TrackerConfig) -> Engine {

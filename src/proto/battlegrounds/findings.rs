@@ -3,6 +3,7 @@
 //! contract of each is in [`super::analysis`].
 
 use super::wire::{DecodeError, PacketType, Part, Violation, ViolationKind};
+use crate::engine::reassembly::{GiveUpReason, Inconsistency, Refusal};
 use crate::engine::{
     Detail, DetailFormat, FindingKind, Group, KindDef, ProtoDetail, Rule, RuleDef, Severity,
 };
@@ -82,32 +83,31 @@ bg_rules! {
     BLOCK_OVERRUN = "block-overrun", 3;
     /// An empty MSG block of a message that has bytes.
     EMPTY_BLOCK = "empty-block", 4;
-    /// A new session id in a flow whose first packet is not AUTH.
+    /// A client packet other than AUTH before the first AUTH_OK, in a session
+    /// whose AUTH was captured: AUTH must come first.
     AUTH_FIRST = "auth-first", 5;
     /// More AUTH_OKs than AUTHs captured: one AUTH_OK per AUTH.
     AUTH_OK_COUNT = "auth-ok-count", 6;
     /// AUTH after the client's first PING: it had its AUTH_OK.
     AUTH_REPEAT = "auth-repeat", 7;
-    /// PING before any AUTH_OK, in a session whose AUTH was captured.
-    PING_BEFORE_AUTH_OK = "ping-before-auth-ok", 8;
-    /// Server traffic on channel 1 or 2 before the client's first PING.
-    BEFORE_PING = "before-ping", 9;
+    /// Server data on channel 1 or 2 before the client's first PING.
+    BEFORE_PING = "before-ping", 8;
     /// A session id other than the session's, inside its flow.
-    SESSION_ID_CHANGED = "session-id-changed", 10;
+    SESSION_ID_CHANGED = "session-id-changed", 9;
     /// A client-only packet from the server, or a server-only one from the client.
-    WRONG_DIRECTION = "wrong-direction", 11;
+    WRONG_DIRECTION = "wrong-direction", 10;
     /// A msg_id far outside the window of the messages seen.
-    MSG_ID_WINDOW = "msg-id-window", 12;
-    /// A MSG block that disagrees with its message (msg_len, block size, count).
-    BLOCK_INCONSISTENT = "block-inconsistent", 13;
+    MSG_ID_WINDOW = "msg-id-window", 11;
+    /// A MSG block that disagrees with its message (msg_len, block size, count, bytes).
+    BLOCK_INCONSISTENT = "block-inconsistent", 12;
     /// A packet of the reliable channel sent bare, not in MSG blocks.
-    BARE_RELIABLE = "bare-reliable", 14;
+    BARE_RELIABLE = "bare-reliable", 13;
     /// A message whose packet names another channel or session than its MSG.
-    INNER_MISMATCH = "inner-mismatch", 15;
+    INNER_MISMATCH = "inner-mismatch", 14;
     /// A message that is itself a MSG or MSG_ACK.
-    NESTED_MSG = "nested-msg", 16;
+    NESTED_MSG = "nested-msg", 15;
     /// A PONG with no PING captured since the last PONG.
-    PONG_WITHOUT_PING = "pong-without-ping", 17;
+    PONG_WITHOUT_PING = "pong-without-ping", 16;
 }
 
 /// The rule of a codec violation.
@@ -303,6 +303,304 @@ pub fn codec(v: Violation, msg_id: Option<u32>) -> Detail {
         format: &CODEC,
         args,
     })
+}
+
+fn detail(format: &'static DetailFormat, args: [u64; 4]) -> Detail {
+    Detail::Proto(ProtoDetail { format, args })
+}
+
+static PACKET_TYPE: DetailFormat = DetailFormat {
+    name: "bg.packet-type",
+    fmt: |a, f| {
+        write!(f, "{}", packet_type(a[0]))?;
+        if a[1] >> 32 == 1 {
+            write!(f, " in message {}", a[1] as u32)?;
+        }
+        Ok(())
+    },
+};
+
+/// A packet type where it does not belong; `msg_id` when it was rebuilt from
+/// a message.
+pub fn packet(t: PacketType, msg_id: Option<u32>) -> Detail {
+    let m = msg_id.map_or(0, |id| 1 << 32 | u64::from(id));
+    detail(&PACKET_TYPE, [t.ordinal() as u64, m, 0, 0])
+}
+
+static SESSION_IDS: DetailFormat = DetailFormat {
+    name: "bg.session-ids",
+    fmt: |a, f| write!(f, "session id {} in the flow of session {}", a[0], a[1]),
+};
+
+/// A session id other than the session's own.
+pub fn session_ids(seen: u32, own: u32) -> Detail {
+    detail(&SESSION_IDS, [u64::from(seen), u64::from(own), 0, 0])
+}
+
+static AUTH_COUNTS: DetailFormat = DetailFormat {
+    name: "bg.auth-counts",
+    fmt: |a, f| write!(f, "AUTH_OK number {} for {} AUTH captured", a[0], a[1]),
+};
+
+/// AUTH_OKs and AUTHs captured so far.
+pub fn auth_counts(auth_oks: u64, auths: u64) -> Detail {
+    detail(&AUTH_COUNTS, [auth_oks, auths, 0, 0])
+}
+
+/// Which u8 counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sig {
+    Op,
+    Event,
+}
+
+impl Sig {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Sig::Op => "op_sig",
+            Sig::Event => "event_sig",
+        }
+    }
+}
+
+static SIGS: DetailFormat = DetailFormat {
+    name: "bg.sigs",
+    fmt: |a, f| {
+        let name = if a[0] == 0 { "op_sig" } else { "event_sig" };
+        write!(f, "{name} {} after {}", a[1], a[2])?;
+        if a[3] > 0 {
+            write!(f, " ({} skipped)", a[3])?;
+        }
+        Ok(())
+    },
+};
+
+/// A counter's new value after its last, with the values skipped.
+pub fn sigs(which: Sig, value: u8, last: u8, skipped: u32) -> Detail {
+    let w = u64::from(which == Sig::Event);
+    detail(
+        &SIGS,
+        [w, u64::from(value), u64::from(last), u64::from(skipped)],
+    )
+}
+
+static ECHO: DetailFormat = DetailFormat {
+    name: "bg.echo",
+    fmt: |a, f| {
+        write!(
+            f,
+            "MOVE_EVENT echoes op_sig {}; the last op_sig captured is {}",
+            a[0], a[1]
+        )
+    },
+};
+
+/// An echoed op_sig never captured, and the last one captured.
+pub fn echo(op_sig: u8, last: u8) -> Detail {
+    detail(&ECHO, [u64::from(op_sig), u64::from(last), 0, 0])
+}
+
+static MSG_WINDOW: DetailFormat = DetailFormat {
+    name: "bg.msg-window",
+    fmt: |a, f| {
+        write!(
+            f,
+            "msg_id {} is outside the window of {} around the highest msg_id {}",
+            a[0], a[2], a[1]
+        )
+    },
+};
+
+/// A msg_id outside the window around the highest seen.
+pub fn msg_window(msg_id: u32, highest: u32, window: u32) -> Detail {
+    detail(
+        &MSG_WINDOW,
+        [u64::from(msg_id), u64::from(highest), u64::from(window), 0],
+    )
+}
+
+static BLOCK: DetailFormat = DetailFormat {
+    name: "bg.block",
+    fmt: |a, f| {
+        write!(f, "block {} of message {}", a[1], a[0])?;
+        match a[2] {
+            0 => Ok(()),
+            1 => write!(f, ", captured {} times, never acknowledged", a[3]),
+            2 => write!(f, " was never captured: the other side acknowledged it"),
+            3 => write!(
+                f,
+                " acknowledged, above every msg_id captured the other way (highest {})",
+                a[3]
+            ),
+            _ => write!(f, " acknowledged again, its block not captured again"),
+        }
+    },
+};
+
+/// What is said of one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockNote {
+    /// Captured `tries` times, never acked.
+    Unacked { tries: u32 },
+    /// Acked, never captured.
+    NotCaptured,
+    /// Acked, above every msg_id captured the other way (`None`: none was).
+    AckUnseen { highest: Option<u32> },
+    /// Acked again.
+    AckedAgain,
+}
+
+/// One block of one message, and what is said of it.
+pub fn block(msg_id: u32, block_id: u16, note: BlockNote) -> Detail {
+    let (tag, n) = match note {
+        BlockNote::Unacked { tries } => (1, u64::from(tries)),
+        BlockNote::NotCaptured => (2, 0),
+        BlockNote::AckUnseen { highest } => (3, highest.map_or(0, u64::from)),
+        BlockNote::AckedAgain => (4, 0),
+    };
+    detail(&BLOCK, [u64::from(msg_id), u64::from(block_id), tag, n])
+}
+
+static INCOMPLETE: DetailFormat = DetailFormat {
+    name: "bg.incomplete",
+    fmt: |a, f| {
+        let (msg_id, received) = (a[0] as u32, a[1] as u32);
+        let reason = match a[3] {
+            0 => "too many messages in progress",
+            1 => "the total buffer budget needed room",
+            _ => "never completed",
+        };
+        write!(
+            f,
+            "message {msg_id} of {} bytes: {received} blocks",
+            a[2] >> 32
+        )?;
+        match a[2] as u32 {
+            0 => write!(f, " (block 0 never captured, count unknown)")?,
+            blocks => write!(f, " of {blocks}")?,
+        }
+        write!(f, "; {reason}")
+    },
+};
+
+/// A message given up in progress.
+pub fn incomplete(
+    msg_id: u32,
+    msg_len: u32,
+    received: u32,
+    blocks: Option<u32>,
+    reason: GiveUpReason,
+) -> Detail {
+    let r = match reason {
+        GiveUpReason::Capacity => 0,
+        GiveUpReason::Budget => 1,
+        GiveUpReason::Ended => 2,
+    };
+    detail(
+        &INCOMPLETE,
+        [
+            u64::from(msg_id),
+            u64::from(received),
+            u64::from(msg_len) << 32 | u64::from(blocks.unwrap_or(0)),
+            r,
+        ],
+    )
+}
+
+static REFUSED: DetailFormat = DetailFormat {
+    name: "bg.refused",
+    fmt: |a, f| {
+        write!(f, "message {} refused: ", a[0])?;
+        match a[1] {
+            0 => write!(
+                f,
+                "msg_len {} is over the {}-byte limit per message",
+                a[2], a[3]
+            ),
+            1 => write!(f, "its block size makes {} blocks (at most {})", a[2], a[3]),
+            _ => write!(
+                f,
+                "msg_len {} does not fit the {} bytes left of the total budget",
+                a[2], a[3]
+            ),
+        }
+    },
+};
+
+/// A message the reassembler refuses.
+pub fn refused(msg_id: u32, r: Refusal) -> Detail {
+    let (tag, x, y) = match r {
+        Refusal::TooLarge { msg_len, max } => (0, u64::from(msg_len), u64::from(max)),
+        Refusal::TooManyBlocks { blocks, max } => (1, blocks, u64::from(max)),
+        Refusal::NoBudget { msg_len, available } => (2, u64::from(msg_len), available as u64),
+    };
+    detail(&REFUSED, [u64::from(msg_id), tag, x, y])
+}
+
+static INCONSISTENT: DetailFormat = DetailFormat {
+    name: "bg.inconsistent",
+    fmt: |a, f| {
+        let (msg_id, block_id) = (a[0] as u32, a[0] >> 32);
+        write!(f, "message {msg_id} block {block_id}: ")?;
+        match a[1] {
+            0 => write!(f, "msg_len {} differs from its message's {}", a[2], a[3]),
+            1 => write!(f, "beyond the message's {} blocks", a[3]),
+            2 => write!(f, "{} bytes where its place needs {}", a[2], a[3]),
+            3 => write!(
+                f,
+                "block 0 of {} bytes is longer than msg_len {}",
+                a[2], a[3]
+            ),
+            4 => write!(f, "empty"),
+            _ => write!(f, "captured again with other bytes"),
+        }
+    },
+};
+
+/// A block that disagrees with its message.
+pub fn inconsistent(msg_id: u32, block_id: u16, i: Inconsistency) -> Detail {
+    let (tag, x, y) = match i {
+        Inconsistency::LengthChanged { msg_len, expected } => {
+            (0, u64::from(msg_len), u64::from(expected))
+        }
+        Inconsistency::BeyondEnd { blocks, .. } => (1, 0, u64::from(blocks)),
+        Inconsistency::WrongSize { len, expected, .. } => (2, len as u64, expected as u64),
+        Inconsistency::Overlong { len, msg_len } => (3, len as u64, u64::from(msg_len)),
+        Inconsistency::Empty { .. } => (4, 0, 0),
+        Inconsistency::Differs { .. } => (5, 0, 0),
+    };
+    detail(
+        &INCONSISTENT,
+        [u64::from(msg_id) | u64::from(block_id) << 32, tag, x, y],
+    )
+}
+
+static INNER_MISMATCH: DetailFormat = DetailFormat {
+    name: "bg.inner-mismatch",
+    fmt: |a, f| {
+        write!(
+            f,
+            "message {} on channel {} carries a packet of channel {} and session {} (the session's is {})",
+            a[0],
+            a[1] >> 8,
+            a[1] & 0xff,
+            a[2],
+            a[3]
+        )
+    },
+};
+
+/// A rebuilt packet whose channel or session id differs from its MSG's.
+pub fn inner_mismatch(msg_id: u32, msg_channel: u8, channel: u8, sid: u32, own: u32) -> Detail {
+    detail(
+        &INNER_MISMATCH,
+        [
+            u64::from(msg_id),
+            u64::from(msg_channel) << 8 | u64::from(channel),
+            u64::from(sid),
+            u64::from(own),
+        ],
+    )
 }
 
 #[cfg(test)]
