@@ -33,10 +33,11 @@
 //!    still decodes (a MSG whose block lost its end, or a payload whose trailing
 //!    bytes were cut) raises one `truncated`: its bytes are analysed, but a MSG
 //!    block is not used to rebuild its message.
-//! 5. Network duplicates: a packet other than AUTH, PING, MSG and MSG_ACK (AUTH
-//!    and PING repeat the same 8 bytes by design; MSG and MSG_ACK are judged per
-//!    block below) with the same bytes as one of the last 64 of its direction
-//!    raises `duplicate-packet` and nothing else.
+//! 5. Network duplicates: a packet other than AUTH, AUTH_OK, PING, MSG and
+//!    MSG_ACK (AUTH and PING repeat the same 8 bytes by design, and a server
+//!    answers each AUTH with an AUTH_OK that may repeat the last; MSG and MSG_ACK
+//!    are judged per block below) with the same bytes as one of the last 64 of
+//!    its direction raises `duplicate-packet` and nothing else.
 //! 6. The codec's violations (`reserved-nonzero`, `name-not-utf8`,
 //!    `msg-len-short`, `block-overrun`, `empty-block`): one finding each.
 //! 7. `wrong-direction`: a client-only type from the server or a server-only
@@ -44,7 +45,8 @@
 //!
 //! **Handshake** (sessions recognised by their AUTH only):
 //! - `auth-first`: a client packet other than AUTH before the first AUTH_OK.
-//! - `auth-repeat`: an AUTH after the client's first PING (it had its AUTH_OK).
+//! - `auth-repeat`: an AUTH after a PING that followed an AUTH_OK (the client
+//!   had its AUTH_OK).
 //! - `auth-ok-count`: an AUTH_OK beyond the number of AUTHs captured (one
 //!   AUTH_OK per AUTH). One per extra AUTH_OK.
 //! - `before-ping`: server data on channel 1 or 2 (MOVE_EVENT, PROP, MSG; not
@@ -384,6 +386,8 @@ pub struct BgSession {
     pub auths: u64,
     pub auth_oks: u64,
     pub pings: u64,
+    /// A PING after an AUTH_OK: the client had its AUTH_OK.
+    pinged_after_ok: bool,
     ping_at: Option<Timestamp>,
     before_ping_raised: bool,
     op_sig: SigStream,
@@ -687,7 +691,11 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
     // Network duplicates, for the packets whose bytes vary.
     if !matches!(
         t,
-        PacketType::Auth | PacketType::Ping | PacketType::Msg | PacketType::MsgAck
+        PacketType::Auth
+            | PacketType::AuthOk
+            | PacketType::Ping
+            | PacketType::Msg
+            | PacketType::MsgAck
     ) {
         let hash = xxh3_64(d.payload);
         let this = session.dir_mut(direction);
@@ -792,7 +800,7 @@ fn payload_rules(
     match *payload {
         Payload::Auth if c2s => {
             s.auths += 1;
-            if s.saw_auth && s.pings > 0 {
+            if s.saw_auth && s.pinged_after_ok {
                 raise.violation(
                     &mut session.c2s,
                     rules::AUTH_REPEAT,
@@ -813,6 +821,7 @@ fn payload_rules(
         }
         Payload::Ping if c2s => {
             s.pings += 1;
+            s.pinged_after_ok |= s.auth_oks > 0;
             s.ping_at = Some(raise.ts);
             if matches!(s.state, State::AuthSent | State::AuthRecv) {
                 s.state = State::Established;
