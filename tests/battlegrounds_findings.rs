@@ -712,3 +712,22 @@ fn findings_are_counted_per_direction() {
     assert_eq!(sess.c2s.findings.get("duplicate-packet"), Some(&1));
     assert_eq!(sess.state, "established");
 }
+
+#[test]
+fn an_evicted_session_reports_what_it_held() {
+    let mut s = Script::new();
+    s.tracker = Tracker::new(TrackerConfig {
+        max_sessions: 1,
+        ..TrackerConfig::default()
+    });
+    s.handshake();
+    let blocks = msg(2, 1, &prop(1, 100), 60);
+    s.s2c(&blocks[0]);
+    // Another client: the first session is evicted, its message reported.
+    s.client = "10.0.0.3:50000".parse().unwrap();
+    let out = s.c2s(&auth(SID + 1));
+    assert_eq!(out, [f("s2c", "msg-incomplete", 5, Some(1))]);
+    assert_eq!(s.all[0].session, 0);
+    assert_eq!(s.tracker.evicted_sessions(), 1);
+    assert!(s.finish().is_empty());
+}
