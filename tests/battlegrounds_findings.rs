@@ -314,6 +314,11 @@ fn a_msg_the_capture_cut_is_truncated_and_not_rebuilt() {
         [f("s2c", "truncated", 5, None)]
     );
     assert_eq!(s.tracker.summary().messages.get("PROP"), None);
+    assert_eq!(
+        s.detail_of("truncated"),
+        "MSG block at offset 30 is truncated: it needs 59 bytes, 0 are left \
+         (capture kept 30 of 89 bytes)"
+    );
     // At the end: its block was captured (cut), never acked, but nothing acks
     // on that channel; the message was never started.
     assert!(s.finish().is_empty());

@@ -119,7 +119,8 @@
 
 use super::findings::{self, BlockNote, Sig, rules};
 use super::wire::{
-    CHANNELS, DecodeError, ErrorKind, Header, Msg, MsgAck, Packet, PacketType, Payload, Sender,
+    CHANNELS, DecodeError, ErrorKind, Header, Msg, MsgAck, Packet, PacketType, Part, Payload,
+    Sender,
 };
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::reassembly::{Block, Budget, Limits, Push, Reassembler};
@@ -667,10 +668,15 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
     if cut {
         // What was kept decodes, but its end is missing.
         let this = session.dir_mut(direction);
+        let part = if packet.packet_type() == PacketType::Msg {
+            Part::Block
+        } else {
+            Part::Rest
+        };
         let error = DecodeError::Truncated {
             offset: d.payload.len(),
             packet_type: packet.packet_type(),
-            part: super::wire::Part::Fixed,
+            part,
             needed: d.payload_len - d.payload.len(),
             available: 0,
         };

@@ -18,6 +18,10 @@ pub enum Part {
     Vertices,
     /// A PROP's `render_data_len` and render data.
     RenderData,
+    /// A MSG's block (only a capture can cut it: it is the rest of the packet).
+    Block,
+    /// Whatever followed a payload that decoded (only a capture can cut it).
+    Rest,
 }
 
 impl Part {
@@ -28,6 +32,8 @@ impl Part {
             Part::Shape => "shape",
             Part::Vertices => "vertices",
             Part::RenderData => "render data",
+            Part::Block => "block",
+            Part::Rest => "end",
         }
     }
 
@@ -37,6 +43,8 @@ impl Part {
             2 => Part::Shape,
             3 => Part::Vertices,
             4 => Part::RenderData,
+            5 => Part::Block,
+            6 => Part::Rest,
             _ => Part::Fixed,
         }
     }
@@ -48,6 +56,8 @@ impl Part {
             Part::Shape => 2,
             Part::Vertices => 3,
             Part::RenderData => 4,
+            Part::Block => 5,
+            Part::Rest => 6,
         }
     }
 }
@@ -342,6 +352,8 @@ mod tests {
             Part::Shape,
             Part::Vertices,
             Part::RenderData,
+            Part::Block,
+            Part::Rest,
         ] {
             assert_eq!(Part::from_u8(p.to_u8()), p);
         }
