@@ -133,11 +133,19 @@ fn auth(sid: u32) -> PacketRepr {
 }
 
 fn auth_ok(sid: u32) -> PacketRepr {
+    auth_ok_at(sid, 1000)
+}
+
+/// An AUTH_OK stamped `ts` by the server.
+fn auth_ok_at(sid: u32, ts: i64) -> PacketRepr {
     PacketRepr::new(
         sid,
         0,
         PayloadRepr::AuthOk {
-            movement: Movement::default(),
+            movement: Movement {
+                timestamp: ts,
+                ..Movement::default()
+            },
             name: b"alice".to_vec(),
         },
     )
@@ -389,20 +397,25 @@ fn auth_ok_count_and_auth_repeat() {
     let mut s = Script::new();
     s.c2s(&auth(SID));
     s.c2s(&auth(SID));
-    assert!(s.s2c(&auth_ok(SID)).is_empty());
-    assert!(s.s2c(&auth_ok(SID)).is_empty());
+    assert!(s.s2c(&auth_ok_at(SID, 1)).is_empty());
+    assert!(s.s2c(&auth_ok_at(SID, 2)).is_empty());
     assert_eq!(
-        s.s2c(&auth_ok(SID)),
+        s.s2c(&auth_ok_at(SID, 3)),
         [f("s2c", "violation/auth-ok-count", 5, None)]
     );
     assert_eq!(
         s.detail_of("violation/auth-ok-count"),
         "AUTH_OK number 3 for 2 AUTH captured"
     );
+    // A network duplicate of an AUTH_OK is not a second answer.
+    assert_eq!(
+        s.s2c(&auth_ok_at(SID, 3)),
+        [f("s2c", "duplicate-packet", 6, None)]
+    );
     s.c2s(&ping(SID));
     assert_eq!(
         s.c2s(&auth(SID)),
-        [f("c2s", "violation/auth-repeat", 7, None)]
+        [f("c2s", "violation/auth-repeat", 8, None)]
     );
 }
 
@@ -478,6 +491,15 @@ fn pong_without_ping_and_rtt() {
     assert_eq!(session.c2s.ack_delay_us.len(), 1);
     let max = session.c2s.ack_delay_us.max();
     assert!((9_900..=10_100).contains(&max), "{max}");
+    // A PING duplicated by the network is answered twice.
+    s.c2s(&ping(SID));
+    s.c2s(&ping(SID));
+    assert!(s.s2c(&pong(SID, 3)).is_empty());
+    assert!(s.s2c(&pong(SID, 4)).is_empty());
+    assert_eq!(
+        s.s2c(&pong(SID, 5)),
+        [f("s2c", "violation/pong-without-ping", 10, None)]
+    );
 }
 
 #[test]
@@ -621,6 +643,9 @@ fn duplicate_acks() {
     // After a resend, another ack is the receiver's answer to it.
     s.wait(500);
     assert_eq!(s.s2c(b), [f("s2c", "resend", 9, Some(1))]);
+    assert!(s.c2s(&ack(2, 1, 0)).is_empty());
+    // And after a network duplicate of the block too.
+    assert_eq!(s.s2c(b), [f("s2c", "duplicate-packet", 11, Some(1))]);
     assert!(s.c2s(&ack(2, 1, 0)).is_empty());
 }
 

@@ -33,11 +33,11 @@
 //!    still decodes (a MSG whose block lost its end, or a payload whose trailing
 //!    bytes were cut) raises one `truncated`: its bytes are analysed, but a MSG
 //!    block is not used to rebuild its message.
-//! 5. Network duplicates: a packet other than AUTH, AUTH_OK, PING, MSG and
-//!    MSG_ACK (AUTH and PING repeat the same 8 bytes by design, and a server
-//!    answers each AUTH with an AUTH_OK that may repeat the last; MSG and MSG_ACK
-//!    are judged per block below) with the same bytes as one of the last 64 of
-//!    its direction raises `duplicate-packet` and nothing else.
+//! 5. Network duplicates: a packet other than AUTH, PING, MSG and MSG_ACK
+//!    (AUTH and PING repeat the same 8 bytes by design; MSG and MSG_ACK are
+//!    judged per block below) with the same bytes as one of the last 64 of its
+//!    direction raises `duplicate-packet` and nothing else (an AUTH_OK carries
+//!    the server's timestamp: two answers to two AUTHs differ).
 //! 6. The codec's violations (`reserved-nonzero`, `name-not-utf8`,
 //!    `msg-len-short`, `block-overrun`, `empty-block`): one finding each.
 //! 7. `wrong-direction`: a client-only type from the server or a server-only
@@ -52,11 +52,13 @@
 //! - `before-ping`: server data on channel 1 or 2 (MOVE_EVENT, PROP, MSG; not
 //!   MSG_ACK) before the client's first PING. Once per session.
 //!
-//! **PING and PONG**: a PONG answers the latest PING captured since the last
-//! PONG; PING to PONG is a round-trip sample, recorded in the client
-//! direction's ack-delay histogram and smoothed RTT. A PONG with no PING since
-//! the last PONG raises `violation/pong-without-ping` (not before the first PING
-//! captured: the capture may have begun between a PING and its PONG).
+//! **PING and PONG**: every PING captured is owed one PONG (a network duplicate
+//! of a PING is answered twice); a PONG when none is owed raises
+//! `violation/pong-without-ping` (not before the first PING captured: the
+//! capture may have begun between a PING and its PONG; at most 16 are owed, as
+//! PINGs lost after the capture point are never answered). The first PONG after
+//! a PING is a round-trip sample from the latest PING, recorded in the client
+//! direction's ack-delay histogram and smoothed RTT.
 //!
 //! **Movement**: `op_sig` (MOVE_OP) and `event_sig` (MOVE_EVENT) are u8 counters
 //! compared with 8-bit serial arithmetic: +1 is the next, more skips values
@@ -105,8 +107,8 @@
 //!   `not-captured` on the block's direction (delivered; the capture missed it).
 //!   Once per block.
 //! - An ack of a captured block already acked, with no capture of the block
-//!   since: `duplicate-packet` within 100 ms of the previous ack, else
-//!   `duplicate-ack`.
+//!   since (a resend or a network duplicate: the receiver acks every copy):
+//!   `duplicate-packet` within 100 ms of the previous ack, else `duplicate-ack`.
 //! - At the end of the session, every captured block never acked raises
 //!   `block-unacked` (its direction, the frame of its first capture), if the
 //!   other direction sent at least one MSG_ACK on that channel (otherwise the
@@ -148,6 +150,9 @@ pub const DUPLICATE_NS: u64 = 100_000_000;
 pub const MSG_ID_WINDOW: u32 = 1024;
 /// Blocks followed per session.
 pub const MAX_BLOCKS_FOLLOWED: usize = 1024;
+/// Unanswered PINGs counted at most: PINGs lost after the capture point are
+/// never answered, and must not excuse unsolicited PONGs for ever.
+pub const MAX_PINGS_OUTSTANDING: u32 = 16;
 /// What the reassemblers of all sessions may hold together.
 pub const TOTAL_BUFFER_BYTES: usize = 64 << 20;
 
@@ -360,7 +365,7 @@ struct BlockState {
     acked: bool,
     last_ack_frame: u64,
     last_ack_ts: Timestamp,
-    resent_since_ack: bool,
+    copied_since_ack: bool,
 }
 
 /// What a session follows of its MSG traffic, allocated at its first MSG.
@@ -390,6 +395,8 @@ pub struct BgSession {
     /// A PING after an AUTH_OK: the client had its AUTH_OK.
     pinged_after_ok: bool,
     ping_at: Option<Timestamp>,
+    /// PINGs captured and not answered yet (at most [`MAX_PINGS_OUTSTANDING`]).
+    pings_outstanding: u32,
     before_ping_raised: bool,
     op_sig: SigStream,
     event_sig: SigStream,
@@ -697,11 +704,7 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
     // Network duplicates, for the packets whose bytes vary.
     if !matches!(
         t,
-        PacketType::Auth
-            | PacketType::AuthOk
-            | PacketType::Ping
-            | PacketType::Msg
-            | PacketType::MsgAck
+        PacketType::Auth | PacketType::Ping | PacketType::Msg | PacketType::MsgAck
     ) {
         let hash = xxh3_64(d.payload);
         let this = session.dir_mut(direction);
@@ -829,12 +832,13 @@ fn payload_rules(
             s.pings += 1;
             s.pinged_after_ok |= s.auth_oks > 0;
             s.ping_at = Some(raise.ts);
+            s.pings_outstanding = (s.pings_outstanding + 1).min(MAX_PINGS_OUTSTANDING);
             if matches!(s.state, State::AuthSent | State::AuthRecv) {
                 s.state = State::Established;
             }
         }
-        Payload::Pong { .. } if !c2s => match s.ping_at.take() {
-            Some(at) => {
+        Payload::Pong { .. } if !c2s => {
+            if let Some(at) = s.ping_at.take() {
                 let rtt = raise.ts.since(at);
                 let c = &mut session.c2s;
                 // Out-of-range values only happen for absurd clocks; dropped.
@@ -842,16 +846,18 @@ fn payload_rules(
                 let sample = rtt as f64;
                 c.srtt_ns = Some(c.srtt_ns.map_or(sample, |v| v + (sample - v) / 8.0));
             }
-            None if s.pings > 0 => {
-                raise.violation(
+            let s = &mut session.proto;
+            match s.pings_outstanding.checked_sub(1) {
+                Some(n) => s.pings_outstanding = n,
+                None if s.pings > 0 => raise.violation(
                     &mut session.s2c,
                     rules::PONG_WITHOUT_PING,
                     msg_id,
                     Detail::None,
-                );
+                ),
+                None => {}
             }
-            None => {}
-        },
+        }
         Payload::MoveOp(m) if c2s => {
             let last = s.op_sig.last;
             let v = m.op_sig;
@@ -1043,8 +1049,9 @@ fn msg_block(
                         tries: b.tries,
                     },
                 );
-                b.resent_since_ack = true;
             }
+            // The receiver acks every copy it gets, a network duplicate's too.
+            b.copied_since_ack = true;
             b.last_frame = frame;
             b.last_ts = ts;
             if let Some(slot) = reliable(session).blocks.get_mut(&key) {
@@ -1262,8 +1269,8 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
                     let sample = delay as f64;
                     o.srtt_ns = Some(o.srtt_ns.map_or(sample, |v| v + (sample - v) / 8.0));
                 }
-            } else if b.resent_since_ack {
-                b.resent_since_ack = false;
+            } else if b.copied_since_ack {
+                b.copied_since_ack = false;
             } else if ts.since(b.last_ack_ts) < DUPLICATE_NS {
                 raise.raise(
                     session.dir_mut(acker),
