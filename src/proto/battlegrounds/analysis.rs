@@ -106,9 +106,11 @@
 //!   every msg_id captured the other way on that channel (or none was), else
 //!   `not-captured` on the block's direction (delivered; the capture missed it).
 //!   Once per block.
-//! - An ack of a captured block already acked, with no capture of the block
-//!   since (a resend or a network duplicate: the receiver acks every copy):
-//!   `duplicate-packet` within 100 ms of the previous ack, else `duplicate-ack`.
+//! - The receiver acks every copy of a block it gets (first, resends, network
+//!   duplicates), and the capture cannot tell which copy an ack answers: each
+//!   captured copy may be answered by one ack. An ack beyond the copies of its
+//!   block captured before it is `duplicate-packet` within 100 ms of the
+//!   previous ack, else `duplicate-ack`.
 //! - At the end of the session, every captured block never acked raises
 //!   `block-unacked` (its direction, the frame of its first capture), if the
 //!   other direction sent at least one MSG_ACK on that channel (otherwise the
@@ -365,7 +367,9 @@ struct BlockState {
     acked: bool,
     last_ack_frame: u64,
     last_ack_ts: Timestamp,
-    copied_since_ack: bool,
+    /// Captured copies (first, resends, network duplicates) not answered by
+    /// an ack yet: the receiver acks every copy it gets.
+    unanswered: u32,
 }
 
 /// What a session follows of its MSG traffic, allocated at its first MSG.
@@ -1051,7 +1055,7 @@ fn msg_block(
                 );
             }
             // The receiver acks every copy it gets, a network duplicate's too.
-            b.copied_since_ack = true;
+            b.unanswered = b.unanswered.saturating_add(1);
             b.last_frame = frame;
             b.last_ts = ts;
             if let Some(slot) = reliable(session).blocks.get_mut(&key) {
@@ -1067,6 +1071,7 @@ fn msg_block(
             b.last_frame = frame;
             b.last_ts = ts;
             b.tries = 1;
+            b.unanswered = 1;
             if let Some(slot) = reliable(session).blocks.get_mut(&key) {
                 *slot = b;
             }
@@ -1080,6 +1085,7 @@ fn msg_block(
                 last_frame: frame,
                 last_ts: ts,
                 tries: 1,
+                unanswered: 1,
                 ..BlockState::default()
             };
             follow(session, raise, key, state);
@@ -1260,17 +1266,16 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
         Some(mut b) => {
             if !b.captured {
                 // Acks of a block never captured: reported once, at the first.
-            } else if !b.acked {
-                b.acked = true;
-                if b.tries == 1 {
+            } else if !b.acked || b.unanswered > 0 {
+                b.unanswered = b.unanswered.saturating_sub(1);
+                if !b.acked && b.tries == 1 {
                     let delay = ts.since(b.first_ts);
                     let o = session.dir_mut(owner);
                     let _ = o.ack_delay_us.record(delay / 1_000);
                     let sample = delay as f64;
                     o.srtt_ns = Some(o.srtt_ns.map_or(sample, |v| v + (sample - v) / 8.0));
                 }
-            } else if b.copied_since_ack {
-                b.copied_since_ack = false;
+                b.acked = true;
             } else if ts.since(b.last_ack_ts) < DUPLICATE_NS {
                 raise.raise(
                     session.dir_mut(acker),

@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod dissect;
 pub mod findings;
+pub mod sim;
 pub mod wire;
 
 pub use analysis::{Analyzer, BgSession, INFO, Session, State, Tracker};
