@@ -761,3 +761,20 @@ fn an_evicted_session_reports_what_it_held() {
     assert_eq!(s.tracker.evicted_sessions(), 1);
     assert!(s.finish().is_empty());
 }
+
+#[test]
+fn a_block_that_leaves_the_table_unacked_is_reported_then() {
+    let mut s = Script::new();
+    s.handshake();
+    s.s2c(&msg(2, 1, &prop(1, 0), 512)[0]);
+    s.s2c(&msg(2, 2, &prop(2, 0), 512)[0]);
+    s.c2s(&ack(2, 2, 0));
+    // 1024 blocks are followed: the 1025th new key pushes out message 1's block.
+    let mut out = Vec::new();
+    for id in 3..=1025u32 {
+        out.extend(s.s2c(&msg(2, id, &prop(3, 0), 512)[0]));
+        s.c2s(&ack(2, id, 0));
+    }
+    assert_eq!(out, [f("s2c", "block-unacked", 5, Some(1))]);
+    assert!(s.finish().is_empty());
+}

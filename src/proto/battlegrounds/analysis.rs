@@ -538,7 +538,7 @@ impl engine::Analyzer for Analyzer {
         let keys: Vec<BlockKey> = rel.order.drain(..).collect();
         for key in keys {
             if let Some(b) = rel.blocks.remove(&key) {
-                judge_unacked(session, &rel, raise, key, &b);
+                judge_unacked(session, &rel.acks_sent, raise, key, &b);
             }
         }
         // msg_ids never captured.
@@ -591,15 +591,14 @@ impl engine::Analyzer for Analyzer {
 /// was captured, never acked, and the other side acks on that channel.
 fn judge_unacked(
     session: &mut Session,
-    rel: &Reliable,
+    acks_sent: &[[u64; CHANNELS as usize]; 2],
     raise: &mut Raise<'_>,
     key: BlockKey,
     b: &BlockState,
 ) {
     let (di, channel, msg_id, block_id) = key;
     let other = usize::from(1 - di.min(1));
-    let acker_acks = rel
-        .acks_sent
+    let acker_acks = acks_sent
         .get(other)
         .and_then(|a| a.get(usize::from(channel)))
         .copied()
@@ -954,19 +953,19 @@ fn reliable(session: &mut Session) -> &mut Reliable {
 /// Follows a new block key, judging the oldest one if the table is full.
 fn follow(session: &mut Session, raise: &mut Raise<'_>, key: BlockKey, state: BlockState) {
     let rel = reliable(session);
-    if rel.order.len() >= MAX_BLOCKS_FOLLOWED
-        && let Some(old) = rel.order.pop_front()
-        && let Some(b) = rel.blocks.remove(&old)
-    {
-        let Some(rel) = session.proto.reliable.take() else {
-            return;
-        };
-        judge_unacked(session, &rel, raise, old, &b);
-        session.proto.reliable = Some(rel);
-    }
-    let rel = reliable(session);
+    let evicted = if rel.order.len() >= MAX_BLOCKS_FOLLOWED {
+        rel.order
+            .pop_front()
+            .and_then(|old| rel.blocks.remove(&old).map(|b| (old, b)))
+    } else {
+        None
+    };
     rel.order.push_back(key);
     rel.blocks.insert(key, state);
+    let acks_sent = rel.acks_sent;
+    if let Some((old, b)) = evicted {
+        judge_unacked(session, &acks_sent, raise, old, &b);
+    }
 }
 
 /// One MSG block.
