@@ -9,7 +9,7 @@
 //! **Sessions.** A session is a (client address, server address) pair with one
 //! session id. The client is the sender of client-only packets (AUTH, PING,
 //! MOVE_OP) or the receiver of server-only ones (AUTH_OK, PONG, MOVE_EVENT,
-//! PROP); failing both, the source of the first packet. Its first packet's
+//! PROP); failing both, the source of the first packet. Its first header's
 //! session id is the session's. A session whose first packet is an AUTH was
 //! recognised by it (`saw_auth`, states `auth-sent` -> `auth-recv` on AUTH_OK ->
 //! `established` on the first PING); any other first packet means the capture
@@ -639,10 +639,12 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
         Ok(h) => h,
         Err(e) => return undecodable(raise, session.dir_mut(direction), d, e),
     };
-    let first = session.c2s.packets + session.s2c.packets == 1;
-    if first {
+    // The session's id is its first header's; it was recognised by its AUTH
+    // when that is its very first packet.
+    if session.proto.session_id.is_none() {
+        let first = session.c2s.packets + session.s2c.packets == 1;
         session.proto.session_id = Some(header.session_id);
-        let is_auth = c2s && super::wire::is_auth(d.payload);
+        let is_auth = first && c2s && super::wire::is_auth(d.payload);
         session.proto.saw_auth = is_auth;
         session.proto.state = if is_auth {
             State::AuthSent
