@@ -778,3 +778,16 @@ fn a_block_that_leaves_the_table_unacked_is_reported_then() {
     assert_eq!(out, [f("s2c", "block-unacked", 5, Some(1))]);
     assert!(s.finish().is_empty());
 }
+
+#[test]
+fn the_session_id_is_the_first_headers() {
+    let mut s = Script::new();
+    assert_eq!(s.raw(true, &[1, 2, 3]), [f("c2s", "malformed", 1, None)]);
+    assert!(s.c2s(&ping(SID)).is_empty());
+    assert_eq!(
+        s.c2s(&ping(SID + 1)),
+        [f("c2s", "violation/session-id-changed", 3, None)]
+    );
+    // Its first datagram was not an AUTH: the start was not captured.
+    assert_eq!(s.state(), ("midstream".to_owned(), false));
+}
