@@ -15,6 +15,7 @@
 
 pub mod finding;
 pub mod loss;
+pub mod reassembly;
 pub mod seq;
 pub mod serial;
 pub mod session;
@@ -112,8 +113,9 @@ pub trait Analyzer: Send + 'static {
 
     /// The session ends: at the end of the capture, when it is evicted, or when
     /// a new session replaces it. Findings only the end can tell (what was never
-    /// acknowledged) go to `raise` (frame 0, the capture's latest time; set its
-    /// direction). Before the engine reports the seqnos its gaps skipped.
+    /// acknowledged, messages still in progress) go to `raise` (frame 0, the
+    /// capture's latest time; set its direction). Before the engine reports the
+    /// seqnos its gaps skipped. Nothing by default.
     fn end(&mut self, _session: &mut Session<Self::Session>, _raise: &mut Raise<'_>) {}
 }
 

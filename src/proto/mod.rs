@@ -2,6 +2,7 @@
 //! its analysis rules and its simulator. Nothing outside `proto/` names a
 //! protocol's types; the rest of the crate sees protocols through this registry.
 
+pub mod battlegrounds;
 pub mod dissect;
 pub mod field;
 pub mod lwar;
@@ -23,7 +24,11 @@ pub struct Protocol {
 }
 
 /// Every protocol, in the order datagrams are offered to them.
-pub static REGISTRY: &[Protocol] = &[lwar::PROTOCOL, starstrike::PROTOCOL];
+pub static REGISTRY: &[Protocol] = &[
+    lwar::PROTOCOL,
+    starstrike::PROTOCOL,
+    battlegrounds::PROTOCOL,
+];
 
 /// An engine serving every registered protocol.
 pub fn engine(config: TrackerConfig) -> Engine {
@@ -279,10 +284,17 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), kinds.len());
+        // A rule's short name is unique within its protocol (protocols may
+        // share one, `wrong-direction`: typed alone it means all of them); its
+        // full name is unique.
         for r in all_rules() {
             assert!(r.ordinal() < crate::engine::MAX_RULES, "{r}");
-            assert_eq!(rule_by_name(r.name()), Some(r));
+            assert_eq!(rule_by_name(r.name()).map(|x| x.name()), Some(r.name()));
             assert_eq!(rule_by_name(&r.full_name().to_string()), Some(r));
+            let same = all_rules()
+                .filter(|x| x.name() == r.name() && x.def().proto == r.def().proto)
+                .count();
+            assert_eq!(same, 1, "{}", r.full_name());
         }
         assert_eq!(
             kind_by_name("lwar.input-gap").map(|k| k.name()),

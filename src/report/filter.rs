@@ -223,7 +223,10 @@ enum PlayerPat {
 enum FindingPat {
     Any,
     Kind(FindingKind),
+    /// One protocol's rule, by its full name (`strs.violation.wrong-direction`).
     Rule(Rule),
+    /// Every protocol's rule of that short name (`wrong-direction`).
+    RuleNamed(&'static str),
 }
 
 impl FindingPat {
@@ -232,6 +235,7 @@ impl FindingPat {
             FindingPat::Any => true,
             FindingPat::Kind(k) => f.kind == k,
             FindingPat::Rule(r) => f.rule == Some(r),
+            FindingPat::RuleNamed(n) => f.rule.is_some_and(|r| r.name() == n),
         }
     }
 }
@@ -603,12 +607,21 @@ fn direction(name: &str) -> Option<Direction> {
 }
 
 fn finding_pat(name: &str) -> Option<FindingPat> {
-    if let Some(rule) = name.strip_prefix("violation/") {
-        return crate::proto::rule_by_name(rule).map(FindingPat::Rule);
+    let rule = |name: &str| {
+        crate::proto::rule_by_name(name).map(|r| {
+            if r.name() == name {
+                FindingPat::RuleNamed(r.name())
+            } else {
+                FindingPat::Rule(r)
+            }
+        })
+    };
+    if let Some(name) = name.strip_prefix("violation/") {
+        return rule(name);
     }
     crate::proto::kind_by_name(name)
         .map(FindingPat::Kind)
-        .or_else(|| crate::proto::rule_by_name(name).map(FindingPat::Rule))
+        .or_else(|| rule(name))
 }
 
 fn severity(name: &str) -> Option<Severity> {

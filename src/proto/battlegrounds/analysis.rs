@@ -1,0 +1,1306 @@
+//! Battlegrounds' analysis: what a session is, and the rules applied to each
+//! packet, on the engine's generic session table and reliability core.
+//!
+//! # The contract
+//!
+//! These definitions are what the analyzer implements; tests (and a simulator's
+//! ground truth) follow this text.
+//!
+//! **Sessions.** A session is a (client address, server address) pair with one
+//! session id. The client is the sender of client-only packets (AUTH, PING,
+//! MOVE_OP) or the receiver of server-only ones (AUTH_OK, PONG, MOVE_EVENT,
+//! PROP); failing both, the source of the first packet. Its first header's
+//! session id is the session's. A session whose first packet is an AUTH was
+//! recognised by it (`saw_auth`, states `auth-sent` -> `auth-recv` on AUTH_OK ->
+//! `established` on the first PING); any other first packet means the capture
+//! began after the handshake (state `midstream` for the rest of the session,
+//! and the handshake rules below are not applied). An AUTH from the client with
+//! another session id starts a new session on the same addresses (a reconnect);
+//! the old one ends there. A peer silent for more than 15 s of capture time
+//! times the session out (`timed-out`).
+//!
+//! **Per packet**, in this order:
+//! 1. `packets += 1`, `bytes += payload_len`.
+//! 2. Shorter than the header: one `truncated` finding if the capture cut it,
+//!    one `malformed` (`short-header`) otherwise; nothing else.
+//! 3. A session id other than the session's: `violation/session-id-changed`,
+//!    once per incident (consecutive packets with the same foreign id; the
+//!    incident closes at the next packet with the session's id). The packet is
+//!    analysed all the same.
+//! 4. A payload that does not decode: one `malformed` (reason and offset in the
+//!    detail, counted by reason), or one `truncated` instead when the capture cut
+//!    the datagram and the error is a shortage. A datagram the capture cut that
+//!    still decodes (a MSG whose block lost its end, or a payload whose trailing
+//!    bytes were cut) raises one `truncated`: its bytes are analysed, but a MSG
+//!    block is not used to rebuild its message.
+//! 5. Network duplicates: a packet other than AUTH, PING, MSG and MSG_ACK
+//!    (AUTH and PING repeat the same 8 bytes by design; MSG and MSG_ACK are
+//!    judged per block below) with the same bytes as one of the last 64 of its
+//!    direction raises `duplicate-packet` and nothing else (an AUTH_OK carries
+//!    the server's timestamp: two answers to two AUTHs differ).
+//! 6. The codec's violations (`reserved-nonzero`, `name-not-utf8`,
+//!    `msg-len-short`, `block-overrun`, `empty-block`): one finding each.
+//! 7. `wrong-direction`: a client-only type from the server or a server-only
+//!    one from the client (MSG and MSG_ACK go both ways). One per packet.
+//!
+//! **Handshake** (sessions recognised by their AUTH only):
+//! - `auth-first`: a client packet other than AUTH before the first AUTH_OK.
+//! - `auth-repeat`: an AUTH after a PING that followed an AUTH_OK (the client
+//!   had its AUTH_OK).
+//! - `auth-ok-count`: an AUTH_OK beyond the number of AUTHs captured (one
+//!   AUTH_OK per AUTH). One per extra AUTH_OK.
+//! - `before-ping`: server data on channel 1 or 2 (MOVE_EVENT, PROP, MSG; not
+//!   MSG_ACK) before the client's first PING. Once per session.
+//!
+//! **PING and PONG**: every PING captured is owed one PONG (a network duplicate
+//! of a PING is answered twice); a PONG when none is owed raises
+//! `violation/pong-without-ping` (not before the first PING captured: the
+//! capture may have begun between a PING and its PONG; at most 16 are owed, as
+//! PINGs lost after the capture point are never answered). The first PONG after
+//! a PING is a round-trip sample from the latest PING, recorded in the client
+//! direction's ack-delay histogram and smoothed RTT.
+//!
+//! **Movement**: `op_sig` (MOVE_OP) and `event_sig` (MOVE_EVENT) are u8 counters
+//! compared with 8-bit serial arithmetic: +1 is the next, more skips values
+//! (`sig-gap`, the count in the detail), older or exactly half the space away
+//! is `sig-regression` (the counter keeps its place), the same value again
+//! raises nothing. A MOVE_EVENT echoing an `op_sig` that no MOVE_OP captured
+//! carried (among the last 128 values), once MOVE_OPs have been captured,
+//! raises `echo-unseen`, once per echoed value.
+//!
+//! **PROP**: a PROP sent bare, not inside a message, raises
+//! `violation/bare-reliable` (channel 2 packets travel in MSG blocks).
+//!
+//! **MSG blocks**, per session, direction and channel, each block by
+//! (msg_id, block_id):
+//! - The first capture of a block counts as a first send. A capture again less
+//!   than 100 ms after the previous one (within one retransmission round: the
+//!   notes' timeouts are 200 ms to 1 s) is a network `duplicate-packet`; later,
+//!   a `resend` (seqno = msg_id; the try count and the delay since the first
+//!   capture in the detail), counted as a resend.
+//! - msg_ids are compared with 32-bit serial arithmetic. Messages are not
+//!   delivered in order: a msg_id below the highest is normal and raises
+//!   nothing. A msg_id 1024 or more away from the highest (either way) raises
+//!   `violation/msg-id-window` (once per msg_id in a row) and is not recorded.
+//!   msg_ids skipped by a higher one and never captured by the end of the
+//!   session (or pushed out of the window of the last 1024) raise `lost`, with
+//!   the frame that skipped them, unless a MSG_ACK for them was captured (then
+//!   `not-captured` was raised for it already).
+//! - The block rebuilds its message (`engine::reassembly`: at most 4 MiB per
+//!   message, 64 messages in progress per session, 64 MiB in total). A block
+//!   that disagrees with its message raises `violation/block-inconsistent`; a
+//!   refused message, or one given up to make room, raises `msg-given-up`
+//!   (once); a message still incomplete when the session ends raises
+//!   `msg-incomplete` at the frame of its first block. A completed message is
+//!   decoded as a packet: it is counted by its type, undecodable bytes raise
+//!   `malformed` (offsets in the message, its msg_id in the detail), a packet of
+//!   another channel or session id raises `violation/inner-mismatch`, a MSG or
+//!   MSG_ACK inside raises `violation/nested-msg`, and its payload follows the
+//!   rules of its type (direction, movement) like a bare packet.
+//!
+//! **MSG_ACK** (raised on the acknowledging direction unless said otherwise):
+//! - The first ack of a captured block ends its wait: the delay from its first
+//!   capture (blocks captured once only, Karn's rule) is recorded in the block
+//!   sender's ack-delay histogram and smoothed ack delay.
+//! - An ack of a block never captured: `ack-unseen` if its msg_id is newer than
+//!   every msg_id captured the other way on that channel (or none was), else
+//!   `not-captured` on the block's direction (delivered; the capture missed it).
+//!   Once per block.
+//! - The receiver acks every copy of a block it gets (first, resends, network
+//!   duplicates), and the capture cannot tell which copy an ack answers: each
+//!   captured copy may be answered by one ack. An ack beyond the copies of its
+//!   block captured before it is `duplicate-packet` within 100 ms of the
+//!   previous ack, else `duplicate-ack`.
+//! - At the end of the session, every captured block never acked raises
+//!   `block-unacked` (its direction, the frame of its first capture), if the
+//!   other direction sent at least one MSG_ACK on that channel (otherwise the
+//!   capture sees one way only). Blocks are followed up to 1024 per session: the
+//!   oldest is judged the same way when it leaves.
+//!
+//! Allocation: the block table, the msg_id windows and the reassembler of a
+//! session are allocated when it sends its first MSG; the rest of the hot path
+//! allocates nothing per packet.
+
+use super::findings::{self, BlockNote, Sig, rules};
+use super::wire::{
+    CHANNELS, DecodeError, ErrorKind, Header, Msg, MsgAck, Packet, PacketType, Part, Payload,
+    Sender,
+};
+use crate::capture::{Datagram, Timestamp};
+use crate::engine::reassembly::{Block, Budget, Limits, Push, Reassembler};
+use crate::engine::serial::SerialSpace;
+use crate::engine::{
+    self, Detail, DirState, Direction, FindingKind, ProtoSession, ProtocolInfo, Raise,
+    TrackerConfig,
+};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use std::fmt;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// A Battlegrounds session on the engine.
+pub type Session = engine::Session<BgSession>;
+
+/// The engine's tracker for Battlegrounds.
+pub type Tracker = engine::Tracker<Analyzer>;
+
+/// Silence after which a session times out.
+pub const TIMEOUT_SECS: u64 = 15;
+/// A block or ack captured again within this is a network duplicate.
+pub const DUPLICATE_NS: u64 = 100_000_000;
+/// msg_ids remembered per direction and channel; farther is out of the window.
+pub const MSG_ID_WINDOW: u32 = 1024;
+/// Blocks followed per session.
+pub const MAX_BLOCKS_FOLLOWED: usize = 1024;
+/// Unanswered PINGs counted at most: PINGs lost after the capture point are
+/// never answered, and must not excuse unsolicited PONGs for ever.
+pub const MAX_PINGS_OUTSTANDING: u32 = 16;
+/// What the reassemblers of all sessions may hold together.
+pub const TOTAL_BUFFER_BYTES: usize = 64 << 20;
+
+/// Where a session is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum State {
+    /// AUTH captured, no AUTH_OK yet.
+    AuthSent,
+    /// AUTH_OK captured, no PING yet.
+    AuthRecv,
+    /// The client's first PING captured.
+    Established,
+    /// The capture began after the handshake: the first packet was not AUTH.
+    #[default]
+    Midstream,
+    /// A peer fell silent for more than 15 s.
+    TimedOut,
+}
+
+impl State {
+    pub const fn name(self) -> &'static str {
+        match self {
+            State::AuthSent => "auth-sent",
+            State::AuthRecv => "auth-recv",
+            State::Established => "established",
+            State::Midstream => "midstream",
+            State::TimedOut => "timed-out",
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A u8 counter stream.
+#[derive(Debug, Default, Clone, Copy)]
+struct SigStream {
+    last: Option<u8>,
+}
+
+impl SigStream {
+    /// The new value: `Ok(skipped)` when it moves forward, `Err(())` for a
+    /// regression (the stream keeps its place).
+    fn next(&mut self, v: u8) -> Result<u32, ()> {
+        let Some(last) = self.last else {
+            self.last = Some(v);
+            return Ok(0);
+        };
+        match SerialSpace::U8.distance(u32::from(v), u32::from(last)) {
+            Some(d) if d >= 0 => {
+                self.last = Some(v);
+                Ok(d.saturating_sub(1) as u32)
+            }
+            _ => Err(()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Slot {
+    #[default]
+    Empty,
+    /// Skipped by a jump in `frame`, not captured; `acked` once a MSG_ACK of it came.
+    Missing {
+        frame: u64,
+        ts: Timestamp,
+        acked: bool,
+    },
+    Seen,
+}
+
+/// The msg_ids of one direction and channel: the highest, and the last
+/// [`MSG_ID_WINDOW`] by their state.
+#[derive(Debug)]
+struct MsgIds {
+    highest: Option<u32>,
+    slots: Box<[(u32, Slot)]>,
+    /// The msg_id of the open out-of-window incident.
+    out_of_window: Option<u32>,
+}
+
+impl Default for MsgIds {
+    fn default() -> Self {
+        MsgIds {
+            highest: None,
+            slots: vec![(0, Slot::Empty); MSG_ID_WINDOW as usize].into_boxed_slice(),
+            out_of_window: None,
+        }
+    }
+}
+
+/// What the window says of a msg_id.
+enum IdCheck {
+    Ok,
+    OutOfWindow { highest: u32 },
+}
+
+impl MsgIds {
+    fn index(id: u32) -> usize {
+        (id % MSG_ID_WINDOW) as usize
+    }
+
+    fn check(&self, id: u32) -> IdCheck {
+        let Some(highest) = self.highest else {
+            return IdCheck::Ok;
+        };
+        match SerialSpace::U32.distance(id, highest) {
+            Some(d) if d.unsigned_abs() < u64::from(MSG_ID_WINDOW) => IdCheck::Ok,
+            _ => IdCheck::OutOfWindow { highest },
+        }
+    }
+
+    /// Records a capture of `id` (in the window); `lost` gets each missing
+    /// msg_id pushed out of the window unseen and unacked.
+    fn record(
+        &mut self,
+        id: u32,
+        frame: u64,
+        ts: Timestamp,
+        lost: &mut impl FnMut(u32, u64, Timestamp),
+    ) {
+        let s = SerialSpace::U32;
+        let highest = *self.highest.get_or_insert(id);
+        let ahead = s.distance(id, highest).unwrap_or(0);
+        if ahead > 0 {
+            let skipped = (ahead - 1).min(i64::from(MSG_ID_WINDOW) - 1) as u32;
+            for k in (1..=skipped).rev() {
+                let m = s.sub(id, k);
+                self.evict(m, lost);
+                self.slots[Self::index(m)] = (
+                    m,
+                    Slot::Missing {
+                        frame,
+                        ts,
+                        acked: false,
+                    },
+                );
+            }
+            self.evict(id, lost);
+            self.highest = Some(id);
+        }
+        let slot = &mut self.slots[Self::index(id)];
+        if slot.0 != id || slot.1 != Slot::Seen {
+            *slot = (id, Slot::Seen);
+        }
+    }
+
+    fn evict(&mut self, id: u32, lost: &mut impl FnMut(u32, u64, Timestamp)) {
+        let (old, slot) = self.slots[Self::index(id)];
+        if old != id
+            && let Slot::Missing {
+                frame,
+                ts,
+                acked: false,
+            } = slot
+        {
+            lost(old, frame, ts);
+        }
+    }
+
+    /// A MSG_ACK of `id` from the other side: a missing msg_id is delivered.
+    fn acked(&mut self, id: u32) {
+        if let (m, Slot::Missing { acked, .. }) = &mut self.slots[Self::index(id)]
+            && *m == id
+        {
+            *acked = true;
+        }
+    }
+
+    /// Whether `id` is newer than every msg_id captured (or none was).
+    fn above_all(&self, id: u32) -> bool {
+        self.highest.is_none_or(|h| SerialSpace::U32.newer(id, h))
+    }
+
+    /// Every msg_id still missing and unacked, in msg_id order from the oldest.
+    fn drain(&mut self, mut lost: impl FnMut(u32, u64, Timestamp)) {
+        let Some(highest) = self.highest else { return };
+        for k in (1..MSG_ID_WINDOW).rev() {
+            let id = highest.wrapping_sub(k);
+            let slot = &mut self.slots[Self::index(id)];
+            if slot.0 == id {
+                if let Slot::Missing {
+                    frame,
+                    ts,
+                    acked: false,
+                } = slot.1
+                {
+                    lost(id, frame, ts);
+                }
+                slot.1 = Slot::Empty;
+            }
+        }
+    }
+}
+
+/// A block, by its sender's direction, channel, msg_id and block_id.
+type BlockKey = (u8, u8, u32, u16);
+
+#[derive(Debug, Clone, Copy, Default)]
+struct BlockState {
+    captured: bool,
+    first_frame: u64,
+    first_ts: Timestamp,
+    last_frame: u64,
+    last_ts: Timestamp,
+    tries: u32,
+    acked: bool,
+    last_ack_frame: u64,
+    last_ack_ts: Timestamp,
+    /// Captured copies (first, resends, network duplicates) not answered by
+    /// an ack yet: the receiver acks every copy it gets.
+    unanswered: u32,
+}
+
+/// What a session follows of its MSG traffic, allocated at its first MSG.
+#[derive(Debug, Default)]
+struct Reliable {
+    blocks: FxHashMap<BlockKey, BlockState>,
+    order: VecDeque<BlockKey>,
+    /// By direction and channel.
+    ids: [[MsgIds; CHANNELS as usize]; 2],
+    /// MSG_ACKs sent, by direction and channel.
+    acks_sent: [[u64; CHANNELS as usize]; 2],
+    reassembler: Reassembler<(u8, u8, u32)>,
+}
+
+/// Battlegrounds' part of a session.
+#[derive(Debug, Default)]
+pub struct BgSession {
+    pub state: State,
+    /// The flow was recognised by its AUTH: the session's first packet was one.
+    pub saw_auth: bool,
+    /// The session id of its first packet.
+    pub session_id: Option<u32>,
+    wrong_id: Option<u32>,
+    pub auths: u64,
+    pub auth_oks: u64,
+    pub pings: u64,
+    /// A PING after an AUTH_OK: the client had its AUTH_OK.
+    pinged_after_ok: bool,
+    ping_at: Option<Timestamp>,
+    /// PINGs captured and not answered yet (at most [`MAX_PINGS_OUTSTANDING`]).
+    pings_outstanding: u32,
+    before_ping_raised: bool,
+    op_sig: SigStream,
+    event_sig: SigStream,
+    /// op_sigs captured among the last 128 values.
+    op_sigs: [u64; 4],
+    echo_reported: Option<u8>,
+    reliable: Option<Box<Reliable>>,
+}
+
+impl ProtoSession for BgSession {
+    fn state(&self) -> &'static str {
+        self.state.name()
+    }
+
+    fn is_final(&self) -> bool {
+        self.state == State::TimedOut
+    }
+
+    fn time_out(&mut self) {
+        self.state = State::TimedOut;
+    }
+}
+
+/// Battlegrounds' analyzer: the rules above, per packet.
+#[derive(Debug)]
+pub struct Analyzer {
+    budget: Budget,
+}
+
+const TYPE_NAMES: [&str; PacketType::COUNT] = {
+    let mut names = [""; PacketType::COUNT];
+    let mut i = 0;
+    while i < PacketType::COUNT {
+        names[i] = PacketType::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+const MALFORMED_NAMES: [&str; ErrorKind::ALL.len()] = {
+    let mut names = [""; ErrorKind::ALL.len()];
+    let mut i = 0;
+    while i < ErrorKind::ALL.len() {
+        names[i] = ErrorKind::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+/// Battlegrounds' registered data.
+pub static INFO: ProtocolInfo = ProtocolInfo {
+    name: "bg",
+    title: "Battlegrounds",
+    message_types: &TYPE_NAMES,
+    kinds: findings::KINDS,
+    rules: findings::RULES,
+    malformed: &MALFORMED_NAMES,
+    states: &[
+        "auth-sent",
+        "auth-recv",
+        "established",
+        "midstream",
+        "timed-out",
+    ],
+    spec_rates: &[],
+    dissector: &super::dissect::Battlegrounds,
+};
+
+fn dir_index(d: Direction) -> u8 {
+    d.index() as u8
+}
+
+fn direction_of(i: u8) -> Direction {
+    if i == 0 {
+        Direction::ClientToServer
+    } else {
+        Direction::ServerToClient
+    }
+}
+
+/// Raises a finding of an earlier frame, with a seqno, on `direction`.
+#[allow(clippy::too_many_arguments)]
+fn raise_on(
+    raise: &mut Raise<'_>,
+    dir: &mut DirState,
+    direction: Direction,
+    kind: FindingKind,
+    frame: u64,
+    ts: Timestamp,
+    seqno: Option<u32>,
+    detail: Detail,
+) {
+    let (f, t, d) = (raise.frame, raise.ts, raise.direction);
+    raise.frame = frame;
+    raise.ts = ts;
+    raise.direction = direction;
+    raise.raise(dir, kind, None, seqno, detail);
+    raise.frame = f;
+    raise.ts = t;
+    raise.direction = d;
+}
+
+impl engine::Analyzer for Analyzer {
+    type Session = BgSession;
+    const INFO: &'static ProtocolInfo = &INFO;
+    const TIMEOUT_NS: u64 = TIMEOUT_SECS * 1_000_000_000;
+
+    fn new(_config: &TrackerConfig) -> Self {
+        Analyzer {
+            budget: Budget::new(TOTAL_BUFFER_BYTES),
+        }
+    }
+
+    fn src_is_server(&self, d: &Datagram<'_>) -> bool {
+        let t = Header::parse(d.payload)
+            .ok()
+            .and_then(|h| h.packet_type().ok());
+        t.is_some_and(|t| t.sender() == Sender::Server)
+    }
+
+    /// An AUTH from the client with another session id: a reconnect on the
+    /// same addresses.
+    fn restarts(&self, session: &Session, d: &Datagram<'_>) -> bool {
+        d.src == session.client
+            && super::wire::is_auth(d.payload)
+            && Header::parse(d.payload)
+                .is_ok_and(|h| session.proto.session_id.is_some_and(|s| s != h.session_id))
+    }
+
+    fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
+        let Some(mut rel) = session.proto.reliable.take() else {
+            return;
+        };
+        // Blocks never acked, in the order they were first captured.
+        let keys: Vec<BlockKey> = rel.order.drain(..).collect();
+        for key in keys {
+            if let Some(b) = rel.blocks.remove(&key) {
+                judge_unacked(session, &rel.acks_sent, raise, key, &b);
+            }
+        }
+        // msg_ids never captured.
+        for (di, ids) in rel.ids.iter_mut().enumerate() {
+            let direction = direction_of(di as u8);
+            for channel_ids in ids.iter_mut() {
+                let dir = session.dir_mut(direction);
+                channel_ids.drain(|msg_id, frame, ts| {
+                    raise_on(
+                        raise,
+                        dir,
+                        direction,
+                        FindingKind::LOST,
+                        frame,
+                        ts,
+                        Some(msg_id),
+                        Detail::None,
+                    );
+                });
+            }
+        }
+        // Messages never completed.
+        let mut ended = Vec::new();
+        rel.reassembler
+            .drain(&mut self.budget, |_| true, |g| ended.push(g));
+        ended.sort_by_key(|g| g.first_frame);
+        for g in ended {
+            let (di, _, msg_id) = g.key;
+            let direction = direction_of(di);
+            let detail = findings::incomplete(msg_id, g.msg_len, g.received, g.blocks, g.reason);
+            raise_on(
+                raise,
+                session.dir_mut(direction),
+                direction,
+                findings::MSG_INCOMPLETE,
+                g.first_frame,
+                g.first_ts,
+                Some(msg_id),
+                detail,
+            );
+        }
+    }
+
+    fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+        analyse(session, &mut self.budget, raise, d);
+    }
+}
+
+/// A block that leaves the table, or whose session ends: `block-unacked` if it
+/// was captured, never acked, and the other side acks on that channel.
+fn judge_unacked(
+    session: &mut Session,
+    acks_sent: &[[u64; CHANNELS as usize]; 2],
+    raise: &mut Raise<'_>,
+    key: BlockKey,
+    b: &BlockState,
+) {
+    let (di, channel, msg_id, block_id) = key;
+    let other = usize::from(1 - di.min(1));
+    let acker_acks = acks_sent
+        .get(other)
+        .and_then(|a| a.get(usize::from(channel)))
+        .copied()
+        .unwrap_or(0);
+    if b.captured && !b.acked && acker_acks > 0 {
+        let direction = direction_of(di);
+        raise_on(
+            raise,
+            session.dir_mut(direction),
+            direction,
+            findings::BLOCK_UNACKED,
+            b.first_frame,
+            b.first_ts,
+            Some(msg_id),
+            findings::block(msg_id, block_id, BlockNote::Unacked { tries: b.tries }),
+        );
+    }
+}
+
+/// A payload that does not decode, as the engine counts it.
+fn undecodable(raise: &mut Raise<'_>, dir: &mut DirState, d: &Datagram<'_>, error: DecodeError) {
+    // A shortage is the capture's doing when the capture cut the datagram.
+    let at_cut = error.kind().is_shortage();
+    raise.undecodable(
+        dir,
+        d,
+        at_cut,
+        error.kind() as usize,
+        findings::decode(error),
+    );
+}
+
+/// Everything about one datagram of one session.
+fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+    let direction = raise.direction;
+    let c2s = direction == Direction::ClientToServer;
+    let header = match Header::parse(d.payload) {
+        Ok(h) => h,
+        Err(e) => return undecodable(raise, session.dir_mut(direction), d, e),
+    };
+    // The session's id is its first header's; it was recognised by its AUTH
+    // when that is its very first packet.
+    if session.proto.session_id.is_none() {
+        let first = session.c2s.packets + session.s2c.packets == 1;
+        session.proto.session_id = Some(header.session_id);
+        let is_auth = first && c2s && super::wire::is_auth(d.payload);
+        session.proto.saw_auth = is_auth;
+        session.proto.state = if is_auth {
+            State::AuthSent
+        } else {
+            State::Midstream
+        };
+    }
+    // The session id, once per incident.
+    let own = session.proto.session_id.unwrap_or(header.session_id);
+    if header.session_id != own {
+        if session.proto.wrong_id != Some(header.session_id) {
+            session.proto.wrong_id = Some(header.session_id);
+            raise.violation(
+                session.dir_mut(direction),
+                rules::SESSION_ID_CHANGED,
+                None,
+                findings::session_ids(header.session_id, own),
+            );
+        }
+    } else {
+        session.proto.wrong_id = None;
+    }
+
+    let packet = match Packet::new_checked(d.payload) {
+        Ok(p) => p,
+        Err(e) => {
+            let this = session.dir_mut(direction);
+            undecodable(raise, this, d, e);
+            return;
+        }
+    };
+    let cut = d.truncated_by_capture();
+    if cut {
+        // What was kept decodes, but its end is missing.
+        let this = session.dir_mut(direction);
+        let part = if packet.packet_type() == PacketType::Msg {
+            Part::Block
+        } else {
+            Part::Rest
+        };
+        let error = DecodeError::Truncated {
+            offset: d.payload.len(),
+            packet_type: packet.packet_type(),
+            part,
+            needed: d.payload_len - d.payload.len(),
+            available: 0,
+        };
+        raise.undecodable(
+            this,
+            d,
+            true,
+            ErrorKind::Truncated as usize,
+            findings::decode(error),
+        );
+    }
+    let t = packet.packet_type();
+    {
+        let this = session.dir_mut(direction);
+        this.messages[t.ordinal()] += 1;
+        this.message_bytes[t.ordinal()] += d.payload.len() as u64;
+    }
+    // Network duplicates, for the packets whose bytes vary.
+    if !matches!(
+        t,
+        PacketType::Auth | PacketType::Ping | PacketType::Msg | PacketType::MsgAck
+    ) {
+        let hash = xxh3_64(d.payload);
+        let this = session.dir_mut(direction);
+        if let Some(frame) = this.duplicate_of(hash, d.frame) {
+            raise.raise(
+                this,
+                FindingKind::DUPLICATE_PACKET,
+                None,
+                None,
+                Detail::DuplicateOf { frame },
+            );
+            return;
+        }
+    }
+    for v in packet.violations() {
+        raise.violation(
+            session.dir_mut(direction),
+            findings::codec_rule(v.kind()),
+            None,
+            findings::codec(v, None),
+        );
+    }
+    match packet.payload() {
+        Payload::Msg(m) => {
+            before_ping(session, raise, packet.channel(), t);
+            msg_block(session, budget, raise, packet.channel(), m, !cut);
+        }
+        Payload::MsgAck(a) => msg_ack(session, raise, packet.channel(), a),
+        payload => {
+            if t == PacketType::Prop {
+                raise.violation(
+                    session.dir_mut(direction),
+                    rules::BARE_RELIABLE,
+                    None,
+                    findings::packet(t, None),
+                );
+            }
+            payload_rules(session, raise, packet.channel(), &payload, None);
+        }
+    }
+}
+
+/// Server data on channels 1 and 2 before the client's first PING.
+fn before_ping(session: &mut Session, raise: &mut Raise<'_>, channel: u8, t: PacketType) {
+    let s = &mut session.proto;
+    if raise.direction == Direction::ServerToClient
+        && s.saw_auth
+        && s.pings == 0
+        && !s.before_ping_raised
+        && (channel == 1 || channel == 2)
+        && t != PacketType::MsgAck
+    {
+        s.before_ping_raised = true;
+        raise.violation(
+            &mut session.s2c,
+            rules::BEFORE_PING,
+            None,
+            findings::packet(t, None),
+        );
+    }
+}
+
+/// The rules of a payload by its type, for a bare packet or one rebuilt from a
+/// message (`msg_id`).
+fn payload_rules(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    channel: u8,
+    payload: &Payload<'_>,
+    msg_id: Option<u32>,
+) {
+    let direction = raise.direction;
+    let c2s = direction == Direction::ClientToServer;
+    let t = payload.packet_type();
+    let wrong = match t.sender() {
+        Sender::Client => !c2s,
+        Sender::Server => c2s,
+        Sender::Both => false,
+    };
+    if wrong {
+        raise.violation(
+            session.dir_mut(direction),
+            rules::WRONG_DIRECTION,
+            msg_id,
+            findings::packet(t, msg_id),
+        );
+    }
+    let s = &mut session.proto;
+    if c2s && s.saw_auth && s.auth_oks == 0 && t != PacketType::Auth && t.sender() == Sender::Client
+    {
+        raise.violation(
+            &mut session.c2s,
+            rules::AUTH_FIRST,
+            msg_id,
+            findings::packet(t, msg_id),
+        );
+    }
+    if msg_id.is_none() {
+        before_ping(session, raise, channel, t);
+    }
+    let s = &mut session.proto;
+    match *payload {
+        Payload::Auth if c2s => {
+            s.auths += 1;
+            if s.saw_auth && s.pinged_after_ok {
+                raise.violation(
+                    &mut session.c2s,
+                    rules::AUTH_REPEAT,
+                    msg_id,
+                    findings::packet(t, msg_id),
+                );
+            }
+        }
+        Payload::AuthOk(_) if !c2s => {
+            s.auth_oks += 1;
+            if s.state == State::AuthSent {
+                s.state = State::AuthRecv;
+            }
+            if s.saw_auth && s.auth_oks > s.auths {
+                let detail = findings::auth_counts(s.auth_oks, s.auths);
+                raise.violation(&mut session.s2c, rules::AUTH_OK_COUNT, msg_id, detail);
+            }
+        }
+        Payload::Ping if c2s => {
+            s.pings += 1;
+            s.pinged_after_ok |= s.auth_oks > 0;
+            s.ping_at = Some(raise.ts);
+            s.pings_outstanding = (s.pings_outstanding + 1).min(MAX_PINGS_OUTSTANDING);
+            if matches!(s.state, State::AuthSent | State::AuthRecv) {
+                s.state = State::Established;
+            }
+        }
+        Payload::Pong { .. } if !c2s => {
+            if let Some(at) = s.ping_at.take() {
+                let rtt = raise.ts.since(at);
+                let c = &mut session.c2s;
+                // Out-of-range values only happen for absurd clocks; dropped.
+                let _ = c.ack_delay_us.record(rtt / 1_000);
+                let sample = rtt as f64;
+                c.srtt_ns = Some(c.srtt_ns.map_or(sample, |v| v + (sample - v) / 8.0));
+            }
+            let s = &mut session.proto;
+            match s.pings_outstanding.checked_sub(1) {
+                Some(n) => s.pings_outstanding = n,
+                None if s.pings > 0 => raise.violation(
+                    &mut session.s2c,
+                    rules::PONG_WITHOUT_PING,
+                    msg_id,
+                    Detail::None,
+                ),
+                None => {}
+            }
+        }
+        Payload::MoveOp(m) if c2s => {
+            let last = s.op_sig.last;
+            let v = m.op_sig;
+            s.op_sigs[usize::from(v / 64)] |= 1 << (v % 64);
+            let far = v.wrapping_add(128);
+            s.op_sigs[usize::from(far / 64)] &= !(1 << (far % 64));
+            sig_step(
+                &mut session.c2s,
+                raise,
+                Sig::Op,
+                &mut session.proto.op_sig,
+                v,
+                last,
+            );
+        }
+        Payload::MoveEvent(m) if !c2s => {
+            let last = s.event_sig.last;
+            if let Some(last_op) = s.op_sig.last {
+                let e = m.op_sig;
+                let seen = s.op_sigs[usize::from(e / 64)] & (1 << (e % 64)) != 0;
+                if !seen && s.echo_reported != Some(e) {
+                    s.echo_reported = Some(e);
+                    raise.raise(
+                        &mut session.s2c,
+                        findings::ECHO_UNSEEN,
+                        None,
+                        msg_id,
+                        findings::echo(e, last_op),
+                    );
+                }
+            }
+            sig_step(
+                &mut session.s2c,
+                raise,
+                Sig::Event,
+                &mut session.proto.event_sig,
+                m.event_sig,
+                last,
+            );
+        }
+        _ => {}
+    }
+}
+
+/// One value of a u8 counter stream.
+fn sig_step(
+    dir: &mut DirState,
+    raise: &mut Raise<'_>,
+    which: Sig,
+    stream: &mut SigStream,
+    v: u8,
+    last: Option<u8>,
+) {
+    let Some(last) = last else {
+        stream.last = Some(v);
+        return;
+    };
+    match stream.next(v) {
+        Ok(0) => {}
+        Ok(skipped) => raise.raise(
+            dir,
+            findings::SIG_GAP,
+            None,
+            None,
+            findings::sigs(which, v, last, skipped),
+        ),
+        Err(()) => raise.raise(
+            dir,
+            findings::SIG_REGRESSION,
+            None,
+            None,
+            findings::sigs(which, v, last, 0),
+        ),
+    }
+}
+
+/// The session's MSG state, allocated at its first MSG or MSG_ACK.
+fn reliable(session: &mut Session) -> &mut Reliable {
+    session.proto.reliable.get_or_insert_with(|| {
+        let mut r = Box::new(Reliable {
+            reassembler: Reassembler::new(Limits::default()),
+            ..Reliable::default()
+        });
+        r.blocks.reserve(MAX_BLOCKS_FOLLOWED);
+        r.order.reserve(MAX_BLOCKS_FOLLOWED);
+        r
+    })
+}
+
+/// Follows a new block key, judging the oldest one if the table is full.
+fn follow(session: &mut Session, raise: &mut Raise<'_>, key: BlockKey, state: BlockState) {
+    let rel = reliable(session);
+    let evicted = if rel.order.len() >= MAX_BLOCKS_FOLLOWED {
+        rel.order
+            .pop_front()
+            .and_then(|old| rel.blocks.remove(&old).map(|b| (old, b)))
+    } else {
+        None
+    };
+    rel.order.push_back(key);
+    rel.blocks.insert(key, state);
+    let acks_sent = rel.acks_sent;
+    if let Some((old, b)) = evicted {
+        judge_unacked(session, &acks_sent, raise, old, &b);
+    }
+}
+
+/// One MSG block.
+fn msg_block(
+    session: &mut Session,
+    budget: &mut Budget,
+    raise: &mut Raise<'_>,
+    channel: u8,
+    m: Msg<'_>,
+    whole: bool,
+) {
+    let direction = raise.direction;
+    let di = dir_index(direction);
+    let (frame, ts) = (raise.frame, raise.ts);
+    let ch = usize::from(channel);
+
+    // The msg_id window.
+    let rel = reliable(session);
+    let ids = &mut rel.ids[usize::from(di)][ch];
+    if let IdCheck::OutOfWindow { highest } = ids.check(m.msg_id) {
+        if ids.out_of_window != Some(m.msg_id) {
+            ids.out_of_window = Some(m.msg_id);
+            raise.violation(
+                session.dir_mut(direction),
+                rules::MSG_ID_WINDOW,
+                Some(m.msg_id),
+                findings::msg_window(m.msg_id, highest, MSG_ID_WINDOW),
+            );
+        }
+        return;
+    }
+    ids.out_of_window = None;
+    {
+        let rel = session.proto.reliable.as_deref_mut();
+        if let Some(rel) = rel {
+            let ids = &mut rel.ids[usize::from(di)][ch];
+            let this = match direction {
+                Direction::ClientToServer => &mut session.c2s,
+                Direction::ServerToClient => &mut session.s2c,
+            };
+            ids.record(m.msg_id, frame, ts, &mut |id, gap_frame, gap_ts| {
+                raise_on(
+                    raise,
+                    this,
+                    direction,
+                    FindingKind::LOST,
+                    gap_frame,
+                    gap_ts,
+                    Some(id),
+                    Detail::None,
+                );
+            });
+        }
+    }
+
+    // The block: first capture, duplicate or resend.
+    let key = (di, channel, m.msg_id, m.block_id);
+    let existing = reliable(session).blocks.get(&key).copied();
+    match existing {
+        Some(mut b) if b.captured => {
+            let since_last = ts.since(b.last_ts);
+            let this = session.dir_mut(direction);
+            if since_last < DUPLICATE_NS {
+                raise.raise(
+                    this,
+                    FindingKind::DUPLICATE_PACKET,
+                    None,
+                    Some(m.msg_id),
+                    Detail::DuplicateOf {
+                        frame: b.last_frame,
+                    },
+                );
+            } else {
+                b.tries += 1;
+                this.resends += 1;
+                raise.raise(
+                    this,
+                    FindingKind::RESEND,
+                    None,
+                    Some(m.msg_id),
+                    Detail::Repeat {
+                        first_frame: b.first_frame,
+                        delay_ns: ts.since(b.first_ts),
+                        tries: b.tries,
+                    },
+                );
+            }
+            // The receiver acks every copy it gets, a network duplicate's too.
+            b.unanswered = b.unanswered.saturating_add(1);
+            b.last_frame = frame;
+            b.last_ts = ts;
+            if let Some(slot) = reliable(session).blocks.get_mut(&key) {
+                *slot = b;
+            }
+        }
+        Some(mut b) => {
+            // Acked before it was captured: its first capture now.
+            session.dir_mut(direction).first_sends += 1;
+            b.captured = true;
+            b.first_frame = frame;
+            b.first_ts = ts;
+            b.last_frame = frame;
+            b.last_ts = ts;
+            b.tries = 1;
+            b.unanswered = 1;
+            if let Some(slot) = reliable(session).blocks.get_mut(&key) {
+                *slot = b;
+            }
+        }
+        None => {
+            session.dir_mut(direction).first_sends += 1;
+            let state = BlockState {
+                captured: true,
+                first_frame: frame,
+                first_ts: ts,
+                last_frame: frame,
+                last_ts: ts,
+                tries: 1,
+                unanswered: 1,
+                ..BlockState::default()
+            };
+            follow(session, raise, key, state);
+        }
+    }
+
+    // Rebuild the message.
+    if !whole {
+        return;
+    }
+    let mut rel = match session.proto.reliable.take() {
+        Some(r) => r,
+        None => return,
+    };
+    let block = Block {
+        msg_len: m.msg_len,
+        block_id: u32::from(m.block_id),
+        data: m.block,
+        frame,
+        ts,
+    };
+    let mut gave_up = [None; 4];
+    let mut n_gave_up = 0usize;
+    let outcome = rel
+        .reassembler
+        .push((di, channel, m.msg_id), block, budget, |g| {
+            if let Some(slot) = gave_up.get_mut(n_gave_up) {
+                *slot = Some(g);
+            }
+            n_gave_up += 1;
+        });
+    match outcome {
+        Push::Complete(bytes) => {
+            inner(session, raise, channel, m.msg_id, bytes);
+        }
+        Push::Refused(r) => raise.raise(
+            session.dir_mut(direction),
+            findings::MSG_GIVEN_UP,
+            None,
+            Some(m.msg_id),
+            findings::refused(m.msg_id, r),
+        ),
+        Push::Inconsistent(i) => raise.violation(
+            session.dir_mut(direction),
+            rules::BLOCK_INCONSISTENT,
+            Some(m.msg_id),
+            findings::inconsistent(m.msg_id, m.block_id, i),
+        ),
+        Push::Buffered | Push::Duplicate | Push::Done | Push::Abandoned => {}
+    }
+    for g in gave_up.into_iter().flatten() {
+        let (gdi, _, msg_id) = g.key;
+        let gdir = direction_of(gdi);
+        raise_on(
+            raise,
+            session.dir_mut(gdir),
+            gdir,
+            findings::MSG_GIVEN_UP,
+            frame,
+            ts,
+            Some(msg_id),
+            findings::incomplete(msg_id, g.msg_len, g.received, g.blocks, g.reason),
+        );
+    }
+    session.proto.reliable = Some(rel);
+}
+
+/// A message rebuilt from its blocks, decoded as a packet.
+fn inner(session: &mut Session, raise: &mut Raise<'_>, channel: u8, msg_id: u32, bytes: &[u8]) {
+    let direction = raise.direction;
+    let packet = match Packet::new_checked(bytes) {
+        Ok(p) => p,
+        Err(error) => {
+            let this = session.dir_mut(direction);
+            this.malformed[error.kind() as usize] += 1;
+            raise.raise(
+                this,
+                FindingKind::MALFORMED,
+                None,
+                Some(msg_id),
+                Detail::Decode {
+                    error: findings::decode_in_message(error, msg_id),
+                    captured: bytes.len(),
+                    len: bytes.len(),
+                },
+            );
+            return;
+        }
+    };
+    let t = packet.packet_type();
+    {
+        let this = session.dir_mut(direction);
+        this.messages[t.ordinal()] += 1;
+        this.message_bytes[t.ordinal()] += bytes.len() as u64;
+    }
+    for v in packet.violations() {
+        raise.violation(
+            session.dir_mut(direction),
+            findings::codec_rule(v.kind()),
+            Some(msg_id),
+            findings::codec(v, Some(msg_id)),
+        );
+    }
+    let own = session.proto.session_id.unwrap_or(packet.session_id());
+    if packet.channel() != channel || packet.session_id() != own {
+        raise.violation(
+            session.dir_mut(direction),
+            rules::INNER_MISMATCH,
+            Some(msg_id),
+            findings::inner_mismatch(msg_id, channel, packet.channel(), packet.session_id(), own),
+        );
+    }
+    if matches!(t, PacketType::Msg | PacketType::MsgAck) {
+        raise.violation(
+            session.dir_mut(direction),
+            rules::NESTED_MSG,
+            Some(msg_id),
+            findings::packet(t, Some(msg_id)),
+        );
+        return;
+    }
+    payload_rules(
+        session,
+        raise,
+        packet.channel(),
+        &packet.payload(),
+        Some(msg_id),
+    );
+}
+
+/// One MSG_ACK: it acknowledges a block the other direction sent.
+fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck) {
+    let acker = raise.direction;
+    let owner = acker.reverse();
+    let (frame, ts) = (raise.frame, raise.ts);
+    let ch = usize::from(channel);
+    let rel = reliable(session);
+    rel.acks_sent[acker.index()][ch] += 1;
+    let key = (dir_index(owner), channel, a.msg_id, a.block_id);
+    let existing = rel.blocks.get(&key).copied();
+    match existing {
+        None => {
+            let ids = &mut rel.ids[owner.index()][ch];
+            let above = ids.above_all(a.msg_id);
+            let highest = ids.highest;
+            ids.acked(a.msg_id);
+            let state = BlockState {
+                acked: true,
+                last_ack_frame: frame,
+                last_ack_ts: ts,
+                ..BlockState::default()
+            };
+            follow(session, raise, key, state);
+            if above {
+                let detail =
+                    findings::block(a.msg_id, a.block_id, BlockNote::AckUnseen { highest });
+                raise.raise(
+                    session.dir_mut(acker),
+                    FindingKind::ACK_UNSEEN,
+                    None,
+                    Some(a.msg_id),
+                    detail,
+                );
+            } else {
+                let detail = findings::block(a.msg_id, a.block_id, BlockNote::NotCaptured);
+                raise_on(
+                    raise,
+                    session.dir_mut(owner),
+                    owner,
+                    FindingKind::NOT_CAPTURED,
+                    frame,
+                    ts,
+                    Some(a.msg_id),
+                    detail,
+                );
+            }
+        }
+        Some(mut b) => {
+            if !b.captured {
+                // Acks of a block never captured: reported once, at the first.
+            } else if !b.acked || b.unanswered > 0 {
+                b.unanswered = b.unanswered.saturating_sub(1);
+                if !b.acked && b.tries == 1 {
+                    let delay = ts.since(b.first_ts);
+                    let o = session.dir_mut(owner);
+                    let _ = o.ack_delay_us.record(delay / 1_000);
+                    let sample = delay as f64;
+                    o.srtt_ns = Some(o.srtt_ns.map_or(sample, |v| v + (sample - v) / 8.0));
+                }
+                b.acked = true;
+            } else if ts.since(b.last_ack_ts) < DUPLICATE_NS {
+                raise.raise(
+                    session.dir_mut(acker),
+                    FindingKind::DUPLICATE_PACKET,
+                    None,
+                    Some(a.msg_id),
+                    Detail::DuplicateOf {
+                        frame: b.last_ack_frame,
+                    },
+                );
+            } else {
+                raise.raise(
+                    session.dir_mut(acker),
+                    findings::DUPLICATE_ACK,
+                    None,
+                    Some(a.msg_id),
+                    findings::block(a.msg_id, a.block_id, BlockNote::AckedAgain),
+                );
+            }
+            b.last_ack_frame = frame;
+            b.last_ack_ts = ts;
+            if let Some(slot) = reliable(session).blocks.get_mut(&key) {
+                *slot = b;
+            }
+        }
+    }
+}

@@ -1,0 +1,681 @@
+//! Battlegrounds' own registered findings: the kinds, rules and details only it
+//! has, beside the shared ones of [`crate::engine::FindingKind`]. The exact
+//! contract of each is in [`super::analysis`].
+
+use super::wire::{DecodeError, PacketType, Part, Violation, ViolationKind};
+use crate::engine::reassembly::{GiveUpReason, Inconsistency, Refusal};
+use crate::engine::{
+    Detail, DetailFormat, FindingKind, Group, KindDef, ProtoDetail, Rule, RuleDef, Severity,
+};
+
+const PROTO: &str = "bg";
+
+macro_rules! bg_kinds {
+    ($( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
+        mod kind_defs {
+            use super::*;
+            $( pub static $name: KindDef = KindDef {
+                name: $text,
+                proto: PROTO,
+                group: Group::$group,
+                severity: Severity::$severity,
+                doc: stringify!($($doc)*),
+                slot: $slot,
+            }; )*
+        }
+        $( $(#[$doc])* pub const $name: FindingKind = FindingKind::new(&kind_defs::$name); )*
+
+        /// Battlegrounds' own kinds.
+        pub const KINDS: &[FindingKind] = &[ $( $name, )* ];
+    };
+}
+
+bg_kinds! {
+    /// A message some of whose blocks were captured, never completed by the end
+    /// of the capture (or of its session).
+    MSG_INCOMPLETE = "msg-incomplete", Sequence, Warning, 16;
+    /// A message the analyzer stopped rebuilding: over a bound of what it
+    /// buffers (per message, in total, messages at once).
+    MSG_GIVEN_UP = "msg-given-up", Sequence, Warning, 17;
+    /// A MSG block captured and never acknowledged by a MSG_ACK the other way.
+    BLOCK_UNACKED = "block-unacked", Ack, Warning, 18;
+    /// An op_sig or event_sig that skipped values (u8 serial arithmetic).
+    SIG_GAP = "sig-gap", Stream, Note, 19;
+    /// An op_sig or event_sig older than the last one (u8 serial arithmetic).
+    SIG_REGRESSION = "sig-regression", Stream, Warning, 20;
+    /// A MOVE_EVENT echoing an op_sig no MOVE_OP captured carried.
+    ECHO_UNSEEN = "echo-unseen", Stream, Note, 21;
+    /// A MSG_ACK captured again with no capture of its block in between, later
+    /// than a network duplicate.
+    DUPLICATE_ACK = "duplicate-ack", Ack, Note, 22;
+}
+
+macro_rules! bg_rules {
+    ($( $(#[$doc:meta])* $name:ident = $text:literal, $slot:literal; )*) => {
+        mod rule_defs {
+            use super::*;
+            $( pub static $name: RuleDef = RuleDef {
+                name: $text,
+                proto: PROTO,
+                doc: stringify!($($doc)*),
+                slot: $slot,
+            }; )*
+        }
+        /// Battlegrounds' rules, for `violation` findings.
+        pub mod rules {
+            use super::*;
+            $( $(#[$doc])* pub const $name: Rule = Rule::new(&rule_defs::$name); )*
+        }
+
+        /// Every rule, in slot order.
+        pub const RULES: &[Rule] = &[ $( rules::$name, )* ];
+    };
+}
+
+bg_rules! {
+    /// The header's reserved byte is not 0.
+    RESERVED_NONZERO = "reserved-nonzero", 0;
+    /// AUTH_OK's name is not UTF-8.
+    NAME_NOT_UTF8 = "name-not-utf8", 1;
+    /// A MSG whose msg_len is shorter than a packet header.
+    MSG_LEN_SHORT = "msg-len-short", 2;
+    /// A MSG block longer than its whole message.
+    BLOCK_OVERRUN = "block-overrun", 3;
+    /// An empty MSG block of a message that has bytes.
+    EMPTY_BLOCK = "empty-block", 4;
+    /// A client packet other than AUTH before the first AUTH_OK, in a session
+    /// whose AUTH was captured: AUTH must come first.
+    AUTH_FIRST = "auth-first", 5;
+    /// More AUTH_OKs than AUTHs captured: one AUTH_OK per AUTH.
+    AUTH_OK_COUNT = "auth-ok-count", 6;
+    /// AUTH after the client's first PING: it had its AUTH_OK.
+    AUTH_REPEAT = "auth-repeat", 7;
+    /// Server data on channel 1 or 2 before the client's first PING.
+    BEFORE_PING = "before-ping", 8;
+    /// A session id other than the session's, inside its flow.
+    SESSION_ID_CHANGED = "session-id-changed", 9;
+    /// A client-only packet from the server, or a server-only one from the client.
+    WRONG_DIRECTION = "wrong-direction", 10;
+    /// A msg_id far outside the window of the messages seen.
+    MSG_ID_WINDOW = "msg-id-window", 11;
+    /// A MSG block that disagrees with its message (msg_len, block size, count, bytes).
+    BLOCK_INCONSISTENT = "block-inconsistent", 12;
+    /// A packet of the reliable channel sent bare, not in MSG blocks.
+    BARE_RELIABLE = "bare-reliable", 13;
+    /// A message whose packet names another channel or session than its MSG.
+    INNER_MISMATCH = "inner-mismatch", 14;
+    /// A message that is itself a MSG or MSG_ACK.
+    NESTED_MSG = "nested-msg", 15;
+    /// A PONG with no PING captured since the last PONG.
+    PONG_WITHOUT_PING = "pong-without-ping", 16;
+}
+
+/// The rule of a codec violation.
+pub const fn codec_rule(kind: ViolationKind) -> Rule {
+    match kind {
+        ViolationKind::ReservedNonZero => rules::RESERVED_NONZERO,
+        ViolationKind::InvalidUtf8 => rules::NAME_NOT_UTF8,
+        ViolationKind::MsgLenShort => rules::MSG_LEN_SHORT,
+        ViolationKind::BlockOverrun => rules::BLOCK_OVERRUN,
+        ViolationKind::EmptyBlock => rules::EMPTY_BLOCK,
+    }
+}
+
+fn packet_type(ordinal: u64) -> PacketType {
+    // Only ever packed from a real type; the fallback is never reached.
+    PacketType::from_ordinal(ordinal as usize).unwrap_or(PacketType::Auth)
+}
+
+// Decode errors: a[0] = tag | offset << 8; a[1] = type | part << 8 | extra << 16;
+// a[2] = needed << 32 | available; a[3] = 1 << 32 | msg_id for a rebuilt message.
+
+static DECODE: DetailFormat = DetailFormat {
+    name: "bg.decode",
+    fmt: |a, f| {
+        if a[3] >> 32 == 1 {
+            write!(f, "message {}: ", a[3] as u32)?;
+        }
+        write!(f, "{}", unpack_decode(a))
+    },
+};
+
+fn unpack_decode(a: &[u64; 4]) -> DecodeError {
+    let (tag, offset) = (a[0] & 0xff, (a[0] >> 8) as usize);
+    let t = packet_type(a[1] & 0xff);
+    let part = Part::from_u8((a[1] >> 8) as u8);
+    let extra = a[1] >> 16;
+    let (needed, available) = ((a[2] >> 32) as usize, (a[2] as u32) as usize);
+    match tag {
+        0 => DecodeError::ShortHeader { len: available },
+        1 => DecodeError::UnknownVersion {
+            version: extra as u8,
+        },
+        2 => DecodeError::UnknownType {
+            channel: extra as u8,
+            op: (extra >> 8) as u8,
+        },
+        3 => DecodeError::Truncated {
+            offset,
+            packet_type: t,
+            part,
+            needed,
+            available,
+        },
+        4 => DecodeError::NegativeLength {
+            offset,
+            packet_type: t,
+            part,
+            len: extra as u16 as i16,
+        },
+        5 => DecodeError::UnknownShape {
+            offset,
+            shape_type: extra as u8,
+        },
+        _ => DecodeError::TrailingBytes {
+            offset,
+            packet_type: t,
+            count: available,
+        },
+    }
+}
+
+fn pack_decode(error: DecodeError) -> [u64; 4] {
+    let off = |o: usize| (o as u64) << 8;
+    let ty = |t: PacketType, p: Part, extra: u64| {
+        t.ordinal() as u64 | u64::from(p.to_u8()) << 8 | extra << 16
+    };
+    let sizes =
+        |needed: usize, available: usize| (needed as u64) << 32 | u64::from(available as u32);
+    match error {
+        DecodeError::ShortHeader { len } => [0, 0, sizes(8, len), 0],
+        DecodeError::UnknownVersion { version } => [1 | off(6), u64::from(version) << 16, 0, 0],
+        DecodeError::UnknownType { channel, op } => [
+            2 | off(4),
+            (u64::from(channel) | u64::from(op) << 8) << 16,
+            0,
+            0,
+        ],
+        DecodeError::Truncated {
+            offset,
+            packet_type,
+            part,
+            needed,
+            available,
+        } => [
+            3 | off(offset),
+            ty(packet_type, part, 0),
+            sizes(needed, available),
+            0,
+        ],
+        DecodeError::NegativeLength {
+            offset,
+            packet_type,
+            part,
+            len,
+        } => [
+            4 | off(offset),
+            ty(packet_type, part, u64::from(len as u16)),
+            0,
+            0,
+        ],
+        DecodeError::UnknownShape { offset, shape_type } => [
+            5 | off(offset),
+            ty(PacketType::Prop, Part::Shape, u64::from(shape_type)),
+            0,
+            0,
+        ],
+        DecodeError::TrailingBytes {
+            offset,
+            packet_type,
+            count,
+        } => [
+            6 | off(offset),
+            ty(packet_type, Part::Fixed, 0),
+            sizes(0, count),
+            0,
+        ],
+    }
+}
+
+/// A decode error of a datagram as a finding's detail.
+pub fn decode(error: DecodeError) -> ProtoDetail {
+    ProtoDetail {
+        format: &DECODE,
+        args: pack_decode(error),
+    }
+}
+
+/// A decode error of the message `msg_id` rebuilt from its blocks (offsets in
+/// the message).
+pub fn decode_in_message(error: DecodeError, msg_id: u32) -> ProtoDetail {
+    let mut args = pack_decode(error);
+    args[3] = 1 << 32 | u64::from(msg_id);
+    ProtoDetail {
+        format: &DECODE,
+        args,
+    }
+}
+
+static CODEC: DetailFormat = DetailFormat {
+    name: "bg.violation",
+    fmt: |a, f| {
+        let v = match a[0] {
+            0 => Violation::ReservedNonZero {
+                reserved: a[1] as u8,
+            },
+            1 => Violation::InvalidUtf8 {
+                offset: a[1] as usize,
+            },
+            2 => Violation::MsgLenShort {
+                msg_len: a[1] as u32,
+            },
+            3 => Violation::BlockOverrun {
+                block_len: a[2] as usize,
+                msg_len: a[1] as u32,
+            },
+            _ => Violation::EmptyBlock {
+                block_id: a[1] as u16,
+            },
+        };
+        if a[3] >> 32 == 1 {
+            write!(f, "message {}: ", a[3] as u32)?;
+        }
+        write!(f, "{v}")
+    },
+};
+
+/// A codec violation as a finding's detail; `msg_id` for a packet rebuilt
+/// from a message's blocks.
+pub fn codec(v: Violation, msg_id: Option<u32>) -> Detail {
+    let mut args = match v {
+        Violation::ReservedNonZero { reserved } => [0, u64::from(reserved), 0, 0],
+        Violation::InvalidUtf8 { offset } => [1, offset as u64, 0, 0],
+        Violation::MsgLenShort { msg_len } => [2, u64::from(msg_len), 0, 0],
+        Violation::BlockOverrun { block_len, msg_len } => {
+            [3, u64::from(msg_len), block_len as u64, 0]
+        }
+        Violation::EmptyBlock { block_id } => [4, u64::from(block_id), 0, 0],
+    };
+    if let Some(id) = msg_id {
+        args[3] = 1 << 32 | u64::from(id);
+    }
+    Detail::Proto(ProtoDetail {
+        format: &CODEC,
+        args,
+    })
+}
+
+fn detail(format: &'static DetailFormat, args: [u64; 4]) -> Detail {
+    Detail::Proto(ProtoDetail { format, args })
+}
+
+static PACKET_TYPE: DetailFormat = DetailFormat {
+    name: "bg.packet-type",
+    fmt: |a, f| {
+        write!(f, "{}", packet_type(a[0]))?;
+        if a[1] >> 32 == 1 {
+            write!(f, " in message {}", a[1] as u32)?;
+        }
+        Ok(())
+    },
+};
+
+/// A packet type where it does not belong; `msg_id` when it was rebuilt from
+/// a message.
+pub fn packet(t: PacketType, msg_id: Option<u32>) -> Detail {
+    let m = msg_id.map_or(0, |id| 1 << 32 | u64::from(id));
+    detail(&PACKET_TYPE, [t.ordinal() as u64, m, 0, 0])
+}
+
+static SESSION_IDS: DetailFormat = DetailFormat {
+    name: "bg.session-ids",
+    fmt: |a, f| write!(f, "session id {} in the flow of session {}", a[0], a[1]),
+};
+
+/// A session id other than the session's own.
+pub fn session_ids(seen: u32, own: u32) -> Detail {
+    detail(&SESSION_IDS, [u64::from(seen), u64::from(own), 0, 0])
+}
+
+static AUTH_COUNTS: DetailFormat = DetailFormat {
+    name: "bg.auth-counts",
+    fmt: |a, f| write!(f, "AUTH_OK number {} for {} AUTH captured", a[0], a[1]),
+};
+
+/// AUTH_OKs and AUTHs captured so far.
+pub fn auth_counts(auth_oks: u64, auths: u64) -> Detail {
+    detail(&AUTH_COUNTS, [auth_oks, auths, 0, 0])
+}
+
+/// Which u8 counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sig {
+    Op,
+    Event,
+}
+
+impl Sig {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Sig::Op => "op_sig",
+            Sig::Event => "event_sig",
+        }
+    }
+}
+
+static SIGS: DetailFormat = DetailFormat {
+    name: "bg.sigs",
+    fmt: |a, f| {
+        let name = if a[0] == 0 { "op_sig" } else { "event_sig" };
+        write!(f, "{name} {} after {}", a[1], a[2])?;
+        if a[3] > 0 {
+            write!(f, " ({} skipped)", a[3])?;
+        }
+        Ok(())
+    },
+};
+
+/// A counter's new value after its last, with the values skipped.
+pub fn sigs(which: Sig, value: u8, last: u8, skipped: u32) -> Detail {
+    let w = u64::from(which == Sig::Event);
+    detail(
+        &SIGS,
+        [w, u64::from(value), u64::from(last), u64::from(skipped)],
+    )
+}
+
+static ECHO: DetailFormat = DetailFormat {
+    name: "bg.echo",
+    fmt: |a, f| {
+        write!(
+            f,
+            "MOVE_EVENT echoes op_sig {}; the last op_sig captured is {}",
+            a[0], a[1]
+        )
+    },
+};
+
+/// An echoed op_sig never captured, and the last one captured.
+pub fn echo(op_sig: u8, last: u8) -> Detail {
+    detail(&ECHO, [u64::from(op_sig), u64::from(last), 0, 0])
+}
+
+static MSG_WINDOW: DetailFormat = DetailFormat {
+    name: "bg.msg-window",
+    fmt: |a, f| {
+        write!(
+            f,
+            "msg_id {} is outside the window of {} around the highest msg_id {}",
+            a[0], a[2], a[1]
+        )
+    },
+};
+
+/// A msg_id outside the window around the highest seen.
+pub fn msg_window(msg_id: u32, highest: u32, window: u32) -> Detail {
+    detail(
+        &MSG_WINDOW,
+        [u64::from(msg_id), u64::from(highest), u64::from(window), 0],
+    )
+}
+
+static BLOCK: DetailFormat = DetailFormat {
+    name: "bg.block",
+    fmt: |a, f| {
+        write!(f, "block {} of message {}", a[1], a[0])?;
+        match a[2] {
+            0 => Ok(()),
+            1 => write!(f, ", captured {} times, never acknowledged", a[3]),
+            2 => write!(f, " was never captured: the other side acknowledged it"),
+            3 => write!(
+                f,
+                " acknowledged, above every msg_id captured the other way (highest {})",
+                a[3]
+            ),
+            _ => write!(f, " acknowledged again, its block not captured again"),
+        }
+    },
+};
+
+/// What is said of one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockNote {
+    /// Captured `tries` times, never acked.
+    Unacked { tries: u32 },
+    /// Acked, never captured.
+    NotCaptured,
+    /// Acked, above every msg_id captured the other way (`None`: none was).
+    AckUnseen { highest: Option<u32> },
+    /// Acked again.
+    AckedAgain,
+}
+
+/// One block of one message, and what is said of it.
+pub fn block(msg_id: u32, block_id: u16, note: BlockNote) -> Detail {
+    let (tag, n) = match note {
+        BlockNote::Unacked { tries } => (1, u64::from(tries)),
+        BlockNote::NotCaptured => (2, 0),
+        BlockNote::AckUnseen { highest } => (3, highest.map_or(0, u64::from)),
+        BlockNote::AckedAgain => (4, 0),
+    };
+    detail(&BLOCK, [u64::from(msg_id), u64::from(block_id), tag, n])
+}
+
+static INCOMPLETE: DetailFormat = DetailFormat {
+    name: "bg.incomplete",
+    fmt: |a, f| {
+        let (msg_id, received) = (a[0] as u32, a[1] as u32);
+        let reason = match a[3] {
+            0 => "too many messages in progress",
+            1 => "the total buffer budget needed room",
+            _ => "never completed",
+        };
+        write!(
+            f,
+            "message {msg_id} of {} bytes: {received} blocks",
+            a[2] >> 32
+        )?;
+        match a[2] as u32 {
+            0 => write!(f, " (block 0 never captured, count unknown)")?,
+            blocks => write!(f, " of {blocks}")?,
+        }
+        write!(f, "; {reason}")
+    },
+};
+
+/// A message given up in progress.
+pub fn incomplete(
+    msg_id: u32,
+    msg_len: u32,
+    received: u32,
+    blocks: Option<u32>,
+    reason: GiveUpReason,
+) -> Detail {
+    let r = match reason {
+        GiveUpReason::Capacity => 0,
+        GiveUpReason::Budget => 1,
+        GiveUpReason::Ended => 2,
+    };
+    detail(
+        &INCOMPLETE,
+        [
+            u64::from(msg_id),
+            u64::from(received),
+            u64::from(msg_len) << 32 | u64::from(blocks.unwrap_or(0)),
+            r,
+        ],
+    )
+}
+
+static REFUSED: DetailFormat = DetailFormat {
+    name: "bg.refused",
+    fmt: |a, f| {
+        write!(f, "message {} refused: ", a[0])?;
+        match a[1] {
+            0 => write!(
+                f,
+                "msg_len {} is over the {}-byte limit per message",
+                a[2], a[3]
+            ),
+            1 => write!(f, "its block size makes {} blocks (at most {})", a[2], a[3]),
+            _ => write!(
+                f,
+                "msg_len {} does not fit the {} bytes left of the total budget",
+                a[2], a[3]
+            ),
+        }
+    },
+};
+
+/// A message the reassembler refuses.
+pub fn refused(msg_id: u32, r: Refusal) -> Detail {
+    let (tag, x, y) = match r {
+        Refusal::TooLarge { msg_len, max } => (0, u64::from(msg_len), u64::from(max)),
+        Refusal::TooManyBlocks { blocks, max } => (1, blocks, u64::from(max)),
+        Refusal::NoBudget { msg_len, available } => (2, u64::from(msg_len), available as u64),
+    };
+    detail(&REFUSED, [u64::from(msg_id), tag, x, y])
+}
+
+static INCONSISTENT: DetailFormat = DetailFormat {
+    name: "bg.inconsistent",
+    fmt: |a, f| {
+        let (msg_id, block_id) = (a[0] as u32, a[0] >> 32);
+        write!(f, "message {msg_id} block {block_id}: ")?;
+        match a[1] {
+            0 => write!(f, "msg_len {} differs from its message's {}", a[2], a[3]),
+            1 => write!(f, "beyond the message's {} blocks", a[3]),
+            2 => write!(f, "{} bytes where its place needs {}", a[2], a[3]),
+            3 => write!(
+                f,
+                "block 0 of {} bytes is longer than msg_len {}",
+                a[2], a[3]
+            ),
+            4 => write!(f, "empty"),
+            _ => write!(f, "captured again with other bytes"),
+        }
+    },
+};
+
+/// A block that disagrees with its message.
+pub fn inconsistent(msg_id: u32, block_id: u16, i: Inconsistency) -> Detail {
+    let (tag, x, y) = match i {
+        Inconsistency::LengthChanged { msg_len, expected } => {
+            (0, u64::from(msg_len), u64::from(expected))
+        }
+        Inconsistency::BeyondEnd { blocks, .. } => (1, 0, u64::from(blocks)),
+        Inconsistency::WrongSize { len, expected, .. } => (2, len as u64, expected as u64),
+        Inconsistency::Overlong { len, msg_len } => (3, len as u64, u64::from(msg_len)),
+        Inconsistency::Empty { .. } => (4, 0, 0),
+        Inconsistency::Differs { .. } => (5, 0, 0),
+    };
+    detail(
+        &INCONSISTENT,
+        [u64::from(msg_id) | u64::from(block_id) << 32, tag, x, y],
+    )
+}
+
+static INNER_MISMATCH: DetailFormat = DetailFormat {
+    name: "bg.inner-mismatch",
+    fmt: |a, f| {
+        write!(
+            f,
+            "message {} on channel {} carries a packet of channel {} and session {} (the session's is {})",
+            a[0],
+            a[1] >> 8,
+            a[1] & 0xff,
+            a[2],
+            a[3]
+        )
+    },
+};
+
+/// A rebuilt packet whose channel or session id differs from its MSG's.
+pub fn inner_mismatch(msg_id: u32, msg_channel: u8, channel: u8, sid: u32, own: u32) -> Detail {
+    detail(
+        &INNER_MISMATCH,
+        [
+            u64::from(msg_id),
+            u64::from(msg_channel) << 8 | u64::from(channel),
+            u64::from(sid),
+            u64::from(own),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_rules_have_unique_slots_and_names() {
+        for (i, r) in RULES.iter().enumerate() {
+            assert_eq!(r.ordinal(), i, "{r}");
+        }
+        for k in KINDS {
+            assert!(
+                k.ordinal() >= 16 && k.ordinal() < crate::engine::MAX_KINDS,
+                "{k}"
+            );
+            assert!(FindingKind::shared(k.name()).is_none(), "{k}");
+        }
+        assert_eq!(
+            rules::BEFORE_PING.full_name().to_string(),
+            "bg.violation.before-ping"
+        );
+    }
+
+    #[test]
+    fn decode_details_read_as_the_errors() {
+        let all = [
+            DecodeError::ShortHeader { len: 3 },
+            DecodeError::UnknownVersion { version: 7 },
+            DecodeError::UnknownType {
+                channel: 3,
+                op: 0x10,
+            },
+            DecodeError::Truncated {
+                offset: 42,
+                packet_type: PacketType::AuthOk,
+                part: Part::Name,
+                needed: 200,
+                available: 3,
+            },
+            DecodeError::NegativeLength {
+                offset: 45,
+                packet_type: PacketType::Prop,
+                part: Part::RenderData,
+                len: -300,
+            },
+            DecodeError::UnknownShape {
+                offset: 32,
+                shape_type: 9,
+            },
+            DecodeError::TrailingBytes {
+                offset: 16,
+                packet_type: PacketType::Pong,
+                count: 5,
+            },
+        ];
+        for e in all {
+            assert_eq!(unpack_decode(&pack_decode(e)), e);
+            assert_eq!(decode(e).to_string(), e.to_string());
+        }
+        assert_eq!(
+            decode_in_message(all[3], 9).to_string(),
+            format!("message 9: {}", all[3])
+        );
+        for v in [
+            Violation::ReservedNonZero { reserved: 3 },
+            Violation::InvalidUtf8 { offset: 42 },
+            Violation::MsgLenShort { msg_len: 2 },
+            Violation::BlockOverrun {
+                block_len: 9,
+                msg_len: 8,
+            },
+            Violation::EmptyBlock { block_id: 4 },
+        ] {
+            assert_eq!(codec(v, None).to_string(), v.to_string());
+        }
+    }
+}

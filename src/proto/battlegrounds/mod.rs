@@ -1,0 +1,27 @@
+//! Battlegrounds: a game-logic UDP protocol with an 8-byte little-endian header,
+//! a command channel, a movement channel and a reliable environment channel
+//! whose messages travel in MSG blocks. Its wire format ([`wire`]), its analysis
+//! rules ([`analysis`], the contract in its docs), its findings ([`findings`])
+//! and its dissector ([`dissect`]). The specification and its notes are beside
+//! this file (`battlegrounds-protocol.rst`, `battlegrounds-NOTES.md`; the notes
+//! win where they differ).
+//!
+//! Battlegrounds has no magic: a flow is recognised by its first datagram, an
+//! AUTH ([`wire::is_auth`], the registry's probe), and followed after that; a
+//! port the user names is checked with [`wire::plausible`].
+
+pub mod analysis;
+pub mod dissect;
+pub mod findings;
+pub mod sim;
+pub mod wire;
+
+pub use analysis::{Analyzer, BgSession, INFO, Session, State, Tracker};
+
+/// Battlegrounds in the registry: recognised by a flow's first AUTH.
+pub const PROTOCOL: super::Protocol = super::Protocol {
+    info: &INFO,
+    probe: wire::is_auth,
+    recognition: crate::engine::Recognition::FirstOfFlow,
+    tracker: |config| Box::new(Tracker::new(config)),
+};

@@ -1,0 +1,361 @@
+//! What can go wrong with bytes: decode errors (the bytes cannot be read),
+//! violations (the bytes read, but break a rule), and encode errors (a
+//! representation whose lengths do not fit their fields).
+
+use super::types::{HEADER_LEN, PacketType};
+use std::fmt;
+
+/// Which part of a payload a length or truncation concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// The fixed part of the payload (every field before a variable length).
+    Fixed,
+    /// AUTH_OK's name.
+    Name,
+    /// A PROP's shape (a circle, or a polygon's `vertices_len`).
+    Shape,
+    /// A polygon's vertices.
+    Vertices,
+    /// A PROP's `render_data_len` and render data.
+    RenderData,
+    /// A MSG's block (only a capture can cut it: it is the rest of the packet).
+    Block,
+    /// Whatever followed a payload that decoded (only a capture can cut it).
+    Rest,
+}
+
+impl Part {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Part::Fixed => "fixed part",
+            Part::Name => "name",
+            Part::Shape => "shape",
+            Part::Vertices => "vertices",
+            Part::RenderData => "render data",
+            Part::Block => "block",
+            Part::Rest => "end",
+        }
+    }
+
+    pub(crate) const fn from_u8(v: u8) -> Part {
+        match v {
+            1 => Part::Name,
+            2 => Part::Shape,
+            3 => Part::Vertices,
+            4 => Part::RenderData,
+            5 => Part::Block,
+            6 => Part::Rest,
+            _ => Part::Fixed,
+        }
+    }
+
+    pub(crate) const fn to_u8(self) -> u8 {
+        match self {
+            Part::Fixed => 0,
+            Part::Name => 1,
+            Part::Shape => 2,
+            Part::Vertices => 3,
+            Part::RenderData => 4,
+            Part::Block => 5,
+            Part::Rest => 6,
+        }
+    }
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The bytes cannot be decoded. Offsets are from the start of the packet (the
+/// UDP payload, or the rebuilt message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// Fewer than the 8 bytes of the header.
+    #[error("packet of {len} bytes is shorter than the {HEADER_LEN}-byte header")]
+    ShortHeader { len: usize },
+    /// A version other than 0: the payload's layout is unknown.
+    #[error("version {version} at offset 6 is unknown (only version 0 is defined)")]
+    UnknownVersion { version: u8 },
+    /// A (channel, op_code) pair the specification does not define.
+    #[error("channel {channel}, op 0x{op:02x} at offset 4 is not a defined packet type")]
+    UnknownType { channel: u8, op: u8 },
+    /// A part of the payload needs more bytes than are left.
+    #[error(
+        "{packet_type} {part} at offset {offset} is truncated: it needs {needed} bytes, {available} are left"
+    )]
+    Truncated {
+        offset: usize,
+        packet_type: PacketType,
+        part: Part,
+        needed: usize,
+        available: usize,
+    },
+    /// A signed length field below zero.
+    #[error("{packet_type} {part} length at offset {offset} is negative ({len})")]
+    NegativeLength {
+        offset: usize,
+        packet_type: PacketType,
+        part: Part,
+        len: i16,
+    },
+    /// A PROP `shape_type` other than 0 (Circle) or 1 (Polygon).
+    #[error("PROP shape_type {shape_type} at offset {offset} is unknown (0 circle, 1 polygon)")]
+    UnknownShape { offset: usize, shape_type: u8 },
+    /// Bytes after a fully decoded payload.
+    #[error("{count} trailing bytes at offset {offset} after a complete {packet_type}")]
+    TrailingBytes {
+        offset: usize,
+        packet_type: PacketType,
+        count: usize,
+    },
+}
+
+/// The reason of a [`DecodeError`], without its numbers: what malformed packets
+/// are counted by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorKind {
+    ShortHeader,
+    UnknownVersion,
+    UnknownType,
+    Truncated,
+    NegativeLength,
+    UnknownShape,
+    TrailingBytes,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::ShortHeader,
+        ErrorKind::UnknownVersion,
+        ErrorKind::UnknownType,
+        ErrorKind::Truncated,
+        ErrorKind::NegativeLength,
+        ErrorKind::UnknownShape,
+        ErrorKind::TrailingBytes,
+    ];
+
+    /// A stable kebab-case name, used in JSON and rules.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ShortHeader => "short-header",
+            ErrorKind::UnknownVersion => "unknown-version",
+            ErrorKind::UnknownType => "unknown-type",
+            ErrorKind::Truncated => "truncated-payload",
+            ErrorKind::NegativeLength => "negative-length",
+            ErrorKind::UnknownShape => "unknown-shape",
+            ErrorKind::TrailingBytes => "trailing-bytes",
+        }
+    }
+
+    /// True for the kinds a capture's snaplen can cause: bytes missing at the end.
+    pub const fn is_shortage(self) -> bool {
+        matches!(self, ErrorKind::ShortHeader | ErrorKind::Truncated)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl DecodeError {
+    pub const fn kind(&self) -> ErrorKind {
+        match self {
+            DecodeError::ShortHeader { .. } => ErrorKind::ShortHeader,
+            DecodeError::UnknownVersion { .. } => ErrorKind::UnknownVersion,
+            DecodeError::UnknownType { .. } => ErrorKind::UnknownType,
+            DecodeError::Truncated { .. } => ErrorKind::Truncated,
+            DecodeError::NegativeLength { .. } => ErrorKind::NegativeLength,
+            DecodeError::UnknownShape { .. } => ErrorKind::UnknownShape,
+            DecodeError::TrailingBytes { .. } => ErrorKind::TrailingBytes,
+        }
+    }
+
+    /// The offset where the undecodable bytes start.
+    pub const fn offset(&self) -> usize {
+        match *self {
+            DecodeError::ShortHeader { .. } => 0,
+            DecodeError::UnknownVersion { .. } => 6,
+            DecodeError::UnknownType { .. } => 4,
+            DecodeError::Truncated { offset, .. }
+            | DecodeError::NegativeLength { offset, .. }
+            | DecodeError::UnknownShape { offset, .. }
+            | DecodeError::TrailingBytes { offset, .. } => offset,
+        }
+    }
+
+    /// The bytes needed from [`DecodeError::offset`], for a shortage.
+    pub const fn needed(&self) -> Option<usize> {
+        match *self {
+            DecodeError::ShortHeader { .. } => Some(HEADER_LEN),
+            DecodeError::Truncated { needed, .. } => Some(needed),
+            _ => None,
+        }
+    }
+
+    /// The bytes that were left from [`DecodeError::offset`], for a shortage.
+    pub const fn available(&self) -> Option<usize> {
+        match *self {
+            DecodeError::ShortHeader { len } => Some(len),
+            DecodeError::Truncated { available, .. } => Some(available),
+            _ => None,
+        }
+    }
+
+    /// The packet type concerned, where the header named one.
+    pub const fn packet_type(&self) -> Option<PacketType> {
+        match *self {
+            DecodeError::Truncated { packet_type, .. }
+            | DecodeError::NegativeLength { packet_type, .. }
+            | DecodeError::TrailingBytes { packet_type, .. } => Some(packet_type),
+            DecodeError::UnknownShape { .. } => Some(PacketType::Prop),
+            _ => None,
+        }
+    }
+}
+
+/// The bytes decode, but break a rule of the specification or its notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Violation {
+    /// The header's reserved byte is not 0.
+    ReservedNonZero { reserved: u8 },
+    /// AUTH_OK's name is not UTF-8.
+    InvalidUtf8 { offset: usize },
+    /// A MSG whose `msg_len` is below the 8-byte header every message starts with.
+    MsgLenShort { msg_len: u32 },
+    /// A MSG block with more bytes than the whole message.
+    BlockOverrun { block_len: usize, msg_len: u32 },
+    /// A MSG block without bytes, of a message that has some.
+    EmptyBlock { block_id: u16 },
+}
+
+/// The rule a [`Violation`] breaks, without its numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ViolationKind {
+    ReservedNonZero,
+    InvalidUtf8,
+    MsgLenShort,
+    BlockOverrun,
+    EmptyBlock,
+}
+
+impl ViolationKind {
+    pub const ALL: [ViolationKind; 5] = [
+        ViolationKind::ReservedNonZero,
+        ViolationKind::InvalidUtf8,
+        ViolationKind::MsgLenShort,
+        ViolationKind::BlockOverrun,
+        ViolationKind::EmptyBlock,
+    ];
+
+    /// A stable kebab-case name: the rule of the `violation` finding.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ViolationKind::ReservedNonZero => "reserved-nonzero",
+            ViolationKind::InvalidUtf8 => "invalid-utf8",
+            ViolationKind::MsgLenShort => "msg-len-short",
+            ViolationKind::BlockOverrun => "block-overrun",
+            ViolationKind::EmptyBlock => "empty-block",
+        }
+    }
+}
+
+impl Violation {
+    pub const fn kind(&self) -> ViolationKind {
+        match self {
+            Violation::ReservedNonZero { .. } => ViolationKind::ReservedNonZero,
+            Violation::InvalidUtf8 { .. } => ViolationKind::InvalidUtf8,
+            Violation::MsgLenShort { .. } => ViolationKind::MsgLenShort,
+            Violation::BlockOverrun { .. } => ViolationKind::BlockOverrun,
+            Violation::EmptyBlock { .. } => ViolationKind::EmptyBlock,
+        }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Violation::ReservedNonZero { reserved } => {
+                write!(f, "reserved byte at offset 7 is {reserved}, not 0")
+            }
+            Violation::InvalidUtf8 { offset } => {
+                write!(f, "AUTH_OK name at offset {offset} is not UTF-8")
+            }
+            Violation::MsgLenShort { msg_len } => write!(
+                f,
+                "MSG msg_len {msg_len} at offset 12 is shorter than a {HEADER_LEN}-byte packet header"
+            ),
+            Violation::BlockOverrun { block_len, msg_len } => write!(
+                f,
+                "MSG block of {block_len} bytes at offset 18 exceeds msg_len {msg_len}"
+            ),
+            Violation::EmptyBlock { block_id } => {
+                write!(f, "MSG block {block_id} at offset 18 is empty")
+            }
+        }
+    }
+}
+
+/// A representation that cannot be encoded: a length that does not fit its field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum EmitError {
+    #[error("{part} of {len} items does not fit its length field (max {max})")]
+    TooLong { part: Part, len: usize, max: usize },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_what_where_and_how_much() {
+        let e = DecodeError::Truncated {
+            offset: 42,
+            packet_type: PacketType::AuthOk,
+            part: Part::Name,
+            needed: 10,
+            available: 3,
+        };
+        assert_eq!(
+            e.to_string(),
+            "AUTH_OK name at offset 42 is truncated: it needs 10 bytes, 3 are left"
+        );
+        assert_eq!(
+            (e.offset(), e.needed(), e.available()),
+            (42, Some(10), Some(3))
+        );
+        assert_eq!(e.kind().name(), "truncated-payload");
+        let s = DecodeError::ShortHeader { len: 5 };
+        assert_eq!(
+            (s.offset(), s.needed(), s.available()),
+            (0, Some(8), Some(5))
+        );
+        assert!(s.kind().is_shortage());
+        assert!(
+            !DecodeError::UnknownVersion { version: 1 }
+                .kind()
+                .is_shortage()
+        );
+        let mut names: Vec<_> = ErrorKind::ALL.iter().map(|k| k.name()).collect();
+        names.dedup();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+    }
+
+    #[test]
+    fn parts_pack_and_unpack() {
+        for p in [
+            Part::Fixed,
+            Part::Name,
+            Part::Shape,
+            Part::Vertices,
+            Part::RenderData,
+            Part::Block,
+            Part::Rest,
+        ] {
+            assert_eq!(Part::from_u8(p.to_u8()), p);
+        }
+    }
+}

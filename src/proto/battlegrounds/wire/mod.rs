@@ -1,0 +1,51 @@
+//! The Battlegrounds wire format (`battlegrounds-protocol.rst`, with the
+//! settlements of `battlegrounds-NOTES.md`, which win where they differ):
+//! everything else in the module decodes and encodes through here.
+//!
+//! Two sides, as in smoltcp's `wire` module:
+//!
+//! - **Views** borrow the bytes: [`Packet::new_checked`] checks a whole packet
+//!   once (one UDP datagram carries one packet: an 8-byte little-endian header
+//!   and the payload its (channel, op_code) pair defines), then its accessors
+//!   and [`Payload`] read without failing. Decoding never allocates and never
+//!   panics.
+//! - **Representations** own their data: [`PacketRepr`] and [`PayloadRepr`]
+//!   `parse` and `emit` (lengths that do not fit their field are an
+//!   [`EmitError`], not a wrapped length byte).
+//!
+//! Three outcomes, kept apart:
+//!
+//! - **Shortage** ([`ErrorKind::ShortHeader`], [`ErrorKind::Truncated`]): bytes
+//!   missing at the end. The analyzer calls it `truncated` when the capture's
+//!   snaplen cut the datagram at that point, `malformed` otherwise (a sender
+//!   that sent a payload shorter than its fixed part).
+//! - **Malformed**: trailing bytes after a complete payload, a (channel, op)
+//!   pair that is not defined, a version other than 0 (undecodable past the
+//!   header), a negative length, an unknown PROP shape.
+//! - **Violation** ([`Violation`]): the packet decodes but breaks a rule (a
+//!   non-zero reserved byte, a name that is not UTF-8, a MSG block longer than
+//!   its message...).
+//!
+//! Decisions where the notes leave room: MSG and MSG_ACK are defined on the
+//! three channels the specification names (0, 1, 2); a channel above 2 is an
+//! undefined (channel, op) pair whatever the op. A MSG block is every byte after
+//! the MSG fixed part.
+
+mod error;
+mod fields;
+mod packet;
+mod repr;
+mod types;
+
+pub use error::{DecodeError, EmitError, ErrorKind, Part, Violation, ViolationKind};
+pub use fields::{FIELDS, channel_name, defs, walk, walk_header, walk_payload};
+pub use packet::{
+    AuthOk, Header, MoveEvent, MoveOp, Movement, Msg, MsgAck, Packet, Payload, Prop, Shape,
+    Vertices, is_auth, plausible,
+};
+pub use repr::{MSG_BLOCK_OFFSET, PacketRepr, PayloadRepr, ShapeRepr};
+pub use types::{
+    CHANNEL_COMMAND, CHANNEL_ENVIRONMENT, CHANNEL_MOVEMENT, CHANNELS, CIRCLE_LEN, HEADER_LEN,
+    MAX_BLOCKS, MOVEMENT_LEN, MSG_ACK_LEN, MSG_FIXED_LEN, OP_MSG, OP_MSG_ACK, PROP_FIXED_LEN,
+    PacketType, Sender, VERSION, VERTEX_LEN, VectorD, VectorF,
+};

@@ -1,0 +1,573 @@
+//! The zero-copy packet view: the header and the one payload of a packet,
+//! checked once by [`Packet::new_checked`], then read without failing.
+
+use super::error::{DecodeError, Part, Violation};
+use super::types::{
+    CIRCLE_LEN, HEADER_LEN, MOVEMENT_LEN, PROP_FIXED_LEN, PacketType, VERSION, VERTEX_LEN, VectorD,
+    VectorF, le_i16, le_i64, le_u16, le_u32, vector_d, vector_f,
+};
+
+/// The 8-byte header, as read from the wire (whatever its version).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Header {
+    /// The session id the REST API gave, on every packet of the session.
+    pub session_id: u32,
+    pub channel: u8,
+    pub op: u8,
+    /// 0 for every packet defined.
+    pub version: u8,
+    /// 0; anything else is a violation.
+    pub reserved: u8,
+}
+
+impl Header {
+    /// Reads the header; only its length is checked.
+    pub fn parse(bytes: &[u8]) -> Result<Header, DecodeError> {
+        match (le_u32(bytes, 0), bytes.get(4..HEADER_LEN)) {
+            (Some(session_id), Some(&[channel, op, version, reserved])) => Ok(Header {
+                session_id,
+                channel,
+                op,
+                version,
+                reserved,
+            }),
+            _ => Err(DecodeError::ShortHeader { len: bytes.len() }),
+        }
+    }
+
+    /// The header of a packet of type `t`, version 0, reserved 0.
+    pub fn new(session_id: u32, channel: u8, t: PacketType) -> Header {
+        Header {
+            session_id,
+            channel: t.channel().unwrap_or(channel),
+            op: t.op(),
+            version: VERSION,
+            reserved: 0,
+        }
+    }
+
+    /// The packet type, for version 0 and a defined (channel, op) pair.
+    pub fn packet_type(&self) -> Result<PacketType, DecodeError> {
+        if self.version != VERSION {
+            return Err(DecodeError::UnknownVersion {
+                version: self.version,
+            });
+        }
+        PacketType::from_wire(self.channel, self.op).ok_or(DecodeError::UnknownType {
+            channel: self.channel,
+            op: self.op,
+        })
+    }
+
+    /// The 8 wire bytes.
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let s = self.session_id.to_le_bytes();
+        [
+            s[0],
+            s[1],
+            s[2],
+            s[3],
+            self.channel,
+            self.op,
+            self.version,
+            self.reserved,
+        ]
+    }
+}
+
+/// True for an AUTH: exactly 8 bytes, channel 0, op 0, version 0, reserved 0.
+/// The first datagram of a flow this accepts identifies it as Battlegrounds.
+pub fn is_auth(payload: &[u8]) -> bool {
+    payload.len() == HEADER_LEN && payload.get(4..HEADER_LEN) == Some(&[0, 0, 0, 0][..])
+}
+
+/// True for a datagram that looks like Battlegrounds: a header of 8 bytes or
+/// more, version 0, and a defined (channel, op) pair. For a port the user names,
+/// and for the check that a flow's later datagrams still follow it.
+pub fn plausible(payload: &[u8]) -> bool {
+    Header::parse(payload).is_ok_and(|h| h.packet_type().is_ok())
+}
+
+/// The movement structure AUTH_OK, MOVE_OP and MOVE_EVENT start with.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Movement {
+    pub timestamp: i64,
+    pub position: VectorD,
+    /// A unit vector.
+    pub forward: VectorF,
+    pub movement_bits: u8,
+}
+
+impl Movement {
+    pub(crate) fn read(bytes: &[u8], offset: usize) -> Option<Movement> {
+        Some(Movement {
+            timestamp: le_i64(bytes, offset)?,
+            position: vector_d(bytes, offset + 8)?,
+            forward: vector_f(bytes, offset + 24)?,
+            movement_bits: *bytes.get(offset + 32)?,
+        })
+    }
+
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.timestamp.to_le_bytes());
+        self.position.write(out);
+        self.forward.write(out);
+        out.push(self.movement_bits);
+    }
+}
+
+/// A polygon's vertices, read in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vertices<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Vertices<'a> {
+    pub const fn len(&self) -> usize {
+        self.bytes.len() / VERTEX_LEN
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<VectorF> {
+        vector_f(self.bytes, i.checked_mul(VERTEX_LEN)?)
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = VectorF> + 'a {
+        let bytes = self.bytes;
+        (0..bytes.len() / VERTEX_LEN)
+            .map(move |i| vector_f(bytes, i * VERTEX_LEN).unwrap_or_default())
+    }
+}
+
+/// A PROP's collision shape.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape<'a> {
+    /// `shape_type` 0.
+    Circle { center: VectorF, radius: f32 },
+    /// `shape_type` 1.
+    Polygon(Vertices<'a>),
+}
+
+impl Shape<'_> {
+    pub const fn shape_type(&self) -> u8 {
+        match self {
+            Shape::Circle { .. } => 0,
+            Shape::Polygon(_) => 1,
+        }
+    }
+}
+
+/// AUTH_OK's payload.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AuthOk<'a> {
+    pub movement: Movement,
+    /// The character's name as sent (it should be UTF-8).
+    pub name: &'a [u8],
+}
+
+/// MOVE_OP's payload.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MoveOp {
+    pub movement: Movement,
+    /// The client's operation counter (u8, wrapping).
+    pub op_sig: u8,
+}
+
+/// MOVE_EVENT's payload.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct MoveEvent {
+    pub movement: Movement,
+    /// The last op_sig the server received.
+    pub op_sig: u8,
+    /// The server's event counter (u8, wrapping).
+    pub event_sig: u8,
+}
+
+/// PROP's payload.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prop<'a> {
+    pub prop_id: i64,
+    pub position: VectorD,
+    pub shape: Shape<'a>,
+    pub render_data: &'a [u8],
+}
+
+/// MSG's payload: one block of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Msg<'a> {
+    pub msg_id: u32,
+    /// The whole message's length.
+    pub msg_len: u32,
+    /// The block's index, from 0.
+    pub block_id: u16,
+    /// The block's bytes: the rest of the packet.
+    pub block: &'a [u8],
+}
+
+/// MSG_ACK's payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct MsgAck {
+    pub msg_id: u32,
+    pub block_id: u16,
+}
+
+/// The payload of a packet, by type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Payload<'a> {
+    Auth,
+    AuthOk(AuthOk<'a>),
+    Ping,
+    Pong { timestamp: i64 },
+    MoveOp(MoveOp),
+    MoveEvent(MoveEvent),
+    Prop(Prop<'a>),
+    Msg(Msg<'a>),
+    MsgAck(MsgAck),
+}
+
+impl Payload<'_> {
+    pub const fn packet_type(&self) -> PacketType {
+        match self {
+            Payload::Auth => PacketType::Auth,
+            Payload::AuthOk(_) => PacketType::AuthOk,
+            Payload::Ping => PacketType::Ping,
+            Payload::Pong { .. } => PacketType::Pong,
+            Payload::MoveOp(_) => PacketType::MoveOp,
+            Payload::MoveEvent(_) => PacketType::MoveEvent,
+            Payload::Prop(_) => PacketType::Prop,
+            Payload::Msg(_) => PacketType::Msg,
+            Payload::MsgAck(_) => PacketType::MsgAck,
+        }
+    }
+}
+
+/// A cursor over a packet that names the part it reads in its errors.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    t: PacketType,
+}
+
+impl<'a> Reader<'a> {
+    fn left(&self) -> usize {
+        self.bytes.len().saturating_sub(self.pos)
+    }
+
+    /// `n` bytes of `part`, or the truncation at the cursor.
+    fn take(&mut self, n: usize, part: Part) -> Result<&'a [u8], DecodeError> {
+        let truncated = DecodeError::Truncated {
+            offset: self.pos,
+            packet_type: self.t,
+            part,
+            needed: n,
+            available: self.left(),
+        };
+        let end = self.pos.checked_add(n).ok_or(truncated)?;
+        let s = self.bytes.get(self.pos..end).ok_or(truncated)?;
+        self.pos = end;
+        Ok(s)
+    }
+
+    /// A non-negative i16 length of `part`.
+    fn length(&mut self, part: Part) -> Result<usize, DecodeError> {
+        let offset = self.pos;
+        let len = le_i16(self.take(2, part)?, 0).unwrap_or(0);
+        usize::try_from(len).map_err(|_| DecodeError::NegativeLength {
+            offset,
+            packet_type: self.t,
+            part,
+            len,
+        })
+    }
+
+    /// Nothing may follow the payload.
+    fn finish(&self) -> Result<(), DecodeError> {
+        match self.left() {
+            0 => Ok(()),
+            count => Err(DecodeError::TrailingBytes {
+                offset: self.pos,
+                packet_type: self.t,
+                count,
+            }),
+        }
+    }
+}
+
+/// Decodes the payload of a packet of type `t` (the bytes after the header).
+fn decode_payload(bytes: &[u8], t: PacketType) -> Result<Payload<'_>, DecodeError> {
+    let mut r = Reader {
+        bytes,
+        pos: HEADER_LEN,
+        t,
+    };
+    let fixed = r.take(t.fixed_len(), Part::Fixed)?;
+    // Every read below is within `fixed`, whose length the table fixes: the
+    // fallbacks are never taken.
+    let movement = || Movement::read(fixed, 0).unwrap_or_default();
+    let byte = |i: usize| fixed.get(i).copied().unwrap_or(0);
+    let payload = match t {
+        PacketType::Auth => Payload::Auth,
+        PacketType::Ping => Payload::Ping,
+        PacketType::Pong => Payload::Pong {
+            timestamp: le_i64(fixed, 0).unwrap_or(0),
+        },
+        PacketType::AuthOk => {
+            let name_len = usize::from(byte(MOVEMENT_LEN));
+            let name = r.take(name_len, Part::Name)?;
+            Payload::AuthOk(AuthOk {
+                movement: movement(),
+                name,
+            })
+        }
+        PacketType::MoveOp => Payload::MoveOp(MoveOp {
+            movement: movement(),
+            op_sig: byte(MOVEMENT_LEN),
+        }),
+        PacketType::MoveEvent => Payload::MoveEvent(MoveEvent {
+            movement: movement(),
+            op_sig: byte(MOVEMENT_LEN),
+            event_sig: byte(MOVEMENT_LEN + 1),
+        }),
+        PacketType::Prop => {
+            let shape_offset = HEADER_LEN + PROP_FIXED_LEN - 1;
+            let shape = match byte(PROP_FIXED_LEN - 1) {
+                0 => {
+                    let c = r.take(CIRCLE_LEN, Part::Shape)?;
+                    Shape::Circle {
+                        center: vector_f(c, 0).unwrap_or_default(),
+                        radius: super::types::le_f32(c, 8).unwrap_or(0.0),
+                    }
+                }
+                1 => {
+                    let n = r.length(Part::Shape)?;
+                    Shape::Polygon(Vertices {
+                        bytes: r.take(n * VERTEX_LEN, Part::Vertices)?,
+                    })
+                }
+                shape_type => {
+                    return Err(DecodeError::UnknownShape {
+                        offset: shape_offset,
+                        shape_type,
+                    });
+                }
+            };
+            let n = r.length(Part::RenderData)?;
+            let render_data = r.take(n, Part::RenderData)?;
+            Payload::Prop(Prop {
+                prop_id: le_i64(fixed, 0).unwrap_or(0),
+                position: vector_d(fixed, 8).unwrap_or_default(),
+                shape,
+                render_data,
+            })
+        }
+        PacketType::Msg => {
+            let block = bytes.get(r.pos..).unwrap_or_default();
+            r.pos = bytes.len();
+            Payload::Msg(Msg {
+                msg_id: le_u32(fixed, 0).unwrap_or(0),
+                msg_len: le_u32(fixed, 4).unwrap_or(0),
+                block_id: le_u16(fixed, 8).unwrap_or(0),
+                block,
+            })
+        }
+        PacketType::MsgAck => Payload::MsgAck(MsgAck {
+            msg_id: le_u32(fixed, 0).unwrap_or(0),
+            block_id: le_u16(fixed, 4).unwrap_or(0),
+        }),
+    };
+    r.finish()?;
+    Ok(payload)
+}
+
+/// A checked view of one packet: a UDP payload, or a message rebuilt from its
+/// MSG blocks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Packet<'a> {
+    bytes: &'a [u8],
+    header: Header,
+    payload: Payload<'a>,
+}
+
+impl<'a> Packet<'a> {
+    /// Checks the whole packet: the header (length, version, a defined
+    /// (channel, op) pair), the payload's fixed part, every length field, and
+    /// that nothing trails the payload. The reserved byte is not checked: a
+    /// non-zero one is a [`Violation`].
+    pub fn new_checked(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        let header = Header::parse(bytes)?;
+        let t = header.packet_type()?;
+        let payload = decode_payload(bytes, t)?;
+        Ok(Packet {
+            bytes,
+            header,
+            payload,
+        })
+    }
+
+    pub const fn header(&self) -> Header {
+        self.header
+    }
+
+    pub const fn session_id(&self) -> u32 {
+        self.header.session_id
+    }
+
+    pub const fn channel(&self) -> u8 {
+        self.header.channel
+    }
+
+    pub const fn payload(&self) -> Payload<'a> {
+        self.payload
+    }
+
+    pub const fn packet_type(&self) -> PacketType {
+        self.payload.packet_type()
+    }
+
+    /// The whole packet, header included.
+    pub const fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    pub const fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// True for a packet with an empty payload (AUTH, PING).
+    pub const fn is_empty(&self) -> bool {
+        self.bytes.len() == HEADER_LEN
+    }
+
+    /// The rules the packet breaks while it decodes, in wire order.
+    pub fn violations(&self) -> impl Iterator<Item = Violation> + use<> {
+        let mut out = [None; 3];
+        if self.header.reserved != 0 {
+            out[0] = Some(Violation::ReservedNonZero {
+                reserved: self.header.reserved,
+            });
+        }
+        match self.payload {
+            Payload::AuthOk(a) if std::str::from_utf8(a.name).is_err() => {
+                out[1] = Some(Violation::InvalidUtf8 {
+                    offset: HEADER_LEN + MOVEMENT_LEN + 1,
+                });
+            }
+            Payload::Msg(m) => {
+                if (m.msg_len as usize) < HEADER_LEN {
+                    out[1] = Some(Violation::MsgLenShort { msg_len: m.msg_len });
+                }
+                if m.block.len() > m.msg_len as usize {
+                    out[2] = Some(Violation::BlockOverrun {
+                        block_len: m.block.len(),
+                        msg_len: m.msg_len,
+                    });
+                } else if m.block.is_empty() && m.msg_len > 0 {
+                    out[2] = Some(Violation::EmptyBlock {
+                        block_id: m.block_id,
+                    });
+                }
+            }
+            _ => {}
+        }
+        out.into_iter().flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::battlegrounds::wire::ErrorKind;
+
+    fn header(channel: u8, op: u8) -> Vec<u8> {
+        vec![0x78, 0x56, 0x34, 0x12, channel, op, 0, 0]
+    }
+
+    #[test]
+    fn auth_and_plausible() {
+        let auth = header(0, 0);
+        assert!(is_auth(&auth));
+        assert!(plausible(&auth));
+        let mut ping = header(0, 2);
+        assert!(!is_auth(&ping));
+        assert!(plausible(&ping));
+        ping[6] = 1;
+        assert!(!plausible(&ping));
+        let mut longer = auth.clone();
+        longer.push(0);
+        assert!(!is_auth(&longer));
+        let mut reserved = auth.clone();
+        reserved[7] = 1;
+        assert!(!is_auth(&reserved));
+        assert!(plausible(&reserved));
+        assert!(!plausible(&header(3, 0x10)));
+        assert!(!plausible(&auth[..7]));
+        assert!(!is_auth(&[]));
+    }
+
+    #[test]
+    fn header_is_little_endian() {
+        let bytes = header(0, 0);
+        let p = Packet::new_checked(&bytes).unwrap();
+        assert_eq!(p.session_id(), 0x1234_5678);
+        assert_eq!(p.packet_type(), PacketType::Auth);
+        assert_eq!(p.header().to_bytes().to_vec(), header(0, 0));
+    }
+
+    #[test]
+    fn the_three_outcomes() {
+        // Cut short: truncated, at the cut.
+        let mut pong = header(0, 3);
+        pong.extend_from_slice(&7i64.to_le_bytes());
+        let e = Packet::new_checked(&pong[..12]).unwrap_err();
+        assert_eq!(
+            e,
+            DecodeError::Truncated {
+                offset: 8,
+                packet_type: PacketType::Pong,
+                part: Part::Fixed,
+                needed: 8,
+                available: 4
+            }
+        );
+        // Malformed: trailing bytes, unknown version, negative length.
+        pong.push(0);
+        assert_eq!(
+            Packet::new_checked(&pong).unwrap_err().kind(),
+            ErrorKind::TrailingBytes
+        );
+        let mut v1 = header(0, 0);
+        v1[6] = 1;
+        assert_eq!(
+            Packet::new_checked(&v1).unwrap_err(),
+            DecodeError::UnknownVersion { version: 1 }
+        );
+        // Violation: decodes, reserved non-zero.
+        let mut r = header(0, 2);
+        r[7] = 9;
+        let p = Packet::new_checked(&r).unwrap();
+        assert_eq!(
+            p.violations().collect::<Vec<_>>(),
+            vec![Violation::ReservedNonZero { reserved: 9 }]
+        );
+    }
+
+    #[test]
+    fn negative_polygon_length() {
+        let mut b = header(2, 0);
+        b.extend_from_slice(&[0; 24]);
+        b.push(1);
+        b.extend_from_slice(&(-1i16).to_le_bytes());
+        assert_eq!(
+            Packet::new_checked(&b).unwrap_err(),
+            DecodeError::NegativeLength {
+                offset: 33,
+                packet_type: PacketType::Prop,
+                part: Part::Shape,
+                len: -1
+            }
+        );
+    }
+}

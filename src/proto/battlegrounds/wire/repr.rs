@@ -1,0 +1,330 @@
+//! Owned representations that encode back to bytes: what tests (and a
+//! simulator) build packets from.
+
+use super::error::{DecodeError, EmitError, Part};
+use super::packet::{Header, MoveEvent, MoveOp, Movement, MsgAck, Packet, Payload, Shape};
+use super::types::{HEADER_LEN, MSG_FIXED_LEN, PacketType, VectorD, VectorF};
+
+/// An owned PROP shape.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShapeRepr {
+    Circle { center: VectorF, radius: f32 },
+    Polygon(Vec<VectorF>),
+}
+
+/// An owned payload. Names are raw bytes, so that a test can build invalid
+/// UTF-8 on purpose.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PayloadRepr {
+    Auth,
+    AuthOk {
+        movement: Movement,
+        name: Vec<u8>,
+    },
+    Ping,
+    Pong {
+        timestamp: i64,
+    },
+    MoveOp(MoveOp),
+    MoveEvent(MoveEvent),
+    Prop {
+        prop_id: i64,
+        position: VectorD,
+        shape: ShapeRepr,
+        render_data: Vec<u8>,
+    },
+    Msg {
+        msg_id: u32,
+        msg_len: u32,
+        block_id: u16,
+        block: Vec<u8>,
+    },
+    MsgAck(MsgAck),
+}
+
+impl PayloadRepr {
+    pub fn packet_type(&self) -> PacketType {
+        match self {
+            PayloadRepr::Auth => PacketType::Auth,
+            PayloadRepr::AuthOk { .. } => PacketType::AuthOk,
+            PayloadRepr::Ping => PacketType::Ping,
+            PayloadRepr::Pong { .. } => PacketType::Pong,
+            PayloadRepr::MoveOp(_) => PacketType::MoveOp,
+            PayloadRepr::MoveEvent(_) => PacketType::MoveEvent,
+            PayloadRepr::Prop { .. } => PacketType::Prop,
+            PayloadRepr::Msg { .. } => PacketType::Msg,
+            PayloadRepr::MsgAck(_) => PacketType::MsgAck,
+        }
+    }
+
+    /// The number of bytes [`PayloadRepr::emit`] writes.
+    pub fn wire_len(&self) -> usize {
+        let t = self.packet_type();
+        t.fixed_len()
+            + match self {
+                PayloadRepr::AuthOk { name, .. } => name.len(),
+                PayloadRepr::Prop {
+                    shape, render_data, ..
+                } => {
+                    let shape = match shape {
+                        ShapeRepr::Circle { .. } => super::types::CIRCLE_LEN,
+                        ShapeRepr::Polygon(v) => 2 + v.len() * super::types::VERTEX_LEN,
+                    };
+                    shape + 2 + render_data.len()
+                }
+                PayloadRepr::Msg { block, .. } => block.len(),
+                _ => 0,
+            }
+    }
+
+    /// Appends the payload's wire bytes; lengths that do not fit their field
+    /// (a name over 255 bytes, more than 32767 vertices or render bytes) are
+    /// refused before anything is written.
+    pub fn emit(&self, out: &mut Vec<u8>) -> Result<(), EmitError> {
+        let too_long = |part, len: usize, max: usize| {
+            if len > max {
+                Err(EmitError::TooLong { part, len, max })
+            } else {
+                Ok(())
+            }
+        };
+        let i16_max = i16::MAX as usize;
+        match self {
+            PayloadRepr::AuthOk { name, .. } => too_long(Part::Name, name.len(), 255)?,
+            PayloadRepr::Prop {
+                shape, render_data, ..
+            } => {
+                if let ShapeRepr::Polygon(v) = shape {
+                    too_long(Part::Vertices, v.len(), i16_max)?;
+                }
+                too_long(Part::RenderData, render_data.len(), i16_max)?;
+            }
+            _ => {}
+        }
+        match self {
+            PayloadRepr::Auth | PayloadRepr::Ping => {}
+            PayloadRepr::AuthOk { movement, name } => {
+                movement.write(out);
+                out.push(name.len() as u8);
+                out.extend_from_slice(name);
+            }
+            PayloadRepr::Pong { timestamp } => out.extend_from_slice(&timestamp.to_le_bytes()),
+            PayloadRepr::MoveOp(m) => {
+                m.movement.write(out);
+                out.push(m.op_sig);
+            }
+            PayloadRepr::MoveEvent(m) => {
+                m.movement.write(out);
+                out.push(m.op_sig);
+                out.push(m.event_sig);
+            }
+            PayloadRepr::Prop {
+                prop_id,
+                position,
+                shape,
+                render_data,
+            } => {
+                out.extend_from_slice(&prop_id.to_le_bytes());
+                position.write(out);
+                match shape {
+                    ShapeRepr::Circle { center, radius } => {
+                        out.push(0);
+                        center.write(out);
+                        out.extend_from_slice(&radius.to_le_bytes());
+                    }
+                    ShapeRepr::Polygon(vertices) => {
+                        out.push(1);
+                        out.extend_from_slice(&(vertices.len() as i16).to_le_bytes());
+                        for v in vertices {
+                            v.write(out);
+                        }
+                    }
+                }
+                out.extend_from_slice(&(render_data.len() as i16).to_le_bytes());
+                out.extend_from_slice(render_data);
+            }
+            PayloadRepr::Msg {
+                msg_id,
+                msg_len,
+                block_id,
+                block,
+            } => {
+                out.extend_from_slice(&msg_id.to_le_bytes());
+                out.extend_from_slice(&msg_len.to_le_bytes());
+                out.extend_from_slice(&block_id.to_le_bytes());
+                out.extend_from_slice(block);
+            }
+            PayloadRepr::MsgAck(a) => {
+                out.extend_from_slice(&a.msg_id.to_le_bytes());
+                out.extend_from_slice(&a.block_id.to_le_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl From<&Payload<'_>> for PayloadRepr {
+    fn from(p: &Payload<'_>) -> Self {
+        match *p {
+            Payload::Auth => PayloadRepr::Auth,
+            Payload::AuthOk(a) => PayloadRepr::AuthOk {
+                movement: a.movement,
+                name: a.name.to_vec(),
+            },
+            Payload::Ping => PayloadRepr::Ping,
+            Payload::Pong { timestamp } => PayloadRepr::Pong { timestamp },
+            Payload::MoveOp(m) => PayloadRepr::MoveOp(m),
+            Payload::MoveEvent(m) => PayloadRepr::MoveEvent(m),
+            Payload::Prop(p) => PayloadRepr::Prop {
+                prop_id: p.prop_id,
+                position: p.position,
+                shape: match p.shape {
+                    Shape::Circle { center, radius } => ShapeRepr::Circle { center, radius },
+                    Shape::Polygon(v) => ShapeRepr::Polygon(v.iter().collect()),
+                },
+                render_data: p.render_data.to_vec(),
+            },
+            Payload::Msg(m) => PayloadRepr::Msg {
+                msg_id: m.msg_id,
+                msg_len: m.msg_len,
+                block_id: m.block_id,
+                block: m.block.to_vec(),
+            },
+            Payload::MsgAck(a) => PayloadRepr::MsgAck(a),
+        }
+    }
+}
+
+/// An owned packet: a header and its payload. The header's channel and op are
+/// written as they are: keep them matching the payload (use
+/// [`PacketRepr::new`]) unless a test wants otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PacketRepr {
+    pub header: Header,
+    pub payload: PayloadRepr,
+}
+
+impl PacketRepr {
+    /// A packet of version 0, reserved 0, on `channel` for MSG and MSG_ACK (the
+    /// other types have their own channel, and `channel` is ignored).
+    pub fn new(session_id: u32, channel: u8, payload: PayloadRepr) -> Self {
+        PacketRepr {
+            header: Header::new(session_id, channel, payload.packet_type()),
+            payload,
+        }
+    }
+
+    /// Decodes a whole packet.
+    pub fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let p = Packet::new_checked(bytes)?;
+        Ok(PacketRepr {
+            header: p.header(),
+            payload: PayloadRepr::from(&p.payload()),
+        })
+    }
+
+    /// The number of bytes [`PacketRepr::emit`] writes.
+    pub fn wire_len(&self) -> usize {
+        HEADER_LEN + self.payload.wire_len()
+    }
+
+    /// Appends the packet's wire bytes.
+    pub fn emit(&self, out: &mut Vec<u8>) -> Result<(), EmitError> {
+        let start = out.len();
+        out.extend_from_slice(&self.header.to_bytes());
+        self.payload.emit(out).inspect_err(|_| out.truncate(start))
+    }
+
+    pub fn to_bytes(&self) -> Result<Vec<u8>, EmitError> {
+        let mut out = Vec::with_capacity(self.wire_len());
+        self.emit(&mut out)?;
+        Ok(out)
+    }
+
+    /// The MSG packets that carry `message` (a whole packet's bytes) as message
+    /// `msg_id` on `channel`, in blocks of `block_size` bytes (the last may be
+    /// shorter; at least one block, even for an empty message).
+    pub fn split_message(
+        session_id: u32,
+        channel: u8,
+        msg_id: u32,
+        message: &[u8],
+        block_size: usize,
+    ) -> Vec<PacketRepr> {
+        let block_size = block_size.max(1);
+        let msg_len = message.len() as u32;
+        let mut chunks: Vec<&[u8]> = message.chunks(block_size).collect();
+        if chunks.is_empty() {
+            chunks.push(&[]);
+        }
+        chunks
+            .into_iter()
+            .enumerate()
+            .map(|(i, block)| {
+                PacketRepr::new(
+                    session_id,
+                    channel,
+                    PayloadRepr::Msg {
+                        msg_id,
+                        msg_len,
+                        block_id: i as u16,
+                        block: block.to_vec(),
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+/// The bytes before a MSG's block: header and fixed part.
+pub const MSG_BLOCK_OFFSET: usize = HEADER_LEN + MSG_FIXED_LEN;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emit_refuses_lengths_that_do_not_fit() {
+        let p = PacketRepr::new(
+            1,
+            0,
+            PayloadRepr::AuthOk {
+                movement: Movement::default(),
+                name: vec![b'a'; 256],
+            },
+        );
+        let mut out = vec![0xee];
+        assert_eq!(
+            p.emit(&mut out),
+            Err(EmitError::TooLong {
+                part: Part::Name,
+                len: 256,
+                max: 255
+            })
+        );
+        assert_eq!(out, vec![0xee]);
+    }
+
+    #[test]
+    fn split_message_blocks() {
+        let msg: Vec<u8> = (0..25).collect();
+        let blocks = PacketRepr::split_message(7, 2, 1, &msg, 10);
+        assert_eq!(blocks.len(), 3);
+        let mut rebuilt = Vec::new();
+        for (i, b) in blocks.iter().enumerate() {
+            let PayloadRepr::Msg {
+                block_id,
+                msg_len,
+                block,
+                ..
+            } = &b.payload
+            else {
+                panic!("not a MSG");
+            };
+            assert_eq!((*block_id as usize, *msg_len), (i, 25));
+            rebuilt.extend_from_slice(block);
+            assert_eq!(b.header.channel, 2);
+        }
+        assert_eq!(rebuilt, msg);
+    }
+}

@@ -1,0 +1,307 @@
+//! The numbers of the format: header length, channels, the (channel, op) table,
+//! the vector types, and little-endian reads that cannot panic.
+
+use std::fmt;
+
+/// Length of the header: `u32 session_id, u8 channel, u8 op_code, u8 version, u8 reserved`.
+pub const HEADER_LEN: usize = 8;
+/// The only version this module decodes: every packet of the specification is version 0.
+pub const VERSION: u8 = 0;
+/// The channels the specification defines: 0 command, 1 character movement,
+/// 2 environment sync (reliable). MSG and MSG_ACK travel on any of them.
+pub const CHANNELS: u8 = 3;
+/// The command channel.
+pub const CHANNEL_COMMAND: u8 = 0;
+/// The character movement channel.
+pub const CHANNEL_MOVEMENT: u8 = 1;
+/// The environment sync channel (reliable).
+pub const CHANNEL_ENVIRONMENT: u8 = 2;
+/// MSG's op code, on any channel.
+pub const OP_MSG: u8 = 0x10;
+/// MSG_ACK's op code, on any channel.
+pub const OP_MSG_ACK: u8 = 0x11;
+/// The fixed part of a MSG payload: `u32 msg_id, u32 msg_len, u16 block_id`.
+pub const MSG_FIXED_LEN: usize = 10;
+/// A MSG_ACK payload: `u32 msg_id, u16 block_id`.
+pub const MSG_ACK_LEN: usize = 6;
+/// Blocks a message may have at most (`block_id` is a u16).
+pub const MAX_BLOCKS: u32 = 1 << 16;
+/// The character movement structure: `i64 timestamp, VectorD position, VectorF
+/// forward, u8 movementBits`.
+pub const MOVEMENT_LEN: usize = 8 + 16 + 8 + 1;
+/// A PROP's fixed part before its shape: `i64 prop_id, VectorD position, u8 shape_type`.
+pub const PROP_FIXED_LEN: usize = 8 + 16 + 1;
+/// A Circle shape: `VectorF center, float radius`.
+pub const CIRCLE_LEN: usize = 12;
+/// One polygon vertex, a `VectorF`.
+pub const VERTEX_LEN: usize = 8;
+
+/// Which side sends a packet type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sender {
+    Client,
+    Server,
+    Both,
+}
+
+/// A packet type: a known (channel, op_code) pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PacketType {
+    /// (0, 0x00), client -> server, empty.
+    Auth,
+    /// (0, 0x01), server -> client, the movement structure and a name.
+    AuthOk,
+    /// (0, 0x02), client -> server, empty.
+    Ping,
+    /// (0, 0x03), server -> client, a timestamp.
+    Pong,
+    /// (1, 0x00), client -> server.
+    MoveOp,
+    /// (1, 0x01), server -> client.
+    MoveEvent,
+    /// (2, 0x00), server -> client.
+    Prop,
+    /// (any, 0x10), both ways: one block of a message.
+    Msg,
+    /// (any, 0x11), both ways: the acknowledgement of one block.
+    MsgAck,
+}
+
+impl PacketType {
+    pub const COUNT: usize = 9;
+    pub const ALL: [PacketType; PacketType::COUNT] = [
+        PacketType::Auth,
+        PacketType::AuthOk,
+        PacketType::Ping,
+        PacketType::Pong,
+        PacketType::MoveOp,
+        PacketType::MoveEvent,
+        PacketType::Prop,
+        PacketType::Msg,
+        PacketType::MsgAck,
+    ];
+
+    /// The type of a (channel, op_code) pair; `None` for a pair the
+    /// specification does not define (a channel above 2 included).
+    pub const fn from_wire(channel: u8, op: u8) -> Option<PacketType> {
+        if channel >= CHANNELS {
+            return None;
+        }
+        Some(match (channel, op) {
+            (_, OP_MSG) => PacketType::Msg,
+            (_, OP_MSG_ACK) => PacketType::MsgAck,
+            (0, 0x00) => PacketType::Auth,
+            (0, 0x01) => PacketType::AuthOk,
+            (0, 0x02) => PacketType::Ping,
+            (0, 0x03) => PacketType::Pong,
+            (1, 0x00) => PacketType::MoveOp,
+            (1, 0x01) => PacketType::MoveEvent,
+            (2, 0x00) => PacketType::Prop,
+            _ => return None,
+        })
+    }
+
+    /// The op code.
+    pub const fn op(self) -> u8 {
+        match self {
+            PacketType::Auth | PacketType::MoveOp | PacketType::Prop => 0x00,
+            PacketType::AuthOk | PacketType::MoveEvent => 0x01,
+            PacketType::Ping => 0x02,
+            PacketType::Pong => 0x03,
+            PacketType::Msg => OP_MSG,
+            PacketType::MsgAck => OP_MSG_ACK,
+        }
+    }
+
+    /// The channel, for the types bound to one (MSG and MSG_ACK travel on any).
+    pub const fn channel(self) -> Option<u8> {
+        match self {
+            PacketType::Auth | PacketType::AuthOk | PacketType::Ping | PacketType::Pong => {
+                Some(CHANNEL_COMMAND)
+            }
+            PacketType::MoveOp | PacketType::MoveEvent => Some(CHANNEL_MOVEMENT),
+            PacketType::Prop => Some(CHANNEL_ENVIRONMENT),
+            PacketType::Msg | PacketType::MsgAck => None,
+        }
+    }
+
+    /// The name the specification uses: `AUTH_OK`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PacketType::Auth => "AUTH",
+            PacketType::AuthOk => "AUTH_OK",
+            PacketType::Ping => "PING",
+            PacketType::Pong => "PONG",
+            PacketType::MoveOp => "MOVE_OP",
+            PacketType::MoveEvent => "MOVE_EVENT",
+            PacketType::Prop => "PROP",
+            PacketType::Msg => "MSG",
+            PacketType::MsgAck => "MSG_ACK",
+        }
+    }
+
+    /// The counter ordinal, in `0..COUNT`.
+    pub const fn ordinal(self) -> usize {
+        self as usize
+    }
+
+    /// The type of an ordinal.
+    pub const fn from_ordinal(i: usize) -> Option<PacketType> {
+        if i < PacketType::COUNT {
+            Some(PacketType::ALL[i])
+        } else {
+            None
+        }
+    }
+
+    /// Who sends it.
+    pub const fn sender(self) -> Sender {
+        match self {
+            PacketType::Auth | PacketType::Ping | PacketType::MoveOp => Sender::Client,
+            PacketType::AuthOk | PacketType::Pong | PacketType::MoveEvent | PacketType::Prop => {
+                Sender::Server
+            }
+            PacketType::Msg | PacketType::MsgAck => Sender::Both,
+        }
+    }
+
+    /// The bytes of the payload that do not depend on a length field: a payload
+    /// shorter than this is truncated.
+    pub const fn fixed_len(self) -> usize {
+        match self {
+            PacketType::Auth | PacketType::Ping => 0,
+            PacketType::Pong => 8,
+            PacketType::AuthOk => MOVEMENT_LEN + 1,
+            PacketType::MoveOp => MOVEMENT_LEN + 1,
+            PacketType::MoveEvent => MOVEMENT_LEN + 2,
+            PacketType::Prop => PROP_FIXED_LEN,
+            PacketType::Msg => MSG_FIXED_LEN,
+            PacketType::MsgAck => MSG_ACK_LEN,
+        }
+    }
+}
+
+impl fmt::Display for PacketType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Two floats: `struct VectorF { float x; float y; }`, 8 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct VectorF {
+    pub x: f32,
+    pub y: f32,
+}
+
+/// Two doubles: `struct VectorD { double x; double y; }`, 16 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct VectorD {
+    pub x: f64,
+    pub y: f64,
+}
+
+impl VectorF {
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.x.to_le_bytes());
+        out.extend_from_slice(&self.y.to_le_bytes());
+    }
+}
+
+impl VectorD {
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.x.to_le_bytes());
+        out.extend_from_slice(&self.y.to_le_bytes());
+    }
+}
+
+impl fmt::Display for VectorF {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {})", self.x, self.y)
+    }
+}
+
+impl fmt::Display for VectorD {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {})", self.x, self.y)
+    }
+}
+
+/// `N` bytes at `offset`, if the slice has them.
+pub(crate) fn array<const N: usize>(bytes: &[u8], offset: usize) -> Option<[u8; N]> {
+    let end = offset.checked_add(N)?;
+    bytes.get(offset..end)?.try_into().ok()
+}
+
+pub(crate) fn le_u16(bytes: &[u8], offset: usize) -> Option<u16> {
+    array(bytes, offset).map(u16::from_le_bytes)
+}
+
+pub(crate) fn le_i16(bytes: &[u8], offset: usize) -> Option<i16> {
+    array(bytes, offset).map(i16::from_le_bytes)
+}
+
+pub(crate) fn le_u32(bytes: &[u8], offset: usize) -> Option<u32> {
+    array(bytes, offset).map(u32::from_le_bytes)
+}
+
+pub(crate) fn le_i64(bytes: &[u8], offset: usize) -> Option<i64> {
+    array(bytes, offset).map(i64::from_le_bytes)
+}
+
+pub(crate) fn le_f32(bytes: &[u8], offset: usize) -> Option<f32> {
+    array(bytes, offset).map(f32::from_le_bytes)
+}
+
+pub(crate) fn le_f64(bytes: &[u8], offset: usize) -> Option<f64> {
+    array(bytes, offset).map(f64::from_le_bytes)
+}
+
+pub(crate) fn vector_f(bytes: &[u8], offset: usize) -> Option<VectorF> {
+    Some(VectorF {
+        x: le_f32(bytes, offset)?,
+        y: le_f32(bytes, offset.checked_add(4)?)?,
+    })
+}
+
+pub(crate) fn vector_d(bytes: &[u8], offset: usize) -> Option<VectorD> {
+    Some(VectorD {
+        x: le_f64(bytes, offset)?,
+        y: le_f64(bytes, offset.checked_add(8)?)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_round_trips() {
+        for t in PacketType::ALL {
+            assert_eq!(PacketType::from_ordinal(t.ordinal()), Some(t));
+            match t.channel() {
+                Some(c) => assert_eq!(PacketType::from_wire(c, t.op()), Some(t)),
+                None => {
+                    for c in 0..CHANNELS {
+                        assert_eq!(PacketType::from_wire(c, t.op()), Some(t));
+                    }
+                }
+            }
+        }
+        assert_eq!(PacketType::from_wire(3, OP_MSG), None);
+        assert_eq!(PacketType::from_wire(0, 0x04), None);
+        assert_eq!(PacketType::from_wire(2, 0x01), None);
+        assert_eq!(PacketType::from_ordinal(PacketType::COUNT), None);
+    }
+
+    #[test]
+    fn reads_are_little_endian_and_never_panic() {
+        let b = [0x01, 0x02, 0x03, 0x04, 0xff];
+        assert_eq!(le_u16(&b, 0), Some(0x0201));
+        assert_eq!(le_u32(&b, 0), Some(0x0403_0201));
+        assert_eq!(le_i16(&b, 3), Some(i16::from_le_bytes([0x04, 0xff])));
+        assert_eq!(le_u32(&b, 2), None);
+        assert_eq!(le_u32(&b, usize::MAX), None);
+        assert_eq!(le_i64(&b, 0), None);
+    }
+}
