@@ -5,6 +5,7 @@
 pub mod battlegrounds;
 pub mod dissect;
 pub mod field;
+pub mod sim;
 pub mod lwar;
 pub mod starstrike;
 
@@ -21,6 +22,8 @@ pub struct Protocol {
     pub recognition: Recognition,
     /// Its tracker on the engine.
     pub tracker: fn(TrackerConfig) -> Box<dyn crate::engine::ProtocolTracker>,
+    /// Its simulator for `sim --proto NAME`, where it has one.
+    pub sim: Option<sim::SimFn>,
 }
 
 /// Every protocol, in the order datagrams are offered to them.

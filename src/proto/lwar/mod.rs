@@ -16,4 +16,5 @@ pub const PROTOCOL: super::Protocol = super::Protocol {
     probe: wire::is_lwar,
     recognition: crate::engine::Recognition::EveryDatagram,
     tracker: |config| Box::new(Tracker::new(config)),
+    sim: None,
 };
