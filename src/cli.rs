@@ -154,10 +154,24 @@ pub struct Cli {
 pub enum Command {
     /// Simulate lwar peers over a faulty network: write a pcap with its ground
     /// truth, or run them live on loopback
-    Sim(Box<lwarscope::proto::lwar::sim::SimArgs>),
+    Sim(Box<SimCommand>),
     /// The CI gate: analyse each capture file and judge it by rules
     /// (exit 0 every file passes, 1 a rule failed, 2 an error)
     Check(Box<CheckArgs>),
+}
+
+/// `lwarscope sim`: a protocol's simulator. lwar's options are the command line
+/// of every simulator; another protocol takes those it models and refuses the
+/// rest by name.
+#[derive(Debug, clap::Args)]
+pub struct SimCommand {
+    /// The protocol to simulate: lwar, starstrike, battlegrounds (a registered
+    /// protocol's name or title)
+    #[arg(long = "proto", value_name = "NAME", default_value = "lwar")]
+    pub proto: String,
+
+    #[command(flatten)]
+    pub args: lwarscope::proto::lwar::sim::SimArgs,
 }
 
 /// Seconds, as a positive decimal number, optionally prefixed `duration:`.

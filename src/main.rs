@@ -14,9 +14,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Some(Command::Check(args)) => check(args),
-        Some(Command::Sim(args)) => lwarscope::proto::lwar::sim::run(args, &mut io::stderr())
-            .map(|()| 0)
-            .map_err(Into::into),
+        Some(Command::Sim(sim)) => simulate(sim).map(|()| 0),
         None => run(&cli).map(|()| 0),
     };
     match result {
@@ -41,6 +39,46 @@ fn once(e: &anyhow::Error) -> String {
         }
     }
     msg
+}
+
+/// `lwarscope sim [--proto NAME]`: lwar's simulator with all its options, or
+/// another protocol's through the registry.
+fn simulate(sim: &cli::SimCommand) -> anyhow::Result<()> {
+    let protocol = lwarscope::proto::by_name(&sim.proto).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--proto {}: unknown protocol (known: {})",
+            sim.proto,
+            lwarscope::proto::REGISTRY
+                .iter()
+                .map(|p| p.info.title.to_lowercase())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })?;
+    if protocol.info.name == "lwar" {
+        return Ok(lwarscope::proto::lwar::sim::run(
+            &sim.args,
+            &mut io::stderr(),
+        )?);
+    }
+    let title = protocol.info.title;
+    let run = protocol
+        .sim
+        .ok_or_else(|| anyhow::anyhow!("{title} has no simulator yet"))?;
+    let request = sim.args.request(title).map_err(anyhow::Error::msg)?;
+    let outcome = run(&request).map_err(anyhow::Error::msg)?;
+    let truth = outcome
+        .truth
+        .map(|t| format!(", ground truth in {}", t.display()))
+        .unwrap_or_default();
+    let _ = writeln!(
+        io::stderr(),
+        "{}: {} frames, {} sessions of {title}{truth}",
+        request.write.display(),
+        outcome.frames,
+        outcome.sessions
+    );
+    Ok(())
 }
 
 fn check(args: &lwarscope::report::CheckArgs) -> anyhow::Result<u8> {

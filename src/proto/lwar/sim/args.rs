@@ -195,6 +195,57 @@ pub struct SimArgs {
 }
 
 impl SimArgs {
+    /// These options as the request another protocol's simulator takes
+    /// (`sim --proto NAME`); options only lwar's simulator has are refused by
+    /// name, never ignored.
+    pub fn request(&self, protocol: &str) -> Result<crate::proto::sim::SimRequest, String> {
+        use crate::proto::sim::{Rates, SimRequest, unsupported};
+        let lwar_only = [
+            (self.live, "--live"),
+            (self.server.is_some(), "--server"),
+            (self.connect.is_some(), "--connect"),
+            (self.packets.is_some(), "--packets"),
+            (self.crash > 0, "--crash"),
+            (self.stay, "--stay"),
+            (self.ipv6, "--ipv6"),
+            (!self.corrupt_kinds.is_empty(), "--corrupt-kinds"),
+            (self.noise.is_some(), "--noise"),
+            (self.latency.is_some(), "--latency"),
+            (self.jitter.is_some(), "--jitter"),
+            (self.replay.is_some(), "--replay"),
+        ];
+        if let Some((_, option)) = lwar_only.iter().find(|(set, _)| *set) {
+            return Err(unsupported(protocol, option));
+        }
+        let write = self
+            .write
+            .clone()
+            .ok_or_else(|| format!("give -w FILE.pcap for the {protocol} capture"))?;
+        let rates = |s: &Option<DirSpec<f64>>| {
+            let d = s.unwrap_or_default();
+            Rates {
+                c2s: d.c2s,
+                s2c: d.s2c,
+            }
+        };
+        let duration_ms = self
+            .duration_ms(Some(10_000))
+            .map_err(|e| e.to_string())?
+            .unwrap_or(10_000);
+        Ok(SimRequest {
+            write,
+            truth: !self.no_truth,
+            seed: self.seed,
+            clients: self.clients,
+            duration_ms,
+            loss: rates(&self.loss),
+            duplicate: rates(&self.duplicate),
+            reorder: rates(&self.reorder),
+            corrupt: rates(&self.corrupt),
+            tap_miss: rates(&self.tap_miss),
+        })
+    }
+
     fn faults(&self) -> (Faults, Faults) {
         let pick = |s: &Option<DirSpec<f64>>| s.unwrap_or_default();
         let pickd = |s: &Option<DirSpec<u64>>| s.unwrap_or_default();
