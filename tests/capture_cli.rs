@@ -293,14 +293,17 @@ fn decode_as_takes_a_port_for_a_protocol_and_the_report_says_so() {
         .unwrap();
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("(by port)"), "{stdout}");
-    assert!(stdout.contains("protocol"), "{stdout}");
+    assert!(stdout.contains("by port"), "{stdout}");
+    assert!(
+        stdout.contains("│ lwar ┆"),
+        "the protocol under the session number: {stdout}"
+    );
     // Without -d, lwar's own mark recognises every flow: no protocol column.
     let plain = lwarscope()
         .args(["-r", "captures/sim-loss.pcap"])
         .output()
         .unwrap();
-    assert!(!String::from_utf8_lossy(&plain.stdout).contains("(by port)"));
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("by port"));
     for (spec, says) in [
         ("udp.port==0,lwar", "is not a UDP port"),
         ("udp.port==7777,quake", "unknown protocol `quake`"),

@@ -411,6 +411,16 @@ impl Engine {
         total
     }
 
+    /// The message counts of each protocol that has any, by message type: a
+    /// capture that mixes protocols keeps their same-named types apart.
+    pub fn messages_by_protocol(&self) -> Vec<(&'static ProtocolInfo, summary::Counts)> {
+        self.entries
+            .iter()
+            .map(|e| (e.tracker.info(), e.tracker.summary().messages))
+            .filter(|(_, m)| !m.is_empty())
+            .collect()
+    }
+
     /// Every session kept, in the order they were first seen.
     pub fn for_each_session(&self, mut f: impl FnMut(SessionRef<'_>)) {
         if let [only] = self.entries.as_slice() {

@@ -354,6 +354,8 @@ pub struct Outcome {
     /// Sessions still kept by the tracker (all of them unless some were evicted).
     pub sessions: Vec<SessionView>,
     pub evicted_sessions: u64,
+    /// Messages by type, per protocol (the summary merges them by name).
+    pub messages_by_protocol: Vec<(&'static ProtocolInfo, crate::engine::Counts)>,
     pub findings: FindingStats,
     /// The mean time between two transmissions of a resent reliable message, in
     /// ms: the sender's resend cycle (the specification's ~15 Hz is 66.7 ms).
@@ -542,6 +544,7 @@ impl<O: Observer> Analysis<O> {
             summary,
             sessions,
             evicted_sessions: self.tracker.evicted_sessions(),
+            messages_by_protocol: self.tracker.messages_by_protocol(),
             resend_interval_ms,
             findings: self.collect.findings,
         };

@@ -130,11 +130,11 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
     };
     t.add_row(vec!["time span".to_owned(), span]);
     let mut rows: Vec<(String, u64)> = vec![("frames".into(), c.frames)];
-    // One row per protocol seen (lwar's always, as the tool's first protocol).
-    for p in crate::proto::REGISTRY.iter().map(|p| p.info) {
+    // One row per protocol seen; the first registered's when none was.
+    for (i, p) in crate::proto::REGISTRY.iter().map(|p| p.info).enumerate() {
         let n = c.protocols.get(p.name).copied().unwrap_or(0);
-        if n > 0 || p.name == "lwar" {
-            rows.push((format!("{} packets", p.name), n));
+        if n > 0 || (i == 0 && c.protocols.is_empty()) {
+            rows.push((format!("{} packets", p.title), n));
         }
     }
     let mut rows_rest = vec![("other traffic (skipped)", c.other)];
@@ -217,33 +217,42 @@ pub fn printable(text: &str) -> impl std::fmt::Display + '_ {
 /// The sessions table: who, in which state, for how long, and how much each way
 /// (`c2s / s2c`).
 pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
-    // A protocol column when the capture mixes protocols, or when a flow was
-    // taken for its protocol by a port the user named rather than by its bytes.
+    // The protocol under the session number when the capture mixes protocols,
+    // or when a flow was taken for its protocol by a port the user named rather
+    // than by its bytes.
     let first = o.sessions.first().map(|s| s.protocol.name);
-    let protocol_column = o.sessions.iter().any(|s| {
+    let protocols = o.sessions.iter().any(|s| {
         Some(s.protocol.name) != first || s.recognised_by == crate::engine::RecognisedBy::Port
     });
-    let mut header = vec![
-        "#",
-        "client\n-> server",
-        "player",
-        "state",
-        "duration",
-        "packets\nc2s/s2c",
-        "bytes\nc2s/s2c",
-        "loss\nc2s/s2c",
-    ];
-    if protocol_column {
-        header.insert(1, "protocol");
-    }
-    let mut t = table(layout, &header);
+    let mut t = table(
+        layout,
+        &[
+            "#",
+            "client\n-> server",
+            "player",
+            "state",
+            "duration",
+            "packets\nc2s/s2c",
+            "bytes\nc2s/s2c",
+            "loss\nc2s/s2c",
+        ],
+    );
     for s in &o.sessions {
         let (a, b) = (&s.c2s, &s.s2c);
         let pct =
             |l: Option<f64>| l.map_or_else(|| "-".to_owned(), |l| format!("{:.1}%", l * 100.0));
         let worst = a.loss.unwrap_or(0.0).max(b.loss.unwrap_or(0.0));
-        let mut row = vec![
-            Cell::new(s.id),
+        let id = if protocols {
+            let by = match s.recognised_by {
+                crate::engine::RecognisedBy::Port => "\nby port",
+                _ => "",
+            };
+            format!("{}\n{}{by}", s.id, s.protocol.name)
+        } else {
+            s.id.to_string()
+        };
+        t.add_row(vec![
+            Cell::new(id),
             Cell::new(format!("{}\n-> {}", s.client, s.server)),
             Cell::new(player(s)),
             colored(s.state, state_color(s.state)),
@@ -254,25 +263,11 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
                 format!("{}/{}", pct(a.loss), pct(b.loss)),
                 (worst > 0.02).then_some(Color::Yellow),
             ),
-        ];
-        if protocol_column {
-            let by = match s.recognised_by {
-                crate::engine::RecognisedBy::Port => "\n(by port)",
-                _ => "",
-            };
-            row.insert(1, Cell::new(format!("{}{by}", s.protocol.name)));
-        }
-        t.add_row(row);
+        ]);
     }
-    let shift = usize::from(protocol_column);
-    right(&mut t, &[0, 4 + shift, 5 + shift, 6 + shift, 7 + shift]);
+    right(&mut t, &[0, 4, 5, 6, 7]);
     // Addresses and numbers are never broken; the player's name wraps instead.
-    let protocol = protocol_column.then_some(1);
-    for c in [1, 3, 4, 5, 6, 7]
-        .map(|c| c + shift)
-        .into_iter()
-        .chain(protocol)
-    {
+    for c in [0, 1, 3, 4, 5, 6, 7] {
         if let Some(col) = t.column_mut(c) {
             col.set_constraint(ColumnConstraint::ContentWidth);
         }
@@ -327,8 +322,9 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
         layout,
         &["message", "count", "bytes", "rate/session", "spec rate"],
     );
-    for protocol in crate::proto::REGISTRY.iter().map(|p| p.info) {
-        message_rows(&mut t, o, protocol);
+    let mixed = o.messages_by_protocol.len() > 1;
+    for (protocol, counts) in &o.messages_by_protocol {
+        message_rows(&mut t, o, protocol, counts, mixed);
     }
     if let Some(ms) = o.resend_interval_ms {
         resend_cycle_row(&mut t, o, ms);
@@ -337,16 +333,13 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
     t
 }
 
-fn message_rows(t: &mut Table, o: &Outcome, protocol: &'static crate::engine::ProtocolInfo) {
-    // Totals are by name across protocols (two may share a name, `Disconnect`):
-    // a protocol without a session in the capture shows no rows.
-    if !o
-        .sessions
-        .iter()
-        .any(|s| std::ptr::eq(s.protocol, protocol))
-    {
-        return;
-    }
+fn message_rows(
+    t: &mut Table,
+    o: &Outcome,
+    protocol: &'static crate::engine::ProtocolInfo,
+    counts: &crate::engine::Counts,
+    mixed: bool,
+) {
     for (ordinal, name) in protocol.message_types.iter().copied().enumerate() {
         let bytes: u64 = o
             .sessions
@@ -354,7 +347,7 @@ fn message_rows(t: &mut Table, o: &Outcome, protocol: &'static crate::engine::Pr
             .filter(|s| std::ptr::eq(s.protocol, protocol))
             .map(|s| s.c2s.per_type_bytes[ordinal] + s.s2c.per_type_bytes[ordinal])
             .sum();
-        let total = o.summary.messages.get(name).copied().unwrap_or(0);
+        let total = counts.get(name).copied().unwrap_or(0);
         if total == 0 {
             continue;
         }
@@ -364,8 +357,13 @@ fn message_rows(t: &mut Table, o: &Outcome, protocol: &'static crate::engine::Pr
             (Some(o), Some(s)) => (o / s - 1.0).abs() > 0.5,
             _ => false,
         };
+        let label = if mixed {
+            format!("{name} ({})", protocol.name)
+        } else {
+            name.to_owned()
+        };
         t.add_row(vec![
-            Cell::new(name),
+            Cell::new(label),
             Cell::new(total),
             Cell::new(bytes),
             colored(
