@@ -295,7 +295,7 @@ fn decode_as_takes_a_port_for_a_protocol_and_the_report_says_so() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("by port"), "{stdout}");
     assert!(
-        stdout.contains("│ lwar ┆"),
+        stdout.contains(" lwar ┆"),
         "the protocol under the session number: {stdout}"
     );
     // Without -d, lwar's own mark recognises every flow: no protocol column.
