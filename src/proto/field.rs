@@ -113,6 +113,9 @@ impl fmt::Display for Value<'_> {
             Value::None => Ok(()),
             Value::Unsigned(v) => write!(f, "{v}"),
             Value::Signed(v) => write!(f, "{v}"),
+            // A binary32 from the wire, widened: shown as its shortest binary32
+            // form (-0.7, not -0.699999988079071).
+            Value::Float(v) if f64::from(v as f32) == v => write!(f, "{}", v as f32),
             Value::Float(v) => write!(f, "{v}"),
             Value::Bool(v) => write!(f, "{v}"),
             Value::Text(bytes) => {
@@ -199,6 +202,9 @@ mod tests {
         };
         assert_eq!(e.to_string(), "Timeout (2)");
         assert_eq!(Value::Bytes(&[0xde, 0xad]).to_string(), "dead");
+        assert_eq!(Value::Float(f64::from(-0.7f32)).to_string(), "-0.7");
+        assert_eq!(Value::Float(0.1).to_string(), "0.1");
+        assert_eq!(Value::Float(f64::NAN).to_string(), "NaN");
         assert_eq!(Value::Signed(-3).as_f64(), Some(-3.0));
         assert_eq!(Value::Text(b"x").as_f64(), None);
     }
