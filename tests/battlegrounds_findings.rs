@@ -253,8 +253,8 @@ fn a_clean_session_raises_nothing_and_rebuilds_its_messages() {
     assert_eq!(summary.messages.get("MSG"), Some(&4));
     assert_eq!(summary.messages.get("MOVE_OP"), Some(&3));
     // RTT of the PING and the ack delays of blocks captured once.
-    assert_eq!(session.c2s.ack_delay_us.len(), 1 + 1);
-    assert_eq!(session.s2c.ack_delay_us.len(), 3);
+    assert_eq!(session.c2s.ack_delay_samples(), 1 + 1);
+    assert_eq!(session.s2c.ack_delay_samples(), 3);
     assert_eq!(session.s2c.first_sends, 3);
 }
 
@@ -488,9 +488,9 @@ fn pong_without_ping_and_rtt() {
     );
     let (_, session) = s.tracker.sessions().next().unwrap();
     // The handshake's PING, answered 10 ms later.
-    assert_eq!(session.c2s.ack_delay_us.len(), 1);
-    let max = session.c2s.ack_delay_us.max();
-    assert!((9_900..=10_100).contains(&max), "{max}");
+    assert_eq!(session.c2s.ack_delay_samples(), 1);
+    let max = session.c2s.ack_delay_max_ms().unwrap_or(0.0);
+    assert!((9.9..=10.1).contains(&max), "{max}");
     // A PING duplicated by the network is answered twice.
     s.c2s(&ping(SID));
     s.c2s(&ping(SID));

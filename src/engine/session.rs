@@ -91,7 +91,7 @@ pub struct DirState {
     pub repeats: u64,
     /// Smoothed ack delay of this direction's reliable messages (as TCP's SRTT:
     /// each sample weighs 1/8), in ns, once there is a sample.
-    pub srtt_ns: Option<f64>,
+    srtt_ns: Option<f64>,
     /// The reliable sequence, for protocols with cumulative acks.
     pub seq: SeqWindow,
     /// Highest ack this direction has sent that covers only what was captured
@@ -110,7 +110,7 @@ pub struct DirState {
     /// The sender's tick, for the estimate of packets lost before the capture.
     pub cadence: super::Cadence,
     /// Ack delay of this direction's reliable messages, in microseconds.
-    pub ack_delay_us: Histogram<u64>,
+    ack_delay_us: Histogram<u64>,
 }
 
 impl Default for DirState {
@@ -228,18 +228,49 @@ impl DirState {
             raise.raise(self, FindingKind::ACK_REGRESSION, None, None, detail);
         }
         if previous.is_none_or(|p| ack > p) {
-            let histogram = &mut other.ack_delay_us;
-            let srtt = &mut other.srtt_ns;
+            let (histogram, srtt) = (&mut other.ack_delay_us, &mut other.srtt_ns);
             other.seq.ack(previous.unwrap_or(0), ack, |first| {
-                let delay = ts.since(first);
-                // Out-of-range values only happen for absurd clocks; they are dropped.
-                let _ = histogram.record(delay / 1_000);
-                let sample = delay as f64;
-                *srtt = Some(srtt.map_or(sample, |s| s + (sample - s) / 8.0));
+                record_delay(histogram, srtt, ts.since(first));
             });
             self.max_ack = Some(ack);
             self.max_ack_frame = frame;
         }
+    }
+
+    /// One ack delay (or round trip) of this direction's packets, in ns: into
+    /// the histogram of its percentiles and the smoothed delay (TCP's SRTT,
+    /// each sample weighing 1/8). Allocates nothing.
+    pub fn ack_delay_sample(&mut self, delay_ns: u64) {
+        record_delay(&mut self.ack_delay_us, &mut self.srtt_ns, delay_ns);
+    }
+
+    /// The ack delay at `quantile` (0.5 for the median), in ms; `None` before a
+    /// sample.
+    pub fn ack_delay_ms(&self, quantile: f64) -> Option<f64> {
+        let h = &self.ack_delay_us;
+        (!h.is_empty()).then(|| h.value_at_quantile(quantile) as f64 / 1e3)
+    }
+
+    /// The smallest ack delay, in ms; `None` before a sample.
+    pub fn ack_delay_min_ms(&self) -> Option<f64> {
+        let h = &self.ack_delay_us;
+        (!h.is_empty()).then(|| h.min() as f64 / 1e3)
+    }
+
+    /// The largest ack delay, in ms; `None` before a sample.
+    pub fn ack_delay_max_ms(&self) -> Option<f64> {
+        let h = &self.ack_delay_us;
+        (!h.is_empty()).then(|| h.max() as f64 / 1e3)
+    }
+
+    /// How many ack delays were measured.
+    pub fn ack_delay_samples(&self) -> u64 {
+        self.ack_delay_us.len()
+    }
+
+    /// The smoothed ack delay, in ns, once there is a sample.
+    pub fn srtt_ns(&self) -> Option<f64> {
+        self.srtt_ns
     }
 
     /// Ends an open run of acks of the unseen: one `ack-unseen`, at the frame
@@ -297,6 +328,14 @@ impl DirState {
             resends: self.resends,
         }
     }
+}
+
+/// One ack delay into a direction's histogram (µs) and smoothed delay (ns).
+fn record_delay(histogram: &mut Histogram<u64>, srtt_ns: &mut Option<f64>, delay_ns: u64) {
+    // Out-of-range values only come from absurd clocks; they are dropped.
+    let _ = histogram.record(delay_ns / 1_000);
+    let sample = delay_ns as f64;
+    *srtt_ns = Some(srtt_ns.map_or(sample, |s| s + (sample - s) / 8.0));
 }
 
 /// A run of acks above everything captured the other way.

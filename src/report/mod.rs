@@ -278,8 +278,7 @@ pub struct DirView {
 
 impl DirView {
     fn new(d: &DirState) -> Self {
-        let h = &d.ack_delay_us;
-        let pct = |q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3);
+        let pct = |q: f64| d.ack_delay_ms(q);
         DirView {
             packets: d.packets,
             bytes: d.bytes,

@@ -172,10 +172,7 @@ impl Collector {
             snaps.push({
                 let dirs = [s.c2s, s.s2c];
                 let finding = |k: FindingKind| dirs.iter().map(|d| d.finding_count(k)).sum();
-                let delay = |i: usize| {
-                    let h = &dirs[i].ack_delay_us;
-                    (!h.is_empty()).then(|| h.value_at_quantile(0.5) as f64 / 1e3)
-                };
+                let delay = |i: usize| dirs[i].ack_delay_ms(0.5);
                 SessionSnap {
                     id,
                     client: s.client,

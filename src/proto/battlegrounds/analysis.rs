@@ -845,11 +845,7 @@ fn payload_rules(
         Payload::Pong { .. } if !c2s => {
             if let Some(at) = s.ping_at.take() {
                 let rtt = raise.ts.since(at);
-                let c = &mut session.c2s;
-                // Out-of-range values only happen for absurd clocks; dropped.
-                let _ = c.ack_delay_us.record(rtt / 1_000);
-                let sample = rtt as f64;
-                c.srtt_ns = Some(c.srtt_ns.map_or(sample, |v| v + (sample - v) / 8.0));
+                session.c2s.ack_delay_sample(rtt);
             }
             let s = &mut session.proto;
             match s.pings_outstanding.checked_sub(1) {
@@ -1271,10 +1267,7 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
                 b.unanswered = b.unanswered.saturating_sub(1);
                 if !b.acked && b.tries == 1 {
                     let delay = ts.since(b.first_ts);
-                    let o = session.dir_mut(owner);
-                    let _ = o.ack_delay_us.record(delay / 1_000);
-                    let sample = delay as f64;
-                    o.srtt_ns = Some(o.srtt_ns.map_or(sample, |v| v + (sample - v) / 8.0));
+                    session.dir_mut(owner).ack_delay_sample(delay);
                 }
                 b.acked = true;
             } else if ts.since(b.last_ack_ts) < DUPLICATE_NS {

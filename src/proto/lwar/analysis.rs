@@ -799,7 +799,7 @@ fn repeat(
             first_frame: first.frame,
         };
         (FindingKind::SPURIOUS_RESEND, detail)
-    } else if !in_same_packet && this.srtt_ns.is_none_or(|srtt| (delay_ns as f64) < srtt) {
+    } else if !in_same_packet && this.srtt_ns().is_none_or(|srtt| (delay_ns as f64) < srtt) {
         // Before an ack could have come back: the sender repeats by design.
         this.repeats += 1;
         (FindingKind::REPEAT, repeat)

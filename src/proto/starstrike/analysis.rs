@@ -833,11 +833,7 @@ fn acknowledgements(
                 }
                 let delay = d.ts.since(sent);
                 let peer_dir = session.dir_mut(direction.reverse());
-                // Out-of-range values only come from absurd clocks; dropped.
-                let _ = peer_dir.ack_delay_us.record((delay / 1_000).max(1));
-                let sample = delay as f64;
-                peer_dir.srtt_ns =
-                    Some(peer_dir.srtt_ns.map_or(sample, |s| s + (sample - s) / 8.0));
+                peer_dir.ack_delay_sample(delay);
             }
         }
     }
