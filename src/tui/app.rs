@@ -55,22 +55,12 @@ impl Component for PacketView {
         Action::PacketMoved
     }
 
-    fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
-        match key.code {
-            KeyCode::Enter => Action::OpenPacket,
-            _ => match super::pane::movement(key, extent.page) {
-                Some(delta) => self.scroll(delta, extent),
-                None => Action::None,
-            },
-        }
+    fn enter(&mut self) -> Action {
+        Action::OpenPacket
     }
 
-    fn item_at(&self, line: usize) -> Option<usize> {
-        Some(self.cursor.offset + line)
-    }
-
-    fn selected(&self) -> usize {
-        self.cursor.selected
+    fn cursor(&self) -> Option<&Cursor> {
+        Some(&self.cursor)
     }
 }
 

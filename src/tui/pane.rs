@@ -125,9 +125,23 @@ pub trait Component {
     /// Moves the selection by `delta` items (keys, the mouse wheel, a click).
     fn scroll(&mut self, delta: isize, extent: Extent) -> Action;
 
-    /// A key while the pane has focus. The default moves the selection with
-    /// the usual keys (arrows, j/k, Page Up/Down, Ctrl-B/F, Home/End, g/G).
+    /// What Enter asks for in this pane.
+    fn enter(&mut self) -> Action {
+        Action::None
+    }
+
+    /// The pane's list position, for a pane that lists items.
+    fn cursor(&self) -> Option<&Cursor> {
+        None
+    }
+
+    /// A key while the pane has focus. The default: Enter as [`Component::enter`]
+    /// says, and the usual movement keys (arrows, j/k, Page Up/Down, Ctrl-B/F,
+    /// Home/End, g/G).
     fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
+        if key.code == KeyCode::Enter {
+            return self.enter();
+        }
         match movement(key, extent.page) {
             Some(delta) => self.scroll(delta, extent),
             None => Action::None,
@@ -135,13 +149,13 @@ pub trait Component {
     }
 
     /// The item under a click `line` lines below the pane's first item.
-    fn item_at(&self, _line: usize) -> Option<usize> {
-        None
+    fn item_at(&self, line: usize) -> Option<usize> {
+        self.cursor().map(|c| c.offset + line)
     }
 
     /// The selected item.
     fn selected(&self) -> usize {
-        0
+        self.cursor().map_or(0, |c| c.selected)
     }
 }
 
@@ -174,22 +188,12 @@ impl Component for SessionList {
         Action::SessionMoved
     }
 
-    fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
-        match key.code {
-            KeyCode::Enter => Action::OpenSession,
-            _ => match movement(key, extent.page) {
-                Some(delta) => self.scroll(delta, extent),
-                None => Action::None,
-            },
-        }
+    fn enter(&mut self) -> Action {
+        Action::OpenSession
     }
 
-    fn item_at(&self, line: usize) -> Option<usize> {
-        Some(self.cursor.offset + line)
-    }
-
-    fn selected(&self) -> usize {
-        self.cursor.selected
+    fn cursor(&self) -> Option<&Cursor> {
+        Some(&self.cursor)
     }
 }
 
@@ -205,22 +209,12 @@ impl Component for FindingList {
         Action::None
     }
 
-    fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
-        match key.code {
-            KeyCode::Enter => Action::JumpToFinding,
-            _ => match movement(key, extent.page) {
-                Some(delta) => self.scroll(delta, extent),
-                None => Action::None,
-            },
-        }
+    fn enter(&mut self) -> Action {
+        Action::JumpToFinding
     }
 
-    fn item_at(&self, line: usize) -> Option<usize> {
-        Some(self.cursor.offset + line)
-    }
-
-    fn selected(&self) -> usize {
-        self.cursor.selected
+    fn cursor(&self) -> Option<&Cursor> {
+        Some(&self.cursor)
     }
 }
 
@@ -335,11 +329,20 @@ impl Component for Detail {
         Action::None
     }
 
+    fn enter(&mut self) -> Action {
+        self.toggle();
+        Action::None
+    }
+
+    fn cursor(&self) -> Option<&Cursor> {
+        Some(&self.cursor)
+    }
+
     fn on_key(&mut self, key: &KeyEvent, extent: Extent) -> Action {
         match key.code {
             KeyCode::Left | KeyCode::Char('h') => self.collapse(true),
             KeyCode::Right | KeyCode::Char('l') => self.collapse(false),
-            KeyCode::Enter => self.toggle(),
+            KeyCode::Enter => return self.enter(),
             _ => {
                 if let Some(delta) = movement(key, extent.page) {
                     return self.scroll(delta, extent);
@@ -347,14 +350,6 @@ impl Component for Detail {
             }
         }
         Action::None
-    }
-
-    fn item_at(&self, line: usize) -> Option<usize> {
-        Some(self.cursor.offset + line)
-    }
-
-    fn selected(&self) -> usize {
-        self.cursor.selected
     }
 }
 

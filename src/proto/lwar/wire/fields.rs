@@ -108,6 +108,13 @@ impl Walk<'_> {
         self.put(def, index, 4, value);
     }
 
+    /// An entity and where it is: the start of every update entry.
+    fn entity_at(&mut self, entity: Id, x: i16, y: i16) {
+        self.id(field(F::ENTITY), entity, None);
+        self.signed(field(F::X), x);
+        self.signed(field(F::Y), y);
+    }
+
     fn keys(&mut self, def: &'static FieldDef, index: Option<u32>, v: u8) {
         self.put(
             def,
@@ -260,9 +267,7 @@ fn message_fields(w: &mut Walk<'_>, m: &Message<'_>) {
         Message::Update(e) => {
             w.unsigned(field(F::NUM), 1, e.len() as u64);
             w.entries(field(F::UPDATE), e.iter(), |w, u| {
-                w.id(field(F::ENTITY), u.entity, None);
-                w.signed(field(F::X), u.x);
-                w.signed(field(F::Y), u.y);
+                w.entity_at(u.entity, u.x, u.y);
                 w.unsigned(field(F::ORIENTATION), 2, u.orientation);
                 w.unsigned(field(F::HEALTH), 1, u.health);
             });
@@ -270,17 +275,13 @@ fn message_fields(w: &mut Walk<'_>, m: &Message<'_>) {
         Message::UpdatePos(e) => {
             w.unsigned(field(F::NUM), 1, e.len() as u64);
             w.entries(field(F::UPDATE), e.iter(), |w, u| {
-                w.id(field(F::ENTITY), u.entity, None);
-                w.signed(field(F::X), u.x);
-                w.signed(field(F::Y), u.y);
+                w.entity_at(u.entity, u.x, u.y);
             });
         }
         Message::UpdateRay(e) => {
             w.unsigned(field(F::NUM), 1, e.len() as u64);
             w.entries(field(F::UPDATE), e.iter(), |w, u| {
-                w.id(field(F::ENTITY), u.entity, None);
-                w.signed(field(F::X), u.x);
-                w.signed(field(F::Y), u.y);
+                w.entity_at(u.entity, u.x, u.y);
                 w.unsigned(field(F::ORIENTATION), 2, u.orientation);
                 w.unsigned(field(F::LENGTH), 2, u.length);
             });
@@ -288,9 +289,7 @@ fn message_fields(w: &mut Walk<'_>, m: &Message<'_>) {
         Message::UpdateCircle(e) => {
             w.unsigned(field(F::NUM), 1, e.len() as u64);
             w.entries(field(F::UPDATE), e.iter(), |w, u| {
-                w.id(field(F::ENTITY), u.entity, None);
-                w.signed(field(F::X), u.x);
-                w.signed(field(F::Y), u.y);
+                w.entity_at(u.entity, u.x, u.y);
                 w.unsigned(field(F::RADIUS), 2, u.radius);
             });
         }
