@@ -394,13 +394,17 @@ struct Collect {
 impl Observer for Collect {
     fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         self.packets += 1;
-        match self
-            .protocols
-            .iter_mut()
-            .find(|(p, _)| std::ptr::eq(*p, e.protocol))
-        {
-            Some((_, n)) => *n += 1,
-            None => self.protocols.push((e.protocol, 1)),
+        // Most captures hold one protocol: the last one counted first.
+        match self.protocols.last_mut() {
+            Some((p, n)) if std::ptr::eq(*p, e.protocol) => *n += 1,
+            _ => match self
+                .protocols
+                .iter_mut()
+                .find(|(p, _)| std::ptr::eq(*p, e.protocol))
+            {
+                Some((_, n)) => *n += 1,
+                None => self.protocols.push((e.protocol, 1)),
+            },
         }
         let ts = e.datagram.ts;
         self.start = Some(self.start.map_or(ts, |s| s.min(ts)));
@@ -446,6 +450,8 @@ impl<A: Observer + ?Sized, B: Observer + ?Sized> Observer for Both<'_, A, B> {
 /// (`-w` with `-r`) writes.
 #[derive(Debug, Default)]
 struct Select {
+    /// Off unless an export asked ([`Analysis::select`]): no cost per packet.
+    on: bool,
     filter: Option<Filter>,
     hit: bool,
 }
@@ -485,6 +491,7 @@ impl<O: Observer> Analysis<O> {
     /// Judges each packet by `filter` (every packet, for `None`), for
     /// [`Analysis::selected`].
     pub fn select(&mut self, filter: Option<Filter>) {
+        self.select.on = true;
         self.select.filter = filter;
     }
 
@@ -497,11 +504,16 @@ impl<O: Observer> Analysis<O> {
     /// Analyses one datagram of a registered protocol; what the output wants
     /// next (a failed output says stop).
     pub fn datagram(&mut self, d: &Datagram<'_>) -> Flow {
-        self.select.hit = false;
-        let mut rest = Both(&mut self.output, &mut self.select);
-        self.tracker
-            .observe(d, &mut Both(&mut self.collect, &mut rest))
-            .unwrap_or(Flow::Continue)
+        let flow = if self.select.on {
+            self.select.hit = false;
+            let mut rest = Both(&mut self.output, &mut self.select);
+            self.tracker
+                .observe(d, &mut Both(&mut self.collect, &mut rest))
+        } else {
+            self.tracker
+                .observe(d, &mut Both(&mut self.collect, &mut self.output))
+        };
+        flow.unwrap_or(Flow::Continue)
     }
 
     /// Datagrams a protocol recognised so far.

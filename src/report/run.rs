@@ -101,27 +101,19 @@ pub fn drive<O: Observer>(
         let Some(frame) = source.next_frame()? else {
             return Ok(());
         };
-        match (frame.class, export.as_deref_mut()) {
-            (FrameClass::Udp(d), None) if analysis.datagram(&d) == Flow::Stop => {
-                return Ok(());
-            }
-            (FrameClass::Udp(_), None) => {}
-            (FrameClass::Udp(d), Some(x)) => {
-                let before = analysis.recognised();
-                let flow = analysis.datagram(&d);
-                let recognised = analysis.recognised() > before;
-                if (recognised && analysis.selected()) || (!recognised && !x.filtered) {
-                    x.writer.write(&frame)?;
-                } else {
-                    x.writer.forget(&frame);
-                }
-                if flow == Flow::Stop {
+        match export.as_deref_mut() {
+            None => {
+                if let FrameClass::Udp(d) = &frame.class
+                    && analysis.datagram(d) == Flow::Stop
+                {
                     return Ok(());
                 }
             }
-            (FrameClass::Fragment, Some(x)) => x.writer.hold(&frame),
-            (_, Some(x)) if !x.filtered => x.writer.write(&frame)?,
-            _ => {}
+            Some(x) => {
+                if export_frame(x, analysis, &frame)? == Flow::Stop {
+                    return Ok(());
+                }
+            }
         }
         n += 1;
         if n.is_multiple_of(4096)
@@ -146,6 +138,38 @@ pub fn drive<O: Observer>(
                 }
             }
         }
+    }
+}
+
+/// Analyses a frame for an export and writes it if selected: a datagram that
+/// passes the display filter (any frame when there is none), with its held
+/// fragments; what the output wants next.
+fn export_frame<O: Observer>(
+    x: &mut Export,
+    analysis: &mut Analysis<O>,
+    frame: &crate::capture::Frame<'_>,
+) -> Result<Flow, RunError> {
+    match &frame.class {
+        FrameClass::Udp(d) => {
+            let before = analysis.recognised();
+            let flow = analysis.datagram(d);
+            let recognised = analysis.recognised() > before;
+            if (recognised && analysis.selected()) || (!recognised && !x.filtered) {
+                x.writer.write(frame)?;
+            } else {
+                x.writer.forget(frame);
+            }
+            Ok(flow)
+        }
+        FrameClass::Fragment => {
+            x.writer.hold(frame);
+            Ok(Flow::Continue)
+        }
+        _ if !x.filtered => {
+            x.writer.write(frame)?;
+            Ok(Flow::Continue)
+        }
+        _ => Ok(Flow::Continue),
     }
 }
 
