@@ -122,10 +122,23 @@ fn lwar_datagrams_on_ipv6_loopback_are_seen_and_decoded() {
 
 #[test]
 fn the_savefile_keeps_every_captured_frame() {
+    savefile_on("lo");
+}
+
+/// `-i any -w`: Linux cooked v2 frames, read back as they were captured.
+#[test]
+fn the_savefile_of_the_any_device_reads_back() {
+    savefile_on("any");
+}
+
+fn savefile_on(interface: &str) {
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("saved.pcap");
     let (a, b, filter) = sockets("127.0.0.1:0");
-    let mut source = open_lo(&filter, Some(saved.clone()));
+    let mut opts = LiveOptions::new(interface);
+    opts.filter = Some(filter);
+    opts.savefile = Some(saved.clone());
+    let mut source = open_with(&opts);
     let sent = send(&a, &b, 5);
     source.stop_after_udp(6);
     let mut frames = 0;
