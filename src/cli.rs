@@ -136,6 +136,20 @@ pub struct Cli {
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: Option<PathBuf>,
 
+    /// Live -w: start a new file, as dumpcap does (repeatable):
+    /// duration:SECS, filesize:KB, files:N (keep the newest N). Files are named
+    /// FILE_00001.pcap, FILE_00002.pcap, ... and switch between two frames.
+    /// Example: lwarscope -i any -w match.pcap -b filesize:100000 -b files:10
+    #[arg(
+        short = 'b',
+        long = "ring-buffer",
+        value_name = "KEY:VALUE",
+        value_parser = parse_ring,
+        requires = "write",
+        conflicts_with = "read"
+    )]
+    pub ring_buffer: Vec<String>,
+
     /// The format of -w with -r: pcapng (the default, as tshark: every link
     /// type, a comment naming the filter) or pcap
     #[arg(
@@ -172,6 +186,13 @@ pub struct SimCommand {
 
     #[command(flatten)]
     pub args: lwarscope::proto::lwar::sim::SimArgs,
+}
+
+/// One `-b` condition, checked (the conditions are combined into a
+/// `Rotation` when the capture opens).
+fn parse_ring(arg: &str) -> Result<String, String> {
+    lwarscope::capture::rotate::Rotation::default().add(arg)?;
+    Ok(arg.to_owned())
 }
 
 /// Seconds, as a positive decimal number, optionally prefixed `duration:`.

@@ -190,6 +190,14 @@ fn live_options(cli: &Cli) -> LiveOptions {
         immediate: cli.immediate,
         promiscuous: !cli.no_promiscuous,
         savefile: cli.write.clone(),
+        rotation: cli
+            .ring_buffer
+            .iter()
+            .fold(Default::default(), |mut r, spec| {
+                // Each condition was checked when the command line was parsed.
+                let _ = lwarscope::capture::rotate::Rotation::add(&mut r, spec);
+                r
+            }),
     }
 }
 

@@ -183,3 +183,56 @@ fn lwar_datagrams_on_the_any_device_are_seen_and_decoded() {
         .unwrap_or_else(|e| panic!("the default filter must open on any: {e}"));
     drop(source);
 }
+
+/// `-b filesize:KB -b files:N`: the savefile rotates between frames and the
+/// oldest files go; the files kept hold the last frames, in order, none lost
+/// between two files.
+#[test]
+fn the_savefile_rotates_by_size_and_keeps_the_newest_files() {
+    use lwarscope::capture::rotate::Rotation;
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("ring.pcap");
+    let (a, b, filter) = sockets("127.0.0.1:0");
+    let mut opts = LiveOptions::new("lo");
+    opts.filter = Some(filter);
+    opts.savefile = Some(base.clone());
+    let mut rotation = Rotation::default();
+    rotation.add("filesize:1").unwrap();
+    rotation.add("files:3").unwrap();
+    opts.rotation = rotation;
+    let mut source = open_with(&opts);
+    // 20 datagrams of about 600 bytes: each file ends after its second frame.
+    let sent = send(&a, &b, 20);
+    source.stop_after_udp(21);
+    while source.next_frame().expect("read").is_some() {}
+    drop(source);
+    let mut files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let names: Vec<_> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("ring_") && n.ends_with(".pcap"))
+    );
+    let payloads: Vec<Vec<u8>> = read_files(&files)
+        .classes()
+        .into_iter()
+        .filter_map(|c| match c {
+            Class::Lwar { payload, .. } => Some(payload),
+            _ => None,
+        })
+        .collect();
+    assert!(!payloads.is_empty());
+    assert_eq!(
+        payloads[..],
+        sent[sent.len() - payloads.len()..],
+        "the newest frames, in order, none missing between files"
+    );
+}

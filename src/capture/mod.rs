@@ -25,6 +25,7 @@ pub mod export;
 mod frame;
 mod link;
 mod reassembly;
+pub mod rotate;
 mod source;
 pub mod synth;
 

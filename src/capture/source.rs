@@ -6,7 +6,7 @@ use super::frame::{CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatag
 use super::link::{Dissected, LinkType, Udp, dissect, reassembled_udp};
 use super::reassembly::{Added, Reassembler, ReassemblyLimits};
 use super::{Datagram, Timestamp};
-use pcap::{Active, Capture, Offline, Precision, Savefile};
+use pcap::{Active, Capture, Offline, Precision};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -64,6 +64,8 @@ pub struct LiveOptions {
     pub promiscuous: bool,
     /// Save every captured frame to this pcap file as well.
     pub savefile: Option<PathBuf>,
+    /// Rotate the savefile (dumpcap's `-b`).
+    pub rotation: super::rotate::Rotation,
 }
 
 impl LiveOptions {
@@ -78,6 +80,7 @@ impl LiveOptions {
             immediate: false,
             promiscuous: true,
             savefile: None,
+            rotation: Default::default(),
         }
     }
 }
@@ -119,7 +122,7 @@ struct LiveInput {
     cap: Capture<Active>,
     interface: String,
     link: LinkType,
-    savefile: Option<Savefile>,
+    savefile: Option<super::rotate::RotatingSavefile>,
 }
 
 enum Input {
@@ -301,18 +304,19 @@ impl Source {
         let header = match self.read() {
             Ok(Some(h)) => h,
             Ok(None) => {
-                self.finish();
+                self.finish()?;
                 return Ok(None);
             }
             Err(e) => {
-                self.finish();
+                // The read's error is the one to tell.
+                let _ = self.finish();
                 return Err(e);
             }
         };
         if let Some((len, first)) = &mut self.window {
             let first = *first.get_or_insert(header.ts);
             if header.ts.since(first) > *len {
-                self.finish();
+                self.finish()?;
                 return Ok(None);
             }
         }
@@ -403,7 +407,13 @@ impl Source {
                         }
                         self.buf.clear();
                         self.buf.extend_from_slice(p.data);
-                        return Ok(Some(header_of(p.header, live.link)));
+                        let header = header_of(p.header, live.link);
+                        if let Some(savefile) = &mut live.savefile
+                            && savefile.due()
+                        {
+                            savefile.next(&live.cap)?;
+                        }
+                        return Ok(Some(header));
                     }
                     Err(pcap::Error::TimeoutExpired) => {}
                     // pcap_breakloop: a stop.
@@ -419,10 +429,11 @@ impl Source {
         }
     }
 
-    /// The end: incomplete datagrams are given up, statistics read, the savefile flushed.
-    fn finish(&mut self) {
+    /// The end: incomplete datagrams are given up, statistics read, the
+    /// savefile flushed (a write error, such as a full disk, is an error).
+    fn finish(&mut self) -> Result<(), CaptureError> {
         if self.finished {
-            return;
+            return Ok(());
         }
         self.finished = true;
         self.reasm.finish();
@@ -430,8 +441,9 @@ impl Source {
         if let Input::Live(live) = &mut self.input
             && let Some(savefile) = &mut live.savefile
         {
-            let _ = savefile.flush();
+            savefile.flush()?;
         }
+        Ok(())
     }
 }
 
@@ -663,13 +675,11 @@ fn open_live(opts: &LiveOptions) -> Result<LiveInput, CaptureError> {
             reason: pcap_reason(&e),
         })?;
     let savefile = match &opts.savefile {
-        Some(path) => {
-            let file = cap.savefile(path).map_err(|e| CaptureError::Savefile {
-                path: path.display().to_string(),
-                reason: pcap_reason(&e),
-            })?;
-            Some(file)
-        }
+        Some(path) => Some(super::rotate::RotatingSavefile::open(
+            &cap,
+            path,
+            opts.rotation,
+        )?),
         None => None,
     };
     Ok(LiveInput {
