@@ -1408,3 +1408,34 @@ pub fn write_truth(truth: &Truth, path: &Path) -> Result<(), SimError> {
     std::fs::write(path, json)?;
     Ok(())
 }
+
+/// Writes the frames of `sim` merged, in time order, with every frame of
+/// another capture (`other`, an Ethernet capture such as an lwar simulated
+/// one: `captures/mixed-lwar-strs.pcap` is `sim-clean.pcap` and a Starstrike
+/// run). On equal times the other capture's frame comes first. Returns the
+/// frames written.
+pub fn write_mixed(sim: &Simulation, other: &Path, out: &Path) -> Result<u64, SimError> {
+    let mut source = crate::capture::Source::files(&[other])?;
+    let mut theirs: Vec<(Timestamp, Vec<u8>)> = Vec::new();
+    while let Some(frame) = source.next_frame()? {
+        if frame.link != crate::capture::LinkType::Ethernet {
+            return Err(SimError::Config("the other capture is not Ethernet"));
+        }
+        theirs.push((frame.ts, frame.data.to_vec()));
+    }
+    let ours = sim.frames.iter().map(|f| {
+        (
+            Timestamp(EPOCH_NS + f.ts_us * 1_000),
+            udp_frame(Link::Ethernet, f.src, f.dst, &f.payload),
+        )
+    });
+    let mut all: Vec<(Timestamp, Vec<u8>)> = theirs.into_iter().chain(ours).collect();
+    // Stable: the other capture's frames first on equal times.
+    all.sort_by_key(|(ts, _)| *ts);
+    let mut w = PcapWriter::create(out, crate::capture::LinkType::Ethernet)?;
+    for (ts, frame) in &all {
+        w.write(*ts, frame);
+    }
+    w.finish()?;
+    Ok(all.len() as u64)
+}
