@@ -93,8 +93,12 @@ fn corpus() -> Vec<(&'static str, SimConfig)> {
             SimConfig {
                 seed: 14,
                 clients: 2,
-                link_dies_ms: Some(2_000),
+                duration_ms: 8_000,
+                link_dies_ms: Some(2_600),
                 max_sends: Some(8),
+                // No server events: the server hears nothing and gives the
+                // client up after the notes' 10 s timeout, silently.
+                event_every: 0,
                 ..SimConfig::default()
             },
         ),
@@ -287,8 +291,17 @@ fn the_corpus_shows_what_it_is_for() {
         assert!(dead.findings[k] > 0, "the dead link has no {k}");
     }
     assert_eq!(limit.sessions[1].findings["retransmit-limit"], 0);
+    // The dead client gives up with Disconnect (Timeout), as the notes say.
+    let reasons = disconnect_reasons(Path::new("captures/strs-retransmit-limit.pcap"));
+    assert!(
+        reasons.contains(&(dead.client.clone(), "reason Timeout (2)".to_owned())),
+        "{reasons:?}"
+    );
     let tapmiss = truth("strs-tapmiss");
     assert!(tapmiss.findings["not-captured"] > 0);
+    // Delivered, only missed by the tap: never `lost`.
+    assert_eq!(tapmiss.findings["lost"], 0);
+    assert_eq!(reorder.findings["lost"], 0);
     assert!(tapmiss.findings["ack-unseen"] > 0);
     let wrap = truth("strs-wrap");
     assert!(
@@ -632,4 +645,30 @@ fn sim_request_writes_the_capture_and_its_truth() {
         ..req
     };
     assert!(sim(&bad).unwrap_err().contains("probabilities"));
+}
+
+/// The (sender, detail) of every `disconnect-sent` in a capture.
+fn disconnect_reasons(pcap: &Path) -> Vec<(String, String)> {
+    let mut source = Source::files(&[pcap]).unwrap();
+    let mut engine = proto::engine(Default::default());
+    let mut seen = Collect::default();
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let FrameClass::Udp(d) = frame.class {
+            engine.observe(&d, &mut seen);
+        }
+    }
+    engine.finish(&mut seen);
+    seen.0
+        .iter()
+        .filter(|f| f.label().to_string() == "disconnect-sent")
+        .map(|f| {
+            let s = engine.session(f.session).unwrap();
+            let sender = if f.direction.name() == "c2s" {
+                s.client
+            } else {
+                s.server
+            };
+            (sender.to_string(), f.detail.to_string())
+        })
+        .collect()
 }

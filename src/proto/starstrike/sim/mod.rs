@@ -211,6 +211,7 @@ const S16: SerialSpace = SerialSpace::U16;
 const RETRANSMIT_MS: u64 = 500;
 const MAX_SENDS: u32 = 6;
 const HEARTBEAT_MS: u64 = 1_000;
+const CONNECTION_TIMEOUT_MS: u64 = 10_000;
 
 /// How the network damages a datagram (`SimConfig::corrupt`): every way a
 /// Starstrike packet can be malformed, and every codec violation. The values
@@ -484,6 +485,8 @@ struct Session {
     last_answered: Option<u16>,
     answer_pending_reject: bool,
     ticks: u64,
+    /// When the server last received a client packet (ms).
+    server_heard_ms: Option<u64>,
     sent: [u64; 2],
     /// Every number sent, and whether the tap saw it: c2s and s2c.
     numbers: [Vec<(u16, bool)>; 2],
@@ -546,6 +549,7 @@ pub fn simulate(config: &SimConfig) -> Result<Simulation, SimError> {
             last_answered: None,
             answer_pending_reject: false,
             ticks: 0,
+            server_heard_ms: None,
             sent: [0; 2],
             numbers: [Vec::new(), Vec::new()],
         });
@@ -818,6 +822,7 @@ impl World {
             };
             let session = &mut self.sessions[f.session];
             if f.c2s {
+                session.server_heard_ms = Some(f.deliver_us / 1_000);
                 session.server.receive(p.seq(), p.ack_bits());
                 match p.packet_type() {
                     PacketType::ConnectionRequest if session.sstate == ServerState::Waiting => {
@@ -980,6 +985,14 @@ impl World {
                         tick_rate: (1000 / self.config.tick_ms) as u32,
                     });
                     self.send_reliable(s, false, now, m)?;
+                    return Ok(());
+                }
+                // The notes' connection timeout: 10 s without a client packet.
+                if self.sessions[s]
+                    .server_heard_ms
+                    .is_some_and(|t| now >= t + CONNECTION_TIMEOUT_MS)
+                {
+                    self.sessions[s].sstate = ServerState::Dropped;
                     return Ok(());
                 }
                 if self.gives_up(s, false, now, true)? {
@@ -1438,4 +1451,173 @@ pub fn write_mixed(sim: &Simulation, other: &Path, out: &Path) -> Result<u64, Si
     }
     w.finish()?;
     Ok(all.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::starstrike::wire::{self, ErrorKind, ViolationKind};
+
+    fn packet(t: PacketType) -> Vec<u8> {
+        let m = match t {
+            PacketType::PlayerInput => Message::PlayerInput(PlayerInput {
+                tick: 1,
+                move_x: 0.5,
+                ..PlayerInput::default()
+            }),
+            PacketType::WorldSnapshot => Message::WorldSnapshot(WorldSnapshot {
+                tick: 1,
+                entities: vec![
+                    EntityState {
+                        entity_id: 1,
+                        entity_type: 1,
+                        health: 100,
+                        ..EntityState::default()
+                    };
+                    2
+                ],
+            }),
+            PacketType::ChatMessage => Message::ChatMessage(ChatMessage {
+                sender_id: 1,
+                channel: 1,
+                message: FixedStr::new(b"gg 30"),
+            }),
+            _ => Message::Heartbeat(Heartbeat { timestamp: 7 }),
+        };
+        PacketRepr::new(300, 0b101, m).to_bytes().unwrap()
+    }
+
+    /// Each kind of damage makes exactly what it says, as the wire format
+    /// (not the analyzer) reads it: the truth relies on it.
+    #[test]
+    fn every_damage_makes_its_malformation_or_its_one_violation() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut made = std::collections::BTreeSet::new();
+        for t in [
+            PacketType::PlayerInput,
+            PacketType::WorldSnapshot,
+            PacketType::ChatMessage,
+            PacketType::Heartbeat,
+        ] {
+            let clean = packet(t);
+            assert!(
+                wire::Packet::new_checked(&clean)
+                    .unwrap()
+                    .violations()
+                    .is_empty()
+            );
+            for &k in Damage::applicable(t) {
+                let mut p = clean.clone();
+                k.apply(t, &mut p, &mut rng);
+                made.insert(k);
+                assert_eq!(
+                    wire::is_starstrike(&p),
+                    k != Damage::WrongMagic,
+                    "{t:?} {k:?}"
+                );
+                let header = wire::check_header(&p);
+                assert_eq!(header.is_ok(), k.header_ok(), "{t:?} {k:?}");
+                if let Ok(h) = header {
+                    // The number survives: the analyzer follows it.
+                    assert_eq!((h.seq, h.packet_type), (300, t));
+                }
+                let decoded = wire::Packet::new_checked(&p);
+                match (k, k.rule()) {
+                    (_, Some(rule)) => {
+                        let v = decoded.unwrap().violations();
+                        assert_eq!(v.len(), 1, "{t:?} {k:?} {v:?}");
+                        assert_eq!(v[0].kind().name(), rule);
+                        assert_ne!(v[0].kind(), ViolationKind::Oversize);
+                    }
+                    (Damage::ShortHeader, None) => {
+                        assert_eq!(decoded.unwrap_err().kind(), ErrorKind::ShortHeader);
+                        assert!((8..12).contains(&p.len()));
+                    }
+                    (Damage::WrongMagic, None) => {
+                        assert_eq!(decoded.unwrap_err().kind(), ErrorKind::WrongMagic);
+                    }
+                    (Damage::UnknownType, None) => {
+                        assert_eq!(decoded.unwrap_err().kind(), ErrorKind::UnknownType);
+                    }
+                    (Damage::ShortPayload, None) => {
+                        assert_eq!(decoded.unwrap_err().kind(), ErrorKind::Truncated);
+                    }
+                    (_, None) => {
+                        let e = decoded.unwrap_err().kind();
+                        assert!(
+                            matches!(e, ErrorKind::TrailingBytes | ErrorKind::Truncated),
+                            "{t:?} {k:?} {e:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(made.len(), 10, "every kind is reachable: {made:?}");
+    }
+
+    #[test]
+    fn a_dead_uplink_and_the_limit_end_in_a_timeout_disconnect() {
+        let config = SimConfig {
+            seed: 3,
+            clients: 1,
+            duration_ms: 6_000,
+            link_dies_ms: Some(1_000),
+            max_sends: Some(MAX_SENDS),
+            ..SimConfig::default()
+        };
+        let sim = simulate(&config).unwrap();
+        // The copies stop at 6 sends: no retransmit-limit.
+        let f = &sim.truth.sessions[0].findings;
+        assert_eq!(f["retransmit-limit"], 0);
+        assert!(
+            f["retransmission"] >= 5 && f["disconnect-sent"] >= 1,
+            "{f:?}"
+        );
+        // The first side to give up says Disconnect (Timeout) and falls
+        // silent; the client (which still hears the server) too: nobody
+        // plays on until the 6 s of play are over.
+        let timeouts: Vec<&Frame> = sim
+            .frames
+            .iter()
+            .filter(|fr| {
+                wire::Packet::new_checked(&fr.payload)
+                    .is_ok_and(|p| matches!(p.message(), Message::Disconnect(r) if r.reason == 2))
+            })
+            .collect();
+        assert!(!timeouts.is_empty());
+        for t in &timeouts {
+            assert!(
+                sim.frames
+                    .iter()
+                    .all(|fr| fr.src != t.src || fr.ts_us <= t.ts_us)
+            );
+        }
+        let last = sim.frames.iter().map(|fr| fr.ts_us).max().unwrap();
+        assert!(last < 5_000_000, "{last}");
+        assert_eq!(sim.truth.sessions[0].state, "disconnected");
+    }
+
+    #[test]
+    fn invalid_configurations_are_refused() {
+        for bad in [
+            SimConfig {
+                clients: 0,
+                ..SimConfig::default()
+            },
+            SimConfig {
+                tap_miss: [0.0, 1.0],
+                ..SimConfig::default()
+            },
+            SimConfig {
+                loss_s2c: Some(-0.1),
+                ..SimConfig::default()
+            },
+            SimConfig {
+                max_sends: Some(0),
+                ..SimConfig::default()
+            },
+        ] {
+            assert!(simulate(&bad).is_err(), "{bad:?}");
+        }
+    }
 }
