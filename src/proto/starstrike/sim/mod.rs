@@ -1,10 +1,13 @@
 //! The Starstrike simulator: a server and its clients that follow the notes,
-//! encoding only through [`super::wire`], a lossy network with a capture tap in
-//! the middle, and the ground truth of what the analyzer must report.
+//! encoding only through [`super::wire`], a faulty network with a capture tap
+//! in the middle, and the ground truth of what the analyzer must report.
 //!
 //! Deterministic for a seed: the same [`SimConfig`] gives the same frames, byte
-//! for byte. Entry points: [`simulate`] (in memory), [`write_pcap`], and [`run`]
-//! (a pcap and its `*.truth.json`).
+//! for byte (a configuration without the later faults draws exactly the random
+//! numbers it always drew). Entry points: [`simulate`] (in memory),
+//! [`write_pcap`], [`run`] (a pcap and its `*.truth.json`), [`sim_request`]
+//! (`sim --proto starstrike`) and [`write_mixed`] (merged with another
+//! capture).
 //!
 //! # The peers
 //!
@@ -15,33 +18,47 @@
 //! (more than 32 shows the draft's ack drift). Each packet's `ackBits` sets bit
 //! N for every peer packet numbered `seq - N - 1` the side has received. In a
 //! tick a side sends, first that applies: a copy of a reliable message unacked
-//! for 500 ms (at most 5 copies, then the message is given up); a new reliable
-//! message when one is due; else its regular packet.
+//! for 500 ms; a new reliable message when one is due; else its regular packet.
+//! After 6 sends (`max_sends`) a message is given up: silently, the session
+//! playing on (`max_sends: None`, the first corpus), or, as the notes say, by
+//! dropping the connection: Disconnect (Timeout) once if playing, then silence.
 //!
 //! - Client: ConnectionRequest until ConnectionAccept arrives; then PlayerInput,
 //!   a ChatMessage every `chat_every` ticks, a Heartbeat every 40 ticks; after
-//!   `duration_ms`, Disconnect (ClientQuit), then only its copies.
+//!   `duration_ms`, Disconnect (ClientQuit), then only its copies. A
+//!   Disconnect from the server while playing ends it (silence).
 //! - Server: on the first Request, ConnectionAccept (or, with `reject`, one
 //!   ConnectionReject, and nothing more); then WorldSnapshot (two entities) and
 //!   a reliable event every `event_every` ticks (EntitySpawn, EntityDestroy,
 //!   MatchState, PlayerScored in turn). On a client's Disconnect, it answers
-//!   Disconnect (the same message each time) and sends nothing else.
+//!   Disconnect (the same message each time) and sends nothing else. After
+//!   10 s without a client packet it drops the client (silence).
 //!
 //! # The network and the tap
 //!
-//! A datagram sent at `t` is lost before the tap with probability `loss` (never
-//! captured, never delivered); otherwise it is captured at `t + latency / 2` and
-//! delivered at `t + latency`, and with probability `duplicate` a copy follows
-//! 1 ms later (captured and delivered too). Nothing is reordered, and nothing
-//! delivered escapes the tap.
+//! Every rate is per direction. A datagram sent at `t` is lost before the tap
+//! with probability `loss` (never captured, never delivered). During play
+//! (`World::in_play`: both sides playing, until 500 ms before the clients
+//! quit or the link dies) it may be damaged (`corrupt`, into one of the
+//! [`Damage`] kinds its type allows: the tap and the receiver see the damaged
+//! bytes; a receiver drops what does not decode) and, for PlayerInput and
+//! WorldSnapshot, delayed by two ticks (`reorder`: captured and delivered
+//! after later packets). It is captured at `t + latency / 2` and delivered at
+//! `t + latency`; with probability `duplicate` a copy follows 1 ms later. The
+//! tap misses each copy with probability `tap_miss` (delivered all the same).
+//! With `link_dies_ms`, the first client's packets from then on are captured
+//! and never delivered.
 //!
 //! # The ground truth
 //!
 //! [`Truth`] counts, per session, what the contract of
 //! [`super::analysis`] says about the captured frames, computed from what the
 //! simulator knows (which message each packet carries, which datagrams the
-//! tap saw): duplicates, lost numbers, retransmissions (spurious or not),
-//! reliable messages never acknowledged, ack drift incidents, game packets
+//! tap saw, which it damaged and how, which ack bits each packet carries),
+//! never by running the analyzer: duplicates, malformed packets and violation
+//! incidents, lost and not-captured numbers, reordered packets, runs of acks
+//! of the unseen, retransmissions (spurious, over the limit), reliable
+//! messages never acknowledged, ack drift incidents, silences, game packets
 //! before a captured Accept, rejections and disconnects.
 
 use super::wire::{
