@@ -522,8 +522,17 @@ struct World {
 
 /// Runs the simulation in memory.
 pub fn simulate(config: &SimConfig) -> Result<Simulation, SimError> {
-    if config.max_sends == Some(0) {
-        return Err(SimError::Config("max_sends is at least 1"));
+    if config.max_sends.is_some_and(|n| !(1..=100).contains(&n)) {
+        return Err(SimError::Config("max_sends is 1 to 100"));
+    }
+    if config.duration_ms > 3_600_000
+        || config.tick_ms > 10_000
+        || config.latency_ms > 10_000
+        || config.link_dies_ms.is_some_and(|t| t > config.duration_ms)
+    {
+        return Err(SimError::Config(
+            "at most an hour of play, ticks and latency of at most 10 s, the link dying during play",
+        ));
     }
     if config.clients == 0 || config.clients > 200 || config.tick_ms < 2 || config.latency_ms < 2 {
         return Err(SimError::Config(
@@ -1631,6 +1640,14 @@ mod tests {
             },
             SimConfig {
                 max_sends: Some(0),
+                ..SimConfig::default()
+            },
+            SimConfig {
+                duration_ms: u64::MAX,
+                ..SimConfig::default()
+            },
+            SimConfig {
+                link_dies_ms: Some(9_000),
                 ..SimConfig::default()
             },
         ] {
