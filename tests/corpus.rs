@@ -19,10 +19,14 @@ fn captures() -> Vec<PathBuf> {
                 Some("pcap" | "pcapng")
             )
         })
-        // Starstrike's corpus (`strs-*`) is checked by tests/starstrike_sim.rs.
+        // Starstrike's corpus (`strs-*`) and the capture of lwar and
+        // Starstrike together (`mixed-*`, whose truth holds both) are checked
+        // by tests/starstrike_sim.rs.
         .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("strs-"))
+            !p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.starts_with("strs-") || n.starts_with("mixed-")
+            })
         })
         .collect();
     files.sort();

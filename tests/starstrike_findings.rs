@@ -843,3 +843,83 @@ fn an_evicted_session_is_judged_when_it_leaves() {
     assert_eq!(f[0].3, Some(102));
     assert_eq!(s.tracker.evicted_sessions(), 1);
 }
+
+#[test]
+fn a_direction_over_the_bandwidth_budget_is_one_finding_where_it_crosses() {
+    let mut s = Script::connected();
+    // 50 snapshots of 25 entities (1192 bytes) a second downstream, 50 inputs
+    // (36 bytes) upstream: 59.6 KB/s against 30, 1.8 KB/s against 10.
+    let mut raised = Vec::new();
+    for k in 0..75u16 {
+        raised.extend(s.cx(102 + k, input(u32::from(k), 0.0)));
+        raised.extend(s.sx(102 + k, snapshot(u32::from(k), 25)));
+    }
+    let (end, summary) = s.finish();
+    raised.extend(end);
+    let over: Vec<_> = raised.iter().filter(|f| f.1 == "over-budget").collect();
+    assert_eq!(over.len(), 1, "{raised:?}");
+    // The window opens at the Accept (frame 2, 24 bytes); the 26th snapshot
+    // (frame 55) takes it to 24 + 26 * 1192 = 31016 bytes.
+    assert_eq!(
+        over[0],
+        &(
+            "s2c",
+            "over-budget".to_owned(),
+            55,
+            None,
+            "31.0 KB within the second from frame 2: over the draft's downstream budget of 30 KB/s"
+                .to_owned()
+        )
+    );
+    assert_eq!(summary.findings.get("over-budget"), Some(&1));
+    let session = s.session();
+    let [up, down] = session.proto.bandwidth;
+    // The busiest second: the Accept and the 49 snapshots of frames 5 to 101
+    // (the window from +20 ms ends at +1020 ms, frame 102).
+    assert_eq!(down.peak_bytes_per_s, 24 + 49 * 1192);
+    assert!(down.over(30_000) && !up.over(10_000), "{up:?} {down:?}");
+    // Request 53, Input 36, 75 Inputs.
+    assert_eq!(up.bytes, 53 + 36 + 75 * 36);
+    assert_eq!(down.bytes, 24 + 75 * 1192);
+    let e = session.proto.snapshot_entities;
+    assert_eq!((e.snapshots, e.entities, e.max), (75, 75 * 25, 25));
+    assert_eq!(e.mean(), Some(25.0));
+}
+
+#[test]
+fn a_burst_upstream_crosses_the_budget_within_the_second() {
+    // 12 chat messages (273 bytes) in 120 ms: 3.4 KB plus the handshake,
+    // under 10 KB: nothing, and the peak is the whole session.
+    let mut s = Script::connected();
+    for k in 0..12u16 {
+        let f = s.cx(102 + k, chat(&format!("hi {k}")));
+        assert!(f.is_empty(), "{f:?}");
+    }
+    let (end, _) = s.finish();
+    assert!(end.iter().all(|f| f.1 != "over-budget"), "{end:?}");
+    assert_eq!(
+        s.session().proto.bandwidth[0].peak_bytes_per_s,
+        53 + 36 + 12 * 273
+    );
+    // 42: the 37th (frame 40) takes the second over 10 KB (89 + 37 * 273).
+    let mut s = Script::connected();
+    let mut raised = Vec::new();
+    for k in 0..42u16 {
+        raised.extend(s.cx(102 + k, chat(&format!("hi {k}"))));
+    }
+    let over: Vec<_> = raised.iter().filter(|f| f.1 == "over-budget").collect();
+    assert_eq!(over.len(), 1, "{raised:?}");
+    assert_eq!((over[0].0, over[0].2), ("c2s", 40));
+    assert!(
+        over[0].4.starts_with(
+            "10.2 KB within the second from frame 1: over the draft's upstream budget of 10 KB/s"
+        ),
+        "{over:?}"
+    );
+    let (end, _) = s.finish();
+    assert!(end.iter().all(|f| f.1 != "over-budget"), "{end:?}");
+    assert_eq!(
+        s.session().proto.bandwidth[0].peak_bytes_per_s,
+        53 + 36 + 42 * 273
+    );
+}

@@ -59,7 +59,70 @@ fn corpus() -> Vec<(&'static str, SimConfig)> {
                 ..SimConfig::default()
             },
         ),
+        (
+            "strs-reorder",
+            SimConfig {
+                seed: 11,
+                clients: 2,
+                reorder: [0.08, 0.08],
+                ..SimConfig::default()
+            },
+        ),
+        (
+            "strs-dup",
+            SimConfig {
+                seed: 12,
+                clients: 2,
+                duplicate: 0.1,
+                duplicate_s2c: Some(0.04),
+                ..SimConfig::default()
+            },
+        ),
+        (
+            "strs-corrupt",
+            SimConfig {
+                seed: 13,
+                clients: 2,
+                corrupt: [0.06, 0.06],
+                chat_every: 5,
+                ..SimConfig::default()
+            },
+        ),
+        (
+            "strs-retransmit-limit",
+            SimConfig {
+                seed: 14,
+                clients: 2,
+                duration_ms: 8_000,
+                link_dies_ms: Some(2_600),
+                max_sends: Some(8),
+                // No server events: the server hears nothing and gives the
+                // client up after the notes' 10 s timeout, silently.
+                event_every: 0,
+                ..SimConfig::default()
+            },
+        ),
+        (
+            "strs-tapmiss",
+            SimConfig {
+                seed: 15,
+                clients: 2,
+                tap_miss: [0.05, 0.05],
+                ..SimConfig::default()
+            },
+        ),
     ]
+}
+
+/// The Starstrike half of `captures/mixed-lwar-strs.pcap`, merged with the
+/// lwar capture `captures/sim-clean.pcap`.
+fn mixed_strs() -> SimConfig {
+    SimConfig {
+        seed: 16,
+        clients: 2,
+        loss: 0.03,
+        ..SimConfig::default()
+    }
 }
 
 fn paths(stem: &str) -> (PathBuf, PathBuf) {
@@ -82,12 +145,16 @@ impl Observer for Collect {
 /// The analyzer's findings per client address, by label, and the states.
 fn analyse(
     pcap: &Path,
+    mixed: bool,
 ) -> (
     BTreeMap<String, BTreeMap<String, u64>>,
     BTreeMap<String, String>,
 ) {
     let mut source = Source::files(&[pcap]).unwrap();
-    let mut engine = proto::engine(Default::default());
+    // The server's port decoded as Starstrike: a datagram whose magic the
+    // network damaged is still the session's (a malformed packet).
+    let strs: proto::DecodeAs = "udp.port==7777,strs".parse().unwrap();
+    let mut engine = proto::engine_with(Default::default(), &[strs]);
     let mut seen = Collect::default();
     while let Some(frame) = source.next_frame().unwrap() {
         if let FrameClass::Udp(d) = frame.class {
@@ -100,12 +167,19 @@ fn analyse(
     let mut by_client: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     let mut states = BTreeMap::new();
     engine.for_each_session(|s| {
-        assert_eq!(s.protocol.name, "strs");
-        by_client.insert(s.client.to_string(), BTreeMap::new());
-        states.insert(s.client.to_string(), s.state.to_owned());
+        // Another protocol only in the mixed capture.
+        assert!(s.protocol.name == "strs" || mixed, "{}", s.protocol.name);
+        if s.protocol.name == "strs" {
+            by_client.insert(s.client.to_string(), BTreeMap::new());
+            states.insert(s.client.to_string(), s.state.to_owned());
+        }
     });
     for f in &seen.0 {
-        let client = engine.session(f.session).unwrap().client.to_string();
+        let session = engine.session(f.session).unwrap();
+        if session.protocol.name != "strs" {
+            continue;
+        }
+        let client = session.client.to_string();
         *by_client
             .get_mut(&client)
             .unwrap()
@@ -116,7 +190,7 @@ fn analyse(
 }
 
 fn check_against_truth(stem: &str, pcap: &Path, truth: &Truth) {
-    let (found, states) = analyse(pcap);
+    let (found, states) = analyse(pcap, stem == "mixed");
     assert_eq!(found.len(), truth.sessions.len(), "{stem}: sessions");
     for s in &truth.sessions {
         let got = &found[&s.client];
@@ -182,6 +256,53 @@ fn the_corpus_shows_what_it_is_for() {
     assert!(drift.findings["retransmission"] >= 5);
     let reject = truth("strs-reject");
     assert_eq!(reject.findings["connection-rejected"], 2);
+    let reorder = truth("strs-reorder");
+    assert!(reorder.findings["reordered"] > 0);
+    let dup = truth("strs-dup");
+    assert!(dup.findings["duplicate-packet"] > 0);
+    let corrupt = truth("strs-corrupt");
+    for k in [
+        "malformed",
+        "violation/invalid-enum",
+        "violation/non-finite-float",
+        "violation/input-range",
+        "violation/string-padding",
+    ] {
+        assert!(corrupt.findings[k] > 0, "strs-corrupt has no {k}");
+    }
+    // Every way to be malformed, by the analyzer's reasons.
+    let (summary, _) = summarise(Path::new("captures/strs-corrupt.pcap"));
+    for reason in [
+        "short-header",
+        "wrong-magic",
+        "unknown-type",
+        "truncated-payload",
+        "trailing-bytes",
+    ] {
+        assert!(
+            summary.malformed.get(reason).copied().unwrap_or(0) > 0,
+            "strs-corrupt has no {reason}: {:?}",
+            summary.malformed
+        );
+    }
+    let limit = truth("strs-retransmit-limit");
+    let dead = &limit.sessions[0];
+    for k in ["retransmit-limit", "never-acked", "disconnect-sent"] {
+        assert!(dead.findings[k] > 0, "the dead link has no {k}");
+    }
+    assert_eq!(limit.sessions[1].findings["retransmit-limit"], 0);
+    // The dead client gives up with Disconnect (Timeout), as the notes say.
+    let reasons = disconnect_reasons(Path::new("captures/strs-retransmit-limit.pcap"));
+    assert!(
+        reasons.contains(&(dead.client.clone(), "reason Timeout (2)".to_owned())),
+        "{reasons:?}"
+    );
+    let tapmiss = truth("strs-tapmiss");
+    assert!(tapmiss.findings["not-captured"] > 0);
+    // Delivered, only missed by the tap: never `lost`.
+    assert_eq!(tapmiss.findings["lost"], 0);
+    assert_eq!(reorder.findings["lost"], 0);
+    assert!(tapmiss.findings["ack-unseen"] > 0);
     let wrap = truth("strs-wrap");
     assert!(
         wrap.findings.values().all(|&n| n == 0 || n == 2),
@@ -242,6 +363,7 @@ fn write_corpus() {
         let (pcap, truth) = paths(stem);
         run(&config, &pcap, Some(&truth)).unwrap();
     }
+    write_mixed_to(Path::new(MIXED), Path::new(MIXED_TRUTH));
 }
 
 #[test]
@@ -299,4 +421,254 @@ fn lwar_and_starstrike_share_one_engine() {
     );
     assert_eq!(summary.sessions.len(), 2);
     assert_eq!(summary.sessions[1].state, "disconnected");
+}
+
+/// Puts a fault, at a rate, into a configuration.
+type Fault = fn(&mut SimConfig, f64);
+
+/// One fault at a time, then all together, per direction: every run gives the
+/// analyzer exactly its truth.
+#[test]
+fn faulty_runs_match_their_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults: [(&str, Fault); 6] = [
+        ("reorder", |c, r| c.reorder = [r, r / 2.0]),
+        ("corrupt", |c, r| c.corrupt = [r, r]),
+        ("tap-miss", |c, r| c.tap_miss = [r / 2.0, r]),
+        ("dup", |c, r| c.duplicate_s2c = Some(r)),
+        ("loss", |c, r| c.loss_s2c = Some(r)),
+        ("link", |c, _| {
+            c.link_dies_ms = Some(1_500);
+            c.max_sends = Some(if c.seed % 2 == 0 { 6 } else { 8 });
+        }),
+    ];
+    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+    for seed in 100..172u64 {
+        let mut config = SimConfig {
+            seed,
+            clients: 2,
+            duration_ms: 3_000,
+            chat_every: 7,
+            ..SimConfig::default()
+        };
+        let rate = 0.04 + 0.02 * (seed % 4) as f64;
+        let (name, fault) = faults[seed as usize % faults.len()];
+        fault(&mut config, rate);
+        if seed % 36 >= 30 {
+            for (_, fault) in &faults[..6] {
+                fault(&mut config, rate);
+            }
+        }
+        let sim = simulate(&config).unwrap();
+        let path = dir.path().join(format!("{seed}.pcap"));
+        write_pcap(&sim, &path).unwrap();
+        check_against_truth(&format!("seed {seed} ({name})"), &path, &sim.truth);
+        for (k, n) in &sim.truth.findings {
+            *seen.entry(k.clone()).or_default() += n;
+        }
+    }
+    // The runs exercise what they are for.
+    for k in [
+        "reordered",
+        "not-captured",
+        "lost",
+        "ack-unseen",
+        "malformed",
+        "violation/invalid-enum",
+        "violation/non-finite-float",
+        "violation/input-range",
+        "violation/string-padding",
+        "retransmit-limit",
+        "never-acked",
+        "duplicate-packet",
+    ] {
+        assert!(seen.get(k).copied().unwrap_or(0) > 0, "no {k}: {seen:?}");
+    }
+}
+
+/// The engine's summary of a capture (the server's port decoded as
+/// Starstrike) and its session protocols.
+fn summarise(pcap: &Path) -> (lwarscope::engine::Summary, Vec<&'static str>) {
+    let mut source = Source::files(&[pcap]).unwrap();
+    let strs: proto::DecodeAs = "udp.port==7777,strs".parse().unwrap();
+    let mut engine = proto::engine_with(Default::default(), &[strs]);
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let FrameClass::Udp(d) = frame.class {
+            engine.observe(&d, &mut ());
+        }
+    }
+    let summary = engine.finish(&mut ());
+    let mut protocols = Vec::new();
+    engine.for_each_session(|s| protocols.push(s.protocol.name));
+    (summary, protocols)
+}
+
+const MIXED: &str = "captures/mixed-lwar-strs.pcap";
+const MIXED_TRUTH: &str = "captures/mixed-lwar-strs.truth.json";
+
+/// Writes the mixed capture and its truth: the lwar truth and the Starstrike
+/// truth side by side.
+fn write_mixed_to(pcap: &Path, truth_path: &Path) {
+    let sim = simulate(&mixed_strs()).unwrap();
+    proto::starstrike::sim::write_mixed(&sim, Path::new("captures/sim-clean.pcap"), pcap).unwrap();
+    let lwar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string("captures/sim-clean.truth.json").unwrap())
+            .unwrap();
+    let doc = serde_json::json!({ "lwar": lwar, "strs": sim.truth });
+    let mut json = serde_json::to_string_pretty(&doc).unwrap();
+    json.push('\n');
+    std::fs::write(truth_path, json).unwrap();
+}
+
+#[test]
+fn the_mixed_capture_gives_each_protocol_its_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pcap, truth_path) = (dir.path().join("m.pcap"), dir.path().join("m.json"));
+    write_mixed_to(&pcap, &truth_path);
+    assert!(std::fs::read(&pcap).unwrap() == std::fs::read(MIXED).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(&truth_path).unwrap(),
+        std::fs::read_to_string(MIXED_TRUTH).unwrap()
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(MIXED_TRUTH).unwrap()).unwrap();
+    let strs: Truth = serde_json::from_value(doc["strs"].clone()).unwrap();
+    let lwar: lwarscope::engine::Summary =
+        serde_json::from_value(doc["lwar"]["summary"].clone()).unwrap();
+    // Starstrike's sessions: exactly its truth, finding by finding.
+    check_against_truth("mixed", Path::new(MIXED), &strs);
+    // lwar's sessions: exactly its summary (the loss estimate is an estimate,
+    // as in tests/corpus.rs).
+    let (mut summary, protocols) = summarise(Path::new(MIXED));
+    let n = lwar.sessions.len();
+    assert_eq!(protocols.len(), n + strs.sessions.len());
+    assert_eq!(protocols.iter().filter(|p| **p == "lwar").count(), n);
+    for s in &mut summary.sessions {
+        s.c2s.loss = None;
+        s.s2c.loss = None;
+    }
+    let lwar_clients: Vec<&str> = lwar.sessions.iter().map(|s| s.client.as_str()).collect();
+    let lwar_sessions: Vec<_> = summary
+        .sessions
+        .iter()
+        .filter(|s| lwar_clients.contains(&s.client.as_str()))
+        .cloned()
+        .collect();
+    assert_eq!(lwar_sessions, lwar.sessions);
+    // Totals: lwar's and Starstrike's side by side.
+    for (kind, n) in &lwar.findings {
+        let strs_n = strs.findings.get(kind).copied().unwrap_or(0);
+        assert_eq!(
+            summary.findings.get(kind).copied().unwrap_or(0),
+            n + strs_n,
+            "{kind}"
+        );
+    }
+    assert!(std::fs::metadata(MIXED).unwrap().len() < 200_000);
+}
+
+#[test]
+fn check_gives_the_mixed_capture_one_verdict() {
+    let out = assert_cmd::Command::cargo_bin("lwarscope")
+        .unwrap()
+        .args(["check", MIXED, "--deny", "malformed"])
+        .output()
+        .unwrap();
+    let code = out.status.code();
+    assert!(matches!(code, Some(0 | 1)), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert!(lines[0].contains("mixed-lwar-strs.pcap"), "{stdout}");
+    // Neither half is malformed: it passes.
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(lines[0].starts_with("PASS"), "{stdout}");
+}
+
+#[test]
+fn sim_request_writes_the_capture_and_its_truth() {
+    use lwarscope::proto::sim::{Rates, SimRequest};
+    let dir = tempfile::tempdir().unwrap();
+    let rates = |c2s, s2c| Rates { c2s, s2c };
+    let req = SimRequest {
+        write: dir.path().join("run.pcap"),
+        truth: true,
+        seed: 21,
+        clients: 2,
+        duration_ms: 3_000,
+        loss: rates(0.05, 0.02),
+        duplicate: rates(0.03, 0.03),
+        reorder: rates(0.05, 0.05),
+        corrupt: rates(0.04, 0.02),
+        tap_miss: rates(0.02, 0.04),
+    };
+    let protocol = proto::by_name("starstrike").unwrap();
+    let sim = protocol.sim.expect("Starstrike has a simulator");
+    let outcome = sim(&req).unwrap();
+    let truth_path = dir.path().join("run.truth.json");
+    assert_eq!(outcome.truth.as_deref(), Some(truth_path.as_path()));
+    assert_eq!(outcome.sessions, 2);
+    let truth: Truth =
+        serde_json::from_str(&std::fs::read_to_string(&truth_path).unwrap()).unwrap();
+    assert_eq!(truth.config.loss_s2c, Some(0.02));
+    assert_eq!(truth.config.duplicate_s2c, None);
+    assert_eq!(truth.config.max_sends, Some(6));
+    check_against_truth("sim_request", &req.write, &truth);
+    let frames = {
+        let mut source = Source::files(&[&req.write]).unwrap();
+        let mut n = 0;
+        while source.next_frame().unwrap().is_some() {
+            n += 1;
+        }
+        n
+    };
+    assert_eq!(outcome.frames, frames);
+    // The same request, without truth: the same bytes, no truth file.
+    let again = SimRequest {
+        write: dir.path().join("again.pcap"),
+        truth: false,
+        ..req.clone()
+    };
+    assert_eq!(sim(&again).unwrap().truth, None);
+    assert!(!dir.path().join("again.truth.json").exists());
+    assert!(std::fs::read(&again.write).unwrap() == std::fs::read(&req.write).unwrap());
+    // What the simulator cannot do is refused, not written.
+    let bad = SimRequest {
+        clients: 0,
+        write: dir.path().join("bad.pcap"),
+        ..req.clone()
+    };
+    assert!(sim(&bad).is_err());
+    let bad = SimRequest {
+        corrupt: rates(1.5, 0.0),
+        write: dir.path().join("bad.pcap"),
+        ..req
+    };
+    assert!(sim(&bad).unwrap_err().contains("probabilities"));
+}
+
+/// The (sender, detail) of every `disconnect-sent` in a capture.
+fn disconnect_reasons(pcap: &Path) -> Vec<(String, String)> {
+    let mut source = Source::files(&[pcap]).unwrap();
+    let mut engine = proto::engine(Default::default());
+    let mut seen = Collect::default();
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let FrameClass::Udp(d) = frame.class {
+            engine.observe(&d, &mut seen);
+        }
+    }
+    engine.finish(&mut seen);
+    seen.0
+        .iter()
+        .filter(|f| f.label().to_string() == "disconnect-sent")
+        .map(|f| {
+            let s = engine.session(f.session).unwrap();
+            let sender = if f.direction.name() == "c2s" {
+                s.client
+            } else {
+                s.server
+            };
+            (sender.to_string(), f.detail.to_string())
+        })
+        .collect()
 }

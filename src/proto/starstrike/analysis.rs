@@ -124,7 +124,19 @@
 //! **Metrics.** Messages and bytes per type; first sends and resends (reliable
 //! messages); the ack delay histogram and smoothed ack delay per direction
 //! (rule 5); the interarrival jitter (RFC 3550) of Heartbeats, from their
-//! timestamps.
+//! timestamps. In [`StrsSession`]: the bandwidth per direction against the
+//! draft's budget per client ([`Bandwidth`]), and entities per WorldSnapshot
+//! ([`EntityStats`]).
+//!
+//! **Bandwidth.** Every datagram of a direction (duplicates and malformed ones
+//! included: the link carried them) counts its UDP payload bytes (as sent) in
+//! one-second windows, the first starting at the direction's first packet and
+//! each next one at the first packet after the previous one ends. A window
+//! over the budget (upstream, c2s: 10 KB/s; downstream, s2c: 30 KB/s; the
+//! upper ends of the draft's 5-10 and 20-30 KB/s, KB = 1000 bytes) raises one
+//! `over-budget` per direction and session, at the packet that takes the
+//! window over, with the window's first frame and its bytes so far; the
+//! busiest window's rate is [`Bandwidth::peak_bytes_per_s`].
 //!
 //! **Bounds.** Per direction: 256 sequence numbers, 64 reliable messages, 16
 //! open violation incidents, in fixed arrays allocated with the session. No
@@ -318,9 +330,59 @@ impl Track {
     }
 }
 
+/// The draft's bandwidth budget per client, in bytes per second: upstream
+/// (client to server) and downstream.
+pub const BUDGET_BYTES_PER_S: [u64; 2] = [10_000, 30_000];
+
+/// One direction's bandwidth, in one-second windows of UDP payload bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bandwidth {
+    /// Every byte of the direction.
+    pub bytes: u64,
+    /// The busiest window ended so far (at the end of the session, of every
+    /// window), in bytes: bytes per second.
+    pub peak_bytes_per_s: u64,
+    /// The window open: its first packet's time and frame, and its bytes.
+    window: Option<(Timestamp, u64)>,
+    window_bytes: u64,
+    reported: bool,
+}
+
+impl Bandwidth {
+    fn end_window(&mut self) {
+        self.peak_bytes_per_s = self.peak_bytes_per_s.max(self.window_bytes);
+        self.window = None;
+        self.window_bytes = 0;
+    }
+
+    /// True when the busiest window ended was over `budget` bytes per second.
+    pub fn over(&self, budget: u64) -> bool {
+        self.peak_bytes_per_s > budget
+    }
+}
+
+/// Entities per WorldSnapshot (those that decode).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntityStats {
+    pub snapshots: u64,
+    pub entities: u64,
+    pub max: u8,
+}
+
+impl EntityStats {
+    /// The mean entity count per snapshot; `None` before the first.
+    pub fn mean(&self) -> Option<f64> {
+        (self.snapshots > 0).then(|| self.entities as f64 / self.snapshots as f64)
+    }
+}
+
 /// Starstrike's part of a session.
 #[derive(Debug, Default)]
 pub struct StrsSession {
+    /// Bandwidth per direction (c2s, s2c), against [`BUDGET_BYTES_PER_S`].
+    pub bandwidth: [Bandwidth; 2],
+    /// Entities per WorldSnapshot.
+    pub snapshot_entities: EntityStats,
     pub state: State,
     /// True when the capture saw the session begin (its ConnectionRequest).
     pub saw_start: bool,
@@ -400,6 +462,9 @@ pub static INFO: ProtocolInfo = ProtocolInfo {
         "disconnected",
         "timed-out",
     ],
+    // The draft's rates: PlayerInput every client frame (about 60 Hz);
+    // WorldSnapshot at the server tick rate (ConnectionAccept.tickRate, 60 Hz
+    // in the draft's example).
     spec_rates: &[
         (PacketType::PlayerInput.ordinal(), 60.0),
         (PacketType::WorldSnapshot.ordinal(), 60.0),
@@ -483,6 +548,7 @@ fn raise_earlier(
 fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     let direction = raise.direction;
     let i = idx(direction);
+    bandwidth(session, raise, d);
     // 1. Network duplicates.
     let hash = xxh3_64(d.payload);
     if let Some(frame) = session.dir_mut(direction).duplicate_of(hash, d.frame) {
@@ -572,8 +638,40 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         true
     };
     lifecycle(session, raise, &packet, first_copy, d);
-    if let Message::Heartbeat(hb) = packet.message() {
-        session.dir_mut(direction).jitter_sample(d.ts, hb.timestamp);
+    match packet.message() {
+        Message::Heartbeat(hb) => session.dir_mut(direction).jitter_sample(d.ts, hb.timestamp),
+        Message::WorldSnapshot(snapshot) => {
+            let stats = &mut session.proto.snapshot_entities;
+            let n = u8::try_from(snapshot.entities.len()).unwrap_or(u8::MAX);
+            stats.snapshots += 1;
+            stats.entities += u64::from(n);
+            stats.max = stats.max.max(n);
+        }
+        _ => {}
+    }
+}
+
+/// Counts `d` in its direction's bandwidth window, ending the window first if
+/// `d` is past it; the first packet that takes a window over the budget raises
+/// `over-budget` (once per direction).
+fn bandwidth(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+    let direction = raise.direction;
+    let i = idx(direction);
+    let b = &mut session.proto.bandwidth[i];
+    if b.window
+        .is_some_and(|(start, _)| d.ts.since(start) >= 1_000 * MS)
+    {
+        b.end_window();
+    }
+    let (_, first) = *b.window.get_or_insert((d.ts, d.frame));
+    b.window_bytes += d.payload_len as u64;
+    b.bytes += d.payload_len as u64;
+    let budget = BUDGET_BYTES_PER_S[i];
+    if b.window_bytes > budget && !b.reported {
+        b.reported = true;
+        let detail = findings::over_budget(b.window_bytes, first, i == 1, budget);
+        let this = session.dir_mut(direction);
+        raise.raise(this, findings::OVER_BUDGET, None, None, detail);
     }
 }
 
@@ -1184,6 +1282,7 @@ fn answer(
 /// side silent until the end.
 fn end_direction(session: &mut Session, raise: &mut Raise<'_>, direction: Direction) {
     let i = idx(direction);
+    session.proto.bandwidth[i].end_window();
     close_unseen(session, raise, direction);
     // Missing numbers, in order from the oldest.
     if let Some(highest) = session.proto.tracks[i].highest {

@@ -50,6 +50,10 @@ strs_kinds! {
     REJECTED = "connection-rejected", Protocol, Note, 22;
     /// A side sent Disconnect (the reason in the detail).
     DISCONNECTED = "disconnect-sent", Protocol, Note, 23;
+    /// A direction carried more than the draft's bandwidth budget per client
+    /// (upstream 10 KB/s, downstream 30 KB/s, UDP payload bytes) within one
+    /// second: once per direction and session, at the packet that crosses it.
+    OVER_BUDGET = "over-budget", Stream, Warning, 24;
 }
 
 macro_rules! strs_rules {
@@ -477,6 +481,30 @@ pub fn silence(silence_ns: u64, frame: u64, to_end: bool) -> Detail {
     })
 }
 
+static BUDGET: DetailFormat = DetailFormat {
+    name: "strs.budget",
+    fmt: |a, f| {
+        write!(
+            f,
+            "{:.1} KB within the second from frame {}: over the draft's {} budget of {} KB/s",
+            a[0] as f64 / 1000.0,
+            a[1],
+            if a[2] == 0 { "upstream" } else { "downstream" },
+            a[3] / 1000
+        )
+    },
+};
+
+/// `bytes` within the one-second window from `frame` (at the packet that
+/// takes it over), over `budget` (bytes/s) of the direction (`downstream`:
+/// server to client).
+pub fn over_budget(bytes: u64, frame: u64, downstream: bool, budget: u64) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &BUDGET,
+        args: [bytes, frame, u64::from(downstream), budget],
+    })
+}
+
 static REASON: DetailFormat = DetailFormat {
     name: "strs.reason",
     fmt: |a, f| {
@@ -580,6 +608,10 @@ mod tests {
             "WorldSnapshot after the Disconnect of frame 12 (reason Timeout (2))"
         );
         assert_eq!(reject_reason(1).to_string(), "reason ServerFull (1)");
+        assert_eq!(
+            over_budget(31_250, 7, true, 30_000).to_string(),
+            "31.2 KB within the second from frame 7: over the draft's downstream budget of 30 KB/s"
+        );
         assert_eq!(
             disconnect_reason(9).to_string(),
             "reason 9, not a listed DisconnectReason"

@@ -19,5 +19,5 @@ pub const PROTOCOL: super::Protocol = super::Protocol {
     probe: wire::is_starstrike,
     recognition: crate::engine::Recognition::EveryDatagram,
     tracker: |config| Box::new(Tracker::new(config)),
-    sim: None,
+    sim: Some(sim::sim_request),
 };

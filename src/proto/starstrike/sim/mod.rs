@@ -1,10 +1,13 @@
 //! The Starstrike simulator: a server and its clients that follow the notes,
-//! encoding only through [`super::wire`], a lossy network with a capture tap in
-//! the middle, and the ground truth of what the analyzer must report.
+//! encoding only through [`super::wire`], a faulty network with a capture tap
+//! in the middle, and the ground truth of what the analyzer must report.
 //!
 //! Deterministic for a seed: the same [`SimConfig`] gives the same frames, byte
-//! for byte. Entry points: [`simulate`] (in memory), [`write_pcap`], and [`run`]
-//! (a pcap and its `*.truth.json`).
+//! for byte (a configuration without the later faults draws exactly the random
+//! numbers it always drew). Entry points: [`simulate`] (in memory),
+//! [`write_pcap`], [`run`] (a pcap and its `*.truth.json`), [`sim_request`]
+//! (`sim --proto starstrike`) and [`write_mixed`] (merged with another
+//! capture).
 //!
 //! # The peers
 //!
@@ -15,33 +18,47 @@
 //! (more than 32 shows the draft's ack drift). Each packet's `ackBits` sets bit
 //! N for every peer packet numbered `seq - N - 1` the side has received. In a
 //! tick a side sends, first that applies: a copy of a reliable message unacked
-//! for 500 ms (at most 5 copies, then the message is given up); a new reliable
-//! message when one is due; else its regular packet.
+//! for 500 ms; a new reliable message when one is due; else its regular packet.
+//! After 6 sends (`max_sends`) a message is given up: silently, the session
+//! playing on (`max_sends: None`, the first corpus), or, as the notes say, by
+//! dropping the connection: Disconnect (Timeout) once if playing, then silence.
 //!
 //! - Client: ConnectionRequest until ConnectionAccept arrives; then PlayerInput,
 //!   a ChatMessage every `chat_every` ticks, a Heartbeat every 40 ticks; after
-//!   `duration_ms`, Disconnect (ClientQuit), then only its copies.
+//!   `duration_ms`, Disconnect (ClientQuit), then only its copies. A
+//!   Disconnect from the server while playing ends it (silence).
 //! - Server: on the first Request, ConnectionAccept (or, with `reject`, one
 //!   ConnectionReject, and nothing more); then WorldSnapshot (two entities) and
 //!   a reliable event every `event_every` ticks (EntitySpawn, EntityDestroy,
 //!   MatchState, PlayerScored in turn). On a client's Disconnect, it answers
-//!   Disconnect (the same message each time) and sends nothing else.
+//!   Disconnect (the same message each time) and sends nothing else. After
+//!   10 s without a client packet it drops the client (silence).
 //!
 //! # The network and the tap
 //!
-//! A datagram sent at `t` is lost before the tap with probability `loss` (never
-//! captured, never delivered); otherwise it is captured at `t + latency / 2` and
-//! delivered at `t + latency`, and with probability `duplicate` a copy follows
-//! 1 ms later (captured and delivered too). Nothing is reordered, and nothing
-//! delivered escapes the tap.
+//! Every rate is per direction. A datagram sent at `t` is lost before the tap
+//! with probability `loss` (never captured, never delivered). During play
+//! (`World::in_play`: both sides playing, until 500 ms before the clients
+//! quit or the link dies) it may be damaged (`corrupt`, into one of the
+//! [`Damage`] kinds its type allows: the tap and the receiver see the damaged
+//! bytes; a receiver drops what does not decode) and, for PlayerInput and
+//! WorldSnapshot, delayed by two ticks (`reorder`: captured and delivered
+//! after later packets). It is captured at `t + latency / 2` and delivered at
+//! `t + latency`; with probability `duplicate` a copy follows 1 ms later. The
+//! tap misses each copy with probability `tap_miss` (delivered all the same).
+//! With `link_dies_ms`, the first client's packets from then on are captured
+//! and never delivered.
 //!
 //! # The ground truth
 //!
 //! [`Truth`] counts, per session, what the contract of
 //! [`super::analysis`] says about the captured frames, computed from what the
 //! simulator knows (which message each packet carries, which datagrams the
-//! tap saw): duplicates, lost numbers, retransmissions (spurious or not),
-//! reliable messages never acknowledged, ack drift incidents, game packets
+//! tap saw, which it damaged and how, which ack bits each packet carries),
+//! never by running the analyzer: duplicates, malformed packets and violation
+//! incidents, lost and not-captured numbers, reordered packets, runs of acks
+//! of the unseen, retransmissions (spurious, over the limit), reliable
+//! messages never acknowledged, ack drift incidents, silences, game packets
 //! before a captured Accept, rejections and disconnects.
 
 use super::wire::{
@@ -84,6 +101,42 @@ pub struct SimConfig {
     pub chat_every: u32,
     /// A server reliable event every this many ticks (0: none).
     pub event_every: u32,
+    /// Loss before the tap of server-to-client datagrams, when it differs
+    /// from `loss` (which then applies to client-to-server ones only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_s2c: Option<f64>,
+    /// Duplication of server-to-client datagrams, when it differs from
+    /// `duplicate` (which then applies to client-to-server ones only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate_s2c: Option<f64>,
+    /// Probability, c2s and s2c, that a PlayerInput or WorldSnapshot sent
+    /// during play is delayed by two ticks before the tap, past later packets.
+    #[serde(default, skip_serializing_if = "zero_rates")]
+    pub reorder: [f64; 2],
+    /// Probability, c2s and s2c, that a datagram sent during play is damaged
+    /// before the tap, into one of the [`Damage`] kinds its type allows.
+    #[serde(default, skip_serializing_if = "zero_rates")]
+    pub corrupt: [f64; 2],
+    /// Probability, c2s and s2c, that the tap misses a datagram the network
+    /// delivers.
+    #[serde(default, skip_serializing_if = "zero_rates")]
+    pub tap_miss: [f64; 2],
+    /// The notes' retransmission limit: a side whose reliable message went
+    /// `max_sends` times unacknowledged for 500 ms drops the connection
+    /// (Disconnect with reason Timeout once if it was playing, else silence).
+    /// More than 6 is a sender that ignores the notes' limit. `None`: the
+    /// lenient peers of the first corpus, which give the message up silently
+    /// after 6 sends and play on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sends: Option<u32>,
+    /// At this time (ms) the first client's uplink dies past the tap: its
+    /// packets are still captured, never delivered (its downlink still works).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_dies_ms: Option<u64>,
+}
+
+fn zero_rates(r: &[f64; 2]) -> bool {
+    r.iter().all(|&x| x == 0.0)
 }
 
 impl Default for SimConfig {
@@ -101,6 +154,13 @@ impl Default for SimConfig {
             reject: false,
             chat_every: 30,
             event_every: 25,
+            loss_s2c: None,
+            duplicate_s2c: None,
+            reorder: [0.0; 2],
+            corrupt: [0.0; 2],
+            tap_miss: [0.0; 2],
+            max_sends: None,
+            link_dies_ms: None,
         }
     }
 }
@@ -168,6 +228,140 @@ const S16: SerialSpace = SerialSpace::U16;
 const RETRANSMIT_MS: u64 = 500;
 const MAX_SENDS: u32 = 6;
 const HEARTBEAT_MS: u64 = 1_000;
+const CONNECTION_TIMEOUT_MS: u64 = 10_000;
+
+/// How the network damages a datagram (`SimConfig::corrupt`): every way a
+/// Starstrike packet can be malformed, and every codec violation. The values
+/// written are fixed per kind, so two copies of a message damaged the same way
+/// stay copies of each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Damage {
+    /// Cut to 8 to 11 bytes: the magic kept, so the capture still says
+    /// Starstrike, and the sequence number, so that two such packets are not
+    /// the same bytes (a duplicate).
+    ShortHeader,
+    /// The magic's first byte changed ("sTRS"): only `-d udp.port==7777,strs`
+    /// shows it as Starstrike.
+    WrongMagic,
+    /// `packetType` 0x0400.
+    UnknownType,
+    /// The payload cut to about half its length (a WorldSnapshot to 3 bytes).
+    ShortPayload,
+    /// Two bytes appended (not to WorldSnapshot).
+    TrailingBytes,
+    /// WorldSnapshot's entityCount one more than its entities.
+    SnapshotLength,
+    /// WorldSnapshot's first entity type 200, or ChatMessage channel 99.
+    InvalidEnum,
+    /// PlayerInput lookX, or the first entity's position x, NaN.
+    NonFinite,
+    /// PlayerInput moveX 2.0.
+    InputRange,
+    /// ChatMessage: a byte `x` 200 bytes into the text's NUL padding.
+    StringPadding,
+}
+
+impl Damage {
+    /// The kinds a packet of type `t` can be damaged into.
+    fn applicable(t: PacketType) -> &'static [Damage] {
+        use Damage::*;
+        match t {
+            PacketType::PlayerInput => &[
+                ShortHeader,
+                WrongMagic,
+                UnknownType,
+                ShortPayload,
+                TrailingBytes,
+                NonFinite,
+                InputRange,
+            ],
+            PacketType::WorldSnapshot => &[
+                ShortHeader,
+                WrongMagic,
+                UnknownType,
+                ShortPayload,
+                SnapshotLength,
+                InvalidEnum,
+                NonFinite,
+            ],
+            PacketType::ChatMessage => &[
+                ShortHeader,
+                WrongMagic,
+                UnknownType,
+                ShortPayload,
+                TrailingBytes,
+                InvalidEnum,
+                StringPadding,
+            ],
+            _ => &[
+                ShortHeader,
+                WrongMagic,
+                UnknownType,
+                ShortPayload,
+                TrailingBytes,
+            ],
+        }
+    }
+
+    /// True when the header still decodes (the analyzer follows its number and
+    /// acknowledgements).
+    pub fn header_ok(self) -> bool {
+        !matches!(
+            self,
+            Damage::ShortHeader | Damage::WrongMagic | Damage::UnknownType
+        )
+    }
+
+    /// The rule of the violation it makes; `None` for a malformed packet.
+    pub fn rule(self) -> Option<&'static str> {
+        match self {
+            Damage::InvalidEnum => Some("invalid-enum"),
+            Damage::NonFinite => Some("non-finite-float"),
+            Damage::InputRange => Some("input-range"),
+            Damage::StringPadding => Some("string-padding"),
+            _ => None,
+        }
+    }
+
+    /// Damages `p`, a whole packet (header and payload) of type `t`.
+    fn apply(self, t: PacketType, p: &mut Vec<u8>, rng: &mut ChaCha8Rng) {
+        const H: usize = super::wire::HEADER_LEN;
+        let nan = f32::NAN.to_be_bytes();
+        let mut put = |at: usize, bytes: &[u8]| {
+            if let Some(dst) = p.get_mut(at..at + bytes.len()) {
+                dst.copy_from_slice(bytes);
+            }
+        };
+        match self {
+            Damage::ShortHeader => {
+                let len = rng.random_range(8..H);
+                p.truncate(len);
+            }
+            Damage::WrongMagic => put(0, b"s"),
+            Damage::UnknownType => put(4, &0x0400u16.to_be_bytes()),
+            Damage::ShortPayload => {
+                let keep = if t == PacketType::WorldSnapshot {
+                    3
+                } else {
+                    (p.len() - H) / 2
+                };
+                p.truncate(H + keep);
+            }
+            Damage::TrailingBytes => p.extend_from_slice(&[0xEE, 0xEE]),
+            Damage::SnapshotLength => {
+                if let Some(b) = p.get_mut(H + 4) {
+                    *b = b.wrapping_add(1);
+                }
+            }
+            Damage::InvalidEnum if t == PacketType::WorldSnapshot => put(H + 5 + 4, &[200]),
+            Damage::InvalidEnum => put(H + 4, &[99]),
+            Damage::NonFinite if t == PacketType::WorldSnapshot => put(H + 5 + 5, &nan),
+            Damage::NonFinite => put(H + 12, &nan),
+            Damage::InputRange => put(H + 4, &2.0f32.to_be_bytes()),
+            Damage::StringPadding => put(H + 5 + 200, b"x"),
+        }
+    }
+}
 
 /// A reliable message waiting for its acknowledgement.
 #[derive(Debug, Clone)]
@@ -224,13 +418,20 @@ impl Side {
         self.acked.extend(done);
     }
 
-    /// A copy due now, if any (a message with 6 sends is given up).
-    fn due_copy(&mut self, now_ms: u64) -> Option<usize> {
+    /// A copy due now, if any (a message with `max` sends is given up).
+    fn due_copy(&mut self, now_ms: u64, max: usize) -> Option<usize> {
         self.pending
-            .retain(|p| p.copies.len() < MAX_SENDS as usize || now_ms < p.last_ms + RETRANSMIT_MS);
-        self.pending.iter().position(|p| {
-            p.copies.len() < MAX_SENDS as usize && now_ms >= p.last_ms + RETRANSMIT_MS
-        })
+            .retain(|p| p.copies.len() < max || now_ms < p.last_ms + RETRANSMIT_MS);
+        self.pending
+            .iter()
+            .position(|p| p.copies.len() < max && now_ms >= p.last_ms + RETRANSMIT_MS)
+    }
+
+    /// True when a message went `max` times unacknowledged for 500 ms.
+    fn exhausted(&self, now_ms: u64, max: usize) -> bool {
+        self.pending
+            .iter()
+            .any(|p| p.copies.len() >= max && now_ms >= p.last_ms + RETRANSMIT_MS)
     }
 }
 
@@ -249,6 +450,8 @@ enum ServerState {
     /// It answered the client's Disconnect (message id of its answer).
     Closed,
     Rejected,
+    /// It gave the client up (retransmission limit): silent.
+    Dropped,
 }
 
 /// A datagram on its way.
@@ -269,8 +472,22 @@ struct Record {
     ack_bits: u32,
     msg: Option<u64>,
     packet_type: PacketType,
+    /// An earlier copy of these bytes was captured.
     duplicate: bool,
+    damage: Option<Damage>,
     ts_us: u64,
+}
+
+impl Record {
+    /// The analyzer follows its number and acknowledgements (rules 4 to 6).
+    fn analysed(&self) -> bool {
+        !self.duplicate && self.damage.is_none_or(Damage::header_ok)
+    }
+
+    /// It decodes (violations included): rules 8 and below apply.
+    fn decodes(&self) -> bool {
+        self.analysed() && self.damage.is_none_or(|d| d.rule().is_some())
+    }
 }
 
 struct Session {
@@ -285,6 +502,8 @@ struct Session {
     last_answered: Option<u16>,
     answer_pending_reject: bool,
     ticks: u64,
+    /// When the server last received a client packet (ms).
+    server_heard_ms: Option<u64>,
     sent: [u64; 2],
     /// Every number sent, and whether the tap saw it: c2s and s2c.
     numbers: [Vec<(u16, bool)>; 2],
@@ -303,15 +522,32 @@ struct World {
 
 /// Runs the simulation in memory.
 pub fn simulate(config: &SimConfig) -> Result<Simulation, SimError> {
-    if config.clients == 0 || config.tick_ms < 2 || config.latency_ms < 2 {
+    if config.max_sends.is_some_and(|n| !(1..=100).contains(&n)) {
+        return Err(SimError::Config("max_sends is 1 to 100"));
+    }
+    if config.duration_ms > 3_600_000
+        || config.tick_ms > 10_000
+        || config.latency_ms > 10_000
+        || config.link_dies_ms.is_some_and(|t| t > config.duration_ms)
+    {
         return Err(SimError::Config(
-            "at least one client, a tick and a latency of 2 ms or more",
+            "at most an hour of play, ticks and latency of at most 10 s, the link dying during play",
         ));
     }
-    if !(0.0..1.0).contains(&config.loss) || !(0.0..1.0).contains(&config.duplicate) {
+    if config.clients == 0 || config.clients > 200 || config.tick_ms < 2 || config.latency_ms < 2 {
         return Err(SimError::Config(
-            "loss and duplicate are probabilities below 1",
+            "1 to 200 clients, a tick and a latency of 2 ms or more",
         ));
+    }
+    let rates = [config.loss, config.duplicate]
+        .into_iter()
+        .chain(config.loss_s2c)
+        .chain(config.duplicate_s2c)
+        .chain(config.reorder)
+        .chain(config.corrupt)
+        .chain(config.tap_miss);
+    if rates.into_iter().any(|r| !(0.0..1.0).contains(&r)) {
+        return Err(SimError::Config("fault rates are probabilities below 1"));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let server_addr: SocketAddr = "10.0.0.1:7777".parse().expect("static address");
@@ -339,6 +575,7 @@ pub fn simulate(config: &SimConfig) -> Result<Simulation, SimError> {
             last_answered: None,
             answer_pending_reject: false,
             ticks: 0,
+            server_heard_ms: None,
             sent: [0; 2],
             numbers: [Vec::new(), Vec::new()],
         });
@@ -354,7 +591,8 @@ pub fn simulate(config: &SimConfig) -> Result<Simulation, SimError> {
         next_entity: 100,
     };
     // Play, disconnect, and give the last copies time to go.
-    let end_ms = config.duration_ms + 6 * RETRANSMIT_MS + 1_000;
+    let max_sends = u64::from(config.max_sends.unwrap_or(MAX_SENDS));
+    let end_ms = config.duration_ms + max_sends * RETRANSMIT_MS + 1_000;
     let half = config.tick_ms / 2;
     for now in 0..=end_ms {
         w.deliver(now * 1_000);
@@ -416,46 +654,108 @@ impl World {
         };
         let d = usize::from(!c2s);
         session.sent[d] += 1;
-        let lost = self.rng.random::<f64>() < self.config.loss;
-        session.numbers[d].push((seq, !lost));
+        let rate = |c2s_rate: f64, s2c_rate: Option<f64>| {
+            if c2s {
+                c2s_rate
+            } else {
+                s2c_rate.unwrap_or(c2s_rate)
+            }
+        };
+        let loss = rate(self.config.loss, self.config.loss_s2c);
+        let duplicate = rate(self.config.duplicate, self.config.duplicate_s2c);
+        // Draws only for the faults asked: a configuration without them gives
+        // the bytes it always gave.
+        let lost = self.rng.random::<f64>() < loss;
         if lost {
+            self.sessions[s].numbers[d].push((seq, false));
             return Ok(seq);
         }
-        let sent_us = now_ms * 1_000;
+        let play = self.in_play(s, now_ms);
+        let t = m.packet_type();
+        let mut payload = payload;
+        let mut damage = None;
+        let corrupt = self.config.corrupt[d];
+        if play && corrupt > 0.0 && self.rng.random::<f64>() < corrupt {
+            let kinds = Damage::applicable(t);
+            let k = kinds[self.rng.random_range(0..kinds.len())];
+            k.apply(t, &mut payload, &mut self.rng);
+            damage = Some(k);
+        }
+        let reorder = self.config.reorder[d];
+        let delay_us =
+            if play && !t.is_reliable() && reorder > 0.0 && self.rng.random::<f64>() < reorder {
+                (2 * self.config.tick_ms + 5) * 1_000
+            } else {
+                0
+            };
+        // A damaged copy of a reliable message is, to the analyzer, another
+        // message (other payload bytes): it gets its own id, one per kind.
+        let msg = match (msg, damage) {
+            (Some(id), Some(k)) => Some(id | ((k as u64 + 1) << 48)),
+            (m, _) => m,
+        };
+        let sent_us = now_ms * 1_000 + delay_us;
         let tap_us = sent_us + self.config.latency_ms * 500;
         let deliver_us = sent_us + self.config.latency_ms * 1_000;
-        let copies = if self.rng.random::<f64>() < self.config.duplicate {
+        let copies = if self.rng.random::<f64>() < duplicate {
             2
         } else {
             1
         };
+        let delivered = !(c2s && s == 0 && self.config.link_dies_ms.is_some_and(|t| now_ms >= t));
+        let tap_miss = self.config.tap_miss[d];
+        let mut captured = false;
         for k in 0..copies {
-            self.frames.push(Frame {
-                ts_us: tap_us + k * 1_000,
-                src,
-                dst,
-                payload: payload.clone(),
-            });
-            self.records.push(Record {
-                session: s,
-                c2s,
-                seq,
-                ack_bits,
-                msg,
-                packet_type: m.packet_type(),
-                duplicate: k == 1,
-                ts_us: tap_us + k * 1_000,
-            });
-            self.flight.push(InFlight {
-                deliver_us: deliver_us + k * 1_000,
-                session: s,
-                c2s,
-                payload: payload.clone(),
-            });
+            let missed = tap_miss > 0.0 && self.rng.random::<f64>() < tap_miss;
+            if !missed {
+                self.frames.push(Frame {
+                    ts_us: tap_us + k * 1_000,
+                    src,
+                    dst,
+                    payload: payload.clone(),
+                });
+                self.records.push(Record {
+                    session: s,
+                    c2s,
+                    seq,
+                    ack_bits,
+                    msg,
+                    packet_type: t,
+                    duplicate: captured,
+                    damage,
+                    ts_us: tap_us + k * 1_000,
+                });
+                captured = true;
+            }
+            if delivered {
+                self.flight.push(InFlight {
+                    deliver_us: deliver_us + k * 1_000,
+                    session: s,
+                    c2s,
+                    payload: payload.clone(),
+                });
+            }
         }
+        let seen = captured && damage.is_none_or(Damage::header_ok);
+        self.sessions[s].numbers[d].push((seq, seen));
         Ok(seq)
     }
 
+    /// True while the session plays (the client accepted, the server past its
+    /// Accept) and at least 500 ms before the clients quit or the link dies:
+    /// the time when the network reorders and damages datagrams, so that no
+    /// delayed packet is captured after a Disconnect.
+    fn in_play(&self, s: usize, now_ms: u64) -> bool {
+        let session = &self.sessions[s];
+        let stop = self
+            .config
+            .duration_ms
+            .min(self.config.link_dies_ms.unwrap_or(u64::MAX));
+        now_ms + RETRANSMIT_MS < stop
+            && session.cstate == ClientState::Playing
+            && session.sstate == ServerState::Playing
+            && session.ticks != u64::MAX
+    }
     /// Sends a new reliable message, to be copied until acknowledged.
     fn send_reliable(
         &mut self,
@@ -476,6 +776,36 @@ impl World {
         Ok(id)
     }
 
+    fn max_sends(&self) -> usize {
+        self.config.max_sends.unwrap_or(MAX_SENDS) as usize
+    }
+
+    /// With the notes' retransmission limit (`max_sends`), whether the side
+    /// must drop the connection now; if so it forgets its messages and, when
+    /// `farewell`, sends Disconnect with reason Timeout once.
+    fn gives_up(
+        &mut self,
+        s: usize,
+        c2s: bool,
+        now_ms: u64,
+        farewell: bool,
+    ) -> Result<bool, SimError> {
+        let max = self.max_sends();
+        if self.config.max_sends.is_none() || !self.side(s, c2s).exhausted(now_ms, max) {
+            return Ok(false);
+        }
+        self.side(s, c2s).pending.clear();
+        if farewell {
+            let id = self.new_msg();
+            let m = Message::Disconnect(Reason {
+                reason: 2,
+                message: FixedStr::new(b"timeout"),
+            });
+            self.send(s, c2s, now_ms, &m, Some(id))?;
+        }
+        Ok(true)
+    }
+
     fn side(&mut self, s: usize, c2s: bool) -> &mut Side {
         if c2s {
             &mut self.sessions[s].client
@@ -486,7 +816,8 @@ impl World {
 
     /// Sends a copy if one is due; true if it did.
     fn copy_if_due(&mut self, s: usize, c2s: bool, now_ms: u64) -> Result<bool, SimError> {
-        let Some(i) = self.side(s, c2s).due_copy(now_ms) else {
+        let max = self.max_sends();
+        let Some(i) = self.side(s, c2s).due_copy(now_ms, max) else {
             return Ok(false);
         };
         let (id, m) = {
@@ -517,6 +848,7 @@ impl World {
             };
             let session = &mut self.sessions[f.session];
             if f.c2s {
+                session.server_heard_ms = Some(f.deliver_us / 1_000);
                 session.server.receive(p.seq(), p.ack_bits());
                 match p.packet_type() {
                     PacketType::ConnectionRequest if session.sstate == ServerState::Waiting => {
@@ -543,6 +875,10 @@ impl World {
                         session.cstate = ClientState::Playing;
                     }
                     PacketType::ConnectionReject => session.cstate = ClientState::Done,
+                    // The server gave the client up.
+                    PacketType::Disconnect if session.cstate == ClientState::Playing => {
+                        session.cstate = ClientState::Done;
+                    }
                     _ => {}
                 }
             }
@@ -551,6 +887,12 @@ impl World {
 
     fn client_tick(&mut self, s: usize, now: u64) -> Result<(), SimError> {
         let state = self.sessions[s].cstate;
+        if state != ClientState::Done
+            && self.gives_up(s, true, now, state == ClientState::Playing)?
+        {
+            self.sessions[s].cstate = ClientState::Done;
+            return Ok(());
+        }
         match state {
             ClientState::Done => {}
             ClientState::Connecting => {
@@ -633,7 +975,7 @@ impl World {
             return Ok(());
         }
         match self.sessions[s].sstate {
-            ServerState::Waiting | ServerState::Rejected => {}
+            ServerState::Waiting | ServerState::Rejected | ServerState::Dropped => {}
             ServerState::Closed => {
                 // Answer each Disconnect copy received since the last tick.
                 let got_new = self.sessions[s]
@@ -669,6 +1011,18 @@ impl World {
                         tick_rate: (1000 / self.config.tick_ms) as u32,
                     });
                     self.send_reliable(s, false, now, m)?;
+                    return Ok(());
+                }
+                // The notes' connection timeout: 10 s without a client packet.
+                if self.sessions[s]
+                    .server_heard_ms
+                    .is_some_and(|t| now >= t + CONNECTION_TIMEOUT_MS)
+                {
+                    self.sessions[s].sstate = ServerState::Dropped;
+                    return Ok(());
+                }
+                if self.gives_up(s, false, now, true)? {
+                    self.sessions[s].sstate = ServerState::Dropped;
                     return Ok(());
                 }
                 self.sessions[s].ticks += 1;
@@ -742,14 +1096,18 @@ impl World {
 }
 
 /// The truth of a simulation, from its records (captured packets in capture
-/// order) and what each session sent.
+/// order) and what each session sent. Every count follows the contract of
+/// [`super::analysis`], computed from what the simulator decided: which
+/// datagrams the tap saw, which it damaged and how, which it delayed, which
+/// message each packet carries and which peer packets each ack bit names.
 fn truth(w: &World, records: &[Record]) -> Truth {
     let mut sessions = Vec::new();
     let mut total: BTreeMap<String, u64> = BTreeMap::new();
+    let corrupting = !zero_rates(&w.config.corrupt);
     for (i, s) in w.sessions.iter().enumerate() {
         let recs: Vec<&Record> = records.iter().filter(|r| r.session == i).collect();
         let mut f: BTreeMap<String, u64> = BTreeMap::new();
-        for k in [
+        let mut kinds = vec![
             "duplicate-packet",
             "lost",
             "not-captured",
@@ -767,7 +1125,16 @@ fn truth(w: &World, records: &[Record]) -> Truth {
             "connection-rejected",
             "disconnect-sent",
             "violation/before-accept",
-        ] {
+        ];
+        if corrupting {
+            kinds.extend([
+                "violation/invalid-enum",
+                "violation/non-finite-float",
+                "violation/input-range",
+                "violation/string-padding",
+            ]);
+        }
+        for k in kinds {
             f.insert(k.to_owned(), 0);
         }
         let mut bump = |k: &str, n: u64| *f.entry(k.to_owned()).or_default() += n;
@@ -779,40 +1146,112 @@ fn truth(w: &World, records: &[Record]) -> Truth {
             "duplicate-packet",
             recs.iter().filter(|r| r.duplicate).count() as u64,
         );
-        // Lost: numbers not captured between the first and last captured.
-        for numbers in &s.numbers {
+        bump(
+            "malformed",
+            recs.iter()
+                .filter(|r| !r.duplicate && r.damage.is_some_and(|d| d.rule().is_none()))
+                .count() as u64,
+        );
+        // What the analyzer follows: numbers and acks (header decodes) ...
+        let analysed: Vec<&Record> = recs.iter().copied().filter(|r| r.analysed()).collect();
+        // ... and messages (the whole packet decodes).
+        let acks = |r: &Record, seq: u16| {
+            let n = r.seq.wrapping_sub(seq).wrapping_sub(1);
+            n < 32 && r.ack_bits & (1 << n) != 0
+        };
+        // Lost or not captured: numbers the analyzer never saw, between the
+        // first and last it saw of the direction. Not captured when a peer
+        // packet it analysed after the number went missing (a newer one of
+        // the direction came) acknowledges it.
+        for (d, numbers) in s.numbers.iter().enumerate() {
+            let c2s = d == 0;
             let first = numbers.iter().position(|n| n.1);
             let last = numbers.iter().rposition(|n| n.1);
-            if let (Some(a), Some(b)) = (first, last) {
-                let lost = numbers[a..=b].iter().filter(|n| !n.1).count();
-                bump("lost", lost as u64);
+            let (Some(a), Some(b)) = (first, last) else {
+                continue;
+            };
+            for &(seq, _) in numbers[a..=b].iter().filter(|n| !n.1) {
+                let missing_at = analysed
+                    .iter()
+                    .position(|r| r.c2s == c2s && S16.newer(u32::from(r.seq), u32::from(seq)));
+                let delivered = missing_at.is_some_and(|p| {
+                    analysed[p + 1..]
+                        .iter()
+                        .any(|r| r.c2s != c2s && acks(r, seq))
+                });
+                bump(if delivered { "not-captured" } else { "lost" }, 1);
             }
         }
-        let originals: Vec<&Record> = recs.iter().copied().filter(|r| !r.duplicate).collect();
-        // Which captured packet first acknowledges each captured number.
-        let acked_at = |c2s: bool, seq: u16, before: usize| -> bool {
-            originals[..before].iter().any(|r| {
-                r.c2s != c2s && {
-                    let n = r.seq.wrapping_sub(seq).wrapping_sub(1);
-                    n < 32 && r.ack_bits & (1 << n) != 0
-                }
-            })
+        // Reordered: not newer than the highest of its direction so far;
+        // ack-unseen: runs of packets acknowledging a peer number newer than
+        // the peer's highest captured.
+        let mut highest: [Option<u16>; 2] = [None, None];
+        let mut unseen_run = [false; 2];
+        for r in &analysed {
+            let d = usize::from(!r.c2s);
+            match highest[d] {
+                Some(h) if !S16.newer(u32::from(r.seq), u32::from(h)) => bump("reordered", 1),
+                _ => highest[d] = Some(r.seq),
+            }
+            let Some(peer) = highest[1 - d] else {
+                continue;
+            };
+            let unseen = (0..32u16).any(|n| {
+                r.ack_bits & (1 << n) != 0
+                    && S16.newer(
+                        u32::from(r.seq.wrapping_sub(n).wrapping_sub(1)),
+                        u32::from(peer),
+                    )
+            });
+            if unseen && !unseen_run[d] {
+                bump("ack-unseen", 1);
+            }
+            unseen_run[d] = unseen;
+        }
+        // Violations: incidents per (rule, type) and direction, the damage
+        // breaking one field per rule and type; a packet of the type that does
+        // not break it (or does not decode) ends the incident.
+        let mut open: Vec<(bool, &str, PacketType)> = Vec::new();
+        for r in &analysed {
+            let broken = r.damage.and_then(Damage::rule).filter(|_| r.decodes());
+            open.retain(|&(c2s, rule, t)| {
+                !(c2s == r.c2s && t == r.packet_type && Some(rule) != broken)
+            });
+            if let Some(rule) = broken
+                && !open.contains(&(r.c2s, rule, r.packet_type))
+            {
+                open.push((r.c2s, rule, r.packet_type));
+                bump(&format!("violation/{rule}"), 1);
+            }
+        }
+        let decoded: Vec<&Record> = analysed.iter().copied().filter(|r| r.decodes()).collect();
+        // Whether a packet analysed before position `before` (of `analysed`)
+        // acknowledges `seq` of direction `c2s`.
+        let acked_before = |c2s: bool, seq: u16, before: usize| -> bool {
+            analysed[..before]
+                .iter()
+                .any(|r| r.c2s != c2s && acks(r, seq))
+        };
+        let position = |r: &Record| {
+            analysed
+                .iter()
+                .position(|a| std::ptr::eq(*a, r))
+                .unwrap_or(analysed.len())
         };
         // Messages: copies in capture order.
-        let mut by_msg: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
-        for (k, r) in originals.iter().enumerate() {
+        let mut by_msg: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
+        for r in &decoded {
             if let Some(m) = r.msg
                 && r.packet_type.is_reliable()
             {
-                by_msg.entry(m).or_default().push(k);
+                by_msg.entry(m).or_default().push(r);
             }
         }
         for copies in by_msg.values() {
-            let c2s = originals[copies[0]].c2s;
+            let c2s = copies[0].c2s;
             for (tries, &k) in copies.iter().enumerate().skip(1) {
-                let spurious = copies[..tries]
-                    .iter()
-                    .any(|&e| acked_at(c2s, originals[e].seq, k));
+                let at = position(k);
+                let spurious = copies[..tries].iter().any(|e| acked_before(c2s, e.seq, at));
                 if spurious {
                     bump("spurious-retransmission", 1);
                 } else if tries > 5 {
@@ -825,9 +1264,9 @@ fn truth(w: &World, records: &[Record]) -> Truth {
             }
             let ever = copies
                 .iter()
-                .any(|&e| acked_at(c2s, originals[e].seq, originals.len()));
-            let last_ts = originals[copies[copies.len() - 1]].ts_us;
-            let peer_last = originals
+                .any(|e| acked_before(c2s, e.seq, analysed.len()));
+            let last_ts = copies[copies.len() - 1].ts_us;
+            let peer_last = analysed
                 .iter()
                 .filter(|r| r.c2s != c2s)
                 .map(|r| r.ts_us)
@@ -840,7 +1279,7 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         let mut highest: [Option<u16>; 2] = [None, None];
         let mut open = false;
         let mut accepted = false;
-        let saw_start = originals
+        let saw_start = analysed
             .first()
             .is_some_and(|r| r.c2s && r.packet_type == PacketType::ConnectionRequest);
         let mut before_accept = [false; 2];
@@ -849,7 +1288,7 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         // The analyzer's lifecycle, for silences while connected.
         let mut connected = !saw_start;
         let mut last_us: [Option<u64>; 2] = [None, None];
-        for r in &originals {
+        for r in &analysed {
             let d = usize::from(!r.c2s);
             if connected
                 && let Some(prev) = last_us[d]
@@ -858,7 +1297,9 @@ fn truth(w: &World, records: &[Record]) -> Truth {
                 bump("heartbeat-missing", 1);
             }
             last_us[d] = Some(r.ts_us);
+            let decodes = r.decodes();
             match r.packet_type {
+                _ if !decodes => {}
                 PacketType::ConnectionAccept if saw_start && !accepted && !rejected => {
                     connected = true;
                 }
@@ -881,6 +1322,7 @@ fn truth(w: &World, records: &[Record]) -> Truth {
                 }
             }
             match r.packet_type {
+                _ if !decodes => {}
                 PacketType::ConnectionAccept => accepted = true,
                 PacketType::ConnectionReject if !rejected => {
                     rejected = true;
@@ -952,9 +1394,264 @@ pub fn run(config: &SimConfig, pcap: &Path, truth: Option<&Path>) -> Result<Trut
     let sim = simulate(config)?;
     write_pcap(&sim, pcap)?;
     if let Some(path) = truth {
-        let mut json = serde_json::to_string_pretty(&sim.truth)?;
-        json.push('\n');
-        std::fs::write(path, json)?;
+        write_truth(&sim.truth, path)?;
     }
     Ok(sim.truth)
+}
+
+/// `lwarscope sim --proto starstrike`: the request as a [`SimConfig`] (peers
+/// that keep the notes' retransmission limit: 6 sends, then Disconnect with
+/// reason Timeout), the pcap at `req.write` and, if asked, its truth beside it
+/// (`FILE.truth.json`). Every fault of the request is modelled, per direction:
+/// loss before the tap, duplication, reordering (PlayerInput and
+/// WorldSnapshot delayed two ticks), damage into every [`Damage`] kind, and
+/// tap misses.
+pub fn sim_request(
+    req: &crate::proto::sim::SimRequest,
+) -> Result<crate::proto::sim::SimOutcome, String> {
+    let apart = |r: crate::proto::sim::Rates| (r.s2c != r.c2s).then_some(r.s2c);
+    let config = SimConfig {
+        seed: req.seed,
+        clients: req.clients,
+        duration_ms: req.duration_ms,
+        loss: req.loss.c2s,
+        loss_s2c: apart(req.loss),
+        duplicate: req.duplicate.c2s,
+        duplicate_s2c: apart(req.duplicate),
+        reorder: [req.reorder.c2s, req.reorder.s2c],
+        corrupt: [req.corrupt.c2s, req.corrupt.s2c],
+        tap_miss: [req.tap_miss.c2s, req.tap_miss.s2c],
+        max_sends: Some(MAX_SENDS),
+        ..SimConfig::default()
+    };
+    let sim = simulate(&config).map_err(|e| e.to_string())?;
+    write_pcap(&sim, &req.write).map_err(|e| e.to_string())?;
+    let truth = if req.truth {
+        let path = req.write.with_extension("truth.json");
+        write_truth(&sim.truth, &path).map_err(|e| e.to_string())?;
+        Some(path)
+    } else {
+        None
+    };
+    Ok(crate::proto::sim::SimOutcome {
+        frames: sim.frames.len() as u64,
+        sessions: sim.truth.sessions.len(),
+        truth,
+    })
+}
+
+/// Writes a truth as pretty JSON, with a final newline.
+pub fn write_truth(truth: &Truth, path: &Path) -> Result<(), SimError> {
+    let mut json = serde_json::to_string_pretty(truth)?;
+    json.push('\n');
+    std::fs::write(path, json)?;
+    Ok(())
+}
+
+/// Writes the frames of `sim` merged, in time order, with every frame of
+/// another capture (`other`, an Ethernet capture such as an lwar simulated
+/// one: `captures/mixed-lwar-strs.pcap` is `sim-clean.pcap` and a Starstrike
+/// run). On equal times the other capture's frame comes first. Returns the
+/// frames written.
+pub fn write_mixed(sim: &Simulation, other: &Path, out: &Path) -> Result<u64, SimError> {
+    let mut source = crate::capture::Source::files(&[other])?;
+    let mut theirs: Vec<(Timestamp, Vec<u8>)> = Vec::new();
+    while let Some(frame) = source.next_frame()? {
+        if frame.link != crate::capture::LinkType::Ethernet {
+            return Err(SimError::Config("the other capture is not Ethernet"));
+        }
+        theirs.push((frame.ts, frame.data.to_vec()));
+    }
+    let ours = sim.frames.iter().map(|f| {
+        (
+            Timestamp(EPOCH_NS + f.ts_us * 1_000),
+            udp_frame(Link::Ethernet, f.src, f.dst, &f.payload),
+        )
+    });
+    let mut all: Vec<(Timestamp, Vec<u8>)> = theirs.into_iter().chain(ours).collect();
+    // Stable: the other capture's frames first on equal times.
+    all.sort_by_key(|(ts, _)| *ts);
+    let mut w = PcapWriter::create(out, crate::capture::LinkType::Ethernet)?;
+    for (ts, frame) in &all {
+        w.write(*ts, frame);
+    }
+    w.finish()?;
+    Ok(all.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::starstrike::wire::{self, ErrorKind, ViolationKind};
+
+    fn packet(t: PacketType) -> Vec<u8> {
+        let m = match t {
+            PacketType::PlayerInput => Message::PlayerInput(PlayerInput {
+                tick: 1,
+                move_x: 0.5,
+                ..PlayerInput::default()
+            }),
+            PacketType::WorldSnapshot => Message::WorldSnapshot(WorldSnapshot {
+                tick: 1,
+                entities: vec![
+                    EntityState {
+                        entity_id: 1,
+                        entity_type: 1,
+                        health: 100,
+                        ..EntityState::default()
+                    };
+                    2
+                ],
+            }),
+            PacketType::ChatMessage => Message::ChatMessage(ChatMessage {
+                sender_id: 1,
+                channel: 1,
+                message: FixedStr::new(b"gg 30"),
+            }),
+            _ => Message::Heartbeat(Heartbeat { timestamp: 7 }),
+        };
+        PacketRepr::new(300, 0b101, m).to_bytes().unwrap()
+    }
+
+    /// Each kind of damage makes exactly what it says, as the wire format
+    /// (not the analyzer) reads it: the truth relies on it.
+    #[test]
+    fn every_damage_makes_its_malformation_or_its_one_violation() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut made = std::collections::BTreeSet::new();
+        for t in [
+            PacketType::PlayerInput,
+            PacketType::WorldSnapshot,
+            PacketType::ChatMessage,
+            PacketType::Heartbeat,
+        ] {
+            let clean = packet(t);
+            assert!(
+                wire::Packet::new_checked(&clean)
+                    .unwrap()
+                    .violations()
+                    .is_empty()
+            );
+            for &k in Damage::applicable(t) {
+                let mut p = clean.clone();
+                k.apply(t, &mut p, &mut rng);
+                made.insert(k);
+                assert_eq!(
+                    wire::is_starstrike(&p),
+                    k != Damage::WrongMagic,
+                    "{t:?} {k:?}"
+                );
+                let header = wire::check_header(&p);
+                assert_eq!(header.is_ok(), k.header_ok(), "{t:?} {k:?}");
+                if let Ok(h) = header {
+                    // The number survives: the analyzer follows it.
+                    assert_eq!((h.seq, h.packet_type), (300, t));
+                }
+                let decoded = wire::Packet::new_checked(&p);
+                match (k, k.rule()) {
+                    (_, Some(rule)) => {
+                        let v = decoded.unwrap().violations();
+                        assert_eq!(v.len(), 1, "{t:?} {k:?} {v:?}");
+                        assert_eq!(v[0].kind().name(), rule);
+                        assert_ne!(v[0].kind(), ViolationKind::Oversize);
+                    }
+                    (Damage::ShortHeader, None) => {
+                        assert_eq!(decoded.unwrap_err().kind(), ErrorKind::ShortHeader);
+                        assert!((8..12).contains(&p.len()));
+                    }
+                    (Damage::WrongMagic, None) => {
+                        assert_eq!(decoded.unwrap_err().kind(), ErrorKind::WrongMagic);
+                    }
+                    (Damage::UnknownType, None) => {
+                        assert_eq!(decoded.unwrap_err().kind(), ErrorKind::UnknownType);
+                    }
+                    (Damage::ShortPayload, None) => {
+                        assert_eq!(decoded.unwrap_err().kind(), ErrorKind::Truncated);
+                    }
+                    (_, None) => {
+                        let e = decoded.unwrap_err().kind();
+                        assert!(
+                            matches!(e, ErrorKind::TrailingBytes | ErrorKind::Truncated),
+                            "{t:?} {k:?} {e:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(made.len(), 10, "every kind is reachable: {made:?}");
+    }
+
+    #[test]
+    fn a_dead_uplink_and_the_limit_end_in_a_timeout_disconnect() {
+        let config = SimConfig {
+            seed: 3,
+            clients: 1,
+            duration_ms: 6_000,
+            link_dies_ms: Some(1_000),
+            max_sends: Some(MAX_SENDS),
+            ..SimConfig::default()
+        };
+        let sim = simulate(&config).unwrap();
+        // The copies stop at 6 sends: no retransmit-limit.
+        let f = &sim.truth.sessions[0].findings;
+        assert_eq!(f["retransmit-limit"], 0);
+        assert!(
+            f["retransmission"] >= 5 && f["disconnect-sent"] >= 1,
+            "{f:?}"
+        );
+        // The first side to give up says Disconnect (Timeout) and falls
+        // silent; the client (which still hears the server) too: nobody
+        // plays on until the 6 s of play are over.
+        let timeouts: Vec<&Frame> = sim
+            .frames
+            .iter()
+            .filter(|fr| {
+                wire::Packet::new_checked(&fr.payload)
+                    .is_ok_and(|p| matches!(p.message(), Message::Disconnect(r) if r.reason == 2))
+            })
+            .collect();
+        assert!(!timeouts.is_empty());
+        for t in &timeouts {
+            assert!(
+                sim.frames
+                    .iter()
+                    .all(|fr| fr.src != t.src || fr.ts_us <= t.ts_us)
+            );
+        }
+        let last = sim.frames.iter().map(|fr| fr.ts_us).max().unwrap();
+        assert!(last < 5_000_000, "{last}");
+        assert_eq!(sim.truth.sessions[0].state, "disconnected");
+    }
+
+    #[test]
+    fn invalid_configurations_are_refused() {
+        for bad in [
+            SimConfig {
+                clients: 0,
+                ..SimConfig::default()
+            },
+            SimConfig {
+                tap_miss: [0.0, 1.0],
+                ..SimConfig::default()
+            },
+            SimConfig {
+                loss_s2c: Some(-0.1),
+                ..SimConfig::default()
+            },
+            SimConfig {
+                max_sends: Some(0),
+                ..SimConfig::default()
+            },
+            SimConfig {
+                duration_ms: u64::MAX,
+                ..SimConfig::default()
+            },
+            SimConfig {
+                link_dies_ms: Some(9_000),
+                ..SimConfig::default()
+            },
+        ] {
+            assert!(simulate(&bad).is_err(), "{bad:?}");
+        }
+    }
 }
