@@ -5,8 +5,8 @@
 pub mod battlegrounds;
 pub mod dissect;
 pub mod field;
-pub mod sim;
 pub mod lwar;
+pub mod sim;
 pub mod starstrike;
 
 use crate::engine::{Engine, Entry, FindingKind, ProtocolInfo, Recognition, Rule, TrackerConfig};
