@@ -302,3 +302,38 @@ fn a_datagram_of_a_followed_flow_is_taken_even_when_it_does_not_decode() {
     assert!(labels.contains(&"malformed".to_owned()), "{labels:?}");
     assert_eq!(sessions(&engine).len(), 1);
 }
+
+/// The binary on `captures/bg-midsession.pcap` (begun after every handshake;
+/// the server is on port 7777): nothing without `-d`, two sessions "(by
+/// port)" with it.
+#[test]
+fn the_binary_takes_a_mid_session_capture_only_on_the_named_port() {
+    use assert_cmd::Command;
+    let pcap = concat!(env!("CARGO_MANIFEST_DIR"), "/captures/bg-midsession.pcap");
+    let out = Command::cargo_bin("lwarscope")
+        .unwrap()
+        .args(["-r", pcap])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!text.contains("bg packets"), "{text}");
+    assert!(!text.contains("(by port)"), "{text}");
+    assert!(text.contains("No sessions"), "{text}");
+    let skipped = text
+        .lines()
+        .find(|l| l.contains("other traffic (skipped)"))
+        .unwrap();
+    assert!(skipped.contains(" 224 "), "{skipped}");
+
+    let out = Command::cargo_bin("lwarscope")
+        .unwrap()
+        .args(["-r", pcap, "-d", "udp.port==7777,battlegrounds"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let bg = text.lines().find(|l| l.contains("bg packets")).unwrap();
+    assert!(bg.contains(" 224 "), "{bg}");
+    assert_eq!(text.matches("(by port)").count(), 2, "{text}");
+    assert_eq!(text.matches("midstream").count(), 2, "{text}");
+    assert!(text.contains("No findings."), "{text}");
+}

@@ -19,10 +19,13 @@ fn captures() -> Vec<PathBuf> {
                 Some("pcap" | "pcapng")
             )
         })
-        // Starstrike's corpus (`strs-*`) is checked by tests/starstrike_sim.rs.
+        // Starstrike's corpus (`strs-*`) is checked by tests/starstrike_sim.rs,
+        // Battlegrounds' (`bg-*`) by tests/battlegrounds_corpus.rs.
         .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("strs-"))
+            !p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.starts_with("strs-") || n.starts_with("bg-")
+            })
         })
         .collect();
     files.sort();

@@ -52,7 +52,8 @@
 //! op_sig/event_sig gaps and regressions in capture order (`sig-gap`: a captured
 //! value more than one past the last, `sig-regression`: a captured value behind
 //! it, by 8-bit serial arithmetic, as the analysis's contract says; duplicated
-//! copies are left out), malformed datagrams by reason (the damaged ones, and
+//! copies are left out), AUTHs held back past their AUTH_OK and the first PING
+//! (`violation/auth-repeat`), malformed datagrams by reason (the damaged ones, and
 //! the damaged messages captured whole) and PROPs rebuilt (every undamaged
 //! message whose every block was captured at least once). Nothing else is
 //! raised.
@@ -138,6 +139,9 @@ pub struct DirTruth {
     pub resends: u64,
     pub sig_gaps: u64,
     pub sig_regressions: u64,
+    /// AUTHs captured after a PING that followed an AUTH_OK (`auth-repeat`): an
+    /// AUTH held back by the network past its AUTH_OK and the first PING.
+    pub auth_repeats: u64,
     /// PROPs rebuilt from captured blocks.
     pub props: u64,
     /// Malformed datagrams and messages, by reason (in [`ErrorKind::ALL`]'s order).
@@ -168,6 +172,7 @@ impl DirTruth {
             "resend": self.resends,
             "sig-gap": self.sig_gaps,
             "sig-regression": self.sig_regressions,
+            "violation/auth-repeat": self.auth_repeats,
             "malformed": malformed,
             "props": self.props,
         })
@@ -795,6 +800,8 @@ fn capture_start(captured: &[Captured], from: u64) -> u64 {
 /// The truth of what the tap captured, in capture order.
 fn truth_of(captured: &[Captured], servers: &[Server], truth: &mut Truth) {
     let mut last_sig: HashMap<(usize, u8), u8> = HashMap::new();
+    // Per client: an AUTH_OK captured, then a PING after it.
+    let mut handshake: HashMap<usize, (bool, bool)> = HashMap::new();
     let mut block_captures: HashMap<(usize, usize, usize), u64> = HashMap::new();
     // Each captured copy of a block may be answered by one ack; the acks
     // beyond are duplicates.
@@ -808,6 +815,15 @@ fn truth_of(captured: &[Captured], servers: &[Server], truth: &mut Truth) {
         };
         if c.copy && !matches!(c.kind, Kind::Repeating | Kind::Ack { .. }) {
             t.duplicates += 1;
+        }
+        if c.kind == Kind::Repeating || c.kind == Kind::Plain {
+            let (ok, ping) = handshake.entry(c.client).or_default();
+            match c.datagram.payload.get(4..6) {
+                Some([0, 0]) if *ping => t.auth_repeats += 1,
+                Some([0, 1]) => *ok = true,
+                Some([0, 2]) if *ok => *ping = true,
+                _ => {}
+            }
         }
         match c.kind {
             Kind::Sig { dir, value } if !c.copy => match last_sig.get(&(c.client, dir)) {
