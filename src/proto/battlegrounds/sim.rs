@@ -105,7 +105,8 @@ pub struct Config {
     pub render: (usize, usize),
     /// The tap starts capturing then (0: from the start).
     pub capture_from_ms: u64,
-    /// Every client on 10.0.0.1 (ports 40000 up), or client *k* on 10.0.1.(k+1).
+    /// Every client on 10.0.0.1 (ports 40000 up), or client *k* on 10.0.1.(k+1)
+    /// (up to 250 clients; beyond, addresses wrap and only the ports differ).
     pub one_ip: bool,
 }
 
@@ -922,8 +923,8 @@ pub fn sim_request(req: &SimRequest) -> Result<SimOutcome, String> {
     }
     let clients = u16::try_from(req.clients)
         .ok()
-        .filter(|c| (1..=1000).contains(c))
-        .ok_or_else(|| format!("{} clients: Battlegrounds simulates 1 to 1000", req.clients))?;
+        .filter(|c| (1..=250).contains(c))
+        .ok_or_else(|| format!("{} clients: Battlegrounds simulates 1 to 250", req.clients))?;
     for (name, r) in [
         ("--loss", req.loss),
         ("--dup", req.duplicate),
