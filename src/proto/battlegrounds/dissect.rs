@@ -1,8 +1,28 @@
 //! Battlegrounds' dissector: how outputs see a packet. One packet is one
 //! message item; a MSG whose block is its whole message (block 0, as long as
 //! `msg_len`) also shows the packet it carries, decoded, as a second item and
-//! a subtree. Messages of several blocks are rebuilt by the analysis, which
-//! keeps state; a stateless dissector shows their blocks.
+//! a subtree.
+//!
+//! **Messages of several blocks are not shown rebuilt**, and cannot be here: a
+//! [`Dissector`] is handed one datagram's payload and nothing else (no frame
+//! number, no session, no other datagram), because the outputs call it for any
+//! packet in any order (`-V`, `-T json`, the terminal UI's packet view, the
+//! display filter), and the inner packet exists only once every block has been
+//! captured, in other datagrams. Rebuilding belongs to the analysis
+//! (`engine::reassembly`, bounded), which decodes the completed message, counts
+//! it by its type and raises its findings (`malformed` with its msg_id, the
+//! rules of its type) at the frame of the block that completed it. What the
+//! packet view shows of such a block instead, from its own bytes only (the
+//! tree's `message N` item):
+//!
+//! - block 0: its place (`block 0 of K`, K = ⌈msg_len / block length⌉: every
+//!   block but the last has block 0's length), the bytes it holds, and the inner
+//!   packet's header, which block 0 always starts with (its type, session id,
+//!   channel, version and reserved, as a subtree: the type of what is being
+//!   sent, the inner header's mismatches visible at once);
+//! - any later block: its number and length against `msg_len` (its offset
+//!   needs the block size, which only the message's other blocks tell, since
+//!   the last block may be shorter).
 
 use super::findings;
 use super::wire::{self, DecodeError, HEADER_LEN, MSG_BLOCK_OFFSET, Packet, Payload, Shape};
@@ -99,6 +119,31 @@ fn whole_message<'a>(p: &Packet<'a>) -> Option<(u32, &'a [u8])> {
             Some((m.msg_id, m.block))
         }
         _ => None,
+    }
+}
+
+/// A block of a message of several blocks: (msg_id, block_id, msg_len, block).
+fn partial_block<'a>(p: &Packet<'a>) -> Option<(u32, u16, u32, &'a [u8])> {
+    match p.payload() {
+        Payload::Msg(m) if !m.block.is_empty() && m.block.len() < m.msg_len as usize => {
+            Some((m.msg_id, m.block_id, m.msg_len, m.block))
+        }
+        _ => None,
+    }
+}
+
+/// What a block of a message of several blocks says of its place.
+fn block_place(block_id: u16, msg_len: u32, block: &[u8]) -> String {
+    let n = block.len();
+    if block_id == 0 {
+        let k = (msg_len as usize).div_ceil(n);
+        let inner = wire::Header::parse(block)
+            .ok()
+            .and_then(|h| h.packet_type().ok())
+            .map_or("an undecodable header", |t| t.name());
+        format!("block 0 of {k}, bytes 0..{n} of {msg_len}: starts {inner}")
+    } else {
+        format!("block {block_id}, {n} of {msg_len} bytes")
     }
 }
 
@@ -240,6 +285,23 @@ impl Dissector for Battlegrounds {
             if let Err(e) = wire::walk(bytes, &mut inner) {
                 (inner.f)(error_entry(e, MSG_BLOCK_OFFSET));
             }
+        } else if let Some((msg_id, block_id, msg_len, block)) = partial_block(&p) {
+            (sink.f)(TreeEntry::Field(TreeItem {
+                label: format!("message {msg_id}"),
+                value: block_place(block_id, msg_len, block),
+                span: MSG_BLOCK_OFFSET..payload.len(),
+                depth: 0,
+            }));
+            if block_id == 0
+                && let Ok(h) = wire::Header::parse(block)
+            {
+                let mut inner = TreeSink {
+                    f: sink.f,
+                    base: MSG_BLOCK_OFFSET,
+                    depth: 1,
+                };
+                wire::walk_header(&h, &mut inner);
+            }
         }
     }
 
@@ -296,6 +358,69 @@ mod tests {
         assert!(labels.contains(&("message 3", 0, 18..34)), "{labels:?}");
         assert!(labels.contains(&("timestamp", 2, 26..34)), "{labels:?}");
         assert!(labels.contains(&("session_id", 1, 0..4)), "{labels:?}");
+    }
+
+    #[test]
+    fn a_block_of_a_longer_message_shows_its_place_and_block_0_the_inner_header() {
+        let prop = PacketRepr::new(
+            9,
+            2,
+            PayloadRepr::Prop {
+                prop_id: 4,
+                position: Default::default(),
+                shape: crate::proto::battlegrounds::wire::ShapeRepr::Circle {
+                    center: Default::default(),
+                    radius: 1.0,
+                },
+                render_data: vec![1; 300],
+            },
+        )
+        .to_bytes()
+        .unwrap();
+        let blocks: Vec<Vec<u8>> = PacketRepr::split_message(9, 2, 6, &prop, 100)
+            .iter()
+            .map(|b| b.to_bytes().unwrap())
+            .collect();
+        assert_eq!(blocks.len(), 4, "{} bytes", prop.len());
+        let tree = |bytes: &[u8]| {
+            let mut t = Vec::new();
+            Battlegrounds.tree(bytes, &mut |e| {
+                if let TreeEntry::Field(i) = e {
+                    t.push((i.label, i.value, i.depth, i.span))
+                }
+            });
+            t
+        };
+        let first = tree(&blocks[0]);
+        let len = prop.len();
+        let place = first
+            .iter()
+            .find(|(l, ..)| l == "message 6")
+            .expect("the message item");
+        assert_eq!(
+            place.1,
+            format!("block 0 of 4, bytes 0..100 of {len}: starts PROP")
+        );
+        assert_eq!((place.2, place.3.clone()), (0, 18..118));
+        // The inner header, under it: its session id at the block's start.
+        let inner: Vec<_> = first
+            .iter()
+            .skip_while(|(l, ..)| l != "message 6")
+            .skip(1)
+            .map(|(l, v, d, s)| (l.as_str(), v.as_str(), *d, s.clone()))
+            .collect();
+        assert!(inner.contains(&("session_id", "9", 2, 18..22)), "{inner:?}");
+        assert!(inner.iter().all(|(_, _, d, _)| *d >= 1), "{inner:?}");
+        let last = tree(&blocks[3]);
+        let place = last.iter().find(|(l, ..)| l == "message 6").unwrap();
+        assert_eq!(place.1, format!("block 3, {} of {len} bytes", len - 300));
+        assert_eq!(last.iter().filter(|(_, _, d, _)| *d == 0).count(), 3);
+        // Packet items are the block's own: no inner item before it is rebuilt.
+        let mut items = Vec::new();
+        Battlegrounds
+            .messages(&blocks[0], &mut |m| items.push(m.type_name))
+            .unwrap();
+        assert_eq!(items, ["MSG"]);
     }
 
     #[test]

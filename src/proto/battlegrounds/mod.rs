@@ -24,5 +24,5 @@ pub const PROTOCOL: super::Protocol = super::Protocol {
     probe: wire::is_auth,
     recognition: crate::engine::Recognition::FirstOfFlow,
     tracker: |config| Box::new(Tracker::new(config)),
-    sim: None,
+    sim: Some(sim::sim_request),
 };

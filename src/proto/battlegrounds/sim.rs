@@ -19,29 +19,61 @@
 //! twice); after the tap it is lost with `loss_after_tap` (captured, never
 //! delivered).
 //!
-//! **Truth**, per direction over all sessions: network duplicates the analysis
+//! Three more faults, per direction (`Config::faults_s2c` sets the server's
+//! direction apart from `faults`):
+//!
+//! - **Reordering** (`reorder`): the datagram is held 20 to 100 ms before the
+//!   tap (captured and delivered that much later), so later ones overtake it.
+//!   Held less than the retransmission timeout minus the round trip, it never
+//!   makes a resend.
+//! - **Corruption** (`corrupt`): the datagram is captured damaged and dropped by
+//!   its receiver (it does not decode), never duplicated. Each damage makes one
+//!   malformed kind: `short-header` (cut to 5 bytes), `unknown-version`,
+//!   `unknown-type` (op 0x3f), `truncated-payload` (cut one byte past the header,
+//!   for types with a fixed payload) and `trailing-bytes` (one byte more; not
+//!   for MSG, whose block is every byte after its fixed part). AUTH is never
+//!   damaged: it is what recognises a flow. A server's PROP message is damaged,
+//!   with the server's rate, before it is split (its blocks travel and are acked
+//!   as usual): `negative-length` (render_data_len -5), `unknown-shape` (shape
+//!   type 9), `trailing-bytes`, `unknown-version`; the capture shows the damage
+//!   once every block of it was captured.
+//! - **A late tap** (`capture_from_ms`): the capture begins then (at the first
+//!   moment from it where no captured block waits for an ack, so that no ack
+//!   answers a block before the capture and no datagram is split from its
+//!   duplicate): every session is `midstream`, recognised only by a port the
+//!   user names. Meant for a clean network.
+//!
+//! **Truth**, per direction over all sessions, from what the tap captured: network duplicates the analysis
 //! must flag (`duplicate-packet`: every duplicated datagram but AUTH and PING,
 //! whose bytes repeat by design, and MSG_ACK; an ack is one when it goes beyond
 //! the copies of its block captured before it, as the receiver acks every copy
 //! it gets and the tap cannot tell which one an ack answers), resends of blocks the tap captured again
 //! (`resend`: every captured send of a block after its first captured one),
-//! op_sig/event_sig gaps (`sig-gap`: runs of MOVE_OPs or MOVE_EVENTs lost before
-//! the tap, between captured ones) and PROPs rebuilt (every message whose every
-//! block was captured at least once). Nothing else is raised.
+//! op_sig/event_sig gaps and regressions in capture order (`sig-gap`: a captured
+//! value more than one past the last, `sig-regression`: a captured value behind
+//! it, by 8-bit serial arithmetic, as the analysis's contract says; duplicated
+//! copies are left out), AUTHs held back past their AUTH_OK and the first PING
+//! (`violation/auth-repeat`), malformed datagrams by reason (the damaged ones, and
+//! the damaged messages captured whole) and PROPs rebuilt (every undamaged
+//! message whose every block was captured at least once). Nothing else is
+//! raised.
 
 use super::wire::{
-    MoveEvent, MoveOp, Movement, MsgAck, Packet, PacketRepr, Payload, PayloadRepr, ShapeRepr,
-    VectorD, VectorF,
+    ErrorKind, HEADER_LEN, MoveEvent, MoveOp, Movement, MsgAck, Packet, PacketRepr, PacketType,
+    Payload, PayloadRepr, ShapeRepr, VectorD, VectorF,
 };
 use crate::capture::{OwnedDatagram, Timestamp};
+use crate::proto::sim::{SimOutcome, SimRequest, unsupported};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::net::SocketAddr;
+use std::path::Path;
 
 /// What the network does to datagrams.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Faults {
     pub loss_before_tap: f64,
     pub loss_after_tap: f64,
@@ -49,14 +81,33 @@ pub struct Faults {
 }
 
 /// A simulation.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Config {
     pub seed: u64,
     pub clients: u16,
     /// Time with new traffic.
     pub duration_ms: u64,
     pub latency_ms: u64,
+    /// The faults of both directions, or of client to server only when
+    /// `faults_s2c` is set.
     pub faults: Faults,
+    /// The faults of server to client, when they differ.
+    pub faults_s2c: Option<Faults>,
+    /// Datagrams held back past later ones, `[c2s, s2c]`.
+    pub reorder: [f64; 2],
+    /// Datagrams damaged, `[c2s, s2c]` (the s2c rate also damages PROP messages).
+    pub corrupt: [f64; 2],
+    /// The op_sig and event_sig counters start here (the first sent is one more).
+    pub sig_start: u8,
+    /// The server's block size.
+    pub block: usize,
+    /// The length of a PROP's render data: from `render.0` to below `render.1`.
+    pub render: (usize, usize),
+    /// The tap starts capturing then (0: from the start).
+    pub capture_from_ms: u64,
+    /// Every client on 10.0.0.1 (ports 40000 up), or client *k* on 10.0.1.(k+1)
+    /// (up to 250 clients; beyond, addresses wrap and only the ports differ).
+    pub one_ip: bool,
 }
 
 impl Default for Config {
@@ -67,9 +118,20 @@ impl Default for Config {
             duration_ms: 5_000,
             latency_ms: 20,
             faults: Faults::default(),
+            faults_s2c: None,
+            reorder: [0.0; 2],
+            corrupt: [0.0; 2],
+            sig_start: 0,
+            block: BLOCK,
+            render: (20, 400),
+            capture_from_ms: 0,
+            one_ip: true,
         }
     }
 }
+
+/// The server every client talks to.
+pub const SERVER: ([u8; 4], u16) = ([10, 0, 0, 2], 7777);
 
 /// The truth of one direction, over every session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -77,8 +139,45 @@ pub struct DirTruth {
     pub duplicates: u64,
     pub resends: u64,
     pub sig_gaps: u64,
+    pub sig_regressions: u64,
+    /// AUTHs captured after a PING that followed an AUTH_OK (`auth-repeat`): an
+    /// AUTH held back by the network past its AUTH_OK and the first PING.
+    pub auth_repeats: u64,
     /// PROPs rebuilt from captured blocks.
     pub props: u64,
+    /// Malformed datagrams and messages, by reason (in [`ErrorKind::ALL`]'s order).
+    pub malformed: [u64; ErrorKind::ALL.len()],
+}
+
+impl DirTruth {
+    /// Malformed packets of every reason.
+    pub fn malformed_total(&self) -> u64 {
+        self.malformed.iter().sum()
+    }
+
+    fn bump_malformed(&mut self, kind: ErrorKind) {
+        if let Some(i) = ErrorKind::ALL.iter().position(|k| *k == kind) {
+            self.malformed[i] += 1;
+        }
+    }
+
+    fn to_json(self) -> serde_json::Value {
+        let malformed: serde_json::Map<String, serde_json::Value> = ErrorKind::ALL
+            .iter()
+            .zip(self.malformed)
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| (k.name().to_owned(), n.into()))
+            .collect();
+        serde_json::json!({
+            "duplicate-packet": self.duplicates,
+            "resend": self.resends,
+            "sig-gap": self.sig_gaps,
+            "sig-regression": self.sig_regressions,
+            "violation/auth-repeat": self.auth_repeats,
+            "malformed": malformed,
+            "props": self.props,
+        })
+    }
 }
 
 /// The truth of a run, by direction (`[c2s, s2c]`).
@@ -88,6 +187,11 @@ pub struct Truth {
     pub s2c: DirTruth,
     /// Sessions (one per client).
     pub sessions: u64,
+    /// The state every session ends in: `established`, or `midstream` when the
+    /// tap began after the handshakes.
+    pub state: &'static str,
+    /// When the tap began capturing, in ms (0 from the start).
+    pub capture_from_ms: u64,
 }
 
 /// What a run produced: the captured datagrams in capture order, and the truth.
@@ -151,6 +255,19 @@ struct OutMsg {
     blocks: Vec<Vec<u8>>,
     acked: Vec<bool>,
     next_resend: u64,
+    /// How the message was damaged, if it was.
+    damaged: Option<ErrorKind>,
+}
+
+/// One datagram the tap captured.
+struct Captured {
+    at: u64,
+    seq: u64,
+    kind: Kind,
+    client: usize,
+    /// The network's copy of a duplicated datagram.
+    copy: bool,
+    datagram: OwnedDatagram,
 }
 
 #[derive(Debug, Default)]
@@ -168,7 +285,17 @@ enum Kind {
     /// AUTH, PING: duplicates are not flagged.
     Repeating,
     Plain,
-    Sig,
+    /// A MOVE_OP (`dir` 0) or MOVE_EVENT (1) of this sig.
+    Sig {
+        dir: u8,
+        value: u8,
+    },
+    /// A datagram captured damaged (and not delivered), or on `dir` 1 a
+    /// damaged message: its malformed kind.
+    Corrupt {
+        dir: u8,
+        kind: ErrorKind,
+    },
     Block {
         msg: usize,
         block: usize,
@@ -189,16 +316,63 @@ struct Sim {
     clients: Vec<Client>,
     servers: Vec<Server>,
     server_addr: SocketAddr,
-    captured: Vec<(u64, u64, Kind, usize, OwnedDatagram)>,
+    captured: Vec<Captured>,
     truth: Truth,
-    /// Per client and direction: whether each MOVE_OP / MOVE_EVENT was captured.
-    sigs: Vec<[Vec<bool>; 2]>,
-    /// Per client, message and block: captured sends.
-    block_captures: HashMap<(usize, usize, usize), u64>,
 }
 
-fn client_addr(i: usize) -> SocketAddr {
-    SocketAddr::from(([10, 0, 0, 1], 40_000 + i as u16))
+/// Client `i`'s address under `cfg`.
+pub fn client_addr(cfg: &Config, i: usize) -> SocketAddr {
+    if cfg.one_ip {
+        SocketAddr::from(([10, 0, 0, 1], 40_000 + i as u16))
+    } else {
+        SocketAddr::from(([10, 0, 1, (i + 1) as u8], 40_000 + i as u16))
+    }
+}
+
+/// Damages a datagram of type `t` in a way picked by `pick` (any number): its
+/// bytes and the malformed kind they make.
+fn damage(mut b: Vec<u8>, t: PacketType, pick: usize) -> (Vec<u8>, ErrorKind) {
+    let mut kinds = vec![
+        ErrorKind::ShortHeader,
+        ErrorKind::UnknownVersion,
+        ErrorKind::UnknownType,
+    ];
+    if t.fixed_len() > 0 {
+        kinds.push(ErrorKind::Truncated);
+    }
+    if t != PacketType::Msg {
+        kinds.push(ErrorKind::TrailingBytes);
+    }
+    let kind = kinds[pick % kinds.len()];
+    match kind {
+        ErrorKind::ShortHeader => b.truncate(5),
+        ErrorKind::UnknownVersion => b[6] = 1,
+        ErrorKind::UnknownType => b[5] = 0x3f,
+        ErrorKind::Truncated => b.truncate(HEADER_LEN + 1),
+        _ => b.push(0xee),
+    }
+    (b, kind)
+}
+
+/// Damages a PROP message (a circle's, as the server builds them) in a way
+/// picked by `pick`.
+fn damage_prop(mut b: Vec<u8>, pick: usize) -> (Vec<u8>, ErrorKind) {
+    // Header 8, prop_id 8, position 16: the shape type at 32; a circle's 12
+    // bytes, then render_data_len at 45.
+    let kinds = [
+        ErrorKind::NegativeLength,
+        ErrorKind::UnknownShape,
+        ErrorKind::TrailingBytes,
+        ErrorKind::UnknownVersion,
+    ];
+    let kind = kinds[pick % kinds.len()];
+    match kind {
+        ErrorKind::NegativeLength => b[45..47].copy_from_slice(&(-5i16).to_le_bytes()),
+        ErrorKind::UnknownShape => b[32] = 9,
+        ErrorKind::TrailingBytes => b.push(0xee),
+        _ => b[6] = 1,
+    }
+    (b, kind)
 }
 
 fn bytes(sid: u32, channel: u8, payload: PayloadRepr) -> Vec<u8> {
@@ -218,19 +392,29 @@ impl Sim {
         });
     }
 
-    fn capture(&mut self, at: u64, client: usize, from_client: bool, payload: &[u8], kind: Kind) {
+    #[allow(clippy::too_many_arguments)]
+    fn capture(
+        &mut self,
+        at: u64,
+        client: usize,
+        from_client: bool,
+        payload: &[u8],
+        kind: Kind,
+        copy: bool,
+    ) {
         let (src, dst) = if from_client {
-            (client_addr(client), self.server_addr)
+            (client_addr(&self.cfg, client), self.server_addr)
         } else {
-            (self.server_addr, client_addr(client))
+            (self.server_addr, client_addr(&self.cfg, client))
         };
         self.seq += 1;
-        self.captured.push((
+        self.captured.push(Captured {
             at,
-            self.seq,
+            seq: self.seq,
             kind,
             client,
-            OwnedDatagram {
+            copy,
+            datagram: OwnedDatagram {
                 frame: 0,
                 ts: Timestamp(at * 1_000_000),
                 src,
@@ -238,39 +422,50 @@ impl Sim {
                 payload: payload.to_vec(),
                 payload_len: payload.len(),
             },
-        ));
+        });
     }
 
     /// Sends a datagram through the network and the tap.
     fn send(&mut self, client: usize, from_client: bool, payload: Vec<u8>, kind: Kind) {
-        let f = self.cfg.faults;
+        let dir = usize::from(!from_client);
+        let f = match self.cfg.faults_s2c {
+            Some(s2c) if !from_client => s2c,
+            _ => self.cfg.faults,
+        };
         let half = self.cfg.latency_ms / 2;
-        let tap = self.now + half;
-        let deliver = self.now + self.cfg.latency_ms;
+        // Draws only for the faults asked for: a run without them makes the
+        // same choices as before they existed.
+        let held =
+            if self.cfg.reorder[dir] > 0.0 && self.rng.random::<f64>() < self.cfg.reorder[dir] {
+                self.rng.random_range(20..=100u64)
+            } else {
+                0
+            };
+        let tap = self.now + half + held;
+        let deliver = self.now + self.cfg.latency_ms + held;
         let lost_before = self.rng.random::<f64>() < f.loss_before_tap;
-        let dir = if from_client { 0 } else { 1 };
-        if kind == Kind::Sig {
-            self.sigs[client][dir].push(!lost_before);
-        }
         if lost_before {
             return;
         }
-        self.capture(tap, client, from_client, &payload, kind);
-        if let Kind::Block { msg, block } = kind {
-            *self.block_captures.entry((client, msg, block)).or_insert(0) += 1;
+        let auth = Packet::new_checked(&payload).is_ok_and(|p| p.packet_type() == PacketType::Auth);
+        if self.cfg.corrupt[dir] > 0.0
+            && !auth
+            && self.rng.random::<f64>() < self.cfg.corrupt[dir]
+            && let Ok(t) = Packet::new_checked(&payload).map(|p| p.packet_type())
+        {
+            let pick = self.rng.random_range(0..60usize);
+            let (bytes, kind) = damage(payload, t, pick);
+            let kind = Kind::Corrupt {
+                dir: dir as u8,
+                kind,
+            };
+            self.capture(tap, client, from_client, &bytes, kind, false);
+            return;
         }
+        self.capture(tap, client, from_client, &payload, kind, false);
         let duplicated = self.rng.random::<f64>() < f.duplicate;
         if duplicated {
-            self.capture(tap + 1, client, from_client, &payload, kind);
-            // Acks are judged against the copies of their block, below.
-            if !matches!(kind, Kind::Repeating | Kind::Ack { .. }) {
-                let t = if from_client {
-                    &mut self.truth.c2s
-                } else {
-                    &mut self.truth.s2c
-                };
-                t.duplicates += 1;
-            }
+            self.capture(tap + 1, client, from_client, &payload, kind, true);
         }
         if self.rng.random::<f64>() < f.loss_after_tap {
             return;
@@ -319,7 +514,11 @@ impl Sim {
                         movement: movement(self.now),
                         op_sig: c.op_sig,
                     };
-                    self.send(i, true, bytes(sid, 1, PayloadRepr::MoveOp(op)), Kind::Sig);
+                    let kind = Kind::Sig {
+                        dir: 0,
+                        value: op.op_sig,
+                    };
+                    self.send(i, true, bytes(sid, 1, PayloadRepr::MoveOp(op)), kind);
                 }
             }
             self.server_tick(i, active);
@@ -334,7 +533,7 @@ impl Sim {
             s.next_prop = now + 200;
             s.next_msg_id += 1;
             let msg_id = s.next_msg_id;
-            let render = self.rng.random_range(20..400usize);
+            let render = self.rng.random_range(self.cfg.render.0..self.cfg.render.1);
             let prop = bytes(
                 sid,
                 2,
@@ -351,16 +550,26 @@ impl Sim {
                     render_data: vec![0x42; render],
                 },
             );
-            let blocks: Vec<Vec<u8>> = PacketRepr::split_message(sid, 2, msg_id, &prop, BLOCK)
-                .iter()
-                .map(|b| b.to_bytes().unwrap_or_default())
-                .collect();
+            let mut damaged = None;
+            let mut prop = prop;
+            if self.cfg.corrupt[1] > 0.0 && self.rng.random::<f64>() < self.cfg.corrupt[1] {
+                let pick = self.rng.random_range(0..60usize);
+                let (b, kind) = damage_prop(prop, pick);
+                prop = b;
+                damaged = Some(kind);
+            }
+            let blocks: Vec<Vec<u8>> =
+                PacketRepr::split_message(sid, 2, msg_id, &prop, self.cfg.block)
+                    .iter()
+                    .map(|b| b.to_bytes().unwrap_or_default())
+                    .collect();
             let n = blocks.len();
             let s = &mut self.servers[i];
             s.out.push(OutMsg {
                 blocks: blocks.clone(),
                 acked: vec![false; n],
                 next_resend: now + RTO_MS,
+                damaged,
             });
             let m = s.out.len() - 1;
             for (b, block) in blocks.into_iter().enumerate() {
@@ -413,11 +622,15 @@ impl Sim {
                         op_sig: op.op_sig,
                         event_sig: s.event_sig,
                     };
+                    let kind = Kind::Sig {
+                        dir: 1,
+                        value: ev.event_sig,
+                    };
                     self.send(
                         client,
                         false,
                         bytes(sid, 1, PayloadRepr::MoveEvent(ev)),
-                        Kind::Sig,
+                        kind,
                     );
                 }
                 Payload::MsgAck(a) => {
@@ -493,18 +706,27 @@ pub fn run(cfg: &Config) -> Run {
             .map(|i| Client {
                 sid: 0x1000 + i as u32,
                 next_auth: i as u64 * 7,
+                op_sig: cfg.sig_start,
                 ..Client::default()
             })
             .collect(),
-        servers: (0..n).map(|_| Server::default()).collect(),
-        server_addr: SocketAddr::from(([10, 0, 0, 2], 7777)),
+        servers: (0..n)
+            .map(|_| Server {
+                event_sig: cfg.sig_start,
+                ..Server::default()
+            })
+            .collect(),
+        server_addr: SocketAddr::from(SERVER),
         captured: Vec::new(),
         truth: Truth {
             sessions: n as u64,
+            state: if cfg.capture_from_ms > 0 {
+                "midstream"
+            } else {
+                "established"
+            },
             ..Truth::default()
         },
-        sigs: (0..n).map(|_| [Vec::new(), Vec::new()]).collect(),
-        block_captures: HashMap::new(),
     };
     sim.push(0, What::Tick);
     let end = cfg.duration_ms + 30_000;
@@ -525,71 +747,218 @@ pub fn run(cfg: &Config) -> Run {
             } => sim.deliver(client, to_server, &bytes),
         }
     }
-    // The truth of what the tap saw.
-    for (c, dirs) in sim.sigs.iter().enumerate() {
-        let _ = c;
-        for (d, captured) in dirs.iter().enumerate() {
-            let t = if d == 0 {
-                &mut sim.truth.c2s
-            } else {
-                &mut sim.truth.s2c
-            };
-            let mut seen_one = false;
-            let mut in_gap = false;
-            for &cap in captured {
-                if cap {
-                    if seen_one && in_gap {
-                        t.sig_gaps += 1;
-                    }
-                    seen_one = true;
-                    in_gap = false;
-                } else if seen_one {
-                    in_gap = true;
+    let mut captured = std::mem::take(&mut sim.captured);
+    captured.sort_by_key(|c| (c.at, c.seq));
+    if cfg.capture_from_ms > 0 {
+        let from = capture_start(&captured, cfg.capture_from_ms);
+        captured.retain(|c| c.at >= from);
+        sim.truth.capture_from_ms = from;
+    }
+    let mut truth = sim.truth;
+    truth_of(&captured, &sim.servers, &mut truth);
+    let datagrams = captured
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut d = c.datagram;
+            d.frame = i as u64 + 1;
+            d
+        })
+        .collect();
+    Run { datagrams, truth }
+}
+
+/// The first moment from `from` that no captured block waits for its ack and
+/// that does not split a datagram from its network copy.
+fn capture_start(captured: &[Captured], from: u64) -> u64 {
+    let mut first_block: HashMap<(usize, usize, usize), u64> = HashMap::new();
+    // Moments t that must not be the start: from < t <= to.
+    let mut spans = Vec::new();
+    for c in captured {
+        match c.kind {
+            Kind::Block { msg, block } => {
+                first_block.entry((c.client, msg, block)).or_insert(c.at);
+            }
+            Kind::Ack { msg, block } => {
+                if let Some(&f) = first_block.get(&(c.client, msg, block)) {
+                    spans.push((f, c.at));
                 }
             }
+            _ => {}
+        }
+        if c.copy {
+            spans.push((c.at.saturating_sub(1), c.at));
         }
     }
-    for (c, server) in sim.servers.iter().enumerate() {
-        for (m, out) in server.out.iter().enumerate() {
-            let mut complete = true;
-            for b in 0..out.blocks.len() {
-                let n = sim.block_captures.get(&(c, m, b)).copied().unwrap_or(0);
-                sim.truth.s2c.resends += n.saturating_sub(1);
-                complete &= n > 0;
-            }
-            sim.truth.s2c.props += u64::from(complete);
-        }
+    let mut t = from;
+    // Moving t past a span can move it into another: repeat until none holds it.
+    while let Some(&(_, to)) = spans.iter().find(|(a, b)| *a < t && t <= *b) {
+        t = to + 1;
     }
-    sim.captured.sort_by_key(|(at, seq, ..)| (*at, *seq));
+    t
+}
+
+/// The truth of what the tap captured, in capture order.
+fn truth_of(captured: &[Captured], servers: &[Server], truth: &mut Truth) {
+    let mut last_sig: HashMap<(usize, u8), u8> = HashMap::new();
+    // Per client: an AUTH_OK captured, then a PING after it.
+    let mut handshake: HashMap<usize, (bool, bool)> = HashMap::new();
+    let mut block_captures: HashMap<(usize, usize, usize), u64> = HashMap::new();
     // Each captured copy of a block may be answered by one ack; the acks
     // beyond are duplicates.
     let mut unanswered: HashMap<(usize, usize, usize), u64> = HashMap::new();
-    for (_, _, kind, client, _) in &sim.captured {
-        match *kind {
+    for c in captured {
+        let from_client = c.datagram.dst.port() == SERVER.1;
+        let t = if from_client {
+            &mut truth.c2s
+        } else {
+            &mut truth.s2c
+        };
+        if c.copy && !matches!(c.kind, Kind::Repeating | Kind::Ack { .. }) {
+            t.duplicates += 1;
+        }
+        if c.kind == Kind::Repeating || c.kind == Kind::Plain {
+            let (ok, ping) = handshake.entry(c.client).or_default();
+            match c.datagram.payload.get(4..6) {
+                Some([0, 0]) if *ping => t.auth_repeats += 1,
+                Some([0, 1]) => *ok = true,
+                Some([0, 2]) if *ok => *ping = true,
+                _ => {}
+            }
+        }
+        match c.kind {
+            Kind::Sig { dir, value } if !c.copy => match last_sig.get(&(c.client, dir)) {
+                None => {
+                    last_sig.insert((c.client, dir), value);
+                }
+                Some(&last) => {
+                    let ahead = value.wrapping_sub(last);
+                    if ahead == 0 {
+                    } else if ahead < 128 {
+                        if ahead > 1 {
+                            t.sig_gaps += 1;
+                        }
+                        last_sig.insert((c.client, dir), value);
+                    } else {
+                        t.sig_regressions += 1;
+                    }
+                }
+            },
+            Kind::Corrupt { kind, .. } => t.bump_malformed(kind),
             Kind::Block { msg, block } => {
-                *unanswered.entry((*client, msg, block)).or_insert(0) += 1
+                if !c.copy {
+                    *block_captures.entry((c.client, msg, block)).or_insert(0) += 1;
+                }
+                *unanswered.entry((c.client, msg, block)).or_insert(0) += 1;
             }
             Kind::Ack { msg, block } => {
-                let n = unanswered.entry((*client, msg, block)).or_insert(0);
+                let n = unanswered.entry((c.client, msg, block)).or_insert(0);
                 match n.checked_sub(1) {
                     Some(left) => *n = left,
-                    None => sim.truth.c2s.duplicates += 1,
+                    None => truth.c2s.duplicates += 1,
                 }
             }
             _ => {}
         }
     }
-    let datagrams = sim
-        .captured
-        .into_iter()
-        .enumerate()
-        .map(|(i, (_, _, _, _, mut d))| {
-            d.frame = i as u64 + 1;
-            d
-        })
-        .collect();
-    Run {
-        datagrams,
-        truth: sim.truth,
+    for (c, server) in servers.iter().enumerate() {
+        for (m, out) in server.out.iter().enumerate() {
+            let mut complete = true;
+            for b in 0..out.blocks.len() {
+                let n = block_captures.get(&(c, m, b)).copied().unwrap_or(0);
+                truth.s2c.resends += n.saturating_sub(1);
+                complete &= n > 0;
+            }
+            match out.damaged {
+                Some(kind) if complete => truth.s2c.bump_malformed(kind),
+                None if complete => truth.s2c.props += 1,
+                _ => {}
+            }
+        }
     }
+}
+
+/// Writes a run's capture (Ethernet frames, timestamps from 2023-11-14
+/// 22:13:20 UTC) and, if `truth` is given, its ground truth as JSON: the
+/// settings, the server, the `-d` a capture begun mid-session needs, and per
+/// direction the counts of `Truth`.
+pub fn write(cfg: &Config, r: &Run, pcap: &Path, truth: Option<&Path>) -> Result<(), String> {
+    use crate::capture::LinkType;
+    use crate::capture::synth::{Link, PcapWriter, udp_frame};
+    const EPOCH_NS: u64 = 1_700_000_000 * 1_000_000_000;
+    let mut w = PcapWriter::create(pcap, LinkType::Ethernet).map_err(|e| e.to_string())?;
+    for d in &r.datagrams {
+        let frame = udp_frame(Link::Ethernet, d.src, d.dst, &d.payload);
+        w.write(Timestamp(EPOCH_NS + d.ts.nanos()), &frame);
+    }
+    w.finish().map_err(|e| e.to_string())?;
+    if let Some(path) = truth {
+        let t = &r.truth;
+        let decode_as =
+            (t.capture_from_ms > 0).then(|| format!("udp.port=={},battlegrounds", SERVER.1));
+        let json = serde_json::json!({
+            "protocol": "bg",
+            "config": cfg,
+            "server": SocketAddr::from(SERVER).to_string(),
+            "decode_as": decode_as,
+            "capture_from_ms": t.capture_from_ms,
+            "frames": r.datagrams.len(),
+            "sessions": t.sessions,
+            "state": t.state,
+            "c2s": t.c2s.to_json(),
+            "s2c": t.s2c.to_json(),
+        });
+        let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n";
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// `lwarscope sim --proto battlegrounds`: runs the request (every client on
+/// its own address, faults per direction; `--tap-miss` is not modelled and
+/// refused) and writes the capture and, if asked, `FILE.truth.json`.
+pub fn sim_request(req: &SimRequest) -> Result<SimOutcome, String> {
+    if !req.tap_miss.is_zero() {
+        return Err(unsupported("Battlegrounds", "--tap-miss"));
+    }
+    let clients = u16::try_from(req.clients)
+        .ok()
+        .filter(|c| (1..=250).contains(c))
+        .ok_or_else(|| format!("{} clients: Battlegrounds simulates 1 to 250", req.clients))?;
+    for (name, r) in [
+        ("--loss", req.loss),
+        ("--dup", req.duplicate),
+        ("--reorder", req.reorder),
+        ("--corrupt", req.corrupt),
+    ] {
+        for v in [r.c2s, r.s2c] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!("{name}: {v} is not a rate in 0..=1"));
+            }
+        }
+    }
+    let faults = |loss: f64, dup: f64| Faults {
+        loss_before_tap: loss,
+        loss_after_tap: 0.0,
+        duplicate: dup,
+    };
+    let cfg = Config {
+        seed: req.seed,
+        clients,
+        duration_ms: req.duration_ms,
+        faults: faults(req.loss.c2s, req.duplicate.c2s),
+        faults_s2c: Some(faults(req.loss.s2c, req.duplicate.s2c)),
+        reorder: [req.reorder.c2s, req.reorder.s2c],
+        corrupt: [req.corrupt.c2s, req.corrupt.s2c],
+        one_ip: false,
+        ..Config::default()
+    };
+    let r = run(&cfg);
+    let truth = req.truth.then(|| req.write.with_extension("truth.json"));
+    write(&cfg, &r, &req.write, truth.as_deref())?;
+    Ok(SimOutcome {
+        frames: r.datagrams.len() as u64,
+        sessions: usize::from(clients),
+        truth,
+    })
 }
