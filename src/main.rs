@@ -65,7 +65,29 @@ fn simulate(sim: &cli::SimCommand) -> anyhow::Result<()> {
     let run = protocol
         .sim
         .ok_or_else(|| anyhow::anyhow!("{title} has no simulator yet"))?;
-    let request = sim.args.request(title).map_err(anyhow::Error::msg)?;
+    let mut request = sim.args.request(title).map_err(anyhow::Error::msg)?;
+    if sim.args.live {
+        // The simulated game, replayed on loopback at the pace it was played:
+        // real datagrams for a live capture (`lwarscope -i lo`).
+        let dir = tempfile::tempdir()?;
+        request.write = dir.path().join("live.pcap");
+        request.truth = false;
+        let outcome = run(&request).map_err(anyhow::Error::msg)?;
+        let _ = writeln!(
+            io::stderr(),
+            "{title}: {} frames of {} sessions, replayed on loopback in real time",
+            outcome.frames,
+            outcome.sessions
+        );
+        let stats =
+            lwarscope::proto::replay::run_replay(&lwarscope::proto::replay::ReplayConfig {
+                file: request.write.clone(),
+                pace: lwarscope::proto::replay::Pace::Capture,
+                keep: |_| true,
+            })?;
+        let _ = writeln!(io::stderr(), "{stats}");
+        return Ok(());
+    }
     let outcome = run(&request).map_err(anyhow::Error::msg)?;
     let truth = outcome
         .truth

@@ -6,6 +6,7 @@ pub mod battlegrounds;
 pub mod dissect;
 pub mod field;
 pub mod lwar;
+pub mod replay;
 pub mod sim;
 pub mod starstrike;
 

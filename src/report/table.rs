@@ -150,7 +150,7 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
         // On Linux, the loopback device hands the capture each packet twice
         // (out and in); libpcap delivers one of them but counts both.
         let label = match c.interface.as_deref() {
-            Some("lo" | "any") => "received by libpcap (loopback packets counted twice)",
+            Some("lo" | "any") => "received by libpcap (lo counts each twice)",
             _ => "received by libpcap",
         };
         rows_rest.push((label, r));

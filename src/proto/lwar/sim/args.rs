@@ -201,7 +201,6 @@ impl SimArgs {
     pub fn request(&self, protocol: &str) -> Result<crate::proto::sim::SimRequest, String> {
         use crate::proto::sim::{Rates, SimRequest, unsupported};
         let lwar_only = [
-            (self.live, "--live"),
             (self.server.is_some(), "--server"),
             (self.connect.is_some(), "--connect"),
             (self.packets.is_some(), "--packets"),
@@ -217,10 +216,16 @@ impl SimArgs {
         if let Some((_, option)) = lwar_only.iter().find(|(set, _)| *set) {
             return Err(unsupported(protocol, option));
         }
-        let write = self
-            .write
-            .clone()
-            .ok_or_else(|| format!("give -w FILE.pcap for the {protocol} capture"))?;
+        // Live, the game is simulated into a file first, then replayed.
+        let write = match (&self.write, self.live) {
+            (Some(w), _) => w.clone(),
+            (None, true) => PathBuf::new(),
+            (None, false) => {
+                return Err(format!(
+                    "give -w FILE.pcap for the {protocol} capture, or --live"
+                ));
+            }
+        };
         let rates = |s: &Option<DirSpec<f64>>| {
             let d = s.unwrap_or_default();
             Rates {

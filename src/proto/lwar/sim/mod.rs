@@ -18,8 +18,7 @@ pub mod live;
 pub mod net;
 mod pcap_out;
 mod reliable;
-pub mod replay;
-mod server;
+pub mod server;
 pub mod truth;
 mod virt;
 
@@ -59,11 +58,17 @@ pub enum SimError {
 /// Runs `lwarscope sim` with these arguments; a one-line summary goes to `log`.
 pub fn run(args: &SimArgs, log: &mut dyn std::io::Write) -> Result<(), SimError> {
     if let Some(file) = &args.replay {
-        let config = replay::ReplayConfig {
+        let config = crate::proto::replay::ReplayConfig {
             file: file.clone(),
-            pps: args.pps,
+            pace: args.pps.map_or(
+                crate::proto::replay::Pace::AsFast,
+                crate::proto::replay::Pace::Pps,
+            ),
+            keep: super::wire::is_lwar,
         };
-        writeln!(log, "{}", replay::run_replay(&config)?)?;
+        let stats = crate::proto::replay::run_replay(&config)
+            .map_err(|e| SimError::Config(e.to_string()))?;
+        writeln!(log, "{stats}")?;
         return Ok(());
     }
     if args.live {

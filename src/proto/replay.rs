@@ -1,26 +1,48 @@
-//! Replays the lwar datagrams of a capture file on loopback, as fast as the
-//! sockets take them or at a set rate: traffic for measuring a live capture
-//! (`lwarscope sim --live --replay FILE [--pps N]`).
+//! Replays the datagrams of a capture file on loopback, as fast as the sockets
+//! take them, at a set rate, or at the pace the capture was taken: traffic for
+//! measuring a live capture (`lwarscope sim --live --replay FILE [--pps N]`),
+//! and the live mode of the simulators that write captures (`sim --proto NAME
+//! --live`: the simulated game, replayed in real time).
 //!
 //! Each endpoint of the capture gets its own UDP socket on the loopback address
 //! of its family (the server port is kept when it is free), so the capture sees
 //! the same sessions. Nothing reads the sockets: the frames cross `lo`, where a
 //! capture sees them, and the receiving sockets drop what overflows.
 
-use super::SimError;
-use crate::capture::{FrameClass, Source};
+use crate::capture::{FrameClass, Source, Timestamp};
 use rustc_hash::FxHashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// How fast to replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// As fast as the sockets take them.
+    AsFast,
+    /// This many datagrams per second.
+    Pps(u64),
+    /// As the capture was taken: each datagram at its time from the first.
+    Capture,
+}
+
 /// What to replay, and how fast.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ReplayConfig {
     pub file: PathBuf,
-    /// Datagrams per second; `None`: as fast as the sockets take them.
-    pub pps: Option<u64>,
+    pub pace: Pace,
+    /// The datagrams to send (a protocol's probe); the others are skipped.
+    pub keep: fn(&[u8]) -> bool,
+}
+
+/// Why a replay stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("--replay: {0}")]
+    Capture(#[from] crate::capture::CaptureError),
+    #[error("replay: a loopback socket: {0}")]
+    Socket(#[from] std::io::Error),
 }
 
 /// What a replay did.
@@ -52,7 +74,7 @@ struct Endpoints {
 }
 
 impl Endpoints {
-    fn get(&mut self, endpoint: SocketAddr) -> Result<&(UdpSocket, SocketAddr), SimError> {
+    fn get(&mut self, endpoint: SocketAddr) -> Result<&(UdpSocket, SocketAddr), ReplayError> {
         use std::collections::hash_map::Entry;
         Ok(match self.sockets.entry(endpoint) {
             Entry::Occupied(e) => e.into_mut(),
@@ -70,28 +92,31 @@ impl Endpoints {
     }
 }
 
-/// Replays `cfg.file`'s lwar datagrams on loopback.
-pub fn run_replay(cfg: &ReplayConfig) -> Result<ReplayStats, SimError> {
-    let mut source =
-        Source::files(&[&cfg.file]).map_err(|e| SimError::Config(format!("--replay: {e}")))?;
+/// Replays `cfg.file`'s datagrams that `cfg.keep` takes, on loopback.
+pub fn run_replay(cfg: &ReplayConfig) -> Result<ReplayStats, ReplayError> {
+    let mut source = Source::files(&[&cfg.file])?;
     let mut endpoints = Endpoints::default();
     let mut stats = ReplayStats::default();
     let start = Instant::now();
-    while let Some(frame) = source
-        .next_frame()
-        .map_err(|e| SimError::Config(format!("--replay: {e}")))?
-    {
+    let mut first: Option<Timestamp> = None;
+    while let Some(frame) = source.next_frame()? {
         let FrameClass::Udp(d) = frame.class else {
             continue;
         };
-        if !super::super::wire::is_lwar(d.payload) {
+        if !(cfg.keep)(d.payload) {
             continue;
         }
         let to = endpoints.get(d.dst)?.1;
         let (socket, _) = endpoints.get(d.src)?;
-        if let Some(pps) = cfg.pps {
-            // Paced: never ahead of `pps`; sleeps only when a millisecond ahead.
-            let due = Duration::from_secs_f64((stats.sent + stats.failed) as f64 / pps as f64);
+        let due = match cfg.pace {
+            Pace::AsFast => None,
+            Pace::Pps(pps) => Some(Duration::from_secs_f64(
+                (stats.sent + stats.failed) as f64 / pps as f64,
+            )),
+            Pace::Capture => Some(Duration::from_nanos(d.ts.since(*first.get_or_insert(d.ts)))),
+        };
+        if let Some(due) = due {
+            // Never ahead of time; sleeps only when a millisecond ahead.
             let elapsed = start.elapsed();
             if due > elapsed + Duration::from_millis(1) {
                 std::thread::sleep(due - elapsed);
@@ -113,6 +138,7 @@ pub fn run_replay(cfg: &ReplayConfig) -> Result<ReplayStats, SimError> {
 mod tests {
     use super::*;
     use crate::proto::lwar::sim::{VirtualConfig, run_virtual};
+    use crate::proto::lwar::wire::is_lwar;
 
     #[test]
     fn every_lwar_datagram_is_sent_at_the_rate_asked() {
@@ -123,12 +149,35 @@ mod tests {
         config.packets = Some(300);
         run_virtual(&config, &file, None).unwrap();
         let stats = run_replay(&ReplayConfig {
-            file,
-            pps: Some(3_000),
+            file: file.clone(),
+            pace: Pace::Pps(3_000),
+            keep: is_lwar,
         })
         .unwrap();
         assert_eq!((stats.sent, stats.failed), (300, 0));
         // Paced: 300 datagrams at 3000/s take at least 0.1 s.
         assert!(stats.secs >= 0.099, "{stats}");
+        // At the capture's own pace: as long as the capture spans.
+        let span = {
+            let run = Source::files(&[&file]).unwrap();
+            let mut run = run;
+            let (mut lo, mut hi) = (None, None);
+            while let Some(f) = run.next_frame().unwrap() {
+                lo.get_or_insert(f.ts);
+                hi = Some(f.ts);
+            }
+            hi.unwrap().since(lo.unwrap()) as f64 / 1e9
+        };
+        let stats = run_replay(&ReplayConfig {
+            file,
+            pace: Pace::Capture,
+            keep: is_lwar,
+        })
+        .unwrap();
+        assert_eq!(stats.sent, 300);
+        assert!(
+            stats.secs >= span * 0.99,
+            "{stats} for a capture of {span} s"
+        );
     }
 }
