@@ -64,9 +64,20 @@ impl Component for PacketView {
     }
 }
 
-/// The filter being typed.
+/// What the status bar's input line is for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Prompt {
+    /// A display filter (`/`).
+    #[default]
+    Filter,
+    /// A file to save the packets in view to (`w`).
+    Save,
+}
+
+/// The text being typed in the status bar.
 #[derive(Debug, Clone, Default)]
 pub struct FilterInput {
+    pub prompt: Prompt,
     pub text: String,
     /// Why the text does not parse; `None` when it does.
     pub error: Option<String>,
@@ -636,7 +647,18 @@ impl App {
                     .as_ref()
                     .map(|f| f.text().to_owned())
                     .unwrap_or_default();
-                self.input = Some(FilterInput { text, error: None });
+                self.input = Some(FilterInput {
+                    prompt: Prompt::Filter,
+                    text,
+                    error: None,
+                });
+            }
+            KeyCode::Char('w') => {
+                self.input = Some(FilterInput {
+                    prompt: Prompt::Save,
+                    text: "lwarscope-view.pcapng".into(),
+                    error: None,
+                });
             }
             KeyCode::Char('f') if !ctrl => {
                 self.follow = !self.follow;
@@ -721,6 +743,15 @@ impl App {
         let Some(input) = &mut self.input else { return };
         match k.code {
             KeyCode::Esc => self.input = None,
+            KeyCode::Enter if input.prompt == Prompt::Save => {
+                let path = std::path::PathBuf::from(input.text.trim());
+                self.input = None;
+                self.message = Some(match self.save_view(&path) {
+                    Ok(n) => format!("saved {n} packets to {}", path.display()),
+                    Err(e) => format!("not saved: {e}"),
+                });
+                return;
+            }
             KeyCode::Enter => {
                 let text = input.text.clone();
                 match self.set_filter(&text) {
@@ -743,13 +774,62 @@ impl App {
             KeyCode::Char(c) => input.text.push(c),
             _ => {}
         }
-        if let Some(input) = &mut self.input {
+        if let Some(input) = &mut self.input
+            && input.prompt == Prompt::Filter
+        {
             input.error = if input.text.trim().is_empty() {
                 None
             } else {
                 DisplayFilter::parse(&input.text).err()
             };
         }
+    }
+
+    /// Writes the packets in view (the session and filter chosen) to `path`
+    /// as pcapng: the store keeps UDP payloads, not frames, so each packet is
+    /// written as a raw IP frame whose IP and UDP headers are rebuilt from its
+    /// addresses (the file's comment says so). Returns how many were written.
+    pub fn save_view(&mut self, path: &std::path::Path) -> Result<u64, String> {
+        use crate::capture::export::{ExportFormat, FrameWriter};
+        use crate::capture::synth::{Link, udp_frame};
+        use crate::capture::{Frame, FrameClass, LinkType};
+        self.finish_filtering();
+        let comment = format!(
+            "packets in view in lwarscope's terminal UI{}; IP and UDP headers rebuilt from each packet's addresses",
+            self.view
+                .filter
+                .as_ref()
+                .map(|f| format!(" (filter `{}`)", f.text()))
+                .unwrap_or_default()
+        );
+        let mut writer = FrameWriter::create(path, ExportFormat::Pcapng, Some(comment))
+            .map_err(|e| e.to_string())?;
+        let mut payload = Vec::new();
+        for i in 0..self.view_len() {
+            let Some(row) = self.view_row(i).and_then(|r| self.row(r)) else {
+                continue;
+            };
+            let Some((src, dst)) = self.addresses(&row) else {
+                continue;
+            };
+            if !self.payload(&row, &mut payload) {
+                continue;
+            }
+            let data = udp_frame(Link::RawIp, src, dst, &payload);
+            let headers = data.len() - payload.len();
+            let frame = Frame {
+                number: row.frame,
+                ts: row.ts,
+                orig_len: (headers + usize::from(row.len)) as u32,
+                cap_len: data.len() as u32,
+                class: FrameClass::NotIp,
+                data: &data,
+                link: LinkType::RawIp,
+                fragment_frames: &[],
+            };
+            writer.write(&frame).map_err(|e| e.to_string())?;
+        }
+        writer.finish().map_err(|e| e.to_string())
     }
 
     fn on_mouse(&mut self, m: &MouseEvent) {

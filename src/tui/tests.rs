@@ -504,3 +504,49 @@ fn the_filter_selects_in_the_tui_what_it_selects_in_the_report() {
     let row = a.view_row(0).and_then(|i| a.row(i)).unwrap();
     assert_eq!(row.frame, 877);
 }
+
+#[test]
+fn w_saves_the_packets_in_view_with_their_payloads_and_times() {
+    let info = SourceInfo {
+        label: "file strs-loss.pcap".into(),
+        live: false,
+    };
+    let datagrams = datagrams_of("captures/strs-loss.pcap");
+    let feed = MemoryFeed::new(datagrams.clone());
+    let mut a = load_app(feed, info).unwrap();
+    a.set_filter("strs.type == ChatMessage").unwrap();
+    a.finish_filtering();
+    let want: Vec<_> = datagrams
+        .iter()
+        .filter(|d| lwarscope_payload_type(&d.payload) == Some(0x0300))
+        .map(|d| (d.ts, d.payload.clone()))
+        .collect();
+    assert_eq!(a.view_len(), want.len());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("view.pcapng");
+    // Typed as a user would: w, a new name, Enter.
+    key(&mut a, KeyCode::Char('w'));
+    for _ in 0.."lwarscope-view.pcapng".len() {
+        key(&mut a, KeyCode::Backspace);
+    }
+    for c in path.to_str().unwrap().chars() {
+        key(&mut a, KeyCode::Char(c));
+    }
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(
+        a.message.as_deref(),
+        Some(format!("saved {} packets to {}", want.len(), path.display()).as_str())
+    );
+    let mut source = crate::capture::Source::files(&[&path]).unwrap();
+    let mut got = Vec::new();
+    while let Some(frame) = source.next_frame().unwrap() {
+        let d = frame.datagram().expect("a rebuilt UDP datagram");
+        got.push((d.ts, d.payload.to_vec()));
+    }
+    assert_eq!(got, want);
+}
+
+/// A Starstrike packet's type, from its header (bytes 4-5, big-endian).
+fn lwarscope_payload_type(payload: &[u8]) -> Option<u16> {
+    Some(u16::from_be_bytes([*payload.get(4)?, *payload.get(5)?]))
+}

@@ -14,13 +14,19 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             None => ("ok", Style::new().fg(Color::Green)),
             Some(_) => ("error", Style::new().fg(Color::Red)),
         };
+        let label = match input.prompt {
+            crate::tui::app::Prompt::Filter => "/",
+            crate::tui::app::Prompt::Save => "save the packets in view to: ",
+        };
         let mut spans = vec![
-            Span::styled("/", Style::new().add_modifier(Modifier::BOLD)),
+            Span::styled(label, Style::new().add_modifier(Modifier::BOLD)),
             Span::raw(input.text.clone()),
             Span::styled("█", Style::new().add_modifier(Modifier::SLOW_BLINK)),
-            Span::raw("  "),
-            Span::styled(format!("[{mark}]"), style),
         ];
+        if input.prompt == crate::tui::app::Prompt::Filter {
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(format!("[{mark}]"), style));
+        }
         if let Some(e) = &input.error {
             spans.push(Span::styled(format!(" {e}"), style));
         }
@@ -79,7 +85,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
 }
 
 /// Every key, as the help overlay lists them.
-pub const KEYS: [(&str, &str); 19] = [
+pub const KEYS: [(&str, &str); 20] = [
     ("↑ ↓ / k j", "move up / down"),
     ("PgUp PgDn", "move a page (also Ctrl-b Ctrl-f)"),
     ("Home End / g G", "first / last"),
@@ -92,6 +98,7 @@ pub const KEYS: [(&str, &str); 19] = [
     ("  Enter Esc", "apply / cancel; empty clears"),
     ("  Ctrl-u", "clear the text"),
     ("Esc", "show all packets again"),
+    ("w", "save the packets in view (pcapng)"),
     ("f", "follow new packets"),
     ("space", "pause / resume the display"),
     ("mouse wheel", "scroll the pane under it"),
