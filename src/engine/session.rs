@@ -292,6 +292,17 @@ impl DirState {
         self.recent.check(hash, frame)
     }
 
+    /// Whether the datagram has the same bytes as a recent one of this
+    /// direction (a network duplicate): the frame of that one. A datagram the
+    /// capture cut short is never judged: its bytes are only a prefix, and two
+    /// different packets may share it.
+    pub fn duplicate_datagram(&mut self, d: &crate::capture::Datagram<'_>) -> Option<u64> {
+        if d.truncated_by_capture() {
+            return None;
+        }
+        self.duplicate_of(xxhash_rust::xxh3::xxh3_64(d.payload), d.frame)
+    }
+
     /// Resends per reliable message captured, as a fraction.
     pub fn resend_rate(&self) -> f64 {
         super::summary::resend_rate(self.first_sends, self.repeats, self.resends)
@@ -447,5 +458,33 @@ impl<S> Session<S> {
             (None, None) => return 0.0,
         };
         self.last_seen().since(first) as f64 / 1e9
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Datagram;
+
+    fn dgram(payload: &[u8], len: usize, frame: u64) -> Datagram<'_> {
+        Datagram {
+            frame,
+            ts: Timestamp::from_millis(frame),
+            src: "10.0.0.1:1".parse().unwrap(),
+            dst: "10.0.0.2:2".parse().unwrap(),
+            payload,
+            payload_len: len,
+        }
+    }
+
+    #[test]
+    fn the_same_bytes_again_are_a_duplicate_but_a_cut_prefix_is_not_judged() {
+        let mut d = DirState::default();
+        assert_eq!(d.duplicate_datagram(&dgram(b"abcdef", 6, 1)), None);
+        assert_eq!(d.duplicate_datagram(&dgram(b"abcdef", 6, 2)), Some(1));
+        // Two packets cut by the snaplen to the same prefix: different packets
+        // as far as anyone can tell.
+        assert_eq!(d.duplicate_datagram(&dgram(b"abc", 6, 3)), None);
+        assert_eq!(d.duplicate_datagram(&dgram(b"abc", 9, 4)), None);
     }
 }

@@ -136,7 +136,6 @@ use crate::engine::{
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::fmt;
-use xxhash_rust::xxh3::xxh3_64;
 
 /// A Battlegrounds session on the engine.
 pub type Session = engine::Session<BgSession>;
@@ -711,9 +710,8 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
         t,
         PacketType::Auth | PacketType::Ping | PacketType::Msg | PacketType::MsgAck
     ) {
-        let hash = xxh3_64(d.payload);
         let this = session.dir_mut(direction);
-        if let Some(frame) = this.duplicate_of(hash, d.frame) {
+        if let Some(frame) = this.duplicate_datagram(d) {
             raise.raise(
                 this,
                 FindingKind::DUPLICATE_PACKET,

@@ -415,8 +415,7 @@ fn analyse(
     let duplicate_of = if stamped_zero {
         None
     } else {
-        let hash = xxh3_64(d.payload);
-        session.dir_mut(direction).duplicate_of(hash, d.frame)
+        session.dir_mut(direction).duplicate_datagram(d)
     };
 
     let packet = match decoded {

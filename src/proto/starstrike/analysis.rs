@@ -550,8 +550,7 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     let i = idx(direction);
     bandwidth(session, raise, d);
     // 1. Network duplicates.
-    let hash = xxh3_64(d.payload);
-    if let Some(frame) = session.dir_mut(direction).duplicate_of(hash, d.frame) {
+    if let Some(frame) = session.dir_mut(direction).duplicate_datagram(d) {
         let this = session.dir_mut(direction);
         if let Ok(h) = wire::check_header(d.payload) {
             this.messages[h.packet_type.ordinal()] += 1;
