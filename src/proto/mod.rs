@@ -12,6 +12,22 @@ pub mod starstrike;
 
 use crate::engine::{Engine, Entry, FindingKind, ProtocolInfo, Recognition, Rule, TrackerConfig};
 
+/// The names of every value of an enum, in `ALL` order, as a constant array:
+/// what a protocol registers as its message types and malformed reasons.
+/// `names_of!(MessageType::ALL)` needs `MessageType::name` to be a `const fn`.
+#[macro_export]
+macro_rules! names_of {
+    ($all:expr) => {{
+        let mut names = [""; $all.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = $all[i].name();
+            i += 1;
+        }
+        names
+    }};
+}
+
 /// A registered protocol: its data, how to recognise its datagrams, and how to
 /// make its tracker.
 pub struct Protocol {

@@ -296,25 +296,9 @@ pub static INFO: ProtocolInfo = ProtocolInfo {
     dissector: &super::dissect::Lwar,
 };
 
-const MESSAGE_TYPE_NAMES: [&str; MessageType::COUNT] = {
-    let mut names = [""; MessageType::COUNT];
-    let mut i = 0;
-    while i < MessageType::COUNT {
-        names[i] = MessageType::ALL[i].name();
-        i += 1;
-    }
-    names
-};
+const MESSAGE_TYPE_NAMES: [&str; MessageType::COUNT] = crate::names_of!(MessageType::ALL);
 
-const MALFORMED_NAMES: [&str; ErrorKind::ALL.len()] = {
-    let mut names = [""; ErrorKind::ALL.len()];
-    let mut i = 0;
-    while i < ErrorKind::ALL.len() {
-        names[i] = ErrorKind::ALL[i].name();
-        i += 1;
-    }
-    names
-};
+const MALFORMED_NAMES: [&str; ErrorKind::ALL.len()] = crate::names_of!(ErrorKind::ALL);
 
 const TIMEOUT_NS: u64 = DISCONNECT_TIMEOUT_SECS * 1_000_000_000;
 

@@ -427,25 +427,9 @@ impl ProtoSession for StrsSession {
 #[derive(Debug, Default)]
 pub struct Analyzer;
 
-const TYPE_NAMES: [&str; PacketType::COUNT] = {
-    let mut names = [""; PacketType::COUNT];
-    let mut i = 0;
-    while i < PacketType::COUNT {
-        names[i] = PacketType::ALL[i].name();
-        i += 1;
-    }
-    names
-};
+const TYPE_NAMES: [&str; PacketType::COUNT] = crate::names_of!(PacketType::ALL);
 
-const MALFORMED_NAMES: [&str; ErrorKind::ALL.len()] = {
-    let mut names = [""; ErrorKind::ALL.len()];
-    let mut i = 0;
-    while i < ErrorKind::ALL.len() {
-        names[i] = ErrorKind::ALL[i].name();
-        i += 1;
-    }
-    names
-};
+const MALFORMED_NAMES: [&str; ErrorKind::ALL.len()] = crate::names_of!(ErrorKind::ALL);
 
 /// Starstrike's registered data.
 pub static INFO: ProtocolInfo = ProtocolInfo {
