@@ -430,3 +430,27 @@ fn a_capture_filter_and_a_duration_apply_to_files() {
         .unwrap();
     assert!((0.9..=1.0).contains(&last_time), "{last_time}");
 }
+
+#[test]
+fn a_frame_with_a_broken_udp_length_is_counted_apart_from_other_traffic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.pcap");
+    let src = "10.0.0.1:5000".parse().unwrap();
+    let dst = "10.0.0.2:32422".parse().unwrap();
+    let good = udp_frame(Link::Ethernet, src, dst, &lwar_payload(1, 5));
+    let mut broken = good.clone();
+    // The UDP length (after 14 bytes of Ethernet and 20 of IPv4) claims more
+    // than the frame holds, in a frame the capture kept whole.
+    broken[38..40].copy_from_slice(&2000u16.to_be_bytes());
+    write_pcap(
+        &path,
+        LinkType::Ethernet,
+        &[Fx::whole(1, good), Fx::whole(2, broken)],
+    );
+    let out = lwarscope().arg("-r").arg(&path).output().unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(row(&stdout, "broken IP/UDP headers"), Some(1), "{stdout}");
+    assert_eq!(row(&stdout, "other traffic (skipped)"), Some(0), "{stdout}");
+    assert_eq!(row(&stdout, "lwar packets"), Some(1), "{stdout}");
+}

@@ -427,3 +427,19 @@ fn loss_per_direction_gates_ci() {
     let r = run(&["captures/sim-clean.pcap", "--max", "loss=0.02"]);
     assert_eq!(r.code, Some(0), "{}", r.stdout);
 }
+
+#[test]
+fn an_endless_expected_result_is_refused_not_read_until_memory_runs_out() {
+    let out = Command::cargo_bin("lwarscope")
+        .unwrap()
+        .args(["check", "captures/sim-loss.pcap", "--expect", "/dev/zero"])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/dev/zero") && stderr.contains("larger than 16 MiB"),
+        "{stderr}"
+    );
+}

@@ -377,11 +377,27 @@ impl Rules {
     /// The rules of `lwarscope check`'s arguments: the rules file first, then the
     /// flags, then the expected result.
     pub fn from_args(args: &super::CheckArgs) -> Result<Rules, CheckError> {
+        // A rules or expected-result file is small: read at most this much,
+        // so that `--expect /dev/zero` is an error, not a read until memory
+        // runs out.
+        const MAX_RULES_FILE: u64 = 16 << 20;
         let read = |p: &Path| {
-            std::fs::read_to_string(p).map_err(|source| CheckError::Read {
+            use std::io::Read;
+            let err = |source| CheckError::Read {
                 path: p.display().to_string(),
                 source,
-            })
+            };
+            let mut text = String::new();
+            std::fs::File::open(p)
+                .and_then(|f| f.take(MAX_RULES_FILE + 1).read_to_string(&mut text))
+                .map_err(err)?;
+            if text.len() as u64 > MAX_RULES_FILE {
+                return Err(err(std::io::Error::other(format!(
+                    "larger than {} MiB: not a rules or result file",
+                    MAX_RULES_FILE >> 20
+                ))));
+            }
+            Ok(text)
         };
         let mut rules = Rules::default();
         if let Some(path) = &args.rules {

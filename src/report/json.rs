@@ -43,7 +43,8 @@
 //! - `capture`: `files`, `interface` (live only), `start`, `end` (epoch seconds),
 //!   `frames`, `lwar_packets`, `protocols` (packets per protocol by name, absent
 //!   when none), `other` (frames skipped), `filtered` (frames the capture filter
-//!   `-f` rejected, absent when none), `truncated`, `malformed`,
+//!   `-f` rejected, absent when none), `broken` (frames whose IP or UDP headers
+//!   contradict themselves, absent when none), `truncated`, `malformed`,
 //!   `reassembled` and `incomplete` (IP fragments), `received`, `kernel_dropped` and
 //!   `interface_dropped`
 //!   (live only).

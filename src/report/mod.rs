@@ -60,6 +60,10 @@ pub struct CaptureInfo {
     /// Frames of the files that the capture filter (`-f`) rejected.
     #[serde(skip_serializing_if = "is_zero", default)]
     pub filtered: u64,
+    /// Frames whose IP or UDP headers contradict themselves (a UDP length
+    /// beyond the frame, a bad IP version): no protocol could look at them.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub broken: u64,
     /// lwar packets the capture cut short (snaplen).
     pub truncated: u64,
     /// lwar packets that did not decode.

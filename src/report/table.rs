@@ -141,6 +141,9 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
     if c.filtered > 0 {
         rows_rest.push(("rejected by the capture filter (-f)", c.filtered));
     }
+    if c.broken > 0 {
+        rows_rest.push(("broken IP/UDP headers", c.broken));
+    }
     rows_rest.extend([("truncated", c.truncated), ("malformed", c.malformed)]);
     if c.reassembled + c.incomplete > 0 {
         rows_rest.push(("reassembled from IP fragments", c.reassembled));
@@ -171,6 +174,7 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
                     | "fragmented, incomplete"
                     | "dropped by the kernel"
                     | "dropped by the interface"
+                    | "broken IP/UDP headers"
             );
         t.add_row(vec![
             Cell::new(label),
