@@ -239,8 +239,10 @@ fn open(cli: &Cli) -> Result<Source, CaptureError> {
 /// Ctrl-C (or SIGTERM) stops the capture cleanly, and the results are printed;
 /// a second one exits at once.
 fn stop_on_signals(source: &Source) -> anyhow::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    // A hang-up (a closed terminal or ssh session) ends a capture as Ctrl-C
+    // does, as tcpdump does: results printed, the savefile complete.
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
         .context("installing Ctrl-C handler")?;
     let stop = source.stop_handle();
     std::thread::spawn(move || {

@@ -268,6 +268,17 @@ fn a_live_capture_stops_at_its_duration_and_saves_its_frames() {
 /// Ctrl-C stops a live capture cleanly: results printed, exit status 0.
 #[test]
 fn ctrl_c_stops_cleanly_and_prints_the_results() {
+    stops_cleanly_on(libc::SIGINT);
+}
+
+/// So do SIGTERM and a hang-up, as tcpdump does.
+#[test]
+fn sigterm_and_sighup_stop_cleanly_and_print_the_results() {
+    stops_cleanly_on(libc::SIGTERM);
+    stops_cleanly_on(libc::SIGHUP);
+}
+
+fn stops_cleanly_on(signal: libc::c_int) {
     let bin = assert_cmd::cargo::cargo_bin("lwarscope");
     let child = std::process::Command::new(bin)
         .args(["-i", "lo", "-f", "udp port 9 and udp port 10"])
@@ -276,7 +287,7 @@ fn ctrl_c_stops_cleanly_and_prints_the_results() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(500));
     // SAFETY: kill(2) on our own child's pid.
-    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     assert_eq!(rc, 0);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
