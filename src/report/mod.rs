@@ -2,8 +2,10 @@
 //!
 //! Outputs only consume. They implement [`Observer`] to see each packet as the
 //! tracker analyses it, and read the final [`Outcome`] (the tracker's [`Summary`]
-//! and session metrics) once the capture ends. They never decode beyond iterating
-//! the [`Packet`](crate::proto::lwar::wire::Packet) view they are handed.
+//! and session metrics) once the capture ends. They never decode a packet
+//! themselves: they read it through its protocol's registered
+//! [`Dissector`](crate::proto::dissect::Dissector) (summaries, the field tree,
+//! the typed field walk).
 //!
 //! - [`filter`]: the `-Y` display filter language.
 //! - [`table`]: the report of `lwarscope -r FILE` (comfy-table).
