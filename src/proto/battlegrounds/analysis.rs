@@ -68,6 +68,15 @@
 //! carried (among the last 128 values), once MOVE_OPs have been captured,
 //! raises `echo-unseen`, once per echoed value.
 //!
+//! **Loss**: the movement streams are the only ones Battlegrounds numbers per
+//! packet, so a direction's loss estimate (the sessions table's `loss`, the
+//! JSON summary's `loss`) is the loss of its movement messages (MOVE_OP c2s,
+//! MOVE_EVENT s2c), not of all its packets: `expected` counts the counter's
+//! steps from the first value captured to the highest (the first counts one),
+//! `lost` the values skipped (the `sig-gap` counts). A message overtaken past a
+//! later one counts as lost (its regression does not give it back), and so does
+//! a damaged one that does not decode.
+//!
 //! **PROP**: a PROP sent bare, not inside a message, raises
 //! `violation/bare-reliable` (channel 2 packets travel in MSG blocks).
 //!
@@ -914,9 +923,19 @@ fn sig_step(
 ) {
     let Some(last) = last else {
         stream.last = Some(v);
+        dir.count_expected(1);
         return;
     };
-    match stream.next(v) {
+    let step = stream.next(v);
+    if let Ok(skipped) = step
+        && stream.last == Some(v)
+        && v != last
+    {
+        // The loss estimate of the movement stream: every step was sent.
+        dir.count_expected(u64::from(skipped) + 1);
+        dir.count_lost(u64::from(skipped));
+    }
+    match step {
         Ok(0) => {}
         Ok(skipped) => raise.raise(
             dir,
