@@ -109,6 +109,10 @@ pub struct DirState {
     pub jitter_prev: Option<(Timestamp, u32)>,
     /// The sender's tick, for the estimate of packets lost before the capture.
     pub cadence: super::Cadence,
+    /// The protocol's own count of packets lost before the capture point, for
+    /// protocols that number their packets (`count_expected`, `count_lost`):
+    /// when set, the summary's estimate instead of the cadence's.
+    proto_loss: Option<super::LossEstimate>,
     /// Ack delay of this direction's reliable messages, in microseconds.
     ack_delay_us: Histogram<u64>,
 }
@@ -139,6 +143,7 @@ impl Default for DirState {
             jitter_ms: 0.0,
             jitter_prev: None,
             cadence: super::Cadence::default(),
+            proto_loss: None,
             // Up to an hour, 2 significant digits: a fixed size, allocated once.
             ack_delay_us: Histogram::new_with_bounds(1, 3_600_000_000, 2)
                 .expect("static histogram bounds are valid"),
@@ -313,6 +318,25 @@ impl DirState {
         self.seq.unacked()
     }
 
+    /// `n` more packets the sender's numbering says were sent: from then on
+    /// the protocol's count is this direction's loss estimate.
+    pub fn count_expected(&mut self, n: u64) {
+        let e = self.proto_loss.get_or_insert_with(Default::default);
+        e.expected += n;
+    }
+
+    /// `n` of the expected packets lost before the capture point.
+    pub fn count_lost(&mut self, n: u64) {
+        let e = self.proto_loss.get_or_insert_with(Default::default);
+        e.lost += n;
+    }
+
+    /// The loss estimate: the protocol's count when it keeps one, the
+    /// sender's cadence (`engine::loss`) otherwise.
+    pub fn loss(&self) -> Option<super::LossEstimate> {
+        self.proto_loss.or_else(|| self.cadence.estimate())
+    }
+
     pub fn finding_count(&self, kind: FindingKind) -> u64 {
         self.findings[kind.ordinal()]
     }
@@ -334,7 +358,7 @@ impl DirState {
             ),
             malformed: counts(&self.malformed, proto.malformed.iter().copied().enumerate()),
             first_sends: self.first_sends,
-            loss: self.cadence.estimate(),
+            loss: self.loss(),
             repeats: self.repeats,
             resends: self.resends,
         }

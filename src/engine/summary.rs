@@ -31,9 +31,11 @@ pub struct DirectionSummary {
     pub malformed: Counts,
     /// Reliable messages captured for the first time.
     pub first_sends: u64,
-    /// Packets lost before the capture point, estimated from the sender's clock
-    /// (`engine::loss`); absent before the sender's tick is known. An estimate:
-    /// the simulator's ground truth leaves it out, and `--expect` ignores it.
+    /// Packets lost before the capture point: counted by the protocol when it
+    /// numbers its packets (Starstrike's sequence numbers, Battlegrounds'
+    /// movement counters: `DirState::count_expected`, `count_lost`), estimated
+    /// from the sender's clock otherwise (lwar: `engine::loss`, absent before
+    /// the sender's tick is known). An estimate: `--expect` ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<super::LossEstimate>,
     /// Reliable messages captured again before an ack could come back: the

@@ -505,6 +505,11 @@ impl MissedCounts {
         }
     }
 
+    /// The `lost` findings counted.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
     /// Adds the counts to the direction's findings.
     pub fn add_to(self, dir: &mut DirState) {
         dir.findings[FindingKind::LOST.ordinal()] += self.lost;

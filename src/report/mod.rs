@@ -303,7 +303,7 @@ impl DirView {
             ack_p95_ms: pct(0.95),
             unacked: d.unacked(),
             jitter_ms: d.jitter_ms,
-            loss: d.cadence.estimate().map(|e| e.fraction()),
+            loss: d.loss().map(|e| e.fraction()),
             duration_secs: d.duration_secs(),
         }
     }

@@ -185,7 +185,7 @@ impl Collector {
                     reorders: finding(FindingKind::REORDERED),
                     malformed: finding(FindingKind::MALFORMED) + finding(FindingKind::TRUNCATED),
                     ack_delay_ms: [delay(0), delay(1)],
-                    loss: dirs.map(|d| d.cadence.estimate().map(|e| e.fraction())),
+                    loss: dirs.map(|d| d.loss().map(|e| e.fraction())),
                     last_ts: s.c2s.last_ts.max(s.s2c.last_ts),
                     activity: activity.get(&id).cloned().unwrap_or_default(),
                 }

@@ -68,6 +68,25 @@
 //! carried (among the last 128 values), once MOVE_OPs have been captured,
 //! raises `echo-unseen`, once per echoed value.
 //!
+//! **Loss**: the movement streams are the only ones Battlegrounds numbers per
+//! packet, so a direction's loss estimate (the sessions table's `loss`, the
+//! JSON summary's `loss`) is the loss of its movement messages (MOVE_OP c2s,
+//! MOVE_EVENT s2c), not of all its packets: `expected` counts the counter's
+//! steps from the first value captured to the highest (the first counts one),
+//! `lost` the values skipped (the `sig-gap` counts). A message overtaken past a
+//! later one counts as lost (its regression does not give it back), and so does
+//! a damaged one that does not decode.
+//!
+//! **Timings** (numbers on the session, `BgSession`; no finding): the PING to
+//! PONG round trip is the client direction's ack delay (above). The server's
+//! answer time (`answer`): from the capture of a MOVE_OP to the capture of the
+//! first MOVE_EVENT echoing its `op_sig` (the latest MOVE_OP of that value, the
+//! first echo only). The message completion time (`completion`): from the
+//! first capture of a message's first captured block to the capture of the
+//! MSG_ACK that acks its last unacked block, for a message whose blocks, each
+//! captured whole before its first ack, add up to its `msg_len` (the latest 32
+//! messages of a session are followed).
+//!
 //! **PROP**: a PROP sent bare, not inside a message, raises
 //! `violation/bare-reliable` (channel 2 packets travel in MSG blocks).
 //!
@@ -369,6 +388,23 @@ struct BlockState {
     /// Captured copies (first, resends, network duplicates) not answered by
     /// an ack yet: the receiver acks every copy it gets.
     unanswered: u32,
+    /// The block's length, when its first capture kept it whole (0 otherwise).
+    len: u32,
+}
+
+/// Messages followed for their completion time, per session.
+const MSG_TIMINGS: usize = 32;
+
+/// A message followed for its completion time.
+#[derive(Debug, Clone, Copy, Default)]
+struct MsgTiming {
+    /// (direction, channel, msg_id); None: unused.
+    key: Option<(u8, u8, u32)>,
+    msg_len: u32,
+    first_ts: Timestamp,
+    /// Bytes of its blocks acked so far (each block once).
+    acked_bytes: u64,
+    done: bool,
 }
 
 /// What a session follows of its MSG traffic, allocated at its first MSG.
@@ -381,6 +417,38 @@ struct Reliable {
     /// MSG_ACKs sent, by direction and channel.
     acks_sent: [[u64; CHANNELS as usize]; 2],
     reassembler: Reassembler<(u8, u8, u32)>,
+    /// The latest messages, for their completion time (the oldest replaced).
+    timings: [MsgTiming; MSG_TIMINGS],
+    next_timing: usize,
+}
+
+impl Reliable {
+    /// A block of `key`'s message captured for the first time at `ts`.
+    fn timing_start(&mut self, key: (u8, u8, u32), msg_len: u32, ts: Timestamp) {
+        if self.timings.iter().any(|t| t.key == Some(key)) {
+            return;
+        }
+        self.timings[self.next_timing] = MsgTiming {
+            key: Some(key),
+            msg_len,
+            first_ts: ts,
+            acked_bytes: 0,
+            done: false,
+        };
+        self.next_timing = (self.next_timing + 1) % MSG_TIMINGS;
+    }
+
+    /// The first ack of a captured block of `len` bytes, at `ts`: the
+    /// message's completion time once its blocks' bytes are all acked.
+    fn timing_ack(&mut self, key: (u8, u8, u32), len: u32, ts: Timestamp) -> Option<u64> {
+        let t = self.timings.iter_mut().find(|t| t.key == Some(key))?;
+        t.acked_bytes += u64::from(len);
+        if t.done || t.acked_bytes < u64::from(t.msg_len) {
+            return None;
+        }
+        t.done = true;
+        Some(ts.since(t.first_ts))
+    }
 }
 
 /// Battlegrounds' part of a session.
@@ -406,7 +474,59 @@ pub struct BgSession {
     /// op_sigs captured among the last 128 values.
     op_sigs: [u64; 4],
     echo_reported: Option<u8>,
+    /// Capture time of the latest MOVE_OP of each op_sig value.
+    op_ts: OpTimes,
+    /// op_sig values whose MOVE_OP (the latest captured) an echo answered.
+    op_answered: [u64; 4],
     reliable: Option<Box<Reliable>>,
+    /// The server's answer time: from the capture of a MOVE_OP to the capture
+    /// of the first MOVE_EVENT echoing its op_sig (the way from the tap to the
+    /// server and back, and the server's own time). One sample per MOVE_OP
+    /// answered, the first echo only.
+    pub answer: Durations,
+    /// Message completion time: from the first capture of a message's first
+    /// block (the first captured) to the capture of the MSG_ACK that acked its
+    /// last unacked block, for messages whose every block was captured and
+    /// acked (a message of `msg_len` bytes, its blocks' bytes adding up to it).
+    /// Both directions, every channel.
+    pub completion: Durations,
+}
+
+/// The capture time of a MOVE_OP per op_sig value.
+#[derive(Debug, Clone, Copy)]
+struct OpTimes([Timestamp; 256]);
+
+impl Default for OpTimes {
+    fn default() -> Self {
+        OpTimes([Timestamp::default(); 256])
+    }
+}
+
+/// Durations of one kind: how many, their sum, the shortest and the longest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Durations {
+    pub samples: u64,
+    pub total_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Durations {
+    fn add(&mut self, ns: u64) {
+        self.min_ns = if self.samples == 0 {
+            ns
+        } else {
+            self.min_ns.min(ns)
+        };
+        self.max_ns = self.max_ns.max(ns);
+        self.samples += 1;
+        self.total_ns = self.total_ns.saturating_add(ns);
+    }
+
+    /// The mean, once there is a sample.
+    pub fn mean_ns(&self) -> Option<u64> {
+        self.total_ns.checked_div(self.samples)
+    }
 }
 
 impl ProtoSession for BgSession {
@@ -847,6 +967,8 @@ fn payload_rules(
             s.op_sigs[usize::from(v / 64)] |= 1 << (v % 64);
             let far = v.wrapping_add(128);
             s.op_sigs[usize::from(far / 64)] &= !(1 << (far % 64));
+            s.op_ts.0[usize::from(v)] = raise.ts;
+            s.op_answered[usize::from(v / 64)] &= !(1 << (v % 64));
             sig_step(
                 &mut session.c2s,
                 raise,
@@ -861,6 +983,11 @@ fn payload_rules(
             if let Some(last_op) = s.op_sig.last {
                 let e = m.op_sig;
                 let seen = s.op_sigs[usize::from(e / 64)] & (1 << (e % 64)) != 0;
+                let answered = &mut s.op_answered[usize::from(e / 64)];
+                if seen && *answered & (1 << (e % 64)) == 0 {
+                    *answered |= 1 << (e % 64);
+                    s.answer.add(raise.ts.since(s.op_ts.0[usize::from(e)]));
+                }
                 if !seen && s.echo_reported != Some(e) {
                     s.echo_reported = Some(e);
                     raise.raise(
@@ -896,9 +1023,19 @@ fn sig_step(
 ) {
     let Some(last) = last else {
         stream.last = Some(v);
+        dir.count_expected(1);
         return;
     };
-    match stream.next(v) {
+    let step = stream.next(v);
+    if let Ok(skipped) = step
+        && stream.last == Some(v)
+        && v != last
+    {
+        // The loss estimate of the movement stream: every step was sent.
+        dir.count_expected(u64::from(skipped) + 1);
+        dir.count_lost(u64::from(skipped));
+    }
+    match step {
         Ok(0) => {}
         Ok(skipped) => raise.raise(
             dir,
@@ -1003,6 +1140,11 @@ fn msg_block(
 
     // The block: first capture, duplicate or resend.
     let key = (di, channel, m.msg_id, m.block_id);
+    let block_len = if whole {
+        u32::try_from(m.block.len()).unwrap_or(0)
+    } else {
+        0
+    };
     let existing = reliable(session).blocks.get(&key).copied();
     match existing {
         Some(mut b) if b.captured => {
@@ -1051,7 +1193,10 @@ fn msg_block(
             b.last_ts = ts;
             b.tries = 1;
             b.unanswered = 1;
-            if let Some(slot) = reliable(session).blocks.get_mut(&key) {
+            b.len = block_len;
+            let rel = reliable(session);
+            rel.timing_start((di, channel, m.msg_id), m.msg_len, ts);
+            if let Some(slot) = rel.blocks.get_mut(&key) {
                 *slot = b;
             }
         }
@@ -1065,8 +1210,10 @@ fn msg_block(
                 last_ts: ts,
                 tries: 1,
                 unanswered: 1,
+                len: block_len,
                 ..BlockState::default()
             };
+            reliable(session).timing_start((di, channel, m.msg_id), m.msg_len, ts);
             follow(session, raise, key, state);
         }
     }
@@ -1250,6 +1397,15 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
                 if !b.acked && b.tries == 1 {
                     let delay = ts.since(b.first_ts);
                     session.dir_mut(owner).ack_delay_sample(delay);
+                }
+                if !b.acked
+                    && let Some(ns) = reliable(session).timing_ack(
+                        (dir_index(owner), channel, a.msg_id),
+                        b.len,
+                        ts,
+                    )
+                {
+                    session.proto.completion.add(ns);
                 }
                 b.acked = true;
             } else if ts.since(b.last_ack_ts) < DUPLICATE_NS {

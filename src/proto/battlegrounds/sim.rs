@@ -56,7 +56,9 @@
 //! (`violation/auth-repeat`), malformed datagrams by reason (the damaged ones, and
 //! the damaged messages captured whole) and PROPs rebuilt (every undamaged
 //! message whose every block was captured at least once). Nothing else is
-//! raised.
+//! raised. It also records the movement messages sent (MOVE_OP, MOVE_EVENT)
+//! and those lost before the tap, per direction over the whole run: the loss
+//! the analysis estimates from the movement counters.
 
 use super::wire::{
     ErrorKind, HEADER_LEN, MoveEvent, MoveOp, Movement, MsgAck, Packet, PacketRepr, PacketType,
@@ -145,6 +147,11 @@ pub struct DirTruth {
     pub auth_repeats: u64,
     /// PROPs rebuilt from captured blocks.
     pub props: u64,
+    /// Movement messages (MOVE_OP c2s, MOVE_EVENT s2c) sent over the whole
+    /// run, and those of them lost before the tap: the truth of the analysis's
+    /// loss estimate (`moves_lost_before_tap / moves_sent`).
+    pub moves_sent: u64,
+    pub moves_lost_before_tap: u64,
     /// Malformed datagrams and messages, by reason (in [`ErrorKind::ALL`]'s order).
     pub malformed: [u64; ErrorKind::ALL.len()],
 }
@@ -176,6 +183,10 @@ impl DirTruth {
             "violation/auth-repeat": self.auth_repeats,
             "malformed": malformed,
             "props": self.props,
+            "movement": {
+                "sent": self.moves_sent,
+                "lost_before_tap": self.moves_lost_before_tap,
+            },
         })
     }
 }
@@ -444,6 +455,15 @@ impl Sim {
         let tap = self.now + half + held;
         let deliver = self.now + self.cfg.latency_ms + held;
         let lost_before = self.rng.random::<f64>() < f.loss_before_tap;
+        if matches!(kind, Kind::Sig { .. }) {
+            let t = if from_client {
+                &mut self.truth.c2s
+            } else {
+                &mut self.truth.s2c
+            };
+            t.moves_sent += 1;
+            t.moves_lost_before_tap += u64::from(lost_before);
+        }
         if lost_before {
             return;
         }

@@ -39,6 +39,12 @@
 //!    `not-captured` if the peer acknowledged it (it was delivered: the capture
 //!    missed it), one `lost` otherwise (never captured, never acknowledged), at
 //!    the frame of the packet that skipped it.
+//!    The direction's loss estimate (the sessions table's `loss`, the JSON
+//!    summary's `loss`) follows from it: `expected` counts the numbers from
+//!    the first captured to the highest (serial arithmetic, so a wrap counts
+//!    on), `lost` the `lost` numbers as they are judged, plus numbers skipped
+//!    more than 255 below a new highest (never captured, their acks not
+//!    followed).
 //! 5. Acknowledgements, literally as the draft says: bit N of `ackBits` set
 //!    acknowledges the peer's packet `(seq - N - 1) mod 65536`, `seq` being the
 //!    sender's own number in the same header. A bit for a peer packet newer than
@@ -786,6 +792,7 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
     let Some(highest) = track.highest else {
         track.highest = Some(seq);
         *track.slot_mut(seq) = seen;
+        session.dir_mut(direction).count_expected(1);
         return;
     };
     let ahead = S16.ahead(u32::from(seq), u32::from(highest));
@@ -826,7 +833,13 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
         );
         *track.slot_mut(seq) = seen;
         track.highest = Some(seq);
-        counts.add_to(session.dir_mut(direction));
+        let dir = session.dir_mut(direction);
+        // The loss estimate: every number up to this one was sent; those
+        // skipped past the followed window count as lost (never captured,
+        // their acks not followed), the followed ones as they are judged.
+        dir.count_expected(u64::from(ahead));
+        dir.count_lost(u64::from(skipped - followed) + counts.lost());
+        counts.add_to(dir);
         return;
     }
     // Not newer: overtaken.
@@ -1285,7 +1298,9 @@ fn end_direction(session: &mut Session, raise: &mut Raise<'_>, direction: Direct
                 ));
             }
         }
-        counts.add_to(session.dir_mut(direction));
+        let dir = session.dir_mut(direction);
+        dir.count_lost(counts.lost());
+        counts.add_to(dir);
     }
     // Unacknowledged messages, oldest first.
     let track = &mut session.proto.tracks[i];

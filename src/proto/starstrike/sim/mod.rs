@@ -59,7 +59,9 @@
 //! incidents, lost and not-captured numbers, reordered packets, runs of acks
 //! of the unseen, retransmissions (spurious, over the limit), reliable
 //! messages never acknowledged, ack drift incidents, silences, game packets
-//! before a captured Accept, rejections and disconnects.
+//! before a captured Accept, rejections and disconnects. It also records, per
+//! session and direction, the datagrams sent and those lost before the tap
+//! (`sent`, `lost_before_tap`): the loss the analysis estimates.
 
 use super::wire::{
     ChatMessage, ConnectionAccept, ConnectionRequest, EntityDestroy, EntitySpawn, EntityState,
@@ -199,6 +201,10 @@ pub struct SessionTruth {
     pub packets: [u64; 2],
     /// Datagrams sent, c2s and s2c (captured or not, duplicates not counted).
     pub sent: [u64; 2],
+    /// Of `sent`, the datagrams the network lost before the tap, c2s and s2c:
+    /// the truth of the direction's loss estimate (`lost_before_tap / sent`).
+    #[serde(default)]
+    pub lost_before_tap: [u64; 2],
     /// The state the session ends in.
     pub state: String,
     /// Finding counts by kind (`violation/rule` for violations); every kind
@@ -505,6 +511,7 @@ struct Session {
     /// When the server last received a client packet (ms).
     server_heard_ms: Option<u64>,
     sent: [u64; 2],
+    lost_before_tap: [u64; 2],
     /// Every number sent, and whether the tap saw it: c2s and s2c.
     numbers: [Vec<(u16, bool)>; 2],
 }
@@ -577,6 +584,7 @@ pub fn simulate(config: &SimConfig) -> Result<Simulation, SimError> {
             ticks: 0,
             server_heard_ms: None,
             sent: [0; 2],
+            lost_before_tap: [0; 2],
             numbers: [Vec::new(), Vec::new()],
         });
     }
@@ -667,6 +675,7 @@ impl World {
         // the bytes it always gave.
         let lost = self.rng.random::<f64>() < loss;
         if lost {
+            self.sessions[s].lost_before_tap[d] += 1;
             self.sessions[s].numbers[d].push((seq, false));
             return Ok(seq);
         }
@@ -1366,6 +1375,7 @@ fn truth(w: &World, records: &[Record]) -> Truth {
             server: s.server_addr.to_string(),
             packets,
             sent: s.sent,
+            lost_before_tap: s.lost_before_tap,
             state: state.to_owned(),
             findings: f,
         });
