@@ -443,3 +443,53 @@ fn an_endless_expected_result_is_refused_not_read_until_memory_runs_out() {
         "{stderr}"
     );
 }
+
+/// Sessions evicted to bound memory still count in every total a CI gate
+/// reads: a capture cannot pass `--max resend-rate` or `--max sessions` by
+/// having more sessions than the tracker holds.
+#[test]
+fn evicted_sessions_still_count_in_the_gates_metrics() {
+    use lwarscope::capture::Source;
+    use lwarscope::engine::TrackerConfig;
+    use lwarscope::report::run::{capture_info, drive};
+    use lwarscope::report::{Analysis, Outcome};
+    // Three sessions one after the other: each client's packets exported to
+    // its own file, the files read as one stream.
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<_> = ["50001", "50002", "50003"]
+        .iter()
+        .map(|port| {
+            let out = dir.path().join(format!("{port}.pcapng"));
+            Command::cargo_bin("lwarscope")
+                .unwrap()
+                .args(["-r", "captures/sim-loss.pcap", "-f"])
+                .arg(format!("udp port {port}"))
+                .arg("-w")
+                .arg(&out)
+                .assert()
+                .success();
+            out
+        })
+        .collect();
+    let run = |config: TrackerConfig| -> Outcome {
+        let mut source = Source::files(&files).unwrap();
+        let mut analysis = Analysis::with_engine(lwarscope::proto::engine(config), ());
+        drive(&mut source, &mut analysis, None, None).unwrap();
+        analysis
+            .finish(capture_info(&source.stats(), &files, None))
+            .0
+    };
+    let all = run(TrackerConfig::default());
+    let few = run(TrackerConfig {
+        max_sessions: 1,
+        ..TrackerConfig::default()
+    });
+    assert_eq!(all.summary.session_count(), 3);
+    assert_eq!(few.summary.sessions.len(), 1, "only one session held");
+    assert_eq!(few.summary.session_count(), 3, "the evicted ones counted");
+    assert!(all.resend_rate() > 0.0);
+    assert_eq!(few.resend_rate(), all.resend_rate());
+    assert_eq!(few.summary.findings, all.summary.findings);
+    let evicted = few.summary.evicted.expect("evictions are reported");
+    assert_eq!(evicted.sessions, 2);
+}

@@ -76,6 +76,42 @@ pub struct Summary {
     pub malformed: Counts,
     /// Sessions in the order they were first seen.
     pub sessions: Vec<SessionSummary>,
+    /// What the sessions evicted to bound memory add to the totals (absent when
+    /// none was): their counts are in `messages`, `findings`..., and here what
+    /// the per-session lists cannot hold, so metrics over sessions stay exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evicted: Option<EvictedTotals>,
+}
+
+/// The totals of evicted sessions, both directions together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EvictedTotals {
+    pub sessions: u64,
+    pub packets: u64,
+    pub first_sends: u64,
+    pub repeats: u64,
+    pub resends: u64,
+}
+
+impl Summary {
+    /// Every session the capture had: those listed and those evicted.
+    pub fn session_count(&self) -> u64 {
+        self.sessions.len() as u64 + self.evicted.map_or(0, |e| e.sessions)
+    }
+
+    /// Resends per reliable message over every session, evicted ones included.
+    pub fn resend_rate(&self) -> f64 {
+        let e = self.evicted.unwrap_or_default();
+        let (mut first, mut repeats, mut resent) = (e.first_sends, e.repeats, e.resends);
+        for s in &self.sessions {
+            for d in [&s.c2s, &s.s2c] {
+                first += d.first_sends;
+                repeats += d.repeats;
+                resent += d.resends;
+            }
+        }
+        resend_rate(first, repeats, resent)
+    }
 }
 
 /// Adds `n` to the count named `name`, leaving zero counts out.
@@ -109,5 +145,13 @@ impl Summary {
             }
         }
         self.sessions.extend(other.sessions);
+        if let Some(theirs) = other.evicted {
+            let mine = self.evicted.get_or_insert_default();
+            mine.sessions += theirs.sessions;
+            mine.packets += theirs.packets;
+            mine.first_sends += theirs.first_sends;
+            mine.repeats += theirs.repeats;
+            mine.resends += theirs.resends;
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::finding::{Detail, Direction, Finding, FindingKind, Rule, SessionId};
 use super::session::{DirState, ProtoSession, Session};
-use super::summary::{DirectionSummary, SessionSummary, Summary};
+use super::summary::{DirectionSummary, EvictedTotals, SessionSummary, Summary};
 use super::{Analyzer, ProtocolInfo, RecognisedBy};
 use crate::capture::{Datagram, Timestamp};
 use rustc_hash::FxHashMap;
@@ -376,12 +376,21 @@ impl<A: Analyzer> Tracker<A> {
             malformed,
             ..
         } = c2s.summary(A::INFO);
+        let e = &self.evicted;
+        let evicted = (e.sessions > 0).then(|| EvictedTotals {
+            sessions: e.sessions,
+            packets: e.c2s.packets + e.s2c.packets,
+            first_sends: e.c2s.first_sends + e.s2c.first_sends,
+            repeats: e.c2s.repeats + e.s2c.repeats,
+            resends: e.c2s.resends + e.s2c.resends,
+        });
         Summary {
             messages,
             findings,
             violations,
             malformed,
             sessions,
+            evicted,
         }
     }
 

@@ -184,7 +184,7 @@ impl Metric {
                 .sum(),
             Metric::Packets => o.capture.packets() as f64,
             Metric::Loss => worst(&|d| d.loss),
-            Metric::Sessions => o.summary.sessions.len() as f64,
+            Metric::Sessions => o.summary.session_count() as f64,
         }
     }
 

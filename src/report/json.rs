@@ -50,6 +50,9 @@
 //!   (live only).
 //! - `messages`: count per message type, named as in the specification (`Connect`
 //!   ... `UpdateCircle`), counting the messages decoded before an error too.
+//! - `evicted` (absent when no session was evicted to bound memory): `sessions`,
+//!   `packets`, `first_sends`, `repeats`, `resends` of the evicted sessions,
+//!   whose counts are in the totals but not in the `sessions` list.
 //! - `findings`: count per finding kind (kebab-case); `violations`: count per
 //!   violation rule (absent when none); `malformed`: count per reason
 //!   (`truncated`, `unknown-type`...).

@@ -370,15 +370,7 @@ pub struct Outcome {
 impl Outcome {
     /// Resends per reliable message over every session, as a fraction.
     pub fn resend_rate(&self) -> f64 {
-        let (mut first, mut repeats, mut resent) = (0, 0, 0);
-        for s in &self.summary.sessions {
-            for d in [&s.c2s, &s.s2c] {
-                first += d.first_sends;
-                repeats += d.repeats;
-                resent += d.resends;
-            }
-        }
-        crate::engine::summary::resend_rate(first, repeats, resent)
+        self.summary.resend_rate()
     }
 }
 
