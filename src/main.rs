@@ -119,7 +119,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             r => Ok(r?),
         };
     }
-    let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    // The terminal UI is the default of -i when it can run: a terminal both ways.
+    let on_terminal = io::stdout().is_terminal() && io::stdin().is_terminal();
     if cli.tui || (cli.interface.is_some() && on_terminal && !cli.no_tui) {
         refuse_with_tui(cli, cli.tui)?;
         return run_tui(cli);
