@@ -119,10 +119,14 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             r => Ok(r?),
         };
     }
-    // The terminal UI is the default of -i when it can run: a terminal both ways.
+    // The terminal UI is the default of -i when it can run (a terminal both
+    // ways) and no printed output was asked for.
     let on_terminal = io::stdout().is_terminal() && io::stdin().is_terminal();
-    if cli.tui || (cli.interface.is_some() && on_terminal && !cli.no_tui) {
-        refuse_with_tui(cli, cli.tui)?;
+    if cli.tui {
+        refuse_with_tui(cli)?;
+        return run_tui(cli);
+    }
+    if cli.interface.is_some() && on_terminal && !cli.no_tui && printed_output(cli).is_none() {
         return run_tui(cli);
     }
     let mut source = open(cli)?;
@@ -159,24 +163,25 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Options of the printed outputs cannot apply to the terminal UI: refused by
-/// name rather than dropped. `asked`: the UI was asked for (`--tui`), rather than
-/// opened as the default of `-i` on a terminal.
-fn refuse_with_tui(cli: &Cli, asked: bool) -> anyhow::Result<()> {
+/// The first printed-output option given (`--packets`, `-V`, `-x`, `--format`),
+/// if any.
+fn printed_output(cli: &Cli) -> Option<&'static str> {
     let r = &cli.report;
-    let printed = [
+    [
         (r.packets, "--packets"),
         (r.verbose, "-V"),
         (r.hex, "-x"),
         (r.format != lwarscope::report::Format::Table, "--format"),
-    ];
-    if let Some((_, flag)) = printed.iter().find(|(set, _)| *set) {
-        let how = if asked {
-            "--tui"
-        } else {
-            "the terminal UI (the default of -i on a terminal; --no-tui prints instead)"
-        };
-        anyhow::bail!("{flag} applies to printed output, not to {how}");
+    ]
+    .into_iter()
+    .find_map(|(set, flag)| set.then_some(flag))
+}
+
+/// `--tui` with options that cannot apply to it: refused by name rather than
+/// dropped.
+fn refuse_with_tui(cli: &Cli) -> anyhow::Result<()> {
+    if let Some(flag) = printed_output(cli) {
+        anyhow::bail!("{flag} applies to printed output, not to --tui");
     }
     if cli.write.is_some() && cli.interface.is_none() {
         anyhow::bail!("-w with -r exports from a printed run (--no-tui), not from the terminal UI");
