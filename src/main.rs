@@ -146,6 +146,7 @@ fn refuse_with_tui(cli: &Cli, asked: bool) -> anyhow::Result<()> {
         (r.verbose, "-V"),
         (r.hex, "-x"),
         (r.format != lwarscope::report::Format::Table, "--format"),
+        (r.output_type.is_some(), "-T"),
     ];
     if let Some((_, flag)) = printed.iter().find(|(set, _)| *set) {
         let how = if asked {

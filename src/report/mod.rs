@@ -15,6 +15,7 @@
 
 pub mod args;
 pub mod check;
+pub mod fields;
 pub mod filter;
 pub mod json;
 pub mod packets;
