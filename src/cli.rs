@@ -30,6 +30,9 @@ Examples:
   lwarscope -r match.pcap -V -x -Y 'frame == 2'   every field and the bytes of frame 2
   lwarscope -r match.pcap -Y 'resend || lost'     the packets with those findings
   lwarscope -r match.pcap --format jsonl | jq -c 'select(.type == \"finding\")'
+  lwarscope -r match.pcap -T fields -e frame.number -e lwar.seqno -E header=y
+                                          fields of each packet, tab-separated
+  lwarscope -r match.pcap --packets -t ud  packet lines with UTC date and time
   lwarscope check captures/*.pcap --deny malformed,violation,lost --max resend-rate=5%
 
 Display filter (-Y): fields type, seqno, ack, ts, frame, len, src, dst, peer, port,

@@ -172,6 +172,7 @@ fn printed_output(cli: &Cli) -> Option<&'static str> {
         (r.verbose, "-V"),
         (r.hex, "-x"),
         (r.format != lwarscope::report::Format::Table, "--format"),
+        (r.output_type.is_some(), "-T"),
     ]
     .into_iter()
     .find_map(|(set, flag)| set.then_some(flag))

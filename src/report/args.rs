@@ -104,8 +104,59 @@ pub struct ReportArgs {
     )]
     pub color: Color,
 
+    /// Output type, as tshark's -T: `fields` prints one line per packet that
+    /// passes -Y with the values of the -e fields (and no tables).
+    /// Example: lwarscope -r game.pcap -T fields -e frame.number -e lwar.seqno -E header=y
+    #[arg(
+        short = 'T',
+        value_enum,
+        value_name = "TYPE",
+        help_heading = "Field output"
+    )]
+    pub output_type: Option<OutputType>,
+
+    /// A field to print with -T fields (repeatable, in order): any name of
+    /// --list-fields, or frame.number, frame.time_epoch, frame.time_relative,
+    /// ip.src, ip.dst, ipv6.src, ipv6.dst, udp.srcport, udp.dstport,
+    /// lwarscope.session, lwarscope.dir, lwarscope.finding. A field that occurs
+    /// several times gives its values joined by the aggregator.
+    /// Example: -T fields -e frame.number -e ip.src -e lwar.type
+    #[arg(short = 'e', value_name = "FIELD", help_heading = "Field output")]
+    pub fields: Vec<String>,
+
+    /// Field output options, as tshark's -E: header=y|n, separator=/t|/s|CHAR
+    /// (tab by default), quote=d|s|n, occurrence=f|l|a (first, last, all values
+    /// of a repeated field), aggregator=/s|CHAR (`,` by default).
+    /// Example: -T fields -e lwar.seqno -E separator=, -E occurrence=l
+    #[arg(short = 'E', value_name = "KEY=VALUE", help_heading = "Field output")]
+    pub fields_options: Vec<String>,
+
+    /// The time column of packet lines, as tshark's -t: r relative to the first
+    /// packet (default), a time of day, ad date and time, d delta from the previous
+    /// packet read, dd delta from the previous packet displayed, e epoch seconds, u
+    /// UTC time of day, ud UTC date and time. lwarscope does not read the local
+    /// time zone: a and ad print UTC, as u and ud.
+    /// Example: lwarscope -r game.pcap --packets -t ud
+    #[arg(
+        short = 't',
+        value_enum,
+        default_value_t,
+        value_name = "FORMAT",
+        hide_default_value = true,
+        hide_possible_values = true,
+        help_heading = "Output"
+    )]
+    pub time_format: super::fields::TimeFormat,
+
     #[command(flatten)]
     pub decode: DecodeArgs,
+}
+
+/// `-T`: what tshark calls the output type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputType {
+    /// One line per packet, the values of the -e fields.
+    Fields,
 }
 
 /// How datagrams are taken for a protocol, beyond what each protocol recognises

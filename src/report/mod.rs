@@ -10,6 +10,7 @@
 //! - [`filter`]: the `-Y` display filter language.
 //! - [`table`]: the report of `lwarscope -r FILE` (comfy-table).
 //! - [`packets`]: `--packets`, `-V`, `-x`: one line per packet, tcpdump-like.
+//! - [`fields`]: `-T fields -e FIELD -E ...`, tshark's field output, and `-t`, the time column.
 //! - [`json`]: `--format json` and `--format jsonl`, schema 1.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
 //! - [`progress`]: a progress bar on a terminal's standard error.
@@ -17,6 +18,7 @@
 
 pub mod args;
 pub mod check;
+pub mod fields;
 pub mod filter;
 pub mod json;
 pub mod packets;

@@ -26,6 +26,8 @@ pub struct PacketOptions {
     /// A hex dump (`-x`).
     pub hex: bool,
     pub color: bool,
+    /// The time column (`-t`).
+    pub time: super::fields::TimeFormat,
 }
 
 /// True for the error of writing into a pipe whose reader has gone (`| head`).
@@ -39,6 +41,9 @@ pub struct PacketPrinter<W: Write> {
     options: PacketOptions,
     filter: Option<Filter>,
     first_ts: Option<Timestamp>,
+    /// The previous packet read, and the previous one printed (for `-t d|dd`).
+    prev_ts: Option<Timestamp>,
+    prev_shown_ts: Option<Timestamp>,
     error: Option<io::Error>,
     /// Findings raised since the last packet: after the last one, those of the
     /// end of the capture.
@@ -109,6 +114,8 @@ impl<W: Write> PacketPrinter<W> {
             options,
             filter,
             first_ts: None,
+            prev_ts: None,
+            prev_shown_ts: None,
             error: None,
             pending: Vec::with_capacity(16),
         }
@@ -171,16 +178,14 @@ impl<W: Write> PacketPrinter<W> {
 
     fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {
         let d = e.datagram;
-        let rel = d.ts.since(self.first_ts.unwrap_or(d.ts));
-        write!(
-            self.out,
-            "{:>6} {:>4}.{:06} {} -> {} ",
-            d.frame,
-            rel / 1_000_000_000,
-            rel % 1_000_000_000 / 1_000,
-            d.src,
-            d.dst
-        )?;
+        let time = super::fields::time_column(
+            self.options.time,
+            d.ts,
+            self.first_ts.unwrap_or(d.ts),
+            self.prev_ts.unwrap_or(d.ts),
+            self.prev_shown_ts.unwrap_or(d.ts),
+        );
+        write!(self.out, "{:>6} {time} {} -> {} ", d.frame, d.src, d.dst)?;
         let dissector = e.protocol.dissector;
         let mut io_result = Ok(());
         let out = &mut self.out;
@@ -311,12 +316,13 @@ impl<W: Write> Observer for PacketPrinter<W> {
     fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         self.pending.clear();
         self.first_ts.get_or_insert(e.datagram.ts);
-        if self.error.is_none()
-            && self.filter.as_ref().is_none_or(|f| f.matches(e))
-            && let Err(err) = self.write_packet(e)
-        {
-            self.error = Some(err);
+        if self.error.is_none() && self.filter.as_ref().is_none_or(|f| f.matches(e)) {
+            if let Err(err) = self.write_packet(e) {
+                self.error = Some(err);
+            }
+            self.prev_shown_ts = Some(e.datagram.ts);
         }
+        self.prev_ts = Some(e.datagram.ts);
         if self.error.is_some() {
             Flow::Stop
         } else {

@@ -2,6 +2,7 @@
 //! binary calls for `lwarscope -r FILE` and `lwarscope check`.
 
 use super::check::{Rules, Verdict, exit_code, write_junit};
+use super::fields::{FieldsFormat, FieldsWriter};
 use super::json::{JsonWriter, JsonlWriter};
 use super::packets::{PacketOptions, PacketPrinter, is_broken_pipe};
 use super::progress::Progress;
@@ -31,6 +32,9 @@ pub enum RunError {
         #[source]
         source: io::Error,
     },
+    /// Bad field output options (`-T`, `-e`, `-E`): one line.
+    #[error("{0}")]
+    Fields(String),
     #[error("writing the output: {0}")]
     Output(#[source] io::Error),
     #[error("writing the selected frames: {0}")]
@@ -180,6 +184,7 @@ enum Output<W: Write> {
     Packets(PacketPrinter<W>),
     Json(JsonWriter<W>),
     Jsonl(JsonlWriter<W>),
+    Fields(FieldsWriter<W>),
 }
 
 impl<W: Write> Output<W> {
@@ -194,6 +199,7 @@ impl<W: Write> Output<W> {
             Output::Packets(p) => p.finish().map(drop),
             Output::Json(j) => j.finish(o).map(drop),
             Output::Jsonl(j) => j.finish(o).map(drop),
+            Output::Fields(f) => f.finish().map(drop),
         };
         match r {
             Err(e) if is_broken_pipe(&e) => Ok(()),
@@ -209,6 +215,7 @@ impl<W: Write> Observer for Output<W> {
             Output::Packets(p) => p.packet(e),
             Output::Json(j) => j.packet(e),
             Output::Jsonl(j) => j.packet(e),
+            Output::Fields(f) => f.packet(e),
         }
     }
 
@@ -218,6 +225,7 @@ impl<W: Write> Observer for Output<W> {
             Output::Packets(p) => p.finding(f),
             Output::Json(j) => j.finding(f),
             Output::Jsonl(j) => j.finding(f),
+            Output::Fields(x) => x.finding(f),
         }
     }
 }
@@ -235,11 +243,33 @@ pub fn report<W: Write>(
     out: impl FnOnce() -> W,
 ) -> Result<(), RunError> {
     let filter = parse_filter(args.display_filter.as_deref())?;
+    let fields = match (args.output_type, args.fields.is_empty()) {
+        (None, true) if args.fields_options.is_empty() => None,
+        (None, _) => {
+            return Err(RunError::Fields(
+                "-e and -E apply to field output: add -T fields".to_owned(),
+            ));
+        }
+        (Some(_), true) => {
+            return Err(RunError::Fields(
+                "-T fields needs at least one -e FIELD".to_owned(),
+            ));
+        }
+        (Some(_), false) => {
+            if args.format != Format::Table {
+                return Err(RunError::Fields(
+                    "-T fields is an output of its own: drop --format".to_owned(),
+                ));
+            }
+            Some(FieldsFormat::parse(&args.fields_options).map_err(RunError::Fields)?)
+        }
+    };
     let filter_for_export = filter.clone();
     let options = PacketOptions {
         verbose: args.verbose,
         hex: args.hex,
         color: layout.color,
+        time: args.time_format,
     };
     // The writer is created once: lazily for the tables (written at the end).
     let mut out = Some(out);
@@ -250,11 +280,21 @@ pub fn report<W: Write>(
         Some(_) => args.packets || args.verbose || args.hex,
         None => args.packet_lines(),
     };
-    let output = match args.format {
-        Format::Table if lines => Output::Packets(PacketPrinter::new(take(), options, filter)),
-        Format::Table => Output::Table,
-        Format::Json => Output::Json(JsonWriter::new(take(), filter, args.packets)),
-        Format::Jsonl => Output::Jsonl(JsonlWriter::new(take(), filter)),
+    let output = match (fields, args.format) {
+        (Some(format), _) => {
+            // Checked before the writer is created: an unknown -e writes nothing.
+            FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
+            Output::Fields(
+                FieldsWriter::new(take(), &args.fields, format, filter)
+                    .map_err(RunError::Fields)?,
+            )
+        }
+        (None, format) => match format {
+            Format::Table if lines => Output::Packets(PacketPrinter::new(take(), options, filter)),
+            Format::Table => Output::Table,
+            Format::Json => Output::Json(JsonWriter::new(take(), filter, args.packets)),
+            Format::Jsonl => Output::Jsonl(JsonlWriter::new(take(), filter)),
+        },
     };
     let total: u64 = files
         .iter()

@@ -1,0 +1,649 @@
+//! `-T fields -e FIELD ...`, as tshark: one line per displayed packet with the
+//! values of the named fields, and `-t`, the time column of packet lines.
+//!
+//! ```text
+//! $ lwarscope -r game.pcap -T fields -e frame.number -e lwar.seqno -E separator=/s
+//! 1 1
+//! 2 1,2,3,4,5
+//! ```
+//!
+//! Nothing is allocated per packet: each column keeps its own text buffer,
+//! cleared and refilled.
+
+use super::Filter;
+use crate::capture::Timestamp;
+use crate::engine::{Finding, Flow, Observer, PacketEvent};
+use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
+use std::fmt::{self, Write as _};
+use std::io::{self, Write};
+use std::net::SocketAddr;
+
+/// Fields of the frame rather than of a protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameField {
+    Number,
+    TimeEpoch,
+    TimeRelative,
+    IpSrc,
+    IpDst,
+    Ipv6Src,
+    Ipv6Dst,
+    UdpSrcPort,
+    UdpDstPort,
+    Session,
+    Dir,
+    Finding,
+}
+
+/// The frame-level field names, with what each is.
+pub const FRAME_FIELDS: &[(&str, FrameField, &str)] = &[
+    ("frame.number", FrameField::Number, "frame number, from 1"),
+    (
+        "frame.time_epoch",
+        FrameField::TimeEpoch,
+        "capture time, seconds since the Unix epoch (nanosecond digits)",
+    ),
+    (
+        "frame.time_relative",
+        FrameField::TimeRelative,
+        "seconds since the first packet",
+    ),
+    ("ip.src", FrameField::IpSrc, "IPv4 source address"),
+    ("ip.dst", FrameField::IpDst, "IPv4 destination address"),
+    ("ipv6.src", FrameField::Ipv6Src, "IPv6 source address"),
+    ("ipv6.dst", FrameField::Ipv6Dst, "IPv6 destination address"),
+    ("udp.srcport", FrameField::UdpSrcPort, "UDP source port"),
+    (
+        "udp.dstport",
+        FrameField::UdpDstPort,
+        "UDP destination port",
+    ),
+    ("lwarscope.session", FrameField::Session, "session number"),
+    ("lwarscope.dir", FrameField::Dir, "direction: c2s or s2c"),
+    (
+        "lwarscope.finding",
+        FrameField::Finding,
+        "the packet's finding labels (one occurrence each)",
+    ),
+];
+
+/// What a column shows.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    Frame(FrameField),
+    Proto(&'static FieldDef),
+}
+
+impl Source {
+    /// The column of a `-e` name, if it names a field.
+    pub fn resolve(name: &str) -> Option<Source> {
+        if let Some((_, f, _)) = FRAME_FIELDS.iter().find(|(n, _, _)| *n == name) {
+            return Some(Source::Frame(*f));
+        }
+        crate::proto::REGISTRY
+            .iter()
+            .flat_map(|p| p.info.dissector.field_defs())
+            .find(|d| d.name == name)
+            .map(Source::Proto)
+    }
+}
+
+/// `-E occurrence=`: which values of a field that occurs several times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Occurrence {
+    First,
+    Last,
+    #[default]
+    All,
+}
+
+/// `-E quote=`: around each value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Quote {
+    Double,
+    Single,
+    #[default]
+    None,
+}
+
+/// The `-E` options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldsFormat {
+    pub header: bool,
+    pub separator: char,
+    pub quote: Quote,
+    pub occurrence: Occurrence,
+    pub aggregator: char,
+}
+
+impl Default for FieldsFormat {
+    fn default() -> Self {
+        FieldsFormat {
+            header: false,
+            separator: '\t',
+            quote: Quote::None,
+            occurrence: Occurrence::All,
+            aggregator: ',',
+        }
+    }
+}
+
+/// `/t` a tab, `/s` a space, else one character.
+fn parse_char(key: &str, v: &str) -> Result<char, String> {
+    match v {
+        "/t" => Ok('\t'),
+        "/s" => Ok(' '),
+        _ => {
+            let mut chars = v.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) if !c.is_control() => Ok(c),
+                _ => Err(format!(
+                    "-E {key}={v}: expected one character, /t (tab) or /s (space)"
+                )),
+            }
+        }
+    }
+}
+
+impl FieldsFormat {
+    /// Applies one `-E KEY=VALUE`.
+    pub fn set(&mut self, option: &str) -> Result<(), String> {
+        let Some((key, v)) = option.split_once('=') else {
+            return Err(format!("-E {option}: expected KEY=VALUE"));
+        };
+        match key {
+            "header" => {
+                self.header = match v {
+                    "y" | "Y" => true,
+                    "n" | "N" => false,
+                    _ => return Err(format!("-E header={v}: expected y or n")),
+                }
+            }
+            "separator" => self.separator = parse_char(key, v)?,
+            "aggregator" => self.aggregator = parse_char(key, v)?,
+            "quote" => {
+                self.quote = match v {
+                    "d" => Quote::Double,
+                    "s" => Quote::Single,
+                    "n" => Quote::None,
+                    _ => return Err(format!("-E quote={v}: expected d, s or n")),
+                }
+            }
+            "occurrence" => {
+                self.occurrence = match v {
+                    "f" => Occurrence::First,
+                    "l" => Occurrence::Last,
+                    "a" => Occurrence::All,
+                    _ => return Err(format!("-E occurrence={v}: expected f, l or a")),
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "-E {key}: unknown option (header, separator, quote, occurrence, aggregator)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// All the `-E` options, in order.
+    pub fn parse<S: AsRef<str>>(options: &[S]) -> Result<Self, String> {
+        let mut f = FieldsFormat::default();
+        for o in options {
+            f.set(o.as_ref())?;
+        }
+        Ok(f)
+    }
+}
+
+/// One `-e` column and its text for the current packet.
+struct Column {
+    name: String,
+    source: Source,
+    text: String,
+    count: u32,
+}
+
+/// The columns, as a [`FieldSink`] filling their buffers.
+struct Columns {
+    columns: Vec<Column>,
+    format: FieldsFormat,
+}
+
+/// A value as `-T fields` shows it: text without its quotes (still escaped),
+/// enums by name.
+fn write_value(out: &mut String, v: &Value<'_>) {
+    match *v {
+        Value::Text(_) => {
+            let start = out.len();
+            let _ = write!(out, "{v}");
+            // Drop the quotes Display puts around text.
+            out.pop();
+            out.remove(start);
+        }
+        Value::Enum {
+            name: Some(name), ..
+        } => out.push_str(name),
+        Value::Enum { raw, name: None } => {
+            let _ = write!(out, "{raw}");
+        }
+        _ => {
+            let _ = write!(out, "{v}");
+        }
+    }
+}
+
+impl Columns {
+    /// Adds an occurrence to column `i`, written by `write`.
+    fn occur(&mut self, i: usize, write: impl FnOnce(&mut String)) {
+        let aggregator = self.format.aggregator;
+        let c = &mut self.columns[i];
+        match self.format.occurrence {
+            Occurrence::First if c.count > 0 => return,
+            Occurrence::Last => c.text.clear(),
+            Occurrence::All if c.count > 0 => c.text.push(aggregator),
+            _ => {}
+        }
+        c.count += 1;
+        write(&mut c.text);
+    }
+}
+
+impl FieldSink for Columns {
+    fn field(&mut self, field: Field<'_>) {
+        for i in 0..self.columns.len() {
+            if let Source::Proto(def) = self.columns[i].source
+                && (std::ptr::eq(def, field.def) || def.name == field.def.name)
+            {
+                self.occur(i, |s| write_value(s, &field.value));
+            }
+        }
+    }
+}
+
+/// Seconds and nanoseconds: `12.000100000`.
+struct Secs(u64);
+
+impl fmt::Display for Secs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}.{:09}",
+            self.0 / 1_000_000_000,
+            self.0 % 1_000_000_000
+        )
+    }
+}
+
+/// Writes one line per displayed packet with the values of the `-e` fields.
+pub struct FieldsWriter<W: Write> {
+    out: W,
+    filter: Option<Filter>,
+    cols: Columns,
+    first_ts: Option<Timestamp>,
+    header_done: bool,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> FieldsWriter<W> {
+    /// The writer for `-e` names; an unknown name is refused, by name.
+    pub fn new(
+        out: W,
+        names: &[String],
+        format: FieldsFormat,
+        filter: Option<Filter>,
+    ) -> Result<Self, String> {
+        let mut columns = Vec::with_capacity(names.len());
+        for name in names {
+            let source = Source::resolve(name).ok_or_else(|| {
+                format!("-e {name}: no such field (see --list-fields, and --help for frame.*, ip.*, udp.*, lwarscope.*)")
+            })?;
+            if let Source::Proto(def) = source
+                && def.ty == FieldType::Node
+            {
+                return Err(format!(
+                    "-e {name}: a node, with no value of its own (name one of its fields)"
+                ));
+            }
+            columns.push(Column {
+                name: name.clone(),
+                source,
+                text: String::with_capacity(64),
+                count: 0,
+            });
+        }
+        Ok(FieldsWriter {
+            out,
+            filter,
+            cols: Columns { columns, format },
+            first_ts: None,
+            header_done: false,
+            error: None,
+        })
+    }
+
+    /// Flushes and hands back the writer, or the first write error.
+    pub fn finish(mut self) -> io::Result<W> {
+        if self.error.is_none()
+            && let Err(e) = self.header().and_then(|()| self.out.flush())
+        {
+            self.error = Some(e);
+        }
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.out),
+        }
+    }
+
+    fn header(&mut self) -> io::Result<()> {
+        if !self.cols.format.header || self.header_done {
+            return Ok(());
+        }
+        self.header_done = true;
+        let sep = self.cols.format.separator;
+        for (i, c) in self.cols.columns.iter().enumerate() {
+            if i > 0 {
+                write!(self.out, "{sep}")?;
+            }
+            self.out.write_all(c.name.as_bytes())?;
+        }
+        writeln!(self.out)
+    }
+
+    fn fill(&mut self, e: &PacketEvent<'_>) {
+        let d = e.datagram;
+        let first = *self.first_ts.get_or_insert(d.ts);
+        let mut wants_proto = false;
+        for i in 0..self.cols.columns.len() {
+            self.cols.columns[i].text.clear();
+            self.cols.columns[i].count = 0;
+        }
+        for i in 0..self.cols.columns.len() {
+            let Source::Frame(f) = self.cols.columns[i].source else {
+                wants_proto = true;
+                continue;
+            };
+            let ip = |a: SocketAddr, v4: bool| match (a, v4) {
+                (SocketAddr::V4(a), true) => Some(std::net::IpAddr::V4(*a.ip())),
+                (SocketAddr::V6(a), false) => Some(std::net::IpAddr::V6(*a.ip())),
+                _ => None,
+            };
+            let one: Option<&dyn fmt::Display> = match f {
+                FrameField::Number => Some(&d.frame),
+                FrameField::TimeEpoch => Some(&Secs(d.ts.nanos()) as &dyn fmt::Display),
+                FrameField::TimeRelative => Some(&Secs(d.ts.since(first)) as &dyn fmt::Display),
+                FrameField::UdpSrcPort => Some(&d.src.port() as &dyn fmt::Display),
+                FrameField::UdpDstPort => Some(&d.dst.port() as &dyn fmt::Display),
+                FrameField::Session => Some(&e.session),
+                FrameField::Dir => Some(&e.direction),
+                FrameField::IpSrc
+                | FrameField::IpDst
+                | FrameField::Ipv6Src
+                | FrameField::Ipv6Dst => {
+                    let addr = match f {
+                        FrameField::IpSrc | FrameField::Ipv6Src => d.src,
+                        _ => d.dst,
+                    };
+                    let v4 = matches!(f, FrameField::IpSrc | FrameField::IpDst);
+                    if let Some(a) = ip(addr, v4) {
+                        self.cols.occur(i, |s| {
+                            let _ = write!(s, "{a}");
+                        });
+                    }
+                    None
+                }
+                FrameField::Finding => {
+                    for finding in e.findings {
+                        self.cols.occur(i, |s| {
+                            let _ = write!(s, "{}", finding.label());
+                        });
+                    }
+                    None
+                }
+            };
+            if let Some(v) = one {
+                self.cols.occur(i, |s| {
+                    let _ = write!(s, "{v}");
+                });
+            }
+        }
+        if wants_proto {
+            let _ = e.protocol.dissector.fields(d.payload, &mut self.cols);
+        }
+    }
+
+    fn write_line(&mut self) -> io::Result<()> {
+        self.header()?;
+        let format = self.cols.format;
+        let quote = match format.quote {
+            Quote::Double => "\"",
+            Quote::Single => "'",
+            Quote::None => "",
+        };
+        for (i, c) in self.cols.columns.iter().enumerate() {
+            if i > 0 {
+                write!(self.out, "{}", format.separator)?;
+            }
+            if c.count > 0 {
+                write!(self.out, "{quote}{}{quote}", c.text)?;
+            }
+        }
+        writeln!(self.out)
+    }
+}
+
+impl<W: Write> Observer for FieldsWriter<W> {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        if self.first_ts.is_none() {
+            self.first_ts = Some(e.datagram.ts);
+        }
+        if self.error.is_none() && self.filter.as_ref().is_none_or(|f| f.matches(e)) {
+            self.fill(e);
+            if let Err(err) = self.write_line() {
+                self.error = Some(err);
+            }
+        }
+        if self.error.is_some() {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+
+    fn finding(&mut self, _f: &Finding) {}
+}
+
+/// `-t`: the time column of packet lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TimeFormat {
+    /// Seconds since the first packet.
+    #[default]
+    #[value(name = "r")]
+    Relative,
+    /// Time of day (UTC: lwarscope does not read the local zone).
+    #[value(name = "a")]
+    Absolute,
+    /// Date and time of day (UTC).
+    #[value(name = "ad")]
+    AbsoluteDate,
+    /// Seconds since the previous packet read.
+    #[value(name = "d")]
+    Delta,
+    /// Seconds since the previous packet displayed.
+    #[value(name = "dd")]
+    DeltaDisplayed,
+    /// Seconds since the Unix epoch.
+    #[value(name = "e")]
+    Epoch,
+    /// Time of day, UTC.
+    #[value(name = "u")]
+    Utc,
+    /// Date and time of day, UTC.
+    #[value(name = "ud")]
+    UtcDate,
+}
+
+/// Days since 1970-01-01 as (year, month, day), proleptic Gregorian
+/// (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// The time column of one packet: `ts` with `first` (the first packet's),
+/// `prev` (the previous packet read) and `prev_shown` (the previous packet
+/// displayed), as `format` asks. Relative and delta times are right-aligned to
+/// 11 columns as the packet lines always were.
+pub fn time_column(
+    format: TimeFormat,
+    ts: Timestamp,
+    first: Timestamp,
+    prev: Timestamp,
+    prev_shown: Timestamp,
+) -> impl fmt::Display {
+    fmt::from_fn(move |f| {
+        let rel = |ns: u64| {
+            fmt::from_fn(move |f| {
+                write!(
+                    f,
+                    "{:>4}.{:06}",
+                    ns / 1_000_000_000,
+                    ns % 1_000_000_000 / 1_000
+                )
+            })
+        };
+        let secs = ts.nanos() / 1_000_000_000;
+        let micros = ts.nanos() % 1_000_000_000 / 1_000;
+        let (h, m, s) = (secs / 3600 % 24, secs / 60 % 60, secs % 60);
+        match format {
+            TimeFormat::Relative => write!(f, "{:>11}", rel(ts.since(first))),
+            TimeFormat::Delta => write!(f, "{:>11}", rel(ts.since(prev))),
+            TimeFormat::DeltaDisplayed => write!(f, "{:>11}", rel(ts.since(prev_shown))),
+            TimeFormat::Epoch => write!(f, "{secs}.{micros:06}"),
+            TimeFormat::Absolute | TimeFormat::Utc => {
+                write!(f, "{h:02}:{m:02}:{s:02}.{micros:06}")
+            }
+            TimeFormat::AbsoluteDate | TimeFormat::UtcDate => {
+                let (y, mo, d) = civil_from_days((secs / 86_400) as i64);
+                write!(f, "{y:04}-{mo:02}-{d:02} {h:02}:{m:02}:{s:02}.{micros:06}")
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separators_take_a_character_tab_or_space() {
+        let f = FieldsFormat::parse(&["separator=,"]).unwrap();
+        assert_eq!(f.separator, ',');
+        assert_eq!(
+            FieldsFormat::parse(&["separator=/t"]).unwrap().separator,
+            '\t'
+        );
+        assert_eq!(
+            FieldsFormat::parse(&["separator=/s"]).unwrap().separator,
+            ' '
+        );
+        assert_eq!(
+            FieldsFormat::parse(&["aggregator=;"]).unwrap().aggregator,
+            ';'
+        );
+        assert_eq!(
+            FieldsFormat::parse(&["aggregator=/s"]).unwrap().aggregator,
+            ' '
+        );
+        assert!(FieldsFormat::parse(&["separator=ab"]).is_err());
+        assert!(FieldsFormat::parse(&["separator="]).is_err());
+        assert!(FieldsFormat::parse(&["separator=\x07"]).is_err());
+        assert_eq!(FieldsFormat::default().separator, '\t');
+        assert_eq!(FieldsFormat::default().aggregator, ',');
+    }
+
+    #[test]
+    fn quote_occurrence_and_header_parse() {
+        let f = FieldsFormat::parse(&["quote=d", "occurrence=f", "header=y"]).unwrap();
+        assert_eq!(f.quote, Quote::Double);
+        assert_eq!(f.occurrence, Occurrence::First);
+        assert!(f.header);
+        assert_eq!(
+            FieldsFormat::parse(&["quote=s"]).unwrap().quote,
+            Quote::Single
+        );
+        assert_eq!(
+            FieldsFormat::parse(&["quote=n"]).unwrap().quote,
+            Quote::None
+        );
+        assert_eq!(
+            FieldsFormat::parse(&["occurrence=l"]).unwrap().occurrence,
+            Occurrence::Last
+        );
+        assert_eq!(
+            FieldsFormat::parse(&["occurrence=a"]).unwrap().occurrence,
+            Occurrence::All
+        );
+        assert!(!FieldsFormat::parse(&["header=n"]).unwrap().header);
+        for bad in [
+            "quote=x",
+            "occurrence=2",
+            "header=yes",
+            "colour=y",
+            "header",
+        ] {
+            let e = FieldsFormat::parse(&[bad]).unwrap_err();
+            assert!(!e.contains('\n') && e.starts_with("-E "), "{e}");
+        }
+    }
+
+    #[test]
+    fn text_values_lose_their_quotes_but_stay_escaped() {
+        let mut s = String::new();
+        write_value(&mut s, &Value::Text(b"a\x1b\"b"));
+        assert_eq!(s, r#"a\u{1b}\"b"#);
+        s.clear();
+        write_value(
+            &mut s,
+            &Value::Enum {
+                raw: 2,
+                name: Some("Timeout"),
+            },
+        );
+        assert_eq!(s, "Timeout");
+    }
+
+    #[test]
+    fn names_resolve_to_frame_and_protocol_fields() {
+        assert!(matches!(
+            Source::resolve("frame.number"),
+            Some(Source::Frame(FrameField::Number))
+        ));
+        assert!(matches!(
+            Source::resolve("lwar.seqno"),
+            Some(Source::Proto(_))
+        ));
+        assert!(Source::resolve("lwar.nope").is_none());
+    }
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_675), (2023, 11, 14));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        let ts = Timestamp(1_700_000_000_100_200_000);
+        let t = |f| time_column(f, ts, ts, ts, ts).to_string();
+        assert_eq!(t(TimeFormat::UtcDate), "2023-11-14 22:13:20.100200");
+        assert_eq!(t(TimeFormat::Utc), "22:13:20.100200");
+        assert_eq!(t(TimeFormat::Epoch), "1700000000.100200");
+        assert_eq!(t(TimeFormat::Relative), "   0.000000");
+    }
+}
