@@ -176,9 +176,9 @@ impl FrameWriter {
     pub fn write(&mut self, frame: &Frame<'_>) -> Result<(), ExportError> {
         if let Some((_, earlier)) = frame.fragment_frames.split_last() {
             for &n in earlier {
-                match self.held.iter().position(|h| h.number == n) {
-                    Some(i) => {
-                        let h = self.held.remove(i).expect("position is in range");
+                let held = self.held.iter().position(|h| h.number == n);
+                match held.and_then(|i| self.held.remove(i)) {
+                    Some(h) => {
                         self.held_bytes -= h.data.len();
                         self.put(h.link, h.ts, h.orig_len, &h.data)?;
                     }
