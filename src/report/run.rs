@@ -324,14 +324,26 @@ pub fn report<W: Write>(
     };
     let result = drive(source, &mut analysis, Some(&progress), export.as_mut());
     // The export is finished before the report: a write error is an error.
-    let exported = export.map(|x| x.writer.finish()).transpose();
+    let exported = export
+        .map(|x| {
+            let dropped = x.writer.dropped();
+            x.writer.finish().map(|_| dropped)
+        })
+        .transpose();
     progress.finish();
     let info = capture_info(&source.stats(), files, interface);
     let (outcome, output) = analysis.finish(info);
     output
         .finish(&outcome, layout, take)
         .map_err(RunError::Output)?;
-    exported?;
+    if let Some(dropped) = exported? {
+        if dropped > 0 {
+            let _ = writeln!(
+                io::stderr(),
+                "warning: {dropped} fragment frames of selected datagrams were no longer held (the hold keeps 16 MiB) and are missing from the export"
+            );
+        }
+    }
     result
 }
 
