@@ -336,13 +336,13 @@ pub fn report<W: Write>(
     output
         .finish(&outcome, layout, take)
         .map_err(RunError::Output)?;
-    if let Some(dropped) = exported? {
-        if dropped > 0 {
-            let _ = writeln!(
-                io::stderr(),
-                "warning: {dropped} fragment frames of selected datagrams were no longer held (the hold keeps 16 MiB) and are missing from the export"
-            );
-        }
+    if let Some(dropped) = exported?
+        && dropped > 0
+    {
+        let _ = writeln!(
+            io::stderr(),
+            "warning: {dropped} fragment frames of selected datagrams were no longer held (the hold keeps 16 MiB) and are missing from the export"
+        );
     }
     result
 }
