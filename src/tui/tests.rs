@@ -550,3 +550,16 @@ fn w_saves_the_packets_in_view_with_their_payloads_and_times() {
 fn lwarscope_payload_type(payload: &[u8]) -> Option<u16> {
     Some(u16::from_be_bytes([*payload.get(4)?, *payload.get(5)?]))
 }
+
+#[test]
+fn the_status_bar_never_shows_fewer_frames_than_packets() {
+    let mut a = app();
+    let packets = a.rows.len();
+    // The capture's counters lag the rows by up to a second.
+    a.counters.frames = 1;
+    let shown = text(&mut a, 160, 48);
+    assert!(
+        shown.contains(&format!("{packets} frames {packets} packets")),
+        "{shown}"
+    );
+}

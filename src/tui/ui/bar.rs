@@ -57,7 +57,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         _ => {}
     }
     let c = &app.counters;
-    let _ = write!(left, "| {} frames {} lwar ", c.frames, app.rows.len());
+    // The capture's counters come once a second, the rows as they are
+    // analysed: a frame counted in a row was captured, so the frames shown are
+    // never fewer than the packets.
+    let packets = app.rows.len() as u64;
+    let _ = write!(
+        left,
+        "| {} frames {packets} packets ",
+        c.frames.max(packets)
+    );
     if let Some(rx) = c.received {
         let _ = write!(
             left,
