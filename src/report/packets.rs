@@ -79,11 +79,19 @@ fn same_label(a: &Finding, b: &Finding) -> bool {
 }
 
 /// Findings of one label in a row, their seqnos as ranges: `resend#1-3,7`.
-struct GroupToken<'f>(&'f [Finding]);
+/// With `why`, a packet that does not decode says why after its label:
+/// `malformed: Input at offset 12 is truncated: ...` (off when the line already
+/// says it, for a header that does not decode).
+struct GroupToken<'f>(&'f [Finding], bool);
 
 impl fmt::Display for GroupToken<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let group = self.0;
+        if self.1
+            && let crate::engine::Detail::Decode { error, .. } = group[0].detail
+        {
+            return write!(f, "{}: {error}", group[0].label());
+        }
         write!(f, "{}", group[0].label())?;
         let mut seqnos = group.iter().filter_map(|x| x.seqno).peekable();
         let mut sep = "#";
@@ -195,6 +203,7 @@ impl<W: Write> PacketPrinter<W> {
             }
         });
         io_result?;
+        let decoded = header.is_ok();
         match header {
             Ok(()) => {
                 write!(self.out, "len={}", d.payload_len)?;
@@ -218,7 +227,10 @@ impl<W: Write> PacketPrinter<W> {
                 if i > 0 {
                     self.out.write_all(b", ")?;
                 }
-                self.paint(severity_color(group[0].severity()), GroupToken(group))?;
+                self.paint(
+                    severity_color(group[0].severity()),
+                    GroupToken(group, decoded),
+                )?;
             }
             self.out.write_all(b"]")?;
         }
@@ -370,13 +382,13 @@ mod tests {
             f(FindingKind::RESEND, Some(3)),
             f(FindingKind::RESEND, Some(7)),
         ];
-        assert_eq!(GroupToken(&findings).to_string(), "resend#1-3,7");
+        assert_eq!(GroupToken(&findings, true).to_string(), "resend#1-3,7");
         let plain = [
             f(FindingKind::REORDERED, None),
             f(FindingKind::REORDERED, None),
         ];
-        assert_eq!(GroupToken(&plain).to_string(), "reordered x2");
-        assert_eq!(GroupToken(&plain[..1]).to_string(), "reordered");
+        assert_eq!(GroupToken(&plain, true).to_string(), "reordered x2");
+        assert_eq!(GroupToken(&plain[..1], true).to_string(), "reordered");
     }
 
     /// A writer that fails like a closed pipe after `n` bytes.
