@@ -253,6 +253,63 @@ impl fmt::Display for FindingKind {
     }
 }
 
+/// Declares a protocol's own finding kinds: a `static` [`KindDef`] each (in a
+/// private `kind_defs` module), a `pub const` [`FindingKind`] each, and `KINDS`,
+/// all of them in slot order. Used in a protocol's `findings.rs`:
+///
+/// ```text
+/// protocol_kinds! { "strs";
+///     /// A reliable packet sent again.
+///     RETRANSMISSION = "retransmission", Sequence, Note, 16;
+/// }
+/// ```
+#[macro_export]
+macro_rules! protocol_kinds {
+    ($proto:literal; $( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
+        mod kind_defs {
+            use $crate::engine::{Group, KindDef, Severity};
+            $( pub static $name: KindDef = KindDef {
+                name: $text,
+                proto: $proto,
+                group: Group::$group,
+                severity: Severity::$severity,
+                doc: stringify!($($doc)*),
+                slot: $slot,
+            }; )*
+        }
+        $( $(#[$doc])* pub const $name: $crate::engine::FindingKind =
+            $crate::engine::FindingKind::new(&kind_defs::$name); )*
+
+        /// The protocol's own kinds, in slot order.
+        pub const KINDS: &[$crate::engine::FindingKind] = &[ $( $name, )* ];
+    };
+}
+
+/// Declares a protocol's rules: a `static` [`RuleDef`] each, a `pub const`
+/// [`Rule`] each in a `rules` module, and `RULES`, in slot order.
+#[macro_export]
+macro_rules! protocol_rules {
+    ($proto:literal; $( $(#[$doc:meta])* $name:ident = $text:literal, $slot:literal; )*) => {
+        mod rule_defs {
+            use $crate::engine::RuleDef;
+            $( pub static $name: RuleDef = RuleDef {
+                name: $text,
+                proto: $proto,
+                doc: stringify!($($doc)*),
+                slot: $slot,
+            }; )*
+        }
+        /// The protocol's rules, for `violation` findings.
+        pub mod rules {
+            $( $(#[$doc])* pub const $name: $crate::engine::Rule =
+                $crate::engine::Rule::new(&super::rule_defs::$name); )*
+        }
+
+        /// Every rule of the protocol, in slot order.
+        pub const RULES: &[$crate::engine::Rule] = &[ $( rules::$name, )* ];
+    };
+}
+
 /// A registered rule of a protocol: the sub-kind of a `violation` finding.
 #[derive(Debug)]
 pub struct RuleDef {

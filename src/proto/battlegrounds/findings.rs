@@ -4,33 +4,9 @@
 
 use super::wire::{DecodeError, PacketType, Part, Violation, ViolationKind};
 use crate::engine::reassembly::{GiveUpReason, Inconsistency, Refusal};
-use crate::engine::{
-    Detail, DetailFormat, FindingKind, Group, KindDef, ProtoDetail, Rule, RuleDef, Severity,
-};
+use crate::engine::{Detail, DetailFormat, ProtoDetail, Rule};
 
-const PROTO: &str = "bg";
-
-macro_rules! bg_kinds {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
-        mod kind_defs {
-            use super::*;
-            $( pub static $name: KindDef = KindDef {
-                name: $text,
-                proto: PROTO,
-                group: Group::$group,
-                severity: Severity::$severity,
-                doc: stringify!($($doc)*),
-                slot: $slot,
-            }; )*
-        }
-        $( $(#[$doc])* pub const $name: FindingKind = FindingKind::new(&kind_defs::$name); )*
-
-        /// Battlegrounds' own kinds.
-        pub const KINDS: &[FindingKind] = &[ $( $name, )* ];
-    };
-}
-
-bg_kinds! {
+crate::protocol_kinds! { "bg";
     /// A message some of whose blocks were captured, never completed by the end
     /// of the capture (or of its session).
     MSG_INCOMPLETE = "msg-incomplete", Sequence, Warning, 16;
@@ -50,29 +26,7 @@ bg_kinds! {
     DUPLICATE_ACK = "duplicate-ack", Ack, Note, 22;
 }
 
-macro_rules! bg_rules {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, $slot:literal; )*) => {
-        mod rule_defs {
-            use super::*;
-            $( pub static $name: RuleDef = RuleDef {
-                name: $text,
-                proto: PROTO,
-                doc: stringify!($($doc)*),
-                slot: $slot,
-            }; )*
-        }
-        /// Battlegrounds' rules, for `violation` findings.
-        pub mod rules {
-            use super::*;
-            $( $(#[$doc])* pub const $name: Rule = Rule::new(&rule_defs::$name); )*
-        }
-
-        /// Every rule, in slot order.
-        pub const RULES: &[Rule] = &[ $( rules::$name, )* ];
-    };
-}
-
-bg_rules! {
+crate::protocol_rules! { "bg";
     /// The header's reserved byte is not 0.
     RESERVED_NONZERO = "reserved-nonzero", 0;
     /// AUTH_OK's name is not UTF-8.
@@ -617,7 +571,10 @@ mod tests {
                 k.ordinal() >= 16 && k.ordinal() < crate::engine::MAX_KINDS,
                 "{k}"
             );
-            assert!(FindingKind::shared(k.name()).is_none(), "{k}");
+            assert!(
+                crate::engine::FindingKind::shared(k.name()).is_none(),
+                "{k}"
+            );
         }
         assert_eq!(
             rules::BEFORE_PING.full_name().to_string(),

@@ -2,32 +2,10 @@
 //! has, beside the shared ones of [`crate::engine::FindingKind`].
 
 use super::wire::{DecodeError, Id, MessageType, Violation, ViolationKind};
-use crate::engine::{
-    Detail, DetailFormat, FindingKind, Group, KindDef, ProtoDetail, Rule, RuleDef, Severity,
-};
+use crate::engine::{Detail, DetailFormat, ProtoDetail, Rule};
 use std::fmt;
 
-macro_rules! lwar_kinds {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
-        mod kind_defs {
-            use super::*;
-            $( pub static $name: KindDef = KindDef {
-                name: $text,
-                proto: "lwar",
-                group: Group::$group,
-                severity: Severity::$severity,
-                doc: stringify!($($doc)*),
-                slot: $slot,
-            }; )*
-        }
-        $( $(#[$doc])* pub const $name: FindingKind = FindingKind::new(&kind_defs::$name); )*
-
-        /// lwar's own kinds.
-        pub const KINDS: &[FindingKind] = &[ $( $name, )* ];
-    };
-}
-
-lwar_kinds! {
+crate::protocol_kinds! { "lwar";
     /// The server's repeated Leave to a client that sent Disconnect: the
     /// specification's way, not loss. Kept out of the resend rate.
     EXPECTED_REPEAT = "expected-repeat", Sequence, Note, 16;
@@ -39,29 +17,7 @@ lwar_kinds! {
     INPUTS_LOST = "inputs-lost", Stream, Warning, 19;
 }
 
-macro_rules! lwar_rules {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, $slot:literal; )*) => {
-        mod rule_defs {
-            use super::*;
-            $( pub static $name: RuleDef = RuleDef {
-                name: $text,
-                proto: "lwar",
-                doc: stringify!($($doc)*),
-                slot: $slot,
-            }; )*
-        }
-        /// lwar's rules, for `violation` findings.
-        pub mod rules {
-            use super::*;
-            $( $(#[$doc])* pub const $name: Rule = Rule::new(&rule_defs::$name); )*
-        }
-
-        /// Every lwar rule, in slot order.
-        pub const RULES: &[Rule] = &[ $( rules::$name, )* ];
-    };
-}
-
-lwar_rules! {
+crate::protocol_rules! { "lwar";
     /// A packet over 512 bytes (raised as the `oversize` kind; the rule names it).
     OVERSIZE = "oversize", 0;
     /// A reliable message with seqno 0 (seqnos start at 1).
@@ -319,7 +275,10 @@ mod tests {
                 k.ordinal() >= 16 && k.ordinal() < crate::engine::MAX_KINDS,
                 "{k}"
             );
-            assert!(FindingKind::shared(k.name()).is_none(), "{k}");
+            assert!(
+                crate::engine::FindingKind::shared(k.name()).is_none(),
+                "{k}"
+            );
         }
         assert_eq!(
             rules::AFTER_DISCONNECT.full_name().to_string(),

@@ -3,32 +3,10 @@
 //! of each is in [`super::analysis`].
 
 use super::wire::{DecodeError, EnumKind, FieldId, PacketType, Violation, ViolationKind};
-use crate::engine::{
-    Detail, DetailFormat, FindingKind, Group, KindDef, ProtoDetail, Rule, RuleDef, Severity,
-};
+use crate::engine::{Detail, DetailFormat, ProtoDetail, Rule};
 use std::fmt;
 
-macro_rules! strs_kinds {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
-        mod kind_defs {
-            use super::*;
-            $( pub static $name: KindDef = KindDef {
-                name: $text,
-                proto: "strs",
-                group: Group::$group,
-                severity: Severity::$severity,
-                doc: stringify!($($doc)*),
-                slot: $slot,
-            }; )*
-        }
-        $( $(#[$doc])* pub const $name: FindingKind = FindingKind::new(&kind_defs::$name); )*
-
-        /// Starstrike's own kinds.
-        pub const KINDS: &[FindingKind] = &[ $( $name, )* ];
-    };
-}
-
-strs_kinds! {
+crate::protocol_kinds! { "strs";
     /// A reliable packet sent again (a new sequence number, the same type and
     /// payload) while no earlier copy was acknowledged.
     RETRANSMISSION = "retransmission", Sequence, Note, 16;
@@ -56,29 +34,7 @@ strs_kinds! {
     OVER_BUDGET = "over-budget", Stream, Warning, 24;
 }
 
-macro_rules! strs_rules {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, $slot:literal; )*) => {
-        mod rule_defs {
-            use super::*;
-            $( pub static $name: RuleDef = RuleDef {
-                name: $text,
-                proto: "strs",
-                doc: stringify!($($doc)*),
-                slot: $slot,
-            }; )*
-        }
-        /// Starstrike's rules, for `violation` findings.
-        pub mod rules {
-            use super::*;
-            $( $(#[$doc])* pub const $name: Rule = Rule::new(&rule_defs::$name); )*
-        }
-
-        /// Every Starstrike rule, in slot order.
-        pub const RULES: &[Rule] = &[ $( rules::$name, )* ];
-    };
-}
-
-strs_rules! {
+crate::protocol_rules! { "strs";
     /// The handshake out of order: an answer (Accept or Reject) contradicting an
     /// earlier one, or a new ConnectionRequest (another payload) after the answer.
     HANDSHAKE_ORDER = "handshake-order", 0;
@@ -545,7 +501,10 @@ mod tests {
         }
         for k in KINDS {
             assert!((16..crate::engine::MAX_KINDS).contains(&k.ordinal()), "{k}");
-            assert!(FindingKind::shared(k.name()).is_none(), "{k}");
+            assert!(
+                crate::engine::FindingKind::shared(k.name()).is_none(),
+                "{k}"
+            );
         }
         assert_eq!(
             rules::SENT_AFTER_DISCONNECT.full_name().to_string(),
