@@ -330,7 +330,11 @@ impl Engine {
 
     /// Decodes datagrams from or to `port` as the protocol of entry `index`
     /// (tshark's `-d udp.port==N,proto`), before any probe.
+    /// An index that is not an entry's is ignored.
     pub fn decode_port_as(&mut self, port: u16, index: usize) {
+        if index >= self.entries.len() {
+            return;
+        }
         self.decode_as.retain(|(p, _)| *p != port);
         self.decode_as.push((port, index));
     }
@@ -372,9 +376,10 @@ impl Engine {
             }
             return None;
         };
-        let flow = self.entries[i]
-            .tracker
-            .observe(d, observer, &mut self.next_id, by);
+        let Some(entry) = self.entries.get_mut(i) else {
+            return None;
+        };
+        let flow = entry.tracker.observe(d, observer, &mut self.next_id, by);
         self.recognised += 1;
         match self.limit {
             Some(n) if self.recognised >= n => Some(Flow::Stop),
