@@ -376,9 +376,7 @@ impl Engine {
             }
             return None;
         };
-        let Some(entry) = self.entries.get_mut(i) else {
-            return None;
-        };
+        let entry = self.entries.get_mut(i)?;
         let flow = entry.tracker.observe(d, observer, &mut self.next_id, by);
         self.recognised += 1;
         match self.limit {
