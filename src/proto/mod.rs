@@ -320,6 +320,19 @@ mod tests {
             kind_by_name("lwar.input-gap").map(|k| k.name()),
             Some("input-gap")
         );
+        // Each protocol's own kinds use slots 16 and up (below, the shared
+        // kinds') and never a shared kind's name; its rules are in slot order.
+        for p in REGISTRY {
+            for k in p.info.kinds {
+                assert!((16..crate::engine::MAX_KINDS).contains(&k.ordinal()), "{k}");
+                assert!(FindingKind::shared(k.name()).is_none(), "{k}");
+                assert_eq!(k.def().proto, p.info.name, "{k}");
+            }
+            for (i, r) in p.info.rules.iter().enumerate() {
+                assert_eq!(r.ordinal(), i, "{}", r.full_name());
+                assert_eq!(r.def().proto, p.info.name, "{r}");
+            }
+        }
         let mut protocols: Vec<_> = REGISTRY.iter().map(|p| p.info.name).collect();
         protocols.sort();
         protocols.dedup();
