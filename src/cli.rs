@@ -5,10 +5,12 @@ use lwarscope::capture::DEFAULT_SNAPLEN;
 use lwarscope::report::{CheckArgs, ReportArgs};
 use std::path::PathBuf;
 
-/// Analyse lwar game traffic from capture files or a live interface.
+/// Analyse UDP game traffic (lwar, Starstrike, Battlegrounds) from capture files
+/// or a live interface.
 ///
-/// lwar datagrams are recognised by the protocol's appId at the start of the UDP
-/// payload, on any port; IP fragments are reassembled first. Everything else is
+/// Each protocol is recognised by its own bytes on any port (lwar's appId,
+/// Starstrike's magic "STRS", a Battlegrounds flow's first AUTH), or by a port
+/// named with -d; IP fragments are reassembled first. Everything else is
 /// counted, not decoded.
 #[derive(Debug, Parser)]
 #[command(name = "lwarscope", version, max_term_width = 100)]
@@ -26,7 +28,12 @@ Examples:
   lwarscope -r a.pcapng b.pcapng          several files, in order, as one stream
   tcpdump -i eth0 -w - udp | lwarscope -r -
   lwarscope -i eth0 -w match.pcap         capture live, and keep every frame
-  lwarscope -r match.pcap --packets       one line per lwar packet
+  lwarscope -r match.pcap --packets       one line per packet
+  lwarscope -r match.pcap -Y 'resend || lost' -w bug.pcapng
+                                          export the frames of those packets
+  lwarscope -r mid.pcap -d udp.port==7777,battlegrounds
+                                          decode a port as a protocol
+  lwarscope --list-fields                 every protocol's fields, for -Y and -e
   lwarscope -r match.pcap -V -x -Y 'frame == 2'   every field and the bytes of frame 2
   lwarscope -r match.pcap -Y 'resend || lost'     the packets with those findings
   lwarscope -r match.pcap --format jsonl | jq -c 'select(.type == \"finding\")'
@@ -169,7 +176,7 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Simulate lwar peers over a faulty network: write a pcap with its ground
+    /// Simulate peers of a protocol (--proto, lwar by default) over a faulty network: write a pcap with its ground
     /// truth, or run them live on loopback
     Sim(Box<SimCommand>),
     /// The CI gate: analyse each capture file and judge it by rules

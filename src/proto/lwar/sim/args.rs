@@ -79,7 +79,7 @@ fn delays(s: &str) -> Result<DirSpec<u64>, String> {
     parse_dir(s, parse_duration)
 }
 
-/// Simulate lwar peers over a faulty network; write a pcap and its ground truth
+/// Simulate peers (lwar, or --proto NAME) over a faulty network; write a pcap and its ground truth
 /// (virtual mode), or run them on loopback sockets in real time (--live).
 ///
 /// Fault rates take one value for both directions (`--loss 5%`) or one per
@@ -87,7 +87,7 @@ fn delays(s: &str) -> Result<DirSpec<u64>, String> {
 /// the capture shows them; `--tap-miss` drops frames from the capture only.
 #[derive(Debug, Clone, Args)]
 #[command(
-    after_help = "Examples:\n  lwarscope sim -w clean.pcap --seed 1\n  lwarscope sim -w lossy.pcap --seed 7 --clients 4 --loss c2s=5%,s2c=1% --tap-miss 1%\n  lwarscope sim -w big.pcap --packets 1000000 --no-truth\n  lwarscope sim --live --clients 3 --duration 20\n  lwarscope sim --live --replay big.pcap --pps 200000"
+    after_help = "Examples:\n  lwarscope sim -w clean.pcap --seed 1\n  lwarscope sim -w lossy.pcap --seed 7 --clients 4 --loss c2s=5%,s2c=1% --tap-miss 1%\n  lwarscope sim -w big.pcap --packets 1000000 --no-truth\n  lwarscope sim --live --clients 3 --duration 20\n  lwarscope sim --live --replay big.pcap --pps 200000\n  lwarscope sim --proto starstrike -w strs.pcap --loss 5% --reorder 2%\n  lwarscope sim --proto battlegrounds --live -c 3 -d 20"
 )]
 pub struct SimArgs {
     /// Write the simulated capture to FILE (and the ground truth to FILE.truth.json, FILE's extension replaced).
