@@ -13,6 +13,10 @@
 //! - [`fields`]: `-T fields -e FIELD -E ...`, tshark's field output, and `-t`, the time column.
 //! - [`json`]: `--format json` and `--format jsonl`, schema 1.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
+//! - [`fleet`]: many captures at once: directories, globs, and the worker pool
+//!   that analyses files in parallel and returns results in input order.
+//! - `parquet` (with the `parquet` feature): `--format parquet`, the
+//!   sessions and findings tables.
 //! - [`progress`]: a progress bar on a terminal's standard error.
 //! - [`run`]: drives a capture source into an output (what the binary calls).
 
@@ -20,8 +24,11 @@ pub mod args;
 pub mod check;
 pub mod fields;
 pub mod filter;
+pub mod fleet;
 pub mod json;
 pub mod packets;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod progress;
 pub mod run;
 pub mod table;
@@ -282,6 +289,14 @@ pub struct DirView {
     /// Packets lost before the capture point, estimated (`engine::loss`), as a
     /// fraction; `None` before the sender's tick is known.
     pub loss: Option<f64>,
+    /// The packets behind `loss`: lost, and expected (captured plus lost).
+    pub loss_counts: Option<crate::engine::LossEstimate>,
+    /// The largest ack delay, in ms, and how many delays were measured.
+    pub ack_max_ms: Option<f64>,
+    pub ack_samples: u64,
+    /// Capture time of this direction's first and last packet.
+    pub start: Option<Timestamp>,
+    pub end: Option<Timestamp>,
 }
 
 impl DirView {
@@ -306,6 +321,11 @@ impl DirView {
             unacked: d.unacked(),
             jitter_ms: d.jitter_ms,
             loss: d.loss().map(|e| e.fraction()),
+            loss_counts: d.loss(),
+            ack_max_ms: d.ack_delay_max_ms(),
+            ack_samples: d.ack_delay_samples(),
+            start: d.first_ts,
+            end: d.first_ts.map(|_| d.last_ts),
             duration_secs: d.duration_secs(),
         }
     }
