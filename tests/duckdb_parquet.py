@@ -1,0 +1,143 @@
+"""Reads lwarscope's Parquet tables with DuckDB, an independent reader, and
+checks them against lwarscope's own --format json of the same captures.
+
+Usage: python3 tests/duckdb_parquet.py TABLES_DIR FLEET.json
+
+TABLES_DIR is the --out of `lwarscope -r DIR --format parquet`, FLEET.json the
+output of `lwarscope -r DIR --format json` (one document, one element per
+capture). Exits 1 with the differences on standard error; run by
+tests/parquet_cli.rs. DuckDB missing is an error, never a skip.
+"""
+
+import json
+import sys
+
+import duckdb  # noqa: E402  (an ImportError must fail the test)
+
+
+def main() -> int:
+    tables, fleet_json = sys.argv[1], sys.argv[2]
+    with open(fleet_json, encoding="utf-8") as f:
+        fleet = json.load(f)
+    db = duckdb.connect()
+    sessions = f"read_parquet('{tables}/sessions/*.parquet')"
+    findings = f"read_parquet('{tables}/findings/*.parquet')"
+    problems = []
+
+    def rows(sql, *params):
+        return db.execute(sql, list(params)).fetchall()
+
+    captures = [c for c in fleet["captures"] if "error" not in c]
+    in_tables = [r[0] for r in rows(f"SELECT DISTINCT capture FROM {sessions} ORDER BY 1")]
+    with_sessions = sorted(
+        c["capture"]["files"][0] for c in captures if c["summary"]["sessions"]
+    )
+    if in_tables != with_sessions:
+        problems.append(f"captures in sessions: {in_tables} != {with_sessions}")
+
+    total_sessions = total_findings = 0
+    for c in captures:
+        name = c["capture"]["files"][0]
+        summary = c["summary"]
+        want = []
+        for s in summary["sessions"]:
+            for d in ("c2s", "s2c"):
+                x = s[d]
+                loss = x.get("loss")
+                want.append(
+                    (
+                        s["client"],
+                        s["server"],
+                        d,
+                        s["state"],
+                        x["packets"],
+                        x["bytes"],
+                        x["first_sends"],
+                        x.get("repeats", 0),
+                        x["resends"],
+                        loss["lost"] if loss else None,
+                        loss["expected"] if loss else None,
+                    )
+                )
+        got = rows(
+            f"""SELECT client, server, direction, state, packets, bytes, first_sends,
+                       repeats, resends, loss_lost, loss_expected
+                FROM {sessions} WHERE capture = ?""",
+            name,
+        )
+        if sorted(got) != sorted(want):
+            problems.append(f"{name}: sessions differ:\n  parquet {sorted(got)}\n  json    {sorted(want)}")
+        total_sessions += len(want)
+
+        want_f = [
+            (
+                f["kind"],
+                f["rule"],
+                f["severity"],
+                f["frame"],
+                f["session"],
+                f["dir"],
+                f["seqno"],
+                f["detail"],
+                round(f["time"] * 1e6),
+            )
+            for f in c["findings"]
+        ]
+        got_f = rows(
+            f"""SELECT kind, rule, severity, frame, session, direction, seqno, detail,
+                       epoch_us(time)
+                FROM {findings} WHERE capture = ?""",
+            name,
+        )
+        # JSON's times are f64 seconds: a microsecond either way is its rounding.
+        def close(a, b):
+            return a[:-1] == b[:-1] and abs(a[-1] - b[-1]) <= 1
+
+        if len(got_f) != len(want_f) or not all(map(close, got_f, want_f)):
+            diff = next(
+                (i for i, (a, b) in enumerate(zip(got_f, want_f)) if not close(a, b)),
+                min(len(got_f), len(want_f)),
+            )
+            problems.append(
+                f"{name}: findings differ ({len(got_f)} rows, json {len(want_f)}), "
+                f"first at row {diff}: {got_f[diff:diff + 1]} != {want_f[diff:diff + 1]}"
+            )
+        total_findings += len(want_f)
+
+        counts = dict(
+            rows(f"SELECT kind, count(*) FROM {findings} WHERE capture = ? GROUP BY kind", name)
+        )
+        if counts != summary["findings"]:
+            problems.append(f"{name}: findings by kind {counts} != summary {summary['findings']}")
+
+    (n_sessions,) = rows(f"SELECT count(*) FROM {sessions}")[0]
+    (n_findings,) = rows(f"SELECT count(*) FROM {findings}")[0]
+    if (n_sessions, n_findings) != (total_sessions, total_findings):
+        problems.append(
+            f"row counts: sessions {n_sessions} != {total_sessions}, "
+            f"findings {n_findings} != {total_findings}"
+        )
+
+    # The README's query: sessions ranked by loss across the folder.
+    ranked = rows(
+        f"""SELECT capture, protocol, client, server, direction, loss, loss_lost, packets
+            FROM {sessions}
+            WHERE loss IS NOT NULL
+            ORDER BY loss DESC, capture, client, direction
+            LIMIT 5"""
+    )
+    if not ranked or any(r[5] is None for r in ranked):
+        problems.append(f"the ranking query: {ranked}")
+
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return 1
+    print(
+        f"duckdb {duckdb.__version__}: {len(captures)} captures, "
+        f"{n_sessions} sessions rows, {n_findings} findings rows agree with --format json"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
