@@ -122,15 +122,15 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     // The terminal UI is the default of -i when it can run (a terminal both
     // ways) and no printed output was asked for.
     let on_terminal = io::stdout().is_terminal() && io::stdin().is_terminal();
+    if cli.interface.is_some() && cli.report.jobs.is_some() {
+        anyhow::bail!("-j applies to capture files (-r), each analysed on its own");
+    }
     if cli.tui {
         refuse_with_tui(cli)?;
         return run_tui(cli);
     }
     if cli.interface.is_some() && on_terminal && !cli.no_tui && printed_output(cli).is_none() {
         return run_tui(cli);
-    }
-    if cli.interface.is_some() && cli.report.jobs.is_some() {
-        anyhow::bail!("-j applies to capture files (-r), each analysed on its own");
     }
     if cli.interface.is_none() && run::each_file(&cli.report, &cli.read) {
         if cli.write.is_some() {
@@ -191,6 +191,7 @@ fn printed_output(cli: &Cli) -> Option<&'static str> {
         (r.hex, "-x"),
         (r.format != lwarscope::report::Format::Table, "--format"),
         (r.output_type.is_some(), "-T"),
+        (r.out.is_some(), "--out"),
     ]
     .into_iter()
     .find_map(|(set, flag)| set.then_some(flag))

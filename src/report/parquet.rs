@@ -529,6 +529,36 @@ mod tests {
     }
 
     #[test]
+    fn the_files_hold_the_documented_parquet_types() {
+        use parquet::file::reader::FileReader;
+        let dir = tempfile::tempdir().unwrap();
+        let tables = Tables::create(dir.path()).unwrap();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/sim-loss.pcap");
+        let mut source = Source::files(&[&path]).unwrap();
+        let engine = crate::proto::engine(crate::engine::TrackerConfig::default());
+        let rows = write_capture(&tables, &mut source, &path, engine).unwrap();
+        assert_eq!(rows.sessions, 6);
+        assert!(rows.findings > 0);
+        for table in ["sessions", "findings"] {
+            let file = File::open(dir.path().join(table).join(file_name(&path))).unwrap();
+            let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+            let meta = reader.metadata().file_metadata();
+            let want = if table == "sessions" {
+                rows.sessions
+            } else {
+                rows.findings
+            };
+            assert_eq!(meta.num_rows(), want as i64, "{table}");
+            let mut text = Vec::new();
+            parquet::schema::printer::print_schema(&mut text, meta.schema());
+            insta::assert_snapshot!(
+                format!("{table}_parquet_schema"),
+                String::from_utf8(text).unwrap()
+            );
+        }
+    }
+
+    #[test]
     fn file_names_are_stable_and_distinct() {
         let a = file_name(Path::new("captures/sim-clean.pcap"));
         assert!(
