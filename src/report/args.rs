@@ -148,6 +148,22 @@ pub struct ReportArgs {
     )]
     pub time_format: super::fields::TimeFormat,
 
+    /// Statistics, as tshark's -z (repeatable), printed after the report (or
+    /// alone with -q): io,stat,INTERVAL[,FILTER...] packets, bytes, lost,
+    /// resends and ack delay per interval of INTERVAL seconds (0: the whole
+    /// capture), per direction, with packets and bytes matching each FILTER;
+    /// conv, the conversations (sessions); expert[,error|warn|note], the
+    /// findings from that severity up. With --format json they are the
+    /// document's `statistics`.
+    /// Example: lwarscope -r game.pcap -q -z io,stat,1,resend -z expert,warn
+    #[arg(short = 'z', value_name = "STATISTICS", help_heading = "Statistics")]
+    pub stats: Vec<super::stats::StatSpec>,
+
+    /// Quiet, as tshark's -q: no report tables, only the -z statistics (or,
+    /// with -w, only the export).
+    #[arg(short = 'q', long = "quiet", help_heading = "Statistics")]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub decode: DecodeArgs,
 }

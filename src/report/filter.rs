@@ -995,6 +995,8 @@ mod tests {
             session: 2,
             direction: Direction::ClientToServer,
             findings,
+            acks: Default::default(),
+            resends: 0,
         };
         filter.matches(&event)
     }

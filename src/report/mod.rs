@@ -12,6 +12,7 @@
 //! - [`packets`]: `--packets`, `-V`, `-x`: one line per packet, tcpdump-like.
 //! - [`fields`]: `-T fields -e FIELD -E ...`, tshark's field output, and `-t`, the time column.
 //! - [`json`]: `--format json` and `--format jsonl`, schema 1.
+//! - [`stats`]: `-z io,stat`, `-z conv`, `-z expert`: statistics, as tshark's.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
 //! - [`progress`]: a progress bar on a terminal's standard error.
 //! - [`run`]: drives a capture source into an output (what the binary calls).
@@ -24,6 +25,7 @@ pub mod json;
 pub mod packets;
 pub mod progress;
 pub mod run;
+pub mod stats;
 pub mod table;
 
 pub use args::{CheckArgs, Color, Format, ReportArgs};
