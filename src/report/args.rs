@@ -70,12 +70,16 @@ pub struct ReportArgs {
 
     /// Display filter: only packets (and findings) that match EXPR, e.g. 'Join',
     /// 'resend || lost', 'seqno >= 10 && dir == s2c', 'peer == 10.0.0.2:32422',
-    /// 'player == 0:1', 'finding == violation/wrong-sender', '!(Input || Update)'.
+    /// 'player == 0:1', 'finding == violation/wrong-sender', '!(Input || Update)',
+    /// 'ip.src == 10.0.0.0/8', 'time > 30', 'frame in {1 5..9}',
+    /// 'lwar.chat.text contains "gg"', 'lwar.name matches "^bot"'.
     /// Fields: type seqno ack ts frame len src dst peer port player finding severity
-    /// session dir malformed, and every protocol's registered fields by name
-    /// (`lwar.name == "ann"`, `lwar.input.aim_x > 200`; see --list-fields);
-    /// operators == != < > <= >= && || ! ( ); `!=` is `!(==)`. With the table
-    /// format, -Y implies --packets.
+    /// session dir malformed time, Wireshark's ip.src ip.dst ip.addr udp.port
+    /// udp.srcport udp.dstport frame.number frame.time_relative frame.time_epoch,
+    /// and every protocol's registered fields by name (`lwar.name == "ann"`,
+    /// `lwar.input.aim_x > 200`; see --list-fields); operators == != < > <= >=
+    /// (or eq ne lt gt le ge) contains matches (~) in {...} && || ! ( ); `!=` is
+    /// `!(==)`. With the table format, -Y implies --packets.
     #[arg(
         short = 'Y',
         long = "display-filter",
