@@ -192,6 +192,8 @@ fn printed_output(cli: &Cli) -> Option<&'static str> {
         (r.format != lwarscope::report::Format::Table, "--format"),
         (r.output_type.is_some(), "-T"),
         (r.out.is_some(), "--out"),
+        (!r.stats.is_empty(), "-z"),
+        (r.quiet, "-q"),
     ]
     .into_iter()
     .find_map(|(set, flag)| set.then_some(flag))

@@ -73,12 +73,16 @@ pub struct ReportArgs {
 
     /// Display filter: only packets (and findings) that match EXPR, e.g. 'Join',
     /// 'resend || lost', 'seqno >= 10 && dir == s2c', 'peer == 10.0.0.2:32422',
-    /// 'player == 0:1', 'finding == violation/wrong-sender', '!(Input || Update)'.
+    /// 'player == 0:1', 'finding == violation/wrong-sender', '!(Input || Update)',
+    /// 'ip.src == 10.0.0.0/8', 'time > 30', 'frame in {1 5..9}',
+    /// 'lwar.chat.text contains "gg"', 'lwar.name matches "^bot"'.
     /// Fields: type seqno ack ts frame len src dst peer port player finding severity
-    /// session dir malformed, and every protocol's registered fields by name
-    /// (`lwar.name == "ann"`, `lwar.input.aim_x > 200`; see --list-fields);
-    /// operators == != < > <= >= && || ! ( ); `!=` is `!(==)`. With the table
-    /// format, -Y implies --packets.
+    /// session dir malformed time, Wireshark's ip.src ip.dst ip.addr udp.port
+    /// udp.srcport udp.dstport frame.number frame.time_relative frame.time_epoch,
+    /// and every protocol's registered fields by name (`lwar.name == "ann"`,
+    /// `lwar.input.aim_x > 200`; see --list-fields); operators == != < > <= >=
+    /// (or eq ne lt gt le ge) contains matches (~) in {...} && || ! ( ); `!=` is
+    /// `!(==)`. With the table format, -Y implies --packets.
     #[arg(
         short = 'Y',
         long = "display-filter",
@@ -164,6 +168,22 @@ pub struct ReportArgs {
     /// in path order. Example: lwarscope -r 'nightly/**/*.pcap' -j 4 --format jsonl
     #[arg(short = 'j', long = "jobs", value_name = "N", help_heading = "Input")]
     pub jobs: Option<std::num::NonZeroUsize>,
+
+    /// Statistics, as tshark's -z (repeatable), printed after the report (or
+    /// alone with -q): io,stat,INTERVAL[,FILTER...] packets, bytes, lost,
+    /// resends and ack delay per interval of INTERVAL seconds (0: the whole
+    /// capture), per direction, with packets and bytes matching each FILTER;
+    /// conv, the conversations (sessions); expert[,error|warn|note], the
+    /// findings from that severity up. With --format json they are the
+    /// document's `statistics`.
+    /// Example: lwarscope -r game.pcap -q -z io,stat,1,resend -z expert,warn
+    #[arg(short = 'z', value_name = "STATISTICS", help_heading = "Statistics")]
+    pub stats: Vec<super::stats::StatSpec>,
+
+    /// Quiet, as tshark's -q: no report tables, only the -z statistics (or,
+    /// with -w, only the export).
+    #[arg(short = 'q', long = "quiet", help_heading = "Statistics")]
+    pub quiet: bool,
 
     #[command(flatten)]
     pub decode: DecodeArgs,

@@ -64,6 +64,29 @@
 //!   within schema 1: readers that do not know it may ignore it, and summaries
 //!   without it read as 0.
 //!
+//! ## statistics
+//!
+//! With `-z`, the json document ends with `"statistics": [...]`, one object per
+//! `-z` in the order given, and jsonl writes each as a line after the summary
+//! (with `schema`). Each has a `type`:
+//!
+//! - `"io_stat"`: `name` (`io,stat,1,resend`), `interval_secs` (0: the whole
+//!   capture), `duration_secs`, `start` (epoch seconds of the first packet),
+//!   `filters` (the expressions), `beyond` (packets past the interval bound, not
+//!   counted), `intervals`: `[{"start", "end" (seconds from the first packet),
+//!   "c2s": {...}, "s2c": {...}}]`, each direction with `packets`, `bytes`,
+//!   `lost`, `resends`, `ack_delay_samples`, `ack_delay_mean_ms` and
+//!   `ack_delay_max_ms` (`null` without a sample), and `filters`:
+//!   `[{"packets", "bytes"}]` matching each filter.
+//! - `"conv"`: `sessions`: `[{"session", "protocol", "client", "server",
+//!   "state", "player" ({"id", "name", "renames", "chats"} or `null`),
+//!   "duration_secs", "c2s", "s2c"}]`, each direction with `packets`, `bytes`,
+//!   `messages`, `first_sends`, `repeats`, `resends`, `reordered`, `gaps`,
+//!   `lost`, `malformed`, `ack_delay_p50_ms`, `ack_delay_p95_ms`, `unacked`,
+//!   `jitter_ms`, `loss` (a fraction, or `null`) and `duration_secs`.
+//! - `"expert"`: `min_severity`, `findings`: `[{"finding", "severity",
+//!   "count", "first_frames", "more_frames"}]`, worst first.
+//!
 //! Counts of zero are left out of the maps. `lwarscope check --expect` reads this
 //! summary back (from a json document, a jsonl stream or a bare summary object).
 
@@ -329,7 +352,17 @@ impl<W: Write> JsonlWriter<W> {
 
     /// Writes the end-of-capture findings and the summary, flushes, and hands the
     /// writer back (or the first write error).
-    pub fn finish(mut self, outcome: &Outcome) -> io::Result<W> {
+    pub fn finish(self, outcome: &Outcome) -> io::Result<W> {
+        self.finish_with(outcome, &[])
+    }
+
+    /// [`JsonlWriter::finish`], then one line per statistics object (`-z`),
+    /// each with `schema`.
+    pub fn finish_with(
+        mut self,
+        outcome: &Outcome,
+        statistics: &[serde_json::Value],
+    ) -> io::Result<W> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -344,6 +377,13 @@ impl<W: Write> JsonlWriter<W> {
             capture: Some(&outcome.capture),
             summary: &outcome.summary,
         })?;
+        for value in statistics {
+            let mut value = value.clone();
+            if let Some(map) = value.as_object_mut() {
+                map.insert("schema".to_owned(), SCHEMA.into());
+            }
+            self.line(&value)?;
+        }
         self.out.flush()?;
         Ok(self.out)
     }
@@ -416,7 +456,17 @@ impl<W: Write> JsonWriter<W> {
     }
 
     /// Ends the document with the findings, the capture and the summary.
-    pub fn finish(mut self, outcome: &Outcome) -> io::Result<W> {
+    pub fn finish(self, outcome: &Outcome) -> io::Result<W> {
+        self.finish_with(outcome, &[])
+    }
+
+    /// [`JsonWriter::finish`], with the `-z` statistics as the document's
+    /// `statistics` member (absent when none was asked for).
+    pub fn finish_with(
+        mut self,
+        outcome: &Outcome,
+        statistics: &[serde_json::Value],
+    ) -> io::Result<W> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -446,6 +496,10 @@ impl<W: Write> JsonWriter<W> {
             },
         )
         .map_err(io_err)?;
+        if !statistics.is_empty() {
+            self.out.write_all(b",\n\"statistics\":")?;
+            serde_json::to_writer(&mut self.out, statistics).map_err(io_err)?;
+        }
         self.out.write_all(b"\n}\n")?;
         self.out.flush()?;
         Ok(self.out)

@@ -12,6 +12,7 @@
 //! - [`packets`]: `--packets`, `-V`, `-x`: one line per packet, tcpdump-like.
 //! - [`fields`]: `-T fields -e FIELD -E ...`, tshark's field output, and `-t`, the time column.
 //! - [`json`]: `--format json` and `--format jsonl`, schema 1.
+//! - [`stats`]: `-z io,stat`, `-z conv`, `-z expert`: statistics, as tshark's.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
 //! - [`fleet`]: many captures at once: directories, globs, and the worker pool
 //!   that analyses files in parallel and returns results in input order.
@@ -31,6 +32,7 @@ pub mod packets;
 pub mod parquet;
 pub mod progress;
 pub mod run;
+pub mod stats;
 pub mod table;
 
 pub use args::{CheckArgs, Color, Format, ReportArgs};
