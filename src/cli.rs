@@ -46,7 +46,7 @@ Examples:
   lwarscope -r 'nightly/**/*.pcap' -j 4 --format jsonl
                                           each capture on its own, in path order
   lwarscope -r captures/ --format parquet --out tables/
-                                          Parquet tables (sessions, findings) for
+                                          Parquet tables (sessions, findings, intervals) for
                                           DuckDB, ClickHouse, Spark or Trino
 
 Many captures: a directory (every *.pcap, *.pcapng, *.cap under it), a quoted

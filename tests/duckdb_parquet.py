@@ -4,8 +4,9 @@ checks them against lwarscope's own --format json of the same captures.
 Usage: python3 tests/duckdb_parquet.py TABLES_DIR FLEET.json
 
 TABLES_DIR is the --out of `lwarscope -r DIR --format parquet`, FLEET.json the
-output of `lwarscope -r DIR --format json` (one document, one element per
-capture). Exits 1 with the differences on standard error; run by
+output of `lwarscope -r DIR --format json -z io,stat,1` (one document, one
+element per capture, with the 1 s intervals the intervals table holds by
+default). Exits 1 with the differences on standard error; run by
 tests/parquet_cli.rs. DuckDB missing is an error, never a skip.
 """
 
@@ -22,6 +23,7 @@ def main() -> int:
     db = duckdb.connect()
     sessions = f"read_parquet('{tables}/sessions/*.parquet')"
     findings = f"read_parquet('{tables}/findings/*.parquet')"
+    intervals = f"read_parquet('{tables}/intervals/*.parquet')"
     problems = []
 
     def rows(sql, *params):
@@ -35,7 +37,7 @@ def main() -> int:
     if in_tables != with_sessions:
         problems.append(f"captures in sessions: {in_tables} != {with_sessions}")
 
-    total_sessions = total_findings = 0
+    total_sessions = total_findings = total_intervals = 0
     for c in captures:
         name = c["capture"]["files"][0]
         summary = c["summary"]
@@ -104,6 +106,39 @@ def main() -> int:
             )
         total_findings += len(want_f)
 
+        (io,) = [x for x in c["statistics"] if x["type"] == "io_stat"]
+        want_i = []
+        for i, iv in enumerate(io["intervals"]):
+            for d in ("c2s", "s2c"):
+                x = iv[d]
+                want_i.append(
+                    (
+                        i,
+                        round(iv["start"], 6),
+                        round(iv["end"], 6),
+                        d,
+                        x["packets"],
+                        x["bytes"],
+                        x["lost"],
+                        x["resends"],
+                        x["ack_delay_samples"],
+                        None if x["ack_delay_max_ms"] is None else round(x["ack_delay_max_ms"], 6),
+                    )
+                )
+        got_i = [
+            (r[0], round(r[1], 6), round(r[2], 6), *r[3:9],
+             None if r[9] is None else round(r[9], 6))
+            for r in rows(
+                f"""SELECT interval, start_s, end_s, direction, packets, bytes, lost, resends,
+                           ack_delay_samples, ack_delay_max_ms
+                    FROM {intervals} WHERE capture = ? ORDER BY interval, direction""",
+                name,
+            )
+        ]
+        if got_i != want_i:
+            problems.append(f"{name}: intervals differ:\n  parquet {got_i[:4]}\n  json    {want_i[:4]}")
+        total_intervals += len(want_i)
+
         counts = dict(
             rows(f"SELECT kind, count(*) FROM {findings} WHERE capture = ? GROUP BY kind", name)
         )
@@ -112,10 +147,12 @@ def main() -> int:
 
     (n_sessions,) = rows(f"SELECT count(*) FROM {sessions}")[0]
     (n_findings,) = rows(f"SELECT count(*) FROM {findings}")[0]
-    if (n_sessions, n_findings) != (total_sessions, total_findings):
+    (n_intervals,) = rows(f"SELECT count(*) FROM {intervals}")[0]
+    if (n_sessions, n_findings, n_intervals) != (total_sessions, total_findings, total_intervals):
         problems.append(
             f"row counts: sessions {n_sessions} != {total_sessions}, "
-            f"findings {n_findings} != {total_findings}"
+            f"findings {n_findings} != {total_findings}, "
+            f"intervals {n_intervals} != {total_intervals}"
         )
 
     # The README's query: sessions ranked by loss across the folder.
@@ -134,7 +171,8 @@ def main() -> int:
         return 1
     print(
         f"duckdb {duckdb.__version__}: {len(captures)} captures, "
-        f"{n_sessions} sessions rows, {n_findings} findings rows agree with --format json"
+        f"{n_sessions} sessions rows, {n_findings} findings rows, "
+        f"{n_intervals} intervals rows agree with --format json"
     )
     return 0
 

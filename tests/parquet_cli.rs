@@ -25,7 +25,7 @@ fn lwarscope() -> Command {
 /// Every file under `dir`, relative, with its bytes.
 fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
-    for table in ["sessions", "findings"] {
+    for table in ["sessions", "findings", "intervals"] {
         let mut files: Vec<_> = std::fs::read_dir(dir.join(table))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -62,7 +62,7 @@ fn a_folder_of_the_corpus_round_trips_through_duckdb() {
     );
     let json = dir.path().join("fleet.json");
     let out = lwarscope()
-        .args(["-r", "captures/", "--format", "json"])
+        .args(["-r", "captures/", "--format", "json", "-z", "io,stat,1"])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -142,6 +142,77 @@ fn a_capture_that_fails_leaves_no_table_file() {
     assert!(stderr.contains("cut.pcap: "), "{stderr}");
     let files = tree(&tables);
     let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names.len(), 3, "{names:?}");
     assert!(names.iter().all(|n| n.contains("sim-clean-")), "{names:?}");
+}
+
+#[test]
+fn the_interval_is_io_stat_s_and_other_statistics_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = dir.path().join("t");
+    let out = lwarscope()
+        .args([
+            "-r",
+            "captures/sim-loss.pcap",
+            "--format",
+            "parquet",
+            "-z",
+            "io,stat,0.5",
+            "--out",
+        ])
+        .arg(&tables)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = tables
+        .join("intervals")
+        .join(lwarscope::report::parquet::file_name(Path::new(
+            "captures/sim-loss.pcap",
+        )));
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(file).unwrap(),
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let mut rows = 0;
+    for batch in reader {
+        let batch = batch.unwrap();
+        let length = batch
+            .column_by_name("interval_s")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<arrow_array::Float64Array>()
+            .unwrap();
+        assert!(length.values().iter().all(|&s| s == 0.5));
+        rows += batch.num_rows();
+    }
+    assert!(rows > 4, "{rows}");
+    for (z, why) in [
+        ("conv", "drop the other -z"),
+        ("io,stat,1,resend", "without filters"),
+    ] {
+        let out = lwarscope()
+            .args(["-r", "captures/", "--format", "parquet", "--out"])
+            .arg(&tables)
+            .args(["-z", z])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(why),
+            "{stderr}"
+        );
+    }
+    let out = lwarscope()
+        .args(["-r", "captures/", "--format", "parquet", "-q", "--out"])
+        .arg(&tables)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }

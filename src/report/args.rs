@@ -15,8 +15,8 @@ pub enum Format {
     Json,
     /// JSON lines, streamed: one object per packet, per finding, then the summary.
     Jsonl,
-    /// Parquet tables (sessions, findings) in the directory of --out, one file
-    /// per capture per table (needs the `parquet` build feature).
+    /// Parquet tables (sessions, findings, intervals) in the directory of
+    /// --out, one file per capture per table (needs the `parquet` build feature).
     Parquet,
 }
 
@@ -156,7 +156,9 @@ pub struct ReportArgs {
     pub time_format: super::fields::TimeFormat,
 
     /// With --format parquet: the directory the tables are written to
-    /// (DIR/sessions/*.parquet, DIR/findings/*.parquet; created if missing).
+    /// (DIR/sessions/, DIR/findings/, DIR/intervals/, one file per capture
+    /// in each; created if missing). -z io,stat,INTERVAL sets the intervals'
+    /// length (1 s by default).
     /// Example: lwarscope -r captures/ --format parquet --out tables/
     #[arg(long = "out", value_name = "DIR", help_heading = "Output")]
     pub out: Option<PathBuf>,

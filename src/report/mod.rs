@@ -17,7 +17,7 @@
 //! - [`fleet`]: many captures at once: directories, globs, and the worker pool
 //!   that analyses files in parallel and returns results in input order.
 //! - `parquet` (with the `parquet` feature): `--format parquet`, the
-//!   sessions and findings tables.
+//!   sessions, findings and intervals tables.
 //! - [`progress`]: a progress bar on a terminal's standard error.
 //! - [`run`]: drives a capture source into an output (what the binary calls).
 

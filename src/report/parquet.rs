@@ -9,7 +9,11 @@
 //! ```text
 //! DIR/sessions/<capture stem>-<hash>.parquet
 //! DIR/findings/<capture stem>-<hash>.parquet
+//! DIR/intervals/<capture stem>-<hash>.parquet
 //! ```
+//!
+//! `intervals` holds `-z io,stat`'s per-interval counts, per direction: of
+//! the interval of `-z io,stat,INTERVAL` when given, of 1 s otherwise.
 //!
 //! `<hash>` is 16 hex digits of the capture's path as given (xxh3), so two
 //! captures of the same name in different folders do not collide, and a run
@@ -25,9 +29,10 @@
 //! `TIMESTAMP(MICROS, UTC)`, ratios and milliseconds `DOUBLE`; compression is
 //! Snappy; row groups hold at most [`ROW_GROUP`] rows, so a worker's memory is
 //! bounded whatever the number of findings. The schema of each table is
-//! [`sessions_schema`] and [`findings_schema`] (snapshotted in the tests); the
+//! [`sessions_schema`], [`findings_schema`] and [`intervals_schema`] (snapshotted in the tests); the
 //! README lists the columns.
 
+use super::stats::IoStat;
 use super::{Analysis, DirView, Outcome, SessionView};
 use crate::capture::{Source, Timestamp};
 use crate::engine::{Engine, Finding, Flow, Observer, PacketEvent};
@@ -70,16 +75,27 @@ pub enum ParquetError {
 pub struct Tables {
     sessions: PathBuf,
     findings: PathBuf,
+    intervals: PathBuf,
+    /// The length of an interval, in ns (0: the whole capture), and as written.
+    interval_ns: u64,
+    interval: String,
 }
 
+/// The interval of the `intervals` table when `-z io,stat` gives none: 1 s.
+pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000_000;
+
 impl Tables {
-    /// Creates `DIR/sessions` and `DIR/findings` (and `DIR`) if missing.
-    pub fn create(dir: &Path) -> Result<Tables, ParquetError> {
+    /// Creates `DIR/sessions`, `DIR/findings` and `DIR/intervals` (and
+    /// `DIR`) if missing; intervals of `interval_ns` (0: the whole capture).
+    pub fn create(dir: &Path, interval_ns: u64) -> Result<Tables, ParquetError> {
         let tables = Tables {
             sessions: dir.join("sessions"),
             findings: dir.join("findings"),
+            intervals: dir.join("intervals"),
+            interval_ns,
+            interval: format!("{}", interval_ns as f64 / 1e9),
         };
-        for d in [&tables.sessions, &tables.findings] {
+        for d in [&tables.sessions, &tables.findings, &tables.intervals] {
             std::fs::create_dir_all(d).map_err(|source| ParquetError::Io {
                 path: d.display().to_string(),
                 source,
@@ -113,14 +129,15 @@ pub fn file_name(capture: &Path) -> String {
 pub struct Rows {
     pub sessions: usize,
     pub findings: usize,
+    pub intervals: usize,
 }
 
 impl fmt::Display for Rows {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} sessions rows, {} findings rows",
-            self.sessions, self.findings
+            "{} sessions rows, {} findings rows, {} intervals rows",
+            self.sessions, self.findings, self.intervals
         )
     }
 }
@@ -190,6 +207,27 @@ pub fn findings_schema() -> SchemaRef {
         field("direction", S, false),
         field("seqno", I, true),
         field("detail", S, true),
+    ]))
+}
+
+/// `intervals`: `-z io,stat`'s counts, one row per interval and direction.
+pub fn intervals_schema() -> SchemaRef {
+    use DataType::{Float64 as F, Int64 as I, Utf8 as S};
+    Arc::new(Schema::new(vec![
+        field("capture", S, false),
+        field("interval", I, false),
+        field("interval_s", F, false),
+        field("start_s", F, false),
+        field("end_s", F, false),
+        field("start_time", time(), false),
+        field("direction", S, false),
+        field("packets", I, false),
+        field("bytes", I, false),
+        field("lost", I, false),
+        field("resends", I, false),
+        field("ack_delay_samples", I, false),
+        field("ack_delay_mean_ms", F, true),
+        field("ack_delay_max_ms", F, true),
     ]))
 }
 
@@ -434,6 +472,119 @@ fn findings_batch(capture: &str, findings: &[Finding]) -> Result<RecordBatch, Pa
     Ok(RecordBatch::try_new(findings_schema(), columns)?)
 }
 
+/// One row of the intervals table: index, start and end (s from the first
+/// packet), direction, counts.
+type IntervalRow = (i64, f64, f64, &'static str, super::stats::DirInterval);
+
+/// Writes the intervals of one capture, a row group at a time.
+fn write_intervals(
+    tables: &Tables,
+    name: &str,
+    capture: &str,
+    io: &IoStat,
+) -> Result<usize, ParquetError> {
+    use crate::engine::AckTally;
+    let mut file = TableFile::create(&tables.intervals, name, intervals_schema())?;
+    let start_us = io.start().map_or(0, micros);
+    let length_s = match io.interval_ns() {
+        0 => io.rows().next().map_or(0.0, |r| r.end_secs - r.start_secs),
+        n => n as f64 / 1e9,
+    };
+    let mut rows = 0;
+    let mut held: Vec<IntervalRow> = Vec::new();
+    let flush = |held: &mut Vec<IntervalRow>, file: &mut TableFile| -> Result<(), ParquetError> {
+        if held.is_empty() {
+            return Ok(());
+        }
+        let mean = |a: &AckTally| (a.count > 0).then(|| a.sum_ns as f64 / f64::from(a.count) / 1e6);
+        let max = |a: &AckTally| (a.count > 0).then(|| a.max_ns as f64 / 1e6);
+        let ints = |f: &dyn Fn(&super::stats::DirInterval) -> u64| {
+            Arc::new(Int64Array::from_iter_values(
+                held.iter().map(|r| int(f(&r.4))),
+            )) as ArrayRef
+        };
+        let columns = vec![
+            Arc::new(StringArray::from_iter_values(held.iter().map(|_| capture))) as ArrayRef,
+            Arc::new(Int64Array::from_iter_values(held.iter().map(|r| r.0))) as ArrayRef,
+            Arc::new(Float64Array::from_iter_values(
+                held.iter().map(|_| length_s),
+            )) as ArrayRef,
+            Arc::new(Float64Array::from_iter_values(held.iter().map(|r| r.1))) as ArrayRef,
+            Arc::new(Float64Array::from_iter_values(held.iter().map(|r| r.2))) as ArrayRef,
+            Arc::new(
+                TimestampMicrosecondArray::from_iter_values(
+                    held.iter()
+                        .map(|r| start_us.saturating_add((r.1 * 1e6).round() as i64)),
+                )
+                .with_timezone_opt(utc()),
+            ) as ArrayRef,
+            Arc::new(StringArray::from_iter_values(held.iter().map(|r| r.3))) as ArrayRef,
+            ints(&|d| d.packets),
+            ints(&|d| d.bytes),
+            ints(&|d| d.lost),
+            ints(&|d| d.resends),
+            ints(&|d| u64::from(d.acks.count)),
+            Arc::new(
+                held.iter()
+                    .map(|r| mean(&r.4.acks))
+                    .collect::<Float64Array>(),
+            ) as ArrayRef,
+            Arc::new(
+                held.iter()
+                    .map(|r| max(&r.4.acks))
+                    .collect::<Float64Array>(),
+            ) as ArrayRef,
+        ];
+        let batch = RecordBatch::try_new(intervals_schema(), columns)?;
+        held.clear();
+        file.write(&batch)
+    };
+    let mut result = Ok(());
+    for (i, r) in io.rows().enumerate() {
+        for (dir, d) in [("c2s", &r.c2s), ("s2c", &r.s2c)] {
+            held.push((int(i), r.start_secs, r.end_secs, dir, d.counts));
+            rows += 1;
+        }
+        if held.len() >= ROW_GROUP {
+            result = flush(&mut held, &mut file);
+            if result.is_err() {
+                break;
+            }
+        }
+    }
+    if result.is_ok() {
+        result = flush(&mut held, &mut file);
+    }
+    match result {
+        Ok(()) => {
+            file.finish()?;
+            Ok(rows)
+        }
+        Err(e) => {
+            file.abandon();
+            Err(e)
+        }
+    }
+}
+
+/// What a capture's analysis feeds: its findings, and the intervals.
+struct Collect {
+    findings: FindingSink,
+    io: IoStat,
+}
+
+impl Observer for Collect {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        self.io.packet(e);
+        self.findings.packet(e)
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        self.io.finding(f);
+        self.findings.finding(f);
+    }
+}
+
 /// Analyses one capture on `engine` and writes its rows to `tables`. A capture
 /// that fails leaves no file behind.
 pub fn write_capture(
@@ -452,10 +603,17 @@ pub fn write_capture(
         rows: 0,
         error: None,
     };
-    let mut analysis = Analysis::with_engine(engine, sink);
+    let io = IoStat::new(tables.interval_ns, tables.interval.clone(), Vec::new());
+    let mut analysis = Analysis::with_engine(engine, Collect { findings: sink, io });
     let driven = super::run::drive(source, &mut analysis, None, None);
     let info = super::run::capture_info(&source.stats(), &[path.to_path_buf()], None);
-    let (outcome, mut sink) = analysis.finish(info);
+    let (
+        outcome,
+        Collect {
+            findings: mut sink,
+            io,
+        },
+    ) = analysis.finish(info);
     sink.flush();
     let file = sink.file.take();
     let written = match (driven, sink.error.take()) {
@@ -470,6 +628,13 @@ pub fn write_capture(
         file.abandon();
         return Err(e);
     }
+    // Sessions and intervals are complete files before the findings file is:
+    // on an error, those written are removed.
+    let remove = |dirs: &[&PathBuf]| {
+        for d in dirs {
+            let _ = std::fs::remove_file(d.join(&name));
+        }
+    };
     let sessions = match write_sessions(tables, &name, &capture, &outcome) {
         Ok(n) => n,
         Err(e) => {
@@ -477,13 +642,22 @@ pub fn write_capture(
             return Err(e.into());
         }
     };
+    let intervals = match write_intervals(tables, &name, &capture, &io) {
+        Ok(n) => n,
+        Err(e) => {
+            file.abandon();
+            remove(&[&tables.sessions]);
+            return Err(e.into());
+        }
+    };
     if let Err(e) = file.finish() {
-        let _ = std::fs::remove_file(tables.sessions.join(&name));
+        remove(&[&tables.sessions, &tables.intervals]);
         return Err(e.into());
     }
     Ok(Rows {
         sessions,
         findings: sink.rows,
+        intervals,
     })
 }
 
@@ -526,27 +700,29 @@ mod tests {
     fn the_schemas_are_as_documented() {
         insta::assert_snapshot!("sessions_schema", describe(&sessions_schema()));
         insta::assert_snapshot!("findings_schema", describe(&findings_schema()));
+        insta::assert_snapshot!("intervals_schema", describe(&intervals_schema()));
     }
 
     #[test]
     fn the_files_hold_the_documented_parquet_types() {
         use parquet::file::reader::FileReader;
         let dir = tempfile::tempdir().unwrap();
-        let tables = Tables::create(dir.path()).unwrap();
+        let tables = Tables::create(dir.path(), DEFAULT_INTERVAL_NS).unwrap();
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/sim-loss.pcap");
         let mut source = Source::files(&[&path]).unwrap();
         let engine = crate::proto::engine(crate::engine::TrackerConfig::default());
         let rows = write_capture(&tables, &mut source, &path, engine).unwrap();
         assert_eq!(rows.sessions, 6);
         assert!(rows.findings > 0);
-        for table in ["sessions", "findings"] {
+        assert!(rows.intervals > 0);
+        for table in ["sessions", "findings", "intervals"] {
             let file = File::open(dir.path().join(table).join(file_name(&path))).unwrap();
             let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
             let meta = reader.metadata().file_metadata();
-            let want = if table == "sessions" {
-                rows.sessions
-            } else {
-                rows.findings
+            let want = match table {
+                "sessions" => rows.sessions,
+                "findings" => rows.findings,
+                _ => rows.intervals,
             };
             assert_eq!(meta.num_rows(), want as i64, "{table}");
             let mut text = Vec::new();

@@ -71,8 +71,36 @@ pub fn check_out(args: &ReportArgs) -> Result<(), RunError> {
         (Format::Parquet, Some(_)) if args.packet_lines() => {
             usage("--format parquet writes tables, not packet lines: drop --packets, -V, -x and -Y")
         }
-        (f, Some(_)) if f != Format::Parquet => usage("--out applies to --format parquet"),
+        (Format::Parquet, Some(_)) if args.quiet => {
+            usage("--format parquet prints one line per capture, nothing for -q to drop: drop -q")
+        }
+        (Format::Parquet, Some(_)) => parquet_interval(args).map(drop),
+        (_, Some(_)) => usage("--out applies to --format parquet"),
         _ => Ok(()),
+    }
+}
+
+/// The interval of the Parquet `intervals` table, in ns: `-z io,stat,INTERVAL`'s
+/// when given (one, without filter columns: the table has fixed columns), 1 s
+/// otherwise. Other `-z` statistics are refused: the tables hold them.
+pub fn parquet_interval(args: &ReportArgs) -> Result<u64, RunError> {
+    use super::stats::StatSpec;
+    let usage = |m: &str| Err(RunError::Usage(m.to_owned()));
+    match args.stats.as_slice() {
+        [] => Ok(1_000_000_000),
+        [
+            StatSpec::IoStat {
+                interval_ns,
+                filters,
+                ..
+            },
+        ] if filters.is_empty() => Ok(*interval_ns),
+        [StatSpec::IoStat { .. }] => usage(
+            "--format parquet: the intervals table has fixed columns; give -z io,stat,INTERVAL without filters",
+        ),
+        _ => usage(
+            "--format parquet writes the sessions, findings and intervals tables: -z io,stat,INTERVAL sets the intervals' length; drop the other -z",
+        ),
     }
 }
 
@@ -502,7 +530,10 @@ pub fn report_each(
     let jobs = args.jobs.unwrap_or_else(super::fleet::default_jobs);
     #[cfg(feature = "parquet")]
     let tables = match (args.format, &args.out) {
-        (Format::Parquet, Some(dir)) => Some(super::parquet::Tables::create(dir)?),
+        (Format::Parquet, Some(dir)) => Some(super::parquet::Tables::create(
+            dir,
+            parquet_interval(args)?,
+        )?),
         _ => None,
     };
     let json = args.format == Format::Json;
