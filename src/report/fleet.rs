@@ -218,6 +218,29 @@ mod tests {
     }
 
     #[test]
+    fn workers_run_at_most_a_window_ahead_of_a_slow_file() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let emitted = AtomicUsize::new(0);
+        let ahead = AtomicUsize::new(0);
+        let jobs = NonZeroUsize::new(2).unwrap();
+        run_in_order(
+            200,
+            jobs,
+            |i| {
+                if i % 50 == 0 {
+                    // A slow file: the others must wait for it, not pile up.
+                    std::thread::sleep(std::time::Duration::from_millis(30));
+                }
+                let done = emitted.load(Ordering::SeqCst);
+                ahead.fetch_max(i.saturating_sub(done), Ordering::SeqCst);
+            },
+            |i, ()| emitted.store(i + 1, Ordering::SeqCst),
+        );
+        let max = ahead.load(Ordering::SeqCst);
+        assert!(max < 2 * WINDOW_PER_WORKER, "{max} files ahead");
+    }
+
+    #[test]
     fn directories_and_globs_expand_sorted() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
