@@ -319,4 +319,22 @@ fn bad_fleet_options_are_one_line_errors() {
         );
         assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
     }
+    // Output options are checked once, not once per file.
+    for (args, why) in [
+        (&["-r", "captures/", "-q"][..], "-q leaves nothing to print"),
+        (
+            &["-r", "captures/", "-e", "frame.number"][..],
+            "add -T fields",
+        ),
+        (
+            &["-r", "captures/", "-T", "fields", "-e", "no.such.field"][..],
+            "no.such.field",
+        ),
+    ] {
+        let r = run(args);
+        assert_eq!(r.code, Some(2), "{args:?}: {}", r.stdout);
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(why), "{args:?}: {}", r.stderr);
+    }
 }

@@ -349,27 +349,7 @@ fn report_on<W: Write>(
 ) -> Result<(), RunError> {
     let filter = parse_filter(args.display_filter.as_deref())?;
     quiet_applies(args, export.is_some())?;
-    let fields = match (args.output_type, args.fields.is_empty()) {
-        (None, true) if args.fields_options.is_empty() => None,
-        (None, _) => {
-            return Err(RunError::Fields(
-                "-e and -E apply to field output: add -T fields".to_owned(),
-            ));
-        }
-        (Some(_), true) => {
-            return Err(RunError::Fields(
-                "-T fields needs at least one -e FIELD".to_owned(),
-            ));
-        }
-        (Some(_), false) => {
-            if args.format != Format::Table {
-                return Err(RunError::Fields(
-                    "-T fields is an output of its own: drop --format".to_owned(),
-                ));
-            }
-            Some(FieldsFormat::parse(&args.fields_options).map_err(RunError::Fields)?)
-        }
-    };
+    let fields = fields_format(args)?;
     let filter_for_export = filter.clone();
     let options = PacketOptions {
         verbose: args.verbose,
@@ -519,8 +499,7 @@ pub fn report_each(
     out: &mut dyn Write,
 ) -> Result<(), RunError> {
     check_out(args)?;
-    // Checked once, before any file is read.
-    parse_filter(args.display_filter.as_deref())?;
+    check_output_options(args)?;
     if read.iter().any(|f| f.as_os_str() == "-") {
         return Err(RunError::Usage(
             "-r -: standard input is one stream; -j, --format parquet, directories and globs read files".to_owned(),
@@ -546,6 +525,8 @@ pub fn report_each(
         Ok(())
     };
     let mut first = true;
+    // Set when the output is closed (`| head`): the files not begun are skipped.
+    let stop = std::sync::atomic::AtomicBool::new(false);
     super::fleet::run_in_order(
         files.len(),
         jobs,
@@ -557,6 +538,9 @@ pub fn report_each(
                 output: None,
                 error: None,
             };
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return result;
+            }
             let mut run = || -> Result<(), RunError> {
                 let mut source = Source::files(std::slice::from_ref(path))?;
                 if let Some(f) = each.file_filter {
@@ -610,6 +594,9 @@ pub fn report_each(
             }
             if output.is_ok() {
                 output = write_file_result(out, r, json, headed, &mut first);
+                if output.is_err() {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
             }
         },
     );
@@ -629,6 +616,46 @@ pub fn report_each(
             failed,
             total: files.len(),
         });
+    }
+    Ok(())
+}
+
+/// The field output options (`-T fields`, `-e`, `-E`), checked against each
+/// other and `--format`; `None` without `-T`.
+fn fields_format(args: &ReportArgs) -> Result<Option<FieldsFormat>, RunError> {
+    Ok(match (args.output_type, args.fields.is_empty()) {
+        (None, true) if args.fields_options.is_empty() => None,
+        (None, _) => {
+            return Err(RunError::Fields(
+                "-e and -E apply to field output: add -T fields".to_owned(),
+            ));
+        }
+        (Some(_), true) => {
+            return Err(RunError::Fields(
+                "-T fields needs at least one -e FIELD".to_owned(),
+            ));
+        }
+        (Some(_), false) => {
+            if args.format != Format::Table {
+                return Err(RunError::Fields(
+                    "-T fields is an output of its own: drop --format".to_owned(),
+                ));
+            }
+            Some(FieldsFormat::parse(&args.fields_options).map_err(RunError::Fields)?)
+        }
+    })
+}
+
+/// The output options of a fleet run, checked once before any file is read
+/// (rather than failing on every file).
+fn check_output_options(args: &ReportArgs) -> Result<(), RunError> {
+    parse_filter(args.display_filter.as_deref())?;
+    if args.format == Format::Parquet {
+        return Ok(());
+    }
+    quiet_applies(args, false)?;
+    if let Some(format) = fields_format(args)? {
+        FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
     }
     Ok(())
 }
@@ -690,7 +717,7 @@ fn write_file_result(
             )?;
             return out.write_all(b"\n");
         }
-    } else if headed {
+    } else if headed && !empty {
         writeln!(out, "==> {} <==", r.name)?;
     }
     if let Some(mut s) = spool {
