@@ -237,6 +237,7 @@ fn open(cli: &Cli) -> Result<Source, CaptureError> {
         Some(_) => Source::live(&live_options(cli)),
         None => {
             let mut source = Source::files(&cli.read)?;
+            source.set_merge(cli.merge);
             if let Some(f) = &cli.filter {
                 source.set_file_filter(f)?;
             }
