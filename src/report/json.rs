@@ -25,7 +25,7 @@
 //! `loss_rate`, `unacked`, `jitter_ms`, `reordered`, `gaps`, `lost`,
 //! `duration_secs`); maps (`messages`, `findings`, `violations`, `malformed`,
 //! `capture.protocols`) and the capture's `filtered` and `broken` are always
-//! present, empty or zero included; `statistics` is new. Schema 1 readers that
+//! present, empty or zero included; `statistics` and the messages' `fields` are new. Schema 1 readers that
 //! ignore unknown keys read schema 2.
 //!
 //! ## packet
@@ -39,7 +39,7 @@
 //! | `dir` | `"c2s"` or `"s2c"` |
 //! | `len` | UDP payload length; `captured` the bytes the capture kept |
 //! | `ack`, `timestamp` | header fields (absent when the header does not decode) |
-//! | `messages` | `[{"type": "Join", "seqno": 1, "offset": 12, "len": 18, "text": "Join#1 player=0:1 name=alice"}]`; `seqno` only for reliable messages |
+//! | `messages` | `[{"type": "Join", "seqno": 1, "offset": 12, "len": 18, "text": "Join#1 player=0:1 name=alice", "fields": [{"field": "lwar.type", "value": 3, "name": "Join"}, {"field": "lwar.player", "value": "0:1"}, ...]}]`; `seqno` only for reliable messages; `fields`: the registered fields within the message, in wire order (`index` for repeated elements, `name` for enums; text as a string, bytes in hex, ids as `a:b`) |
 //! | `error` | why the rest of the packet did not decode (absent when it did) |
 //! | `findings` | labels of the findings it raised: `["resend", "violation/wrong-sender"]` |
 //!
@@ -116,6 +116,7 @@ use super::{Filter, Outcome};
 use crate::capture::Timestamp;
 use crate::engine::{Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, Summary};
 use crate::proto::dissect::{Dissector, MessageItem};
+use crate::proto::field::{Field, FieldSink, Value as FieldValue};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
@@ -148,7 +149,11 @@ impl Serialize for MessagesJson<'_> {
         let mut failed = None;
         let result = self.dissector.messages(self.payload, &mut |m| {
             if failed.is_none()
-                && let Err(e) = seq.serialize_element(&MessageJson(m))
+                && let Err(e) = seq.serialize_element(&MessageJson {
+                    m,
+                    dissector: self.dissector,
+                    payload: self.payload,
+                })
             {
                 failed = Some(e);
             }
@@ -161,11 +166,15 @@ impl Serialize for MessagesJson<'_> {
     }
 }
 
-struct MessageJson<'m, 'a>(&'m MessageItem<'a>);
+struct MessageJson<'m, 'a, 'p> {
+    m: &'m MessageItem<'a>,
+    dissector: &'static dyn Dissector,
+    payload: &'p [u8],
+}
 
-impl Serialize for MessageJson<'_, '_> {
+impl Serialize for MessageJson<'_, '_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let m = self.0;
+        let m = self.m;
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("type", m.type_name)?;
         if let Some(seqno) = m.seqno {
@@ -174,7 +183,106 @@ impl Serialize for MessageJson<'_, '_> {
         map.serialize_entry("offset", &m.offset)?;
         map.serialize_entry("len", &m.len)?;
         map.serialize_entry("text", &Collect(m.text))?;
+        map.serialize_entry(
+            "fields",
+            &FieldsJson {
+                dissector: self.dissector,
+                payload: self.payload,
+                span: m.offset..m.offset + m.len,
+            },
+        )?;
         map.end()
+    }
+}
+
+/// The registered fields within a message's bytes, in wire order: `[{"field":
+/// "lwar.input.aim_x", "value": 200}]`, with `index` for repeated elements and
+/// `name` for enums. Serialized as the dissector walks them (no copy).
+struct FieldsJson<'p> {
+    dissector: &'static dyn Dissector,
+    payload: &'p [u8],
+    span: std::ops::Range<usize>,
+}
+
+impl Serialize for FieldsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Sink<'s, Q: SerializeSeq> {
+            seq: &'s mut Q,
+            span: std::ops::Range<usize>,
+            failed: Option<Q::Error>,
+        }
+        impl<Q: SerializeSeq> FieldSink for Sink<'_, Q> {
+            fn field(&mut self, f: Field<'_>) {
+                let inside = f.offset >= self.span.start && f.offset + f.len <= self.span.end;
+                // Nodes (the message itself, its entries) carry no value.
+                if inside
+                    && !matches!(f.value, FieldValue::None)
+                    && self.failed.is_none()
+                    && let Err(e) = self.seq.serialize_element(&FieldJson(f))
+                {
+                    self.failed = Some(e);
+                }
+            }
+        }
+        let mut seq = s.serialize_seq(None)?;
+        let mut sink = Sink {
+            seq: &mut seq,
+            span: self.span.clone(),
+            failed: None,
+        };
+        // Where decoding stops, the fields so far are kept; the packet's
+        // `error` says why.
+        let _ = self.dissector.fields(self.payload, &mut sink);
+        if let Some(e) = sink.failed {
+            return Err(e);
+        }
+        seq.end()
+    }
+}
+
+struct FieldJson<'a>(Field<'a>);
+
+impl Serialize for FieldJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = &self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("field", f.def.name)?;
+        if let Some(i) = f.index {
+            map.serialize_entry("index", &i)?;
+        }
+        match f.value {
+            FieldValue::None => map.serialize_entry("value", &())?,
+            FieldValue::Unsigned(v) => map.serialize_entry("value", &v)?,
+            FieldValue::Signed(v) => map.serialize_entry("value", &v)?,
+            FieldValue::Float(v) => map.serialize_entry("value", &v)?,
+            FieldValue::Bool(v) => map.serialize_entry("value", &v)?,
+            FieldValue::Text(bytes) => map.serialize_entry("value", &Collect(&TextOf(bytes)))?,
+            FieldValue::Bytes(_) | FieldValue::Pair(..) => {
+                map.serialize_entry("value", &Collect(&f.value))?
+            }
+            FieldValue::Enum { raw, name } => {
+                map.serialize_entry("value", &raw)?;
+                map.serialize_entry("name", &name)?;
+            }
+            FieldValue::Bits { raw, .. } => map.serialize_entry("value", &raw)?,
+        }
+        map.end()
+    }
+}
+
+/// Text from the wire as a JSON string: invalid UTF-8 replaced (JSON escapes
+/// control characters itself).
+struct TextOf<'a>(&'a [u8]);
+
+impl std::fmt::Display for TextOf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for chunk in self.0.utf8_chunks() {
+            f.write_str(chunk.valid())?;
+            if !chunk.invalid().is_empty() {
+                f.write_str("\u{fffd}")?;
+            }
+        }
+        Ok(())
     }
 }
 
