@@ -49,7 +49,8 @@ Examples:
                                           Parquet tables (sessions, findings, intervals) for
                                           DuckDB, ClickHouse, Spark or Trino
 
-Many captures: a directory (every *.pcap, *.pcapng, *.cap under it), a quoted
+Many captures: a directory (every *.pcap, *.pcapng, *.cap under it, compressed
+.gz or .zst ones too), a quoted
 glob, or -j N analyses each file on its own engine, N at a time (default: the
 cores), and prints each file's output in path order, the same whatever N.
 Files named one by one without -j are read as one stream.
@@ -76,11 +77,19 @@ pub struct Cli {
     #[arg(long, action = clap::ArgAction::Version)]
     pub version: Option<bool>,
 
-    /// Read capture files (pcap or pcapng; `-` for standard input), in order, as
-    /// one stream with continuous frame numbers. A directory or a quoted glob
+    /// Read capture files (pcap or pcapng, gzip or zstd compressed ones too:
+    /// .pcap.gz, .pcapng.zst; `-` for standard input), in order, as one stream
+    /// with continuous frame numbers. A directory or a quoted glob
     /// ('captures/**/*.pcap') reads each file on its own instead (see -j)
     #[arg(short = 'r', long = "read", value_name = "FILE", num_args = 1..)]
     pub read: Vec<PathBuf>,
+
+    /// With several -r files: read them merged by capture time, as mergecap
+    /// does, rather than one after the other (which warns when time goes
+    /// backwards where one file follows another).
+    /// Example: lwarscope -r client.pcap server.pcap --merge
+    #[arg(long = "merge", requires = "read", conflicts_with = "interface")]
+    pub merge: bool,
 
     /// Capture live on this interface (`any` for all of them; see -D)
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]

@@ -138,6 +138,11 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 "-w exports from one stream: name the files without -j, a directory or a glob"
             );
         }
+        if cli.merge {
+            anyhow::bail!(
+                "--merge reads several files as one stream: name the files without -j, a directory or a glob"
+            );
+        }
         let layout = Layout::for_stdout(cli.report.color.for_stdout());
         let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
         let each = run::Each {
@@ -261,6 +266,7 @@ fn open(cli: &Cli) -> Result<Source, CaptureError> {
         Some(_) => Source::live(&live_options(cli)),
         None => {
             let mut source = Source::files(&cli.read)?;
+            source.set_merge(cli.merge);
             if let Some(f) = &cli.filter {
                 source.set_file_filter(f)?;
             }

@@ -42,33 +42,62 @@ def main() -> int:
         name = c["capture"]["files"][0]
         summary = c["summary"]
         want = []
+
+        def r6(x):
+            return None if x is None else round(x, 6)
+
         for s in summary["sessions"]:
+            player = s.get("player") or {}
             for d in ("c2s", "s2c"):
                 x = s[d]
                 loss = x.get("loss")
+                ack = x.get("ack_delay") or {}
                 want.append(
                     (
+                        s["session"],
+                        s["protocol"],
                         s["client"],
                         s["server"],
                         d,
+                        player.get("id"),
+                        player.get("name"),
                         s["state"],
                         x["packets"],
                         x["bytes"],
                         x["first_sends"],
                         x.get("repeats", 0),
                         x["resends"],
+                        x["reordered"],
+                        x["gaps"],
+                        x["lost"],
+                        x["unacked"],
                         loss["lost"] if loss else None,
                         loss["expected"] if loss else None,
+                        r6(x.get("loss_rate")),
+                        r6(ack.get("p50_ms")),
+                        r6(ack.get("p95_ms")),
+                        r6(ack.get("max_ms")),
+                        ack.get("samples", 0),
+                        r6(x["jitter_ms"]),
                     )
                 )
-        got = rows(
-            f"""SELECT client, server, direction, state, packets, bytes, first_sends,
-                       repeats, resends, loss_lost, loss_expected
-                FROM {sessions} WHERE capture = ?""",
-            name,
-        )
-        if sorted(got) != sorted(want):
-            problems.append(f"{name}: sessions differ:\n  parquet {sorted(got)}\n  json    {sorted(want)}")
+        got = [
+            tuple(r6(v) if isinstance(v, float) else v for v in r)
+            for r in rows(
+                f"""SELECT session, protocol, client, server, direction, player, player_name,
+                           state, packets, bytes, first_sends, repeats, resends, reordered,
+                           gaps, lost, unacked, loss_lost, loss_expected, loss,
+                           ack_delay_p50_ms, ack_delay_p95_ms, ack_delay_max_ms,
+                           ack_delay_samples, jitter_ms
+                    FROM {sessions} WHERE capture = ?""",
+                name,
+            )
+        ]
+        key = lambda r: tuple("" if v is None else str(v) for v in r)  # noqa: E731
+        got, want = sorted(got, key=key), sorted(want, key=key)
+        if got != want:
+            diff = [(a, b) for a, b in zip(got, want) if a != b][:1] or [(got, want)]
+            problems.append(f"{name}: sessions differ:\n  parquet {diff[0][0]}\n  json    {diff[0][1]}")
         total_sessions += len(want)
 
         want_f = [

@@ -244,7 +244,7 @@ impl ReportArgs {
 #[command(after_help = CHECK_EXAMPLES)]
 pub struct CheckArgs {
     /// Capture files to check, each on its own: files, directories (every
-    /// *.pcap, *.pcapng and *.cap under them) or quoted globs
+    /// *.pcap, *.pcapng and *.cap under them, .gz and .zst ones too) or quoted globs
     /// ('captures/**/*.pcap'); each directory or glob in path order.
     #[arg(required = true, value_name = "FILE|DIR|GLOB")]
     pub files: Vec<PathBuf>,

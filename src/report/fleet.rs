@@ -19,7 +19,9 @@ use std::sync::{Condvar, Mutex, mpsc};
 pub enum InputError {
     #[error("{pattern}: no file matches this pattern")]
     NoMatch { pattern: String },
-    #[error("{dir}: no capture file (*.pcap, *.pcapng, *.cap) in this directory")]
+    #[error(
+        "{dir}: no capture file (*.pcap, *.pcapng, *.cap, or one of them .gz or .zst) in this directory"
+    )]
     EmptyDir { dir: String },
     #[error("{pattern}: bad pattern: {message}")]
     BadPattern { pattern: String, message: String },
@@ -33,6 +35,9 @@ pub enum InputError {
 
 /// The file extensions a directory is searched for (any case).
 pub const CAPTURE_EXTENSIONS: [&str; 3] = ["pcap", "pcapng", "cap"];
+
+/// The compressed forms a directory search takes too.
+pub const COMPRESSED_EXTENSIONS: [&str; 2] = ["gz", "zst"];
 
 /// True when `arg` names many captures: an existing directory, or a pattern
 /// (`*`, `?`, `[`) that is not itself the name of a file.
@@ -124,9 +129,15 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), InputError> {
 }
 
 fn is_capture_name(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| CAPTURE_EXTENSIONS.iter().any(|c| e.eq_ignore_ascii_case(c)))
+    let ext = |p: &Path, list: &[&str]| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| list.iter().any(|c| e.eq_ignore_ascii_case(c)))
+    };
+    if ext(path, &COMPRESSED_EXTENSIONS) {
+        return ext(&path.with_extension(""), &CAPTURE_EXTENSIONS);
+    }
+    ext(path, &CAPTURE_EXTENSIONS)
 }
 
 /// The default number of workers: the cores this process may use.
@@ -245,14 +256,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         std::fs::create_dir(d.join("sub")).unwrap();
-        for f in ["b.pcap", "a.PCAPNG", "notes.txt", "sub/c.cap", "sub/a.pcap"] {
+        for f in [
+            "b.pcap",
+            "a.PCAPNG",
+            "notes.txt",
+            "notes.txt.gz",
+            "sub/c.cap",
+            "sub/a.pcap",
+            "sub/d.pcap.gz",
+            "sub/e.pcapng.zst",
+        ] {
             std::fs::write(d.join(f), b"").unwrap();
         }
         let got = expand(&[d.to_path_buf()]).unwrap();
-        let want: Vec<PathBuf> = ["a.PCAPNG", "b.pcap", "sub/a.pcap", "sub/c.cap"]
-            .iter()
-            .map(|f| d.join(f))
-            .collect();
+        let want: Vec<PathBuf> = [
+            "a.PCAPNG",
+            "b.pcap",
+            "sub/a.pcap",
+            "sub/c.cap",
+            "sub/d.pcap.gz",
+            "sub/e.pcapng.zst",
+        ]
+        .iter()
+        .map(|f| d.join(f))
+        .collect();
         assert_eq!(got, want);
         let got = expand(&[d.join("**/*.pcap")]).unwrap();
         assert_eq!(got, [d.join("b.pcap"), d.join("sub/a.pcap")]);

@@ -166,6 +166,9 @@ pub fn drive<O: Observer>(
     let mut warned = 0;
     let mut n = 0u64;
     loop {
+        for w in source.take_warnings() {
+            let _ = writeln!(io::stderr(), "warning: {w}");
+        }
         let Some(frame) = source.next_frame()? else {
             return Ok(());
         };
