@@ -446,6 +446,13 @@ pub fn analyse_file(path: &Path, engine: Engine) -> Result<Outcome, RunError> {
 /// the rules themselves is returned as an error (exit status 2 too).
 pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, RunError> {
     let rules = Rules::from_args(args)?;
+    if rules.limits.is_empty() && rules.expect.is_none() {
+        let _ = writeln!(
+            io::stderr(),
+            "warning: no rules: every readable capture passes; add --deny, --max, --min, --rules or --expect"
+        );
+    }
+    let text = args.format == super::args::CheckFormat::Text;
     let mut verdicts = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
@@ -459,11 +466,24 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
                 Verdict::error(&name, text.strip_prefix(&prefix).unwrap_or(&text))
             }
         };
-        match writeln!(out, "{}", verdict.line(color)) {
+        if text {
+            match writeln!(out, "{}", verdict.line(color)) {
+                Err(e) if is_broken_pipe(&e) => {}
+                r => r.map_err(RunError::Output)?,
+            }
+        }
+        verdicts.push(verdict);
+    }
+    let code = exit_code(&verdicts);
+    if !text {
+        let doc = verdicts_json(&verdicts, code);
+        match serde_json::to_writer(&mut *out, &doc)
+            .map_err(io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+        {
             Err(e) if is_broken_pipe(&e) => {}
             r => r.map_err(RunError::Output)?,
         }
-        verdicts.push(verdict);
     }
     if let Some(path) = &args.junit {
         let write = || -> io::Result<()> {
@@ -476,5 +496,28 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
             source,
         })?;
     }
-    Ok(exit_code(&verdicts))
+    Ok(code)
+}
+
+/// `check --format json`: every verdict, the totals and the exit status.
+fn verdicts_json(verdicts: &[Verdict], code: u8) -> serde_json::Value {
+    let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count();
+    serde_json::json!({
+        "schema": super::json::SCHEMA,
+        "type": "check",
+        "files": verdicts.iter().map(|v| serde_json::json!({
+            "file": v.file,
+            "verdict": match (&v.error, v.passed()) {
+                (Some(_), _) => "error",
+                (None, true) => "pass",
+                (None, false) => "fail",
+            },
+            "error": v.error,
+            "rules": v.results,
+        })).collect::<Vec<_>>(),
+        "passed": count(&|v| v.passed()),
+        "failed": count(&|v| v.error.is_none() && !v.passed()),
+        "errors": count(&|v| v.error.is_some()),
+        "exit_code": code,
+    })
 }
