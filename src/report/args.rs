@@ -191,6 +191,16 @@ pub struct ReportArgs {
     pub decode: DecodeArgs,
 }
 
+/// How `check` prints its verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum CheckFormat {
+    /// A line per file: PASS, FAIL or ERROR, with what was measured.
+    #[default]
+    Text,
+    /// One JSON document with every verdict.
+    Json,
+}
+
 /// `-T`: what tshark calls the output type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputType {
@@ -294,6 +304,12 @@ pub struct CheckArgs {
     /// Also write the verdicts as JUnit XML, for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// How to print the verdicts: text (a line per file), or json (one
+    /// document: each file's rules with what was measured, and the totals).
+    /// Example: lwarscope check game.pcap --max resend-rate=5% --format json
+    #[arg(long, value_enum, default_value_t, value_name = "FORMAT")]
+    pub format: CheckFormat,
 
     /// Colour the verdicts: auto, always, never.
     #[arg(long, value_enum, default_value_t, value_name = "WHEN")]

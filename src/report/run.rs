@@ -766,7 +766,14 @@ pub fn analyse_file(path: &Path, engine: Engine) -> Result<Outcome, RunError> {
 /// pattern that matches nothing, is returned as an error (exit status 2 too).
 pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, RunError> {
     let rules = Rules::from_args(args)?;
+    let text = args.format == super::args::CheckFormat::Text;
     let files = super::fleet::expand(&args.files)?;
+    if rules.limits.is_empty() && rules.expect.is_none() {
+        let _ = writeln!(
+            io::stderr(),
+            "warning: no rules: every readable capture passes; add --deny, --max, --min, --rules or --expect"
+        );
+    }
     let jobs = args.jobs.unwrap_or_else(super::fleet::default_jobs);
     let progress = Progress::for_files(files.len());
     let mut verdicts = Vec::with_capacity(files.len());
@@ -791,7 +798,7 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
             verdict
         },
         |_, verdict| {
-            if output.is_ok() {
+            if text && output.is_ok() {
                 output = print_line(out, &verdict.line(color));
             }
             verdicts.push(verdict);
@@ -799,8 +806,19 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
     );
     progress.finish();
     output?;
-    if verdicts.len() > 1 {
+    if text && verdicts.len() > 1 {
         print_line(out, &Total(&verdicts))?;
+    }
+    let code = exit_code(&verdicts);
+    if !text {
+        let doc = verdicts_json(&verdicts, code);
+        match serde_json::to_writer(&mut *out, &doc)
+            .map_err(io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+        {
+            Err(e) if is_broken_pipe(&e) => {}
+            r => r.map_err(RunError::Output)?,
+        }
     }
     if let Some(path) = &args.junit {
         let write = || -> io::Result<()> {
@@ -813,7 +831,30 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
             source,
         })?;
     }
-    Ok(exit_code(&verdicts))
+    Ok(code)
+}
+
+/// `check --format json`: every verdict, the totals and the exit status.
+fn verdicts_json(verdicts: &[Verdict], code: u8) -> serde_json::Value {
+    let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count();
+    serde_json::json!({
+        "schema": super::json::SCHEMA,
+        "type": "check",
+        "files": verdicts.iter().map(|v| serde_json::json!({
+            "file": v.file,
+            "verdict": match (&v.error, v.passed()) {
+                (Some(_), _) => "error",
+                (None, true) => "pass",
+                (None, false) => "fail",
+            },
+            "error": v.error,
+            "rules": v.results,
+        })).collect::<Vec<_>>(),
+        "passed": count(&|v| v.passed()),
+        "failed": count(&|v| v.error.is_none() && !v.passed()),
+        "errors": count(&|v| v.error.is_some()),
+        "exit_code": code,
+    })
 }
 
 /// One line to the output; a closed pipe is not an error (the run goes on,
