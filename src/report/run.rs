@@ -486,7 +486,7 @@ struct FileResult {
 /// `out` in the order of the files (each directory or glob sorted by path), so
 /// that every `-j` prints the same bytes. Tables and packet lines are headed
 /// `==> FILE <==`; `--format json` is one document,
-/// `{"schema": 1, "captures": [...]}`, each element the file's own document (or
+/// `{"schema": N, "captures": [...]}` (N the JSON schema), each element the file's own document (or
 /// `{"file", "error"}` for a file that could not be read); jsonl and `-T
 /// fields` are each file's lines in turn. With `--format parquet` the tables
 /// go to `--out` (see [`super::parquet`]) and a line per file to `out`.
