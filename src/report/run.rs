@@ -382,8 +382,16 @@ fn report_on<W: Write>(
         (None, format) => match format {
             Format::Table if lines => Output::Packets(PacketPrinter::new(take(), options, filter)),
             Format::Table => Output::Table,
-            Format::Json => Output::Json(JsonWriter::new(take(), filter, args.packets)),
-            Format::Jsonl => Output::Jsonl(JsonlWriter::new(take(), filter)),
+            // -V: every field of every message, as the packet view's tree.
+            Format::Json => Output::Json(JsonWriter::with_fields(
+                take(),
+                filter,
+                args.packets || args.verbose,
+                args.verbose,
+            )),
+            Format::Jsonl => {
+                Output::Jsonl(JsonlWriter::new(take(), filter).with_fields(args.verbose))
+            }
             Format::Parquet => {
                 return Err(RunError::Usage(
                     "--format parquet reads capture files (-r), each on its own".to_owned(),
