@@ -63,6 +63,13 @@ pub struct Cli {
     #[arg(long, action = clap::ArgAction::Version)]
     pub version: Option<bool>,
 
+    /// Extension option, tshark-style: `-X proto:FILE` loads a protocol
+    /// description (a `.ksy`, see docs/describe-a-protocol.md) beside the
+    /// built-in protocols and the shipped descriptions of protocols/ (Vessel,
+    /// Timewarp, Starstrike described); repeatable
+    #[arg(short = 'X', value_name = "proto:FILE", global = true, value_parser = extension)]
+    pub extension: Vec<PathBuf>,
+
     /// Read capture files (pcap or pcapng; `-` for standard input), in order, as
     /// one stream with continuous frame numbers
     #[arg(short = 'r', long = "read", value_name = "FILE", num_args = 1..)]
@@ -215,6 +222,36 @@ fn parse_duration(arg: &str) -> Result<std::time::Duration, String> {
         return Err(format!("'{s}' is not a positive number of seconds"));
     }
     std::time::Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+}
+
+/// `proto:FILE`: the description file.
+fn extension(s: &str) -> Result<PathBuf, String> {
+    s.strip_prefix("proto:")
+        .filter(|f| !f.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("`{s}`: the only extension option is proto:FILE"))
+}
+
+/// The description files of `-X proto:FILE` in the raw arguments: they must be
+/// loaded before the arguments are parsed (`-d` names protocols).
+pub fn descriptions(args: &[std::ffi::OsString]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        let Some(a) = a.to_str() else { continue };
+        if a == "--" {
+            break;
+        }
+        let value = if a == "-X" {
+            it.next().and_then(|v| v.to_str())
+        } else {
+            a.strip_prefix("-X")
+        };
+        if let Some(f) = value.and_then(|v| extension(v).ok()) {
+            out.push(f);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -220,17 +220,25 @@ pub struct Tracker<A: Analyzer> {
     last_sweep: Timestamp,
 }
 
-impl<A: Analyzer> Default for Tracker<A> {
+impl<A: super::NewAnalyzer> Default for Tracker<A> {
     fn default() -> Self {
         Self::new(TrackerConfig::default())
     }
 }
 
-impl<A: Analyzer> Tracker<A> {
+impl<A: super::NewAnalyzer> Tracker<A> {
     pub fn new(config: TrackerConfig) -> Self {
+        Self::with_analyzer(config, A::new(&config))
+    }
+}
+
+impl<A: Analyzer> Tracker<A> {
+    /// A tracker driving `analyzer` (a protocol whose analyzer carries data: a
+    /// described one).
+    pub fn with_analyzer(config: TrackerConfig, analyzer: A) -> Self {
         Tracker {
             config,
-            analyzer: A::new(&config),
+            analyzer,
             sessions: Vec::new(),
             index: FxHashMap::default(),
             next_id: 0,
@@ -239,6 +247,11 @@ impl<A: Analyzer> Tracker<A> {
             now: Timestamp::default(),
             last_sweep: Timestamp::default(),
         }
+    }
+
+    /// The protocol's analyzer.
+    pub fn analyzer(&self) -> &A {
+        &self.analyzer
     }
 
     /// The sessions currently kept, in the order they were first seen.
@@ -324,7 +337,7 @@ impl<A: Analyzer> Tracker<A> {
         }
         observer.packet(&PacketEvent {
             datagram: d,
-            protocol: A::INFO,
+            protocol: self.analyzer.info(),
             session: id,
             direction,
             findings: &self.scratch,
@@ -356,6 +369,7 @@ impl<A: Analyzer> Tracker<A> {
         let mut s2c = DirState::default();
         add_into(&mut c2s, &self.evicted.c2s);
         add_into(&mut s2c, &self.evicted.s2c);
+        let info = self.analyzer.info();
         let mut sessions = Vec::with_capacity(self.sessions.len());
         for (_, s) in self.sessions() {
             add_into(&mut c2s, &s.c2s);
@@ -364,8 +378,8 @@ impl<A: Analyzer> Tracker<A> {
                 client: s.client.to_string(),
                 server: s.server.to_string(),
                 state: s.proto.state().to_owned(),
-                c2s: s.c2s.summary(A::INFO),
-                s2c: s.s2c.summary(A::INFO),
+                c2s: s.c2s.summary(info),
+                s2c: s.s2c.summary(info),
             });
         }
         add_into(&mut c2s, &s2c);
@@ -375,7 +389,7 @@ impl<A: Analyzer> Tracker<A> {
             violations,
             malformed,
             ..
-        } = c2s.summary(A::INFO);
+        } = c2s.summary(info);
         let e = &self.evicted;
         let evicted = (e.sessions > 0).then(|| EvictedTotals {
             sessions: e.sessions,
@@ -396,11 +410,12 @@ impl<A: Analyzer> Tracker<A> {
 
     fn sweep_timeouts(&mut self) {
         let now = self.now;
+        let timeout = self.analyzer.timeout_ns();
         for s in &mut self.sessions {
             if s.proto.is_final() {
                 continue;
             }
-            let silent = |d: &DirState| d.packets > 0 && now.since(d.last_ts) > A::TIMEOUT_NS;
+            let silent = |d: &DirState| d.packets > 0 && now.since(d.last_ts) > timeout;
             if silent(&s.c2s) || silent(&s.s2c) {
                 s.proto.time_out();
             }

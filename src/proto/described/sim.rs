@@ -1,0 +1,1 @@
+//! Capture generators for the shipped example layouts (Vessel, Timewarp).
