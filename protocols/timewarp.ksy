@@ -30,7 +30,7 @@ seq:
 types:
   ping_reply:
     seq:
-      - id: players
+      - id: players_in_game
         type: u1
       - id: max_players
         type: u1

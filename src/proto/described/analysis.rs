@@ -8,8 +8,10 @@
 //! receives (`server: sends:`, `receives:`); failing that, the destination of
 //! the first packet. Each packet, in order:
 //!
-//! 1. `duplicate-packet`: the same bytes as one of the last 64 packets of its
-//!    direction. Nothing else is judged.
+//! 1. `duplicate-packet`: with a sequence field, the same bytes as one of
+//!    the last 64 packets of its direction; without one (identical packets
+//!    may then be sent on purpose), the same bytes as the direction's
+//!    previous packet, captured at most 5 ms after it. Nothing else is judged.
 //! 2. `oversize`: a payload (as sent) over `mtu`, if one is given.
 //! 3. The layout is decoded. If it does not fit (too short, a `contents`
 //!    magic that differs, bytes left after it unless `trailing: allow`, a
@@ -97,6 +99,9 @@ impl Track {
 #[derive(Debug, Default)]
 pub struct DescSession {
     timed_out: bool,
+    /// Per direction, without a sequence field: the previous packet's hash,
+    /// time and frame.
+    previous: [Option<(u64, Timestamp, u64)>; 2],
     tracks: [Track; 2],
 }
 
@@ -262,7 +267,7 @@ impl engine::Analyzer for Analyzer {
     fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         let direction = raise.direction;
         // 1. Network duplicates.
-        if let Some(frame) = session.dir_mut(direction).duplicate_datagram(d) {
+        if let Some(frame) = self.duplicate(session, direction, d) {
             let this = session.dir_mut(direction);
             raise.raise(
                 this,
@@ -370,7 +375,33 @@ impl engine::Analyzer for Analyzer {
     }
 }
 
+/// Without a sequence number, the same bytes as the previous packet of the
+/// direction within this long are a network duplicate.
+pub const DUPLICATE_WITHIN_NS: u64 = 5_000_000;
+
 impl Analyzer {
+    /// Rule 1: the frame this packet duplicates, if it does.
+    fn duplicate(
+        &self,
+        session: &mut Session,
+        direction: Direction,
+        d: &Datagram<'_>,
+    ) -> Option<u64> {
+        if self.recency.is_some() {
+            return session.dir_mut(direction).duplicate_datagram(d);
+        }
+        if d.truncated_by_capture() {
+            return None;
+        }
+        let hash = xxhash_rust::xxh3::xxh3_64(d.payload);
+        let previous = &mut session.proto.previous[idx(direction)];
+        let dup = previous
+            .filter(|(h, ts, _)| *h == hash && d.ts.since(*ts) <= DUPLICATE_WITHIN_NS)
+            .map(|(_, _, frame)| frame);
+        *previous = Some((hash, d.ts, d.frame));
+        dup
+    }
+
     fn keys(&self) -> Keys {
         Keys {
             type_field: self.d.type_field,

@@ -393,12 +393,13 @@ fn doc(m: &[(String, Pos, Node)]) -> String {
 fn bytes_of(n: &Node, what: &str) -> R<Vec<u8>> {
     match &n.value {
         Value::Scalar { text, quoted: true } => Ok(text.as_bytes().to_vec()),
-        Value::Scalar { .. } => {
-            let v = int(n, what)?;
-            u8::try_from(v)
+        Value::Scalar { text, .. } => match int(n, what) {
+            Ok(v) => u8::try_from(v)
                 .map(|b| vec![b])
-                .or_else(|_| err(n.pos, format!("{what}: {v} is not a byte (0-255)")))
-        }
+                .or_else(|_| err(n.pos, format!("{what}: {v} is not a byte (0-255)"))),
+            // A plain string, as Kaitai takes it (`contents: JFIF`).
+            Err(_) => Ok(text.as_bytes().to_vec()),
+        },
         Value::Seq(items) => {
             let mut out = Vec::new();
             for i in items {
@@ -413,13 +414,15 @@ fn bytes_of(n: &Node, what: &str) -> R<Vec<u8>> {
 impl Reader {
     fn ksy(mut self, root: &Node) -> R<Ksy> {
         let top = map(root, "a description")?;
+        // What the whole file lacks is reported at its start.
+        let start = Pos { line: 1, col: 1 };
         only_keys(
             top,
             &["meta", "seq", "types", "enums", "-lwarscope"],
             "a description",
         )?;
         let meta = get(top, "meta").ok_or((
-            root.pos,
+            start,
             "no `meta:`: a description starts with `meta: {id: NAME, endian: be}`".to_owned(),
         ))?;
         let meta_m = map(meta, "`meta`")?;
@@ -511,7 +514,7 @@ impl Reader {
             });
         }
         let seq = get(top, "seq").ok_or((
-            root.pos,
+            start,
             "no top-level `seq`: list the packet's fields in `seq`".to_owned(),
         ))?;
         types[0].attrs = self.seq(seq)?;
@@ -531,7 +534,7 @@ impl Reader {
             Some((_, _, n)) => self.semantics(n, &types[0])?,
             None => {
                 return err(
-                    root.pos,
+                    start,
                     "no `-lwarscope:` key: say how to recognise the protocol (at least `port:` or `magic:`)",
                 );
             }
@@ -746,6 +749,11 @@ impl Reader {
             ],
             "a field",
         )?;
+        // Errors about the field point at its `id`.
+        let at = m
+            .iter()
+            .find(|(k, _, _)| k == "id")
+            .map_or(n.pos, |(_, p, _)| *p);
         let id = match get(m, "id") {
             Some(i) => ident(i, "a field's `id`")?,
             None => return err(n.pos, "a field needs an `id`"),
@@ -785,7 +793,7 @@ impl Reader {
             }
             (None, None) => {
                 if size.is_none() {
-                    return err(n.pos, format!("field `{id}` has neither `type` nor `size`"));
+                    return err(at, format!("field `{id}` has neither `type` nor `size`"));
                 }
                 Kind::Bytes
             }
@@ -826,7 +834,7 @@ impl Reader {
         match &kind {
             Kind::Str { zero: false } if size.is_none() => {
                 return err(
-                    n.pos,
+                    at,
                     format!(
                         "`{id}`: `type: str` needs `size` (or `size-eos: true`), or use `strz`"
                     ),
@@ -845,7 +853,7 @@ impl Reader {
             }
             Kind::Int { .. } | Kind::Float { .. } if size.is_some() => {
                 return err(
-                    n.pos,
+                    at,
                     format!("`{id}`: `size` on a number: drop `size`, the type says it"),
                 );
             }
@@ -853,7 +861,7 @@ impl Reader {
             _ => {}
         }
         if enum_.is_some() && !matches!(kind, Kind::Int { .. }) {
-            return err(n.pos, format!("`{id}`: `enum` needs an integer type"));
+            return err(at, format!("`{id}`: `enum` needs an integer type"));
         }
         let repeat = match get(m, "repeat") {
             None => {
@@ -888,13 +896,13 @@ impl Reader {
         };
         if valid.is_some() && !matches!(kind, Kind::Int { .. } | Kind::Float { .. }) {
             return err(
-                n.pos,
+                at,
                 format!("`{id}`: `valid` applies to numbers only (use `contents` for a magic)"),
             );
         }
         Ok(Attr {
             id,
-            pos: n.pos,
+            pos: at,
             kind,
             size,
             repeat,
@@ -907,6 +915,12 @@ impl Reader {
 
     fn cond(&self, n: &Node, attrs: &[Attr]) -> R<Cond> {
         let s = scalar(n, "`if`")?.trim();
+        if [" and ", " or ", "not ", "("].iter().any(|w| s.contains(w)) {
+            return err(
+                n.pos,
+                format!("`if: {s}`: only one comparison is supported"),
+            );
+        }
         let ops = [
             ("==", Op::Eq),
             ("!=", Op::Ne),
