@@ -82,7 +82,13 @@ pub fn vessel_input(sync: u8, vessel_id: Option<u32>, left: f32, right: f32) -> 
         }
         None => p.push(0),
     }
-    vessel_input_bytes(&mut p, left, right, 0b0000_0101, u8::from(sync.is_multiple_of(7)));
+    vessel_input_bytes(
+        &mut p,
+        left,
+        right,
+        0b0000_0101,
+        u8::from(sync.is_multiple_of(7)),
+    );
     p
 }
 
