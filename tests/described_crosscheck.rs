@@ -92,15 +92,16 @@ fn analyse(pcap: &Path, protocol: &str) -> Outcome {
     out
 }
 
-/// Renumbers sessions in order, so two runs compare by client and order.
-fn normalise(
-    o: Outcome,
-) -> Vec<(
+/// One direction of one session: client, direction, findings, loss.
+type Row = (
     String,
     &'static str,
     BTreeMap<String, u64>,
     Option<(u64, u64)>,
-)> {
+);
+
+/// Renumbers sessions in order, so two runs compare by client and order.
+fn normalise(o: Outcome) -> Vec<Row> {
     let mut v: Vec<_> = o
         .into_iter()
         .map(|((c, d), (f, l))| {

@@ -32,7 +32,8 @@ fn a_minimal_description_loads_with_its_fields() {
     assert_eq!(d.ksy.id, "t");
     assert_eq!(d.ksy.sem.port, Some(9000));
     let names: Vec<_> = d.compiled.specs.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["t.a", "t.rest"]);
+    // The packet itself is the root node, named as the protocol.
+    assert_eq!(names, ["t", "t.a", "t.rest"]);
 }
 
 #[test]
@@ -251,6 +252,7 @@ fn a_vessel_input_packet_written_by_hand() {
     assert_eq!(
         fields,
         [
+            "vessel@0+21",
             "vessel.version_len@0+1=3",
             "vessel.protocol_version@1+3=\"1.0\"",
             "vessel.msg_type@4+1=vessel_input (1)",
@@ -330,7 +332,8 @@ fn a_timewarp_update_and_an_unknown_flag_written_by_hand() {
     bytes.extend([127, 0b1001, 18, 40, 3, 0, 0]); // angle..reserved
     let (fields, r) = decode("timewarp", &bytes);
     assert_eq!(r, Ok(()));
-    assert_eq!(fields[0], "timewarp.flag@0+1=update_game_data (10)");
+    assert_eq!(fields[0], "timewarp@0+27");
+    assert_eq!(fields[1], "timewarp.flag@0+1=update_game_data (10)");
     assert!(
         fields.contains(&"timewarp.body.ships.pos_x@4+4=1".to_owned()),
         "{fields:?}"
@@ -365,6 +368,7 @@ fn a_starstrike_heartbeat_and_a_wrong_magic_written_by_hand() {
     assert_eq!(
         fields,
         [
+            "strs_ksy@0+16",
             "strs_ksy.protocol_id@0+4=53545253",
             "strs_ksy.packet_type@4+2=heartbeat (5)",
             "strs_ksy.sequence_number@6+2=65535",

@@ -356,6 +356,15 @@ impl Compiled {
             ksy,
             specs: Vec::new(),
         };
+        // The packet itself: the root node, named as the protocol.
+        c.specs.push(DefSpec {
+            name: ksy.id.clone(),
+            label: ksy.id.clone(),
+            ty: FieldType::Node,
+            doc: "The packet (a node holding every field)".into(),
+            valid: None,
+            enum_: None,
+        });
         let root = c.ty(0, "", &mut vec![0])?;
         let strict_enum = ksy.sem.message_type.and_then(|i| {
             let a = root.attrs.get(i)?;
@@ -390,8 +399,21 @@ impl Compiled {
 
     /// Decodes `p`, telling `ev` every field. Returns the bytes decoded.
     pub fn walk(&'static self, p: &[u8], ev: &mut dyn Events) -> Result<usize, DecodeErr> {
+        if let Some(def) = self.defs.first() {
+            ev.enter(Field {
+                def,
+                index: None,
+                offset: 0,
+                len: p.len(),
+                value: Value::None,
+            });
+        }
         let mut w = Walker { c: self, p, ev };
-        let end = w.ty(&self.root, 0, p.len(), true)?;
+        let end = w.ty(&self.root, 0, p.len(), true);
+        if !self.defs.is_empty() {
+            w.ev.leave();
+        }
+        let end = end?;
         if self.trailing_malformed && end < p.len() {
             return Err(DecodeErr {
                 kind: ErrKind::Trailing,

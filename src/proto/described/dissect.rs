@@ -193,6 +193,7 @@ impl Dissector for Dissect {
     }
 
     fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
+        // The walk's root node is the packet; its fields are below it.
         let mut sink = TreeSink {
             items: Vec::new(),
             open: Vec::new(),

@@ -122,11 +122,13 @@ impl std::fmt::Display for Valid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Valid::Eq(x) => write!(f, "== {x}"),
-            Valid::Range { min, max } => {
-                let lo = min.map_or("-inf".to_string(), |m| m.to_string());
-                let hi = max.map_or("inf".to_string(), |m| m.to_string());
-                write!(f, "in [{lo}, {hi}]")
-            }
+            Valid::Range {
+                min: Some(lo),
+                max: Some(hi),
+            } => write!(f, "in [{lo}, {hi}]"),
+            Valid::Range { min: Some(lo), .. } => write!(f, ">= {lo}"),
+            Valid::Range { max: Some(hi), .. } => write!(f, "<= {hi}"),
+            Valid::Range { .. } => f.write_str("any"),
             Valid::AnyOf(xs) => {
                 f.write_str("one of ")?;
                 for (i, x) in xs.iter().enumerate() {
