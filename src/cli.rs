@@ -11,7 +11,9 @@ use std::path::PathBuf;
 /// Each protocol is recognised by its own bytes on any port (lwar's appId,
 /// Starstrike's magic "STRS", a Battlegrounds flow's first AUTH), or by a port
 /// named with -d; IP fragments are reassembled first. Everything else is
-/// counted, not decoded.
+/// counted, not decoded. Described protocols (a .ksy file: Vessel on port 7600,
+/// Timewarp on 7711, Starstrike described as strs_ksy, and yours with -X
+/// proto:FILE) come after the built-in ones.
 #[derive(Debug, Parser)]
 #[command(name = "lwarscope", version, max_term_width = 100)]
 // -V is the packet tree (as in tshark); the version is --version only.
@@ -34,6 +36,7 @@ Examples:
   lwarscope -r mid.pcap -d udp.port==7777,battlegrounds
                                           decode a port as a protocol
   lwarscope --list-fields                 every protocol's fields, for -Y and -e
+  lwarscope -X proto:mygame.ksy -r mygame.pcap   a protocol of your own, described
   lwarscope -r match.pcap -V -x -Y 'frame == 2'   every field and the bytes of frame 2
   lwarscope -r match.pcap -Y 'resend || lost'     the packets with those findings
   lwarscope -r match.pcap --format jsonl | jq -c 'select(.type == \"finding\")'
