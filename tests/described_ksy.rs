@@ -410,3 +410,43 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// The analysis too: arbitrary datagrams to every shipped description's
+    /// port (Starstrike described decoded on 7777) never panic the engine.
+    #[test]
+    fn arbitrary_datagrams_never_panic_the_analysis(
+        packets in proptest::collection::vec(
+            (0usize..3, any::<bool>(), proptest::collection::vec(any::<u8>(), 0..120)),
+            1..60,
+        ),
+    ) {
+        use lwarscope::capture::{Datagram, Timestamp};
+        let d: lwarscope::proto::DecodeAs = "udp.port==7777,strs_ksy".parse().unwrap();
+        let mut engine = lwarscope::proto::engine_with(Default::default(), &[d]);
+        for (i, (port, up, mut payload)) in packets.into_iter().enumerate() {
+            let port = [7600u16, 7711, 7777][port];
+            if port == 7777 && i % 2 == 0 {
+                let mut p = b"STRS".to_vec();
+                p.append(&mut payload);
+                payload = p;
+            }
+            let (client, server) = (
+                std::net::SocketAddr::from(([10, 0, 0, 2], 40000)),
+                std::net::SocketAddr::from(([10, 0, 0, 1], port)),
+            );
+            let (src, dst) = if up { (client, server) } else { (server, client) };
+            let dg = Datagram {
+                frame: i as u64 + 1,
+                ts: Timestamp::from_millis(i as u64 * 700),
+                src,
+                dst,
+                payload: &payload,
+                payload_len: payload.len() + (i % 3),
+            };
+            prop_assert!(engine.observe(&dg, &mut ()).is_some());
+        }
+        let _ = engine.finish(&mut ());
+    }
+}

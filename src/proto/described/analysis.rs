@@ -517,8 +517,13 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
         AckFields::Cumulative(_) => {
             if let Some(a) = keys.ack_value {
                 let a = (a as u64 & rec.mask) as u32;
-                for back in 0..SEQ_RING as u32 {
-                    mark(rec.sub(a, back), peer);
+                // The peer's followed numbers at or behind the ack.
+                let span = (SEQ_RING as u64).min(rec.mask + 1) as u32;
+                for back in 0..span {
+                    let s = rec.sub(peer_highest, back);
+                    if s == a || rec.newer(a, s) {
+                        mark(s, peer);
+                    }
                 }
             }
         }
@@ -538,7 +543,70 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::Datagram;
+    use crate::engine::{Finding, Observer, ProtocolTracker, RecognisedBy};
     use crate::proto::described::ksy::Recency as Rule;
+
+    #[derive(Default)]
+    struct Seen(Vec<Finding>);
+    impl Observer for Seen {
+        fn finding(&mut self, f: &Finding) {
+            self.0.push(*f);
+        }
+    }
+
+    /// A two-byte protocol: its own number, and the peer's highest received.
+    const CUMULATIVE: &str = "meta:\n  id: cumul\nseq:\n  - id: seq\n    type: u1\n  - id: ack\n    type: u1\n-lwarscope:\n  recognise:\n    port: 5555\n  sequence:\n    field: seq\n  ack:\n    cumulative: ack\n";
+
+    fn run(packets: &[(bool, u8, u8)]) -> Vec<(String, Option<u32>, Direction)> {
+        let d = crate::proto::described::parse("t.ksy", CUMULATIVE).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let mut t = crate::proto::described::tracker(d, Default::default());
+        let mut seen = Seen::default();
+        let mut next = 0;
+        for (i, &(c2s, seq, ack)) in packets.iter().enumerate() {
+            let (src, dst) = if c2s {
+                ("10.0.0.2:4000", "10.0.0.1:5555")
+            } else {
+                ("10.0.0.1:5555", "10.0.0.2:4000")
+            };
+            let payload = [seq, ack];
+            let dg = Datagram {
+                frame: i as u64 + 1,
+                ts: Timestamp::from_millis(i as u64 * 10),
+                src: src.parse().unwrap(),
+                dst: dst.parse().unwrap(),
+                payload: &payload,
+                payload_len: 2,
+            };
+            t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
+        }
+        t.finish(&mut seen);
+        seen.0
+            .iter()
+            .map(|f| (f.kind.name().to_owned(), f.seqno, f.direction))
+            .collect()
+    }
+
+    #[test]
+    fn a_cumulative_ack_turns_a_missing_number_into_not_captured() {
+        use Direction::*;
+        // The client skips 3; the server acks up to 4: 3 was delivered.
+        let acked = run(&[(true, 1, 0), (true, 2, 0), (true, 4, 0), (false, 1, 4)]);
+        assert_eq!(
+            acked,
+            [("not-captured".to_owned(), Some(3), ClientToServer)]
+        );
+        // Acked only up to 2: 3 is lost.
+        let lost = run(&[(true, 1, 0), (true, 2, 0), (true, 4, 0), (false, 1, 2)]);
+        assert_eq!(lost, [("lost".to_owned(), Some(3), ClientToServer)]);
+        // 3 arrives late: reordered, and nothing is missing.
+        let late = run(&[(true, 1, 0), (true, 2, 0), (true, 4, 0), (true, 3, 0)]);
+        assert_eq!(late, [("reordered".to_owned(), Some(3), ClientToServer)]);
+        // Serial 8-bit: 255 -> 0 is the next number, no finding.
+        let wrap = run(&[(true, 254, 0), (true, 255, 0), (true, 0, 0), (true, 1, 0)]);
+        assert!(wrap.is_empty(), "{wrap:?}");
+    }
 
     #[test]
     fn vessels_rule_at_every_boundary() {

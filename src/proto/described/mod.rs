@@ -223,21 +223,26 @@ pub fn loaded() -> &'static [&'static Described] {
         }
         all.into_iter()
             .enumerate()
-            .map(|(i, mut d)| {
-                d.index = i;
-                d.compiled.leak_defs();
-                let proto: &'static str = Box::leak(d.ksy.id.clone().into_boxed_str());
-                let rules = vec![Rule::new(Box::leak(Box::new(RuleDef {
-                    name: "valid",
-                    proto,
-                    doc: "A field outside its `valid` (eq, min, max, any-of).",
-                    slot: 0,
-                })))];
-                d.rules = Box::leak(rules.into_boxed_slice());
-                &*Box::leak(Box::new(d))
-            })
+            .map(|(i, d)| leak(d, i))
             .collect()
     })
+}
+
+/// Makes a compiled description `&'static`, numbered `index` among the
+/// described protocols: its fields and rules are leaked with it (once per
+/// process: see the module docs).
+pub fn leak(mut d: Described, index: usize) -> &'static Described {
+    d.index = index;
+    d.compiled.leak_defs();
+    let proto: &'static str = Box::leak(d.ksy.id.clone().into_boxed_str());
+    let rules = vec![Rule::new(Box::leak(Box::new(RuleDef {
+        name: "valid",
+        proto,
+        doc: "A field outside its `valid` (eq, min, max, any-of).",
+        slot: 0,
+    })))];
+    d.rules = Box::leak(rules.into_boxed_slice());
+    Box::leak(Box::new(d))
 }
 
 /// The registry entries of the described protocols.
