@@ -544,7 +544,7 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
 mod tests {
     use super::*;
     use crate::capture::Datagram;
-    use crate::engine::{Finding, Observer, ProtocolTracker, RecognisedBy};
+    use crate::engine::{Finding, Observer, RecognisedBy};
     use crate::proto::described::ksy::Recency as Rule;
 
     #[derive(Default)]
