@@ -304,6 +304,23 @@ fn an_environment_packet_with_sensor_readings_written_by_hand() {
         "{fields:?}"
     );
     assert_eq!(fields.last().unwrap(), "vessel.body.objects.vel_y@40+4=1");
+    // The packet line's message: its type, its number, every field, an
+    // element's fields with their index.
+    let mut seen = Vec::new();
+    shipped("vessel")
+        .info()
+        .dissector
+        .messages(&bytes, &mut |m| {
+            seen.push((m.type_name, m.seqno, m.text.to_string()))
+        })
+        .unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0].0, seen[0].1), ("environment_state", Some(0)));
+    assert!(
+        seen[0].2.ends_with("health=-10 object_count=1 [0].object_type=bullet (2) [0].pos_x=10 [0].pos_y=-2 [0].orientation=3.1415927 [0].vel_x=0 [0].vel_y=1"),
+        "{}",
+        seen[0].2
+    );
     // One byte less: the layout no longer fits, said with field and offset.
     let (_, r) = decode("vessel", &bytes[..bytes.len() - 1]);
     assert_eq!(

@@ -78,6 +78,10 @@ struct LineSink<'f, 'g> {
     f: &'f mut fmt::Formatter<'g>,
     result: fmt::Result,
     first: bool,
+    /// The depth of open nodes, and the innermost element of a repeated type
+    /// open (its depth and index): its fields are written `[i].name`.
+    depth: u32,
+    element: Option<(u32, u32)>,
 }
 
 impl FieldSink for LineSink<'_, '_> {
@@ -87,12 +91,26 @@ impl FieldSink for LineSink<'_, '_> {
         }
         let sep = if self.first { "" } else { " " };
         self.first = false;
-        self.result = match field.index {
-            Some(i) => write!(self.f, "{sep}{}[{i}]={}", field.def.label, field.value),
-            None => write!(self.f, "{sep}{}={}", field.def.label, field.value),
+        self.result = match (field.index, self.element) {
+            (Some(i), _) => write!(self.f, "{sep}{}[{i}]={}", field.def.label, field.value),
+            (None, Some((_, e))) => {
+                write!(self.f, "{sep}[{e}].{}={}", field.def.label, field.value)
+            }
+            (None, None) => write!(self.f, "{sep}{}={}", field.def.label, field.value),
         };
     }
-    fn enter(&mut self, _node: Field<'_>) {}
+    fn enter(&mut self, node: Field<'_>) {
+        self.depth += 1;
+        if let Some(i) = node.index {
+            self.element = Some((self.depth, i));
+        }
+    }
+    fn leave(&mut self) {
+        if self.element.is_some_and(|(d, _)| d == self.depth) {
+            self.element = None;
+        }
+        self.depth = self.depth.saturating_sub(1);
+    }
 }
 
 impl fmt::Display for Text<'_> {
@@ -101,6 +119,8 @@ impl fmt::Display for Text<'_> {
             f,
             result: Ok(()),
             first: true,
+            depth: 0,
+            element: None,
         };
         let _ = self.0.compiled.walk(self.1, &mut ToSink(&mut sink));
         sink.result
