@@ -134,7 +134,7 @@ fn refused_constructs_say_where_what_and_instead() {
             ),
             10,
             12,
-            "`session: vessel_id` is not supported yet",
+            "`session: vessel_id`: use `address-pair` or `{field: FIELD}`",
         ),
         (
             format!(

@@ -90,6 +90,13 @@ pub trait Analyzer: Send + 'static {
     /// Silence from a peer, in capture time, after which a session times out.
     fn timeout_ns(&self) -> u64;
 
+    /// Which session of its address pair a datagram belongs to: 0 (the
+    /// default) when the address pair is the session; a described protocol
+    /// may key its sessions by a field too (a connection id), 1 + its value.
+    fn session_key(&self, _d: &Datagram<'_>) -> u64 {
+        0
+    }
+
     /// For a new session: whether the first datagram's source is the server.
     fn src_is_server(&self, d: &Datagram<'_>) -> bool;
 

@@ -212,7 +212,8 @@ pub struct Tracker<A: Analyzer> {
     config: TrackerConfig,
     analyzer: A,
     sessions: Vec<Session<A::Session>>,
-    index: FxHashMap<(SocketAddr, SocketAddr), usize>,
+    /// Sessions by address pair and the analyzer's session key.
+    index: FxHashMap<(SocketAddr, SocketAddr, u64), usize>,
     next_id: SessionId,
     evicted: Evicted,
     scratch: Vec<Finding>,
@@ -280,7 +281,7 @@ impl<A: Analyzer> Tracker<A> {
 
     /// Whether a session is kept for the datagram's address pair.
     pub fn has_flow(&self, d: &Datagram<'_>) -> bool {
-        !self.index.is_empty() && self.index.contains_key(&flow_key(d))
+        !self.index.is_empty() && self.index.contains_key(&self.key(d))
     }
 
     /// The capture time of the latest datagram.
@@ -430,7 +431,7 @@ impl<A: Analyzer> Tracker<A> {
         next_id: &mut SessionId,
         by: RecognisedBy,
     ) -> usize {
-        let key = flow_key(d);
+        let key = self.key(d);
         let superseded = match self.index.get(&key) {
             Some(&slot) if self.analyzer.restarts(&self.sessions[slot], d) => Some(slot),
             Some(&slot) => return slot,
@@ -449,6 +450,7 @@ impl<A: Analyzer> Tracker<A> {
         };
         let mut session = Session::new(*next_id, client, server);
         session.recognised_by = by;
+        session.key = key.2;
         *next_id += 1;
         let slot = if self.sessions.len() < self.config.max_sessions.max(1) {
             self.sessions.push(session);
@@ -460,9 +462,9 @@ impl<A: Analyzer> Tracker<A> {
             std::mem::swap(&mut self.sessions[slot], &mut session);
             let mut old = session;
             let old_key = if old.client <= old.server {
-                (old.client, old.server)
+                (old.client, old.server, old.key)
             } else {
-                (old.server, old.client)
+                (old.server, old.client, old.key)
             };
             // A superseded session no longer owns its key.
             if self.index.get(&old_key) == Some(&slot) {
@@ -478,6 +480,15 @@ impl<A: Analyzer> Tracker<A> {
         };
         self.index.insert(key, slot);
         slot
+    }
+}
+
+impl<A: Analyzer> Tracker<A> {
+    /// A datagram's session key: its address pair, the same both ways, and
+    /// the analyzer's key (0 for protocols whose session is the pair).
+    fn key(&self, d: &Datagram<'_>) -> (SocketAddr, SocketAddr, u64) {
+        let (a, b) = flow_key(d);
+        (a, b, self.analyzer.session_key(d))
     }
 }
 

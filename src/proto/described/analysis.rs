@@ -2,7 +2,9 @@
 //!
 //! # The contract
 //!
-//! A session is an address pair. Its server is the side on the server port
+//! A session is an address pair, or with `session: {field: F}` an address
+//! pair and the value of F (packets whose F does not decode go to the pair's
+//! session without a value). Its server is the side on the server port
 //! (`-lwarscope: server: port:`, by default the recognition port); failing
 //! that, the sender of a type the server sends / the receiver of one it
 //! receives (`server: sends:`, `receives:`); failing that, the destination of
@@ -239,6 +241,23 @@ impl engine::Analyzer for Analyzer {
 
     fn timeout_ns(&self) -> u64 {
         self.d.ksy.sem.timeout_ms.saturating_mul(1_000_000)
+    }
+
+    fn session_key(&self, d: &Datagram<'_>) -> u64 {
+        let Some(field) = self.d.session_field else {
+            return 0;
+        };
+        struct Key(u16, Option<i64>);
+        impl Events for Key {
+            fn int(&mut self, field: u16, value: i64) {
+                if field == self.0 && self.1.is_none() {
+                    self.1 = Some(value);
+                }
+            }
+        }
+        let mut k = Key(field, None);
+        let _ = self.d.compiled.walk(d.payload, &mut k);
+        k.1.map_or(0, |v| (v as u64).wrapping_add(1))
     }
 
     fn src_is_server(&self, d: &Datagram<'_>) -> bool {
@@ -586,6 +605,36 @@ mod tests {
             .iter()
             .map(|f| (f.kind.name().to_owned(), f.seqno, f.direction))
             .collect()
+    }
+
+    #[test]
+    fn a_session_field_tells_sessions_of_one_address_pair_apart() {
+        let text = "meta:\n  id: conn\nseq:\n  - id: conn_id\n    type: u1\n  - id: seq\n    type: u1\n-lwarscope:\n  recognise:\n    port: 5556\n  session:\n    field: conn_id\n  sequence:\n    field: seq\n";
+        let d = crate::proto::described::parse("t.ksy", text).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let mut t = crate::proto::described::tracker(d, Default::default());
+        let mut seen = Seen::default();
+        let mut next = 0;
+        // Two connections behind one address pair, interleaved, each numbered
+        // on its own: no reordering, no loss.
+        for (i, (conn, seq)) in [(1u8, 10u8), (2, 200), (1, 11), (2, 201), (1, 12), (2, 202)]
+            .into_iter()
+            .enumerate()
+        {
+            let payload = [conn, seq];
+            let dg = Datagram {
+                frame: i as u64 + 1,
+                ts: Timestamp::from_millis(i as u64),
+                src: "10.0.0.2:4000".parse().unwrap(),
+                dst: "10.0.0.1:5556".parse().unwrap(),
+                payload: &payload,
+                payload_len: 2,
+            };
+            t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
+        }
+        t.finish(&mut seen);
+        assert_eq!(t.session_count(), 2);
+        assert!(seen.0.is_empty(), "{:?}", seen.0);
     }
 
     #[test]

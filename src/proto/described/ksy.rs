@@ -211,6 +211,8 @@ pub struct Semantics {
     pub magic: Vec<u8>,
     pub magic_offset: usize,
     pub port: Option<u16>,
+    /// A top-level field that tells sessions of one address pair apart.
+    pub session: Option<usize>,
     /// The side using this port is the server (default: `port`).
     pub server_port: Option<u16>,
     /// Message types the server sends / the client sends (names of the
@@ -1072,19 +1074,29 @@ impl Reader {
                 }
             }
         }
-        if let Some(s) = get(m, "session") {
-            match scalar(s, "`session`")? {
-                "address-pair" => {}
-                other => {
+        let session = match get(m, "session") {
+            None => None,
+            Some(s) => match &s.value {
+                Value::Scalar { text, .. } if text == "address-pair" => None,
+                Value::Map(sm) => {
+                    only_keys(sm, &["field"], "`session`")?;
+                    let f = get(sm, "field").ok_or((
+                        s.pos,
+                        "`session` takes `address-pair` or `{field: FIELD}`".to_owned(),
+                    ))?;
+                    Some(top(f, "`session.field`")?)
+                }
+                _ => {
+                    let text = s.as_str().unwrap_or("");
                     return err(
                         s.pos,
                         format!(
-                            "`session: {other}` is not supported yet: sessions are address pairs (`session: address-pair`)"
+                            "`session: {text}`: use `address-pair` or `{{field: FIELD}}` (a field of the top-level `seq` in every packet)"
                         ),
                     );
                 }
-            }
-        }
+            },
+        };
         let message_type = get(m, "message-type")
             .map(|t| top(t, "`message-type`"))
             .transpose()?;
@@ -1273,6 +1285,7 @@ impl Reader {
             magic,
             magic_offset,
             port,
+            session,
             server_port,
             server_sends,
             client_sends,

@@ -58,6 +58,8 @@ pub struct Described {
     /// Registered field of the message type, the sequence number, the ack.
     pub type_field: Option<u16>,
     pub seq_field: Option<(u16, u32)>,
+    /// The field that tells sessions of an address pair apart, if any.
+    pub session_field: Option<u16>,
     pub ack: AckFields,
     /// The message type's enum values, in the order of their counters.
     pub type_values: Vec<i64>,
@@ -88,6 +90,7 @@ impl Described {
             _ => 32,
         };
         let type_field = ksy.sem.message_type.and_then(at);
+        let session_field = ksy.sem.session.and_then(at);
         let seq_field = ksy
             .sem
             .sequence
@@ -132,6 +135,7 @@ impl Described {
             compiled,
             type_field,
             seq_field,
+            session_field,
             ack,
             type_values,
             rules: &[],
