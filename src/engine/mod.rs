@@ -4,7 +4,8 @@
 //! A protocol plugs in with an [`Analyzer`] (what a session is, the rules per
 //! packet) and its registered data, a [`ProtocolInfo`] (message types, its own
 //! finding kinds and rules, malformed reasons). The engine owns what is the same
-//! for all: the session table keyed by the address pair, eviction of idle
+//! for all: the session table keyed by the address pair (and the analyzer's
+//! session key, [`Analyzer::session_key`]), eviction of idle
 //! sessions past [`TrackerConfig::max_sessions`] (their counts still go into the
 //! totals), timeouts, counters per direction sized from the registry, the
 //! duplicate window, the cumulative-ack sequence window ([`seq`]), and the
