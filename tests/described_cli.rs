@@ -105,3 +105,42 @@ fn a_bad_description_is_one_line_and_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn sim_writes_the_scripted_captures_of_the_example_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (proto, stem) in [
+        ("vessel", "ksy-vessel-faults"),
+        ("timewarp", "ksy-timewarp-faults"),
+    ] {
+        let out = dir.path().join(format!("{stem}.pcap"));
+        let run = lwarscope()
+            .args(["sim", "--proto", proto, "-w"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(corpus.join(format!("{stem}.pcap"))).unwrap(),
+            "{proto}"
+        );
+        assert_eq!(
+            std::fs::read(out.with_extension("truth.json")).unwrap(),
+            std::fs::read(corpus.join(format!("{stem}.truth.json"))).unwrap(),
+            "{proto}"
+        );
+    }
+    let refused = lwarscope()
+        .args(["sim", "--proto", "vessel", "--dup", "5%", "-w"])
+        .arg(dir.path().join("x.pcap"))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--dup is not simulated for Vessel"));
+}

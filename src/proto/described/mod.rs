@@ -65,6 +65,8 @@ pub struct Described {
     pub type_values: Vec<i64>,
     pub rules: &'static [Rule],
     pub info: OnceLock<&'static ProtocolInfo>,
+    /// One of the shipped descriptions, as shipped (not replaced by a file).
+    pub shipped: bool,
 }
 
 /// The ack model, by registered field.
@@ -140,6 +142,7 @@ impl Described {
             type_values,
             rules: &[],
             info: OnceLock::new(),
+            shipped: false,
         })
     }
 
@@ -214,14 +217,15 @@ pub fn loaded() -> &'static [&'static Described] {
         let mut all: Vec<Described> = Vec::new();
         let sources = SHIPPED
             .iter()
-            .map(|(f, t)| ((*f).to_owned(), (*t).to_owned()))
-            .chain(user);
-        for (file, text) in sources {
+            .map(|(f, t)| ((*f).to_owned(), (*t).to_owned(), true))
+            .chain(user.into_iter().map(|(f, t)| (f, t, false)));
+        for (file, text, shipped) in sources {
             // The shipped ones are checked by the tests; user files were
             // checked when they were loaded.
-            let Ok(d) = parse(&file, &text) else {
+            let Ok(mut d) = parse(&file, &text) else {
                 continue;
             };
+            d.shipped = shipped;
             all.retain(|x| x.ksy.id != d.ksy.id);
             all.push(d);
         }
@@ -262,7 +266,12 @@ pub fn protocols() -> Vec<super::Protocol> {
             }),
             recognition: Recognition::EveryDatagram,
             tracker: super::MakeTracker::Described(d),
-            sim: None,
+            // The scripted captures of the shipped example layouts.
+            sim: match (d.shipped, d.ksy.id.as_str()) {
+                (true, "vessel") => Some(sim::sim_vessel as super::sim::SimFn),
+                (true, "timewarp") => Some(sim::sim_timewarp),
+                _ => None,
+            },
         })
         .collect()
 }

@@ -49,6 +49,57 @@ impl Script {
     }
 }
 
+/// `sim --proto vessel`: writes [`vessel`]'s capture (and its truth).
+pub fn sim_vessel(
+    req: &crate::proto::sim::SimRequest,
+) -> Result<crate::proto::sim::SimOutcome, String> {
+    scripted(req, "Vessel", vessel())
+}
+
+/// `sim --proto timewarp`: writes [`timewarp`]'s capture (and its truth).
+pub fn sim_timewarp(
+    req: &crate::proto::sim::SimRequest,
+) -> Result<crate::proto::sim::SimOutcome, String> {
+    scripted(req, "Timewarp", timewarp())
+}
+
+/// A script is fixed, faults included: fault rates are refused by name.
+fn scripted(
+    req: &crate::proto::sim::SimRequest,
+    title: &str,
+    script: Script,
+) -> Result<crate::proto::sim::SimOutcome, String> {
+    for (rates, option) in [
+        (req.loss, "--loss"),
+        (req.duplicate, "--dup"),
+        (req.reorder, "--reorder"),
+        (req.corrupt, "--corrupt"),
+        (req.tap_miss, "--tap-miss"),
+    ] {
+        if !rates.is_zero() {
+            return Err(format!(
+                "{}: the {title} capture is a fixed script with its own faults",
+                crate::proto::sim::unsupported(title, option)
+            ));
+        }
+    }
+    let truth_path = req.write.with_extension("truth.json");
+    let (pcap, truth) = (req.write.as_path(), truth_path.as_path());
+    if req.truth {
+        script.write(pcap, truth).map_err(|e| e.to_string())?;
+    } else {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        script
+            .write(pcap, &dir.path().join("truth.json"))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(crate::proto::sim::SimOutcome {
+        frames: script.frames.len() as u64,
+        sessions: script.truth["sessions"].as_array().map_or(0, Vec::len),
+        truth: req.truth.then_some(truth_path),
+    })
+}
+
 fn addr(s: &str) -> SocketAddr {
     s.parse()
         .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 1)))
