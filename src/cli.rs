@@ -73,10 +73,18 @@ pub struct Cli {
     #[arg(short = 'X', value_name = "proto:FILE", global = true, value_parser = extension)]
     pub extension: Vec<PathBuf>,
 
-    /// Read capture files (pcap or pcapng; `-` for standard input), in order, as
-    /// one stream with continuous frame numbers
+    /// Read capture files (pcap or pcapng, gzip or zstd compressed ones too:
+    /// .pcap.gz, .pcapng.zst; `-` for standard input), in order, as one stream
+    /// with continuous frame numbers
     #[arg(short = 'r', long = "read", value_name = "FILE", num_args = 1..)]
     pub read: Vec<PathBuf>,
+
+    /// With several -r files: read them merged by capture time, as mergecap
+    /// does, rather than one after the other (which warns when time goes
+    /// backwards where one file follows another).
+    /// Example: lwarscope -r client.pcap server.pcap --merge
+    #[arg(long = "merge", requires = "read", conflicts_with = "interface")]
+    pub merge: bool,
 
     /// Capture live on this interface (`any` for all of them; see -D)
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]

@@ -179,6 +179,8 @@ fn printed_output(cli: &Cli) -> Option<&'static str> {
         (r.hex, "-x"),
         (r.format != lwarscope::report::Format::Table, "--format"),
         (r.output_type.is_some(), "-T"),
+        (!r.stats.is_empty(), "-z"),
+        (r.quiet, "-q"),
     ]
     .into_iter()
     .find_map(|(set, flag)| set.then_some(flag))
@@ -241,6 +243,7 @@ fn open(cli: &Cli) -> Result<Source, CaptureError> {
         Some(_) => Source::live(&live_options(cli)),
         None => {
             let mut source = Source::files(&cli.read)?;
+            source.set_merge(cli.merge);
             if let Some(f) = &cli.filter {
                 source.set_file_filter(f)?;
             }

@@ -280,3 +280,27 @@ fn help_documents_both_with_examples() {
     );
     assert!(help.contains("occurrence=f|l|a"), "{help}");
 }
+
+#[test]
+fn wireshark_filter_dialect_selects_what_tshark_selects() {
+    for expr in [
+        "ip.src == 127.0.0.0/8 && udp.dstport == 32422",
+        "ip.addr == 127.0.0.3 and udp.srcport ge 32422",
+        "frame.time_relative > 3 && frame.time_relative <= 4",
+        "frame.number in {1, 3, 5..7, 880..890}",
+        "udp.srcport in {50001, 50003} && frame.number < 60",
+        "frame.time_epoch >= 1700000005.5",
+        "udp.port == 50002 && !(frame.number > 100)",
+    ] {
+        let ours = run(&["-r", LOSS, "-Y", expr, "-T", "fields", "-e", "frame.number"]);
+        let theirs = std::process::Command::new("tshark")
+            .current_dir(root())
+            .args(["-r", LOSS, "-Y", expr, "-T", "fields", "-e", "frame.number"])
+            .output()
+            .expect("tshark is installed (.ci/run installs it)");
+        assert!(theirs.status.success(), "tshark -Y {expr}");
+        let theirs = String::from_utf8(theirs.stdout).unwrap();
+        assert!(theirs.lines().count() >= 3, "{expr} selects some frames");
+        assert_eq!(ours, theirs, "{expr}");
+    }
+}

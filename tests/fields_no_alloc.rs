@@ -73,6 +73,8 @@ fn field_output_allocates_nothing_per_packet() {
                 session: 0,
                 direction: Direction::ClientToServer,
                 findings: attached,
+                acks: Default::default(),
+                resends: 0,
             };
             writer.packet(&event);
         }

@@ -44,7 +44,8 @@ fn exit_0_when_every_file_passes() {
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
     assert_eq!(
         r.stdout,
-        "PASS  captures/sim-clean.pcap (5 rules)\nPASS  captures/sim-ipv6.pcap (5 rules)\n"
+        "PASS  captures/sim-clean.pcap (5 rules): malformed 0, violation 0, lost 0, resend-rate 2.11% <= 25.00%, packets 483 >= 100\n\
+         PASS  captures/sim-ipv6.pcap (5 rules): malformed 0, violation 0, lost 0, resend-rate 0.00% <= 25.00%, packets 301 >= 100\n"
     );
 }
 
@@ -59,7 +60,7 @@ fn exit_1_when_a_rule_fails_with_one_verdict_line_per_file() {
     assert_eq!(r.code, Some(1));
     assert_eq!(
         r.stdout,
-        "PASS  captures/sim-clean.pcap (1 rule)\n\
+        "PASS  captures/sim-clean.pcap (1 rule): malformed 0\n\
          FAIL  captures/sim-corrupt.pcap: 41 malformed (denied) [deny malformed]\n"
     );
 }
@@ -208,7 +209,11 @@ fn rules_from_a_toml_file_add_to_the_flags() {
     let rules = rules.to_str().unwrap();
     let r = run(&["captures/sim-loss.pcap", "--rules", rules]);
     assert_eq!(r.code, Some(0), "{}", r.stdout);
-    assert_eq!(r.stdout, "PASS  captures/sim-loss.pcap (6 rules)\n");
+    assert_eq!(
+        r.stdout,
+        "PASS  captures/sim-loss.pcap (6 rules): malformed 0, lost 0, not-captured 0, \
+         ack-delay-p95 99.3 ms <= 200.0 ms, resend-rate 2.78% <= 25.00%, packets 899 >= 1\n"
+    );
     let r = run(&[
         "captures/sim-tap-miss.pcap",
         "--rules",
@@ -335,6 +340,8 @@ fn junit_output_is_accepted_by_a_junit_parser() {
 fn junit_file_that_cannot_be_written_is_an_error() {
     let r = run(&[
         "captures/sim-clean.pcap",
+        "--deny",
+        "malformed",
         "--junit",
         "no/such/dir/check.xml",
     ]);
@@ -492,4 +499,78 @@ fn evicted_sessions_still_count_in_the_gates_metrics() {
     assert_eq!(few.summary.findings, all.summary.findings);
     let evicted = few.summary.evicted.expect("evictions are reported");
     assert_eq!(evicted.sessions, 2);
+}
+
+#[test]
+fn json_verdicts_carry_what_was_measured() {
+    let r = run(&[
+        "captures/sim-loss.pcap",
+        "captures/sim-reorder.pcap",
+        "no-such.pcap",
+        "--max",
+        "resend-rate=5%",
+        "--deny",
+        "malformed",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, Some(2));
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["type"], "check");
+    assert_eq!(doc["exit_code"], 2);
+    assert_eq!(
+        (
+            doc["passed"].clone(),
+            doc["failed"].clone(),
+            doc["errors"].clone()
+        ),
+        (1.into(), 1.into(), 1.into())
+    );
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files[0]["verdict"], "pass");
+    let rate = &files[0]["rules"][1];
+    assert_eq!(rate["rule"], "max resend-rate=5%");
+    assert_eq!(rate["metric"], "resend-rate");
+    assert_eq!(rate["measured"], "2.78%");
+    assert_eq!(rate["limit"], "<= 5.00%");
+    assert!((rate["value"].as_f64().unwrap() - 0.0278).abs() < 0.0001);
+    assert!(rate["failure"].is_null());
+    assert_eq!(files[1]["verdict"], "fail");
+    assert_eq!(
+        files[1]["rules"][1]["failure"],
+        "resend-rate is 11.91%, above 5.00%"
+    );
+    assert_eq!(files[2]["verdict"], "error");
+    assert_eq!(files[2]["file"], "no-such.pcap");
+    assert!(!files[2]["error"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn a_check_with_no_rules_warns() {
+    let r = run(&["captures/sim-loss.pcap"]);
+    assert_eq!(r.code, Some(0));
+    assert_eq!(r.stdout, "PASS  captures/sim-loss.pcap (0 rules)\n");
+    assert_eq!(
+        r.stderr,
+        "warning: no rules: every readable capture passes; add --deny, --max, --min, --rules or --expect\n"
+    );
+}
+
+#[test]
+fn junit_cases_carry_the_measured_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = dir.path().join("check.xml");
+    let r = run(&[
+        "captures/sim-loss.pcap",
+        "--max",
+        "ack-delay-p95=250ms",
+        "--junit",
+        xml.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0));
+    let text = std::fs::read_to_string(&xml).unwrap();
+    assert!(
+        text.contains("<system-out>ack-delay-p95 99.3 ms &lt;= 250.0 ms</system-out>"),
+        "{text}"
+    );
 }

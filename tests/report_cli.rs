@@ -217,7 +217,7 @@ fn several_files_and_json_documents_parse() {
         .unwrap();
     assert!(out.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["schema"], 2);
     assert_eq!(doc["capture"]["files"].as_array().unwrap().len(), 2);
     assert_eq!(doc["summary"]["sessions"].as_array().unwrap().len(), 4);
 }
@@ -239,4 +239,56 @@ fn a_filter_nested_ten_thousand_deep_is_an_error_not_a_crash() {
             &stderr[..stderr.len().min(200)]
         );
     }
+}
+
+#[test]
+fn the_json_summary_carries_what_the_tables_show() {
+    let out = Command::cargo_bin("lwarscope")
+        .unwrap()
+        .current_dir(root())
+        .args(["-r", "captures/sim-loss.pcap", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let summary = &doc["summary"];
+    assert_eq!(summary["session_count"], 3);
+    let s = &summary["sessions"][0];
+    // The sessions table: `0  127.0.0.2:50001 -> 127.0.0.1:32422  1:1
+    // player1-1  closed  7.4 s  202/109  7117/9294  10.6%/4.4%`.
+    assert_eq!(s["session"], 0);
+    assert_eq!(s["protocol"], "lwar");
+    assert_eq!(s["player"]["name"], "player1-1");
+    assert_eq!(s["state"], "closed");
+    assert_eq!(
+        format!("{:.1}", s["duration_secs"].as_f64().unwrap()),
+        "7.4"
+    );
+    assert!(s["end"].as_f64().unwrap() > s["start"].as_f64().unwrap());
+    let pct = |v: &serde_json::Value| format!("{:.1}%", v.as_f64().unwrap() * 100.0);
+    assert_eq!(pct(&s["c2s"]["loss_rate"]), "10.6%");
+    assert_eq!(pct(&s["s2c"]["loss_rate"]), "4.4%");
+    // The directions table: `0 s2c ... 2.0/99.3 ms  unacked 1`.
+    let ack = &s["s2c"]["ack_delay"];
+    assert_eq!(format!("{:.1}", ack["p50_ms"].as_f64().unwrap()), "2.0");
+    assert_eq!(format!("{:.1}", ack["p95_ms"].as_f64().unwrap()), "99.3");
+    assert!(ack["max_ms"].as_f64().unwrap() >= ack["p95_ms"].as_f64().unwrap());
+    assert!(ack["samples"].as_u64().unwrap() > 10);
+    assert_eq!(s["s2c"]["unacked"], 1);
+    // Every map is there in every direction, empty or not.
+    for session in summary["sessions"].as_array().unwrap() {
+        for dir in ["c2s", "s2c"] {
+            for key in ["messages", "findings", "violations", "malformed"] {
+                assert!(session[dir][key].is_object(), "{dir}.{key}");
+            }
+        }
+    }
+    for key in ["messages", "findings", "violations", "malformed"] {
+        assert!(summary[key].is_object(), "{key}");
+    }
+    // The messages table: Input, 572, ~30 Hz by the specification.
+    let rates = summary["message_rates"].as_array().unwrap();
+    let input = rates.iter().find(|r| r["type"] == "Input").unwrap();
+    assert_eq!(input["count"], 572);
+    assert_eq!(input["spec_hz"], 30.0);
+    assert!(input["observed_hz"].as_f64().unwrap() > 20.0);
 }

@@ -78,6 +78,8 @@ fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
                 session: 0,
                 direction: Direction::ClientToServer,
                 findings: attached,
+                acks: Default::default(),
+                resends: 0,
             };
             if filter.matches(&event) {
                 selected += 1;

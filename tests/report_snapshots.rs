@@ -116,7 +116,7 @@ fn json_document_of_a_lossy_capture() {
         },
     );
     let doc: serde_json::Value = serde_json::from_str(&text).expect("one JSON document");
-    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["schema"], 2);
     assert!(doc.get("packets").is_none(), "packets only with --packets");
     insta::assert_json_snapshot!(doc);
 }
@@ -149,7 +149,7 @@ fn jsonl_stream_of_a_corrupt_capture() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("every line is a JSON object"))
         .collect();
-    assert!(lines.iter().all(|l| l["schema"] == 1));
+    assert!(lines.iter().all(|l| l["schema"] == 2));
     assert_eq!(lines.last().unwrap()["type"], "summary");
     insta::assert_snapshot!(text);
 }

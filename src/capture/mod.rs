@@ -20,6 +20,7 @@
 //! # Ok::<(), lwarscope::capture::CaptureError>(())
 //! ```
 
+pub mod compressed;
 mod error;
 pub mod export;
 mod frame;

@@ -1,6 +1,7 @@
 //! One source over capture files and live interfaces: frames in, classified
 //! frames out, numbered across the whole run.
 
+use super::compressed::{Compression, Inflater};
 use super::error::{CaptureError, pcap_reason};
 use super::frame::{CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatagram, PcapStats};
 use super::link::{Dissected, LinkType, Udp, dissect, reassembled_udp};
@@ -108,7 +109,10 @@ impl StopHandle {
 }
 
 struct OfflineFile {
+    /// First: dropping it closes the pipe an inflater writes into.
     cap: Capture<Offline>,
+    /// For a compressed file, the thread that inflates it.
+    inflater: Option<super::compressed::Inflater>,
     name: String,
     link: LinkType,
     /// Packets read from this file.
@@ -116,6 +120,12 @@ struct OfflineFile {
     /// The user's capture filter (`-f`), compiled for this file's link type:
     /// frames it rejects are skipped, keeping their numbers.
     bpf: Option<pcap::BpfProgram>,
+    /// When files are merged by time: this file's next frame, read ahead, and
+    /// whether the capture filter rejects it.
+    ahead: Option<(Header, bool)>,
+    ahead_buf: Vec<u8>,
+    /// Capture time of the last frame read from it.
+    last_ts: Option<Timestamp>,
 }
 
 struct LiveInput {
@@ -131,6 +141,7 @@ enum Input {
 }
 
 /// The header fields of the frame in `Source::buf`.
+#[derive(Debug, Clone, Copy)]
 struct Header {
     ts: Timestamp,
     cap_len: u32,
@@ -158,6 +169,13 @@ pub struct Source {
     /// The current reassembled datagram's IP payload, if any.
     reassembled: Vec<u8>,
     finished: bool,
+    /// Files are read in time order across them (mergecap), not one after
+    /// the other.
+    merge: bool,
+    /// What the reader noticed and the user should hear of.
+    warnings: Vec<String>,
+    /// The file that just ended, and its last frame's time.
+    boundary: Option<(String, Timestamp)>,
 }
 
 impl Source {
@@ -195,7 +213,22 @@ impl Source {
             buf: Vec::with_capacity(2048),
             reassembled: Vec::new(),
             finished: false,
+            merge: false,
+            warnings: Vec::new(),
+            boundary: None,
         }
+    }
+
+    /// Reads the files merged by capture time, as mergecap does (a frame of an
+    /// earlier file comes first at equal times), rather than one after the other.
+    pub fn set_merge(&mut self, merge: bool) {
+        self.merge = merge;
+    }
+
+    /// What the reader noticed so far that the user should hear of (time going
+    /// backwards where one file follows another); taken once.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// Applies a capture filter in libpcap syntax to the files (as `tcpdump -r
@@ -376,6 +409,24 @@ impl Source {
                 return Ok(None);
             }
             match &mut self.input {
+                Input::Files(files) if self.merge => {
+                    let Some(i) = earliest(files)? else {
+                        return Ok(None);
+                    };
+                    let file = &mut files[i];
+                    let Some((header, rejected)) = file.ahead.take() else {
+                        continue;
+                    };
+                    file.packets += 1;
+                    if rejected {
+                        self.number += 1;
+                        self.counts.frames += 1;
+                        self.counts.filtered += 1;
+                        continue;
+                    }
+                    std::mem::swap(&mut self.buf, &mut file.ahead_buf);
+                    return Ok(Some(header));
+                }
                 Input::Files(files) => {
                     let Some(file) = files.front_mut() else {
                         return Ok(None);
@@ -392,10 +443,36 @@ impl Source {
                             file.packets += 1;
                             self.buf.clear();
                             self.buf.extend_from_slice(p.data);
-                            return Ok(Some(header_of(p.header, file.link)));
+                            let header = header_of(p.header, file.link);
+                            file.last_ts = Some(header.ts);
+                            // Where one file follows another, time should not
+                            // go backwards: if it does, they overlap.
+                            if let Some((previous, end)) = self.boundary.take()
+                                && header.ts < end
+                            {
+                                self.warnings.push(format!(
+                                    "{} starts {:.3} s before {previous} ends: read one after the other, time goes backwards there; --merge reads them in time order",
+                                    file.name,
+                                    end.since(header.ts) as f64 / 1e9
+                                ));
+                            }
+                            return Ok(Some(header));
                         }
                         Err(pcap::Error::NoMorePackets) => {
-                            files.pop_front();
+                            // A compressed stream that ended early may still
+                            // end at a record boundary.
+                            if let Some(why) = file.inflater.as_mut().and_then(|i| i.finish()) {
+                                return Err(CaptureError::FileRead {
+                                    path: file.name.clone(),
+                                    packets: file.packets,
+                                    reason: why,
+                                });
+                            }
+                            if let Some(ended) = files.pop_front()
+                                && let Some(end) = ended.last_ts
+                            {
+                                self.boundary = Some((ended.name, end));
+                            }
                         }
                         Err(e) => return Err(file_error(file, &e)),
                     }
@@ -523,8 +600,53 @@ fn header_of(h: &pcap::PacketHeader, link: LinkType) -> Header {
     }
 }
 
+/// Reads each file's next frame ahead where it has none, and returns the file
+/// whose frame comes first in time (the earlier file at equal times); `None`
+/// when every file has ended.
+fn earliest(files: &mut VecDeque<OfflineFile>) -> Result<Option<usize>, CaptureError> {
+    let mut best: Option<(usize, Timestamp)> = None;
+    for (i, file) in files.iter_mut().enumerate() {
+        if file.ahead.is_none() {
+            match file.cap.next_packet() {
+                Ok(p) => {
+                    let rejected = file.bpf.as_ref().is_some_and(|b| !b.filter(p.data));
+                    file.ahead_buf.clear();
+                    file.ahead_buf.extend_from_slice(p.data);
+                    file.ahead = Some((header_of(p.header, file.link), rejected));
+                }
+                Err(pcap::Error::NoMorePackets) => {
+                    if let Some(why) = file.inflater.as_mut().and_then(|i| i.finish()) {
+                        return Err(CaptureError::FileRead {
+                            path: file.name.clone(),
+                            packets: file.packets,
+                            reason: why,
+                        });
+                    }
+                    continue;
+                }
+                Err(e) => return Err(file_error(file, &e)),
+            }
+        }
+        if let Some((h, _)) = &file.ahead
+            && best.is_none_or(|(_, ts)| h.ts < ts)
+        {
+            best = Some((i, h.ts));
+        }
+    }
+    Ok(best.map(|(i, _)| i))
+}
+
 /// The error of a failed read in a file: cut off, or another read error.
-fn file_error(file: &OfflineFile, err: &pcap::Error) -> CaptureError {
+fn file_error(file: &mut OfflineFile, err: &pcap::Error) -> CaptureError {
+    // A corrupt compressed stream ends libpcap's input early: the stream's
+    // error is the one to tell.
+    if let Some(why) = file.inflater.as_mut().and_then(|i| i.finish()) {
+        return CaptureError::FileRead {
+            path: file.name.clone(),
+            packets: file.packets,
+            reason: why,
+        };
+    }
     let reason = pcap_reason(err);
     // libpcap: "truncated dump file; tried to read ..." (pcap) and
     // "truncated pcapng dump file; tried to read ..." (pcapng).
@@ -569,21 +691,60 @@ fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
             Ok(_) => {}
         }
     }
-    // libpcap reads `-` as standard input.
-    let cap = Capture::from_file_with_precision(path, Precision::Nano).map_err(|e| {
-        CaptureError::NotPcap {
-            path: name.clone(),
-            reason: pcap_reason(&e),
+    let unreadable = |e: std::io::Error| CaptureError::FileUnreadable {
+        path: name.clone(),
+        reason: e.to_string(),
+    };
+    let compression = match stdin {
+        true => None,
+        false => Compression::of_file(path).map_err(unreadable)?,
+    };
+    let (cap, inflater) = match compression {
+        // libpcap reads `-` as standard input.
+        None => (
+            Capture::from_file_with_precision(path, Precision::Nano).map_err(|e| {
+                CaptureError::NotPcap {
+                    path: name.clone(),
+                    reason: pcap_reason(&e),
+                }
+            })?,
+            None,
+        ),
+        Some(c) => {
+            let (reader, inflater) = Inflater::start(path, c).map_err(unreadable)?;
+            let spare = reader.try_clone().map_err(unreadable)?;
+            let fd = std::os::fd::IntoRawFd::into_raw_fd(reader);
+            // SAFETY: the descriptor is the pipe's read end, which nothing else
+            // owns once `reader` gave it up: the capture takes it over.
+            match unsafe { Capture::from_raw_fd_with_precision(fd, Precision::Nano) } {
+                Ok(cap) => {
+                    // Only the capture holds the read end now: when it is
+                    // closed, the inflater stops.
+                    drop(spare);
+                    (cap, Some(inflater))
+                }
+                Err(e) => {
+                    let reason = inflater.abandon(spare).unwrap_or_else(|| pcap_reason(&e));
+                    return Err(CaptureError::NotPcap {
+                        path: name,
+                        reason: format!("{reason}, inside {} compression", c.name()),
+                    });
+                }
+            }
         }
-    })?;
+    };
     let dlt = cap.get_datalink();
     let link = link_type(dlt, &name)?;
     Ok(OfflineFile {
         cap,
+        inflater,
         name,
         link,
         packets: 0,
         bpf: None,
+        ahead: None,
+        ahead_buf: Vec::new(),
+        last_ts: None,
     })
 }
 

@@ -28,7 +28,9 @@ pub use finding::{
     ProtoDetail, Rule, RuleDef, SessionId, Severity,
 };
 pub use loss::{Cadence, LossEstimate};
-pub use session::{DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session};
+pub use session::{
+    AckTally, DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session,
+};
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
 pub use tracker::{Flow, MissedCounts, Observer, PacketEvent, Raise, Tracker, TrackerConfig};
 

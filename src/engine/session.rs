@@ -115,6 +115,32 @@ pub struct DirState {
     proto_loss: Option<super::LossEstimate>,
     /// Ack delay of this direction's reliable messages, in microseconds.
     ack_delay_us: Histogram<u64>,
+    /// The ack delays measured while the engine handles the current packet.
+    packet_acks: AckTally,
+}
+
+/// Ack delays measured on one packet: how many, their sum and the largest, in
+/// ns. What an observer sees per packet to plot ack delay over time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AckTally {
+    pub count: u32,
+    pub sum_ns: u64,
+    pub max_ns: u64,
+}
+
+impl AckTally {
+    fn add(&mut self, delay_ns: u64) {
+        self.count += 1;
+        self.sum_ns = self.sum_ns.saturating_add(delay_ns);
+        self.max_ns = self.max_ns.max(delay_ns);
+    }
+
+    /// Adds another tally.
+    pub fn merge(&mut self, other: AckTally) {
+        self.count += other.count;
+        self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
 }
 
 impl Default for DirState {
@@ -147,6 +173,7 @@ impl Default for DirState {
             // Up to an hour, 2 significant digits: a fixed size, allocated once.
             ack_delay_us: Histogram::new_with_bounds(1, 3_600_000_000, 2)
                 .expect("static histogram bounds are valid"),
+            packet_acks: AckTally::default(),
         }
     }
 }
@@ -233,9 +260,15 @@ impl DirState {
             raise.raise(self, FindingKind::ACK_REGRESSION, None, None, detail);
         }
         if previous.is_none_or(|p| ack > p) {
-            let (histogram, srtt) = (&mut other.ack_delay_us, &mut other.srtt_ns);
+            let (histogram, srtt, tally) = (
+                &mut other.ack_delay_us,
+                &mut other.srtt_ns,
+                &mut other.packet_acks,
+            );
             other.seq.ack(previous.unwrap_or(0), ack, |first| {
-                record_delay(histogram, srtt, ts.since(first));
+                let delay = ts.since(first);
+                tally.add(delay);
+                record_delay(histogram, srtt, delay);
             });
             self.max_ack = Some(ack);
             self.max_ack_frame = frame;
@@ -246,7 +279,14 @@ impl DirState {
     /// the histogram of its percentiles and the smoothed delay (TCP's SRTT,
     /// each sample weighing 1/8). Allocates nothing.
     pub fn ack_delay_sample(&mut self, delay_ns: u64) {
+        self.packet_acks.add(delay_ns);
         record_delay(&mut self.ack_delay_us, &mut self.srtt_ns, delay_ns);
+    }
+
+    /// The ack delays measured since the last call: the engine takes them after
+    /// each packet, for [`PacketEvent::acks`](super::PacketEvent).
+    pub fn take_packet_acks(&mut self) -> AckTally {
+        std::mem::take(&mut self.packet_acks)
     }
 
     /// The ack delay at `quantile` (0.5 for the median), in ms; `None` before a

@@ -2,7 +2,7 @@
 //! generic over the protocol's [`Analyzer`].
 
 use super::finding::{Detail, Direction, Finding, FindingKind, Rule, SessionId};
-use super::session::{DirState, ProtoSession, Session};
+use super::session::{AckTally, DirState, ProtoSession, Session};
 use super::summary::{DirectionSummary, EvictedTotals, SessionSummary, Summary};
 use super::{Analyzer, ProtocolInfo, RecognisedBy};
 use crate::capture::{Datagram, Timestamp};
@@ -53,6 +53,12 @@ pub struct PacketEvent<'a> {
     pub session: SessionId,
     pub direction: Direction,
     pub findings: &'a [Finding],
+    /// Ack delays this packet measured, by the direction whose reliable
+    /// messages it acked ([`Direction::index`]): usually the reverse of its own.
+    pub acks: [AckTally; 2],
+    /// Reliable messages this packet sent again after an ack could have come
+    /// back (what the protocol counts as its resends).
+    pub resends: u32,
 }
 
 impl PacketEvent<'_> {
@@ -327,7 +333,20 @@ impl<A: Analyzer> Tracker<A> {
             direction,
         };
         session.dir_mut(direction).count_packet(d.ts, d.payload_len);
+        let resends_before = session.dir_mut(direction).resends;
         self.analyzer.packet(session, &mut raise, d);
+        let resends = session
+            .dir_mut(direction)
+            .resends
+            .saturating_sub(resends_before);
+        let acks = [
+            session
+                .dir_mut(Direction::ClientToServer)
+                .take_packet_acks(),
+            session
+                .dir_mut(Direction::ServerToClient)
+                .take_packet_acks(),
+        ];
 
         if self.now.since(self.last_sweep) >= 1_000_000_000 {
             self.last_sweep = self.now;
@@ -342,6 +361,8 @@ impl<A: Analyzer> Tracker<A> {
             session: id,
             direction,
             findings: &self.scratch,
+            acks,
+            resends: u32::try_from(resends).unwrap_or(u32::MAX),
         })
     }
 

@@ -70,12 +70,16 @@ pub struct ReportArgs {
 
     /// Display filter: only packets (and findings) that match EXPR, e.g. 'Join',
     /// 'resend || lost', 'seqno >= 10 && dir == s2c', 'peer == 10.0.0.2:32422',
-    /// 'player == 0:1', 'finding == violation/wrong-sender', '!(Input || Update)'.
+    /// 'player == 0:1', 'finding == violation/wrong-sender', '!(Input || Update)',
+    /// 'ip.src == 10.0.0.0/8', 'time > 30', 'frame in {1 5..9}',
+    /// 'lwar.chat.text contains "gg"', 'lwar.name matches "^bot"'.
     /// Fields: type seqno ack ts frame len src dst peer port player finding severity
-    /// session dir malformed, and every protocol's registered fields by name
-    /// (`lwar.name == "ann"`, `lwar.input.aim_x > 200`; see --list-fields);
-    /// operators == != < > <= >= && || ! ( ); `!=` is `!(==)`. With the table
-    /// format, -Y implies --packets.
+    /// session dir malformed time, Wireshark's ip.src ip.dst ip.addr udp.port
+    /// udp.srcport udp.dstport frame.number frame.time_relative frame.time_epoch,
+    /// and every protocol's registered fields by name (`lwar.name == "ann"`,
+    /// `lwar.input.aim_x > 200`; see --list-fields); operators == != < > <= >=
+    /// (or eq ne lt gt le ge) contains matches (~) in {...} && || ! ( ); `!=` is
+    /// `!(==)`. With the table format, -Y implies --packets.
     #[arg(
         short = 'Y',
         long = "display-filter",
@@ -148,8 +152,34 @@ pub struct ReportArgs {
     )]
     pub time_format: super::fields::TimeFormat,
 
+    /// Statistics, as tshark's -z (repeatable), printed after the report (or
+    /// alone with -q): io,stat,INTERVAL[,FILTER...] packets, bytes, lost,
+    /// resends and ack delay per interval of INTERVAL seconds (0: the whole
+    /// capture), per direction, with packets and bytes matching each FILTER;
+    /// conv, the conversations (sessions); expert[,error|warn|note], the
+    /// findings from that severity up. With --format json they are the
+    /// document's `statistics`.
+    /// Example: lwarscope -r game.pcap -q -z io,stat,1,resend -z expert,warn
+    #[arg(short = 'z', value_name = "STATISTICS", help_heading = "Statistics")]
+    pub stats: Vec<super::stats::StatSpec>,
+
+    /// Quiet, as tshark's -q: no report tables, only the -z statistics (or,
+    /// with -w, only the export).
+    #[arg(short = 'q', long = "quiet", help_heading = "Statistics")]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub decode: DecodeArgs,
+}
+
+/// How `check` prints its verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum CheckFormat {
+    /// A line per file: PASS, FAIL or ERROR, with what was measured.
+    #[default]
+    Text,
+    /// One JSON document with every verdict.
+    Json,
 }
 
 /// `-T`: what tshark calls the output type.
@@ -248,6 +278,12 @@ pub struct CheckArgs {
     /// Also write the verdicts as JUnit XML, for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// How to print the verdicts: text (a line per file), or json (one
+    /// document: each file's rules with what was measured, and the totals).
+    /// Example: lwarscope check game.pcap --max resend-rate=5% --format json
+    #[arg(long, value_enum, default_value_t, value_name = "FORMAT")]
+    pub format: CheckFormat,
 
     /// Colour the verdicts: auto, always, never.
     #[arg(long, value_enum, default_value_t, value_name = "WHEN")]

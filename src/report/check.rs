@@ -211,13 +211,27 @@ impl Metric {
         .filter(|v: &f64| v.is_finite() && *v >= 0.0)
     }
 
-    fn show(self, v: f64) -> String {
+    /// A value in the rule's unit, with digits enough that two different
+    /// values never read the same (`0.04 ms`, not `0.0 ms`).
+    pub fn show(self, v: f64) -> String {
         match self {
-            Metric::ResendRate | Metric::Loss => format!("{:.2}%", v * 100.0),
-            Metric::AckDelayP50 | Metric::AckDelayP95 | Metric::Jitter => format!("{v:.1} ms"),
+            Metric::ResendRate | Metric::Loss => format!("{}%", significant(v * 100.0, 2)),
+            Metric::AckDelayP50 | Metric::AckDelayP95 | Metric::Jitter => {
+                format!("{} ms", significant(v, 1))
+            }
             _ => format!("{v}"),
         }
     }
+}
+
+/// `v` with `decimals` decimals, or more when it is small and not zero, so that
+/// at least two significant digits show (up to 6 decimals): `19.94`, `0.0041`.
+fn significant(v: f64, decimals: usize) -> String {
+    let mut d = decimals;
+    while d < 6 && v != 0.0 && v.abs() < 10f64.powi(1 - d as i32) {
+        d += 1;
+    }
+    format!("{v:.d$}")
 }
 
 /// Above or below.
@@ -286,9 +300,29 @@ impl Limit {
         })
     }
 
+    /// The rule applied to the measured value `v`.
+    pub fn result(&self, v: f64) -> RuleResult {
+        RuleResult {
+            name: self.name.clone(),
+            metric: Some(self.metric_name().to_owned()),
+            measured: Some(self.metric.show(v)),
+            limit: match self.bound {
+                Bound::Deny => Some("0 (denied)".to_owned()),
+                Bound::Max => Some(format!("<= {}", self.metric.show(self.value))),
+                Bound::Min => Some(format!(">= {}", self.metric.show(self.value))),
+            },
+            value: Some(v),
+            failure: self.failure(v),
+        }
+    }
+
     /// `None` when the rule holds, else why not.
     pub fn check(&self, o: &Outcome, allowed: &Allowed) -> Option<String> {
-        let v = self.metric.value(o, allowed);
+        self.failure(self.metric.value(o, allowed))
+    }
+
+    /// Why the measured value `v` breaks the rule, if it does.
+    fn failure(&self, v: f64) -> Option<String> {
         let failed = match self.bound {
             Bound::Deny | Bound::Max => v > self.value,
             Bound::Min => v < self.value,
@@ -432,10 +466,7 @@ impl Rules {
         let mut results: Vec<RuleResult> = self
             .limits
             .iter()
-            .map(|l| RuleResult {
-                name: l.name.clone(),
-                failure: l.check(o, &self.allowed),
-            })
+            .map(|l| l.result(l.metric.value(o, &self.allowed)))
             .collect();
         if let Some((path, expected)) = &self.expect {
             let diffs = compare(expected, &o.summary);
@@ -449,6 +480,10 @@ impl Rules {
             });
             results.push(RuleResult {
                 name: format!("expect {path}"),
+                metric: None,
+                measured: None,
+                limit: None,
+                value: None,
                 failure,
             });
         }
@@ -566,20 +601,42 @@ pub fn compare(expected: &Summary, actual: &Summary) -> Vec<String> {
 }
 
 /// One rule applied to one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RuleResult {
+    /// The rule as written: `max resend-rate=25%`.
+    #[serde(rename = "rule")]
     pub name: String,
+    /// What the rule measures (`resend-rate`), the value measured in its
+    /// unit (`19.94%`) and the limit it must keep (`<= 25.00%`); `None` for
+    /// `--expect`, which compares whole summaries.
+    pub metric: Option<String>,
+    pub measured: Option<String>,
+    pub limit: Option<String>,
+    /// The measured value in the rule's unit: a count, a fraction, ms.
+    pub value: Option<f64>,
     /// Why it failed; `None` when it passed.
     pub failure: Option<String>,
 }
 
 /// The result of one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Verdict {
     pub file: String,
     pub results: Vec<RuleResult>,
     /// The file could not be analysed (unreadable, not a capture).
     pub error: Option<String>,
+}
+
+impl RuleResult {
+    /// `resend-rate 19.94% <= 25.00%`, or `malformed 0` for a denied kind.
+    pub fn shown(&self) -> String {
+        let metric = self.metric.as_deref().unwrap_or(&self.name);
+        match (&self.measured, &self.limit) {
+            (Some(m), Some(l)) if !l.ends_with("(denied)") => format!("{metric} {m} {l}"),
+            (Some(m), _) => format!("{metric} {m}"),
+            _ => self.name.clone(),
+        }
+    }
 }
 
 impl Verdict {
@@ -612,12 +669,23 @@ impl Verdict {
             if self.passed() {
                 paint(f, "1;32", "PASS")?;
                 let n = self.results.len();
-                return write!(
+                write!(
                     f,
                     "  {} ({n} rule{})",
                     self.file,
                     if n == 1 { "" } else { "s" }
-                );
+                )?;
+                // What was measured, so a pass close to its limit shows.
+                for (i, r) in self
+                    .results
+                    .iter()
+                    .filter(|r| r.measured.is_some())
+                    .enumerate()
+                {
+                    f.write_str(if i == 0 { ": " } else { ", " })?;
+                    write!(f, "{}", r.shown())?;
+                }
+                return Ok(());
             }
             paint(f, "1;31", "FAIL")?;
             write!(f, "  {}: ", self.file)?;
@@ -698,11 +766,19 @@ pub fn write_junit(out: impl Write, verdicts: &[Verdict]) -> io::Result<()> {
                                 .create_element("testcase")
                                 .with_attribute(("name", r.name.as_str()))
                                 .with_attribute(("classname", v.file.as_str()));
-                            match &r.failure {
-                                None => {
+                            match (&r.failure, &r.measured) {
+                                (None, None) => {
                                     case.write_empty()?;
                                 }
-                                Some(why) => {
+                                (None, Some(_)) => {
+                                    let shown = r.shown();
+                                    case.write_inner_content(|w| {
+                                        w.create_element("system-out")
+                                            .write_text_content(BytesText::new(&shown))?;
+                                        Ok(())
+                                    })?;
+                                }
+                                (Some(why), _) => {
                                     case.write_inner_content(|w| {
                                         w.create_element("failure")
                                             .with_attribute(("message", why.as_str()))
@@ -792,12 +868,10 @@ mod tests {
 
     #[test]
     fn exit_codes() {
+        let lost = Limit::parse("lost", Bound::Deny).unwrap();
         let pass = Verdict {
             file: "a".into(),
-            results: vec![RuleResult {
-                name: "deny lost".into(),
-                failure: None,
-            }],
+            results: vec![lost.result(0.0)],
             error: None,
         };
         let mut fail = pass.clone();
@@ -806,12 +880,39 @@ mod tests {
         assert_eq!(exit_code(std::slice::from_ref(&pass)), 0);
         assert_eq!(exit_code(&[pass.clone(), fail.clone()]), 1);
         assert_eq!(exit_code(&[fail.clone(), err.clone()]), 2);
-        assert_eq!(pass.line(false).to_string(), "PASS  a (1 rule)");
+        assert_eq!(pass.line(false).to_string(), "PASS  a (1 rule): lost 0");
         assert_eq!(
             fail.line(false).to_string(),
             "FAIL  a: 3 lost (denied) [deny lost]"
         );
         assert_eq!(err.line(false).to_string(), "ERROR c: cannot open");
+    }
+
+    #[test]
+    fn values_show_with_enough_digits_to_tell_them_apart() {
+        assert_eq!(significant(19.94, 2), "19.94");
+        assert_eq!(significant(0.0, 1), "0.0");
+        assert_eq!(significant(0.04, 1), "0.040");
+        assert_eq!(significant(0.0041, 1), "0.0041");
+        assert_eq!(significant(0.00000001, 1), "0.000000");
+        assert_eq!(significant(250.0, 1), "250.0");
+        // A failure never reads `0.0 ms, above 0.0 ms`.
+        let l = Limit::parse("ack-delay-p95=0.01ms", Bound::Max).unwrap();
+        let r = l.result(0.04);
+        assert_eq!(
+            r.failure.as_deref(),
+            Some("ack-delay-p95 is 0.040 ms, above 0.010 ms")
+        );
+        let l = Limit::parse("resend-rate=25%", Bound::Max).unwrap();
+        let r = l.result(0.1994);
+        assert_eq!(r.shown(), "resend-rate 19.94% <= 25.00%");
+        assert_eq!(r.failure, None);
+        let l = Limit::parse("packets=1", Bound::Min).unwrap();
+        assert_eq!(l.result(899.0).shown(), "packets 899 >= 1");
+        assert_eq!(
+            l.result(0.0).failure.as_deref(),
+            Some("packets is 0, below 1")
+        );
     }
 
     #[test]

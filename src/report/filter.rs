@@ -8,8 +8,10 @@
 //! or         := and { ("||" | "or") and }
 //! and        := unary { ("&&" | "and") unary }
 //! unary      := ("!" | "not") unary | primary
-//! primary    := "(" expr ")" | field op value | name
-//! op         := "==" | "!=" | "<" | ">" | "<=" | ">="
+//! primary    := "(" expr ")" | field op value | field "in" set | name
+//! op         := "==" | "!=" | "<" | ">" | "<=" | ">=" | "contains" | "matches" | "~"
+//!               (and Wireshark's words: eq ne lt gt le ge)
+//! set        := "{" value-or-range { [","] value-or-range } "}"   (range: 10..20)
 //! value      := word | "quoted string"
 //! name       := a field that stands alone (malformed, finding, seqno, player),
 //!               a message type (Join), a finding kind (resend, violation,
@@ -35,6 +37,18 @@
 //! | `session` | number | the session (0-based, as in the report) |
 //! | `dir` | `c2s` or `s2c` | the direction |
 //! | `malformed` | (alone) | the packet, or part of it, could not be decoded |
+//! | `time`, `frame.time_relative` | seconds (`2.5`) | capture time since the first packet |
+//! | `frame.time_epoch` | seconds since 1970 | capture time |
+//!
+//! Wireshark's names work as aliases: `ip.src`, `ip.dst`, `ip.addr` (and
+//! `ipv6.*`) for `src`, `dst`, `peer`; `udp.srcport`, `udp.dstport`,
+//! `udp.port`; `frame.number` for `frame`. Addresses take a CIDR block
+//! (`ip.src == 10.0.0.0/8`). `contains` (case-sensitive) and `matches` (a
+//! regular expression, case-insensitive as Wireshark's; `(?-i)` makes it
+//! sensitive) apply to text and bytes fields: `lwar.chat.text contains "gg"`,
+//! `lwar.name matches "^bot[0-9]+$"`. `field in {1 2 5..9}` holds when the
+//! field equals one of the values or falls in one of the ranges. An unknown
+//! name gets a suggestion: `reorder` -> did you mean `reordered`?
 //!
 //! Each protocol's registered fields are there too, by their `proto.field` name
 //! (`lwar.name`, `lwar.input.aim_x`, `strs.seq`): numbers compare with every
@@ -91,6 +105,8 @@ impl FilterError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Filter {
     root: Node,
+    /// Where `time` counts from: the first packet evaluated, unless set.
+    origin: std::sync::OnceLock<crate::capture::Timestamp>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +135,20 @@ enum Literal {
     Pair(u32, u32),
     /// Text, or an enum's name (compared without case).
     Text(Box<str>),
+    /// `contains`: bytes found within a text or bytes field.
+    Contains(Box<[u8]>),
+    /// `matches`: a regular expression over a text, bytes or enum name.
+    Matches(Pattern),
+}
+
+/// A compiled `matches` pattern; patterns compare by their source.
+#[derive(Debug, Clone)]
+struct Pattern(regex::bytes::Regex);
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
 }
 
 impl FieldTest {
@@ -137,9 +167,17 @@ impl FieldTest {
             (Literal::Pair(a, b), Value::Pair(x, y)) => (a, b) == (x, y),
             (Literal::Text(t), Value::Text(bytes)) => *bytes == t.as_bytes(),
             (Literal::Text(t), Value::Enum { name: Some(n), .. }) => n.eq_ignore_ascii_case(t),
+            (Literal::Contains(needle), Value::Text(bytes)) => contains(bytes, needle),
+            (Literal::Matches(p), Value::Text(bytes)) => p.0.is_match(bytes),
+            (Literal::Matches(p), Value::Enum { name: Some(n), .. }) => p.0.is_match(n.as_bytes()),
             _ => false,
         }
     }
+}
+
+/// Whether `needle` occurs in `haystack` (an empty needle always does).
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Looks for a field that satisfies a [`FieldTest`] in a packet's walk.
@@ -186,7 +224,18 @@ enum Num {
     Frame,
     Len,
     Port,
+    SrcPort,
+    DstPort,
     Session,
+}
+
+/// Which clock `time` fields read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Clock {
+    /// Seconds since the first packet the filter saw.
+    Relative,
+    /// Seconds since 1970.
+    Epoch,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,6 +249,8 @@ enum Side {
 enum Addr {
     Ip(IpAddr),
     Socket(SocketAddr),
+    /// A CIDR block: `10.0.0.0/8`.
+    Net(ipnet::IpNet),
 }
 
 impl Addr {
@@ -207,6 +258,7 @@ impl Addr {
         match self {
             Addr::Ip(ip) => a.ip() == ip,
             Addr::Socket(s) => a == s,
+            Addr::Net(net) => net.contains(&a.ip()),
         }
     }
 }
@@ -252,6 +304,7 @@ enum Test {
     Severity(Cmp, Severity),
     Dir(Direction),
     Malformed,
+    Time(Clock, Cmp, f64),
 }
 
 /// What a filter is evaluated against: a packet, or a finding on its own (for
@@ -259,6 +312,9 @@ enum Test {
 #[derive(Clone, Copy)]
 struct Ctx<'a> {
     frame: u64,
+    /// Capture time of the packet (or the finding), and of the first packet.
+    ts: crate::capture::Timestamp,
+    origin: crate::capture::Timestamp,
     session: SessionId,
     dir: Direction,
     datagram: Option<&'a Datagram<'a>>,
@@ -309,15 +365,29 @@ impl Filter {
         };
         let root = p.or()?;
         match p.next()? {
-            (Tok::End, _) => Ok(Filter { root }),
+            (Tok::End, _) => Ok(Filter {
+                root,
+                origin: std::sync::OnceLock::new(),
+            }),
             (tok, at) => Err(p.error(at, format!("unexpected {tok} after a whole expression"))),
         }
     }
 
+    /// Counts `time` from `origin` (the capture's first packet) rather than
+    /// from the first packet evaluated: for filters that may see packets out of
+    /// order, as the terminal UI's.
+    pub fn with_origin(self, origin: crate::capture::Timestamp) -> Filter {
+        let _ = self.origin.set(origin);
+        self
+    }
+
     /// True when the packet is selected.
     pub fn matches(&self, event: &PacketEvent<'_>) -> bool {
+        let ts = event.datagram.ts;
         let ctx = Ctx {
             frame: event.datagram.frame,
+            ts,
+            origin: *self.origin.get_or_init(|| ts),
             session: event.session,
             dir: event.direction,
             datagram: Some(event.datagram),
@@ -332,6 +402,8 @@ impl Filter {
     pub fn matches_finding(&self, finding: &Finding) -> bool {
         let ctx = Ctx {
             frame: finding.frame,
+            ts: finding.ts,
+            origin: *self.origin.get_or_init(|| finding.ts),
             session: finding.session,
             dir: finding.direction,
             datagram: None,
@@ -388,6 +460,8 @@ fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
             Num::Port => d.is_some_and(|d| {
                 cmp.holds(d.src.port() as u64, v) || cmp.holds(d.dst.port() as u64, v)
             }),
+            Num::SrcPort => d.is_some_and(|d| cmp.holds(d.src.port() as u64, v)),
+            Num::DstPort => d.is_some_and(|d| cmp.holds(d.dst.port() as u64, v)),
             Num::Session => cmp.holds(ctx.session as u64, v),
         },
         Test::Reliable => ctx.any_message(|m| m.seqno.is_some()),
@@ -407,6 +481,19 @@ fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
         Test::Finding(pat) => ctx.findings.iter().any(|f| pat.matches(f)),
         Test::Severity(cmp, s) => ctx.findings.iter().any(|f| cmp.holds(f.severity(), s)),
         Test::Dir(dir) => ctx.dir == dir,
+        Test::Time(clock, cmp, secs) => {
+            let t = match clock {
+                Clock::Relative => ctx.ts.nanos() as f64 / 1e9 - ctx.origin.nanos() as f64 / 1e9,
+                Clock::Epoch => ctx.ts.secs_f64(),
+            };
+            match cmp {
+                Cmp::Eq => t == secs,
+                Cmp::Lt => t < secs,
+                Cmp::Gt => t > secs,
+                Cmp::Le => t <= secs,
+                Cmp::Ge => t >= secs,
+            }
+        }
         Test::Malformed => {
             ctx.undecodable()
                 || ctx
@@ -429,6 +516,11 @@ enum Tok<'a> {
     Or,
     /// A comparison; `None` is `!=`.
     Op(Option<Cmp>, &'static str),
+    LBrace,
+    RBrace,
+    Comma,
+    /// `~`, Wireshark's `matches`.
+    Tilde,
     Word(&'a str),
     Str(&'a str),
     End,
@@ -443,6 +535,10 @@ impl fmt::Display for Tok<'_> {
             Tok::And => f.write_str("`&&`"),
             Tok::Or => f.write_str("`||`"),
             Tok::Op(_, s) => write!(f, "`{s}`"),
+            Tok::LBrace => f.write_str("`{`"),
+            Tok::RBrace => f.write_str("`}`"),
+            Tok::Comma => f.write_str("`,`"),
+            Tok::Tilde => f.write_str("`~`"),
             Tok::Word(w) => write!(f, "`{w}`"),
             Tok::Str(s) => write!(f, "\"{s}\""),
             Tok::End => f.write_str("the end"),
@@ -455,7 +551,7 @@ struct Lexer<'a> {
     pos: usize,
 }
 
-const SPECIAL: &str = "()!=<>&|\"";
+const SPECIAL: &str = "()!=<>&|\"{},~";
 
 impl<'a> Lexer<'a> {
     fn column(&self, byte: usize) -> usize {
@@ -480,6 +576,10 @@ impl<'a> Lexer<'a> {
                 None => (Tok::End, 0),
                 Some('(') => (Tok::LParen, 1),
                 Some(')') => (Tok::RParen, 1),
+                Some('{') => (Tok::LBrace, 1),
+                Some('}') => (Tok::RBrace, 1),
+                Some(',') => (Tok::Comma, 1),
+                Some('~') => (Tok::Tilde, 1),
                 Some('!') => (Tok::Not, 1),
                 Some('<') => (Tok::Op(Some(Cmp::Lt), "<"), 1),
                 Some('>') => (Tok::Op(Some(Cmp::Gt), ">"), 1),
@@ -535,10 +635,87 @@ const MAX_DEPTH: usize = 64;
 const MAX_TERMS: usize = 1024;
 
 /// The fields, for error messages.
-const FIELDS: &str = "type, seqno, ack, ts, timestamp, frame, len, src, dst, peer, port, player, finding, severity, session, dir, malformed";
+const FIELDS: &str = "type, seqno, ack, ts, timestamp, frame, len, src, dst, peer, port, player, finding, severity, session, dir, malformed, time";
+
+/// Every name a filter knows by itself, and Wireshark's aliases.
+const NAMES: &[&str] = &[
+    "type",
+    "seqno",
+    "ack",
+    "ts",
+    "timestamp",
+    "frame",
+    "len",
+    "src",
+    "dst",
+    "peer",
+    "port",
+    "player",
+    "finding",
+    "severity",
+    "session",
+    "dir",
+    "malformed",
+    "time",
+    "frame.time_relative",
+    "frame.time_epoch",
+    "frame.number",
+    "ip.src",
+    "ip.dst",
+    "ip.addr",
+    "ipv6.src",
+    "ipv6.dst",
+    "ipv6.addr",
+    "udp.port",
+    "udp.srcport",
+    "udp.dstport",
+];
+
+/// The known name closest to an unknown one, if one is close: a typo, or a
+/// word cut short (`reorder` for `reordered`).
+fn suggestion(word: &str) -> Option<String> {
+    let registry = crate::proto::REGISTRY.iter();
+    let candidates = NAMES
+        .iter()
+        .copied()
+        .chain(
+            registry
+                .clone()
+                .flat_map(|p| p.info.message_types.iter().copied()),
+        )
+        .chain(
+            registry
+                .clone()
+                .flat_map(|p| p.info.dissector.field_defs().iter().map(|f| f.name)),
+        )
+        .chain(crate::proto::all_kinds().map(|k| k.name()))
+        .chain(crate::proto::all_rules().map(|r| r.name()))
+        .chain(["c2s", "s2c", "note", "warning", "error"]);
+    let lower = word.to_ascii_lowercase();
+    let budget = (word.chars().count() / 3).max(1);
+    candidates
+        .filter(|c| *c != word)
+        .map(|c| {
+            let d = strsim::damerau_levenshtein(&lower, &c.to_ascii_lowercase());
+            // A word cut short costs only what is missing, up to a budget.
+            let prefix = word.len() >= 4 && c.starts_with(word);
+            (if prefix { d.min(budget) } else { d }, c)
+        })
+        .filter(|(d, _)| *d <= budget)
+        .min_by_key(|(d, c)| (*d, c.len()))
+        .map(|(_, c)| c.to_owned())
+}
+
+/// `; did you mean `x`?` when a known name is close, else nothing.
+fn did_you_mean(word: &str) -> String {
+    suggestion(word)
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default()
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Field {
+    Time(Clock),
     Num(Num),
     Type,
     Addr(Side),
@@ -564,9 +741,26 @@ fn number(value: &str) -> Option<f64> {
 fn unknown_field(word: &str) -> String {
     match word.split_once('.') {
         Some((proto, _)) if crate::proto::by_name(proto).is_some() => {
-            format!("unknown field `{word}`: `{proto}` registers no such field")
+            format!(
+                "unknown field `{word}`: `{proto}` registers no such field{}",
+                did_you_mean(word)
+            )
         }
-        _ => format!("unknown field `{word}` (fields: {FIELDS}, and each protocol's proto.field)"),
+        _ => format!(
+            "unknown field `{word}` (fields: {FIELDS}, and each protocol's proto.field){}",
+            did_you_mean(word)
+        ),
+    }
+}
+
+/// An unsigned number as written: decimal or `0x` hexadecimal.
+fn unsigned(value: &str) -> Option<u64> {
+    match value
+        .strip_prefix("0x")
+        .or_else(|| value.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => value.parse().ok(),
     }
 }
 
@@ -588,6 +782,16 @@ fn field(name: &str) -> Option<Field> {
         "severity" => Field::Severity,
         "dir" => Field::Dir,
         "malformed" => Field::Malformed,
+        "time" | "frame.time_relative" => Field::Time(Clock::Relative),
+        "frame.time_epoch" => Field::Time(Clock::Epoch),
+        // Wireshark's names.
+        "frame.number" => Field::Num(Num::Frame),
+        "ip.src" | "ipv6.src" => Field::Addr(Side::Src),
+        "ip.dst" | "ipv6.dst" => Field::Addr(Side::Dst),
+        "ip.addr" | "ipv6.addr" => Field::Addr(Side::Peer),
+        "udp.port" => Field::Num(Num::Port),
+        "udp.srcport" => Field::Num(Num::SrcPort),
+        "udp.dstport" => Field::Num(Num::DstPort),
         _ => return None,
     })
 }
@@ -648,7 +852,45 @@ fn addr(value: &str) -> Option<Addr> {
         .parse::<SocketAddr>()
         .map(Addr::Socket)
         .or_else(|_| value.parse::<IpAddr>().map(Addr::Ip))
+        .or_else(|_| value.parse::<ipnet::IpNet>().map(|n| Addr::Net(n.trunc())))
         .ok()
+}
+
+/// An operator after a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    /// A comparison; `None` is `!=`. With the operator as written.
+    Cmp(Option<Cmp>, &'static str),
+    Contains,
+    Matches,
+    In,
+}
+
+impl Op {
+    fn text(self) -> &'static str {
+        match self {
+            Op::Cmp(_, s) => s,
+            Op::Contains => "contains",
+            Op::Matches => "matches",
+            Op::In => "in",
+        }
+    }
+}
+
+/// Wireshark's operators in words.
+fn word_op(w: &str) -> Option<Op> {
+    Some(match w {
+        "contains" => Op::Contains,
+        "matches" => Op::Matches,
+        "in" => Op::In,
+        "eq" => Op::Cmp(Some(Cmp::Eq), "eq"),
+        "ne" => Op::Cmp(None, "ne"),
+        "lt" => Op::Cmp(Some(Cmp::Lt), "lt"),
+        "gt" => Op::Cmp(Some(Cmp::Gt), "gt"),
+        "le" => Op::Cmp(Some(Cmp::Le), "le"),
+        "ge" => Op::Cmp(Some(Cmp::Ge), "ge"),
+        _ => return None,
+    })
 }
 
 impl<'a> Parser<'a> {
@@ -743,37 +985,32 @@ impl<'a> Parser<'a> {
             }
             (Tok::Word(word), at) => {
                 self.term(at)?;
-                if let Tok::Op(cmp, op) = self.peek()? {
-                    let (_, op_at) = self.next()?;
-                    let (value, value_at) = match self.next()? {
-                        (Tok::Word(v) | Tok::Str(v), v_at) => (v, v_at),
-                        (tok, v_at) => {
-                            return Err(self.error(
-                                v_at,
-                                format!("expected a value after `{op}`, found {tok}"),
-                            ));
-                        }
+                let op = match self.peek()? {
+                    Tok::Op(cmp, op) => Some(Op::Cmp(cmp, op)),
+                    Tok::Tilde => Some(Op::Matches),
+                    Tok::Word(w) => word_op(w),
+                    _ => None,
+                };
+                let Some(op) = op else {
+                    return match registered(word) {
+                        Some(def) => Ok(Node::Field(FieldTest { def, test: None })),
+                        None => self.bare(word, at).map(Node::Test),
                     };
-                    if let Some(def) = registered(word) {
-                        let test = self.field_comparison(def, cmp, op, op_at, value, value_at)?;
-                        return Ok(match cmp {
-                            Some(_) => Node::Field(test),
-                            None => Node::Not(Box::new(Node::Field(test))),
-                        });
-                    }
-                    let Some(field) = field(word) else {
-                        return Err(self.error(at, unknown_field(word)));
-                    };
-                    let test = self.comparison(field, cmp, op, op_at, value, value_at)?;
-                    Ok(match cmp {
-                        Some(_) => Node::Test(test),
-                        None => Node::Not(Box::new(Node::Test(test))),
-                    })
-                } else if let Some(def) = registered(word) {
-                    Ok(Node::Field(FieldTest { def, test: None }))
-                } else {
-                    self.bare(word, at).map(Node::Test)
+                };
+                let (_, op_at) = self.next()?;
+                if op == Op::In {
+                    return self.set(word, at, op_at);
                 }
+                let (value, value_at) = match self.next()? {
+                    (Tok::Word(v) | Tok::Str(v), v_at) => (v, v_at),
+                    (tok, v_at) => {
+                        return Err(self.error(
+                            v_at,
+                            format!("expected a value after `{}`, found {tok}", op.text()),
+                        ));
+                    }
+                };
+                self.test(word, at, op, op_at, value, value_at)
             }
             (Tok::Str(s), at) => Err(self.error(
                 at,
@@ -782,6 +1019,145 @@ impl<'a> Parser<'a> {
             (Tok::End, at) => Err(self.error(at, "expected an expression")),
             (tok, at) => Err(self.error(at, format!("expected an expression, found {tok}"))),
         }
+    }
+
+    /// `word op value`, for a registered field or a filter's own.
+    fn test(
+        &self,
+        word: &str,
+        at: usize,
+        op: Op,
+        op_at: usize,
+        value: &str,
+        value_at: usize,
+    ) -> Result<Node, FilterError> {
+        if let Some(def) = registered(word) {
+            let test = match op {
+                Op::Cmp(cmp, text) => {
+                    self.field_comparison(def, cmp, text, op_at, value, value_at)?
+                }
+                Op::Contains | Op::Matches => self.text_test(def, op, op_at, value, value_at)?,
+                Op::In => return Err(self.error(op_at, "`in` takes a set: `in {1 2 3}`")),
+            };
+            return Ok(match op {
+                Op::Cmp(None, _) => Node::Not(Box::new(Node::Field(test))),
+                _ => Node::Field(test),
+            });
+        }
+        let Some(field) = field(word) else {
+            return Err(self.error(at, unknown_field(word)));
+        };
+        let Op::Cmp(cmp, text) = op else {
+            return Err(self.error(
+                op_at,
+                format!(
+                    "`{}` applies to text and bytes fields (`lwar.name`, `lwar.chat.text`...), not to `{word}`",
+                    op.text()
+                ),
+            ));
+        };
+        let test = self.comparison(field, cmp, text, op_at, value, value_at)?;
+        Ok(match cmp {
+            Some(_) => Node::Test(test),
+            None => Node::Not(Box::new(Node::Test(test))),
+        })
+    }
+
+    /// `word in { a b 5..9 }`: equal to one value or within one range.
+    fn set(&mut self, word: &str, at: usize, op_at: usize) -> Result<Node, FilterError> {
+        match self.next()? {
+            (Tok::LBrace, _) => {}
+            (tok, a) => {
+                return Err(self.error(a, format!("expected `{{` after `in`, found {tok}")));
+            }
+        }
+        let eq = Op::Cmp(Some(Cmp::Eq), "==");
+        let mut node: Option<Node> = None;
+        loop {
+            let item = match self.next()? {
+                (Tok::RBrace, a) => {
+                    return node
+                        .ok_or_else(|| self.error(a, "an empty set: `in {}` holds nothing"));
+                }
+                (Tok::Comma, _) => continue,
+                (Tok::Word(v), v_at) if v.contains("..") => {
+                    self.term(v_at)?;
+                    let (lo, hi) = v.split_once("..").unwrap_or((v, ""));
+                    let hi_at = v_at + lo.len() + 2;
+                    if lo.is_empty() || hi.is_empty() {
+                        return Err(self.error(v_at, format!("`{v}` is not a range: write 5..9")));
+                    }
+                    let ge = Op::Cmp(Some(Cmp::Ge), "..");
+                    let le = Op::Cmp(Some(Cmp::Le), "..");
+                    Node::And(
+                        Box::new(self.test(word, at, ge, v_at, lo, v_at)?),
+                        Box::new(self.test(word, at, le, hi_at, hi, hi_at)?),
+                    )
+                }
+                (Tok::Word(v) | Tok::Str(v), v_at) => {
+                    self.term(v_at)?;
+                    self.test(word, at, eq, op_at, v, v_at)?
+                }
+                (Tok::End, a) => return Err(self.error(a, "missing `}` to close the set")),
+                (tok, a) => {
+                    return Err(self.error(
+                        a,
+                        format!("expected a value or `}}` in the set, found {tok}"),
+                    ));
+                }
+            };
+            node = Some(match node {
+                None => item,
+                Some(n) => Node::Or(Box::new(n), Box::new(item)),
+            });
+        }
+    }
+
+    /// `proto.field contains "x"` or `matches "re"`, on text and bytes (and,
+    /// for `matches`, enum names).
+    fn text_test(
+        &self,
+        def: &'static FieldDef,
+        op: Op,
+        op_at: usize,
+        value: &str,
+        value_at: usize,
+    ) -> Result<FieldTest, FilterError> {
+        let applies = match def.ty {
+            FieldType::Text | FieldType::Bytes => true,
+            FieldType::Enum => op == Op::Matches,
+            _ => false,
+        };
+        if !applies {
+            return Err(self.error(
+                op_at,
+                format!(
+                    "`{}` applies to text and bytes, and `{}` holds {}",
+                    op.text(),
+                    def.name,
+                    def.ty.noun()
+                ),
+            ));
+        }
+        let lit = if op == Op::Contains {
+            Literal::Contains(value.as_bytes().into())
+        } else {
+            let re = regex::bytes::RegexBuilder::new(value)
+                .case_insensitive(true)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| {
+                    let why = e.to_string();
+                    let last = why.lines().last().unwrap_or("").trim();
+                    let last = last.strip_prefix("error: ").unwrap_or(last).to_owned();
+                    self.error(value_at, format!("bad regular expression: {last}"))
+                })?;
+            Literal::Matches(Pattern(re))
+        };
+        Ok(FieldTest {
+            def,
+            test: Some((Cmp::Eq, lit)),
+        })
     }
 
     /// `field op value`; `cmp` is `None` for `!=`, compiled as `!(field == value)`.
@@ -808,9 +1184,14 @@ impl<'a> Parser<'a> {
         let bad = |what: &str| self.error(value_at, format!("`{value}` is not {what}"));
         let cmp = cmp.unwrap_or(Cmp::Eq);
         Ok(match field {
-            Field::Num(num) => {
-                let v = value.parse::<u64>().map_err(|_| bad("a number"))?;
-                Test::Num(num, cmp, v)
+            Field::Num(num) => Test::Num(num, cmp, unsigned(value).ok_or_else(|| bad("a number"))?),
+            Field::Time(clock) => {
+                let secs = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| bad("a time in seconds"))?;
+                Test::Time(clock, cmp, secs)
             }
             Field::Type => {
                 eq_only("type")?;
@@ -818,7 +1199,10 @@ impl<'a> Parser<'a> {
             }
             Field::Addr(side) => {
                 eq_only("an address")?;
-                Test::Addr(side, addr(value).ok_or_else(|| bad("an ip or ip:port"))?)
+                Test::Addr(
+                    side,
+                    addr(value).ok_or_else(|| bad("an ip, ip:port or CIDR block"))?,
+                )
             }
             Field::Player => {
                 eq_only("player")?;
@@ -932,7 +1316,10 @@ impl<'a> Parser<'a> {
         }
         Err(self.error(
             at,
-            format!("unknown name `{word}`: not a field, message type, finding kind or direction"),
+            format!(
+                "unknown name `{word}`: not a field, message type, finding kind or direction{}",
+                did_you_mean(word)
+            ),
         ))
     }
 }
@@ -995,8 +1382,137 @@ mod tests {
             session: 2,
             direction: Direction::ClientToServer,
             findings,
+            acks: Default::default(),
+            resends: 0,
         };
         filter.matches(&event)
+    }
+
+    fn eval_at(expr: &str, payload: &[u8], frame: u64, origin_ms: u64) -> bool {
+        let filter = Filter::parse(expr)
+            .unwrap_or_else(|e| panic!("{expr}: {e}"))
+            .with_origin(Timestamp::from_millis(origin_ms));
+        let d = dgram(payload, frame);
+        filter.matches(&PacketEvent {
+            datagram: &d,
+            protocol: &crate::proto::lwar::INFO,
+            session: 2,
+            direction: Direction::ClientToServer,
+            findings: &[],
+            acks: Default::default(),
+            resends: 0,
+        })
+    }
+
+    #[test]
+    fn wireshark_names_sets_cidr_time_and_text_operators() {
+        let p = join_packet();
+        // dgram(): 10.0.0.1:5000 -> 10.0.0.2:32422, frame 7 at 7 ms.
+        for (expr, want) in [
+            ("ip.src == 10.0.0.1", true),
+            ("ip.src == 10.0.0.0/8", true),
+            ("ip.src == 10.0.1.0/24", false),
+            ("ip.dst == 10.0.0.2/32", true),
+            ("ip.addr == 10.0.0.2", true),
+            ("ipv6.addr == ::1", false),
+            ("udp.srcport == 5000", true),
+            ("udp.srcport == 32422", false),
+            ("udp.dstport == 32422", true),
+            ("udp.port == 5000 && udp.port == 32422", true),
+            ("frame.number == 7", true),
+            ("frame.number eq 7 and seqno ge 4", true),
+            ("seqno == 0x4", true),
+            ("frame in {1 2 7}", true),
+            ("frame in {1, 2, 3}", false),
+            ("frame in {5..9}", true),
+            ("frame in {8..9 1}", false),
+            ("type in {Join Leave}", true),
+            ("lwar.name in {\"bob\" \"alice\"}", true),
+            ("lwar.name contains \"lic\"", true),
+            ("lwar.name contains \"LIC\"", false),
+            ("lwar.name matches \"^AL\"", true),
+            ("lwar.name ~ \"(?-i)^AL\"", false),
+            ("lwar.name matches \"ice$\"", true),
+            ("lwar.type matches \"^syn\"", true),
+            ("lwar.chat.text contains \"x\"", false),
+        ] {
+            assert_eq!(eval_on(expr, &p, &[]), want, "{expr}");
+        }
+        // Time: the packet is at 7 ms; the origin at 2 ms.
+        for (expr, want) in [
+            ("time == 0.005", true),
+            ("frame.time_relative > 0.004", true),
+            ("time < 0.005", false),
+            ("frame.time_epoch == 0.007", true),
+            ("frame.time_epoch >= 1", false),
+        ] {
+            assert_eq!(eval_at(expr, &p, 7, 2), want, "{expr}");
+        }
+        // Without an origin, time counts from the first packet evaluated.
+        let filter = Filter::parse("time >= 0.003").unwrap();
+        let (a, b) = (dgram(&p, 10), dgram(&p, 14));
+        let event = |d| PacketEvent {
+            datagram: d,
+            protocol: &crate::proto::lwar::INFO,
+            session: 0,
+            direction: Direction::ClientToServer,
+            findings: &[],
+            acks: Default::default(),
+            resends: 0,
+        };
+        assert!(!filter.matches(&event(&a)));
+        assert!(filter.matches(&event(&b)));
+    }
+
+    #[test]
+    fn the_new_operators_say_what_cannot_apply() {
+        for (expr, column, message) in [
+            (
+                "seqno contains 1",
+                7,
+                "`contains` applies to text and bytes fields (`lwar.name`, `lwar.chat.text`...), not to `seqno`",
+            ),
+            (
+                "lwar.seqno matches \"1\"",
+                12,
+                "`matches` applies to text and bytes, and `lwar.seqno` holds a number",
+            ),
+            (
+                "lwar.name ~ \"(\"",
+                13,
+                "bad regular expression: unclosed group",
+            ),
+            ("frame in {}", 11, "an empty set: `in {}` holds nothing"),
+            ("frame in {1 2", 14, "missing `}` to close the set"),
+            ("frame in 1", 10, "expected `{` after `in`, found `1`"),
+            ("frame in {..4}", 11, "`..4` is not a range: write 5..9"),
+            ("frame in {1..x}", 14, "`x` is not a number"),
+            (
+                "ip.src == 10.0.0.0/33",
+                11,
+                "`10.0.0.0/33` is not an ip, ip:port or CIDR block",
+            ),
+            ("time > soon", 8, "`soon` is not a time in seconds"),
+        ] {
+            let e = err(expr);
+            assert_eq!((e.column, e.message.as_str()), (column, message), "{expr}");
+        }
+    }
+
+    #[test]
+    fn unknown_names_get_the_closest_known_one() {
+        for (expr, hint) in [
+            ("reorder", "; did you mean `reordered`?"),
+            ("resned", "; did you mean `resend`?"),
+            ("Jion", "; did you mean `Join`?"),
+            ("lwar.nme == \"a\"", "; did you mean `lwar.name`?"),
+            ("ip.sorce == 1.2.3.4", "; did you mean `ip.src`?"),
+            ("sqeno == 4", "; did you mean `seqno`?"),
+        ] {
+            let e = err(expr);
+            assert!(e.message.ends_with(hint), "{expr}: {}", e.message);
+        }
+        assert!(!err("zzzzzz").message.contains("did you mean"));
     }
 
     #[test]

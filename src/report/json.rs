@@ -1,19 +1,32 @@
-//! `--format json` and `--format jsonl`: machine-readable output, schema 1.
+//! `--format json` and `--format jsonl`: machine-readable output, schema 2.
 //!
-//! # Schema 1
+//! # Schema 2
 //!
 //! **jsonl** (`--format jsonl`) streams one object a line, as the capture is read:
 //! each packet (in capture order) followed by the findings it raised, then the
-//! findings raised at the end of the capture (`lost`...), then one summary. Every
-//! object has `"schema": 1` and a `"type"`: `"packet"`, `"finding"` or `"summary"`.
+//! findings raised at the end of the capture (`lost`...), then one summary, then
+//! one object per `-z` statistics. Every object has `"schema": 2` and a
+//! `"type"`: `"packet"`, `"finding"`, `"summary"`, `"io_stat"`, `"conv"` or
+//! `"expert"`.
 //!
 //! **json** (`--format json`) is one document:
-//! `{"schema": 1, "packets": [...], "findings": [...], "capture": {...}, "summary": {...}}`,
-//! with `packets` only when `--packets` is given; the finding objects are the same
-//! as in jsonl, and `summary` is the summary object without `schema`/`type`/`capture`.
+//! `{"schema": 2, "packets": [...], "findings": [...], "capture": {...}, "summary": {...}, "statistics": [...]}`,
+//! with `packets` only when `--packets` is given and `statistics` only with `-z`;
+//! the finding objects are the same as in jsonl, and `summary` is the summary
+//! object without `schema`/`type`/`capture`.
 //!
 //! A display filter (`-Y`) keeps the packets it selects, their findings, and the
 //! findings it selects on their own; the summary always covers the whole capture.
+//!
+//! **Changes from schema 1**: the summary carries every figure the report's
+//! tables show (`session_count`, `resend_rate`, `resend_interval_ms`,
+//! `message_rates`; per session `session`, `protocol`, `recognised_by`,
+//! `player`, `start`, `end`, `duration_secs`; per direction `ack_delay`,
+//! `loss_rate`, `unacked`, `jitter_ms`, `reordered`, `gaps`, `lost`,
+//! `duration_secs`); maps (`messages`, `findings`, `violations`, `malformed`,
+//! `capture.protocols`) and the capture's `filtered` and `broken` are always
+//! present, empty or zero included; `statistics` and the messages' `fields` are new. Schema 1 readers that
+//! ignore unknown keys read schema 2.
 //!
 //! ## packet
 //!
@@ -26,7 +39,7 @@
 //! | `dir` | `"c2s"` or `"s2c"` |
 //! | `len` | UDP payload length; `captured` the bytes the capture kept |
 //! | `ack`, `timestamp` | header fields (absent when the header does not decode) |
-//! | `messages` | `[{"type": "Join", "seqno": 1, "offset": 12, "len": 18, "text": "Join#1 player=0:1 name=alice"}]`; `seqno` only for reliable messages |
+//! | `messages` | `[{"type": "Join", "seqno": 1, "offset": 12, "len": 18, "text": "Join#1 player=0:1 name=alice", "fields": [{"field": "lwar.type", "value": 3, "name": "Join"}, {"field": "lwar.player", "value": "0:1"}, ...]}]`; `seqno` only for reliable messages; `fields`: the registered fields within the message, in wire order (`index` for repeated elements, `name` for enums; text as a string, bytes in hex, ids as `a:b`) |
 //! | `error` | why the rest of the packet did not decode (absent when it did) |
 //! | `findings` | labels of the findings it raised: `["resend", "violation/wrong-sender"]` |
 //!
@@ -56,27 +69,61 @@
 //! - `findings`: count per finding kind (kebab-case); `violations`: count per
 //!   violation rule (absent when none); `malformed`: count per reason
 //!   (`truncated`, `unknown-type`...).
-//! - `sessions`: `[{"client", "server", "state", "c2s": {...}, "s2c": {...}}]`, each
-//!   direction with `packets`, `bytes`, `messages`, `findings` (same forms as above),
-//!   `violations` and `malformed` (when not empty), `first_sends`, `repeats` and
-//!   `resends` (reliable messages captured for the first time; again before an
-//!   ack could have come back, by design; again after that). `repeats` was added
-//!   within schema 1: readers that do not know it may ignore it, and summaries
-//!   without it read as 0.
+//! - `session_count` (listed and evicted), `resend_rate` (a fraction),
+//!   `resend_interval_ms` (the sender's resend cycle, or `null`).
+//! - `message_rates`: `[{"protocol", "type", "count", "bytes", "observed_hz",
+//!   "spec_hz"}]`: the messages table (rates per session; `null` when unknown).
+//! - `sessions`: `[{"session", "protocol", "recognised_by" ("probe", "port" or
+//!   "flow"), "client", "server", "state", "player" ({"id", "name", "renames",
+//!   "chats"} or `null`), "start", "end" (epoch seconds), "duration_secs", "c2s":
+//!   {...}, "s2c": {...}}]`, each direction with `packets`, `bytes`, `messages`,
+//!   `findings`, `violations`, `malformed` (same forms as above), `first_sends`,
+//!   `repeats` and `resends` (reliable messages captured for the first time;
+//!   again before an ack could have come back, by design; again after that),
+//!   `loss` (`{"expected", "lost"}` packets, or `null`) and `loss_rate` (its
+//!   fraction, or `null`), `ack_delay` (`{"p50_ms", "p95_ms", "max_ms",
+//!   "samples"}`, `null`s before a sample), `unacked` (reliable messages never
+//!   acked at the end), `jitter_ms`, `reordered`, `gaps`, `lost`, and
+//!   `duration_secs`.
 //!
-//! Counts of zero are left out of the maps. `lwarscope check --expect` reads this
-//! summary back (from a json document, a jsonl stream or a bare summary object).
+//! ## statistics
+//!
+//! With `-z`, the json document ends with `"statistics": [...]`, one object per
+//! `-z` in the order given, and jsonl writes each as a line after the summary
+//! (with `schema`). Each has a `type`:
+//!
+//! - `"io_stat"`: `name` (`io,stat,1,resend`), `interval_secs` (0: the whole
+//!   capture), `duration_secs`, `start` (epoch seconds of the first packet),
+//!   `filters` (the expressions), `beyond` (packets past the interval bound, not
+//!   counted), `intervals`: `[{"start", "end" (seconds from the first packet),
+//!   "c2s": {...}, "s2c": {...}}]`, each direction with `packets`, `bytes`,
+//!   `lost`, `resends`, `ack_delay_samples`, `ack_delay_mean_ms` and
+//!   `ack_delay_max_ms` (`null` without a sample), and `filters`:
+//!   `[{"packets", "bytes"}]` matching each filter.
+//! - `"conv"`: `sessions`: `[{"session", "protocol", "client", "server",
+//!   "state", "player" ({"id", "name", "renames", "chats"} or `null`),
+//!   "duration_secs", "c2s", "s2c"}]`, each direction with `packets`, `bytes`,
+//!   `messages`, `first_sends`, `repeats`, `resends`, `reordered`, `gaps`,
+//!   `lost`, `malformed`, `ack_delay_p50_ms`, `ack_delay_p95_ms`, `unacked`,
+//!   `jitter_ms`, `loss` (a fraction, or `null`) and `duration_secs`.
+//! - `"expert"`: `min_severity`, `findings`: `[{"finding", "severity",
+//!   "count", "first_frames", "more_frames"}]`, worst first.
+//!
+//! Counts of zero are left out of the maps; the maps themselves are always
+//! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
-use super::{CaptureInfo, Filter, Outcome};
+use super::{Filter, Outcome};
 use crate::capture::Timestamp;
 use crate::engine::{Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, Summary};
 use crate::proto::dissect::{Dissector, MessageItem};
+use crate::proto::field::{Field, FieldSink, Value as FieldValue};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
+use serde_json::{Value, json};
 use std::io::{self, Write};
 
 /// The schema version every object carries.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 fn secs(ts: Timestamp) -> f64 {
     ts.secs_f64()
@@ -102,7 +149,11 @@ impl Serialize for MessagesJson<'_> {
         let mut failed = None;
         let result = self.dissector.messages(self.payload, &mut |m| {
             if failed.is_none()
-                && let Err(e) = seq.serialize_element(&MessageJson(m))
+                && let Err(e) = seq.serialize_element(&MessageJson {
+                    m,
+                    dissector: self.dissector,
+                    payload: self.payload,
+                })
             {
                 failed = Some(e);
             }
@@ -115,11 +166,15 @@ impl Serialize for MessagesJson<'_> {
     }
 }
 
-struct MessageJson<'m, 'a>(&'m MessageItem<'a>);
+struct MessageJson<'m, 'a, 'p> {
+    m: &'m MessageItem<'a>,
+    dissector: &'static dyn Dissector,
+    payload: &'p [u8],
+}
 
-impl Serialize for MessageJson<'_, '_> {
+impl Serialize for MessageJson<'_, '_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let m = self.0;
+        let m = self.m;
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("type", m.type_name)?;
         if let Some(seqno) = m.seqno {
@@ -128,7 +183,106 @@ impl Serialize for MessageJson<'_, '_> {
         map.serialize_entry("offset", &m.offset)?;
         map.serialize_entry("len", &m.len)?;
         map.serialize_entry("text", &Collect(m.text))?;
+        map.serialize_entry(
+            "fields",
+            &FieldsJson {
+                dissector: self.dissector,
+                payload: self.payload,
+                span: m.offset..m.offset + m.len,
+            },
+        )?;
         map.end()
+    }
+}
+
+/// The registered fields within a message's bytes, in wire order: `[{"field":
+/// "lwar.input.aim_x", "value": 200}]`, with `index` for repeated elements and
+/// `name` for enums. Serialized as the dissector walks them (no copy).
+struct FieldsJson<'p> {
+    dissector: &'static dyn Dissector,
+    payload: &'p [u8],
+    span: std::ops::Range<usize>,
+}
+
+impl Serialize for FieldsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Sink<'s, Q: SerializeSeq> {
+            seq: &'s mut Q,
+            span: std::ops::Range<usize>,
+            failed: Option<Q::Error>,
+        }
+        impl<Q: SerializeSeq> FieldSink for Sink<'_, Q> {
+            fn field(&mut self, f: Field<'_>) {
+                let inside = f.offset >= self.span.start && f.offset + f.len <= self.span.end;
+                // Nodes (the message itself, its entries) carry no value.
+                if inside
+                    && !matches!(f.value, FieldValue::None)
+                    && self.failed.is_none()
+                    && let Err(e) = self.seq.serialize_element(&FieldJson(f))
+                {
+                    self.failed = Some(e);
+                }
+            }
+        }
+        let mut seq = s.serialize_seq(None)?;
+        let mut sink = Sink {
+            seq: &mut seq,
+            span: self.span.clone(),
+            failed: None,
+        };
+        // Where decoding stops, the fields so far are kept; the packet's
+        // `error` says why.
+        let _ = self.dissector.fields(self.payload, &mut sink);
+        if let Some(e) = sink.failed {
+            return Err(e);
+        }
+        seq.end()
+    }
+}
+
+struct FieldJson<'a>(Field<'a>);
+
+impl Serialize for FieldJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = &self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("field", f.def.name)?;
+        if let Some(i) = f.index {
+            map.serialize_entry("index", &i)?;
+        }
+        match f.value {
+            FieldValue::None => map.serialize_entry("value", &())?,
+            FieldValue::Unsigned(v) => map.serialize_entry("value", &v)?,
+            FieldValue::Signed(v) => map.serialize_entry("value", &v)?,
+            FieldValue::Float(v) => map.serialize_entry("value", &v)?,
+            FieldValue::Bool(v) => map.serialize_entry("value", &v)?,
+            FieldValue::Text(bytes) => map.serialize_entry("value", &Collect(&TextOf(bytes)))?,
+            FieldValue::Bytes(_) | FieldValue::Pair(..) => {
+                map.serialize_entry("value", &Collect(&f.value))?
+            }
+            FieldValue::Enum { raw, name } => {
+                map.serialize_entry("value", &raw)?;
+                map.serialize_entry("name", &name)?;
+            }
+            FieldValue::Bits { raw, .. } => map.serialize_entry("value", &raw)?,
+        }
+        map.end()
+    }
+}
+
+/// Text from the wire as a JSON string: invalid UTF-8 replaced (JSON escapes
+/// control characters itself).
+struct TextOf<'a>(&'a [u8]);
+
+impl std::fmt::Display for TextOf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for chunk in self.0.utf8_chunks() {
+            f.write_str(chunk.valid())?;
+            if !chunk.invalid().is_empty() {
+                f.write_str("\u{fffd}")?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -262,18 +416,118 @@ impl<'a> FindingJson<'a> {
     }
 }
 
-/// The summary object of jsonl (and, without `schema`/`type`/`capture`, the
-/// `summary` member of the json document).
-#[derive(Serialize)]
-pub struct SummaryJson<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    schema: Option<u32>,
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    tag: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    capture: Option<&'a CaptureInfo>,
-    #[serde(flatten)]
-    summary: &'a Summary,
+/// The summary object: the tracker's counts ([`Summary`]) with every figure
+/// the report's tables show beside them. jsonl's summary line adds `schema`,
+/// `type` and `capture`; the json document's `summary` member has neither.
+pub fn summary_value(outcome: &Outcome) -> Value {
+    let mut v = serde_json::to_value(&outcome.summary).unwrap_or(Value::Null);
+    let Some(top) = v.as_object_mut() else {
+        return v;
+    };
+    // The same keys everywhere, an empty map included.
+    for key in ["messages", "findings", "violations", "malformed"] {
+        top.entry(key).or_insert_with(|| json!({}));
+    }
+    top.insert(
+        "session_count".into(),
+        json!(outcome.summary.session_count()),
+    );
+    top.insert("resend_rate".into(), json!(outcome.resend_rate()));
+    top.insert(
+        "resend_interval_ms".into(),
+        json!(outcome.resend_interval_ms),
+    );
+    top.insert("message_rates".into(), message_rates(outcome));
+    if let Some(sessions) = top.get_mut("sessions").and_then(Value::as_array_mut) {
+        let mut used = vec![false; outcome.sessions.len()];
+        for s in sessions {
+            let view = outcome.sessions.iter().enumerate().find(|(i, view)| {
+                !used[*i]
+                    && s["client"] == view.client.to_string()
+                    && s["server"] == view.server.to_string()
+            });
+            let Some((i, view)) = view else { continue };
+            used[i] = true;
+            enrich_session(s, view);
+        }
+    }
+    v
+}
+
+fn enrich_session(s: &mut Value, view: &super::SessionView) {
+    let Some(m) = s.as_object_mut() else { return };
+    m.insert("session".into(), json!(view.id));
+    m.insert("protocol".into(), json!(view.protocol.name));
+    m.insert(
+        "recognised_by".into(),
+        json!(format!("{:?}", view.recognised_by).to_lowercase()),
+    );
+    m.insert(
+        "player".into(),
+        match &view.player {
+            Some(p) => {
+                json!({"id": p.id, "name": p.name, "renames": p.renames, "chats": p.chats})
+            }
+            None => Value::Null,
+        },
+    );
+    m.insert("start".into(), json!(view.start.map(secs)));
+    m.insert("end".into(), json!(view.end.map(secs)));
+    m.insert("duration_secs".into(), json!(view.duration_secs));
+    for (key, d) in [("c2s", &view.c2s), ("s2c", &view.s2c)] {
+        let Some(dir) = m.get_mut(key).and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for k in ["messages", "findings", "violations", "malformed"] {
+            dir.entry(k).or_insert_with(|| json!({}));
+        }
+        dir.entry("loss").or_insert(Value::Null);
+        dir.insert(
+            "ack_delay".into(),
+            json!({
+                "p50_ms": d.ack_p50_ms,
+                "p95_ms": d.ack_p95_ms,
+                "max_ms": d.ack_max_ms,
+                "samples": d.ack_samples,
+            }),
+        );
+        dir.insert("loss_rate".into(), json!(d.loss));
+        dir.insert("unacked".into(), json!(d.unacked));
+        dir.insert("jitter_ms".into(), json!(d.jitter_ms));
+        dir.insert("reordered".into(), json!(d.reordered));
+        dir.insert("gaps".into(), json!(d.gaps));
+        dir.insert("lost".into(), json!(d.lost));
+        dir.insert("duration_secs".into(), json!(d.duration_secs));
+    }
+}
+
+/// Each message type's count, bytes and rate per session against the
+/// specification's, as the messages table shows them.
+fn message_rates(o: &Outcome) -> Value {
+    let mut rows = Vec::new();
+    for (protocol, counts) in &o.messages_by_protocol {
+        for (ordinal, name) in protocol.message_types.iter().copied().enumerate() {
+            let count = counts.get(name).copied().unwrap_or(0);
+            if count == 0 {
+                continue;
+            }
+            let bytes: u64 = o
+                .sessions
+                .iter()
+                .filter(|s| std::ptr::eq(s.protocol, *protocol))
+                .map(|s| s.c2s.per_type_bytes[ordinal] + s.s2c.per_type_bytes[ordinal])
+                .sum();
+            rows.push(json!({
+                "protocol": protocol.name,
+                "type": name,
+                "count": count,
+                "bytes": bytes,
+                "observed_hz": super::observed_rate_hz(&o.sessions, protocol, ordinal),
+                "spec_hz": super::spec_rate_hz(protocol, ordinal),
+            }));
+        }
+    }
+    Value::Array(rows)
 }
 
 /// Whether a finding is written: no filter, its packet was selected, or the filter
@@ -329,7 +583,17 @@ impl<W: Write> JsonlWriter<W> {
 
     /// Writes the end-of-capture findings and the summary, flushes, and hands the
     /// writer back (or the first write error).
-    pub fn finish(mut self, outcome: &Outcome) -> io::Result<W> {
+    pub fn finish(self, outcome: &Outcome) -> io::Result<W> {
+        self.finish_with(outcome, &[])
+    }
+
+    /// [`JsonlWriter::finish`], then one line per statistics object (`-z`),
+    /// each with `schema`.
+    pub fn finish_with(
+        mut self,
+        outcome: &Outcome,
+        statistics: &[serde_json::Value],
+    ) -> io::Result<W> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -338,12 +602,23 @@ impl<W: Write> JsonlWriter<W> {
                 self.line(&FindingJson::new(&f, true))?;
             }
         }
-        self.line(&SummaryJson {
-            schema: Some(SCHEMA),
-            tag: Some("summary"),
-            capture: Some(&outcome.capture),
-            summary: &outcome.summary,
-        })?;
+        let mut summary = summary_value(outcome);
+        if let Some(m) = summary.as_object_mut() {
+            m.insert("schema".into(), json!(SCHEMA));
+            m.insert("type".into(), json!("summary"));
+            m.insert(
+                "capture".into(),
+                serde_json::to_value(&outcome.capture).map_err(io_err)?,
+            );
+        }
+        self.line(&summary)?;
+        for value in statistics {
+            let mut value = value.clone();
+            if let Some(map) = value.as_object_mut() {
+                map.insert("schema".to_owned(), SCHEMA.into());
+            }
+            self.line(&value)?;
+        }
         self.out.flush()?;
         Ok(self.out)
     }
@@ -416,7 +691,17 @@ impl<W: Write> JsonWriter<W> {
     }
 
     /// Ends the document with the findings, the capture and the summary.
-    pub fn finish(mut self, outcome: &Outcome) -> io::Result<W> {
+    pub fn finish(self, outcome: &Outcome) -> io::Result<W> {
+        self.finish_with(outcome, &[])
+    }
+
+    /// [`JsonWriter::finish`], with the `-z` statistics as the document's
+    /// `statistics` member (absent when none was asked for).
+    pub fn finish_with(
+        mut self,
+        outcome: &Outcome,
+        statistics: &[serde_json::Value],
+    ) -> io::Result<W> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -436,16 +721,11 @@ impl<W: Write> JsonWriter<W> {
         self.out.write_all(b"\n],\n\"capture\":")?;
         serde_json::to_writer(&mut self.out, &outcome.capture).map_err(io_err)?;
         self.out.write_all(b",\n\"summary\":")?;
-        serde_json::to_writer(
-            &mut self.out,
-            &SummaryJson {
-                schema: None,
-                tag: None,
-                capture: None,
-                summary: &outcome.summary,
-            },
-        )
-        .map_err(io_err)?;
+        serde_json::to_writer(&mut self.out, &summary_value(outcome)).map_err(io_err)?;
+        if !statistics.is_empty() {
+            self.out.write_all(b",\n\"statistics\":")?;
+            serde_json::to_writer(&mut self.out, statistics).map_err(io_err)?;
+        }
         self.out.write_all(b"\n}\n")?;
         self.out.flush()?;
         Ok(self.out)

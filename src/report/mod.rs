@@ -12,6 +12,7 @@
 //! - [`packets`]: `--packets`, `-V`, `-x`: one line per packet, tcpdump-like.
 //! - [`fields`]: `-T fields -e FIELD -E ...`, tshark's field output, and `-t`, the time column.
 //! - [`json`]: `--format json` and `--format jsonl`, schema 1.
+//! - [`stats`]: `-z io,stat`, `-z conv`, `-z expert`: statistics, as tshark's.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
 //! - [`progress`]: a progress bar on a terminal's standard error.
 //! - [`run`]: drives a capture source into an output (what the binary calls).
@@ -24,6 +25,7 @@ pub mod json;
 pub mod packets;
 pub mod progress;
 pub mod run;
+pub mod stats;
 pub mod table;
 
 pub use args::{CheckArgs, Color, Format, ReportArgs};
@@ -57,16 +59,16 @@ pub struct CaptureInfo {
     pub lwar_packets: u64,
     /// Packets of each protocol that has any, by its short name (`lwar`,
     /// `starstrike`).
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty", default)]
+    #[serde(default)]
     pub protocols: std::collections::BTreeMap<String, u64>,
     /// Frames that were not lwar: other traffic, skipped.
     pub other: u64,
     /// Frames of the files that the capture filter (`-f`) rejected.
-    #[serde(skip_serializing_if = "is_zero", default)]
+    #[serde(default)]
     pub filtered: u64,
     /// Frames whose IP or UDP headers contradict themselves (a UDP length
     /// beyond the frame, a bad IP version): no protocol could look at them.
-    #[serde(skip_serializing_if = "is_zero", default)]
+    #[serde(default)]
     pub broken: u64,
     /// lwar packets the capture cut short (snaplen).
     pub truncated: u64,
@@ -85,10 +87,6 @@ pub struct CaptureInfo {
     /// Packets the interface or its driver dropped (live captures only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub interface_dropped: Option<u64>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 fn ser_ts<S: serde::Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
@@ -275,6 +273,9 @@ pub struct DirView {
     /// Ack delay percentiles of this direction's reliable messages, in ms.
     pub ack_p50_ms: Option<f64>,
     pub ack_p95_ms: Option<f64>,
+    pub ack_max_ms: Option<f64>,
+    /// How many ack delays were measured.
+    pub ack_samples: u64,
     /// Reliable messages never acked by the end.
     pub unacked: usize,
     pub jitter_ms: f64,
@@ -303,6 +304,8 @@ impl DirView {
                 + d.finding_count(FindingKind::TRUNCATED),
             ack_p50_ms: pct(0.5),
             ack_p95_ms: pct(0.95),
+            ack_max_ms: d.ack_delay_max_ms(),
+            ack_samples: d.ack_delay_samples(),
             unacked: d.unacked(),
             jitter_ms: d.jitter_ms,
             loss: d.loss().map(|e| e.fraction()),
@@ -324,6 +327,9 @@ pub struct SessionView {
     pub recognised_by: crate::engine::RecognisedBy,
     /// The client's own player, if the capture tells it.
     pub player: Option<Player>,
+    /// Capture time of its first and last packet, either way.
+    pub start: Option<Timestamp>,
+    pub end: Option<Timestamp>,
     pub duration_secs: f64,
     pub c2s: DirView,
     pub s2c: DirView,
@@ -339,6 +345,15 @@ impl SessionView {
             state: s.state,
             recognised_by: s.recognised_by,
             player: s.player(),
+            start: match (s.c2s.first_ts, s.s2c.first_ts) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            end: [s.c2s, s.s2c]
+                .iter()
+                .filter(|d| d.first_ts.is_some())
+                .map(|d| d.last_ts)
+                .max(),
             duration_secs: s.duration_secs(),
             c2s: DirView::new(s.c2s),
             s2c: DirView::new(s.s2c),

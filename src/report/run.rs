@@ -6,6 +6,7 @@ use super::fields::{FieldsFormat, FieldsWriter};
 use super::json::{JsonWriter, JsonlWriter};
 use super::packets::{PacketOptions, PacketPrinter, is_broken_pipe};
 use super::progress::Progress;
+use super::stats::Stats;
 use super::table::{Layout, render};
 use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
 use crate::capture::export::{ExportFormat, FrameWriter};
@@ -35,6 +36,9 @@ pub enum RunError {
     /// Bad field output options (`-T`, `-e`, `-E`): one line.
     #[error("{0}")]
     Fields(String),
+    /// Options that cannot go together: one line.
+    #[error("{0}")]
+    Usage(String),
     #[error("writing the output: {0}")]
     Output(#[source] io::Error),
     #[error("writing the selected frames: {0}")]
@@ -103,6 +107,9 @@ pub fn drive<O: Observer>(
     let mut warned = 0;
     let mut n = 0u64;
     loop {
+        for w in source.take_warnings() {
+            let _ = writeln!(io::stderr(), "warning: {w}");
+        }
         let Some(frame) = source.next_frame()? else {
             return Ok(());
         };
@@ -180,6 +187,8 @@ fn export_frame<O: Observer>(
 
 /// The output chosen by the options.
 enum Output<W: Write> {
+    /// `-q`: only the statistics.
+    Quiet,
     Table,
     Packets(PacketPrinter<W>),
     Json(JsonWriter<W>),
@@ -188,18 +197,36 @@ enum Output<W: Write> {
 }
 
 impl<W: Write> Output<W> {
-    /// Writes what comes at the end; a closed pipe is a normal end.
-    fn finish(self, o: &Outcome, layout: Layout, out: impl FnOnce() -> W) -> io::Result<()> {
+    /// Writes what comes at the end, then the statistics; a closed pipe is a
+    /// normal end.
+    fn finish(
+        self,
+        o: &Outcome,
+        stats: &Stats,
+        layout: Layout,
+        out: impl FnOnce() -> W,
+    ) -> io::Result<()> {
+        let text = |w: io::Result<W>| -> io::Result<()> {
+            let mut w = w?;
+            if !stats.is_empty() {
+                w.write_all(stats.render(o, layout).as_bytes())?;
+            }
+            w.flush()
+        };
         let r = match self {
+            Output::Quiet => text(Ok(out())),
             Output::Table => {
                 let mut w = out();
-                w.write_all(render(o, layout).as_bytes())
-                    .and_then(|()| w.flush())
+                let r = w.write_all(render(o, layout).as_bytes());
+                if !stats.is_empty() && r.is_ok() {
+                    w.write_all(b"\n")?;
+                }
+                text(r.map(|()| w))
             }
-            Output::Packets(p) => p.finish().map(drop),
-            Output::Json(j) => j.finish(o).map(drop),
-            Output::Jsonl(j) => j.finish(o).map(drop),
-            Output::Fields(f) => f.finish().map(drop),
+            Output::Packets(p) => text(p.finish()),
+            Output::Json(j) => j.finish_with(o, &stats.json(o)).map(drop),
+            Output::Jsonl(j) => j.finish_with(o, &stats.json(o)).map(drop),
+            Output::Fields(f) => text(f.finish()),
         };
         match r {
             Err(e) if is_broken_pipe(&e) => Ok(()),
@@ -211,7 +238,7 @@ impl<W: Write> Output<W> {
 impl<W: Write> Observer for Output<W> {
     fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         match self {
-            Output::Table => Flow::Continue,
+            Output::Quiet | Output::Table => Flow::Continue,
             Output::Packets(p) => p.packet(e),
             Output::Json(j) => j.packet(e),
             Output::Jsonl(j) => j.packet(e),
@@ -221,7 +248,7 @@ impl<W: Write> Observer for Output<W> {
 
     fn finding(&mut self, f: &Finding) {
         match self {
-            Output::Table => {}
+            Output::Quiet | Output::Table => {}
             Output::Packets(p) => p.finding(f),
             Output::Json(j) => j.finding(f),
             Output::Jsonl(j) => j.finding(f),
@@ -243,6 +270,7 @@ pub fn report<W: Write>(
     out: impl FnOnce() -> W,
 ) -> Result<(), RunError> {
     let filter = parse_filter(args.display_filter.as_deref())?;
+    quiet_applies(args, export.is_some())?;
     let fields = match (args.output_type, args.fields.is_empty()) {
         (None, true) if args.fields_options.is_empty() => None,
         (None, _) => {
@@ -281,6 +309,7 @@ pub fn report<W: Write>(
         None => args.packet_lines(),
     };
     let output = match (fields, args.format) {
+        _ if args.quiet => Output::Quiet,
         (Some(format), _) => {
             // Checked before the writer is created: an unknown -e writes nothing.
             FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
@@ -306,7 +335,13 @@ pub fn report<W: Write>(
         _ => format!("{} files", files.len()),
     };
     let progress = Progress::for_file(&name, total);
-    let mut analysis = Analysis::with_engine(args.decode.engine(), output);
+    let mut analysis = Analysis::with_engine(
+        args.decode.engine(),
+        WithStats {
+            output,
+            stats: Stats::new(&args.stats),
+        },
+    );
     let mut export = match export {
         Some((path, format)) => {
             let comment = match &args.display_filter {
@@ -332,9 +367,9 @@ pub fn report<W: Write>(
         .transpose();
     progress.finish();
     let info = capture_info(&source.stats(), files, interface);
-    let (outcome, output) = analysis.finish(info);
+    let (outcome, WithStats { output, stats }) = analysis.finish(info);
     output
-        .finish(&outcome, layout, take)
+        .finish(&outcome, &stats, layout, take)
         .map_err(RunError::Output)?;
     if let Some(dropped) = exported?
         && dropped > 0
@@ -345,6 +380,56 @@ pub fn report<W: Write>(
         );
     }
     result
+}
+
+/// `-q` is refused where it would drop nothing or what was asked for.
+fn quiet_applies(args: &ReportArgs, export: bool) -> Result<(), RunError> {
+    if !args.quiet {
+        return Ok(());
+    }
+    let refuse = |why: &str| Err(RunError::Usage(why.to_owned()));
+    if args.stats.is_empty() && !export {
+        return refuse("-q leaves nothing to print: add -z STATISTICS (or -w FILE)");
+    }
+    if args.format != Format::Table {
+        return refuse(
+            "-q drops the report, and --format json/jsonl carry the -z statistics in the report: drop -q",
+        );
+    }
+    if args.display_filter.is_some() && !export {
+        return refuse(
+            "-Y selects packet lines, which -q drops; to count what a filter selects, give it to io,stat: -z io,stat,1,FILTER",
+        );
+    }
+    for (set, flag) in [
+        (args.packets, "--packets"),
+        (args.verbose, "-V"),
+        (args.hex, "-x"),
+        (args.output_type.is_some(), "-T"),
+    ] {
+        if set {
+            return refuse(&format!("-q drops what {flag} prints: drop one of them"));
+        }
+    }
+    Ok(())
+}
+
+/// The output and the `-z` statistics, seeing the same packets.
+struct WithStats<W: Write> {
+    output: Output<W>,
+    stats: Stats,
+}
+
+impl<W: Write> Observer for WithStats<W> {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        self.stats.packet(e);
+        self.output.packet(e)
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        self.stats.finding(f);
+        self.output.finding(f);
+    }
 }
 
 /// Analyses one file with no output, on `engine`: what `check` judges.
@@ -361,6 +446,13 @@ pub fn analyse_file(path: &Path, engine: Engine) -> Result<Outcome, RunError> {
 /// the rules themselves is returned as an error (exit status 2 too).
 pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, RunError> {
     let rules = Rules::from_args(args)?;
+    if rules.limits.is_empty() && rules.expect.is_none() {
+        let _ = writeln!(
+            io::stderr(),
+            "warning: no rules: every readable capture passes; add --deny, --max, --min, --rules or --expect"
+        );
+    }
+    let text = args.format == super::args::CheckFormat::Text;
     let mut verdicts = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
@@ -374,11 +466,24 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
                 Verdict::error(&name, text.strip_prefix(&prefix).unwrap_or(&text))
             }
         };
-        match writeln!(out, "{}", verdict.line(color)) {
+        if text {
+            match writeln!(out, "{}", verdict.line(color)) {
+                Err(e) if is_broken_pipe(&e) => {}
+                r => r.map_err(RunError::Output)?,
+            }
+        }
+        verdicts.push(verdict);
+    }
+    let code = exit_code(&verdicts);
+    if !text {
+        let doc = verdicts_json(&verdicts, code);
+        match serde_json::to_writer(&mut *out, &doc)
+            .map_err(io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+        {
             Err(e) if is_broken_pipe(&e) => {}
             r => r.map_err(RunError::Output)?,
         }
-        verdicts.push(verdict);
     }
     if let Some(path) = &args.junit {
         let write = || -> io::Result<()> {
@@ -391,5 +496,28 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
             source,
         })?;
     }
-    Ok(exit_code(&verdicts))
+    Ok(code)
+}
+
+/// `check --format json`: every verdict, the totals and the exit status.
+fn verdicts_json(verdicts: &[Verdict], code: u8) -> serde_json::Value {
+    let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count();
+    serde_json::json!({
+        "schema": super::json::SCHEMA,
+        "type": "check",
+        "files": verdicts.iter().map(|v| serde_json::json!({
+            "file": v.file,
+            "verdict": match (&v.error, v.passed()) {
+                (Some(_), _) => "error",
+                (None, true) => "pass",
+                (None, false) => "fail",
+            },
+            "error": v.error,
+            "rules": v.results,
+        })).collect::<Vec<_>>(),
+        "passed": count(&|v| v.passed()),
+        "failed": count(&|v| v.error.is_none() && !v.passed()),
+        "errors": count(&|v| v.error.is_some()),
+        "exit_code": code,
+    })
 }

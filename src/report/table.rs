@@ -403,8 +403,13 @@ fn resend_cycle_row(t: &mut Table, o: &Outcome, ms: f64) {
 
 /// The findings table, worst first.
 pub fn findings_table(o: &Outcome, layout: Layout) -> Table {
+    findings_table_from(&o.findings.rows(), layout)
+}
+
+/// A findings table of the given rows.
+pub fn findings_table_from(rows: &[super::FindingRow], layout: Layout) -> Table {
     let mut t = table(layout, &["finding", "severity", "count", "first frames"]);
-    for row in o.findings.rows() {
+    for row in rows {
         let color = severity_color(row.severity);
         let mut frames = row
             .first_frames

@@ -64,6 +64,8 @@ impl DisplayFilter {
             session: ctx.row.session as usize,
             direction: ctx.row.direction(),
             findings: ctx.findings,
+            acks: Default::default(),
+            resends: 0,
         })
     }
 }

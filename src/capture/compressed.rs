@@ -1,0 +1,164 @@
+//! Compressed capture files (`.pcap.gz`, `.pcapng.zst`), as tshark reads them:
+//! recognised by their magic bytes, whatever their name, and inflated by a
+//! thread into a pipe that libpcap reads as it would the plain file. Memory
+//! stays flat (one 64 KiB chunk in flight) and nothing is written to disk.
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// How a file is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    /// The compression the first bytes of a file announce, if any.
+    pub fn sniff(head: &[u8]) -> Option<Compression> {
+        match head {
+            [0x1f, 0x8b, ..] => Some(Compression::Gzip),
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Compression::Zstd),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zstd => "zstd",
+        }
+    }
+
+    /// The compression of the file at `path`, from its first four bytes.
+    pub fn of_file(path: &Path) -> io::Result<Option<Compression>> {
+        let mut head = [0u8; 4];
+        let mut f = std::fs::File::open(path)?;
+        let mut n = 0;
+        while n < head.len() {
+            match f.read(&mut head[n..])? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(Compression::sniff(&head[..n]))
+    }
+}
+
+/// The thread that inflates a compressed file into a pipe.
+pub struct Inflater {
+    compression: Compression,
+    /// Why inflating stopped early (a corrupt or truncated stream).
+    error: Arc<Mutex<Option<String>>>,
+    /// Asks the thread to stop after the chunk it is writing.
+    cancel: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Chunks the thread moves at a time: the memory in flight.
+const CHUNK: usize = 64 * 1024;
+
+impl Inflater {
+    /// Starts inflating `path`; libpcap reads the returned pipe.
+    pub fn start(path: &Path, compression: Compression) -> io::Result<(io::PipeReader, Inflater)> {
+        let file = std::fs::File::open(path)?;
+        let (reader, writer) = io::pipe()?;
+        let error = Arc::new(Mutex::new(None));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (e, c) = (Arc::clone(&error), Arc::clone(&cancel));
+        let thread = std::thread::Builder::new()
+            .name(format!("inflate {}", compression.name()))
+            .spawn(move || {
+                let input = io::BufReader::new(file);
+                let result = match compression {
+                    Compression::Gzip => pump(flate2::read::MultiGzDecoder::new(input), writer, &c),
+                    Compression::Zstd => zstd::stream::read::Decoder::with_buffer(input)
+                        .and_then(|d| pump(d, writer, &c)),
+                };
+                // A closed pipe is the reader stopping early (`-c`), not an error.
+                if let Err(err) = result
+                    && err.kind() != io::ErrorKind::BrokenPipe
+                    && let Ok(mut slot) = e.lock()
+                {
+                    *slot = Some(err.to_string());
+                }
+            })?;
+        Ok((
+            reader,
+            Inflater {
+                compression,
+                error,
+                cancel,
+                thread: Some(thread),
+            },
+        ))
+    }
+
+    /// Waits for the thread (after libpcap read the pipe to its end) and tells
+    /// why inflating stopped early, if it did: `gzip: corrupt deflate stream`.
+    pub fn finish(&mut self) -> Option<String> {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.error()
+    }
+
+    /// Why inflating stopped early, so far.
+    pub fn error(&self) -> Option<String> {
+        let e = self.error.lock().ok()?.clone()?;
+        Some(format!("{}: {e}", self.compression.name()))
+    }
+
+    /// Stops the thread when libpcap gave up on the stream without closing the
+    /// pipe (a stream that is not a capture): `spare` is a second handle on the
+    /// pipe's read end, drained until the thread has stopped.
+    /// Returns why inflating failed, if it did.
+    pub fn abandon(mut self, mut spare: io::PipeReader) -> Option<String> {
+        self.cancel.store(true, Ordering::SeqCst);
+        let mut sink = [0u8; 4096];
+        while matches!(spare.read(&mut sink), Ok(n) if n > 0) {}
+        self.finish()
+    }
+}
+
+/// Moves the inflated bytes into the pipe, a chunk at a time.
+fn pump(mut from: impl Read, mut to: io::PipeWriter, cancel: &AtomicBool) -> io::Result<()> {
+    let mut chunk = vec![0u8; CHUNK];
+    loop {
+        if cancel.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let n = match from.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&chunk[..n])?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_bytes_tell_the_compression() {
+        assert_eq!(
+            Compression::sniff(&[0x1f, 0x8b, 8, 0]),
+            Some(Compression::Gzip)
+        );
+        assert_eq!(
+            Compression::sniff(&[0x28, 0xb5, 0x2f, 0xfd]),
+            Some(Compression::Zstd)
+        );
+        // pcap, pcapng, and too short to tell.
+        assert_eq!(Compression::sniff(&[0xd4, 0xc3, 0xb2, 0xa1]), None);
+        assert_eq!(Compression::sniff(&[0x0a, 0x0d, 0x0d, 0x0a]), None);
+        assert_eq!(Compression::sniff(&[0x28, 0xb5]), None);
+        assert_eq!(Compression::sniff(&[]), None);
+    }
+}
