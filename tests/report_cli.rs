@@ -292,3 +292,53 @@ fn the_json_summary_carries_what_the_tables_show() {
     assert_eq!(input["spec_hz"], 30.0);
     assert!(input["observed_hz"].as_f64().unwrap() > 20.0);
 }
+
+#[test]
+fn verbose_json_carries_each_message_s_typed_fields() {
+    let run = |args: &[&str]| -> Vec<serde_json::Value> {
+        let out = Command::cargo_bin("lwarscope")
+            .unwrap()
+            .current_dir(root())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let file = "captures/sim-loss.pcap";
+    let plain = run(&["-r", file, "--format", "jsonl", "-Y", "frame == 2"]);
+    assert!(plain[0]["messages"][0].get("fields").is_none());
+    let verbose = run(&["-r", file, "--format", "jsonl", "-V", "-Y", "frame == 2"]);
+    // Frame 2: Join#1 player=1:1 name="player1", Synced#2, Add#3.
+    let join = &verbose[0]["messages"][0];
+    assert_eq!(join["type"], "Join");
+    let fields = join["fields"].as_array().unwrap();
+    let value = |name: &str| {
+        fields
+            .iter()
+            .find(|f| f["field"] == name)
+            .unwrap_or_else(|| panic!("{name} in {fields:?}"))
+            .clone()
+    };
+    assert_eq!(value("lwar.type")["value"], 3);
+    assert_eq!(value("lwar.type")["name"], "Join");
+    assert_eq!(value("lwar.seqno")["value"], 1);
+    assert_eq!(value("lwar.player")["value"], "1:1");
+    assert_eq!(value("lwar.name")["value"], "player1");
+    // Each message has its own fields only.
+    let synced = verbose[0]["messages"][1]["fields"].as_array().unwrap();
+    assert!(synced.iter().all(|f| f["field"] != "lwar.name"));
+    // In the json document too, which then lists the packets.
+    let out = Command::cargo_bin("lwarscope")
+        .unwrap()
+        .current_dir(root())
+        .args(["-r", file, "--format", "json", "-V", "-Y", "frame == 2"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["packets"][0]["messages"][0]["fields"], join["fields"]);
+}

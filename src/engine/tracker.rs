@@ -218,6 +218,9 @@ pub struct Tracker<A: Analyzer> {
     config: TrackerConfig,
     analyzer: A,
     sessions: Vec<Session<A::Session>>,
+    /// Each session's last packet time ([`Session::last_seen`]), side by side:
+    /// picking the one to evict scans this, not the sessions themselves.
+    seen: Vec<Timestamp>,
     /// Sessions by address pair and the analyzer's session key.
     index: FxHashMap<(SocketAddr, SocketAddr, u64), usize>,
     next_id: SessionId,
@@ -247,6 +250,7 @@ impl<A: Analyzer> Tracker<A> {
             config,
             analyzer,
             sessions: Vec::new(),
+            seen: Vec::new(),
             index: FxHashMap::default(),
             next_id: 0,
             evicted: Evicted::default(),
@@ -333,6 +337,9 @@ impl<A: Analyzer> Tracker<A> {
             direction,
         };
         session.dir_mut(direction).count_packet(d.ts, d.payload_len);
+        if let Some(seen) = self.seen.get_mut(slot) {
+            *seen = session.last_seen();
+        }
         let resends_before = session.dir_mut(direction).resends;
         self.analyzer.packet(session, &mut raise, d);
         let resends = session
@@ -475,11 +482,20 @@ impl<A: Analyzer> Tracker<A> {
         *next_id += 1;
         let slot = if self.sessions.len() < self.config.max_sessions.max(1) {
             self.sessions.push(session);
+            self.seen.push(Timestamp::default());
             self.sessions.len() - 1
         } else {
-            let slot = (0..self.sessions.len())
-                .min_by_key(|&i| self.sessions[i].last_seen())
-                .unwrap_or(0);
+            // The longest idle, the first of equals: as a scan of the sessions
+            // would pick it, over a compact array.
+            let slot = self
+                .seen
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, t)| *t)
+                .map_or(0, |(i, _)| i);
+            if let Some(seen) = self.seen.get_mut(slot) {
+                *seen = Timestamp::default();
+            }
             std::mem::swap(&mut self.sessions[slot], &mut session);
             let mut old = session;
             let old_key = if old.client <= old.server {

@@ -59,7 +59,9 @@ pub struct ReportArgs {
     pub packets: bool,
 
     /// With the packet lines: every field of every message, as a tree (implies
-    /// --packets). Example: lwarscope -r game.pcap -V -Y 'frame == 2'
+    /// --packets). With --format json or jsonl: each message with its typed
+    /// fields (`"fields": [{"field": "lwar.input.aim_x", "value": 200}]`).
+    /// Example: lwarscope -r game.pcap -V -Y 'frame == 2'
     #[arg(short = 'V', long = "verbose", help_heading = "Output")]
     pub verbose: bool,
 

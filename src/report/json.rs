@@ -9,9 +9,11 @@
 //! `"type"`: `"packet"`, `"finding"`, `"summary"`, `"io_stat"`, `"conv"` or
 //! `"expert"`.
 //!
-//! **json** (`--format json`) is one document:
+//! **json** (`--format json`) is one document, written as the capture is read
+//! (findings wait in a temporary file while the packets are listed, so memory
+//! stays flat):
 //! `{"schema": 2, "packets": [...], "findings": [...], "capture": {...}, "summary": {...}, "statistics": [...]}`,
-//! with `packets` only when `--packets` is given and `statistics` only with `-z`;
+//! with `packets` only when `--packets` (or `-V`) is given and `statistics` only with `-z`;
 //! the finding objects are the same as in jsonl, and `summary` is the summary
 //! object without `schema`/`type`/`capture`.
 //!
@@ -39,7 +41,7 @@
 //! | `dir` | `"c2s"` or `"s2c"` |
 //! | `len` | UDP payload length; `captured` the bytes the capture kept |
 //! | `ack`, `timestamp` | header fields (absent when the header does not decode) |
-//! | `messages` | `[{"type": "Join", "seqno": 1, "offset": 12, "len": 18, "text": "Join#1 player=0:1 name=alice", "fields": [{"field": "lwar.type", "value": 3, "name": "Join"}, {"field": "lwar.player", "value": "0:1"}, ...]}]`; `seqno` only for reliable messages; `fields`: the registered fields within the message, in wire order (`index` for repeated elements, `name` for enums; text as a string, bytes in hex, ids as `a:b`) |
+//! | `messages` | `[{"type": "Join", "seqno": 1, "offset": 12, "len": 18, "text": "Join#1 player=0:1 name=alice", "fields": [{"field": "lwar.type", "value": 3, "name": "Join"}, {"field": "lwar.player", "value": "0:1"}, ...]}]`; `seqno` only for reliable messages; `fields` (with `-V`): the registered fields within the message, in wire order (`index` for repeated elements, `name` for enums; text as a string, bytes in hex, ids as `a:b`) |
 //! | `error` | why the rest of the packet did not decode (absent when it did) |
 //! | `findings` | labels of the findings it raised: `["resend", "violation/wrong-sender"]` |
 //!
@@ -133,6 +135,8 @@ fn secs(ts: Timestamp) -> f64 {
 struct PacketJson<'e, 'a> {
     e: &'e PacketEvent<'a>,
     tagged: bool,
+    /// Each message's registered fields too (`-V`).
+    fields: bool,
 }
 
 /// The messages of a packet, serialized as the dissector walks them; why the
@@ -141,18 +145,48 @@ struct MessagesJson<'p> {
     dissector: &'static dyn Dissector,
     payload: &'p [u8],
     error: std::cell::Cell<Option<ProtoDetail>>,
+    fields: bool,
 }
 
 impl Serialize for MessagesJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if !self.fields {
+            return self.serialize_with(s, None);
+        }
+        RECS.with(|recs| match recs.try_borrow_mut() {
+            Ok(mut recs) => {
+                // One walk of the packet's fields, kept (without copying their
+                // bytes) for the messages to take theirs in turn.
+                recs.clear();
+                let _ = self.dissector.fields(
+                    self.payload,
+                    &mut Recorder {
+                        payload: self.payload,
+                        recs: &mut recs,
+                    },
+                );
+                self.serialize_with(s, Some(&recs))
+            }
+            Err(_) => self.serialize_with(s, Some(&[])),
+        })
+    }
+}
+
+impl MessagesJson<'_> {
+    /// The messages, each with its fields when `recs` holds the packet's.
+    fn serialize_with<S: Serializer>(
+        &self,
+        s: S,
+        recs: Option<&[FieldRec]>,
+    ) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(None)?;
         let mut failed = None;
         let result = self.dissector.messages(self.payload, &mut |m| {
             if failed.is_none()
                 && let Err(e) = seq.serialize_element(&MessageJson {
                     m,
-                    dissector: self.dissector,
                     payload: self.payload,
+                    fields: recs,
                 })
             {
                 failed = Some(e);
@@ -166,10 +200,81 @@ impl Serialize for MessagesJson<'_> {
     }
 }
 
+thread_local! {
+    /// The fields of the packet being serialized, reused from one to the next.
+    static RECS: std::cell::RefCell<Vec<FieldRec>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A field of the packet being serialized: its value, or where its bytes are
+/// in the payload (text and bytes are not copied).
+#[derive(Debug, Clone, Copy)]
+struct FieldRec {
+    def: &'static crate::proto::field::FieldDef,
+    index: Option<u32>,
+    offset: usize,
+    len: usize,
+    value: RecValue,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum RecValue {
+    Unsigned(u64),
+    Signed(i64),
+    Float(f64),
+    Bool(bool),
+    Text(usize, usize),
+    Bytes(usize, usize),
+    Enum(u64, Option<&'static str>),
+    Pair(u32, u32),
+    /// Bytes that are not the payload's (a protocol's constant).
+    Missing,
+}
+
+/// Records the valued fields of a walk (nodes carry no value).
+struct Recorder<'r, 'p> {
+    payload: &'p [u8],
+    recs: &'r mut Vec<FieldRec>,
+}
+
+impl FieldSink for Recorder<'_, '_> {
+    fn field(&mut self, f: Field<'_>) {
+        let within = |b: &[u8]| {
+            let start = (b.as_ptr() as usize).wrapping_sub(self.payload.as_ptr() as usize);
+            (start <= self.payload.len() && b.len() <= self.payload.len() - start)
+                .then_some((start, start + b.len()))
+        };
+        let value = match f.value {
+            FieldValue::None => return,
+            FieldValue::Unsigned(v) => RecValue::Unsigned(v),
+            FieldValue::Signed(v) => RecValue::Signed(v),
+            FieldValue::Float(v) => RecValue::Float(v),
+            FieldValue::Bool(v) => RecValue::Bool(v),
+            FieldValue::Text(b) => {
+                within(b).map_or(RecValue::Missing, |(a, z)| RecValue::Text(a, z))
+            }
+            FieldValue::Bytes(b) => {
+                within(b).map_or(RecValue::Missing, |(a, z)| RecValue::Bytes(a, z))
+            }
+            FieldValue::Enum { raw, name } => RecValue::Enum(raw, name),
+            FieldValue::Bits { raw, .. } => RecValue::Unsigned(raw),
+            FieldValue::Pair(a, b) => RecValue::Pair(a, b),
+        };
+        self.recs.push(FieldRec {
+            def: f.def,
+            index: f.index,
+            offset: f.offset,
+            len: f.len,
+            value,
+        });
+    }
+}
+
 struct MessageJson<'m, 'a, 'p> {
     m: &'m MessageItem<'a>,
-    dissector: &'static dyn Dissector,
     payload: &'p [u8],
+    /// The packet's registered fields, if asked for: the message has those
+    /// within its bytes.
+    fields: Option<&'m [FieldRec]>,
 }
 
 impl Serialize for MessageJson<'_, '_, '_> {
@@ -183,88 +288,74 @@ impl Serialize for MessageJson<'_, '_, '_> {
         map.serialize_entry("offset", &m.offset)?;
         map.serialize_entry("len", &m.len)?;
         map.serialize_entry("text", &Collect(m.text))?;
-        map.serialize_entry(
-            "fields",
-            &FieldsJson {
-                dissector: self.dissector,
-                payload: self.payload,
-                span: m.offset..m.offset + m.len,
-            },
-        )?;
+        if let Some(fields) = self.fields {
+            map.serialize_entry(
+                "fields",
+                &FieldsJson {
+                    fields,
+                    payload: self.payload,
+                    span: m.offset..m.offset + m.len,
+                },
+            )?;
+        }
         map.end()
     }
 }
 
-/// The registered fields within a message's bytes, in wire order: `[{"field":
-/// "lwar.input.aim_x", "value": 200}]`, with `index` for repeated elements and
-/// `name` for enums. Serialized as the dissector walks them (no copy).
-struct FieldsJson<'p> {
-    dissector: &'static dyn Dissector,
+/// A message's fields, in wire order: `[{"field": "lwar.input.aim_x",
+/// "value": 200}]`, with `index` for repeated elements and `name` for enums.
+struct FieldsJson<'f, 'p> {
+    fields: &'f [FieldRec],
     payload: &'p [u8],
     span: std::ops::Range<usize>,
 }
 
-impl Serialize for FieldsJson<'_> {
+impl Serialize for FieldsJson<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        struct Sink<'s, Q: SerializeSeq> {
-            seq: &'s mut Q,
-            span: std::ops::Range<usize>,
-            failed: Option<Q::Error>,
-        }
-        impl<Q: SerializeSeq> FieldSink for Sink<'_, Q> {
-            fn field(&mut self, f: Field<'_>) {
-                let inside = f.offset >= self.span.start && f.offset + f.len <= self.span.end;
-                // Nodes (the message itself, its entries) carry no value.
-                if inside
-                    && !matches!(f.value, FieldValue::None)
-                    && self.failed.is_none()
-                    && let Err(e) = self.seq.serialize_element(&FieldJson(f))
-                {
-                    self.failed = Some(e);
-                }
-            }
-        }
         let mut seq = s.serialize_seq(None)?;
-        let mut sink = Sink {
-            seq: &mut seq,
-            span: self.span.clone(),
-            failed: None,
-        };
-        // Where decoding stops, the fields so far are kept; the packet's
-        // `error` says why.
-        let _ = self.dissector.fields(self.payload, &mut sink);
-        if let Some(e) = sink.failed {
-            return Err(e);
+        let within =
+            |f: &&FieldRec| f.offset >= self.span.start && f.offset + f.len <= self.span.end;
+        for f in self.fields.iter().filter(within) {
+            seq.serialize_element(&FieldJson {
+                f,
+                payload: self.payload,
+            })?;
         }
         seq.end()
     }
 }
 
-struct FieldJson<'a>(Field<'a>);
+struct FieldJson<'f, 'p> {
+    f: &'f FieldRec,
+    payload: &'p [u8],
+}
 
-impl Serialize for FieldJson<'_> {
+impl Serialize for FieldJson<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let f = &self.0;
+        let f = self.f;
+        let bytes = |a: usize, z: usize| self.payload.get(a..z).unwrap_or(&[]);
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("field", f.def.name)?;
         if let Some(i) = f.index {
             map.serialize_entry("index", &i)?;
         }
         match f.value {
-            FieldValue::None => map.serialize_entry("value", &())?,
-            FieldValue::Unsigned(v) => map.serialize_entry("value", &v)?,
-            FieldValue::Signed(v) => map.serialize_entry("value", &v)?,
-            FieldValue::Float(v) => map.serialize_entry("value", &v)?,
-            FieldValue::Bool(v) => map.serialize_entry("value", &v)?,
-            FieldValue::Text(bytes) => map.serialize_entry("value", &Collect(&TextOf(bytes)))?,
-            FieldValue::Bytes(_) | FieldValue::Pair(..) => {
-                map.serialize_entry("value", &Collect(&f.value))?
+            RecValue::Unsigned(v) => map.serialize_entry("value", &v)?,
+            RecValue::Signed(v) => map.serialize_entry("value", &v)?,
+            RecValue::Float(v) => map.serialize_entry("value", &v)?,
+            RecValue::Bool(v) => map.serialize_entry("value", &v)?,
+            RecValue::Text(a, z) => map.serialize_entry("value", &Collect(&TextOf(bytes(a, z))))?,
+            RecValue::Bytes(a, z) => {
+                map.serialize_entry("value", &Collect(&FieldValue::Bytes(bytes(a, z))))?
             }
-            FieldValue::Enum { raw, name } => {
+            RecValue::Enum(raw, name) => {
                 map.serialize_entry("value", &raw)?;
                 map.serialize_entry("name", &name)?;
             }
-            FieldValue::Bits { raw, .. } => map.serialize_entry("value", &raw)?,
+            RecValue::Pair(a, b) => {
+                map.serialize_entry("value", &Collect(&FieldValue::Pair(a, b)))?
+            }
+            RecValue::Missing => map.serialize_entry("value", &())?,
         }
         map.end()
     }
@@ -355,6 +446,7 @@ impl Serialize for PacketJson<'_, '_> {
                     dissector,
                     payload: d.payload,
                     error: std::cell::Cell::new(None),
+                    fields: self.fields,
                 };
                 map.serialize_entry("messages", &messages)?;
                 if let Some(err) = messages.error.get() {
@@ -546,6 +638,7 @@ pub struct JsonlWriter<W: Write> {
     filter: Option<Filter>,
     error: Option<io::Error>,
     pending: Vec<Finding>,
+    fields: bool,
 }
 
 impl<W: Write> JsonlWriter<W> {
@@ -555,7 +648,15 @@ impl<W: Write> JsonlWriter<W> {
             filter,
             error: None,
             pending: Vec::with_capacity(16),
+            fields: false,
         }
+    }
+
+    /// Each message with its registered fields (`-V`): 3.3 times the output,
+    /// nearly twice the time to write it.
+    pub fn with_fields(mut self, fields: bool) -> Self {
+        self.fields = fields;
+        self
     }
 
     /// The first write error, if any: once set, nothing more is written.
@@ -571,7 +672,11 @@ impl<W: Write> JsonlWriter<W> {
     fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {
         let selected = self.filter.as_ref().is_none_or(|f| f.matches(e));
         if selected {
-            self.line(&PacketJson { e, tagged: true })?;
+            self.line(&PacketJson {
+                e,
+                tagged: true,
+                fields: self.fields,
+            })?;
         }
         for f in e.findings {
             if keep(self.filter.as_ref(), selected, f) {
@@ -650,29 +755,47 @@ pub struct JsonWriter<W: Write> {
     out: W,
     filter: Option<Filter>,
     packets: bool,
+    fields: bool,
     wrote_packet: bool,
     error: Option<io::Error>,
     pending: Vec<Finding>,
-    findings: Vec<Finding>,
+    /// Findings written so far.
+    findings: u64,
+    /// With the packets listed first, the findings wait here, as JSON text: in
+    /// memory up to [`SPILL_AT`] bytes, then in a temporary file. Without the
+    /// packets, they go straight to `out`. Memory stays flat either way.
+    spill: Vec<u8>,
+    spill_file: Option<std::fs::File>,
 }
+
+/// Bytes of findings kept in memory before they go to a temporary file.
+pub const SPILL_AT: usize = 1 << 20;
 
 impl<W: Write> JsonWriter<W> {
     /// `packets`: whether the document lists the packets.
-    pub fn new(mut out: W, filter: Option<Filter>, packets: bool) -> Self {
+    pub fn new(out: W, filter: Option<Filter>, packets: bool) -> Self {
+        Self::with_fields(out, filter, packets, false)
+    }
+
+    /// `fields`: whether each message carries its registered fields (`-V`).
+    pub fn with_fields(mut out: W, filter: Option<Filter>, packets: bool, fields: bool) -> Self {
         let head = if packets {
             format!("{{\"schema\":{SCHEMA},\n\"packets\":[")
         } else {
-            format!("{{\"schema\":{SCHEMA},")
+            format!("{{\"schema\":{SCHEMA},\n\"findings\":[")
         };
         let error = out.write_all(head.as_bytes()).err();
         JsonWriter {
             out,
             filter,
             packets,
+            fields,
             wrote_packet: false,
             error,
             pending: Vec::with_capacity(16),
-            findings: Vec::new(),
+            findings: 0,
+            spill: Vec::new(),
+            spill_file: None,
         }
     }
 
@@ -687,7 +810,39 @@ impl<W: Write> JsonWriter<W> {
         self.out
             .write_all(if self.wrote_packet { b",\n" } else { b"\n" })?;
         self.wrote_packet = true;
-        serde_json::to_writer(&mut self.out, &PacketJson { e, tagged: false }).map_err(io_err)
+        let packet = PacketJson {
+            e,
+            tagged: false,
+            fields: self.fields,
+        };
+        serde_json::to_writer(&mut self.out, &packet).map_err(io_err)
+    }
+
+    /// Writes a finding into the document (or, while the packets are being
+    /// listed, where it waits for them to end).
+    fn write_finding(&mut self, f: &Finding) -> io::Result<()> {
+        let sep: &[u8] = if self.findings > 0 { b",\n" } else { b"\n" };
+        self.findings += 1;
+        let json = FindingJson::new(f, false);
+        if !self.packets {
+            self.out.write_all(sep)?;
+            return serde_json::to_writer(&mut self.out, &json).map_err(io_err);
+        }
+        if let Some(file) = &mut self.spill_file {
+            let mut w = io::BufWriter::new(file);
+            w.write_all(sep)?;
+            serde_json::to_writer(&mut w, &json).map_err(io_err)?;
+            return w.flush();
+        }
+        self.spill.extend_from_slice(sep);
+        serde_json::to_writer(&mut self.spill, &json).map_err(io_err)?;
+        if self.spill.len() >= SPILL_AT {
+            let mut file = tempfile::tempfile()?;
+            file.write_all(&self.spill)?;
+            self.spill = Vec::new();
+            self.spill_file = Some(file);
+        }
+        Ok(())
     }
 
     /// Ends the document with the findings, the capture and the summary.
@@ -707,16 +862,19 @@ impl<W: Write> JsonWriter<W> {
         }
         for f in std::mem::take(&mut self.pending) {
             if keep(self.filter.as_ref(), false, &f) {
-                self.findings.push(f);
+                self.write_finding(&f)?;
             }
         }
         if self.packets {
-            self.out.write_all(b"\n],")?;
-        }
-        self.out.write_all(b"\n\"findings\":[")?;
-        for (i, f) in self.findings.iter().enumerate() {
-            self.out.write_all(if i > 0 { b",\n" } else { b"\n" })?;
-            serde_json::to_writer(&mut self.out, &FindingJson::new(f, false)).map_err(io_err)?;
+            self.out.write_all(b"\n],\n\"findings\":[")?;
+            match self.spill_file.take() {
+                Some(mut file) => {
+                    use std::io::Seek;
+                    file.seek(io::SeekFrom::Start(0))?;
+                    io::copy(&mut file, &mut self.out)?;
+                }
+                None => self.out.write_all(&self.spill)?,
+            }
         }
         self.out.write_all(b"\n],\n\"capture\":")?;
         serde_json::to_writer(&mut self.out, &outcome.capture).map_err(io_err)?;
@@ -739,15 +897,23 @@ impl<W: Write> Observer for JsonWriter<W> {
             return Flow::Stop;
         }
         let selected = self.filter.as_ref().is_none_or(|f| f.matches(e));
-        if selected && let Err(err) = self.write_packet(e) {
-            self.error = Some(err);
-        }
+        let mut result = if selected {
+            self.write_packet(e)
+        } else {
+            Ok(())
+        };
         for f in e.findings {
-            if keep(self.filter.as_ref(), selected, f) {
-                self.findings.push(*f);
+            if result.is_ok() && keep(self.filter.as_ref(), selected, f) {
+                result = self.write_finding(f);
             }
         }
-        Flow::Continue
+        match result {
+            Ok(()) => Flow::Continue,
+            Err(err) => {
+                self.error = Some(err);
+                Flow::Stop
+            }
+        }
     }
 
     fn finding(&mut self, f: &Finding) {
@@ -771,5 +937,85 @@ pub fn read_summary(text: &str) -> Result<Summary, serde_json::Error> {
     match value.get("summary") {
         Some(s) if s.is_object() => serde_json::from_value(s.clone()),
         _ => serde_json::from_value(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Datagram;
+    use crate::engine::{Detail, Direction, FindingKind};
+
+    fn finding(frame: u64) -> Finding {
+        Finding {
+            kind: FindingKind::RESEND,
+            rule: None,
+            frame,
+            ts: Timestamp::from_millis(frame),
+            session: 0,
+            direction: Direction::ClientToServer,
+            seqno: Some(frame as u32),
+            detail: Detail::None,
+        }
+    }
+
+    /// Feeds `n` packets, each with one finding, through a json writer.
+    fn document(n: u64, packets: bool) -> (serde_json::Value, bool) {
+        let payload = [0u8; 4];
+        let mut w = JsonWriter::new(Vec::new(), None, packets);
+        let mut spilled = false;
+        for frame in 1..=n {
+            let d = Datagram {
+                frame,
+                ts: Timestamp::from_millis(frame),
+                src: "10.0.0.1:5000".parse().unwrap(),
+                dst: "10.0.0.2:32422".parse().unwrap(),
+                payload: &payload,
+                payload_len: payload.len(),
+            };
+            let f = [finding(frame)];
+            let e = PacketEvent {
+                datagram: &d,
+                protocol: &crate::proto::lwar::INFO,
+                session: 0,
+                direction: Direction::ClientToServer,
+                findings: &f,
+                acks: Default::default(),
+                resends: 0,
+            };
+            w.packet(&e);
+            // Never more than the spill threshold in memory.
+            assert!(w.spill.len() < SPILL_AT + 512);
+            spilled |= w.spill_file.is_some();
+        }
+        let outcome = crate::report::Analysis::new(())
+            .finish(Default::default())
+            .0;
+        let out = w.finish(&outcome).unwrap();
+        (serde_json::from_slice(&out).unwrap(), spilled)
+    }
+
+    #[test]
+    fn findings_wait_in_a_file_while_packets_are_listed() {
+        let (doc, spilled) = document(30_000, true);
+        assert!(spilled, "30 000 findings are more than a megabyte of JSON");
+        let findings = doc["findings"].as_array().unwrap();
+        assert_eq!(findings.len(), 30_000);
+        assert_eq!(doc["packets"].as_array().unwrap().len(), 30_000);
+        // In order, none lost at the seams.
+        for (i, f) in findings.iter().enumerate() {
+            assert_eq!(f["frame"], i as u64 + 1);
+        }
+    }
+
+    #[test]
+    fn without_packets_findings_stream_straight_out() {
+        let (doc, spilled) = document(30_000, false);
+        assert!(!spilled);
+        assert_eq!(doc["findings"].as_array().unwrap().len(), 30_000);
+        assert!(doc.get("packets").is_none());
+        let (doc, _) = document(0, true);
+        assert_eq!(doc["findings"].as_array().unwrap().len(), 0);
+        assert_eq!(doc["packets"].as_array().unwrap().len(), 0);
     }
 }

@@ -321,8 +321,16 @@ pub fn report<W: Write>(
         (None, format) => match format {
             Format::Table if lines => Output::Packets(PacketPrinter::new(take(), options, filter)),
             Format::Table => Output::Table,
-            Format::Json => Output::Json(JsonWriter::new(take(), filter, args.packets)),
-            Format::Jsonl => Output::Jsonl(JsonlWriter::new(take(), filter)),
+            // -V: every field of every message, as the packet view's tree.
+            Format::Json => Output::Json(JsonWriter::with_fields(
+                take(),
+                filter,
+                args.packets || args.verbose,
+                args.verbose,
+            )),
+            Format::Jsonl => {
+                Output::Jsonl(JsonlWriter::new(take(), filter).with_fields(args.verbose))
+            }
         },
     };
     let total: u64 = files
