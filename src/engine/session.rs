@@ -475,6 +475,9 @@ pub struct Session<S> {
     pub server: SocketAddr,
     /// How its flow was taken for its protocol.
     pub recognised_by: super::RecognisedBy,
+    /// The analyzer's session key within the address pair (0 when the pair
+    /// is the session: [`super::Analyzer::session_key`]).
+    pub key: u64,
     pub c2s: DirState,
     pub s2c: DirState,
     pub proto: S,
@@ -491,6 +494,7 @@ impl<S: ProtoSession> Session<S> {
             client,
             server,
             recognised_by: super::RecognisedBy::Probe,
+            key: 0,
             c2s: DirState::default(),
             s2c: DirState::default(),
             proto: S::default(),
