@@ -11,7 +11,9 @@ use std::path::PathBuf;
 /// Each protocol is recognised by its own bytes on any port (lwar's appId,
 /// Starstrike's magic "STRS", a Battlegrounds flow's first AUTH), or by a port
 /// named with -d; IP fragments are reassembled first. Everything else is
-/// counted, not decoded.
+/// counted, not decoded. Described protocols (a .ksy file: Vessel on port 7600,
+/// Timewarp on 7711, Starstrike described as strs_ksy, and yours with -X
+/// proto:FILE) come after the built-in ones.
 #[derive(Debug, Parser)]
 #[command(name = "lwarscope", version, max_term_width = 100)]
 // -V is the packet tree (as in tshark); the version is --version only.
@@ -34,6 +36,7 @@ Examples:
   lwarscope -r mid.pcap -d udp.port==7777,battlegrounds
                                           decode a port as a protocol
   lwarscope --list-fields                 every protocol's fields, for -Y and -e
+  lwarscope -X proto:mygame.ksy -r mygame.pcap   a protocol of your own, described
   lwarscope -r match.pcap -V -x -Y 'frame == 2'   every field and the bytes of frame 2
   lwarscope -r match.pcap -Y 'resend || lost'     the packets with those findings
   lwarscope -r match.pcap --format jsonl | jq -c 'select(.type == \"finding\")'
@@ -76,6 +79,13 @@ pub struct Cli {
     /// Print the version
     #[arg(long, action = clap::ArgAction::Version)]
     pub version: Option<bool>,
+
+    /// Extension option, tshark-style: `-X proto:FILE` loads a protocol
+    /// description (a `.ksy`, see docs/describe-a-protocol.md) beside the
+    /// built-in protocols and the shipped descriptions of protocols/ (Vessel,
+    /// Timewarp, Starstrike described); repeatable
+    #[arg(short = 'X', value_name = "proto:FILE", global = true, value_parser = extension)]
+    pub extension: Vec<PathBuf>,
 
     /// Read capture files (pcap or pcapng, gzip or zstd compressed ones too:
     /// .pcap.gz, .pcapng.zst; `-` for standard input), in order, as one stream
@@ -238,6 +248,36 @@ fn parse_duration(arg: &str) -> Result<std::time::Duration, String> {
         return Err(format!("'{s}' is not a positive number of seconds"));
     }
     std::time::Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+}
+
+/// `proto:FILE`: the description file.
+fn extension(s: &str) -> Result<PathBuf, String> {
+    s.strip_prefix("proto:")
+        .filter(|f| !f.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| format!("`{s}`: the only extension option is proto:FILE"))
+}
+
+/// The description files of `-X proto:FILE` in the raw arguments: they must be
+/// loaded before the arguments are parsed (`-d` names protocols).
+pub fn descriptions(args: &[std::ffi::OsString]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        let Some(a) = a.to_str() else { continue };
+        if a == "--" {
+            break;
+        }
+        let value = if a == "-X" {
+            it.next().and_then(|v| v.to_str())
+        } else {
+            a.strip_prefix("-X")
+        };
+        if let Some(f) = value.and_then(|v| extension(v).ok()) {
+            out.push(f);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

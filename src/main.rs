@@ -11,7 +11,13 @@ use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Descriptions first: parsing `-d` looks protocols up in the registry.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Err(e) = lwarscope::proto::described::load_files(&cli::descriptions(&args)) {
+        let _ = writeln!(io::stderr(), "error: {e}");
+        return ExitCode::from(2);
+    }
+    let cli = Cli::parse_from(args);
     let result = match &cli.command {
         Some(Command::Check(args)) => check(args),
         Some(Command::Sim(sim)) => simulate(sim).map(|()| 0),

@@ -22,11 +22,15 @@ fn captures() -> Vec<PathBuf> {
         // Starstrike's corpus (`strs-*`) and the capture of lwar and
         // Starstrike together (`mixed-*`, whose truth holds both) are checked
         // by tests/starstrike_sim.rs, Battlegrounds' (`bg-*`) by
-        // tests/battlegrounds_corpus.rs.
+        // tests/battlegrounds_corpus.rs, the described protocols' (`ksy-*`)
+        // by tests/described_captures.rs.
         .filter(|p| {
             !p.file_name().is_some_and(|n| {
                 let n = n.to_string_lossy();
-                n.starts_with("strs-") || n.starts_with("mixed-") || n.starts_with("bg-")
+                n.starts_with("strs-")
+                    || n.starts_with("mixed-")
+                    || n.starts_with("bg-")
+                    || n.starts_with("ksy-")
             })
         })
         .collect();

@@ -744,7 +744,7 @@ fn the_registry_knows_starstrike() {
     use lwarscope::proto;
     let p = encode(1, 0, heartbeat(1));
     assert_eq!(proto::protocol_of(&p).name, "strs");
-    assert!(proto::by_name("strs").is_some_and(|s| (s.probe)(&p)));
+    assert!(proto::by_name("strs").is_some_and(|s| s.probe.payload(&p)));
     assert!(proto::by_name("starstrike").is_some(), "by its title too");
     assert_eq!(proto::kind_by_name("strs.ack-drift"), Some(strs::ACK_DRIFT));
     assert_eq!(

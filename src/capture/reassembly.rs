@@ -165,8 +165,10 @@ impl Reassembler {
             self.give_up(&frag.key, IncompleteReason::Conflict);
             return Added::Conflict;
         }
+        // The buffer can shrink (a last fragment below data seen before it):
+        // the count follows it down, or it would only ever grow.
         let after = p.buf.data().len();
-        self.bytes = self.bytes + after - before.min(after);
+        self.bytes = self.bytes - before.min(self.bytes) + after;
         if p.buf.is_complete() {
             let p = self.pending.remove(&frag.key).expect("present");
             self.bytes -= p.buf.data().len().min(self.bytes);
@@ -339,5 +341,41 @@ mod tests {
         r.finish();
         assert_eq!(r.records()[1].reason, IncompleteReason::EndOfCapture);
         assert_eq!(r.given_up(), 2);
+    }
+
+    #[test]
+    fn the_byte_count_follows_every_buffer_back_to_zero() {
+        // Regression: a buffer that shrank left its difference in the count for
+        // good, and enough of them made every later datagram "evicted for
+        // memory". Whatever the fragments do, once nothing is pending the
+        // count is zero.
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        let mut frame = 0;
+        for id in 0..200u32 {
+            for (offset_units, more, len) in [
+                (0u16, true, 800usize),
+                (125, true, 400),
+                (100, false, 8),
+                (2, true, 16),
+                (100, false, 8),
+            ] {
+                frame += 1;
+                r.add(
+                    frame,
+                    Timestamp(frame),
+                    &frag(id, offset_units, more, &vec![0u8; len]),
+                );
+            }
+        }
+        r.finish();
+        assert_eq!(r.pending(), 0);
+        assert_eq!(r.bytes, 0, "bytes left counted with nothing pending");
+        // A datagram in order still reassembles after all that.
+        let a = [7u8; 16];
+        r.add(frame + 1, Timestamp(frame + 1), &frag(999, 0, true, &a));
+        assert!(matches!(
+            r.add(frame + 2, Timestamp(frame + 2), &frag(999, 2, false, &a)),
+            Added::Complete(_)
+        ));
     }
 }

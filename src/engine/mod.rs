@@ -4,7 +4,8 @@
 //! A protocol plugs in with an [`Analyzer`] (what a session is, the rules per
 //! packet) and its registered data, a [`ProtocolInfo`] (message types, its own
 //! finding kinds and rules, malformed reasons). The engine owns what is the same
-//! for all: the session table keyed by the address pair, eviction of idle
+//! for all: the session table keyed by the address pair (and the analyzer's
+//! session key, [`Analyzer::session_key`]), eviction of idle
 //! sessions past [`TrackerConfig::max_sessions`] (their counts still go into the
 //! totals), timeouts, counters per direction sized from the registry, the
 //! duplicate window, the cumulative-ack sequence window ([`seq`]), and the
@@ -88,11 +89,16 @@ pub trait Analyzer: Send + 'static {
     /// The protocol's part of a session.
     type Session: ProtoSession;
     /// The protocol's registered data.
-    const INFO: &'static ProtocolInfo;
+    fn info(&self) -> &'static ProtocolInfo;
     /// Silence from a peer, in capture time, after which a session times out.
-    const TIMEOUT_NS: u64;
+    fn timeout_ns(&self) -> u64;
 
-    fn new(config: &TrackerConfig) -> Self;
+    /// Which session of its address pair a datagram belongs to: 0 (the
+    /// default) when the address pair is the session; a described protocol
+    /// may key its sessions by a field too (a connection id), 1 + its value.
+    fn session_key(&self, _d: &Datagram<'_>) -> u64 {
+        0
+    }
 
     /// For a new session: whether the first datagram's source is the server.
     fn src_is_server(&self, d: &Datagram<'_>) -> bool;
@@ -188,6 +194,13 @@ impl<'a, S: ProtoSession> Session<S> {
     }
 }
 
+/// An analyzer made from the configuration alone (every built-in protocol's):
+/// what [`Tracker::new`] needs. A described protocol's analyzer carries its
+/// description instead ([`Tracker::with_analyzer`]).
+pub trait NewAnalyzer: Analyzer {
+    fn new(config: &TrackerConfig) -> Self;
+}
+
 /// One protocol's [`Tracker`] as the engine drives it, without its types.
 pub trait ProtocolTracker: Send {
     fn info(&self) -> &'static ProtocolInfo;
@@ -213,7 +226,7 @@ pub trait ProtocolTracker: Send {
 
 impl<A: Analyzer> ProtocolTracker for Tracker<A> {
     fn info(&self) -> &'static ProtocolInfo {
-        A::INFO
+        self.analyzer().info()
     }
     fn observe(
         &mut self,
@@ -231,12 +244,13 @@ impl<A: Analyzer> ProtocolTracker for Tracker<A> {
         Tracker::summary(self)
     }
     fn for_each_session(&self, f: &mut dyn FnMut(SessionRef<'_>)) {
+        let info = self.analyzer().info();
         for (_, s) in self.sessions() {
-            f(s.as_ref_with(A::INFO));
+            f(s.as_ref_with(info));
         }
     }
     fn session(&self, id: SessionId) -> Option<SessionRef<'_>> {
-        Tracker::session(self, id).map(|s| s.as_ref_with(A::INFO))
+        Tracker::session(self, id).map(|s| s.as_ref_with(self.analyzer().info()))
     }
     fn session_count(&self) -> usize {
         Tracker::session_count(self)
@@ -262,12 +276,66 @@ pub enum Recognition {
     FirstOfFlow,
 }
 
+/// How a datagram says it is of a protocol.
+#[derive(Debug, Clone, Copy)]
+pub enum Probe {
+    /// A built-in protocol's test of the payload (its magic, its appId, its
+    /// handshake): a plain function, as cheap as it gets on the hot path.
+    Payload(fn(&[u8]) -> bool),
+    /// A described protocol's mark: magic bytes at an offset, a port, or both
+    /// (both must hold).
+    Mark(Mark),
+}
+
+/// Magic bytes at an offset of the payload and/or a UDP port (source or
+/// destination).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    pub offset: usize,
+    /// Empty: no magic.
+    pub magic: &'static [u8],
+    pub port: Option<u16>,
+}
+
+impl Probe {
+    /// Whether the datagram carries the protocol's mark.
+    #[inline]
+    pub fn matches(&self, d: &Datagram<'_>) -> bool {
+        match self {
+            Probe::Payload(f) => f(d.payload),
+            Probe::Mark(m) => {
+                m.port
+                    .is_none_or(|p| d.src.port() == p || d.dst.port() == p)
+                    && m.magic_matches(d.payload)
+            }
+        }
+    }
+
+    /// Whether the payload alone says it is of the protocol (a mark with a
+    /// port and no magic cannot tell from the bytes: false).
+    pub fn payload(&self, payload: &[u8]) -> bool {
+        match self {
+            Probe::Payload(f) => f(payload),
+            Probe::Mark(m) => !m.magic.is_empty() && m.magic_matches(payload),
+        }
+    }
+}
+
+impl Mark {
+    fn magic_matches(&self, payload: &[u8]) -> bool {
+        self.magic.is_empty()
+            || payload
+                .get(self.offset..)
+                .is_some_and(|rest| rest.starts_with(self.magic))
+    }
+}
+
 /// A protocol the engine can serve: how to recognise its datagrams, and its
 /// tracker. The registry (`proto`) makes these.
 pub struct Entry {
-    /// True for a datagram that says it is of this protocol (its magic, its
-    /// appId, its handshake).
-    pub probe: fn(&[u8]) -> bool,
+    /// How a datagram says it is of this protocol (its magic, its appId, its
+    /// handshake, its port).
+    pub probe: Probe,
     pub recognition: Recognition,
     pub tracker: Box<dyn ProtocolTracker>,
 }
@@ -358,7 +426,7 @@ impl Engine {
             return Some((i, RecognisedBy::Port));
         }
         self.entries.iter().enumerate().find_map(|(i, e)| {
-            if (e.probe)(d.payload) {
+            if e.probe.matches(d) {
                 Some((i, RecognisedBy::Probe))
             } else if e.recognition == Recognition::FirstOfFlow && e.tracker.has_flow(d) {
                 Some((i, RecognisedBy::Flow))

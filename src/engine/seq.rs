@@ -54,30 +54,36 @@ pub enum Lookup {
     Jump { missing: u32 },
 }
 
+/// An empty slot, for a window that has recorded nothing yet.
+const EMPTY: Slot = Slot {
+    seqno: 0,
+    state: SlotState::Empty,
+    acked: false,
+    tries: 0,
+    frame: 0,
+    ts: Timestamp(0),
+    hash: 0,
+};
+
 /// The reliable sequence of one direction.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct SeqWindow {
+    /// Made at the first seqno recorded: a session that carries no reliable
+    /// message (most of a flood of spoofed peers) costs no window.
     slots: Box<[Slot]>,
     base: Option<u32>,
     highest: u32,
 }
 
-impl Default for SeqWindow {
-    fn default() -> Self {
-        SeqWindow {
-            slots: vec![Slot::default(); WINDOW].into_boxed_slice(),
-            base: None,
-            highest: 0,
-        }
-    }
-}
-
 impl SeqWindow {
     fn slot(&self, seqno: u32) -> &Slot {
-        &self.slots[seqno as usize % WINDOW]
+        self.slots.get(seqno as usize % WINDOW).unwrap_or(&EMPTY)
     }
 
     fn slot_mut(&mut self, seqno: u32) -> &mut Slot {
+        if self.slots.is_empty() {
+            self.slots = vec![Slot::default(); WINDOW].into_boxed_slice();
+        }
         &mut self.slots[seqno as usize % WINDOW]
     }
 

@@ -113,8 +113,9 @@ pub struct DirState {
     /// protocols that number their packets (`count_expected`, `count_lost`):
     /// when set, the summary's estimate instead of the cadence's.
     proto_loss: Option<super::LossEstimate>,
-    /// Ack delay of this direction's reliable messages, in microseconds.
-    ack_delay_us: Histogram<u64>,
+    /// Ack delay of this direction's reliable messages, in microseconds: made
+    /// at the first sample (32 KiB), so a session that is never acked costs none.
+    ack_delay_us: Option<Box<Histogram<u64>>>,
     /// The ack delays measured while the engine handles the current packet.
     packet_acks: AckTally,
 }
@@ -170,9 +171,7 @@ impl Default for DirState {
             jitter_prev: None,
             cadence: super::Cadence::default(),
             proto_loss: None,
-            // Up to an hour, 2 significant digits: a fixed size, allocated once.
-            ack_delay_us: Histogram::new_with_bounds(1, 3_600_000_000, 2)
-                .expect("static histogram bounds are valid"),
+            ack_delay_us: None,
             packet_acks: AckTally::default(),
         }
     }
@@ -292,25 +291,28 @@ impl DirState {
     /// The ack delay at `quantile` (0.5 for the median), in ms; `None` before a
     /// sample.
     pub fn ack_delay_ms(&self, quantile: f64) -> Option<f64> {
-        let h = &self.ack_delay_us;
-        (!h.is_empty()).then(|| h.value_at_quantile(quantile) as f64 / 1e3)
+        let h = self.histogram()?;
+        Some(h.value_at_quantile(quantile) as f64 / 1e3)
+    }
+
+    /// The ack delay histogram, once it has a sample.
+    fn histogram(&self) -> Option<&Histogram<u64>> {
+        self.ack_delay_us.as_deref().filter(|h| !h.is_empty())
     }
 
     /// The smallest ack delay, in ms; `None` before a sample.
     pub fn ack_delay_min_ms(&self) -> Option<f64> {
-        let h = &self.ack_delay_us;
-        (!h.is_empty()).then(|| h.min() as f64 / 1e3)
+        self.histogram().map(|h| h.min() as f64 / 1e3)
     }
 
     /// The largest ack delay, in ms; `None` before a sample.
     pub fn ack_delay_max_ms(&self) -> Option<f64> {
-        let h = &self.ack_delay_us;
-        (!h.is_empty()).then(|| h.max() as f64 / 1e3)
+        self.histogram().map(|h| h.max() as f64 / 1e3)
     }
 
     /// How many ack delays were measured.
     pub fn ack_delay_samples(&self) -> u64 {
-        self.ack_delay_us.len()
+        self.ack_delay_us.as_ref().map_or(0, |h| h.len())
     }
 
     /// The smoothed ack delay, in ns, once there is a sample.
@@ -406,9 +408,21 @@ impl DirState {
 }
 
 /// One ack delay into a direction's histogram (µs) and smoothed delay (ns).
-fn record_delay(histogram: &mut Histogram<u64>, srtt_ns: &mut Option<f64>, delay_ns: u64) {
+fn record_delay(
+    histogram: &mut Option<Box<Histogram<u64>>>,
+    srtt_ns: &mut Option<f64>,
+    delay_ns: u64,
+) {
+    // Up to an hour, 2 significant digits: a fixed size, made once.
+    if histogram.is_none()
+        && let Ok(h) = Histogram::new_with_bounds(1, 3_600_000_000, 2)
+    {
+        *histogram = Some(Box::new(h));
+    }
     // Out-of-range values only come from absurd clocks; they are dropped.
-    let _ = histogram.record(delay_ns / 1_000);
+    if let Some(h) = histogram {
+        let _ = h.record(delay_ns / 1_000);
+    }
     let sample = delay_ns as f64;
     *srtt_ns = Some(srtt_ns.map_or(sample, |s| s + (sample - s) / 8.0));
 }
@@ -461,6 +475,9 @@ pub struct Session<S> {
     pub server: SocketAddr,
     /// How its flow was taken for its protocol.
     pub recognised_by: super::RecognisedBy,
+    /// The analyzer's session key within the address pair (0 when the pair
+    /// is the session: [`super::Analyzer::session_key`]).
+    pub key: u64,
     pub c2s: DirState,
     pub s2c: DirState,
     pub proto: S,
@@ -477,6 +494,7 @@ impl<S: ProtoSession> Session<S> {
             client,
             server,
             recognised_by: super::RecognisedBy::Probe,
+            key: 0,
             c2s: DirState::default(),
             s2c: DirState::default(),
             proto: S::default(),

@@ -218,7 +218,11 @@ pub struct Tracker<A: Analyzer> {
     config: TrackerConfig,
     analyzer: A,
     sessions: Vec<Session<A::Session>>,
-    index: FxHashMap<(SocketAddr, SocketAddr), usize>,
+    /// Each session's last packet time ([`Session::last_seen`]), side by side:
+    /// picking the one to evict scans this, not the sessions themselves.
+    seen: Vec<Timestamp>,
+    /// Sessions by address pair and the analyzer's session key.
+    index: FxHashMap<(SocketAddr, SocketAddr, u64), usize>,
     next_id: SessionId,
     evicted: Evicted,
     scratch: Vec<Finding>,
@@ -226,18 +230,27 @@ pub struct Tracker<A: Analyzer> {
     last_sweep: Timestamp,
 }
 
-impl<A: Analyzer> Default for Tracker<A> {
+impl<A: super::NewAnalyzer> Default for Tracker<A> {
     fn default() -> Self {
         Self::new(TrackerConfig::default())
     }
 }
 
-impl<A: Analyzer> Tracker<A> {
+impl<A: super::NewAnalyzer> Tracker<A> {
     pub fn new(config: TrackerConfig) -> Self {
+        Self::with_analyzer(config, A::new(&config))
+    }
+}
+
+impl<A: Analyzer> Tracker<A> {
+    /// A tracker driving `analyzer` (a protocol whose analyzer carries data: a
+    /// described one).
+    pub fn with_analyzer(config: TrackerConfig, analyzer: A) -> Self {
         Tracker {
             config,
-            analyzer: A::new(&config),
+            analyzer,
             sessions: Vec::new(),
+            seen: Vec::new(),
             index: FxHashMap::default(),
             next_id: 0,
             evicted: Evicted::default(),
@@ -245,6 +258,11 @@ impl<A: Analyzer> Tracker<A> {
             now: Timestamp::default(),
             last_sweep: Timestamp::default(),
         }
+    }
+
+    /// The protocol's analyzer.
+    pub fn analyzer(&self) -> &A {
+        &self.analyzer
     }
 
     /// The sessions currently kept, in the order they were first seen.
@@ -273,7 +291,7 @@ impl<A: Analyzer> Tracker<A> {
 
     /// Whether a session is kept for the datagram's address pair.
     pub fn has_flow(&self, d: &Datagram<'_>) -> bool {
-        !self.index.is_empty() && self.index.contains_key(&flow_key(d))
+        !self.index.is_empty() && self.index.contains_key(&self.key(d))
     }
 
     /// The capture time of the latest datagram.
@@ -319,6 +337,9 @@ impl<A: Analyzer> Tracker<A> {
             direction,
         };
         session.dir_mut(direction).count_packet(d.ts, d.payload_len);
+        if let Some(seen) = self.seen.get_mut(slot) {
+            *seen = session.last_seen();
+        }
         let resends_before = session.dir_mut(direction).resends;
         self.analyzer.packet(session, &mut raise, d);
         let resends = session
@@ -343,7 +364,7 @@ impl<A: Analyzer> Tracker<A> {
         }
         observer.packet(&PacketEvent {
             datagram: d,
-            protocol: A::INFO,
+            protocol: self.analyzer.info(),
             session: id,
             direction,
             findings: &self.scratch,
@@ -377,6 +398,7 @@ impl<A: Analyzer> Tracker<A> {
         let mut s2c = DirState::default();
         add_into(&mut c2s, &self.evicted.c2s);
         add_into(&mut s2c, &self.evicted.s2c);
+        let info = self.analyzer.info();
         let mut sessions = Vec::with_capacity(self.sessions.len());
         for (_, s) in self.sessions() {
             add_into(&mut c2s, &s.c2s);
@@ -385,8 +407,8 @@ impl<A: Analyzer> Tracker<A> {
                 client: s.client.to_string(),
                 server: s.server.to_string(),
                 state: s.proto.state().to_owned(),
-                c2s: s.c2s.summary(A::INFO),
-                s2c: s.s2c.summary(A::INFO),
+                c2s: s.c2s.summary(info),
+                s2c: s.s2c.summary(info),
             });
         }
         add_into(&mut c2s, &s2c);
@@ -396,7 +418,7 @@ impl<A: Analyzer> Tracker<A> {
             violations,
             malformed,
             ..
-        } = c2s.summary(A::INFO);
+        } = c2s.summary(info);
         let e = &self.evicted;
         let evicted = (e.sessions > 0).then(|| EvictedTotals {
             sessions: e.sessions,
@@ -417,11 +439,12 @@ impl<A: Analyzer> Tracker<A> {
 
     fn sweep_timeouts(&mut self) {
         let now = self.now;
+        let timeout = self.analyzer.timeout_ns();
         for s in &mut self.sessions {
             if s.proto.is_final() {
                 continue;
             }
-            let silent = |d: &DirState| d.packets > 0 && now.since(d.last_ts) > A::TIMEOUT_NS;
+            let silent = |d: &DirState| d.packets > 0 && now.since(d.last_ts) > timeout;
             if silent(&s.c2s) || silent(&s.s2c) {
                 s.proto.time_out();
             }
@@ -436,7 +459,7 @@ impl<A: Analyzer> Tracker<A> {
         next_id: &mut SessionId,
         by: RecognisedBy,
     ) -> usize {
-        let key = flow_key(d);
+        let key = self.key(d);
         let superseded = match self.index.get(&key) {
             Some(&slot) if self.analyzer.restarts(&self.sessions[slot], d) => Some(slot),
             Some(&slot) => return slot,
@@ -455,20 +478,30 @@ impl<A: Analyzer> Tracker<A> {
         };
         let mut session = Session::new(*next_id, client, server);
         session.recognised_by = by;
+        session.key = key.2;
         *next_id += 1;
         let slot = if self.sessions.len() < self.config.max_sessions.max(1) {
             self.sessions.push(session);
+            self.seen.push(Timestamp::default());
             self.sessions.len() - 1
         } else {
-            let slot = (0..self.sessions.len())
-                .min_by_key(|&i| self.sessions[i].last_seen())
-                .unwrap_or(0);
+            // The longest idle, the first of equals: as a scan of the sessions
+            // would pick it, over a compact array.
+            let slot = self
+                .seen
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, t)| *t)
+                .map_or(0, |(i, _)| i);
+            if let Some(seen) = self.seen.get_mut(slot) {
+                *seen = Timestamp::default();
+            }
             std::mem::swap(&mut self.sessions[slot], &mut session);
             let mut old = session;
             let old_key = if old.client <= old.server {
-                (old.client, old.server)
+                (old.client, old.server, old.key)
             } else {
-                (old.server, old.client)
+                (old.server, old.client, old.key)
             };
             // A superseded session no longer owns its key.
             if self.index.get(&old_key) == Some(&slot) {
@@ -484,6 +517,15 @@ impl<A: Analyzer> Tracker<A> {
         };
         self.index.insert(key, slot);
         slot
+    }
+}
+
+impl<A: Analyzer> Tracker<A> {
+    /// A datagram's session key: its address pair, the same both ways, and
+    /// the analyzer's key (0 for protocols whose session is the pair).
+    fn key(&self, d: &Datagram<'_>) -> (SocketAddr, SocketAddr, u64) {
+        let (a, b) = flow_key(d);
+        (a, b, self.analyzer.session_key(d))
     }
 }
 

@@ -3,6 +3,7 @@
 //! protocol's types; the rest of the crate sees protocols through this registry.
 
 pub mod battlegrounds;
+pub mod described;
 pub mod dissect;
 pub mod field;
 pub mod lwar;
@@ -10,7 +11,10 @@ pub mod replay;
 pub mod sim;
 pub mod starstrike;
 
-use crate::engine::{Engine, Entry, FindingKind, ProtocolInfo, Recognition, Rule, TrackerConfig};
+use crate::engine::{
+    Engine, Entry, FindingKind, Probe, ProtocolInfo, Recognition, Rule, TrackerConfig,
+};
+use std::sync::OnceLock;
 
 /// The names of every value of an enum, in `ALL` order, as a constant array:
 /// what a protocol registers as its message types and malformed reasons.
@@ -32,23 +36,88 @@ macro_rules! names_of {
 /// make its tracker.
 pub struct Protocol {
     pub info: &'static ProtocolInfo,
-    /// True for a datagram that says it is of this protocol (its appId, its
-    /// magic, its handshake).
-    pub probe: fn(&[u8]) -> bool,
+    /// How a datagram says it is of this protocol (its appId, its magic, its
+    /// handshake; a described protocol's magic or port).
+    pub probe: Probe,
     /// Whether every datagram says so, or only a flow's first.
     pub recognition: Recognition,
     /// Its tracker on the engine.
-    pub tracker: fn(TrackerConfig) -> Box<dyn crate::engine::ProtocolTracker>,
+    pub tracker: MakeTracker,
     /// Its simulator for `sim --proto NAME`, where it has one.
     pub sim: Option<sim::SimFn>,
 }
 
-/// Every protocol, in the order datagrams are offered to them.
-pub static REGISTRY: &[Protocol] = &[
-    lwar::PROTOCOL,
-    starstrike::PROTOCOL,
-    battlegrounds::PROTOCOL,
-];
+/// How a protocol's tracker is made.
+#[derive(Clone, Copy)]
+pub enum MakeTracker {
+    /// A built-in protocol's: from the configuration alone.
+    Builtin(fn(TrackerConfig) -> Box<dyn crate::engine::ProtocolTracker>),
+    /// A described protocol's: the generic analyzer over its description.
+    Described(&'static described::Described),
+}
+
+impl MakeTracker {
+    pub fn make(self, config: TrackerConfig) -> Box<dyn crate::engine::ProtocolTracker> {
+        match self {
+            MakeTracker::Builtin(f) => f(config),
+            MakeTracker::Described(d) => described::tracker(d, config),
+        }
+    }
+}
+
+/// Every protocol, in the order datagrams are offered to them: the built-in
+/// ones, then the described ones (the shipped `protocols/*.ksy` and those
+/// loaded with `-X proto:FILE`), so a description never takes a built-in
+/// protocol's datagrams unless a port is decoded as it (`-d`).
+///
+/// Built once, the first time it is used, and kept for the life of the
+/// process ([`registry`]); descriptions to load must be given before that
+/// ([`described::load_files`]). `REGISTRY` derefs to the slice, so
+/// `REGISTRY.iter()`, `REGISTRY[i]` and `for p in REGISTRY` all work.
+pub static REGISTRY: Registry = Registry;
+
+/// The registry's handle: a slice of every [`Protocol`], built once.
+#[derive(Debug, Clone, Copy)]
+pub struct Registry;
+
+impl std::ops::Deref for Registry {
+    type Target = [Protocol];
+    fn deref(&self) -> &'static [Protocol] {
+        registry()
+    }
+}
+
+impl IntoIterator for Registry {
+    type Item = &'static Protocol;
+    type IntoIter = std::slice::Iter<'static, Protocol>;
+    fn into_iter(self) -> Self::IntoIter {
+        registry().iter()
+    }
+}
+
+impl IntoIterator for &Registry {
+    type Item = &'static Protocol;
+    type IntoIter = std::slice::Iter<'static, Protocol>;
+    fn into_iter(self) -> Self::IntoIter {
+        registry().iter()
+    }
+}
+
+/// Every protocol: built on first use from the built-ins and the descriptions,
+/// then the same slice for the life of the process (leaked once: a protocol
+/// lives as long as the process that loaded it).
+pub fn registry() -> &'static [Protocol] {
+    static CELL: OnceLock<&'static [Protocol]> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let mut all = vec![
+            lwar::PROTOCOL,
+            starstrike::PROTOCOL,
+            battlegrounds::PROTOCOL,
+        ];
+        all.extend(described::protocols());
+        Box::leak(all.into_boxed_slice())
+    })
+}
 
 /// An engine serving every registered protocol.
 pub fn engine(config: TrackerConfig) -> Engine {
@@ -58,7 +127,7 @@ pub fn engine(config: TrackerConfig) -> Engine {
             .map(|p| Entry {
                 probe: p.probe,
                 recognition: p.recognition,
-                tracker: (p.tracker)(config),
+                tracker: p.tracker.make(config),
             })
             .collect(),
     )
@@ -80,7 +149,7 @@ pub fn engine_with(config: TrackerConfig, decode_as: &[DecodeAs]) -> Engine {
 pub fn protocol_of(payload: &[u8]) -> &'static ProtocolInfo {
     REGISTRY
         .iter()
-        .find(|p| (p.probe)(payload))
+        .find(|p| p.probe.payload(payload))
         .unwrap_or(&REGISTRY[0])
         .info
 }

@@ -606,15 +606,21 @@ fn raise_on(
     raise.direction = d;
 }
 
-impl engine::Analyzer for Analyzer {
-    type Session = BgSession;
-    const INFO: &'static ProtocolInfo = &INFO;
-    const TIMEOUT_NS: u64 = TIMEOUT_SECS * 1_000_000_000;
-
+impl engine::NewAnalyzer for Analyzer {
     fn new(_config: &TrackerConfig) -> Self {
         Analyzer {
             budget: Budget::new(TOTAL_BUFFER_BYTES),
         }
+    }
+}
+
+impl engine::Analyzer for Analyzer {
+    type Session = BgSession;
+    fn info(&self) -> &'static ProtocolInfo {
+        &INFO
+    }
+    fn timeout_ns(&self) -> u64 {
+        TIMEOUT_SECS * 1_000_000_000
     }
 
     fn src_is_server(&self, d: &Datagram<'_>) -> bool {

@@ -21,8 +21,8 @@ pub use analysis::{Analyzer, BgSession, INFO, Session, State, Tracker};
 /// Battlegrounds in the registry: recognised by a flow's first AUTH.
 pub const PROTOCOL: super::Protocol = super::Protocol {
     info: &INFO,
-    probe: wire::is_auth,
+    probe: crate::engine::Probe::Payload(wire::is_auth),
     recognition: crate::engine::Recognition::FirstOfFlow,
-    tracker: |config| Box::new(Tracker::new(config)),
+    tracker: super::MakeTracker::Builtin(|config| Box::new(Tracker::new(config))),
     sim: Some(sim::sim_request),
 };

@@ -302,11 +302,7 @@ const MALFORMED_NAMES: [&str; ErrorKind::ALL.len()] = crate::names_of!(ErrorKind
 
 const TIMEOUT_NS: u64 = DISCONNECT_TIMEOUT_SECS * 1_000_000_000;
 
-impl engine::Analyzer for Analyzer {
-    type Session = LwarSession;
-    const INFO: &'static ProtocolInfo = &INFO;
-    const TIMEOUT_NS: u64 = TIMEOUT_NS;
-
+impl engine::NewAnalyzer for Analyzer {
     fn new(config: &TrackerConfig) -> Self {
         Analyzer {
             players: Players {
@@ -314,6 +310,16 @@ impl engine::Analyzer for Analyzer {
                 max_servers: config.max_servers,
             },
         }
+    }
+}
+
+impl engine::Analyzer for Analyzer {
+    type Session = LwarSession;
+    fn info(&self) -> &'static ProtocolInfo {
+        &INFO
+    }
+    fn timeout_ns(&self) -> u64 {
+        TIMEOUT_NS
     }
 
     fn src_is_server(&self, d: &Datagram<'_>) -> bool {

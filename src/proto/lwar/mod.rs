@@ -13,8 +13,8 @@ pub use analysis::{Analyzer, INFO, LwarSession, Player, Session, State, Tracker}
 /// lwar in the registry: recognised by its appId on any port.
 pub const PROTOCOL: super::Protocol = super::Protocol {
     info: &INFO,
-    probe: wire::is_lwar,
+    probe: crate::engine::Probe::Payload(wire::is_lwar),
     recognition: crate::engine::Recognition::EveryDatagram,
-    tracker: |config| Box::new(Tracker::new(config)),
+    tracker: super::MakeTracker::Builtin(|config| Box::new(Tracker::new(config))),
     sim: None,
 };

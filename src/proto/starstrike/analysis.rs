@@ -462,13 +462,19 @@ pub static INFO: ProtocolInfo = ProtocolInfo {
     dissector: &super::dissect::Starstrike,
 };
 
-impl engine::Analyzer for Analyzer {
-    type Session = StrsSession;
-    const INFO: &'static ProtocolInfo = &INFO;
-    const TIMEOUT_NS: u64 = CONNECTION_TIMEOUT_MS * MS;
-
+impl engine::NewAnalyzer for Analyzer {
     fn new(_config: &TrackerConfig) -> Self {
         Analyzer
+    }
+}
+
+impl engine::Analyzer for Analyzer {
+    type Session = StrsSession;
+    fn info(&self) -> &'static ProtocolInfo {
+        &INFO
+    }
+    fn timeout_ns(&self) -> u64 {
+        CONNECTION_TIMEOUT_MS * MS
     }
 
     fn src_is_server(&self, d: &Datagram<'_>) -> bool {

@@ -16,8 +16,8 @@ pub use analysis::{Analyzer, INFO, Session, State, StrsSession, Tracker};
 /// Starstrike in the registry: recognised by its magic "STRS" on any port.
 pub const PROTOCOL: super::Protocol = super::Protocol {
     info: &INFO,
-    probe: wire::is_starstrike,
+    probe: crate::engine::Probe::Payload(wire::is_starstrike),
     recognition: crate::engine::Recognition::EveryDatagram,
-    tracker: |config| Box::new(Tracker::new(config)),
+    tracker: super::MakeTracker::Builtin(|config| Box::new(Tracker::new(config))),
     sim: Some(sim::sim_request),
 };

@@ -1,0 +1,694 @@
+//! The generic analysis of a described protocol, on the engine's session table.
+//!
+//! # The contract
+//!
+//! A session is an address pair, or with `session: {field: F}` an address
+//! pair and the value of F (packets whose F does not decode go to the pair's
+//! session without a value). Its server is the side on the server port
+//! (`-lwarscope: server: port:`, by default the recognition port); failing
+//! that, the sender of a type the server sends / the receiver of one it
+//! receives (`server: sends:`, `receives:`); failing that, the destination of
+//! the first packet. Each packet, in order:
+//!
+//! 1. `duplicate-packet`: with a sequence field, the same bytes as one of
+//!    the last 64 packets of its direction; without one (identical packets
+//!    may then be sent on purpose), the same bytes as the direction's
+//!    previous packet, captured at most 5 ms after it. Nothing else is judged.
+//! 2. `oversize`: a payload (as sent) over `mtu`, if one is given.
+//! 3. The layout is decoded. If it does not fit (too short, a `contents`
+//!    magic that differs, bytes left after it unless `trailing: allow`, a
+//!    message type outside its enum): one `malformed` (`truncated` when the
+//!    capture cut the packet where the layout ran out), with the field and the
+//!    byte offset. The sequence rules still apply when the sequence field (and
+//!    the message type, if any) decoded before the error.
+//! 4. Sequence numbers (`sequence:`), per direction, `w` bits wide (the
+//!    field's width), compared by the recency rule: `serial` (RFC 1982: `p`
+//!    is newer than `s` when `(p - s) mod 2^w` is in `1..2^(w-1)`) or
+//!    `{ahead: N}` (newer when it is 1 to N ahead in the cycle: Vessel's "128
+//!    or fewer ahead in the 256-step cycle", `ahead: 128`). The first packet
+//!    sets the baseline. A newer number becomes the highest; the numbers it
+//!    skips are *missing* (the 255 below it at most). A number not newer than
+//!    the highest raises `reordered`: out of date by the recency rule, what
+//!    the receiver discards (Vessel's stale packet), and fills its number if
+//!    it was missing. A missing number still missing at the end of the session
+//!    (or pushed out by 256 newer ones) raises `not-captured` if the peer
+//!    acknowledged it, `lost` otherwise. Wrapping is the next number, never a
+//!    finding. The loss estimate counts the numbers expected and lost.
+//! 5. Acks (`ack:`): `{cumulative: F}` acknowledges every peer number not
+//!    newer than F; `{bitfield: F, anchor: A}`: bit N set acknowledges the
+//!    peer's `A - N - 1` (mod `2^w`), `A` a field of the same packet. An
+//!    acknowledged missing number is `not-captured`, not `lost`.
+//! 6. `violation/valid`: a number outside its `valid` (eq, min, max, any-of),
+//!    one finding per field and packet, with the field, value and offset.
+//!
+//! Messages are counted per message type (one per packet that decodes). A
+//! side silent for longer than `timeout` (capture time) ends the session
+//! `timed-out`; sessions are `open` otherwise. Expected rates (`rates:`) are
+//! the protocol's registered rates, which the report compares with the
+//! measured ones.
+//!
+//! **Bounds.** 256 sequence numbers per direction, in a fixed array allocated
+//! with the session; no allocation per packet.
+
+use super::decode::{DecodeErr, Events};
+use super::{AckFields, Described};
+use crate::capture::{Datagram, Timestamp};
+use crate::engine::{
+    self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise,
+};
+
+/// Sequence numbers followed per direction.
+pub const SEQ_RING: usize = 256;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum SlotState {
+    #[default]
+    Empty,
+    Missing,
+    Seen,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    seq: u32,
+    state: SlotState,
+    acked: bool,
+    frame: u64,
+}
+
+#[derive(Debug)]
+struct Track {
+    slots: Box<[Slot; SEQ_RING]>,
+    highest: Option<u32>,
+}
+
+impl Default for Track {
+    fn default() -> Self {
+        Track {
+            slots: Box::new([Slot::default(); SEQ_RING]),
+            highest: None,
+        }
+    }
+}
+
+impl Track {
+    fn slot_mut(&mut self, seq: u32) -> &mut Slot {
+        &mut self.slots[seq as usize % SEQ_RING]
+    }
+}
+
+/// A described protocol's part of a session.
+#[derive(Debug, Default)]
+pub struct DescSession {
+    timed_out: bool,
+    /// Per direction, without a sequence field: the previous packet's hash,
+    /// time and frame.
+    previous: [Option<(u64, Timestamp, u64)>; 2],
+    tracks: [Track; 2],
+}
+
+impl ProtoSession for DescSession {
+    fn state(&self) -> &'static str {
+        if self.timed_out { "timed-out" } else { "open" }
+    }
+    fn is_final(&self) -> bool {
+        self.timed_out
+    }
+    fn time_out(&mut self) {
+        self.timed_out = true;
+    }
+}
+
+pub type Session = engine::Session<DescSession>;
+
+/// The recency rule over `w`-bit numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recency {
+    /// `2^w - 1`.
+    mask: u64,
+    /// Newer when the distance ahead is in `1..=newest`.
+    newest: u64,
+}
+
+impl Recency {
+    pub fn new(bits: u32, rule: super::ksy::Recency) -> Recency {
+        let bits = bits.clamp(1, 32);
+        let modulus = 1u64 << bits;
+        let newest = match rule {
+            super::ksy::Recency::Serial => modulus / 2 - 1,
+            super::ksy::Recency::Ahead(n) => u64::from(n).min(modulus - 1),
+        };
+        Recency {
+            mask: modulus - 1,
+            newest,
+        }
+    }
+
+    /// How far `p` is ahead of `s` in the cycle.
+    pub fn ahead(&self, p: u32, s: u32) -> u32 {
+        (u64::from(p).wrapping_sub(u64::from(s)) & self.mask) as u32
+    }
+
+    /// Whether a packet numbered `p` is newer than the stored `s`.
+    pub fn newer(&self, p: u32, s: u32) -> bool {
+        let d = u64::from(self.ahead(p, s));
+        d >= 1 && d <= self.newest
+    }
+
+    fn sub(&self, p: u32, n: u32) -> u32 {
+        (u64::from(p).wrapping_sub(u64::from(n)) & self.mask) as u32
+    }
+}
+
+/// The analyzer of one described protocol.
+#[derive(Debug)]
+pub struct Analyzer {
+    d: &'static Described,
+    recency: Option<Recency>,
+}
+
+impl Analyzer {
+    pub fn new(d: &'static Described) -> Analyzer {
+        let recency = d.ksy.sem.sequence.and_then(|(_, rule)| {
+            let (_, bits) = d.seq_field?;
+            Some(Recency::new(bits, rule))
+        });
+        Analyzer { d, recency }
+    }
+}
+
+/// What the analyzer keeps of a decode: key values, the violations.
+struct Keys {
+    type_field: Option<u16>,
+    seq_field: Option<u16>,
+    ack: AckFields,
+    ty: Option<i64>,
+    seq: Option<i64>,
+    ack_value: Option<i64>,
+    anchor: Option<i64>,
+    violations: [(u16, usize, f64); 8],
+    n_violations: usize,
+}
+
+impl Events for Keys {
+    fn int(&mut self, field: u16, value: i64) {
+        if Some(field) == self.type_field && self.ty.is_none() {
+            self.ty = Some(value);
+        }
+        if Some(field) == self.seq_field && self.seq.is_none() {
+            self.seq = Some(value);
+        }
+        match self.ack {
+            AckFields::Cumulative(f) | AckFields::Bitfield { bits: f, .. }
+                if f == field && self.ack_value.is_none() =>
+            {
+                self.ack_value = Some(value);
+            }
+            _ => {}
+        }
+        if let AckFields::Bitfield { anchor, .. } = self.ack
+            && anchor == field
+            && self.anchor.is_none()
+        {
+            self.anchor = Some(value);
+        }
+    }
+
+    fn violation(&mut self, field: u16, offset: usize, value: f64) {
+        if self.violations[..self.n_violations]
+            .iter()
+            .any(|(f, _, _)| *f == field)
+        {
+            return;
+        }
+        if let Some(slot) = self.violations.get_mut(self.n_violations) {
+            *slot = (field, offset, value);
+            self.n_violations += 1;
+        }
+    }
+}
+
+fn idx(d: Direction) -> usize {
+    d.index()
+}
+
+impl engine::Analyzer for Analyzer {
+    type Session = DescSession;
+
+    fn info(&self) -> &'static ProtocolInfo {
+        self.d.info()
+    }
+
+    fn timeout_ns(&self) -> u64 {
+        self.d.ksy.sem.timeout_ms.saturating_mul(1_000_000)
+    }
+
+    fn session_key(&self, d: &Datagram<'_>) -> u64 {
+        let Some(field) = self.d.session_field else {
+            return 0;
+        };
+        struct Key(u16, Option<i64>);
+        impl Events for Key {
+            fn int(&mut self, field: u16, value: i64) {
+                if field == self.0 && self.1.is_none() {
+                    self.1 = Some(value);
+                }
+            }
+        }
+        let mut k = Key(field, None);
+        let _ = self.d.compiled.walk(d.payload, &mut k);
+        k.1.map_or(0, |v| (v as u64).wrapping_add(1))
+    }
+
+    fn src_is_server(&self, d: &Datagram<'_>) -> bool {
+        let sem = &self.d.ksy.sem;
+        if let Some(p) = sem.server_port {
+            if d.src.port() == p && d.dst.port() != p {
+                return true;
+            }
+            if d.dst.port() == p && d.src.port() != p {
+                return false;
+            }
+        }
+        let mut keys = self.keys();
+        let _ = self.d.compiled.walk(d.payload, &mut keys);
+        if let Some(t) = keys.ty {
+            if sem.server_sends.contains(&t) {
+                return true;
+            }
+            if sem.client_sends.contains(&t) {
+                return false;
+            }
+        }
+        false
+    }
+
+    fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+        let direction = raise.direction;
+        // 1. Network duplicates.
+        if let Some(frame) = self.duplicate(session, direction, d) {
+            let this = session.dir_mut(direction);
+            raise.raise(
+                this,
+                FindingKind::DUPLICATE_PACKET,
+                None,
+                None,
+                Detail::DuplicateOf { frame },
+            );
+            return;
+        }
+        // 2. Oversize.
+        if let Some(mtu) = self.d.ksy.sem.mtu
+            && d.payload_len > mtu
+        {
+            let this = session.dir_mut(direction);
+            let detail = Detail::Oversize {
+                len: d.payload_len,
+                max: mtu,
+            };
+            raise.raise(this, FindingKind::OVERSIZE, None, None, detail);
+        }
+        // 3. The layout.
+        let mut keys = self.keys();
+        let result = self.d.compiled.walk(d.payload, &mut keys);
+        // The header: the message type, the sequence number and the ack
+        // fields all decoded (and the type is one of its enum).
+        let acked = match self.d.ack {
+            AckFields::None => true,
+            AckFields::Cumulative(_) => keys.ack_value.is_some(),
+            AckFields::Bitfield { .. } => keys.ack_value.is_some() && keys.anchor.is_some(),
+        };
+        let typed = (self.d.type_field.is_none() || keys.ty.is_some()) && acked;
+        let known_type = keys.ty.and_then(|t| self.d.type_ordinal(t));
+        let header_ok = typed
+            && !matches!(
+                result,
+                Err(DecodeErr {
+                    kind: super::decode::ErrKind::UnknownType,
+                    ..
+                })
+            );
+        // 4, 5. Numbers and acks.
+        if header_ok && let (Some(rec), Some(seq)) = (self.recency, keys.seq) {
+            let seq = (seq as u64 & rec.mask) as u32;
+            sequence(rec, session, raise, seq, d);
+            acks(rec, self.d.ack, session, direction, &keys);
+        }
+        match result {
+            Err(e) => {
+                let this = session.dir_mut(direction);
+                let detail = super::decode_detail(self.d, e);
+                let at_cut = e.is_short() && e.offset + e.have >= d.payload.len();
+                raise.undecodable(this, d, at_cut, e.kind as usize, detail);
+            }
+            Ok(_) => {
+                let this = session.dir_mut(direction);
+                let ordinal = known_type.unwrap_or(0);
+                if ordinal < this.messages.len() {
+                    this.messages[ordinal] += 1;
+                    this.message_bytes[ordinal] += d.payload_len as u64;
+                }
+            }
+        }
+        // 6. Valid.
+        if let Some(rule) = self.d.rules.first() {
+            for &(field, offset, value) in &keys.violations[..keys.n_violations] {
+                let detail = Detail::Proto(super::valid_detail(self.d, field, offset, value));
+                let this = session.dir_mut(direction);
+                raise.violation(this, *rule, None, detail);
+            }
+        }
+    }
+
+    fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
+        let Some(rec) = self.recency else {
+            return;
+        };
+        for direction in [Direction::ClientToServer, Direction::ServerToClient] {
+            raise.direction = direction;
+            let i = idx(direction);
+            let Some(highest) = session.proto.tracks[i].highest else {
+                continue;
+            };
+            let mut counts = MissedCounts::default();
+            for back in (0..SEQ_RING as u32).rev() {
+                let s = rec.sub(highest, back);
+                let slot = session.proto.tracks[i].slot_mut(s);
+                if slot.seq == s && slot.state == SlotState::Missing {
+                    slot.state = SlotState::Empty;
+                    let f = counts.missed(
+                        s,
+                        slot.frame,
+                        slot.acked,
+                        raise.ts,
+                        raise.session,
+                        direction,
+                    );
+                    raise.out.push(f);
+                }
+            }
+            let dir = session.dir_mut(direction);
+            dir.count_lost(counts.lost());
+            counts.add_to(dir);
+        }
+    }
+}
+
+/// Without a sequence number, the same bytes as the previous packet of the
+/// direction within this long are a network duplicate.
+pub const DUPLICATE_WITHIN_NS: u64 = 5_000_000;
+
+impl Analyzer {
+    /// Rule 1: the frame this packet duplicates, if it does.
+    fn duplicate(
+        &self,
+        session: &mut Session,
+        direction: Direction,
+        d: &Datagram<'_>,
+    ) -> Option<u64> {
+        if self.recency.is_some() {
+            return session.dir_mut(direction).duplicate_datagram(d);
+        }
+        if d.truncated_by_capture() {
+            return None;
+        }
+        let hash = xxhash_rust::xxh3::xxh3_64(d.payload);
+        let previous = &mut session.proto.previous[idx(direction)];
+        let dup = previous
+            .filter(|(h, ts, _)| *h == hash && d.ts.since(*ts) <= DUPLICATE_WITHIN_NS)
+            .map(|(_, _, frame)| frame);
+        *previous = Some((hash, d.ts, d.frame));
+        dup
+    }
+
+    fn keys(&self) -> Keys {
+        Keys {
+            type_field: self.d.type_field,
+            seq_field: self.d.seq_field.map(|(f, _)| f),
+            ack: self.d.ack,
+            ty: None,
+            seq: None,
+            ack_value: None,
+            anchor: None,
+            violations: [(0, 0, 0.0); 8],
+            n_violations: 0,
+        }
+    }
+}
+
+/// Rule 4.
+fn sequence(
+    rec: Recency,
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    seq: u32,
+    d: &Datagram<'_>,
+) {
+    let direction = raise.direction;
+    let track = &mut session.proto.tracks[idx(direction)];
+    let seen = Slot {
+        seq,
+        state: SlotState::Seen,
+        acked: false,
+        frame: d.frame,
+    };
+    let Some(highest) = track.highest else {
+        track.highest = Some(seq);
+        *track.slot_mut(seq) = seen;
+        session.dir_mut(direction).count_expected(1);
+        return;
+    };
+    if rec.newer(seq, highest) {
+        let ahead = rec.ahead(seq, highest);
+        let skipped = ahead - 1;
+        let followed = skipped.min(SEQ_RING as u32 - 1);
+        let mut counts = MissedCounts::default();
+        let (id, ts) = (raise.session, d.ts);
+        for back in (1..=followed).rev() {
+            let s = rec.sub(seq, back);
+            evict(track, s, raise, &mut counts, ts, id, direction);
+            *track.slot_mut(s) = Slot {
+                seq: s,
+                state: SlotState::Missing,
+                acked: false,
+                frame: d.frame,
+            };
+        }
+        evict(track, seq, raise, &mut counts, ts, id, direction);
+        *track.slot_mut(seq) = seen;
+        track.highest = Some(seq);
+        let dir = session.dir_mut(direction);
+        dir.count_expected(u64::from(ahead));
+        dir.count_lost(u64::from(skipped - followed) + counts.lost());
+        counts.add_to(dir);
+        return;
+    }
+    let followed = rec.ahead(highest, seq) < SEQ_RING as u32;
+    let slot = track.slot_mut(seq);
+    if followed && slot.seq == seq && slot.state == SlotState::Missing {
+        let acked = slot.acked;
+        *slot = Slot { acked, ..seen };
+    }
+    let this = session.dir_mut(direction);
+    raise.raise(
+        this,
+        FindingKind::REORDERED,
+        None,
+        Some(seq),
+        Detail::Fill { highest },
+    );
+}
+
+fn evict(
+    track: &mut Track,
+    seq: u32,
+    raise: &mut Raise<'_>,
+    counts: &mut MissedCounts,
+    ts: Timestamp,
+    session: usize,
+    direction: Direction,
+) {
+    let old = *track.slot_mut(seq);
+    if old.state == SlotState::Missing && old.seq != seq {
+        raise
+            .out
+            .push(counts.missed(old.seq, old.frame, old.acked, ts, session, direction));
+    }
+}
+
+/// Rule 5: marks the peer's numbers this packet acknowledges.
+fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direction, keys: &Keys) {
+    let peer = &mut session.proto.tracks[idx(direction.reverse())];
+    let Some(peer_highest) = peer.highest else {
+        return;
+    };
+    let mark = |s: u32, peer: &mut Track| {
+        if rec.newer(s, peer_highest) || rec.ahead(peer_highest, s) >= SEQ_RING as u32 {
+            return;
+        }
+        let slot = peer.slot_mut(s);
+        if slot.seq == s && slot.state != SlotState::Empty {
+            slot.acked = true;
+        }
+    };
+    match model {
+        AckFields::None => {}
+        AckFields::Cumulative(_) => {
+            if let Some(a) = keys.ack_value {
+                let a = (a as u64 & rec.mask) as u32;
+                // The peer's followed numbers at or behind the ack.
+                let span = (SEQ_RING as u64).min(rec.mask + 1) as u32;
+                for back in 0..span {
+                    let s = rec.sub(peer_highest, back);
+                    if s == a || rec.newer(a, s) {
+                        mark(s, peer);
+                    }
+                }
+            }
+        }
+        AckFields::Bitfield { width, .. } => {
+            if let (Some(bits), Some(anchor)) = (keys.ack_value, keys.anchor) {
+                let anchor = (anchor as u64 & rec.mask) as u32;
+                for n in 0..width.min(64) {
+                    if (bits as u64 >> n) & 1 == 1 {
+                        mark(rec.sub(anchor, n + 1), peer);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Datagram;
+    use crate::engine::{Finding, Observer, RecognisedBy};
+    use crate::proto::described::ksy::Recency as Rule;
+
+    #[derive(Default)]
+    struct Seen(Vec<Finding>);
+    impl Observer for Seen {
+        fn finding(&mut self, f: &Finding) {
+            self.0.push(*f);
+        }
+    }
+
+    /// A two-byte protocol: its own number, and the peer's highest received.
+    const CUMULATIVE: &str = "meta:\n  id: cumul\nseq:\n  - id: seq\n    type: u1\n  - id: ack\n    type: u1\n-lwarscope:\n  recognise:\n    port: 5555\n  sequence:\n    field: seq\n  ack:\n    cumulative: ack\n";
+
+    fn run(packets: &[(bool, u8, u8)]) -> Vec<(String, Option<u32>, Direction)> {
+        let d = crate::proto::described::parse("t.ksy", CUMULATIVE).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let mut t = crate::proto::described::tracker(d, Default::default());
+        let mut seen = Seen::default();
+        let mut next = 0;
+        for (i, &(c2s, seq, ack)) in packets.iter().enumerate() {
+            let (src, dst) = if c2s {
+                ("10.0.0.2:4000", "10.0.0.1:5555")
+            } else {
+                ("10.0.0.1:5555", "10.0.0.2:4000")
+            };
+            let payload = [seq, ack];
+            let dg = Datagram {
+                frame: i as u64 + 1,
+                ts: Timestamp::from_millis(i as u64 * 10),
+                src: src.parse().unwrap(),
+                dst: dst.parse().unwrap(),
+                payload: &payload,
+                payload_len: 2,
+            };
+            t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
+        }
+        t.finish(&mut seen);
+        seen.0
+            .iter()
+            .map(|f| (f.kind.name().to_owned(), f.seqno, f.direction))
+            .collect()
+    }
+
+    #[test]
+    fn a_session_field_tells_sessions_of_one_address_pair_apart() {
+        let text = "meta:\n  id: conn\nseq:\n  - id: conn_id\n    type: u1\n  - id: seq\n    type: u1\n-lwarscope:\n  recognise:\n    port: 5556\n  session:\n    field: conn_id\n  sequence:\n    field: seq\n";
+        let d = crate::proto::described::parse("t.ksy", text).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let mut t = crate::proto::described::tracker(d, Default::default());
+        let mut seen = Seen::default();
+        let mut next = 0;
+        // Two connections behind one address pair, interleaved, each numbered
+        // on its own: no reordering, no loss.
+        for (i, (conn, seq)) in [(1u8, 10u8), (2, 200), (1, 11), (2, 201), (1, 12), (2, 202)]
+            .into_iter()
+            .enumerate()
+        {
+            let payload = [conn, seq];
+            let dg = Datagram {
+                frame: i as u64 + 1,
+                ts: Timestamp::from_millis(i as u64),
+                src: "10.0.0.2:4000".parse().unwrap(),
+                dst: "10.0.0.1:5556".parse().unwrap(),
+                payload: &payload,
+                payload_len: 2,
+            };
+            t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
+        }
+        t.finish(&mut seen);
+        assert_eq!(t.session_count(), 2);
+        assert!(seen.0.is_empty(), "{:?}", seen.0);
+    }
+
+    #[test]
+    fn a_cumulative_ack_turns_a_missing_number_into_not_captured() {
+        use Direction::*;
+        // The client skips 3; the server acks up to 4: 3 was delivered.
+        let acked = run(&[(true, 1, 0), (true, 2, 0), (true, 4, 0), (false, 1, 4)]);
+        assert_eq!(
+            acked,
+            [("not-captured".to_owned(), Some(3), ClientToServer)]
+        );
+        // Acked only up to 2: 3 is lost.
+        let lost = run(&[(true, 1, 0), (true, 2, 0), (true, 4, 0), (false, 1, 2)]);
+        assert_eq!(lost, [("lost".to_owned(), Some(3), ClientToServer)]);
+        // 3 arrives late: reordered, and nothing is missing.
+        let late = run(&[(true, 1, 0), (true, 2, 0), (true, 4, 0), (true, 3, 0)]);
+        assert_eq!(late, [("reordered".to_owned(), Some(3), ClientToServer)]);
+        // Serial 8-bit: 255 -> 0 is the next number, no finding.
+        let wrap = run(&[(true, 254, 0), (true, 255, 0), (true, 0, 0), (true, 1, 0)]);
+        assert!(wrap.is_empty(), "{wrap:?}");
+    }
+
+    #[test]
+    fn vessels_rule_at_every_boundary() {
+        let v = Recency::new(8, Rule::Ahead(128));
+        for s in [0u32, 5, 127, 128, 200, 255] {
+            let at = |n: u32| (s + n) % 256;
+            assert!(v.newer(at(1), s), "1 ahead of {s}");
+            assert!(v.newer(at(127), s), "127 ahead of {s}");
+            assert!(
+                v.newer(at(128), s),
+                "128 ahead of {s}: 128 or fewer is newer"
+            );
+            assert!(!v.newer(at(129), s), "129 ahead of {s} is out of date");
+            assert!(!v.newer(s, s), "the same number is not newer");
+            assert!(!v.newer(at(255), s), "one behind is out of date");
+        }
+        // The wrap: 0 is one ahead of 255, and 255 is out of date after 0.
+        assert!(v.newer(0, 255));
+        assert_eq!(v.ahead(0, 255), 1);
+        assert!(!v.newer(255, 0));
+        assert!(v.newer(127, 255), "128 ahead across the wrap");
+        assert!(!v.newer(128, 255), "129 ahead across the wrap");
+    }
+
+    #[test]
+    fn serial_half_window_excludes_the_half() {
+        let s = Recency::new(16, Rule::Serial);
+        assert!(s.newer(0, 65535));
+        assert!(s.newer(32767, 0));
+        assert!(!s.newer(32768, 0));
+        assert!(!s.newer(0, 0));
+        let b = Recency::new(8, Rule::Serial);
+        assert!(b.newer(127, 0));
+        assert!(!b.newer(128, 0));
+    }
+}

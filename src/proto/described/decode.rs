@@ -1,0 +1,744 @@
+//! A description compiled for decoding ([`Compiled`]), and the decoder: one
+//! walk over a payload that hands every field, in wire order with its byte
+//! span, to an [`Events`] sink. It allocates nothing and cannot panic on any
+//! input: every read is bounds-checked, every count is bounded by the bytes
+//! left, and a decode error names the field, the byte offset and what was
+//! needed.
+
+use super::ksy::{Amount, Attr, Cond, Kind, Ksy, Repeat, Valid};
+use crate::proto::field::{Field, FieldDef, FieldType, Value};
+
+/// Fields of one `seq` (values of earlier fields are kept in a fixed array).
+pub const MAX_ATTRS: usize = 64;
+/// Types nested inside one another.
+const MAX_DEPTH: usize = 16;
+
+/// A field occurrence, compiled: its registered field, and its kind.
+#[derive(Debug)]
+pub struct CAttr {
+    pub attr: Attr,
+    /// Index in [`Compiled::defs`].
+    pub field: u16,
+    pub kind: CKind,
+}
+
+#[derive(Debug)]
+pub enum CKind {
+    Int {
+        bytes: u8,
+        signed: bool,
+        le: bool,
+    },
+    Float {
+        bytes: u8,
+        le: bool,
+    },
+    Str {
+        zero: bool,
+    },
+    Bytes,
+    Contents(Vec<u8>),
+    User(CType),
+    Switch {
+        on: usize,
+        cases: Vec<(i64, CType)>,
+        default: Option<CType>,
+    },
+}
+
+#[derive(Debug, Default)]
+pub struct CType {
+    pub attrs: Vec<CAttr>,
+}
+
+/// A registered field before it is leaked: its name, label, type and doc,
+/// and the `valid` it is checked against.
+#[derive(Debug, Clone)]
+pub struct DefSpec {
+    pub name: String,
+    pub label: String,
+    pub ty: FieldType,
+    pub doc: String,
+    pub valid: Option<Valid>,
+    /// The enum of an integer field.
+    pub enum_: Option<usize>,
+}
+
+/// Why a payload does not fit the layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrKind {
+    /// The layout needs more bytes than are left.
+    Short = 0,
+    /// `contents` (a magic) not as described.
+    Contents = 1,
+    /// Bytes left after the layout ends.
+    Trailing = 2,
+    /// The message type's value is not in its enum.
+    UnknownType = 3,
+}
+
+impl ErrKind {
+    pub const ALL: [ErrKind; 4] = [
+        ErrKind::Short,
+        ErrKind::Contents,
+        ErrKind::Trailing,
+        ErrKind::UnknownType,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrKind::Short => "short",
+            ErrKind::Contents => "contents",
+            ErrKind::Trailing => "trailing-bytes",
+            ErrKind::UnknownType => "unknown-type",
+        }
+    }
+
+    fn from_u64(v: u64) -> ErrKind {
+        ErrKind::ALL
+            .into_iter()
+            .find(|k| *k as u64 == v)
+            .unwrap_or(ErrKind::Short)
+    }
+}
+
+/// A decode error: what, which field, at which byte offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeErr {
+    pub kind: ErrKind,
+    /// The field (index in the defs); for `Trailing`, the last field decoded.
+    pub field: u16,
+    pub offset: usize,
+    /// Bytes needed from `offset` (`Short`), or the value (`UnknownType`).
+    pub need: u64,
+    /// Bytes left from `offset`.
+    pub have: usize,
+}
+
+impl DecodeErr {
+    /// As the four numbers of a `ProtoDetail`, with the protocol's index among
+    /// the described ones.
+    pub fn to_args(self, proto: usize) -> [u64; 4] {
+        [
+            ((proto as u64) << 8) | self.kind as u64,
+            u64::from(self.field),
+            self.offset as u64,
+            (self.need << 32) | (self.have as u64 & 0xffff_ffff),
+        ]
+    }
+
+    pub fn from_args(args: &[u64; 4]) -> (usize, DecodeErr) {
+        let e = DecodeErr {
+            kind: ErrKind::from_u64(args[0] & 0xff),
+            field: u16::try_from(args[1]).unwrap_or(u16::MAX),
+            offset: usize::try_from(args[2]).unwrap_or(usize::MAX),
+            need: args[3] >> 32,
+            have: (args[3] & 0xffff_ffff) as usize,
+        };
+        (usize::try_from(args[0] >> 8).unwrap_or(usize::MAX), e)
+    }
+
+    /// Whether the error is the data running out (so a capture cut may be
+    /// the cause).
+    pub fn is_short(&self) -> bool {
+        self.kind == ErrKind::Short
+    }
+}
+
+/// What the decoder tells as it walks.
+pub trait Events {
+    fn field(&mut self, _field: Field<'_>) {}
+    fn enter(&mut self, node: Field<'_>) {
+        self.field(node);
+    }
+    fn leave(&mut self) {}
+    /// An integer field's value (every one, in wire order).
+    fn int(&mut self, _field: u16, _value: i64) {}
+    /// A number outside its `valid`.
+    fn violation(&mut self, _field: u16, _offset: usize, _value: f64) {}
+}
+
+/// A description ready to decode with.
+#[derive(Debug)]
+pub struct Compiled {
+    pub root: CType,
+    pub specs: Vec<DefSpec>,
+    /// The registered fields, leaked once ([`Compiled::leak_defs`]).
+    pub defs: &'static [FieldDef],
+    /// The message-type field and its enum: a value outside it is malformed.
+    pub strict_enum: Option<(u16, usize)>,
+    pub trailing_malformed: bool,
+    pub enums: Vec<super::ksy::EnumDef>,
+}
+
+/// A compile error (`ksy` turns it into file:line:column).
+pub type CompileError = (super::yaml::Pos, String);
+
+fn type_of(kind: &Kind, enum_: Option<usize>) -> FieldType {
+    match kind {
+        Kind::Int { signed, .. } if enum_.is_none() => {
+            if *signed {
+                FieldType::Signed
+            } else {
+                FieldType::Unsigned
+            }
+        }
+        Kind::Int { .. } => FieldType::Enum,
+        Kind::Float { .. } => FieldType::Float,
+        Kind::Str { .. } => FieldType::Text,
+        Kind::Bytes | Kind::Contents(_) => FieldType::Bytes,
+        Kind::User(_) | Kind::Switch { .. } => FieldType::Node,
+    }
+}
+
+fn wire_name(kind: &Kind) -> String {
+    match kind {
+        Kind::Int { bytes, signed, le } => {
+            let e = if *bytes == 1 {
+                ""
+            } else if *le {
+                "le"
+            } else {
+                "be"
+            };
+            format!("{}{bytes}{e}", if *signed { 's' } else { 'u' })
+        }
+        Kind::Float { bytes, le } => format!("f{bytes}{}", if *le { "le" } else { "be" }),
+        Kind::Str { zero: true } => "strz".into(),
+        Kind::Str { zero: false } => "str".into(),
+        Kind::Bytes => "bytes".into(),
+        Kind::Contents(_) => "contents".into(),
+        Kind::User(_) => "type".into(),
+        Kind::Switch { .. } => "switch".into(),
+    }
+}
+
+struct Compiler<'k> {
+    ksy: &'k Ksy,
+    specs: Vec<DefSpec>,
+}
+
+impl Compiler<'_> {
+    fn def(&mut self, path: &str, a: &Attr) -> Result<u16, CompileError> {
+        let name = format!("{}.{path}", self.ksy.id);
+        let ty = type_of(&a.kind, a.enum_);
+        if let Some(i) = self.specs.iter().position(|s| s.name == name) {
+            if self.specs[i].ty != ty {
+                return Err((
+                    a.pos,
+                    format!("field `{name}` has another type in another case: give it another id"),
+                ));
+            }
+            return Ok(i as u16);
+        }
+        if self.specs.len() >= usize::from(u16::MAX) {
+            return Err((a.pos, "too many fields".into()));
+        }
+        let doc = if a.doc.is_empty() {
+            wire_name(&a.kind)
+        } else {
+            format!("{} ({})", a.doc, wire_name(&a.kind))
+        };
+        self.specs.push(DefSpec {
+            name,
+            label: a.id.clone(),
+            ty,
+            doc,
+            valid: a.valid.clone(),
+            enum_: a.enum_,
+        });
+        Ok((self.specs.len() - 1) as u16)
+    }
+
+    fn ty(&mut self, t: usize, path: &str, stack: &mut Vec<usize>) -> Result<CType, CompileError> {
+        let mut out = CType::default();
+        let Some(def) = self.ksy.types.get(t) else {
+            return Ok(out);
+        };
+        for a in &def.attrs {
+            let p = if path.is_empty() {
+                a.id.clone()
+            } else {
+                format!("{path}.{}", a.id)
+            };
+            let field = self.def(&p, a)?;
+            let kind = match &a.kind {
+                Kind::Int { bytes, signed, le } => CKind::Int {
+                    bytes: *bytes,
+                    signed: *signed,
+                    le: *le,
+                },
+                Kind::Float { bytes, le } => CKind::Float {
+                    bytes: *bytes,
+                    le: *le,
+                },
+                Kind::Str { zero } => CKind::Str { zero: *zero },
+                Kind::Bytes => CKind::Bytes,
+                Kind::Contents(b) => CKind::Contents(b.clone()),
+                Kind::User(u) => CKind::User(self.nested(*u, &p, a, stack)?),
+                Kind::Switch { on, cases, default } => {
+                    let mut cs = Vec::new();
+                    for (v, k) in cases {
+                        cs.push((*v, self.case(k, &p, a, stack)?));
+                    }
+                    let default = match default {
+                        Some(k) => Some(self.case(k, &p, a, stack)?),
+                        None => None,
+                    };
+                    CKind::Switch {
+                        on: *on,
+                        cases: cs,
+                        default,
+                    }
+                }
+            };
+            out.attrs.push(CAttr {
+                attr: a.clone(),
+                field,
+                kind,
+            });
+        }
+        Ok(out)
+    }
+
+    fn case(
+        &mut self,
+        k: &Kind,
+        path: &str,
+        a: &Attr,
+        stack: &mut Vec<usize>,
+    ) -> Result<CType, CompileError> {
+        match k {
+            Kind::User(u) => self.nested(*u, path, a, stack),
+            _ => Err((
+                a.pos,
+                format!(
+                    "`{}`: a switch case must be a user type (of `types`); wrap `{}` in a type",
+                    a.id,
+                    wire_name(k)
+                ),
+            )),
+        }
+    }
+
+    fn nested(
+        &mut self,
+        u: usize,
+        path: &str,
+        a: &Attr,
+        stack: &mut Vec<usize>,
+    ) -> Result<CType, CompileError> {
+        if stack.contains(&u) {
+            return Err((
+                a.pos,
+                format!(
+                    "`{}`: type `{}` contains itself: recursive types are not supported",
+                    a.id,
+                    self.ksy.types.get(u).map_or("", |t| t.name.as_str())
+                ),
+            ));
+        }
+        if stack.len() >= MAX_DEPTH {
+            return Err((a.pos, format!("types nested more than {MAX_DEPTH} deep")));
+        }
+        stack.push(u);
+        let t = self.ty(u, path, stack);
+        stack.pop();
+        t
+    }
+}
+
+impl Compiled {
+    /// Compiles a description: one registered field per field occurrence
+    /// (`vessel.body.throttle_left`).
+    pub fn new(ksy: &Ksy) -> Result<Compiled, CompileError> {
+        let mut c = Compiler {
+            ksy,
+            specs: Vec::new(),
+        };
+        // The packet itself: the root node, named as the protocol.
+        c.specs.push(DefSpec {
+            name: ksy.id.clone(),
+            label: ksy.id.clone(),
+            ty: FieldType::Node,
+            doc: "The packet (a node holding every field)".into(),
+            valid: None,
+            enum_: None,
+        });
+        let root = c.ty(0, "", &mut vec![0])?;
+        let strict_enum = ksy.sem.message_type.and_then(|i| {
+            let a = root.attrs.get(i)?;
+            Some((a.field, a.attr.enum_?))
+        });
+        Ok(Compiled {
+            root,
+            specs: c.specs,
+            defs: &[],
+            strict_enum,
+            trailing_malformed: ksy.sem.trailing_malformed,
+            enums: ksy.enums.clone(),
+        })
+    }
+
+    /// Leaks the registered fields: a described protocol is loaded once per
+    /// process and lives as long as it.
+    pub fn leak_defs(&mut self) {
+        let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+        let defs: Vec<FieldDef> = self
+            .specs
+            .iter()
+            .map(|s| FieldDef {
+                name: leak(&s.name),
+                label: leak(&s.label),
+                ty: s.ty,
+                doc: leak(&s.doc),
+            })
+            .collect();
+        self.defs = Box::leak(defs.into_boxed_slice());
+    }
+
+    /// Decodes `p`, telling `ev` every field. Returns the bytes decoded.
+    pub fn walk(&'static self, p: &[u8], ev: &mut dyn Events) -> Result<usize, DecodeErr> {
+        if let Some(def) = self.defs.first() {
+            ev.enter(Field {
+                def,
+                index: None,
+                offset: 0,
+                len: p.len(),
+                value: Value::None,
+            });
+        }
+        let mut w = Walker { c: self, p, ev };
+        let end = w.ty(&self.root, 0, p.len(), true);
+        if !self.defs.is_empty() {
+            w.ev.leave();
+        }
+        let end = end?;
+        if self.trailing_malformed && end < p.len() {
+            return Err(DecodeErr {
+                kind: ErrKind::Trailing,
+                field: self.root.attrs.last().map_or(0, |a| a.field),
+                offset: end,
+                need: 0,
+                have: p.len() - end,
+            });
+        }
+        Ok(end)
+    }
+
+    /// The name of an enum value, borrowed for as long as the description.
+    pub fn enum_name(&'static self, e: usize, v: i64) -> Option<&'static str> {
+        self.enums.get(e)?.name_of(v)
+    }
+}
+
+struct Walker<'p, 'e> {
+    c: &'static Compiled,
+    p: &'p [u8],
+    ev: &'e mut dyn Events,
+}
+
+fn read_uint(b: &[u8], le: bool) -> u64 {
+    let mut v = 0u64;
+    if le {
+        for x in b.iter().rev() {
+            v = (v << 8) | u64::from(*x);
+        }
+    } else {
+        for x in b {
+            v = (v << 8) | u64::from(*x);
+        }
+    }
+    v
+}
+
+impl<'p> Walker<'p, '_> {
+    fn short(&self, field: u16, offset: usize, need: u64, end: usize) -> DecodeErr {
+        DecodeErr {
+            kind: ErrKind::Short,
+            field,
+            offset,
+            need,
+            have: end.saturating_sub(offset),
+        }
+    }
+
+    fn amount(&self, a: Amount, vals: &[Option<i64>; MAX_ATTRS], pos: usize, end: usize) -> u64 {
+        match a {
+            Amount::Fixed(n) => n,
+            Amount::Field(i) => vals
+                .get(i)
+                .copied()
+                .flatten()
+                .and_then(|v| u64::try_from(v).ok())
+                .unwrap_or(0),
+            Amount::Eos => end.saturating_sub(pos) as u64,
+        }
+    }
+
+    /// Walks one type over `p[start..end]`; the offset after it.
+    fn ty(
+        &mut self,
+        t: &'static CType,
+        start: usize,
+        end: usize,
+        root: bool,
+    ) -> Result<usize, DecodeErr> {
+        let mut vals: [Option<i64>; MAX_ATTRS] = [None; MAX_ATTRS];
+        let mut pos = start;
+        for (i, ca) in t.attrs.iter().enumerate() {
+            let a = &ca.attr;
+            if let Some(Cond { field, op, value }) = a.cond {
+                let holds = vals
+                    .get(field)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|v| op.holds(v, value));
+                if !holds {
+                    continue;
+                }
+            }
+            let count = match a.repeat {
+                Repeat::None => None,
+                Repeat::Expr(n) => Some(self.amount(n, &vals, pos, end)),
+                Repeat::Eos => Some(u64::MAX),
+            };
+            let mut k: u64 = 0;
+            loop {
+                match count {
+                    None if k == 1 => break,
+                    Some(n) if k >= n => break,
+                    Some(u64::MAX) if pos >= end => break,
+                    _ => {}
+                }
+                let index = count.map(|_| u32::try_from(k).unwrap_or(u32::MAX));
+                let before = pos;
+                let size = a.size.map(|s| self.amount(s, &vals, pos, end));
+                let (elem_end, limit) = match size {
+                    Some(n) => {
+                        let avail = end.saturating_sub(pos) as u64;
+                        if n > avail {
+                            return Err(self.short(ca.field, pos, n, end));
+                        }
+                        (Some(pos + n as usize), pos + n as usize)
+                    }
+                    None => (None, end),
+                };
+                let v = self.element(ca, index, pos, limit, elem_end.is_some(), &vals, root)?;
+                pos = elem_end.unwrap_or(v.0);
+                if let Some(x) = v.1
+                    && let Some(slot) = vals.get_mut(i)
+                {
+                    *slot = Some(x);
+                }
+                k += 1;
+                if count.is_some() && pos == before {
+                    // An element of no bytes: repeating it cannot end.
+                    break;
+                }
+            }
+        }
+        Ok(pos)
+    }
+
+    /// One element of a field in `p[pos..limit]`: the offset after it, and its
+    /// integer value.
+    #[allow(clippy::too_many_arguments)]
+    fn element(
+        &mut self,
+        ca: &'static CAttr,
+        index: Option<u32>,
+        pos: usize,
+        limit: usize,
+        sized: bool,
+        vals: &[Option<i64>; MAX_ATTRS],
+        root: bool,
+    ) -> Result<(usize, Option<i64>), DecodeErr> {
+        let p = self.p;
+        let def = self.c.defs.get(usize::from(ca.field));
+        let spec = self.c.specs.get(usize::from(ca.field));
+        let field = |len: usize, value: Value<'p>| {
+            def.map(|def| Field {
+                def,
+                index,
+                offset: pos,
+                len,
+                value,
+            })
+        };
+        let take = |n: usize| -> Result<&'p [u8], DecodeErr> {
+            pos.checked_add(n)
+                .filter(|e| *e <= limit)
+                .and_then(|e| p.get(pos..e))
+                .ok_or(DecodeErr {
+                    kind: ErrKind::Short,
+                    field: ca.field,
+                    offset: pos,
+                    need: n as u64,
+                    have: limit.saturating_sub(pos),
+                })
+        };
+        match &ca.kind {
+            CKind::Int { bytes, signed, le } => {
+                let b = take(usize::from(*bytes))?;
+                let raw = read_uint(b, *le);
+                let v = if *signed {
+                    let shift = 64 - u32::from(*bytes) * 8;
+                    ((raw << shift) as i64) >> shift
+                } else {
+                    raw as i64
+                };
+                let value = match spec.and_then(|s| s.enum_) {
+                    Some(e) => Value::Enum {
+                        raw,
+                        name: self.c.enum_name(e, v),
+                    },
+                    None if *signed => Value::Signed(v),
+                    None => Value::Unsigned(raw),
+                };
+                if let Some(f) = field(b.len(), value) {
+                    self.ev.field(f);
+                }
+                self.ev.int(ca.field, v);
+                if let Some(valid) = spec.and_then(|s| s.valid.as_ref())
+                    && !valid.holds(if *signed { v as f64 } else { raw as f64 })
+                {
+                    self.ev
+                        .violation(ca.field, pos, if *signed { v as f64 } else { raw as f64 });
+                }
+                if root
+                    && let Some((f, e)) = self.c.strict_enum
+                    && f == ca.field
+                    && self.c.enum_name(e, v).is_none()
+                {
+                    return Err(DecodeErr {
+                        kind: ErrKind::UnknownType,
+                        field: ca.field,
+                        offset: pos,
+                        need: raw,
+                        have: limit.saturating_sub(pos),
+                    });
+                }
+                Ok((pos + b.len(), Some(v)))
+            }
+            CKind::Float { bytes, le } => {
+                let b = take(usize::from(*bytes))?;
+                let raw = read_uint(b, *le);
+                let v = if *bytes == 4 {
+                    f64::from(f32::from_bits(raw as u32))
+                } else {
+                    f64::from_bits(raw)
+                };
+                if let Some(f) = field(b.len(), Value::Float(v)) {
+                    self.ev.field(f);
+                }
+                if let Some(valid) = spec.and_then(|s| s.valid.as_ref())
+                    && !valid.holds(v)
+                {
+                    self.ev.violation(ca.field, pos, v);
+                }
+                Ok((pos + b.len(), None))
+            }
+            CKind::Str { zero } => {
+                let avail = p.get(pos..limit).unwrap_or(&[]);
+                let (text, used) = if sized {
+                    let t = if *zero {
+                        avail.split(|b| *b == 0).next().unwrap_or(&[])
+                    } else {
+                        avail
+                    };
+                    (t, avail.len())
+                } else {
+                    match avail.iter().position(|b| *b == 0) {
+                        Some(n) => (&avail[..n], n + 1),
+                        None => {
+                            return Err(DecodeErr {
+                                kind: ErrKind::Short,
+                                field: ca.field,
+                                offset: pos,
+                                need: avail.len() as u64 + 1,
+                                have: avail.len(),
+                            });
+                        }
+                    }
+                };
+                if let Some(f) = field(used, Value::Text(text)) {
+                    self.ev.field(f);
+                }
+                Ok((pos + used, None))
+            }
+            CKind::Bytes => {
+                let b = p.get(pos..limit).unwrap_or(&[]);
+                if let Some(f) = field(b.len(), Value::Bytes(b)) {
+                    self.ev.field(f);
+                }
+                Ok((limit, None))
+            }
+            CKind::Contents(want) => {
+                let b = take(want.len())?;
+                if let Some(f) = field(b.len(), Value::Bytes(b)) {
+                    self.ev.field(f);
+                }
+                if b != want.as_slice() {
+                    return Err(DecodeErr {
+                        kind: ErrKind::Contents,
+                        field: ca.field,
+                        offset: pos,
+                        need: want.len() as u64,
+                        have: limit.saturating_sub(pos),
+                    });
+                }
+                Ok((pos + b.len(), None))
+            }
+            CKind::User(t) => self.node(ca, index, pos, limit, sized, t),
+            CKind::Switch { on, cases, default } => {
+                let v = vals.get(*on).copied().flatten();
+                let t = cases
+                    .iter()
+                    .find(|(k, _)| Some(*k) == v)
+                    .map(|(_, t)| t)
+                    .or(default.as_ref());
+                match t {
+                    Some(t) => self.node(ca, index, pos, limit, sized, t),
+                    None if sized => {
+                        let b = p.get(pos..limit).unwrap_or(&[]);
+                        if let Some(f) = field(b.len(), Value::Bytes(b)) {
+                            self.ev.field(f);
+                        }
+                        Ok((limit, None))
+                    }
+                    None => Ok((pos, None)),
+                }
+            }
+        }
+    }
+
+    fn node(
+        &mut self,
+        ca: &'static CAttr,
+        index: Option<u32>,
+        pos: usize,
+        limit: usize,
+        sized: bool,
+        t: &'static CType,
+    ) -> Result<(usize, Option<i64>), DecodeErr> {
+        let def = self.c.defs.get(usize::from(ca.field));
+        // The node's span: known when sized; otherwise up to what it holds,
+        // unknown until walked (the sink gets the node first, its span from
+        // `pos` to the limit).
+        if let Some(def) = def {
+            self.ev.enter(Field {
+                def,
+                index,
+                offset: pos,
+                len: if sized { limit - pos } else { 0 },
+                value: Value::None,
+            });
+        }
+        let r = self.ty(t, pos, limit, false);
+        if def.is_some() {
+            self.ev.leave();
+        }
+        Ok((r?, None))
+    }
+}

@@ -1,0 +1,248 @@
+//! How outputs see a described packet: everything comes from the decoder's
+//! field walk, so the tree, the one-line text and the typed fields agree.
+
+use super::Described;
+use super::decode::{DecodeErr, Events};
+use crate::engine::ProtoDetail;
+use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem};
+use crate::proto::field::{Field, FieldDef, FieldSink, FieldType};
+use std::fmt;
+
+/// A described protocol's dissector.
+#[derive(Debug)]
+pub struct Dissect(pub &'static Described);
+
+/// Passes the walk's fields to a [`FieldSink`].
+struct ToSink<'s>(&'s mut dyn FieldSink);
+
+impl Events for ToSink<'_> {
+    fn field(&mut self, field: Field<'_>) {
+        self.0.field(field);
+    }
+    fn enter(&mut self, node: Field<'_>) {
+        self.0.enter(node);
+    }
+    fn leave(&mut self) {
+        self.0.leave();
+    }
+}
+
+/// The message type and the sequence number of a packet.
+#[derive(Default)]
+struct Key {
+    type_field: Option<u16>,
+    seq_field: Option<u16>,
+    ty: Option<i64>,
+    seq: Option<i64>,
+}
+
+impl Events for Key {
+    fn int(&mut self, field: u16, value: i64) {
+        if Some(field) == self.type_field && self.ty.is_none() {
+            self.ty = Some(value);
+        }
+        if Some(field) == self.seq_field && self.seq.is_none() {
+            self.seq = Some(value);
+        }
+    }
+}
+
+impl Dissect {
+    fn error(&self, e: DecodeErr) -> ProtoDetail {
+        super::decode_detail(self.0, e)
+    }
+
+    fn key(&self, payload: &[u8]) -> (Key, Result<usize, DecodeErr>) {
+        let mut k = Key {
+            type_field: self.0.type_field,
+            seq_field: self.0.seq_field.map(|(f, _)| f),
+            ..Key::default()
+        };
+        let r = self.0.compiled.walk(payload, &mut k);
+        (k, r)
+    }
+
+    fn type_name(&self, ty: Option<i64>) -> &'static str {
+        let info = self.0.info();
+        match ty.and_then(|t| self.0.type_ordinal(t)) {
+            Some(i) => info.message_types.get(i).copied().unwrap_or(info.name),
+            None => info.message_types.first().copied().unwrap_or(info.name),
+        }
+    }
+}
+
+/// `name=value` of every leaf field, in wire order.
+struct Text<'a>(&'static Described, &'a [u8]);
+
+struct LineSink<'f, 'g> {
+    f: &'f mut fmt::Formatter<'g>,
+    result: fmt::Result,
+    first: bool,
+    /// The depth of open nodes, and the innermost element of a repeated type
+    /// open (its depth and index): its fields are written `[i].name`.
+    depth: u32,
+    element: Option<(u32, u32)>,
+}
+
+impl FieldSink for LineSink<'_, '_> {
+    fn field(&mut self, field: Field<'_>) {
+        if self.result.is_err() || field.def.ty == FieldType::Node {
+            return;
+        }
+        let sep = if self.first { "" } else { " " };
+        self.first = false;
+        self.result = match (field.index, self.element) {
+            (Some(i), _) => write!(self.f, "{sep}{}[{i}]={}", field.def.label, field.value),
+            (None, Some((_, e))) => {
+                write!(self.f, "{sep}[{e}].{}={}", field.def.label, field.value)
+            }
+            (None, None) => write!(self.f, "{sep}{}={}", field.def.label, field.value),
+        };
+    }
+    fn enter(&mut self, node: Field<'_>) {
+        self.depth += 1;
+        if let Some(i) = node.index {
+            self.element = Some((self.depth, i));
+        }
+    }
+    fn leave(&mut self) {
+        if self.element.is_some_and(|(d, _)| d == self.depth) {
+            self.element = None;
+        }
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sink = LineSink {
+            f,
+            result: Ok(()),
+            first: true,
+            depth: 0,
+            element: None,
+        };
+        let _ = self.0.compiled.walk(self.1, &mut ToSink(&mut sink));
+        sink.result
+    }
+}
+
+struct Token(&'static str);
+
+impl fmt::Display for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// The field tree: nodes get the span of what they hold.
+struct TreeSink {
+    items: Vec<TreeItem>,
+    open: Vec<usize>,
+}
+
+impl FieldSink for TreeSink {
+    fn field(&mut self, field: Field<'_>) {
+        let label = match field.index {
+            Some(i) => format!("{}[{i}]", field.def.label),
+            None => field.def.label.to_owned(),
+        };
+        let value = if field.def.ty == FieldType::Node {
+            String::new()
+        } else {
+            field.value.to_string()
+        };
+        let end = field.offset + field.len;
+        for &o in &self.open {
+            if let Some(n) = self.items.get_mut(o) {
+                n.span.end = n.span.end.max(end);
+            }
+        }
+        self.items.push(TreeItem {
+            label,
+            value,
+            span: field.span(),
+            depth: u8::try_from(self.open.len()).unwrap_or(u8::MAX),
+        });
+    }
+    fn enter(&mut self, node: Field<'_>) {
+        self.field(node);
+        self.open.push(self.items.len() - 1);
+    }
+    fn leave(&mut self) {
+        self.open.pop();
+    }
+}
+
+impl Dissector for Dissect {
+    fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
+        let (k, r) = self.key(payload);
+        if let Some(seq) = k.seq {
+            f(HeaderNumber {
+                name: "seq",
+                short: "seq",
+                value: seq as u64,
+            });
+        }
+        match r {
+            Err(e) if k.seq.is_none() => Err(self.error(e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn messages(
+        &self,
+        payload: &[u8],
+        f: &mut dyn FnMut(&MessageItem<'_>),
+    ) -> Result<(), ProtoDetail> {
+        let (k, r) = self.key(payload);
+        if let Err(e) = r {
+            return Err(self.error(e));
+        }
+        let name = self.type_name(k.ty);
+        f(&MessageItem {
+            type_name: name,
+            seqno: k.seq.map(|s| s as u32),
+            player: None,
+            offset: 0,
+            len: payload.len(),
+            token: &Token(name),
+            text: &Text(self.0, payload),
+        });
+        Ok(())
+    }
+
+    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
+        // The walk's root node is the packet; its fields are below it.
+        let mut sink = TreeSink {
+            items: Vec::new(),
+            open: Vec::new(),
+        };
+        let r = self.0.compiled.walk(payload, &mut ToSink(&mut sink));
+        for item in sink.items {
+            f(TreeEntry::Field(item));
+        }
+        if let Err(e) = r {
+            f(TreeEntry::Error {
+                error: self.error(e),
+                offset: e.offset,
+            });
+        }
+    }
+
+    fn message_types(&self) -> &'static [&'static str] {
+        self.0.info().message_types
+    }
+
+    fn field_defs(&self) -> &'static [FieldDef] {
+        self.0.compiled.defs
+    }
+
+    fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
+        self.0
+            .compiled
+            .walk(payload, &mut ToSink(sink))
+            .map(|_| ())
+            .map_err(|e| self.error(e))
+    }
+}

@@ -1,0 +1,1320 @@
+//! The supported subset of Kaitai Struct's `.ksy`, and lwarscope's extension
+//! key `-lwarscope:`, read into a [`Ksy`]. Everything outside the subset is
+//! refused with its line and column, what it is, and what to use instead. The
+//! subset is listed in `docs/describe-a-protocol.md`.
+
+use super::yaml::{self, Node, Pos, Value};
+
+/// A description error: where, and what (and what to use instead).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {msg}")]
+pub struct KsyError {
+    pub file: String,
+    pub line: usize,
+    pub col: usize,
+    pub msg: String,
+}
+
+type R<T> = Result<T, (Pos, String)>;
+
+fn err<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
+    Err((pos, msg.into()))
+}
+
+/// How an amount (a `size`, a `repeat-expr`) is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amount {
+    Fixed(u64),
+    /// The value of an earlier field of the same type (its index).
+    Field(usize),
+    /// Up to the end of the enclosing stream (`size-eos: true`).
+    Eos,
+}
+
+/// What a field is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    Int {
+        bytes: u8,
+        signed: bool,
+        le: bool,
+    },
+    Float {
+        bytes: u8,
+        le: bool,
+    },
+    /// `str` (`zero: false`) or `strz` (text up to a NUL).
+    Str {
+        zero: bool,
+    },
+    /// Raw bytes: a `size` without a `type`.
+    Bytes,
+    /// Fixed bytes that must be there (`contents`).
+    Contents(Vec<u8>),
+    /// A user type, by index in [`Ksy::types`].
+    User(usize),
+    /// `switch-on` an earlier field of the same type: the kind of each case,
+    /// and of `_` (the default).
+    Switch {
+        on: usize,
+        cases: Vec<(i64, Kind)>,
+        default: Option<Box<Kind>>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    None,
+    Eos,
+    Expr(Amount),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Op {
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            Op::Eq => a == b,
+            Op::Ne => a != b,
+            Op::Lt => a < b,
+            Op::Le => a <= b,
+            Op::Gt => a > b,
+            Op::Ge => a >= b,
+        }
+    }
+}
+
+/// `if: field OP number`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cond {
+    pub field: usize,
+    pub op: Op,
+    pub value: i64,
+}
+
+/// `valid`: the values a field may take (a violation otherwise).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Valid {
+    Eq(f64),
+    Range { min: Option<f64>, max: Option<f64> },
+    AnyOf(Vec<f64>),
+}
+
+impl Valid {
+    pub fn holds(&self, v: f64) -> bool {
+        match self {
+            Valid::Eq(x) => v == *x,
+            Valid::Range { min, max } => min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m),
+            Valid::AnyOf(xs) => xs.contains(&v),
+        }
+    }
+}
+
+impl std::fmt::Display for Valid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Valid::Eq(x) => write!(f, "== {x}"),
+            Valid::Range {
+                min: Some(lo),
+                max: Some(hi),
+            } => write!(f, "in [{lo}, {hi}]"),
+            Valid::Range { min: Some(lo), .. } => write!(f, ">= {lo}"),
+            Valid::Range { max: Some(hi), .. } => write!(f, "<= {hi}"),
+            Valid::Range { .. } => f.write_str("any"),
+            Valid::AnyOf(xs) => {
+                f.write_str("one of ")?;
+                for (i, x) in xs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One field of a `seq`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attr {
+    pub id: String,
+    pub pos: Pos,
+    pub kind: Kind,
+    pub size: Option<Amount>,
+    pub repeat: Repeat,
+    pub cond: Option<Cond>,
+    pub valid: Option<Valid>,
+    /// An enum, by index in [`Ksy::enums`].
+    pub enum_: Option<usize>,
+    pub doc: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeDef {
+    pub name: String,
+    pub attrs: Vec<Attr>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumDef {
+    pub name: String,
+    pub values: Vec<(i64, String)>,
+}
+
+impl EnumDef {
+    pub fn name_of(&self, v: i64) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| *k == v)
+            .map(|(_, n)| n.as_str())
+    }
+}
+
+/// The recency rule of a sequence number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recency {
+    /// RFC 1982: newer when `(p - s) mod 2^w` is in `1..2^(w-1)`.
+    Serial,
+    /// Vessel's: newer when `p` is 1 to `n` ahead of `s` in the cycle
+    /// (`ahead: 128` for "128 or fewer ahead in the 256-step cycle").
+    Ahead(u32),
+}
+
+/// The ack model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ack {
+    None,
+    /// A field holding the highest peer number received.
+    Cumulative {
+        field: usize,
+    },
+    /// Bit N set acknowledges the peer's `anchor - N - 1`.
+    Bitfield {
+        field: usize,
+        anchor: usize,
+    },
+}
+
+/// lwarscope's semantics of the protocol (`-lwarscope:`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Semantics {
+    pub title: String,
+    pub magic: Vec<u8>,
+    pub magic_offset: usize,
+    pub port: Option<u16>,
+    /// A top-level field that tells sessions of one address pair apart.
+    pub session: Option<usize>,
+    /// The side using this port is the server (default: `port`).
+    pub server_port: Option<u16>,
+    /// Message types the server sends / the client sends (names of the
+    /// message-type enum), to tell the server of a new session.
+    pub server_sends: Vec<i64>,
+    pub client_sends: Vec<i64>,
+    /// Top-level field whose value (and enum) is the message type.
+    pub message_type: Option<usize>,
+    pub sequence: Option<(usize, Recency)>,
+    pub ack: Ack,
+    pub timeout_ms: u64,
+    /// (message type value, Hz).
+    pub rates: Vec<(i64, f64)>,
+    /// Bytes left after the root type are malformed (default) or allowed.
+    pub trailing_malformed: bool,
+    /// Largest payload (oversize above it).
+    pub mtu: Option<usize>,
+}
+
+/// A description read from a `.ksy`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ksy {
+    pub id: String,
+    /// `types[0]` is the root (the top-level `seq`).
+    pub types: Vec<TypeDef>,
+    pub enums: Vec<EnumDef>,
+    pub sem: Semantics,
+    pub doc: String,
+}
+
+/// Top-level keys of Kaitai that the subset does not support, and what to do.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "instances",
+        "instances are not supported: put every field in `seq`",
+    ),
+    (
+        "params",
+        "type parameters are not supported: use a field of the type",
+    ),
+    (
+        "process",
+        "`process` is not supported: describe the bytes as sent",
+    ),
+    (
+        "pos",
+        "`pos` is not supported: fields follow one another in `seq`",
+    ),
+    (
+        "io",
+        "`io` is not supported: fields follow one another in `seq`",
+    ),
+    (
+        "terminator",
+        "`terminator` is not supported: use `type: strz`",
+    ),
+    (
+        "pad-right",
+        "`pad-right` is not supported: use `type: strz` with `size`",
+    ),
+    (
+        "repeat-until",
+        "`repeat-until` is not supported: use `repeat: eos` or `repeat: expr`",
+    ),
+    (
+        "value",
+        "value instances are not supported: describe only wire fields",
+    ),
+];
+
+/// Parses a description. `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<Ksy, KsyError> {
+    let at = |pos: Pos, msg: String| KsyError {
+        file: file.to_owned(),
+        line: pos.line,
+        col: pos.col,
+        msg,
+    };
+    let root = yaml::parse(text).map_err(|e| at(e.pos, e.msg))?;
+    Reader::default().ksy(&root).map_err(|(p, m)| at(p, m))
+}
+
+#[derive(Default)]
+struct Reader {
+    endian_le: Option<bool>,
+    type_names: Vec<String>,
+    enums: Vec<EnumDef>,
+}
+
+fn map<'a>(n: &'a Node, what: &str) -> R<&'a [(String, Pos, Node)]> {
+    match n.as_map() {
+        Some(m) => Ok(m),
+        None => err(n.pos, format!("{what} must be a mapping, not {}", n.noun())),
+    }
+}
+
+fn scalar<'a>(n: &'a Node, what: &str) -> R<&'a str> {
+    match n.as_str() {
+        Some(s) => Ok(s),
+        None => err(n.pos, format!("{what} must be a scalar, not {}", n.noun())),
+    }
+}
+
+fn get<'a>(m: &'a [(String, Pos, Node)], key: &str) -> Option<&'a Node> {
+    m.iter().find(|(k, _, _)| k == key).map(|(_, _, n)| n)
+}
+
+fn int(n: &Node, what: &str) -> R<i64> {
+    let s = scalar(n, what)?.trim().replace('_', "");
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, s.as_str()),
+    };
+    let v = if let Some(h) = body.strip_prefix("0x") {
+        i64::from_str_radix(h, 16)
+    } else if let Some(b) = body.strip_prefix("0b") {
+        i64::from_str_radix(b, 2)
+    } else {
+        body.parse::<i64>()
+    };
+    match v {
+        Ok(v) if neg => Ok(-v),
+        Ok(v) => Ok(v),
+        Err(_) => err(n.pos, format!("{what}: `{s}` is not an integer")),
+    }
+}
+
+fn number(n: &Node, what: &str) -> R<f64> {
+    if let Ok(i) = int(n, what) {
+        return Ok(i as f64);
+    }
+    let s = scalar(n, what)?.trim();
+    match s.parse::<f64>() {
+        Ok(v) => Ok(v),
+        Err(_) => err(n.pos, format!("{what}: `{s}` is not a number")),
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next().is_some_and(|c| c.is_ascii_lowercase())
+        && c.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn ident(n: &Node, what: &str) -> R<String> {
+    let s = scalar(n, what)?;
+    if !is_ident(s) {
+        return err(
+            n.pos,
+            format!("{what} `{s}` must be lower_snake_case (a-z, 0-9, _), as in Kaitai"),
+        );
+    }
+    Ok(s.to_owned())
+}
+
+fn only_keys(m: &[(String, Pos, Node)], allowed: &[&str], what: &str) -> R<()> {
+    for (k, pos, _) in m {
+        if k == "doc" || k == "doc-ref" || allowed.contains(&k.as_str()) {
+            continue;
+        }
+        if let Some((_, says)) = UNSUPPORTED.iter().find(|(u, _)| u == k) {
+            return err(*pos, (*says).to_owned());
+        }
+        return err(
+            *pos,
+            format!(
+                "`{k}` is not supported in {what} (supported: {})",
+                allowed.join(", ")
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn doc(m: &[(String, Pos, Node)]) -> String {
+    get(m, "doc")
+        .and_then(Node::as_str)
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn bytes_of(n: &Node, what: &str) -> R<Vec<u8>> {
+    match &n.value {
+        Value::Scalar { text, quoted: true } => Ok(text.as_bytes().to_vec()),
+        Value::Scalar { text, .. } => match int(n, what) {
+            Ok(v) => u8::try_from(v)
+                .map(|b| vec![b])
+                .or_else(|_| err(n.pos, format!("{what}: {v} is not a byte (0-255)"))),
+            // A plain string, as Kaitai takes it (`contents: JFIF`).
+            Err(_) => Ok(text.as_bytes().to_vec()),
+        },
+        Value::Seq(items) => {
+            let mut out = Vec::new();
+            for i in items {
+                out.extend(bytes_of(i, what)?);
+            }
+            Ok(out)
+        }
+        Value::Map(_) => err(n.pos, format!("{what} must be a list of bytes or a string")),
+    }
+}
+
+impl Reader {
+    fn ksy(mut self, root: &Node) -> R<Ksy> {
+        let top = map(root, "a description")?;
+        // What the whole file lacks is reported at its start.
+        let start = Pos { line: 1, col: 1 };
+        only_keys(
+            top,
+            &["meta", "seq", "types", "enums", "-lwarscope"],
+            "a description",
+        )?;
+        let meta = get(top, "meta").ok_or((
+            start,
+            "no `meta:`: a description starts with `meta: {id: NAME, endian: be}`".to_owned(),
+        ))?;
+        let meta_m = map(meta, "`meta`")?;
+        only_keys(
+            meta_m,
+            &[
+                "id",
+                "endian",
+                "title",
+                "file-extension",
+                "license",
+                "ks-version",
+                "encoding",
+            ],
+            "`meta`",
+        )?;
+        let id = match get(meta_m, "id") {
+            Some(n) => ident(n, "`meta.id`")?,
+            None => {
+                return err(
+                    meta.pos,
+                    "`meta` has no `id`: it names the protocol (`vessel`)",
+                );
+            }
+        };
+        if let Some(e) = get(meta_m, "endian") {
+            self.endian_le = Some(match scalar(e, "`meta.endian`")? {
+                "le" => true,
+                "be" => false,
+                other => {
+                    return err(
+                        e.pos,
+                        format!("`endian: {other}` is not supported: use `be` or `le`"),
+                    );
+                }
+            });
+        }
+        // Names first: a field may use a type or an enum declared later.
+        let mut type_nodes = Vec::new();
+        if let Some(t) = get(top, "types") {
+            for (name, pos, node) in map(t, "`types`")? {
+                if !is_ident(name) {
+                    return err(*pos, format!("type name `{name}` must be lower_snake_case"));
+                }
+                self.type_names.push(name.clone());
+                type_nodes.push((name.clone(), node));
+            }
+        }
+        if let Some(e) = get(top, "enums") {
+            for (name, pos, node) in map(e, "`enums`")? {
+                if !is_ident(name) {
+                    return err(*pos, format!("enum name `{name}` must be lower_snake_case"));
+                }
+                let mut values = Vec::new();
+                for (k, kpos, v) in map(node, "an enum")? {
+                    let key = Node {
+                        pos: *kpos,
+                        value: Value::Scalar {
+                            text: k.clone(),
+                            quoted: false,
+                        },
+                    };
+                    let raw = int(&key, "an enum key")?;
+                    let label = match v.as_map() {
+                        Some(m) => match get(m, "id") {
+                            Some(id) => ident(id, "an enum value's `id`")?,
+                            None => {
+                                return err(v.pos, "an enum value given as a mapping needs `id`");
+                            }
+                        },
+                        None => ident(v, "an enum value")?,
+                    };
+                    values.push((raw, label));
+                }
+                self.enums.push(EnumDef {
+                    name: name.clone(),
+                    values,
+                });
+            }
+        }
+        let mut types = vec![TypeDef {
+            name: id.clone(),
+            attrs: Vec::new(),
+        }];
+        for (name, _) in &type_nodes {
+            types.push(TypeDef {
+                name: name.clone(),
+                attrs: Vec::new(),
+            });
+        }
+        let seq = get(top, "seq").ok_or((
+            start,
+            "no top-level `seq`: list the packet's fields in `seq`".to_owned(),
+        ))?;
+        types[0].attrs = self.seq(seq)?;
+        for (i, (_, node)) in type_nodes.iter().enumerate() {
+            let m = map(node, "a type")?;
+            only_keys(m, &["seq", "meta"], "a type")?;
+            if let Some(meta) = get(m, "meta") {
+                return err(
+                    meta.pos,
+                    "`meta` inside a type is not supported: set `endian` in the top-level `meta`",
+                );
+            }
+            let seq = get(m, "seq").ok_or((node.pos, "a type needs `seq`".to_owned()))?;
+            types[i + 1].attrs = self.seq(seq)?;
+        }
+        let sem = match top.iter().find(|(k, _, _)| k == "-lwarscope") {
+            Some((_, _, n)) => self.semantics(n, &types[0])?,
+            None => {
+                return err(
+                    start,
+                    "no `-lwarscope:` key: say how to recognise the protocol (at least `port:` or `magic:`)",
+                );
+            }
+        };
+        Ok(Ksy {
+            id,
+            types,
+            enums: self.enums,
+            sem,
+            doc: doc(top),
+        })
+    }
+
+    fn seq(&self, n: &Node) -> R<Vec<Attr>> {
+        let Some(items) = n.as_seq() else {
+            return err(
+                n.pos,
+                format!("`seq` must be a list of fields, not {}", n.noun()),
+            );
+        };
+        let mut attrs: Vec<Attr> = Vec::new();
+        for item in items {
+            let a = self.attr(item, &attrs)?;
+            if attrs.iter().any(|x| x.id == a.id) {
+                return err(
+                    a.pos,
+                    format!("field `{}` appears twice in this `seq`", a.id),
+                );
+            }
+            if attrs.len() >= super::decode::MAX_ATTRS {
+                return err(
+                    a.pos,
+                    format!(
+                        "more than {} fields in one `seq`: split it into types",
+                        super::decode::MAX_ATTRS
+                    ),
+                );
+            }
+            attrs.push(a);
+        }
+        Ok(attrs)
+    }
+
+    fn earlier(&self, n: &Node, attrs: &[Attr], what: &str) -> R<usize> {
+        let s = scalar(n, what)?.trim();
+        if s.contains('.') || s.contains('(') || s.contains(' ') {
+            return err(
+                n.pos,
+                format!(
+                    "{what}: `{s}` is an expression; the subset takes the name of an earlier field of the same `seq`"
+                ),
+            );
+        }
+        attrs.iter().position(|a| a.id == s).ok_or((
+            n.pos,
+            format!("{what}: `{s}` is not an earlier field of this `seq`"),
+        ))
+    }
+
+    fn amount(&self, n: &Node, attrs: &[Attr], what: &str) -> R<Amount> {
+        if let Ok(v) = int(n, what) {
+            return u64::try_from(v)
+                .map(Amount::Fixed)
+                .or_else(|_| err(n.pos, format!("{what}: {v} is negative")));
+        }
+        let i = self.earlier(n, attrs, what)?;
+        let a = &attrs[i];
+        if !matches!(a.kind, Kind::Int { .. }) || a.repeat != Repeat::None {
+            return err(
+                n.pos,
+                format!("{what}: `{}` is not a single integer field", a.id),
+            );
+        }
+        Ok(Amount::Field(i))
+    }
+
+    fn prim(&self, s: &str, pos: Pos) -> R<Option<Kind>> {
+        let (base, le) = match s.strip_suffix("le") {
+            Some(b) if b.len() >= 2 => (b, Some(true)),
+            _ => match s.strip_suffix("be") {
+                Some(b) if b.len() >= 2 => (b, Some(false)),
+                _ => (s, None),
+            },
+        };
+        let kind = match base {
+            "u1" | "u2" | "u4" | "u8" | "s1" | "s2" | "s4" | "s8" => {
+                let bytes = base[1..].parse::<u8>().unwrap_or(1);
+                let signed = base.starts_with('s');
+                Kind::Int {
+                    bytes,
+                    signed,
+                    le: false,
+                }
+            }
+            "f4" | "f8" => Kind::Float {
+                bytes: base[1..].parse::<u8>().unwrap_or(4),
+                le: false,
+            },
+            "str" if le.is_none() => Kind::Str { zero: false },
+            "strz" if le.is_none() => Kind::Str { zero: true },
+            _ if s.starts_with('b')
+                && s[1..].chars().all(|c| c.is_ascii_digit())
+                && s.len() > 1 =>
+            {
+                return err(
+                    pos,
+                    format!(
+                        "bit fields (`{s}`) are not supported: read the whole byte (`u1`) and use `valid` or a mask in your tools"
+                    ),
+                );
+            }
+            _ => return Ok(None),
+        };
+        let single = matches!(kind, Kind::Int { bytes: 1, .. });
+        let le = match le {
+            Some(le) => le,
+            None if single => false,
+            None => match (self.endian_le, &kind) {
+                (Some(le), _) => le,
+                (None, Kind::Int { .. } | Kind::Float { .. }) => {
+                    return err(
+                        pos,
+                        format!(
+                            "`{s}` has no byte order: write `{s}be`/`{s}le`, or set `meta: {{endian: be}}`"
+                        ),
+                    );
+                }
+                (None, _) => false,
+            },
+        };
+        Ok(Some(match kind {
+            Kind::Int { bytes, signed, .. } => Kind::Int { bytes, signed, le },
+            Kind::Float { bytes, .. } => Kind::Float { bytes, le },
+            k => k,
+        }))
+    }
+
+    fn type_ref(&self, n: &Node) -> R<Kind> {
+        let s = scalar(n, "`type`")?.trim();
+        if let Some(k) = self.prim(s, n.pos)? {
+            return Ok(k);
+        }
+        if s.contains('(') {
+            return err(n.pos, format!("`{s}`: type parameters are not supported"));
+        }
+        if s.contains("::") {
+            return err(
+                n.pos,
+                format!(
+                    "`{s}`: nested type paths are not supported: declare every type in the top-level `types`"
+                ),
+            );
+        }
+        match self.type_names.iter().position(|t| t == s) {
+            Some(i) => Ok(Kind::User(i + 1)),
+            None => err(
+                n.pos,
+                format!(
+                    "unknown type `{s}` (built-in: u1..u8, s1..s8, f4, f8 with be/le, str, strz; or a type of `types`)"
+                ),
+            ),
+        }
+    }
+
+    fn enum_value(&self, n: &Node, enum_: Option<usize>) -> R<i64> {
+        if let Ok(v) = int(n, "a case") {
+            return Ok(v);
+        }
+        let s = scalar(n, "a case")?.trim();
+        let Some((e, name)) = s.split_once("::") else {
+            return err(
+                n.pos,
+                format!("case `{s}`: write a number or `enum_name::value`"),
+            );
+        };
+        let Some(ei) = self.enums.iter().position(|x| x.name == e) else {
+            return err(n.pos, format!("case `{s}`: unknown enum `{e}`"));
+        };
+        if enum_.is_some_and(|x| x != ei) {
+            return err(
+                n.pos,
+                format!("case `{s}`: the switch field uses another enum"),
+            );
+        }
+        self.enums[ei]
+            .values
+            .iter()
+            .find(|(_, v)| v == name)
+            .map(|(k, _)| *k)
+            .ok_or((
+                n.pos,
+                format!("case `{s}`: enum `{e}` has no value `{name}`"),
+            ))
+    }
+
+    fn attr(&self, n: &Node, attrs: &[Attr]) -> R<Attr> {
+        let m = map(n, "a field")?;
+        only_keys(
+            m,
+            &[
+                "id",
+                "type",
+                "size",
+                "size-eos",
+                "repeat",
+                "repeat-expr",
+                "if",
+                "valid",
+                "enum",
+                "encoding",
+                "contents",
+            ],
+            "a field",
+        )?;
+        // Errors about the field point at its `id`.
+        let at = m
+            .iter()
+            .find(|(k, _, _)| k == "id")
+            .map_or(n.pos, |(_, p, _)| *p);
+        let id = match get(m, "id") {
+            Some(i) => ident(i, "a field's `id`")?,
+            None => return err(n.pos, "a field needs an `id`"),
+        };
+        let mut size = match (get(m, "size"), get(m, "size-eos")) {
+            (Some(s), None) => Some(self.amount(s, attrs, "`size`")?),
+            (None, Some(e)) if scalar(e, "`size-eos`")? == "true" => Some(Amount::Eos),
+            (None, Some(e)) => return err(e.pos, "`size-eos` takes `true`"),
+            (Some(_), Some(e)) => return err(e.pos, "`size` and `size-eos` together: keep one"),
+            (None, None) => None,
+        };
+        let enum_ = match get(m, "enum") {
+            Some(e) => {
+                let s = scalar(e, "`enum`")?;
+                Some(
+                    self.enums
+                        .iter()
+                        .position(|x| x.name == s)
+                        .ok_or((e.pos, format!("unknown enum `{s}` (declare it in `enums`)")))?,
+                )
+            }
+            None => None,
+        };
+        let kind = match (get(m, "type"), get(m, "contents")) {
+            (Some(_), Some(c)) => {
+                return err(
+                    c.pos,
+                    "`contents` with `type`: a magic has no type, drop `type`",
+                );
+            }
+            (None, Some(c)) => {
+                let b = bytes_of(c, "`contents`")?;
+                if b.is_empty() {
+                    return err(c.pos, "`contents` is empty");
+                }
+                Kind::Contents(b)
+            }
+            (None, None) => {
+                if size.is_none() {
+                    return err(at, format!("field `{id}` has neither `type` nor `size`"));
+                }
+                Kind::Bytes
+            }
+            (Some(t), None) => match t.as_map() {
+                Some(tm) => {
+                    only_keys(tm, &["switch-on", "cases"], "a switch")?;
+                    let on_node = get(tm, "switch-on")
+                        .ok_or((t.pos, "a switch needs `switch-on`".to_owned()))?;
+                    let on = self.earlier(on_node, attrs, "`switch-on`")?;
+                    if !matches!(attrs[on].kind, Kind::Int { .. }) {
+                        return err(on_node.pos, "`switch-on` must name an integer field");
+                    }
+                    let cases_node =
+                        get(tm, "cases").ok_or((t.pos, "a switch needs `cases`".to_owned()))?;
+                    let mut cases = Vec::new();
+                    let mut default = None;
+                    for (k, kpos, v) in map(cases_node, "`cases`")? {
+                        let kind = self.type_ref(v)?;
+                        if k == "_" {
+                            default = Some(Box::new(kind));
+                            continue;
+                        }
+                        let key = Node {
+                            pos: *kpos,
+                            value: Value::Scalar {
+                                text: k.clone(),
+                                quoted: false,
+                            },
+                        };
+                        let value = self.enum_value(&key, attrs[on].enum_)?;
+                        cases.push((value, kind));
+                    }
+                    Kind::Switch { on, cases, default }
+                }
+                None => self.type_ref(t)?,
+            },
+        };
+        match &kind {
+            Kind::Str { zero: false } if size.is_none() => {
+                return err(
+                    at,
+                    format!(
+                        "`{id}`: `type: str` needs `size` (or `size-eos: true`), or use `strz`"
+                    ),
+                );
+            }
+            Kind::Str { .. } => {
+                if let Some(e) = get(m, "encoding") {
+                    let enc = scalar(e, "`encoding`")?.to_ascii_uppercase();
+                    if !["UTF-8", "ASCII", "UTF8"].contains(&enc.as_str()) {
+                        return err(
+                            e.pos,
+                            format!("encoding `{enc}` is not supported: use UTF-8 or ASCII"),
+                        );
+                    }
+                }
+            }
+            Kind::Int { .. } | Kind::Float { .. } if size.is_some() => {
+                return err(
+                    at,
+                    format!("`{id}`: `size` on a number: drop `size`, the type says it"),
+                );
+            }
+            Kind::Contents(b) if size.is_none() => size = Some(Amount::Fixed(b.len() as u64)),
+            _ => {}
+        }
+        if enum_.is_some() && !matches!(kind, Kind::Int { .. }) {
+            return err(at, format!("`{id}`: `enum` needs an integer type"));
+        }
+        let repeat = match get(m, "repeat") {
+            None => {
+                if let Some(r) = get(m, "repeat-expr") {
+                    return err(r.pos, "`repeat-expr` without `repeat: expr`");
+                }
+                Repeat::None
+            }
+            Some(r) => match scalar(r, "`repeat`")? {
+                "eos" => Repeat::Eos,
+                "expr" => {
+                    let e = get(m, "repeat-expr")
+                        .ok_or((r.pos, "`repeat: expr` needs `repeat-expr`".to_owned()))?;
+                    Repeat::Expr(self.amount(e, attrs, "`repeat-expr`")?)
+                }
+                "until" => {
+                    return err(
+                        r.pos,
+                        "`repeat: until` is not supported: use `repeat: eos` or `repeat: expr`",
+                    );
+                }
+                other => return err(r.pos, format!("`repeat: {other}`: use `eos` or `expr`")),
+            },
+        };
+        let cond = match get(m, "if") {
+            None => None,
+            Some(c) => Some(self.cond(c, attrs)?),
+        };
+        let valid = match get(m, "valid") {
+            None => None,
+            Some(v) => Some(self.valid(v)?),
+        };
+        if valid.is_some() && !matches!(kind, Kind::Int { .. } | Kind::Float { .. }) {
+            return err(
+                at,
+                format!("`{id}`: `valid` applies to numbers only (use `contents` for a magic)"),
+            );
+        }
+        Ok(Attr {
+            id,
+            pos: at,
+            kind,
+            size,
+            repeat,
+            cond,
+            valid,
+            enum_,
+            doc: doc(m),
+        })
+    }
+
+    fn cond(&self, n: &Node, attrs: &[Attr]) -> R<Cond> {
+        let s = scalar(n, "`if`")?.trim();
+        if [" and ", " or ", "not ", "("].iter().any(|w| s.contains(w)) {
+            return err(
+                n.pos,
+                format!("`if: {s}`: only one comparison is supported"),
+            );
+        }
+        let ops = [
+            ("==", Op::Eq),
+            ("!=", Op::Ne),
+            ("<=", Op::Le),
+            (">=", Op::Ge),
+            ("<", Op::Lt),
+            (">", Op::Gt),
+        ];
+        let Some((text, op, rest)) = ops
+            .iter()
+            .find_map(|(t, op)| s.split_once(t).map(|(a, b)| (a, *op, b)))
+        else {
+            return err(
+                n.pos,
+                format!("`if: {s}`: the subset takes `field OP number` (OP: == != < <= > >=)"),
+            );
+        };
+        let field_node = Node {
+            pos: n.pos,
+            value: Value::Scalar {
+                text: text.trim().to_owned(),
+                quoted: false,
+            },
+        };
+        let field = self.earlier(&field_node, attrs, "`if`")?;
+        let value_node = Node {
+            pos: n.pos,
+            value: Value::Scalar {
+                text: rest.trim().to_owned(),
+                quoted: false,
+            },
+        };
+        if rest.contains("and") || rest.contains("or") || rest.contains('(') {
+            return err(
+                n.pos,
+                format!("`if: {s}`: only one comparison is supported"),
+            );
+        }
+        let value = self.enum_value(&value_node, attrs[field].enum_)?;
+        Ok(Cond { field, op, value })
+    }
+
+    fn valid(&self, n: &Node) -> R<Valid> {
+        match &n.value {
+            Value::Scalar { .. } => Ok(Valid::Eq(number(n, "`valid`")?)),
+            Value::Map(m) => {
+                only_keys(m, &["eq", "min", "max", "any-of"], "`valid`")?;
+                if let Some(e) = get(m, "eq") {
+                    return Ok(Valid::Eq(number(e, "`valid.eq`")?));
+                }
+                if let Some(a) = get(m, "any-of") {
+                    let items = a
+                        .as_seq()
+                        .ok_or((a.pos, "`any-of` takes a list".to_owned()))?;
+                    let mut xs = Vec::new();
+                    for i in items {
+                        xs.push(number(i, "`any-of`")?);
+                    }
+                    return Ok(Valid::AnyOf(xs));
+                }
+                let min = get(m, "min")
+                    .map(|x| number(x, "`valid.min`"))
+                    .transpose()?;
+                let max = get(m, "max")
+                    .map(|x| number(x, "`valid.max`"))
+                    .transpose()?;
+                if min.is_none() && max.is_none() {
+                    return err(n.pos, "`valid` needs eq, min, max or any-of");
+                }
+                Ok(Valid::Range { min, max })
+            }
+            Value::Seq(_) => err(
+                n.pos,
+                "`valid` takes a value or a mapping (eq, min, max, any-of)",
+            ),
+        }
+    }
+
+    fn semantics(&self, n: &Node, root: &TypeDef) -> R<Semantics> {
+        let m = map(n, "`-lwarscope`")?;
+        only_keys(
+            m,
+            &[
+                "title",
+                "recognise",
+                "session",
+                "server",
+                "message-type",
+                "sequence",
+                "ack",
+                "timeout",
+                "rates",
+                "trailing",
+                "mtu",
+            ],
+            "`-lwarscope`",
+        )?;
+        let top = |node: &Node, what: &str| -> R<usize> {
+            let s = scalar(node, what)?.trim();
+            if s.contains('.') {
+                return err(
+                    node.pos,
+                    format!(
+                        "{what}: `{s}`: name a field of the top-level `seq` (nested fields are not supported here)"
+                    ),
+                );
+            }
+            root.attrs
+                .iter()
+                .position(|a| a.id == s && a.repeat == Repeat::None && a.cond.is_none())
+                .filter(|&i| matches!(root.attrs[i].kind, Kind::Int { .. }))
+                .ok_or((node.pos, format!("{what}: `{s}` is not an integer field of the top-level `seq` (present in every packet)")))
+        };
+        let title = match get(m, "title") {
+            Some(t) => scalar(t, "`title`")?.to_owned(),
+            None => String::new(),
+        };
+        let (mut magic, mut magic_offset, mut port) = (Vec::new(), 0, None);
+        match get(m, "recognise") {
+            None => {
+                return err(
+                    n.pos,
+                    "`-lwarscope` needs `recognise:` (`port:`, `magic:` with `offset:`, or both)",
+                );
+            }
+            Some(r) => {
+                let rm = map(r, "`recognise`")?;
+                only_keys(rm, &["port", "magic", "offset"], "`recognise`")?;
+                if let Some(p) = get(rm, "port") {
+                    let v = int(p, "`port`")?;
+                    port = Some(
+                        u16::try_from(v)
+                            .ok()
+                            .filter(|p| *p != 0)
+                            .ok_or((p.pos, format!("`port: {v}` is not a UDP port (1-65535)")))?,
+                    );
+                }
+                if let Some(mg) = get(rm, "magic") {
+                    magic = bytes_of(mg, "`magic`")?;
+                }
+                if let Some(o) = get(rm, "offset") {
+                    magic_offset = usize::try_from(int(o, "`offset`")?)
+                        .map_err(|_| (o.pos, "`offset` is negative".to_owned()))?;
+                }
+                if magic.is_empty() && port.is_none() {
+                    return err(r.pos, "`recognise` needs `port:` or `magic:`");
+                }
+            }
+        }
+        let session = match get(m, "session") {
+            None => None,
+            Some(s) => match &s.value {
+                Value::Scalar { text, .. } if text == "address-pair" => None,
+                Value::Map(sm) => {
+                    only_keys(sm, &["field"], "`session`")?;
+                    let f = get(sm, "field").ok_or((
+                        s.pos,
+                        "`session` takes `address-pair` or `{field: FIELD}`".to_owned(),
+                    ))?;
+                    Some(top(f, "`session.field`")?)
+                }
+                _ => {
+                    let text = s.as_str().unwrap_or("");
+                    return err(
+                        s.pos,
+                        format!(
+                            "`session: {text}`: use `address-pair` or `{{field: FIELD}}` (a field of the top-level `seq` in every packet)"
+                        ),
+                    );
+                }
+            },
+        };
+        let message_type = get(m, "message-type")
+            .map(|t| top(t, "`message-type`"))
+            .transpose()?;
+        let enum_of_type = message_type.and_then(|i| root.attrs[i].enum_);
+        let mut server_port = port;
+        let (mut server_sends, mut client_sends) = (Vec::new(), Vec::new());
+        if let Some(s) = get(m, "server") {
+            let sm = map(s, "`server`")?;
+            only_keys(sm, &["port", "sends", "receives"], "`server`")?;
+            if let Some(p) = get(sm, "port") {
+                let v = int(p, "`port`")?;
+                server_port = Some(
+                    u16::try_from(v)
+                        .map_err(|_| (p.pos, format!("`port: {v}` is not a UDP port")))?,
+                );
+            }
+            for (key, out) in [
+                ("sends", &mut server_sends),
+                ("receives", &mut client_sends),
+            ] {
+                if let Some(list) = get(sm, key) {
+                    let Some(e) = enum_of_type else {
+                        return err(
+                            list.pos,
+                            format!("`server.{key}` needs `message-type` with an enum"),
+                        );
+                    };
+                    for item in list
+                        .as_seq()
+                        .ok_or((list.pos, format!("`{key}` takes a list")))?
+                    {
+                        let name = scalar(item, key)?;
+                        let v = self.enums[e]
+                            .values
+                            .iter()
+                            .find(|(_, x)| x == name)
+                            .map(|(k, _)| *k);
+                        out.push(v.ok_or((
+                            item.pos,
+                            format!("`{name}` is not a value of enum `{}`", self.enums[e].name),
+                        ))?);
+                    }
+                }
+            }
+        }
+        let sequence = match get(m, "sequence") {
+            None => None,
+            Some(s) => {
+                let sm = map(s, "`sequence`")?;
+                only_keys(sm, &["field", "recency"], "`sequence`")?;
+                let f = get(sm, "field").ok_or((s.pos, "`sequence` needs `field`".to_owned()))?;
+                let field = top(f, "`sequence.field`")?;
+                let recency = match get(sm, "recency") {
+                    None => Recency::Serial,
+                    Some(r) => match &r.value {
+                        Value::Scalar { text, .. } if text == "serial" => Recency::Serial,
+                        Value::Map(rm) => {
+                            only_keys(rm, &["ahead"], "`recency`")?;
+                            let a = get(rm, "ahead").ok_or((
+                                r.pos,
+                                "`recency` takes `serial` or `{ahead: N}`".to_owned(),
+                            ))?;
+                            let v = int(a, "`ahead`")?;
+                            let bits = match root.attrs[field].kind {
+                                Kind::Int { bytes, .. } => u32::from(bytes) * 8,
+                                _ => 32,
+                            };
+                            if v < 1 || (bits < 63 && v >= 1i64 << bits) {
+                                return err(
+                                    a.pos,
+                                    format!(
+                                        "`ahead: {v}` must be 1 or more and below the cycle (2^{bits})"
+                                    ),
+                                );
+                            }
+                            Recency::Ahead(v as u32)
+                        }
+                        _ => return err(r.pos, "`recency` takes `serial` or `{ahead: N}`"),
+                    },
+                };
+                if let Kind::Int { bytes: 8, .. } = root.attrs[field].kind {
+                    return err(
+                        f.pos,
+                        "a sequence field of 64 bits is not supported: use at most 32 bits",
+                    );
+                }
+                Some((field, recency))
+            }
+        };
+        let ack = match get(m, "ack") {
+            None => Ack::None,
+            Some(a) => match &a.value {
+                Value::Scalar { text, .. } if text == "none" => Ack::None,
+                Value::Map(am) => {
+                    only_keys(am, &["cumulative", "bitfield", "anchor"], "`ack`")?;
+                    if sequence.is_none() {
+                        return err(
+                            a.pos,
+                            "`ack` needs `sequence`: acks name the peer's numbers",
+                        );
+                    }
+                    match (get(am, "cumulative"), get(am, "bitfield")) {
+                        (Some(c), None) => Ack::Cumulative {
+                            field: top(c, "`ack.cumulative`")?,
+                        },
+                        (None, Some(b)) => {
+                            let field = top(b, "`ack.bitfield`")?;
+                            let anchor = match get(am, "anchor") {
+                                Some(x) => top(x, "`ack.anchor`")?,
+                                None => {
+                                    return err(
+                                        a.pos,
+                                        "`ack.bitfield` needs `anchor:` (the field bit 0 counts back from)",
+                                    );
+                                }
+                            };
+                            Ack::Bitfield { field, anchor }
+                        }
+                        _ => {
+                            return err(
+                                a.pos,
+                                "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
+                            );
+                        }
+                    }
+                }
+                _ => {
+                    return err(
+                        a.pos,
+                        "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
+                    );
+                }
+            },
+        };
+        let timeout_ms = match get(m, "timeout") {
+            None => 10_000,
+            Some(t) => duration_ms(t)?,
+        };
+        let mut rates = Vec::new();
+        if let Some(r) = get(m, "rates") {
+            let Some(e) = enum_of_type else {
+                return err(
+                    r.pos,
+                    "`rates` needs `message-type` with an enum: rates are per message type",
+                );
+            };
+            for (k, kpos, v) in map(r, "`rates`")? {
+                let value = self.enums[e]
+                    .values
+                    .iter()
+                    .find(|(_, x)| x == k)
+                    .map(|(raw, _)| *raw);
+                let value = value.ok_or((
+                    *kpos,
+                    format!("`{k}` is not a value of enum `{}`", self.enums[e].name),
+                ))?;
+                let hz = number(v, "a rate (Hz)")?;
+                if hz <= 0.0 || !hz.is_finite() {
+                    return err(v.pos, "a rate is a positive number of Hz");
+                }
+                rates.push((value, hz));
+            }
+        }
+        let trailing_malformed = match get(m, "trailing") {
+            None => true,
+            Some(t) => match scalar(t, "`trailing`")? {
+                "malformed" => true,
+                "allow" => false,
+                other => {
+                    return err(
+                        t.pos,
+                        format!("`trailing: {other}`: use `malformed` or `allow`"),
+                    );
+                }
+            },
+        };
+        let mtu = get(m, "mtu")
+            .map(|x| {
+                int(x, "`mtu`").and_then(|v| {
+                    usize::try_from(v).map_err(|_| (x.pos, "`mtu` is negative".to_owned()))
+                })
+            })
+            .transpose()?;
+        Ok(Semantics {
+            title,
+            magic,
+            magic_offset,
+            port,
+            session,
+            server_port,
+            server_sends,
+            client_sends,
+            message_type,
+            sequence,
+            ack,
+            timeout_ms,
+            rates,
+            trailing_malformed,
+            mtu,
+        })
+    }
+}
+
+/// `10s`, `500ms`, or a number of milliseconds.
+fn duration_ms(n: &Node) -> R<u64> {
+    let s = scalar(n, "`timeout`")?.trim();
+    let (num, scale) = if let Some(v) = s.strip_suffix("ms") {
+        (v, 1.0)
+    } else if let Some(v) = s.strip_suffix('s') {
+        (v, 1000.0)
+    } else {
+        (s, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok((v * scale) as u64),
+        _ => err(
+            n.pos,
+            format!("`timeout: {s}`: write a duration such as `10s` or `500ms`"),
+        ),
+    }
+}

@@ -1,0 +1,421 @@
+//! Described protocols: a UDP protocol's wire layout in a subset of Kaitai
+//! Struct's `.ksy` (YAML) plus lwarscope's semantics in one extension key,
+//! `-lwarscope:`, served by the same engine, outputs and reliability core as a
+//! built-in protocol. The guide is `docs/describe-a-protocol.md`.
+//!
+//! - [`yaml`]: the YAML tree with line and column of every node;
+//! - [`ksy`]: the supported subset, read into a [`ksy::Ksy`] (anything else is
+//!   refused with file:line:column and what to use instead);
+//! - [`decode`]: the compiled layout and the decoder (no allocation, no panic);
+//! - [`analysis`]: the generic analyzer (the contract of its findings);
+//! - [`dissect`]: how outputs see a described packet.
+//!
+//! The shipped descriptions (`protocols/*.ksy` at the top of the repository)
+//! are embedded in the binary with `include_str!`, so it stands alone; the
+//! specifications of Vessel and Timewarp are beside this file.
+//!
+//! **Lifetime.** The registry hands out `&'static` data, so a description is
+//! compiled and leaked once, when the registry is first built, and lives as
+//! long as the process: loading is once per process, never per capture.
+
+pub mod analysis;
+pub mod decode;
+pub mod dissect;
+pub mod ksy;
+pub mod sim;
+pub mod yaml;
+
+use crate::engine::{
+    DetailFormat, Mark, Probe, ProtoDetail, ProtocolInfo, Recognition, Rule, RuleDef, TrackerConfig,
+};
+use decode::{Compiled, DecodeErr, ErrKind};
+use ksy::Ksy;
+use std::sync::{Mutex, OnceLock};
+
+/// The descriptions shipped with lwarscope, loaded by default: (file, text).
+pub const SHIPPED: &[(&str, &str)] = &[
+    (
+        "protocols/vessel.ksy",
+        include_str!("../../../protocols/vessel.ksy"),
+    ),
+    (
+        "protocols/timewarp.ksy",
+        include_str!("../../../protocols/timewarp.ksy"),
+    ),
+    (
+        "protocols/starstrike.ksy",
+        include_str!("../../../protocols/starstrike.ksy"),
+    ),
+];
+
+/// A description ready to serve: its layout compiled, its key fields resolved.
+#[derive(Debug)]
+pub struct Described {
+    /// Its index among the described protocols (decode errors name it so).
+    pub index: usize,
+    pub ksy: Ksy,
+    pub compiled: Compiled,
+    /// Registered field of the message type, the sequence number, the ack.
+    pub type_field: Option<u16>,
+    pub seq_field: Option<(u16, u32)>,
+    /// The field that tells sessions of an address pair apart, if any.
+    pub session_field: Option<u16>,
+    pub ack: AckFields,
+    /// The message type's enum values, in the order of their counters.
+    pub type_values: Vec<i64>,
+    pub rules: &'static [Rule],
+    pub info: OnceLock<&'static ProtocolInfo>,
+    /// One of the shipped descriptions, as shipped (not replaced by a file).
+    pub shipped: bool,
+}
+
+/// The ack model, by registered field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckFields {
+    None,
+    Cumulative(u16),
+    Bitfield { bits: u16, width: u32, anchor: u16 },
+}
+
+impl Described {
+    /// Compiles a description read from `file`.
+    pub fn new(file: &str, ksy: Ksy) -> Result<Described, ksy::KsyError> {
+        let compiled = Compiled::new(&ksy).map_err(|(pos, msg)| ksy::KsyError {
+            file: file.to_owned(),
+            line: pos.line,
+            col: pos.col,
+            msg,
+        })?;
+        let at = |i: usize| compiled.root.attrs.get(i).map(|a| a.field);
+        let width = |i: usize| match compiled.root.attrs.get(i).map(|a| &a.kind) {
+            Some(decode::CKind::Int { bytes, .. }) => u32::from(*bytes) * 8,
+            _ => 32,
+        };
+        let type_field = ksy.sem.message_type.and_then(at);
+        let session_field = ksy.sem.session.and_then(at);
+        let seq_field = ksy
+            .sem
+            .sequence
+            .and_then(|(i, _)| at(i).map(|f| (f, width(i))));
+        let ack = match ksy.sem.ack {
+            ksy::Ack::None => AckFields::None,
+            ksy::Ack::Cumulative { field } => {
+                at(field).map_or(AckFields::None, AckFields::Cumulative)
+            }
+            ksy::Ack::Bitfield { field, anchor } => match (at(field), at(anchor)) {
+                (Some(bits), Some(a)) => AckFields::Bitfield {
+                    bits,
+                    width: width(field),
+                    anchor: a,
+                },
+                _ => AckFields::None,
+            },
+        };
+        let type_values: Vec<i64> = ksy
+            .sem
+            .message_type
+            .and_then(|i| ksy.types.first()?.attrs.get(i)?.enum_)
+            .and_then(|e| ksy.enums.get(e))
+            .map(|e| e.values.iter().map(|(v, _)| *v).collect())
+            .unwrap_or_default();
+        if type_values.len() > crate::engine::MAX_MESSAGE_TYPES {
+            let pos = ksy.types[0].attrs[ksy.sem.message_type.unwrap_or(0)].pos;
+            return Err(ksy::KsyError {
+                file: file.to_owned(),
+                line: pos.line,
+                col: pos.col,
+                msg: format!(
+                    "the message-type enum has {} values: at most {} are counted",
+                    type_values.len(),
+                    crate::engine::MAX_MESSAGE_TYPES
+                ),
+            });
+        }
+        Ok(Described {
+            index: 0,
+            ksy,
+            compiled,
+            type_field,
+            seq_field,
+            session_field,
+            ack,
+            type_values,
+            rules: &[],
+            info: OnceLock::new(),
+            shipped: false,
+        })
+    }
+
+    /// The counter ordinal of a message type value.
+    pub fn type_ordinal(&self, v: i64) -> Option<usize> {
+        self.type_values.iter().position(|x| *x == v)
+    }
+
+    pub fn info(&'static self) -> &'static ProtocolInfo {
+        self.info.get_or_init(|| leak_info(self))
+    }
+}
+
+/// Reads and compiles a description.
+pub fn parse(file: &str, text: &str) -> Result<Described, ksy::KsyError> {
+    let k = ksy::parse(file, text)?;
+    Described::new(file, k)
+}
+
+/// Why descriptions could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{file}: {source}")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Ksy(#[from] ksy::KsyError),
+    #[error("{file}: protocol `{name}` is a built-in protocol's name: choose another `meta.id`")]
+    Builtin { file: String, name: String },
+    #[error("descriptions must be loaded before the protocol registry is used")]
+    TooLate,
+}
+
+static USER: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+static LOADED: OnceLock<Vec<&'static Described>> = OnceLock::new();
+
+/// Loads descriptions (`-X proto:FILE`), checked now: a bad file is an error
+/// here, with its line and column. They join the registry when it is built
+/// (after the built-ins and the shipped descriptions; one with a shipped
+/// description's id replaces it).
+pub fn load_files(files: &[std::path::PathBuf]) -> Result<(), LoadError> {
+    if LOADED.get().is_some() {
+        return Err(LoadError::TooLate);
+    }
+    let mut texts = Vec::new();
+    for f in files {
+        let name = f.display().to_string();
+        let text = std::fs::read_to_string(f).map_err(|source| LoadError::Read {
+            file: name.clone(),
+            source,
+        })?;
+        let d = parse(&name, &text)?;
+        if ["lwar", "strs", "bg", "starstrike", "battlegrounds"].contains(&d.ksy.id.as_str()) {
+            return Err(LoadError::Builtin {
+                file: name,
+                name: d.ksy.id,
+            });
+        }
+        texts.push((name, text));
+    }
+    let mut user = USER.lock().unwrap_or_else(|e| e.into_inner());
+    user.extend(texts);
+    Ok(())
+}
+
+/// Every described protocol, compiled and leaked once.
+pub fn loaded() -> &'static [&'static Described] {
+    LOADED.get_or_init(|| {
+        let user = USER.lock().map(|u| u.clone()).unwrap_or_default();
+        let mut all: Vec<Described> = Vec::new();
+        let sources = SHIPPED
+            .iter()
+            .map(|(f, t)| ((*f).to_owned(), (*t).to_owned(), true))
+            .chain(user.into_iter().map(|(f, t)| (f, t, false)));
+        for (file, text, shipped) in sources {
+            // The shipped ones are checked by the tests; user files were
+            // checked when they were loaded.
+            let Ok(mut d) = parse(&file, &text) else {
+                continue;
+            };
+            d.shipped = shipped;
+            all.retain(|x| x.ksy.id != d.ksy.id);
+            all.push(d);
+        }
+        all.into_iter()
+            .enumerate()
+            .map(|(i, d)| leak(d, i))
+            .collect()
+    })
+}
+
+/// Makes a compiled description `&'static`, numbered `index` among the
+/// described protocols: its fields and rules are leaked with it (once per
+/// process: see the module docs).
+pub fn leak(mut d: Described, index: usize) -> &'static Described {
+    d.index = index;
+    d.compiled.leak_defs();
+    let proto: &'static str = Box::leak(d.ksy.id.clone().into_boxed_str());
+    let rules = vec![Rule::new(Box::leak(Box::new(RuleDef {
+        name: "valid",
+        proto,
+        doc: "A field outside its `valid` (eq, min, max, any-of).",
+        slot: 0,
+    })))];
+    d.rules = Box::leak(rules.into_boxed_slice());
+    Box::leak(Box::new(d))
+}
+
+/// The registry entries of the described protocols.
+pub fn protocols() -> Vec<super::Protocol> {
+    loaded()
+        .iter()
+        .map(|d| super::Protocol {
+            info: d.info(),
+            probe: Probe::Mark(Mark {
+                offset: d.ksy.sem.magic_offset,
+                magic: Box::leak(d.ksy.sem.magic.clone().into_boxed_slice()),
+                port: d.ksy.sem.port,
+            }),
+            recognition: Recognition::EveryDatagram,
+            tracker: super::MakeTracker::Described(d),
+            // The scripted captures of the shipped example layouts.
+            sim: match (d.shipped, d.ksy.id.as_str()) {
+                (true, "vessel") => Some(sim::sim_vessel as super::sim::SimFn),
+                (true, "timewarp") => Some(sim::sim_timewarp),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+/// The tracker of a described protocol.
+pub fn tracker(
+    d: &'static Described,
+    config: TrackerConfig,
+) -> Box<dyn crate::engine::ProtocolTracker> {
+    Box::new(crate::engine::Tracker::with_analyzer(
+        config,
+        analysis::Analyzer::new(d),
+    ))
+}
+
+const MALFORMED: [&str; 4] = [
+    ErrKind::Short.name(),
+    ErrKind::Contents.name(),
+    ErrKind::Trailing.name(),
+    ErrKind::UnknownType.name(),
+];
+
+fn leak_info(d: &'static Described) -> &'static ProtocolInfo {
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
+    let names: Vec<&'static str> = d
+        .type_values
+        .iter()
+        .map(|v| {
+            d.compiled
+                .strict_enum
+                .and_then(|(_, e)| d.compiled.enum_name(e, *v))
+                .unwrap_or("?")
+        })
+        .collect();
+    let message_types: &'static [&'static str] = if names.is_empty() {
+        Box::leak(vec![leak(&d.ksy.id)].into_boxed_slice())
+    } else {
+        Box::leak(names.into_boxed_slice())
+    };
+    let rates: Vec<(usize, f64)> = d
+        .ksy
+        .sem
+        .rates
+        .iter()
+        .filter_map(|(v, hz)| Some((d.type_ordinal(*v)?, *hz)))
+        .collect();
+    let title = if d.ksy.sem.title.is_empty() {
+        &d.ksy.id
+    } else {
+        &d.ksy.sem.title
+    };
+    Box::leak(Box::new(ProtocolInfo {
+        name: d
+            .rules
+            .first()
+            .map_or_else(|| leak(&d.ksy.id), |r| r.def().proto),
+        title: leak(title),
+        message_types,
+        kinds: &[],
+        rules: d.rules,
+        malformed: &MALFORMED,
+        states: &["open", "timed-out"],
+        spec_rates: Box::leak(rates.into_boxed_slice()),
+        dissector: Box::leak(Box::new(dissect::Dissect(d))),
+    }))
+}
+
+/// A decode error as a finding's detail.
+pub fn decode_detail(d: &Described, e: DecodeErr) -> ProtoDetail {
+    ProtoDetail {
+        format: &DECODE,
+        args: e.to_args(d.index),
+    }
+}
+
+/// A `valid` violation as a finding's detail.
+pub fn valid_detail(d: &Described, field: u16, offset: usize, value: f64) -> ProtoDetail {
+    ProtoDetail {
+        format: &VALID,
+        args: [
+            d.index as u64,
+            u64::from(field),
+            value.to_bits(),
+            offset as u64,
+        ],
+    }
+}
+
+static DECODE: DetailFormat = DetailFormat {
+    name: "described-decode",
+    fmt: fmt_decode,
+};
+
+static VALID: DetailFormat = DetailFormat {
+    name: "described-valid",
+    fmt: fmt_valid,
+};
+
+fn field_name(proto: usize, field: u64) -> &'static str {
+    LOADED
+        .get()
+        .and_then(|l| l.get(proto))
+        .and_then(|d| d.compiled.defs.get(usize::try_from(field).ok()?))
+        .map_or("?", |def| def.name)
+}
+
+fn fmt_decode(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    let (proto, e) = DecodeErr::from_args(args);
+    let name = field_name(proto, u64::from(e.field));
+    match e.kind {
+        ErrKind::Short => write!(
+            f,
+            "short: field `{name}` at byte {} needs {} bytes, {} left",
+            e.offset, e.need, e.have
+        ),
+        ErrKind::Contents => write!(
+            f,
+            "contents: field `{name}` at byte {}: not the described magic",
+            e.offset
+        ),
+        ErrKind::Trailing => write!(
+            f,
+            "trailing-bytes: {} bytes after the layout ends at byte {}",
+            e.have, e.offset
+        ),
+        ErrKind::UnknownType => write!(
+            f,
+            "unknown-type: field `{name}` at byte {}: {} is not in its enum",
+            e.offset, e.need
+        ),
+    }
+}
+
+fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    let proto = usize::try_from(args[0]).unwrap_or(usize::MAX);
+    let name = field_name(proto, args[1]);
+    let value = f64::from_bits(args[2]);
+    let valid = LOADED
+        .get()
+        .and_then(|l| l.get(proto))
+        .and_then(|d| d.compiled.specs.get(usize::try_from(args[1]).ok()?))
+        .and_then(|s| s.valid.as_ref());
+    match valid {
+        Some(v) => write!(f, "`{name}` = {value} at byte {}, not {v}", args[3]),
+        None => write!(f, "`{name}` = {value} at byte {}", args[3]),
+    }
+}

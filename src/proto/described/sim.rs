@@ -1,0 +1,398 @@
+//! Capture generators for the example layouts of `protocols/vessel.ksy` and
+//! `protocols/timewarp.ksy`: scripted games with faults, written to a pcap,
+//! and the findings the generic analysis must give (the ground truth, from
+//! what the script did, never from running the analyzer). The packets are
+//! encoded here byte by byte from the layouts, not by lwarscope's decoder.
+//!
+//! `tests/described_captures.rs` regenerates `captures/ksy-*.pcap` and their
+//! `.truth.json` byte for byte and checks the analysis against the truth.
+
+use crate::capture::Timestamp;
+use crate::capture::synth::{Link, PcapWriter, udp_frame};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::path::Path;
+
+/// One datagram of a scripted capture.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub ms: u64,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub payload: Vec<u8>,
+}
+
+/// A scripted capture and its truth.
+#[derive(Debug, Clone)]
+pub struct Script {
+    pub frames: Vec<Frame>,
+    pub truth: Value,
+}
+
+/// Capture time of the first frame: 2023-11-14 22:13:20 UTC, as the others.
+const T0_MS: u64 = 1_700_000_000_000;
+
+impl Script {
+    /// Writes the pcap (Ethernet, nanosecond timestamps) and the truth JSON.
+    pub fn write(&self, pcap: &Path, truth: &Path) -> Result<(), crate::capture::CaptureError> {
+        let mut w = PcapWriter::create(pcap, crate::capture::LinkType::Ethernet)?;
+        for f in &self.frames {
+            let ts = Timestamp::from_millis(T0_MS + f.ms);
+            w.write(ts, &udp_frame(Link::Ethernet, f.src, f.dst, &f.payload));
+        }
+        w.finish()?;
+        let text = serde_json::to_string_pretty(&self.truth).unwrap_or_default() + "\n";
+        std::fs::write(truth, text).map_err(|e| crate::capture::CaptureError::Savefile {
+            path: truth.display().to_string(),
+            reason: e.to_string(),
+        })
+    }
+}
+
+/// `sim --proto vessel`: writes [`vessel`]'s capture (and its truth).
+pub fn sim_vessel(
+    req: &crate::proto::sim::SimRequest,
+) -> Result<crate::proto::sim::SimOutcome, String> {
+    scripted(req, "Vessel", vessel())
+}
+
+/// `sim --proto timewarp`: writes [`timewarp`]'s capture (and its truth).
+pub fn sim_timewarp(
+    req: &crate::proto::sim::SimRequest,
+) -> Result<crate::proto::sim::SimOutcome, String> {
+    scripted(req, "Timewarp", timewarp())
+}
+
+/// A script is fixed, faults included: fault rates are refused by name.
+fn scripted(
+    req: &crate::proto::sim::SimRequest,
+    title: &str,
+    script: Script,
+) -> Result<crate::proto::sim::SimOutcome, String> {
+    for (rates, option) in [
+        (req.loss, "--loss"),
+        (req.duplicate, "--dup"),
+        (req.reorder, "--reorder"),
+        (req.corrupt, "--corrupt"),
+        (req.tap_miss, "--tap-miss"),
+    ] {
+        if !rates.is_zero() {
+            return Err(format!(
+                "{}: the {title} capture is a fixed script with its own faults",
+                crate::proto::sim::unsupported(title, option)
+            ));
+        }
+    }
+    let truth_path = req.write.with_extension("truth.json");
+    let (pcap, truth) = (req.write.as_path(), truth_path.as_path());
+    if req.truth {
+        script.write(pcap, truth).map_err(|e| e.to_string())?;
+    } else {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        script
+            .write(pcap, &dir.path().join("truth.json"))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(crate::proto::sim::SimOutcome {
+        frames: script.frames.len() as u64,
+        sessions: script.truth["sessions"].as_array().map_or(0, Vec::len),
+        truth: req.truth.then_some(truth_path),
+    })
+}
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse()
+        .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 1)))
+}
+
+/// Vessel's ship input, as laid out in `vessel.ksy`: throttles (f4be),
+/// thrusters (u1), gun trigger (u1).
+fn vessel_input_bytes(out: &mut Vec<u8>, left: f32, right: f32, thrusters: u8, gun: u8) {
+    out.extend(left.to_be_bytes());
+    out.extend(right.to_be_bytes());
+    out.push(thrusters);
+    out.push(gun);
+}
+
+fn vessel_header(out: &mut Vec<u8>, msg_type: u8, sync: u8) {
+    let version = b"1.0";
+    out.push(version.len() as u8);
+    out.extend(version);
+    out.push(msg_type);
+    out.push(sync);
+}
+
+/// A vessel's packet: its input state.
+pub fn vessel_input(sync: u8, vessel_id: Option<u32>, left: f32, right: f32) -> Vec<u8> {
+    let mut p = Vec::new();
+    vessel_header(&mut p, 1, sync);
+    match vessel_id {
+        Some(id) => {
+            p.push(1);
+            p.extend(id.to_be_bytes());
+        }
+        None => p.push(0),
+    }
+    vessel_input_bytes(
+        &mut p,
+        left,
+        right,
+        0b0000_0101,
+        u8::from(sync.is_multiple_of(7)),
+    );
+    p
+}
+
+/// The environment's packet: join status, the input it applies, health and
+/// `objects` sensor readings (type, x, y, orientation, vx, vy).
+pub fn environment_state(sync: u8, new_id: Option<u32>, objects: u8) -> Vec<u8> {
+    let mut p = Vec::new();
+    vessel_header(&mut p, 2, sync);
+    p.push(1); // joinStatus
+    match new_id {
+        Some(id) => {
+            p.push(1);
+            p.extend(id.to_be_bytes());
+        }
+        None => p.push(0),
+    }
+    vessel_input_bytes(&mut p, 0.5, 0.5, 0b0000_0101, 0);
+    p.extend(100i32.to_be_bytes());
+    p.push(objects);
+    for k in 0..objects {
+        p.push(1 + k % 2);
+        for v in [10.0f32 * f32::from(k), 25.0, 1.5, -1.0, 2.0] {
+            p.extend(v.to_be_bytes());
+        }
+    }
+    p
+}
+
+/// `captures/ksy-vessel-faults.pcap`: one vessel and the environment for
+/// about 12 s at 30 Hz each way, sync numbers wrapping from 255 to 0, with:
+/// a vessel packet lost before the tap (`lost`), a vessel packet delayed past
+/// two newer ones (`reordered`: stale, the environment discards it), three
+/// environment packets lost in a row (`lost` x3), one environment packet
+/// duplicated (`duplicate-packet`), a throttle of 1.5 (`violation/valid`), an
+/// environment packet cut short by its sender (`malformed`), and the vessel
+/// falling silent for the last 6 s (the session `timed-out`, timeout 5 s).
+pub fn vessel() -> Script {
+    let vessel = addr("10.0.2.1:40000");
+    let env = addr("10.0.0.1:7600");
+    let mut frames = Vec::new();
+    let (mut c_sync, mut s_sync) = (200u8, 10u8);
+    let mut delayed: Option<(u64, Vec<u8>)> = None;
+    for step in 0..360u64 {
+        let ms = step * 33;
+        // The vessel: silent after step 180 (about 6 s before the end).
+        if step < 180 {
+            let id = (step > 3).then_some(7);
+            let left = if step == 120 { 1.5 } else { 0.25 };
+            let p = vessel_input(c_sync, id, left, 0.75);
+            c_sync = c_sync.wrapping_add(1);
+            match step {
+                // Lost before the tap (sync 250 after 50 packets from 200).
+                50 => {}
+                // Held back: sent now, captured after two newer packets.
+                90 => delayed = Some((ms + 70, p)),
+                _ => frames.push(Frame {
+                    ms,
+                    src: vessel,
+                    dst: env,
+                    payload: p,
+                }),
+            }
+        }
+        if let Some((at, p)) = delayed.take_if(|(at, _)| *at <= ms + 1) {
+            frames.push(Frame {
+                ms: at,
+                src: vessel,
+                dst: env,
+                payload: p,
+            });
+        }
+        let new_id = (step <= 3).then_some(7);
+        let mut p = environment_state(s_sync, new_id, (step % 4) as u8);
+        s_sync = s_sync.wrapping_add(1);
+        match step {
+            // Three lost in a row.
+            200..=202 => continue,
+            // Cut by the sender inside the sensor readings.
+            150 => {
+                let keep = p.len().saturating_sub(6);
+                p.truncate(keep);
+            }
+            _ => {}
+        }
+        let f = Frame {
+            ms: ms + 10,
+            src: env,
+            dst: vessel,
+            payload: p,
+        };
+        if step == 100 {
+            let mut dup = f.clone();
+            dup.ms += 1;
+            frames.push(f);
+            frames.push(dup);
+        } else {
+            frames.push(f);
+        }
+    }
+    frames.sort_by_key(|f| f.ms);
+    let truth = json!({
+        "description": "protocols/vessel.ksy",
+        "frames": frames.len(),
+        "sessions": [{
+            "client": vessel.to_string(),
+            "server": env.to_string(),
+            "state": "timed-out",
+            "c2s": {
+                "lost": 1,
+                "reordered": 1,
+                "violation/valid": 1,
+            },
+            "s2c": {
+                "lost": 3,
+                "duplicate-packet": 1,
+                "malformed": 1,
+            },
+        }],
+    });
+    Script { frames, truth }
+}
+
+fn tw(flag: u8, body: &[u8]) -> Vec<u8> {
+    let mut p = vec![flag];
+    p.extend(body);
+    p
+}
+
+/// One ship entry of UPDATE_GAME_DATA, 24 bytes, little-endian.
+fn ship(id: u8, angle: u8) -> Vec<u8> {
+    let mut s = vec![1, id];
+    for v in [100.0f32 + f32::from(id), 50.0, 1.5, -0.5] {
+        s.extend(v.to_le_bytes());
+    }
+    s.extend([angle, 0b1001, 18, 40, 0]);
+    s.extend(0u16.to_le_bytes());
+    s
+}
+
+fn update(ships: u8, bad_angle: bool) -> Vec<u8> {
+    let mut b = vec![ships];
+    for i in 0..ships {
+        b.extend(ship(i + 1, if bad_angle && i == 0 { 200 } else { 90 }));
+    }
+    tw(10, &b)
+}
+
+/// `captures/ksy-timewarp-faults.pcap`: a client connects (ping, initial and
+/// confirmed connection, three game-state chunks and the check), then the
+/// server updates it at 10 Hz; faults: one update duplicated
+/// (`duplicate-packet`), one with an angle of 200 (`violation/valid`, max
+/// 127), one cut short by the sender and one with an unknown FLAG
+/// (`malformed` x2), one of 25 ships, over the 548-byte budget (`oversize`).
+/// A second client is refused (RESPONSE_SERVER_FULL) and says no more; the
+/// first falls silent after 3 s while the server keeps sending for 11 s more
+/// (both sessions `timed-out`, timeout 10 s).
+pub fn timewarp() -> Script {
+    let server = addr("10.0.0.1:7711");
+    let c1 = addr("10.0.3.1:41000");
+    let c2 = addr("10.0.3.2:41001");
+    let mut frames = Vec::new();
+    let mut at = |ms: u64, src: SocketAddr, dst: SocketAddr, payload: Vec<u8>| {
+        frames.push(Frame {
+            ms,
+            src,
+            dst,
+            payload,
+        });
+    };
+    // Connecting.
+    at(0, c1, server, tw(1, &[]));
+    let mut info = vec![1, 8, 2, 5];
+    info.extend(b"arena");
+    at(5, server, c1, tw(2, &info));
+    let mut req = 3u16.to_le_bytes().to_vec();
+    req.extend([2, 1, 4]);
+    at(20, c1, server, tw(3, &req));
+    let mut resp = 7u16.to_le_bytes().to_vec();
+    resp.push(0);
+    at(25, server, c1, tw(4, &resp));
+    let mut conf = 7u16.to_le_bytes().to_vec();
+    conf.push(1);
+    let mut name = [0u8; 16];
+    name[..5].copy_from_slice(b"alice");
+    conf.extend(name);
+    conf.push(3);
+    at(40, c1, server, tw(5, &conf));
+    for chunk in 1..=3u8 {
+        let data = [chunk; 20];
+        let mut b = vec![chunk, 4];
+        b.extend(20u16.to_le_bytes());
+        b.extend(data);
+        at(40 + 10 * u64::from(chunk), server, c1, tw(6, &b));
+    }
+    let mut last = vec![4, 4];
+    last.extend(0u16.to_le_bytes());
+    last.extend(0x1234_5678u32.to_le_bytes());
+    last.extend(0x9abc_def0u32.to_le_bytes());
+    at(80, server, c1, tw(6, &last));
+    let mut check = 0x1234_5678u32.to_le_bytes().to_vec();
+    check.extend(0x9abc_def0u32.to_le_bytes());
+    at(95, c1, server, tw(7, &check));
+    at(100, server, c1, tw(8, &[]));
+    // A second client, refused.
+    at(150, c2, server, tw(3, &req));
+    let mut full = 65532u16.to_le_bytes().to_vec();
+    full.push(0);
+    at(155, server, c2, tw(4, &full));
+    // Play: updates at 10 Hz for 14 s; the client's events until 3 s.
+    for k in 0..140u64 {
+        let ms = 200 + k * 100;
+        let mut u = update(4, k == 30);
+        match k {
+            40 => {
+                u.truncate(u.len() - 10);
+            }
+            50 => u = tw(0x42, &[0; 8]),
+            60 => u = update(25, false),
+            _ => {}
+        }
+        if k == 20 {
+            at(ms, server, c1, u.clone());
+        }
+        at(ms + 1, server, c1, u);
+        if ms < 3_000 && k % 5 == 0 {
+            at(ms + 30, c1, server, tw(7, &check));
+        }
+    }
+    frames.sort_by_key(|f| f.ms);
+    let truth = json!({
+        "description": "protocols/timewarp.ksy",
+        "frames": frames.len(),
+        "sessions": [
+            {
+                "client": c1.to_string(),
+                "server": server.to_string(),
+                "state": "timed-out",
+                "c2s": {},
+                "s2c": {
+                    "duplicate-packet": 1,
+                    "violation/valid": 1,
+                    "malformed": 2,
+                    "oversize": 1,
+                },
+            },
+            {
+                "client": c2.to_string(),
+                "server": server.to_string(),
+                "state": "timed-out",
+                "c2s": {},
+                "s2c": {},
+            },
+        ],
+    });
+    Script { frames, truth }
+}

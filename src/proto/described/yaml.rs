@@ -1,0 +1,249 @@
+//! A YAML document as a tree with the line and column of every node, built from
+//! `yaml-rust2`'s parser events. Only what a `.ksy` needs: mappings with
+//! scalar keys, sequences, scalars. Anchors, aliases and tags are refused (the
+//! subset has no use for them).
+
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// Where a node starts: 1-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub line: usize,
+    pub col: usize,
+}
+
+impl Pos {
+    fn of(m: Marker) -> Pos {
+        // yaml-rust2's markers: lines from 1, columns from 0.
+        Pos {
+            line: m.line(),
+            col: m.col() + 1,
+        }
+    }
+}
+
+/// A node of the document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub pos: Pos,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A scalar as written; `quoted` when it was in quotes (so `"1"` is text).
+    Scalar {
+        text: String,
+        quoted: bool,
+    },
+    Seq(Vec<Node>),
+    /// Keys in document order, each with its position.
+    Map(Vec<(String, Pos, Node)>),
+}
+
+impl Node {
+    pub fn as_map(&self) -> Option<&[(String, Pos, Node)]> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// What kind of node it is, for error messages.
+    pub fn noun(&self) -> &'static str {
+        match &self.value {
+            Value::Scalar { .. } => "a scalar",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a mapping",
+        }
+    }
+}
+
+/// A YAML error: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    pub pos: Pos,
+    pub msg: String,
+}
+
+enum Frame {
+    Seq(Pos, Vec<Node>),
+    Map(Pos, Vec<(String, Pos, Node)>, Option<(String, Pos)>),
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    error: Option<YamlError>,
+    documents: usize,
+}
+
+impl Builder {
+    fn fail(&mut self, pos: Pos, msg: impl Into<String>) {
+        if self.error.is_none() {
+            self.error = Some(YamlError {
+                pos,
+                msg: msg.into(),
+            });
+        }
+    }
+
+    fn push(&mut self, node: Node) {
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Frame::Seq(_, items)) => items.push(node),
+            Some(Frame::Map(_, entries, key)) => match key.take() {
+                Some((k, kpos)) => entries.push((k, kpos, node)),
+                None => match node.value {
+                    Value::Scalar { text, .. } => {
+                        if entries.iter().any(|(k, _, _)| *k == text) {
+                            let msg = format!("key `{text}` appears twice in this mapping");
+                            self.fail(node.pos, msg);
+                        }
+                        if let Some(Frame::Map(_, _, key)) = self.stack.last_mut() {
+                            *key = Some((text, node.pos));
+                        }
+                    }
+                    _ => self.fail(node.pos, "a mapping key must be a scalar"),
+                },
+            },
+        }
+    }
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        if self.error.is_some() {
+            return;
+        }
+        let pos = Pos::of(mark);
+        match ev {
+            Event::DocumentStart => {
+                self.documents += 1;
+                if self.documents > 1 {
+                    self.fail(
+                        pos,
+                        "more than one YAML document: put one description per file",
+                    );
+                }
+            }
+            Event::Alias(_) => self.fail(
+                pos,
+                "YAML aliases (*name) are not supported: write the value out",
+            ),
+            Event::Scalar(text, style, anchor, tag) => {
+                if anchor != 0 {
+                    return self.fail(
+                        pos,
+                        "YAML anchors (&name) are not supported: write the value out",
+                    );
+                }
+                if tag.is_some() {
+                    return self.fail(pos, "YAML tags (!tag) are not supported: remove the tag");
+                }
+                let quoted = !matches!(style, TScalarStyle::Plain);
+                self.push(Node {
+                    pos,
+                    value: Value::Scalar { text, quoted },
+                });
+            }
+            Event::SequenceStart(anchor, tag) | Event::MappingStart(anchor, tag)
+                if anchor != 0 || tag.is_some() =>
+            {
+                self.fail(
+                    pos,
+                    "YAML anchors and tags are not supported: write the value out",
+                )
+            }
+            Event::SequenceStart(..) => self.stack.push(Frame::Seq(pos, Vec::new())),
+            Event::MappingStart(..) => self.stack.push(Frame::Map(pos, Vec::new(), None)),
+            Event::SequenceEnd => {
+                if let Some(Frame::Seq(p, items)) = self.stack.pop() {
+                    self.push(Node {
+                        pos: p,
+                        value: Value::Seq(items),
+                    });
+                }
+            }
+            Event::MappingEnd => {
+                if let Some(Frame::Map(p, entries, _)) = self.stack.pop() {
+                    self.push(Node {
+                        pos: p,
+                        value: Value::Map(entries),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Parses one YAML document.
+pub fn parse(text: &str) -> Result<Node, YamlError> {
+    let mut builder = Builder::default();
+    let mut parser = Parser::new_from_str(text);
+    if let Err(e) = parser.load(&mut builder, true) {
+        let m = *e.marker();
+        return Err(YamlError {
+            pos: Pos::of(m),
+            msg: format!("not valid YAML: {}", e.info()),
+        });
+    }
+    if let Some(e) = builder.error {
+        return Err(e);
+    }
+    builder.root.ok_or(YamlError {
+        pos: Pos { line: 1, col: 1 },
+        msg: "the file is empty: a description starts with `meta:`".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based_lines_and_columns() {
+        let n = parse("meta:\n  id: x\nseq:\n  - id: a\n    type: u1\n").unwrap();
+        let m = n.as_map().unwrap();
+        assert_eq!(m[0].0, "meta");
+        assert_eq!(m[0].1, Pos { line: 1, col: 1 });
+        let meta = m[0].2.as_map().unwrap();
+        assert_eq!(meta[0].1, Pos { line: 2, col: 3 });
+        let seq = m[1].2.as_seq().unwrap();
+        let a = seq[0].as_map().unwrap();
+        assert_eq!(a[1].0, "type");
+        assert_eq!(a[1].1, Pos { line: 5, col: 5 });
+        assert_eq!(a[1].2.pos, Pos { line: 5, col: 11 });
+    }
+
+    #[test]
+    fn anchors_aliases_tags_and_duplicate_keys_are_refused_with_their_place() {
+        let e = parse("a: &x 1\nb: *x\n").unwrap_err();
+        assert_eq!((e.pos.line, e.pos.col), (1, 7), "the anchored value");
+        assert!(e.msg.contains("anchors"), "{}", e.msg);
+        let e = parse("a: 1\na: 2\n").unwrap_err();
+        assert_eq!(e.pos.line, 2);
+        assert!(e.msg.contains("`a` appears twice"), "{}", e.msg);
+        let e = parse("a: !t 1\n").unwrap_err();
+        assert!(e.msg.contains("tags"), "{}", e.msg);
+        let e = parse("a: [1,\n").unwrap_err();
+        assert!(e.msg.starts_with("not valid YAML"), "{}", e.msg);
+    }
+}

@@ -1,0 +1,201 @@
+//! The Starstrike cross-check: `protocols/starstrike.ksy`, served by the
+//! generic analysis of described protocols, against the built-in Starstrike
+//! analyzer, on the whole Starstrike corpus (`captures/strs-*.pcap`). Two
+//! independent paths (a hand-written decoder and analyzer; a description
+//! interpreted) must decode the same field values at the same byte spans and
+//! give the same sequence findings: `lost`, `not-captured`, `reordered`,
+//! `duplicate-packet` (and no finding at all across the 65535 -> 0 wrap of
+//! `strs-wrap`), the same loss estimate, and the same malformed packets.
+
+use lwarscope::capture::{FrameClass, Source};
+use lwarscope::engine::{Finding, Observer};
+use lwarscope::proto::field::{Field, FieldSink, FieldType, Value};
+use lwarscope::proto::{self, DecodeAs};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Default)]
+struct Collect(Vec<Finding>);
+impl Observer for Collect {
+    fn finding(&mut self, f: &Finding) {
+        self.0.push(*f);
+    }
+}
+
+const COMPARED: &[&str] = &[
+    "lost",
+    "not-captured",
+    "reordered",
+    "duplicate-packet",
+    "malformed",
+    "truncated",
+];
+
+/// Per (client, direction): the compared findings, and the loss estimate.
+type Outcome = BTreeMap<(String, &'static str), (BTreeMap<String, u64>, Option<(u64, u64)>)>;
+
+fn corpus() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("strs-"))
+                && p.extension().is_some_and(|e| e == "pcap")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn analyse(pcap: &Path, protocol: &str) -> Outcome {
+    let d: DecodeAs = format!("udp.port==7777,{protocol}").parse().unwrap();
+    let mut engine = proto::engine_with(Default::default(), &[d]);
+    let mut seen = Collect::default();
+    let mut source = Source::files(&[pcap]).unwrap();
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let FrameClass::Udp(d) = frame.class {
+            engine.observe(&d, &mut seen).expect("taken by the port");
+        }
+    }
+    engine.finish(&mut seen);
+    let mut out = Outcome::new();
+    let mut clients = BTreeMap::new();
+    engine.for_each_session(|s| {
+        assert_eq!(s.protocol.name, protocol);
+        clients.insert(s.id, s.client.to_string());
+        for dir in [
+            lwarscope::engine::Direction::ClientToServer,
+            lwarscope::engine::Direction::ServerToClient,
+        ] {
+            let loss = s.dir(dir).loss().map(|l| (l.expected, l.lost));
+            let mut zero = BTreeMap::new();
+            for k in COMPARED {
+                zero.insert((*k).to_owned(), 0);
+            }
+            // A client may reconnect from the same address: one entry each.
+            let key = (format!("{}#{}", s.client, s.id), dir.name());
+            out.insert(key, (zero, loss));
+        }
+    });
+    for f in &seen.0 {
+        let name = f.kind.name();
+        if COMPARED.contains(&name) {
+            let key = (
+                format!("{}#{}", clients[&f.session], f.session),
+                f.direction.name(),
+            );
+            *out.get_mut(&key).unwrap().0.get_mut(name).unwrap() += 1;
+        }
+    }
+    out
+}
+
+/// One direction of one session: client, direction, findings, loss.
+type Row = (
+    String,
+    &'static str,
+    BTreeMap<String, u64>,
+    Option<(u64, u64)>,
+);
+
+/// Renumbers sessions in order, so two runs compare by client and order.
+fn normalise(o: Outcome) -> Vec<Row> {
+    let mut v: Vec<_> = o
+        .into_iter()
+        .map(|((c, d), (f, l))| {
+            let (client, id) = c.split_once('#').unwrap();
+            (id.parse::<usize>().unwrap(), client.to_owned(), d, f, l)
+        })
+        .collect();
+    v.sort_by(|a, b| (a.0, &a.1, a.2).cmp(&(b.0, &b.1, b.2)));
+    v.into_iter().map(|(_, c, d, f, l)| (c, d, f, l)).collect()
+}
+
+#[test]
+fn described_starstrike_gives_the_built_ins_sequence_findings_on_the_corpus() {
+    let files = corpus();
+    assert!(files.len() >= 10, "the Starstrike corpus");
+    let mut total_lost = 0;
+    let mut total_reordered = 0;
+    let mut total_dup = 0;
+    for pcap in &files {
+        let built_in = normalise(analyse(pcap, "strs"));
+        let described = normalise(analyse(pcap, "strs_ksy"));
+        assert_eq!(described, built_in, "{}", pcap.display());
+        for (_, _, f, _) in &built_in {
+            total_lost += f["lost"];
+            total_reordered += f["reordered"];
+            total_dup += f["duplicate-packet"];
+        }
+    }
+    // The comparison is not of zeros: the corpus has every kind.
+    eprintln!("lost {total_lost}, reordered {total_reordered}, duplicates {total_dup}");
+    assert!(total_lost > 0 && total_reordered > 0 && total_dup > 0);
+}
+
+/// Leaf values in wire order: (offset, len, value as text or number).
+#[derive(Default)]
+struct Leaves(Vec<(usize, usize, String)>);
+impl FieldSink for Leaves {
+    fn field(&mut self, f: Field<'_>) {
+        if f.def.ty == FieldType::Node {
+            return;
+        }
+        let v = match f.value {
+            Value::Text(t) => String::from_utf8_lossy(t).trim_end_matches('\0').to_owned(),
+            Value::Bytes(b) => format!(
+                "{}",
+                u64::from_be_bytes({
+                    let mut x = [0u8; 8];
+                    let n = b.len().min(8);
+                    x[8 - n..].copy_from_slice(&b[..n]);
+                    x
+                })
+            ),
+            v => match v.as_f64() {
+                Some(x) if x.is_nan() => "NaN".to_owned(),
+                Some(x) => format!("{x}"),
+                None => v.to_string(),
+            },
+        };
+        self.0.push((f.offset, f.len, v));
+    }
+}
+
+#[test]
+fn described_starstrike_decodes_the_same_fields_on_the_corpus() {
+    let strs = proto::by_name("strs").unwrap().info.dissector;
+    let ksy = proto::by_name("strs_ksy").unwrap().info.dissector;
+    let mut packets = 0;
+    let mut fields = 0;
+    for pcap in corpus() {
+        let mut source = Source::files(&[&pcap]).unwrap();
+        while let Some(frame) = source.next_frame().unwrap() {
+            let FrameClass::Udp(d) = frame.class else {
+                continue;
+            };
+            let (mut a, mut b) = (Leaves::default(), Leaves::default());
+            let ra = strs.fields(d.payload, &mut a);
+            let rb = ksy.fields(d.payload, &mut b);
+            assert_eq!(
+                ra.is_ok(),
+                rb.is_ok(),
+                "{} frame {}: {ra:?} / {rb:?}",
+                pcap.display(),
+                d.frame
+            );
+            if ra.is_ok() {
+                assert_eq!(b.0, a.0, "{} frame {}", pcap.display(), d.frame);
+                packets += 1;
+                fields += a.0.len();
+            }
+        }
+    }
+    eprintln!("{packets} packets, {fields} fields");
+    assert!(
+        packets > 1000 && fields > 10 * packets / 2,
+        "{packets} {fields}"
+    );
+}

@@ -1,0 +1,469 @@
+//! The `.ksy` subset: valid descriptions load, every refused construct is
+//! refused with its file, line and column and what to use instead; the shipped
+//! descriptions decode hand-written packets (bytes written here from the
+//! layouts, not by any encoder of lwarscope's); and no input makes any shipped
+//! description panic.
+
+use lwarscope::proto::described::{self, Described, ksy};
+use lwarscope::proto::field::{Field, FieldSink, Value};
+use proptest::prelude::*;
+
+fn err(text: &str) -> ksy::KsyError {
+    match described::parse("t.ksy", text) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+const HEAD: &str = "meta:\n  id: t\n  endian: be\n";
+const TAIL: &str = "-lwarscope:\n  recognise:\n    port: 9000\n";
+
+fn with_seq(seq: &str) -> String {
+    format!("{HEAD}seq:\n{seq}{TAIL}")
+}
+
+#[test]
+fn a_minimal_description_loads_with_its_fields() {
+    let d = described::parse(
+        "t.ksy",
+        &with_seq("  - id: a\n    type: u2\n  - id: rest\n    size-eos: true\n"),
+    )
+    .unwrap();
+    assert_eq!(d.ksy.id, "t");
+    assert_eq!(d.ksy.sem.port, Some(9000));
+    let names: Vec<_> = d.compiled.specs.iter().map(|s| s.name.as_str()).collect();
+    // The packet itself is the root node, named as the protocol.
+    assert_eq!(names, ["t", "t.a", "t.rest"]);
+}
+
+#[test]
+fn every_shipped_description_loads() {
+    for (file, text) in described::SHIPPED {
+        let d = described::parse(file, text).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!d.compiled.specs.is_empty(), "{file}");
+    }
+}
+
+/// (description, line, column, what the message says).
+#[test]
+fn refused_constructs_say_where_what_and_instead() {
+    let cases: Vec<(String, usize, usize, &str)> = vec![
+        (
+            with_seq("  - id: a\n    type: b3\n"),
+            6,
+            11,
+            "bit fields (`b3`) are not supported: read the whole byte (`u1`)",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    repeat: until\n"),
+            7,
+            13,
+            "`repeat: until` is not supported: use `repeat: eos` or `repeat: expr`",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    process: xor(1)\n"),
+            7,
+            5,
+            "`process` is not supported",
+        ),
+        (
+            format!("{HEAD}seq:\n  - id: a\n    type: u1\ninstances:\n  x:\n    pos: 1\n{TAIL}"),
+            7,
+            1,
+            "instances are not supported: put every field in `seq`",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n  - id: b\n    size: a + 1\n"),
+            8,
+            11,
+            "`size`: `a + 1` is an expression; the subset takes the name of an earlier field",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    if: b == 1\n"),
+            7,
+            9,
+            "`if`: `b` is not an earlier field of this `seq`",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    if: a == 1 and a < 3\n"),
+            7,
+            9,
+            "only one comparison is supported",
+        ),
+        (
+            with_seq("  - id: a\n    type: foo\n"),
+            6,
+            11,
+            "unknown type `foo`",
+        ),
+        (
+            with_seq("  - id: Bad\n    type: u1\n"),
+            5,
+            9,
+            "must be lower_snake_case",
+        ),
+        (
+            with_seq("  - id: a\n    type: str\n"),
+            5,
+            5,
+            "`type: str` needs `size`",
+        ),
+        (
+            format!("meta:\n  id: t\nseq:\n  - id: a\n    type: u2\n{TAIL}"),
+            5,
+            11,
+            "`u2` has no byte order: write `u2be`/`u2le`, or set `meta: {endian: be}`",
+        ),
+        (
+            format!("{HEAD}seq:\n  - id: a\n    type: u1\n"),
+            1,
+            1,
+            "no `-lwarscope:` key",
+        ),
+        (
+            format!(
+                "{HEAD}seq:\n  - id: a\n    type: u1\n-lwarscope:\n  recognise:\n    port: 70000\n"
+            ),
+            9,
+            11,
+            "`port: 70000` is not a UDP port",
+        ),
+        (
+            format!(
+                "{HEAD}seq:\n  - id: a\n    type: u1\n-lwarscope:\n  recognise:\n    port: 1\n  session: vessel_id\n"
+            ),
+            10,
+            12,
+            "`session: vessel_id`: use `address-pair` or `{field: FIELD}`",
+        ),
+        (
+            format!(
+                "{HEAD}seq:\n  - id: a\n    type: u1\n-lwarscope:\n  recognise:\n    port: 1\n  sequence:\n    field: b\n"
+            ),
+            11,
+            12,
+            "`sequence.field`: `b` is not an integer field of the top-level `seq`",
+        ),
+        (
+            format!(
+                "{HEAD}seq:\n  - id: a\n    type: u1\n-lwarscope:\n  recognise:\n    port: 1\n  sequence:\n    field: a\n    recency:\n      ahead: 256\n"
+            ),
+            13,
+            14,
+            "`ahead: 256` must be 1 or more and below the cycle (2^8)",
+        ),
+        (
+            format!(
+                "{HEAD}seq:\n  - id: a\n    type: t\ntypes:\n  t:\n    seq:\n      - id: b\n        type: t\n{TAIL}"
+            ),
+            10,
+            9,
+            "type `t` contains itself: recursive types are not supported",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n  - id: a\n    type: u1\n"),
+            7,
+            5,
+            "field `a` appears twice",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    valid:\n      between: 3\n"),
+            8,
+            7,
+            "`between` is not supported in `valid` (supported: eq, min, max, any-of)",
+        ),
+        (
+            "meta:\n  id: t\nseq: [\n".to_owned(),
+            4,
+            1,
+            "not valid YAML",
+        ),
+        (
+            // An anchored mapping: the parser places it at its first entry.
+            format!("{HEAD}seq:\n  - &x\n    id: a\n    type: u1\n{TAIL}"),
+            6,
+            7,
+            "anchors and tags are not supported",
+        ),
+    ];
+    for (text, line, col, says) in cases {
+        let e = err(&text);
+        assert!(
+            e.msg.contains(says),
+            "expected `{says}`, got `{e}` for\n{text}"
+        );
+        assert_eq!((e.line, e.col), (line, col), "{e} for\n{text}");
+        assert!(
+            e.to_string().starts_with(&format!("t.ksy:{line}:{col}: ")),
+            "{e}"
+        );
+    }
+}
+
+fn shipped(id: &str) -> &'static Described {
+    described::loaded()
+        .iter()
+        .find(|d| d.ksy.id == id)
+        .copied()
+        .unwrap_or_else(|| panic!("{id} is shipped"))
+}
+
+/// Every field as `name[index]@offset+len=value`.
+#[derive(Default)]
+struct Lines(Vec<String>);
+impl FieldSink for Lines {
+    fn field(&mut self, f: Field<'_>) {
+        let i = f.index.map(|i| format!("[{i}]")).unwrap_or_default();
+        let v = match f.value {
+            Value::None => String::new(),
+            v => format!("={v}"),
+        };
+        self.0
+            .push(format!("{}{i}@{}+{}{v}", f.def.name, f.offset, f.len));
+    }
+}
+
+fn decode(id: &str, bytes: &[u8]) -> (Vec<String>, Result<(), String>) {
+    let d = shipped(id);
+    let mut lines = Lines::default();
+    let r = d
+        .info()
+        .dissector
+        .fields(bytes, &mut lines)
+        .map_err(|e| e.to_string());
+    (lines.0, r)
+}
+
+#[test]
+fn a_vessel_input_packet_written_by_hand() {
+    #[rustfmt::skip]
+    let bytes = [
+        3, b'1', b'.', b'0',        // version_len, protocol_version "1.0"
+        1,                          // msg_type: vessel_input
+        255,                        // sync_number
+        1, 0, 0, 0, 7,              // has_vessel_id, vessel_id 7
+        0x3e, 0x80, 0, 0,           // throttle_left 0.25
+        0x3f, 0x40, 0, 0,           // throttle_right 0.75
+        0b0000_0101,                // thrusters
+        1,                          // gun_trigger
+    ];
+    let (fields, r) = decode("vessel", &bytes);
+    assert_eq!(r, Ok(()));
+    assert_eq!(
+        fields,
+        [
+            "vessel@0+21",
+            "vessel.version_len@0+1=3",
+            "vessel.protocol_version@1+3=\"1.0\"",
+            "vessel.msg_type@4+1=vessel_input (1)",
+            "vessel.sync_number@5+1=255",
+            "vessel.body@6+0",
+            "vessel.body.has_vessel_id@6+1=1",
+            "vessel.body.vessel_id@7+4=7",
+            "vessel.body.input@11+0",
+            "vessel.body.input.throttle_left@11+4=0.25",
+            "vessel.body.input.throttle_right@15+4=0.75",
+            "vessel.body.input.thrusters@19+1=5",
+            "vessel.body.input.gun_trigger@20+1=1",
+        ]
+    );
+}
+
+#[test]
+fn an_environment_packet_with_sensor_readings_written_by_hand() {
+    #[rustfmt::skip]
+    let bytes = [
+        3, b'1', b'.', b'0', 2, 0,  // version, environment_state, sync 0
+        1, 0,                       // join_status, no vessel id
+        0x3f, 0, 0, 0, 0, 0, 0, 0,  // throttles 0.5, 0
+        0, 0,                       // thrusters, gun
+        0xff, 0xff, 0xff, 0xf6,     // health -10
+        1,                          // object_count
+        2,                          // object_type: bullet
+        0x41, 0x20, 0, 0,           // pos_x 10
+        0xc0, 0, 0, 0,              // pos_y -2
+        0x40, 0x49, 0x0f, 0xdb,     // orientation pi
+        0, 0, 0, 0, 0x3f, 0x80, 0, 0, // vel 0, 1
+    ];
+    let (fields, r) = decode("vessel", &bytes);
+    assert_eq!(r, Ok(()));
+    assert!(
+        fields.contains(&"vessel.body.health@18+4=-10".to_owned()),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"vessel.body.objects[0]@23+0".to_owned()),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"vessel.body.objects.object_type@23+1=bullet (2)".to_owned()),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"vessel.body.objects.orientation@32+4=3.1415927".to_owned()),
+        "{fields:?}"
+    );
+    assert_eq!(fields.last().unwrap(), "vessel.body.objects.vel_y@40+4=1");
+    // The packet line's message: its type, its number, every field, an
+    // element's fields with their index.
+    let mut seen = Vec::new();
+    shipped("vessel")
+        .info()
+        .dissector
+        .messages(&bytes, &mut |m| {
+            seen.push((m.type_name, m.seqno, m.text.to_string()))
+        })
+        .unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0].0, seen[0].1), ("environment_state", Some(0)));
+    assert!(
+        seen[0].2.ends_with("health=-10 object_count=1 [0].object_type=bullet (2) [0].pos_x=10 [0].pos_y=-2 [0].orientation=3.1415927 [0].vel_x=0 [0].vel_y=1"),
+        "{}",
+        seen[0].2
+    );
+    // One byte less: the layout no longer fits, said with field and offset.
+    let (_, r) = decode("vessel", &bytes[..bytes.len() - 1]);
+    assert_eq!(
+        r,
+        Err("short: field `vessel.body.objects.vel_y` at byte 40 needs 4 bytes, 3 left".into())
+    );
+    // One byte more: trailing bytes.
+    let mut long = bytes.to_vec();
+    long.push(0);
+    let (_, r) = decode("vessel", &long);
+    assert_eq!(
+        r,
+        Err("trailing-bytes: 1 bytes after the layout ends at byte 44".into())
+    );
+}
+
+#[test]
+fn a_timewarp_update_and_an_unknown_flag_written_by_hand() {
+    #[rustfmt::skip]
+    let mut bytes = vec![
+        10, 1,                      // UPDATE_GAME_DATA, one ship
+        1, 9,                       // update_flag, ship_id
+    ];
+    bytes.extend([0, 0, 0x80, 0x3f]); // pos_x 1.0 little-endian
+    bytes.extend([0; 12]); // pos_y, vel_x, vel_y
+    bytes.extend([127, 0b1001, 18, 40, 3, 0, 0]); // angle..reserved
+    let (fields, r) = decode("timewarp", &bytes);
+    assert_eq!(r, Ok(()));
+    assert_eq!(fields[0], "timewarp@0+27");
+    assert_eq!(fields[1], "timewarp.flag@0+1=update_game_data (10)");
+    assert!(
+        fields.contains(&"timewarp.body.ships.pos_x@4+4=1".to_owned()),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"timewarp.body.ships.angle@20+1=127".to_owned()),
+        "{fields:?}"
+    );
+    assert_eq!(
+        fields.last().unwrap(),
+        "timewarp.body.ships.reserved@25+2=0"
+    );
+    let (_, r) = decode("timewarp", &[0x42, 0]);
+    assert_eq!(
+        r,
+        Err("unknown-type: field `timewarp.flag` at byte 0: 66 is not in its enum".into())
+    );
+}
+
+#[test]
+fn a_starstrike_heartbeat_and_a_wrong_magic_written_by_hand() {
+    #[rustfmt::skip]
+    let bytes = [
+        b'S', b'T', b'R', b'S',     // protocolId
+        0x00, 0x05,                 // Heartbeat
+        0xff, 0xff,                 // sequenceNumber 65535
+        0x00, 0x00, 0x00, 0x03,     // ackBits
+        0x00, 0x00, 0x03, 0xe8,     // timestamp 1000
+    ];
+    let (fields, r) = decode("strs_ksy", &bytes);
+    assert_eq!(r, Ok(()));
+    assert_eq!(
+        fields,
+        [
+            "strs_ksy@0+16",
+            "strs_ksy.protocol_id@0+4=53545253",
+            "strs_ksy.packet_type@4+2=heartbeat (5)",
+            "strs_ksy.sequence_number@6+2=65535",
+            "strs_ksy.ack_bits@8+4=3",
+            "strs_ksy.payload@12+0",
+            "strs_ksy.payload.timestamp@12+4=1000",
+        ]
+    );
+    let mut bad = bytes;
+    bad[0] = b'X';
+    let (_, r) = decode("strs_ksy", &bad);
+    assert_eq!(
+        r,
+        Err("contents: field `strs_ksy.protocol_id` at byte 0: not the described magic".into())
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #[test]
+    fn arbitrary_bytes_never_panic_any_shipped_description(
+        bytes in proptest::collection::vec(any::<u8>(), 0..400),
+        head in 0usize..3,
+    ) {
+        for d in described::loaded() {
+            let dis = d.info().dissector;
+            // Also with a plausible start, to get past the first fields.
+            let mut p = match (d.ksy.id.as_str(), head) {
+                ("strs_ksy", 1) => b"STRS".to_vec(),
+                ("vessel", 1) => vec![3, b'1', b'.', b'0', 2],
+                ("timewarp", 1) => vec![10],
+                _ => Vec::new(),
+            };
+            p.extend(&bytes);
+            let _ = dis.fields(&p, &mut Lines::default());
+            let _ = dis.messages(&p, &mut |m| { let _ = m.text.to_string(); });
+            let _ = dis.header(&p, &mut |_| {});
+            dis.tree(&p, &mut |_| {});
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// The analysis too: arbitrary datagrams to every shipped description's
+    /// port (Starstrike described decoded on 7777) never panic the engine.
+    #[test]
+    fn arbitrary_datagrams_never_panic_the_analysis(
+        packets in proptest::collection::vec(
+            (0usize..3, any::<bool>(), proptest::collection::vec(any::<u8>(), 0..120)),
+            1..60,
+        ),
+    ) {
+        use lwarscope::capture::{Datagram, Timestamp};
+        let d: lwarscope::proto::DecodeAs = "udp.port==7777,strs_ksy".parse().unwrap();
+        let mut engine = lwarscope::proto::engine_with(Default::default(), &[d]);
+        for (i, (port, up, mut payload)) in packets.into_iter().enumerate() {
+            let port = [7600u16, 7711, 7777][port];
+            if port == 7777 && i % 2 == 0 {
+                let mut p = b"STRS".to_vec();
+                p.append(&mut payload);
+                payload = p;
+            }
+            let (client, server) = (
+                std::net::SocketAddr::from(([10, 0, 0, 2], 40000)),
+                std::net::SocketAddr::from(([10, 0, 0, 1], port)),
+            );
+            let (src, dst) = if up { (client, server) } else { (server, client) };
+            let dg = Datagram {
+                frame: i as u64 + 1,
+                ts: Timestamp::from_millis(i as u64 * 700),
+                src,
+                dst,
+                payload: &payload,
+                payload_len: payload.len() + (i % 3),
+            };
+            prop_assert!(engine.observe(&dg, &mut ()).is_some());
+        }
+        let _ = engine.finish(&mut ());
+    }
+}
