@@ -44,6 +44,19 @@ Examples:
                                           fields of each packet, tab-separated
   lwarscope -r match.pcap --packets -t ud  packet lines with UTC date and time
   lwarscope check captures/*.pcap --deny malformed,violation,lost --max resend-rate=5%
+  lwarscope check captures/ -j 8 --deny lost --junit report.xml
+                                          every capture under a folder, 8 at a time
+  lwarscope -r 'nightly/**/*.pcap' -j 4 --format jsonl
+                                          each capture on its own, in path order
+  lwarscope -r captures/ --format parquet --out tables/
+                                          Parquet tables (sessions, findings, intervals) for
+                                          DuckDB, ClickHouse, Spark or Trino
+
+Many captures: a directory (every *.pcap, *.pcapng, *.cap under it, compressed
+.gz or .zst ones too), a quoted
+glob, or -j N analyses each file on its own engine, N at a time (default: the
+cores), and prints each file's output in path order, the same whatever N.
+Files named one by one without -j are read as one stream.
 
 Display filter (-Y): fields type, seqno, ack, ts, frame, len, src, dst, peer, port,
 player, finding, severity, session, dir, malformed; operators == != < > <= >= && ||
@@ -53,7 +66,8 @@ and directions (c2s) stand alone.
 Live capture needs root, or the capabilities:
   setcap cap_net_raw,cap_net_admin=eip /path/to/lwarscope
 
-Exit status: 0 on success, 2 on an error (the results so far are still printed).
+Exit status: 0 on success, 2 on an error (the results so far are still printed;
+over many files, the other files are still analysed).
 `lwarscope check`: 0 every file passes, 1 a rule failed, 2 an error.")]
 pub struct Cli {
     #[command(subcommand)]
@@ -75,7 +89,8 @@ pub struct Cli {
 
     /// Read capture files (pcap or pcapng, gzip or zstd compressed ones too:
     /// .pcap.gz, .pcapng.zst; `-` for standard input), in order, as one stream
-    /// with continuous frame numbers
+    /// with continuous frame numbers. A directory or a quoted glob
+    /// ('captures/**/*.pcap') reads each file on its own instead (see -j)
     #[arg(short = 'r', long = "read", value_name = "FILE", num_args = 1..)]
     pub read: Vec<PathBuf>,
 

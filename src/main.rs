@@ -128,12 +128,35 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     // The terminal UI is the default of -i when it can run (a terminal both
     // ways) and no printed output was asked for.
     let on_terminal = io::stdout().is_terminal() && io::stdin().is_terminal();
+    if cli.interface.is_some() && cli.report.jobs.is_some() {
+        anyhow::bail!("-j applies to capture files (-r), each analysed on its own");
+    }
     if cli.tui {
         refuse_with_tui(cli)?;
         return run_tui(cli);
     }
     if cli.interface.is_some() && on_terminal && !cli.no_tui && printed_output(cli).is_none() {
         return run_tui(cli);
+    }
+    if cli.interface.is_none() && run::each_file(&cli.report, &cli.read) {
+        if cli.write.is_some() {
+            anyhow::bail!(
+                "-w exports from one stream: name the files without -j, a directory or a glob"
+            );
+        }
+        if cli.merge {
+            anyhow::bail!(
+                "--merge reads several files as one stream: name the files without -j, a directory or a glob"
+            );
+        }
+        let layout = Layout::for_stdout(cli.report.color.for_stdout());
+        let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+        let each = run::Each {
+            file_filter: cli.filter.as_deref(),
+            duration: cli.duration,
+        };
+        run::report_each(&cli.report, &cli.read, each, layout, &mut out)?;
+        return Ok(());
     }
     let mut source = open(cli)?;
     if let Some(d) = cli.duration {
@@ -179,6 +202,7 @@ fn printed_output(cli: &Cli) -> Option<&'static str> {
         (r.hex, "-x"),
         (r.format != lwarscope::report::Format::Table, "--format"),
         (r.output_type.is_some(), "-T"),
+        (r.out.is_some(), "--out"),
         (!r.stats.is_empty(), "-z"),
         (r.quiet, "-q"),
     ]
@@ -194,6 +218,11 @@ fn refuse_with_tui(cli: &Cli) -> anyhow::Result<()> {
     }
     if cli.write.is_some() && cli.interface.is_none() {
         anyhow::bail!("-w with -r exports from a printed run (--no-tui), not from the terminal UI");
+    }
+    if cli.interface.is_none() && run::each_file(&cli.report, &cli.read) {
+        anyhow::bail!(
+            "the terminal UI reads one stream: name the files, without -j, a directory or a glob"
+        );
     }
     if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
         anyhow::bail!("the terminal UI needs a terminal on standard input and output");

@@ -45,7 +45,8 @@ fn exit_0_when_every_file_passes() {
     assert_eq!(
         r.stdout,
         "PASS  captures/sim-clean.pcap (5 rules): malformed 0, violation 0, lost 0, resend-rate 2.11% <= 25.00%, packets 483 >= 100\n\
-         PASS  captures/sim-ipv6.pcap (5 rules): malformed 0, violation 0, lost 0, resend-rate 0.00% <= 25.00%, packets 301 >= 100\n"
+         PASS  captures/sim-ipv6.pcap (5 rules): malformed 0, violation 0, lost 0, resend-rate 0.00% <= 25.00%, packets 301 >= 100\n\
+         2 files: 2 passed, 0 failed\n"
     );
 }
 
@@ -61,7 +62,8 @@ fn exit_1_when_a_rule_fails_with_one_verdict_line_per_file() {
     assert_eq!(
         r.stdout,
         "PASS  captures/sim-clean.pcap (1 rule): malformed 0\n\
-         FAIL  captures/sim-corrupt.pcap: 41 malformed (denied) [deny malformed]\n"
+         FAIL  captures/sim-corrupt.pcap: 41 malformed (denied) [deny malformed]\n\
+         2 files: 1 passed, 1 failed\n"
     );
 }
 
@@ -82,6 +84,11 @@ fn exit_2_on_an_unreadable_file_even_when_others_fail() {
     assert!(
         r.stdout
             .contains("ERROR captures/no-such.pcap: no such file\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.ends_with("2 files: 0 passed, 1 failed, 1 error\n"),
         "{}",
         r.stdout
     );

@@ -186,6 +186,9 @@ fn help_explains_every_option_with_examples() {
         "lwarscope -r match.pcap --packets",
         "Display filter (-Y)",
         "Example: lwarscope -r game.pcap --format jsonl",
+        "--jobs",
+        "--out",
+        "lwarscope -r captures/ --format parquet --out tables/",
     ] {
         assert!(help.contains(text), "--help lacks {text}");
     }
@@ -201,6 +204,8 @@ fn help_explains_every_option_with_examples() {
         "--junit",
         "Exit status: 0 every file passes, 1 a rule failed, 2 an error",
         "lwarscope check captures/*.pcap --deny malformed,violation,lost",
+        "--jobs",
+        "lwarscope check captures/ -j 8",
     ] {
         assert!(help.contains(text), "check --help lacks {text}");
     }

@@ -15,6 +15,9 @@ pub enum Format {
     Json,
     /// JSON lines, streamed: one object per packet, per finding, then the summary.
     Jsonl,
+    /// Parquet tables (sessions, findings, intervals) in the directory of
+    /// --out, one file per capture per table (needs the `parquet` build feature).
+    Parquet,
 }
 
 /// When to colour the output.
@@ -154,6 +157,22 @@ pub struct ReportArgs {
     )]
     pub time_format: super::fields::TimeFormat,
 
+    /// With --format parquet: the directory the tables are written to
+    /// (DIR/sessions/, DIR/findings/, DIR/intervals/, one file per capture
+    /// in each; created if missing). -z io,stat,INTERVAL sets the intervals'
+    /// length (1 s by default).
+    /// Example: lwarscope -r captures/ --format parquet --out tables/
+    #[arg(long = "out", value_name = "DIR", help_heading = "Output")]
+    pub out: Option<PathBuf>,
+
+    /// Analyse each file on its own, N files at a time, each on its own engine
+    /// (default with a directory, a glob or --format parquet: the number of
+    /// cores). Without -j, a directory or a glob, several files given by name
+    /// are read as one stream. The output is the same whatever N: each file's,
+    /// in path order. Example: lwarscope -r 'nightly/**/*.pcap' -j 4 --format jsonl
+    #[arg(short = 'j', long = "jobs", value_name = "N", help_heading = "Input")]
+    pub jobs: Option<std::num::NonZeroUsize>,
+
     /// Statistics, as tshark's -z (repeatable), printed after the report (or
     /// alone with -q): io,stat,INTERVAL[,FILTER...] packets, bytes, lost,
     /// resends and ack delay per interval of INTERVAL seconds (0: the whole
@@ -236,9 +255,16 @@ impl ReportArgs {
 #[derive(Debug, Clone, Default, Args)]
 #[command(after_help = CHECK_EXAMPLES)]
 pub struct CheckArgs {
-    /// Capture files to check, each on its own.
-    #[arg(required = true, value_name = "FILE")]
+    /// Capture files to check, each on its own: files, directories (every
+    /// *.pcap, *.pcapng and *.cap under them, .gz and .zst ones too) or quoted globs
+    /// ('captures/**/*.pcap'); each directory or glob in path order.
+    #[arg(required = true, value_name = "FILE|DIR|GLOB")]
     pub files: Vec<PathBuf>,
+
+    /// Analyse N files at a time, each on its own engine (default: the number
+    /// of cores). The verdicts are the same, in the same order, whatever N.
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 
     /// Fail when any of these findings occurs: finding kinds (resend, lost,
     /// malformed, violation...), violation/RULE, or a session outcome
@@ -298,10 +324,14 @@ pub struct CheckArgs {
 }
 
 const CHECK_EXAMPLES: &str = "\
-Exit status: 0 every file passes, 1 a rule failed, 2 an error (e.g. unreadable file).
+Exit status: 0 every file passes, 1 a rule failed, 2 an error (e.g. unreadable file;
+the other files are still checked).
 
 Examples:
   lwarscope check captures/*.pcap --deny malformed,violation,lost
+  lwarscope check captures/ -j 8 --deny lost --junit report.xml
+                                          every capture under a folder, 8 at a time
+  lwarscope check 'nightly/**/*.pcapng' --max resend-rate=5%
   lwarscope check game.pcap --max resend-rate=5% --max reordered=0 --junit report.xml
   lwarscope check game.pcap --rules ci/lwar-rules.toml
   lwarscope check game.pcap --expect expected.json

@@ -14,6 +14,10 @@
 //! - [`json`]: `--format json` and `--format jsonl`, schema 1.
 //! - [`stats`]: `-z io,stat`, `-z conv`, `-z expert`: statistics, as tshark's.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
+//! - [`fleet`]: many captures at once: directories, globs, and the worker pool
+//!   that analyses files in parallel and returns results in input order.
+//! - `parquet` (with the `parquet` feature): `--format parquet`, the
+//!   sessions, findings and intervals tables.
 //! - [`progress`]: a progress bar on a terminal's standard error.
 //! - [`run`]: drives a capture source into an output (what the binary calls).
 
@@ -21,8 +25,11 @@ pub mod args;
 pub mod check;
 pub mod fields;
 pub mod filter;
+pub mod fleet;
 pub mod json;
 pub mod packets;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod progress;
 pub mod run;
 pub mod stats;
@@ -283,6 +290,11 @@ pub struct DirView {
     /// Packets lost before the capture point, estimated (`engine::loss`), as a
     /// fraction; `None` before the sender's tick is known.
     pub loss: Option<f64>,
+    /// The packets behind `loss`: lost, and expected (captured plus lost).
+    pub loss_counts: Option<crate::engine::LossEstimate>,
+    /// Capture time of this direction's first and last packet.
+    pub start: Option<Timestamp>,
+    pub end: Option<Timestamp>,
 }
 
 impl DirView {
@@ -309,6 +321,9 @@ impl DirView {
             unacked: d.unacked(),
             jitter_ms: d.jitter_ms,
             loss: d.loss().map(|e| e.fraction()),
+            loss_counts: d.loss(),
+            start: d.first_ts,
+            end: d.first_ts.map(|_| d.last_ts),
             duration_secs: d.duration_secs(),
         }
     }

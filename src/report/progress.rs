@@ -37,6 +37,30 @@ impl Progress {
         Progress { bar }
     }
 
+    /// One bar for a whole fleet run: files done of `files`; hidden unless
+    /// standard error is a terminal and there is more than one file.
+    pub fn for_files(files: usize) -> Self {
+        let shown = std::io::stderr().is_terminal() && files > 1;
+        let target = if shown {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let bar = ProgressBar::with_draw_target(Some(files as u64), target);
+        if let Ok(style) =
+            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} files, eta {eta}")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_prefix("analysing");
+        Progress { bar }
+    }
+
+    /// One more file done.
+    pub fn inc(&self) {
+        self.bar.inc(1);
+    }
+
     pub fn is_hidden(&self) -> bool {
         self.bar.is_hidden()
     }
@@ -66,5 +90,6 @@ mod tests {
     fn hidden_when_asked_or_small() {
         assert!(Progress::new("x", 10, false).is_hidden());
         assert!(Progress::for_file("x", MIN_BYTES - 1).is_hidden());
+        assert!(Progress::for_files(1).is_hidden());
     }
 }

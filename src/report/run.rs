@@ -43,6 +43,65 @@ pub enum RunError {
     Output(#[source] io::Error),
     #[error("writing the selected frames: {0}")]
     Export(#[from] crate::capture::export::ExportError),
+    #[error(transparent)]
+    Input(#[from] super::fleet::InputError),
+    /// Some files of a fleet run could not be analysed (each was reported).
+    #[error("{failed} of {total} files could not be analysed (each is reported above)")]
+    Failed { failed: usize, total: usize },
+    #[cfg(feature = "parquet")]
+    #[error(transparent)]
+    Parquet(#[from] super::parquet::ParquetError),
+}
+
+/// Checks `--out` and `--format parquet` against each other: one needs the
+/// other, and this build must have the `parquet` feature.
+pub fn check_out(args: &ReportArgs) -> Result<(), RunError> {
+    let usage = |m: &str| Err(RunError::Usage(m.to_owned()));
+    match (args.format, &args.out) {
+        (Format::Parquet, None) => {
+            usage("--format parquet needs --out DIR, the directory of the tables")
+        }
+        (Format::Parquet, Some(_)) if !cfg!(feature = "parquet") => usage(
+            "--format parquet: this lwarscope was built without the `parquet` feature \
+             (cargo install --path . --features parquet)",
+        ),
+        (Format::Parquet, Some(_)) if args.output_type.is_some() || !args.fields.is_empty() => {
+            usage("-T fields is an output of its own: drop --format parquet")
+        }
+        (Format::Parquet, Some(_)) if args.packet_lines() => {
+            usage("--format parquet writes tables, not packet lines: drop --packets, -V, -x and -Y")
+        }
+        (Format::Parquet, Some(_)) if args.quiet => {
+            usage("--format parquet prints one line per capture, nothing for -q to drop: drop -q")
+        }
+        (Format::Parquet, Some(_)) => parquet_interval(args).map(drop),
+        (_, Some(_)) => usage("--out applies to --format parquet"),
+        _ => Ok(()),
+    }
+}
+
+/// The interval of the Parquet `intervals` table, in ns: `-z io,stat,INTERVAL`'s
+/// when given (one, without filter columns: the table has fixed columns), 1 s
+/// otherwise. Other `-z` statistics are refused: the tables hold them.
+pub fn parquet_interval(args: &ReportArgs) -> Result<u64, RunError> {
+    use super::stats::StatSpec;
+    let usage = |m: &str| Err(RunError::Usage(m.to_owned()));
+    match args.stats.as_slice() {
+        [] => Ok(1_000_000_000),
+        [
+            StatSpec::IoStat {
+                interval_ns,
+                filters,
+                ..
+            },
+        ] if filters.is_empty() => Ok(*interval_ns),
+        [StatSpec::IoStat { .. }] => usage(
+            "--format parquet: the intervals table has fixed columns; give -z io,stat,INTERVAL without filters",
+        ),
+        _ => usage(
+            "--format parquet writes the sessions, findings and intervals tables: -z io,stat,INTERVAL sets the intervals' length; drop the other -z",
+        ),
+    }
 }
 
 /// Parses `-Y`, if given.
@@ -269,29 +328,31 @@ pub fn report<W: Write>(
     export: Option<(&Path, ExportFormat)>,
     out: impl FnOnce() -> W,
 ) -> Result<(), RunError> {
+    check_out(args)?;
+    if args.format == Format::Parquet {
+        return Err(RunError::Usage(
+            "--format parquet reads capture files (-r), each on its own".to_owned(),
+        ));
+    }
+    report_on(args, source, files, interface, layout, export, out, true)
+}
+
+/// The report of one stream; `bar`: whether a large file may show its own
+/// progress bar (not within a fleet run, which has one for the whole run).
+#[allow(clippy::too_many_arguments)]
+fn report_on<W: Write>(
+    args: &ReportArgs,
+    source: &mut Source,
+    files: &[PathBuf],
+    interface: Option<&str>,
+    layout: Layout,
+    export: Option<(&Path, ExportFormat)>,
+    out: impl FnOnce() -> W,
+    bar: bool,
+) -> Result<(), RunError> {
     let filter = parse_filter(args.display_filter.as_deref())?;
     quiet_applies(args, export.is_some())?;
-    let fields = match (args.output_type, args.fields.is_empty()) {
-        (None, true) if args.fields_options.is_empty() => None,
-        (None, _) => {
-            return Err(RunError::Fields(
-                "-e and -E apply to field output: add -T fields".to_owned(),
-            ));
-        }
-        (Some(_), true) => {
-            return Err(RunError::Fields(
-                "-T fields needs at least one -e FIELD".to_owned(),
-            ));
-        }
-        (Some(_), false) => {
-            if args.format != Format::Table {
-                return Err(RunError::Fields(
-                    "-T fields is an output of its own: drop --format".to_owned(),
-                ));
-            }
-            Some(FieldsFormat::parse(&args.fields_options).map_err(RunError::Fields)?)
-        }
-    };
+    let fields = fields_format(args)?;
     let filter_for_export = filter.clone();
     let options = PacketOptions {
         verbose: args.verbose,
@@ -331,6 +392,11 @@ pub fn report<W: Write>(
             Format::Jsonl => {
                 Output::Jsonl(JsonlWriter::new(take(), filter).with_fields(args.verbose))
             }
+            Format::Parquet => {
+                return Err(RunError::Usage(
+                    "--format parquet reads capture files (-r), each on its own".to_owned(),
+                ));
+            }
         },
     };
     let total: u64 = files
@@ -342,7 +408,10 @@ pub fn report<W: Write>(
         [one] => one.display().to_string(),
         _ => format!("{} files", files.len()),
     };
-    let progress = Progress::for_file(&name, total);
+    let progress = match bar {
+        true => Progress::for_file(&name, total),
+        false => Progress::new(&name, total, false),
+    };
     let mut analysis = Analysis::with_engine(
         args.decode.engine(),
         WithStats {
@@ -390,6 +459,218 @@ pub fn report<W: Write>(
     result
 }
 
+/// Whether `lwarscope -r` analyses each file on its own (a fleet run, see
+/// [`report_each`]) rather than reading the files as one stream: with `-j`,
+/// `--format parquet`, or an argument that is a directory or a glob.
+pub fn each_file(args: &ReportArgs, read: &[PathBuf]) -> bool {
+    args.jobs.is_some()
+        || args.format == Format::Parquet
+        || read.iter().any(|a| super::fleet::names_many(a))
+}
+
+/// What the capture options of `lwarscope -r` set on each file of a fleet run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Each<'a> {
+    /// The capture filter, `-f`.
+    pub file_filter: Option<&'a str>,
+    /// `-a`: capture time read of each file, from its first frame.
+    pub duration: Option<Duration>,
+}
+
+/// Output of one file of a fleet run, held (in memory up to this size, then
+/// in a temporary file) until the files before it are written.
+const SPOOL_BYTES: usize = 1 << 20;
+
+/// What one worker hands back for one file.
+struct FileResult {
+    name: String,
+    /// The file's output, to copy out in order.
+    output: Option<tempfile::SpooledTempFile>,
+    error: Option<String>,
+}
+
+/// `lwarscope -r DIR|GLOB|FILE... -j N` and `--format parquet`: analyses each
+/// file on its own engine, `-j` at a time, and writes each file's output to
+/// `out` in the order of the files (each directory or glob sorted by path), so
+/// that every `-j` prints the same bytes. Tables and packet lines are headed
+/// `==> FILE <==`; `--format json` is one document,
+/// `{"schema": N, "captures": [...]}` (N the JSON schema), each element the file's own document (or
+/// `{"file", "error"}` for a file that could not be read); jsonl and `-T
+/// fields` are each file's lines in turn. With `--format parquet` the tables
+/// go to `--out` (see [`super::parquet`]) and a line per file to `out`.
+///
+/// A file that fails is reported on standard error (`error: FILE: why`) when
+/// its turn comes, and the others are still analysed; the run then returns
+/// [`RunError::Failed`].
+pub fn report_each(
+    args: &ReportArgs,
+    read: &[PathBuf],
+    each: Each<'_>,
+    layout: Layout,
+    out: &mut dyn Write,
+) -> Result<(), RunError> {
+    check_out(args)?;
+    check_output_options(args)?;
+    if read.iter().any(|f| f.as_os_str() == "-") {
+        return Err(RunError::Usage(
+            "-r -: standard input is one stream; -j, --format parquet, directories and globs read files".to_owned(),
+        ));
+    }
+    let files = super::fleet::expand(read)?;
+    let jobs = args.jobs.unwrap_or_else(super::fleet::default_jobs);
+    #[cfg(feature = "parquet")]
+    let tables = match (args.format, &args.out) {
+        (Format::Parquet, Some(dir)) => Some(super::parquet::Tables::create(
+            dir,
+            parquet_interval(args)?,
+        )?),
+        _ => None,
+    };
+    let json = args.format == Format::Json;
+    let headed = args.format == Format::Table && args.output_type.is_none();
+    let progress = Progress::for_files(files.len());
+    let mut failed = 0;
+    let mut output: io::Result<()> = if json {
+        write!(out, "{{\"schema\":{},\"captures\":[", super::json::SCHEMA)
+    } else {
+        Ok(())
+    };
+    let mut first = true;
+    // Set when the output is closed (`| head`): the files not begun are skipped.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    super::fleet::run_in_order(
+        files.len(),
+        jobs,
+        |i| {
+            let path = &files[i];
+            let name = path.display().to_string();
+            let mut result = FileResult {
+                name: name.clone(),
+                output: None,
+                error: None,
+            };
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return result;
+            }
+            let mut run = || -> Result<(), RunError> {
+                let mut source = Source::files(std::slice::from_ref(path))?;
+                if let Some(f) = each.file_filter {
+                    source.set_file_filter(f)?;
+                }
+                if let Some(d) = each.duration {
+                    source.stop_after(d);
+                }
+                #[cfg(feature = "parquet")]
+                if let Some(tables) = &tables {
+                    let rows = super::parquet::write_capture(
+                        tables,
+                        &mut source,
+                        path,
+                        args.decode.engine(),
+                    )?;
+                    let mut spool = tempfile::spooled_tempfile(SPOOL_BYTES);
+                    writeln!(spool, "{name}: {rows}").map_err(RunError::Output)?;
+                    result.output = Some(spool);
+                    return Ok(());
+                }
+                let spool = result
+                    .output
+                    .insert(tempfile::spooled_tempfile(SPOOL_BYTES));
+                report_on(
+                    args,
+                    &mut source,
+                    std::slice::from_ref(path),
+                    None,
+                    layout,
+                    None,
+                    || &mut *spool,
+                    false,
+                )
+            };
+            if let Err(e) = run() {
+                // Capture errors name their file already.
+                let text = e.to_string();
+                result.error = Some(match text.starts_with(&format!("{name}: ")) {
+                    true => text,
+                    false => format!("{name}: {text}"),
+                });
+            }
+            progress.inc();
+            result
+        },
+        |_, r| {
+            if let Some(e) = &r.error {
+                failed += 1;
+                let _ = writeln!(io::stderr(), "error: {e}");
+            }
+            if output.is_ok() {
+                output = write_file_result(out, r, json, headed, &mut first);
+                if output.is_err() {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        },
+    );
+    progress.finish();
+    let done = output.and_then(|()| {
+        if json {
+            out.write_all(b"]}\n")?;
+        }
+        out.flush()
+    });
+    match done {
+        Err(e) if is_broken_pipe(&e) => {}
+        r => r.map_err(RunError::Output)?,
+    }
+    if failed > 0 {
+        return Err(RunError::Failed {
+            failed,
+            total: files.len(),
+        });
+    }
+    Ok(())
+}
+
+/// The field output options (`-T fields`, `-e`, `-E`), checked against each
+/// other and `--format`; `None` without `-T`.
+fn fields_format(args: &ReportArgs) -> Result<Option<FieldsFormat>, RunError> {
+    Ok(match (args.output_type, args.fields.is_empty()) {
+        (None, true) if args.fields_options.is_empty() => None,
+        (None, _) => {
+            return Err(RunError::Fields(
+                "-e and -E apply to field output: add -T fields".to_owned(),
+            ));
+        }
+        (Some(_), true) => {
+            return Err(RunError::Fields(
+                "-T fields needs at least one -e FIELD".to_owned(),
+            ));
+        }
+        (Some(_), false) => {
+            if args.format != Format::Table {
+                return Err(RunError::Fields(
+                    "-T fields is an output of its own: drop --format".to_owned(),
+                ));
+            }
+            Some(FieldsFormat::parse(&args.fields_options).map_err(RunError::Fields)?)
+        }
+    })
+}
+
+/// The output options of a fleet run, checked once before any file is read
+/// (rather than failing on every file).
+fn check_output_options(args: &ReportArgs) -> Result<(), RunError> {
+    parse_filter(args.display_filter.as_deref())?;
+    if args.format == Format::Parquet {
+        return Ok(());
+    }
+    quiet_applies(args, false)?;
+    if let Some(format) = fields_format(args)? {
+        FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
+    }
+    Ok(())
+}
+
 /// `-q` is refused where it would drop nothing or what was asked for.
 fn quiet_applies(args: &ReportArgs, export: bool) -> Result<(), RunError> {
     if !args.quiet {
@@ -422,6 +703,41 @@ fn quiet_applies(args: &ReportArgs, export: bool) -> Result<(), RunError> {
     Ok(())
 }
 
+/// Copies one file's output out, in its turn.
+fn write_file_result(
+    out: &mut dyn Write,
+    r: FileResult,
+    json: bool,
+    headed: bool,
+    first: &mut bool,
+) -> io::Result<()> {
+    use std::io::Seek;
+    let mut spool = r.output;
+    let empty = match spool.as_mut() {
+        None => true,
+        Some(s) => s.stream_position()? == 0,
+    };
+    if json {
+        out.write_all(if *first { b"\n" } else { b",\n" })?;
+        *first = false;
+        if empty {
+            let error = r.error.as_deref().unwrap_or("no output");
+            serde_json::to_writer(
+                &mut *out,
+                &serde_json::json!({"file": r.name, "error": error}),
+            )?;
+            return out.write_all(b"\n");
+        }
+    } else if headed && !empty {
+        writeln!(out, "==> {} <==", r.name)?;
+    }
+    if let Some(mut s) = spool {
+        s.rewind()?;
+        io::copy(&mut s, out)?;
+    }
+    Ok(())
+}
+
 /// The output and the `-z` statistics, seeing the same packets.
 struct WithStats<W: Write> {
     output: Output<W>,
@@ -449,38 +765,57 @@ pub fn analyse_file(path: &Path, engine: Engine) -> Result<Outcome, RunError> {
     Ok(analysis.finish(info).0)
 }
 
-/// `lwarscope check FILE...`: prints one verdict line per file to `out`, writes
-/// the JUnit file if asked, and returns the exit status (0, 1 or 2). An error in
-/// the rules themselves is returned as an error (exit status 2 too).
+/// `lwarscope check FILE...`: prints one verdict line per file to `out` (and,
+/// for more than one file, a total line), writes the JUnit file if asked, and
+/// returns the exit status (0, 1 or 2). Files are analysed `-j` at a time, each
+/// on its own engine; the verdicts come in the order of the files whatever the
+/// number of workers. A file that cannot be analysed is an `ERROR` verdict and
+/// the others are still checked. An error in the rules themselves, or a
+/// pattern that matches nothing, is returned as an error (exit status 2 too).
 pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, RunError> {
     let rules = Rules::from_args(args)?;
+    let text = args.format == super::args::CheckFormat::Text;
+    let files = super::fleet::expand(&args.files)?;
     if rules.limits.is_empty() && rules.expect.is_none() {
         let _ = writeln!(
             io::stderr(),
             "warning: no rules: every readable capture passes; add --deny, --max, --min, --rules or --expect"
         );
     }
-    let text = args.format == super::args::CheckFormat::Text;
-    let mut verdicts = Vec::with_capacity(args.files.len());
-    for path in &args.files {
-        let name = path.display().to_string();
-        let engine = crate::proto::engine_with(TrackerConfig::default(), &args.decode_as);
-        let verdict = match analyse_file(path, engine) {
-            Ok(outcome) => rules.check(&name, &outcome),
-            Err(e) => {
-                // Capture errors name their file already.
-                let text = e.to_string();
-                let prefix = format!("{name}: ");
-                Verdict::error(&name, text.strip_prefix(&prefix).unwrap_or(&text))
+    let jobs = args.jobs.unwrap_or_else(super::fleet::default_jobs);
+    let progress = Progress::for_files(files.len());
+    let mut verdicts = Vec::with_capacity(files.len());
+    let mut output = Ok(());
+    super::fleet::run_in_order(
+        files.len(),
+        jobs,
+        |i| {
+            let path = &files[i];
+            let name = path.display().to_string();
+            let engine = crate::proto::engine_with(TrackerConfig::default(), &args.decode_as);
+            let verdict = match analyse_file(path, engine) {
+                Ok(outcome) => rules.check(&name, &outcome),
+                Err(e) => {
+                    // Capture errors name their file already.
+                    let text = e.to_string();
+                    let prefix = format!("{name}: ");
+                    Verdict::error(&name, text.strip_prefix(&prefix).unwrap_or(&text))
+                }
+            };
+            progress.inc();
+            verdict
+        },
+        |_, verdict| {
+            if text && output.is_ok() {
+                output = print_line(out, &verdict.line(color));
             }
-        };
-        if text {
-            match writeln!(out, "{}", verdict.line(color)) {
-                Err(e) if is_broken_pipe(&e) => {}
-                r => r.map_err(RunError::Output)?,
-            }
-        }
-        verdicts.push(verdict);
+            verdicts.push(verdict);
+        },
+    );
+    progress.finish();
+    output?;
+    if text && verdicts.len() > 1 {
+        print_line(out, &Total(&verdicts))?;
     }
     let code = exit_code(&verdicts);
     if !text {
@@ -528,4 +863,35 @@ fn verdicts_json(verdicts: &[Verdict], code: u8) -> serde_json::Value {
         "errors": count(&|v| v.error.is_some()),
         "exit_code": code,
     })
+}
+
+/// One line to the output; a closed pipe is not an error (the run goes on,
+/// for its exit status and JUnit file).
+fn print_line(out: &mut impl Write, line: &dyn std::fmt::Display) -> Result<(), RunError> {
+    match writeln!(out, "{line}") {
+        Err(e) if is_broken_pipe(&e) => Ok(()),
+        r => r.map_err(RunError::Output),
+    }
+}
+
+/// The total line of a check of several files: `10 files: 7 passed, 3 failed`
+/// (and `, 1 error` when a file could not be analysed).
+struct Total<'a>(&'a [Verdict]);
+
+impl std::fmt::Display for Total<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let errors = self.0.iter().filter(|v| v.error.is_some()).count();
+        let passed = self.0.iter().filter(|v| v.passed()).count();
+        let failed = self.0.len() - errors - passed;
+        write!(
+            f,
+            "{} files: {passed} passed, {failed} failed",
+            self.0.len()
+        )?;
+        match errors {
+            0 => Ok(()),
+            1 => write!(f, ", 1 error"),
+            n => write!(f, ", {n} errors"),
+        }
+    }
 }

@@ -263,6 +263,21 @@ impl IoStat {
         }
     }
 
+    /// The interval asked for, in ns (0: the whole capture as one interval).
+    pub fn interval_ns(&self) -> u64 {
+        self.interval_ns
+    }
+
+    /// The time of the first packet counted: where interval 0 starts.
+    pub fn start(&self) -> Option<Timestamp> {
+        self.start
+    }
+
+    /// Packets and findings past [`MAX_INTERVALS`], not counted.
+    pub fn beyond(&self) -> u64 {
+        self.beyond
+    }
+
     /// The heading: `io,stat,1`.
     pub fn name(&self) -> String {
         let mut name = format!("io,stat,{}", self.interval);
