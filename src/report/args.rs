@@ -189,6 +189,14 @@ pub struct ReportArgs {
     #[arg(short = 'q', long = "quiet", help_heading = "Statistics")]
     pub quiet: bool,
 
+    /// Draw the capture over time as an SVG picture, for a bug report: packets,
+    /// resends and lost messages per second and the mean ack delay, a line per
+    /// session and direction (the six busiest sessions; --session names
+    /// others). Written at the end, beside the report.
+    /// Example: lwarscope -r game.pcap --plot game.svg
+    #[arg(long, value_name = "FILE.svg", help_heading = "Statistics")]
+    pub plot: Option<PathBuf>,
+
     #[command(flatten)]
     pub decode: DecodeArgs,
 }

@@ -30,10 +30,12 @@ pub mod json;
 pub mod packets;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod plot;
 pub mod progress;
 pub mod run;
 pub mod stats;
 pub mod table;
+pub mod timeline;
 
 pub use args::{CheckArgs, Color, Format, ReportArgs};
 pub use filter::{Filter, FilterError};

@@ -151,10 +151,21 @@ pub struct DirInterval {
 }
 
 impl DirInterval {
-    fn mean_ack_ms(&self) -> Option<f64> {
+    /// Adds another interval's counts.
+    pub fn merge(&mut self, other: &DirInterval) {
+        self.packets += other.packets;
+        self.bytes += other.bytes;
+        self.lost += other.lost;
+        self.resends += other.resends;
+        self.acks.merge(other.acks);
+    }
+
+    /// The mean ack delay measured, in ms.
+    pub fn mean_ack_ms(&self) -> Option<f64> {
         (self.acks.count > 0).then(|| self.acks.sum_ns as f64 / f64::from(self.acks.count) / 1e6)
     }
-    fn max_ack_ms(&self) -> Option<f64> {
+    /// The largest ack delay measured, in ms.
+    pub fn max_ack_ms(&self) -> Option<f64> {
         (self.acks.count > 0).then(|| self.acks.max_ns as f64 / 1e6)
     }
 }
