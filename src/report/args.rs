@@ -189,6 +189,14 @@ pub struct ReportArgs {
     #[arg(short = 'q', long = "quiet", help_heading = "Statistics")]
     pub quiet: bool,
 
+    /// Restrict the report to these sessions (the numbers in its first column;
+    /// repeat or separate with commas): the tables, the JSON summary, the -z
+    /// statistics, --plot and the packet lines count their packets and
+    /// findings only. The engine still follows every session.
+    /// Example: lwarscope -r game.pcap --session 2 --format json
+    #[arg(long = "session", value_name = "N", value_delimiter = ',')]
+    pub sessions: Vec<usize>,
+
     /// Draw the capture over time as an SVG picture, for a bug report: packets,
     /// resends and lost messages per second and the mean ack delay, a line per
     /// session and direction (the six busiest sessions; --session names

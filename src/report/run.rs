@@ -153,6 +153,7 @@ pub fn capture_info(
         received: stats.pcap.map(|p| p.received),
         kernel_dropped: stats.pcap.map(|p| p.dropped_by_kernel),
         interface_dropped: stats.pcap.map(|p| p.dropped_by_interface),
+        sessions_only: None,
     }
 }
 
@@ -433,6 +434,9 @@ fn report_on<W: Write>(
             timeline: args.plot.as_ref().map(|_| Timeline::new()),
         },
     );
+    if !args.sessions.is_empty() {
+        analysis.restrict(args.sessions.clone());
+    }
     let mut export = match export {
         Some((path, format)) => {
             let comment = match &args.display_filter {
@@ -443,7 +447,7 @@ fn report_on<W: Write>(
             analysis.select(filter_for_export);
             Some(Export {
                 writer,
-                filtered: args.display_filter.is_some(),
+                filtered: args.display_filter.is_some() || !args.sessions.is_empty(),
             })
         }
         None => None,
@@ -470,7 +474,17 @@ fn report_on<W: Write>(
         .finish(&outcome, &stats, layout, take)
         .map_err(RunError::Output)?;
     if let (Some(path), Some(timeline)) = (&args.plot, &timeline) {
-        write_plot(path, timeline, &outcome, &[])?;
+        write_plot(path, timeline, &outcome, &args.sessions)?;
+    }
+    if let Some(missing) = args
+        .sessions
+        .iter()
+        .find(|&&id| !outcome.sessions.iter().any(|s| s.id == id))
+    {
+        result?;
+        return Err(RunError::Usage(format!(
+            "--session {missing}: no such session in this capture (the report's first column numbers them)"
+        )));
     }
     if let Some(dropped) = exported?
         && dropped > 0

@@ -129,6 +129,17 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
         _ => "-".to_owned(),
     };
     t.add_row(vec!["time span".to_owned(), span]);
+    if let Some(ids) = &c.sessions_only {
+        let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
+        t.add_row(vec![
+            "restricted to".to_owned(),
+            format!(
+                "session{} {} (--session); the frames are the whole capture's",
+                if ids.len() == 1 { "" } else { "s" },
+                ids.join(", ")
+            ),
+        ]);
+    }
     let mut rows: Vec<(String, u64)> = vec![("frames".into(), c.frames)];
     // One row per protocol seen; the first registered's when none was.
     for (i, p) in crate::proto::REGISTRY.iter().map(|p| p.info).enumerate() {
