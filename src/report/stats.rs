@@ -341,7 +341,8 @@ impl Observer for IoStat {
             return Flow::Continue;
         };
         self.last_frame = Some(e.datagram.frame);
-        if self.marks.last().is_none_or(|&(_, j)| j != i) {
+        // Marks go forward only: a capture out of time order adds none.
+        if self.marks.last().is_none_or(|&(_, j)| j < i) {
             self.marks.push((e.datagram.frame, i));
         }
         let bytes = e.datagram.payload_len as u64;

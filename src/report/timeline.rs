@@ -205,10 +205,11 @@ impl Observer for Timeline {
         self.end = Some(self.end.map_or(ts, |end| end.max(ts)));
         self.last_frame = Some(e.datagram.frame);
         let origin = self.origin.unwrap_or(ts);
+        // Marks go forward only: a capture out of time order adds none.
         if self
             .marks
             .last()
-            .is_none_or(|&(_, t)| self.bucket_of(t.since(origin)) != i)
+            .is_none_or(|&(_, t)| self.bucket_of(t.since(origin)) < i)
         {
             self.marks.push((e.datagram.frame, ts));
         }
@@ -297,6 +298,16 @@ mod tests {
         assert_eq!(late.bucket(200)[1].packets, 1);
         assert_eq!(late.bucket(0)[1].packets, 0);
         assert_eq!(t.busiest(5), vec![0, 1]);
+    }
+
+    #[test]
+    fn time_going_back_and_forth_adds_no_marks() {
+        let mut t = Timeline::new();
+        for k in 0..1000 {
+            event_at(&mut t, (k % 2) * 500, 0, Direction::ClientToServer, k + 1);
+        }
+        assert_eq!(t.marks.len(), 2);
+        assert_eq!(t.session(0).expect("followed").packets(), 1000);
     }
 
     #[test]
