@@ -629,7 +629,7 @@ fn ng_timestamp(i: &Iface, t: u64) -> Timestamp {
 
 /// Bytes of the file handed back to the kernel at a time: what is read stays
 /// out of the process's resident memory, which stays flat on any file size.
-const RELEASE: usize = 32 << 20;
+const RELEASE: usize = 4 << 20;
 
 /// A capture file mapped into memory, read front to back.
 pub(crate) struct MappedFile {

@@ -134,6 +134,18 @@ pub enum FileReader {
     Libpcap,
 }
 
+impl FileReader {
+    /// The reader [`Source::files`] uses: [`FileReader::Mapped`], unless the
+    /// environment says `LWARSCOPE_READER=libpcap` (to compare both, or to
+    /// work around a file the mapped reader refuses).
+    pub fn from_env() -> FileReader {
+        match std::env::var_os("LWARSCOPE_READER") {
+            Some(v) if v == "libpcap" => FileReader::Libpcap,
+            _ => FileReader::Mapped,
+        }
+    }
+}
+
 /// The user's capture filter (`-f`), compiled for each link type met in a
 /// file (a pcapng file may have several).
 struct FileFilter {
@@ -245,9 +257,10 @@ pub struct Source {
 
 impl Source {
     /// Opens capture files (pcap or pcapng; `-` is standard input), read in order
-    /// as one stream. Every file is opened (and checked) now.
+    /// as one stream. Every file is opened (and checked) now. Regular files
+    /// are read in place ([`FileReader::from_env`]), the rest through libpcap.
     pub fn files<P: AsRef<Path>>(paths: &[P]) -> Result<Source, CaptureError> {
-        Source::files_with(paths, FileReader::default())
+        Source::files_with(paths, FileReader::from_env())
     }
 
     /// [`Source::files`], with regular files read by `reader` (standard
