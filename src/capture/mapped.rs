@@ -680,6 +680,11 @@ impl MappedFile {
         self.parser.next(&self.map)
     }
 
+    /// The file's length.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
     /// The bytes at `offset..offset + len` (a record's data), empty if out of range.
     pub fn bytes(&self, offset: usize, len: usize) -> &[u8] {
         offset

@@ -373,6 +373,22 @@ impl Source {
         matches!(self.input, Input::Live(_))
     }
 
+    /// The bytes of the files still to read, when every one is a mapped
+    /// file (`None` for live captures, standard input, pipes and compressed
+    /// files, whose length is not known).
+    pub fn input_bytes(&self) -> Option<u64> {
+        let Input::Files(files) = &self.input else {
+            return None;
+        };
+        files
+            .iter()
+            .map(|f| match &f.reader {
+                Reader::Mapped(m) => Some(m.len() as u64),
+                Reader::Libpcap { .. } => None,
+            })
+            .sum()
+    }
+
     /// The frame counters so far.
     pub fn counts(&self) -> FrameCounts {
         let mut c = self.counts;
