@@ -23,6 +23,7 @@
 
 pub mod args;
 pub mod check;
+mod fast;
 pub mod fields;
 pub mod filter;
 pub mod fleet;
