@@ -3,20 +3,29 @@
 //! packet, nothing else. What `lwarscope -r` costs beyond this is tracking and
 //! reporting.
 //!
-//! `cargo run --release --example decode_floor -- FILE...`
+//! `cargo run --release --example decode_floor -- [--libpcap] FILE...`: with
+//! `--libpcap`, files are read through libpcap rather than the mapped reader.
+//! It prints the totals `benches/floor.c` prints for the same files.
 
-use lwarscope::capture::{FrameClass, Source};
+use lwarscope::capture::{FileReader, FrameClass, Source};
 use lwarscope::proto::lwar::wire::Packet;
 use std::hint::black_box;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let files: Vec<String> = std::env::args().skip(1).collect();
+    let mut files: Vec<String> = std::env::args().skip(1).collect();
+    let reader = match files.first().map(String::as_str) {
+        Some("--libpcap") => {
+            files.remove(0);
+            FileReader::Libpcap
+        }
+        _ => FileReader::Mapped,
+    };
     if files.is_empty() {
-        eprintln!("usage: decode_floor FILE...");
+        eprintln!("usage: decode_floor [--libpcap] FILE...");
         return ExitCode::from(2);
     }
-    let mut source = match Source::files(&files) {
+    let mut source = match Source::files_with(&files, reader) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");

@@ -25,6 +25,7 @@ mod error;
 pub mod export;
 mod frame;
 mod link;
+mod mapped;
 mod reassembly;
 pub mod rotate;
 mod source;
@@ -37,8 +38,8 @@ pub use frame::{
 pub use link::LinkType;
 pub use reassembly::{MAX_INCOMPLETE_RECORDS, ReassemblyLimits};
 pub use source::{
-    DEFAULT_FILTER, DEFAULT_FILTER_NO_VLAN, DEFAULT_SNAPLEN, Interface, LiveOptions, Source,
-    StopHandle, classify_frame, default_filter, list_interfaces,
+    DEFAULT_FILTER, DEFAULT_FILTER_NO_VLAN, DEFAULT_SNAPLEN, FileReader, Interface, LiveOptions,
+    Source, StopHandle, classify_frame, default_filter, list_interfaces,
 };
 
 use std::fmt;

@@ -5,6 +5,7 @@ use super::compressed::{Compression, Inflater};
 use super::error::{CaptureError, pcap_reason};
 use super::frame::{CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatagram, PcapStats};
 use super::link::{Dissected, LinkType, Udp, dissect, reassembled_udp};
+use super::mapped::{MapError, MappedFile, Next, OpenError};
 use super::reassembly::{Added, Reassembler, ReassemblyLimits};
 use super::{Datagram, Timestamp};
 use pcap::{Active, Capture, Offline, Precision};
@@ -108,18 +109,84 @@ impl StopHandle {
     }
 }
 
+/// How a file's records are read.
+enum Reader {
+    /// Through libpcap: standard input, pipes, compressed streams, and the
+    /// files the mapped reader leaves to it.
+    Libpcap {
+        /// First: dropping it closes the pipe an inflater writes into.
+        cap: Capture<Offline>,
+        /// For a compressed file, the thread that inflates it.
+        inflater: Option<super::compressed::Inflater>,
+    },
+    /// A regular file, mapped and parsed in place (`capture::mapped`).
+    Mapped(MappedFile),
+}
+
+/// Which reader [`Source::files_with`] uses for regular files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileReader {
+    /// The zero-copy reader over a memory map for regular pcap and pcapng
+    /// files (libpcap for the rest): the default.
+    #[default]
+    Mapped,
+    /// libpcap for every file, as before the mapped reader.
+    Libpcap,
+}
+
+impl FileReader {
+    /// The reader [`Source::files`] uses: [`FileReader::Mapped`], unless the
+    /// environment says `LWARSCOPE_READER=libpcap` (to compare both, or to
+    /// work around a file the mapped reader refuses).
+    pub fn from_env() -> FileReader {
+        match std::env::var_os("LWARSCOPE_READER") {
+            Some(v) if v == "libpcap" => FileReader::Libpcap,
+            _ => FileReader::Mapped,
+        }
+    }
+}
+
+/// The user's capture filter (`-f`), compiled for each link type met in a
+/// file (a pcapng file may have several).
+struct FileFilter {
+    expr: String,
+    programs: Vec<(LinkType, pcap::BpfProgram)>,
+}
+
+impl FileFilter {
+    fn compile(expr: &str, link: LinkType) -> Result<pcap::BpfProgram, CaptureError> {
+        let invalid = |e: &pcap::Error| CaptureError::InvalidFilter {
+            filter: expr.to_owned(),
+            reason: pcap_reason(e),
+        };
+        Capture::dead(pcap::Linktype(link.dlt()))
+            .map_err(|e| invalid(&e))?
+            .compile(expr, true)
+            .map_err(|e| invalid(&e))
+    }
+
+    /// Whether the filter rejects a frame of this link type.
+    fn rejects(&mut self, link: LinkType, data: &[u8]) -> Result<bool, CaptureError> {
+        if let Some((_, p)) = self.programs.iter().find(|(l, _)| *l == link) {
+            return Ok(!p.filter(data));
+        }
+        let p = Self::compile(&self.expr, link)?;
+        let pass = p.filter(data);
+        self.programs.push((link, p));
+        Ok(!pass)
+    }
+}
+
 struct OfflineFile {
-    /// First: dropping it closes the pipe an inflater writes into.
-    cap: Capture<Offline>,
-    /// For a compressed file, the thread that inflates it.
-    inflater: Option<super::compressed::Inflater>,
+    reader: Reader,
     name: String,
+    /// The link type of the file (of its first interface, for pcapng).
     link: LinkType,
     /// Packets read from this file.
     packets: u64,
-    /// The user's capture filter (`-f`), compiled for this file's link type:
-    /// frames it rejects are skipped, keeping their numbers.
-    bpf: Option<pcap::BpfProgram>,
+    /// The user's capture filter (`-f`): frames it rejects are skipped,
+    /// keeping their numbers.
+    filter: Option<FileFilter>,
     /// When files are merged by time: this file's next frame, read ahead, and
     /// whether the capture filter rejects it.
     ahead: Option<(Header, bool)>,
@@ -140,13 +207,23 @@ enum Input {
     Live(LiveInput),
 }
 
-/// The header fields of the frame in `Source::buf`.
+/// The header fields of the current frame, and where its bytes are.
 #[derive(Debug, Clone, Copy)]
 struct Header {
     ts: Timestamp,
     cap_len: u32,
     orig_len: u32,
     link: LinkType,
+    at: At,
+}
+
+/// Where the current frame's bytes are.
+#[derive(Debug, Clone, Copy)]
+enum At {
+    /// Copied into `Source::buf`.
+    Buf,
+    /// In the mapped file at the front of the queue: offset and length.
+    Map(usize, usize),
 }
 
 /// Frames from capture files (in order, as one stream) or a live interface.
@@ -180,11 +257,21 @@ pub struct Source {
 
 impl Source {
     /// Opens capture files (pcap or pcapng; `-` is standard input), read in order
-    /// as one stream. Every file is opened (and checked) now.
+    /// as one stream. Every file is opened (and checked) now. Regular files
+    /// are read in place ([`FileReader::from_env`]), the rest through libpcap.
     pub fn files<P: AsRef<Path>>(paths: &[P]) -> Result<Source, CaptureError> {
+        Source::files_with(paths, FileReader::from_env())
+    }
+
+    /// [`Source::files`], with regular files read by `reader` (standard
+    /// input, pipes and compressed files are always read through libpcap).
+    pub fn files_with<P: AsRef<Path>>(
+        paths: &[P],
+        reader: FileReader,
+    ) -> Result<Source, CaptureError> {
         let files = paths
             .iter()
-            .map(|p| open_file(p.as_ref()))
+            .map(|p| open_file(p.as_ref(), reader))
             .collect::<Result<VecDeque<_>, _>>()?;
         Ok(Source::new(Input::Files(files), None))
     }
@@ -243,19 +330,11 @@ impl Source {
             });
         };
         for file in files {
-            let dead = Capture::dead(pcap::Linktype(file.link.dlt())).map_err(|e| {
-                CaptureError::InvalidFilter {
-                    filter: expr.to_owned(),
-                    reason: pcap_reason(&e),
-                }
-            })?;
-            let bpf = dead
-                .compile(expr, true)
-                .map_err(|e| CaptureError::InvalidFilter {
-                    filter: expr.to_owned(),
-                    reason: pcap_reason(&e),
-                })?;
-            file.bpf = Some(bpf);
+            let bpf = FileFilter::compile(expr, file.link)?;
+            file.filter = Some(FileFilter {
+                expr: expr.to_owned(),
+                programs: vec![(file.link, bpf)],
+            });
         }
         Ok(())
     }
@@ -292,6 +371,22 @@ impl Source {
 
     pub fn is_live(&self) -> bool {
         matches!(self.input, Input::Live(_))
+    }
+
+    /// The bytes of the files still to read, when every one is a mapped
+    /// file (`None` for live captures, standard input, pipes and compressed
+    /// files, whose length is not known).
+    pub fn input_bytes(&self) -> Option<u64> {
+        let Input::Files(files) = &self.input else {
+            return None;
+        };
+        files
+            .iter()
+            .map(|f| match &f.reader {
+                Reader::Mapped(m) => Some(m.len() as u64),
+                Reader::Libpcap { .. } => None,
+            })
+            .sum()
     }
 
     /// The frame counters so far.
@@ -360,7 +455,17 @@ impl Source {
         counts.bytes += u64::from(header.cap_len);
         self.reasm.expire(header.ts);
         let cut = header.cap_len < header.orig_len;
-        let class = match dissect(header.link, &self.buf, cut) {
+        let data: &[u8] = match (header.at, &self.input) {
+            (At::Map(offset, len), Input::Files(files)) => match files.front() {
+                Some(OfflineFile {
+                    reader: Reader::Mapped(m),
+                    ..
+                }) => m.bytes(offset, len),
+                _ => &[],
+            },
+            _ => &self.buf,
+        };
+        let class = match dissect(header.link, data, cut) {
             Dissected::Udp(udp) => classify_udp(udp, number, header.ts),
             Dissected::Fragment(frag) => {
                 counts.ip_fragments += 1;
@@ -393,7 +498,7 @@ impl Source {
             orig_len: header.orig_len,
             cap_len: header.cap_len,
             class,
-            data: &self.buf,
+            data,
             link: header.link,
             fragment_frames,
         }))
@@ -431,19 +536,16 @@ impl Source {
                     let Some(file) = files.front_mut() else {
                         return Ok(None);
                     };
-                    match file.cap.next_packet() {
-                        Ok(p) if file.bpf.as_ref().is_some_and(|b| !b.filter(p.data)) => {
+                    match file.next_record(&mut self.buf, false)? {
+                        Some((_, true)) => {
                             // Numbered as in the file, as Wireshark numbers it.
                             file.packets += 1;
                             self.number += 1;
                             self.counts.frames += 1;
                             self.counts.filtered += 1;
                         }
-                        Ok(p) => {
+                        Some((header, false)) => {
                             file.packets += 1;
-                            self.buf.clear();
-                            self.buf.extend_from_slice(p.data);
-                            let header = header_of(p.header, file.link);
                             file.last_ts = Some(header.ts);
                             // Where one file follows another, time should not
                             // go backwards: if it does, they overlap.
@@ -458,23 +560,13 @@ impl Source {
                             }
                             return Ok(Some(header));
                         }
-                        Err(pcap::Error::NoMorePackets) => {
-                            // A compressed stream that ended early may still
-                            // end at a record boundary.
-                            if let Some(why) = file.inflater.as_mut().and_then(|i| i.finish()) {
-                                return Err(CaptureError::FileRead {
-                                    path: file.name.clone(),
-                                    packets: file.packets,
-                                    reason: why,
-                                });
-                            }
+                        None => {
                             if let Some(ended) = files.pop_front()
                                 && let Some(end) = ended.last_ts
                             {
                                 self.boundary = Some((ended.name, end));
                             }
                         }
-                        Err(e) => return Err(file_error(file, &e)),
                     }
                 }
                 Input::Live(live) => match live.cap.next_packet() {
@@ -484,7 +576,7 @@ impl Source {
                         }
                         self.buf.clear();
                         self.buf.extend_from_slice(p.data);
-                        let header = header_of(p.header, live.link);
+                        let header = header_of(p.header, live.link, At::Buf);
                         if let Some(savefile) = &mut live.savefile
                             && savefile.due()
                         {
@@ -588,15 +680,103 @@ fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp) -> FrameClass<'_> {
     })
 }
 
-fn header_of(h: &pcap::PacketHeader, link: LinkType) -> Header {
+// `time_t` and `suseconds_t` are `i64` here, not on every platform.
+#[allow(clippy::useless_conversion)]
+fn header_of(h: &pcap::PacketHeader, link: LinkType, at: At) -> Header {
     // Every capture is opened with nanosecond precision: `tv_usec` holds nanoseconds.
-    let secs = u64::try_from(h.ts.tv_sec).unwrap_or(0);
-    let nanos = u64::try_from(h.ts.tv_usec).unwrap_or(0);
     Header {
-        ts: Timestamp(secs.saturating_mul(1_000_000_000).saturating_add(nanos)),
+        ts: super::mapped::timestamp(i64::from(h.ts.tv_sec), i64::from(h.ts.tv_usec)),
         cap_len: h.caplen,
         orig_len: h.len,
         link,
+        at,
+    }
+}
+
+/// libpcap's name of a link type (DLT), `unknown` if it has none.
+pub(crate) fn dlt_name(dlt: i32) -> String {
+    pcap::Linktype(dlt)
+        .get_name()
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+impl OfflineFile {
+    /// The next record of this file, and whether the capture filter rejects
+    /// it; `None` at its end. The frame's bytes are copied into `buf` when
+    /// libpcap read it, or when `copy` (frames read ahead); otherwise they
+    /// stay in the mapped file.
+    fn next_record(
+        &mut self,
+        buf: &mut Vec<u8>,
+        copy: bool,
+    ) -> Result<Option<(Header, bool)>, CaptureError> {
+        match &mut self.reader {
+            Reader::Libpcap { cap, inflater } => match cap.next_packet() {
+                Ok(p) => {
+                    let header = header_of(p.header, self.link, At::Buf);
+                    let rejected = match &mut self.filter {
+                        Some(f) => f.rejects(self.link, p.data)?,
+                        None => false,
+                    };
+                    if !rejected || copy {
+                        buf.clear();
+                        buf.extend_from_slice(p.data);
+                    }
+                    Ok(Some((header, rejected)))
+                }
+                Err(pcap::Error::NoMorePackets) => {
+                    // A compressed stream that ended early may still end at
+                    // a record boundary.
+                    match inflater.as_mut().and_then(|i| i.finish()) {
+                        Some(why) => Err(CaptureError::FileRead {
+                            path: self.name.clone(),
+                            packets: self.packets,
+                            reason: why,
+                        }),
+                        None => Ok(None),
+                    }
+                }
+                Err(e) => Err(pcap_file_error(
+                    &self.name,
+                    self.packets,
+                    inflater.as_mut(),
+                    &e,
+                )),
+            },
+            Reader::Mapped(m) => match m.next() {
+                Ok(Next::Packet(r)) => {
+                    let rejected = match &mut self.filter {
+                        Some(f) => f.rejects(r.link, r.data)?,
+                        None => false,
+                    };
+                    let at = if copy {
+                        buf.clear();
+                        buf.extend_from_slice(r.data);
+                        At::Buf
+                    } else {
+                        At::Map(r.offset, r.data.len())
+                    };
+                    let header = Header {
+                        ts: r.ts,
+                        cap_len: r.cap_len,
+                        orig_len: r.orig_len,
+                        link: r.link,
+                        at,
+                    };
+                    Ok(Some((header, rejected)))
+                }
+                Ok(Next::End) => Ok(None),
+                Ok(Next::Cut) => Err(CaptureError::CutOff {
+                    path: self.name.clone(),
+                    packets: self.packets,
+                }),
+                Err(reason) => Err(CaptureError::FileRead {
+                    path: self.name.clone(),
+                    packets: self.packets,
+                    reason,
+                }),
+            },
+        }
     }
 }
 
@@ -607,24 +787,12 @@ fn earliest(files: &mut VecDeque<OfflineFile>) -> Result<Option<usize>, CaptureE
     let mut best: Option<(usize, Timestamp)> = None;
     for (i, file) in files.iter_mut().enumerate() {
         if file.ahead.is_none() {
-            match file.cap.next_packet() {
-                Ok(p) => {
-                    let rejected = file.bpf.as_ref().is_some_and(|b| !b.filter(p.data));
-                    file.ahead_buf.clear();
-                    file.ahead_buf.extend_from_slice(p.data);
-                    file.ahead = Some((header_of(p.header, file.link), rejected));
-                }
-                Err(pcap::Error::NoMorePackets) => {
-                    if let Some(why) = file.inflater.as_mut().and_then(|i| i.finish()) {
-                        return Err(CaptureError::FileRead {
-                            path: file.name.clone(),
-                            packets: file.packets,
-                            reason: why,
-                        });
-                    }
-                    continue;
-                }
-                Err(e) => return Err(file_error(file, &e)),
+            let mut buf = std::mem::take(&mut file.ahead_buf);
+            let next = file.next_record(&mut buf, true);
+            file.ahead_buf = buf;
+            match next? {
+                Some(ahead) => file.ahead = Some(ahead),
+                None => continue,
             }
         }
         if let Some((h, _)) = &file.ahead
@@ -636,14 +804,19 @@ fn earliest(files: &mut VecDeque<OfflineFile>) -> Result<Option<usize>, CaptureE
     Ok(best.map(|(i, _)| i))
 }
 
-/// The error of a failed read in a file: cut off, or another read error.
-fn file_error(file: &mut OfflineFile, err: &pcap::Error) -> CaptureError {
+/// The error of a failed libpcap read in a file: cut off, or another read error.
+fn pcap_file_error(
+    name: &str,
+    packets: u64,
+    inflater: Option<&mut Inflater>,
+    err: &pcap::Error,
+) -> CaptureError {
     // A corrupt compressed stream ends libpcap's input early: the stream's
     // error is the one to tell.
-    if let Some(why) = file.inflater.as_mut().and_then(|i| i.finish()) {
+    if let Some(why) = inflater.and_then(|i| i.finish()) {
         return CaptureError::FileRead {
-            path: file.name.clone(),
-            packets: file.packets,
+            path: name.to_owned(),
+            packets,
             reason: why,
         };
     }
@@ -652,24 +825,34 @@ fn file_error(file: &mut OfflineFile, err: &pcap::Error) -> CaptureError {
     // "truncated pcapng dump file; tried to read ..." (pcapng).
     if reason.contains("truncated") {
         CaptureError::CutOff {
-            path: file.name.clone(),
-            packets: file.packets,
+            path: name.to_owned(),
+            packets,
         }
     } else {
         CaptureError::FileRead {
-            path: file.name.clone(),
-            packets: file.packets,
+            path: name.to_owned(),
+            packets,
             reason,
         }
     }
 }
 
-fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
+fn open_file(path: &Path, how: FileReader) -> Result<OfflineFile, CaptureError> {
     let stdin = path.as_os_str() == "-";
     let name = if stdin {
         STDIN_NAME.to_string()
     } else {
         path.display().to_string()
+    };
+    let file = |reader, link| OfflineFile {
+        reader,
+        name: name.clone(),
+        link,
+        packets: 0,
+        filter: None,
+        ahead: None,
+        ahead_buf: Vec::new(),
+        last_ts: None,
     };
     if !stdin {
         match std::fs::File::open(path) {
@@ -687,6 +870,26 @@ fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
                     path: name,
                     reason: "is a directory".into(),
                 });
+            }
+            // A regular file, not compressed: read in place.
+            Ok(f) if how == FileReader::Mapped && f.metadata().is_ok_and(|m| m.is_file()) => {
+                match MappedFile::open(&f) {
+                    Ok((m, link)) => return Ok(file(Reader::Mapped(m), link)),
+                    Err(MapError::Open(OpenError::NotPcap(reason)))
+                        if Compression::of_file(path).ok().flatten().is_none() =>
+                    {
+                        return Err(CaptureError::NotPcap { path: name, reason });
+                    }
+                    Err(MapError::Open(OpenError::Unsupported(dlt))) => {
+                        return Err(CaptureError::UnsupportedLinkType {
+                            input: name,
+                            linktype: dlt,
+                            name: dlt_name(dlt),
+                        });
+                    }
+                    // Compressed, left to libpcap, or not mappable: below.
+                    Err(_) => {}
+                }
             }
             Ok(_) => {}
         }
@@ -735,24 +938,14 @@ fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
     };
     let dlt = cap.get_datalink();
     let link = link_type(dlt, &name)?;
-    Ok(OfflineFile {
-        cap,
-        inflater,
-        name,
-        link,
-        packets: 0,
-        bpf: None,
-        ahead: None,
-        ahead_buf: Vec::new(),
-        last_ts: None,
-    })
+    Ok(file(Reader::Libpcap { cap, inflater }, link))
 }
 
 fn link_type(dlt: pcap::Linktype, input: &str) -> Result<LinkType, CaptureError> {
     LinkType::from_dlt(dlt.0).ok_or_else(|| CaptureError::UnsupportedLinkType {
         input: input.to_string(),
         linktype: dlt.0,
-        name: dlt.get_name().unwrap_or_else(|_| "unknown".into()),
+        name: dlt_name(dlt.0),
     })
 }
 

@@ -460,6 +460,11 @@ impl Engine {
         }
     }
 
+    /// Whether [`Engine::stop_after`] set a count.
+    pub fn has_limit(&self) -> bool {
+        self.limit.is_some()
+    }
+
     /// Datagrams recognised so far.
     pub fn recognised(&self) -> u64 {
         self.recognised

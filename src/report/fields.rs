@@ -224,9 +224,10 @@ fn write_value(out: &mut String, v: &Value<'_>) {
         Value::Enum {
             name: Some(name), ..
         } => out.push_str(name),
-        Value::Enum { raw, name: None } => {
-            let _ = write!(out, "{raw}");
+        Value::Enum { raw, name: None } | Value::Unsigned(raw) => {
+            out.push_str(itoa::Buffer::new().format(raw));
         }
+        Value::Signed(n) => out.push_str(itoa::Buffer::new().format(n)),
         _ => {
             let _ = write!(out, "{v}");
         }
@@ -261,20 +262,6 @@ impl FieldSink for Columns {
     }
 }
 
-/// Seconds and nanoseconds: `12.000100000`.
-struct Secs(u64);
-
-impl fmt::Display for Secs {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}.{:09}",
-            self.0 / 1_000_000_000,
-            self.0 % 1_000_000_000
-        )
-    }
-}
-
 /// Writes one line per displayed packet with the values of the `-e` fields.
 pub struct FieldsWriter<W: Write> {
     out: W,
@@ -283,6 +270,8 @@ pub struct FieldsWriter<W: Write> {
     first_ts: Option<Timestamp>,
     header_done: bool,
     error: Option<io::Error>,
+    /// The line being written, handed to `out` whole.
+    line: Vec<u8>,
 }
 
 impl<W: Write> FieldsWriter<W> {
@@ -319,6 +308,7 @@ impl<W: Write> FieldsWriter<W> {
             first_ts: None,
             header_done: false,
             error: None,
+            line: Vec::with_capacity(256),
         })
     }
 
@@ -368,12 +358,37 @@ impl<W: Write> FieldsWriter<W> {
                 (SocketAddr::V6(a), false) => Some(std::net::IpAddr::V6(*a.ip())),
                 _ => None,
             };
+            // Numbers without `write!`: these are written for every packet.
+            let number = |s: &mut String, n: u64| s.push_str(itoa::Buffer::new().format(n));
+            let secs = |s: &mut String, ns: u64| {
+                number(s, ns / 1_000_000_000);
+                let mut b = itoa::Buffer::new();
+                let frac = b.format(ns % 1_000_000_000);
+                s.push('.');
+                s.extend(std::iter::repeat_n('0', 9 - frac.len()));
+                s.push_str(frac);
+            };
             let one: Option<&dyn fmt::Display> = match f {
-                FrameField::Number => Some(&d.frame),
-                FrameField::TimeEpoch => Some(&Secs(d.ts.nanos()) as &dyn fmt::Display),
-                FrameField::TimeRelative => Some(&Secs(d.ts.since(first)) as &dyn fmt::Display),
-                FrameField::UdpSrcPort => Some(&d.src.port() as &dyn fmt::Display),
-                FrameField::UdpDstPort => Some(&d.dst.port() as &dyn fmt::Display),
+                FrameField::Number => {
+                    self.cols.occur(i, |s| number(s, d.frame));
+                    None
+                }
+                FrameField::TimeEpoch => {
+                    self.cols.occur(i, |s| secs(s, d.ts.nanos()));
+                    None
+                }
+                FrameField::TimeRelative => {
+                    self.cols.occur(i, |s| secs(s, d.ts.since(first)));
+                    None
+                }
+                FrameField::UdpSrcPort => {
+                    self.cols.occur(i, |s| number(s, u64::from(d.src.port())));
+                    None
+                }
+                FrameField::UdpDstPort => {
+                    self.cols.occur(i, |s| number(s, u64::from(d.dst.port())));
+                    None
+                }
                 FrameField::Session => Some(&e.session),
                 FrameField::Dir => Some(&e.direction),
                 FrameField::IpSrc
@@ -386,8 +401,18 @@ impl<W: Write> FieldsWriter<W> {
                     };
                     let v4 = matches!(f, FrameField::IpSrc | FrameField::IpDst);
                     if let Some(a) = ip(addr, v4) {
-                        self.cols.occur(i, |s| {
-                            let _ = write!(s, "{a}");
+                        self.cols.occur(i, |s| match a {
+                            std::net::IpAddr::V4(v4) => {
+                                for (k, o) in v4.octets().into_iter().enumerate() {
+                                    if k > 0 {
+                                        s.push('.');
+                                    }
+                                    s.push_str(itoa::Buffer::new().format(o));
+                                }
+                            }
+                            std::net::IpAddr::V6(_) => {
+                                let _ = write!(s, "{a}");
+                            }
                         });
                     }
                     None
@@ -415,20 +440,28 @@ impl<W: Write> FieldsWriter<W> {
     fn write_line(&mut self) -> io::Result<()> {
         self.header()?;
         let format = self.cols.format;
-        let quote = match format.quote {
-            Quote::Double => "\"",
-            Quote::Single => "'",
-            Quote::None => "",
+        let quote: &[u8] = match format.quote {
+            Quote::Double => b"\"",
+            Quote::Single => b"'",
+            Quote::None => b"",
         };
+        let mut sep = [0u8; 4];
+        let sep = format.separator.encode_utf8(&mut sep).as_bytes();
+        // The line is put together, then written at once.
+        let line = &mut self.line;
+        line.clear();
         for (i, c) in self.cols.columns.iter().enumerate() {
             if i > 0 {
-                write!(self.out, "{}", format.separator)?;
+                line.extend_from_slice(sep);
             }
             if c.count > 0 {
-                write!(self.out, "{quote}{}{quote}", c.text)?;
+                line.extend_from_slice(quote);
+                line.extend_from_slice(c.text.as_bytes());
+                line.extend_from_slice(quote);
             }
         }
-        writeln!(self.out)
+        line.push(b'\n');
+        self.out.write_all(line)
     }
 }
 

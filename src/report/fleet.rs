@@ -169,6 +169,9 @@ pub fn run_in_order<T: Send>(
             let tx = tx.clone();
             let (state, turn, work) = (&state, &turn, &work);
             scope.spawn(move || {
+                if jobs > 1 {
+                    super::pipeline::mark_shared_worker();
+                }
                 loop {
                     let i = {
                         let mut s = state.lock().unwrap_or_else(|p| p.into_inner());

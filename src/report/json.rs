@@ -639,6 +639,9 @@ pub struct JsonlWriter<W: Write> {
     error: Option<io::Error>,
     pending: Vec<Finding>,
     fields: bool,
+    /// The object being written, handed to `out` whole: serde writes many
+    /// small pieces, cheap into a `Vec`, not into a `BufWriter`.
+    line: Vec<u8>,
 }
 
 impl<W: Write> JsonlWriter<W> {
@@ -649,6 +652,7 @@ impl<W: Write> JsonlWriter<W> {
             error: None,
             pending: Vec::with_capacity(16),
             fields: false,
+            line: Vec::with_capacity(1024),
         }
     }
 
@@ -665,8 +669,10 @@ impl<W: Write> JsonlWriter<W> {
     }
 
     fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, value).map_err(io_err)?;
-        self.out.write_all(b"\n")
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, value).map_err(io_err)?;
+        self.line.push(b'\n');
+        self.out.write_all(&self.line)
     }
 
     fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {

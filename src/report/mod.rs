@@ -23,6 +23,7 @@
 
 pub mod args;
 pub mod check;
+mod fast;
 pub mod fields;
 pub mod filter;
 pub mod fleet;
@@ -30,6 +31,7 @@ pub mod json;
 pub mod packets;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+mod pipeline;
 pub mod plot;
 pub mod progress;
 pub mod run;
@@ -594,6 +596,11 @@ impl<O: Observer> Analysis<O> {
     /// Datagrams a protocol recognised so far.
     pub fn recognised(&self) -> u64 {
         self.tracker.recognised()
+    }
+
+    /// Whether the engine stops after a count of datagrams (`-c`).
+    pub fn stops_early(&self) -> bool {
+        self.tracker.has_limit()
     }
 
     /// The output, e.g. to see whether it failed to write.

@@ -12,6 +12,7 @@
 //! ([`is_broken_pipe`]).
 
 use super::Filter;
+use super::fast;
 use crate::capture::Timestamp;
 use crate::engine::{Finding, Flow, Observer, PacketEvent, Severity};
 use crate::proto::dissect::{Dissector, TreeEntry};
@@ -48,6 +49,9 @@ pub struct PacketPrinter<W: Write> {
     /// Findings raised since the last packet: after the last one, those of the
     /// end of the capture.
     pending: Vec<Finding>,
+    /// The packet's text, written to `out` at once: one write per packet,
+    /// not one per piece.
+    line: Vec<u8>,
 }
 
 const RED: &str = "\x1b[31m";
@@ -166,6 +170,7 @@ impl<W: Write> PacketPrinter<W> {
             prev_shown_ts: None,
             error: None,
             pending: Vec::with_capacity(16),
+            line: Vec::with_capacity(512),
         }
     }
 
@@ -200,148 +205,180 @@ impl<W: Write> PacketPrinter<W> {
                 "{:>6} {:>11} end of capture: session {} {}: ",
                 f.frame, "-", f.session, f.direction
             )?;
-            self.finding_text(f)?;
+            finding_text(&mut self.out, self.options.color, f)?;
             writeln!(self.out)?;
         }
         Ok(())
     }
 
-    fn paint(&mut self, color: &str, text: impl fmt::Display) -> io::Result<()> {
-        if self.options.color {
-            write!(self.out, "{color}{text}{RESET}")
-        } else {
-            write!(self.out, "{text}")
-        }
-    }
-
-    fn finding_text(&mut self, f: &Finding) -> io::Result<()> {
-        let color = severity_color(f.severity());
-        self.paint(color, finding_token(f))?;
-        write!(self.out, " ({})", f.severity())?;
-        if !matches!(f.detail, crate::engine::Detail::None) {
-            write!(self.out, ": {}", f.detail)?;
-        }
-        Ok(())
-    }
-
     fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        let text = self.packet_text(&mut line, e);
+        let written = self.out.write_all(&line);
+        self.line = line;
+        text.and(written)
+    }
+
+    /// The packet's line (and tree, and hex dump), into `out`.
+    fn packet_text(&self, out: &mut Vec<u8>, e: &PacketEvent<'_>) -> io::Result<()> {
+        let color = self.options.color;
         let d = e.datagram;
-        let time = super::fields::time_column(
-            self.options.time,
-            d.ts,
-            self.first_ts.unwrap_or(d.ts),
-            self.prev_ts.unwrap_or(d.ts),
-            self.prev_shown_ts.unwrap_or(d.ts),
-        );
-        write!(self.out, "{:>6} {time} {} -> {} ", d.frame, d.src, d.dst)?;
-        let dissector = e.protocol.dissector;
-        let mut io_result = Ok(());
-        let out = &mut self.out;
-        let header = dissector.header(d.payload, &mut |n| {
-            if io_result.is_ok() {
-                io_result = write!(out, "{}={} ", n.short, n.value);
+        let first = self.first_ts.unwrap_or(d.ts);
+        fast::int_right(out, d.frame, 6);
+        out.push(b' ');
+        match self.options.time {
+            // The default column, `{:>4}.{:06}` seconds since the first packet.
+            super::fields::TimeFormat::Relative => {
+                let ns = d.ts.since(first);
+                fast::int_right(out, ns / 1_000_000_000, 4);
+                out.push(b'.');
+                fast::int_zero(out, ns % 1_000_000_000 / 1_000, 6);
             }
+            other => write!(
+                out,
+                "{}",
+                super::fields::time_column(
+                    other,
+                    d.ts,
+                    first,
+                    self.prev_ts.unwrap_or(d.ts),
+                    self.prev_shown_ts.unwrap_or(d.ts),
+                )
+            )?,
+        }
+        out.push(b' ');
+        fast::addr(out, &d.src);
+        out.extend_from_slice(b" -> ");
+        fast::addr(out, &d.dst);
+        out.push(b' ');
+        let dissector = e.protocol.dissector;
+        let header = dissector.header(d.payload, &mut |n| {
+            out.extend_from_slice(n.short.as_bytes());
+            out.push(b'=');
+            fast::int(out, n.value);
+            out.push(b' ');
         });
-        io_result?;
         let decoded = header.is_ok();
+        out.extend_from_slice(b"len=");
+        fast::int(out, d.payload_len);
         match header {
             Ok(()) => {
-                write!(self.out, "len={}", d.payload_len)?;
-                let out = &mut self.out;
                 let mut io_result = Ok(());
                 let _ = dissector.messages(d.payload, &mut |m| {
                     if io_result.is_ok() {
-                        io_result = write!(out, " {}", m.token);
+                        out.push(b' ');
+                        io_result = write!(out, "{}", m.token);
                     }
                 });
                 io_result?;
             }
             Err(err) => {
-                write!(self.out, "len={} ", d.payload_len)?;
-                self.paint(RED, format_args!("undecodable: {err}"))?;
+                out.push(b' ');
+                paint(out, color, RED, format_args!("undecodable: {err}"))?;
             }
         }
         if !e.findings.is_empty() {
-            self.out.write_all(b" [")?;
+            out.extend_from_slice(b" [");
             for (i, group) in e.findings.chunk_by(same_label).enumerate() {
                 if i > 0 {
-                    self.out.write_all(b", ")?;
+                    out.extend_from_slice(b", ");
                 }
                 let message = decoded
                     .then(|| message_of(dissector, d.payload, group))
                     .flatten();
                 let token = GroupToken(group, decoded);
+                let severity = severity_color(group[0].severity());
                 match message {
-                    Some(name) => self.paint(
-                        severity_color(group[0].severity()),
-                        format_args!("{token} {name}"),
-                    )?,
-                    None => self.paint(severity_color(group[0].severity()), token)?,
+                    Some(name) => paint(out, color, severity, format_args!("{token} {name}"))?,
+                    None => paint(out, color, severity, token)?,
                 }
             }
-            self.out.write_all(b"]")?;
+            out.push(b']');
         }
-        writeln!(self.out)?;
+        out.push(b'\n');
         if self.options.verbose {
             if e.protocol.dissector.header(d.payload, &mut |_| {}).is_ok() {
-                self.tree(e.protocol.dissector, d.payload)?;
+                tree(out, color, e.protocol.dissector, d.payload)?;
             }
             for f in e.findings {
-                write!(self.out, "    finding ")?;
-                self.finding_text(f)?;
-                writeln!(self.out)?;
+                out.extend_from_slice(b"    finding ");
+                finding_text(out, color, f)?;
+                out.push(b'\n');
             }
         }
         if self.options.hex {
-            hex_dump(&mut self.out, d.payload)?;
+            hex_dump(out, d.payload)?;
             if d.payload.len() < d.payload_len {
                 writeln!(
-                    self.out,
+                    out,
                     "    ({} more bytes not captured)",
                     d.payload_len - d.payload.len()
                 )?;
             }
         }
         if self.options.verbose || self.options.hex {
-            writeln!(self.out)?;
+            out.push(b'\n');
         }
         Ok(())
     }
+}
 
-    /// Every field of the packet: the header, then each message.
-    fn tree(&mut self, dissector: &dyn Dissector, payload: &[u8]) -> io::Result<()> {
-        let mut entries = Vec::new();
-        dissector.tree(payload, &mut |entry| entries.push(entry));
-        for entry in entries {
-            match entry {
-                TreeEntry::Field(f) => {
-                    let indent = 4 + 2 * f.depth as usize;
-                    if f.depth == 0 && f.value.is_empty() {
-                        writeln!(self.out, "{:indent$}{}", "", f.label)?;
-                    } else if f.depth == 0 {
-                        writeln!(
-                            self.out,
-                            "{:indent$}{} ({} bytes at offset {})",
-                            "",
-                            f.value,
-                            f.span.len(),
-                            f.span.start
-                        )?;
-                    } else if f.value.is_empty() {
-                        writeln!(self.out, "{:indent$}{}", "", f.label)?;
-                    } else {
-                        writeln!(self.out, "{:indent$}{}: {}", "", f.label, f.value)?;
-                    }
-                }
-                TreeEntry::Error { error: err, .. } => {
-                    write!(self.out, "    ")?;
-                    self.paint(RED, format_args!("undecodable: {err}"))?;
-                    writeln!(self.out)?;
+fn paint(out: &mut impl Write, on: bool, color: &str, text: impl fmt::Display) -> io::Result<()> {
+    if on {
+        write!(out, "{color}{text}{RESET}")
+    } else {
+        write!(out, "{text}")
+    }
+}
+
+fn finding_text(out: &mut impl Write, color: bool, f: &Finding) -> io::Result<()> {
+    paint(out, color, severity_color(f.severity()), finding_token(f))?;
+    write!(out, " ({})", f.severity())?;
+    if !matches!(f.detail, crate::engine::Detail::None) {
+        write!(out, ": {}", f.detail)?;
+    }
+    Ok(())
+}
+
+/// Every field of the packet: the header, then each message.
+fn tree(
+    out: &mut impl Write,
+    color: bool,
+    dissector: &dyn Dissector,
+    payload: &[u8],
+) -> io::Result<()> {
+    let mut entries = Vec::new();
+    dissector.tree(payload, &mut |entry| entries.push(entry));
+    for entry in entries {
+        match entry {
+            TreeEntry::Field(f) => {
+                let indent = 4 + 2 * f.depth as usize;
+                if f.depth == 0 && f.value.is_empty() {
+                    writeln!(out, "{:indent$}{}", "", f.label)?;
+                } else if f.depth == 0 {
+                    writeln!(
+                        out,
+                        "{:indent$}{} ({} bytes at offset {})",
+                        "",
+                        f.value,
+                        f.span.len(),
+                        f.span.start
+                    )?;
+                } else if f.value.is_empty() {
+                    writeln!(out, "{:indent$}{}", "", f.label)?;
+                } else {
+                    writeln!(out, "{:indent$}{}: {}", "", f.label, f.value)?;
                 }
             }
+            TreeEntry::Error { error: err, .. } => {
+                write!(out, "    ")?;
+                paint(out, color, RED, format_args!("undecodable: {err}"))?;
+                writeln!(out)?;
+            }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// 16 bytes a line: offset, hex in two groups of eight, ASCII.

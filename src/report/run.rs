@@ -175,6 +175,9 @@ pub fn drive<O: Observer>(
     progress: Option<&Progress>,
     mut export: Option<&mut Export>,
 ) -> Result<(), RunError> {
+    if export.is_none() && super::pipeline::worth_it(source, analysis) {
+        return super::pipeline::drive(source, analysis, progress);
+    }
     let live = source.is_live();
     let mut next_check = Instant::now() + Duration::from_secs(1);
     let mut warned = 0;

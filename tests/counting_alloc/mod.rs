@@ -13,8 +13,12 @@ thread_local! {
     static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
 }
 
+/// Allocations of every thread, for the tests of work spread over threads.
+static ALL_THREADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 fn count() {
     ALLOCATIONS.with(|n| n.set(n.get() + 1));
+    ALL_THREADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 // SAFETY: every call is forwarded to the system allocator unchanged; the counter
@@ -48,6 +52,12 @@ static GLOBAL: Counting = Counting;
 #[allow(dead_code)]
 pub fn allocations() -> u64 {
     ALLOCATIONS.with(Cell::get)
+}
+
+/// Allocations made by every thread of the process so far.
+#[allow(dead_code)]
+pub fn allocations_of_all_threads() -> u64 {
+    ALL_THREADS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The allocations `f` makes on this thread.

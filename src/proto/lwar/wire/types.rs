@@ -73,7 +73,10 @@ impl Id {
 
 impl fmt::Display for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.generation, self.index)
+        // Written for every message of every packet line: no `write!`.
+        f.write_str(itoa::Buffer::new().format(self.generation))?;
+        f.write_str(":")?;
+        f.write_str(itoa::Buffer::new().format(self.index))
     }
 }
 

@@ -1,0 +1,221 @@
+//! Two threads over one capture: one reads the file and dissects each frame
+//! down to its UDP datagram (`Source`: the mapped reader, link, IP, UDP,
+//! fragment reassembly), the other runs the engine (recognition, sessions,
+//! findings) and the output. The reader hands the datagrams over in batches
+//! of reusable buffers through a bounded channel: the datagrams of a batch
+//! are copied into one byte buffer, with no allocation per datagram once the
+//! buffers have grown, and one channel operation per batch (not per packet).
+//! The order of frames is kept (one reader, one consumer, a FIFO channel).
+//!
+//! [`worth_it`] decides: files only (not live captures, whose pace the
+//! interface sets), no export (`-w` writes every frame, not only datagrams),
+//! no `-c` (the count stops the engine mid-batch, and the frame counters of
+//! the report must be those at that frame), a second core not already busy
+//! with another file of a fleet run, and a capture large enough for a thread
+//! to pay (`LWARSCOPE_THREADS=1` or `2` forces it off or on).
+
+use super::Analysis;
+use super::progress::Progress;
+use super::run::RunError;
+use crate::capture::{CaptureError, Datagram, FrameClass, FrameCounts, Source, Timestamp};
+use crate::engine::{Flow, Observer};
+use std::cell::Cell;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::mpsc;
+
+/// Datagrams per batch.
+const BATCH: usize = 1024;
+
+/// Payload bytes after which a batch is handed over whatever its count.
+const BATCH_BYTES: usize = 256 * 1024;
+
+/// Batches in all: one filling, one being analysed, the rest waiting.
+const IN_FLIGHT: usize = 4;
+
+/// Captures smaller than this are read on one thread: starting a thread and
+/// handing batches over costs more than it saves (measured in README,
+/// "Performance").
+const MIN_BYTES: u64 = 4 << 20;
+
+thread_local! {
+    /// Set on the workers of a fleet run with several jobs: the cores are
+    /// taken by other files.
+    static SHARED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks this thread as one of several workers sharing the cores.
+pub(crate) fn mark_shared_worker() {
+    SHARED.with(|s| s.set(true));
+}
+
+/// Whether `LWARSCOPE_THREADS` forces one (`1`) or two (`2`) threads.
+fn forced() -> Option<bool> {
+    match std::env::var("LWARSCOPE_THREADS").ok()?.trim() {
+        "1" => Some(false),
+        "2" => Some(true),
+        _ => None,
+    }
+}
+
+/// Whether reading `source` on a thread of its own should be faster.
+pub(crate) fn worth_it<O: Observer>(source: &Source, analysis: &Analysis<O>) -> bool {
+    if source.is_live() || analysis.stops_early() {
+        return false;
+    }
+    if let Some(on) = forced() {
+        return on;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores >= 2 && !SHARED.with(Cell::get) && source.input_bytes().is_none_or(|b| b >= MIN_BYTES)
+}
+
+/// Where a datagram of a batch is, and what it says.
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    frame: u64,
+    ts: Timestamp,
+    src: SocketAddr,
+    dst: SocketAddr,
+    start: usize,
+    len: usize,
+    payload_len: usize,
+}
+
+/// Datagrams handed over at once; reused once analysed.
+#[derive(Default)]
+struct Batch {
+    meta: Vec<Meta>,
+    bytes: Vec<u8>,
+    /// The source's counters after the batch's last frame (for progress).
+    counts: FrameCounts,
+    /// Set on the last batch: how the source ended.
+    end: Option<Result<(), CaptureError>>,
+}
+
+impl Batch {
+    fn new() -> Batch {
+        Batch {
+            meta: Vec::with_capacity(BATCH),
+            bytes: Vec::with_capacity(BATCH_BYTES + 2048),
+            ..Batch::default()
+        }
+    }
+
+    fn clear(&mut self) {
+        self.meta.clear();
+        self.bytes.clear();
+        self.end = None;
+    }
+
+    fn push(&mut self, d: &Datagram<'_>) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(d.payload);
+        self.meta.push(Meta {
+            frame: d.frame,
+            ts: d.ts,
+            src: d.src,
+            dst: d.dst,
+            start,
+            len: d.payload.len(),
+            payload_len: d.payload_len,
+        });
+    }
+
+    fn full(&self) -> bool {
+        self.meta.len() >= BATCH || self.bytes.len() >= BATCH_BYTES
+    }
+}
+
+/// [`super::run::drive`] on two threads (see the module's docs).
+pub(crate) fn drive<O: Observer>(
+    source: &mut Source,
+    analysis: &mut Analysis<O>,
+    progress: Option<&Progress>,
+) -> Result<(), RunError> {
+    let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(IN_FLIGHT);
+    let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
+    for _ in 0..IN_FLIGHT {
+        let _ = empty_tx.send(Batch::new());
+    }
+    std::thread::scope(|scope| {
+        scope.spawn(move || read(source, &full_tx, &empty_rx));
+        let mut result = Ok(());
+        'batches: for mut batch in full_rx.iter() {
+            for m in &batch.meta {
+                let d = Datagram {
+                    frame: m.frame,
+                    ts: m.ts,
+                    src: m.src,
+                    dst: m.dst,
+                    payload: batch
+                        .bytes
+                        .get(m.start..m.start + m.len)
+                        .unwrap_or_default(),
+                    payload_len: m.payload_len,
+                };
+                if analysis.datagram(&d) == Flow::Stop {
+                    break 'batches;
+                }
+            }
+            if let Some(p) = progress {
+                // Captured bytes plus the 16-byte record headers: close to the file offset.
+                p.set(batch.counts.bytes + 16 * batch.counts.frames);
+            }
+            if let Some(end) = batch.end.take() {
+                result = end.map_err(RunError::from);
+                break;
+            }
+            batch.clear();
+            let _ = empty_tx.send(batch);
+        }
+        // The reader stops at its next hand-over (or wait) once both ends
+        // are gone.
+        drop(full_rx);
+        drop(empty_tx);
+        result
+    })
+}
+
+/// The reader's side: fills batches until the source ends, fails, or the
+/// analysis stops (the channels close).
+fn read(source: &mut Source, full: &mpsc::SyncSender<Batch>, empty: &mpsc::Receiver<Batch>) {
+    let Ok(mut batch) = empty.recv() else {
+        return;
+    };
+    loop {
+        for w in source.take_warnings() {
+            let _ = writeln!(std::io::stderr(), "warning: {w}");
+        }
+        match source.next_frame() {
+            Ok(Some(frame)) => {
+                if let FrameClass::Udp(d) = &frame.class {
+                    batch.push(d);
+                }
+            }
+            Ok(None) => {
+                batch.end = Some(Ok(()));
+                break;
+            }
+            Err(e) => {
+                batch.end = Some(Err(e));
+                break;
+            }
+        }
+        if batch.full() {
+            batch.counts = source.counts();
+            if full.send(batch).is_err() {
+                return;
+            }
+            let Ok(b) = empty.recv() else {
+                return;
+            };
+            batch = b;
+        }
+    }
+    for w in source.take_warnings() {
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
+    }
+    batch.counts = source.counts();
+    let _ = full.send(batch);
+}
