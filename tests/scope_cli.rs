@@ -164,6 +164,19 @@ fn a_session_the_capture_does_not_have_is_an_error() {
     assert!(err.contains("--session 9: no such session"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 
+    for args in [
+        &["-r", "captures/", "--session", "1"][..],
+        &["-r", "captures/strs-loss.pcap", "-j", "2", "--session", "1"][..],
+    ] {
+        let out = lwarscope().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--session names sessions of one capture"),
+            "{err}"
+        );
+    }
+
     let out = lwarscope()
         .args(["-r", "captures/strs-loss.pcap", "--tui", "--session", "1"])
         .output()

@@ -552,10 +552,19 @@ pub fn report_each(
 ) -> Result<(), RunError> {
     check_out(args)?;
     check_output_options(args)?;
-    if args.plot.is_some() {
-        return Err(RunError::Usage(
-            "--plot draws one capture: name the files without -j, a directory or a glob (read as one stream)".to_owned(),
-        ));
+    for (set, flag, what) in [
+        (args.plot.is_some(), "--plot", "draws one capture"),
+        (
+            !args.sessions.is_empty(),
+            "--session",
+            "names sessions of one capture",
+        ),
+    ] {
+        if set {
+            return Err(RunError::Usage(format!(
+                "{flag} {what}: name the files without -j, a directory or a glob (read as one stream)"
+            )));
+        }
     }
     if read.iter().any(|f| f.as_os_str() == "-") {
         return Err(RunError::Usage(
