@@ -177,10 +177,13 @@ pub struct ReportArgs {
     /// alone with -q): io,stat,INTERVAL[,FILTER...] packets, bytes, lost,
     /// resends and ack delay per interval of INTERVAL seconds (0: the whole
     /// capture), per direction, with packets and bytes matching each FILTER;
-    /// conv, the conversations (sessions); expert[,error|warn|note], the
-    /// findings from that severity up. With --format json they are the
-    /// document's `statistics`.
+    /// conv[,udp][,FILTER], the conversations (sessions), with a FILTER the
+    /// packets and bytes of each session that match it;
+    /// expert[,error|warn|note][,FILTER], the findings from that severity up,
+    /// with a FILTER those of the frames that match it. With --format json
+    /// they are the document's `statistics`.
     /// Example: lwarscope -r game.pcap -q -z io,stat,1,resend -z expert,warn
+    /// Example: lwarscope -r game.pcap -q -z 'conv,frame.time_relative >= 60'
     #[arg(short = 'z', value_name = "STATISTICS", help_heading = "Statistics")]
     pub stats: Vec<super::stats::StatSpec>,
 

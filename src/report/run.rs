@@ -744,7 +744,7 @@ fn quiet_applies(args: &ReportArgs, export: bool) -> Result<(), RunError> {
     }
     if args.display_filter.is_some() && !export {
         return refuse(
-            "-Y selects packet lines, which -q drops; to count what a filter selects, give it to io,stat: -z io,stat,1,FILTER",
+            "-Y selects packet lines, which -q drops; to count what a filter selects, give it to the statistics: -z io,stat,1,FILTER, -z conv,FILTER or -z expert,FILTER",
         );
     }
     for (set, flag) in [

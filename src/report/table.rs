@@ -51,6 +51,11 @@ impl Layout {
     }
 }
 
+/// A table in the report's style, for the statistics' own tables.
+pub fn plain_table(layout: Layout, header: &[&str]) -> Table {
+    table(layout, header)
+}
+
 fn table(layout: Layout, header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED)
