@@ -109,11 +109,11 @@ fn draw(
         (n, t) => format!("{n} of {t} sessions (the busiest unless named with --session)"),
     };
     let width_s = timeline.width_ns() as f64 / 1e9;
-    let title = format!(
-        "{}: {heading}, in buckets of {}",
-        outcome.capture.files.join(", "),
-        seconds(width_s)
-    );
+    let source = match &outcome.capture.interface {
+        Some(i) => format!("live on {i}"),
+        None => outcome.capture.files.join(", "),
+    };
+    let title = format!("{source}: {heading}, in buckets of {}", seconds(width_s));
     let (top, body) = root.split_vertically(40);
     top.titled(&title, ("sans-serif", 18))?;
     let (body, key) = body.split_horizontally(SIZE.0 - LEGEND_WIDTH);
