@@ -300,7 +300,7 @@ fn finding_text(out: &mut impl Write, color: bool, f: &Finding) -> io::Result<()
 
 /// Every field of the packet: the header, then each message.
 fn tree(
-    out: &mut impl Write,
+    out: &mut Vec<u8>,
     color: bool,
     dissector: &dyn Dissector,
     payload: &[u8],
@@ -310,28 +310,28 @@ fn tree(
     for entry in entries {
         match entry {
             TreeEntry::Field(f) => {
-                let indent = 4 + 2 * f.depth as usize;
-                if f.depth == 0 && f.value.is_empty() {
-                    writeln!(out, "{:indent$}{}", "", f.label)?;
-                } else if f.depth == 0 {
-                    writeln!(
-                        out,
-                        "{:indent$}{} ({} bytes at offset {})",
-                        "",
-                        f.value,
-                        f.span.len(),
-                        f.span.start
-                    )?;
-                } else if f.value.is_empty() {
-                    writeln!(out, "{:indent$}{}", "", f.label)?;
+                // The indent by hand: `{:indent$}` pads a space at a time.
+                out.resize(out.len() + 4 + 2 * f.depth as usize, b' ');
+                if f.depth == 0 && !f.value.is_empty() {
+                    out.extend_from_slice(f.value.as_bytes());
+                    out.extend_from_slice(b" (");
+                    fast::int(out, f.span.len());
+                    out.extend_from_slice(b" bytes at offset ");
+                    fast::int(out, f.span.start);
+                    out.push(b')');
                 } else {
-                    writeln!(out, "{:indent$}{}: {}", "", f.label, f.value)?;
+                    out.extend_from_slice(f.label.as_bytes());
+                    if !f.value.is_empty() {
+                        out.extend_from_slice(b": ");
+                        out.extend_from_slice(f.value.as_bytes());
+                    }
                 }
+                out.push(b'\n');
             }
             TreeEntry::Error { error: err, .. } => {
-                write!(out, "    ")?;
+                out.extend_from_slice(b"    ");
                 paint(out, color, RED, format_args!("undecodable: {err}"))?;
-                writeln!(out)?;
+                out.push(b'\n');
             }
         }
     }
