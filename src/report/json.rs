@@ -463,28 +463,39 @@ impl Serialize for PacketJson<'_, '_> {
     }
 }
 
-/// A JSON string, escaped as serde_json escapes it: `"`, `\` and the control
-/// characters, nothing else.
-fn json_str(out: &mut Vec<u8>, s: &[u8]) {
+/// What a byte becomes in a JSON string, as serde_json escapes it: 0 for
+/// itself, else the letter after the backslash (`u` for `\u00XX`).
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = b'u';
+        b += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+/// The inside of a JSON string: `s` escaped (`"`, `\` and the control
+/// characters, nothing else), runs of plain bytes copied at once.
+fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
     let mut start = 0;
     for (i, &b) in s.iter().enumerate() {
-        let short = match b {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            0x08 => b'b',
-            0x0c => b'f',
-            b'\n' => b'n',
-            b'\r' => b'r',
-            b'\t' => b't',
-            0..0x20 => b'u',
-            _ => continue,
-        };
+        let e = ESCAPE[usize::from(b)];
+        if e == 0 {
+            continue;
+        }
         out.extend_from_slice(&s[start..i]);
         out.push(b'\\');
-        out.push(short);
-        if short == b'u' {
+        out.push(e);
+        if e == b'u' {
             out.extend_from_slice(&[
                 b'0',
                 b'0',
@@ -495,15 +506,32 @@ fn json_str(out: &mut Vec<u8>, s: &[u8]) {
         start = i + 1;
     }
     out.extend_from_slice(&s[start..]);
+}
+
+/// A JSON string.
+fn json_str(out: &mut Vec<u8>, s: &[u8]) {
+    out.push(b'"');
+    escape_into(out, s);
     out.push(b'"');
 }
 
-/// A `Display` value as a JSON string, formatted into a reused buffer.
-fn json_display(out: &mut Vec<u8>, text: &mut String, v: &dyn std::fmt::Display) {
+/// Escapes what is formatted into it, straight into the line.
+struct Escaped<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for Escaped<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        escape_into(self.0, s.as_bytes());
+        Ok(())
+    }
+}
+
+/// A `Display` value as a JSON string, escaped as it is formatted (no
+/// intermediate string).
+fn json_display(out: &mut Vec<u8>, v: &dyn std::fmt::Display) {
     use std::fmt::Write as _;
-    text.clear();
-    let _ = write!(text, "{v}");
-    json_str(out, text.as_bytes());
+    out.push(b'"');
+    let _ = write!(Escaped(out), "{v}");
+    out.push(b'"');
 }
 
 /// A number as serde_json writes an `f64` (with `zmij`, as it does; `null` if
@@ -528,13 +556,6 @@ fn json_addr(out: &mut Vec<u8>, a: &std::net::SocketAddr) {
 /// them on every packet of the corpus), at a fraction of the cost (serde
 /// escaped every key and formatted every address through `fmt`).
 fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>) {
-    TEXT.with(|text| match text.try_borrow_mut() {
-        Ok(mut text) => packet_line_with(out, e, &mut text),
-        Err(_) => packet_line_with(out, e, &mut String::new()),
-    });
-}
-
-fn packet_line_with(out: &mut Vec<u8>, e: &PacketEvent<'_>, text: &mut String) {
     use super::fast::int;
     let d = e.datagram;
     out.extend_from_slice(b"{\"schema\":");
@@ -590,18 +611,18 @@ fn packet_line_with(out: &mut Vec<u8>, e: &PacketEvent<'_>, text: &mut String) {
                 out.extend_from_slice(b",\"len\":");
                 int(out, m.len);
                 out.extend_from_slice(b",\"text\":");
-                json_display(out, text, m.text);
+                json_display(out, m.text);
                 out.push(b'}');
             });
             out.push(b']');
             if let Err(err) = result {
                 out.extend_from_slice(b",\"error\":");
-                json_display(out, text, &err);
+                json_display(out, &err);
             }
         }
         Err(err) => {
             out.extend_from_slice(b",\"messages\":[],\"error\":");
-            json_display(out, text, &err);
+            json_display(out, &err);
         }
     }
     out.extend_from_slice(b",\"findings\":[");
@@ -609,7 +630,7 @@ fn packet_line_with(out: &mut Vec<u8>, e: &PacketEvent<'_>, text: &mut String) {
         if i > 0 {
             out.push(b',');
         }
-        json_display(out, text, &f.label());
+        json_display(out, &f.label());
     }
     out.extend_from_slice(b"]}\n");
 }
