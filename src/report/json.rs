@@ -482,10 +482,40 @@ static ESCAPE: [u8; 256] = {
     t
 };
 
+/// Whether any byte of `s` needs an escape in a JSON string: eight bytes at
+/// a time (a byte below 0x20, a `"` or a `\` in the word).
+fn needs_escape(s: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut words = s.chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        let x = u64::from_le_bytes(b);
+        let quote = x ^ (LO * u64::from(b'"'));
+        let backslash = x ^ (LO * u64::from(b'\\'));
+        // Some byte below 0x20, or equal to `"` or `\` (a zero after the xor).
+        let found = (x.wrapping_sub(LO * 0x20) & !x)
+            | (quote.wrapping_sub(LO) & !quote)
+            | (backslash.wrapping_sub(LO) & !backslash);
+        if found & HI != 0 {
+            return true;
+        }
+    }
+    words
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
 /// The inside of a JSON string: `s` escaped (`"`, `\` and the control
-/// characters, nothing else), runs of plain bytes copied at once.
+/// characters, nothing else), copied at once when nothing needs it.
 fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    if !needs_escape(s) {
+        out.extend_from_slice(s);
+        return;
+    }
     let mut start = 0;
     for (i, &b) in s.iter().enumerate() {
         let e = ESCAPE[usize::from(b)];
@@ -515,23 +545,18 @@ fn json_str(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
 }
 
-/// Escapes what is formatted into it, straight into the line.
-struct Escaped<'a>(&'a mut Vec<u8>);
-
-impl std::fmt::Write for Escaped<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        escape_into(self.0, s.as_bytes());
-        Ok(())
-    }
-}
-
-/// A `Display` value as a JSON string, escaped as it is formatted (no
-/// intermediate string).
+/// A `Display` value as a JSON string: formatted into a reused string (its
+/// pieces are small), then escaped in one pass.
 fn json_display(out: &mut Vec<u8>, v: &dyn std::fmt::Display) {
     use std::fmt::Write as _;
-    out.push(b'"');
-    let _ = write!(Escaped(out), "{v}");
-    out.push(b'"');
+    TEXT.with(|text| match text.try_borrow_mut() {
+        Ok(mut text) => {
+            text.clear();
+            let _ = write!(text, "{v}");
+            json_str(out, text.as_bytes());
+        }
+        Err(_) => json_str(out, v.to_string().as_bytes()),
+    });
 }
 
 /// A number as serde_json writes an `f64` (with `zmij`, as it does; `null` if
@@ -1180,6 +1205,17 @@ mod tests {
         let mut out = Vec::new();
         json_str(&mut out, text.as_bytes());
         assert_eq!(out, serde_json::to_vec(&text).unwrap());
+        // Each byte alone, and at each place of a word, escaped or not.
+        for b in 0u8..=0x7f {
+            for at in 0..17 {
+                let mut t = vec![b'a'; 17];
+                t[at] = b;
+                let t = String::from_utf8(t).unwrap();
+                let mut out = Vec::new();
+                json_str(&mut out, t.as_bytes());
+                assert_eq!(out, serde_json::to_vec(&t).unwrap(), "{b} at {at}");
+            }
+        }
         for v in [0.0, 1700000000.4622002, 1e21, f64::NAN, -0.5] {
             let mut out = Vec::new();
             json_f64(&mut out, v);
