@@ -15,7 +15,7 @@
 #   -o DIR       where captures and logs go (default bench-out/, gitignored);
 #                captures are kept and reused by later runs unless -d
 #   -C COMMANDS  the commands to time (default: all of
-#                "cfloor floor floor-libpcap report check jsonl packets fields verbose")
+#                "cfloor floor floor-libpcap report check jsonl packets fields verbose hex")
 #   -d           delete the captures made here when done (a 10M one is 1.4 GB)
 # Environment: LWARSCOPE_THREADS is passed on to lwarscope (see README).
 # Needs: cargo, cc and libpcap's headers, and GNU time as /usr/bin/time. The
@@ -27,7 +27,7 @@ runs=3
 sizes="1000000 10000000"
 clients=8
 out=bench-out
-commands="cfloor floor floor-libpcap report check jsonl packets fields verbose"
+commands="cfloor floor floor-libpcap report check jsonl packets fields verbose hex"
 delete=0
 while getopts "n:s:c:o:C:dh" opt; do
     case $opt in
@@ -79,6 +79,7 @@ run() {
     packets) timed "$bin" -r "$pcap" --packets ;;
     fields) timed "$bin" -r "$pcap" -T fields -e frame.number -e frame.time_epoch -e ip.src -e udp.srcport -e lwar.seqno ;;
     verbose) timed "$bin" -r "$pcap" -V ;;
+    hex) timed "$bin" -r "$pcap" -x ;;
     *) echo "error: unknown command $cmd" >&2; exit 2 ;;
     esac
 }
@@ -94,6 +95,7 @@ label() {
     packets) echo "\`lwarscope -r --packets\`" ;;
     fields) echo "\`lwarscope -r -T fields\` (5 fields)" ;;
     verbose) echo "\`lwarscope -r -V\`" ;;
+    hex) echo "\`lwarscope -r -x\`" ;;
     esac
 }
 

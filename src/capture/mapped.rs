@@ -637,6 +637,8 @@ pub(crate) struct MappedFile {
     parser: Parser,
     /// Bytes before this offset were handed back (`MADV_DONTNEED`).
     released: usize,
+    /// Bytes before this offset were mapped in ahead (`MADV_POPULATE_READ`).
+    populated: usize,
 }
 
 impl MappedFile {
@@ -655,6 +657,7 @@ impl MappedFile {
                 map,
                 parser,
                 released: 0,
+                populated: 0,
             },
             link,
         ))
@@ -676,6 +679,16 @@ impl MappedFile {
                 )
             };
             self.released = upto;
+        }
+        if pos >= self.populated {
+            // The next chunk's pages in one call rather than a page fault per
+            // 64 KiB (kernels before 5.14 refuse it: the faults then do it).
+            let start = pos & !(RELEASE - 1);
+            let len = RELEASE.min(self.map.len() - start);
+            let _ = self
+                .map
+                .advise_range(memmap2::Advice::PopulateRead, start, len);
+            self.populated = start + RELEASE;
         }
         self.parser.next(&self.map)
     }

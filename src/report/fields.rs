@@ -208,6 +208,10 @@ struct Column {
 struct Columns {
     columns: Vec<Column>,
     format: FieldsFormat,
+    /// For each field definition met, the columns that show it (bit `i`
+    /// for column `i`): one lookup per field walked rather than a name
+    /// comparison per column. Definitions are static: the map stays small.
+    wanted: rustc_hash::FxHashMap<usize, u64>,
 }
 
 /// A value as `-T fields` shows it: text without its quotes (still escaped),
@@ -250,14 +254,39 @@ impl Columns {
     }
 }
 
+impl Columns {
+    /// Whether column `i` shows fields of definition `def`.
+    fn shows(&self, i: usize, def: &FieldDef) -> bool {
+        matches!(self.columns[i].source, Source::Proto(d) if std::ptr::eq(d, def) || d.name == def.name)
+    }
+}
+
 impl FieldSink for Columns {
     fn field(&mut self, field: Field<'_>) {
-        for i in 0..self.columns.len() {
-            if let Source::Proto(def) = self.columns[i].source
-                && (std::ptr::eq(def, field.def) || def.name == field.def.name)
-            {
-                self.occur(i, |s| write_value(s, &field.value));
+        if self.columns.len() > 64 {
+            for i in 0..self.columns.len() {
+                if self.shows(i, field.def) {
+                    self.occur(i, |s| write_value(s, &field.value));
+                }
             }
+            return;
+        }
+        let key = std::ptr::from_ref(field.def) as usize;
+        let mask = match self.wanted.get(&key) {
+            Some(&m) => m,
+            None => {
+                let m = (0..self.columns.len())
+                    .filter(|&i| self.shows(i, field.def))
+                    .fold(0u64, |m, i| m | 1 << i);
+                self.wanted.insert(key, m);
+                m
+            }
+        };
+        let mut rest = mask;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            self.occur(i, |s| write_value(s, &field.value));
         }
     }
 }
@@ -304,7 +333,11 @@ impl<W: Write> FieldsWriter<W> {
         Ok(FieldsWriter {
             out,
             filter,
-            cols: Columns { columns, format },
+            cols: Columns {
+                columns,
+                format,
+                wanted: Default::default(),
+            },
             first_ts: None,
             header_done: false,
             error: None,

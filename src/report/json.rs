@@ -463,6 +463,203 @@ impl Serialize for PacketJson<'_, '_> {
     }
 }
 
+/// What a byte becomes in a JSON string, as serde_json escapes it: 0 for
+/// itself, else the letter after the backslash (`u` for `\u00XX`).
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = b'u';
+        b += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+/// Whether any byte of `s` needs an escape in a JSON string: eight bytes at
+/// a time (a byte below 0x20, a `"` or a `\` in the word).
+fn needs_escape(s: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut words = s.chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        let x = u64::from_le_bytes(b);
+        let quote = x ^ (LO * u64::from(b'"'));
+        let backslash = x ^ (LO * u64::from(b'\\'));
+        // Some byte below 0x20, or equal to `"` or `\` (a zero after the xor).
+        let found = (x.wrapping_sub(LO * 0x20) & !x)
+            | (quote.wrapping_sub(LO) & !quote)
+            | (backslash.wrapping_sub(LO) & !backslash);
+        if found & HI != 0 {
+            return true;
+        }
+    }
+    words
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
+/// The inside of a JSON string: `s` escaped (`"`, `\` and the control
+/// characters, nothing else), copied at once when nothing needs it.
+fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    if !needs_escape(s) {
+        out.extend_from_slice(s);
+        return;
+    }
+    let mut start = 0;
+    for (i, &b) in s.iter().enumerate() {
+        let e = ESCAPE[usize::from(b)];
+        if e == 0 {
+            continue;
+        }
+        out.extend_from_slice(&s[start..i]);
+        out.push(b'\\');
+        out.push(e);
+        if e == b'u' {
+            out.extend_from_slice(&[
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 15)],
+            ]);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&s[start..]);
+}
+
+/// A JSON string.
+fn json_str(out: &mut Vec<u8>, s: &[u8]) {
+    out.push(b'"');
+    escape_into(out, s);
+    out.push(b'"');
+}
+
+/// A `Display` value as a JSON string: formatted into a reused string (its
+/// pieces are small), then escaped in one pass.
+fn json_display(out: &mut Vec<u8>, v: &dyn std::fmt::Display) {
+    use std::fmt::Write as _;
+    TEXT.with(|text| match text.try_borrow_mut() {
+        Ok(mut text) => {
+            text.clear();
+            let _ = write!(text, "{v}");
+            json_str(out, text.as_bytes());
+        }
+        Err(_) => json_str(out, v.to_string().as_bytes()),
+    });
+}
+
+/// A number as serde_json writes an `f64` (with `zmij`, as it does; `null` if
+/// not finite).
+fn json_f64(out: &mut Vec<u8>, v: f64) {
+    if v.is_finite() {
+        out.extend_from_slice(zmij::Buffer::new().format_finite(v).as_bytes());
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// A socket address as a JSON string.
+fn json_addr(out: &mut Vec<u8>, a: &std::net::SocketAddr) {
+    out.push(b'"');
+    super::fast::addr(out, a);
+    out.push(b'"');
+}
+
+/// The packet object of `--format jsonl` (without `-V`'s fields), written
+/// by hand: the bytes serde_json writes for [`PacketJson`] (a test compares
+/// them on every packet of the corpus), at a fraction of the cost (serde
+/// escaped every key and formatted every address through `fmt`).
+fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>) {
+    use super::fast::int;
+    let d = e.datagram;
+    out.extend_from_slice(b"{\"schema\":");
+    int(out, SCHEMA);
+    out.extend_from_slice(b",\"type\":\"packet\",\"frame\":");
+    int(out, d.frame);
+    out.extend_from_slice(b",\"time\":");
+    json_f64(out, secs(d.ts));
+    out.extend_from_slice(b",\"src\":");
+    json_addr(out, &d.src);
+    out.extend_from_slice(b",\"dst\":");
+    json_addr(out, &d.dst);
+    out.extend_from_slice(b",\"session\":");
+    int(out, e.session);
+    out.extend_from_slice(b",\"dir\":\"");
+    out.extend_from_slice(e.direction.name().as_bytes());
+    out.extend_from_slice(b"\",\"len\":");
+    int(out, d.payload_len);
+    out.extend_from_slice(b",\"captured\":");
+    int(out, d.payload.len());
+    let dissector = e.protocol.dissector;
+    let mut header = [None; 4];
+    let mut n = 0;
+    let decoded = dissector.header(d.payload, &mut |h| {
+        if let Some(slot) = header.get_mut(n) {
+            *slot = Some(h);
+            n += 1;
+        }
+    });
+    match decoded {
+        Ok(()) => {
+            for h in header.iter().flatten() {
+                out.push(b',');
+                json_str(out, h.name.as_bytes());
+                out.push(b':');
+                int(out, h.value);
+            }
+            out.extend_from_slice(b",\"messages\":[");
+            let mut first = true;
+            let result = dissector.messages(d.payload, &mut |m| {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                out.extend_from_slice(b"{\"type\":");
+                json_str(out, m.type_name.as_bytes());
+                if let Some(seqno) = m.seqno {
+                    out.extend_from_slice(b",\"seqno\":");
+                    int(out, seqno);
+                }
+                out.extend_from_slice(b",\"offset\":");
+                int(out, m.offset);
+                out.extend_from_slice(b",\"len\":");
+                int(out, m.len);
+                out.extend_from_slice(b",\"text\":");
+                json_display(out, m.text);
+                out.push(b'}');
+            });
+            out.push(b']');
+            if let Err(err) = result {
+                out.extend_from_slice(b",\"error\":");
+                json_display(out, &err);
+            }
+        }
+        Err(err) => {
+            out.extend_from_slice(b",\"messages\":[],\"error\":");
+            json_display(out, &err);
+        }
+    }
+    out.extend_from_slice(b",\"findings\":[");
+    for (i, f) in e.findings.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_display(out, &f.label());
+    }
+    out.extend_from_slice(b"]}\n");
+}
+
 struct FindingLabels<'f>(&'f [Finding]);
 
 impl Serialize for FindingLabels<'_> {
@@ -677,12 +874,16 @@ impl<W: Write> JsonlWriter<W> {
 
     fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {
         let selected = self.filter.as_ref().is_none_or(|f| f.matches(e));
-        if selected {
+        if selected && self.fields {
             self.line(&PacketJson {
                 e,
                 tagged: true,
                 fields: self.fields,
             })?;
+        } else if selected {
+            self.line.clear();
+            packet_line(&mut self.line, e);
+            self.out.write_all(&self.line)?;
         }
         for f in e.findings {
             if keep(self.filter.as_ref(), selected, f) {
@@ -951,6 +1152,76 @@ mod tests {
     use super::*;
     use crate::capture::Datagram;
     use crate::engine::{Detail, Direction, FindingKind};
+
+    /// The hand-written packet line is byte for byte what serde_json writes
+    /// for `PacketJson`, on every packet of every capture of the corpus
+    /// (every protocol, malformed and cut packets, IPv6, findings).
+    #[test]
+    fn the_fast_packet_line_is_serde_jsons() {
+        struct Compare(u64);
+        impl Observer for Compare {
+            fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+                let mut fast = Vec::new();
+                packet_line(&mut fast, e);
+                let mut want = serde_json::to_vec(&PacketJson {
+                    e,
+                    tagged: true,
+                    fields: false,
+                })
+                .unwrap();
+                want.push(b'\n');
+                assert_eq!(
+                    String::from_utf8_lossy(&fast),
+                    String::from_utf8_lossy(&want)
+                );
+                self.0 += 1;
+                Flow::Continue
+            }
+            fn finding(&mut self, _: &Finding) {}
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+        let mut packets = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "pcap") {
+                continue;
+            }
+            let mut source = crate::capture::Source::files(&[&path]).unwrap();
+            let mut analysis = super::super::Analysis::new(Compare(0));
+            while let Some(frame) = source.next_frame().unwrap() {
+                if let crate::capture::FrameClass::Udp(d) = &frame.class {
+                    analysis.datagram(d);
+                }
+            }
+            packets += analysis.output().0;
+        }
+        assert!(packets > 10_000, "{packets}");
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let all: Vec<u8> = (0u8..=0x7f).chain([0xc3, 0xa9]).collect();
+        let text = String::from_utf8_lossy(&all).into_owned();
+        let mut out = Vec::new();
+        json_str(&mut out, text.as_bytes());
+        assert_eq!(out, serde_json::to_vec(&text).unwrap());
+        // Each byte alone, and at each place of a word, escaped or not.
+        for b in 0u8..=0x7f {
+            for at in 0..17 {
+                let mut t = vec![b'a'; 17];
+                t[at] = b;
+                let t = String::from_utf8(t).unwrap();
+                let mut out = Vec::new();
+                json_str(&mut out, t.as_bytes());
+                assert_eq!(out, serde_json::to_vec(&t).unwrap(), "{b} at {at}");
+            }
+        }
+        for v in [0.0, 1700000000.4622002, 1e21, f64::NAN, -0.5] {
+            let mut out = Vec::new();
+            json_f64(&mut out, v);
+            assert_eq!(out, serde_json::to_vec(&v).unwrap(), "{v}");
+        }
+    }
 
     fn finding(frame: u64) -> Finding {
         Finding {

@@ -343,7 +343,7 @@ fn finding_text(out: &mut impl Write, color: bool, f: &Finding) -> io::Result<()
 
 /// Every field of the packet: the header, then each message.
 fn tree(
-    out: &mut impl Write,
+    out: &mut Vec<u8>,
     color: bool,
     dissector: &dyn Dissector,
     payload: &[u8],
@@ -353,59 +353,137 @@ fn tree(
     for entry in entries {
         match entry {
             TreeEntry::Field(f) => {
-                let indent = 4 + 2 * f.depth as usize;
-                if f.depth == 0 && f.value.is_empty() {
-                    writeln!(out, "{:indent$}{}", "", f.label)?;
-                } else if f.depth == 0 {
-                    writeln!(
-                        out,
-                        "{:indent$}{} ({} bytes at offset {})",
-                        "",
-                        f.value,
-                        f.span.len(),
-                        f.span.start
-                    )?;
-                } else if f.value.is_empty() {
-                    writeln!(out, "{:indent$}{}", "", f.label)?;
+                // The indent by hand: `{:indent$}` pads a space at a time.
+                out.resize(out.len() + 4 + 2 * f.depth as usize, b' ');
+                if f.depth == 0 && !f.value.is_empty() {
+                    out.extend_from_slice(f.value.as_bytes());
+                    out.extend_from_slice(b" (");
+                    fast::int(out, f.span.len());
+                    out.extend_from_slice(b" bytes at offset ");
+                    fast::int(out, f.span.start);
+                    out.push(b')');
                 } else {
-                    writeln!(out, "{:indent$}{}: {}", "", f.label, f.value)?;
+                    out.extend_from_slice(f.label.as_bytes());
+                    if !f.value.is_empty() {
+                        out.extend_from_slice(b": ");
+                        out.extend_from_slice(f.value.as_bytes());
+                    }
                 }
+                out.push(b'\n');
             }
             TreeEntry::Error { error: err, .. } => {
-                write!(out, "    ")?;
+                out.extend_from_slice(b"    ");
                 paint(out, color, RED, format_args!("undecodable: {err}"))?;
-                writeln!(out)?;
+                out.push(b'\n');
             }
         }
     }
     Ok(())
 }
 
-/// 16 bytes a line: offset, hex in two groups of eight, ASCII.
+/// 16 bytes a line: offset, hex in two groups of eight, ASCII. Each line is
+/// put together by hand (a table for the hex digits) and written at once.
 pub fn hex_dump(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    // At most 89 bytes: 16 hex digits of offset, 49 of bytes, 16 of ASCII, spaces.
+    let mut line = [b' '; 128];
     for (i, chunk) in bytes.chunks(16).enumerate() {
-        write!(out, "    {:04x}  ", i * 16)?;
-        for j in 0..16 {
-            match chunk.get(j) {
-                Some(b) => write!(out, "{b:02x} ")?,
-                None => out.write_all(b"   ")?,
+        // `    {:04x}  ` then 16 columns of `{:02x} ` (a space after the
+        // eighth), a space, the ASCII.
+        let mut n = 0;
+        let mut put = |b: u8| {
+            line[n] = b;
+            n += 1;
+        };
+        for _ in 0..4 {
+            put(b' ');
+        }
+        let offset = i * 16;
+        if offset > 0xffff {
+            // More than four digits: as `{:04x}` writes them.
+            let text = format!("{offset:04x}");
+            for &b in text.as_bytes() {
+                put(b);
             }
-            if j == 7 {
-                out.write_all(b" ")?;
+        } else {
+            for shift in [12, 8, 4, 0] {
+                put(HEX[(offset >> shift) & 15]);
             }
         }
-        out.write_all(b" ")?;
+        put(b' ');
+        put(b' ');
+        for j in 0..16 {
+            match chunk.get(j) {
+                Some(&b) => {
+                    put(HEX[usize::from(b >> 4)]);
+                    put(HEX[usize::from(b & 15)]);
+                    put(b' ');
+                }
+                None => {
+                    put(b' ');
+                    put(b' ');
+                    put(b' ');
+                }
+            }
+            if j == 7 {
+                put(b' ');
+            }
+        }
+        put(b' ');
         for &b in chunk {
-            let c = if b.is_ascii_graphic() || b == b' ' {
+            put(if b.is_ascii_graphic() || b == b' ' {
                 b
             } else {
                 b'.'
-            };
-            out.write_all(&[c])?;
+            });
         }
-        writeln!(out)?;
+        put(b'\n');
+        out.write_all(&line[..n])?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod hex_tests {
+    /// The dump as it was written with `fmt`, for the comparison.
+    fn with_fmt(bytes: &[u8]) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        for (i, chunk) in bytes.chunks(16).enumerate() {
+            let _ = write!(out, "    {:04x}  ", i * 16);
+            for j in 0..16 {
+                match chunk.get(j) {
+                    Some(b) => {
+                        let _ = write!(out, "{b:02x} ");
+                    }
+                    None => out.push_str("   "),
+                }
+                if j == 7 {
+                    out.push(' ');
+                }
+            }
+            out.push(' ');
+            for &b in chunk {
+                out.push(if b.is_ascii_graphic() || b == b' ' {
+                    b as char
+                } else {
+                    '.'
+                });
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn the_hex_dump_is_what_fmt_wrote() {
+        for len in [0, 1, 7, 8, 15, 16, 17, 33, 300, 70_000] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+            let mut out = Vec::new();
+            super::hex_dump(&mut out, &bytes).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), with_fmt(&bytes), "{len}");
+        }
+    }
 }
 
 impl<W: Write> Observer for PacketPrinter<W> {

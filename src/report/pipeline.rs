@@ -139,7 +139,13 @@ pub(crate) fn drive<O: Observer>(
         let _ = empty_tx.send(Batch::new());
     }
     std::thread::scope(|scope| {
-        scope.spawn(move || read(source, &full_tx, &empty_rx));
+        // Named, for profiles (`perf report --sort comm`).
+        let reader = std::thread::Builder::new()
+            .name("lwarscope-read".to_owned())
+            .spawn_scoped(scope, move || read(source, &full_tx, &empty_rx));
+        if let Err(e) = reader {
+            return Err(RunError::Output(e));
+        }
         let mut result = Ok(());
         'batches: for mut batch in full_rx.iter() {
             for m in &batch.meta {
