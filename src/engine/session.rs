@@ -219,8 +219,10 @@ impl DirState {
     /// with the number of packets it spans; they judge nothing else (not
     /// regressions, not resends). While the other way has shown no reliable
     /// message, acks are not judged (they may cover messages sent before the
-    /// capture). Otherwise: `ack-regression` below an earlier ack, and the ack
-    /// delay of each message it newly covers.
+    /// capture). An ack above them that may cover messages in the tail of a
+    /// packet the capture cut short ([`SeqWindow::cut_may_cover`]) is no ack
+    /// of the unseen: it is taken as any other. Otherwise: `ack-regression`
+    /// below an earlier ack, and the ack delay of each message it newly covers.
     pub fn cumulative_ack(
         &mut self,
         other: &mut DirState,
@@ -232,6 +234,7 @@ impl DirState {
         use super::{Detail, FindingKind};
         if let Some(highest) = other.seq.highest()
             && ack > highest
+            && !other.seq.cut_may_cover(ack)
         {
             match &mut self.ack_unseen {
                 Some(incident) => {

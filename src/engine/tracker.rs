@@ -342,6 +342,20 @@ impl<A: Analyzer> Tracker<A> {
         }
         let resends_before = session.dir_mut(direction).resends;
         self.analyzer.packet(session, &mut raise, d);
+        if d.truncated_by_capture() {
+            // The capture cut it: one `truncated` for the packet, whether or
+            // not its decoder stopped at the cut (a cut on a message boundary
+            // decodes cleanly), and its lost tail is unknown from now on.
+            let this = session.dir_mut(direction);
+            if !raise.out.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
+                let detail = Detail::Cut {
+                    captured: d.payload.len(),
+                    len: d.payload_len,
+                };
+                raise.raise(this, FindingKind::TRUNCATED, None, None, detail);
+            }
+            this.seq.mark_cut();
+        }
         let resends = session
             .dir_mut(direction)
             .resends

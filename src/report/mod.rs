@@ -77,9 +77,11 @@ pub struct CaptureInfo {
     /// beyond the frame, a bad IP version): no protocol could look at them.
     #[serde(default)]
     pub broken: u64,
-    /// lwar packets the capture cut short (snaplen).
+    /// Packets of the protocols the capture cut short (snaplen), whatever the
+    /// cut ends on: what they did not keep is unknown.
     pub truncated: u64,
-    /// lwar packets that did not decode.
+    /// Packets of the protocols that did not decode (a cut packet too, when
+    /// the bytes it kept do not).
     pub malformed: u64,
     /// UDP datagrams rebuilt from IP fragments.
     pub reassembled: u64,
@@ -439,9 +441,12 @@ impl Observer for Collect {
         let ts = e.datagram.ts;
         self.start = Some(self.start.map_or(ts, |s| s.min(ts)));
         self.end = Some(self.end.map_or(ts, |s| s.max(ts)));
+        // A packet the capture cut short is truncated; one whose kept bytes do
+        // not decode is malformed too.
         if e.findings.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
             self.truncated += 1;
-        } else if e.findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
+        }
+        if e.findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
             self.malformed += 1;
         }
         Flow::Continue
