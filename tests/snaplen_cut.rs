@@ -225,6 +225,26 @@ fn starstrike_with_faults_cut_at_every_offset() {
 }
 
 #[test]
+fn battlegrounds_cut_at_every_offset() {
+    check_every_cut("bg-clean.pcap");
+}
+
+#[test]
+fn battlegrounds_with_faults_cut_at_every_offset() {
+    for name in [
+        "bg-bigmsg.pcap",
+        "bg-loss.pcap",
+        "bg-reorder.pcap",
+        "bg-dup.pcap",
+        "bg-corrupt.pcap",
+        "bg-oneip.pcap",
+        "bg-opsig-wrap.pcap",
+    ] {
+        check_every_cut(name);
+    }
+}
+
+#[test]
 fn mixed_lwar_and_starstrike_cut_at_every_offset() {
     check_every_cut("mixed-lwar-strs.pcap");
 }
