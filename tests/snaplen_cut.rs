@@ -245,6 +245,16 @@ fn battlegrounds_with_faults_cut_at_every_offset() {
 }
 
 #[test]
+fn described_vessel_cut_at_every_offset() {
+    check_every_cut("ksy-vessel-faults.pcap");
+}
+
+#[test]
+fn described_timewarp_cut_at_every_offset() {
+    check_every_cut("ksy-timewarp-faults.pcap");
+}
+
+#[test]
 fn mixed_lwar_and_starstrike_cut_at_every_offset() {
     check_every_cut("mixed-lwar-strs.pcap");
 }

@@ -66,6 +66,14 @@ impl DupWindow {
         self.next = (self.next + 1) % DUP_WINDOW;
         None
     }
+
+    /// A packet that is not compared (the capture cut it short) still takes
+    /// its place in the window, which matches nothing: the window spans the
+    /// same packets as in a capture that kept them whole.
+    pub(crate) fn skip(&mut self) {
+        self.frames[self.next] = u64::MAX;
+        self.next = (self.next + 1) % DUP_WINDOW;
+    }
 }
 
 /// Everything tracked about one direction of a session.
@@ -348,6 +356,7 @@ impl DirState {
     /// different packets may share it.
     pub fn duplicate_datagram(&mut self, d: &crate::capture::Datagram<'_>) -> Option<u64> {
         if d.truncated_by_capture() {
+            self.recent.skip();
             return None;
         }
         self.duplicate_of(xxhash_rust::xxh3::xxh3_64(d.payload), d.frame)

@@ -701,6 +701,7 @@ impl engine::Analyzer for Analyzer {
     /// same addresses.
     fn restarts(&self, session: &Session, d: &Datagram<'_>) -> bool {
         d.src == session.client
+            && !d.truncated_by_capture()
             && super::wire::is_auth(d.payload)
             && Header::parse(d.payload)
                 .is_ok_and(|h| session.proto.session_id.is_some_and(|s| s != h.session_id))
