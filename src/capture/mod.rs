@@ -32,7 +32,8 @@ pub mod synth;
 
 pub use error::CaptureError;
 pub use frame::{
-    CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatagram, IncompleteReason, PcapStats,
+    CaptureStats, Frame, FrameClass, FrameCounts, IncompleteCounts, IncompleteDatagram,
+    IncompleteReason, PcapStats,
 };
 pub use link::LinkType;
 pub use reassembly::{MAX_INCOMPLETE_RECORDS, ReassemblyLimits};

@@ -19,16 +19,17 @@ use std::time::Duration;
 /// tag. libpcap's `udp` also matches every IPv4 fragment of a UDP datagram (the
 /// protocol field is in each) and IPv6 fragments whose fragment header follows
 /// the fixed header; IPv6 packets whose first header is an extension header
-/// (hop-by-hop 0, routing 43, fragment 44, destination options 60) are kept
-/// too, for user space to follow the chain (`ip6 protochain` would, but the
-/// kernel refuses its loops and libpcap then filters every packet in user
-/// space). The engine recognises each protocol, on any port.
-pub const DEFAULT_FILTER: &str = "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 60)) or (vlan and udp)";
+/// (hop-by-hop 0, routing 43, fragment 44, authentication 51, destination
+/// options 60) are kept too, for user space to follow the chain (`ip6
+/// protochain` would, but the kernel refuses its loops and libpcap then filters
+/// every packet in user space); the same behind a VLAN tag (`vlan` shifts what
+/// follows it, so it comes last). The engine recognises each protocol, on any
+/// port.
+pub const DEFAULT_FILTER: &str = "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 51 or ip6[6] == 60)) or (vlan and (udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 51 or ip6[6] == 60))))";
 
 /// The default filter on links with no VLAN tags (Linux cooked captures, `-i
 /// any`; loopback; raw IP), where libpcap refuses `vlan`.
-pub const DEFAULT_FILTER_NO_VLAN: &str =
-    "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 60))";
+pub const DEFAULT_FILTER_NO_VLAN: &str = "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 51 or ip6[6] == 60))";
 
 /// The default live filter for a link type.
 pub fn default_filter(link: LinkType) -> &'static str {
@@ -298,6 +299,8 @@ impl Source {
     pub fn counts(&self) -> FrameCounts {
         let mut c = self.counts;
         c.incomplete = self.reasm.given_up();
+        c.incomplete_by = self.reasm.given_up_by();
+        c.duplicate_fragments = self.reasm.duplicates();
         c
     }
 

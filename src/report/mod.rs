@@ -87,6 +87,14 @@ pub struct CaptureInfo {
     pub reassembled: u64,
     /// Fragmented datagrams given up (timed out, over bounds, incomplete at the end).
     pub incomplete: u64,
+    /// `incomplete` by why (`timed-out`, `memory-limit`, `conflict`,
+    /// `overlap`, `too-many-fragments`, `end-of-capture`), the reasons that
+    /// have any.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub incomplete_reasons: std::collections::BTreeMap<String, u64>,
+    /// IP fragments dropped as exact copies of one held.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub duplicate_fragments: u64,
     /// Packets libpcap received (live captures only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub received: Option<u64>,
@@ -96,6 +104,10 @@ pub struct CaptureInfo {
     /// Packets the interface or its driver dropped (live captures only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub interface_dropped: Option<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn ser_ts<S: serde::Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
