@@ -306,6 +306,12 @@ impl DirState {
         Some(h.value_at_quantile(quantile) as f64 / 1e3)
     }
 
+    /// The ack delay at `quantile`, in µs as the histogram holds it; `None`
+    /// before a sample.
+    pub fn ack_delay_us(&self, quantile: f64) -> Option<u64> {
+        Some(self.histogram()?.value_at_quantile(quantile))
+    }
+
     /// The ack delay histogram, once it has a sample.
     fn histogram(&self) -> Option<&Histogram<u64>> {
         self.ack_delay_us.as_deref().filter(|h| !h.is_empty())

@@ -89,12 +89,14 @@ impl Default for TrackerConfig {
     }
 }
 
-/// Counters of sessions that were evicted, so the totals stay exact.
+/// Counters of sessions that were evicted, so the totals stay exact, and the
+/// worst of their directions for the metrics a gate takes the worst of.
 #[derive(Debug, Default)]
 struct Evicted {
     sessions: u64,
     c2s: DirState,
     s2c: DirState,
+    worst: EvictedTotals,
 }
 
 fn add_into(total: &mut DirState, d: &DirState) {
@@ -440,6 +442,7 @@ impl<A: Analyzer> Tracker<A> {
             first_sends: e.c2s.first_sends + e.s2c.first_sends,
             repeats: e.c2s.repeats + e.s2c.repeats,
             resends: e.c2s.resends + e.s2c.resends,
+            ..e.worst
         });
         Summary {
             messages,
@@ -527,6 +530,8 @@ impl<A: Analyzer> Tracker<A> {
             self.evicted.sessions += 1;
             add_into(&mut self.evicted.c2s, &old.c2s);
             add_into(&mut self.evicted.s2c, &old.s2c);
+            self.evicted.worst.fold_direction(&old.c2s);
+            self.evicted.worst.fold_direction(&old.s2c);
             slot
         };
         self.index.insert(key, slot);
