@@ -24,6 +24,7 @@ pub mod compressed;
 mod error;
 pub mod export;
 mod frame;
+mod framer;
 mod link;
 mod reassembly;
 pub mod rotate;
@@ -35,6 +36,7 @@ pub use frame::{
     CaptureStats, Frame, FrameClass, FrameCounts, IncompleteCounts, IncompleteDatagram,
     IncompleteReason, PcapStats,
 };
+pub use framer::Framer;
 pub use link::LinkType;
 pub use reassembly::{MAX_INCOMPLETE_RECORDS, ReassemblyLimits};
 pub use source::{

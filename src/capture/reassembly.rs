@@ -136,6 +136,11 @@ impl Reassembler {
         self.duplicates
     }
 
+    /// Bytes held for the datagrams pending.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// The given-up datagrams (the first [`MAX_INCOMPLETE_RECORDS`]).
     pub fn records(&self) -> &[IncompleteDatagram] {
         &self.records
