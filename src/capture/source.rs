@@ -183,11 +183,15 @@ impl Source {
     /// Opens capture files (pcap or pcapng; `-` is standard input), read in order
     /// as one stream. Every file is opened (and checked) now.
     pub fn files<P: AsRef<Path>>(paths: &[P]) -> Result<Source, CaptureError> {
+        // Streams (a pipe, a FIFO) are read by a thread that a stop ends.
+        let stop = Arc::new(AtomicBool::new(false));
         let files = paths
             .iter()
-            .map(|p| open_file(p.as_ref()))
+            .map(|p| open_file(p.as_ref(), &stop))
             .collect::<Result<VecDeque<_>, _>>()?;
-        Ok(Source::new(Input::Files(files), None))
+        let mut source = Source::new(Input::Files(files), None);
+        source.stop.flag = stop;
+        Ok(source)
     }
 
     /// Opens a live interface.
@@ -477,6 +481,8 @@ impl Source {
                                 self.boundary = Some((ended.name, end));
                             }
                         }
+                        // A stream stopped mid-record: the end, not an error.
+                        Err(_) if self.stop.is_stopped() => return Ok(None),
                         Err(e) => return Err(file_error(file, &e)),
                     }
                 }
@@ -667,14 +673,17 @@ fn file_error(file: &mut OfflineFile, err: &pcap::Error) -> CaptureError {
     }
 }
 
-fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
+fn open_file(path: &Path, stop: &Arc<AtomicBool>) -> Result<OfflineFile, CaptureError> {
     let stdin = path.as_os_str() == "-";
     let name = if stdin {
         STDIN_NAME.to_string()
     } else {
         path.display().to_string()
     };
-    if !stdin {
+    // A FIFO is opened once, by the thread that reads it: opening it here to
+    // check it would take its writer's first connection.
+    let stream = super::compressed::is_stream(path);
+    if !stdin && !stream {
         match std::fs::File::open(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(CaptureError::FileNotFound { path: name });
@@ -698,9 +707,13 @@ fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
         path: name.clone(),
         reason: e.to_string(),
     };
-    let compression = match stdin {
-        true => None,
-        false => Compression::of_file(path).map_err(unreadable)?,
+    let compression = if stream {
+        // Read once, by a thread (its first bytes tell the compression).
+        Some(Compression::Stream)
+    } else if stdin {
+        None
+    } else {
+        Compression::of_file(path).map_err(unreadable)?
     };
     let (cap, inflater) = match compression {
         // libpcap reads `-` as standard input.
@@ -714,7 +727,11 @@ fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
             None,
         ),
         Some(c) => {
-            let (reader, inflater) = Inflater::start(path, c).map_err(unreadable)?;
+            let (reader, inflater) = match c {
+                Compression::Stream => Inflater::stream(path, Arc::clone(stop)),
+                _ => Inflater::start(path, c),
+            }
+            .map_err(unreadable)?;
             let spare = reader.try_clone().map_err(unreadable)?;
             let fd = std::os::fd::IntoRawFd::into_raw_fd(reader);
             // SAFETY: the descriptor is the pipe's read end, which nothing else
@@ -728,10 +745,11 @@ fn open_file(path: &Path) -> Result<OfflineFile, CaptureError> {
                 }
                 Err(e) => {
                     let reason = inflater.abandon(spare).unwrap_or_else(|| pcap_reason(&e));
-                    return Err(CaptureError::NotPcap {
-                        path: name,
-                        reason: format!("{reason}, inside {} compression", c.name()),
-                    });
+                    let reason = match c {
+                        Compression::Stream => reason,
+                        _ => format!("{reason}, inside {} compression", c.name()),
+                    };
+                    return Err(CaptureError::NotPcap { path: name, reason });
                 }
             }
         }
