@@ -17,6 +17,7 @@
 
 pub mod capture;
 pub mod engine;
+pub mod fuzzing;
 pub mod proto;
 pub mod report;
 pub mod tui;

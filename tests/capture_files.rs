@@ -547,3 +547,141 @@ fn the_default_filter_lets_udp_and_its_fragments_through() {
         .unwrap();
     assert!(!bpf.filter(&tcp));
 }
+
+/// Overlapping fragments: the receiver (Linux, RFC 5722) drops the datagram,
+/// so the capture gives it up too, saying why; an exact copy of a fragment is
+/// dropped and the datagram kept. Regression: the overlap was merged, the last
+/// fragment's bytes winning, and the datagram analysed.
+#[test]
+fn overlapping_fragments_give_the_datagram_up_and_say_why() {
+    for (src, dst) in [v4(), v6()] {
+        let link = Link::Ethernet;
+        let big = lwar_payload(7, 240);
+        let by_104 = udp_fragments(src, dst, 7, &big, 104);
+        let by_64 = udp_fragments(src, dst, 7, &big, 64);
+        let copied = udp_fragments(src, dst, 8, &big, 104);
+        let frames = [
+            Fx::whole(1, frame(link, &by_104[0])),
+            // Bytes 64..128 over 0..104: an overlap.
+            Fx::whole(2, frame(link, &by_64[1])),
+            Fx::whole(3, frame(link, &by_104[1])),
+            Fx::whole(4, frame(link, &by_104[2])),
+            // Datagram 8, its first fragment twice: whole all the same.
+            Fx::whole(5, frame(link, &copied[0])),
+            Fx::whole(6, frame(link, &copied[0])),
+            Fx::whole(7, frame(link, &copied[1])),
+            Fx::whole(8, frame(link, &copied[2])),
+        ];
+        let (_dir, path) = tmp("overlap.pcap");
+        write_pcap(&path, LinkType::Ethernet, &frames);
+        let run = read_files(std::slice::from_ref(&path));
+        assert_eq!(
+            run.classes(),
+            vec![
+                Class::Fragment,
+                Class::Malformed,
+                Class::Fragment,
+                Class::Fragment,
+                Class::Fragment,
+                Class::Fragment,
+                Class::Fragment,
+                Class::lwar(src, dst, 8, &big),
+            ],
+            "{src}"
+        );
+        let c = run.counts();
+        assert_eq!(
+            (c.reassembled, c.incomplete, c.duplicate_fragments),
+            (1, 1, 1)
+        );
+        assert_eq!(c.incomplete_by.overlap, 1);
+        assert_eq!(run.incomplete[0].reason, IncompleteReason::Overlap);
+
+        // The report says why, in JSON and in the table.
+        let out = assert_cmd::Command::cargo_bin("lwarscope")
+            .unwrap()
+            .args(["-r", path.to_str().unwrap(), "--format", "json"])
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["capture"]["incomplete"], 1);
+        assert_eq!(doc["capture"]["incomplete_reasons"]["overlap"], 1);
+        assert_eq!(doc["capture"]["duplicate_fragments"], 1);
+        let out = assert_cmd::Command::cargo_bin("lwarscope")
+            .unwrap()
+            .args(["-r", path.to_str().unwrap(), "--color", "never"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("of which overlapping fragments"), "{text}");
+    }
+}
+
+/// IPv6 UDP behind extension headers (hop-by-hop, routing, destination
+/// options, authentication, a fragment after one of them), with and without
+/// a VLAN tag: the default live filter keeps it, and the dissector finds the
+/// datagram. Regression: only a chain starting with 0, 43, 44 or 60 passed,
+/// and none behind a VLAN tag.
+#[test]
+fn the_default_filter_keeps_ipv6_udp_behind_extension_headers() {
+    let (src, dst) = v6();
+    let payload = lwar_payload(1, 40);
+    let plain = lwarscope::capture::synth::udp_packet(src, dst, &payload);
+    // An extension header of `len` bytes (a multiple of 8) of type `kind`
+    // inserted after the fixed header.
+    let with = |kinds: &[(u8, usize)]| {
+        let mut ip = plain[..40].to_vec();
+        let mut chain = Vec::new();
+        for (i, &(kind, len)) in kinds.iter().enumerate() {
+            let next = kinds.get(i + 1).map_or(17, |k| k.0);
+            let mut h = vec![0u8; len];
+            h[0] = next;
+            h[1] = if kind == 51 {
+                (len / 4 - 2) as u8
+            } else {
+                (len / 8 - 1) as u8
+            };
+            if kind == 60 || kind == 0 {
+                // PadN over the rest.
+                h[2] = 1;
+                h[3] = (len - 4) as u8;
+            }
+            chain.extend_from_slice(&h);
+        }
+        ip[6] = kinds[0].0;
+        let payload_len = u16::from_be_bytes([ip[4], ip[5]]) + chain.len() as u16;
+        ip[4..6].copy_from_slice(&payload_len.to_be_bytes());
+        ip.extend_from_slice(&chain);
+        ip.extend_from_slice(&plain[40..]);
+        ip
+    };
+    let cases = [
+        vec![(0u8, 8usize)],
+        vec![(43, 8)],
+        vec![(60, 8)],
+        vec![(51, 16)],
+        vec![(0, 8), (60, 8)],
+        vec![(60, 8), (51, 16)],
+    ];
+    let eth = pcap::Capture::dead(pcap::Linktype::ETHERNET).unwrap();
+    let on_eth = eth.compile(DEFAULT_FILTER, true).expect("compiles");
+    let sll2 = pcap::Capture::dead(pcap::Linktype(276)).unwrap();
+    let on_sll2 = sll2
+        .compile(lwarscope::capture::DEFAULT_FILTER_NO_VLAN, true)
+        .expect("compiles");
+    for kinds in &cases {
+        let ip = with(kinds);
+        for link in [Link::Ethernet, Link::Vlan(5)] {
+            let f = frame(link, &ip);
+            assert!(on_eth.filter(&f), "{kinds:?} {link:?}: filtered out");
+            let class =
+                lwarscope::capture::classify_frame(LinkType::Ethernet, &f, false, 1, Timestamp(0));
+            assert!(
+                matches!(class, lwarscope::capture::FrameClass::Udp(d) if d.payload == &payload[..]),
+                "{kinds:?} {link:?}: {class:?}"
+            );
+        }
+        let f = frame(Link::LinuxSll2(ARPHRD_ETHER), &ip);
+        assert!(on_sll2.filter(&f), "{kinds:?} SLL2: filtered out");
+    }
+}

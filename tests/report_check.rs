@@ -506,6 +506,30 @@ fn evicted_sessions_still_count_in_the_gates_metrics() {
     assert_eq!(few.summary.findings, all.summary.findings);
     let evicted = few.summary.evicted.expect("evictions are reported");
     assert_eq!(evicted.sessions, 2);
+    // The worst-of metrics see the evicted sessions too: their ack delays,
+    // jitter, loss and unacked messages were folded in when they left.
+    // Regression: only the sessions still held were measured.
+    use lwarscope::report::check::{Allowed, Metric};
+    let allowed = Allowed::default();
+    for metric in [
+        Metric::AckDelayP50,
+        Metric::AckDelayP95,
+        Metric::Jitter,
+        Metric::Unacked,
+        Metric::Loss,
+        Metric::Sessions,
+        Metric::ResendRate,
+    ] {
+        let (a, f) = (metric.value(&all, &allowed), metric.value(&few, &allowed));
+        assert!(
+            a > 0.0,
+            "{metric:?} is 0 on the whole capture: the check proves nothing"
+        );
+        assert!(
+            (a - f).abs() <= 1e-6 * a,
+            "{metric:?}: {a} held, {f} with evictions"
+        );
+    }
 }
 
 #[test]

@@ -1040,30 +1040,70 @@ fn a_frame_cut_by_the_capture_is_truncated_not_malformed() {
     let found = s.feed(s.client, s.server, &bad[..20], len);
     assert_eq!(
         found,
-        [f(
-            "c2s",
-            "malformed",
-            6,
-            None,
-            decode(
-                DecodeError::UnknownType {
-                    offset: 12,
-                    type_id: 200
-                },
-                20,
-                len
+        [
+            f(
+                "c2s",
+                "malformed",
+                6,
+                None,
+                decode(
+                    DecodeError::UnknownType {
+                        offset: 12,
+                        type_id: 200
+                    },
+                    20,
+                    len
+                )
+            ),
+            // ... and the packet was cut all the same: one `truncated` per cut packet.
+            f(
+                "c2s",
+                "truncated",
+                6,
+                None,
+                Detail::Cut { captured: 20, len }
             )
-        )]
+        ]
     );
     let (_, summary) = s.finish();
     let c2s = &summary.sessions[0].c2s;
-    assert_eq!(c2s.findings["truncated"], 2);
+    assert_eq!(c2s.findings["truncated"], 3);
     assert_eq!(c2s.findings["malformed"], 1);
     assert_eq!(c2s.messages["Chat"], 1);
     assert_eq!((c2s.first_sends, c2s.resends), (2, 0));
     // Bytes count what was sent, not what was captured.
     // Connect (23 bytes), Input (35), and three cut frames of 50.
     assert_eq!(c2s.bytes as usize, 23 + 35 + 3 * len);
+}
+
+/// A cut exactly at a message boundary decodes cleanly: the packet is still
+/// `truncated` (the capture kept less than was sent), once.
+#[test]
+fn a_frame_cut_at_a_message_boundary_is_truncated() {
+    let mut s = Script::playing();
+    let good = Script::packet(3, 130, vec![chat(2, ALICE, "hello"), input(ALICE, 2)]);
+    let len = good.len();
+    let kept = len - 23; // the Input, type byte included
+    let found = s.feed(s.client, s.server, &good[..kept], len);
+    assert_eq!(
+        found,
+        [f(
+            "c2s",
+            "truncated",
+            4,
+            None,
+            Detail::Cut {
+                captured: kept,
+                len
+            }
+        )]
+    );
+    let (_, summary) = s.finish();
+    let c2s = &summary.sessions[0].c2s;
+    assert_eq!(c2s.findings["truncated"], 1);
+    assert_eq!(c2s.messages["Chat"], 1);
+    // The Input of the set-up only: the cut one is not counted.
+    assert_eq!(c2s.messages["Input"], 1);
 }
 
 #[test]

@@ -2,8 +2,15 @@
 //! recognised by their magic bytes, whatever their name, and inflated by a
 //! thread into a pipe that libpcap reads as it would the plain file. Memory
 //! stays flat (one 64 KiB chunk in flight) and nothing is written to disk.
+//!
+//! Streams (standard input when it is a pipe, a FIFO, a character device) go
+//! through the same thread, compressed or not ([`Inflater::stream`]): it
+//! reads them once (their first bytes tell the compression: a FIFO cannot be
+//! opened twice to sniff them), and only when they have bytes, so that a stop
+//! (Ctrl-C, SIGTERM) ends the run even when the writer stalls.
 
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,6 +21,8 @@ use std::thread::JoinHandle;
 pub enum Compression {
     Gzip,
     Zstd,
+    /// Not known before it is read: a stream ([`Inflater::stream`]).
+    Stream,
 }
 
 impl Compression {
@@ -30,6 +39,7 @@ impl Compression {
         match self {
             Compression::Gzip => "gzip",
             Compression::Zstd => "zstd",
+            Compression::Stream => "stream",
         }
     }
 
@@ -45,6 +55,56 @@ impl Compression {
             }
         }
         Ok(Compression::sniff(&head[..n]))
+    }
+}
+
+/// Whether `path` names a stream rather than a file: standard input (`-`)
+/// when it is not a regular file, a FIFO, a character device or a socket.
+pub fn is_stream(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = if path.as_os_str() == "-" {
+        let fd = std::os::fd::AsFd::as_fd(&io::stdin()).try_clone_to_owned();
+        fd.and_then(|fd| std::fs::File::from(fd).metadata())
+    } else {
+        std::fs::metadata(path)
+    };
+    meta.is_ok_and(|m| {
+        let t = m.file_type();
+        t.is_fifo() || t.is_char_device() || t.is_socket()
+    })
+}
+
+/// A stream read only when it has bytes: every 100 ms it checks `stop`, and
+/// ends (as at the end of the stream) once it is set.
+struct Polled {
+    file: std::fs::File,
+    stop: Arc<AtomicBool>,
+}
+
+impl Read for Polled {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                return Ok(0);
+            }
+            let mut pfd = libc::pollfd {
+                fd: self.file.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, for the length of the call.
+            match unsafe { libc::poll(&mut pfd, 1, 100) } {
+                0 => continue,
+                r if r < 0 => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+                // Readable, or hung up (then the read gives the end).
+                _ => return self.file.read(buf),
+            }
+        }
     }
 }
 
@@ -77,6 +137,7 @@ impl Inflater {
                     Compression::Gzip => pump(flate2::read::MultiGzDecoder::new(input), writer, &c),
                     Compression::Zstd => zstd::stream::read::Decoder::with_buffer(input)
                         .and_then(|d| pump(d, writer, &c)),
+                    Compression::Stream => pump(input, writer, &c),
                 };
                 // A closed pipe is the reader stopping early (`-c`), not an error.
                 if let Err(err) = result
@@ -90,6 +151,73 @@ impl Inflater {
             reader,
             Inflater {
                 compression,
+                error,
+                cancel,
+                thread: Some(thread),
+            },
+        ))
+    }
+
+    /// Relays the stream at `path` (`-`: standard input) into a pipe that
+    /// libpcap reads, inflating it if its first bytes say it is compressed.
+    /// Once `stop` is set, the stream is read no more and the pipe closes:
+    /// libpcap sees the end, even when the writer stalled.
+    pub fn stream(path: &Path, stop: Arc<AtomicBool>) -> io::Result<(io::PipeReader, Inflater)> {
+        let input = if path.as_os_str() == "-" {
+            std::fs::File::from(std::os::fd::AsFd::as_fd(&io::stdin()).try_clone_to_owned()?)
+        } else {
+            // A FIFO's open waits for a writer: in the thread, not here.
+            let path = path.to_path_buf();
+            return Self::stream_opening(move || std::fs::File::open(&path), stop);
+        };
+        Self::stream_opening(move || Ok(input), stop)
+    }
+
+    fn stream_opening(
+        open: impl FnOnce() -> io::Result<std::fs::File> + Send + 'static,
+        stop: Arc<AtomicBool>,
+    ) -> io::Result<(io::PipeReader, Inflater)> {
+        let (reader, writer) = io::pipe()?;
+        let error = Arc::new(Mutex::new(None));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (e, c) = (Arc::clone(&error), Arc::clone(&cancel));
+        let thread = std::thread::Builder::new()
+            .name("read stream".into())
+            .spawn(move || {
+                let result = open().and_then(|file| {
+                    let mut input = Polled { file, stop };
+                    // The first bytes tell the compression; they are relayed too.
+                    let mut head = Vec::with_capacity(4);
+                    let mut byte = [0u8; 4];
+                    while head.len() < 4 {
+                        match input.read(&mut byte[..4 - head.len()]) {
+                            Ok(0) => break,
+                            Ok(n) => head.extend_from_slice(&byte[..n]),
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    let input = io::BufReader::new(io::Cursor::new(head.clone()).chain(input));
+                    match Compression::sniff(&head) {
+                        Some(Compression::Gzip) => {
+                            pump(flate2::read::MultiGzDecoder::new(input), writer, &c)
+                        }
+                        Some(Compression::Zstd) => zstd::stream::read::Decoder::with_buffer(input)
+                            .and_then(|d| pump(d, writer, &c)),
+                        None | Some(Compression::Stream) => pump(input, writer, &c),
+                    }
+                });
+                if let Err(err) = result
+                    && err.kind() != io::ErrorKind::BrokenPipe
+                    && let Ok(mut slot) = e.lock()
+                {
+                    *slot = Some(err.to_string());
+                }
+            })?;
+        Ok((
+            reader,
+            Inflater {
+                compression: Compression::Stream,
                 error,
                 cancel,
                 thread: Some(thread),

@@ -77,8 +77,59 @@ pub struct FrameCounts {
     /// UDP datagrams rebuilt from fragments.
     pub reassembled: u64,
     /// Fragmented datagrams given up: timed out, over the memory bounds,
-    /// conflicting, or still incomplete at the end of the capture.
+    /// conflicting or overlapping, too many fragments, or still incomplete at
+    /// the end of the capture.
     pub incomplete: u64,
+    /// `incomplete` by why each datagram was given up.
+    pub incomplete_by: IncompleteCounts,
+    /// Fragments dropped as exact copies of one held (same offset and length:
+    /// the first copy is kept, as Linux keeps it).
+    pub duplicate_fragments: u64,
+}
+
+/// Fragmented datagrams given up, by [`IncompleteReason`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IncompleteCounts {
+    pub timed_out: u64,
+    pub memory_limit: u64,
+    pub conflict: u64,
+    pub overlap: u64,
+    pub too_many: u64,
+    pub end_of_capture: u64,
+}
+
+impl IncompleteCounts {
+    pub fn add(&mut self, reason: IncompleteReason) {
+        *self.slot(reason) += 1;
+    }
+
+    fn slot(&mut self, reason: IncompleteReason) -> &mut u64 {
+        match reason {
+            IncompleteReason::TimedOut => &mut self.timed_out,
+            IncompleteReason::MemoryLimit => &mut self.memory_limit,
+            IncompleteReason::Conflict => &mut self.conflict,
+            IncompleteReason::Overlap => &mut self.overlap,
+            IncompleteReason::TooManyFragments => &mut self.too_many,
+            IncompleteReason::EndOfCapture => &mut self.end_of_capture,
+        }
+    }
+
+    /// How many were given up for `reason`.
+    pub fn get(&self, reason: IncompleteReason) -> u64 {
+        match reason {
+            IncompleteReason::TimedOut => self.timed_out,
+            IncompleteReason::MemoryLimit => self.memory_limit,
+            IncompleteReason::Conflict => self.conflict,
+            IncompleteReason::Overlap => self.overlap,
+            IncompleteReason::TooManyFragments => self.too_many,
+            IncompleteReason::EndOfCapture => self.end_of_capture,
+        }
+    }
+
+    /// Each reason with its count, in [`IncompleteReason::ALL`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (IncompleteReason, u64)> + '_ {
+        IncompleteReason::ALL.into_iter().map(|r| (r, self.get(r)))
+    }
 }
 
 /// libpcap's own counters for a live capture (see `pcap_stats(3PCAP)`).
@@ -107,19 +158,49 @@ pub enum IncompleteReason {
     TimedOut,
     /// Evicted to keep reassembly within its memory bounds.
     MemoryLimit,
-    /// A fragment overlapped or contradicted the others.
+    /// A fragment contradicted the others (two different ends, a fragment past
+    /// the end, a length IP cannot carry).
     Conflict,
+    /// A fragment overlapped bytes another had brought (other than an exact
+    /// copy): Linux drops such datagrams (IPv6: RFC 5722), so the receiver
+    /// never saw it, and the bytes it would have kept are not known.
+    Overlap,
+    /// More fragments than [`ReassemblyLimits::max_fragments`](super::ReassemblyLimits).
+    TooManyFragments,
     /// Still incomplete when the capture ended.
     EndOfCapture,
 }
 
 impl IncompleteReason {
+    pub const ALL: [IncompleteReason; 6] = [
+        IncompleteReason::TimedOut,
+        IncompleteReason::MemoryLimit,
+        IncompleteReason::Conflict,
+        IncompleteReason::Overlap,
+        IncompleteReason::TooManyFragments,
+        IncompleteReason::EndOfCapture,
+    ];
+
     pub const fn name(self) -> &'static str {
         match self {
             IncompleteReason::TimedOut => "timed out",
             IncompleteReason::MemoryLimit => "memory limit",
             IncompleteReason::Conflict => "conflicting fragment",
+            IncompleteReason::Overlap => "overlapping fragment",
+            IncompleteReason::TooManyFragments => "too many fragments",
             IncompleteReason::EndOfCapture => "end of capture",
+        }
+    }
+
+    /// A stable kebab-case key, for JSON.
+    pub const fn key(self) -> &'static str {
+        match self {
+            IncompleteReason::TimedOut => "timed-out",
+            IncompleteReason::MemoryLimit => "memory-limit",
+            IncompleteReason::Conflict => "conflict",
+            IncompleteReason::Overlap => "overlap",
+            IncompleteReason::TooManyFragments => "too-many-fragments",
+            IncompleteReason::EndOfCapture => "end-of-capture",
         }
     }
 }

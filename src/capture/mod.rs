@@ -24,6 +24,7 @@ pub mod compressed;
 mod error;
 pub mod export;
 mod frame;
+mod framer;
 mod link;
 mod mapped;
 mod reassembly;
@@ -33,8 +34,10 @@ pub mod synth;
 
 pub use error::CaptureError;
 pub use frame::{
-    CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatagram, IncompleteReason, PcapStats,
+    CaptureStats, Frame, FrameClass, FrameCounts, IncompleteCounts, IncompleteDatagram,
+    IncompleteReason, PcapStats,
 };
+pub use framer::Framer;
 pub use link::LinkType;
 pub use reassembly::{MAX_INCOMPLETE_RECORDS, ReassemblyLimits};
 pub use source::{

@@ -2,11 +2,20 @@
 //! capture time, over etherparse's `IpDefragBuf` (which merges the ranges).
 //!
 //! etherparse's own `IpDefragPool` is unbounded by design; this pool bounds the
-//! number of pending datagrams and their bytes, evicting the oldest, and reports
-//! every datagram it gives up.
+//! number of pending datagrams, their bytes and their fragments, evicting the
+//! oldest, and reports every datagram it gives up, with why
+//! ([`IncompleteReason`]).
+//!
+//! Overlaps are judged as Linux judges them (IPv4 since 4.19, IPv6 per RFC
+//! 5722), not merged with the last fragment's bytes winning (etherparse's
+//! way): an exact copy of a fragment held (same offset and length) is dropped
+//! and the first copy kept; any other overlap gives the whole datagram up, as
+//! the receiver drops it. The later fragments of a datagram given up for a
+//! fault of its own (overlap, conflict, too many) are dropped with it for the
+//! timeout, rather than starting a new one.
 
 use super::Timestamp;
-use super::frame::{IncompleteDatagram, IncompleteReason};
+use super::frame::{IncompleteCounts, IncompleteDatagram, IncompleteReason};
 use super::link::{FragKey, Fragment};
 use etherparse::IpNumber;
 use etherparse::defrag::{IpDefragBuf, IpFragRange};
@@ -21,24 +30,37 @@ pub struct ReassemblyLimits {
     pub max_bytes: usize,
     /// Capture time after its first fragment that a datagram is given up.
     pub timeout_ns: u64,
+    /// Fragments of one datagram (copies included); it is given up beyond.
+    pub max_fragments: usize,
 }
 
 impl Default for ReassemblyLimits {
-    /// 1024 datagrams, 16 MiB, 30 s (Linux's `ipfrag_time`).
+    /// 1024 datagrams, 16 MiB, 30 s (Linux's `ipfrag_time`), 1024 fragments
+    /// per datagram (a 64 KiB datagram in 64-byte fragments).
     fn default() -> Self {
         ReassemblyLimits {
             max_datagrams: 1024,
             max_bytes: 16 << 20,
             timeout_ns: 30_000_000_000,
+            max_fragments: 1024,
         }
     }
 }
+
+/// Datagrams given up for a fault of their own whose later fragments are
+/// dropped with them: the most recent, with when they were given up.
+const DEAD_KEYS: usize = 64;
 
 /// At most this many given-up datagrams are kept for the report; all are counted.
 pub const MAX_INCOMPLETE_RECORDS: usize = 1000;
 
 struct Pending {
     buf: IpDefragBuf,
+    /// The byte ranges of the fragments held, sorted by start, for the overlap
+    /// rule (etherparse's own sections are merged).
+    ranges: Vec<(u32, u32)>,
+    /// Where the last fragment ends, once one came.
+    end: Option<u32>,
     /// Every fragment's frame, in the order seen (for an export that writes
     /// the frames of a datagram).
     frames: Vec<u64>,
@@ -73,7 +95,11 @@ pub(crate) struct Reassembler {
     free_frames: Vec<u64>,
     completed_frames: Vec<u64>,
     given_up: u64,
+    given_up_by: IncompleteCounts,
+    duplicates: u64,
     records: Vec<IncompleteDatagram>,
+    /// Datagrams given up for their own fault, and when ([`DEAD_KEYS`]).
+    dead: std::collections::VecDeque<(FragKey, Timestamp)>,
 }
 
 impl Reassembler {
@@ -88,13 +114,31 @@ impl Reassembler {
             free_frames: Vec::new(),
             completed_frames: Vec::new(),
             given_up: 0,
+            given_up_by: IncompleteCounts::default(),
+            duplicates: 0,
             records: Vec::new(),
+            dead: std::collections::VecDeque::new(),
         }
     }
 
     /// Datagrams given up so far.
     pub fn given_up(&self) -> u64 {
         self.given_up
+    }
+
+    /// Datagrams given up so far, by why.
+    pub fn given_up_by(&self) -> IncompleteCounts {
+        self.given_up_by
+    }
+
+    /// Fragments dropped as exact copies of one held.
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates
+    }
+
+    /// Bytes held for the datagrams pending.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The given-up datagrams (the first [`MAX_INCOMPLETE_RECORDS`]).
@@ -132,6 +176,20 @@ impl Reassembler {
 
     /// Adds a fragment seen in `frame` at `ts`.
     pub fn add(&mut self, frame: u64, ts: Timestamp, frag: &Fragment<'_>) -> Added {
+        if !self.dead.is_empty() && !self.pending.contains_key(&frag.key) {
+            let timeout = self.limits.timeout_ns;
+            while self
+                .dead
+                .front()
+                .is_some_and(|(_, at)| ts.since(*at) >= timeout)
+            {
+                self.dead.pop_front();
+            }
+            if self.dead.iter().any(|(k, _)| *k == frag.key) {
+                // A fragment of a datagram given up: dropped with it.
+                return Added::Held;
+            }
+        }
         if !self.pending.contains_key(&frag.key) {
             if self.pending.len() >= self.limits.max_datagrams {
                 self.evict_oldest();
@@ -144,6 +202,8 @@ impl Reassembler {
                 frag.key,
                 Pending {
                     buf: IpDefragBuf::new(IpNumber::UDP, data, sections),
+                    ranges: Vec::new(),
+                    end: None,
                     frames,
                     first_frame: frame,
                     last_frame: frame,
@@ -160,10 +220,45 @@ impl Reassembler {
         let before = p.buf.data().len();
         p.fragments += 1;
         p.last_frame = frame;
+        if p.fragments as usize > self.limits.max_fragments {
+            self.give_up(&frag.key, IncompleteReason::TooManyFragments);
+            self.bury(frag.key, ts);
+            return Added::Held;
+        }
         p.frames.push(frame);
+        let start = u32::from(frag.offset.byte_offset());
+        let end = start + u32::try_from(frag.payload.len()).unwrap_or(u32::MAX - start);
+        // Two ends, or a fragment past the end: a conflict (etherparse's rule,
+        // judged before the overlap).
+        if p.end.is_some_and(|e| end > e || (!frag.more && end != e)) {
+            self.give_up(&frag.key, IncompleteReason::Conflict);
+            self.bury(frag.key, ts);
+            return Added::Conflict;
+        }
+        let at = p.ranges.partition_point(|&(s, _)| s < start);
+        if p.ranges.get(at) == Some(&(start, end)) {
+            // An exact copy of a fragment held: dropped, the first kept.
+            self.duplicates += 1;
+            return Added::Held;
+        }
+        let overlaps = at
+            .checked_sub(1)
+            .and_then(|i| p.ranges.get(i))
+            .is_some_and(|&(_, e)| e > start)
+            || p.ranges.get(at).is_some_and(|&(s, _)| s < end);
+        if overlaps && end > start {
+            self.give_up(&frag.key, IncompleteReason::Overlap);
+            self.bury(frag.key, ts);
+            return Added::Conflict;
+        }
         if p.buf.add(frag.offset, frag.more, frag.payload).is_err() {
             self.give_up(&frag.key, IncompleteReason::Conflict);
+            self.bury(frag.key, ts);
             return Added::Conflict;
+        }
+        p.ranges.insert(at, (start, end));
+        if !frag.more {
+            p.end = Some(end);
         }
         // The buffer can shrink (a last fragment below data seen before it):
         // the count follows it down, or it would only ever grow.
@@ -224,12 +319,22 @@ impl Reassembler {
         }
     }
 
+    /// Remembers a datagram given up for a fault of its own, so that its later
+    /// fragments are dropped with it (for the timeout).
+    fn bury(&mut self, key: FragKey, ts: Timestamp) {
+        if self.dead.len() >= DEAD_KEYS {
+            self.dead.pop_front();
+        }
+        self.dead.push_back((key, ts));
+    }
+
     fn give_up(&mut self, key: &FragKey, reason: IncompleteReason) {
         let Some(p) = self.pending.remove(key) else {
             return;
         };
         self.bytes -= p.buf.data().len().min(self.bytes);
         self.given_up += 1;
+        self.given_up_by.add(reason);
         if self.records.len() < MAX_INCOMPLETE_RECORDS {
             self.records.push(IncompleteDatagram {
                 src: key.src,
@@ -307,6 +412,7 @@ mod tests {
             max_datagrams: 2,
             max_bytes: 64,
             timeout_ns: u64::MAX,
+            ..ReassemblyLimits::default()
         };
         let mut r = Reassembler::new(limits);
         let a = [0u8; 8];
@@ -341,6 +447,74 @@ mod tests {
         r.finish();
         assert_eq!(r.records()[1].reason, IncompleteReason::EndOfCapture);
         assert_eq!(r.given_up(), 2);
+    }
+
+    #[test]
+    fn overlapping_fragments_give_the_datagram_up_as_linux_does() {
+        // Regression: the overlap was merged, the last fragment's bytes winning
+        // (a way to show an analyzer other bytes than the receiver keeps).
+        let mut r = Reassembler::new(ReassemblyLimits::default());
+        assert_eq!(
+            r.add(1, Timestamp(0), &frag(1, 0, true, &[1u8; 16])),
+            Added::Held
+        );
+        assert_eq!(
+            r.add(2, Timestamp(0), &frag(1, 1, true, &[2u8; 16])),
+            Added::Conflict
+        );
+        assert_eq!(r.given_up(), 1);
+        assert_eq!(r.records()[0].reason, IncompleteReason::Overlap);
+        assert_eq!(r.given_up_by().overlap, 1);
+        // The datagram's later fragments are dropped with it, not a new one.
+        assert_eq!(
+            r.add(3, Timestamp(0), &frag(1, 4, false, &[3u8; 8])),
+            Added::Held
+        );
+        assert_eq!(r.pending(), 0);
+        r.finish();
+        assert_eq!(r.given_up(), 1);
+        // An exact duplicate of a fragment is dropped, the datagram kept (the
+        // first copy's bytes).
+        assert_eq!(
+            r.add(4, Timestamp(0), &frag(2, 0, true, &[1u8; 16])),
+            Added::Held
+        );
+        assert_eq!(
+            r.add(5, Timestamp(0), &frag(2, 0, true, &[9u8; 16])),
+            Added::Held
+        );
+        let Added::Complete(data) = r.add(6, Timestamp(0), &frag(2, 2, false, &[3u8; 8])) else {
+            panic!("not complete");
+        };
+        assert_eq!(&data[..16], &[1u8; 16]);
+        assert_eq!(r.duplicates(), 1);
+    }
+
+    #[test]
+    fn too_many_fragments_give_the_datagram_up() {
+        let limits = ReassemblyLimits {
+            max_fragments: 4,
+            ..ReassemblyLimits::default()
+        };
+        let mut r = Reassembler::new(limits);
+        for i in 0..4u16 {
+            assert_eq!(
+                r.add(u64::from(i), Timestamp(0), &frag(1, i, true, &[0u8; 8])),
+                Added::Held
+            );
+        }
+        assert_eq!(
+            r.add(9, Timestamp(0), &frag(1, 4, true, &[0u8; 8])),
+            Added::Held
+        );
+        assert_eq!(r.pending(), 0);
+        assert_eq!(r.records()[0].reason, IncompleteReason::TooManyFragments);
+        assert_eq!(r.given_up_by().too_many, 1);
+        // Duplicates count too: a fragment sent a million times is bounded.
+        for i in 0..10 {
+            r.add(20 + i, Timestamp(0), &frag(2, 0, true, &[0u8; 8]));
+        }
+        assert_eq!(r.given_up_by().too_many, 2);
     }
 
     #[test]

@@ -20,16 +20,17 @@ use std::time::Duration;
 /// tag. libpcap's `udp` also matches every IPv4 fragment of a UDP datagram (the
 /// protocol field is in each) and IPv6 fragments whose fragment header follows
 /// the fixed header; IPv6 packets whose first header is an extension header
-/// (hop-by-hop 0, routing 43, fragment 44, destination options 60) are kept
-/// too, for user space to follow the chain (`ip6 protochain` would, but the
-/// kernel refuses its loops and libpcap then filters every packet in user
-/// space). The engine recognises each protocol, on any port.
-pub const DEFAULT_FILTER: &str = "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 60)) or (vlan and udp)";
+/// (hop-by-hop 0, routing 43, fragment 44, authentication 51, destination
+/// options 60) are kept too, for user space to follow the chain (`ip6
+/// protochain` would, but the kernel refuses its loops and libpcap then filters
+/// every packet in user space); the same behind a VLAN tag (`vlan` shifts what
+/// follows it, so it comes last). The engine recognises each protocol, on any
+/// port.
+pub const DEFAULT_FILTER: &str = "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 51 or ip6[6] == 60)) or (vlan and (udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 51 or ip6[6] == 60))))";
 
 /// The default filter on links with no VLAN tags (Linux cooked captures, `-i
 /// any`; loopback; raw IP), where libpcap refuses `vlan`.
-pub const DEFAULT_FILTER_NO_VLAN: &str =
-    "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 60))";
+pub const DEFAULT_FILTER_NO_VLAN: &str = "udp or (ip6 and (ip6[6] == 0 or ip6[6] == 43 or ip6[6] == 44 or ip6[6] == 51 or ip6[6] == 60))";
 
 /// The default live filter for a link type.
 pub fn default_filter(link: LinkType) -> &'static str {
@@ -269,11 +270,15 @@ impl Source {
         paths: &[P],
         reader: FileReader,
     ) -> Result<Source, CaptureError> {
+        // Streams (a pipe, a FIFO) are read by a thread that a stop ends.
+        let stop = Arc::new(AtomicBool::new(false));
         let files = paths
             .iter()
-            .map(|p| open_file(p.as_ref(), reader))
+            .map(|p| open_file(p.as_ref(), reader, &stop))
             .collect::<Result<VecDeque<_>, _>>()?;
-        Ok(Source::new(Input::Files(files), None))
+        let mut source = Source::new(Input::Files(files), None);
+        source.stop.flag = stop;
+        Ok(source)
     }
 
     /// Opens a live interface.
@@ -393,6 +398,8 @@ impl Source {
     pub fn counts(&self) -> FrameCounts {
         let mut c = self.counts;
         c.incomplete = self.reasm.given_up();
+        c.incomplete_by = self.reasm.given_up_by();
+        c.duplicate_fragments = self.reasm.duplicates();
         c
     }
 
@@ -536,7 +543,12 @@ impl Source {
                     let Some(file) = files.front_mut() else {
                         return Ok(None);
                     };
-                    match file.next_record(&mut self.buf, false)? {
+                    let next = match file.next_record(&mut self.buf, false) {
+                        // A stream stopped mid-record: the end, not an error.
+                        Err(_) if self.stop.is_stopped() => return Ok(None),
+                        next => next?,
+                    };
+                    match next {
                         Some((_, true)) => {
                             // Numbered as in the file, as Wireshark numbers it.
                             file.packets += 1;
@@ -837,7 +849,11 @@ fn pcap_file_error(
     }
 }
 
-fn open_file(path: &Path, how: FileReader) -> Result<OfflineFile, CaptureError> {
+fn open_file(
+    path: &Path,
+    how: FileReader,
+    stop: &Arc<AtomicBool>,
+) -> Result<OfflineFile, CaptureError> {
     let stdin = path.as_os_str() == "-";
     let name = if stdin {
         STDIN_NAME.to_string()
@@ -854,7 +870,10 @@ fn open_file(path: &Path, how: FileReader) -> Result<OfflineFile, CaptureError> 
         ahead_buf: Vec::new(),
         last_ts: None,
     };
-    if !stdin {
+    // A FIFO is opened once, by the thread that reads it: opening it here to
+    // check it would take its writer's first connection.
+    let stream = super::compressed::is_stream(path);
+    if !stdin && !stream {
         match std::fs::File::open(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(CaptureError::FileNotFound { path: name });
@@ -898,9 +917,13 @@ fn open_file(path: &Path, how: FileReader) -> Result<OfflineFile, CaptureError> 
         path: name.clone(),
         reason: e.to_string(),
     };
-    let compression = match stdin {
-        true => None,
-        false => Compression::of_file(path).map_err(unreadable)?,
+    let compression = if stream {
+        // Read once, by a thread (its first bytes tell the compression).
+        Some(Compression::Stream)
+    } else if stdin {
+        None
+    } else {
+        Compression::of_file(path).map_err(unreadable)?
     };
     let (cap, inflater) = match compression {
         // libpcap reads `-` as standard input.
@@ -914,7 +937,11 @@ fn open_file(path: &Path, how: FileReader) -> Result<OfflineFile, CaptureError> 
             None,
         ),
         Some(c) => {
-            let (reader, inflater) = Inflater::start(path, c).map_err(unreadable)?;
+            let (reader, inflater) = match c {
+                Compression::Stream => Inflater::stream(path, Arc::clone(stop)),
+                _ => Inflater::start(path, c),
+            }
+            .map_err(unreadable)?;
             let spare = reader.try_clone().map_err(unreadable)?;
             let fd = std::os::fd::IntoRawFd::into_raw_fd(reader);
             // SAFETY: the descriptor is the pipe's read end, which nothing else
@@ -928,10 +955,11 @@ fn open_file(path: &Path, how: FileReader) -> Result<OfflineFile, CaptureError> 
                 }
                 Err(e) => {
                     let reason = inflater.abandon(spare).unwrap_or_else(|| pcap_reason(&e));
-                    return Err(CaptureError::NotPcap {
-                        path: name,
-                        reason: format!("{reason}, inside {} compression", c.name()),
-                    });
+                    let reason = match c {
+                        Compression::Stream => reason,
+                        _ => format!("{reason}, inside {} compression", c.name()),
+                    };
+                    return Err(CaptureError::NotPcap { path: name, reason });
                 }
             }
         }

@@ -540,6 +540,9 @@ pub enum Detail {
         captured: usize,
         len: usize,
     },
+    /// A packet the capture cut short, whose kept part decoded: the capture
+    /// kept `captured` of its `len` bytes, and what it did not keep is unknown.
+    Cut { captured: usize, len: usize },
     /// A packet over the protocol's size limit of `max` bytes.
     Oversize { len: usize, max: usize },
     /// The protocol's own numbers.
@@ -599,6 +602,9 @@ impl fmt::Display for Detail {
                     write!(f, " (capture kept {captured} of {len} bytes)")?;
                 }
                 Ok(())
+            }
+            Detail::Cut { captured, len } => {
+                write!(f, "the capture kept {captured} of {len} bytes")
             }
             Detail::Oversize { len, max } => {
                 write!(f, "packet of {len} bytes exceeds the {max}-byte maximum")

@@ -287,6 +287,10 @@ pub enum Probe {
     /// A built-in protocol's test of the payload (its magic, its appId, its
     /// handshake): a plain function, as cheap as it gets on the hot path.
     Payload(fn(&[u8]) -> bool),
+    /// A built-in protocol's test of the whole payload (Battlegrounds' AUTH,
+    /// exactly 8 bytes): a datagram the capture cut short never passes it,
+    /// whatever its kept bytes look like.
+    WholePayload(fn(&[u8]) -> bool),
     /// A described protocol's mark: magic bytes at an offset, a port, or both
     /// (both must hold).
     Mark(Mark),
@@ -308,6 +312,7 @@ impl Probe {
     pub fn matches(&self, d: &Datagram<'_>) -> bool {
         match self {
             Probe::Payload(f) => f(d.payload),
+            Probe::WholePayload(f) => !d.truncated_by_capture() && f(d.payload),
             Probe::Mark(m) => {
                 m.port
                     .is_none_or(|p| d.src.port() == p || d.dst.port() == p)
@@ -320,7 +325,7 @@ impl Probe {
     /// port and no magic cannot tell from the bytes: false).
     pub fn payload(&self, payload: &[u8]) -> bool {
         match self {
-            Probe::Payload(f) => f(payload),
+            Probe::Payload(f) | Probe::WholePayload(f) => f(payload),
             Probe::Mark(m) => !m.magic.is_empty() && m.magic_matches(payload),
         }
     }

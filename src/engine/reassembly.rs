@@ -584,6 +584,20 @@ impl<K: Copy + Eq> Reassembler<K> {
         Ok(true)
     }
 
+    /// Drops message `key` without a word: one of its blocks is unknown (the
+    /// capture cut it short), so it can never be rebuilt, and its being
+    /// incomplete says nothing of the sender. Its later blocks are
+    /// [`Push::Abandoned`]. A message already delivered is left as it is.
+    pub fn abandon(&mut self, key: K, budget: &mut Budget) {
+        if self.finished.iter().any(|(k, _)| *k == key) {
+            return;
+        }
+        if let Some(i) = self.partials.iter().position(|p| p.key == key) {
+            self.remove(i, budget);
+        }
+        self.finish(key, false);
+    }
+
     /// Gives up every message in progress whose key `which` accepts (all of a
     /// session's at its end), handing each to `f` with [`GiveUpReason::Ended`].
     pub fn drain(
@@ -620,6 +634,23 @@ mod tests {
 
     fn message(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i * 7 + 3) as u8).collect()
+    }
+
+    #[test]
+    fn an_abandoned_message_gives_its_bytes_back_and_ignores_its_later_blocks() {
+        let mut r = Reassembler::<u32>::default();
+        let mut budget = Budget::new(1 << 20);
+        let msg = message(100);
+        let first = r.push(7, block(100, 0, &msg[..40]), &mut budget, |_| panic!());
+        assert_eq!(first, Push::Buffered);
+        assert!(budget.used() > 0);
+        r.abandon(7, &mut budget);
+        assert_eq!((r.in_progress(), budget.used()), (0, 0));
+        let later = r.push(7, block(100, 1, &msg[40..80]), &mut budget, |_| panic!());
+        assert_eq!(later, Push::Abandoned);
+        let mut ended = 0;
+        r.drain(&mut budget, |_| true, |_| ended += 1);
+        assert_eq!(ended, 0, "nothing left to call incomplete");
     }
 
     /// Pushes the blocks of `msg` (block size `size`) in `order`; the message

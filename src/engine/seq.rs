@@ -17,6 +17,10 @@ enum SlotState {
     Missing,
     /// Captured at least once; `frame` is the frame of the first capture.
     Seen,
+    /// Skipped by a jump that came after a packet the capture cut short: the
+    /// cut tail may have held it, so nothing is known of it (neither missing
+    /// nor seen).
+    Unknown,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -52,6 +56,11 @@ pub enum Lookup {
     Next,
     /// Above the next seqno: `missing` seqnos were skipped.
     Jump { missing: u32 },
+    /// The first capture of a seqno that the cut tail of an earlier packet
+    /// may have held (above the highest after a cut, or skipped then): the
+    /// capture cannot tell a first send from a resend or a gap, and judges
+    /// nothing.
+    AfterCut,
 }
 
 /// An empty slot, for a window that has recorded nothing yet.
@@ -73,6 +82,12 @@ pub struct SeqWindow {
     slots: Box<[Slot]>,
     base: Option<u32>,
     highest: u32,
+    /// A packet of this direction was cut short by the capture since the
+    /// highest seqno was recorded: its lost tail may have held higher seqnos.
+    tail_unknown: bool,
+    /// The highest ack applied (`ack`), which may lie above `highest` while
+    /// the tail is unknown: seqnos up to it are acked when first captured.
+    acked_to: u32,
 }
 
 impl SeqWindow {
@@ -92,6 +107,27 @@ impl SeqWindow {
         self.base.map(|_| self.highest)
     }
 
+    /// A packet of this direction was cut short by the capture: its lost tail
+    /// may have held seqnos above the highest recorded. The next jump above it
+    /// then skips seqnos that are unknown (not missing, no gap), and acks above
+    /// it are not acks of the unseen.
+    pub fn mark_cut(&mut self) {
+        self.tail_unknown = true;
+    }
+
+    /// Whether a cut packet may have held seqnos above the highest recorded.
+    pub fn tail_unknown(&self) -> bool {
+        self.tail_unknown
+    }
+
+    /// Whether an ack of `ack`, above the highest seqno recorded, may cover
+    /// messages that the cut tail of a packet held (so it is no ack of the
+    /// unseen): a cut packet came since the highest, or an earlier ack taken
+    /// so already reached as far.
+    pub fn cut_may_cover(&self, ack: u32) -> bool {
+        self.tail_unknown || ack <= self.acked_to
+    }
+
     pub fn lookup(&self, seqno: u32) -> Lookup {
         let Some(base) = self.base else {
             return Lookup::Baseline;
@@ -100,6 +136,9 @@ impl SeqWindow {
             return Lookup::BeforeBaseline;
         }
         if seqno > self.highest {
+            if self.tail_unknown || seqno <= self.acked_to {
+                return Lookup::AfterCut;
+            }
             return match seqno - self.highest - 1 {
                 0 => Lookup::Next,
                 missing => Lookup::Jump { missing },
@@ -116,6 +155,7 @@ impl SeqWindow {
                 tries: slot.tries,
                 hash: slot.hash,
             },
+            SlotState::Unknown if slot.seqno == seqno => Lookup::AfterCut,
             _ => Lookup::Fill,
         }
     }
@@ -136,22 +176,36 @@ impl SeqWindow {
             self.base = Some(seqno);
             self.highest = seqno;
         }
+        // Acked before it was first captured: only a cut tail can hide a
+        // message the other side then acks.
+        let mut acked_before = false;
         if seqno > self.highest {
-            // Mark what the jump skipped, as far back as the window reaches.
+            // Mark what the jump skipped, as far back as the window reaches:
+            // missing, or unknown when a cut tail may have held them (the
+            // other side acked them, or a cut packet came since the highest).
             let first_tracked = seqno
                 .saturating_sub(WINDOW as u32 - 1)
                 .max(self.highest + 1);
             for s in first_tracked..seqno {
                 self.evict(s, &mut lost);
+                let acked = s <= self.acked_to;
+                let state = if self.tail_unknown || acked {
+                    SlotState::Unknown
+                } else {
+                    SlotState::Missing
+                };
                 *self.slot_mut(s) = Slot {
                     seqno: s,
-                    state: SlotState::Missing,
+                    state,
+                    acked,
                     frame,
                     ..Slot::default()
                 };
             }
             self.evict(seqno, &mut lost);
+            acked_before = seqno <= self.acked_to;
             self.highest = seqno;
+            self.tail_unknown = false;
         } else if (self.highest - seqno) as usize >= WINDOW {
             return;
         }
@@ -159,10 +213,11 @@ impl SeqWindow {
         if slot.seqno == seqno && slot.state == SlotState::Seen {
             slot.tries += 1;
         } else {
+            acked_before |= slot.seqno == seqno && slot.state == SlotState::Unknown && slot.acked;
             *slot = Slot {
                 seqno,
                 state: SlotState::Seen,
-                acked: false,
+                acked: acked_before,
                 tries: 1,
                 frame,
                 ts,
@@ -185,6 +240,7 @@ impl SeqWindow {
         if self.base.is_none() || ack <= previous {
             return;
         }
+        self.acked_to = self.acked_to.max(ack);
         let low = previous
             .saturating_add(1)
             .max(self.highest.saturating_sub(WINDOW as u32 - 1));
@@ -197,7 +253,7 @@ impl SeqWindow {
                         slot.acked = true;
                         acked(slot.ts);
                     }
-                    SlotState::Missing => slot.acked = true,
+                    SlotState::Missing | SlotState::Unknown => slot.acked = true,
                     SlotState::Empty => {}
                 }
             }

@@ -66,6 +66,14 @@ impl DupWindow {
         self.next = (self.next + 1) % DUP_WINDOW;
         None
     }
+
+    /// A packet that is not compared (the capture cut it short) still takes
+    /// its place in the window, which matches nothing: the window spans the
+    /// same packets as in a capture that kept them whole.
+    pub(crate) fn skip(&mut self) {
+        self.frames[self.next] = u64::MAX;
+        self.next = (self.next + 1) % DUP_WINDOW;
+    }
 }
 
 /// Everything tracked about one direction of a session.
@@ -219,8 +227,10 @@ impl DirState {
     /// with the number of packets it spans; they judge nothing else (not
     /// regressions, not resends). While the other way has shown no reliable
     /// message, acks are not judged (they may cover messages sent before the
-    /// capture). Otherwise: `ack-regression` below an earlier ack, and the ack
-    /// delay of each message it newly covers.
+    /// capture). An ack above them that may cover messages in the tail of a
+    /// packet the capture cut short ([`SeqWindow::cut_may_cover`]) is no ack
+    /// of the unseen: it is taken as any other. Otherwise: `ack-regression`
+    /// below an earlier ack, and the ack delay of each message it newly covers.
     pub fn cumulative_ack(
         &mut self,
         other: &mut DirState,
@@ -232,6 +242,7 @@ impl DirState {
         use super::{Detail, FindingKind};
         if let Some(highest) = other.seq.highest()
             && ack > highest
+            && !other.seq.cut_may_cover(ack)
         {
             match &mut self.ack_unseen {
                 Some(incident) => {
@@ -295,6 +306,12 @@ impl DirState {
         Some(h.value_at_quantile(quantile) as f64 / 1e3)
     }
 
+    /// The ack delay at `quantile`, in µs as the histogram holds it; `None`
+    /// before a sample.
+    pub fn ack_delay_us(&self, quantile: f64) -> Option<u64> {
+        Some(self.histogram()?.value_at_quantile(quantile))
+    }
+
     /// The ack delay histogram, once it has a sample.
     fn histogram(&self) -> Option<&Histogram<u64>> {
         self.ack_delay_us.as_deref().filter(|h| !h.is_empty())
@@ -345,6 +362,7 @@ impl DirState {
     /// different packets may share it.
     pub fn duplicate_datagram(&mut self, d: &crate::capture::Datagram<'_>) -> Option<u64> {
         if d.truncated_by_capture() {
+            self.recent.skip();
             return None;
         }
         self.duplicate_of(xxhash_rust::xxh3::xxh3_64(d.payload), d.frame)

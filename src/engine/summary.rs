@@ -83,7 +83,8 @@ pub struct Summary {
     pub evicted: Option<EvictedTotals>,
 }
 
-/// The totals of evicted sessions, both directions together.
+/// The totals of evicted sessions, both directions together, and the worst
+/// of their directions for the metrics a gate takes the worst of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct EvictedTotals {
     pub sessions: u64,
@@ -91,6 +92,64 @@ pub struct EvictedTotals {
     pub first_sends: u64,
     pub repeats: u64,
     pub resends: u64,
+    /// The highest median ack delay of an evicted direction, in µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_p50_max_us: Option<u64>,
+    /// The highest 95th percentile ack delay of an evicted direction, in µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_p95_max_us: Option<u64>,
+    /// The highest jitter of an evicted direction, in ns (rounded up).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub jitter_max_ns: u64,
+    /// Reliable messages the evicted sessions captured and never saw acked.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unacked: u64,
+    /// The loss estimate of the evicted direction that lost the most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_max: Option<super::LossEstimate>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl EvictedTotals {
+    /// Adds another's totals, keeping the worst of each worst-of value.
+    pub fn add(&mut self, o: &EvictedTotals) {
+        self.sessions += o.sessions;
+        self.packets += o.packets;
+        self.first_sends += o.first_sends;
+        self.repeats += o.repeats;
+        self.resends += o.resends;
+        self.ack_p50_max_us = self.ack_p50_max_us.max(o.ack_p50_max_us);
+        self.ack_p95_max_us = self.ack_p95_max_us.max(o.ack_p95_max_us);
+        self.jitter_max_ns = self.jitter_max_ns.max(o.jitter_max_ns);
+        self.unacked += o.unacked;
+        self.loss_max = worse_loss(self.loss_max, o.loss_max);
+    }
+
+    /// Folds in one direction of an evicted session.
+    pub fn fold_direction(&mut self, d: &super::DirState) {
+        self.ack_p50_max_us = self.ack_p50_max_us.max(d.ack_delay_us(0.5));
+        self.ack_p95_max_us = self.ack_p95_max_us.max(d.ack_delay_us(0.95));
+        let jitter_ns = (d.jitter_ms * 1e6).ceil();
+        if jitter_ns.is_finite() && jitter_ns > 0.0 {
+            self.jitter_max_ns = self.jitter_max_ns.max(jitter_ns as u64);
+        }
+        self.unacked += d.unacked() as u64;
+        self.loss_max = worse_loss(self.loss_max, d.loss());
+    }
+}
+
+/// The estimate with the larger loss fraction.
+fn worse_loss(
+    a: Option<super::LossEstimate>,
+    b: Option<super::LossEstimate>,
+) -> Option<super::LossEstimate> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y.fraction() > x.fraction() { y } else { x }),
+        (x, y) => x.or(y),
+    }
 }
 
 impl Summary {
@@ -146,12 +205,7 @@ impl Summary {
         }
         self.sessions.extend(other.sessions);
         if let Some(theirs) = other.evicted {
-            let mine = self.evicted.get_or_insert_default();
-            mine.sessions += theirs.sessions;
-            mine.packets += theirs.packets;
-            mine.first_sends += theirs.first_sends;
-            mine.repeats += theirs.repeats;
-            mine.resends += theirs.resends;
+            self.evicted.get_or_insert_default().add(&theirs);
         }
     }
 }

@@ -89,12 +89,14 @@ impl Default for TrackerConfig {
     }
 }
 
-/// Counters of sessions that were evicted, so the totals stay exact.
+/// Counters of sessions that were evicted, so the totals stay exact, and the
+/// worst of their directions for the metrics a gate takes the worst of.
 #[derive(Debug, Default)]
 struct Evicted {
     sessions: u64,
     c2s: DirState,
     s2c: DirState,
+    worst: EvictedTotals,
 }
 
 fn add_into(total: &mut DirState, d: &DirState) {
@@ -342,6 +344,20 @@ impl<A: Analyzer> Tracker<A> {
         }
         let resends_before = session.dir_mut(direction).resends;
         self.analyzer.packet(session, &mut raise, d);
+        if d.truncated_by_capture() {
+            // The capture cut it: one `truncated` for the packet, whether or
+            // not its decoder stopped at the cut (a cut on a message boundary
+            // decodes cleanly), and its lost tail is unknown from now on.
+            let this = session.dir_mut(direction);
+            if !raise.out.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
+                let detail = Detail::Cut {
+                    captured: d.payload.len(),
+                    len: d.payload_len,
+                };
+                raise.raise(this, FindingKind::TRUNCATED, None, None, detail);
+            }
+            this.seq.mark_cut();
+        }
         let resends = session
             .dir_mut(direction)
             .resends
@@ -438,6 +454,7 @@ impl<A: Analyzer> Tracker<A> {
             first_sends: e.c2s.first_sends + e.s2c.first_sends,
             repeats: e.c2s.repeats + e.s2c.repeats,
             resends: e.c2s.resends + e.s2c.resends,
+            ..e.worst
         });
         Summary {
             messages,
@@ -525,6 +542,8 @@ impl<A: Analyzer> Tracker<A> {
             self.evicted.sessions += 1;
             add_into(&mut self.evicted.c2s, &old.c2s);
             add_into(&mut self.evicted.s2c, &old.s2c);
+            self.evicted.worst.fold_direction(&old.c2s);
+            self.evicted.worst.fold_direction(&old.s2c);
             slot
         };
         self.index.insert(key, slot);

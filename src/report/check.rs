@@ -146,13 +146,18 @@ impl Metric {
     /// The value in an outcome: counts, a fraction, or milliseconds; allowed
     /// findings do not count.
     pub fn value(self, o: &Outcome, allowed: &Allowed) -> f64 {
-        let worst = |f: &dyn Fn(&super::DirView) -> Option<f64>| {
+        let evicted = o.summary.evicted.unwrap_or_default();
+        // The worst over the sessions held and those evicted (folded in when
+        // they left).
+        let worst = |f: &dyn Fn(&super::DirView) -> Option<f64>, evicted: Option<f64>| {
             o.sessions
                 .iter()
                 .flat_map(|s| [f(&s.c2s), f(&s.s2c)])
+                .chain([evicted])
                 .flatten()
                 .fold(0.0, f64::max)
         };
+        let ms = |us: Option<u64>| us.map(|us| us as f64 / 1e3);
         match self {
             Metric::Finding(k) if allowed.kinds.contains(&k) => 0.0,
             Metric::Finding(k) if k == FindingKind::VIOLATION => {
@@ -174,16 +179,21 @@ impl Metric {
                 .filter(|s| s.state == state)
                 .count() as f64,
             Metric::ResendRate => o.resend_rate(),
-            Metric::AckDelayP50 => worst(&|d| d.ack_p50_ms),
-            Metric::AckDelayP95 => worst(&|d| d.ack_p95_ms),
-            Metric::Jitter => worst(&|d| Some(d.jitter_ms)),
-            Metric::Unacked => o
-                .sessions
-                .iter()
-                .map(|s| (s.c2s.unacked + s.s2c.unacked) as f64)
-                .sum(),
+            Metric::AckDelayP50 => worst(&|d| d.ack_p50_ms, ms(evicted.ack_p50_max_us)),
+            Metric::AckDelayP95 => worst(&|d| d.ack_p95_ms, ms(evicted.ack_p95_max_us)),
+            Metric::Jitter => worst(
+                &|d| Some(d.jitter_ms),
+                Some(evicted.jitter_max_ns as f64 / 1e6),
+            ),
+            Metric::Unacked => {
+                o.sessions
+                    .iter()
+                    .map(|s| (s.c2s.unacked + s.s2c.unacked) as f64)
+                    .sum::<f64>()
+                    + evicted.unacked as f64
+            }
             Metric::Packets => o.capture.packets() as f64,
-            Metric::Loss => worst(&|d| d.loss),
+            Metric::Loss => worst(&|d| d.loss, evicted.loss_max.map(|l| l.fraction())),
             Metric::Sessions => o.summary.session_count() as f64,
         }
     }

@@ -60,14 +60,23 @@
 //!   when none), `other` (frames skipped), `filtered` (frames the capture filter
 //!   `-f` rejected, absent when none), `broken` (frames whose IP or UDP headers
 //!   contradict themselves, absent when none), `truncated`, `malformed`,
-//!   `reassembled` and `incomplete` (IP fragments), `received`, `kernel_dropped` and
-//!   `interface_dropped`
-//!   (live only).
+//!   `reassembled` and `incomplete` (IP fragments), `incomplete_reasons` (the
+//!   datagrams given up by why: `timed-out`, `memory-limit`, `conflict`,
+//!   `overlap`, `too-many-fragments`, `end-of-capture`; absent when none),
+//!   `duplicate_fragments` (exact copies of a fragment, dropped; absent when
+//!   none), `received`, `kernel_dropped` and `interface_dropped` (live only).
+//!   `truncated` counts the packets the capture cut short (one each, whatever
+//!   the cut ends on), `malformed` those whose kept bytes do not decode (a cut
+//!   packet may be both).
 //! - `messages`: count per message type, named as in the specification (`Connect`
 //!   ... `UpdateCircle`), counting the messages decoded before an error too.
 //! - `evicted` (absent when no session was evicted to bound memory): `sessions`,
 //!   `packets`, `first_sends`, `repeats`, `resends` of the evicted sessions,
-//!   whose counts are in the totals but not in the `sessions` list.
+//!   whose counts are in the totals but not in the `sessions` list; and the
+//!   worst of their directions, folded in as they left, for the metrics a gate
+//!   takes the worst of: `ack_p50_max_us`, `ack_p95_max_us`, `jitter_max_ns`,
+//!   `loss_max` (`{"lost", "expected"}`), and `unacked` (their sum); absent
+//!   when none.
 //! - `findings`: count per finding kind (kebab-case); `violations`: count per
 //!   violation rule (absent when none); `malformed`: count per reason
 //!   (`truncated`, `unknown-type`...).

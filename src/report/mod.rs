@@ -81,14 +81,24 @@ pub struct CaptureInfo {
     /// beyond the frame, a bad IP version): no protocol could look at them.
     #[serde(default)]
     pub broken: u64,
-    /// lwar packets the capture cut short (snaplen).
+    /// Packets of the protocols the capture cut short (snaplen), whatever the
+    /// cut ends on: what they did not keep is unknown.
     pub truncated: u64,
-    /// lwar packets that did not decode.
+    /// Packets of the protocols that did not decode (a cut packet too, when
+    /// the bytes it kept do not).
     pub malformed: u64,
     /// UDP datagrams rebuilt from IP fragments.
     pub reassembled: u64,
     /// Fragmented datagrams given up (timed out, over bounds, incomplete at the end).
     pub incomplete: u64,
+    /// `incomplete` by why (`timed-out`, `memory-limit`, `conflict`,
+    /// `overlap`, `too-many-fragments`, `end-of-capture`), the reasons that
+    /// have any.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub incomplete_reasons: std::collections::BTreeMap<String, u64>,
+    /// IP fragments dropped as exact copies of one held.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub duplicate_fragments: u64,
     /// Packets libpcap received (live captures only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub received: Option<u64>,
@@ -103,6 +113,10 @@ pub struct CaptureInfo {
     /// capture's.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sessions_only: Option<Vec<SessionId>>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn ser_ts<S: serde::Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
@@ -448,9 +462,12 @@ impl Observer for Collect {
         let ts = e.datagram.ts;
         self.start = Some(self.start.map_or(ts, |s| s.min(ts)));
         self.end = Some(self.end.map_or(ts, |s| s.max(ts)));
+        // A packet the capture cut short is truncated; one whose kept bytes do
+        // not decode is malformed too.
         if e.findings.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
             self.truncated += 1;
-        } else if e.findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
+        }
+        if e.findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
             self.malformed += 1;
         }
         Flow::Continue

@@ -150,6 +150,13 @@ pub fn capture_info(
         malformed: 0,
         reassembled: c.reassembled,
         incomplete: c.incomplete,
+        incomplete_reasons: c
+            .incomplete_by
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(r, n)| (r.key().to_owned(), n))
+            .collect(),
+        duplicate_fragments: c.duplicate_fragments,
         received: stats.pcap.map(|p| p.received),
         kernel_dropped: stats.pcap.map(|p| p.dropped_by_kernel),
         interface_dropped: stats.pcap.map(|p| p.dropped_by_interface),

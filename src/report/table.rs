@@ -159,6 +159,19 @@ fn pair_ms(a: Option<f64>, b: Option<f64>) -> String {
     }
 }
 
+/// The row of datagrams given up for `r`.
+fn incomplete_label(r: crate::capture::IncompleteReason) -> &'static str {
+    use crate::capture::IncompleteReason as R;
+    match r {
+        R::TimedOut => "  of which timed out",
+        R::MemoryLimit => "  of which over the memory limit",
+        R::Conflict => "  of which conflicting fragments",
+        R::Overlap => "  of which overlapping fragments",
+        R::TooManyFragments => "  of which too many fragments",
+        R::EndOfCapture => "  of which cut by the end of capture",
+    }
+}
+
 /// The capture table: what was read.
 pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
     let c = &o.capture;
@@ -203,6 +216,15 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
     if c.reassembled + c.incomplete > 0 {
         rows_rest.push(("reassembled from IP fragments", c.reassembled));
         rows_rest.push(("fragmented, incomplete", c.incomplete));
+        // Why they were given up.
+        for r in crate::capture::IncompleteReason::ALL {
+            if let Some(&n) = c.incomplete_reasons.get(r.key()) {
+                rows_rest.push((incomplete_label(r), n));
+            }
+        }
+    }
+    if c.duplicate_fragments > 0 {
+        rows_rest.push(("IP fragments copied (dropped)", c.duplicate_fragments));
     }
     if let Some(r) = c.received {
         // On Linux, the loopback device hands the capture each packet twice

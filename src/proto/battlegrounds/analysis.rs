@@ -136,6 +136,30 @@
 //!   capture sees one way only). Blocks are followed up to 1024 per session: the
 //!   oldest is judged the same way when it leaves.
 //!
+//! **Packets the capture cut short** (snaplen): the engine raises one
+//! `truncated` per cut datagram; what a cut packet kept is analysed as above,
+//! and nothing is inferred from what it did not keep. A packet cut before its
+//! payload decoded may have been any packet of its header's type (any type at
+//! all when the header was cut too), and the rules that count such packets
+//! stand aside:
+//! - an AUTH_OK it may have been: no `auth-first` after it (a cut AUTH_OK also
+//!   moves the state to `auth-recv`); an AUTH: one more AUTH for
+//!   `auth-ok-count`; a PING: no `before-ping` after it, and one more PONG owed;
+//! - a MOVE_OP or MOVE_EVENT cut before its counter: the next step of its
+//!   stream raises no `sig-gap` (the skipped values count as lost only beyond
+//!   the cut packets), and no echo of an op_sig it may have carried is
+//!   `echo-unseen`;
+//! - a MSG cut before its msg_id: msg_ids skipped past the highest after it are
+//!   neither `lost` nor `not-captured`; an ack of a block never captured that
+//!   it may have been raises neither `ack-unseen` nor `not-captured`, and an ack
+//!   beyond a block's captured copies is taken as its ack (no
+//!   `duplicate-ack`);
+//! - a MSG cut inside its block: its message is dropped from reassembly
+//!   without a finding (no `msg-incomplete`), and an empty block is no
+//!   `empty-block` violation;
+//! - a MSG_ACK cut before its block: blocks first captured before it raise no
+//!   `block-unacked`.
+//!
 //! Allocation: the block table, the msg_id windows and the reassembler of a
 //! session are allocated when it sends its first MSG; the rest of the hot path
 //! allocates nothing per packet.
@@ -245,6 +269,9 @@ enum Slot {
         acked: bool,
     },
     Seen,
+    /// Skipped by a jump after a MSG the capture cut before its msg_id: it
+    /// may have been that one, so nothing is known of it.
+    Unknown,
 }
 
 /// The msg_ids of one direction and channel: the highest, and the last
@@ -290,13 +317,17 @@ impl MsgIds {
 
     /// Records a capture of `id` (in the window); `lost` gets each missing
     /// msg_id pushed out of the window unseen and unacked.
+    /// `after_cut`: a MSG of this direction and channel was cut before its
+    /// msg_id since the highest was recorded, so the msg_ids this one skips
+    /// are unknown rather than missing. Returns whether `id` is a new highest.
     fn record(
         &mut self,
         id: u32,
         frame: u64,
         ts: Timestamp,
+        after_cut: bool,
         lost: &mut impl FnMut(u32, u64, Timestamp),
-    ) {
+    ) -> bool {
         let s = SerialSpace::U32;
         let highest = *self.highest.get_or_insert(id);
         let ahead = s.distance(id, highest).unwrap_or(0);
@@ -305,14 +336,16 @@ impl MsgIds {
             for k in (1..=skipped).rev() {
                 let m = s.sub(id, k);
                 self.evict(m, lost);
-                self.slots[Self::index(m)] = (
-                    m,
+                let slot = if after_cut {
+                    Slot::Unknown
+                } else {
                     Slot::Missing {
                         frame,
                         ts,
                         acked: false,
-                    },
-                );
+                    }
+                };
+                self.slots[Self::index(m)] = (m, slot);
             }
             self.evict(id, lost);
             self.highest = Some(id);
@@ -321,6 +354,12 @@ impl MsgIds {
         if slot.0 != id || slot.1 != Slot::Seen {
             *slot = (id, Slot::Seen);
         }
+        ahead > 0
+    }
+
+    /// Whether `id` was skipped after a MSG cut before its msg_id.
+    fn unknown(&self, id: u32) -> bool {
+        self.slots[Self::index(id)] == (id, Slot::Unknown)
     }
 
     fn evict(&mut self, id: u32, lost: &mut impl FnMut(u32, u64, Timestamp)) {
@@ -479,6 +518,8 @@ pub struct BgSession {
     /// op_sig values whose MOVE_OP (the latest captured) an echo answered.
     op_answered: [u64; 4],
     reliable: Option<Box<Reliable>>,
+    /// What packets the capture cut short may have hidden.
+    cut: Cut,
     /// The server's answer time: from the capture of a MOVE_OP to the capture
     /// of the first MOVE_EVENT echoing its op_sig (the way from the tap to the
     /// server and back, and the server's own time). One sample per MOVE_OP
@@ -490,6 +531,32 @@ pub struct BgSession {
     /// acked (a message of `msg_len` bytes, its blocks' bytes adding up to it).
     /// Both directions, every channel.
     pub completion: Durations,
+}
+
+/// What packets the capture cut short may have hidden, so that nothing is
+/// inferred from their absence (see the contract).
+#[derive(Debug, Default)]
+struct Cut {
+    /// A server packet cut before the first AUTH_OK may have been one.
+    auth_ok_maybe: bool,
+    /// Client packets cut before their type: AUTHs they may have been.
+    auths_maybe: u64,
+    /// A client packet cut before its type may have been a PING.
+    ping_maybe: bool,
+    /// Movement packets cut before their counter since the stream's last
+    /// value: by direction (c2s op_sig, s2c event_sig).
+    sigs: [u32; 2],
+    /// By direction and channel: a MSG cut before its msg_id since the
+    /// highest msg_id was recorded.
+    msg_tail: [[bool; CHANNELS as usize]; 2],
+    /// By direction and channel: MSGs cut before their block was known, whose
+    /// acks may come (each answers one ack beyond a block's captured copies).
+    msg_copies: [[u32; CHANNELS as usize]; 2],
+    /// By acking direction and channel: the latest MSG_ACK cut before the
+    /// block it acks was known.
+    ack_at: [[Option<Timestamp>; CHANNELS as usize]; 2],
+    /// op_sig values that MOVE_OPs cut before their op_sig may have carried.
+    op_maybe: [u64; 4],
 }
 
 /// The capture time of a MOVE_OP per op_sig value.
@@ -634,6 +701,7 @@ impl engine::Analyzer for Analyzer {
     /// same addresses.
     fn restarts(&self, session: &Session, d: &Datagram<'_>) -> bool {
         d.src == session.client
+            && !d.truncated_by_capture()
             && super::wire::is_auth(d.payload)
             && Header::parse(d.payload)
                 .is_ok_and(|h| session.proto.session_id.is_some_and(|s| s != h.session_id))
@@ -712,7 +780,18 @@ fn judge_unacked(
         .and_then(|a| a.get(usize::from(channel)))
         .copied()
         .unwrap_or(0);
-    if b.captured && !b.acked && acker_acks > 0 {
+    // A MSG_ACK cut before its block, since this block's first capture, may
+    // have acked it.
+    let ack_cut = session
+        .proto
+        .cut
+        .ack_at
+        .get(other)
+        .and_then(|a| a.get(usize::from(channel)))
+        .copied()
+        .flatten()
+        .is_some_and(|at| at >= b.first_ts);
+    if b.captured && !b.acked && acker_acks > 0 && !ack_cut {
         let direction = direction_of(di);
         raise_on(
             raise,
@@ -744,9 +823,15 @@ fn undecodable(raise: &mut Raise<'_>, dir: &mut DirState, d: &Datagram<'_>, erro
 fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     let direction = raise.direction;
     let c2s = direction == Direction::ClientToServer;
+    let cut = d.truncated_by_capture();
     let header = match Header::parse(d.payload) {
         Ok(h) => h,
-        Err(e) => return undecodable(raise, session.dir_mut(direction), d, e),
+        Err(e) => {
+            if cut {
+                cut_unknown(session, direction, None, None, d.ts);
+            }
+            return undecodable(raise, session.dir_mut(direction), d, e);
+        }
     };
     // The session's id is its first header's; it was recognised by its AUTH
     // when that is its very first packet.
@@ -780,12 +865,14 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
     let packet = match Packet::new_checked(d.payload) {
         Ok(p) => p,
         Err(e) => {
+            if cut && let Ok(t) = header.packet_type() {
+                cut_unknown(session, direction, Some(t), Some(header.channel), d.ts);
+            }
             let this = session.dir_mut(direction);
             undecodable(raise, this, d, e);
             return;
         }
     };
-    let cut = d.truncated_by_capture();
     if cut {
         // What was kept decodes, but its end is missing.
         let this = session.dir_mut(direction);
@@ -833,6 +920,10 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
         }
     }
     for v in packet.violations() {
+        // A block the capture cut to nothing was not sent empty.
+        if cut && v.kind() == super::wire::ViolationKind::EmptyBlock {
+            continue;
+        }
         raise.violation(
             session.dir_mut(direction),
             findings::codec_rule(v.kind()),
@@ -860,12 +951,65 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
     }
 }
 
+/// A packet the capture cut short before its payload decoded: `t` its type,
+/// `channel` its header's channel (`None`: the header was cut too, it may have
+/// been any packet). What it may have been is remembered, so that no rule
+/// judges its absence.
+fn cut_unknown(
+    session: &mut Session,
+    direction: Direction,
+    t: Option<PacketType>,
+    channel: Option<u8>,
+    ts: Timestamp,
+) {
+    let maybe = |x: PacketType| t.is_none_or(|t| t == x);
+    let s = &mut session.proto;
+    let di = usize::from(dir_index(direction));
+    if direction == Direction::ClientToServer {
+        if maybe(PacketType::Auth) {
+            s.cut.auths_maybe += 1;
+        }
+        if maybe(PacketType::Ping) {
+            s.cut.ping_maybe = true;
+            s.pings_outstanding = (s.pings_outstanding + 1).min(MAX_PINGS_OUTSTANDING);
+        }
+        if maybe(PacketType::MoveOp) {
+            s.cut.sigs[0] += 1;
+        }
+    } else {
+        if maybe(PacketType::AuthOk) {
+            s.cut.auth_ok_maybe = true;
+            if t.is_some() && s.state == State::AuthSent {
+                s.state = State::AuthRecv;
+            }
+        }
+        if maybe(PacketType::MoveEvent) {
+            s.cut.sigs[1] += 1;
+        }
+    }
+    let channels = match channel {
+        Some(c) if c < CHANNELS => c..c + 1,
+        Some(_) => return,
+        None => 0..CHANNELS,
+    };
+    for ch in channels.map(usize::from) {
+        if maybe(PacketType::Msg) {
+            s.cut.msg_tail[di][ch] = true;
+            s.cut.msg_copies[di][ch] = s.cut.msg_copies[di][ch].saturating_add(1);
+        }
+        if maybe(PacketType::MsgAck) {
+            s.cut.ack_at[di][ch] = Some(ts);
+        }
+    }
+}
+
 /// Server data on channels 1 and 2 before the client's first PING.
 fn before_ping(session: &mut Session, raise: &mut Raise<'_>, channel: u8, t: PacketType) {
     let s = &mut session.proto;
     if raise.direction == Direction::ServerToClient
         && s.saw_auth
         && s.pings == 0
+        && !s.cut.ping_maybe
         && !s.before_ping_raised
         && (channel == 1 || channel == 2)
         && t != PacketType::MsgAck
@@ -906,7 +1050,12 @@ fn payload_rules(
         );
     }
     let s = &mut session.proto;
-    if c2s && s.saw_auth && s.auth_oks == 0 && t != PacketType::Auth && t.sender() == Sender::Client
+    if c2s
+        && s.saw_auth
+        && s.auth_oks == 0
+        && !s.cut.auth_ok_maybe
+        && t != PacketType::Auth
+        && t.sender() == Sender::Client
     {
         raise.violation(
             &mut session.c2s,
@@ -936,7 +1085,7 @@ fn payload_rules(
             if s.state == State::AuthSent {
                 s.state = State::AuthRecv;
             }
-            if s.saw_auth && s.auth_oks > s.auths {
+            if s.saw_auth && s.auth_oks > s.auths + s.cut.auths_maybe {
                 let detail = findings::auth_counts(s.auth_oks, s.auths);
                 raise.violation(&mut session.s2c, rules::AUTH_OK_COUNT, msg_id, detail);
             }
@@ -970,9 +1119,21 @@ fn payload_rules(
         Payload::MoveOp(m) if c2s => {
             let last = s.op_sig.last;
             let v = m.op_sig;
+            if s.cut.sigs[0] > 0
+                && let Some(last) = last
+            {
+                // The MOVE_OPs cut before their op_sig carried values between.
+                let mut x = last.wrapping_add(1);
+                while x != v && x != last.wrapping_add(128) {
+                    s.cut.op_maybe[usize::from(x / 64)] |= 1 << (x % 64);
+                    x = x.wrapping_add(1);
+                }
+            }
             s.op_sigs[usize::from(v / 64)] |= 1 << (v % 64);
+            s.cut.op_maybe[usize::from(v / 64)] &= !(1 << (v % 64));
             let far = v.wrapping_add(128);
             s.op_sigs[usize::from(far / 64)] &= !(1 << (far % 64));
+            s.cut.op_maybe[usize::from(far / 64)] &= !(1 << (far % 64));
             s.op_ts.0[usize::from(v)] = raise.ts;
             s.op_answered[usize::from(v / 64)] &= !(1 << (v % 64));
             sig_step(
@@ -982,6 +1143,7 @@ fn payload_rules(
                 &mut session.proto.op_sig,
                 v,
                 last,
+                &mut session.proto.cut.sigs[0],
             );
         }
         Payload::MoveEvent(m) if !c2s => {
@@ -994,7 +1156,10 @@ fn payload_rules(
                     *answered |= 1 << (e % 64);
                     s.answer.add(raise.ts.since(s.op_ts.0[usize::from(e)]));
                 }
-                if !seen && s.echo_reported != Some(e) {
+                // An op_sig a MOVE_OP cut short may have carried is not unseen.
+                let maybe =
+                    s.cut.sigs[0] > 0 || s.cut.op_maybe[usize::from(e / 64)] & (1 << (e % 64)) != 0;
+                if !seen && !maybe && s.echo_reported != Some(e) {
                     s.echo_reported = Some(e);
                     raise.raise(
                         &mut session.s2c,
@@ -1012,13 +1177,16 @@ fn payload_rules(
                 &mut session.proto.event_sig,
                 m.event_sig,
                 last,
+                &mut session.proto.cut.sigs[1],
             );
         }
         _ => {}
     }
 }
 
-/// One value of a u8 counter stream.
+/// One value of a u8 counter stream. `cut`: packets of the stream cut before
+/// their value since the last one (taken): the values they carried are among
+/// those skipped, which then are no `sig-gap`.
 fn sig_step(
     dir: &mut DirState,
     raise: &mut Raise<'_>,
@@ -1026,7 +1194,9 @@ fn sig_step(
     stream: &mut SigStream,
     v: u8,
     last: Option<u8>,
+    cut: &mut u32,
 ) {
+    let cut = std::mem::take(cut);
     let Some(last) = last else {
         stream.last = Some(v);
         dir.count_expected(1);
@@ -1037,12 +1207,14 @@ fn sig_step(
         && stream.last == Some(v)
         && v != last
     {
-        // The loss estimate of the movement stream: every step was sent.
+        // The loss estimate of the movement stream: every step was sent; the
+        // packets cut short were captured.
         dir.count_expected(u64::from(skipped) + 1);
-        dir.count_lost(u64::from(skipped));
+        dir.count_lost(u64::from(skipped.saturating_sub(cut)));
     }
     match step {
         Ok(0) => {}
+        Ok(_) if cut > 0 => {}
         Ok(skipped) => raise.raise(
             dir,
             findings::SIG_GAP,
@@ -1129,18 +1301,29 @@ fn msg_block(
                 Direction::ClientToServer => &mut session.c2s,
                 Direction::ServerToClient => &mut session.s2c,
             };
-            ids.record(m.msg_id, frame, ts, &mut |id, gap_frame, gap_ts| {
-                raise_on(
-                    raise,
-                    this,
-                    direction,
-                    FindingKind::LOST,
-                    gap_frame,
-                    gap_ts,
-                    Some(id),
-                    Detail::None,
-                );
-            });
+            let tail = &mut session.proto.cut.msg_tail[usize::from(di)][ch];
+            let after_cut = *tail;
+            let new_highest = ids.record(
+                m.msg_id,
+                frame,
+                ts,
+                after_cut,
+                &mut |id, gap_frame, gap_ts| {
+                    raise_on(
+                        raise,
+                        this,
+                        direction,
+                        FindingKind::LOST,
+                        gap_frame,
+                        gap_ts,
+                        Some(id),
+                        Detail::None,
+                    );
+                },
+            );
+            if new_highest {
+                *tail = false;
+            }
         }
     }
 
@@ -1224,8 +1407,13 @@ fn msg_block(
         }
     }
 
-    // Rebuild the message.
+    // Rebuild the message: not from a block the capture cut short, and then
+    // not at all (nothing can be said of a message one block of which is
+    // unknown: it is dropped, without a finding).
     if !whole {
+        if let Some(rel) = session.proto.reliable.as_deref_mut() {
+            rel.reassembler.abandon((di, channel, m.msg_id), budget);
+        }
         return;
     }
     let mut rel = match session.proto.reliable.take() {
@@ -1363,7 +1551,13 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
             let ids = &mut rel.ids[owner.index()][ch];
             let above = ids.above_all(a.msg_id);
             let highest = ids.highest;
+            let unknown = ids.unknown(a.msg_id);
             ids.acked(a.msg_id);
+            // A MSG cut before its msg_id may have been that block.
+            let cut = &mut session.proto.cut;
+            let copies = &mut cut.msg_copies[owner.index()][ch];
+            let cut_may_hold = unknown || (above && cut.msg_tail[owner.index()][ch]) || *copies > 0;
+            *copies = copies.saturating_sub(1);
             let state = BlockState {
                 acked: true,
                 last_ack_frame: frame,
@@ -1371,7 +1565,8 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
                 ..BlockState::default()
             };
             follow(session, raise, key, state);
-            if above {
+            if cut_may_hold {
+            } else if above {
                 let detail =
                     findings::block(a.msg_id, a.block_id, BlockNote::AckUnseen { highest });
                 raise.raise(
@@ -1414,6 +1609,9 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
                     session.proto.completion.add(ns);
                 }
                 b.acked = true;
+            } else if let Some(n) = session.proto.cut.msg_copies[owner.index()][ch].checked_sub(1) {
+                // The ack of a copy the capture cut before its block.
+                session.proto.cut.msg_copies[owner.index()][ch] = n;
             } else if ts.since(b.last_ack_ts) < DUPLICATE_NS {
                 raise.raise(
                     session.dir_mut(acker),

@@ -21,7 +21,7 @@ pub use analysis::{Analyzer, BgSession, INFO, Session, State, Tracker};
 /// Battlegrounds in the registry: recognised by a flow's first AUTH.
 pub const PROTOCOL: super::Protocol = super::Protocol {
     info: &INFO,
-    probe: crate::engine::Probe::Payload(wire::is_auth),
+    probe: crate::engine::Probe::WholePayload(wire::is_auth),
     recognition: crate::engine::Recognition::FirstOfFlow,
     tracker: super::MakeTracker::Builtin(|config| Box::new(Tracker::new(config))),
     sim: Some(sim::sim_request),

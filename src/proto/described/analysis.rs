@@ -41,6 +41,13 @@
 //! 6. `violation/valid`: a number outside its `valid` (eq, min, max, any-of),
 //!    one finding per field and packet, with the field, value and offset.
 //!
+//! **Packets the capture cut short** (snaplen): the engine raises one
+//! `truncated` per cut packet, and the fields it kept count as above. Its
+//! bytes are never compared for rule 1 (a prefix may be shared), but it is
+//! still the direction's previous packet and takes its place among the last
+//! 64; and with the number of a packet captured it may be that packet's
+//! network duplicate, so it raises no `reordered`.
+//!
 //! Messages are counted per message type (one per packet that decodes). A
 //! side silent for longer than `timeout` (capture time) ends the session
 //! `timed-out`; sessions are `open` otherwise. Expected rates (`rates:`) are
@@ -410,6 +417,8 @@ impl Analyzer {
             return session.dir_mut(direction).duplicate_datagram(d);
         }
         if d.truncated_by_capture() {
+            // Not compared, but it is the direction's previous packet now.
+            session.proto.previous[idx(direction)] = None;
             return None;
         }
         let hash = xxhash_rust::xxh3::xxh3_64(d.payload);
@@ -485,6 +494,11 @@ fn sequence(
     }
     let followed = rec.ahead(highest, seq) < SEQ_RING as u32;
     let slot = track.slot_mut(seq);
+    // A packet the capture cut short with the number of one captured may be
+    // its network duplicate: the bytes cannot tell.
+    if d.truncated_by_capture() && followed && slot.seq == seq && slot.state == SlotState::Seen {
+        return;
+    }
     if followed && slot.seq == seq && slot.state == SlotState::Missing {
         let acked = slot.acked;
         *slot = Slot { acked, ..seen };

@@ -100,6 +100,27 @@
 //! attempt), or a reliable message with seqno 1 after the client's Disconnect.
 //! The old session ends there: its skipped seqnos are reported then.
 //!
+//! **Packets the capture cut short** (snaplen): what a cut packet did not keep
+//! is unknown, so nothing is inferred from its absence. The engine raises one
+//! `truncated` per cut packet (the codec's error at the cut, or the cut itself
+//! when it falls on a message boundary), and the messages kept whole are
+//! analysed as above, with these exceptions:
+//! - a cut packet stamped no later than the latest of its direction may be a
+//!   network duplicate (its bytes cannot be compared): its messages are counted
+//!   by type and judged nothing, nor are its timestamp and ack;
+//! - after a cut packet, seqnos above the highest captured are not a `gap` (the
+//!   skipped ones are neither `lost` nor `not-captured`; captured later, they
+//!   fill nothing), and acks above it are not `ack-unseen`
+//!   (`engine::seq::SeqWindow::mark_cut`);
+//! - a server packet cut before the handshake was judged, or while the session
+//!   was connecting or syncing, may have held the Join, the first reliable
+//!   message or the Synced: the handshake rules and `input-before-synced` are
+//!   not judged, and no later Join names the client's player;
+//! - a client packet cut since its last Input: the next frame's jump is not an
+//!   `input-gap` or `inputs-lost`;
+//! - a server packet cut short may have held a Leave: that server's player
+//!   count no longer raises `too-many-players`.
+//!
 //! **Lifecycle**: `connecting` (Connect seen) -> `syncing` (Join seen) ->
 //! `playing` (Synced seen) -> `disconnecting` (Disconnect seen) -> `closed` (Leave
 //! after Disconnect); `rejected` (Full); `timed-out` (a peer that has sent packets
@@ -201,6 +222,14 @@ pub struct LwarSession {
     /// Full messages the server answered: rejected connection attempts.
     pub rejected_attempts: u64,
     last_input_frame: Option<u32>,
+    /// A packet of the server the capture cut short came before the handshake
+    /// was judged or the session was playing: its lost tail may have held the
+    /// Join, the first reliable message or the Synced, so the handshake rules,
+    /// the client's player and `input-before-synced` are not judged.
+    lifecycle_cut: bool,
+    /// A packet of the client the capture cut short came since its last Input
+    /// frame: the next frame's jump is not judged (the tail may have held more).
+    inputs_cut: bool,
 }
 
 impl ProtoSession for LwarSession {
@@ -231,8 +260,17 @@ impl ProtoSession for LwarSession {
 /// [`MAX_IDS_PER_SERVER`] ids each, so a hostile capture cannot make it grow.
 #[derive(Debug, Default)]
 struct Players {
-    by_server: FxHashMap<SocketAddr, FxHashSet<Id>>,
+    by_server: FxHashMap<SocketAddr, ServerPlayers>,
     max_servers: usize,
+}
+
+/// One server's players.
+#[derive(Debug, Default)]
+struct ServerPlayers {
+    ids: FxHashSet<Id>,
+    /// A packet of the server was cut short by the capture: its lost tail may
+    /// have held a Leave, so the count is no longer known to be complete.
+    cut: bool,
 }
 
 /// Ids followed per server: far above the 8 players allowed, which are flagged
@@ -241,23 +279,32 @@ const MAX_IDS_PER_SERVER: usize = 1024;
 
 impl Players {
     /// A Join of `player` on `server`: the server's player count if it is a new
-    /// id, `None` if it was known (or the server is not followed).
+    /// id, `None` if it was known (or the server is not followed, or a packet
+    /// of it was cut short: a Leave may have been lost with its tail).
     fn join(&mut self, server: SocketAddr, player: Id) -> Option<usize> {
         let followed = self.by_server.len() < self.max_servers;
-        let ids = match self.by_server.get_mut(&server) {
-            Some(ids) => ids,
+        let players = match self.by_server.get_mut(&server) {
+            Some(p) => p,
             None if followed => self.by_server.entry(server).or_default(),
             None => return None,
         };
-        if ids.len() >= MAX_IDS_PER_SERVER || !ids.insert(player) {
+        let ids = &mut players.ids;
+        if ids.len() >= MAX_IDS_PER_SERVER || !ids.insert(player) || players.cut {
             return None;
         }
         Some(ids.len())
     }
 
     fn leave(&mut self, server: SocketAddr, player: Id) {
-        if let Some(ids) = self.by_server.get_mut(&server) {
-            ids.remove(&player);
+        if let Some(p) = self.by_server.get_mut(&server) {
+            p.ids.remove(&player);
+        }
+    }
+
+    /// A packet of `server` was cut short by the capture.
+    fn cut(&mut self, server: SocketAddr) {
+        if let Some(p) = self.by_server.get_mut(&server) {
+            p.cut = true;
         }
     }
 }
@@ -363,6 +410,20 @@ impl engine::Analyzer for Analyzer {
     fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         let decoded = Packet::new_checked(d.payload);
         analyse(session, &mut self.players, raise, d, &decoded);
+        if d.truncated_by_capture() {
+            // What the tail held is unknown: the rules that need it stand aside.
+            let s = &mut session.proto;
+            if raise.direction == Direction::ServerToClient {
+                if !s.first_s2c_reliable_checked
+                    || matches!(s.state, State::Connecting | State::Syncing)
+                {
+                    s.lifecycle_cut = true;
+                }
+                self.players.cut(session.server);
+            } else {
+                s.inputs_cut = true;
+            }
+        }
     }
 }
 
@@ -421,6 +482,16 @@ fn analyse(
         }
     };
 
+    // A packet the capture cut short is never judged a duplicate (its bytes
+    // are a prefix); stamped no later than the latest of its direction, it may
+    // be the network duplicate of one: nothing in it is judged.
+    let timestamp = packet.timestamp();
+    let maybe_duplicate = d.truncated_by_capture()
+        && timestamp != 0
+        && session
+            .dir_mut(direction)
+            .max_timestamp
+            .is_some_and(|highest| timestamp <= highest);
     let mut messages = packet.messages();
     let mut has_unreliable = false;
     for item in &mut messages {
@@ -431,7 +502,7 @@ fn analyse(
                 this.messages[t.ordinal()] += 1;
                 this.message_bytes[t.ordinal()] += m.bytes.len() as u64;
                 has_unreliable |= !t.is_reliable();
-                if duplicate_of.is_none() {
+                if duplicate_of.is_none() && !maybe_duplicate {
                     message(session, players, raise, &packet, &m);
                 }
             }
@@ -445,7 +516,9 @@ fn analyse(
         raise.raise(this, FindingKind::DUPLICATE_PACKET, None, None, detail);
         return;
     }
-    let timestamp = packet.timestamp();
+    if maybe_duplicate {
+        return;
+    }
     header_timestamp(this, raise, timestamp);
     this.cumulative_ack(other, raise, packet.ack(), d.ts, d.frame);
 
@@ -619,6 +692,7 @@ fn message(
         Message::Selection { player, .. } if c2s => check_own(session, raise, player),
         Message::Input(input) if c2s => {
             if session.proto.saw_start
+                && !session.proto.lifecycle_cut
                 && matches!(session.proto.state, State::Connecting | State::Syncing)
             {
                 raise.violation(
@@ -629,11 +703,13 @@ fn message(
                 );
             }
             check_own(session, raise, input.player);
+            let after_cut = std::mem::take(&mut session.proto.inputs_cut);
             input_stream(
                 &mut session.c2s,
                 &mut session.proto.last_input_frame,
                 raise,
                 input.frame,
+                after_cut,
             );
         }
         _ => {}
@@ -652,14 +728,18 @@ fn join(
 ) {
     if session.proto.state == State::Connecting {
         session.proto.state = State::Syncing;
-        let mut own_name = String::with_capacity(MAX_NAME_LEN);
-        own_name.push_str(&String::from_utf8_lossy(name));
-        session.proto.player = Some(Player {
-            id: player,
-            name: own_name,
-            renames: 0,
-            chats: 0,
-        });
+        // A packet cut before it may have held the Join that answered the
+        // Connect: then this one may be another player's, and names no one.
+        if !session.proto.lifecycle_cut {
+            let mut own_name = String::with_capacity(MAX_NAME_LEN);
+            own_name.push_str(&String::from_utf8_lossy(name));
+            session.proto.player = Some(Player {
+                id: player,
+                name: own_name,
+                renames: 0,
+                chats: 0,
+            });
+        }
     }
     if let Some(count) = players.join(session.server, player)
         && count > MAX_PLAYERS
@@ -688,12 +768,14 @@ fn rename(session: &mut Session, player: Id, name: &[u8]) {
     }
 }
 
-/// The Input frame numbers of one client.
+/// The Input frame numbers of one client. `after_cut`: a packet cut short by
+/// the capture came since the last frame (its tail may have held frames between).
 fn input_stream(
     dir: &mut DirState,
     last_frame: &mut Option<u32>,
     raise: &mut Raise<'_>,
     frame: u32,
+    after_cut: bool,
 ) {
     let Some(last) = *last_frame else {
         *last_frame = Some(frame);
@@ -706,6 +788,7 @@ fn input_stream(
     }
     match frame - last {
         0 | 1 => {}
+        _ if after_cut => {}
         2..=9 => raise.raise(dir, findings::INPUT_GAP, None, None, detail),
         _ => raise.raise(dir, findings::INPUTS_LOST, None, None, detail),
     }
@@ -725,6 +808,10 @@ fn handshake(
         return;
     }
     session.proto.first_s2c_reliable_checked = true;
+    if session.proto.lifecycle_cut {
+        // A packet cut before this one may have held the first reliable message.
+        return;
+    }
     if !(t == MessageType::Join && seqno == 1) {
         raise.violation(
             &mut session.s2c,
@@ -846,7 +933,10 @@ fn reliable(
     }
     let first_capture = !matches!(lookup, Lookup::Seen { .. });
     match lookup {
-        Lookup::Baseline | Lookup::Next | Lookup::BeforeBaseline => this.first_sends += 1,
+        // A seqno a cut tail may have held is judged nothing either.
+        Lookup::Baseline | Lookup::Next | Lookup::BeforeBaseline | Lookup::AfterCut => {
+            this.first_sends += 1
+        }
         Lookup::Fill => {
             this.first_sends += 1;
             let highest = this.seq.highest().unwrap_or(seqno);

@@ -127,6 +127,20 @@
 //!   capture time (checked about once a second and at the end); `rejected`,
 //!   `disconnected` and `timed-out` sessions are over.
 //!
+//! **Packets the capture cut short** (snaplen): the engine raises one
+//! `truncated` per cut packet; its header (number, acknowledgements) counts as
+//! above, and nothing is inferred from what it did not keep:
+//! - a cut packet with the number of one captured may be its network duplicate
+//!   (the bytes cannot be compared): it raises no `reordered`;
+//! - its type alone moves the lifecycle: a cut ConnectionAccept or
+//!   ConnectionReject answers the Request (no `before-accept` after it), a cut
+//!   Disconnect disconnects (and a later copy is not the side's first
+//!   `disconnect-sent`);
+//! - a cut reliable packet may have been a copy of any message of its type
+//!   sent from 10 s before that message's first copy on: those messages' later
+//!   copies raise no retransmission finding (the try count and the
+//!   acknowledgement are unknown), and they raise no `never-acked`.
+//!
 //! **Metrics.** Messages and bytes per type; first sends and resends (reliable
 //! messages); the ack delay histogram and smoothed ack delay per direction
 //! (rule 5); the interarrival jitter (RFC 3550) of Heartbeats, from their
@@ -296,8 +310,16 @@ struct Track {
     open: [Option<IncidentKey>; OPEN_INCIDENTS],
     next_open: usize,
     disconnect: Option<Disconnect>,
+    /// A Disconnect of this side was captured cut short (its reason and bytes
+    /// unknown): the first Disconnect came no later than it.
+    disconnect_cut: bool,
     after_disconnect_reported: bool,
     before_accept_reported: bool,
+    /// By reliable packet type: the latest packet of the type whose payload
+    /// the capture cut short. A message of that type sent around it (from 10 s
+    /// before its first copy on) may have had that packet as a copy, and
+    /// that copy's acknowledgement: its copies and acks are not judged.
+    cut_at: [Option<Timestamp>; PacketType::COUNT],
 }
 
 impl Default for Track {
@@ -313,8 +335,10 @@ impl Default for Track {
             open: [None; OPEN_INCIDENTS],
             next_open: 0,
             disconnect: None,
+            disconnect_cut: false,
             after_disconnect_reported: false,
             before_accept_reported: false,
+            cut_at: [None; PacketType::COUNT],
         }
     }
 }
@@ -322,6 +346,14 @@ impl Default for Track {
 impl Track {
     fn slot(&self, seq: u16) -> &SeqSlot {
         &self.slots[usize::from(seq) % SEQ_RING]
+    }
+
+    /// Whether a packet cut short by the capture may have been a copy of `m`
+    /// (see [`Track::cut_at`]).
+    fn cut_may_copy(&self, m: &Reliable) -> bool {
+        PacketType::from_u16(m.packet_type)
+            .and_then(|t| self.cut_at[t.ordinal()])
+            .is_some_and(|cut| cut.0 >= m.first_ts.0.saturating_sub(CONNECTION_TIMEOUT_MS * MS))
     }
 
     fn slot_mut(&mut self, seq: u16) -> &mut SeqSlot {
@@ -616,6 +648,9 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         Ok(p) => p,
         Err(e) => {
             close_incidents_of_type(&mut session.proto.tracks[i], t, &[]);
+            if d.truncated_by_capture() {
+                cut_payload(session, raise, t, d);
+            }
             return undecodable(raise, session.dir_mut(direction), d, e);
         }
     };
@@ -641,6 +676,39 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
             stats.snapshots += 1;
             stats.entities += u64::from(n);
             stats.max = stats.max.max(n);
+        }
+        _ => {}
+    }
+}
+
+/// A packet whose header says `t` and whose payload the capture cut short:
+/// what its type alone tells (an answer, a Disconnect), and the reliable
+/// messages of its type that it may have been a copy of.
+fn cut_payload(session: &mut Session, raise: &mut Raise<'_>, t: PacketType, d: &Datagram<'_>) {
+    let direction = raise.direction;
+    let i = idx(direction);
+    let c2s = direction == Direction::ClientToServer;
+    if t.is_reliable() {
+        session.proto.tracks[i].cut_at[t.ordinal()] = Some(d.ts);
+    }
+    match t {
+        PacketType::ConnectionAccept if !c2s => {
+            if session.proto.state == State::Connecting {
+                session.proto.state = State::Connected;
+            }
+            session.proto.answer.get_or_insert(t);
+        }
+        PacketType::ConnectionReject if !c2s => {
+            if session.proto.state == State::Connecting {
+                session.proto.state = State::Rejected;
+            }
+            session.proto.answer.get_or_insert(t);
+        }
+        PacketType::Disconnect => {
+            session.proto.tracks[i].disconnect_cut = true;
+            if !matches!(session.proto.state, State::Rejected | State::TimedOut) {
+                session.proto.state = State::Disconnected;
+            }
         }
         _ => {}
     }
@@ -848,9 +916,13 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
         counts.add_to(dir);
         return;
     }
-    // Not newer: overtaken.
+    // Not newer: overtaken. A packet the capture cut short with the number of
+    // one captured may be its network duplicate: the bytes cannot tell.
     let slot = track.slot_mut(seq);
     let followed = S16.ahead(u32::from(highest), u32::from(seq)) < SEQ_RING as u32;
+    if d.truncated_by_capture() && followed && slot.seq == seq && slot.state == SlotState::Seen {
+        return;
+    }
     if followed && slot.seq == seq && slot.state == SlotState::Missing {
         let acked = slot.acked;
         *slot = SeqSlot { acked, ..seen };
@@ -1050,6 +1122,7 @@ fn reliable(
         session.dir_mut(direction).first_sends += 1;
         return true;
     };
+    let uncertain = track.cut_may_copy(&track.log[pos]);
     let m = &mut track.log[pos];
     m.sends += 1;
     let tries = m.sends - 1;
@@ -1065,7 +1138,10 @@ fn reliable(
     let this = session.dir_mut(direction);
     this.resends += 1;
     let seqno = Some(u32::from(seq));
-    if let Some((ack_frame, acked_seq)) = acked {
+    if uncertain {
+        // A copy the capture cut short may have come between: the try count
+        // and the acknowledgement are unknown.
+    } else if let Some((ack_frame, acked_seq)) = acked {
         let detail = findings::spurious(t, tries, first_frame, ack_frame, acked_seq);
         raise.raise(this, findings::SPURIOUS_RETRANSMISSION, None, seqno, detail);
     } else if tries > wire::MAX_RETRANSMISSIONS {
@@ -1096,7 +1172,7 @@ fn judge_never_acked(
     direction: Direction,
     m: &Reliable,
 ) {
-    if m.acked.is_some() {
+    if m.acked.is_some() || session.proto.tracks[idx(direction)].cut_may_copy(m) {
         return;
     }
     let Some((peer_last, _)) = session.proto.tracks[idx(direction.reverse())].last else {
@@ -1216,6 +1292,8 @@ fn lifecycle(
         }
         Message::Disconnect(r) => {
             if session.proto.tracks[i].disconnect.is_none() {
+                // After one cut short, this is not the side's first.
+                let first = !session.proto.tracks[i].disconnect_cut;
                 let msg = session.proto.tracks[i].slot(packet.seq()).msg;
                 session.proto.tracks[i].disconnect = Some(Disconnect {
                     frame: d.frame,
@@ -1223,14 +1301,16 @@ fn lifecycle(
                     hash: payload_hash,
                     msg,
                 });
-                let this = session.dir_mut(direction);
-                raise.raise(
-                    this,
-                    findings::DISCONNECTED,
-                    None,
-                    seqno,
-                    findings::disconnect_reason(r.reason),
-                );
+                if first {
+                    let this = session.dir_mut(direction);
+                    raise.raise(
+                        this,
+                        findings::DISCONNECTED,
+                        None,
+                        seqno,
+                        findings::disconnect_reason(r.reason),
+                    );
+                }
             }
             if !matches!(session.proto.state, State::Rejected | State::TimedOut) {
                 session.proto.state = State::Disconnected;

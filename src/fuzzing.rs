@@ -1,0 +1,292 @@
+//! Entry points for fuzzing, shared by the cargo-fuzz targets (`fuzz/`) and
+//! the short property pass of `cargo test` (`tests/fuzz_pass.rs`). Each takes
+//! arbitrary bytes, runs one part of lwarscope on them, and panics on a bug: a
+//! panic of the code itself, or a broken invariant (asserted here).
+//!
+//! - [`frames`]: link, IP, fragment reassembly and UDP ([`Framer`]);
+//! - [`capture_file`]: the whole pipeline on the bytes of a capture file
+//!   (libpcap's reader, the frames, every protocol's analysis, the packet
+//!   lines with `-V -x`, the JSON document, the report tables, `check`);
+//! - [`display_filter`]: the display filter's parser, and its evaluation on
+//!   every packet and finding of a few sample sessions and of the input;
+//! - [`rules_file`]: the rules file of `check` (TOML) and the expected result
+//!   (`--expect`, JSON), checked against a sample outcome.
+
+#![doc(hidden)]
+
+use crate::capture::{
+    Datagram, FrameClass, Framer, LinkType, OwnedDatagram, ReassemblyLimits, Source, Timestamp,
+};
+use crate::engine::{Finding, Flow, Observer, PacketEvent};
+use crate::report::check::{Rules, compare, write_junit};
+use crate::report::filter::Filter;
+use crate::report::json::JsonWriter;
+use crate::report::packets::{PacketOptions, PacketPrinter};
+use crate::report::run::{capture_info, drive};
+use crate::report::table::{Layout, render};
+use crate::report::{Analysis, Outcome};
+use std::io;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The link types a frame may be read as, by the selector byte modulo 6.
+const LINKS: [LinkType; 6] = [
+    LinkType::Ethernet,
+    LinkType::LinuxSll,
+    LinkType::LinuxSll2,
+    LinkType::Null,
+    LinkType::Loop,
+    LinkType::RawIp,
+];
+
+/// Small reassembly bounds, so that the fuzzer reaches them.
+const LIMITS: ReassemblyLimits = ReassemblyLimits {
+    max_datagrams: 8,
+    max_bytes: 4096,
+    timeout_ns: 30_000_000_000,
+    max_fragments: 16,
+};
+
+/// Frame parsing. `data` is a list of frames, each: a link type selector
+/// byte, a flags byte (bit 0: the capture cut the frame; bit 1: 31 s pass
+/// before it, past the reassembly timeout), a little-endian u16 length, and
+/// that many bytes (fewer at the end of the input).
+pub fn frames(data: &[u8]) {
+    let mut framer = Framer::new(LIMITS);
+    let mut rest = data;
+    let mut number = 0u64;
+    let mut ts = 0u64;
+    while let [link, flags, a, b, tail @ ..] = rest {
+        let len = usize::from(u16::from_le_bytes([*a, *b])).min(tail.len());
+        let (frame, next) = tail.split_at(len);
+        rest = next;
+        number += 1;
+        ts += if flags & 2 != 0 {
+            31_000_000_000
+        } else {
+            1_000_000
+        };
+        let cut = flags & 1 != 0;
+        let link = LINKS[usize::from(*link) % LINKS.len()];
+        if let FrameClass::Udp(d) = framer.frame(link, frame, cut, number, Timestamp(ts)) {
+            assert!(d.payload.len() <= d.payload_len, "{d:?}");
+            assert!(cut || d.payload.len() == d.payload_len, "{d:?}");
+            assert_eq!(d.frame, number);
+        }
+        assert!(framer.pending_bytes() <= LIMITS.max_bytes);
+    }
+    framer.finish();
+    let c = framer.counts();
+    assert_eq!(c.frames, number);
+    assert_eq!(
+        c.frames,
+        c.udp + c.not_udp + c.not_ip + c.fragment + c.truncated + c.malformed
+    );
+    let by: u64 = c.incomplete_by.iter().map(|(_, n)| n).sum();
+    assert_eq!(c.incomplete, by);
+    // A datagram rebuilt from fragments may still have a broken UDP header.
+    assert!(c.udp_truncated <= c.udp && c.reassembled <= c.udp + c.malformed);
+    assert_eq!(framer.pending_bytes(), 0);
+}
+
+/// Two observers in turn.
+struct Pair<A, B>(A, B);
+
+impl<A: Observer, B: Observer> Observer for Pair<A, B> {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        let a = self.0.packet(e);
+        a.and(self.1.packet(e))
+    }
+    fn finding(&mut self, f: &Finding) {
+        self.0.finding(f);
+        self.1.finding(f);
+    }
+}
+
+/// The whole pipeline on the bytes of a capture file (pcap, pcapng, gzip or
+/// zstd: whatever the reader makes of them).
+pub fn capture_file(data: &[u8]) {
+    thread_local! {
+        static FILE: tempfile::TempPath = tempfile::NamedTempFile::new()
+            .expect("a temporary file")
+            .into_temp_path();
+    }
+    FILE.with(|path| {
+        if std::fs::write(path, data).is_err() {
+            return;
+        }
+        analyse_file(path);
+    });
+}
+
+fn analyse_file(path: &Path) {
+    let Ok(mut source) = Source::files(&[path]) else {
+        return;
+    };
+    source.set_reassembly_limits(LIMITS);
+    let options = PacketOptions {
+        verbose: true,
+        hex: true,
+        color: false,
+        time: Default::default(),
+    };
+    let outputs = Pair(
+        PacketPrinter::new(io::sink(), options, None),
+        JsonWriter::with_fields(io::sink(), None, true, true),
+    );
+    let mut analysis = Analysis::new(outputs);
+    // A read error ends the run as it would on the command line: what was
+    // read before it is still reported.
+    let _ = drive(&mut source, &mut analysis, None, None);
+    let stats = source.stats();
+    let c = stats.counts;
+    assert!(analysis.recognised() <= c.udp);
+    let (outcome, Pair(packets, json)) = analysis.finish(capture_info(&stats, &[], None));
+    packets.finish().expect("a sink takes everything");
+    json.finish(&outcome).expect("a sink takes everything");
+    let _ = render(
+        &outcome,
+        Layout {
+            width: 80,
+            color: false,
+        },
+    );
+    assert_eq!(
+        outcome.capture.packets(),
+        outcome.capture.protocols.values().sum::<u64>()
+    );
+    let mut rules = Rules::default();
+    rules
+        .add_toml(
+            "deny = [\"malformed\", \"violation\"]\n[max]\nresend-rate = \"5%\"\nack-delay-p95 = 250\njitter = 30\nunacked = 3\nloss = \"2%\"\n",
+            "fuzz",
+        )
+        .expect("the rules parse");
+    let verdict = rules.check("fuzz", &outcome);
+    let _ = verdict.line(false).to_string();
+}
+
+/// Datagrams of a few sessions of each protocol (the first 60 of some of the
+/// corpus' captures, where they are), loaded once.
+fn samples() -> &'static [OwnedDatagram] {
+    static SAMPLES: OnceLock<Vec<OwnedDatagram>> = OnceLock::new();
+    SAMPLES.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+        let mut out = Vec::new();
+        for name in [
+            "sim-clean.pcap",
+            "sim-loss.pcap",
+            "strs-clean.pcap",
+            "bg-clean.pcap",
+            "ksy-vessel-faults.pcap",
+        ] {
+            let Ok(mut source) = Source::files(&[dir.join(name)]) else {
+                continue;
+            };
+            let mut n = 0;
+            while let Ok(Some(frame)) = source.next_frame() {
+                if let FrameClass::Udp(d) = frame.class {
+                    out.push(d.to_owned_datagram());
+                    n += 1;
+                    if n == 60 {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    })
+}
+
+/// An outcome of the sample sessions, made once.
+fn sample_outcome() -> &'static Outcome {
+    static OUTCOME: OnceLock<Outcome> = OnceLock::new();
+    OUTCOME.get_or_init(|| {
+        let mut analysis = Analysis::new(());
+        for d in samples() {
+            analysis.datagram(&d.as_datagram());
+        }
+        analysis.finish(Default::default()).0
+    })
+}
+
+/// Evaluates a filter on every packet and finding it sees.
+struct Judge<'f>(&'f Filter);
+
+impl Observer for Judge<'_> {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        let _ = self.0.matches(e);
+        Flow::Continue
+    }
+    fn finding(&mut self, f: &Finding) {
+        let _ = self.0.matches_finding(f);
+    }
+}
+
+/// The display filter. `data`: the expression, then (after a NUL byte, if
+/// any) payloads to evaluate it on besides the samples, each a u8 length and
+/// that many bytes, sent to the lwar port, Starstrike's and Battlegrounds' in
+/// turn.
+pub fn display_filter(data: &[u8]) {
+    let (expr, mut rest) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let Ok(expr) = std::str::from_utf8(expr) else {
+        return;
+    };
+    let filter = match Filter::parse(expr) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = (e.to_string(), e.render(expr).to_string());
+            return;
+        }
+    };
+    let mut engine = crate::proto::engine(Default::default());
+    let mut judge = Judge(&filter);
+    for d in samples() {
+        engine.observe(&d.as_datagram(), &mut judge);
+    }
+    let ports = [32422, 7777, 7778];
+    let mut i = 0usize;
+    while let [len, tail @ ..] = rest {
+        let len = usize::from(*len).min(tail.len());
+        let (payload, next) = tail.split_at(len);
+        rest = next;
+        i += 1;
+        let d = Datagram {
+            frame: 10_000 + i as u64,
+            ts: Timestamp::from_millis(1_700_000_000_000 + i as u64),
+            src: std::net::SocketAddr::from(([10, 0, 0, 1], 40_000)),
+            dst: std::net::SocketAddr::from(([10, 0, 0, 2], ports[i % ports.len()])),
+            payload,
+            payload_len: payload.len() + (i % 2),
+        };
+        engine.observe(&d, &mut judge);
+    }
+    engine.finish(&mut judge);
+}
+
+/// The rules file of `check` (TOML), and the same bytes as an expected result
+/// (`--expect`, JSON), against the sample outcome.
+pub fn rules_file(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let outcome = sample_outcome();
+    let mut rules = Rules::default();
+    match rules.add_toml(text, "fuzz.toml") {
+        Ok(()) => {
+            let verdict = rules.check("fuzz.pcap", outcome);
+            let _ = verdict.line(false).to_string();
+            write_junit(io::sink(), std::slice::from_ref(&verdict)).expect("a sink");
+        }
+        Err(e) => {
+            let _ = e.to_string();
+        }
+    }
+    if let Ok(expected) = crate::report::json::read_summary(text) {
+        assert!(compare(&expected, &expected).is_empty());
+        let _ = compare(&expected, &outcome.summary);
+    }
+}

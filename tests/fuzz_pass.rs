@@ -1,0 +1,288 @@
+//! A short fuzz pass on every change: the cargo-fuzz targets' entry points
+//! (`lwarscope::fuzzing`) on inputs made from the corpus in `captures/` (as
+//! `fuzz/seed.py` seeds the fuzzers) and mutated by proptest: bytes changed,
+//! inserted, removed, the input cut. Each runs a few seconds; the long runs
+//! are cargo-fuzz's (`fuzz/README.md`). Every crash the fuzzers found is a
+//! regression test below (`found_by_the_fuzzers`).
+
+use lwarscope::capture::synth::{PcapWriter, udp_fragments};
+use lwarscope::capture::{FrameClass, LinkType, Source, Timestamp};
+use lwarscope::fuzzing;
+use proptest::prelude::*;
+use proptest::sample::Index;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn capture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name)
+}
+
+const CAPTURES: [&str; 8] = [
+    "sim-clean.pcap",
+    "sim-ipv6.pcap",
+    "real-server-clean.pcap",
+    "strs-clean.pcap",
+    "bg-clean.pcap",
+    "bg-bigmsg.pcap",
+    "ksy-vessel-faults.pcap",
+    "ksy-timewarp-faults.pcap",
+];
+
+/// The first `n` frames of a capture: link type, timestamp, bytes.
+fn frames_of(name: &str, n: usize) -> (LinkType, Vec<(Timestamp, Vec<u8>)>) {
+    let mut source = Source::files(&[capture(name)]).expect("capture opens");
+    let mut out = Vec::new();
+    let mut link = LinkType::Ethernet;
+    while let Some(f) = source.next_frame().expect("capture reads") {
+        link = f.link;
+        out.push((f.ts, f.data.to_vec()));
+        if out.len() == n {
+            break;
+        }
+    }
+    (link, out)
+}
+
+fn link_selector(link: LinkType) -> u8 {
+    match link {
+        LinkType::Ethernet => 0,
+        LinkType::LinuxSll => 1,
+        LinkType::LinuxSll2 => 2,
+        LinkType::Null => 3,
+        LinkType::Loop => 4,
+        LinkType::RawIp => 5,
+    }
+}
+
+fn record(link: u8, flags: u8, frame: &[u8]) -> Vec<u8> {
+    let mut r = vec![link, flags];
+    r.extend_from_slice(&(frame.len() as u16).to_le_bytes());
+    r.extend_from_slice(frame);
+    r
+}
+
+/// Inputs of the `frames` target: runs of the corpus' frames, whole and cut,
+/// and fragments (in order, reversed, overlapping, timed out).
+fn frame_seeds() -> &'static [Vec<u8>] {
+    static SEEDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let mut seeds = Vec::new();
+        for name in CAPTURES {
+            let (link, frames) = frames_of(name, 24);
+            let sel = link_selector(link);
+            for run in frames.chunks(6) {
+                seeds.push(run.iter().flat_map(|(_, f)| record(sel, 0, f)).collect());
+                seeds.push(
+                    run.iter()
+                        .flat_map(|(_, f)| record(sel, 1, &f[..f.len().min(60)]))
+                        .collect(),
+                );
+            }
+        }
+        let v4 = (
+            "10.0.0.1:5000".parse().unwrap(),
+            "10.0.0.2:32422".parse().unwrap(),
+        );
+        let v6 = (
+            "[::1]:5000".parse().unwrap(),
+            "[::2]:32422".parse().unwrap(),
+        );
+        let payload: Vec<u8> = (0..200u8).collect();
+        for (src, dst) in [v4, v6] {
+            let frags = udp_fragments(src, dst, 9, &payload, 64);
+            let raw = |f: &Vec<u8>| record(5, 0, f);
+            seeds.push(frags.iter().flat_map(raw).collect());
+            seeds.push(frags.iter().rev().flat_map(raw).collect());
+            let other = udp_fragments(src, dst, 9, &payload, 48);
+            seeds.push(
+                [
+                    raw(&frags[0]),
+                    raw(&other[1]),
+                    raw(&frags[1]),
+                    raw(&frags[2]),
+                ]
+                .concat(),
+            );
+            let mut late = frags.iter().map(raw).collect::<Vec<_>>();
+            if let Some(last) = late.last_mut() {
+                last[1] = 2;
+            }
+            seeds.push(late.concat());
+        }
+        seeds
+    })
+}
+
+/// Inputs of the `capture_file` target: each capture's first frames as pcap.
+fn file_seeds() -> &'static [Vec<u8>] {
+    static SEEDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("seed.pcap");
+        CAPTURES
+            .iter()
+            .map(|name| {
+                let (link, frames) = frames_of(name, 12);
+                let mut w = PcapWriter::create(&path, link).unwrap();
+                for (ts, f) in &frames {
+                    w.write(*ts, f);
+                }
+                w.finish().unwrap();
+                std::fs::read(&path).unwrap()
+            })
+            .collect()
+    })
+}
+
+/// Inputs of the `display_filter` target: expressions, some with payloads.
+fn filter_seeds() -> &'static [Vec<u8>] {
+    static SEEDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let exprs = [
+            "type == Join && seqno > 1",
+            "Join || Leave && c2s",
+            "!(resend || lost) and frame >= 3",
+            "reordered || violation || malformed",
+            "strs.input.move_x > 0.5",
+            "strs.type == 0x0300",
+            "time >= 0.003 && len < 100",
+            "ip.src == 127.0.0.1 || ip.addr == ::1",
+            "truncated || duplicate-packet",
+            "lwar.seqno == 2",
+        ];
+        let (_, frames) = frames_of("sim-clean.pcap", 4);
+        let tail: Vec<u8> = frames
+            .iter()
+            .flat_map(|(_, f)| {
+                let p = &f[42.min(f.len())..];
+                let p = &p[..p.len().min(255)];
+                [&[p.len() as u8][..], p].concat()
+            })
+            .collect();
+        exprs
+            .iter()
+            .flat_map(|e| [e.as_bytes().to_vec(), [e.as_bytes(), b"\0", &tail].concat()])
+            .collect()
+    })
+}
+
+/// Inputs of the `rules_file` target: rules files and expected results.
+fn rules_seeds() -> &'static [Vec<u8>] {
+    static SEEDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let mut seeds: Vec<Vec<u8>> = [
+            "deny = [\"malformed\", \"violation\"]\nallow = [\"after-disconnect\"]\n[max]\nresend-rate = \"5%\"\n",
+            "[max]\nack-delay-p95 = 250\njitter = \"30ms\"\nunacked = 3\nloss = 0.02\nsessions = 10\n",
+            "[min]\npackets = 10\n[max]\ntimed-out = 0\n\"lwar.violation.after-disconnect\" = 0\n",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        for name in ["sim-clean.truth.json", "strs-clean.truth.json"] {
+            let path = capture(name);
+            seeds.push(std::fs::read(path).unwrap());
+        }
+        seeds
+    })
+}
+
+/// A seed, mutated: bytes set, inserted or removed, or the input cut.
+fn mutated(seeds: &'static [Vec<u8>]) -> impl Strategy<Value = Vec<u8>> {
+    (
+        any::<Index>(),
+        proptest::collection::vec((any::<Index>(), any::<u8>(), 0u8..5), 0..6),
+    )
+        .prop_map(move |(seed, edits)| {
+            let mut d = seed.get(seeds).clone();
+            for (at, byte, op) in edits {
+                let len = d.len();
+                match op {
+                    0 | 1 if len > 0 => d[at.index(len)] = byte,
+                    2 => d.insert(at.index(len + 1), byte),
+                    3 if len > 0 => {
+                        d.remove(at.index(len));
+                    }
+                    4 => d.truncate(at.index(len + 1)),
+                    _ => {}
+                }
+            }
+            d
+        })
+}
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config(1500))]
+    #[test]
+    fn frames(data in mutated(frame_seeds())) {
+        fuzzing::frames(&data);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+    #[test]
+    fn capture_files(data in mutated(file_seeds())) {
+        fuzzing::capture_file(&data);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(400))]
+    #[test]
+    fn display_filters(data in mutated(filter_seeds())) {
+        fuzzing::display_filter(&data);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(400))]
+    #[test]
+    fn rules_files(data in mutated(rules_seeds())) {
+        fuzzing::rules_file(&data);
+    }
+}
+
+// Arbitrary bytes too, not only mutated seeds.
+proptest! {
+    #![proptest_config(config(300))]
+    #[test]
+    fn arbitrary_bytes(data in proptest::collection::vec(any::<u8>(), 0..512)) {
+        fuzzing::frames(&data);
+        fuzzing::capture_file(&data);
+        fuzzing::display_filter(&data);
+        fuzzing::rules_file(&data);
+    }
+}
+
+/// The seeds themselves: each target handles its whole corpus, and the
+/// sample sessions the filter and rules targets use are there.
+#[test]
+fn every_seed_passes() {
+    for s in frame_seeds() {
+        fuzzing::frames(s);
+    }
+    for s in file_seeds() {
+        fuzzing::capture_file(s);
+    }
+    for s in filter_seeds() {
+        fuzzing::display_filter(s);
+    }
+    for s in rules_seeds() {
+        fuzzing::rules_file(s);
+    }
+    // The frames seeds reach UDP, and the capture seeds the protocols.
+    let mut framer = lwarscope::capture::Framer::new(Default::default());
+    let (link, frames) = frames_of("sim-clean.pcap", 1);
+    let class = framer.frame(link, &frames[0].1, false, 1, frames[0].0);
+    assert!(matches!(class, FrameClass::Udp(_)));
+}

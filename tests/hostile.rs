@@ -1,0 +1,552 @@
+//! Hostile captures, generated here and streamed to the binary's standard
+//! input (`-r -`: nothing written to disk), each with its counts asserted and
+//! its peak memory bounded (the child's `ru_maxrss`, from `wait4`). The counts
+//! are scaled to keep each test to seconds on a debug build; the bounds are
+//! set well below what the same input would take unbounded.
+
+use lwarscope::capture::synth::{Link, frame, udp_fragments, udp_frame};
+use lwarscope::proto::lwar::wire::{Header, Id, Input, MessageRepr, PacketRepr};
+use std::io::{BufWriter, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// What a run of the binary gave.
+struct Run {
+    code: Option<i32>,
+    /// Standard output (its last 64 MiB).
+    tail: Vec<u8>,
+    /// Bytes and lines written to standard output.
+    out_bytes: u64,
+    out_lines: u64,
+    stderr: String,
+    /// Peak resident memory, in KiB.
+    peak_kib: u64,
+    secs: f64,
+}
+
+impl Run {
+    fn tail_str(&self) -> String {
+        String::from_utf8_lossy(&self.tail).into_owned()
+    }
+
+    /// The JSON document on standard output (whole, when it fits the tail).
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.tail).unwrap_or_else(|e| {
+            panic!(
+                "not a JSON document ({e}): {} bytes out; stderr {}",
+                self.out_bytes, self.stderr
+            )
+        })
+    }
+}
+
+/// Runs `lwarscope ARGS` with `input` written to its standard input, under
+/// `/usr/bin/time` for its peak memory: the binary's own `ru_maxrss` would
+/// start from this test process's, which spawned it.
+fn run(args: &[&str], input: impl FnOnce(&mut dyn Write) + Send + 'static) -> Run {
+    let start = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let rss = dir.path().join("rss");
+    let mut child = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&rss)
+        .arg(assert_cmd::cargo::cargo_bin("lwarscope"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("/usr/bin/time and the binary start");
+    let stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut w = BufWriter::with_capacity(1 << 16, stdin);
+        input(&mut w);
+        // The binary may stop reading early: a broken pipe is not the test's.
+        let _ = w.flush();
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        const KEEP: usize = 64 << 20;
+        let mut tail = Vec::new();
+        let (mut bytes, mut lines) = (0u64, 0u64);
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    bytes += n as u64;
+                    lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+                    tail.extend_from_slice(&buf[..n]);
+                    if tail.len() > 2 * KEEP {
+                        tail.drain(..tail.len() - KEEP);
+                    }
+                }
+            }
+        }
+        (tail, bytes, lines)
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let errs = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = (&mut stderr).take(1 << 16).read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let status = child.wait().expect("the run ends");
+    writer.join().expect("the capture was generated");
+    let (tail, out_bytes, out_lines) = reader.join().unwrap();
+    let stderr = errs.join().unwrap();
+    let measured = std::fs::read_to_string(&rss).unwrap_or_default();
+    let peak_kib = measured
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak from /usr/bin/time: {measured:?}"));
+    Run {
+        code: status.code(),
+        tail,
+        out_bytes,
+        out_lines,
+        stderr,
+        peak_kib,
+        secs: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// A classic pcap stream (microseconds, Ethernet) written as it goes.
+struct Pcap<'w>(&'w mut dyn Write);
+
+impl<'w> Pcap<'w> {
+    fn new(w: &'w mut dyn Write) -> Self {
+        Self::with_link(w, 1)
+    }
+
+    fn with_link(w: &'w mut dyn Write, linktype: u32) -> Self {
+        let mut h = Vec::with_capacity(24);
+        h.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+        h.extend_from_slice(&2u16.to_le_bytes());
+        h.extend_from_slice(&4u16.to_le_bytes());
+        h.extend_from_slice(&[0; 8]);
+        h.extend_from_slice(&262_144u32.to_le_bytes());
+        h.extend_from_slice(&linktype.to_le_bytes());
+        let _ = w.write_all(&h);
+        Pcap(w)
+    }
+
+    /// A record of `frame` at `us` µs; `claimed` its length on the wire.
+    fn record_claiming(&mut self, us: u64, frame: &[u8], caplen: u32, orig: u32) -> bool {
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&((us / 1_000_000) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((us % 1_000_000) as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&caplen.to_le_bytes());
+        h[12..16].copy_from_slice(&orig.to_le_bytes());
+        self.0.write_all(&h).is_ok() && self.0.write_all(frame).is_ok()
+    }
+
+    fn record(&mut self, us: u64, frame: &[u8]) -> bool {
+        let n = frame.len() as u32;
+        self.record_claiming(us, frame, n, n)
+    }
+}
+
+fn lwar(ack: u32, timestamp: u32, messages: Vec<MessageRepr>) -> Vec<u8> {
+    PacketRepr {
+        header: Header { ack, timestamp },
+        messages,
+    }
+    .to_bytes()
+}
+
+fn peer(i: u32) -> SocketAddr {
+    let ip = Ipv4Addr::from(0x0a00_0000 | ((i >> 8) & 0x00ff_ffff));
+    SocketAddr::from((ip, 1024 + (i & 0xff) as u16 * 64 + 1))
+}
+
+const SERVER: ([u8; 4], u16) = ([10, 255, 255, 254], 32422);
+
+/// Counts scaled by `HOSTILE_SCALE` (1 by default): `HOSTILE_SCALE=17` floods
+/// the million peers the issue names.
+fn scaled(n: u64) -> u64 {
+    let k: u64 = std::env::var("HOSTILE_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    n * k.max(1)
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// A flood of spoofed peers, one Connect each: sessions are bounded (1024
+/// held, the rest evicted and counted), and memory stays flat.
+#[test]
+fn a_flood_of_fake_peers_is_counted_in_bounded_memory() {
+    let n = scaled(60_000);
+    let connect = lwar(
+        0,
+        0,
+        vec![MessageRepr::Connect {
+            seqno: 1,
+            name: b"x".to_vec(),
+        }],
+    );
+    let r = run(&["-r", "-", "--format", "json"], move |w| {
+        let mut p = Pcap::new(w);
+        for i in 0..n as u32 {
+            let f = udp_frame(Link::Ethernet, peer(i), SERVER.into(), &connect);
+            if !p.record(u64::from(i) * 5, &f) {
+                return;
+            }
+        }
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let doc = r.json();
+    assert_eq!(doc["capture"]["frames"], n);
+    assert_eq!(doc["summary"]["session_count"], n, "every peer counted");
+    assert_eq!(doc["summary"]["evicted"]["sessions"], n - 1024);
+    assert_eq!(doc["summary"]["sessions"].as_array().unwrap().len(), 1024);
+    eprintln!(
+        "{n} peers: {:.1} MiB peak, {:.1} s",
+        mib(r.peak_kib),
+        r.secs
+    );
+    assert!(r.peak_kib < 96 << 10, "peak {:.1} MiB", mib(r.peak_kib));
+}
+
+/// First fragments without the rest, endlessly: each datagram is given up
+/// (memory limit past 1024 pending, end of capture for the last), counted
+/// by reason, and memory stays flat.
+#[test]
+fn endless_incomplete_fragments_are_given_up_in_bounded_memory() {
+    let n = scaled(40_000);
+    let r = run(&["-r", "-", "--format", "json"], move |w| {
+        let mut p = Pcap::new(w);
+        let payload = vec![0x5a; 1400];
+        let (src, dst): (SocketAddr, SocketAddr) = (peer(1), SERVER.into());
+        for i in 0..n as u32 {
+            let first = &udp_fragments(src, dst, i, &payload, 1200)[0];
+            if !p.record(u64::from(i) * 10, &frame(Link::Ethernet, first)) {
+                return;
+            }
+        }
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let c = &r.json()["capture"];
+    assert_eq!(c["frames"], n);
+    assert_eq!(c["incomplete"], n);
+    assert_eq!(c["incomplete_reasons"]["memory-limit"], n - 1024);
+    assert_eq!(c["incomplete_reasons"]["end-of-capture"], 1024);
+    eprintln!(
+        "{n} fragments: {:.1} MiB peak, {:.1} s",
+        mib(r.peak_kib),
+        r.secs
+    );
+    assert!(r.peak_kib < 96 << 10, "peak {:.1} MiB", mib(r.peak_kib));
+}
+
+/// An IPv4 fragment of datagram `id`: `len` bytes at byte `offset`.
+fn fragment(id: u16, offset: u16, more: bool, len: usize) -> Vec<u8> {
+    let mut h = etherparse::Ipv4Header::new(
+        len as u16,
+        64,
+        etherparse::IpNumber::UDP,
+        [10, 0, 0, 1],
+        [10, 255, 255, 254],
+    )
+    .unwrap();
+    h.identification = id;
+    h.more_fragments = more;
+    h.fragment_offset = etherparse::IpFragOffset::try_new(offset / 8).unwrap();
+    h.header_checksum = h.calc_header_checksum();
+    let ip = [&h.to_bytes()[..], &vec![0u8; len]].concat();
+    frame(Link::Ethernet, &ip)
+}
+
+/// The reassembly leak pattern (a last fragment that shrinks a buffer, over
+/// and over): afterwards a fragmented datagram still reassembles, and nothing
+/// was given up for memory.
+#[test]
+fn the_reassembly_leak_pattern_leaves_reassembly_working() {
+    let n = scaled(10_000) as u16;
+    let r = run(&["-r", "-", "--format", "json"], move |w| {
+        let mut p = Pcap::new(w);
+        let mut us = 0;
+        for id in 0..n {
+            // 800 bytes, 400 at 1000, then ends at 808 and 824 below what is
+            // held: the buffer shrinks, and the datagram is given up.
+            for (offset, more, len) in [
+                (0, true, 800),
+                (1000, true, 400),
+                (800, false, 8),
+                (16, true, 16),
+                (800, false, 8),
+            ] {
+                us += 10;
+                if !p.record(us, &fragment(id, offset, more, len)) {
+                    return;
+                }
+            }
+        }
+        let (src, dst): (SocketAddr, SocketAddr) = (peer(1), SERVER.into());
+        let connect = lwar(
+            0,
+            0,
+            vec![MessageRepr::Connect {
+                seqno: 1,
+                name: vec![b'n'; 250],
+            }],
+        );
+        for f in udp_fragments(src, dst, 0xffff, &connect, 128) {
+            us += 10;
+            p.record(us, &frame(Link::Ethernet, &f));
+        }
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let c = &r.json()["capture"];
+    assert_eq!(c["reassembled"], 1, "{c}");
+    assert!(c["incomplete_reasons"].get("memory-limit").is_none(), "{c}");
+    assert_eq!(c["protocols"]["lwar"], 1);
+    assert!(r.peak_kib < 64 << 10, "peak {:.1} MiB", mib(r.peak_kib));
+}
+
+/// A record that claims gigabytes: an error that says so, after the frames
+/// before it, without allocating what it claims.
+#[test]
+fn a_record_claiming_gigabytes_is_an_error_not_an_allocation() {
+    let r = run(&["-r", "-", "--format", "json"], |w| {
+        let mut p = Pcap::new(w);
+        let f = udp_frame(
+            Link::Ethernet,
+            peer(1),
+            SERVER.into(),
+            &lwar(
+                0,
+                0,
+                vec![MessageRepr::Connect {
+                    seqno: 1,
+                    name: b"x".to_vec(),
+                }],
+            ),
+        );
+        p.record(0, &f);
+        p.record_claiming(10, &f, 0xffff_fff0, 0xffff_fff0);
+        let _ = p.0.write_all(&vec![0u8; 1 << 20]);
+    });
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("error"), "{}", r.stderr);
+    assert!(r.peak_kib < 64 << 10, "peak {:.1} MiB", mib(r.peak_kib));
+}
+
+/// Zero-length records, by the hundred thousand: frames counted, nothing
+/// recognised, nothing broken.
+#[test]
+fn zero_length_records_are_counted() {
+    let n = scaled(100_000);
+    let r = run(&["-r", "-", "--format", "json"], move |w| {
+        let mut p = Pcap::new(w);
+        for i in 0..n {
+            if !p.record_claiming(i, &[], 0, 60) {
+                return;
+            }
+        }
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let c = &r.json()["capture"];
+    assert_eq!(c["frames"], n);
+    assert_eq!(c["other"], n);
+    assert!(r.peak_kib < 64 << 10, "peak {:.1} MiB", mib(r.peak_kib));
+}
+
+/// Timestamps that jump by years, forwards and back: every packet analysed,
+/// no hang on the time-driven sweeps, sessions timed out.
+#[test]
+fn timestamps_jumping_by_years_are_analysed() {
+    let n = 20_000u32;
+    let year_us: u64 = 365 * 24 * 3600 * 1_000_000;
+    let r = run(&["-r", "-", "--format", "json"], move |w| {
+        let mut p = Pcap::new(w);
+        for i in 0..n {
+            let us = match i % 4 {
+                0 => u64::from(i) * 1000,
+                1 => u64::from(i) * year_us % (60 * year_us),
+                2 => 0,
+                _ => u64::from(u32::MAX) * 1_000_000 - u64::from(i),
+            };
+            let payload = lwar(
+                i,
+                i,
+                vec![MessageRepr::Input(Input {
+                    player: Id::new(1, 1),
+                    frame: i,
+                    ..Input::default()
+                })],
+            );
+            let f = udp_frame(Link::Ethernet, peer(i % 8), SERVER.into(), &payload);
+            if !p.record(us, &f) {
+                return;
+            }
+        }
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let doc = r.json();
+    assert_eq!(doc["capture"]["protocols"]["lwar"], n);
+    assert_eq!(doc["summary"]["session_count"], 8);
+    assert!(r.secs < 60.0, "{:.1} s", r.secs);
+}
+
+/// A file with its header and nothing else: an empty report, exit 0.
+#[test]
+fn a_header_only_file_is_an_empty_capture() {
+    let r = run(&["-r", "-", "--format", "json"], |w| {
+        Pcap::new(w);
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let doc = r.json();
+    assert_eq!(doc["capture"]["frames"], 0);
+    assert_eq!(doc["summary"]["session_count"], 0);
+    // And in text.
+    let r = run(&["-r", "-"], |w| {
+        Pcap::new(w);
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.tail_str().contains("frames"), "{}", r.tail_str());
+}
+
+/// 400 000 distinct players joined on one server: linear time (the player
+/// list is a set), bounded memory (1024 ids followed per server), and the
+/// server flagged for its player count.
+#[test]
+fn four_hundred_thousand_players_are_linear_and_bounded() {
+    let n = scaled(400_000) as u32;
+    let per_packet = 40u32;
+    let r = run(&["-r", "-", "--format", "json"], move |w| {
+        let mut p = Pcap::new(w);
+        let client = peer(7);
+        for k in 0..n / per_packet {
+            let joins = (0..per_packet)
+                .map(|j| {
+                    let id = k * per_packet + j;
+                    MessageRepr::Join {
+                        seqno: id + 1,
+                        player: Id::new((id >> 16) as u16, (id & 0xffff) as u16),
+                        name: Vec::new(),
+                    }
+                })
+                .collect();
+            let f = udp_frame(
+                Link::Ethernet,
+                SERVER.into(),
+                client,
+                &lwar(0, k + 1, joins),
+            );
+            if !p.record(u64::from(k) * 1000, &f) {
+                return;
+            }
+        }
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let doc = r.json();
+    assert_eq!(doc["summary"]["messages"]["Join"], n);
+    let too_many = doc["summary"]["violations"]["lwar.violation.too-many-players"]
+        .as_u64()
+        .or_else(|| doc["summary"]["violations"]["too-many-players"].as_u64())
+        .unwrap_or_else(|| panic!("{}", doc["summary"]["violations"]));
+    // Joins 9 to 1024 are over the limit; past 1024 ids the server's list is
+    // full and no longer grows.
+    assert_eq!(too_many, 1024 - 8);
+    eprintln!(
+        "{n} players: {:.1} MiB peak, {:.1} s",
+        mib(r.peak_kib),
+        r.secs
+    );
+    assert!(r.peak_kib < 96 << 10, "peak {:.1} MiB", mib(r.peak_kib));
+    assert!(r.secs < 60.0, "{:.1} s", r.secs);
+}
+
+/// Findings by the hundred thousand through every output: peak memory flat
+/// (bounded well below what holding them would take), the counts complete.
+#[test]
+fn findings_by_the_hundred_thousand_through_every_output() {
+    // Each packet: four reliable messages, each seqno 3 past the last: a gap
+    // each, and `lost` for the skipped ones at the end (pushed out of the
+    // window as it goes).
+    let packets = scaled(10_000) as u32;
+    let make = move |w: &mut dyn Write| {
+        let mut p = Pcap::new(w);
+        let (client, server) = (peer(3), SocketAddr::from(SERVER));
+        for k in 0..packets {
+            let msgs = (0..4)
+                .map(|j| MessageRepr::Chat {
+                    seqno: 1 + 3 * (4 * k + j),
+                    player: Id::new(1, 1),
+                    text: b"x".to_vec(),
+                })
+                .collect();
+            let f = udp_frame(Link::Ethernet, client, server, &lwar(0, k + 1, msgs));
+            if !p.record(u64::from(k) * 1000, &f) {
+                return;
+            }
+        }
+    };
+    let gaps = u64::from(packets) * 4 - 1;
+    let expected_findings = gaps * 3; // a gap, and two lost seqnos, each
+    for args in [
+        &["-r", "-"][..],
+        &["-r", "-", "--packets"],
+        &["-r", "-", "--packets", "-V"],
+        &["-r", "-", "--format", "json"],
+        &["-r", "-", "--format", "json", "--packets"],
+        &["-r", "-", "--format", "jsonl"],
+        &[
+            "-r",
+            "-",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "lwar.seqno",
+        ],
+        &["check", "-", "--deny", "gap"],
+        &["check", "-", "--deny", "gap", "--format", "json"],
+    ] {
+        let r = run(args, make);
+        let ok = if args[0] == "check" { Some(1) } else { Some(0) };
+        assert_eq!(r.code, ok, "{args:?}: {}", r.stderr);
+        eprintln!(
+            "{args:?}: {} bytes, {} lines, {:.1} MiB peak, {:.1} s",
+            r.out_bytes,
+            r.out_lines,
+            mib(r.peak_kib),
+            r.secs
+        );
+        assert!(
+            r.peak_kib < 96 << 10,
+            "{args:?}: peak {:.1} MiB",
+            mib(r.peak_kib)
+        );
+        match args {
+            ["-r", "-", "--format", "json", ..] => {
+                let doc = r.json();
+                let found: u64 = doc["summary"]["findings"]
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .map(|v| v.as_u64().unwrap())
+                    .sum();
+                assert_eq!(found, expected_findings);
+                assert_eq!(
+                    doc["findings"].as_array().unwrap().len() as u64,
+                    expected_findings
+                );
+            }
+            ["-r", "-", "--format", "jsonl"] => {
+                assert!(r.out_lines > expected_findings, "{}", r.out_lines);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Reading from a stream whose writer stalls (a pipe, a FIFO): the first
+//! SIGINT or SIGTERM stops the run, and the results of what was read are
+//! printed, as at the end of a file. Real processes, real signals.
+//! Regression: the read blocked in the kernel, the first signal did nothing
+//! and the second killed the run with its output; and `-r FIFO` did not read
+//! at all (sniffing the compression consumed the first bytes).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn capture() -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/sim-clean.pcap")).unwrap()
+}
+
+/// The file header and the first `records` records of sim-clean.pcap, and
+/// `extra` bytes of the next record (a stall mid-record).
+fn head(records: usize, extra: usize) -> Vec<u8> {
+    let data = capture();
+    let mut at = 24;
+    for _ in 0..records {
+        let caplen = u32::from_le_bytes(data[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + caplen;
+    }
+    data[..at + extra].to_vec()
+}
+
+fn lwarscope(args: &[&str], stdin: Stdio) -> Child {
+    Command::new(assert_cmd::cargo::cargo_bin("lwarscope"))
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: a signal to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+/// Waits for the child at most `limit`; its exit code and output.
+fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            return (
+                status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            );
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {limit:?}; stdout: {}; stderr: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn frames_line(report: &str) -> Option<u64> {
+    report
+        .lines()
+        .find(|l| l.contains(" frames "))?
+        .split('┆')
+        .nth(1)?
+        .trim()
+        .trim_end_matches('│')
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// A pipe on standard input, its writer alive and silent.
+fn stalled_pipe(sig: i32, records: usize, extra: usize) {
+    let mut child = lwarscope(&["-r", "-"], Stdio::piped());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&head(records, extra)).unwrap();
+    stdin.flush().unwrap();
+    // Let it read what there is; the writer stays open (`stdin` is held).
+    std::thread::sleep(Duration::from_millis(800));
+    signal(&child, sig);
+    let (code, out, err) = finish(child, Duration::from_secs(10));
+    drop(stdin);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(frames_line(&out), Some(records as u64), "{out}\n{err}");
+    assert!(out.contains("sessions"), "{out}");
+}
+
+#[test]
+fn a_stalled_pipe_stops_at_the_first_sigint_with_its_results() {
+    stalled_pipe(libc::SIGINT, 40, 0);
+}
+
+#[test]
+fn a_stalled_pipe_stops_at_the_first_sigterm_with_its_results() {
+    stalled_pipe(libc::SIGTERM, 40, 0);
+}
+
+#[test]
+fn a_pipe_stalled_in_the_middle_of_a_record_stops_too() {
+    stalled_pipe(libc::SIGINT, 25, 30);
+}
+
+/// A named FIFO: read at all (its first bytes once), and stopped by the first
+/// signal while its writer stalls.
+#[test]
+fn a_stalled_fifo_stops_at_the_first_signal_with_its_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("capture.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let child = lwarscope(&["-r", fifo.to_str().unwrap()], Stdio::null());
+    let path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        w.write_all(&head(30, 0)).unwrap();
+        w.flush().unwrap();
+        // Stall, the FIFO open, until the reader is gone.
+        std::thread::sleep(Duration::from_secs(3));
+    });
+    std::thread::sleep(Duration::from_millis(1000));
+    signal(&child, libc::SIGINT);
+    let (code, out, err) = finish(child, Duration::from_secs(10));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(frames_line(&out), Some(30), "{out}\n{err}");
+    writer.join().unwrap();
+}
+
+/// A FIFO written whole and closed: the whole capture (no signal needed).
+#[test]
+fn a_fifo_is_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("capture.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let child = lwarscope(&["-r", fifo.to_str().unwrap()], Stdio::null());
+    let path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        w.write_all(&capture()).unwrap();
+    });
+    let (code, out, err) = finish(child, Duration::from_secs(20));
+    writer.join().unwrap();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(frames_line(&out), Some(483), "{out}");
+}
