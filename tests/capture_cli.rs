@@ -465,3 +465,39 @@ fn a_frame_with_a_broken_udp_length_is_counted_apart_from_other_traffic() {
     assert_eq!(row(&stdout, "other traffic (skipped)"), Some(0), "{stdout}");
     assert_eq!(row(&stdout, "lwar packets"), Some(1), "{stdout}");
 }
+
+/// A live capture saved to a device that refuses the bytes (`-w /dev/full`):
+/// the error is reported and the run fails. Regression: libpcap's dumper
+/// dropped the buffer it failed to write, the final flush had nothing left,
+/// and the run exited 0 with nothing saved.
+#[test]
+fn a_live_savefile_that_cannot_be_written_fails_the_run() {
+    let bin = assert_cmd::cargo::cargo_bin("lwarscope");
+    let child = std::process::Command::new(bin)
+        .args(["-i", "lo", "-f", "udp port 47123", "-w", "/dev/full"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    // More than the writer's buffer.
+    for _ in 0..2000 {
+        let _ = socket.send_to(&[0x78; 200], "127.0.0.1:47123");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert_eq!(
+        stderr.matches("No space left").count(),
+        1,
+        "said once: {stderr}"
+    );
+}

@@ -45,3 +45,25 @@ fn a_packet_count_that_can_never_be_reached_is_an_error() {
     let (code, err) = sim(&["-n", "500", "--tap-miss", "50%"]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A capture the simulator cannot write (`-w /dev/full`) is an error, for
+/// every protocol's simulator. Regression: libpcap's dumper dropped what it
+/// failed to write and the run exited 0.
+#[test]
+fn a_capture_that_cannot_be_written_is_an_error() {
+    for proto in ["lwar", "starstrike", "battlegrounds", "vessel"] {
+        let o = Command::cargo_bin("lwarscope")
+            .unwrap()
+            .args(["sim", "--proto", proto, "-w", "/dev/full", "--no-truth"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{proto}: {err}");
+        assert_eq!(
+            err.trim(),
+            "error: /dev/full: cannot write the capture: No space left on device (os error 28)",
+            "{proto}"
+        );
+    }
+}

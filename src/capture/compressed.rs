@@ -118,6 +118,21 @@ pub struct Inflater {
     thread: Option<JoinHandle<()>>,
 }
 
+/// Blocks SIGPIPE in the calling thread (the one that writes into the pipe):
+/// when libpcap stops reading early and the pipe closes, the write fails with
+/// `EPIPE` instead of the signal killing the process, whatever the program
+/// that uses the library does with SIGPIPE (Rust's own runtime ignores it; a
+/// C host, or a fuzzer's, may not).
+fn block_sigpipe() {
+    // SAFETY: a signal set built here, and a mask change of this thread only.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 /// Chunks the thread moves at a time: the memory in flight.
 const CHUNK: usize = 64 * 1024;
 
@@ -132,6 +147,7 @@ impl Inflater {
         let thread = std::thread::Builder::new()
             .name(format!("inflate {}", compression.name()))
             .spawn(move || {
+                block_sigpipe();
                 let input = io::BufReader::new(file);
                 let result = match compression {
                     Compression::Gzip => pump(flate2::read::MultiGzDecoder::new(input), writer, &c),
@@ -184,6 +200,7 @@ impl Inflater {
         let thread = std::thread::Builder::new()
             .name("read stream".into())
             .spawn(move || {
+                block_sigpipe();
                 let result = open().and_then(|file| {
                     let mut input = Polled { file, stop };
                     // The first bytes tell the compression; they are relayed too.

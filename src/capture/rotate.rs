@@ -3,7 +3,8 @@
 //! between two frames, so nothing is lost between them.
 
 use super::CaptureError;
-use pcap::{Active, Capture, Savefile};
+use super::synth::PcapFile;
+use pcap::{Active, Capture};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -55,7 +56,12 @@ impl Rotation {
 pub(crate) struct RotatingSavefile {
     base: PathBuf,
     rotation: Rotation,
-    current: Savefile,
+    /// Written with std's I/O (`PcapFile`), so that a write error is seen:
+    /// libpcap's dumper drops a buffer it failed to write.
+    current: PcapFile,
+    /// The files' LINKTYPE and snapshot length.
+    linktype: u32,
+    snaplen: u32,
     started: Instant,
     /// Bytes written to the current file (record headers included).
     written: u64,
@@ -72,6 +78,7 @@ impl RotatingSavefile {
         cap: &Capture<Active>,
         base: &Path,
         rotation: Rotation,
+        snaplen: i32,
     ) -> Result<Self, CaptureError> {
         let mut kept = VecDeque::new();
         let first = if rotation.rotates() {
@@ -79,12 +86,18 @@ impl RotatingSavefile {
         } else {
             base.to_path_buf()
         };
-        let current = create(cap, &first)?;
+        let dlt = cap.get_datalink().0;
+        let linktype =
+            super::LinkType::from_dlt(dlt).map_or(dlt as u32, super::synth::file_linktype);
+        let snaplen = u32::try_from(snaplen).unwrap_or(262_144);
+        let current = create(&first, linktype, snaplen)?;
         kept.push_back(first);
         Ok(RotatingSavefile {
             base: base.to_path_buf(),
             rotation,
             current,
+            linktype,
+            snaplen,
             started: Instant::now(),
             written: FILE_HEADER,
             index: 1,
@@ -94,7 +107,10 @@ impl RotatingSavefile {
 
     /// Writes a frame to the current file.
     pub(crate) fn write(&mut self, packet: &pcap::Packet<'_>) {
-        self.current.write(packet);
+        // Nanoseconds: the capture is opened with nanosecond precision.
+        let h = packet.header;
+        self.current
+            .record(h.ts.tv_sec as u32, h.ts.tv_usec as u32, packet.data, h.len);
         self.written += RECORD_HEADER + packet.data.len() as u64;
     }
 
@@ -112,11 +128,11 @@ impl RotatingSavefile {
 
     /// Starts the next file (between two frames: nothing is lost), deleting
     /// the oldest past `files`.
-    pub(crate) fn next(&mut self, cap: &Capture<Active>) -> Result<(), CaptureError> {
+    pub(crate) fn next(&mut self, _cap: &Capture<Active>) -> Result<(), CaptureError> {
         self.flush()?;
         self.index += 1;
         let path = name(&self.base, self.index);
-        self.current = create(cap, &path)?;
+        self.current = create(&path, self.linktype, self.snaplen)?;
         self.kept.push_back(path);
         if let Some(n) = self.rotation.files {
             while self.kept.len() > n {
@@ -138,22 +154,16 @@ impl RotatingSavefile {
                 .kept
                 .back()
                 .map_or_else(String::new, |p| p.display().to_string()),
-            reason: super::error::pcap_reason(&e),
+            reason: e.to_string(),
         })
     }
 }
 
-fn create(cap: &Capture<Active>, path: &Path) -> Result<Savefile, CaptureError> {
-    let err = |reason: String| CaptureError::Savefile {
+fn create(path: &Path, linktype: u32, snaplen: u32) -> Result<PcapFile, CaptureError> {
+    PcapFile::with_snaplen(path, linktype, true, snaplen).map_err(|e| CaptureError::Savefile {
         path: path.display().to_string(),
-        reason,
-    };
-    // libpcap takes a C string: a path must be UTF-8 without NUL here.
-    if path.to_str().is_none_or(|p| p.contains('\0')) {
-        return Err(err("the path is not UTF-8 text".into()));
-    }
-    cap.savefile(path)
-        .map_err(|e| err(super::error::pcap_reason(&e)))
+        reason: e.to_string(),
+    })
 }
 
 /// `out.pcap` -> `out_00001.pcap`: numbered in order, so a listing sorts them.

@@ -1061,6 +1061,7 @@ fn open_live(opts: &LiveOptions) -> Result<LiveInput, CaptureError> {
             &cap,
             path,
             opts.rotation,
+            opts.snaplen,
         )?),
         None => None,
     };

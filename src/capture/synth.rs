@@ -16,10 +16,11 @@
 //! ```
 
 use super::Timestamp;
-use super::error::{CaptureError, pcap_reason};
+use super::error::CaptureError;
 use super::link::LinkType;
 use etherparse::{IpFragOffset, IpNumber, Ipv4Header, Ipv6FragmentHeader, Ipv6Header, UdpHeader};
-use pcap::{Capture, Dead, Precision, Savefile};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
@@ -241,30 +242,101 @@ pub fn udp_frame(link: Link, src: SocketAddr, dst: SocketAddr, payload: &[u8]) -
     frame(link, &udp_packet(src, dst, payload))
 }
 
+/// A classic pcap file, byte for byte what libpcap's dumper writes (host byte
+/// order, snaplen 65535), written through std's I/O so that every write error
+/// is seen: libpcap's dumper drops a buffer it failed to write, and a later
+/// flush with nothing left succeeds (`-w /dev/full` or a full disk looked
+/// like a success).
+pub struct PcapFile {
+    out: BufWriter<File>,
+    /// The first write error, reported by [`PcapFile::finish`].
+    error: Option<io::Error>,
+}
+
+impl PcapFile {
+    /// Creates (or truncates) `path` with the file header: `linktype` as files
+    /// number it (LINKTYPE), timestamps in nanoseconds or microseconds, the
+    /// snapshot length 65535 (libpcap's for a dead capture).
+    pub fn create(path: &Path, linktype: u32, nanos: bool) -> io::Result<Self> {
+        Self::with_snaplen(path, linktype, nanos, 65_535)
+    }
+
+    /// [`PcapFile::create`] with the header's snapshot length.
+    pub fn with_snaplen(path: &Path, linktype: u32, nanos: bool, snaplen: u32) -> io::Result<Self> {
+        let mut out = BufWriter::with_capacity(1 << 16, File::create(path)?);
+        let magic: u32 = if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 };
+        let mut h = Vec::with_capacity(24);
+        h.extend_from_slice(&magic.to_ne_bytes());
+        h.extend_from_slice(&2u16.to_ne_bytes());
+        h.extend_from_slice(&4u16.to_ne_bytes());
+        h.extend_from_slice(&0i32.to_ne_bytes());
+        h.extend_from_slice(&0u32.to_ne_bytes());
+        h.extend_from_slice(&snaplen.to_ne_bytes());
+        h.extend_from_slice(&linktype.to_ne_bytes());
+        out.write_all(&h)?;
+        Ok(PcapFile { out, error: None })
+    }
+
+    /// Writes one record: `secs` and `frac` (ns or µs, as the file was
+    /// created), the bytes kept, and the frame's length on the wire.
+    pub fn record(&mut self, secs: u32, frac: u32, data: &[u8], orig_len: u32) {
+        if self.error.is_some() {
+            return;
+        }
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&secs.to_ne_bytes());
+        h[4..8].copy_from_slice(&frac.to_ne_bytes());
+        h[8..12].copy_from_slice(&(data.len() as u32).to_ne_bytes());
+        h[12..16].copy_from_slice(&orig_len.to_ne_bytes());
+        if let Err(e) = self
+            .out
+            .write_all(&h)
+            .and_then(|()| self.out.write_all(data))
+        {
+            self.error = Some(e);
+        }
+    }
+
+    /// Flushes: the first write error since the last flush, if any.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.out.flush()
+    }
+
+    /// Flushes and closes the file: the first write error, if any.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.flush()
+    }
+}
+
+/// The LINKTYPE value files carry for a link type (DLT_RAW is 12 in memory,
+/// LINKTYPE_RAW 101 in files).
+pub const fn file_linktype(link: LinkType) -> u32 {
+    match link {
+        LinkType::RawIp => 101,
+        other => other.dlt() as u32,
+    }
+}
+
 /// Writes frames to a classic pcap file with nanosecond timestamps.
 pub struct PcapWriter {
-    savefile: Savefile,
+    file: PcapFile,
     path: String,
-    // The dumper was opened from it; kept alongside for clarity of ownership.
-    _dead: Capture<Dead>,
 }
 
 impl PcapWriter {
     /// Creates (or truncates) `path` for frames of `link`.
     pub fn create(path: impl AsRef<Path>, link: LinkType) -> Result<Self, CaptureError> {
         let shown = path.as_ref().display().to_string();
-        let err = |e: pcap::Error| CaptureError::Savefile {
-            path: shown.clone(),
-            reason: pcap_reason(&e),
-        };
-        let dead = Capture::dead_with_precision(pcap::Linktype(link.dlt()), Precision::Nano)
-            .map_err(err)?;
-        let savefile = dead.savefile(path.as_ref()).map_err(err)?;
-        Ok(PcapWriter {
-            savefile,
-            path: shown,
-            _dead: dead,
-        })
+        let file = PcapFile::create(path.as_ref(), file_linktype(link), true).map_err(|e| {
+            CaptureError::Savefile {
+                path: shown.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(PcapWriter { file, path: shown })
     }
 
     /// Writes a whole frame.
@@ -275,23 +347,20 @@ impl PcapWriter {
     /// Writes a frame of `orig_len` bytes of which the capture kept only `captured`
     /// (as a snaplen does).
     pub fn write_cut(&mut self, ts: Timestamp, captured: &[u8], orig_len: usize) {
-        let header = pcap::PacketHeader {
-            ts: libc::timeval {
-                tv_sec: (ts.nanos() / 1_000_000_000) as libc::time_t,
-                // Nanoseconds: the file is opened with nanosecond precision.
-                tv_usec: (ts.nanos() % 1_000_000_000) as libc::suseconds_t,
-            },
-            caplen: captured.len() as u32,
-            len: orig_len.max(captured.len()) as u32,
-        };
-        self.savefile.write(&pcap::Packet::new(&header, captured));
+        self.file.record(
+            (ts.nanos() / 1_000_000_000) as u32,
+            (ts.nanos() % 1_000_000_000) as u32,
+            captured,
+            orig_len.max(captured.len()) as u32,
+        );
     }
 
-    /// Flushes and closes the file.
-    pub fn finish(mut self) -> Result<(), CaptureError> {
-        self.savefile.flush().map_err(|e| CaptureError::Savefile {
-            path: self.path.clone(),
-            reason: pcap_reason(&e),
+    /// Flushes and closes the file; a write error (a full disk) is an error.
+    pub fn finish(self) -> Result<(), CaptureError> {
+        let path = self.path;
+        self.file.finish().map_err(|e| CaptureError::Savefile {
+            path,
+            reason: e.to_string(),
         })
     }
 }

@@ -16,6 +16,10 @@ pub const MAX_MALFORMED: usize = 16;
 /// Packet hashes of the last packets of a direction, to spot network duplicates.
 pub(crate) const DUP_WINDOW: usize = 64;
 
+/// Bytes of each packet's start the duplicate window keeps, to tell whether a
+/// packet the capture cut short may duplicate one of them.
+const PREFIX: usize = 16;
+
 /// The hashes of a direction's last [`DUP_WINDOW`] packets (that were not
 /// duplicates themselves), with the frame of each.
 #[derive(Debug, Clone)]
@@ -24,8 +28,14 @@ pub(crate) struct DupWindow {
     /// and 32-bit lanes are what baseline x86-64 (SSE2) compares in bulk.
     tags: [u32; DUP_WINDOW],
     hashes: [u64; DUP_WINDOW],
-    /// `u64::MAX` for a slot not used yet.
+    /// `u64::MAX` for a slot not used yet, or taken by a packet the capture
+    /// cut short (whose hash matches nothing).
     frames: [u64; DUP_WINDOW],
+    /// The first [`PREFIX`] bytes of each packet, how many it had, and its
+    /// length as sent.
+    prefixes: [[u8; PREFIX]; DUP_WINDOW],
+    prefix_lens: [u8; DUP_WINDOW],
+    sent_lens: [u32; DUP_WINDOW],
     next: usize,
 }
 
@@ -35,6 +45,9 @@ impl Default for DupWindow {
             tags: [0; DUP_WINDOW],
             hashes: [0; DUP_WINDOW],
             frames: [u64::MAX; DUP_WINDOW],
+            prefixes: [[0; PREFIX]; DUP_WINDOW],
+            prefix_lens: [0; DUP_WINDOW],
+            sent_lens: [0; DUP_WINDOW],
             next: 0,
         }
     }
@@ -67,12 +80,36 @@ impl DupWindow {
         None
     }
 
+    /// Keeps the start and the length sent of the packet just checked (or
+    /// skipped).
+    fn keep_prefix(&mut self, payload: &[u8], sent: usize) {
+        let slot = (self.next + DUP_WINDOW - 1) % DUP_WINDOW;
+        let n = payload.len().min(PREFIX);
+        self.prefixes[slot][..n].copy_from_slice(&payload[..n]);
+        self.prefix_lens[slot] = n as u8;
+        self.sent_lens[slot] = u32::try_from(sent).unwrap_or(u32::MAX);
+    }
+
     /// A packet that is not compared (the capture cut it short) still takes
     /// its place in the window, which matches nothing: the window spans the
     /// same packets as in a capture that kept them whole.
     pub(crate) fn skip(&mut self) {
         self.frames[self.next] = u64::MAX;
+        self.prefix_lens[self.next] = 0;
         self.next = (self.next + 1) % DUP_WINDOW;
+    }
+
+    /// Whether a recent packet of the same length as sent starts as `kept`
+    /// does (as far as both go, up to [`PREFIX`] bytes): a packet cut to `kept`
+    /// may then be its duplicate.
+    fn shares_prefix(&self, kept: &[u8], sent: usize) -> bool {
+        let n = kept.len().min(PREFIX);
+        let sent = u32::try_from(sent).unwrap_or(u32::MAX);
+        (0..DUP_WINDOW).any(|i| {
+            self.sent_lens[i] == sent
+                && usize::from(self.prefix_lens[i]) >= n
+                && self.prefixes[i][..n] == kept[..n]
+        })
     }
 }
 
@@ -363,9 +400,23 @@ impl DirState {
     pub fn duplicate_datagram(&mut self, d: &crate::capture::Datagram<'_>) -> Option<u64> {
         if d.truncated_by_capture() {
             self.recent.skip();
+            self.recent.keep_prefix(d.payload, d.payload_len);
             return None;
         }
-        self.duplicate_of(xxhash_rust::xxh3::xxh3_64(d.payload), d.frame)
+        let dup = self.duplicate_of(xxhash_rust::xxh3::xxh3_64(d.payload), d.frame);
+        if dup.is_none() {
+            self.recent.keep_prefix(d.payload, d.payload_len);
+        }
+        dup
+    }
+
+    /// For a datagram the capture cut short, before
+    /// [`DirState::duplicate_datagram`]: whether it may be the network duplicate
+    /// of a recent packet of this direction (one of them was sent as long and
+    /// starts with the bytes it kept, as far as the window keeps them). Its
+    /// bytes cannot say more.
+    pub fn may_duplicate(&self, d: &crate::capture::Datagram<'_>) -> bool {
+        d.truncated_by_capture() && self.recent.shares_prefix(d.payload, d.payload_len)
     }
 
     /// Resends per reliable message captured, as a fraction.

@@ -105,9 +105,11 @@
 //! `truncated` per cut packet (the codec's error at the cut, or the cut itself
 //! when it falls on a message boundary), and the messages kept whole are
 //! analysed as above, with these exceptions:
-//! - a cut packet stamped no later than the latest of its direction may be a
-//!   network duplicate (its bytes cannot be compared): its messages are counted
-//!   by type and judged nothing, nor are its timestamp and ack;
+//! - a cut packet whose kept bytes start as one of the last 64 packets of its
+//!   direction does (their first 16 bytes: header and more), sent as long, may be that
+//!   packet's network duplicate (the rest cannot be compared): its messages are
+//!   counted by type and judged nothing, nor are its timestamp and ack; it
+//!   takes its place among the 64 all the same;
 //! - after a cut packet, seqnos above the highest captured are not a `gap` (the
 //!   skipped ones are neither `lost` nor `not-captured`; captured later, they
 //!   fill nothing), and acks above it are not `ack-unseen`
@@ -463,6 +465,10 @@ fn analyse(
     // repeats the same bytes on purpose (a Connect resent, a Full answered
     // again), so it is not checked.
     let stamped_zero = matches!(decoded, Ok(p) if p.timestamp() == 0);
+    // A packet the capture cut short is never judged a duplicate (its bytes
+    // are a prefix); if a recent packet of its direction starts as it does, it
+    // may be that packet's network duplicate: nothing in it is judged.
+    let maybe_duplicate = !stamped_zero && session.dir_mut(direction).may_duplicate(d);
     let duplicate_of = if stamped_zero {
         None
     } else {
@@ -482,16 +488,7 @@ fn analyse(
         }
     };
 
-    // A packet the capture cut short is never judged a duplicate (its bytes
-    // are a prefix); stamped no later than the latest of its direction, it may
-    // be the network duplicate of one: nothing in it is judged.
     let timestamp = packet.timestamp();
-    let maybe_duplicate = d.truncated_by_capture()
-        && timestamp != 0
-        && session
-            .dir_mut(direction)
-            .max_timestamp
-            .is_some_and(|highest| timestamp <= highest);
     let mut messages = packet.messages();
     let mut has_unreliable = false;
     for item in &mut messages {

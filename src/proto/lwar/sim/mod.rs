@@ -43,6 +43,11 @@ pub struct Outgoing {
 pub enum SimError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("{path}: cannot write the capture: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("pcap: {0}")]
     Pcap(#[from] pcap::Error),
     #[error("cannot build a frame: {0}")]

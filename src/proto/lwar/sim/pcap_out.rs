@@ -1,8 +1,8 @@
 //! Writing simulated datagrams as Ethernet frames into a pcap file.
 
 use super::SimError;
+use crate::capture::synth::PcapFile;
 use etherparse::PacketBuilder;
-use pcap::{Capture, Linktype, Packet, PacketHeader, Savefile};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
@@ -12,7 +12,8 @@ pub const EPOCH_SECS: u64 = 1_700_000_000;
 
 /// A pcap savefile of Ethernet frames carrying UDP datagrams.
 pub struct PcapOut {
-    file: Savefile,
+    file: PcapFile,
+    path: String,
     frame: Vec<u8>,
     /// Frames written so far.
     pub frames: u64,
@@ -29,10 +30,15 @@ fn mac(ip: IpAddr, port: u16) -> [u8; 6] {
 
 impl PcapOut {
     pub fn create(path: &Path) -> Result<Self, SimError> {
-        let dead = Capture::dead(Linktype::ETHERNET)?;
-        let file = dead.savefile(path)?;
+        // Microseconds, Ethernet (LINKTYPE 1).
+        let shown = path.display().to_string();
+        let file = PcapFile::create(path, 1, false).map_err(|source| SimError::Write {
+            path: shown.clone(),
+            source,
+        })?;
         Ok(PcapOut {
             file,
+            path: shown,
             frame: Vec::with_capacity(1600),
             frames: 0,
         })
@@ -63,21 +69,18 @@ impl PcapOut {
         };
         written.map_err(SimError::Frame)?;
         let secs = EPOCH_SECS + ts_us / 1_000_000;
-        let header = PacketHeader {
-            ts: libc::timeval {
-                tv_sec: secs as libc::time_t,
-                tv_usec: (ts_us % 1_000_000) as libc::suseconds_t,
-            },
-            caplen: self.frame.len() as u32,
-            len: self.frame.len() as u32,
-        };
-        self.file.write(&Packet::new(&header, &self.frame));
+        let len = self.frame.len() as u32;
+        self.file
+            .record(secs as u32, (ts_us % 1_000_000) as u32, &self.frame, len);
         self.frames += 1;
         Ok(())
     }
 
-    pub fn finish(mut self) -> Result<(), SimError> {
-        self.file.flush()?;
-        Ok(())
+    /// Flushes: a write error (a full disk) is an error.
+    pub fn finish(self) -> Result<(), SimError> {
+        let path = self.path;
+        self.file
+            .finish()
+            .map_err(|source| SimError::Write { path, source })
     }
 }

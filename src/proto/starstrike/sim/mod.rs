@@ -170,7 +170,8 @@ impl Default for SimConfig {
 /// Why the simulator stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    #[error("cannot write the capture: {0}")]
+    /// The capture error names the file and what failed.
+    #[error("{0}")]
     Capture(#[from] crate::capture::CaptureError),
     #[error("cannot write the ground truth: {0}")]
     Io(#[from] std::io::Error),
