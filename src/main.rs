@@ -204,6 +204,8 @@ fn printed_output(cli: &Cli) -> Option<&'static str> {
         (r.output_type.is_some(), "-T"),
         (r.out.is_some(), "--out"),
         (!r.stats.is_empty(), "-z"),
+        (r.plot.is_some(), "--plot"),
+        (!r.sessions.is_empty(), "--session"),
         (r.quiet, "-q"),
     ]
     .into_iter()

@@ -347,3 +347,73 @@ fn verbose_json_carries_each_message_s_typed_fields() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["packets"][0]["messages"][0]["fields"], join["fields"]);
 }
+
+/// Every line of a report at `columns`, piped (the width from `COLUMNS`).
+fn report_at(capture: &str, columns: u16) -> String {
+    let out = lwarscope()
+        .args(["-r", capture, "--color", "never"])
+        .env("COLUMNS", columns.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{capture}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_report_fits_80_columns_without_breaking_words_or_numbers() {
+    let mut captures: Vec<_> = std::fs::read_dir(root().join("captures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+        .collect();
+    captures.sort();
+    assert!(captures.len() > 20);
+    let unit_alone = regex::Regex::new(r"[┆│] *(ms|Hz|s|%) *[┆│]").unwrap();
+    for path in &captures {
+        let capture = path.to_str().unwrap();
+        for (columns, words) in [
+            (
+                80,
+                &[
+                    "player", "duration", "packets", "rpts", "rsnd", "reord", "malf", "p50/95",
+                    "unack",
+                ][..],
+            ),
+            (
+                120,
+                &[
+                    "player",
+                    "duration",
+                    "repeats",
+                    "resends",
+                    "reorders",
+                    "malformed",
+                    "p50/p95",
+                    "unacked",
+                ][..],
+            ),
+        ] {
+            let text = report_at(capture, columns);
+            for line in text.lines() {
+                assert!(
+                    line.chars().count() <= usize::from(columns),
+                    "{capture} at {columns}: {line}"
+                );
+                assert!(!unit_alone.is_match(line), "{capture} at {columns}: {line}");
+            }
+            if text.contains("unack") {
+                for w in words {
+                    assert!(
+                        text.contains(w),
+                        "{capture} at {columns}: heading {w} broken"
+                    );
+                }
+            }
+        }
+    }
+    // Piped, the width is COLUMNS': narrow folds the player under the addresses.
+    let narrow = report_at("captures/sim-loss.pcap", 80);
+    let wide = report_at("captures/sim-loss.pcap", 120);
+    assert!(narrow.contains("│   ┆ 1:1 player1-1      ┆"), "{narrow}");
+    assert!(wide.contains("┆ 1:1 player1-1 ┆"), "{wide}");
+}

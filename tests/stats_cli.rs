@@ -294,3 +294,102 @@ fn options_that_cannot_apply_are_refused() {
     assert!(refused(&["-r", file, "-z", "follow,udp"]).contains("unknown statistics"));
     assert!(refused(&["-r", file, "-z", "conv", "--tui"]).contains("-z applies to printed output"));
 }
+
+/// A statistic's JSON by its position among the `statistics`.
+fn statistics(args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    let doc: Value = serde_json::from_str(&run(&all)).unwrap();
+    doc["statistics"].as_array().unwrap().clone()
+}
+
+#[test]
+fn conv_with_a_filter_counts_the_packets_the_filter_selects() {
+    let window = "frame.time_relative >= 2 && frame.time_relative < 4";
+    for file in [
+        "captures/strs-loss.pcap",
+        "captures/sim-loss.pcap",
+        "captures/bg-loss.pcap",
+    ] {
+        let stats = statistics(&["-r", file, "-z", &format!("conv,udp,{window}")]);
+        assert_eq!(stats[0]["filter"], window);
+        // The same selection through another output: one line a packet.
+        let lines = run(&[
+            "-r",
+            file,
+            "-Y",
+            window,
+            "-T",
+            "fields",
+            "-e",
+            "lwarscope.session",
+            "-e",
+            "lwarscope.dir",
+        ]);
+        let mut expected = std::collections::BTreeMap::<(u64, String), u64>::new();
+        for l in lines.lines() {
+            let (s, d) = l.split_once('\t').unwrap();
+            *expected
+                .entry((s.parse().unwrap(), d.to_owned()))
+                .or_default() += 1;
+        }
+        let mut counted = std::collections::BTreeMap::new();
+        for s in stats[0]["sessions"].as_array().unwrap() {
+            let id = s["session"].as_u64().unwrap();
+            for d in ["c2s", "s2c"] {
+                let n = s[d]["packets"].as_u64().unwrap();
+                if n > 0 {
+                    counted.insert((id, d.to_owned()), n);
+                }
+            }
+            let start = s["start_relative_secs"].as_f64().unwrap();
+            assert!((2.0..4.0).contains(&start), "{file}: {s}");
+            assert!(
+                start + s["duration_secs"].as_f64().unwrap() < 4.0,
+                "{file}: {s}"
+            );
+        }
+        assert!(!counted.is_empty(), "{file}");
+        assert_eq!(counted, expected, "{file}");
+    }
+}
+
+#[test]
+fn expert_with_a_filter_counts_the_findings_of_the_frames_it_selects() {
+    let file = "captures/strs-loss.pcap";
+    let by_kind = |stat: &Value| -> std::collections::BTreeMap<String, u64> {
+        stat["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["finding"].as_str().unwrap().to_owned(),
+                    r["count"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // Complementary filters split every finding between them.
+    let stats = statistics(&[
+        "-r",
+        file,
+        "-z",
+        "expert",
+        "-z",
+        "expert,frame.time_relative < 2.5",
+        "-z",
+        "expert,note,frame.time_relative >= 2.5",
+    ]);
+    let (all, before, after) = (by_kind(&stats[0]), by_kind(&stats[1]), by_kind(&stats[2]));
+    assert!(before.values().sum::<u64>() > 0 && after.values().sum::<u64>() > 0);
+    for (kind, n) in &all {
+        let split = before.get(kind).unwrap_or(&0) + after.get(kind).unwrap_or(&0);
+        assert_eq!(split, *n, "{kind}");
+    }
+    // A session's findings are what --session gives.
+    let one = statistics(&["-r", file, "-z", "expert,warn,session == 2"]);
+    let scoped = statistics(&["-r", file, "--session", "2", "-z", "expert,warn"]);
+    assert_eq!(by_kind(&one[0]), by_kind(&scoped[0]));
+    assert_eq!(by_kind(&one[0]).get("lost"), Some(&14));
+}

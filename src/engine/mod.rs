@@ -215,6 +215,8 @@ pub trait ProtocolTracker: Send {
     ) -> Flow;
     fn finish(&mut self, observer: &mut dyn Observer) -> Summary;
     fn summary(&self) -> Summary;
+    /// The counts of the sessions `keep` takes, evicted ones left out.
+    fn summary_of(&self, keep: &dyn Fn(SessionId) -> bool) -> Summary;
     /// The sessions kept, in the order they were first seen.
     fn for_each_session(&self, f: &mut dyn FnMut(SessionRef<'_>));
     fn session(&self, id: SessionId) -> Option<SessionRef<'_>>;
@@ -242,6 +244,9 @@ impl<A: Analyzer> ProtocolTracker for Tracker<A> {
     }
     fn summary(&self) -> Summary {
         Tracker::summary(self)
+    }
+    fn summary_of(&self, keep: &dyn Fn(SessionId) -> bool) -> Summary {
+        Tracker::summary_of(self, Some(keep))
     }
     fn for_each_session(&self, f: &mut dyn FnMut(SessionRef<'_>)) {
         let info = self.analyzer().info();
@@ -497,6 +502,24 @@ impl Engine {
             .map(|e| (e.tracker.info(), e.tracker.summary().messages))
             .filter(|(_, m)| !m.is_empty())
             .collect()
+    }
+
+    /// The counts of the sessions `keep` takes (evicted ones left out), and
+    /// their messages by protocol: a report restricted to some sessions.
+    pub fn summary_of(
+        &self,
+        keep: &dyn Fn(SessionId) -> bool,
+    ) -> (Summary, Vec<(&'static ProtocolInfo, summary::Counts)>) {
+        let mut total = Summary::default();
+        let mut by_protocol = Vec::new();
+        for e in &self.entries {
+            let s = e.tracker.summary_of(keep);
+            if !s.messages.is_empty() {
+                by_protocol.push((e.tracker.info(), s.messages.clone()));
+            }
+            total.merge(s);
+        }
+        (total, by_protocol)
     }
 
     /// Every session kept, in the order they were first seen.

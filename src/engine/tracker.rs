@@ -394,13 +394,25 @@ impl<A: Analyzer> Tracker<A> {
 
     /// The counts so far.
     pub fn summary(&self) -> Summary {
+        self.summary_of(None)
+    }
+
+    /// The counts of the sessions `keep` takes (every session, evicted ones
+    /// included, for `None`): a report restricted to some sessions.
+    pub fn summary_of(&self, keep: Option<&dyn Fn(SessionId) -> bool>) -> Summary {
         let mut c2s = DirState::default();
         let mut s2c = DirState::default();
-        add_into(&mut c2s, &self.evicted.c2s);
-        add_into(&mut s2c, &self.evicted.s2c);
+        let all = keep.is_none();
+        if all {
+            add_into(&mut c2s, &self.evicted.c2s);
+            add_into(&mut s2c, &self.evicted.s2c);
+        }
         let info = self.analyzer.info();
         let mut sessions = Vec::with_capacity(self.sessions.len());
         for (_, s) in self.sessions() {
+            if keep.is_some_and(|keep| !keep(s.id)) {
+                continue;
+            }
             add_into(&mut c2s, &s.c2s);
             add_into(&mut s2c, &s.s2c);
             sessions.push(SessionSummary {
@@ -420,7 +432,7 @@ impl<A: Analyzer> Tracker<A> {
             ..
         } = c2s.summary(info);
         let e = &self.evicted;
-        let evicted = (e.sessions > 0).then(|| EvictedTotals {
+        let evicted = (all && e.sessions > 0).then(|| EvictedTotals {
             sessions: e.sessions,
             packets: e.c2s.packets + e.s2c.packets,
             first_sends: e.c2s.first_sends + e.s2c.first_sends,

@@ -177,10 +177,13 @@ pub struct ReportArgs {
     /// alone with -q): io,stat,INTERVAL[,FILTER...] packets, bytes, lost,
     /// resends and ack delay per interval of INTERVAL seconds (0: the whole
     /// capture), per direction, with packets and bytes matching each FILTER;
-    /// conv, the conversations (sessions); expert[,error|warn|note], the
-    /// findings from that severity up. With --format json they are the
-    /// document's `statistics`.
+    /// conv[,udp][,FILTER], the conversations (sessions), with a FILTER the
+    /// packets and bytes of each session that match it;
+    /// expert[,error|warn|note][,FILTER], the findings from that severity up,
+    /// with a FILTER those of the frames that match it. With --format json
+    /// they are the document's `statistics`.
     /// Example: lwarscope -r game.pcap -q -z io,stat,1,resend -z expert,warn
+    /// Example: lwarscope -r game.pcap -q -z 'conv,frame.time_relative >= 60'
     #[arg(short = 'z', value_name = "STATISTICS", help_heading = "Statistics")]
     pub stats: Vec<super::stats::StatSpec>,
 
@@ -188,6 +191,22 @@ pub struct ReportArgs {
     /// with -w, only the export).
     #[arg(short = 'q', long = "quiet", help_heading = "Statistics")]
     pub quiet: bool,
+
+    /// Restrict the report to these sessions (the numbers in its first column;
+    /// repeat or separate with commas): the tables, the JSON summary, the -z
+    /// statistics, --plot and the packet lines count their packets and
+    /// findings only. The engine still follows every session.
+    /// Example: lwarscope -r game.pcap --session 2 --format json
+    #[arg(long = "session", value_name = "N", value_delimiter = ',')]
+    pub sessions: Vec<usize>,
+
+    /// Draw the capture over time as an SVG picture, for a bug report: packets,
+    /// resends and lost messages per second and the mean ack delay, a line per
+    /// session and direction (the six busiest sessions; --session names
+    /// others). Written at the end, beside the report.
+    /// Example: lwarscope -r game.pcap --plot game.svg
+    #[arg(long, value_name = "FILE.svg", help_heading = "Statistics")]
+    pub plot: Option<PathBuf>,
 
     #[command(flatten)]
     pub decode: DecodeArgs,

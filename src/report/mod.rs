@@ -32,10 +32,12 @@ pub mod packets;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 mod pipeline;
+pub mod plot;
 pub mod progress;
 pub mod run;
 pub mod stats;
 pub mod table;
+pub mod timeline;
 
 pub use args::{CheckArgs, Color, Format, ReportArgs};
 pub use filter::{Filter, FilterError};
@@ -96,6 +98,11 @@ pub struct CaptureInfo {
     /// Packets the interface or its driver dropped (live captures only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub interface_dropped: Option<u64>,
+    /// The sessions the report is restricted to (`--session`), when it is: the
+    /// packet, message and finding counts are theirs, the frame counts the
+    /// capture's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sessions_only: Option<Vec<SessionId>>,
 }
 
 fn ser_ts<S: serde::Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
@@ -495,6 +502,26 @@ impl Observer for Select {
     }
 }
 
+/// Passes on the packets and findings of the sessions in scope only.
+struct Scoped<'a, O: ?Sized> {
+    sessions: &'a [SessionId],
+    inner: &'a mut O,
+}
+
+impl<O: Observer + ?Sized> Observer for Scoped<'_, O> {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        match self.sessions.binary_search(&e.session) {
+            Ok(_) => self.inner.packet(e),
+            Err(_) => Flow::Continue,
+        }
+    }
+    fn finding(&mut self, f: &Finding) {
+        if self.sessions.binary_search(&f.session).is_ok() {
+            self.inner.finding(f);
+        }
+    }
+}
+
 /// One analysis run: the tracker, the report's own counts, and an output that
 /// sees every packet and finding as they come.
 pub struct Analysis<O> {
@@ -502,6 +529,9 @@ pub struct Analysis<O> {
     collect: Collect,
     output: O,
     select: Select,
+    /// `--session`: the sessions the report covers (sorted), every one when
+    /// `None`. The engine still follows every session.
+    scope: Option<Vec<SessionId>>,
 }
 
 impl<O: Observer> Analysis<O> {
@@ -517,7 +547,16 @@ impl<O: Observer> Analysis<O> {
             collect: Collect::default(),
             output,
             select: Select::default(),
+            scope: None,
         }
+    }
+
+    /// Restricts the report to `sessions` (`--session`): the outputs, the
+    /// tables and the summary see their packets and findings only.
+    pub fn restrict(&mut self, mut sessions: Vec<SessionId>) {
+        sessions.sort_unstable();
+        sessions.dedup();
+        self.scope = Some(sessions);
     }
 
     /// Judges each packet by `filter` (every packet, for `None`), for
@@ -536,14 +575,20 @@ impl<O: Observer> Analysis<O> {
     /// Analyses one datagram of a registered protocol; what the output wants
     /// next (a failed output says stop).
     pub fn datagram(&mut self, d: &Datagram<'_>) -> Flow {
-        let flow = if self.select.on {
-            self.select.hit = false;
-            let mut rest = Both(&mut self.output, &mut self.select);
-            self.tracker
-                .observe(d, &mut Both(&mut self.collect, &mut rest))
-        } else {
-            self.tracker
-                .observe(d, &mut Both(&mut self.collect, &mut self.output))
+        self.select.hit = false;
+        let on = self.select.on;
+        let mut rest = Both(&mut self.output, &mut self.select);
+        let all: &mut dyn Observer = if on { &mut rest } else { rest.0 };
+        let mut both = Both(&mut self.collect, all);
+        let flow = match &self.scope {
+            None => self.tracker.observe(d, &mut both),
+            Some(sessions) => self.tracker.observe(
+                d,
+                &mut Scoped {
+                    sessions,
+                    inner: &mut both,
+                },
+            ),
         };
         flow.unwrap_or(Flow::Continue)
     }
@@ -567,9 +612,14 @@ impl<O: Observer> Analysis<O> {
     /// frames, other traffic, kernel drops); the lwar counts are filled in here,
     /// and the time span when the front end left it empty.
     pub fn finish(mut self, mut capture: CaptureInfo) -> (Outcome, O) {
-        let summary = self
-            .tracker
-            .finish(&mut Both(&mut self.collect, &mut self.output));
+        let mut both = Both(&mut self.collect, &mut self.output);
+        let mut summary = match &self.scope {
+            None => self.tracker.finish(&mut both),
+            Some(sessions) => self.tracker.finish(&mut Scoped {
+                sessions,
+                inner: &mut both,
+            }),
+        };
         let c = &self.collect;
         capture.protocols = c
             .protocols
@@ -585,14 +635,26 @@ impl<O: Observer> Analysis<O> {
         let resend_interval_ms = (c.resend_intervals > 0)
             .then(|| c.resend_intervals_ns as f64 / c.resend_intervals as f64 / 1e6);
         let mut sessions = Vec::new();
-        self.tracker
-            .for_each_session(|s| sessions.push(SessionView::new(s)));
+        let scope = self.scope.as_deref();
+        let keep = |id: SessionId| scope.is_none_or(|s| s.binary_search(&id).is_ok());
+        self.tracker.for_each_session(|s| {
+            if keep(s.id) {
+                sessions.push(SessionView::new(s));
+            }
+        });
+        let mut messages_by_protocol = self.tracker.messages_by_protocol();
+        let mut evicted_sessions = self.tracker.evicted_sessions();
+        if scope.is_some() {
+            (summary, messages_by_protocol) = self.tracker.summary_of(&keep);
+            evicted_sessions = 0;
+            capture.sessions_only = self.scope.clone();
+        }
         let outcome = Outcome {
             capture,
             summary,
             sessions,
-            evicted_sessions: self.tracker.evicted_sessions(),
-            messages_by_protocol: self.tracker.messages_by_protocol(),
+            evicted_sessions,
+            messages_by_protocol,
             resend_interval_ms,
             findings: self.collect.findings,
         };

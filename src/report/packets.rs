@@ -119,6 +119,46 @@ impl fmt::Display for GroupToken<'_> {
     }
 }
 
+/// The type of the message a finding (or a group of one) belongs to, where the
+/// packet tells: the message with the finding's seqno, or, for a finding on a
+/// message's own numbers or rules (a stream or protocol finding) without one,
+/// the packet's only message type. `None` for a finding on the packet itself
+/// (its order, its acks, a copy of it), a group of several seqnos (their
+/// messages are on the line) or a packet of several types.
+fn message_of(
+    dissector: &dyn crate::proto::dissect::Dissector,
+    payload: &[u8],
+    group: &[Finding],
+) -> Option<&'static str> {
+    if matches!(group[0].detail, crate::engine::Detail::Decode { .. }) {
+        // Its text names the message already.
+        return None;
+    }
+    use crate::engine::Group;
+    let seqno = match group {
+        [one] if one.seqno.is_some() => one.seqno,
+        [first, ..]
+            if first.seqno.is_none()
+                && matches!(first.kind.group(), Group::Stream | Group::Protocol) =>
+        {
+            None
+        }
+        _ => return None,
+    };
+    let mut found: Option<&'static str> = None;
+    let mut several = false;
+    let _ = dissector.messages(payload, &mut |m| match seqno {
+        Some(n) if m.seqno == Some(n) => found = Some(m.type_name),
+        Some(_) => {}
+        None => match found {
+            None => found = Some(m.type_name),
+            Some(t) if t != m.type_name => several = true,
+            Some(_) => {}
+        },
+    });
+    found.filter(|_| !several)
+}
+
 impl<W: Write> PacketPrinter<W> {
     pub fn new(out: W, options: PacketOptions, filter: Option<Filter>) -> Self {
         PacketPrinter {
@@ -244,12 +284,15 @@ impl<W: Write> PacketPrinter<W> {
                 if i > 0 {
                     out.extend_from_slice(b", ");
                 }
-                paint(
-                    out,
-                    color,
-                    severity_color(group[0].severity()),
-                    GroupToken(group, decoded),
-                )?;
+                let message = decoded
+                    .then(|| message_of(dissector, d.payload, group))
+                    .flatten();
+                let token = GroupToken(group, decoded);
+                let severity = severity_color(group[0].severity());
+                match message {
+                    Some(name) => paint(out, color, severity, format_args!("{token} {name}"))?,
+                    None => paint(out, color, severity, token)?,
+                }
             }
             out.push(b']');
         }

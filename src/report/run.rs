@@ -8,6 +8,7 @@ use super::packets::{PacketOptions, PacketPrinter, is_broken_pipe};
 use super::progress::Progress;
 use super::stats::Stats;
 use super::table::{Layout, render};
+use super::timeline::Timeline;
 use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
 use crate::capture::export::{ExportFormat, FrameWriter};
 use crate::capture::{CaptureError, CaptureStats, FrameClass, Source};
@@ -77,6 +78,18 @@ pub fn check_out(args: &ReportArgs) -> Result<(), RunError> {
         (Format::Parquet, Some(_)) => parquet_interval(args).map(drop),
         (_, Some(_)) => usage("--out applies to --format parquet"),
         _ => Ok(()),
+    }?;
+    match &args.plot {
+        Some(path)
+            if !path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("svg")) =>
+        {
+            usage(
+                "--plot draws SVG: name the file FILE.svg (a browser or rsvg-convert makes a PNG of it)",
+            )
+        }
+        _ => Ok(()),
     }
 }
 
@@ -140,6 +153,7 @@ pub fn capture_info(
         received: stats.pcap.map(|p| p.received),
         kernel_dropped: stats.pcap.map(|p| p.dropped_by_kernel),
         interface_dropped: stats.pcap.map(|p| p.dropped_by_interface),
+        sessions_only: None,
     }
 }
 
@@ -420,8 +434,12 @@ fn report_on<W: Write>(
         WithStats {
             output,
             stats: Stats::new(&args.stats),
+            timeline: args.plot.as_ref().map(|_| Timeline::new()),
         },
     );
+    if !args.sessions.is_empty() {
+        analysis.restrict(args.sessions.clone());
+    }
     let mut export = match export {
         Some((path, format)) => {
             let comment = match &args.display_filter {
@@ -432,7 +450,7 @@ fn report_on<W: Write>(
             analysis.select(filter_for_export);
             Some(Export {
                 writer,
-                filtered: args.display_filter.is_some(),
+                filtered: args.display_filter.is_some() || !args.sessions.is_empty(),
             })
         }
         None => None,
@@ -447,10 +465,30 @@ fn report_on<W: Write>(
         .transpose();
     progress.finish();
     let info = capture_info(&source.stats(), files, interface);
-    let (outcome, WithStats { output, stats }) = analysis.finish(info);
+    let (
+        outcome,
+        WithStats {
+            output,
+            stats,
+            timeline,
+        },
+    ) = analysis.finish(info);
     output
         .finish(&outcome, &stats, layout, take)
         .map_err(RunError::Output)?;
+    if let (Some(path), Some(timeline)) = (&args.plot, &timeline) {
+        write_plot(path, timeline, &outcome, &args.sessions)?;
+    }
+    if let Some(missing) = args
+        .sessions
+        .iter()
+        .find(|&&id| !outcome.sessions.iter().any(|s| s.id == id))
+    {
+        result?;
+        return Err(RunError::Usage(format!(
+            "--session {missing}: no such session in this capture (the report's first column numbers them)"
+        )));
+    }
     if let Some(dropped) = exported?
         && dropped > 0
     {
@@ -514,6 +552,20 @@ pub fn report_each(
 ) -> Result<(), RunError> {
     check_out(args)?;
     check_output_options(args)?;
+    for (set, flag, what) in [
+        (args.plot.is_some(), "--plot", "draws one capture"),
+        (
+            !args.sessions.is_empty(),
+            "--session",
+            "names sessions of one capture",
+        ),
+    ] {
+        if set {
+            return Err(RunError::Usage(format!(
+                "{flag} {what}: name the files without -j, a directory or a glob (read as one stream)"
+            )));
+        }
+    }
     if read.iter().any(|f| f.as_os_str() == "-") {
         return Err(RunError::Usage(
             "-r -: standard input is one stream; -j, --format parquet, directories and globs read files".to_owned(),
@@ -680,8 +732,10 @@ fn quiet_applies(args: &ReportArgs, export: bool) -> Result<(), RunError> {
         return Ok(());
     }
     let refuse = |why: &str| Err(RunError::Usage(why.to_owned()));
-    if args.stats.is_empty() && !export {
-        return refuse("-q leaves nothing to print: add -z STATISTICS (or -w FILE)");
+    if args.stats.is_empty() && !export && args.plot.is_none() {
+        return refuse(
+            "-q leaves nothing to print: add -z STATISTICS (or -w FILE, --plot FILE.svg)",
+        );
     }
     if args.format != Format::Table {
         return refuse(
@@ -690,7 +744,7 @@ fn quiet_applies(args: &ReportArgs, export: bool) -> Result<(), RunError> {
     }
     if args.display_filter.is_some() && !export {
         return refuse(
-            "-Y selects packet lines, which -q drops; to count what a filter selects, give it to io,stat: -z io,stat,1,FILTER",
+            "-Y selects packet lines, which -q drops; to count what a filter selects, give it to the statistics: -z io,stat,1,FILTER, -z conv,FILTER or -z expert,FILTER",
         );
     }
     for (set, flag) in [
@@ -741,22 +795,46 @@ fn write_file_result(
     Ok(())
 }
 
-/// The output and the `-z` statistics, seeing the same packets.
+/// The output, the `-z` statistics and the `--plot` timeline, seeing the same
+/// packets.
 struct WithStats<W: Write> {
     output: Output<W>,
     stats: Stats,
+    timeline: Option<Timeline>,
 }
 
 impl<W: Write> Observer for WithStats<W> {
     fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         self.stats.packet(e);
+        if let Some(t) = &mut self.timeline {
+            t.packet(e);
+        }
         self.output.packet(e)
     }
 
     fn finding(&mut self, f: &Finding) {
         self.stats.finding(f);
+        if let Some(t) = &mut self.timeline {
+            t.finding(f);
+        }
         self.output.finding(f);
     }
+}
+
+/// Writes `--plot`'s picture.
+fn write_plot(
+    path: &Path,
+    timeline: &Timeline,
+    outcome: &Outcome,
+    sessions: &[usize],
+) -> Result<(), RunError> {
+    let sessions = super::plot::pick(timeline, sessions);
+    let svg = super::plot::svg(timeline, outcome, &sessions)
+        .map_err(|e| RunError::Usage(format!("--plot {}: {e}", path.display())))?;
+    std::fs::write(path, svg).map_err(|source| RunError::Write {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 /// Analyses one file with no output, on `engine`: what `check` judges.

@@ -15,7 +15,7 @@
 //! each after the summary (`"type": "io_stat"`, `"conv"`, `"expert"`).
 
 use super::table::{Layout, directions_table, findings_table_from, sessions_table};
-use super::{DirView, Filter, FindingRow, Outcome, SessionView};
+use super::{DirView, Filter, FindingRow, FindingStats, Outcome, SessionView};
 use crate::capture::Timestamp;
 use crate::engine::{AckTally, Finding, FindingKind, Flow, Observer, PacketEvent, Severity};
 use comfy_table::{Attribute, Cell, CellAlignment, ContentArrangement, Table, presets};
@@ -37,17 +37,35 @@ pub enum StatSpec {
         interval: String,
         filters: Vec<(String, Filter)>,
     },
-    /// `conv`.
-    Conv,
-    /// `expert`, from this severity up.
-    Expert(Severity),
+    /// `conv[,udp][,FILTER]`: the sessions; with a filter, the packets of
+    /// each that match it.
+    Conv(Option<(String, Filter)>),
+    /// `expert[,error|warn|note][,FILTER]`, from this severity up; with a
+    /// filter, the findings of the frames that match it.
+    Expert(Severity, Option<(String, Filter)>),
+}
+
+/// The filter after a statistic's own arguments: everything left, commas
+/// included, as tshark takes it (`conv,udp,FILTER`), quotes around it dropped.
+fn trailing_filter(rest: &str) -> Result<Option<(String, Filter)>, String> {
+    let expr = rest.trim();
+    let expr = match expr.strip_prefix('"').and_then(|e| e.strip_suffix('"')) {
+        Some(inner) if !inner.contains('"') => inner.trim(),
+        _ => expr,
+    };
+    if expr.is_empty() {
+        return Err("an empty filter after the comma".to_owned());
+    }
+    let filter = Filter::parse(expr).map_err(|e| format!("filter `{expr}`: {e}"))?;
+    Ok(Some((expr.to_owned(), filter)))
 }
 
 impl std::str::FromStr for StatSpec {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let known = "known: io,stat,INTERVAL[,FILTER...], conv, expert[,error|warn|note]";
+        let known =
+            "known: io,stat,INTERVAL[,FILTER...], conv[,FILTER], expert[,error|warn|note][,FILTER]";
         if let Some(rest) = s.strip_prefix("io,stat") {
             let rest = rest
                 .strip_prefix(',')
@@ -82,21 +100,53 @@ impl std::str::FromStr for StatSpec {
                 filters: parsed,
             });
         }
-        match s {
-            "conv" | "conv,udp" => Ok(StatSpec::Conv),
-            "expert" | "expert,note" | "expert,comment" | "expert,chat" => {
-                Ok(StatSpec::Expert(Severity::Note))
+        if let Some(rest) = s.strip_prefix("conv") {
+            let rest = match rest {
+                "" | ",udp" => return Ok(StatSpec::Conv(None)),
+                r => r
+                    .strip_prefix(',')
+                    .ok_or_else(|| format!("unknown statistics ({known})"))?,
+            };
+            let rest = rest.strip_prefix("udp,").unwrap_or(rest);
+            if matches!(rest, "ip" | "ipv6" | "tcp" | "eth") || rest.starts_with("ip,") {
+                return Err(
+                    "lwarscope's conversations are its sessions, over UDP: use -z conv[,udp][,FILTER]"
+                        .to_owned(),
+                );
             }
-            "expert,warn" => Ok(StatSpec::Expert(Severity::Warning)),
-            "expert,error" => Ok(StatSpec::Expert(Severity::Error)),
-            _ if s.starts_with("conv,") => {
-                Err("lwarscope's conversations are its sessions, over UDP: use -z conv".to_owned())
-            }
-            _ if s.starts_with("expert,") => {
-                Err("expert takes one severity: error, warn or note".to_owned())
-            }
-            _ => Err(format!("unknown statistics ({known})")),
+            return Ok(StatSpec::Conv(trailing_filter(rest)?));
         }
+        if let Some(rest) = s.strip_prefix("expert") {
+            let rest = match rest {
+                "" => return Ok(StatSpec::Expert(Severity::Note, None)),
+                r => r
+                    .strip_prefix(',')
+                    .ok_or_else(|| format!("unknown statistics ({known})"))?,
+            };
+            let (first, more) = match rest.split_once(',') {
+                Some((a, b)) => (a, Some(b)),
+                None => (rest, None),
+            };
+            let severity = match first.trim() {
+                "note" | "comment" | "chat" => Some(Severity::Note),
+                "warn" => Some(Severity::Warning),
+                "error" => Some(Severity::Error),
+                _ => None,
+            };
+            return match (severity, more) {
+                (Some(sev), None) => Ok(StatSpec::Expert(sev, None)),
+                (Some(sev), Some(f)) => Ok(StatSpec::Expert(sev, trailing_filter(f)?)),
+                // No severity: the whole rest is the filter.
+                (None, _) => trailing_filter(rest)
+                    .map(|f| StatSpec::Expert(Severity::Note, f))
+                    .map_err(|e| {
+                        format!(
+                            "expert takes a severity (error, warn or note), a filter, or both: {e}"
+                        )
+                    }),
+            };
+        }
+        Err(format!("unknown statistics ({known})"))
     }
 }
 
@@ -151,10 +201,21 @@ pub struct DirInterval {
 }
 
 impl DirInterval {
-    fn mean_ack_ms(&self) -> Option<f64> {
+    /// Adds another interval's counts.
+    pub fn merge(&mut self, other: &DirInterval) {
+        self.packets += other.packets;
+        self.bytes += other.bytes;
+        self.lost += other.lost;
+        self.resends += other.resends;
+        self.acks.merge(other.acks);
+    }
+
+    /// The mean ack delay measured, in ms.
+    pub fn mean_ack_ms(&self) -> Option<f64> {
         (self.acks.count > 0).then(|| self.acks.sum_ns as f64 / f64::from(self.acks.count) / 1e6)
     }
-    fn max_ack_ms(&self) -> Option<f64> {
+    /// The largest ack delay measured, in ms.
+    pub fn max_ack_ms(&self) -> Option<f64> {
         (self.acks.count > 0).then(|| self.acks.max_ns as f64 / 1e6)
     }
 }
@@ -330,7 +391,8 @@ impl Observer for IoStat {
             return Flow::Continue;
         };
         self.last_frame = Some(e.datagram.frame);
-        if self.marks.last().is_none_or(|&(_, j)| j != i) {
+        // Marks go forward only: a capture out of time order adds none.
+        if self.marks.last().is_none_or(|&(_, j)| j < i) {
             self.marks.push((e.datagram.frame, i));
         }
         let bytes = e.datagram.payload_len as u64;
@@ -377,6 +439,9 @@ impl Observer for IoStat {
 pub struct Stats {
     specs: Vec<StatSpec>,
     io: Vec<IoStat>,
+    /// The `conv,FILTER` and `expert,...,FILTER` collectors, in order.
+    conv: Vec<ConvFiltered>,
+    expert: Vec<ExpertFiltered>,
 }
 
 impl Stats {
@@ -392,9 +457,25 @@ impl Stats {
                 _ => None,
             })
             .collect();
+        let conv = specs
+            .iter()
+            .filter_map(|s| match s {
+                StatSpec::Conv(Some((_, f))) => Some(ConvFiltered::new(f.clone())),
+                _ => None,
+            })
+            .collect();
+        let expert = specs
+            .iter()
+            .filter_map(|s| match s {
+                StatSpec::Expert(_, Some((_, f))) => Some(ExpertFiltered::new(f.clone())),
+                _ => None,
+            })
+            .collect();
         Stats {
             specs: specs.to_vec(),
             io,
+            conv,
+            expert,
         }
     }
 
@@ -411,6 +492,8 @@ impl Stats {
     pub fn render(&self, o: &Outcome, layout: Layout) -> String {
         let mut out = String::new();
         let mut io = self.io.iter();
+        let mut conv = self.conv.iter();
+        let mut expert = self.expert.iter();
         for spec in &self.specs {
             match spec {
                 StatSpec::IoStat { .. } => {
@@ -418,7 +501,20 @@ impl Stats {
                         render_io(&mut out, s, layout);
                     }
                 }
-                StatSpec::Conv => {
+                StatSpec::Conv(Some((expr, _))) => {
+                    writeln!(
+                        out,
+                        "Conversations (-z conv,{expr}): the packets of each session that match the filter"
+                    )
+                    .ok();
+                    match conv.next() {
+                        Some(c) if !c.sessions.is_empty() => {
+                            writeln!(out, "{}\n", conv_filtered_table(c, o, layout)).ok();
+                        }
+                        _ => out.push_str("No packet matches.\n\n"),
+                    }
+                }
+                StatSpec::Conv(None) => {
                     writeln!(out, "Conversations (-z conv): the sessions").ok();
                     if o.sessions.is_empty() {
                         out.push_str("No sessions: no packet of a known protocol.\n\n");
@@ -427,11 +523,22 @@ impl Stats {
                         writeln!(out, "{}\n", directions_table(o, layout)).ok();
                     }
                 }
-                StatSpec::Expert(min) => {
-                    let rows = expert_rows(o, *min);
+                StatSpec::Expert(min, filter) => {
+                    // A filtered one takes the next collector; the others read
+                    // the outcome.
+                    let rows = match filter.as_ref().and_then(|_| expert.next()) {
+                        Some(x) => rows_from(&x.findings, *min),
+                        None => expert_rows(o, *min),
+                    };
+                    let of = match filter {
+                        Some((expr, _)) => {
+                            format!(",{expr}): the findings of the frames that match the filter")
+                        }
+                        None => ")".to_owned(),
+                    };
                     writeln!(
                         out,
-                        "Expert information (-z expert{})",
+                        "Expert information (-z expert{}{of}",
                         severity_suffix(*min)
                     )
                     .ok();
@@ -450,6 +557,8 @@ impl Stats {
     /// puts in `statistics` and `--format jsonl` writes one a line.
     pub fn json(&self, o: &Outcome) -> Vec<serde_json::Value> {
         let mut io = self.io.iter();
+        let mut conv = self.conv.iter();
+        let mut expert = self.expert.iter();
         let mut values = Vec::new();
         for spec in &self.specs {
             let value = match spec {
@@ -466,14 +575,26 @@ impl Stats {
                         "intervals": s.rows().collect::<Vec<_>>(),
                     })
                 }
-                StatSpec::Conv => serde_json::json!({
+                StatSpec::Conv(Some((expr, _))) => {
+                    let Some(c) = conv.next() else { continue };
+                    serde_json::json!({
+                        "type": "conv",
+                        "filter": expr,
+                        "sessions": conv_filtered_json(c, o),
+                    })
+                }
+                StatSpec::Conv(None) => serde_json::json!({
                     "type": "conv",
                     "sessions": o.sessions.iter().map(ConvJson).collect::<Vec<_>>(),
                 }),
-                StatSpec::Expert(min) => serde_json::json!({
+                StatSpec::Expert(min, filter) => serde_json::json!({
                     "type": "expert",
                     "min_severity": min.name(),
-                    "findings": expert_rows(o, *min).iter().map(|r| serde_json::json!({
+                    "filter": filter.as_ref().map(|(e, _)| e),
+                    "findings": match filter.as_ref().and_then(|_| expert.next()) {
+                        Some(x) => rows_from(&x.findings, *min),
+                        None => expert_rows(o, *min),
+                    }.iter().map(|r| serde_json::json!({
                         "finding": r.label,
                         "severity": r.severity.name(),
                         "count": r.count,
@@ -497,10 +618,187 @@ fn severity_suffix(s: Severity) -> &'static str {
 }
 
 fn expert_rows(o: &Outcome, min: Severity) -> Vec<FindingRow> {
-    o.findings
+    rows_from(&o.findings, min)
+}
+
+fn rows_from(findings: &FindingStats, min: Severity) -> Vec<FindingRow> {
+    findings
         .rows()
         .into_iter()
         .filter(|r| r.severity >= min)
+        .collect()
+}
+
+/// One direction of a session in `conv,FILTER`: the matching packets.
+#[derive(Debug, Clone, Copy, Default)]
+struct Matched {
+    packets: u64,
+    bytes: u64,
+}
+
+/// A session in `conv,FILTER`.
+#[derive(Debug, Clone)]
+struct ConvRow {
+    client: std::net::SocketAddr,
+    server: std::net::SocketAddr,
+    protocol: &'static str,
+    dirs: [Matched; 2],
+    first: Timestamp,
+    last: Timestamp,
+}
+
+/// `-z conv,FILTER`: the packets of each session that match the filter, as
+/// tshark's conversations limited to a display filter count them.
+#[derive(Debug)]
+struct ConvFiltered {
+    filter: Filter,
+    /// By session id, only sessions with a matching packet.
+    sessions: std::collections::BTreeMap<crate::engine::SessionId, ConvRow>,
+}
+
+impl ConvFiltered {
+    fn new(filter: Filter) -> Self {
+        ConvFiltered {
+            filter,
+            sessions: Default::default(),
+        }
+    }
+
+    fn packet(&mut self, e: &PacketEvent<'_>) {
+        if !self.filter.matches(e) {
+            return;
+        }
+        let d = e.datagram;
+        let row = self.sessions.entry(e.session).or_insert_with(|| {
+            let (client, server) = match e.direction {
+                crate::engine::Direction::ClientToServer => (d.src, d.dst),
+                crate::engine::Direction::ServerToClient => (d.dst, d.src),
+            };
+            ConvRow {
+                client,
+                server,
+                protocol: e.protocol.name,
+                dirs: Default::default(),
+                first: d.ts,
+                last: d.ts,
+            }
+        });
+        let m = &mut row.dirs[e.direction.index()];
+        m.packets += 1;
+        m.bytes += d.payload_len as u64;
+        row.first = row.first.min(d.ts);
+        row.last = row.last.max(d.ts);
+    }
+}
+
+/// `-z expert,FILTER`: the findings of the frames that match the filter (a
+/// `lost` raised at the end counts when the frame of its gap matched).
+#[derive(Debug)]
+struct ExpertFiltered {
+    filter: Filter,
+    findings: FindingStats,
+    /// One bit per frame: whether it matched.
+    matched: Vec<u64>,
+    /// The last frame judged.
+    judged: u64,
+}
+
+impl ExpertFiltered {
+    fn new(filter: Filter) -> Self {
+        ExpertFiltered {
+            filter,
+            findings: FindingStats::default(),
+            matched: Vec::new(),
+            judged: 0,
+        }
+    }
+
+    fn was_matched(&self, frame: u64) -> bool {
+        let word = usize::try_from(frame / 64).unwrap_or(usize::MAX);
+        self.matched
+            .get(word)
+            .is_some_and(|w| w & (1 << (frame % 64)) != 0)
+    }
+
+    fn packet(&mut self, e: &PacketEvent<'_>) {
+        let frame = e.datagram.frame;
+        self.judged = self.judged.max(frame);
+        if !self.filter.matches(e) {
+            return;
+        }
+        let word = usize::try_from(frame / 64).unwrap_or(usize::MAX);
+        if word >= self.matched.len() && word < usize::MAX / 2 {
+            self.matched.resize((word + 1).next_power_of_two(), 0);
+        }
+        if let Some(w) = self.matched.get_mut(word) {
+            *w |= 1 << (frame % 64);
+        }
+        // This packet's own findings (delivered before it, not yet judged).
+        for f in e.findings.iter().filter(|f| f.frame == frame) {
+            self.findings.add(f);
+        }
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        // Findings of frames already judged; the packet being read counts its
+        // own when it comes.
+        if f.frame <= self.judged && self.was_matched(f.frame) {
+            self.findings.add(f);
+        }
+    }
+}
+
+fn conv_filtered_table(c: &ConvFiltered, o: &Outcome, layout: Layout) -> Table {
+    let mut t = super::table::plain_table(
+        layout,
+        &[
+            "#",
+            "client\n-> server",
+            "packets\nc2s/s2c",
+            "bytes\nc2s/s2c",
+            "start\n(s)",
+            "duration\n(s)",
+        ],
+    );
+    let origin = o.capture.start;
+    for (id, r) in &c.sessions {
+        let [a, b] = r.dirs;
+        let start = origin.map_or(0.0, |s| r.first.since(s) as f64 / 1e9);
+        t.add_row(vec![
+            Cell::new(id),
+            Cell::new(format!("{}\n-> {}", r.client, r.server)),
+            Cell::new(format!("{}/{}", a.packets, b.packets)),
+            Cell::new(format!("{}/{}", a.bytes, b.bytes)),
+            Cell::new(format!("{start:.3}")),
+            Cell::new(format!("{:.3}", r.last.since(r.first) as f64 / 1e9)),
+        ]);
+    }
+    for c in [0, 2, 3, 4, 5] {
+        if let Some(col) = t.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+fn conv_filtered_json(c: &ConvFiltered, o: &Outcome) -> Vec<serde_json::Value> {
+    let origin = o.capture.start;
+    c.sessions
+        .iter()
+        .map(|(id, r)| {
+            let dir = |m: Matched| serde_json::json!({"packets": m.packets, "bytes": m.bytes});
+            serde_json::json!({
+                "session": id,
+                "protocol": r.protocol,
+                "client": r.client.to_string(),
+                "server": r.server.to_string(),
+                "c2s": dir(r.dirs[0]),
+                "s2c": dir(r.dirs[1]),
+                "start": r.first.secs_f64(),
+                "start_relative_secs": origin.map(|s| r.first.since(s) as f64 / 1e9),
+                "duration_secs": r.last.since(r.first) as f64 / 1e9,
+            })
+        })
         .collect()
 }
 
@@ -509,12 +807,21 @@ impl Observer for Stats {
         for s in &mut self.io {
             s.packet(e);
         }
+        for c in &mut self.conv {
+            c.packet(e);
+        }
+        for x in &mut self.expert {
+            x.packet(e);
+        }
         Flow::Continue
     }
 
     fn finding(&mut self, f: &Finding) {
         for s in &mut self.io {
             s.finding(f);
+        }
+        for x in &mut self.expert {
+            x.finding(f);
         }
     }
 }
@@ -713,12 +1020,35 @@ mod tests {
             "io,stat,0".parse(),
             Ok(StatSpec::IoStat { interval_ns: 0, .. })
         ));
-        assert!(matches!("conv".parse(), Ok(StatSpec::Conv)));
-        assert!(matches!("conv,udp".parse(), Ok(StatSpec::Conv)));
+        assert!(matches!("conv".parse(), Ok(StatSpec::Conv(None))));
+        assert!(matches!("conv,udp".parse(), Ok(StatSpec::Conv(None))));
         assert!(matches!(
             "expert,warn".parse(),
-            Ok(StatSpec::Expert(Severity::Warning))
+            Ok(StatSpec::Expert(Severity::Warning, None))
         ));
+        // A filter after the statistic's own arguments, commas and all.
+        for (spec, sev, expr) in [
+            ("conv,udp,dir == c2s", None, "dir == c2s"),
+            ("conv,session in {1, 2}", None, "session in {1, 2}"),
+            (
+                "expert,warn,session == 2",
+                Some(Severity::Warning),
+                "session == 2",
+            ),
+            (
+                r#"expert,"frame.number < 9""#,
+                Some(Severity::Note),
+                "frame.number < 9",
+            ),
+        ] {
+            match (spec.parse::<StatSpec>(), sev) {
+                (Ok(StatSpec::Conv(Some((e, _)))), None) => assert_eq!(e, expr),
+                (Ok(StatSpec::Expert(s, Some((e, _)))), Some(want)) => {
+                    assert_eq!((s, e.as_str()), (want, expr));
+                }
+                other => panic!("{spec}: {other:?}"),
+            }
+        }
     }
 
     #[test]
@@ -739,12 +1069,16 @@ mod tests {
         assert!(err("io,stat,1,seqno ==").starts_with("filter `seqno ==`: column 9"));
         assert_eq!(
             err("conv,tcp"),
-            "lwarscope's conversations are its sessions, over UDP: use -z conv"
+            "lwarscope's conversations are its sessions, over UDP: use -z conv[,udp][,FILTER]"
         );
-        assert_eq!(
-            err("expert,loud"),
-            "expert takes one severity: error, warn or note"
+        assert!(
+            err("expert,loud").starts_with(
+                "expert takes a severity (error, warn or note), a filter, or both: filter `loud`"
+            ),
+            "{}",
+            err("expert,loud")
         );
+        assert!(err("conv,seqno ==").starts_with("filter `seqno ==`"));
         assert!(err("follow,udp").starts_with("unknown statistics"));
     }
 

@@ -5,7 +5,8 @@ use super::{Outcome, SessionView, observed_rate_hz, spec_rate_hz};
 use crate::capture::Timestamp;
 use crate::engine::Severity;
 use comfy_table::{
-    Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, presets,
+    Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, Width,
+    presets,
 };
 use std::fmt::Write;
 
@@ -17,17 +18,42 @@ pub struct Layout {
     pub color: bool,
 }
 
+/// The width below which the sessions and directions tables fold their
+/// columns (an 80-column terminal gets the compact layout).
+pub const COMPACT_BELOW: u16 = 100;
+
 impl Layout {
-    /// The width of the terminal on standard output, or 100 when it is not one.
+    /// The width of the terminal on standard output; when it is not one, the
+    /// `COLUMNS` environment variable's (as `ls` and tshark's pagers take it),
+    /// or 100.
     pub fn for_stdout(color: bool) -> Self {
         use std::io::IsTerminal;
+        let columns = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<u16>().ok())
+            .filter(|&c| c >= 20);
         let width = if std::io::stdout().is_terminal() {
-            crossterm::terminal::size().map(|(w, _)| w).unwrap_or(100)
+            crossterm::terminal::size()
+                .ok()
+                .map(|(w, _)| w)
+                .filter(|&w| w > 0)
+                .or(columns)
+                .unwrap_or(100)
         } else {
-            100
+            columns.unwrap_or(100)
         };
         Layout { width, color }
     }
+
+    /// Whether the tables fold columns to fit.
+    pub fn compact(self) -> bool {
+        self.width < COMPACT_BELOW
+    }
+}
+
+/// A table in the report's style, for the statistics' own tables.
+pub fn plain_table(layout: Layout, header: &[&str]) -> Table {
+    table(layout, header)
 }
 
 fn table(layout: Layout, header: &[&str]) -> Table {
@@ -45,7 +71,25 @@ fn table(layout: Layout, header: &[&str]) -> Table {
             .iter()
             .map(|h| Cell::new(h).add_attribute(Attribute::Bold)),
     );
+    keep_words(&mut t, header, 2);
     t
+}
+
+/// A heading breaks between its words, never inside one: each column is at
+/// least as wide as its longest heading word and its `padding`.
+fn keep_words(t: &mut Table, header: &[&str], padding: u16) {
+    for (i, h) in header.iter().enumerate() {
+        let word = h
+            .split_whitespace()
+            .map(|w| w.chars().count())
+            .max()
+            .unwrap_or(0);
+        if let Some(col) = t.column_mut(i) {
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(
+                word as u16 + padding,
+            )));
+        }
+    }
 }
 
 fn right(t: &mut Table, columns: &[usize]) {
@@ -107,10 +151,10 @@ fn pair(a: impl std::fmt::Display, b: impl std::fmt::Display) -> String {
     format!("{a}/{b}")
 }
 
-/// Two delays in one cell: `2.0/99.3 ms`.
+/// Two delays in one cell, in ms (the unit is in the heading): `2.0/99.3`.
 fn pair_ms(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
-        (Some(a), Some(b)) => format!("{a:.1}/{b:.1} ms"),
+        (Some(a), Some(b)) => format!("{a:.1}/{b:.1}"),
         _ => "-".to_owned(),
     }
 }
@@ -129,6 +173,17 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
         _ => "-".to_owned(),
     };
     t.add_row(vec!["time span".to_owned(), span]);
+    if let Some(ids) = &c.sessions_only {
+        let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
+        t.add_row(vec![
+            "restricted to".to_owned(),
+            format!(
+                "session{} {} (--session); the frames are the whole capture's",
+                if ids.len() == 1 { "" } else { "s" },
+                ids.join(", ")
+            ),
+        ]);
+    }
     let mut rows: Vec<(String, u64)> = vec![("frames".into(), c.frames)];
     // One row per protocol seen; the first registered's when none was.
     for (i, p) in crate::proto::REGISTRY.iter().map(|p| p.info).enumerate() {
@@ -228,8 +283,18 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
     let protocols = o.sessions.iter().any(|s| {
         Some(s.protocol.name) != first || s.recognised_by == crate::engine::RecognisedBy::Port
     });
-    let mut t = table(
-        layout,
+    // Narrow: the player under the addresses, the duration under the state,
+    // the bytes under the packets.
+    let compact = layout.compact();
+    let header: &[&str] = if compact {
+        &[
+            "#",
+            "client\n-> server\nplayer",
+            "state\nduration",
+            "packets\nbytes\nc2s/s2c",
+            "loss\nc2s/s2c",
+        ]
+    } else {
         &[
             "#",
             "client\n-> server",
@@ -239,8 +304,9 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
             "packets\nc2s/s2c",
             "bytes\nc2s/s2c",
             "loss\nc2s/s2c",
-        ],
-    );
+        ]
+    };
+    let mut t = table(layout, header);
     for s in &o.sessions {
         let (a, b) = (&s.c2s, &s.s2c);
         let pct =
@@ -255,23 +321,44 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
         } else {
             s.id.to_string()
         };
-        t.add_row(vec![
-            Cell::new(id),
-            Cell::new(format!("{}\n-> {}", s.client, s.server)),
-            Cell::new(player(s)),
-            colored(s.state, state_color(s.state)),
-            Cell::new(format!("{:.1} s", s.duration_secs)),
-            Cell::new(pair(a.packets, b.packets)),
-            Cell::new(pair(a.bytes, b.bytes)),
-            colored(
-                format!("{}/{}", pct(a.loss), pct(b.loss)),
-                (worst > 0.02).then_some(Color::Yellow),
-            ),
-        ]);
+        let loss = colored(
+            format!("{}/{}", pct(a.loss), pct(b.loss)),
+            (worst > 0.02).then_some(Color::Yellow),
+        );
+        let duration = format!("{:.1} s", s.duration_secs);
+        if compact {
+            t.add_row(vec![
+                Cell::new(id),
+                Cell::new(format!("{}\n-> {}\n{}", s.client, s.server, player(s))),
+                colored(format!("{}\n{duration}", s.state), state_color(s.state)),
+                Cell::new(format!(
+                    "{}\n{}",
+                    pair(a.packets, b.packets),
+                    pair(a.bytes, b.bytes)
+                )),
+                loss,
+            ]);
+        } else {
+            t.add_row(vec![
+                Cell::new(id),
+                Cell::new(format!("{}\n-> {}", s.client, s.server)),
+                Cell::new(player(s)),
+                colored(s.state, state_color(s.state)),
+                Cell::new(duration),
+                Cell::new(pair(a.packets, b.packets)),
+                Cell::new(pair(a.bytes, b.bytes)),
+                loss,
+            ]);
+        }
     }
-    right(&mut t, &[0, 4, 5, 6, 7]);
     // Addresses and numbers are never broken; the player's name wraps instead.
-    for c in [0, 1, 3, 4, 5, 6, 7] {
+    let (numbers, whole): (&[usize], &[usize]) = if compact {
+        (&[0, 3, 4], &[0, 2, 3, 4])
+    } else {
+        (&[0, 4, 5, 6, 7], &[0, 1, 3, 4, 5, 6, 7])
+    };
+    right(&mut t, numbers);
+    for &c in whole {
         if let Some(col) = t.column_mut(c) {
             col.set_constraint(ColumnConstraint::ContentWidth);
         }
@@ -281,8 +368,22 @@ pub fn sessions_table(o: &Outcome, layout: Layout) -> Table {
 
 /// The reliability table: one row per session direction.
 pub fn directions_table(o: &Outcome, layout: Layout) -> Table {
-    let mut t = table(
-        layout,
+    // Narrow: the same columns under shorter headings.
+    let header: &[&str] = if layout.compact() {
+        &[
+            "#",
+            "dir",
+            "msgs",
+            "rpts",
+            "rsnd",
+            "reord",
+            "gaps",
+            "lost",
+            "malf",
+            "ack ms\np50/95",
+            "unack",
+        ]
+    } else {
         &[
             "#",
             "dir",
@@ -293,10 +394,11 @@ pub fn directions_table(o: &Outcome, layout: Layout) -> Table {
             "gaps",
             "lost",
             "malformed",
-            "ack p50/95",
+            "ack ms\np50/p95",
             "unacked",
-        ],
-    );
+        ]
+    };
+    let mut t = table(layout, header);
     for s in &o.sessions {
         for (name, d) in [("c2s", &s.c2s), ("s2c", &s.s2c)] {
             let warn = |n: u64| colored(n, (n > 0).then_some(Color::Yellow));
@@ -316,6 +418,16 @@ pub fn directions_table(o: &Outcome, layout: Layout) -> Table {
         }
     }
     right(&mut t, &[0, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // Narrow, a column's padding is one space; the delays are never broken.
+    if layout.compact() {
+        for col in t.column_iter_mut() {
+            col.set_padding((1, 0));
+        }
+        keep_words(&mut t, header, 1);
+    }
+    if let Some(col) = t.column_mut(9) {
+        col.set_constraint(ColumnConstraint::ContentWidth);
+    }
     t
 }
 

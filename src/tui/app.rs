@@ -9,19 +9,20 @@ use super::model::{
     SessionSnap, Update,
 };
 use super::pane::{
-    Action, Component, Cursor, Detail, Extent, FindingList, HexView, Node, Pane, SessionList,
+    Action, Component, Cursor, Detail, Extent, FindingList, Graph, HexView, Node, Pane, SessionList,
 };
 use super::store::StoreReader;
 use crate::capture::Timestamp;
 use crate::engine::{SessionId, Severity};
 use crate::proto::dissect::{TreeEntry, TreeItem};
+use crate::report::timeline::Timeline;
 use ratatui::crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::{Position, Rect};
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The packet list: all rows, one session's, or those a filter matches.
@@ -91,6 +92,7 @@ pub struct Areas {
     pub detail: Rect,
     pub hex: Rect,
     pub findings: Rect,
+    pub graph: Rect,
 }
 
 impl Areas {
@@ -101,6 +103,7 @@ impl Areas {
             Pane::Detail => self.detail,
             Pane::Hex => self.hex,
             Pane::Findings => self.findings,
+            Pane::Graph => self.graph,
         }
     }
 
@@ -145,6 +148,9 @@ pub struct App {
     pub detail: Detail,
     pub hex: HexView,
     pub finding_list: FindingList,
+    pub graph: Graph,
+    /// Every session over time, filled by the data side: the IO graph's data.
+    pub timeline: Arc<Mutex<Timeline>>,
     pub follow: bool,
     /// While paused, what was shown when the pause began: row, finding and
     /// session counts stay there.
@@ -190,6 +196,8 @@ impl App {
             detail: Detail::default(),
             hex: HexView::default(),
             finding_list: FindingList::default(),
+            graph: Graph::default(),
+            timeline: Arc::default(),
             paused: None,
             help: false,
             input: None,
@@ -637,7 +645,7 @@ impl App {
             KeyCode::Char('?') => self.help = true,
             KeyCode::Tab => self.focus = self.focus.next(),
             KeyCode::BackTab => self.focus = self.focus.prev(),
-            KeyCode::Char(c @ '1'..='5') => {
+            KeyCode::Char(c @ '1'..='6') => {
                 self.focus = Pane::ALL[(c as u8 - b'1') as usize];
             }
             KeyCode::Char('/') => {
@@ -688,6 +696,7 @@ impl App {
             Pane::Detail => self.detail.visible().len(),
             Pane::Hex => 0,
             Pane::Findings => self.finding_limit(),
+            Pane::Graph => 0,
         };
         let page = self.areas.get(pane).height.saturating_sub(3).max(1);
         Extent {
@@ -703,6 +712,7 @@ impl App {
             Pane::Detail => &mut self.detail,
             Pane::Hex => &mut self.hex,
             Pane::Findings => &mut self.finding_list,
+            Pane::Graph => &mut self.graph,
         }
     }
 

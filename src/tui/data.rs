@@ -12,6 +12,7 @@ use crate::capture::{self, Datagram, OwnedDatagram};
 use crate::engine::{
     Direction, Engine, Finding, FindingKind, Flow, Observer, PacketEvent, SessionId,
 };
+use crate::report::timeline::Timeline;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -51,6 +52,8 @@ struct Sink {
     endpoints: Vec<Endpoints>,
     /// A failure to store payloads, reported once.
     io_error: Option<String>,
+    /// Every session over time, for the IO graph; the UI locks it to draw.
+    timeline: Arc<Mutex<Timeline>>,
 }
 
 impl Observer for Sink {
@@ -89,10 +92,12 @@ impl Observer for Sink {
                 Activity::default()
             })
             .count(d.ts.nanos() / 1_000_000_000, e.direction);
+        lock(&self.timeline).packet(e);
         Flow::Continue
     }
 
     fn finding(&mut self, f: &Finding) {
+        lock(&self.timeline).finding(f);
         let detail = self.writer.append_display(&f.detail);
         self.findings.push((f.frame, LoggedFinding::new(f, detail)));
     }
@@ -109,8 +114,14 @@ impl Collector {
                 activity: FxHashMap::default(),
                 endpoints: Vec::new(),
                 io_error: None,
+                timeline: Arc::default(),
             },
         }
+    }
+
+    /// The timeline the IO graph draws, shared with the UI.
+    pub fn timeline(&self) -> Arc<Mutex<Timeline>> {
+        Arc::clone(&self.sink.timeline)
     }
 
     /// Analyses one datagram; [`Flow::Stop`] once the engine has read all it
@@ -226,6 +237,8 @@ impl Stop {
 /// The running data side.
 pub struct DataSide {
     pub stop: Stop,
+    /// What the IO graph draws, filled by the capture thread.
+    pub timeline: Arc<Mutex<Timeline>>,
     capture: Option<JoinHandle<()>>,
     pump: Option<JoinHandle<()>>,
 }
@@ -257,7 +270,7 @@ struct Shared {
     failure: Mutex<Option<String>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -323,8 +336,10 @@ pub fn spawn<F: Feed + 'static>(
             .name("lwarscope-pump".into())
             .spawn(move || pump(&shared, &tx))?
     };
+    let timeline = lock(&shared.collector).timeline();
     Ok(DataSide {
         stop,
+        timeline,
         capture: Some(capture),
         pump: Some(pump),
     })

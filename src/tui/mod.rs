@@ -166,6 +166,7 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
     };
     let side = side.map_err(TuiError::Thread)?;
     let mut app = App::new(info, reader);
+    app.timeline = std::sync::Arc::clone(&side.timeline);
     if let Some(f) = options.follow {
         app.follow = f;
     }
@@ -400,6 +401,7 @@ pub fn load_app<F: Feed>(mut feed: F, source: SourceInfo) -> io::Result<App> {
     {}
     collector.finish();
     let mut app = App::new(source, reader);
+    app.timeline = collector.timeline();
     if let Some(batch) = collector.take_batch() {
         app.apply(batch);
     }

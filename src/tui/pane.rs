@@ -18,15 +18,17 @@ pub enum Pane {
     Detail,
     Hex,
     Findings,
+    Graph,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 5] = [
+    pub const ALL: [Pane; 6] = [
         Pane::Sessions,
         Pane::Packets,
         Pane::Detail,
         Pane::Hex,
         Pane::Findings,
+        Pane::Graph,
     ];
 
     pub const fn title(self) -> &'static str {
@@ -36,6 +38,7 @@ impl Pane {
             Pane::Detail => "Detail",
             Pane::Hex => "Hex",
             Pane::Findings => "Findings",
+            Pane::Graph => "IO graph",
         }
     }
 
@@ -194,6 +197,69 @@ impl Component for SessionList {
 
     fn cursor(&self) -> Option<&Cursor> {
         Some(&self.cursor)
+    }
+}
+
+/// What the IO graph pane draws, in the order `m` steps through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    #[default]
+    Packets,
+    Bytes,
+    Resends,
+    Lost,
+    AckDelay,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 5] = [
+        Metric::Packets,
+        Metric::Bytes,
+        Metric::Resends,
+        Metric::Lost,
+        Metric::AckDelay,
+    ];
+
+    pub const fn title(self) -> &'static str {
+        match self {
+            Metric::Packets => "packets/s",
+            Metric::Bytes => "bytes/s",
+            Metric::Resends => "resends/s",
+            Metric::Lost => "lost messages/s",
+            Metric::AckDelay => "ack delay, mean ms",
+        }
+    }
+
+    fn step(self, by: isize) -> Metric {
+        let n = Metric::ALL.len() as isize;
+        let i = Metric::ALL.iter().position(|m| *m == self).unwrap_or(0) as isize;
+        Metric::ALL[(i + by).rem_euclid(n) as usize]
+    }
+}
+
+/// The IO graph pane: the selected session (or all of them) over time; `m`
+/// (or the left and right arrows) picks what is drawn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Graph {
+    pub metric: Metric,
+}
+
+impl Component for Graph {
+    fn scroll(&mut self, _delta: isize, _extent: Extent) -> Action {
+        Action::None
+    }
+
+    fn on_key(&mut self, key: &KeyEvent, _extent: Extent) -> Action {
+        match key.code {
+            KeyCode::Char('m') | KeyCode::Right | KeyCode::Char('l') => {
+                self.metric = self.metric.step(1);
+            }
+            KeyCode::Char('M') | KeyCode::Left | KeyCode::Char('h') => {
+                self.metric = self.metric.step(-1);
+            }
+            _ => {}
+        }
+        Action::None
     }
 }
 

@@ -116,6 +116,42 @@ fn snapshot_packets() {
 }
 
 #[test]
+fn snapshot_graph() {
+    // Session 0's packets per second, then its bytes per second.
+    snap("graph_packets", |a| {
+        key(a, KeyCode::Char('1'));
+        key(a, KeyCode::Down);
+        key(a, KeyCode::Char('6'));
+    });
+    snap("graph_bytes", |a| {
+        key(a, KeyCode::Char('6'));
+        key(a, KeyCode::Char('m'));
+    });
+}
+
+#[test]
+fn the_graph_draws_what_the_timeline_counted() {
+    let mut a = app();
+    let t = a.timeline.lock().unwrap().clone();
+    let [c2s, s2c] = super::ui::graph_points(&t, Some(0), super::pane::Metric::Packets);
+    let width = t.width_ns() as f64 / 1e9;
+    let count = |p: &[(f64, f64)]| p.iter().map(|(_, y)| y * width).sum::<f64>().round();
+    let s = &a.sessions[0];
+    assert_eq!(count(&c2s), s.packets[0] as f64);
+    assert_eq!(count(&s2c), s.packets[1] as f64);
+    // Every measure steps round, both ways.
+    key(&mut a, KeyCode::Char('6'));
+    assert_eq!(a.focus, Pane::Graph);
+    for _ in 0..5 {
+        key(&mut a, KeyCode::Char('m'));
+    }
+    assert_eq!(a.graph.metric, super::pane::Metric::Packets);
+    key(&mut a, KeyCode::Left);
+    assert_eq!(a.graph.metric, super::pane::Metric::AckDelay);
+    assert!(text(&mut a, 80, 24).contains("all sessions: ack delay, mean ms"));
+}
+
+#[test]
 fn snapshot_sessions() {
     snap("sessions", |a| {
         key(a, KeyCode::Char('1'));

@@ -93,15 +93,16 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
 }
 
 /// Every key, as the help overlay lists them.
-pub const KEYS: [(&str, &str); 20] = [
+pub const KEYS: [(&str, &str); 21] = [
     ("↑ ↓ / k j", "move up / down"),
     ("PgUp PgDn", "move a page (also Ctrl-b Ctrl-f)"),
     ("Home End / g G", "first / last"),
     ("Tab Shift-Tab", "next / previous pane"),
-    ("1-5", "sessions packets detail hex findings"),
+    ("1-6", "sessions packets detail hex findings graph"),
     ("Enter", "open: session's packets, packet detail,"),
     ("", "fold a tree node, jump to a finding's packet"),
     ("← → / h l", "fold / unfold a tree node"),
+    ("m M / ← →", "IO graph: next / previous measure"),
     ("/", "display filter (checked as you type)"),
     ("  Enter Esc", "apply / cancel; empty clears"),
     ("  Ctrl-u", "clear the text"),

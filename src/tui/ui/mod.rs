@@ -4,6 +4,10 @@
 mod bar;
 mod detail;
 mod findings;
+mod graph;
+
+#[cfg(test)]
+pub use graph::points as graph_points;
 mod packets;
 mod sessions;
 
@@ -46,7 +50,19 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     });
     let [detail, hex] =
         Layout::horizontal([Constraint::Fill(1), Constraint::Length(hex_w)]).areas(lower);
-    if big {
+    if app.focus == Pane::Graph {
+        // The graph takes the place of detail and hex while it has the focus.
+        areas.graph = lower;
+        if big {
+            let [packets, findings] =
+                Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
+                    .areas(middle);
+            areas.packets = packets;
+            areas.findings = findings;
+        } else {
+            areas.packets = middle;
+        }
+    } else if big {
         let [packets, findings] =
             Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
                 .areas(middle);
@@ -75,6 +91,9 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     }
     if !areas.findings.is_empty() {
         findings::draw(f, areas.findings, app);
+    }
+    if !areas.graph.is_empty() {
+        graph::draw(f, areas.graph, app);
     }
     bar::draw(f, bottom, app);
     if app.help {
