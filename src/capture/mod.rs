@@ -1,5 +1,6 @@
-//! Capture front end: frames from libpcap (files or live interfaces) to UDP
-//! datagrams. It knows no game protocol: the engine recognises them.
+//! Capture front end: frames from capture files (read in place, `mapped`) or
+//! libpcap (live interfaces, standard input, pipes, compressed streams) to
+//! UDP datagrams. It knows no game protocol: the engine recognises them.
 //!
 //! A [`Source`] reads pcap and pcapng files (in order, as one stream; `-` is
 //! standard input) or a live interface, and yields a [`Frame`] for each frame:
