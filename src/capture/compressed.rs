@@ -244,9 +244,21 @@ impl Inflater {
 
     /// Waits for the thread (after libpcap read the pipe to its end) and tells
     /// why inflating stopped early, if it did: `gzip: corrupt deflate stream`.
+    /// When libpcap gave up before the end (a record it refuses, with more
+    /// bytes after it), the thread may be blocked writing into the full pipe:
+    /// it is waited for a second at most, then asked to stop and left to end
+    /// when the pipe closes (a join would wait for ever).
     pub fn finish(&mut self) -> Option<String> {
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+            while !t.is_finished() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            } else {
+                self.cancel.store(true, Ordering::SeqCst);
+            }
         }
         self.error()
     }
