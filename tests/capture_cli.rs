@@ -501,3 +501,35 @@ fn a_live_savefile_that_cannot_be_written_fails_the_run() {
         "said once: {stderr}"
     );
 }
+
+/// A compressed capture with a record libpcap refuses in the middle, and more
+/// bytes after it: an error that names the file, at once. Regression: the
+/// inflating thread, blocked on the full pipe libpcap no longer read, was
+/// joined, and the run hung for ever (SIGTERM included).
+#[test]
+fn a_refused_record_inside_a_compressed_capture_is_an_error_not_a_hang() {
+    use std::io::Write;
+    let data = std::fs::read("captures/sim-timeout.pcap").unwrap();
+    let caplen = u32::from_le_bytes(data[32..36].try_into().unwrap()) as usize;
+    let mut bytes = data[..24 + 16 + caplen].to_vec();
+    // A record claiming 4 GB, then the whole capture again.
+    for v in [0u32, 0, 0xffff_fff0, 0xffff_fff0] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes.extend_from_slice(&data[24..]);
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("refused.pcap.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&bytes).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let start = std::time::Instant::now();
+    let out = lwarscope()
+        .args(["-r", gz.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("refused.pcap.gz"), "{stderr}");
+}

@@ -528,8 +528,10 @@ fn findings_by_the_hundred_thousand_through_every_output() {
             "{args:?}: peak {:.1} MiB",
             mib(r.peak_kib)
         );
+        // (At a large HOSTILE_SCALE the document outgrows what is kept of it.)
+        let whole = r.out_bytes == r.tail.len() as u64;
         match args {
-            ["-r", "-", "--format", "json", ..] => {
+            ["-r", "-", "--format", "json", ..] if whole => {
                 let doc = r.json();
                 let found: u64 = doc["summary"]["findings"]
                     .as_object()

@@ -506,7 +506,9 @@ impl Rules {
 }
 
 /// The differences between an expected summary and an actual one, as
-/// `findings.resend: expected 3, got 5`. Sessions are matched by their addresses.
+/// `findings.resend: expected 3, got 5`. Sessions are matched by their
+/// addresses, in order: the second session of an address pair (a client that
+/// reconnected from the same port) with the second.
 pub fn compare(expected: &Summary, actual: &Summary) -> Vec<String> {
     let mut out = Vec::new();
     fn counts(
@@ -545,15 +547,18 @@ pub fn compare(expected: &Summary, actual: &Summary) -> Vec<String> {
         &expected.malformed,
         &actual.malformed,
     );
+    let mut used = vec![false; actual.sessions.len()];
     for e in &expected.sessions {
-        let Some(a) = actual
+        let found = actual
             .sessions
             .iter()
-            .find(|a| a.client == e.client && a.server == e.server)
-        else {
+            .enumerate()
+            .find(|(i, a)| !used[*i] && a.client == e.client && a.server == e.server);
+        let Some((i, a)) = found else {
             out.push(format!("session {} -> {}: missing", e.client, e.server));
             continue;
         };
+        used[i] = true;
         let at = format!("session {} -> {}", e.client, e.server);
         if e.state != a.state {
             out.push(format!("{at} state: expected {}, got {}", e.state, a.state));
@@ -595,17 +600,16 @@ pub fn compare(expected: &Summary, actual: &Summary) -> Vec<String> {
             );
         }
     }
-    for a in &actual.sessions {
-        if !expected
-            .sessions
-            .iter()
-            .any(|e| a.client == e.client && a.server == e.server)
-        {
-            out.push(format!(
-                "session {} -> {}: not expected",
-                a.client, a.server
-            ));
-        }
+    for (a, _) in actual
+        .sessions
+        .iter()
+        .zip(&used)
+        .filter(|(_, used)| !**used)
+    {
+        out.push(format!(
+            "session {} -> {}: not expected",
+            a.client, a.server
+        ));
     }
     out
 }
@@ -953,5 +957,37 @@ mod tests {
         let d = compare(&e, &a);
         assert!(d.iter().any(|x| x.ends_with("missing")), "{d:?}");
         assert!(d.iter().any(|x| x.ends_with("not expected")), "{d:?}");
+    }
+
+    /// Two sessions of one address pair (a client that reconnected from the
+    /// same port) are matched in order. Regression (found by the rules_file
+    /// fuzz target): both were compared with the first, so a summary differed
+    /// from itself, and an extra session of the pair went unnoticed.
+    #[test]
+    fn sessions_of_one_address_pair_are_matched_in_order() {
+        let session = |packets| crate::engine::SessionSummary {
+            client: "1.2.3.4:5".into(),
+            server: "1.2.3.4:32422".into(),
+            state: "closed".into(),
+            c2s: crate::engine::DirectionSummary {
+                packets,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut e = Summary::default();
+        e.sessions.push(session(10));
+        e.sessions.push(session(20));
+        assert_eq!(compare(&e, &e), Vec::<String>::new());
+        let mut fewer = e.clone();
+        fewer.sessions.pop();
+        assert_eq!(
+            compare(&e, &fewer),
+            ["session 1.2.3.4:5 -> 1.2.3.4:32422: missing"]
+        );
+        assert_eq!(
+            compare(&fewer, &e),
+            ["session 1.2.3.4:5 -> 1.2.3.4:32422: not expected"]
+        );
     }
 }
