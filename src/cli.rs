@@ -39,6 +39,9 @@ Examples:
   lwarscope -X proto:mygame.ksy -r mygame.pcap   a protocol of your own, described
   lwarscope -r match.pcap -V -x -Y 'frame == 2'   every field and the bytes of frame 2
   lwarscope -r match.pcap -Y 'resend || lost'     the packets with those findings
+  lwarscope -r match.pcap --window 60..120        the report of the second minute
+  lwarscope -r match.pcap -Y 'ip.addr == 10.0.0.5' --tables
+                                          the report of one client's packets
   lwarscope -r match.pcap --format jsonl | jq -c 'select(.type == \"finding\")'
   lwarscope -r match.pcap -T fields -e frame.number -e lwar.seqno -E header=y
                                           fields of each packet, tab-separated

@@ -206,6 +206,8 @@ fn printed_output(cli: &Cli) -> Option<&'static str> {
         (!r.stats.is_empty(), "-z"),
         (r.plot.is_some(), "--plot"),
         (!r.sessions.is_empty(), "--session"),
+        (r.window.is_some(), "--window"),
+        (r.tables, "--tables"),
         (r.quiet, "-q"),
     ]
     .into_iter()

@@ -74,6 +74,7 @@ fn field_output_allocates_nothing_per_packet() {
                 direction: Direction::ClientToServer,
                 findings: attached,
                 acks: Default::default(),
+                ack_samples: [&[], &[]],
                 resends: 0,
             };
             writer.packet(&event);

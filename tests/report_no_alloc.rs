@@ -79,6 +79,7 @@ fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
                 direction: Direction::ClientToServer,
                 findings: attached,
                 acks: Default::default(),
+                ack_samples: [&[], &[]],
                 resends: 0,
             };
             if filter.matches(&event) {

@@ -22,6 +22,7 @@ pub mod serial;
 pub mod session;
 pub mod summary;
 mod tracker;
+pub mod window;
 
 pub use finding::{
     Detail, DetailFormat, Direction, Finding, FindingKind, Group, KindDef, MAX_KINDS, MAX_RULES,
@@ -33,6 +34,7 @@ pub use session::{
 };
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
 pub use tracker::{Flow, MissedCounts, Observer, PacketEvent, Raise, Tracker, TrackerConfig};
+pub use window::{Window, WindowSummary};
 
 use crate::capture::Datagram;
 
@@ -224,6 +226,8 @@ pub trait ProtocolTracker: Send {
     fn evicted_sessions(&self) -> u64;
     /// Whether a session of this protocol is kept for the datagram's address pair.
     fn has_flow(&self, d: &Datagram<'_>) -> bool;
+    /// The session kept for the datagram's address pair (and session key).
+    fn session_for(&self, d: &Datagram<'_>) -> Option<SessionRef<'_>>;
 }
 
 impl<A: Analyzer> ProtocolTracker for Tracker<A> {
@@ -265,6 +269,9 @@ impl<A: Analyzer> ProtocolTracker for Tracker<A> {
     }
     fn has_flow(&self, d: &Datagram<'_>) -> bool {
         Tracker::has_flow(self, d)
+    }
+    fn session_for(&self, d: &Datagram<'_>) -> Option<SessionRef<'_>> {
+        Tracker::session_for(self, d).map(|s| s.as_ref_with(self.analyzer().info()))
     }
 }
 
@@ -509,6 +516,11 @@ impl Engine {
             .collect()
     }
 
+    /// The protocols of the engine, in the order it tries them.
+    pub fn protocols(&self) -> impl Iterator<Item = &'static ProtocolInfo> + '_ {
+        self.entries.iter().map(|e| e.tracker.info())
+    }
+
     /// The counts of the sessions `keep` takes (evicted ones left out), and
     /// their messages by protocol: a report restricted to some sessions.
     pub fn summary_of(
@@ -546,6 +558,13 @@ impl Engine {
 
     pub fn session(&self, id: SessionId) -> Option<SessionRef<'_>> {
         self.entries.iter().find_map(|e| e.tracker.session(id))
+    }
+
+    /// The session the datagram belongs to, if the protocol that takes it
+    /// already keeps one for it (a lookup, as cheap as the analysis's own).
+    pub fn session_for(&self, d: &Datagram<'_>) -> Option<SessionRef<'_>> {
+        let (i, _) = self.recognise(d)?;
+        self.entries.get(i)?.tracker.session_for(d)
     }
 
     pub fn session_count(&self) -> usize {

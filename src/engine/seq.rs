@@ -280,10 +280,15 @@ impl SeqWindow {
 
     /// Captured seqnos the other side has not acked.
     pub fn unacked(&self) -> usize {
+        self.unacked_frames().count()
+    }
+
+    /// The frame that first carried each reliable message not acked.
+    pub fn unacked_frames(&self) -> impl Iterator<Item = u64> + '_ {
         self.slots
             .iter()
             .filter(|s| s.state == SlotState::Seen && !s.acked)
-            .count()
+            .map(|s| s.frame)
     }
 }
 

@@ -163,6 +163,10 @@ pub struct DirState {
     ack_delay_us: Option<Box<Histogram<u64>>>,
     /// The ack delays measured while the engine handles the current packet.
     packet_acks: AckTally,
+    /// The same delays one by one, in ns: what a report of part of the
+    /// capture takes its percentiles from. Cleared with each packet, so its
+    /// capacity is reused.
+    packet_samples: Vec<u64>,
 }
 
 /// Ack delays measured on one packet: how many, their sum and the largest, in
@@ -218,6 +222,7 @@ impl Default for DirState {
             proto_loss: None,
             ack_delay_us: None,
             packet_acks: AckTally::default(),
+            packet_samples: Vec::new(),
         }
     }
 }
@@ -307,14 +312,16 @@ impl DirState {
             raise.raise(self, FindingKind::ACK_REGRESSION, None, None, detail);
         }
         if previous.is_none_or(|p| ack > p) {
-            let (histogram, srtt, tally) = (
+            let (histogram, srtt, tally, samples) = (
                 &mut other.ack_delay_us,
                 &mut other.srtt_ns,
                 &mut other.packet_acks,
+                &mut other.packet_samples,
             );
             other.seq.ack(previous.unwrap_or(0), ack, |first| {
                 let delay = ts.since(first);
                 tally.add(delay);
+                samples.push(delay);
                 record_delay(histogram, srtt, delay);
             });
             self.max_ack = Some(ack);
@@ -327,12 +334,22 @@ impl DirState {
     /// each sample weighing 1/8). Allocates nothing.
     pub fn ack_delay_sample(&mut self, delay_ns: u64) {
         self.packet_acks.add(delay_ns);
+        self.packet_samples.push(delay_ns);
+        record_delay(&mut self.ack_delay_us, &mut self.srtt_ns, delay_ns);
+    }
+
+    /// One ack delay into the percentiles and the smoothed delay only, not
+    /// the packet's tally: what a window of the capture counts.
+    pub(crate) fn add_ack_delay(&mut self, delay_ns: u64) {
         record_delay(&mut self.ack_delay_us, &mut self.srtt_ns, delay_ns);
     }
 
     /// The ack delays measured since the last call: the engine takes them after
-    /// each packet, for [`PacketEvent::acks`](super::PacketEvent).
-    pub fn take_packet_acks(&mut self) -> AckTally {
+    /// each packet, for [`PacketEvent::acks`](super::PacketEvent), and appends
+    /// each delay to `samples` ([`PacketEvent::ack_samples`](super::PacketEvent)).
+    pub fn take_packet_acks(&mut self, samples: &mut Vec<u64>) -> AckTally {
+        samples.extend_from_slice(&self.packet_samples);
+        self.packet_samples.clear();
         std::mem::take(&mut self.packet_acks)
     }
 

@@ -56,6 +56,8 @@ pub struct PacketEvent<'a> {
     /// Ack delays this packet measured, by the direction whose reliable
     /// messages it acked ([`Direction::index`]): usually the reverse of its own.
     pub acks: [AckTally; 2],
+    /// The same delays one by one, in ns.
+    pub ack_samples: [&'a [u64]; 2],
     /// Reliable messages this packet sent again after an ack could have come
     /// back (what the protocol counts as its resends).
     pub resends: u32,
@@ -99,7 +101,7 @@ struct Evicted {
     worst: EvictedTotals,
 }
 
-fn add_into(total: &mut DirState, d: &DirState) {
+pub(crate) fn add_into(total: &mut DirState, d: &DirState) {
     fn add<const N: usize>(a: &mut [u64; N], b: &[u64; N]) {
         for (x, y) in a.iter_mut().zip(b) {
             *x += y;
@@ -228,6 +230,9 @@ pub struct Tracker<A: Analyzer> {
     next_id: SessionId,
     evicted: Evicted,
     scratch: Vec<Finding>,
+    /// The ack delays the packet being analysed measured, by the direction
+    /// whose messages it acked ([`PacketEvent::ack_samples`]).
+    ack_samples: [Vec<u64>; 2],
     now: Timestamp,
     last_sweep: Timestamp,
 }
@@ -257,6 +262,7 @@ impl<A: Analyzer> Tracker<A> {
             next_id: 0,
             evicted: Evicted::default(),
             scratch: Vec::with_capacity(64),
+            ack_samples: [Vec::new(), Vec::new()],
             now: Timestamp::default(),
             last_sweep: Timestamp::default(),
         }
@@ -294,6 +300,14 @@ impl<A: Analyzer> Tracker<A> {
     /// Whether a session is kept for the datagram's address pair.
     pub fn has_flow(&self, d: &Datagram<'_>) -> bool {
         !self.index.is_empty() && self.index.contains_key(&self.key(d))
+    }
+
+    /// The session kept for the datagram's address pair (and session key).
+    pub fn session_for(&self, d: &Datagram<'_>) -> Option<&Session<A::Session>> {
+        if self.index.is_empty() {
+            return None;
+        }
+        self.sessions.get(*self.index.get(&self.key(d))?)
     }
 
     /// The capture time of the latest datagram.
@@ -362,13 +376,16 @@ impl<A: Analyzer> Tracker<A> {
             .dir_mut(direction)
             .resends
             .saturating_sub(resends_before);
+        let [c2s_samples, s2c_samples] = &mut self.ack_samples;
+        c2s_samples.clear();
+        s2c_samples.clear();
         let acks = [
             session
                 .dir_mut(Direction::ClientToServer)
-                .take_packet_acks(),
+                .take_packet_acks(c2s_samples),
             session
                 .dir_mut(Direction::ServerToClient)
-                .take_packet_acks(),
+                .take_packet_acks(s2c_samples),
         ];
 
         if self.now.since(self.last_sweep) >= 1_000_000_000 {
@@ -385,6 +402,7 @@ impl<A: Analyzer> Tracker<A> {
             direction,
             findings: &self.scratch,
             acks,
+            ack_samples: [&self.ack_samples[0], &self.ack_samples[1]],
             resends: u32::try_from(resends).unwrap_or(u32::MAX),
         })
     }

@@ -200,6 +200,24 @@ pub struct ReportArgs {
     #[arg(long = "session", value_name = "N", value_delimiter = ',')]
     pub sessions: Vec<usize>,
 
+    /// The report of a time window: START..END in seconds from the first
+    /// packet (`time` in -Y), either end open (`60..`, `..30`). The tables, the
+    /// JSON summary, -z conv and -z expert count the packets within it (and
+    /// the findings of their frames: a `lost` counts with its gap); the engine
+    /// still analyses every packet, so a resend or a gap inside the window is
+    /// judged by what came before it. The packet lines are those within it too.
+    /// Example: lwarscope -r game.pcap --window 60..120
+    #[arg(long, value_name = "START..END", help_heading = "Statistics")]
+    pub window: Option<TimeWindow>,
+
+    /// Print the report's tables for what -Y selects: the sessions, messages
+    /// and findings of the packets it matches (with --packets, -V or -x, after
+    /// the packet lines). Without --tables, -Y with the table format prints
+    /// packet lines only; with --format json the summary always follows -Y.
+    /// Example: lwarscope -r game.pcap -Y 'ip.addr == 10.0.0.5' --tables
+    #[arg(long, help_heading = "Output")]
+    pub tables: bool,
+
     /// Draw the capture over time as an SVG picture, for a bug report: packets,
     /// resends and lost messages per second and the mean ack delay, a line per
     /// session and direction (the six busiest sessions; --session names
@@ -264,9 +282,67 @@ impl DecodeArgs {
 }
 
 impl ReportArgs {
-    /// True when packets are printed one by one rather than as tables.
+    /// True when packets are printed one by one (rather than, or before, the
+    /// tables).
     pub fn packet_lines(&self) -> bool {
-        self.packets || self.verbose || self.hex || self.display_filter.is_some()
+        self.packets || self.verbose || self.hex || (self.display_filter.is_some() && !self.tables)
+    }
+
+    /// The display filter that picks the part of the capture the report
+    /// covers: -Y and --window together, or `None` for all of it.
+    pub fn selection(&self) -> Option<String> {
+        match (&self.display_filter, &self.window) {
+            (None, None) => None,
+            (Some(y), None) => Some(y.clone()),
+            (None, Some(w)) => Some(w.expr()),
+            (Some(y), Some(w)) => Some(format!("({y}) && {}", w.expr())),
+        }
+    }
+}
+
+/// `--window START..END`: seconds from the first packet, either end open.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeWindow {
+    pub start: Option<f64>,
+    pub end: Option<f64>,
+}
+
+impl TimeWindow {
+    /// The window as a display filter: `time >= START && time < END`.
+    pub fn expr(&self) -> String {
+        match (self.start, self.end) {
+            (Some(a), Some(b)) => format!("(time >= {a} && time < {b})"),
+            (Some(a), None) => format!("time >= {a}"),
+            (None, Some(b)) => format!("time < {b}"),
+            (None, None) => "time >= 0".to_owned(),
+        }
+    }
+}
+
+impl std::str::FromStr for TimeWindow {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let usage = "a window is START..END in seconds from the first packet, either end open (60..120, 60.., ..30)";
+        let (a, b) = s.split_once("..").ok_or_else(|| usage.to_owned())?;
+        let secs = |t: &str| -> Result<Option<f64>, String> {
+            let t = t.trim();
+            if t.is_empty() {
+                return Ok(None);
+            }
+            match t.parse::<f64>() {
+                Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
+                _ => Err(format!("`{t}` is not a number of seconds: {usage}")),
+            }
+        };
+        let (start, end) = (secs(a)?, secs(b)?);
+        match (start, end) {
+            (None, None) => Err(format!("`{s}` names no end: {usage}")),
+            (Some(a), Some(b)) if b <= a => Err(format!(
+                "`{s}` ends before it starts: the end ({b}) must be above the start ({a})"
+            )),
+            _ => Ok(TimeWindow { start, end }),
+        }
     }
 }
 

@@ -1383,6 +1383,7 @@ mod tests {
             direction: Direction::ClientToServer,
             findings,
             acks: Default::default(),
+            ack_samples: [&[], &[]],
             resends: 0,
         };
         filter.matches(&event)
@@ -1400,6 +1401,7 @@ mod tests {
             direction: Direction::ClientToServer,
             findings: &[],
             acks: Default::default(),
+            ack_samples: [&[], &[]],
             resends: 0,
         })
     }
@@ -1458,6 +1460,7 @@ mod tests {
             direction: Direction::ClientToServer,
             findings: &[],
             acks: Default::default(),
+            ack_samples: [&[], &[]],
             resends: 0,
         };
         assert!(!filter.matches(&event(&a)));

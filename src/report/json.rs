@@ -18,7 +18,13 @@
 //! object without `schema`/`type`/`capture`.
 //!
 //! A display filter (`-Y`) keeps the packets it selects, their findings, and the
-//! findings it selects on their own; the summary always covers the whole capture.
+//! findings it selects on their own. The summary covers what `-Y` and
+//! `--window` select, and says so in `capture.selection` (the filter, with the
+//! window as `time` tests): its packet, message, finding and session figures
+//! count the selected packets and the findings of their frames (a `lost`
+//! raised at the end counts with its gap's frame), while the engine still
+//! analysed every packet; `capture.frames`, `other` and the fragment counts
+//! stay the whole capture's. Without either, it covers the whole capture.
 //!
 //! **Changes from schema 1**: the summary carries every figure the report's
 //! tables show (`session_count`, `resend_rate`, `resend_interval_ms`,
@@ -65,6 +71,8 @@
 //!   `overlap`, `too-many-fragments`, `end-of-capture`; absent when none),
 //!   `duplicate_fragments` (exact copies of a fragment, dropped; absent when
 //!   none), `received`, `kernel_dropped` and `interface_dropped` (live only).
+//!   `sessions_only` (`--session`) and `selection` (`-Y`, `--window`) say
+//!   what part of the capture the summary covers, when it is a part.
 //!   `truncated` counts the packets the capture cut short (one each, whatever
 //!   the cut ends on), `malformed` those whose kept bytes do not decode (a cut
 //!   packet may be both).
@@ -1267,6 +1275,7 @@ mod tests {
                 direction: Direction::ClientToServer,
                 findings: &f,
                 acks: Default::default(),
+                ack_samples: [&[], &[]],
                 resends: 0,
             };
             w.packet(&e);

@@ -46,7 +46,7 @@ use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
     Detail, DirState, Direction, Engine, Finding, FindingKind, Flow, MAX_MESSAGE_TYPES, Observer,
     PacketEvent, Player, ProtocolInfo, Rule, SessionId, SessionRef, Severity, Summary,
-    TrackerConfig,
+    TrackerConfig, Window,
 };
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -113,6 +113,12 @@ pub struct CaptureInfo {
     /// capture's.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sessions_only: Option<Vec<SessionId>>,
+    /// What restricts the report to part of the capture (`-Y`, `--window`),
+    /// as a display filter, when something does: the packet, message, finding
+    /// and session figures count the packets it selects (and the findings of
+    /// their frames), the frame counts are the capture's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub selection: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -398,6 +404,32 @@ impl SessionView {
         }
     }
 
+    /// The session as the selected packets of a part of the capture counted
+    /// it (`dirs`, from a [`Window`]); `unacked`: the reliable messages they
+    /// carried that were never acked, by direction.
+    pub fn part(s: SessionRef<'_>, dirs: [&DirState; 2], unacked: [usize; 2]) -> Self {
+        let [c2s, s2c] = dirs;
+        let mut view = SessionView::new(s);
+        view.start = match (c2s.first_ts, s2c.first_ts) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        view.end = [c2s, s2c]
+            .iter()
+            .filter(|d| d.first_ts.is_some())
+            .map(|d| d.last_ts)
+            .max();
+        view.duration_secs = match (view.start, view.end) {
+            (Some(a), Some(b)) => b.since(a) as f64 / 1e9,
+            _ => 0.0,
+        };
+        view.c2s = DirView::new(c2s);
+        view.s2c = DirView::new(s2c);
+        view.c2s.unacked = unacked[0];
+        view.s2c.unacked = unacked[1];
+        view
+    }
+
     pub fn dir(&self, d: Direction) -> &DirView {
         match d {
             Direction::ClientToServer => &self.c2s,
@@ -539,6 +571,85 @@ impl<O: Observer + ?Sized> Observer for Scoped<'_, O> {
     }
 }
 
+/// `-Y` or `--window` on the report: the packets (and findings) it counts.
+#[derive(Debug)]
+struct Selection {
+    filter: Filter,
+    /// The filter's text, for the outcome.
+    label: String,
+    /// One bit per frame: whether its packet was selected.
+    frames: Vec<u64>,
+    /// The last frame judged.
+    judged: u64,
+    window: Window,
+}
+
+impl Selection {
+    fn was_selected(&self, frame: u64) -> bool {
+        let word = usize::try_from(frame / 64).unwrap_or(usize::MAX);
+        self.frames
+            .get(word)
+            .is_some_and(|w| w & (1 << (frame % 64)) != 0)
+    }
+
+    fn mark(&mut self, frame: u64) {
+        let word = usize::try_from(frame / 64).unwrap_or(usize::MAX);
+        if word >= self.frames.len() && word < usize::MAX / 2 {
+            self.frames.resize((word + 1).next_power_of_two(), 0);
+        }
+        if let Some(w) = self.frames.get_mut(word) {
+            *w |= 1 << (frame % 64);
+        }
+    }
+}
+
+/// Passes on the selected packets, their findings, and the findings of
+/// earlier frames when those frames were selected (a `lost` raised at the end
+/// counts with its gap's frame, as in `-z expert,FILTER`), or, for a finding
+/// of no frame, when the filter selects it on its own; counts them in the
+/// selection's window. So windows that split a capture add up to it.
+struct Selected<'a, O: ?Sized> {
+    selection: &'a mut Selection,
+    inner: &'a mut O,
+}
+
+impl<O: Observer + ?Sized> Observer for Selected<'_, O> {
+    fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        let sel = &mut *self.selection;
+        let frame = e.datagram.frame;
+        let fresh = frame > sel.judged;
+        sel.judged = sel.judged.max(frame);
+        if !sel.filter.matches(e) {
+            return Flow::Continue;
+        }
+        sel.mark(frame);
+        // Its own findings, held back until it was judged.
+        for f in e.findings.iter().filter(|f| fresh && f.frame == frame) {
+            sel.window.finding(f);
+            self.inner.finding(f);
+        }
+        sel.window.packet(e);
+        self.inner.packet(e)
+    }
+
+    fn finding(&mut self, f: &Finding) {
+        let sel = &mut *self.selection;
+        if f.frame > sel.judged {
+            return; // The packet being analysed: judged with it.
+        }
+        // A finding counts with the frame where it began (a `lost` raised at
+        // the end with its gap's); one of no frame, by the filter alone.
+        let selected = match f.frame {
+            0 => sel.filter.matches_finding(f),
+            frame => sel.was_selected(frame),
+        };
+        if selected {
+            sel.window.finding(f);
+            self.inner.finding(f);
+        }
+    }
+}
+
 /// One analysis run: the tracker, the report's own counts, and an output that
 /// sees every packet and finding as they come.
 pub struct Analysis<O> {
@@ -549,6 +660,8 @@ pub struct Analysis<O> {
     /// `--session`: the sessions the report covers (sorted), every one when
     /// `None`. The engine still follows every session.
     scope: Option<Vec<SessionId>>,
+    /// `-Y`, `--window`: the packets the report's own counts cover.
+    selection: Option<Box<Selection>>,
 }
 
 impl<O: Observer> Analysis<O> {
@@ -565,7 +678,22 @@ impl<O: Observer> Analysis<O> {
             output,
             select: Select::default(),
             scope: None,
+            selection: None,
         }
+    }
+
+    /// Restricts the report's counts (its tables, the JSON summary) to the
+    /// packets `filter` selects, and the findings of their frames: a part of
+    /// the capture. The engine still analyses every packet, and the output
+    /// sees them all (it has its own filter). `label`: the filter as given.
+    pub fn restrict_to(&mut self, filter: Filter, label: String) {
+        self.selection = Some(Box::new(Selection {
+            filter,
+            label,
+            frames: Vec::new(),
+            judged: 0,
+            window: Window::new(),
+        }));
     }
 
     /// Restricts the report to `sessions` (`--session`): the outputs, the
@@ -596,7 +724,19 @@ impl<O: Observer> Analysis<O> {
         let on = self.select.on;
         let mut rest = Both(&mut self.output, &mut self.select);
         let all: &mut dyn Observer = if on { &mut rest } else { rest.0 };
-        let mut both = Both(&mut self.collect, all);
+        let mut selected;
+        let collect: &mut dyn Observer = match self.selection.as_deref_mut() {
+            None => &mut self.collect,
+            Some(selection) => {
+                selection.window.before(self.tracker.session_for(d));
+                selected = Selected {
+                    selection,
+                    inner: &mut self.collect,
+                };
+                &mut selected
+            }
+        };
+        let mut both = Both(collect, all);
         let flow = match &self.scope {
             None => self.tracker.observe(d, &mut both),
             Some(sessions) => self.tracker.observe(
@@ -607,6 +747,9 @@ impl<O: Observer> Analysis<O> {
                 },
             ),
         };
+        if let Some(selection) = self.selection.as_deref_mut() {
+            selection.window.after(self.tracker.session_for(d));
+        }
         flow.unwrap_or(Flow::Continue)
     }
 
@@ -629,7 +772,21 @@ impl<O: Observer> Analysis<O> {
     /// frames, other traffic, kernel drops); the lwar counts are filled in here,
     /// and the time span when the front end left it empty.
     pub fn finish(mut self, mut capture: CaptureInfo) -> (Outcome, O) {
-        let mut both = Both(&mut self.collect, &mut self.output);
+        if let Some(selection) = self.selection.as_deref_mut() {
+            selection.window.end_begins(&self.tracker);
+        }
+        let mut selected;
+        let collect: &mut dyn Observer = match self.selection.as_deref_mut() {
+            None => &mut self.collect,
+            Some(selection) => {
+                selected = Selected {
+                    selection,
+                    inner: &mut self.collect,
+                };
+                &mut selected
+            }
+        };
+        let mut both = Both(collect, &mut self.output);
         let mut summary = match &self.scope {
             None => self.tracker.finish(&mut both),
             Some(sessions) => self.tracker.finish(&mut Scoped {
@@ -637,6 +794,9 @@ impl<O: Observer> Analysis<O> {
                 inner: &mut both,
             }),
         };
+        if let Some(selection) = self.selection.as_deref_mut() {
+            selection.window.end_done(&self.tracker);
+        }
         let c = &self.collect;
         capture.protocols = c
             .protocols
@@ -654,9 +814,15 @@ impl<O: Observer> Analysis<O> {
         let mut sessions = Vec::new();
         let scope = self.scope.as_deref();
         let keep = |id: SessionId| scope.is_none_or(|s| s.binary_search(&id).is_ok());
-        self.tracker.for_each_session(|s| {
-            if keep(s.id) {
-                sessions.push(SessionView::new(s));
+        let selection = self.selection.as_deref();
+        self.tracker.for_each_session(|s| match selection {
+            None if keep(s.id) => sessions.push(SessionView::new(s)),
+            None => {}
+            Some(sel) => {
+                if let Some(dirs) = sel.window.directions(s.id) {
+                    let unacked = Window::unacked(s, &|f| sel.was_selected(f));
+                    sessions.push(SessionView::part(s, dirs, unacked));
+                }
             }
         });
         let mut messages_by_protocol = self.tracker.messages_by_protocol();
@@ -665,6 +831,13 @@ impl<O: Observer> Analysis<O> {
             (summary, messages_by_protocol) = self.tracker.summary_of(&keep);
             evicted_sessions = 0;
             capture.sessions_only = self.scope.clone();
+        }
+        if let Some(sel) = selection {
+            let part = sel.window.summary(&self.tracker);
+            summary = part.summary;
+            messages_by_protocol = part.messages_by_protocol;
+            evicted_sessions = summary.evicted.map_or(0, |e| e.sessions);
+            capture.selection = Some(sel.label.clone());
         }
         let outcome = Outcome {
             capture,
@@ -809,6 +982,51 @@ mod tests {
         let input =
             observed_rate_hz(&o.sessions, &crate::proto::lwar::INFO, input_ordinal).unwrap();
         assert!(input > 1.0, "{input}");
+    }
+
+    /// A window over more sessions than it (and the engine) follows one by
+    /// one still counts every one of them.
+    #[test]
+    fn a_window_over_many_sessions_counts_them_all() {
+        let first = testdata::clean()
+            .into_iter()
+            .find(|d| d.dst.port() == 32422)
+            .unwrap();
+        let n = crate::engine::window::MAX_SESSIONS as u64 + 904;
+        let datagrams: Vec<_> = (0..n)
+            .map(|i| {
+                let mut d = first.clone();
+                d.frame = i + 1;
+                d.src.set_port(10_000 + i as u16);
+                d.src
+                    .set_ip(std::net::Ipv4Addr::from(0x0a00_0000 + i as u32).into());
+                d
+            })
+            .collect();
+        let run = |filter: Option<&str>| {
+            let mut a = Analysis::new(());
+            if let Some(f) = filter {
+                a.restrict_to(Filter::parse(f).unwrap(), f.to_owned());
+            }
+            for d in &datagrams {
+                a.datagram(&d.as_datagram());
+            }
+            a.finish(CaptureInfo::default()).0
+        };
+        let whole = run(None);
+        let part = run(Some("frame >= 1"));
+        assert_eq!(whole.summary.session_count(), n);
+        assert_eq!(part.summary.session_count(), n);
+        assert_eq!(part.summary.messages, whole.summary.messages);
+        assert_eq!(part.summary.findings, whole.summary.findings);
+        let evicted = part.summary.evicted.unwrap();
+        assert_eq!(evicted.packets + part.sessions.len() as u64, n);
+        assert_eq!(part.evicted_sessions, evicted.sessions);
+        // Half of them: the others are not counted.
+        let half = run(Some("frame <= 2500"));
+        assert_eq!(half.summary.session_count(), 2500);
+        let listed: u64 = half.sessions.iter().map(|s| s.c2s.packets).sum();
+        assert_eq!(listed + half.summary.evicted.map_or(0, |e| e.packets), 2500);
     }
 
     #[test]

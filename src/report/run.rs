@@ -72,6 +72,9 @@ pub fn check_out(args: &ReportArgs) -> Result<(), RunError> {
         (Format::Parquet, Some(_)) if args.packet_lines() => {
             usage("--format parquet writes tables, not packet lines: drop --packets, -V, -x and -Y")
         }
+        (Format::Parquet, Some(_)) if args.window.is_some() || args.tables => usage(
+            "--format parquet writes the tables of whole captures (select in SQL by time): drop --window and --tables",
+        ),
         (Format::Parquet, Some(_)) if args.quiet => {
             usage("--format parquet prints one line per capture, nothing for -q to drop: drop -q")
         }
@@ -161,6 +164,7 @@ pub fn capture_info(
         kernel_dropped: stats.pcap.map(|p| p.dropped_by_kernel),
         interface_dropped: stats.pcap.map(|p| p.dropped_by_interface),
         sessions_only: None,
+        selection: None,
     }
 }
 
@@ -273,7 +277,8 @@ enum Output<W: Write> {
     /// `-q`: only the statistics.
     Quiet,
     Table,
-    Packets(PacketPrinter<W>),
+    /// The packet lines, then (`--tables`) the report's tables.
+    Packets(PacketPrinter<W>, bool),
     Json(JsonWriter<W>),
     Jsonl(JsonlWriter<W>),
     Fields(FieldsWriter<W>),
@@ -306,7 +311,13 @@ impl<W: Write> Output<W> {
                 }
                 text(r.map(|()| w))
             }
-            Output::Packets(p) => text(p.finish()),
+            Output::Packets(p, tables) => text(p.finish().and_then(|mut w| {
+                if tables {
+                    w.write_all(b"\n")?;
+                    w.write_all(render(o, layout).as_bytes())?;
+                }
+                Ok(w)
+            })),
             Output::Json(j) => j.finish_with(o, &stats.json(o)).map(drop),
             Output::Jsonl(j) => j.finish_with(o, &stats.json(o)).map(drop),
             Output::Fields(f) => text(f.finish()),
@@ -322,7 +333,7 @@ impl<W: Write> Observer for Output<W> {
     fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         match self {
             Output::Quiet | Output::Table => Flow::Continue,
-            Output::Packets(p) => p.packet(e),
+            Output::Packets(p, _) => p.packet(e),
             Output::Json(j) => j.packet(e),
             Output::Jsonl(j) => j.packet(e),
             Output::Fields(f) => f.packet(e),
@@ -332,7 +343,7 @@ impl<W: Write> Observer for Output<W> {
     fn finding(&mut self, f: &Finding) {
         match self {
             Output::Quiet | Output::Table => {}
-            Output::Packets(p) => p.finding(f),
+            Output::Packets(p, _) => p.finding(f),
             Output::Json(j) => j.finding(f),
             Output::Jsonl(j) => j.finding(f),
             Output::Fields(x) => x.finding(f),
@@ -374,10 +385,16 @@ fn report_on<W: Write>(
     out: impl FnOnce() -> W,
     bar: bool,
 ) -> Result<(), RunError> {
-    let filter = parse_filter(args.display_filter.as_deref())?;
+    // -Y on its own first, so that an error points into what was typed.
+    let mut filter = parse_filter(args.display_filter.as_deref())?;
+    if args.window.is_some() {
+        filter = parse_filter(args.selection().as_deref())?;
+    }
     quiet_applies(args, export.is_some())?;
+    tables_apply(args)?;
     let fields = fields_format(args)?;
     let filter_for_export = filter.clone();
+    let filter_for_report = filter.clone();
     let options = PacketOptions {
         verbose: args.verbose,
         hex: args.hex,
@@ -404,7 +421,10 @@ fn report_on<W: Write>(
             )
         }
         (None, format) => match format {
-            Format::Table if lines => Output::Packets(PacketPrinter::new(take(), options, filter)),
+            Format::Table if lines => Output::Packets(
+                PacketPrinter::new(take(), options, filter.clone()),
+                args.tables,
+            ),
             Format::Table => Output::Table,
             // -V: every field of every message, as the packet view's tree.
             Format::Json => Output::Json(JsonWriter::with_fields(
@@ -446,6 +466,15 @@ fn report_on<W: Write>(
     );
     if !args.sessions.is_empty() {
         analysis.restrict(args.sessions.clone());
+    }
+    // The report's own counts follow -Y and --window where they are shown.
+    let counts_shown = match args.format {
+        Format::Table => !lines || args.tables || !args.stats.is_empty(),
+        Format::Json | Format::Jsonl => true,
+        Format::Parquet => false,
+    } && fields.is_none();
+    if let (Some(f), Some(label), true) = (filter_for_report, args.selection(), counts_shown) {
+        analysis.restrict_to(f, label);
     }
     let mut export = match export {
         Some((path, format)) => {
@@ -729,6 +758,30 @@ fn check_output_options(args: &ReportArgs) -> Result<(), RunError> {
     quiet_applies(args, false)?;
     if let Some(format) = fields_format(args)? {
         FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
+    }
+    Ok(())
+}
+
+/// `--tables` is refused where the tables are printed anyway, or cannot be.
+fn tables_apply(args: &ReportArgs) -> Result<(), RunError> {
+    if !args.tables {
+        return Ok(());
+    }
+    let refuse = |why: &str| Err(RunError::Usage(why.to_owned()));
+    if args.format != Format::Table {
+        return refuse(
+            "--tables is for the table format: with --format json or jsonl the summary follows -Y and --window already",
+        );
+    }
+    if args.quiet || args.output_type.is_some() {
+        return refuse(
+            "--tables prints the report's tables, which -q and -T fields leave out: drop one of them",
+        );
+    }
+    if args.display_filter.is_none() && !(args.packets || args.verbose || args.hex) {
+        return refuse(
+            "--tables prints the tables of what -Y selects, or after --packets, -V or -x; without them the report is printed already",
+        );
     }
     Ok(())
 }

@@ -197,6 +197,15 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
             ),
         ]);
     }
+    if let Some(expr) = &c.selection {
+        t.add_row(vec![
+            "selected by".to_owned(),
+            format!(
+                "{}: the packets it matches and the findings of their frames; the frames are the whole capture's",
+                printable(expr)
+            ),
+        ]);
+    }
     let mut rows: Vec<(String, u64)> = vec![("frames".into(), c.frames)];
     // One row per protocol seen; the first registered's when none was.
     for (i, p) in crate::proto::REGISTRY.iter().map(|p| p.info).enumerate() {

@@ -265,6 +265,7 @@ mod tests {
             direction,
             findings: &[],
             acks: [AckTally::default(); 2],
+            ack_samples: [&[], &[]],
             resends: 1,
         };
         t.packet(&e);

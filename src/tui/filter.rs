@@ -65,6 +65,7 @@ impl DisplayFilter {
             direction: ctx.row.direction(),
             findings: ctx.findings,
             acks: Default::default(),
+            ack_samples: [&[], &[]],
             resends: 0,
         })
     }
