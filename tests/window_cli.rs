@@ -341,3 +341,68 @@ fn window_and_tables_are_refused_where_they_cannot_apply() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// tshark's own `frame.time_relative` on a capture whose first frame is a
+/// packet (every frame of sim-loss is lwar): the same packets, the same bytes.
+#[test]
+fn a_window_holds_the_frames_tshark_puts_in_it() {
+    for (capture, window, filter) in [
+        (
+            "captures/sim-loss.pcap",
+            "1..3",
+            "frame.time_relative >= 1 && frame.time_relative < 3",
+        ),
+        (
+            "captures/strs-loss.pcap",
+            "..2.5",
+            "frame.time_relative < 2.5",
+        ),
+        (
+            "captures/bg-loss.pcap",
+            "1.5..",
+            "frame.time_relative >= 1.5",
+        ),
+    ] {
+        // Not skipped when tshark is missing: CI installs it (.ci/run).
+        let out = std::process::Command::new("tshark")
+            .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .args([
+                "-r",
+                capture,
+                "-Y",
+                filter,
+                "-T",
+                "fields",
+                "-e",
+                "udp.length",
+            ])
+            .output()
+            .expect("tshark is installed (.ci/run installs it)");
+        assert!(out.status.success(), "tshark on {capture}");
+        let lengths: Vec<u64> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().parse::<u64>().unwrap() - 8)
+            .collect();
+        assert!(!lengths.is_empty());
+        let doc = json(&["-r", capture, "--format", "json", "--window", window]);
+        let packets: u64 = doc["capture"]["protocols"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            doc["capture"]["other"], 0,
+            "{capture}: every frame a packet"
+        );
+        assert_eq!(packets, lengths.len() as u64, "{capture} {window}");
+        let bytes: u64 = doc["summary"]["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["c2s"]["bytes"].as_u64().unwrap() + s["s2c"]["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(bytes, lengths.iter().sum::<u64>(), "{capture} {window}");
+    }
+}

@@ -257,10 +257,7 @@ impl Window {
     }
 
     fn part_mut(&mut self, id: SessionId, protocol: Option<&'static ProtocolInfo>) -> &mut Part {
-        let bit = |v: &[u64]| {
-            v.get(id / 64)
-                .is_some_and(|w| w & (1 << (id % 64)) != 0)
-        };
+        let bit = |v: &[u64]| v.get(id / 64).is_some_and(|w| w & (1 << (id % 64)) != 0);
         let follow = self.parts.contains_key(&id)
             || (self.parts.len() < MAX_SESSIONS && !bit(&self.overflowed));
         if follow {
