@@ -42,6 +42,8 @@ impl LossEstimate {
 #[derive(Debug)]
 pub struct Cadence {
     gaps_ms: Histogram<u64>,
+    /// The latest gap recorded, in ms.
+    last_ms: u64,
 }
 
 impl Default for Cadence {
@@ -50,6 +52,7 @@ impl Default for Cadence {
             // 1 ms to 3 s, 2 significant digits: a fixed size, allocated once.
             gaps_ms: Histogram::new_with_bounds(1, MAX_GAP_MS, 2)
                 .expect("static histogram bounds are valid"),
+            last_ms: 0,
         }
     }
 }
@@ -60,18 +63,38 @@ impl Cadence {
         if (1..=MAX_GAP_MS).contains(&gap_ms) {
             // In bounds: recording cannot fail.
             let _ = self.gaps_ms.record(gap_ms);
+            self.last_ms = gap_ms;
         }
     }
 
-    /// The estimate, once the tick is known.
-    pub fn estimate(&self) -> Option<LossEstimate> {
-        let gaps = self.gaps_ms.len();
-        if gaps < MIN_GAPS {
-            return None;
+    /// Gaps recorded so far (cheap: a count kept by the histogram).
+    pub fn samples(&self) -> u64 {
+        self.gaps_ms.len()
+    }
+
+    /// The latest gap recorded, in ms.
+    pub fn last_ms(&self) -> u64 {
+        self.last_ms
+    }
+
+    /// The sender's tick, once enough gaps are known: their median, in ms.
+    pub fn tick_ms(&self) -> Option<u64> {
+        (self.gaps_ms.len() >= MIN_GAPS).then(|| self.gaps_ms.value_at_quantile(0.5).max(1))
+    }
+
+    /// The packets lost in these gaps with the tick of `tick_ms` (the whole
+    /// direction's, for a part of it), and the packets expected: each gap's
+    /// packet, the lost ones, and `first` for the packet before the first gap.
+    pub fn estimate_with(&self, tick_ms: u64, first: bool) -> LossEstimate {
+        let lost = self.lost_with(tick_ms.max(1) as f64);
+        LossEstimate {
+            lost,
+            expected: self.gaps_ms.len() + u64::from(first) + lost,
         }
-        let tick = self.gaps_ms.value_at_quantile(0.5).max(1) as f64;
-        let lost: u64 = self
-            .gaps_ms
+    }
+
+    fn lost_with(&self, tick: f64) -> u64 {
+        self.gaps_ms
             .iter_recorded()
             .map(|v| {
                 let missed = (v.value_iterated_to() as f64 / tick).round() - 1.0;
@@ -81,7 +104,17 @@ impl Cadence {
                     0
                 }
             })
-            .sum();
+            .sum()
+    }
+
+    /// The estimate, once the tick is known.
+    pub fn estimate(&self) -> Option<LossEstimate> {
+        let gaps = self.gaps_ms.len();
+        if gaps < MIN_GAPS {
+            return None;
+        }
+        let tick = self.gaps_ms.value_at_quantile(0.5).max(1) as f64;
+        let lost = self.lost_with(tick);
         Some(LossEstimate {
             lost,
             expected: gaps + 1 + lost,
@@ -107,6 +140,28 @@ mod tests {
         assert_eq!(e.lost, 3);
         assert_eq!(e.expected, 92 + 1 + 3);
         assert!((e.fraction() - 3.0 / 96.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn parts_judged_by_the_whole_tick_add_up_to_it() {
+        let gaps = [66, 66, 133, 66, 66, 66, 200, 66, 66, 66, 66, 133, 66, 66];
+        let (mut whole, mut a, mut b) =
+            (Cadence::default(), Cadence::default(), Cadence::default());
+        for (i, &g) in gaps.iter().enumerate() {
+            whole.sample(g);
+            if i < 5 { a.sample(g) } else { b.sample(g) }
+        }
+        let tick = whole.tick_ms().unwrap();
+        assert_eq!(tick, 66);
+        assert_eq!(b.last_ms(), 66);
+        assert_eq!(whole.estimate_with(tick, true), whole.estimate().unwrap());
+        let (ea, eb) = (a.estimate_with(tick, true), b.estimate_with(tick, false));
+        assert_eq!((ea.lost, eb.lost), (1, 3));
+        let e = whole.estimate().unwrap();
+        assert_eq!(ea.lost + eb.lost, e.lost);
+        assert_eq!(ea.expected + eb.expected, e.expected);
+        // A part alone has too few gaps for a tick of its own.
+        assert_eq!(a.tick_ms(), None);
     }
 
     #[test]

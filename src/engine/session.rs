@@ -459,6 +459,11 @@ impl DirState {
         e.lost += n;
     }
 
+    /// The protocol's own count of packets lost, when it keeps one.
+    pub fn proto_loss(&self) -> Option<super::LossEstimate> {
+        self.proto_loss
+    }
+
     /// The loss estimate: the protocol's count when it keeps one, the
     /// sender's cadence (`engine::loss`) otherwise.
     pub fn loss(&self) -> Option<super::LossEstimate> {

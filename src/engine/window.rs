@@ -41,7 +41,11 @@ struct Counters {
     resends: u64,
     repeats: u64,
     expected_repeats: u64,
-    loss: Option<LossEstimate>,
+    /// The protocol's own loss count; the sender's cadence is followed gap
+    /// by gap instead (`cadence_gaps`), its estimate made once at the end.
+    proto_loss: Option<LossEstimate>,
+    cadence_gaps: u64,
+    packets: u64,
 }
 
 impl Counters {
@@ -53,7 +57,9 @@ impl Counters {
         resends: 0,
         repeats: 0,
         expected_repeats: 0,
-        loss: None,
+        proto_loss: None,
+        cadence_gaps: 0,
+        packets: 0,
     };
 
     fn of(d: &DirState) -> Self {
@@ -65,7 +71,9 @@ impl Counters {
             resends: d.resends,
             repeats: d.repeats,
             expected_repeats: d.expected_repeats,
-            loss: d.loss(),
+            proto_loss: d.proto_loss(),
+            cadence_gaps: d.cadence.samples(),
+            packets: d.packets,
         }
     }
 
@@ -87,11 +95,19 @@ impl Counters {
         to.resends += after.resends.saturating_sub(self.resends);
         to.repeats += after.repeats.saturating_sub(self.repeats);
         to.expected_repeats += after.expected_repeats.saturating_sub(self.expected_repeats);
-        if let Some(a) = after.loss() {
-            let b = self.loss.unwrap_or_default();
+        if let Some(a) = after.proto_loss() {
+            let b = self.proto_loss.unwrap_or_default();
             to.count_expected(a.expected.saturating_sub(b.expected));
             to.count_lost(a.lost.saturating_sub(b.lost));
         }
+        if after.cadence.samples() > self.cadence_gaps {
+            to.cadence.sample(after.cadence.last_ms());
+        }
+    }
+
+    /// Whether the packet counted was the direction's first.
+    fn first_of(&self, after: &DirState) -> bool {
+        self.packets == 0 && after.packets > 0
     }
 }
 
@@ -102,6 +118,9 @@ struct Part {
     /// finding selected on its own learns it at the end).
     protocol: Option<&'static ProtocolInfo>,
     dirs: [DirState; 2],
+    /// Whether each direction's first packet was selected (it starts the
+    /// sender's cadence: the packets expected count it beside the gaps).
+    first: [bool; 2],
     /// Whether the session's latest packet was selected: what the end of the
     /// capture changes in its counters (a protocol's count of lost packets)
     /// then counts too, so windows that split a capture add up to it.
@@ -226,9 +245,33 @@ impl Window {
         let part = self.part_mut(s.id, Some(s.protocol));
         for (i, dir) in [s.c2s, s.s2c].into_iter().enumerate() {
             before[i].add_change(dir, &mut part.dirs[i]);
+            part.first[i] |= before[i].first_of(dir);
         }
         part.dirs[p.direction.index()].jitter_ms = jitter;
         part.last_selected = true;
+    }
+
+    /// Once the capture has ended: the loss each part's directions estimate
+    /// from the sender's cadence, their own gaps judged by the tick of the
+    /// whole direction (a protocol's own loss count was taken as it went).
+    pub fn settle(&mut self, engine: &Engine) {
+        let parts = &mut self.parts;
+        engine.for_each_session(|s| {
+            let Some(part) = parts.get_mut(&s.id) else {
+                return;
+            };
+            for (i, whole) in [s.c2s, s.s2c].into_iter().enumerate() {
+                let dir = &mut part.dirs[i];
+                if whole.proto_loss().is_some() || dir.proto_loss().is_some() {
+                    continue;
+                }
+                if let Some(tick) = whole.cadence.tick_ms() {
+                    let e = dir.cadence.estimate_with(tick, part.first[i]);
+                    dir.count_expected(e.expected);
+                    dir.count_lost(e.lost);
+                }
+            }
+        });
     }
 
     /// A selected finding: counted in its session and direction.

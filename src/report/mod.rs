@@ -796,6 +796,7 @@ impl<O: Observer> Analysis<O> {
         };
         if let Some(selection) = self.selection.as_deref_mut() {
             selection.window.end_done(&self.tracker);
+            selection.window.settle(&self.tracker);
         }
         let c = &self.collect;
         capture.protocols = c
