@@ -184,7 +184,7 @@ sim_packets() {
     fi
     command -v editcap >/dev/null || { echo "error: -P $proto needs editcap (Wireshark's)" >&2; exit 2; }
     probe=$out/probe-$proto.pcap
-    frames=$("$bin" sim --proto "$proto" -w "$probe" -d 60 --clients "$clients" --no-truth | sed -n 's/.*: \([0-9]*\) frames.*/\1/p')
+    frames=$("$bin" sim --proto "$proto" -w "$probe" -d 60 --clients "$clients" --no-truth 2>&1 >/dev/null | sed -n 's/.*: \([0-9]*\) frames.*/\1/p')
     rm -f "$probe"
     secs=$(((n * 60 / frames) * 21 / 20 + 60))
     "$bin" sim --proto "$proto" -w "$pcap.full" -d "$secs" --clients "$clients" --no-truth >/dev/null

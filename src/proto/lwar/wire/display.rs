@@ -32,10 +32,12 @@ impl Out for fmt::Formatter<'_> {
 }
 
 impl Out for Vec<u8> {
+    #[inline]
     fn s(&mut self, s: &str) -> fmt::Result {
         crate::proto::dissect::put_small(self, s.as_bytes());
         Ok(())
     }
+    #[inline]
     fn ascii(&mut self, b: &[u8]) -> fmt::Result {
         self.extend_from_slice(b);
         Ok(())
@@ -101,6 +103,7 @@ impl<'a> Message<'a> {
 // argument machinery (which took a third of `--format jsonl`).
 
 /// `label` then an integer, as `{}` writes it.
+#[inline]
 fn labelled(f: &mut impl Out, label: &str, n: impl itoa::Integer) -> fmt::Result {
     f.s(label)?;
     f.s(itoa::Buffer::new().format(n))
