@@ -301,6 +301,49 @@ pub struct TreeBufs {
 /// (the texts are valid during the call only).
 pub type EmitField<'e> = dyn FnMut(&str, &str, Range<usize>, u8) + 'e;
 
+/// A field's value, written into the tree's reused text as `{}` writes it
+/// (integers through `itoa`: `fmt`'s machinery was most of `-V`'s time once
+/// the allocations were gone).
+trait Val {
+    fn put(&self, s: &mut String);
+}
+
+macro_rules! int_val {
+    ($($t:ty),*) => {$(
+        impl Val for $t {
+            fn put(&self, s: &mut String) {
+                s.push_str(itoa::Buffer::new().format(*self));
+            }
+        }
+    )*};
+}
+
+int_val!(u8, u16, u32, i16, usize);
+
+impl Val for Id {
+    fn put(&self, s: &mut String) {
+        let _ = labelled_id(s, "", *self);
+    }
+}
+
+impl Val for Keys {
+    fn put(&self, s: &mut String) {
+        let _ = keys(s, self.0);
+    }
+}
+
+impl Val for fmt::Arguments<'_> {
+    fn put(&self, s: &mut String) {
+        let _ = s.write_fmt(*self);
+    }
+}
+
+impl<T: Val + ?Sized> Val for &T {
+    fn put(&self, s: &mut String) {
+        (**self).put(s);
+    }
+}
+
 /// Walks fields with running offsets.
 struct Fields<'f, 'e> {
     emit: &'f mut EmitField<'e>,
@@ -310,15 +353,15 @@ struct Fields<'f, 'e> {
 }
 
 impl Fields<'_, '_> {
-    fn push(&mut self, label: &str, len: usize, value: impl fmt::Display) {
+    fn push(&mut self, label: &str, len: usize, value: impl Val) {
         self.bufs.value.clear();
-        let _ = write!(self.bufs.value, "{value}");
+        value.put(&mut self.bufs.value);
         (self.emit)(label, &self.bufs.value, self.at..self.at + len, self.depth);
         self.at += len;
     }
 
     /// `label[i]`.
-    fn push_indexed(&mut self, label: &str, i: usize, len: usize, value: impl fmt::Display) {
+    fn push_indexed(&mut self, label: &str, i: usize, len: usize, value: impl Val) {
         let mut l = std::mem::take(&mut self.bufs.label);
         l.clear();
         let _ = write!(l, "{label}[{i}]");
