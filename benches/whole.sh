@@ -28,7 +28,8 @@
 #                two in the same run (default: the environment's)
 #   -d           delete the captures made here when done (a 10M one is 1.4 GB)
 # Environment: LWARSCOPE_THREADS is passed on to lwarscope (see README).
-# Needs: cargo, cc and libpcap's headers, and GNU time as /usr/bin/time. The
+# Needs: cargo, cc and libpcap's headers, GNU time as /usr/bin/time, and for -P
+# other than lwar Wireshark's editcap and mergecap. The
 # captures take ~133 bytes a packet on disk (1.4 GB for 10 million): the
 # first run warms the page cache.
 set -euo pipefail
@@ -51,7 +52,7 @@ while getopts "n:s:c:o:C:P:t:dh" opt; do
     P) protocols=$OPTARG ;;
     t) threads=$OPTARG ;;
     d) delete=1 ;;
-    *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 [[ -x /usr/bin/time ]] || { echo "error: GNU time (/usr/bin/time) is needed for peak RSS" >&2; exit 2; }
