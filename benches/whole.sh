@@ -8,7 +8,8 @@
 # to the C floor's packets/s, and peak RSS (GNU time's maximum resident set
 # size). The C and Rust floors must print the same totals, or it stops.
 #
-# Usage: benches/whole.sh [-n RUNS] [-s "SIZES"] [-c CLIENTS] [-o DIR] [-C "COMMANDS"] [-d]
+# Usage: benches/whole.sh [-n RUNS] [-s "SIZES"] [-c CLIENTS] [-o DIR] [-C "COMMANDS"]
+#                         [-P "PROTOCOLS"] [-t "THREADS"] [-d]
 #   -n RUNS      runs of each command (default 3); the median is reported
 #   -s SIZES     capture sizes in packets (default "1000000 10000000")
 #   -c CLIENTS   simulated clients (default 8)
@@ -16,9 +17,19 @@
 #                captures are kept and reused by later runs unless -d
 #   -C COMMANDS  the commands to time (default: all of
 #                "cfloor floor floor-libpcap report check jsonl packets fields verbose hex")
+#   -P PROTOCOLS the captures to time them on (default "lwar"): any of lwar,
+#                starstrike, battlegrounds (`lwarscope sim --proto`) and mixed
+#                (the three merged by time with mergecap, a third of the
+#                packets each). The floors read lwar only: on the others they
+#                are not run and there is no ratio (the lwar capture's C floor
+#                is still the one to compare packets/s with).
+#   -t THREADS   run each lwarscope command once per value, with
+#                LWARSCOPE_THREADS set to it: "1 2" shows one thread against
+#                two in the same run (default: the environment's)
 #   -d           delete the captures made here when done (a 10M one is 1.4 GB)
 # Environment: LWARSCOPE_THREADS is passed on to lwarscope (see README).
-# Needs: cargo, cc and libpcap's headers, and GNU time as /usr/bin/time. The
+# Needs: cargo, cc and libpcap's headers, GNU time as /usr/bin/time, and for -P
+# other than lwar Wireshark's editcap and mergecap. The
 # captures take ~133 bytes a packet on disk (1.4 GB for 10 million): the
 # first run warms the page cache.
 set -euo pipefail
@@ -28,16 +39,20 @@ sizes="1000000 10000000"
 clients=8
 out=bench-out
 commands="cfloor floor floor-libpcap report check jsonl packets fields verbose hex"
+protocols=lwar
+threads=""
 delete=0
-while getopts "n:s:c:o:C:dh" opt; do
+while getopts "n:s:c:o:C:P:t:dh" opt; do
     case $opt in
     n) runs=$OPTARG ;;
     s) sizes=$OPTARG ;;
     c) clients=$OPTARG ;;
     o) out=$OPTARG ;;
     C) commands=$OPTARG ;;
+    P) protocols=$OPTARG ;;
+    t) threads=$OPTARG ;;
     d) delete=1 ;;
-    *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 [[ -x /usr/bin/time ]] || { echo "error: GNU time (/usr/bin/time) is needed for peak RSS" >&2; exit 2; }
@@ -68,7 +83,10 @@ timed() {
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 run() {
-    local cmd=$1 pcap=$2
+    local cmd=${1%@*} pcap=$2
+    if [[ $1 == *@* ]]; then
+        export LWARSCOPE_THREADS=${1#*@}
+    fi
     case $cmd in
     cfloor) timed "$cfloor" "$pcap" ;;
     floor) timed "$floor" "$pcap" ;;
@@ -85,6 +103,15 @@ run() {
 }
 
 label() {
+    local t=""
+    if [[ $1 == *@* ]]; then
+        t=", ${1#*@} thread"
+        [[ ${1#*@} == 1 ]] || t+=s
+    fi
+    printf '%s%s\n' "$(label_of "${1%@*}")" "$t"
+}
+
+label_of() {
     case $1 in
     cfloor) echo "C floor (\`benches/floor.c\`, libpcap)" ;;
     floor) echo "Rust decode floor (\`examples/decode_floor\`)" ;;
@@ -104,54 +131,139 @@ echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Runs: $runs, median shown; $clients simulated clients; lwarscope $(git rev-parse --short HEAD 2>/dev/null || echo '?'); LWARSCOPE_THREADS=${LWARSCOPE_THREADS:-default}"
 echo
 
-declare -A secs cpus rss made
-for n in $sizes; do
-    pcap=$out/sim-$n-c$clients.pcap
-    if [[ ! -s $pcap ]]; then
-        echo "making $pcap ..." >&2
+# The commands as run: with -t, each lwarscope command once per thread count.
+expanded=""
+for cmd in $commands; do
+    case $cmd in
+    cfloor | floor | floor-libpcap) expanded+=" $cmd" ;;
+    *)
+        if [[ -n $threads ]]; then
+            for t in $threads; do expanded+=" $cmd@$t"; done
+        else
+            expanded+=" $cmd"
+        fi
+        ;;
+    esac
+done
+commands=$expanded
+
+# The capture of protocol $1 with $2 packets.
+capture_path() {
+    case $1 in
+    lwar) echo "$out/sim-$2-c$clients.pcap" ;;
+    *) echo "$out/sim-$1-$2-c$clients.pcap" ;;
+    esac
+}
+
+# Makes capture $3 of protocol $1 with $2 packets.
+make_capture() {
+    local proto=$1 n=$2 pcap=$3
+    echo "making $pcap ..." >&2
+    case $proto in
+    lwar | starstrike | battlegrounds) sim_packets "$proto" "$n" "$pcap" ;;
+    mixed)
+        local third=$((n / 3)) parts=() p
+        for p in lwar starstrike battlegrounds; do
+            sim_packets "$p" "$(if [[ $p == battlegrounds ]]; then echo $((n - 2 * third)); else echo "$third"; fi)" "$out/part-$p.pcap"
+            parts+=("$out/part-$p.pcap")
+        done
+        mergecap -F pcap -w "$pcap" "${parts[@]}"
+        rm -f "${parts[@]}"
+        ;;
+    esac
+}
+
+# A simulated capture $3 of exactly $2 packets of protocol $1. Only lwar's
+# simulator stops at a packet count (--packets): the others run for the
+# simulated time that their rate (measured on a minute) says gives a few
+# more, and editcap keeps the first $2.
+sim_packets() {
+    local proto=$1 n=$2 pcap=$3 probe frames secs
+    if [[ $proto == lwar ]]; then
         "$bin" sim -w "$pcap" --packets "$n" --clients "$clients" --no-truth >/dev/null
-        made[$n]=1
+        return
+    fi
+    command -v editcap >/dev/null || { echo "error: -P $proto needs editcap (Wireshark's)" >&2; exit 2; }
+    probe=$out/probe-$proto.pcap
+    frames=$("$bin" sim --proto "$proto" -w "$probe" -d 60 --clients "$clients" --no-truth 2>&1 >/dev/null | sed -n 's/.*: \([0-9]*\) frames.*/\1/p')
+    rm -f "$probe"
+    secs=$(((n * 60 / frames) * 21 / 20 + 60))
+    "$bin" sim --proto "$proto" -w "$pcap.full" -d "$secs" --clients "$clients" --no-truth >/dev/null
+    editcap -F pcap -r "$pcap.full" "$pcap" "1-$n"
+    rm -f "$pcap.full"
+}
+
+for proto in $protocols; do
+    case $proto in
+    lwar | starstrike | battlegrounds) ;;
+    mixed) command -v mergecap >/dev/null || { echo "error: -P mixed needs mergecap (Wireshark's)" >&2; exit 2; } ;;
+    *) echo "error: unknown protocol $proto (lwar, starstrike, battlegrounds, mixed)" >&2; exit 2 ;;
+    esac
+done
+
+declare -A secs cpus rss done_cmds
+for proto in $protocols; do
+for n in $sizes; do
+    made=0
+    pcap=$(capture_path "$proto" "$n")
+    if [[ ! -s $pcap ]]; then
+        make_capture "$proto" "$n" "$pcap"
+        made=1
     fi
     cat "$pcap" >/dev/null # into the page cache
-    c_totals=$("$cfloor" "$pcap")
-    r_totals=$("$floor" "$pcap")
-    if [[ $c_totals != "$r_totals" ]]; then
-        echo "error: the floors disagree on $pcap: C \"$c_totals\", Rust \"$r_totals\"" >&2
-        exit 1
+    these=""
+    if [[ $proto == lwar ]]; then
+        c_totals=$("$cfloor" "$pcap")
+        r_totals=$("$floor" "$pcap")
+        if [[ $c_totals != "$r_totals" ]]; then
+            echo "error: the floors disagree on $pcap: C \"$c_totals\", Rust \"$r_totals\"" >&2
+            exit 1
+        fi
+        echo "$proto, $n packets: both floors: $c_totals"
+        these=$commands
+    else
+        for cmd in $commands; do
+            case $cmd in cfloor | floor | floor-libpcap) ;; *) these+=" $cmd" ;; esac
+        done
+        echo "$proto, $n packets: $pcap ($(du -m "$pcap" | cut -f1) MB)"
     fi
-    echo "$n packets: both floors: $c_totals"
+    done_cmds[$proto,$n]=$these
     declare -A samples_s=() samples_c=() samples_m=()
     for ((r = 0; r < runs; r++)); do
         # Round-robin over the commands, so that load changes hit them all alike.
-        for cmd in $commands; do
+        for cmd in $these; do
             read -r wall cpu kb <<<"$(run "$cmd" "$pcap")"
             samples_s[$cmd]+="$wall"$'\n'
             samples_c[$cmd]+="$cpu"$'\n'
             samples_m[$cmd]+="$kb"$'\n'
         done
     done
-    for cmd in $commands; do
-        secs[$n,$cmd]=$(printf %s "${samples_s[$cmd]}" | median)
-        cpus[$n,$cmd]=$(printf %s "${samples_c[$cmd]}" | median)
-        rss[$n,$cmd]=$(printf %s "${samples_m[$cmd]}" | sort -g | tail -1)
+    for cmd in $these; do
+        secs[$proto,$n,$cmd]=$(printf %s "${samples_s[$cmd]}" | median)
+        cpus[$proto,$n,$cmd]=$(printf %s "${samples_c[$cmd]}" | median)
+        rss[$proto,$n,$cmd]=$(printf %s "${samples_m[$cmd]}" | sort -g | tail -1)
     done
     unset samples_s samples_c samples_m
-    if ((delete)) && [[ -n ${made[$n]:-} ]]; then
+    if ((delete && made)); then
         rm -f "$pcap"
     fi
 done
+done
 echo
 
-echo "| packets | command | median wall time | packets/s | x C floor | median CPU time | peak RSS |"
-echo "|--------:|:--------|-----------------:|----------:|----------:|----------------:|---------:|"
-for n in $sizes; do
-    for cmd in $commands; do
-        s=${secs[$n,$cmd]}
-        base=${secs[$n,cfloor]:-}
-        awk -v n="$n" -v s="$s" -v b="$base" -v c="${cpus[$n,$cmd]}" -v m="${rss[$n,$cmd]}" -v l="$(label "$cmd")" 'BEGIN {
-            pps = (s > 0) ? n / s : 0
-            ratio = (b != "" && s > 0) ? sprintf("%.2f", b / s) : "-"
-            printf "| %d | %s | %.3f s | %.2f M | %s | %.2f s | %.1f MB |\n", n, l, s, pps / 1e6, ratio, c, m / 1024 }'
+echo "| capture | packets | command | median wall time | packets/s | x C floor | median CPU time | peak RSS |"
+echo "|:--------|--------:|:--------|-----------------:|----------:|----------:|----------------:|---------:|"
+for proto in $protocols; do
+    for n in $sizes; do
+        for cmd in ${done_cmds[$proto,$n]}; do
+            s=${secs[$proto,$n,$cmd]}
+            base=""
+            [[ $proto == lwar ]] && base=${secs[$proto,$n,cfloor]:-}
+            awk -v p="$proto" -v n="$n" -v s="$s" -v b="$base" -v c="${cpus[$proto,$n,$cmd]}" -v m="${rss[$proto,$n,$cmd]}" -v l="$(label "$cmd")" 'BEGIN {
+                pps = (s > 0) ? n / s : 0
+                ratio = (b != "" && s > 0) ? sprintf("%.2f", b / s) : "-"
+                printf "| %s | %d | %s | %.3f s | %.2f M | %s | %.2f s | %.1f MB |\n", p, n, l, s, pps / 1e6, ratio, c, m / 1024 }'
+        done
     done
 done
 echo
@@ -159,9 +271,11 @@ set -- $sizes
 if (($# >= 2)); then
     first=$1
     last=${!#}
-    for cmd in $commands; do
-        awk -v a="${rss[$first,$cmd]}" -v b="${rss[$last,$cmd]}" -v f="$first" -v l="$last" -v c="$cmd" 'BEGIN {
-            printf "%s peak RSS: %.1f MB on %d packets, %.1f MB on %d (x%.2f)\n", c, a / 1024, f, b / 1024, l, b / a }'
+    for proto in $protocols; do
+        for cmd in ${done_cmds[$proto,$first]}; do
+            awk -v a="${rss[$proto,$first,$cmd]}" -v b="${rss[$proto,$last,$cmd]}" -v f="$first" -v l="$last" -v c="$cmd" -v p="$proto" 'BEGIN {
+                printf "%s %s peak RSS: %.1f MB on %d packets, %.1f MB on %d (x%.2f)\n", p, c, a / 1024, f, b / 1024, l, b / a }'
+        done
     done
 fi
 echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -104,3 +104,53 @@ fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
     assert!(selected > 0 && selected < 5 * datagrams.len(), "{selected}");
     assert!(printer.failed().is_none() && jsonl.failed().is_none());
 }
+
+/// `-V` and `-x`: the field tree of every packet (lwar's dissector writes it
+/// through reused buffers) and the hex dump, into a line buffer.
+#[test]
+fn verbose_and_hex_packet_lines_allocate_nothing_per_packet() {
+    let vectors = real_server_vectors();
+    let addr = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
+    let datagrams: Vec<Datagram<'_>> = vectors
+        .iter()
+        .map(|(frame, src, dst, payload)| Datagram {
+            frame: *frame,
+            ts: Timestamp::from_millis(*frame * 33),
+            src: addr(*src),
+            dst: addr(*dst),
+            payload,
+            payload_len: payload.len(),
+        })
+        .collect();
+    let options = PacketOptions {
+        verbose: true,
+        hex: true,
+        ..PacketOptions::default()
+    };
+    let mut printer = PacketPrinter::new(Vec::with_capacity(64 << 20), options, None);
+    let pass = |printer: &mut PacketPrinter<Vec<u8>>| {
+        for d in &datagrams {
+            printer.packet(&PacketEvent {
+                datagram: d,
+                protocol: &lwarscope::proto::lwar::INFO,
+                session: 0,
+                direction: Direction::ClientToServer,
+                findings: &[],
+                acks: Default::default(),
+                resends: 0,
+            });
+        }
+    };
+    pass(&mut printer);
+    let before = allocations();
+    for _ in 0..4 {
+        pass(&mut printer);
+    }
+    let after = allocations();
+    assert_eq!(
+        after - before,
+        0,
+        "allocations over 4 x 525 packets of -V -x"
+    );
+    assert!(printer.failed().is_none());
+}

@@ -226,7 +226,7 @@ pub struct Tracker<A: Analyzer> {
     /// picking the one to evict scans this, not the sessions themselves.
     seen: Vec<Timestamp>,
     /// Sessions by address pair and the analyzer's session key.
-    index: FxHashMap<(SocketAddr, SocketAddr, u64), usize>,
+    index: FxHashMap<FlowKey, usize>,
     next_id: SessionId,
     evicted: Evicted,
     scratch: Vec<Finding>,
@@ -525,7 +525,7 @@ impl<A: Analyzer> Tracker<A> {
         };
         let mut session = Session::new(*next_id, client, server);
         session.recognised_by = by;
-        session.key = key.2;
+        session.key = key.key;
         *next_id += 1;
         let slot = if self.sessions.len() < self.config.max_sessions.max(1) {
             self.sessions.push(session);
@@ -546,9 +546,9 @@ impl<A: Analyzer> Tracker<A> {
             std::mem::swap(&mut self.sessions[slot], &mut session);
             let mut old = session;
             let old_key = if old.client <= old.server {
-                (old.client, old.server, old.key)
+                FlowKey::new(old.client, old.server, old.key)
             } else {
-                (old.server, old.client, old.key)
+                FlowKey::new(old.server, old.client, old.key)
             };
             // A superseded session no longer owns its key.
             if self.index.get(&old_key) == Some(&slot) {
@@ -572,9 +572,42 @@ impl<A: Analyzer> Tracker<A> {
 impl<A: Analyzer> Tracker<A> {
     /// A datagram's session key: its address pair, the same both ways, and
     /// the analyzer's key (0 for protocols whose session is the pair).
-    fn key(&self, d: &Datagram<'_>) -> (SocketAddr, SocketAddr, u64) {
+    fn key(&self, d: &Datagram<'_>) -> FlowKey {
         let (a, b) = flow_key(d);
-        (a, b, self.analyzer.session_key(d))
+        FlowKey::new(a, b, self.analyzer.session_key(d))
+    }
+}
+
+/// A session's key in the index: its address pair (lower first) and the
+/// analyzer's key. Hashed as two words: the derived hash of the tuple fed
+/// the hasher each address's variant, octets, length and port one by one,
+/// which was half of the index lookup done for every packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FlowKey {
+    a: SocketAddr,
+    b: SocketAddr,
+    key: u64,
+}
+
+impl FlowKey {
+    fn new(a: SocketAddr, b: SocketAddr, key: u64) -> Self {
+        FlowKey { a, b, key }
+    }
+}
+
+impl std::hash::Hash for FlowKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        fn word(a: &SocketAddr) -> u64 {
+            match a {
+                SocketAddr::V4(v4) => (u64::from(v4.ip().to_bits()) << 16) | u64::from(v4.port()),
+                SocketAddr::V6(v6) => {
+                    let ip = v6.ip().to_bits();
+                    (ip as u64) ^ ((ip >> 64) as u64).rotate_left(17) ^ u64::from(v6.port())
+                }
+            }
+        }
+        h.write_u64(word(&self.a) ^ word(&self.b).rotate_left(32));
+        h.write_u64(self.key);
     }
 }
 

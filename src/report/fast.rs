@@ -7,7 +7,7 @@ use std::net::{IpAddr, SocketAddr};
 
 /// An integer, as `{}` writes it.
 pub(crate) fn int(out: &mut Vec<u8>, n: impl itoa::Integer) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    crate::proto::dissect::put_small(out, itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// An integer right-aligned in `width` columns, as `{:>width$}` writes it.

@@ -576,6 +576,32 @@ fn json_display(out: &mut Vec<u8>, v: &dyn std::fmt::Display) {
     });
 }
 
+/// A message's text as a JSON string: written straight into the line, then
+/// escaped in place in the rare case it needs it (only quoted text fields do).
+fn json_text(out: &mut Vec<u8>, v: &dyn crate::proto::dissect::TextBytes) {
+    out.push(b'"');
+    let start = out.len();
+    v.write_bytes(out);
+    if needs_escape(&out[start..]) {
+        thread_local! {
+            static RAW: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        RAW.with(|raw| match raw.try_borrow_mut() {
+            Ok(mut raw) => {
+                raw.clear();
+                raw.extend_from_slice(&out[start..]);
+                out.truncate(start);
+                escape_into(out, &raw);
+            }
+            Err(_) => {
+                let raw = out.split_off(start);
+                escape_into(out, &raw);
+            }
+        });
+    }
+    out.push(b'"');
+}
+
 /// A number as serde_json writes an `f64` (with `zmij`, as it does; `null` if
 /// not finite).
 fn json_f64(out: &mut Vec<u8>, v: f64) {
@@ -653,7 +679,7 @@ fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>) {
                 out.extend_from_slice(b",\"len\":");
                 int(out, m.len);
                 out.extend_from_slice(b",\"text\":");
-                json_display(out, m.text);
+                json_text(out, m.text);
                 out.push(b'}');
             });
             out.push(b']');

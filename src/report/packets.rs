@@ -15,7 +15,7 @@ use super::Filter;
 use super::fast;
 use crate::capture::Timestamp;
 use crate::engine::{Finding, Flow, Observer, PacketEvent, Severity};
-use crate::proto::dissect::{Dissector, TreeEntry};
+use crate::proto::dissect::{Dissector, TreeRef};
 use std::fmt;
 use std::io::{self, Write};
 
@@ -264,14 +264,10 @@ impl<W: Write> PacketPrinter<W> {
         fast::int(out, d.payload_len);
         match header {
             Ok(()) => {
-                let mut io_result = Ok(());
                 let _ = dissector.messages(d.payload, &mut |m| {
-                    if io_result.is_ok() {
-                        out.push(b' ');
-                        io_result = write!(out, "{}", m.token);
-                    }
+                    out.push(b' ');
+                    m.token.write_bytes(out);
                 });
-                io_result?;
             }
             Err(err) => {
                 out.push(b' ');
@@ -348,37 +344,41 @@ fn tree(
     dissector: &dyn Dissector,
     payload: &[u8],
 ) -> io::Result<()> {
-    let mut entries = Vec::new();
-    dissector.tree(payload, &mut |entry| entries.push(entry));
-    for entry in entries {
-        match entry {
-            TreeEntry::Field(f) => {
-                // The indent by hand: `{:indent$}` pads a space at a time.
-                out.resize(out.len() + 4 + 2 * f.depth as usize, b' ');
-                if f.depth == 0 && !f.value.is_empty() {
-                    out.extend_from_slice(f.value.as_bytes());
-                    out.extend_from_slice(b" (");
-                    fast::int(out, f.span.len());
-                    out.extend_from_slice(b" bytes at offset ");
-                    fast::int(out, f.span.start);
-                    out.push(b')');
-                } else {
-                    out.extend_from_slice(f.label.as_bytes());
-                    if !f.value.is_empty() {
-                        out.extend_from_slice(b": ");
-                        out.extend_from_slice(f.value.as_bytes());
-                    }
+    let mut result = Ok(());
+    dissector.tree_ref(payload, &mut |entry| match entry {
+        TreeRef::Field {
+            label,
+            value,
+            span,
+            depth,
+        } => {
+            // The indent by hand: `{:indent$}` pads a space at a time.
+            out.resize(out.len() + 4 + 2 * depth as usize, b' ');
+            if depth == 0 && !value.is_empty() {
+                out.extend_from_slice(value.as_bytes());
+                out.extend_from_slice(b" (");
+                fast::int(out, span.len());
+                out.extend_from_slice(b" bytes at offset ");
+                fast::int(out, span.start);
+                out.push(b')');
+            } else {
+                out.extend_from_slice(label.as_bytes());
+                if !value.is_empty() {
+                    out.extend_from_slice(b": ");
+                    out.extend_from_slice(value.as_bytes());
                 }
-                out.push(b'\n');
             }
-            TreeEntry::Error { error: err, .. } => {
-                out.extend_from_slice(b"    ");
-                paint(out, color, RED, format_args!("undecodable: {err}"))?;
-                out.push(b'\n');
-            }
+            out.push(b'\n');
         }
-    }
-    Ok(())
+        TreeRef::Error { error: err, .. } => {
+            out.extend_from_slice(b"    ");
+            if result.is_ok() {
+                result = paint(out, color, RED, format_args!("undecodable: {err}"));
+            }
+            out.push(b'\n');
+        }
+    });
+    result
 }
 
 /// 16 bytes a line: offset, hex in two groups of eight, ASCII. Each line is

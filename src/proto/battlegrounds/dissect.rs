@@ -318,6 +318,9 @@ impl Dissector for Battlegrounds {
     }
 }
 
+impl crate::proto::dissect::TextBytes for Token<'_, '_> {}
+impl crate::proto::dissect::TextBytes for Text<'_, '_> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -246,3 +246,6 @@ impl Dissector for Dissect {
             .map_err(|e| self.error(e))
     }
 }
+
+impl crate::proto::dissect::TextBytes for Token {}
+impl crate::proto::dissect::TextBytes for Text<'_> {}

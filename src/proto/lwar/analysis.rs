@@ -390,10 +390,20 @@ impl engine::Analyzer for Analyzer {
         if d.src != session.client {
             return false;
         }
+        let s = &session.proto;
+        // Only these states can answer yes: the packet is not decoded for the
+        // others (almost every packet), as the analysis decodes it next.
+        if !s.disconnect_seen
+            && !matches!(
+                s.state,
+                State::Closed | State::TimedOut | State::Disconnecting | State::Rejected
+            )
+        {
+            return false;
+        }
         let Ok(packet) = Packet::new_checked(d.payload) else {
             return false;
         };
-        let s = &session.proto;
         let first = packet
             .messages()
             .map_while(Result::ok)

@@ -1,12 +1,14 @@
 //! lwar's dissector: how outputs see an lwar packet.
 
 use super::findings;
+use super::wire::TreeBufs;
 use super::wire::{DecodeError, HEADER_LEN, Packet};
 use crate::engine::ProtoDetail;
-use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem};
+use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem, TreeRef};
+use std::cell::RefCell;
 
-fn error(e: DecodeError) -> TreeEntry {
-    TreeEntry::Error {
+fn error_ref(e: DecodeError) -> TreeRef<'static> {
+    TreeRef::Error {
         error: findings::decode(e),
         offset: e.offset(),
     }
@@ -56,39 +58,70 @@ impl Dissector for Lwar {
     }
 
     fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
+        self.tree_ref(payload, &mut |e| {
+            f(match e {
+                TreeRef::Field {
+                    label,
+                    value,
+                    span,
+                    depth,
+                } => TreeEntry::Field(TreeItem {
+                    label: label.to_owned(),
+                    value: value.to_owned(),
+                    span,
+                    depth,
+                }),
+                TreeRef::Error { error, offset } => TreeEntry::Error { error, offset },
+            });
+        });
+    }
+
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
+        thread_local! {
+            static BUFS: RefCell<TreeBufs> = RefCell::new(TreeBufs::default());
+        }
         let p = match Packet::new_checked(payload) {
             Ok(p) => p,
-            Err(e) => return f(error(e)),
+            Err(e) => return f(error_ref(e)),
         };
-        f(TreeEntry::Field(TreeItem {
-            label: "header".to_owned(),
-            value: String::new(),
-            span: 0..HEADER_LEN,
-            depth: 0,
-        }));
-        for field in p.header_fields() {
-            f(TreeEntry::Field(TreeItem {
-                label: field.label,
-                value: field.value,
-                span: field.span,
-                depth: field.depth,
-            }));
-        }
-        for m in p.messages() {
-            match m {
-                Ok(m) => {
-                    for field in m.fields() {
-                        f(TreeEntry::Field(TreeItem {
-                            label: field.label,
-                            value: field.value,
-                            span: field.span,
-                            depth: field.depth,
-                        }));
-                    }
+        let mut field = |label: &str, value: &str, span: std::ops::Range<usize>, depth: u8| {
+            f(TreeRef::Field {
+                label,
+                value,
+                span,
+                depth,
+            });
+        };
+        field("header", "", 0..HEADER_LEN, 0);
+        field("appId", "0xf27087c5", 0..4, 1);
+        field("ack", itoa::Buffer::new().format(p.ack()), 4..8, 1);
+        field(
+            "timestamp",
+            itoa::Buffer::new().format(p.timestamp()),
+            8..HEADER_LEN,
+            1,
+        );
+        BUFS.with(|bufs| {
+            let mut own = None;
+            let mut borrowed = bufs.try_borrow_mut();
+            let bufs = match &mut borrowed {
+                Ok(b) => &mut **b,
+                Err(_) => own.insert(TreeBufs::default()),
+            };
+            for m in p.messages() {
+                match m {
+                    Ok(m) => m.walk_tree(bufs, &mut |label, value, span, depth| {
+                        f(TreeRef::Field {
+                            label,
+                            value,
+                            span,
+                            depth,
+                        });
+                    }),
+                    Err(e) => f(error_ref(e)),
                 }
-                Err(e) => f(error(e)),
             }
-        }
+        });
     }
 
     fn message_types(&self) -> &'static [&'static str] {

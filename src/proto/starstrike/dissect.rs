@@ -183,6 +183,9 @@ impl Dissector for Starstrike {
     }
 }
 
+impl crate::proto::dissect::TextBytes for Token<'_> {}
+impl crate::proto::dissect::TextBytes for Text<'_> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

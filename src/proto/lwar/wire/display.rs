@@ -8,22 +8,85 @@ use super::types::{HEADER_LEN, Id};
 use std::fmt::{self, Write};
 use std::ops::Range;
 
+/// Where a message's text goes: a formatter (its `Display`) or a byte buffer
+/// (packet lines and JSON Lines, without `fmt`'s machinery). Both receive the
+/// same pieces, so both hold the same text.
+trait Out {
+    fn s(&mut self, s: &str) -> fmt::Result;
+    /// ASCII bytes.
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result;
+    /// A value through its `Display` (text fields: rare, and escaped by it).
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result;
+}
+
+impl Out for fmt::Formatter<'_> {
+    fn s(&mut self, s: &str) -> fmt::Result {
+        self.write_str(s)
+    }
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
+        self.write_str(std::str::from_utf8(b).unwrap_or_default())
+    }
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
+        fmt::Display::fmt(v, self)
+    }
+}
+
+impl Out for Vec<u8> {
+    #[inline]
+    fn s(&mut self, s: &str) -> fmt::Result {
+        crate::proto::dissect::put_small(self, s.as_bytes());
+        Ok(())
+    }
+    #[inline]
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
+        self.extend_from_slice(b);
+        Ok(())
+    }
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
+        use std::io::Write as _;
+        write!(self, "{v}").map_err(|_| fmt::Error)
+    }
+}
+
+impl Out for String {
+    fn s(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
+        self.push_str(std::str::from_utf8(b).unwrap_or_default());
+        Ok(())
+    }
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
+        write!(self, "{v}")
+    }
+}
+
 /// The compact token of a message: `Join#1` for reliable ones, `Update(5)` for
 /// counted ones, the bare type otherwise. Writes without allocating.
 pub struct Token<'m, 'a>(&'m Message<'a>);
 
+fn token(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
+    f.s(m.msg_type().name())?;
+    if let Some(seqno) = m.seqno() {
+        labelled(f, "#", seqno)
+    } else if let Some(n) = m.entry_count() {
+        labelled(f, "(", n)?;
+        f.s(")")
+    } else {
+        Ok(())
+    }
+}
+
 impl fmt::Display for Token<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let m = self.0;
-        f.write_str(m.msg_type().name())?;
-        if let Some(seqno) = m.seqno() {
-            labelled(f, "#", seqno)
-        } else if let Some(n) = m.entry_count() {
-            labelled(f, "(", n)?;
-            f.write_str(")")
-        } else {
-            Ok(())
-        }
+        token(self.0, f)
+    }
+}
+
+impl crate::proto::dissect::TextBytes for Token<'_, '_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let _ = token(self.0, out);
     }
 }
 
@@ -35,29 +98,30 @@ impl<'a> Message<'a> {
 }
 
 // The text of a message is written for every packet of `--packets`,
-// `--format jsonl` and `-V`: pieces go straight to the formatter, numbers
-// through `itoa`, rather than through `write!`'s argument machinery (which
-// took a third of `--format jsonl`).
+// `--format jsonl` and `-V`: pieces go straight to the formatter (or the
+// line's bytes), numbers through `itoa`, rather than through `write!`'s
+// argument machinery (which took a third of `--format jsonl`).
 
 /// `label` then an integer, as `{}` writes it.
-fn labelled(f: &mut fmt::Formatter<'_>, label: &str, n: impl itoa::Integer) -> fmt::Result {
-    f.write_str(label)?;
-    f.write_str(itoa::Buffer::new().format(n))
+#[inline]
+fn labelled(f: &mut impl Out, label: &str, n: impl itoa::Integer) -> fmt::Result {
+    f.s(label)?;
+    f.s(itoa::Buffer::new().format(n))
 }
 
 /// `label` then an id, `generation:index`.
-fn labelled_id(f: &mut fmt::Formatter<'_>, label: &str, id: Id) -> fmt::Result {
+fn labelled_id(f: &mut impl Out, label: &str, id: Id) -> fmt::Result {
     labelled(f, label, id.generation)?;
     labelled(f, ":", id.index)
 }
 
 /// A key state byte, as `{:08b}` writes it.
-fn keys(f: &mut fmt::Formatter<'_>, b: u8) -> fmt::Result {
+fn keys(f: &mut impl Out, b: u8) -> fmt::Result {
     let mut bits = [b'0'; 8];
     for (i, c) in bits.iter_mut().enumerate() {
         *c += (b >> (7 - i)) & 1;
     }
-    f.write_str(std::str::from_utf8(&bits).unwrap_or_default())
+    f.ascii(&bits)
 }
 
 /// A key state byte as a value of its own, `{:08b}`.
@@ -70,129 +134,145 @@ impl fmt::Display for Keys {
 }
 
 /// `(x,y)`.
-fn point(f: &mut fmt::Formatter<'_>, x: i16, y: i16) -> fmt::Result {
+fn point(f: &mut impl Out, x: i16, y: i16) -> fmt::Result {
     labelled(f, "(", x)?;
     labelled(f, ",", y)?;
-    f.write_str(")")
+    f.s(")")
 }
 
 /// ` [entity (x,y)`, the start of an update entry.
-fn entry_head(f: &mut fmt::Formatter<'_>, entity: Id, x: i16, y: i16) -> fmt::Result {
+fn entry_head(f: &mut impl Out, entity: Id, x: i16, y: i16) -> fmt::Result {
     labelled_id(f, " [", entity)?;
-    f.write_str(" ")?;
+    f.s(" ")?;
     point(f, x, y)
 }
 
 /// One line with every scalar field: `Join#1 player=0:1 name="alice"`.
 impl fmt::Display for Message<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.token(), f)?;
-        match *self {
-            Message::Connect { name, .. } => write!(f, " name={name}"),
-            Message::Disconnect { .. } | Message::Synced { .. } | Message::Full => Ok(()),
-            Message::Join { player, name, .. } | Message::Name { player, name, .. } => {
-                labelled_id(f, " player=", player)?;
-                write!(f, " name={name}")
+        text(self, f)
+    }
+}
+
+impl crate::proto::dissect::TextBytes for Message<'_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let _ = text(self, out);
+    }
+}
+
+/// The one-line text of a message, into `f`.
+fn text(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
+    token(m, f)?;
+    match *m {
+        Message::Connect { name, .. } => {
+            f.s(" name=")?;
+            f.display(&name)
+        }
+        Message::Disconnect { .. } | Message::Synced { .. } | Message::Full => Ok(()),
+        Message::Join { player, name, .. } | Message::Name { player, name, .. } => {
+            labelled_id(f, " player=", player)?;
+            f.s(" name=")?;
+            f.display(&name)
+        }
+        Message::Leave { player, .. } => labelled_id(f, " player=", player),
+        Message::Chat { player, text, .. } => {
+            labelled_id(f, " player=", player)?;
+            f.s(" text=")?;
+            f.display(&text)
+        }
+        Message::Add {
+            entity,
+            player,
+            type_id,
+            ..
+        } => {
+            labelled_id(f, " entity=", entity)?;
+            labelled_id(f, " player=", player)?;
+            labelled(f, " type=", type_id)
+        }
+        Message::Remove { entity, .. } => labelled_id(f, " entity=", entity),
+        Message::Selection {
+            player,
+            ship_type,
+            weapon_types: w,
+            ..
+        } => {
+            labelled_id(f, " player=", player)?;
+            labelled(f, " ship=", ship_type)?;
+            labelled(f, " weapons=", w[0])?;
+            labelled(f, ",", w[1])?;
+            labelled(f, ",", w[2])?;
+            labelled(f, ",", w[3])
+        }
+        Message::Input(i) => {
+            labelled_id(f, " player=", i.player)?;
+            labelled(f, " frame=", i.frame)?;
+            for (label, k) in [
+                (" fwd=", i.forward),
+                (" back=", i.backward),
+                (" left=", i.turn_left),
+                (" right=", i.turn_right),
+                (" sleft=", i.strafe_left),
+                (" sright=", i.strafe_right),
+                (" shoot=", i.shooting[0]),
+                (",", i.shooting[1]),
+                (",", i.shooting[2]),
+                (",", i.shooting[3]),
+            ] {
+                f.s(label)?;
+                keys(f, k)?;
             }
-            Message::Leave { player, .. } => labelled_id(f, " player=", player),
-            Message::Chat { player, text, .. } => {
-                labelled_id(f, " player=", player)?;
-                write!(f, " text={text}")
+            f.s(" aim=")?;
+            point(f, i.aim_x, i.aim_y)
+        }
+        Message::Collision(c) => {
+            labelled_id(f, " entities=", c.entities[0])?;
+            labelled_id(f, ",", c.entities[1])?;
+            f.s(" at=")?;
+            point(f, c.x, c.y)
+        }
+        Message::Stats(e) => {
+            for s in e.iter() {
+                labelled_id(f, " [", s.player)?;
+                labelled(f, " k=", s.kills)?;
+                labelled(f, " d=", s.deaths)?;
+                labelled(f, " ping=", s.ping)?;
+                f.s("]")?;
             }
-            Message::Add {
-                entity,
-                player,
-                type_id,
-                ..
-            } => {
-                labelled_id(f, " entity=", entity)?;
-                labelled_id(f, " player=", player)?;
-                labelled(f, " type=", type_id)
+            Ok(())
+        }
+        Message::Update(e) => {
+            for u in e.iter() {
+                entry_head(f, u.entity, u.x, u.y)?;
+                labelled(f, " ", u.orientation)?;
+                labelled(f, "° hp=", u.health)?;
+                f.s("]")?;
             }
-            Message::Remove { entity, .. } => labelled_id(f, " entity=", entity),
-            Message::Selection {
-                player,
-                ship_type,
-                weapon_types: w,
-                ..
-            } => {
-                labelled_id(f, " player=", player)?;
-                labelled(f, " ship=", ship_type)?;
-                labelled(f, " weapons=", w[0])?;
-                labelled(f, ",", w[1])?;
-                labelled(f, ",", w[2])?;
-                labelled(f, ",", w[3])
+            Ok(())
+        }
+        Message::UpdatePos(e) => {
+            for u in e.iter() {
+                entry_head(f, u.entity, u.x, u.y)?;
+                f.s("]")?;
             }
-            Message::Input(i) => {
-                labelled_id(f, " player=", i.player)?;
-                labelled(f, " frame=", i.frame)?;
-                for (label, k) in [
-                    (" fwd=", i.forward),
-                    (" back=", i.backward),
-                    (" left=", i.turn_left),
-                    (" right=", i.turn_right),
-                    (" sleft=", i.strafe_left),
-                    (" sright=", i.strafe_right),
-                    (" shoot=", i.shooting[0]),
-                    (",", i.shooting[1]),
-                    (",", i.shooting[2]),
-                    (",", i.shooting[3]),
-                ] {
-                    f.write_str(label)?;
-                    keys(f, k)?;
-                }
-                f.write_str(" aim=")?;
-                point(f, i.aim_x, i.aim_y)
+            Ok(())
+        }
+        Message::UpdateRay(e) => {
+            for u in e.iter() {
+                entry_head(f, u.entity, u.x, u.y)?;
+                labelled(f, " ", u.orientation)?;
+                labelled(f, "° len=", u.length)?;
+                f.s("]")?;
             }
-            Message::Collision(c) => {
-                labelled_id(f, " entities=", c.entities[0])?;
-                labelled_id(f, ",", c.entities[1])?;
-                f.write_str(" at=")?;
-                point(f, c.x, c.y)
+            Ok(())
+        }
+        Message::UpdateCircle(e) => {
+            for u in e.iter() {
+                entry_head(f, u.entity, u.x, u.y)?;
+                labelled(f, " r=", u.radius)?;
+                f.s("]")?;
             }
-            Message::Stats(e) => {
-                for s in e.iter() {
-                    labelled_id(f, " [", s.player)?;
-                    labelled(f, " k=", s.kills)?;
-                    labelled(f, " d=", s.deaths)?;
-                    labelled(f, " ping=", s.ping)?;
-                    f.write_str("]")?;
-                }
-                Ok(())
-            }
-            Message::Update(e) => {
-                for u in e.iter() {
-                    entry_head(f, u.entity, u.x, u.y)?;
-                    labelled(f, " ", u.orientation)?;
-                    labelled(f, "° hp=", u.health)?;
-                    f.write_str("]")?;
-                }
-                Ok(())
-            }
-            Message::UpdatePos(e) => {
-                for u in e.iter() {
-                    entry_head(f, u.entity, u.x, u.y)?;
-                    f.write_str("]")?;
-                }
-                Ok(())
-            }
-            Message::UpdateRay(e) => {
-                for u in e.iter() {
-                    entry_head(f, u.entity, u.x, u.y)?;
-                    labelled(f, " ", u.orientation)?;
-                    labelled(f, "° len=", u.length)?;
-                    f.write_str("]")?;
-                }
-                Ok(())
-            }
-            Message::UpdateCircle(e) => {
-                for u in e.iter() {
-                    entry_head(f, u.entity, u.x, u.y)?;
-                    labelled(f, " r=", u.radius)?;
-                    f.write_str("]")?;
-                }
-                Ok(())
-            }
+            Ok(())
         }
     }
 }
@@ -209,22 +289,84 @@ pub struct Field {
     pub depth: u8,
 }
 
-/// Collects fields with running offsets.
-struct Fields {
-    out: Vec<Field>,
+/// The reused text of the field being walked: a packet's field tree is
+/// written for every packet of `-V`, without an allocation per field.
+#[derive(Debug, Default)]
+pub struct TreeBufs {
+    label: String,
+    value: String,
+}
+
+/// What receives each field: its label, its value, its byte span and depth
+/// (the texts are valid during the call only).
+pub type EmitField<'e> = dyn FnMut(&str, &str, Range<usize>, u8) + 'e;
+
+/// A field's value, written into the tree's reused text as `{}` writes it
+/// (integers through `itoa`: `fmt`'s machinery was most of `-V`'s time once
+/// the allocations were gone).
+trait Val {
+    fn put(&self, s: &mut String);
+}
+
+macro_rules! int_val {
+    ($($t:ty),*) => {$(
+        impl Val for $t {
+            fn put(&self, s: &mut String) {
+                s.push_str(itoa::Buffer::new().format(*self));
+            }
+        }
+    )*};
+}
+
+int_val!(u8, u16, u32, i16, usize);
+
+impl Val for Id {
+    fn put(&self, s: &mut String) {
+        let _ = labelled_id(s, "", *self);
+    }
+}
+
+impl Val for Keys {
+    fn put(&self, s: &mut String) {
+        let _ = keys(s, self.0);
+    }
+}
+
+impl Val for fmt::Arguments<'_> {
+    fn put(&self, s: &mut String) {
+        let _ = s.write_fmt(*self);
+    }
+}
+
+impl<T: Val + ?Sized> Val for &T {
+    fn put(&self, s: &mut String) {
+        (**self).put(s);
+    }
+}
+
+/// Walks fields with running offsets.
+struct Fields<'f, 'e> {
+    emit: &'f mut EmitField<'e>,
+    bufs: &'f mut TreeBufs,
     at: usize,
     depth: u8,
 }
 
-impl Fields {
-    fn push(&mut self, label: &str, len: usize, value: impl fmt::Display) {
-        self.out.push(Field {
-            label: label.to_owned(),
-            value: value.to_string(),
-            span: self.at..self.at + len,
-            depth: self.depth,
-        });
+impl Fields<'_, '_> {
+    fn push(&mut self, label: &str, len: usize, value: impl Val) {
+        self.bufs.value.clear();
+        value.put(&mut self.bufs.value);
+        (self.emit)(label, &self.bufs.value, self.at..self.at + len, self.depth);
         self.at += len;
+    }
+
+    /// `label[i]`.
+    fn push_indexed(&mut self, label: &str, i: usize, len: usize, value: impl Val) {
+        let mut l = std::mem::take(&mut self.bufs.label);
+        l.clear();
+        let _ = write!(l, "{label}[{i}]");
+        self.push(&l, len, value);
+        self.bufs.label = l;
     }
 
     fn id(&mut self, label: &str, id: Id) {
@@ -244,12 +386,11 @@ impl Fields {
         mut each: impl FnMut(&mut Self, E),
     ) {
         for (i, e) in items.enumerate() {
-            self.out.push(Field {
-                label: format!("{kind}[{i}]"),
-                value: String::new(),
-                span: self.at..self.at + E::LEN,
-                depth: self.depth,
-            });
+            let mut l = std::mem::take(&mut self.bufs.label);
+            l.clear();
+            let _ = write!(l, "{kind}[{i}]");
+            (self.emit)(&l, "", self.at..self.at + E::LEN, self.depth);
+            self.bufs.label = l;
             self.depth += 1;
             each(self, e);
             self.depth -= 1;
@@ -260,19 +401,39 @@ impl Fields {
 impl MessageView<'_> {
     /// Every field of the message as a tree, with byte spans for hex highlighting.
     pub fn fields(&self) -> Vec<Field> {
+        let mut out = Vec::new();
+        self.walk_tree(
+            &mut TreeBufs::default(),
+            &mut |label, value, span, depth| {
+                out.push(Field {
+                    label: label.to_owned(),
+                    value: value.to_owned(),
+                    span,
+                    depth,
+                });
+            },
+        );
+        out
+    }
+
+    /// [`MessageView::fields`] one at a time, their texts in `bufs`:
+    /// allocates nothing once `bufs` has grown.
+    pub fn walk_tree(&self, bufs: &mut TreeBufs, emit: &mut EmitField<'_>) {
         let start = self.offset;
+        bufs.value.clear();
+        let _ = token(&self.message, &mut bufs.value);
+        emit(
+            self.msg_type().name(),
+            &bufs.value,
+            start..start + self.bytes.len(),
+            0,
+        );
         let mut f = Fields {
-            out: Vec::new(),
+            emit,
+            bufs,
             at: start,
-            depth: 0,
+            depth: 1,
         };
-        f.out.push(Field {
-            label: self.msg_type().name().to_owned(),
-            value: self.message.token().to_string(),
-            span: start..start + self.bytes.len(),
-            depth: 0,
-        });
-        f.depth = 1;
         f.push("type", 1, self.msg_type().id());
         if let Some(seqno) = self.seqno() {
             f.push("seqno", 4, seqno);
@@ -309,7 +470,7 @@ impl MessageView<'_> {
                 f.id("playerId", player);
                 f.push("shipType", 1, ship_type);
                 for (i, w) in weapon_types.iter().enumerate() {
-                    f.push(&format!("weaponType[{i}]"), 1, w);
+                    f.push_indexed("weaponType", i, 1, w);
                 }
             }
             Message::Input(i) => {
@@ -326,7 +487,7 @@ impl MessageView<'_> {
                     f.push(label, 1, Keys(v));
                 }
                 for (n, v) in i.shooting.iter().enumerate() {
-                    f.push(&format!("shooting[{n}]"), 1, Keys(*v));
+                    f.push_indexed("shooting", n, 1, Keys(*v));
                 }
                 f.push("aimX", 2, i.aim_x);
                 f.push("aimY", 2, i.aim_y);
@@ -385,7 +546,6 @@ impl MessageView<'_> {
             }
         }
         debug_assert_eq!(f.at, start + self.bytes.len(), "{:?}", self.message);
-        f.out
     }
 }
 
