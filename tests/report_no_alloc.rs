@@ -137,6 +137,7 @@ fn verbose_and_hex_packet_lines_allocate_nothing_per_packet() {
                 direction: Direction::ClientToServer,
                 findings: &[],
                 acks: Default::default(),
+                ack_samples: [&[], &[]],
                 resends: 0,
             });
         }
