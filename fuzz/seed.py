@@ -6,7 +6,8 @@ hand-made inputs. Run from the repository root: python3 fuzz/seed.py
   selector, flags, u16 LE length, bytes), cut and whole; IPv4 and IPv6
   fragments, in order, out of order, overlapping.
 - capture_file: each capture's first 12 records as pcap, as pcapng (editcap,
-  when installed), gzip- and zstd-compressed.
+  when installed), gzip- and zstd-compressed, and (Ethernet captures) as a
+  pcapng file with Ethernet and raw IP interfaces, plain and gzip-compressed.
 - display_filter: expressions (README, tests), each with a few payloads.
 - rules_file: rules files and expected results (truth files).
 - decode, strs_decode, bg_decode, described_decode: the captures' payloads.
@@ -108,6 +109,26 @@ def pcap_bytes(header, endian, recs):
     return bytes(out)
 
 
+def ng_block(kind, body):
+    body = body + b"\0" * (-len(body) % 4)
+    n = 12 + len(body)
+    return struct.pack("<II", kind, n) + body + struct.pack("<I", n)
+
+
+def pcapng_mixed(recs):
+    """Ethernet frames on interface 0, the same without their Ethernet header
+    on a raw IP interface 1, alternately."""
+    out = ng_block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    out += ng_block(1, struct.pack("<HHI", 1, 0, 0))
+    out += ng_block(1, struct.pack("<HHI", 101, 0, 0))
+    for i, ((sec, frac), frame) in enumerate(recs):
+        iface, data = (0, frame) if i % 2 == 0 else (1, frame[14:])
+        units = sec * 1_000_000 + frac
+        out += ng_block(6, struct.pack("<IIIII", iface, units >> 32, units & 0xFFFFFFFF,
+                                       len(data), len(data)) + data)
+    return out
+
+
 def udp_payload(frame, linktype):
     """The UDP payload of an Ethernet / raw IPv4 or IPv6 frame, if plain."""
     at = 14 if linktype == 1 else 0
@@ -158,10 +179,19 @@ def main():
             if subprocess.run(["editcap", "-F", "pcapng", tmp_in, tmp_out],
                               capture_output=True).returncode == 0:
                 with open(tmp_out, "rb") as f:
-                    write("capture_file", f"{stem}.pcapng", f.read())
+                    ng = f.read()
+                write("capture_file", f"{stem}.pcapng", ng)
+                # Compressed pcapng: read by lwarscope's own parser as it comes.
+                write("capture_file", f"{stem}.pcapng.gz", gzip.compress(ng))
             for t in (tmp_in, tmp_out):
                 if os.path.exists(t):
                     os.remove(t)
+        if linktype == 1:
+            # Ethernet and raw IP interfaces in one pcapng file (libpcap
+            # refuses it), plain and compressed.
+            mixed = pcapng_mixed(recs[:12])
+            write("capture_file", f"{stem}-mixed.pcapng", mixed)
+            write("capture_file", f"{stem}-mixed.pcapng.gz", gzip.compress(mixed))
         kind = ("strs" if stem.startswith("strs") else "bg" if stem.startswith("bg")
                 else "ksy" if stem.startswith("ksy") else "lwar")
         for _, f in recs[:40]:

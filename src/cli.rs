@@ -117,9 +117,10 @@ pub struct Cli {
     pub list_fields: bool,
 
     /// Capture filter in libpcap syntax, applied to live traffic and to files
-    /// (as tcpdump does). The live default keeps UDP and its IP fragments, with
-    /// VLAN tags on Ethernet (`udp or (ip6 protochain 17) or (vlan and ...)`;
-    /// without `vlan` on `any` and other links); protocols are then recognised
+    /// (as tcpdump does). The live default keeps UDP, its IP fragments and IPv6
+    /// whose first header is an extension header (`udp or (ip6 and (ip6[6] ==
+    /// 0 or ...)) or (vlan and ...)`; without `vlan` on `any` and other links);
+    /// protocols are then recognised
     /// on any port. On files there is no default: every frame is read
     #[arg(short = 'f', long = "filter", value_name = "BPF")]
     pub filter: Option<String>,

@@ -685,3 +685,68 @@ fn the_default_filter_keeps_ipv6_udp_behind_extension_headers() {
         assert!(on_sll2.filter(&f), "{kinds:?} SLL2: filtered out");
     }
 }
+
+/// A UDP length below the UDP header's 8 bytes is broken (Linux drops the
+/// datagram), in a whole frame or one the snaplen cut, over IPv4 and IPv6,
+/// on every path (the layer-by-layer one for plain frames, the general one
+/// behind a VLAN tag, a reassembled datagram); only 0 over IPv6 (a jumbogram's
+/// length is in the IP header) stands for "the IP length". Regression: any
+/// length below 8 was taken as "trust the IP length" and the datagram analysed.
+#[test]
+fn a_udp_length_below_its_header_is_malformed() {
+    let payload = lwar_payload(1, 40);
+    for (src, dst) in [v4(), v6()] {
+        let ip = udp_packet(src, dst, &payload);
+        let udp_at = if src.is_ipv4() { 20 } else { 40 };
+        for length in 0u16..8 {
+            let mut broken = ip.clone();
+            broken[udp_at + 4..udp_at + 6].copy_from_slice(&length.to_be_bytes());
+            let jumbo_like = src.is_ipv6() && length == 0;
+            for link in [Link::Ethernet, Link::Vlan(5)] {
+                let f = frame(link, &broken);
+                for cut in [false, true] {
+                    let class = lwarscope::capture::classify_frame(
+                        LinkType::Ethernet,
+                        &f,
+                        cut,
+                        1,
+                        Timestamp(0),
+                    );
+                    if jumbo_like {
+                        assert!(
+                            matches!(class, lwarscope::capture::FrameClass::Udp(d) if d.payload == &payload[..]),
+                            "{src} length {length} {link:?} cut {cut}: {class:?}"
+                        );
+                    } else {
+                        assert_eq!(
+                            class,
+                            lwarscope::capture::FrameClass::Malformed,
+                            "{src} length {length} {link:?} cut {cut}"
+                        );
+                    }
+                }
+            }
+        }
+        // Reassembled: the length sits in the first fragment.
+        let mut frames = Vec::new();
+        for (i, mut f) in udp_fragments(src, dst, 9, &lwar_payload(9, 300), 128)
+            .into_iter()
+            .enumerate()
+        {
+            if i == 0 {
+                let udp_at = if src.is_ipv4() { 20 } else { 48 };
+                f[udp_at + 4..udp_at + 6].copy_from_slice(&3u16.to_be_bytes());
+            }
+            frames.push(Fx::whole(i as u64 + 1, frame(Link::Ethernet, &f)));
+        }
+        let (_dir, path) = tmp("short-length.pcap");
+        write_pcap(&path, LinkType::Ethernet, &frames);
+        let run = read_files(std::slice::from_ref(&path));
+        assert_eq!(
+            run.classes().last(),
+            Some(&Class::Malformed),
+            "{src}: {:?}",
+            run.classes()
+        );
+    }
+}

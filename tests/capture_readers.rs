@@ -8,6 +8,7 @@ mod common;
 use common::{Fx, lwar_payload, write_pcap};
 use lwarscope::capture::synth::{Link, udp_frame};
 use lwarscope::capture::{CaptureError, FileReader, FrameClass, LinkType, Source, Timestamp};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -291,11 +292,13 @@ fn epb(out: &mut Vec<u8>, big: bool, iface: u32, units: u64, data: &[u8]) {
     block(out, big, 6, &b);
 }
 
+/// What [`mixed_pcapng`] holds: each frame's time, addresses, payload, link.
+type Want = Vec<(Timestamp, SocketAddr, SocketAddr, Vec<u8>, LinkType)>;
+
 /// A pcapng file as a capture on several interfaces gives it: Ethernet, raw
 /// IP and Linux cooked (v1 and v2) interfaces, microsecond, nanosecond and
 /// binary time stamps, and a second section in the other byte order.
-#[test]
-fn a_pcapng_file_mixing_link_types_is_read_whole() {
+fn mixed_pcapng() -> (Vec<u8>, Want) {
     let (src, dst) = v4();
     let v6src: SocketAddr = "[2001:db8::1]:40000".parse().unwrap();
     let v6dst: SocketAddr = "[2001:db8::2]:32422".parse().unwrap();
@@ -335,6 +338,13 @@ fn a_pcapng_file_mixing_link_types_is_read_whole() {
             want.push((Timestamp::from_millis(ms), s, d, payload, link.link_type()));
         }
     }
+    (file, want)
+}
+
+/// A mixed pcapng file ([`mixed_pcapng`]) is read whole; libpcap gives up.
+#[test]
+fn a_pcapng_file_mixing_link_types_is_read_whole() {
+    let (file, want) = mixed_pcapng();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mixed.pcapng");
     std::fs::write(&path, &file).unwrap();
@@ -492,4 +502,112 @@ fn the_projects_own_files_read_back_unchanged() {
         .collect();
     write_pcap(&path, LinkType::Ethernet, &frames);
     assert_eq!(same_through_both(&path), frames.len() as u64);
+}
+
+/// Checks that `source` gives the frames of [`mixed_pcapng`], then its end.
+fn reads_as_wanted(source: &mut Source, want: &Want, what: &str) {
+    let mut seen = 0;
+    while let Some(frame) = source.next_frame().unwrap() {
+        let (ts, s, d, payload, link) = &want[seen];
+        assert_eq!(frame.link, *link, "{what}: frame {}", frame.number);
+        assert!(frame.ts <= *ts && ts.since(frame.ts) < 1000, "{what}");
+        let FrameClass::Udp(dg) = frame.class else {
+            panic!("{what}: frame {} is {:?}", frame.number, frame.class)
+        };
+        assert_eq!(
+            (&dg.src, &dg.dst, dg.payload),
+            (s, d, payload.as_slice()),
+            "{what}"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, want.len(), "{what}");
+}
+
+/// The mixed pcapng file compressed (gzip, zstd) and through a pipe (standard
+/// input, compressed or not): read whole, every interface with its link type,
+/// as the file read in place. A cut stream delivers what precedes the cut and
+/// says so; a corrupt one says why. Regression: these went to libpcap, which
+/// refuses the second link type before the first packet.
+#[test]
+fn a_mixed_pcapng_stream_or_compressed_file_is_read_whole() {
+    let (plain, want) = mixed_pcapng();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&plain).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(&plain[..], 1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in [("mixed.pcapng.gz", &gz), ("mixed.pcapng.zst", &zst)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let mut source = Source::files(&[&path]).unwrap();
+        reads_as_wanted(&mut source, &want, name);
+        assert_eq!(source.stats().counts.udp, 80);
+
+        // Cut inside the second section's packets: the frames before the
+        // cut, then a cut-off error that counts them.
+        let cut_plain = &plain[..plain.len() - 100];
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(cut_plain).unwrap();
+        let cut = dir.path().join(format!("cut-{name}"));
+        std::fs::write(&cut, gz.finish().unwrap()).unwrap();
+        let mut source = Source::files(&[&cut]).unwrap();
+        let mut n = 0;
+        let err = loop {
+            match source.next_frame() {
+                Ok(Some(_)) => n += 1,
+                Ok(None) => panic!("{name}: no cut seen"),
+                Err(e) => break e,
+            }
+        };
+        assert!(n >= 78, "{name}: {n}");
+        assert!(
+            matches!(err, CaptureError::CutOff { packets, .. } if packets == n),
+            "{name}: {err}"
+        );
+    }
+    // A gzip stream whose checksum is wrong: every frame, then the stream's
+    // error.
+    let path = dir.path().join("corrupt.pcapng.gz");
+    let mut bad = gz.clone();
+    let crc = bad.len() - 8;
+    for b in &mut bad[crc..crc + 4] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&path, &bad).unwrap();
+    let mut source = Source::files(&[&path]).unwrap();
+    let err = loop {
+        match source.next_frame() {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("corrupt gzip read to its end"),
+            Err(e) => break e,
+        }
+    };
+    assert!(err.to_string().contains("gzip"), "{err}");
+
+    // Standard input, a pipe: plain, then gzip.
+    for (what, bytes) in [("plain", plain.clone()), ("gzip", gz.clone())] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lwarscope"))
+            .args(["-r", "-", "--format", "json"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            // A few bytes at a time: the reader sees the stream as it comes.
+            for piece in bytes.chunks(97) {
+                if stdin.write_all(piece).is_err() {
+                    return;
+                }
+            }
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["capture"]["frames"], 80, "{what}: {stderr}");
+    }
 }

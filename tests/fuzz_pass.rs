@@ -115,24 +115,73 @@ fn frame_seeds() -> &'static [Vec<u8>] {
     })
 }
 
-/// Inputs of the `capture_file` target: each capture's first frames as pcap.
+/// A pcapng block (little-endian).
+fn ng_block(kind: u32, body: &[u8]) -> Vec<u8> {
+    let len = (12 + body.len().div_ceil(4) * 4) as u32;
+    let mut b = kind.to_le_bytes().to_vec();
+    b.extend_from_slice(&len.to_le_bytes());
+    b.extend_from_slice(body);
+    b.resize(len as usize - 4, 0);
+    b.extend_from_slice(&len.to_le_bytes());
+    b
+}
+
+/// Ethernet frames as a pcapng file with an Ethernet and a raw IP interface:
+/// every other frame without its Ethernet header, on the second.
+fn mixed_pcapng(frames: &[(Timestamp, Vec<u8>)]) -> Vec<u8> {
+    let mut shb = 0x1a2b_3c4du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    let mut out = ng_block(0x0a0d_0d0a, &shb);
+    for link in [1u16, 101] {
+        let mut idb = link.to_le_bytes().to_vec();
+        idb.extend_from_slice(&[0; 6]);
+        out.extend(ng_block(1, &idb));
+    }
+    for (i, (ts, f)) in frames.iter().enumerate() {
+        let (iface, data) = if i % 2 == 0 {
+            (0u32, &f[..])
+        } else {
+            (1, &f[14..])
+        };
+        let us = ts.0 / 1000;
+        let mut epb = iface.to_le_bytes().to_vec();
+        epb.extend_from_slice(&((us >> 32) as u32).to_le_bytes());
+        epb.extend_from_slice(&(us as u32).to_le_bytes());
+        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        epb.extend_from_slice(data);
+        out.extend(ng_block(6, &epb));
+    }
+    out
+}
+
+/// Inputs of the `capture_file` target: each capture's first frames as pcap;
+/// those of Ethernet captures also as a pcapng file mixing link types, plain
+/// and gzip-compressed (read as a stream).
 fn file_seeds() -> &'static [Vec<u8>] {
     static SEEDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
     SEEDS.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("seed.pcap");
-        CAPTURES
-            .iter()
-            .map(|name| {
-                let (link, frames) = frames_of(name, 12);
-                let mut w = PcapWriter::create(&path, link).unwrap();
-                for (ts, f) in &frames {
-                    w.write(*ts, f);
-                }
-                w.finish().unwrap();
-                std::fs::read(&path).unwrap()
-            })
-            .collect()
+        let mut seeds = Vec::new();
+        for name in CAPTURES {
+            let (link, frames) = frames_of(name, 12);
+            let mut w = PcapWriter::create(&path, link).unwrap();
+            for (ts, f) in &frames {
+                w.write(*ts, f);
+            }
+            w.finish().unwrap();
+            seeds.push(std::fs::read(&path).unwrap());
+            if link == LinkType::Ethernet {
+                let mixed = mixed_pcapng(&frames);
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                std::io::Write::write_all(&mut gz, &mixed).unwrap();
+                seeds.push(gz.finish().unwrap());
+                seeds.push(mixed);
+            }
+        }
+        seeds
     })
 }
 
@@ -280,6 +329,25 @@ fn every_seed_passes() {
     for s in rules_seeds() {
         fuzzing::rules_file(s);
     }
+    // The mixed-link pcapng seeds, plain and compressed, read whole.
+    let dir = tempfile::tempdir().unwrap();
+    let mut mixed = 0;
+    for (i, s) in file_seeds().iter().enumerate() {
+        let ng = s.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]);
+        if !(ng || s.starts_with(&[0x1f, 0x8b])) {
+            continue;
+        }
+        let path = dir.path().join(format!("seed-{i}"));
+        std::fs::write(&path, s).unwrap();
+        let mut source = Source::files(&[&path]).expect("seed opens");
+        let mut udp = 0;
+        while let Some(f) = source.next_frame().expect("seed reads") {
+            udp += u32::from(matches!(f.class, FrameClass::Udp(_)));
+        }
+        assert_eq!(udp, 12, "seed {i}");
+        mixed += 1;
+    }
+    assert!(mixed >= 4, "{mixed}");
     // The frames seeds reach UDP, and the capture seeds the protocols.
     let mut framer = lwarscope::capture::Framer::new(Default::default());
     let (link, frames) = frames_of("sim-clean.pcap", 1);

@@ -552,3 +552,156 @@ fn findings_by_the_hundred_thousand_through_every_output() {
         }
     }
 }
+
+/// Text an attacker chooses (a player's name, a chat line) carrying terminal
+/// escapes: clear the screen, retitle the window, an 8-bit CSI, a bell, a
+/// carriage return and a new line before a fake verdict. No text output
+/// writes any of it raw, with or without colour: every control character
+/// is shown escaped. Regression: player names went raw into the report table.
+#[test]
+fn text_from_the_wire_never_reaches_a_terminal_raw() {
+    const EVIL: &[u8] = b"\x1b[2J\x1b]0;owned\x07\xc2\x9b1m\r\nALL CLEAN\x08\x7f";
+    let make = |w: &mut dyn Write| {
+        let mut p = Pcap::new(w);
+        let (client, server) = (peer(3), SocketAddr::from(SERVER));
+        let me = Id::new(1, 2);
+        let packets = [
+            (
+                client,
+                server,
+                lwar(
+                    0,
+                    1,
+                    vec![MessageRepr::Connect {
+                        seqno: 1,
+                        name: EVIL.to_vec(),
+                    }],
+                ),
+            ),
+            (
+                server,
+                client,
+                lwar(
+                    1,
+                    2,
+                    vec![MessageRepr::Join {
+                        seqno: 1,
+                        player: me,
+                        name: EVIL.to_vec(),
+                    }],
+                ),
+            ),
+            (
+                server,
+                client,
+                lwar(
+                    1,
+                    3,
+                    vec![
+                        MessageRepr::Chat {
+                            seqno: 2,
+                            player: me,
+                            text: EVIL.to_vec(),
+                        },
+                        MessageRepr::Name {
+                            seqno: 3,
+                            player: me,
+                            name: EVIL.to_vec(),
+                        },
+                    ],
+                ),
+            ),
+        ];
+        for (k, (src, dst, bytes)) in packets.iter().enumerate() {
+            let f = udp_frame(Link::Ethernet, *src, *dst, bytes);
+            if !p.record(k as u64 * 1000, &f) {
+                return;
+            }
+        }
+    };
+    let fields = [
+        "-T",
+        "fields",
+        "-e",
+        "lwar.name",
+        "-e",
+        "lwar.chat.text",
+        "-e",
+        "lwarscope.finding",
+    ];
+    let mut outputs: Vec<Vec<&str>> = vec![
+        vec![],
+        vec!["--color", "always"],
+        vec!["--packets"],
+        vec!["--packets", "--color", "always"],
+        vec!["-V"],
+        vec!["-V", "-x", "--color", "always"],
+        vec!["-q", "-z", "conv", "-z", "expert", "-z", "io,stat,0"],
+        vec!["-Y", "lwar.name contains \"ALL\""],
+        fields.to_vec(),
+    ];
+    for quote in ["quote=n", "quote=d"] {
+        let mut f = fields.to_vec();
+        f.extend(["-E", quote]);
+        outputs.push(f);
+    }
+    for extra in outputs {
+        let mut args = vec!["-r", "-"];
+        args.extend(&extra);
+        let r = run(&args, make);
+        assert_eq!(r.code, Some(0), "{args:?}: {}", r.stderr);
+        let text = r.tail_str();
+        assert!(r.out_bytes > 0 && r.out_bytes == r.tail.len() as u64);
+        // The colours lwarscope writes itself (SGR: ESC [ digits m) aside,
+        // no control character but the line ends and the tabs of -T fields.
+        let mut rest = text.as_str();
+        let mut plain = String::new();
+        while let Some(at) = rest.find("\x1b[") {
+            plain.push_str(&rest[..at]);
+            let after = &rest[at + 2..];
+            let end = after
+                .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+                .unwrap_or(after.len());
+            assert_eq!(
+                after[end..].chars().next(),
+                Some('m'),
+                "{args:?}: an escape that is not a colour: {text}"
+            );
+            rest = &after[end + 1..];
+        }
+        plain.push_str(rest);
+        let bad: Vec<char> = plain
+            .chars()
+            .filter(|&c| c.is_control() && c != '\n' && c != '\t')
+            .collect();
+        assert!(bad.is_empty(), "{args:?}: {bad:?} raw in\n{text}");
+        assert!(
+            !plain
+                .lines()
+                .any(|l| l.trim_start().starts_with("ALL CLEAN")),
+            "{args:?}: a line of the attacker's\n{text}"
+        );
+        // The text is there, escaped, where the output shows names (the
+        // table wraps it).
+        if extra.is_empty() {
+            assert!(plain.contains("1:2 \\u{1b}[2J"), "{args:?}: {text}");
+        }
+        if extra.contains(&"-V") || extra.first() == Some(&"-T") {
+            assert!(plain.contains("owned"), "{args:?}: {text}");
+            assert!(plain.contains("ALL CLEAN"), "{args:?}: {text}");
+        }
+    }
+    // The rules file's verdict in `check`'s text and JUnit outputs.
+    for extra in [&["--deny", "violation"][..], &["--junit", "/dev/stdout"]] {
+        let mut args = vec!["check", "-"];
+        args.extend(extra);
+        let r = run(&args, make);
+        let text = r.tail_str();
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{args:?}: {text}"
+        );
+    }
+}

@@ -110,6 +110,74 @@ fn a_pipe_stalled_in_the_middle_of_a_record_stops_too() {
     stalled_pipe(libc::SIGINT, 25, 30);
 }
 
+/// A pcapng block.
+fn block(kind: u32, body: &[u8]) -> Vec<u8> {
+    let len = (12 + body.len().div_ceil(4) * 4) as u32;
+    let mut b = kind.to_le_bytes().to_vec();
+    b.extend_from_slice(&len.to_le_bytes());
+    b.extend_from_slice(body);
+    b.resize(len as usize - 4, 0);
+    b.extend_from_slice(&len.to_le_bytes());
+    b
+}
+
+/// The first `records` records of sim-clean.pcap as pcapng (a section, an
+/// Ethernet and a raw IP interface, the records on the first), and `extra`
+/// bytes of the next block.
+fn pcapng_head(records: usize, extra: usize) -> Vec<u8> {
+    let data = capture();
+    let mut out = Vec::new();
+    let mut shb = 0x1a2b_3c4du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    out.extend(block(0x0a0d_0d0a, &shb));
+    for link in [1u16, 101] {
+        let mut idb = link.to_le_bytes().to_vec();
+        idb.extend_from_slice(&[0; 6]);
+        out.extend(block(1, &idb));
+    }
+    let mut at = 24;
+    for i in 0..=records {
+        let word = |k: usize| u32::from_le_bytes(data[at + k..at + k + 4].try_into().unwrap());
+        let (secs, usecs, caplen, len) = (word(0), word(4), word(8), word(12));
+        let units = u64::from(secs) * 1_000_000 + u64::from(usecs);
+        let mut epb = 0u32.to_le_bytes().to_vec();
+        epb.extend_from_slice(&((units >> 32) as u32).to_le_bytes());
+        epb.extend_from_slice(&(units as u32).to_le_bytes());
+        epb.extend_from_slice(&caplen.to_le_bytes());
+        epb.extend_from_slice(&len.to_le_bytes());
+        epb.extend_from_slice(&data[at + 16..at + 16 + caplen as usize]);
+        let b = block(6, &epb);
+        if i == records {
+            out.extend_from_slice(&b[..extra]);
+        } else {
+            out.extend(b);
+        }
+        at += 16 + caplen as usize;
+    }
+    out
+}
+
+/// A pcapng stream with interfaces of two link types (read by lwarscope's
+/// own parser, not libpcap): stopped by the first signal while its writer
+/// stalls, between blocks and inside one, with the results of what was read.
+#[test]
+fn a_stalled_pcapng_pipe_stops_at_the_first_signal_with_its_results() {
+    for (sig, records, extra) in [(libc::SIGINT, 40, 0), (libc::SIGTERM, 25, 30)] {
+        let mut child = lwarscope(&["-r", "-"], Stdio::piped());
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&pcapng_head(records, extra)).unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(800));
+        signal(&child, sig);
+        let (code, out, err) = finish(child, Duration::from_secs(10));
+        drop(stdin);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(frames_line(&out), Some(records as u64), "{out}\n{err}");
+        assert!(out.contains("sessions"), "{out}");
+    }
+}
+
 /// A named FIFO: read at all (its first bytes once), and stopped by the first
 /// signal while its writer stalls.
 #[test]

@@ -108,9 +108,49 @@ impl Read for Polled {
     }
 }
 
+/// The first bytes the thread writes into the pipe (what the reader will
+/// read first: the capture's magic), and whether it has ended.
+#[derive(Default)]
+struct Head {
+    state: Mutex<(Vec<u8>, bool)>,
+    told: std::sync::Condvar,
+}
+
+impl Head {
+    /// Keeps what is missing of the first four bytes of `chunk`.
+    fn saw(&self, chunk: &[u8]) {
+        if let Ok(mut s) = self.state.lock()
+            && s.0.len() < 4
+        {
+            let n = (4 - s.0.len()).min(chunk.len());
+            s.0.extend_from_slice(&chunk[..n]);
+            if s.0.len() == 4 {
+                self.told.notify_all();
+            }
+        }
+    }
+
+    fn ended(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.1 = true;
+        }
+        self.told.notify_all();
+    }
+}
+
+/// Tells the head it ended when the thread ends, however it does.
+struct Ends(Arc<Head>);
+
+impl Drop for Ends {
+    fn drop(&mut self) {
+        self.0.ended();
+    }
+}
+
 /// The thread that inflates a compressed file into a pipe.
 pub struct Inflater {
     compression: Compression,
+    head: Arc<Head>,
     /// Why inflating stopped early (a corrupt or truncated stream).
     error: Arc<Mutex<Option<String>>>,
     /// Asks the thread to stop after the chunk it is writing.
@@ -144,16 +184,20 @@ impl Inflater {
         let error = Arc::new(Mutex::new(None));
         let cancel = Arc::new(AtomicBool::new(false));
         let (e, c) = (Arc::clone(&error), Arc::clone(&cancel));
+        let head = Arc::new(Head::default());
+        let h = Ends(Arc::clone(&head));
         let thread = std::thread::Builder::new()
             .name(format!("inflate {}", compression.name()))
             .spawn(move || {
                 block_sigpipe();
                 let input = io::BufReader::new(file);
                 let result = match compression {
-                    Compression::Gzip => pump(flate2::read::MultiGzDecoder::new(input), writer, &c),
+                    Compression::Gzip => {
+                        pump(flate2::read::MultiGzDecoder::new(input), writer, &c, &h.0)
+                    }
                     Compression::Zstd => zstd::stream::read::Decoder::with_buffer(input)
-                        .and_then(|d| pump(d, writer, &c)),
-                    Compression::Stream => pump(input, writer, &c),
+                        .and_then(|d| pump(d, writer, &c, &h.0)),
+                    Compression::Stream => pump(input, writer, &c, &h.0),
                 };
                 // A closed pipe is the reader stopping early (`-c`), not an error.
                 if let Err(err) = result
@@ -167,6 +211,7 @@ impl Inflater {
             reader,
             Inflater {
                 compression,
+                head,
                 error,
                 cancel,
                 thread: Some(thread),
@@ -197,6 +242,8 @@ impl Inflater {
         let error = Arc::new(Mutex::new(None));
         let cancel = Arc::new(AtomicBool::new(false));
         let (e, c) = (Arc::clone(&error), Arc::clone(&cancel));
+        let head = Arc::new(Head::default());
+        let h = Ends(Arc::clone(&head));
         let thread = std::thread::Builder::new()
             .name("read stream".into())
             .spawn(move || {
@@ -217,11 +264,11 @@ impl Inflater {
                     let input = io::BufReader::new(io::Cursor::new(head.clone()).chain(input));
                     match Compression::sniff(&head) {
                         Some(Compression::Gzip) => {
-                            pump(flate2::read::MultiGzDecoder::new(input), writer, &c)
+                            pump(flate2::read::MultiGzDecoder::new(input), writer, &c, &h.0)
                         }
                         Some(Compression::Zstd) => zstd::stream::read::Decoder::with_buffer(input)
-                            .and_then(|d| pump(d, writer, &c)),
-                        None | Some(Compression::Stream) => pump(input, writer, &c),
+                            .and_then(|d| pump(d, writer, &c, &h.0)),
+                        None | Some(Compression::Stream) => pump(input, writer, &c, &h.0),
                     }
                 });
                 if let Err(err) = result
@@ -235,6 +282,7 @@ impl Inflater {
             reader,
             Inflater {
                 compression: Compression::Stream,
+                head,
                 error,
                 cancel,
                 thread: Some(thread),
@@ -263,6 +311,21 @@ impl Inflater {
         self.error()
     }
 
+    /// The first four bytes the pipe will give (fewer if the thread ended
+    /// before writing them): waits for them, as the pipe's reader would.
+    pub fn head(&self) -> Vec<u8> {
+        let Ok(mut s) = self.head.state.lock() else {
+            return Vec::new();
+        };
+        while s.0.len() < 4 && !s.1 {
+            match self.head.told.wait(s) {
+                Ok(g) => s = g,
+                Err(_) => return Vec::new(),
+            }
+        }
+        s.0.clone()
+    }
+
     /// Why inflating stopped early, so far.
     pub fn error(&self) -> Option<String> {
         let e = self.error.lock().ok()?.clone()?;
@@ -282,7 +345,12 @@ impl Inflater {
 }
 
 /// Moves the inflated bytes into the pipe, a chunk at a time.
-fn pump(mut from: impl Read, mut to: io::PipeWriter, cancel: &AtomicBool) -> io::Result<()> {
+fn pump(
+    mut from: impl Read,
+    mut to: io::PipeWriter,
+    cancel: &AtomicBool,
+    head: &Head,
+) -> io::Result<()> {
     let mut chunk = vec![0u8; CHUNK];
     loop {
         if cancel.load(Ordering::SeqCst) {
@@ -294,6 +362,7 @@ fn pump(mut from: impl Read, mut to: io::PipeWriter, cancel: &AtomicBool) -> io:
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        head.saw(&chunk[..n]);
         to.write_all(&chunk[..n])?;
     }
 }

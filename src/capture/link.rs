@@ -300,11 +300,14 @@ fn stop_class<'a>(p: &LaxSlicedPacket<'a>, cut: bool, bad: Dissected<'a>) -> Dis
 fn udp_of<'a>(src: IpAddr, dst: IpAddr, udp: &UdpSlice<'a>, cut: bool) -> Dissected<'a> {
     let payload = udp.payload();
     let length = usize::from(udp.length());
-    // A length below the header (0 for IPv6 jumbograms): trust the IP length.
+    // A length below the header is broken (Linux drops the datagram), but for
+    // 0 over IPv6, which a jumbogram uses: its length is the IP one.
     let payload_len = if length >= 8 {
         length - 8
-    } else {
+    } else if length == 0 && src.is_ipv6() {
         payload.len()
+    } else {
+        return Dissected::Malformed;
     };
     if payload.len() < payload_len && !cut {
         return Dissected::Malformed;

@@ -164,12 +164,15 @@ enum Format {
     Ng(Ng),
 }
 
-/// Reads records from the bytes of a whole capture file, front to back.
+/// Reads records from the bytes of a whole capture file, front to back, or
+/// from a window on them that moves forward ([`Parser::discard`]: a stream).
 #[derive(Debug, Clone)]
 pub(crate) struct Parser {
     format: Format,
     /// The offset of the next record or block.
     pos: usize,
+    /// The offset in the file of the first byte of the data `next` is given.
+    base: usize,
 }
 
 impl Parser {
@@ -223,6 +226,7 @@ impl Parser {
                     link,
                 }),
                 pos: 24,
+                base: 0,
             },
             link,
         ))
@@ -233,22 +237,48 @@ impl Parser {
         self.pos
     }
 
+    /// The offset in the file of the first byte `next` is to be given.
+    pub fn base(&self) -> usize {
+        self.base
+    }
+
+    /// The first `n` bytes of the window are gone: `next` is given the data
+    /// from `base() + n` on. `n` is at most `position() - base()`.
+    pub fn discard(&mut self, n: usize) {
+        debug_assert!(self.base + n <= self.pos);
+        self.base += n;
+    }
+
     /// The next packet, the end, or a cut; an error says what is wrong at
-    /// which offset. After an error or a cut the parser stays where it was.
+    /// which offset (of the file). `data` holds the file's bytes from
+    /// `base()` on. After an error or a cut the parser stays where it was.
     pub fn next<'a>(&mut self, data: &'a [u8]) -> Result<Next<'a>, String> {
+        let base = self.base;
         match &mut self.format {
             Format::Pcap(p) => {
                 let p = *p;
-                next_pcap(&p, data, &mut self.pos)
+                next_pcap(&p, data, base, &mut self.pos)
             }
-            Format::Ng(ng) => next_ng(ng, data, &mut self.pos),
+            Format::Ng(ng) => next_ng(ng, data, base, &mut self.pos),
         }
     }
 }
 
-fn next_pcap<'a>(p: &Pcap, data: &'a [u8], pos: &mut usize) -> Result<Next<'a>, String> {
+/// The bytes of `data` (which starts at `base` in the file) from offset `at`.
+fn from(data: &[u8], base: usize, at: usize) -> &[u8] {
+    at.checked_sub(base)
+        .and_then(|i| data.get(i..))
+        .unwrap_or_default()
+}
+
+fn next_pcap<'a>(
+    p: &Pcap,
+    data: &'a [u8],
+    base: usize,
+    pos: &mut usize,
+) -> Result<Next<'a>, String> {
     let at = *pos;
-    let rest = data.get(at..).unwrap_or_default();
+    let rest = from(data, base, at);
     if rest.is_empty() {
         return Ok(Next::End);
     }
@@ -290,15 +320,17 @@ struct Block<'a> {
     body: &'a [u8],
 }
 
-/// The block at `at`; `Ok(None)` at the end of the file, `Err(None)` when the
-/// file ends inside it, `Err(Some(why))` when it is malformed. `order` is the
-/// section's byte order; a section header block carries its own.
+/// The block at `at` (of the file; `data` starts at `base`); `Ok(None)` at
+/// the end of the file, `Err(None)` when the file ends inside it,
+/// `Err(Some(why))` when it is malformed. `order` is the section's byte
+/// order; a section header block carries its own.
 fn block(
     data: &[u8],
+    base: usize,
     at: usize,
     order: Order,
 ) -> Result<Option<(Block<'_>, Order)>, Option<String>> {
-    let rest = data.get(at..).unwrap_or_default();
+    let rest = from(data, base, at);
     if rest.is_empty() {
         return Ok(None);
     }
@@ -379,7 +411,7 @@ fn open_ng(data: &[u8]) -> Result<(Parser, LinkType), OpenError> {
         Some(m) if u32::from_be_bytes(m) == BYTE_ORDER_MAGIC => Order::Big,
         _ => return Err(OpenError::NotPcap("unknown file format".to_owned())),
     };
-    let shb = match block(data, 0, order) {
+    let shb = match block(data, 0, 0, order) {
         Ok(Some((b, _))) => b,
         Ok(None) | Err(None) => {
             return Err(OpenError::NotPcap(
@@ -399,7 +431,7 @@ fn open_ng(data: &[u8]) -> Result<(Parser, LinkType), OpenError> {
     let mut at = shb.body.len() + 12;
     let mut scan = ng.clone();
     let first = loop {
-        let (b, o) = match block(data, at, scan.order) {
+        let (b, o) = match block(data, 0, at, scan.order) {
             Ok(Some(b)) => b,
             Ok(None) => {
                 return Err(OpenError::NotPcap(
@@ -432,6 +464,7 @@ fn open_ng(data: &[u8]) -> Result<(Parser, LinkType), OpenError> {
         Parser {
             format: Format::Ng(ng),
             pos: shb.body.len() + 12,
+            base: 0,
         },
         link,
     ))
@@ -529,9 +562,14 @@ fn interface(b: &Block<'_>, order: Order) -> Result<Iface, String> {
     Ok(iface)
 }
 
-fn next_ng<'a>(ng: &mut Ng, data: &'a [u8], pos: &mut usize) -> Result<Next<'a>, String> {
+fn next_ng<'a>(
+    ng: &mut Ng,
+    data: &'a [u8],
+    base: usize,
+    pos: &mut usize,
+) -> Result<Next<'a>, String> {
     loop {
-        let (b, order) = match block(data, *pos, ng.order) {
+        let (b, order) = match block(data, base, *pos, ng.order) {
             Ok(Some(b)) => b,
             Ok(None) => return Ok(Next::End),
             Err(None) => return Ok(Next::Cut),

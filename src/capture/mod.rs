@@ -28,6 +28,7 @@ mod frame;
 mod framer;
 mod link;
 mod mapped;
+mod piped;
 mod reassembly;
 pub mod rotate;
 mod source;

@@ -6,6 +6,7 @@ use super::error::{CaptureError, pcap_reason};
 use super::frame::{CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatagram, PcapStats};
 use super::link::{Dissected, LinkType, Udp, dissect, reassembled_udp};
 use super::mapped::{MapError, MappedFile, Next, OpenError};
+use super::piped::{PipedFile, PipedNext, PipedOpenError};
 use super::reassembly::{Added, Reassembler, ReassemblyLimits};
 use super::{Datagram, Timestamp};
 use pcap::{Active, Capture, Offline, Precision};
@@ -122,6 +123,14 @@ enum Reader {
     },
     /// A regular file, mapped and parsed in place (`capture::mapped`).
     Mapped(MappedFile),
+    /// A pcapng stream (compressed, standard input, a FIFO), parsed as it
+    /// comes (`capture::piped`): libpcap refuses one whose interfaces have
+    /// different link types.
+    Piped {
+        /// First: dropping it closes the pipe an inflater writes into.
+        file: PipedFile<std::io::PipeReader>,
+        inflater: Inflater,
+    },
 }
 
 /// Which reader [`Source::files_with`] uses for regular files.
@@ -389,7 +398,7 @@ impl Source {
             .iter()
             .map(|f| match &f.reader {
                 Reader::Mapped(m) => Some(m.len() as u64),
-                Reader::Libpcap { .. } => None,
+                Reader::Libpcap { .. } | Reader::Piped { .. } => None,
             })
             .sum()
     }
@@ -788,6 +797,55 @@ impl OfflineFile {
                     reason,
                 }),
             },
+            Reader::Piped { file, inflater } => {
+                let next = file.next(buf);
+                // A corrupt compressed stream ends the pipe early: the
+                // stream's error is the one to tell.
+                let stream_error = |inflater: &mut Inflater| {
+                    inflater.finish().map(|reason| CaptureError::FileRead {
+                        path: self.name.clone(),
+                        packets: self.packets,
+                        reason,
+                    })
+                };
+                match next {
+                    Ok(PipedNext::Packet(r)) => {
+                        let rejected = match &mut self.filter {
+                            Some(f) => f.rejects(r.link, buf)?,
+                            None => false,
+                        };
+                        let header = Header {
+                            ts: r.ts,
+                            cap_len: r.cap_len,
+                            orig_len: r.orig_len,
+                            link: r.link,
+                            at: At::Buf,
+                        };
+                        Ok(Some((header, rejected)))
+                    }
+                    Ok(PipedNext::End) => match stream_error(inflater) {
+                        Some(e) => Err(e),
+                        None => Ok(None),
+                    },
+                    Ok(PipedNext::Cut) => {
+                        Err(
+                            stream_error(inflater).unwrap_or_else(|| CaptureError::CutOff {
+                                path: self.name.clone(),
+                                packets: self.packets,
+                            }),
+                        )
+                    }
+                    Err(reason) => {
+                        Err(
+                            stream_error(inflater).unwrap_or_else(|| CaptureError::FileRead {
+                                path: self.name.clone(),
+                                packets: self.packets,
+                                reason,
+                            }),
+                        )
+                    }
+                }
+            }
         }
     }
 }
@@ -942,6 +1000,46 @@ fn open_file(
                 _ => Inflater::start(path, c),
             }
             .map_err(unreadable)?;
+            // pcapng: parsed here, every interface with its link type.
+            if inflater.head() == PCAPNG_MAGIC {
+                return match PipedFile::open(reader) {
+                    Ok((f, link)) => Ok(file(Reader::Piped { file: f, inflater }, link)),
+                    Err(e) => {
+                        let mut inflater = inflater;
+                        let why = inflater.finish();
+                        let in_compression = |reason: String| match c {
+                            Compression::Stream => reason,
+                            _ => format!("{reason}, inside {} compression", c.name()),
+                        };
+                        Err(match (e, why) {
+                            (_, Some(why)) => CaptureError::NotPcap {
+                                path: name,
+                                reason: in_compression(why),
+                            },
+                            (PipedOpenError::Open(OpenError::Unsupported(dlt)), None) => {
+                                CaptureError::UnsupportedLinkType {
+                                    input: name,
+                                    linktype: dlt,
+                                    name: dlt_name(dlt),
+                                }
+                            }
+                            (PipedOpenError::Open(OpenError::NotPcap(reason)), None) => {
+                                CaptureError::NotPcap {
+                                    path: name,
+                                    reason: in_compression(reason),
+                                }
+                            }
+                            (PipedOpenError::Open(OpenError::UseLibpcap), None) => {
+                                CaptureError::NotPcap {
+                                    path: name,
+                                    reason: in_compression("unknown file format".to_owned()),
+                                }
+                            }
+                            (PipedOpenError::Io(e), None) => unreadable(e),
+                        })
+                    }
+                };
+            }
             let spare = reader.try_clone().map_err(unreadable)?;
             let fd = std::os::fd::IntoRawFd::into_raw_fd(reader);
             // SAFETY: the descriptor is the pipe's read end, which nothing else
@@ -968,6 +1066,9 @@ fn open_file(
     let link = link_type(dlt, &name)?;
     Ok(file(Reader::Libpcap { cap, inflater }, link))
 }
+
+/// The first bytes of a pcapng file (a section header block's type).
+const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
 
 fn link_type(dlt: pcap::Linktype, input: &str) -> Result<LinkType, CaptureError> {
     LinkType::from_dlt(dlt.0).ok_or_else(|| CaptureError::UnsupportedLinkType {

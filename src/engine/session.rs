@@ -659,5 +659,9 @@ mod tests {
         // as far as anyone can tell.
         assert_eq!(d.duplicate_datagram(&dgram(b"abc", 6, 3)), None);
         assert_eq!(d.duplicate_datagram(&dgram(b"abc", 9, 4)), None);
+        // Even sent as long, and with a whole packet of those bytes before.
+        assert_eq!(d.duplicate_datagram(&dgram(b"abc", 3, 5)), None);
+        assert_eq!(d.duplicate_datagram(&dgram(b"abc", 6, 6)), None);
+        assert_eq!(d.duplicate_datagram(&dgram(b"abc", 6, 7)), None);
     }
 }
