@@ -406,3 +406,28 @@ fn a_window_holds_the_frames_tshark_puts_in_it() {
         assert_eq!(bytes, lengths.iter().sum::<u64>(), "{capture} {window}");
     }
 }
+
+/// `-w` with `--window` exports the frames of the window's packets, and no
+/// other traffic (sim-corrupt has 27 frames of it).
+#[test]
+fn a_window_s_export_holds_its_packets_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("part.pcapng");
+    let out = out.to_str().unwrap();
+    let part = json(&[
+        "-r",
+        "captures/sim-corrupt.pcap",
+        "--window",
+        "1..3",
+        "--format",
+        "json",
+        "-w",
+        out,
+    ]);
+    let selected: u64 = part["capture"]["protocols"]["lwar"].as_u64().unwrap();
+    assert!(selected > 100, "{selected}");
+    let back = json(&["-r", out, "--format", "json"]);
+    assert_eq!(back["capture"]["frames"], selected);
+    assert_eq!(back["capture"]["other"], 0);
+    assert_eq!(back["capture"]["protocols"]["lwar"], selected);
+}

@@ -478,7 +478,7 @@ fn report_on<W: Write>(
     }
     let mut export = match export {
         Some((path, format)) => {
-            let comment = match &args.display_filter {
+            let comment = match args.selection() {
                 Some(f) => format!("frames of packets selected by the display filter `{f}`"),
                 None => "every frame read".to_owned(),
             };
@@ -486,7 +486,7 @@ fn report_on<W: Write>(
             analysis.select(filter_for_export);
             Some(Export {
                 writer,
-                filtered: args.display_filter.is_some() || !args.sessions.is_empty(),
+                filtered: args.selection().is_some() || !args.sessions.is_empty(),
             })
         }
         None => None,
