@@ -84,7 +84,9 @@ pub struct ReportArgs {
     /// and every protocol's registered fields by name (`lwar.name == "ann"`,
     /// `lwar.input.aim_x > 200`; see --list-fields); operators == != < > <= >=
     /// (or eq ne lt gt le ge) contains matches (~) in {...} && || ! ( ); `!=` is
-    /// `!(==)`. With the table format, -Y implies --packets.
+    /// `!(==)`. With the table format, -Y implies --packets (--tables prints
+    /// the report of what it selects instead); with --format json the
+    /// summary counts what it selects.
     #[arg(
         short = 'Y',
         long = "display-filter",
