@@ -354,3 +354,19 @@ fn every_seed_passes() {
     let class = framer.frame(link, &frames[0].1, false, 1, frames[0].0);
     assert!(matches!(class, FrameClass::Udp(_)));
 }
+
+/// Inputs the fuzz pass itself found, kept in `tests/fuzz-found/`: each ran
+/// into a panic once (in a debug build, where overflow checks are on).
+#[test]
+fn found_by_the_fuzz_pass() {
+    // A resend cycle summed over timestamps centuries apart overflowed the
+    // report's sum of resend intervals.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-found");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/fuzz-found") {
+        let path = entry.unwrap().path();
+        fuzzing::capture_file(&std::fs::read(&path).unwrap());
+        n += 1;
+    }
+    assert!(n >= 1, "no input in {}", dir.display());
+}

@@ -514,8 +514,9 @@ impl Observer for Collect {
             } = f.detail
             && tries > 1
         {
-            self.resend_intervals_ns += delay_ns;
-            self.resend_intervals += u64::from(tries - 1);
+            // Absurd clocks (timestamps centuries apart) must not overflow.
+            self.resend_intervals_ns = self.resend_intervals_ns.saturating_add(delay_ns);
+            self.resend_intervals = self.resend_intervals.saturating_add(u64::from(tries - 1));
         }
     }
 }
