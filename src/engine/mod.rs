@@ -34,7 +34,7 @@ pub use session::{
 };
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
 pub use tracker::{Flow, MissedCounts, Observer, PacketEvent, Raise, Tracker, TrackerConfig};
-pub use window::{Window, WindowSummary};
+pub use window::{FrameSet, Window, WindowSummary};
 
 use crate::capture::Datagram;
 

@@ -147,8 +147,8 @@ struct Pending {
 #[derive(Debug, Default)]
 pub struct Window {
     parts: FxHashMap<SessionId, Part>,
-    /// Sessions counted in `overflow` (one bit per session id).
-    overflowed: Vec<u64>,
+    /// Sessions counted in `overflow`.
+    overflowed: FrameSet,
     overflow: Vec<Overflow>,
     /// The counters of the session of the packet about to be analysed.
     before: Option<(SessionId, [Counters; 2])>,
@@ -300,9 +300,8 @@ impl Window {
     }
 
     fn part_mut(&mut self, id: SessionId, protocol: Option<&'static ProtocolInfo>) -> &mut Part {
-        let bit = |v: &[u64]| v.get(id / 64).is_some_and(|w| w & (1 << (id % 64)) != 0);
         let follow = self.parts.contains_key(&id)
-            || (self.parts.len() < MAX_SESSIONS && !bit(&self.overflowed));
+            || (self.parts.len() < MAX_SESSIONS && !self.overflowed.contains(id as u64));
         if follow {
             let part = self.parts.entry(id).or_default();
             if part.protocol.is_none() {
@@ -311,13 +310,9 @@ impl Window {
             return part;
         }
         // Beyond the bound: with the others of its protocol.
-        let fresh = !bit(&self.overflowed);
+        let fresh = !self.overflowed.contains(id as u64);
         if fresh {
-            let word = id / 64;
-            if word >= self.overflowed.len() {
-                self.overflowed.resize(word + 1, 0);
-            }
-            self.overflowed[word] |= 1 << (id % 64);
+            self.overflowed.insert(id as u64);
         }
         let same = |o: &Overflow| match (o.protocol, protocol) {
             (Some(a), Some(b)) => std::ptr::eq(a, b),
@@ -464,4 +459,27 @@ fn fold(into: &mut EvictedTotals, sessions: u64, part: &Part) {
         e.fold_direction(d);
     }
     into.add(&e);
+}
+
+/// A set of frame numbers (or other dense numbers, session ids), one bit
+/// each: what a filter selected, for the findings that come later with
+/// those frames.
+#[derive(Debug, Default)]
+pub struct FrameSet(Vec<u64>);
+
+impl FrameSet {
+    pub fn contains(&self, n: u64) -> bool {
+        let word = usize::try_from(n / 64).unwrap_or(usize::MAX);
+        self.0.get(word).is_some_and(|w| w & (1 << (n % 64)) != 0)
+    }
+
+    pub fn insert(&mut self, n: u64) {
+        let word = usize::try_from(n / 64).unwrap_or(usize::MAX);
+        if word >= self.0.len() && word < usize::MAX / 2 {
+            self.0.resize((word + 1).next_power_of_two(), 0);
+        }
+        if let Some(w) = self.0.get_mut(word) {
+            *w |= 1 << (n % 64);
+        }
+    }
 }

@@ -43,6 +43,7 @@ pub use args::{CheckArgs, Color, Format, ReportArgs};
 pub use filter::{Filter, FilterError};
 
 use crate::capture::{Datagram, Timestamp};
+pub(crate) use crate::engine::FrameSet;
 use crate::engine::{
     Detail, DirState, Direction, Engine, Finding, FindingKind, Flow, MAX_MESSAGE_TYPES, Observer,
     PacketEvent, Player, ProtocolInfo, Rule, SessionId, SessionRef, Severity, Summary,
@@ -578,30 +579,11 @@ struct Selection {
     filter: Filter,
     /// The filter's text, for the outcome.
     label: String,
-    /// One bit per frame: whether its packet was selected.
-    frames: Vec<u64>,
+    /// The frames whose packet was selected.
+    frames: FrameSet,
     /// The last frame judged.
     judged: u64,
     window: Window,
-}
-
-impl Selection {
-    fn was_selected(&self, frame: u64) -> bool {
-        let word = usize::try_from(frame / 64).unwrap_or(usize::MAX);
-        self.frames
-            .get(word)
-            .is_some_and(|w| w & (1 << (frame % 64)) != 0)
-    }
-
-    fn mark(&mut self, frame: u64) {
-        let word = usize::try_from(frame / 64).unwrap_or(usize::MAX);
-        if word >= self.frames.len() && word < usize::MAX / 2 {
-            self.frames.resize((word + 1).next_power_of_two(), 0);
-        }
-        if let Some(w) = self.frames.get_mut(word) {
-            *w |= 1 << (frame % 64);
-        }
-    }
 }
 
 /// Passes on the selected packets, their findings, and the findings of
@@ -623,7 +605,7 @@ impl<O: Observer + ?Sized> Observer for Selected<'_, O> {
         if !sel.filter.matches(e) {
             return Flow::Continue;
         }
-        sel.mark(frame);
+        sel.frames.insert(frame);
         // Its own findings, held back until it was judged.
         for f in e.findings.iter().filter(|f| fresh && f.frame == frame) {
             sel.window.finding(f);
@@ -642,7 +624,7 @@ impl<O: Observer + ?Sized> Observer for Selected<'_, O> {
         // the end with its gap's); one of no frame, by the filter alone.
         let selected = match f.frame {
             0 => sel.filter.matches_finding(f),
-            frame => sel.was_selected(frame),
+            frame => sel.frames.contains(frame),
         };
         if selected {
             sel.window.finding(f);
@@ -691,7 +673,7 @@ impl<O: Observer> Analysis<O> {
         self.selection = Some(Box::new(Selection {
             filter,
             label,
-            frames: Vec::new(),
+            frames: FrameSet::default(),
             judged: 0,
             window: Window::new(),
         }));
@@ -822,7 +804,7 @@ impl<O: Observer> Analysis<O> {
             None => {}
             Some(sel) => {
                 if let Some(dirs) = sel.window.directions(s.id) {
-                    let unacked = Window::unacked(s, &|f| sel.was_selected(f));
+                    let unacked = Window::unacked(s, &|f| sel.frames.contains(f));
                     sessions.push(SessionView::part(s, dirs, unacked));
                 }
             }

@@ -697,8 +697,8 @@ impl ConvFiltered {
 struct ExpertFiltered {
     filter: Filter,
     findings: FindingStats,
-    /// One bit per frame: whether it matched.
-    matched: Vec<u64>,
+    /// The frames that matched.
+    matched: super::FrameSet,
     /// The last frame judged.
     judged: u64,
 }
@@ -708,16 +708,9 @@ impl ExpertFiltered {
         ExpertFiltered {
             filter,
             findings: FindingStats::default(),
-            matched: Vec::new(),
+            matched: super::FrameSet::default(),
             judged: 0,
         }
-    }
-
-    fn was_matched(&self, frame: u64) -> bool {
-        let word = usize::try_from(frame / 64).unwrap_or(usize::MAX);
-        self.matched
-            .get(word)
-            .is_some_and(|w| w & (1 << (frame % 64)) != 0)
     }
 
     fn packet(&mut self, e: &PacketEvent<'_>) {
@@ -726,13 +719,7 @@ impl ExpertFiltered {
         if !self.filter.matches(e) {
             return;
         }
-        let word = usize::try_from(frame / 64).unwrap_or(usize::MAX);
-        if word >= self.matched.len() && word < usize::MAX / 2 {
-            self.matched.resize((word + 1).next_power_of_two(), 0);
-        }
-        if let Some(w) = self.matched.get_mut(word) {
-            *w |= 1 << (frame % 64);
-        }
+        self.matched.insert(frame);
         // This packet's own findings (delivered before it, not yet judged).
         for f in e.findings.iter().filter(|f| f.frame == frame) {
             self.findings.add(f);
@@ -742,7 +729,7 @@ impl ExpertFiltered {
     fn finding(&mut self, f: &Finding) {
         // Findings of frames already judged; the packet being read counts its
         // own when it comes.
-        if f.frame <= self.judged && self.was_matched(f.frame) {
+        if f.frame <= self.judged && self.matched.contains(f.frame) {
             self.findings.add(f);
         }
     }
