@@ -49,4 +49,44 @@ fn the_pipeline_allocates_nothing_per_packet() {
         two < one + 100,
         "{one} allocations on one thread, {two} on two, for 60 000 packets"
     );
+
+    // The outputs whose parts the reader thread renders ahead
+    // (`report::ahead`): the same, every packet written.
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: lwarscope::report::ReportArgs,
+    }
+    for options in [&["--format", "jsonl"][..], &["--packets"], &["-V", "-x"]] {
+        let args = <Cli as clap::Parser>::parse_from(
+            std::iter::once("lwarscope").chain(options.iter().copied()),
+        )
+        .args;
+        let count = |threads: &str| {
+            // SAFETY: as above.
+            unsafe { std::env::set_var("LWARSCOPE_THREADS", threads) };
+            let mut source = Source::files(&[&pcap]).unwrap();
+            let layout = lwarscope::report::table::Layout {
+                width: 100,
+                color: false,
+            };
+            let before = counting_alloc::allocations_of_all_threads();
+            lwarscope::report::run::report(
+                &args,
+                &mut source,
+                std::slice::from_ref(&pcap),
+                None,
+                layout,
+                None,
+                std::io::sink,
+            )
+            .unwrap();
+            counting_alloc::allocations_of_all_threads() - before
+        };
+        let (one, two) = (count("1"), count("2"));
+        assert!(
+            two < one + 100,
+            "{options:?}: {one} allocations on one thread, {two} on two, for 60 000 packets"
+        );
+    }
 }

@@ -357,6 +357,36 @@ pub struct Entry {
     pub tracker: Box<dyn ProtocolTracker>,
 }
 
+/// The protocol a datagram names by itself: a port the user decodes as a
+/// protocol, else the first protocol whose probe it passes. The engine takes
+/// the same one unless a flow says otherwise (a protocol recognised by its
+/// handshake keeps its flow's later datagrams, whatever they look like): a
+/// guess, made away from the engine's state (on the reader's thread of a
+/// two-thread run), that whoever uses it checks against the protocol the
+/// engine chose.
+#[derive(Debug, Clone)]
+pub struct Guess {
+    decode_as: Vec<(u16, &'static ProtocolInfo)>,
+    probes: Vec<(Probe, &'static ProtocolInfo)>,
+}
+
+impl Guess {
+    /// The protocol `d` names by its ports or its bytes, if any.
+    pub fn protocol(&self, d: &Datagram<'_>) -> Option<&'static ProtocolInfo> {
+        if let Some(&(_, p)) = self
+            .decode_as
+            .iter()
+            .find(|(port, _)| *port == d.src.port() || *port == d.dst.port())
+        {
+            return Some(p);
+        }
+        self.probes
+            .iter()
+            .find(|(probe, _)| probe.matches(d))
+            .map(|&(_, p)| p)
+    }
+}
+
 /// How a flow came to be taken for its protocol (shown in the report).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RecognisedBy {
@@ -430,6 +460,24 @@ impl Engine {
     /// recognised datagrams (`-c N`).
     pub fn stop_after(&mut self, n: u64) {
         self.limit = Some(n);
+    }
+
+    /// What recognition can tell of a datagram without the engine's state:
+    /// for work done on another thread ([`Guess`]).
+    pub fn guess(&self) -> Guess {
+        let info = |i: usize| self.entries.get(i).map(|e| e.tracker.info());
+        Guess {
+            decode_as: self
+                .decode_as
+                .iter()
+                .filter_map(|&(port, i)| Some((port, info(i)?)))
+                .collect(),
+            probes: self
+                .entries
+                .iter()
+                .map(|e| (e.probe, e.tracker.info()))
+                .collect(),
+        }
     }
 
     /// The entry that takes `d`, and how it was recognised.

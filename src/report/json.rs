@@ -131,9 +131,12 @@
 //! Counts of zero are left out of the maps; the maps themselves are always
 //! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
+use super::ahead::{AheadLink, Ends, Parts, Render, SharedAhead};
 use super::{Filter, Outcome};
-use crate::capture::Timestamp;
-use crate::engine::{Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, Summary};
+use crate::capture::{Datagram, Timestamp};
+use crate::engine::{
+    Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, ProtocolInfo, Summary,
+};
 use crate::proto::dissect::{Dissector, MessageItem};
 use crate::proto::field::{Field, FieldSink, Value as FieldValue};
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -623,7 +626,7 @@ fn json_addr(out: &mut Vec<u8>, a: &std::net::SocketAddr) {
 /// by hand: the bytes serde_json writes for [`PacketJson`] (a test compares
 /// them on every packet of the corpus), at a fraction of the cost (serde
 /// escaped every key and formatted every address through `fmt`).
-fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>) {
+fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>, ahead: Option<Parts<'_>>) {
     use super::fast::int;
     let d = e.datagram;
     out.extend_from_slice(b"{\"schema\":");
@@ -644,10 +647,29 @@ fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>) {
     int(out, d.payload_len);
     out.extend_from_slice(b",\"captured\":");
     int(out, d.payload.len());
-    let dissector = e.protocol.dissector;
+    match ahead {
+        Some(parts) => out.extend_from_slice(parts.get(0)),
+        None => {
+            payload_part(out, e.protocol.dissector, d.payload);
+        }
+    }
+    out.extend_from_slice(b",\"findings\":[");
+    for (i, f) in e.findings.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json_display(out, &f.label());
+    }
+    out.extend_from_slice(b"]}\n");
+}
+
+/// The part of a packet's object that its payload alone decides: the
+/// header's numbers, the messages, why the rest does not decode.
+fn payload_part(out: &mut Vec<u8>, dissector: &dyn Dissector, payload: &[u8]) -> bool {
+    use super::fast::int;
     let mut header = [None; 4];
     let mut n = 0;
-    let decoded = dissector.header(d.payload, &mut |h| {
+    let decoded = dissector.header(payload, &mut |h| {
         if let Some(slot) = header.get_mut(n) {
             *slot = Some(h);
             n += 1;
@@ -663,7 +685,7 @@ fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>) {
             }
             out.extend_from_slice(b",\"messages\":[");
             let mut first = true;
-            let result = dissector.messages(d.payload, &mut |m| {
+            let result = dissector.messages(payload, &mut |m| {
                 if !first {
                     out.push(b',');
                 }
@@ -693,14 +715,24 @@ fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>) {
             json_display(out, &err);
         }
     }
-    out.extend_from_slice(b",\"findings\":[");
-    for (i, f) in e.findings.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        json_display(out, &f.label());
+    decoded.is_ok()
+}
+
+/// [`payload_part`], rendered ahead on the reader's thread (`report::ahead`).
+pub(crate) struct RenderJsonl;
+
+impl Render for RenderJsonl {
+    fn render(
+        &self,
+        protocol: &'static ProtocolInfo,
+        d: &Datagram<'_>,
+        out: &mut Vec<u8>,
+        parts: &mut Ends,
+    ) -> bool {
+        let decoded = payload_part(out, protocol.dissector, d.payload);
+        parts.end(out);
+        decoded
     }
-    out.extend_from_slice(b"]}\n");
 }
 
 struct FindingLabels<'f>(&'f [Finding]);
@@ -882,6 +914,8 @@ pub struct JsonlWriter<W: Write> {
     /// The object being written, handed to `out` whole: serde writes many
     /// small pieces, cheap into a `Vec`, not into a `BufWriter`.
     line: Vec<u8>,
+    /// The payload parts rendered ahead on a reader thread.
+    ahead: AheadLink,
 }
 
 impl<W: Write> JsonlWriter<W> {
@@ -893,6 +927,7 @@ impl<W: Write> JsonlWriter<W> {
             pending: Vec::with_capacity(16),
             fields: false,
             line: Vec::with_capacity(1024),
+            ahead: AheadLink::default(),
         }
     }
 
@@ -906,6 +941,18 @@ impl<W: Write> JsonlWriter<W> {
     /// The first write error, if any: once set, nothing more is written.
     pub fn failed(&self) -> Option<&io::Error> {
         self.error.as_ref()
+    }
+
+    /// What a reader thread may render ahead for this writer, linked to it
+    /// (`report::ahead`): the hand-written objects' payload part (not the
+    /// fields of `-V`, which serde writes).
+    pub(crate) fn render_ahead(&mut self) -> Option<(Box<dyn Render>, SharedAhead)> {
+        if self.fields {
+            return None;
+        }
+        let shared = SharedAhead::default();
+        self.ahead = AheadLink::new(shared.clone());
+        Some((Box::new(RenderJsonl), shared))
     }
 
     fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
@@ -925,7 +972,9 @@ impl<W: Write> JsonlWriter<W> {
             })?;
         } else if selected {
             self.line.clear();
-            packet_line(&mut self.line, e);
+            let d = e.datagram;
+            self.ahead
+                .with(d.frame, e.protocol, |a| packet_line(&mut self.line, e, a));
             self.out.write_all(&self.line)?;
         }
         for f in e.findings {
@@ -1205,7 +1254,7 @@ mod tests {
         impl Observer for Compare {
             fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
                 let mut fast = Vec::new();
-                packet_line(&mut fast, e);
+                packet_line(&mut fast, e, None);
                 let mut want = serde_json::to_vec(&PacketJson {
                     e,
                     tagged: true,

@@ -21,6 +21,7 @@
 //! - [`progress`]: a progress bar on a terminal's standard error.
 //! - [`run`]: drives a capture source into an output (what the binary calls).
 
+mod ahead;
 pub mod args;
 pub mod check;
 mod fast;
@@ -645,6 +646,9 @@ pub struct Analysis<O> {
     scope: Option<Vec<SessionId>>,
     /// `-Y`, `--window`: the packets the report's own counts cover.
     selection: Option<Box<Selection>>,
+    /// What a reader thread may render ahead for the output, and where the
+    /// output takes it (`ahead`).
+    ahead: Option<(Box<dyn ahead::Render>, ahead::SharedAhead)>,
 }
 
 impl<O: Observer> Analysis<O> {
@@ -662,7 +666,28 @@ impl<O: Observer> Analysis<O> {
             select: Select::default(),
             scope: None,
             selection: None,
+            ahead: None,
         }
+    }
+
+    /// Lets a reader thread render parts of the output ahead (`ahead`).
+    pub(crate) fn render_ahead(&mut self, link: (Box<dyn ahead::Render>, ahead::SharedAhead)) {
+        self.ahead = Some(link);
+    }
+
+    /// The renderer set by [`Analysis::render_ahead`], for a pipeline's run
+    /// (handed back with [`Analysis::put_ahead`]).
+    pub(crate) fn take_ahead(&mut self) -> Option<(Box<dyn ahead::Render>, ahead::SharedAhead)> {
+        self.ahead.take()
+    }
+
+    pub(crate) fn put_ahead(&mut self, link: Option<(Box<dyn ahead::Render>, ahead::SharedAhead)>) {
+        self.ahead = link;
+    }
+
+    /// What recognition can tell of a datagram away from the engine.
+    pub(crate) fn guess(&self) -> crate::engine::Guess {
+        self.tracker.guess()
     }
 
     /// Restricts the report's counts (its tables, the JSON summary) to the

@@ -12,9 +12,10 @@
 //! ([`is_broken_pipe`]).
 
 use super::Filter;
+use super::ahead::{AheadLink, Ends, Render, SharedAhead};
 use super::fast;
-use crate::capture::Timestamp;
-use crate::engine::{Finding, Flow, Observer, PacketEvent, Severity};
+use crate::capture::{Datagram, Timestamp};
+use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo, Severity};
 use crate::proto::dissect::{Dissector, TreeRef};
 use std::fmt;
 use std::io::{self, Write};
@@ -52,6 +53,8 @@ pub struct PacketPrinter<W: Write> {
     /// The packet's text, written to `out` at once: one write per packet,
     /// not one per piece.
     line: Vec<u8>,
+    /// The payload parts rendered ahead on a reader thread.
+    ahead: AheadLink,
 }
 
 const RED: &str = "\x1b[31m";
@@ -171,7 +174,16 @@ impl<W: Write> PacketPrinter<W> {
             error: None,
             pending: Vec::with_capacity(16),
             line: Vec::with_capacity(512),
+            ahead: AheadLink::default(),
         }
+    }
+
+    /// What a reader thread may render ahead for this printer, linked to it
+    /// (`report::ahead`).
+    pub(crate) fn render_ahead(&mut self) -> (Box<dyn Render>, SharedAhead) {
+        let shared = SharedAhead::default();
+        self.ahead = AheadLink::new(shared.clone());
+        (Box::new(RenderLines(self.options)), shared)
     }
 
     /// The first write error, if any: once set, nothing more is written.
@@ -253,70 +265,140 @@ impl<W: Write> PacketPrinter<W> {
         fast::addr(out, &d.dst);
         out.push(b' ');
         let dissector = e.protocol.dissector;
-        let header = dissector.header(d.payload, &mut |n| {
-            out.extend_from_slice(n.short.as_bytes());
-            out.push(b'=');
-            fast::int(out, n.value);
-            out.push(b' ');
-        });
-        let decoded = header.is_ok();
-        out.extend_from_slice(b"len=");
-        fast::int(out, d.payload_len);
-        match header {
-            Ok(()) => {
-                let _ = dissector.messages(d.payload, &mut |m| {
-                    out.push(b' ');
-                    m.token.write_bytes(out);
-                });
-            }
-            Err(err) => {
-                out.push(b' ');
-                paint(out, color, RED, format_args!("undecodable: {err}"))?;
-            }
-        }
-        if !e.findings.is_empty() {
-            out.extend_from_slice(b" [");
-            for (i, group) in e.findings.chunk_by(same_label).enumerate() {
-                if i > 0 {
-                    out.extend_from_slice(b", ");
+        let options = &self.options;
+        self.ahead.with(d.frame, e.protocol, |ahead| {
+            let decoded = match ahead {
+                Some(parts) => {
+                    out.extend_from_slice(parts.get(0));
+                    parts.decoded
                 }
-                let message = decoded
-                    .then(|| message_of(dissector, d.payload, group))
-                    .flatten();
-                let token = GroupToken(group, decoded);
-                let severity = severity_color(group[0].severity());
-                match message {
-                    Some(name) => paint(out, color, severity, format_args!("{token} {name}"))?,
-                    None => paint(out, color, severity, token)?,
+                None => line_part(out, color, dissector, d)?,
+            };
+            if !e.findings.is_empty() {
+                out.extend_from_slice(b" [");
+                for (i, group) in e.findings.chunk_by(same_label).enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(b", ");
+                    }
+                    let message = decoded
+                        .then(|| message_of(dissector, d.payload, group))
+                        .flatten();
+                    let token = GroupToken(group, decoded);
+                    let severity = severity_color(group[0].severity());
+                    match message {
+                        Some(name) => paint(out, color, severity, format_args!("{token} {name}"))?,
+                        None => paint(out, color, severity, token)?,
+                    }
+                }
+                out.push(b']');
+            }
+            out.push(b'\n');
+            if options.verbose {
+                match ahead {
+                    Some(parts) => out.extend_from_slice(parts.get(1)),
+                    None => tree_part(out, options, dissector, d.payload, decoded)?,
+                }
+                for f in e.findings {
+                    out.extend_from_slice(b"    finding ");
+                    finding_text(out, color, f)?;
+                    out.push(b'\n');
                 }
             }
-            out.push(b']');
-        }
-        out.push(b'\n');
-        if self.options.verbose {
-            if e.protocol.dissector.header(d.payload, &mut |_| {}).is_ok() {
-                tree(out, color, e.protocol.dissector, d.payload)?;
+            match ahead {
+                Some(parts) => out.extend_from_slice(parts.get(2)),
+                None => hex_part(out, options, d)?,
             }
-            for f in e.findings {
-                out.extend_from_slice(b"    finding ");
-                finding_text(out, color, f)?;
+            if options.verbose || options.hex {
                 out.push(b'\n');
             }
+            Ok(())
+        })
+    }
+}
+
+/// The part of a packet line that its payload alone decides: the header's
+/// numbers, the length sent and the message tokens (or why the header does
+/// not decode); whether the header decodes.
+fn line_part(
+    out: &mut Vec<u8>,
+    color: bool,
+    dissector: &dyn Dissector,
+    d: &Datagram<'_>,
+) -> io::Result<bool> {
+    let header = dissector.header(d.payload, &mut |n| {
+        out.extend_from_slice(n.short.as_bytes());
+        out.push(b'=');
+        fast::int(out, n.value);
+        out.push(b' ');
+    });
+    out.extend_from_slice(b"len=");
+    fast::int(out, d.payload_len);
+    match header {
+        Ok(()) => {
+            let _ = dissector.messages(d.payload, &mut |m| {
+                out.push(b' ');
+                m.token.write_bytes(out);
+            });
+            Ok(true)
         }
-        if self.options.hex {
-            hex_dump(out, d.payload)?;
-            if d.payload.len() < d.payload_len {
-                writeln!(
-                    out,
-                    "    ({} more bytes not captured)",
-                    d.payload_len - d.payload.len()
-                )?;
-            }
+        Err(err) => {
+            out.push(b' ');
+            paint(out, color, RED, format_args!("undecodable: {err}"))?;
+            Ok(false)
         }
-        if self.options.verbose || self.options.hex {
-            out.push(b'\n');
+    }
+}
+
+/// `-V`'s field tree of a payload whose header decodes.
+fn tree_part(
+    out: &mut Vec<u8>,
+    options: &PacketOptions,
+    dissector: &dyn Dissector,
+    payload: &[u8],
+    decoded: bool,
+) -> io::Result<()> {
+    if options.verbose && decoded {
+        tree(out, options.color, dissector, payload)?;
+    }
+    Ok(())
+}
+
+/// `-x`'s dump of the bytes captured.
+fn hex_part(out: &mut Vec<u8>, options: &PacketOptions, d: &Datagram<'_>) -> io::Result<()> {
+    if options.hex {
+        hex_dump(out, d.payload)?;
+        if d.payload.len() < d.payload_len {
+            writeln!(
+                out,
+                "    ({} more bytes not captured)",
+                d.payload_len - d.payload.len()
+            )?;
         }
-        Ok(())
+    }
+    Ok(())
+}
+
+/// The payload's parts of packet lines, rendered ahead on the reader's
+/// thread (`report::ahead`): [`line_part`], [`tree_part`], [`hex_part`].
+pub(crate) struct RenderLines(PacketOptions);
+
+impl Render for RenderLines {
+    fn render(
+        &self,
+        protocol: &'static ProtocolInfo,
+        d: &Datagram<'_>,
+        out: &mut Vec<u8>,
+        parts: &mut Ends,
+    ) -> bool {
+        // Writes into a `Vec` fail only as `fmt` does, which they do not.
+        let dissector = protocol.dissector;
+        let decoded = line_part(out, self.0.color, dissector, d).unwrap_or(false);
+        parts.end(out);
+        let _ = tree_part(out, &self.0, dissector, d.payload, decoded);
+        parts.end(out);
+        let _ = hex_part(out, &self.0, d);
+        parts.end(out);
+        decoded
     }
 }
 

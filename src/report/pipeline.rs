@@ -6,6 +6,10 @@
 //! are copied into one byte buffer, with no allocation per datagram once the
 //! buffers have grown, and one channel operation per batch (not per packet).
 //! The order of frames is kept (one reader, one consumer, a FIFO channel).
+//! For the outputs that write every packet, the reader also renders what
+//! their lines take of each payload alone (`ahead`): the engine's thread,
+//! the busier one, copies those parts rather than decoding the messages
+//! again and formatting them.
 //!
 //! [`worth_it`] decides: files only (not live captures, whose pace the
 //! interface sets), no export (`-w` writes every frame, not only datagrams),
@@ -15,10 +19,11 @@
 //! to pay (`LWARSCOPE_THREADS=1` or `2` forces it off or on).
 
 use super::Analysis;
+use super::ahead::{Render, Rendered};
 use super::progress::Progress;
 use super::run::RunError;
 use crate::capture::{CaptureError, Datagram, FrameClass, FrameCounts, Source, Timestamp};
-use crate::engine::{Flow, Observer};
+use crate::engine::{Flow, Guess, Observer};
 use std::cell::Cell;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -29,6 +34,10 @@ const BATCH: usize = 1024;
 
 /// Payload bytes after which a batch is handed over whatever its count.
 const BATCH_BYTES: usize = 256 * 1024;
+
+/// Bytes of output rendered ahead (`ahead`) after which a batch is handed
+/// over: `-V`'s trees run to kilobytes a packet.
+const BATCH_RENDERED: usize = 1 << 20;
 
 /// Batches in all: one filling, one being analysed, the rest waiting.
 const IN_FLIGHT: usize = 4;
@@ -87,6 +96,8 @@ struct Meta {
 struct Batch {
     meta: Vec<Meta>,
     bytes: Vec<u8>,
+    /// The output's parts of the datagrams rendered ahead (`ahead`).
+    rendered: Rendered,
     /// The source's counters after the batch's last frame (for progress).
     counts: FrameCounts,
     /// Set on the last batch: how the source ended.
@@ -98,6 +109,7 @@ impl Batch {
         Batch {
             meta: Vec::with_capacity(BATCH),
             bytes: Vec::with_capacity(BATCH_BYTES + 2048),
+            rendered: Rendered::with_capacity(BATCH, BATCH_BYTES),
             ..Batch::default()
         }
     }
@@ -105,6 +117,7 @@ impl Batch {
     fn clear(&mut self) {
         self.meta.clear();
         self.bytes.clear();
+        self.rendered.clear();
         self.end = None;
     }
 
@@ -123,7 +136,9 @@ impl Batch {
     }
 
     fn full(&self) -> bool {
-        self.meta.len() >= BATCH || self.bytes.len() >= BATCH_BYTES
+        self.meta.len() >= BATCH
+            || self.bytes.len() >= BATCH_BYTES
+            || self.rendered.len() >= BATCH_RENDERED
     }
 }
 
@@ -138,16 +153,22 @@ pub(crate) fn drive<O: Observer>(
     for _ in 0..IN_FLIGHT {
         let _ = empty_tx.send(Batch::new());
     }
-    std::thread::scope(|scope| {
+    let ahead = analysis.take_ahead();
+    let guess = analysis.guess();
+    let result = std::thread::scope(|scope| {
+        let render = ahead.as_ref().map(|(render, _)| (&**render, &guess));
         // Named, for profiles (`perf report --sort comm`).
         let reader = std::thread::Builder::new()
             .name("lwarscope-read".to_owned())
-            .spawn_scoped(scope, move || read(source, &full_tx, &empty_rx));
+            .spawn_scoped(scope, move || read(source, render, &full_tx, &empty_rx));
         if let Err(e) = reader {
             return Err(RunError::Output(e));
         }
         let mut result = Ok(());
         'batches: for mut batch in full_rx.iter() {
+            if let Some((_, shared)) = &ahead {
+                shared.borrow_mut().swap(&mut batch.rendered);
+            }
             for m in &batch.meta {
                 let d = Datagram {
                     frame: m.frame,
@@ -180,12 +201,20 @@ pub(crate) fn drive<O: Observer>(
         drop(full_rx);
         drop(empty_tx);
         result
-    })
+    });
+    analysis.put_ahead(ahead);
+    result
 }
 
 /// The reader's side: fills batches until the source ends, fails, or the
-/// analysis stops (the channels close).
-fn read(source: &mut Source, full: &mpsc::SyncSender<Batch>, empty: &mpsc::Receiver<Batch>) {
+/// analysis stops (the channels close); renders the output's parts of each
+/// datagram ahead as the protocol it names decodes it, given a renderer.
+fn read(
+    source: &mut Source,
+    render: Option<(&dyn Render, &Guess)>,
+    full: &mpsc::SyncSender<Batch>,
+    empty: &mpsc::Receiver<Batch>,
+) {
     let Ok(mut batch) = empty.recv() else {
         return;
     };
@@ -197,6 +226,11 @@ fn read(source: &mut Source, full: &mpsc::SyncSender<Batch>, empty: &mpsc::Recei
             Ok(Some(frame)) => {
                 if let FrameClass::Udp(d) = &frame.class {
                     batch.push(d);
+                    if let Some((render, guess)) = render
+                        && let Some(protocol) = guess.protocol(d)
+                    {
+                        batch.rendered.push(render, protocol, d);
+                    }
                 }
             }
             Ok(None) => {

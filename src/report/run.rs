@@ -410,7 +410,7 @@ fn report_on<W: Write>(
         Some(_) => args.packets || args.verbose || args.hex,
         None => args.packet_lines(),
     };
-    let output = match (fields, args.format) {
+    let mut output = match (fields, args.format) {
         _ if args.quiet => Output::Quiet,
         (Some(format), _) => {
             // Checked before the writer is created: an unknown -e writes nothing.
@@ -456,6 +456,11 @@ fn report_on<W: Write>(
         true => Progress::for_file(&name, total),
         false => Progress::new(&name, total, false),
     };
+    let ahead = match &mut output {
+        Output::Packets(p, _) => Some(p.render_ahead()),
+        Output::Jsonl(j) => j.render_ahead(),
+        _ => None,
+    };
     let mut analysis = Analysis::with_engine(
         args.decode.engine(),
         WithStats {
@@ -464,6 +469,9 @@ fn report_on<W: Write>(
             timeline: args.plot.as_ref().map(|_| Timeline::new()),
         },
     );
+    if let Some(link) = ahead {
+        analysis.render_ahead(link);
+    }
     if !args.sessions.is_empty() {
         analysis.restrict(args.sessions.clone());
     }
