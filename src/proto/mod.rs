@@ -4,6 +4,7 @@
 
 pub mod battlegrounds;
 pub mod described;
+pub mod digits;
 pub mod dissect;
 pub mod field;
 pub mod lwar;

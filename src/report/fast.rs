@@ -6,8 +6,8 @@
 use std::net::{IpAddr, SocketAddr};
 
 /// An integer, as `{}` writes it.
-pub(crate) fn int(out: &mut Vec<u8>, n: impl itoa::Integer) {
-    crate::proto::dissect::put_small(out, itoa::Buffer::new().format(n).as_bytes());
+pub(crate) fn int(out: &mut Vec<u8>, n: impl crate::proto::digits::Decimal) {
+    crate::proto::digits::put_int(out, n);
 }
 
 /// An integer right-aligned in `width` columns, as `{:>width$}` writes it.

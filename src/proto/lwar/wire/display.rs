@@ -5,6 +5,7 @@ use super::entries::Record;
 use super::message::{Message, MessageView, Str};
 use super::packet::Packet;
 use super::types::{HEADER_LEN, Id};
+use crate::proto::digits::{Decimal, put_int};
 use std::fmt::{self, Write};
 use std::ops::Range;
 
@@ -17,6 +18,11 @@ trait Out {
     fn ascii(&mut self, b: &[u8]) -> fmt::Result;
     /// A value through its `Display` (text fields: rare, and escaped by it).
     fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result;
+    /// An integer, as `{}` writes it.
+    #[inline]
+    fn int(&mut self, n: impl itoa::Integer + Decimal) -> fmt::Result {
+        self.s(itoa::Buffer::new().format(n))
+    }
 }
 
 impl Out for fmt::Formatter<'_> {
@@ -45,6 +51,11 @@ impl Out for Vec<u8> {
     fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
         use std::io::Write as _;
         write!(self, "{v}").map_err(|_| fmt::Error)
+    }
+    #[inline]
+    fn int(&mut self, n: impl itoa::Integer + Decimal) -> fmt::Result {
+        put_int(self, n);
+        Ok(())
     }
 }
 
@@ -104,9 +115,9 @@ impl<'a> Message<'a> {
 
 /// `label` then an integer, as `{}` writes it.
 #[inline]
-fn labelled(f: &mut impl Out, label: &str, n: impl itoa::Integer) -> fmt::Result {
+fn labelled(f: &mut impl Out, label: &str, n: impl itoa::Integer + Decimal) -> fmt::Result {
     f.s(label)?;
-    f.s(itoa::Buffer::new().format(n))
+    f.int(n)
 }
 
 /// `label` then an id, `generation:index`.
