@@ -57,7 +57,22 @@ fn the_pipeline_allocates_nothing_per_packet() {
         #[command(flatten)]
         args: lwarscope::report::ReportArgs,
     }
-    for options in [&["--format", "jsonl"][..], &["--packets"], &["-V", "-x"]] {
+    let fields = [
+        "-T",
+        "fields",
+        "-e",
+        "frame.number",
+        "-e",
+        "lwar.seqno",
+        "-e",
+        "lwar.type",
+    ];
+    for options in [
+        &["--format", "jsonl"][..],
+        &["--packets"],
+        &["-V", "-x"],
+        &fields,
+    ] {
         let args = <Cli as clap::Parser>::parse_from(
             std::iter::once("lwarscope").chain(options.iter().copied()),
         )

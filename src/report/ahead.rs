@@ -22,13 +22,13 @@ use std::rc::Rc;
 pub(crate) const MAX_PARTS: usize = 3;
 
 /// What an output writes of a packet that its payload alone decides, for
-/// the reader's thread.
-pub(crate) trait Render: Sync {
+/// the reader's thread (which owns it while it reads).
+pub(crate) trait Render: Send {
     /// Writes the parts of `d`'s output as `protocol` decodes it, each after
     /// the other into `out`, calling `parts.end(out)` after each one; whether
     /// the payload's header decodes.
     fn render(
-        &self,
+        &mut self,
         protocol: &'static ProtocolInfo,
         d: &Datagram<'_>,
         out: &mut Vec<u8>,
@@ -94,7 +94,7 @@ impl Rendered {
     /// Renders `d`'s parts as `protocol` decodes it.
     pub(crate) fn push(
         &mut self,
-        render: &dyn Render,
+        render: &mut dyn Render,
         protocol: &'static ProtocolInfo,
         d: &Datagram<'_>,
     ) {
@@ -213,7 +213,7 @@ mod tests {
 
     impl Render for Two {
         fn render(
-            &self,
+            &mut self,
             _: &'static ProtocolInfo,
             d: &Datagram<'_>,
             out: &mut Vec<u8>,
@@ -244,9 +244,9 @@ mod tests {
         let protocols: Vec<_> = crate::proto::REGISTRY.iter().map(|r| r.info).collect();
         let (a, b) = (protocols[0], protocols[1]);
         let mut r = Rendered::default();
-        r.push(&Two, a, &datagram(3, b"xy"));
-        r.push(&Two, a, &datagram(5, b"z"));
-        r.push(&Two, a, &datagram(8, b"w"));
+        r.push(&mut Two, a, &datagram(3, b"xy"));
+        r.push(&mut Two, a, &datagram(5, b"z"));
+        r.push(&mut Two, a, &datagram(8, b"w"));
         let mut ahead = Ahead::default();
         ahead.swap(&mut r);
         // A frame with nothing rendered, then one rendered as another protocol.

@@ -11,8 +11,9 @@
 //! cleared and refilled.
 
 use super::Filter;
-use crate::capture::Timestamp;
-use crate::engine::{Finding, Flow, Observer, PacketEvent};
+use super::ahead::{AheadLink, Ends, Render, SharedAhead};
+use crate::capture::{Datagram, Timestamp};
+use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo};
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
@@ -197,6 +198,7 @@ impl FieldsFormat {
 }
 
 /// One `-e` column and its text for the current packet.
+#[derive(Clone)]
 struct Column {
     name: String,
     source: Source,
@@ -205,6 +207,7 @@ struct Column {
 }
 
 /// The columns, as a [`FieldSink`] filling their buffers.
+#[derive(Clone)]
 struct Columns {
     columns: Vec<Column>,
     format: FieldsFormat,
@@ -261,6 +264,68 @@ impl Columns {
 }
 
 impl Columns {
+    /// Empties every column.
+    fn clear(&mut self) {
+        for c in &mut self.columns {
+            c.text.clear();
+            c.count = 0;
+        }
+    }
+
+    /// The columns of protocol fields.
+    fn of_fields(&mut self) -> impl Iterator<Item = &mut Column> {
+        self.columns
+            .iter_mut()
+            .filter(|c| matches!(c.source, Source::Proto(_)))
+    }
+
+    /// Writes the protocol fields' columns as [`RenderFields`] hands them
+    /// over: each one's occurrence count and text length (four bytes each,
+    /// little-endian), then its text.
+    fn put_fields(&mut self, out: &mut Vec<u8>) {
+        for c in self.of_fields() {
+            let len = u32::try_from(c.text.len()).unwrap_or(u32::MAX);
+            out.extend_from_slice(&c.count.to_le_bytes());
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(c.text.as_bytes());
+        }
+    }
+
+    /// Fills the protocol fields' columns from what [`Columns::put_fields`]
+    /// wrote; false (and those columns empty) if the bytes do not hold them.
+    fn take_fields(&mut self, mut bytes: &[u8]) -> bool {
+        fn word(bytes: &mut &[u8]) -> Option<u32> {
+            let (w, rest) = bytes.split_first_chunk::<4>()?;
+            *bytes = rest;
+            Some(u32::from_le_bytes(*w))
+        }
+        let mut whole = true;
+        for c in self.of_fields() {
+            let text = word(&mut bytes)
+                .zip(word(&mut bytes))
+                .and_then(|(count, len)| {
+                    let (text, rest) = bytes.split_at_checked(usize::try_from(len).ok()?)?;
+                    bytes = rest;
+                    Some((count, std::str::from_utf8(text).ok()?))
+                });
+            match text {
+                Some((count, text)) if whole => {
+                    c.count = count;
+                    c.text.push_str(text);
+                }
+                _ => whole = false,
+            }
+        }
+        if whole && bytes.is_empty() {
+            return true;
+        }
+        for c in self.of_fields() {
+            c.text.clear();
+            c.count = 0;
+        }
+        false
+    }
+
     /// Whether column `i` shows fields of definition `def`.
     fn shows(&self, i: usize, def: &FieldDef) -> bool {
         matches!(self.columns[i].source, Source::Proto(d) if std::ptr::eq(d, def) || d.name == def.name)
@@ -308,6 +373,28 @@ pub struct FieldsWriter<W: Write> {
     error: Option<io::Error>,
     /// The line being written, handed to `out` whole.
     line: Vec<u8>,
+    /// The protocol fields' columns rendered ahead on a reader thread.
+    ahead: AheadLink,
+}
+
+/// The columns of protocol fields, filled on the reader's thread
+/// (`report::ahead`) and handed over as [`Columns::put_fields`] writes them.
+struct RenderFields(Columns);
+
+impl Render for RenderFields {
+    fn render(
+        &mut self,
+        protocol: &'static ProtocolInfo,
+        d: &Datagram<'_>,
+        out: &mut Vec<u8>,
+        parts: &mut Ends,
+    ) -> bool {
+        self.0.clear();
+        let decoded = protocol.dissector.fields(d.payload, &mut self.0).is_ok();
+        self.0.put_fields(out);
+        parts.end(out);
+        decoded
+    }
 }
 
 impl<W: Write> FieldsWriter<W> {
@@ -349,7 +436,17 @@ impl<W: Write> FieldsWriter<W> {
             header_done: false,
             error: None,
             line: Vec::with_capacity(256),
+            ahead: AheadLink::default(),
         })
+    }
+
+    /// What a reader thread may render ahead for this writer, linked to it
+    /// (`report::ahead`): the columns of protocol fields, if any.
+    pub(crate) fn render_ahead(&mut self) -> Option<(Box<dyn Render>, SharedAhead)> {
+        self.cols.of_fields().next()?;
+        let shared = SharedAhead::default();
+        self.ahead = AheadLink::new(shared.clone());
+        Some((Box::new(RenderFields(self.cols.clone())), shared))
     }
 
     /// Flushes and hands back the writer, or the first write error.
@@ -384,10 +481,7 @@ impl<W: Write> FieldsWriter<W> {
         let d = e.datagram;
         let first = *self.first_ts.get_or_insert(d.ts);
         let mut wants_proto = false;
-        for i in 0..self.cols.columns.len() {
-            self.cols.columns[i].text.clear();
-            self.cols.columns[i].count = 0;
-        }
+        self.cols.clear();
         for i in 0..self.cols.columns.len() {
             let Source::Frame(f) = self.cols.columns[i].source else {
                 wants_proto = true;
@@ -473,7 +567,13 @@ impl<W: Write> FieldsWriter<W> {
             }
         }
         if wants_proto {
-            let _ = e.protocol.dissector.fields(d.payload, &mut self.cols);
+            let cols = &mut self.cols;
+            let ahead = self.ahead.with(d.frame, e.protocol, |parts| {
+                parts.is_some_and(|p| cols.take_fields(p.get(0)))
+            });
+            if !ahead {
+                let _ = e.protocol.dissector.fields(d.payload, cols);
+            }
         }
     }
 
@@ -615,6 +715,49 @@ pub fn time_column(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The protocol columns handed over from the reader's thread come back
+    /// as they were; bytes that do not hold them leave them empty.
+    #[test]
+    fn protocol_columns_handed_over_come_back_whole_or_not_at_all() {
+        let names = ["frame.number", "lwar.seqno", "lwar.type", "ip.src"].map(String::from);
+        let w = FieldsWriter::new(io::sink(), &names, FieldsFormat::default(), None).unwrap();
+        let mut cols = w.cols.clone();
+        for (i, (text, count)) in [("7", 1), ("3,4", 2), ("", 1), ("10.0.0.1", 1)]
+            .into_iter()
+            .enumerate()
+        {
+            cols.columns[i].text.push_str(text);
+            cols.columns[i].count = count;
+        }
+        let mut bytes = Vec::new();
+        cols.put_fields(&mut bytes);
+        let mut back = w.cols.clone();
+        assert!(back.take_fields(&bytes));
+        let shown = |c: &Columns| -> Vec<(String, u32)> {
+            c.columns
+                .iter()
+                .map(|c| (c.text.clone(), c.count))
+                .collect()
+        };
+        // Only the protocol fields' columns travel.
+        assert_eq!(
+            shown(&back),
+            [("", 0), ("3,4", 2), ("", 1), ("", 0)].map(|(t, n)| (t.to_owned(), n))
+        );
+        for cut in 0..bytes.len() {
+            let mut back = w.cols.clone();
+            assert!(!back.take_fields(&bytes[..cut]), "cut at {cut}");
+            assert!(
+                back.columns
+                    .iter()
+                    .all(|c| c.text.is_empty() && c.count == 0)
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(!w.cols.clone().take_fields(&longer));
+    }
 
     #[test]
     fn separators_take_a_character_tab_or_space() {

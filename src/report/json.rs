@@ -723,7 +723,7 @@ pub(crate) struct RenderJsonl;
 
 impl Render for RenderJsonl {
     fn render(
-        &self,
+        &mut self,
         protocol: &'static ProtocolInfo,
         d: &Datagram<'_>,
         out: &mut Vec<u8>,

@@ -384,7 +384,7 @@ pub(crate) struct RenderLines(PacketOptions);
 
 impl Render for RenderLines {
     fn render(
-        &self,
+        &mut self,
         protocol: &'static ProtocolInfo,
         d: &Datagram<'_>,
         out: &mut Vec<u8>,

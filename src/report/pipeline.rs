@@ -153,10 +153,13 @@ pub(crate) fn drive<O: Observer>(
     for _ in 0..IN_FLIGHT {
         let _ = empty_tx.send(Batch::new());
     }
-    let ahead = analysis.take_ahead();
+    let mut ahead = analysis.take_ahead();
     let guess = analysis.guess();
     let result = std::thread::scope(|scope| {
-        let render = ahead.as_ref().map(|(render, _)| (&**render, &guess));
+        let (render, shared) = match &mut ahead {
+            Some((render, shared)) => (Some((&mut **render, &guess)), Some(&*shared)),
+            None => (None, None),
+        };
         // Named, for profiles (`perf report --sort comm`).
         let reader = std::thread::Builder::new()
             .name("lwarscope-read".to_owned())
@@ -166,7 +169,7 @@ pub(crate) fn drive<O: Observer>(
         }
         let mut result = Ok(());
         'batches: for mut batch in full_rx.iter() {
-            if let Some((_, shared)) = &ahead {
+            if let Some(shared) = shared {
                 shared.borrow_mut().swap(&mut batch.rendered);
             }
             for m in &batch.meta {
@@ -211,7 +214,7 @@ pub(crate) fn drive<O: Observer>(
 /// datagram ahead as the protocol it names decodes it, given a renderer.
 fn read(
     source: &mut Source,
-    render: Option<(&dyn Render, &Guess)>,
+    mut render: Option<(&mut (dyn Render + 'static), &Guess)>,
     full: &mpsc::SyncSender<Batch>,
     empty: &mpsc::Receiver<Batch>,
 ) {
@@ -226,10 +229,10 @@ fn read(
             Ok(Some(frame)) => {
                 if let FrameClass::Udp(d) = &frame.class {
                     batch.push(d);
-                    if let Some((render, guess)) = render
+                    if let Some((render, guess)) = &mut render
                         && let Some(protocol) = guess.protocol(d)
                     {
-                        batch.rendered.push(render, protocol, d);
+                        batch.rendered.push(&mut **render, protocol, d);
                     }
                 }
             }

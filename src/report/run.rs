@@ -459,6 +459,7 @@ fn report_on<W: Write>(
     let ahead = match &mut output {
         Output::Packets(p, _) => Some(p.render_ahead()),
         Output::Jsonl(j) => j.render_ahead(),
+        Output::Fields(f) => f.render_ahead(),
         _ => None,
     };
     let mut analysis = Analysis::with_engine(
