@@ -260,10 +260,6 @@ impl<W: Write> PacketPrinter<W> {
             )?,
         }
         out.push(b' ');
-        fast::addr(out, &d.src);
-        out.extend_from_slice(b" -> ");
-        fast::addr(out, &d.dst);
-        out.push(b' ');
         let dissector = e.protocol.dissector;
         let options = &self.options;
         self.ahead.with(d.frame, e.protocol, |ahead| {
@@ -316,15 +312,19 @@ impl<W: Write> PacketPrinter<W> {
     }
 }
 
-/// The part of a packet line that its payload alone decides: the header's
-/// numbers, the length sent and the message tokens (or why the header does
-/// not decode); whether the header decodes.
+/// The part of a packet line that the datagram alone decides: its
+/// addresses, the header's numbers, the length sent and the message tokens
+/// (or why the header does not decode); whether the header decodes.
 fn line_part(
     out: &mut Vec<u8>,
     color: bool,
     dissector: &dyn Dissector,
     d: &Datagram<'_>,
 ) -> io::Result<bool> {
+    fast::addr(out, &d.src);
+    out.extend_from_slice(b" -> ");
+    fast::addr(out, &d.dst);
+    out.push(b' ');
     let header = dissector.header(d.payload, &mut |n| {
         out.extend_from_slice(n.short.as_bytes());
         out.push(b'=');
