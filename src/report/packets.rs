@@ -435,7 +435,15 @@ fn tree(
             depth,
         } => {
             // The indent by hand: `{:indent$}` pads a space at a time.
-            out.resize(out.len() + 4 + 2 * depth as usize, b' ');
+            out.extend_from_slice(match depth {
+                0 => b"    ",
+                1 => b"      ",
+                2 => b"        ",
+                _ => b"          ",
+            });
+            if depth > 3 {
+                out.resize(out.len() + 2 * (usize::from(depth) - 3), b' ');
+            }
             if depth == 0 && !value.is_empty() {
                 out.extend_from_slice(value.as_bytes());
                 out.extend_from_slice(b" (");

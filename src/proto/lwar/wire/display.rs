@@ -65,7 +65,7 @@ impl Out for String {
         Ok(())
     }
     fn ascii(&mut self, b: &[u8]) -> fmt::Result {
-        self.push_str(std::str::from_utf8(b).unwrap_or_default());
+        self.extend(b.iter().map(|&c| char::from(c)));
         Ok(())
     }
     fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
@@ -355,6 +355,15 @@ impl<T: Val + ?Sized> Val for &T {
     }
 }
 
+/// `label[i]` into `l`, in place of what it held.
+fn indexed(l: &mut String, label: &str, i: usize) {
+    l.clear();
+    l.push_str(label);
+    l.push('[');
+    l.push_str(itoa::Buffer::new().format(i));
+    l.push(']');
+}
+
 /// Walks fields with running offsets.
 struct Fields<'f, 'e> {
     emit: &'f mut EmitField<'e>,
@@ -374,8 +383,7 @@ impl Fields<'_, '_> {
     /// `label[i]`.
     fn push_indexed(&mut self, label: &str, i: usize, len: usize, value: impl Val) {
         let mut l = std::mem::take(&mut self.bufs.label);
-        l.clear();
-        let _ = write!(l, "{label}[{i}]");
+        indexed(&mut l, label, i);
         self.push(&l, len, value);
         self.bufs.label = l;
     }
@@ -398,8 +406,7 @@ impl Fields<'_, '_> {
     ) {
         for (i, e) in items.enumerate() {
             let mut l = std::mem::take(&mut self.bufs.label);
-            l.clear();
-            let _ = write!(l, "{kind}[{i}]");
+            indexed(&mut l, kind, i);
             (self.emit)(&l, "", self.at..self.at + E::LEN, self.depth);
             self.bufs.label = l;
             self.depth += 1;
