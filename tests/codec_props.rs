@@ -367,6 +367,8 @@ fn check_decode(bytes: &[u8]) -> Result<(), TestCaseError> {
                     view.violations().collect::<Vec<_>>(),
                     expected_violations(&original, view.offset)
                 );
+                // The analysis asks `may_violate` first: it must not miss one.
+                prop_assert!(view.may_violate() || view.violations().next().is_none());
                 check_fields(&view)?;
                 let line = view.message.to_string();
                 prop_assert!(line.starts_with(&view.message.token().to_string()));
@@ -462,6 +464,7 @@ proptest! {
                 view.violations().collect::<Vec<_>>(),
                 expected_violations(original, offset)
             );
+            prop_assert!(view.may_violate() || expected_violations(original, offset).is_empty());
             offset += view.bytes.len();
             count += 1;
         }

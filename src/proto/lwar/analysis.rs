@@ -579,7 +579,12 @@ fn senders_rules(
     let t = m.msg_type();
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
-    for v in m.violations() {
+    for v in m
+        .may_violate()
+        .then(|| m.violations())
+        .into_iter()
+        .flatten()
+    {
         let this = session.dir_mut(direction);
         raise.violation(
             this,

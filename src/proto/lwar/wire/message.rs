@@ -242,6 +242,15 @@ impl<'a> MessageView<'a> {
         self.message.seqno()
     }
 
+    /// Whether the message can break a rule of [`MessageView::violations`]:
+    /// a seqno of 0, a string, an update with no entries. Most messages
+    /// cannot, and this is asked of every message of every packet.
+    pub fn may_violate(&self) -> bool {
+        self.seqno() == Some(0)
+            || self.message.string().is_some()
+            || (self.msg_type().is_update() && self.message.entry_count() == Some(0))
+    }
+
     /// The rules of the specification this message breaks, although it decodes.
     pub fn violations(&self) -> Violations {
         let offset = self.offset;
