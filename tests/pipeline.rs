@@ -80,6 +80,25 @@ fn every_output_is_the_same_on_one_and_two_threads() {
         "captures/sim-clean.pcap",
         "--packets",
     ]);
+    // A port decoded as another protocol (`-d`): the reader thread renders
+    // ahead as that protocol, as the engine decodes it.
+    for o in [
+        &["--format", "jsonl"][..],
+        &["-V"],
+        &["-T", "fields", "-e", "strs_ksy.sequence_number"],
+    ] {
+        let mut args = vec![
+            "-r",
+            "captures/strs-wrap.pcap",
+            "-d",
+            "udp.port==7777,strs_ksy",
+        ];
+        args.extend_from_slice(o);
+        same_on_one_and_two_threads(&args);
+        let (out, err, code) = run("2", &args);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(out.lines().count() > 100, "{out}");
+    }
 }
 
 #[test]

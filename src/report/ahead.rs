@@ -147,6 +147,10 @@ pub(crate) struct Ahead {
 /// An [`Ahead`] shared by the pipeline and the output (on one thread).
 pub(crate) type SharedAhead = Rc<RefCell<Ahead>>;
 
+/// What an output hands the pipeline: the renderer for the reader's thread,
+/// and where the output takes what it rendered.
+pub(crate) type RenderAhead = (Box<dyn Render>, SharedAhead);
+
 impl Ahead {
     /// Puts a batch's parts in place of the last one's (handed back in `r`).
     pub(crate) fn swap(&mut self, r: &mut Rendered) {

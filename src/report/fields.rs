@@ -11,7 +11,7 @@
 //! cleared and refilled.
 
 use super::Filter;
-use super::ahead::{AheadLink, Ends, Render, SharedAhead};
+use super::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo};
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
@@ -442,7 +442,7 @@ impl<W: Write> FieldsWriter<W> {
 
     /// What a reader thread may render ahead for this writer, linked to it
     /// (`report::ahead`): the columns of protocol fields, if any.
-    pub(crate) fn render_ahead(&mut self) -> Option<(Box<dyn Render>, SharedAhead)> {
+    pub(crate) fn render_ahead(&mut self) -> Option<RenderAhead> {
         self.cols.of_fields().next()?;
         let shared = SharedAhead::default();
         self.ahead = AheadLink::new(shared.clone());

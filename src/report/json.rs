@@ -131,7 +131,7 @@
 //! Counts of zero are left out of the maps; the maps themselves are always
 //! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
-use super::ahead::{AheadLink, Ends, Parts, Render, SharedAhead};
+use super::ahead::{AheadLink, Ends, Parts, Render, RenderAhead, SharedAhead};
 use super::{Filter, Outcome};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
@@ -946,7 +946,7 @@ impl<W: Write> JsonlWriter<W> {
     /// What a reader thread may render ahead for this writer, linked to it
     /// (`report::ahead`): the hand-written objects' payload part (not the
     /// fields of `-V`, which serde writes).
-    pub(crate) fn render_ahead(&mut self) -> Option<(Box<dyn Render>, SharedAhead)> {
+    pub(crate) fn render_ahead(&mut self) -> Option<RenderAhead> {
         if self.fields {
             return None;
         }

@@ -648,7 +648,7 @@ pub struct Analysis<O> {
     selection: Option<Box<Selection>>,
     /// What a reader thread may render ahead for the output, and where the
     /// output takes it (`ahead`).
-    ahead: Option<(Box<dyn ahead::Render>, ahead::SharedAhead)>,
+    ahead: Option<ahead::RenderAhead>,
 }
 
 impl<O: Observer> Analysis<O> {
@@ -671,17 +671,17 @@ impl<O: Observer> Analysis<O> {
     }
 
     /// Lets a reader thread render parts of the output ahead (`ahead`).
-    pub(crate) fn render_ahead(&mut self, link: (Box<dyn ahead::Render>, ahead::SharedAhead)) {
+    pub(crate) fn render_ahead(&mut self, link: ahead::RenderAhead) {
         self.ahead = Some(link);
     }
 
     /// The renderer set by [`Analysis::render_ahead`], for a pipeline's run
     /// (handed back with [`Analysis::put_ahead`]).
-    pub(crate) fn take_ahead(&mut self) -> Option<(Box<dyn ahead::Render>, ahead::SharedAhead)> {
+    pub(crate) fn take_ahead(&mut self) -> Option<ahead::RenderAhead> {
         self.ahead.take()
     }
 
-    pub(crate) fn put_ahead(&mut self, link: Option<(Box<dyn ahead::Render>, ahead::SharedAhead)>) {
+    pub(crate) fn put_ahead(&mut self, link: Option<ahead::RenderAhead>) {
         self.ahead = link;
     }
 

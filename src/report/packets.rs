@@ -12,7 +12,7 @@
 //! ([`is_broken_pipe`]).
 
 use super::Filter;
-use super::ahead::{AheadLink, Ends, Render, SharedAhead};
+use super::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use super::fast;
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo, Severity};
@@ -180,7 +180,7 @@ impl<W: Write> PacketPrinter<W> {
 
     /// What a reader thread may render ahead for this printer, linked to it
     /// (`report::ahead`).
-    pub(crate) fn render_ahead(&mut self) -> (Box<dyn Render>, SharedAhead) {
+    pub(crate) fn render_ahead(&mut self) -> RenderAhead {
         let shared = SharedAhead::default();
         self.ahead = AheadLink::new(shared.clone());
         (Box::new(RenderLines(self.options)), shared)
