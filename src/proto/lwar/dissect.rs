@@ -4,7 +4,9 @@ use super::findings;
 use super::wire::TreeBufs;
 use super::wire::{DecodeError, HEADER_LEN, Packet};
 use crate::engine::ProtoDetail;
-use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem, TreeRef};
+use crate::proto::dissect::{
+    Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem, TreeRef, Written,
+};
 use std::cell::RefCell;
 
 fn error_ref(e: DecodeError) -> TreeRef<'static> {
@@ -50,8 +52,8 @@ impl Dissector for Lwar {
                     .map(|id| (u32::from(id.generation), u32::from(id.index))),
                 offset: m.offset,
                 len: m.bytes.len(),
-                token: &m.message.token(),
-                text: &m.message,
+                token: &Written(m.message.token()),
+                text: &Written(&m.message),
             });
         }
         Ok(())
