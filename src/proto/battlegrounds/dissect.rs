@@ -27,7 +27,9 @@
 use super::findings;
 use super::wire::{self, DecodeError, HEADER_LEN, MSG_BLOCK_OFFSET, Packet, Payload, Shape};
 use crate::engine::ProtoDetail;
-use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem};
+use crate::proto::dissect::{
+    Dissector, HeaderNumber, MessageItem, Out, TreeEntry, TreeItem, WriteText, Written,
+};
 use crate::proto::field::{Field, FieldDef, FieldSink, Value};
 use std::fmt;
 
@@ -39,16 +41,29 @@ pub struct Battlegrounds;
 /// otherwise. Writes without allocating.
 pub struct Token<'p, 'a>(pub &'p Packet<'a>);
 
-impl fmt::Display for Token<'_, '_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl WriteText for Token<'_, '_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         let p = self.0;
-        f.write_str(p.packet_type().name())?;
+        f.s(p.packet_type().name())?;
         match p.payload() {
-            Payload::Msg(m) => write!(f, "#{}/{}", m.msg_id, m.block_id),
-            Payload::MsgAck(a) => write!(f, "#{}/{}", a.msg_id, a.block_id),
-            Payload::MoveOp(m) => write!(f, "({})", m.op_sig),
-            Payload::MoveEvent(m) => write!(f, "({}/{})", m.op_sig, m.event_sig),
-            Payload::Prop(prop) => write!(f, "#{}", prop.prop_id),
+            Payload::Msg(m) => {
+                f.labelled("#", m.msg_id)?;
+                f.labelled("/", m.block_id)
+            }
+            Payload::MsgAck(a) => {
+                f.labelled("#", a.msg_id)?;
+                f.labelled("/", a.block_id)
+            }
+            Payload::MoveOp(m) => {
+                f.labelled("(", m.op_sig)?;
+                f.s(")")
+            }
+            Payload::MoveEvent(m) => {
+                f.labelled("(", m.op_sig)?;
+                f.labelled("/", m.event_sig)?;
+                f.s(")")
+            }
+            Payload::Prop(prop) => f.labelled("#", prop.prop_id),
             _ => Ok(()),
         }
     }
@@ -57,57 +72,66 @@ impl fmt::Display for Token<'_, '_> {
 /// One line with every scalar field: `AUTH_OK ts=1000 pos=(1.5, -2) ...`.
 pub struct Text<'p, 'a>(pub &'p Packet<'a>);
 
-impl fmt::Display for Text<'_, '_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// ` ts=… pos=… fwd=… bits=…` of a movement.
+fn movement(f: &mut impl Out, m: &wire::Movement) -> fmt::Result {
+    f.labelled(" ts=", m.timestamp)?;
+    f.s(" pos=")?;
+    m.position.write_text(f)?;
+    f.s(" fwd=")?;
+    m.forward.write_text(f)?;
+    f.s(" bits=")?;
+    f.bits(u64::from(m.movement_bits), 8)
+}
+
+impl WriteText for Text<'_, '_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         let p = self.0;
-        write!(
-            f,
-            "{} session={} ch={}",
-            Token(p),
-            p.session_id(),
-            p.channel()
-        )?;
-        let movement = |f: &mut fmt::Formatter<'_>, m: &wire::Movement| {
-            write!(
-                f,
-                " ts={} pos={} fwd={} bits={:08b}",
-                m.timestamp, m.position, m.forward, m.movement_bits
-            )
-        };
+        Token(p).write_text(f)?;
+        f.labelled(" session=", p.session_id())?;
+        f.labelled(" ch=", p.channel())?;
         match p.payload() {
             Payload::Auth | Payload::Ping => Ok(()),
-            Payload::Pong { timestamp } => write!(f, " ts={timestamp}"),
+            Payload::Pong { timestamp } => f.labelled(" ts=", timestamp),
             Payload::AuthOk(a) => {
                 movement(f, &a.movement)?;
-                write!(f, " name={}", Value::Text(a.name))
+                f.s(" name=")?;
+                Value::Text(a.name).write_text(f)
             }
             Payload::MoveOp(m) => {
                 movement(f, &m.movement)?;
-                write!(f, " op_sig={}", m.op_sig)
+                f.labelled(" op_sig=", m.op_sig)
             }
             Payload::MoveEvent(m) => {
                 movement(f, &m.movement)?;
-                write!(f, " op_sig={} event_sig={}", m.op_sig, m.event_sig)
+                f.labelled(" op_sig=", m.op_sig)?;
+                f.labelled(" event_sig=", m.event_sig)
             }
             Payload::Prop(prop) => {
-                write!(f, " id={} pos={}", prop.prop_id, prop.position)?;
+                f.labelled(" id=", prop.prop_id)?;
+                f.s(" pos=")?;
+                prop.position.write_text(f)?;
                 match prop.shape {
                     Shape::Circle { center, radius } => {
-                        write!(f, " circle center={center} radius={radius}")?
+                        f.s(" circle center=")?;
+                        center.write_text(f)?;
+                        f.s(" radius=")?;
+                        f.float(radius)?;
                     }
-                    Shape::Polygon(v) => write!(f, " polygon vertices={}", v.len())?,
+                    Shape::Polygon(v) => f.labelled(" polygon vertices=", v.len())?,
                 }
-                write!(f, " render_data={}B", prop.render_data.len())
+                f.labelled(" render_data=", prop.render_data.len())?;
+                f.s("B")
             }
-            Payload::Msg(m) => write!(
-                f,
-                " msg_id={} msg_len={} block={} bytes={}",
-                m.msg_id,
-                m.msg_len,
-                m.block_id,
-                m.block.len()
-            ),
-            Payload::MsgAck(a) => write!(f, " msg_id={} block={}", a.msg_id, a.block_id),
+            Payload::Msg(m) => {
+                f.labelled(" msg_id=", m.msg_id)?;
+                f.labelled(" msg_len=", m.msg_len)?;
+                f.labelled(" block=", m.block_id)?;
+                f.labelled(" bytes=", m.block.len())
+            }
+            Payload::MsgAck(a) => {
+                f.labelled(" msg_id=", a.msg_id)?;
+                f.labelled(" block=", a.block_id)
+            }
         }
     }
 }
@@ -236,8 +260,8 @@ impl Dissector for Battlegrounds {
             player: None,
             offset: HEADER_LEN,
             len: p.len() - HEADER_LEN,
-            token: &Token(&p),
-            text: &Text(&p),
+            token: &Written(Token(&p)),
+            text: &Written(Text(&p)),
         });
         if let Some((msg_id, bytes)) = whole_message(&p) {
             let inner =
@@ -248,8 +272,8 @@ impl Dissector for Battlegrounds {
                 player: None,
                 offset: MSG_BLOCK_OFFSET,
                 len: bytes.len(),
-                token: &Token(&inner),
-                text: &Text(&inner),
+                token: &Written(Token(&inner)),
+                text: &Written(Text(&inner)),
             });
         }
         Ok(())
@@ -317,9 +341,6 @@ impl Dissector for Battlegrounds {
         wire::walk(payload, sink).map_err(findings::decode)
     }
 }
-
-impl crate::proto::dissect::TextBytes for Token<'_, '_> {}
-impl crate::proto::dissect::TextBytes for Text<'_, '_> {}
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,10 @@
 use super::Described;
 use super::decode::{DecodeErr, Events};
 use crate::engine::ProtoDetail;
-use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem};
+use crate::proto::dissect::{
+    Dissector, HeaderNumber, MessageItem, Out, TreeEntry, TreeItem, WriteText, Written,
+    indexed_label,
+};
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType};
 use std::fmt;
 
@@ -74,8 +77,8 @@ impl Dissect {
 /// `name=value` of every leaf field, in wire order.
 struct Text<'a>(&'static Described, &'a [u8]);
 
-struct LineSink<'f, 'g> {
-    f: &'f mut fmt::Formatter<'g>,
+struct LineSink<'o, O> {
+    f: &'o mut O,
     result: fmt::Result,
     first: bool,
     /// The depth of open nodes, and the innermost element of a repeated type
@@ -84,20 +87,33 @@ struct LineSink<'f, 'g> {
     element: Option<(u32, u32)>,
 }
 
-impl FieldSink for LineSink<'_, '_> {
+impl<O: Out> LineSink<'_, O> {
+    /// `name=value`, `name[i]=value`, or `[e].name=value` in element `e`.
+    fn write(&mut self, field: &Field<'_>) -> fmt::Result {
+        let f = &mut *self.f;
+        if !self.first {
+            f.s(" ")?;
+        }
+        self.first = false;
+        match (field.index, self.element) {
+            (None, Some((_, e))) => {
+                f.labelled("[", e)?;
+                f.s("].")?;
+                f.s(field.def.label)?;
+            }
+            (index, _) => indexed_label(f, field.def.label, index)?,
+        }
+        f.s("=")?;
+        field.value.write_text(f)
+    }
+}
+
+impl<O: Out> FieldSink for LineSink<'_, O> {
     fn field(&mut self, field: Field<'_>) {
         if self.result.is_err() || field.def.ty == FieldType::Node {
             return;
         }
-        let sep = if self.first { "" } else { " " };
-        self.first = false;
-        self.result = match (field.index, self.element) {
-            (Some(i), _) => write!(self.f, "{sep}{}[{i}]={}", field.def.label, field.value),
-            (None, Some((_, e))) => {
-                write!(self.f, "{sep}[{e}].{}={}", field.def.label, field.value)
-            }
-            (None, None) => write!(self.f, "{sep}{}={}", field.def.label, field.value),
-        };
+        self.result = self.write(&field);
     }
     fn enter(&mut self, node: Field<'_>) {
         self.depth += 1;
@@ -113,8 +129,8 @@ impl FieldSink for LineSink<'_, '_> {
     }
 }
 
-impl fmt::Display for Text<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl WriteText for Text<'_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         let mut sink = LineSink {
             f,
             result: Ok(()),
@@ -127,11 +143,12 @@ impl fmt::Display for Text<'_> {
     }
 }
 
+/// The message type's name.
 struct Token(&'static str);
 
-impl fmt::Display for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
+impl WriteText for Token {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
+        f.s(self.0)
     }
 }
 
@@ -206,8 +223,8 @@ impl Dissector for Dissect {
             player: None,
             offset: 0,
             len: payload.len(),
-            token: &Token(name),
-            text: &Text(self.0, payload),
+            token: &Written(Token(name)),
+            text: &Written(Text(self.0, payload)),
         });
         Ok(())
     }
@@ -246,6 +263,3 @@ impl Dissector for Dissect {
             .map_err(|e| self.error(e))
     }
 }
-
-impl crate::proto::dissect::TextBytes for Token {}
-impl crate::proto::dissect::TextBytes for Text<'_> {}
