@@ -3,7 +3,8 @@
 //! `-V` and the terminal UI, and the values the display filter tests.
 
 use crate::engine::ProtoDetail;
-use crate::proto::field::{FieldDef, FieldSink};
+use crate::proto::field::{FieldDef, FieldSink, Value};
+use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
 
@@ -364,6 +365,46 @@ pub enum TreeRef<'a> {
     Error { error: ProtoDetail, offset: usize },
 }
 
+/// The reused text of the field being walked: a packet's field tree is
+/// written for every packet of `-V`, without an allocation per field.
+#[derive(Debug, Default)]
+pub struct TreeBufs {
+    pub label: String,
+    pub value: String,
+}
+
+thread_local! {
+    static TREE_BUFS: RefCell<TreeBufs> = RefCell::new(TreeBufs::default());
+}
+
+impl TreeBufs {
+    /// Runs `f` with this thread's buffers: allocates nothing once they have
+    /// grown (fresh ones where a callback walks another tree meanwhile).
+    pub fn with<R>(f: impl FnOnce(&mut TreeBufs) -> R) -> R {
+        reused(&TREE_BUFS, f)
+    }
+
+    /// Writes a field's label (`label[i]` for an element) and value.
+    pub fn field(&mut self, label: &str, index: Option<u32>, value: &Value<'_>) {
+        self.label.clear();
+        let _ = indexed_label(&mut self.label, label, index);
+        self.value.clear();
+        let _ = value.write_text(&mut self.value);
+    }
+}
+
+/// Runs `f` with the thread's value behind `key`, or with a fresh one where
+/// it is borrowed already (a callback reentering).
+pub fn reused<T: Default + 'static, R>(
+    key: &'static std::thread::LocalKey<RefCell<T>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut t) => f(&mut t),
+        Err(_) => f(&mut T::default()),
+    })
+}
+
 /// Appends `s` to `out`: the few bytes of a number or a label, copied a byte
 /// at a time when short (a call to `memmove` for each of them took a sixth of
 /// `--format jsonl`).
@@ -393,21 +434,28 @@ pub trait Dissector: Sync + 'static {
     ) -> Result<(), ProtoDetail>;
 
     /// The field tree: the header, then each message, an error where decoding
-    /// stops. Allocates (it is for one packet at a time).
-    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry));
+    /// stops, its texts borrowed (valid during the call only): what writes the
+    /// tree of every packet (`-V`) allocates nothing per packet.
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>));
 
-    /// [`Dissector::tree`] with borrowed texts, for what writes the tree of
-    /// every packet (`-V`). The default goes through `tree` (allocating); a
-    /// protocol overrides it to allocate nothing per packet (lwar).
-    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
-        self.tree(payload, &mut |e| match e {
-            TreeEntry::Field(i) => f(TreeRef::Field {
-                label: &i.label,
-                value: &i.value,
-                span: i.span,
-                depth: i.depth,
-            }),
-            TreeEntry::Error { error, offset } => f(TreeRef::Error { error, offset }),
+    /// [`Dissector::tree_ref`] owned, for one packet at a time (the terminal
+    /// UI, tests). Allocates.
+    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
+        self.tree_ref(payload, &mut |e| {
+            f(match e {
+                TreeRef::Field {
+                    label,
+                    value,
+                    span,
+                    depth,
+                } => TreeEntry::Field(TreeItem {
+                    label: label.to_owned(),
+                    value: value.to_owned(),
+                    span,
+                    depth,
+                }),
+                TreeRef::Error { error, offset } => TreeEntry::Error { error, offset },
+            })
         });
     }
 

@@ -5,11 +5,12 @@ use super::Described;
 use super::decode::{DecodeErr, Events};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
-    Dissector, HeaderNumber, MessageItem, Out, TreeEntry, TreeItem, WriteText, Written,
-    indexed_label,
+    Dissector, HeaderNumber, MessageItem, Out, TreeRef, WriteText, Written, indexed_label, reused,
 };
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType};
+use std::cell::RefCell;
 use std::fmt;
+use std::ops::Range;
 
 /// A described protocol's dissector.
 #[derive(Debug)]
@@ -152,30 +153,64 @@ impl WriteText for Token {
     }
 }
 
-/// The field tree: nodes get the span of what they hold.
+/// A field of the tree, its texts in [`TreeSink::text`].
+struct Item {
+    label: Range<usize>,
+    value: Range<usize>,
+    span: Range<usize>,
+    depth: u8,
+}
+
+/// The field tree, held until the walk ends: a node gets the span of what
+/// it holds, known once its fields are walked. Reused from packet to packet
+/// (a thread's own), so `-V` allocates nothing per packet.
+#[derive(Default)]
 struct TreeSink {
-    items: Vec<TreeItem>,
+    text: String,
+    items: Vec<Item>,
     open: Vec<usize>,
+}
+
+thread_local! {
+    static TREE: RefCell<TreeSink> = RefCell::new(TreeSink::default());
+}
+
+impl TreeSink {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.items.clear();
+        self.open.clear();
+    }
+
+    /// Hands every item to `f`.
+    fn emit(&self, f: &mut dyn FnMut(TreeRef<'_>)) {
+        for item in &self.items {
+            f(TreeRef::Field {
+                label: self.text.get(item.label.clone()).unwrap_or_default(),
+                value: self.text.get(item.value.clone()).unwrap_or_default(),
+                span: item.span.clone(),
+                depth: item.depth,
+            });
+        }
+    }
 }
 
 impl FieldSink for TreeSink {
     fn field(&mut self, field: Field<'_>) {
-        let label = match field.index {
-            Some(i) => format!("{}[{i}]", field.def.label),
-            None => field.def.label.to_owned(),
-        };
-        let value = if field.def.ty == FieldType::Node {
-            String::new()
-        } else {
-            field.value.to_string()
-        };
+        let start = self.text.len();
+        let _ = indexed_label(&mut self.text, field.def.label, field.index);
+        let label = start..self.text.len();
+        if field.def.ty != FieldType::Node {
+            let _ = field.value.write_text(&mut self.text);
+        }
+        let value = label.end..self.text.len();
         let end = field.offset + field.len;
         for &o in &self.open {
             if let Some(n) = self.items.get_mut(o) {
                 n.span.end = n.span.end.max(end);
             }
         }
-        self.items.push(TreeItem {
+        self.items.push(Item {
             label,
             value,
             span: field.span(),
@@ -229,18 +264,16 @@ impl Dissector for Dissect {
         Ok(())
     }
 
-    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
         // The walk's root node is the packet; its fields are below it.
-        let mut sink = TreeSink {
-            items: Vec::new(),
-            open: Vec::new(),
-        };
-        let r = self.0.compiled.walk(payload, &mut ToSink(&mut sink));
-        for item in sink.items {
-            f(TreeEntry::Field(item));
-        }
+        let r = reused(&TREE, |sink| {
+            sink.clear();
+            let r = self.0.compiled.walk(payload, &mut ToSink(&mut *sink));
+            sink.emit(f);
+            r
+        });
         if let Err(e) = r {
-            f(TreeEntry::Error {
+            f(TreeRef::Error {
                 error: self.error(e),
                 offset: e.offset,
             });

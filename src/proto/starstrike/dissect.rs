@@ -6,8 +6,7 @@ use super::findings;
 use super::wire::{self, FIELDS, Message, Packet};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
-    Dissector, HeaderNumber, MessageItem, Out, TreeEntry, TreeItem, WriteText, Written,
-    indexed_label,
+    Dissector, HeaderNumber, MessageItem, Out, TreeBufs, TreeRef, WriteText, Written, indexed_label,
 };
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType};
 use std::fmt;
@@ -112,24 +111,22 @@ impl WriteText for Text<'_> {
     }
 }
 
-/// Builds the tree from the field walk.
-struct TreeSink<'a> {
-    out: &'a mut dyn FnMut(TreeEntry),
+/// Hands the field walk to the tree, its texts written into reused buffers.
+struct TreeSink<'a, 'b> {
+    out: &'a mut dyn FnMut(TreeRef<'_>),
+    bufs: &'b mut TreeBufs,
     depth: u8,
 }
 
-impl FieldSink for TreeSink<'_> {
+impl FieldSink for TreeSink<'_, '_> {
     fn field(&mut self, field: Field<'_>) {
-        let label = match field.index {
-            Some(i) => format!("{}[{i}]", field.def.label),
-            None => field.def.label.to_owned(),
-        };
-        (self.out)(TreeEntry::Field(TreeItem {
-            label,
-            value: field.value.to_string(),
+        self.bufs.field(field.def.label, field.index, &field.value);
+        (self.out)(TreeRef::Field {
+            label: &self.bufs.label,
+            value: &self.bufs.value,
             span: field.span(),
             depth: self.depth,
-        }));
+        });
     }
 
     fn enter(&mut self, node: Field<'_>) {
@@ -177,13 +174,17 @@ impl Dissector for Starstrike {
         Ok(())
     }
 
-    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
-        let result = {
-            let mut sink = TreeSink { out: f, depth: 0 };
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
+        let result = TreeBufs::with(|bufs| {
+            let mut sink = TreeSink {
+                out: f,
+                bufs,
+                depth: 0,
+            };
             wire::walk_fields(payload, &mut sink)
-        };
+        });
         if let Err(e) = result {
-            f(TreeEntry::Error {
+            f(TreeRef::Error {
                 error: findings::decode(e),
                 offset: e.offset(),
             });
@@ -206,6 +207,7 @@ impl Dissector for Starstrike {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::dissect::TreeEntry;
     use crate::proto::starstrike::wire::{
         Heartbeat, PacketRepr, PlayerInput, Reason, WorldSnapshot,
     };

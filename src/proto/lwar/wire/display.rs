@@ -5,7 +5,7 @@ use super::entries::Record;
 use super::message::{Message, MessageView, Str};
 use super::packet::Packet;
 use super::types::{HEADER_LEN, Id};
-use crate::proto::dissect::{Out, WriteText};
+use crate::proto::dissect::{Out, TreeBufs, WriteText};
 use std::fmt::{self, Write};
 use std::ops::Range;
 
@@ -227,14 +227,6 @@ pub struct Field {
     /// Absolute byte range in the packet.
     pub span: Range<usize>,
     pub depth: u8,
-}
-
-/// The reused text of the field being walked: a packet's field tree is
-/// written for every packet of `-V`, without an allocation per field.
-#[derive(Debug, Default)]
-pub struct TreeBufs {
-    label: String,
-    value: String,
 }
 
 /// What receives each field: its label, its value, its byte span and depth
