@@ -84,7 +84,7 @@ pub trait Out {
         let digits = (u64::BITS - raw.leading_zeros()).max(1) as usize;
         zeros(self, usize::from(width).saturating_sub(digits))?;
         let mut all = [b'0'; 64];
-        for (i, b) in all.iter_mut().rev().enumerate() {
+        for (i, b) in all.iter_mut().rev().take(digits).enumerate() {
             *b += ((raw >> i) & 1) as u8;
         }
         self.ascii(all.get(64 - digits..).unwrap_or_default())
@@ -193,32 +193,58 @@ impl Float for f64 {
 /// takes the even one and `fmt` the one further from zero: so does this.
 fn float(out: &mut (impl Out + ?Sized), v: impl Float) -> fmt::Result {
     let mut buffer = zmij::Buffer::new();
-    let shortest = buffer.format(v);
-    let b = shortest.as_bytes();
-    if !b.last().is_some_and(u8::is_ascii_digit) {
-        return out.s(shortest); // NaN, inf, -inf
-    }
-    let (negative, b) = match b.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, b),
-    };
-    let (mantissa, exp) = match b.iter().position(|&c| c == b'e') {
-        Some(e) => {
-            let exp = std::str::from_utf8(b.get(e + 1..).unwrap_or_default())
-                .ok()
-                .and_then(|x| x.parse::<i64>().ok())
-                .unwrap_or(0);
-            (b.get(..e).unwrap_or_default(), exp)
+    let b = buffer.format(v).as_bytes();
+    let (mut dot, mut e) = (None, None);
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'.' => dot = Some(i),
+            b'e' => e = Some(i),
+            _ => {}
         }
-        None => (b, 0),
+    }
+    let trailing_zeros = |d: &[u8]| d.iter().rev().take_while(|&&c| c == b'0').count() as i64;
+    let Some(e) = e else {
+        // Most values: zmij's text without its `.0`, unless halfway (which
+        // needs the place after the last digit to be the binary exponent).
+        // NaN, inf and -inf too.
+        let (plain, place) = match (b.strip_suffix(b".0"), dot) {
+            (None, Some(dot)) => (b, dot as i64 - b.len() as i64),
+            (whole, _) => {
+                let whole = whole.unwrap_or(b);
+                (whole, trailing_zeros(whole) - 1)
+            }
+        };
+        if !v
+            .odd_binary()
+            .is_some_and(|(_, exponent)| exponent == place)
+        {
+            return out.ascii(plain);
+        }
+        return decimal(out, v, b, dot, b.len(), 0);
     };
-    let (int, frac) = match mantissa.iter().position(|&c| c == b'.') {
-        Some(d) => (
-            mantissa.get(..d).unwrap_or_default(),
-            mantissa.get(d + 1..).unwrap_or_default(),
-        ),
-        None => (mantissa, &[][..]),
+    let exp = std::str::from_utf8(b.get(e + 1..).unwrap_or_default())
+        .ok()
+        .and_then(|x| x.parse::<i64>().ok())
+        .unwrap_or(0);
+    decimal(out, v, b, dot, e, exp)
+}
+
+/// A float in `fmt`'s form from zmij's text `b` (its point at `dot`, its
+/// mantissa ending at `end`, then `×10^exp`).
+fn decimal(
+    out: &mut (impl Out + ?Sized),
+    v: impl Float,
+    b: &[u8],
+    dot: Option<usize>,
+    end: usize,
+    exp: i64,
+) -> fmt::Result {
+    let (negative, start) = match b.first() {
+        Some(b'-') => (true, 1),
+        _ => (false, 0),
     };
+    let int = b.get(start..dot.unwrap_or(end)).unwrap_or_default();
+    let frac = dot.and_then(|d| b.get(d + 1..end)).unwrap_or_default();
     // The significant digits, at most 17, and where the point goes among them.
     let mut digits = [0u8; 32];
     let mut n = 0;
