@@ -107,6 +107,20 @@ fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
     assert!(printer.failed().is_none() && jsonl.failed().is_none());
 }
 
+/// The event of a datagram with no finding.
+fn plain_event<'a>(d: &'a Datagram<'a>, protocol: &'static ProtocolInfo) -> PacketEvent<'a> {
+    PacketEvent {
+        datagram: d,
+        protocol,
+        session: 0,
+        direction: Direction::ClientToServer,
+        findings: &[],
+        acks: Default::default(),
+        ack_samples: [&[], &[]],
+        resends: 0,
+    }
+}
+
 /// `-V` and `-x`: the field tree of every packet (lwar's dissector writes it
 /// through reused buffers) and the hex dump, into a line buffer.
 #[test]
@@ -132,16 +146,7 @@ fn verbose_and_hex_packet_lines_allocate_nothing_per_packet() {
     let mut printer = PacketPrinter::new(Vec::with_capacity(64 << 20), options, None);
     let pass = |printer: &mut PacketPrinter<Vec<u8>>| {
         for d in &datagrams {
-            printer.packet(&PacketEvent {
-                datagram: d,
-                protocol: &lwarscope::proto::lwar::INFO,
-                session: 0,
-                direction: Direction::ClientToServer,
-                findings: &[],
-                acks: Default::default(),
-                ack_samples: [&[], &[]],
-                resends: 0,
-            });
+            printer.packet(&plain_event(d, &lwarscope::proto::lwar::INFO));
         }
     };
     pass(&mut printer);
@@ -204,16 +209,7 @@ fn outputs_allocate_nothing(protocol: &'static ProtocolInfo, captures: &[&str]) 
     let mut during = [0u64; 3];
     let mut pass = |count: bool| {
         for d in &datagrams {
-            let event = PacketEvent {
-                datagram: d,
-                protocol,
-                session: 0,
-                direction: Direction::ClientToServer,
-                findings: &[],
-                acks: Default::default(),
-                ack_samples: [&[], &[]],
-                resends: 0,
-            };
+            let event = plain_event(d, protocol);
             let mut n = allocations();
             let mut counted = |i: usize| {
                 let now = allocations();
