@@ -214,10 +214,7 @@ fn float(out: &mut (impl Out + ?Sized), v: impl Float) -> fmt::Result {
                 (whole, trailing_zeros(whole) - 1)
             }
         };
-        if !v
-            .odd_binary()
-            .is_some_and(|(_, exponent)| exponent == place)
-        {
+        if v.odd_binary().is_none_or(|(_, exponent)| exponent != place) {
             return out.ascii(plain);
         }
         return decimal(out, v, b, dot, b.len(), 0);
@@ -547,8 +544,8 @@ mod tests {
             1e22,
             5e-324,
             f64::MAX,
-            1_658_206_780_088_562.25, // a tie
-            233_115_890_514_796.125,  // a tie
+            f64::from_bits(0x4317_9085_685d_83c9), // 1658206780088562.25: a tie
+            f64::from_bits(0x42ea_8090_bb0f_6d84), // 233115890514796.125: a tie
             f64::NAN,
         ];
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
