@@ -193,7 +193,8 @@ impl Float for f64 {
 /// takes the even one and `fmt` the one further from zero: so does this.
 fn float(out: &mut (impl Out + ?Sized), v: impl Float) -> fmt::Result {
     let mut buffer = zmij::Buffer::new();
-    let b = buffer.format(v).as_bytes();
+    let text = buffer.format(v);
+    let b = text.as_bytes();
     let (mut dot, mut e) = (None, None);
     for (i, &c) in b.iter().enumerate() {
         match c {
@@ -207,15 +208,15 @@ fn float(out: &mut (impl Out + ?Sized), v: impl Float) -> fmt::Result {
         // Most values: zmij's text without its `.0`, unless halfway (which
         // needs the place after the last digit to be the binary exponent).
         // NaN, inf and -inf too.
-        let (plain, place) = match (b.strip_suffix(b".0"), dot) {
-            (None, Some(dot)) => (b, dot as i64 - b.len() as i64),
+        let (plain, place) = match (text.strip_suffix(".0"), dot) {
+            (None, Some(dot)) => (text, dot as i64 - b.len() as i64),
             (whole, _) => {
-                let whole = whole.unwrap_or(b);
-                (whole, trailing_zeros(whole) - 1)
+                let whole = whole.unwrap_or(text);
+                (whole, trailing_zeros(whole.as_bytes()) - 1)
             }
         };
         if v.odd_binary().is_none_or(|(_, exponent)| exponent != place) {
-            return out.ascii(plain);
+            return out.s(plain);
         }
         return decimal(out, v, b, dot, b.len(), 0);
     };
