@@ -10,7 +10,9 @@ mod common;
 
 use common::real_server_vectors;
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::engine::{Detail, Direction, Finding, FindingKind, Observer, PacketEvent};
+use lwarscope::engine::{
+    Detail, Direction, Finding, FindingKind, Observer, PacketEvent, ProtocolInfo,
+};
 use lwarscope::report::Filter;
 use lwarscope::report::json::JsonlWriter;
 use lwarscope::report::packets::{PacketOptions, PacketPrinter};
@@ -105,6 +107,20 @@ fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
     assert!(printer.failed().is_none() && jsonl.failed().is_none());
 }
 
+/// The event of a datagram with no finding.
+fn plain_event<'a>(d: &'a Datagram<'a>, protocol: &'static ProtocolInfo) -> PacketEvent<'a> {
+    PacketEvent {
+        datagram: d,
+        protocol,
+        session: 0,
+        direction: Direction::ClientToServer,
+        findings: &[],
+        acks: Default::default(),
+        ack_samples: [&[], &[]],
+        resends: 0,
+    }
+}
+
 /// `-V` and `-x`: the field tree of every packet (lwar's dissector writes it
 /// through reused buffers) and the hex dump, into a line buffer.
 #[test]
@@ -130,16 +146,7 @@ fn verbose_and_hex_packet_lines_allocate_nothing_per_packet() {
     let mut printer = PacketPrinter::new(Vec::with_capacity(64 << 20), options, None);
     let pass = |printer: &mut PacketPrinter<Vec<u8>>| {
         for d in &datagrams {
-            printer.packet(&PacketEvent {
-                datagram: d,
-                protocol: &lwarscope::proto::lwar::INFO,
-                session: 0,
-                direction: Direction::ClientToServer,
-                findings: &[],
-                acks: Default::default(),
-                ack_samples: [&[], &[]],
-                resends: 0,
-            });
+            printer.packet(&plain_event(d, &lwarscope::proto::lwar::INFO));
         }
     };
     pass(&mut printer);
@@ -154,4 +161,112 @@ fn verbose_and_hex_packet_lines_allocate_nothing_per_packet() {
         "allocations over 4 x 525 packets of -V -x"
     );
     assert!(printer.failed().is_none());
+}
+
+/// The UDP datagrams of a capture of `captures/`: (frame, time, source,
+/// destination, payload).
+fn capture_datagrams(name: &str) -> Vec<(u64, Timestamp, SocketAddr, SocketAddr, Vec<u8>)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name);
+    let mut source = lwarscope::capture::Source::files(&[path]).unwrap();
+    let mut out = Vec::new();
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let lwarscope::capture::FrameClass::Udp(d) = frame.class {
+            out.push((d.frame, d.ts, d.src, d.dst, d.payload.to_vec()));
+        }
+    }
+    out
+}
+
+/// Packet lines, JSON Lines, and `-V -x` of every datagram of `captures`
+/// (decoded as `protocol`, undecodable ones included), after a warm-up
+/// pass: no allocation over four more.
+fn outputs_allocate_nothing(protocol: &'static ProtocolInfo, captures: &[&str]) {
+    let owned: Vec<_> = captures.iter().flat_map(|c| capture_datagrams(c)).collect();
+    let datagrams: Vec<Datagram<'_>> = owned
+        .iter()
+        .map(|(frame, ts, src, dst, payload)| Datagram {
+            frame: *frame,
+            ts: *ts,
+            src: *src,
+            dst: *dst,
+            payload,
+            payload_len: payload.len(),
+        })
+        .collect();
+    assert!(datagrams.len() > 100, "{} datagrams", datagrams.len());
+    let mut lines =
+        PacketPrinter::new(Vec::with_capacity(16 << 20), PacketOptions::default(), None);
+    let verbose = PacketOptions {
+        verbose: true,
+        hex: true,
+        ..PacketOptions::default()
+    };
+    let mut tree = PacketPrinter::new(Vec::with_capacity(256 << 20), verbose, None);
+    let mut jsonl = JsonlWriter::new(Vec::with_capacity(64 << 20), None);
+    // Allocations of each output: packet lines, JSON Lines, -V -x.
+    let mut during = [0u64; 3];
+    let mut pass = |count: bool| {
+        for d in &datagrams {
+            let event = plain_event(d, protocol);
+            let mut n = allocations();
+            let mut counted = |i: usize| {
+                let now = allocations();
+                if count {
+                    during[i] += now - n;
+                }
+                n = now;
+            };
+            lines.packet(&event);
+            counted(0);
+            jsonl.packet(&event);
+            counted(1);
+            tree.packet(&event);
+            counted(2);
+        }
+    };
+    // Warm-up: the buffers find their size.
+    pass(false);
+    for _ in 0..4 {
+        pass(true);
+    }
+    assert_eq!(
+        during,
+        [0; 3],
+        "allocations of --packets, --format jsonl, -V -x over 4 x {} {} packets",
+        datagrams.len(),
+        protocol.name
+    );
+    assert!(lines.failed().is_none() && jsonl.failed().is_none() && tree.failed().is_none());
+}
+
+#[test]
+fn starstrike_outputs_allocate_nothing_per_packet() {
+    outputs_allocate_nothing(
+        &lwarscope::proto::starstrike::INFO,
+        &["strs-clean.pcap", "strs-corrupt.pcap", "strs-reject.pcap"],
+    );
+}
+
+#[test]
+fn battlegrounds_outputs_allocate_nothing_per_packet() {
+    outputs_allocate_nothing(
+        &lwarscope::proto::battlegrounds::INFO,
+        &["bg-clean.pcap", "bg-bigmsg.pcap", "bg-corrupt.pcap"],
+    );
+}
+
+#[test]
+fn described_outputs_allocate_nothing_per_packet() {
+    for (id, capture) in [
+        ("vessel", "ksy-vessel-faults.pcap"),
+        ("timewarp", "ksy-timewarp-faults.pcap"),
+    ] {
+        let described = lwarscope::proto::described::loaded()
+            .iter()
+            .find(|d| d.ksy.id == id)
+            .unwrap();
+        outputs_allocate_nothing(described.info(), &[capture]);
+    }
 }

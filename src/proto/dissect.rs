@@ -3,7 +3,9 @@
 //! `-V` and the terminal UI, and the values the display filter tests.
 
 use crate::engine::ProtoDetail;
-use crate::proto::field::{FieldDef, FieldSink};
+use crate::proto::digits::{Decimal, put_int};
+use crate::proto::field::{FieldDef, FieldSink, Value};
+use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
 
@@ -36,13 +38,324 @@ pub struct MessageItem<'a> {
 
 /// A text written once per message of every packet line and JSON Lines
 /// object: what its `Display` writes, also written straight into a line's
-/// bytes. The default goes through `fmt`; a protocol overrides it where a
-/// profile shows it (lwar's messages).
+/// bytes. The built-in and described protocols hand a [`Written`], whose
+/// `Display` and bytes are one [`WriteText`] writer; the default goes
+/// through `fmt`.
 pub trait TextBytes: fmt::Display {
     /// Appends what `Display` writes to `out`.
     fn write_bytes(&self, out: &mut Vec<u8>) {
         use std::io::Write as _;
         let _ = write!(out, "{self}");
+    }
+}
+
+/// Where a text goes: a formatter (its `Display`), a line's bytes (packet
+/// lines and JSON Lines, without `fmt`'s machinery) or a reused string (the
+/// field tree of `-V`). A text written by one generic function receives the
+/// same pieces whichever it goes to, so it is the same text in each.
+pub trait Out {
+    fn s(&mut self, s: &str) -> fmt::Result;
+    /// ASCII bytes.
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result;
+    /// A value through its `Display` (rare pieces: a control character's
+    /// escape).
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result;
+
+    /// An integer, as `{}` writes it.
+    #[inline]
+    fn int(&mut self, n: impl itoa::Integer + Decimal) -> fmt::Result {
+        self.s(itoa::Buffer::new().format(n))
+    }
+
+    /// `label` then an integer.
+    #[inline]
+    fn labelled(&mut self, label: &str, n: impl itoa::Integer + Decimal) -> fmt::Result {
+        self.s(label)?;
+        self.int(n)
+    }
+
+    /// A float, as `{}` writes it: its shortest digits, never with an
+    /// exponent.
+    fn float(&mut self, v: impl Float) -> fmt::Result {
+        float(self, v)
+    }
+
+    /// `raw` in binary, at least `width` digits, as `{raw:0width$b}` writes it.
+    fn bits(&mut self, raw: u64, width: u8) -> fmt::Result {
+        let digits = (u64::BITS - raw.leading_zeros()).max(1) as usize;
+        zeros(self, usize::from(width).saturating_sub(digits))?;
+        let mut all = [b'0'; 64];
+        for (i, b) in all.iter_mut().rev().take(digits).enumerate() {
+            *b += ((raw >> i) & 1) as u8;
+        }
+        self.ascii(all.get(64 - digits..).unwrap_or_default())
+    }
+}
+
+impl Out for fmt::Formatter<'_> {
+    fn s(&mut self, s: &str) -> fmt::Result {
+        self.write_str(s)
+    }
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
+        self.write_str(std::str::from_utf8(b).unwrap_or_default())
+    }
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
+        fmt::Display::fmt(v, self)
+    }
+}
+
+impl Out for Vec<u8> {
+    #[inline]
+    fn s(&mut self, s: &str) -> fmt::Result {
+        put_small(self, s.as_bytes());
+        Ok(())
+    }
+    #[inline]
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
+        put_small(self, b);
+        Ok(())
+    }
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
+        use std::io::Write as _;
+        write!(self, "{v}").map_err(|_| fmt::Error)
+    }
+    #[inline]
+    fn int(&mut self, n: impl itoa::Integer + Decimal) -> fmt::Result {
+        put_int(self, n);
+        Ok(())
+    }
+}
+
+impl Out for String {
+    fn s(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
+        self.extend(b.iter().map(|&c| char::from(c)));
+        Ok(())
+    }
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
+        use std::fmt::Write as _;
+        write!(self, "{v}")
+    }
+}
+
+/// `n` zeros.
+fn zeros(out: &mut (impl Out + ?Sized), mut n: usize) -> fmt::Result {
+    const ZEROS: &[u8; 32] = &[b'0'; 32];
+    while n > 0 {
+        let k = n.min(ZEROS.len());
+        out.ascii(ZEROS.get(..k).unwrap_or_default())?;
+        n -= k;
+    }
+    Ok(())
+}
+
+/// A float [`Out::float`] writes: `f32` or `f64`.
+pub trait Float: zmij::Float + Copy {
+    /// The absolute value as an odd significand times a power of two, if it
+    /// is finite and not zero.
+    fn odd_binary(self) -> Option<(u64, i64)>;
+}
+
+/// `significand × 2^exponent` with the significand made odd.
+fn odd(significand: u64, exponent: i64) -> Option<(u64, i64)> {
+    if significand == 0 {
+        return None;
+    }
+    let zeros = significand.trailing_zeros();
+    Some((significand >> zeros, exponent + i64::from(zeros)))
+}
+
+impl Float for f32 {
+    fn odd_binary(self) -> Option<(u64, i64)> {
+        let bits = self.to_bits();
+        let (biased, fraction) = (i64::from((bits >> 23) & 0xff), u64::from(bits & 0x7f_ffff));
+        match biased {
+            0xff => None,
+            0 => odd(fraction, -149),
+            _ => odd(fraction | 1 << 23, biased - 150),
+        }
+    }
+}
+
+impl Float for f64 {
+    fn odd_binary(self) -> Option<(u64, i64)> {
+        let bits = self.to_bits();
+        let (biased, fraction) = (((bits >> 52) & 0x7ff) as i64, bits & 0xf_ffff_ffff_ffff);
+        match biased {
+            0x7ff => None,
+            0 => odd(fraction, -1074),
+            _ => odd(fraction | 1 << 52, biased - 1075),
+        }
+    }
+}
+
+/// A float as `{}` writes it, from the shortest form `zmij` writes
+/// (`1.5`, `1.0`, `1e-7`, `1.5e+16`, `NaN`, `inf`): the same digits, the
+/// decimal point moved by the exponent, no trailing `.0`. Where the value
+/// lies exactly halfway between the two closest shortest forms, `zmij`
+/// takes the even one and `fmt` the one further from zero: so does this.
+fn float(out: &mut (impl Out + ?Sized), v: impl Float) -> fmt::Result {
+    let mut buffer = zmij::Buffer::new();
+    let text = buffer.format(v);
+    let b = text.as_bytes();
+    let (mut dot, mut e) = (None, None);
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'.' => dot = Some(i),
+            b'e' => e = Some(i),
+            _ => {}
+        }
+    }
+    let trailing_zeros = |d: &[u8]| d.iter().rev().take_while(|&&c| c == b'0').count() as i64;
+    let Some(e) = e else {
+        // Most values: zmij's text without its `.0`, unless halfway (which
+        // needs the place after the last digit to be the binary exponent).
+        // NaN, inf and -inf too.
+        let (plain, place) = match (text.strip_suffix(".0"), dot) {
+            (None, Some(dot)) => (text, dot as i64 - b.len() as i64),
+            (whole, _) => {
+                let whole = whole.unwrap_or(text);
+                (whole, trailing_zeros(whole.as_bytes()) - 1)
+            }
+        };
+        if v.odd_binary().is_none_or(|(_, exponent)| exponent != place) {
+            return out.s(plain);
+        }
+        return decimal(out, v, b, dot, b.len(), 0);
+    };
+    let exp = std::str::from_utf8(b.get(e + 1..).unwrap_or_default())
+        .ok()
+        .and_then(|x| x.parse::<i64>().ok())
+        .unwrap_or(0);
+    decimal(out, v, b, dot, e, exp)
+}
+
+/// A float in `fmt`'s form from zmij's text `b` (its point at `dot`, its
+/// mantissa ending at `end`, then `×10^exp`).
+fn decimal(
+    out: &mut (impl Out + ?Sized),
+    v: impl Float,
+    b: &[u8],
+    dot: Option<usize>,
+    end: usize,
+    exp: i64,
+) -> fmt::Result {
+    let (negative, start) = match b.first() {
+        Some(b'-') => (true, 1),
+        _ => (false, 0),
+    };
+    let int = b.get(start..dot.unwrap_or(end)).unwrap_or_default();
+    let frac = dot.and_then(|d| b.get(d + 1..end)).unwrap_or_default();
+    // The significant digits, at most 17, and where the point goes among them.
+    let mut digits = [0u8; 32];
+    let mut n = 0;
+    let mut point = int.len() as i64 + exp;
+    for &c in int.iter().chain(frac) {
+        if n == 0 && c == b'0' {
+            point -= 1;
+        } else if let Some(d) = digits.get_mut(n) {
+            *d = c;
+            n += 1;
+        }
+    }
+    while n > 0 && digits.get(n - 1) == Some(&b'0') {
+        n -= 1;
+    }
+    let digits = digits.get_mut(..n).unwrap_or_default();
+    if let Some((significand, exponent)) = v.odd_binary()
+        && halfway_above(digits, point, significand, exponent)
+        && let Some(last @ b'0'..=b'8') = digits.last_mut()
+    {
+        *last += 1;
+    }
+    if negative {
+        out.s("-")?;
+    }
+    if digits.is_empty() {
+        return out.s("0");
+    }
+    let len = digits.len() as i64;
+    if point <= 0 {
+        out.s("0.")?;
+        zeros(out, usize::try_from(-point).unwrap_or(0))?;
+        out.ascii(digits)
+    } else if point >= len {
+        out.ascii(digits)?;
+        zeros(out, usize::try_from(point - len).unwrap_or(0))
+    } else {
+        let (a, b) = digits.split_at(usize::try_from(point).unwrap_or(0));
+        out.ascii(a)?;
+        out.s(".")?;
+        out.ascii(b)
+    }
+}
+
+/// Whether `significand × 2^exponent` (odd significand) is exactly halfway
+/// between the decimal `digits` (the point after `point` of them) and the
+/// next one up: `(10·D + 5) × 10^q`, q the place after the last digit.
+/// That is `(2D + 1) × 5^(q+1) × 2^q`, or `(2D + 1) / (5^(-q-1) × 2^-q)`:
+/// odd times a power of two, so the powers of two must agree.
+fn halfway_above(digits: &[u8], point: i64, significand: u64, exponent: i64) -> bool {
+    let q = point - digits.len() as i64 - 1;
+    if digits.is_empty() || digits.len() > 18 || q != exponent {
+        return false;
+    }
+    let d = digits
+        .iter()
+        .fold(0u128, |d, c| d * 10 + u128::from(c.saturating_sub(b'0')));
+    let odd = 2 * d + 1;
+    let (lhs, rhs, power) = if q >= 0 {
+        (u128::from(significand), odd, q + 1)
+    } else {
+        (odd, u128::from(significand), -q - 1)
+    };
+    u32::try_from(power)
+        .ok()
+        .and_then(|p| 5u128.checked_pow(p))
+        .and_then(|p| rhs.checked_mul(p))
+        == Some(lhs)
+}
+
+/// A text written by one generic function into any [`Out`].
+pub trait WriteText {
+    fn write_text(&self, out: &mut impl Out) -> fmt::Result;
+}
+
+impl<T: WriteText + ?Sized> WriteText for &T {
+    fn write_text(&self, out: &mut impl Out) -> fmt::Result {
+        (**self).write_text(out)
+    }
+}
+
+/// A message's token or text: its `Display` and its bytes are the one
+/// [`WriteText`] writer's, so the two cannot differ.
+pub struct Written<T>(pub T);
+
+impl<T: WriteText> fmt::Display for Written<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.write_text(f)
+    }
+}
+
+impl<T: WriteText> TextBytes for Written<T> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let _ = self.0.write_text(out);
+    }
+}
+
+/// `label`, or `label[i]` for an element of a repeated field.
+pub fn indexed_label(out: &mut impl Out, label: &str, index: Option<u32>) -> fmt::Result {
+    out.s(label)?;
+    match index {
+        Some(i) => {
+            out.s("[")?;
+            out.int(i)?;
+            out.s("]")
+        }
+        None => Ok(()),
     }
 }
 
@@ -82,6 +395,46 @@ pub enum TreeRef<'a> {
     Error { error: ProtoDetail, offset: usize },
 }
 
+/// The reused text of the field being walked: a packet's field tree is
+/// written for every packet of `-V`, without an allocation per field.
+#[derive(Debug, Default)]
+pub struct TreeBufs {
+    pub label: String,
+    pub value: String,
+}
+
+thread_local! {
+    static TREE_BUFS: RefCell<TreeBufs> = RefCell::new(TreeBufs::default());
+}
+
+impl TreeBufs {
+    /// Runs `f` with this thread's buffers: allocates nothing once they have
+    /// grown (fresh ones where a callback walks another tree meanwhile).
+    pub fn with<R>(f: impl FnOnce(&mut TreeBufs) -> R) -> R {
+        reused(&TREE_BUFS, f)
+    }
+
+    /// Writes a field's label (`label[i]` for an element) and value.
+    pub fn field(&mut self, label: &str, index: Option<u32>, value: &Value<'_>) {
+        self.label.clear();
+        let _ = indexed_label(&mut self.label, label, index);
+        self.value.clear();
+        let _ = value.write_text(&mut self.value);
+    }
+}
+
+/// Runs `f` with the thread's value behind `key`, or with a fresh one where
+/// it is borrowed already (a callback reentering).
+pub fn reused<T: Default + 'static, R>(
+    key: &'static std::thread::LocalKey<RefCell<T>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut t) => f(&mut t),
+        Err(_) => f(&mut T::default()),
+    })
+}
+
 /// Appends `s` to `out`: the few bytes of a number or a label, copied a byte
 /// at a time when short (a call to `memmove` for each of them took a sixth of
 /// `--format jsonl`).
@@ -111,21 +464,28 @@ pub trait Dissector: Sync + 'static {
     ) -> Result<(), ProtoDetail>;
 
     /// The field tree: the header, then each message, an error where decoding
-    /// stops. Allocates (it is for one packet at a time).
-    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry));
+    /// stops, its texts borrowed (valid during the call only): what writes the
+    /// tree of every packet (`-V`) allocates nothing per packet.
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>));
 
-    /// [`Dissector::tree`] with borrowed texts, for what writes the tree of
-    /// every packet (`-V`). The default goes through `tree` (allocating); a
-    /// protocol overrides it to allocate nothing per packet (lwar).
-    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
-        self.tree(payload, &mut |e| match e {
-            TreeEntry::Field(i) => f(TreeRef::Field {
-                label: &i.label,
-                value: &i.value,
-                span: i.span,
-                depth: i.depth,
-            }),
-            TreeEntry::Error { error, offset } => f(TreeRef::Error { error, offset }),
+    /// [`Dissector::tree_ref`] owned, for one packet at a time (the terminal
+    /// UI, tests). Allocates.
+    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
+        self.tree_ref(payload, &mut |e| {
+            f(match e {
+                TreeRef::Field {
+                    label,
+                    value,
+                    span,
+                    depth,
+                } => TreeEntry::Field(TreeItem {
+                    label: label.to_owned(),
+                    value: value.to_owned(),
+                    span,
+                    depth,
+                }),
+                TreeRef::Error { error, offset } => TreeEntry::Error { error, offset },
+            })
         });
     }
 
@@ -143,5 +503,110 @@ pub trait Dissector: Sync + 'static {
     /// Allocates nothing.
     fn fields(&self, _payload: &[u8], _sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::field::Value;
+
+    fn written(f: impl FnOnce(&mut Vec<u8>) -> fmt::Result) -> String {
+        let mut out = Vec::new();
+        f(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Floats as `{}` writes them, ties between two shortest forms included
+    /// (`fmt` takes the one further from zero; zmij the even one). Every
+    /// `f32` was compared once, outside the suite; here a spread of them.
+    #[test]
+    fn floats_are_written_as_fmt_writes_them() {
+        let f32s = [
+            0.0,
+            -0.0,
+            1.0,
+            -0.7,
+            0.5,
+            1e20,
+            1e-7,
+            1.5e16,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::from_bits(0x3980_0000), // 0.000244140625: a tie
+            f32::from_bits(0x4000_4000), // 2.00390625: a tie
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        let spread = (0..200_000u32).map(|i| f32::from_bits(i.wrapping_mul(21_473)));
+        for v in f32s.into_iter().chain(spread) {
+            assert_eq!(written(|o| o.float(v)), v.to_string(), "{:#x}", v.to_bits());
+        }
+        let f64s = [
+            0.1,
+            -0.0,
+            1e16,
+            1e22,
+            5e-324,
+            f64::MAX,
+            f64::from_bits(0x4317_9085_685d_83c9), // 1658206780088562.25: a tie
+            f64::from_bits(0x42ea_8090_bb0f_6d84), // 233115890514796.125: a tie
+            f64::NAN,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let spread = std::iter::from_fn(|| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            Some([
+                f64::from_bits(x),
+                (x >> 20) as f64 * 2f64.powi((x % 140) as i32 - 70),
+            ])
+        });
+        for v in f64s.into_iter().chain(spread.take(100_000).flatten()) {
+            assert_eq!(written(|o| o.float(v)), v.to_string(), "{:#x}", v.to_bits());
+        }
+    }
+
+    #[test]
+    fn integers_and_bits_are_written_as_fmt_writes_them() {
+        for raw in [0u64, 1, 5, 0xff, 0x1_0000, u64::MAX] {
+            for width in [0u8, 1, 8, 32, 64, 100] {
+                let w = usize::from(width);
+                assert_eq!(written(|o| o.bits(raw, width)), format!("{raw:0w$b}"));
+            }
+            assert_eq!(written(|o| o.labelled("n=", raw)), format!("n={raw}"));
+        }
+        assert_eq!(written(|o| indexed_label(o, "x", Some(3))), "x[3]");
+    }
+
+    /// The three outs receive the same pieces.
+    #[test]
+    fn every_out_holds_the_same_text() {
+        let values = [
+            Value::Float(f64::from(-0.7f32)),
+            Value::Text(b"a\x1b[2J\"b\xff\\"),
+            Value::Bytes(&[0xde; 40]),
+            Value::Bits { raw: 5, width: 8 },
+            Value::Enum {
+                raw: 2,
+                name: Some("Timeout"),
+            },
+            Value::Enum { raw: 9, name: None },
+            Value::Pair(1, 2),
+            Value::Bool(true),
+            Value::Signed(-3),
+        ];
+        for v in values {
+            let mut s = String::new();
+            v.write_text(&mut s).unwrap();
+            assert_eq!(written(|o| v.write_text(o)), s);
+            assert_eq!(Written(v).to_string(), s);
+            let mut bytes = Vec::new();
+            Written(v).write_bytes(&mut bytes);
+            assert_eq!(bytes, s.as_bytes());
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! packet. The packet view (`-V`, `-x`), the terminal UI's tree and hex panes, the
 //! display filter, field output and JSON are all sinks. Walking allocates nothing.
 
+use crate::proto::dissect::{Out, WriteText};
 use std::fmt;
 
 /// What kind of value a registered field holds (for the filter's type checks and
@@ -109,47 +110,96 @@ impl Value<'_> {
 /// character from the wire), bytes in hex, enums by name with the number.
 impl fmt::Display for Value<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_text(f)
+    }
+}
+
+/// What `Display` writes, into any [`Out`]: the line of every packet of
+/// `--packets`, `--format jsonl` and `-V` writes values without `fmt`.
+impl WriteText for Value<'_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         match *self {
             Value::None => Ok(()),
-            Value::Unsigned(v) => write!(f, "{v}"),
-            Value::Signed(v) => write!(f, "{v}"),
+            Value::Unsigned(v) => f.int(v),
+            Value::Signed(v) => f.int(v),
             // A binary32 from the wire, widened: shown as its shortest binary32
             // form (-0.7, not -0.699999988079071).
-            Value::Float(v) if f64::from(v as f32) == v => write!(f, "{}", v as f32),
-            Value::Float(v) => write!(f, "{v}"),
-            Value::Bool(v) => write!(f, "{v}"),
+            Value::Float(v) if f64::from(v as f32) == v => f.float(v as f32),
+            Value::Float(v) => f.float(v),
+            Value::Bool(v) => f.s(if v { "true" } else { "false" }),
             Value::Text(bytes) => {
-                f.write_str("\"")?;
-                for chunk in bytes.utf8_chunks() {
-                    for c in chunk.valid().chars() {
-                        match c {
-                            '"' => f.write_str("\\\"")?,
-                            '\\' => f.write_str("\\\\")?,
-                            c if c.is_control() => write!(f, "{}", c.escape_default())?,
-                            c => write!(f, "{c}")?,
-                        }
-                    }
-                    for b in chunk.invalid() {
-                        write!(f, "\\x{b:02x}")?;
-                    }
-                }
-                f.write_str("\"")
+                f.s("\"")?;
+                text_escaped(f, bytes)?;
+                f.s("\"")
             }
-            Value::Bytes(bytes) => {
-                for b in bytes {
-                    write!(f, "{b:02x}")?;
-                }
-                Ok(())
-            }
+            Value::Bytes(bytes) => hex(f, bytes),
             Value::Enum {
                 raw,
                 name: Some(name),
-            } => write!(f, "{name} ({raw})"),
-            Value::Enum { raw, name: None } => write!(f, "{raw} (unknown)"),
-            Value::Bits { raw, width } => write!(f, "{raw:0w$b}", w = usize::from(width)),
-            Value::Pair(a, b) => write!(f, "{a}:{b}"),
+            } => {
+                f.s(name)?;
+                f.s(" (")?;
+                f.int(raw)?;
+                f.s(")")
+            }
+            Value::Enum { raw, name: None } => {
+                f.int(raw)?;
+                f.s(" (unknown)")
+            }
+            Value::Bits { raw, width } => f.bits(raw, width),
+            Value::Pair(a, b) => {
+                f.int(a)?;
+                f.s(":")?;
+                f.int(b)
+            }
         }
     }
+}
+
+/// Text from the wire, without its quotes: `"` and `\\` escaped, control
+/// characters as `char::escape_default` writes them, bytes that are not
+/// UTF-8 as `\xNN`.
+pub fn text_escaped(f: &mut impl Out, bytes: &[u8]) -> fmt::Result {
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid();
+        let mut start = 0;
+        for (i, c) in valid.char_indices() {
+            if !(c == '"' || c == '\\' || c.is_control()) {
+                continue;
+            }
+            f.s(valid.get(start..i).unwrap_or_default())?;
+            match c {
+                '"' => f.s("\\\"")?,
+                '\\' => f.s("\\\\")?,
+                c => f.display(&c.escape_default())?,
+            }
+            start = i + c.len_utf8();
+        }
+        f.s(valid.get(start..).unwrap_or_default())?;
+        for &b in chunk.invalid() {
+            f.ascii(&[
+                b'\\',
+                b'x',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 15)],
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Bytes in lowercase hex, two digits each.
+fn hex(f: &mut impl Out, bytes: &[u8]) -> fmt::Result {
+    let mut line = [0u8; 64];
+    for chunk in bytes.chunks(line.len() / 2) {
+        for (pair, &b) in line.chunks_exact_mut(2).zip(chunk) {
+            pair.copy_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        }
+        f.ascii(line.get(..2 * chunk.len()).unwrap_or_default())?;
+    }
+    Ok(())
 }
 
 /// One field of one packet: what it is, where its bytes are, what it holds.

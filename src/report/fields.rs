@@ -14,6 +14,7 @@ use super::Filter;
 use super::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo};
+use crate::proto::dissect::WriteText as _;
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
@@ -227,12 +228,8 @@ const WANTED_SLOTS: usize = 512;
 /// enums by name.
 fn write_value(out: &mut String, v: &Value<'_>) {
     match *v {
-        Value::Text(_) => {
-            let start = out.len();
-            let _ = write!(out, "{v}");
-            // Drop the quotes Display puts around text.
-            out.pop();
-            out.remove(start);
+        Value::Text(bytes) => {
+            let _ = crate::proto::field::text_escaped(out, bytes);
         }
         Value::Enum {
             name: Some(name), ..
@@ -242,7 +239,7 @@ fn write_value(out: &mut String, v: &Value<'_>) {
         }
         Value::Signed(n) => out.push_str(itoa::Buffer::new().format(n)),
         _ => {
-            let _ = write!(out, "{v}");
+            let _ = v.write_text(out);
         }
     }
 }

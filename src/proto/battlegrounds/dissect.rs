@@ -27,9 +27,12 @@
 use super::findings;
 use super::wire::{self, DecodeError, HEADER_LEN, MSG_BLOCK_OFFSET, Packet, Payload, Shape};
 use crate::engine::ProtoDetail;
-use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem};
+use crate::proto::dissect::{
+    Dissector, HeaderNumber, MessageItem, Out, TreeBufs, TreeRef, WriteText, Written,
+};
 use crate::proto::field::{Field, FieldDef, FieldSink, Value};
 use std::fmt;
+use std::ops::Range;
 
 /// The Battlegrounds dissector.
 pub struct Battlegrounds;
@@ -39,16 +42,29 @@ pub struct Battlegrounds;
 /// otherwise. Writes without allocating.
 pub struct Token<'p, 'a>(pub &'p Packet<'a>);
 
-impl fmt::Display for Token<'_, '_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl WriteText for Token<'_, '_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         let p = self.0;
-        f.write_str(p.packet_type().name())?;
+        f.s(p.packet_type().name())?;
         match p.payload() {
-            Payload::Msg(m) => write!(f, "#{}/{}", m.msg_id, m.block_id),
-            Payload::MsgAck(a) => write!(f, "#{}/{}", a.msg_id, a.block_id),
-            Payload::MoveOp(m) => write!(f, "({})", m.op_sig),
-            Payload::MoveEvent(m) => write!(f, "({}/{})", m.op_sig, m.event_sig),
-            Payload::Prop(prop) => write!(f, "#{}", prop.prop_id),
+            Payload::Msg(m) => {
+                f.labelled("#", m.msg_id)?;
+                f.labelled("/", m.block_id)
+            }
+            Payload::MsgAck(a) => {
+                f.labelled("#", a.msg_id)?;
+                f.labelled("/", a.block_id)
+            }
+            Payload::MoveOp(m) => {
+                f.labelled("(", m.op_sig)?;
+                f.s(")")
+            }
+            Payload::MoveEvent(m) => {
+                f.labelled("(", m.op_sig)?;
+                f.labelled("/", m.event_sig)?;
+                f.s(")")
+            }
+            Payload::Prop(prop) => f.labelled("#", prop.prop_id),
             _ => Ok(()),
         }
     }
@@ -57,57 +73,66 @@ impl fmt::Display for Token<'_, '_> {
 /// One line with every scalar field: `AUTH_OK ts=1000 pos=(1.5, -2) ...`.
 pub struct Text<'p, 'a>(pub &'p Packet<'a>);
 
-impl fmt::Display for Text<'_, '_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// ` ts=… pos=… fwd=… bits=…` of a movement.
+fn movement(f: &mut impl Out, m: &wire::Movement) -> fmt::Result {
+    f.labelled(" ts=", m.timestamp)?;
+    f.s(" pos=")?;
+    m.position.write_text(f)?;
+    f.s(" fwd=")?;
+    m.forward.write_text(f)?;
+    f.s(" bits=")?;
+    f.bits(u64::from(m.movement_bits), 8)
+}
+
+impl WriteText for Text<'_, '_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         let p = self.0;
-        write!(
-            f,
-            "{} session={} ch={}",
-            Token(p),
-            p.session_id(),
-            p.channel()
-        )?;
-        let movement = |f: &mut fmt::Formatter<'_>, m: &wire::Movement| {
-            write!(
-                f,
-                " ts={} pos={} fwd={} bits={:08b}",
-                m.timestamp, m.position, m.forward, m.movement_bits
-            )
-        };
+        Token(p).write_text(f)?;
+        f.labelled(" session=", p.session_id())?;
+        f.labelled(" ch=", p.channel())?;
         match p.payload() {
             Payload::Auth | Payload::Ping => Ok(()),
-            Payload::Pong { timestamp } => write!(f, " ts={timestamp}"),
+            Payload::Pong { timestamp } => f.labelled(" ts=", timestamp),
             Payload::AuthOk(a) => {
                 movement(f, &a.movement)?;
-                write!(f, " name={}", Value::Text(a.name))
+                f.s(" name=")?;
+                Value::Text(a.name).write_text(f)
             }
             Payload::MoveOp(m) => {
                 movement(f, &m.movement)?;
-                write!(f, " op_sig={}", m.op_sig)
+                f.labelled(" op_sig=", m.op_sig)
             }
             Payload::MoveEvent(m) => {
                 movement(f, &m.movement)?;
-                write!(f, " op_sig={} event_sig={}", m.op_sig, m.event_sig)
+                f.labelled(" op_sig=", m.op_sig)?;
+                f.labelled(" event_sig=", m.event_sig)
             }
             Payload::Prop(prop) => {
-                write!(f, " id={} pos={}", prop.prop_id, prop.position)?;
+                f.labelled(" id=", prop.prop_id)?;
+                f.s(" pos=")?;
+                prop.position.write_text(f)?;
                 match prop.shape {
                     Shape::Circle { center, radius } => {
-                        write!(f, " circle center={center} radius={radius}")?
+                        f.s(" circle center=")?;
+                        center.write_text(f)?;
+                        f.s(" radius=")?;
+                        f.float(radius)?;
                     }
-                    Shape::Polygon(v) => write!(f, " polygon vertices={}", v.len())?,
+                    Shape::Polygon(v) => f.labelled(" polygon vertices=", v.len())?,
                 }
-                write!(f, " render_data={}B", prop.render_data.len())
+                f.labelled(" render_data=", prop.render_data.len())?;
+                f.s("B")
             }
-            Payload::Msg(m) => write!(
-                f,
-                " msg_id={} msg_len={} block={} bytes={}",
-                m.msg_id,
-                m.msg_len,
-                m.block_id,
-                m.block.len()
-            ),
-            Payload::MsgAck(a) => write!(f, " msg_id={} block={}", a.msg_id, a.block_id),
+            Payload::Msg(m) => {
+                f.labelled(" msg_id=", m.msg_id)?;
+                f.labelled(" msg_len=", m.msg_len)?;
+                f.labelled(" block=", m.block_id)?;
+                f.labelled(" bytes=", m.block.len())
+            }
+            Payload::MsgAck(a) => {
+                f.labelled(" msg_id=", a.msg_id)?;
+                f.labelled(" block=", a.block_id)
+            }
         }
     }
 }
@@ -133,7 +158,7 @@ fn partial_block<'a>(p: &Packet<'a>) -> Option<(u32, u16, u32, &'a [u8])> {
 }
 
 /// What a block of a message of several blocks says of its place.
-fn block_place(block_id: u16, msg_len: u32, block: &[u8]) -> String {
+fn block_place(f: &mut impl Out, block_id: u16, msg_len: u32, block: &[u8]) -> fmt::Result {
     let n = block.len();
     if block_id == 0 {
         let k = (msg_len as usize).div_ceil(n);
@@ -141,51 +166,73 @@ fn block_place(block_id: u16, msg_len: u32, block: &[u8]) -> String {
             .ok()
             .and_then(|h| h.packet_type().ok())
             .map_or("an undecodable header", |t| t.name());
-        format!("block 0 of {k}, bytes 0..{n} of {msg_len}: starts {inner}")
+        f.labelled("block 0 of ", k)?;
+        f.labelled(", bytes 0..", n)?;
+        f.labelled(" of ", msg_len)?;
+        f.s(": starts ")?;
+        f.s(inner)
     } else {
-        format!("block {block_id}, {n} of {msg_len} bytes")
+        f.labelled("block ", block_id)?;
+        f.labelled(", ", n)?;
+        f.labelled(" of ", msg_len)?;
+        f.s(" bytes")
     }
 }
 
-fn error_entry(e: DecodeError, base: usize) -> TreeEntry {
-    TreeEntry::Error {
+fn error_ref(e: DecodeError, base: usize) -> TreeRef<'static> {
+    TreeRef::Error {
         error: findings::decode(e),
         offset: base + e.offset(),
     }
 }
 
-/// Turns the field walk into tree entries: labels, values, absolute spans, depth.
-struct TreeSink<'f> {
-    f: &'f mut dyn FnMut(TreeEntry),
+/// Turns the field walk into the tree: labels, values, absolute spans,
+/// depth, written into reused buffers.
+struct TreeSink<'f, 'b> {
+    f: &'f mut dyn FnMut(TreeRef<'_>),
+    bufs: &'b mut TreeBufs,
     base: usize,
     depth: u8,
 }
 
-impl TreeSink<'_> {
-    fn item(&mut self, field: &Field<'_>) -> TreeItem {
-        let label = match (field.def.name, field.index, field.value) {
-            ("bg.payload", _, Value::Enum { name: Some(n), .. }) => n.to_owned(),
-            (_, Some(i), _) => format!("{}[{i}]", field.def.label),
-            _ => field.def.label.to_owned(),
-        };
-        let value = if field.def.name == "bg.payload" {
-            String::new()
-        } else {
-            field.value.to_string()
-        };
-        TreeItem {
-            label,
-            value,
-            span: self.base + field.offset..self.base + field.offset + field.len,
-            depth: self.depth,
-        }
+impl TreeSink<'_, '_> {
+    /// The `message N` item, then the fields below it.
+    fn message(&mut self, msg_id: u32, span: Range<usize>, value: impl FnOnce(&mut String)) {
+        let bufs = &mut *self.bufs;
+        bufs.label.clear();
+        let _ = bufs.label.labelled("message ", msg_id);
+        bufs.value.clear();
+        value(&mut bufs.value);
+        (self.f)(TreeRef::Field {
+            label: &bufs.label,
+            value: &bufs.value,
+            span,
+            depth: 0,
+        });
+        self.base = MSG_BLOCK_OFFSET;
+        self.depth = 1;
     }
 }
 
-impl FieldSink for TreeSink<'_> {
+impl FieldSink for TreeSink<'_, '_> {
     fn field(&mut self, field: Field<'_>) {
-        let item = self.item(&field);
-        (self.f)(TreeEntry::Field(item));
+        let bufs = &mut *self.bufs;
+        if field.def.name == "bg.payload" {
+            // The payload node: labelled with its type's name, no value.
+            match field.value {
+                Value::Enum { name: Some(n), .. } => bufs.field(n, None, &Value::None),
+                _ => bufs.field(field.def.label, field.index, &Value::None),
+            }
+        } else {
+            bufs.field(field.def.label, field.index, &field.value);
+        }
+        let start = self.base + field.offset;
+        (self.f)(TreeRef::Field {
+            label: &bufs.label,
+            value: &bufs.value,
+            span: start..start + field.len,
+            depth: self.depth,
+        });
     }
 
     fn enter(&mut self, node: Field<'_>) {
@@ -236,8 +283,8 @@ impl Dissector for Battlegrounds {
             player: None,
             offset: HEADER_LEN,
             len: p.len() - HEADER_LEN,
-            token: &Token(&p),
-            text: &Text(&p),
+            token: &Written(Token(&p)),
+            text: &Written(Text(&p)),
         });
         if let Some((msg_id, bytes)) = whole_message(&p) {
             let inner =
@@ -248,61 +295,47 @@ impl Dissector for Battlegrounds {
                 player: None,
                 offset: MSG_BLOCK_OFFSET,
                 len: bytes.len(),
-                token: &Token(&inner),
-                text: &Text(&inner),
+                token: &Written(Token(&inner)),
+                text: &Written(Text(&inner)),
             });
         }
         Ok(())
     }
 
-    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
-        let mut sink = TreeSink {
-            f,
-            base: 0,
-            depth: 0,
-        };
-        if let Err(e) = wire::walk(payload, &mut sink) {
-            return (sink.f)(error_entry(e, 0));
-        }
-        let Ok(p) = Packet::new_checked(payload) else {
-            return;
-        };
-        if let Some((msg_id, bytes)) = whole_message(&p) {
-            let t = Packet::new_checked(bytes)
-                .map(|i| i.packet_type().name())
-                .unwrap_or("undecodable");
-            (sink.f)(TreeEntry::Field(TreeItem {
-                label: format!("message {msg_id}"),
-                value: t.to_owned(),
-                span: MSG_BLOCK_OFFSET..payload.len(),
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
+        TreeBufs::with(|bufs| {
+            let mut sink = TreeSink {
+                f,
+                bufs,
+                base: 0,
                 depth: 0,
-            }));
-            let mut inner = TreeSink {
-                f: sink.f,
-                base: MSG_BLOCK_OFFSET,
-                depth: 1,
             };
-            if let Err(e) = wire::walk(bytes, &mut inner) {
-                (inner.f)(error_entry(e, MSG_BLOCK_OFFSET));
+            if let Err(e) = wire::walk(payload, &mut sink) {
+                return (sink.f)(error_ref(e, 0));
             }
-        } else if let Some((msg_id, block_id, msg_len, block)) = partial_block(&p) {
-            (sink.f)(TreeEntry::Field(TreeItem {
-                label: format!("message {msg_id}"),
-                value: block_place(block_id, msg_len, block),
-                span: MSG_BLOCK_OFFSET..payload.len(),
-                depth: 0,
-            }));
-            if block_id == 0
-                && let Ok(h) = wire::Header::parse(block)
-            {
-                let mut inner = TreeSink {
-                    f: sink.f,
-                    base: MSG_BLOCK_OFFSET,
-                    depth: 1,
-                };
-                wire::walk_header(&h, &mut inner);
+            let Ok(p) = Packet::new_checked(payload) else {
+                return;
+            };
+            let span = MSG_BLOCK_OFFSET..payload.len();
+            if let Some((msg_id, bytes)) = whole_message(&p) {
+                let t = Packet::new_checked(bytes)
+                    .map(|i| i.packet_type().name())
+                    .unwrap_or("undecodable");
+                sink.message(msg_id, span, |v| v.push_str(t));
+                if let Err(e) = wire::walk(bytes, &mut sink) {
+                    (sink.f)(error_ref(e, MSG_BLOCK_OFFSET));
+                }
+            } else if let Some((msg_id, block_id, msg_len, block)) = partial_block(&p) {
+                sink.message(msg_id, span, |v| {
+                    let _ = block_place(v, block_id, msg_len, block);
+                });
+                if block_id == 0
+                    && let Ok(h) = wire::Header::parse(block)
+                {
+                    wire::walk_header(&h, &mut sink);
+                }
             }
-        }
+        });
     }
 
     fn message_types(&self) -> &'static [&'static str] {
@@ -318,13 +351,11 @@ impl Dissector for Battlegrounds {
     }
 }
 
-impl crate::proto::dissect::TextBytes for Token<'_, '_> {}
-impl crate::proto::dissect::TextBytes for Text<'_, '_> {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::proto::battlegrounds::wire::{MsgAck, PacketRepr, PacketType, PayloadRepr};
+    use crate::proto::dissect::TreeEntry;
 
     #[test]
     fn a_single_block_message_shows_what_it_carries() {

@@ -4,9 +4,13 @@
 use super::Described;
 use super::decode::{DecodeErr, Events};
 use crate::engine::ProtoDetail;
-use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem};
+use crate::proto::dissect::{
+    Dissector, HeaderNumber, MessageItem, Out, TreeRef, WriteText, Written, indexed_label, reused,
+};
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType};
+use std::cell::RefCell;
 use std::fmt;
+use std::ops::Range;
 
 /// A described protocol's dissector.
 #[derive(Debug)]
@@ -74,8 +78,8 @@ impl Dissect {
 /// `name=value` of every leaf field, in wire order.
 struct Text<'a>(&'static Described, &'a [u8]);
 
-struct LineSink<'f, 'g> {
-    f: &'f mut fmt::Formatter<'g>,
+struct LineSink<'o, O> {
+    f: &'o mut O,
     result: fmt::Result,
     first: bool,
     /// The depth of open nodes, and the innermost element of a repeated type
@@ -84,20 +88,33 @@ struct LineSink<'f, 'g> {
     element: Option<(u32, u32)>,
 }
 
-impl FieldSink for LineSink<'_, '_> {
+impl<O: Out> LineSink<'_, O> {
+    /// `name=value`, `name[i]=value`, or `[e].name=value` in element `e`.
+    fn write(&mut self, field: &Field<'_>) -> fmt::Result {
+        let f = &mut *self.f;
+        if !self.first {
+            f.s(" ")?;
+        }
+        self.first = false;
+        match (field.index, self.element) {
+            (None, Some((_, e))) => {
+                f.labelled("[", e)?;
+                f.s("].")?;
+                f.s(field.def.label)?;
+            }
+            (index, _) => indexed_label(f, field.def.label, index)?,
+        }
+        f.s("=")?;
+        field.value.write_text(f)
+    }
+}
+
+impl<O: Out> FieldSink for LineSink<'_, O> {
     fn field(&mut self, field: Field<'_>) {
         if self.result.is_err() || field.def.ty == FieldType::Node {
             return;
         }
-        let sep = if self.first { "" } else { " " };
-        self.first = false;
-        self.result = match (field.index, self.element) {
-            (Some(i), _) => write!(self.f, "{sep}{}[{i}]={}", field.def.label, field.value),
-            (None, Some((_, e))) => {
-                write!(self.f, "{sep}[{e}].{}={}", field.def.label, field.value)
-            }
-            (None, None) => write!(self.f, "{sep}{}={}", field.def.label, field.value),
-        };
+        self.result = self.write(&field);
     }
     fn enter(&mut self, node: Field<'_>) {
         self.depth += 1;
@@ -113,8 +130,8 @@ impl FieldSink for LineSink<'_, '_> {
     }
 }
 
-impl fmt::Display for Text<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl WriteText for Text<'_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         let mut sink = LineSink {
             f,
             result: Ok(()),
@@ -127,38 +144,73 @@ impl fmt::Display for Text<'_> {
     }
 }
 
+/// The message type's name.
 struct Token(&'static str);
 
-impl fmt::Display for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
+impl WriteText for Token {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
+        f.s(self.0)
     }
 }
 
-/// The field tree: nodes get the span of what they hold.
+/// A field of the tree, its texts in [`TreeSink::text`].
+struct Item {
+    label: Range<usize>,
+    value: Range<usize>,
+    span: Range<usize>,
+    depth: u8,
+}
+
+/// The field tree, held until the walk ends: a node gets the span of what
+/// it holds, known once its fields are walked. Reused from packet to packet
+/// (a thread's own), so `-V` allocates nothing per packet.
+#[derive(Default)]
 struct TreeSink {
-    items: Vec<TreeItem>,
+    text: String,
+    items: Vec<Item>,
     open: Vec<usize>,
+}
+
+thread_local! {
+    static TREE: RefCell<TreeSink> = RefCell::new(TreeSink::default());
+}
+
+impl TreeSink {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.items.clear();
+        self.open.clear();
+    }
+
+    /// Hands every item to `f`.
+    fn emit(&self, f: &mut dyn FnMut(TreeRef<'_>)) {
+        for item in &self.items {
+            f(TreeRef::Field {
+                label: self.text.get(item.label.clone()).unwrap_or_default(),
+                value: self.text.get(item.value.clone()).unwrap_or_default(),
+                span: item.span.clone(),
+                depth: item.depth,
+            });
+        }
+    }
 }
 
 impl FieldSink for TreeSink {
     fn field(&mut self, field: Field<'_>) {
-        let label = match field.index {
-            Some(i) => format!("{}[{i}]", field.def.label),
-            None => field.def.label.to_owned(),
-        };
-        let value = if field.def.ty == FieldType::Node {
-            String::new()
-        } else {
-            field.value.to_string()
-        };
+        let start = self.text.len();
+        let _ = indexed_label(&mut self.text, field.def.label, field.index);
+        let label = start..self.text.len();
+        if field.def.ty != FieldType::Node {
+            let _ = field.value.write_text(&mut self.text);
+        }
+        let value = label.end..self.text.len();
         let end = field.offset + field.len;
         for &o in &self.open {
             if let Some(n) = self.items.get_mut(o) {
                 n.span.end = n.span.end.max(end);
             }
         }
-        self.items.push(TreeItem {
+        self.items.push(Item {
             label,
             value,
             span: field.span(),
@@ -206,24 +258,22 @@ impl Dissector for Dissect {
             player: None,
             offset: 0,
             len: payload.len(),
-            token: &Token(name),
-            text: &Text(self.0, payload),
+            token: &Written(Token(name)),
+            text: &Written(Text(self.0, payload)),
         });
         Ok(())
     }
 
-    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
         // The walk's root node is the packet; its fields are below it.
-        let mut sink = TreeSink {
-            items: Vec::new(),
-            open: Vec::new(),
-        };
-        let r = self.0.compiled.walk(payload, &mut ToSink(&mut sink));
-        for item in sink.items {
-            f(TreeEntry::Field(item));
-        }
+        let r = reused(&TREE, |sink| {
+            sink.clear();
+            let r = self.0.compiled.walk(payload, &mut ToSink(&mut *sink));
+            sink.emit(f);
+            r
+        });
         if let Err(e) = r {
-            f(TreeEntry::Error {
+            f(TreeRef::Error {
                 error: self.error(e),
                 offset: e.offset,
             });
@@ -246,6 +296,3 @@ impl Dissector for Dissect {
             .map_err(|e| self.error(e))
     }
 }
-
-impl crate::proto::dissect::TextBytes for Token {}
-impl crate::proto::dissect::TextBytes for Text<'_> {}

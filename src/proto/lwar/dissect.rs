@@ -1,11 +1,9 @@
 //! lwar's dissector: how outputs see an lwar packet.
 
 use super::findings;
-use super::wire::TreeBufs;
 use super::wire::{DecodeError, HEADER_LEN, Packet};
 use crate::engine::ProtoDetail;
-use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem, TreeRef};
-use std::cell::RefCell;
+use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeBufs, TreeRef, Written};
 
 fn error_ref(e: DecodeError) -> TreeRef<'static> {
     TreeRef::Error {
@@ -50,36 +48,14 @@ impl Dissector for Lwar {
                     .map(|id| (u32::from(id.generation), u32::from(id.index))),
                 offset: m.offset,
                 len: m.bytes.len(),
-                token: &m.message.token(),
-                text: &m.message,
+                token: &Written(m.message.token()),
+                text: &Written(&m.message),
             });
         }
         Ok(())
     }
 
-    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
-        self.tree_ref(payload, &mut |e| {
-            f(match e {
-                TreeRef::Field {
-                    label,
-                    value,
-                    span,
-                    depth,
-                } => TreeEntry::Field(TreeItem {
-                    label: label.to_owned(),
-                    value: value.to_owned(),
-                    span,
-                    depth,
-                }),
-                TreeRef::Error { error, offset } => TreeEntry::Error { error, offset },
-            });
-        });
-    }
-
     fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
-        thread_local! {
-            static BUFS: RefCell<TreeBufs> = RefCell::new(TreeBufs::default());
-        }
         let p = match Packet::new_checked(payload) {
             Ok(p) => p,
             Err(e) => return f(error_ref(e)),
@@ -101,13 +77,7 @@ impl Dissector for Lwar {
             8..HEADER_LEN,
             1,
         );
-        BUFS.with(|bufs| {
-            let mut own = None;
-            let mut borrowed = bufs.try_borrow_mut();
-            let bufs = match &mut borrowed {
-                Ok(b) => &mut **b,
-                Err(_) => own.insert(TreeBufs::default()),
-            };
+        TreeBufs::with(|bufs| {
             for m in p.messages() {
                 match m {
                     Ok(m) => m.walk_tree(bufs, &mut |label, value, span, depth| {

@@ -5,7 +5,9 @@
 use super::findings;
 use super::wire::{self, FIELDS, Message, Packet};
 use crate::engine::ProtoDetail;
-use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeEntry, TreeItem};
+use crate::proto::dissect::{
+    Dissector, HeaderNumber, MessageItem, Out, TreeBufs, TreeRef, WriteText, Written, indexed_label,
+};
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType};
 use std::fmt;
 
@@ -15,12 +17,15 @@ pub struct Starstrike;
 /// The compact token of packet lines: `WorldSnapshot(3)`, `Disconnect(Timeout)`.
 struct Token<'a>(&'a Packet<'a>);
 
-impl fmt::Display for Token<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let t = self.0.packet_type();
-        f.write_str(t.name())?;
+impl WriteText for Token<'_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
+        f.s(self.0.packet_type().name())?;
         match self.0.message() {
-            Message::WorldSnapshot(s) => write!(f, "({})", s.entities.len()),
+            Message::WorldSnapshot(s) => {
+                f.s("(")?;
+                f.int(s.entities.len())?;
+                f.s(")")
+            }
             Message::ConnectionReject(r) => reason(f, wire::EnumKind::RejectReason, r.reason),
             Message::Disconnect(r) => reason(f, wire::EnumKind::DisconnectReason, r.reason),
             _ => Ok(()),
@@ -28,36 +33,33 @@ impl fmt::Display for Token<'_> {
     }
 }
 
-fn reason(f: &mut fmt::Formatter<'_>, kind: wire::EnumKind, raw: u8) -> fmt::Result {
+fn reason(f: &mut impl Out, kind: wire::EnumKind, raw: u8) -> fmt::Result {
+    f.s("(")?;
     match kind.value_name(u64::from(raw)) {
-        Some(name) => write!(f, "({name})"),
-        None => write!(f, "({raw})"),
+        Some(name) => f.s(name)?,
+        None => f.int(raw)?,
     }
+    f.s(")")
 }
 
 /// One line with every field of the message: `PlayerInput tick=7 moveX=0.5 ...`;
 /// a snapshot's entity fields are prefixed with their index (`[0].entityId=9`).
 struct Text<'a>(&'a Packet<'a>);
 
-struct LineSink<'f, 'g> {
-    f: &'f mut fmt::Formatter<'g>,
+struct LineSink<'o, O> {
+    f: &'o mut O,
     result: fmt::Result,
     depth: u32,
     entity: Option<u32>,
 }
 
-impl FieldSink for LineSink<'_, '_> {
+impl<O: Out> FieldSink for LineSink<'_, O> {
     fn field(&mut self, field: Field<'_>) {
         // Only the message's fields: below the message node.
         if self.depth < 1 || self.result.is_err() || field.def.ty == FieldType::Node {
             return;
         }
-        let (f, def) = (&mut *self.f, field.def);
-        self.result = match (self.entity, field.index) {
-            (Some(e), _) => write!(f, " [{e}].{}={}", def.label, field.value),
-            (None, Some(i)) => write!(f, " {}[{i}]={}", def.label, field.value),
-            (None, None) => write!(f, " {}={}", def.label, field.value),
-        };
+        self.result = line_field(self.f, self.entity, &field);
     }
 
     fn enter(&mut self, node: Field<'_>) {
@@ -77,9 +79,26 @@ impl FieldSink for LineSink<'_, '_> {
     }
 }
 
-impl fmt::Display for Text<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0.packet_type().name())?;
+/// ` label=value`, ` label[i]=value`, or ` [e].label=value` for a field of
+/// entity `e`.
+fn line_field(f: &mut impl Out, entity: Option<u32>, field: &Field<'_>) -> fmt::Result {
+    f.s(" ")?;
+    match entity {
+        Some(e) => {
+            f.s("[")?;
+            f.int(e)?;
+            f.s("].")?;
+            f.s(field.def.label)?;
+        }
+        None => indexed_label(f, field.def.label, field.index)?,
+    }
+    f.s("=")?;
+    field.value.write_text(f)
+}
+
+impl WriteText for Text<'_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
+        f.s(self.0.packet_type().name())?;
         let mut sink = LineSink {
             f,
             result: Ok(()),
@@ -92,24 +111,22 @@ impl fmt::Display for Text<'_> {
     }
 }
 
-/// Builds the tree from the field walk.
-struct TreeSink<'a> {
-    out: &'a mut dyn FnMut(TreeEntry),
+/// Hands the field walk to the tree, its texts written into reused buffers.
+struct TreeSink<'a, 'b> {
+    out: &'a mut dyn FnMut(TreeRef<'_>),
+    bufs: &'b mut TreeBufs,
     depth: u8,
 }
 
-impl FieldSink for TreeSink<'_> {
+impl FieldSink for TreeSink<'_, '_> {
     fn field(&mut self, field: Field<'_>) {
-        let label = match field.index {
-            Some(i) => format!("{}[{i}]", field.def.label),
-            None => field.def.label.to_owned(),
-        };
-        (self.out)(TreeEntry::Field(TreeItem {
-            label,
-            value: field.value.to_string(),
+        self.bufs.field(field.def.label, field.index, &field.value);
+        (self.out)(TreeRef::Field {
+            label: &self.bufs.label,
+            value: &self.bufs.value,
             span: field.span(),
             depth: self.depth,
-        }));
+        });
     }
 
     fn enter(&mut self, node: Field<'_>) {
@@ -151,19 +168,23 @@ impl Dissector for Starstrike {
             player: None,
             offset: wire::HEADER_LEN,
             len: p.payload().len(),
-            token: &Token(&p),
-            text: &Text(&p),
+            token: &Written(Token(&p)),
+            text: &Written(Text(&p)),
         });
         Ok(())
     }
 
-    fn tree(&self, payload: &[u8], f: &mut dyn FnMut(TreeEntry)) {
-        let result = {
-            let mut sink = TreeSink { out: f, depth: 0 };
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
+        let result = TreeBufs::with(|bufs| {
+            let mut sink = TreeSink {
+                out: f,
+                bufs,
+                depth: 0,
+            };
             wire::walk_fields(payload, &mut sink)
-        };
+        });
         if let Err(e) = result {
-            f(TreeEntry::Error {
+            f(TreeRef::Error {
                 error: findings::decode(e),
                 offset: e.offset(),
             });
@@ -183,12 +204,10 @@ impl Dissector for Starstrike {
     }
 }
 
-impl crate::proto::dissect::TextBytes for Token<'_> {}
-impl crate::proto::dissect::TextBytes for Text<'_> {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::dissect::TreeEntry;
     use crate::proto::starstrike::wire::{
         Heartbeat, PacketRepr, PlayerInput, Reason, WorldSnapshot,
     };

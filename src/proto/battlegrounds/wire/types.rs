@@ -1,6 +1,7 @@
 //! The numbers of the format: header length, channels, the (channel, op) table,
 //! the vector types, and little-endian reads that cannot panic.
 
+use crate::proto::dissect::{Float, Out, WriteText};
 use std::fmt;
 
 /// Length of the header: `u32 session_id, u8 channel, u8 op_code, u8 version, u8 reserved`.
@@ -215,15 +216,36 @@ impl VectorD {
     }
 }
 
+/// `(x, y)`, as `Display` writes it.
+fn pair(f: &mut impl Out, x: impl Float, y: impl Float) -> fmt::Result {
+    f.s("(")?;
+    f.float(x)?;
+    f.s(", ")?;
+    f.float(y)?;
+    f.s(")")
+}
+
+impl WriteText for VectorF {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
+        pair(f, self.x, self.y)
+    }
+}
+
+impl WriteText for VectorD {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
+        pair(f, self.x, self.y)
+    }
+}
+
 impl fmt::Display for VectorF {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "({}, {})", self.x, self.y)
+        self.write_text(f)
     }
 }
 
 impl fmt::Display for VectorD {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "({}, {})", self.x, self.y)
+        self.write_text(f)
     }
 }
 

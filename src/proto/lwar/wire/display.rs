@@ -5,73 +5,9 @@ use super::entries::Record;
 use super::message::{Message, MessageView, Str};
 use super::packet::Packet;
 use super::types::{HEADER_LEN, Id};
-use crate::proto::digits::{Decimal, put_int};
+use crate::proto::dissect::{Out, TreeBufs, WriteText, indexed_label};
 use std::fmt::{self, Write};
 use std::ops::Range;
-
-/// Where a message's text goes: a formatter (its `Display`) or a byte buffer
-/// (packet lines and JSON Lines, without `fmt`'s machinery). Both receive the
-/// same pieces, so both hold the same text.
-trait Out {
-    fn s(&mut self, s: &str) -> fmt::Result;
-    /// ASCII bytes.
-    fn ascii(&mut self, b: &[u8]) -> fmt::Result;
-    /// A value through its `Display` (text fields: rare, and escaped by it).
-    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result;
-    /// An integer, as `{}` writes it.
-    #[inline]
-    fn int(&mut self, n: impl itoa::Integer + Decimal) -> fmt::Result {
-        self.s(itoa::Buffer::new().format(n))
-    }
-}
-
-impl Out for fmt::Formatter<'_> {
-    fn s(&mut self, s: &str) -> fmt::Result {
-        self.write_str(s)
-    }
-    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
-        self.write_str(std::str::from_utf8(b).unwrap_or_default())
-    }
-    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
-        fmt::Display::fmt(v, self)
-    }
-}
-
-impl Out for Vec<u8> {
-    #[inline]
-    fn s(&mut self, s: &str) -> fmt::Result {
-        crate::proto::dissect::put_small(self, s.as_bytes());
-        Ok(())
-    }
-    #[inline]
-    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
-        self.extend_from_slice(b);
-        Ok(())
-    }
-    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
-        use std::io::Write as _;
-        write!(self, "{v}").map_err(|_| fmt::Error)
-    }
-    #[inline]
-    fn int(&mut self, n: impl itoa::Integer + Decimal) -> fmt::Result {
-        put_int(self, n);
-        Ok(())
-    }
-}
-
-impl Out for String {
-    fn s(&mut self, s: &str) -> fmt::Result {
-        self.push_str(s);
-        Ok(())
-    }
-    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
-        self.extend(b.iter().map(|&c| char::from(c)));
-        Ok(())
-    }
-    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
-        write!(self, "{v}")
-    }
-}
 
 /// The compact token of a message: `Join#1` for reliable ones, `Update(5)` for
 /// counted ones, the bare type otherwise. Writes without allocating.
@@ -80,9 +16,9 @@ pub struct Token<'m, 'a>(&'m Message<'a>);
 fn token(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
     f.s(m.msg_type().name())?;
     if let Some(seqno) = m.seqno() {
-        labelled(f, "#", seqno)
+        f.labelled("#", seqno)
     } else if let Some(n) = m.entry_count() {
-        labelled(f, "(", n)?;
+        f.labelled("(", n)?;
         f.s(")")
     } else {
         Ok(())
@@ -95,9 +31,9 @@ impl fmt::Display for Token<'_, '_> {
     }
 }
 
-impl crate::proto::dissect::TextBytes for Token<'_, '_> {
-    fn write_bytes(&self, out: &mut Vec<u8>) {
-        let _ = token(self.0, out);
+impl WriteText for Token<'_, '_> {
+    fn write_text(&self, out: &mut impl Out) -> fmt::Result {
+        token(self.0, out)
     }
 }
 
@@ -113,17 +49,10 @@ impl<'a> Message<'a> {
 // line's bytes), numbers through `itoa`, rather than through `write!`'s
 // argument machinery (which took a third of `--format jsonl`).
 
-/// `label` then an integer, as `{}` writes it.
-#[inline]
-fn labelled(f: &mut impl Out, label: &str, n: impl itoa::Integer + Decimal) -> fmt::Result {
-    f.s(label)?;
-    f.int(n)
-}
-
 /// `label` then an id, `generation:index`.
 fn labelled_id(f: &mut impl Out, label: &str, id: Id) -> fmt::Result {
-    labelled(f, label, id.generation)?;
-    labelled(f, ":", id.index)
+    f.labelled(label, id.generation)?;
+    f.labelled(":", id.index)
 }
 
 /// A key state byte, as `{:08b}` writes it.
@@ -146,8 +75,8 @@ impl fmt::Display for Keys {
 
 /// `(x,y)`.
 fn point(f: &mut impl Out, x: i16, y: i16) -> fmt::Result {
-    labelled(f, "(", x)?;
-    labelled(f, ",", y)?;
+    f.labelled("(", x)?;
+    f.labelled(",", y)?;
     f.s(")")
 }
 
@@ -165,9 +94,9 @@ impl fmt::Display for Message<'_> {
     }
 }
 
-impl crate::proto::dissect::TextBytes for Message<'_> {
-    fn write_bytes(&self, out: &mut Vec<u8>) {
-        let _ = text(self, out);
+impl WriteText for Message<'_> {
+    fn write_text(&self, out: &mut impl Out) -> fmt::Result {
+        text(self, out)
     }
 }
 
@@ -199,7 +128,7 @@ fn text(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
         } => {
             labelled_id(f, " entity=", entity)?;
             labelled_id(f, " player=", player)?;
-            labelled(f, " type=", type_id)
+            f.labelled(" type=", type_id)
         }
         Message::Remove { entity, .. } => labelled_id(f, " entity=", entity),
         Message::Selection {
@@ -209,15 +138,15 @@ fn text(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
             ..
         } => {
             labelled_id(f, " player=", player)?;
-            labelled(f, " ship=", ship_type)?;
-            labelled(f, " weapons=", w[0])?;
-            labelled(f, ",", w[1])?;
-            labelled(f, ",", w[2])?;
-            labelled(f, ",", w[3])
+            f.labelled(" ship=", ship_type)?;
+            f.labelled(" weapons=", w[0])?;
+            f.labelled(",", w[1])?;
+            f.labelled(",", w[2])?;
+            f.labelled(",", w[3])
         }
         Message::Input(i) => {
             labelled_id(f, " player=", i.player)?;
-            labelled(f, " frame=", i.frame)?;
+            f.labelled(" frame=", i.frame)?;
             for (label, k) in [
                 (" fwd=", i.forward),
                 (" back=", i.backward),
@@ -245,9 +174,9 @@ fn text(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
         Message::Stats(e) => {
             for s in e.iter() {
                 labelled_id(f, " [", s.player)?;
-                labelled(f, " k=", s.kills)?;
-                labelled(f, " d=", s.deaths)?;
-                labelled(f, " ping=", s.ping)?;
+                f.labelled(" k=", s.kills)?;
+                f.labelled(" d=", s.deaths)?;
+                f.labelled(" ping=", s.ping)?;
                 f.s("]")?;
             }
             Ok(())
@@ -255,8 +184,8 @@ fn text(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
         Message::Update(e) => {
             for u in e.iter() {
                 entry_head(f, u.entity, u.x, u.y)?;
-                labelled(f, " ", u.orientation)?;
-                labelled(f, "° hp=", u.health)?;
+                f.labelled(" ", u.orientation)?;
+                f.labelled("° hp=", u.health)?;
                 f.s("]")?;
             }
             Ok(())
@@ -271,8 +200,8 @@ fn text(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
         Message::UpdateRay(e) => {
             for u in e.iter() {
                 entry_head(f, u.entity, u.x, u.y)?;
-                labelled(f, " ", u.orientation)?;
-                labelled(f, "° len=", u.length)?;
+                f.labelled(" ", u.orientation)?;
+                f.labelled("° len=", u.length)?;
                 f.s("]")?;
             }
             Ok(())
@@ -280,7 +209,7 @@ fn text(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
         Message::UpdateCircle(e) => {
             for u in e.iter() {
                 entry_head(f, u.entity, u.x, u.y)?;
-                labelled(f, " r=", u.radius)?;
+                f.labelled(" r=", u.radius)?;
                 f.s("]")?;
             }
             Ok(())
@@ -298,14 +227,6 @@ pub struct Field {
     /// Absolute byte range in the packet.
     pub span: Range<usize>,
     pub depth: u8,
-}
-
-/// The reused text of the field being walked: a packet's field tree is
-/// written for every packet of `-V`, without an allocation per field.
-#[derive(Debug, Default)]
-pub struct TreeBufs {
-    label: String,
-    value: String,
 }
 
 /// What receives each field: its label, its value, its byte span and depth
@@ -355,15 +276,6 @@ impl<T: Val + ?Sized> Val for &T {
     }
 }
 
-/// `label[i]` into `l`, in place of what it held.
-fn indexed(l: &mut String, label: &str, i: usize) {
-    l.clear();
-    l.push_str(label);
-    l.push('[');
-    l.push_str(itoa::Buffer::new().format(i));
-    l.push(']');
-}
-
 /// Walks fields with running offsets.
 struct Fields<'f, 'e> {
     emit: &'f mut EmitField<'e>,
@@ -383,7 +295,8 @@ impl Fields<'_, '_> {
     /// `label[i]`.
     fn push_indexed(&mut self, label: &str, i: usize, len: usize, value: impl Val) {
         let mut l = std::mem::take(&mut self.bufs.label);
-        indexed(&mut l, label, i);
+        l.clear();
+        let _ = indexed_label(&mut l, label, u32::try_from(i).ok());
         self.push(&l, len, value);
         self.bufs.label = l;
     }
@@ -406,7 +319,8 @@ impl Fields<'_, '_> {
     ) {
         for (i, e) in items.enumerate() {
             let mut l = std::mem::take(&mut self.bufs.label);
-            indexed(&mut l, kind, i);
+            l.clear();
+            let _ = indexed_label(&mut l, kind, u32::try_from(i).ok());
             (self.emit)(&l, "", self.at..self.at + E::LEN, self.depth);
             self.bufs.label = l;
             self.depth += 1;

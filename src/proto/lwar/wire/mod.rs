@@ -27,7 +27,7 @@ mod repr;
 mod types;
 
 pub use builder::{Filled, PacketBuilder};
-pub use display::{EmitField, Field, Token, TreeBufs};
+pub use display::{EmitField, Field, Token};
 pub use entries::{
     Collision, Entries, Input, Record, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
     UpdateRayEntry,
