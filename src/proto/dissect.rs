@@ -67,8 +67,10 @@ pub trait Out {
         self.s(itoa::Buffer::new().format(n))
     }
 
-    /// `label` then an integer.
-    #[inline]
+    /// `label` then an integer. Always inlined: the label is a literal, and
+    /// its copy then one of known length (a third of the text's cost when
+    /// it was not).
+    #[inline(always)]
     fn labelled(&mut self, label: &str, n: impl itoa::Integer + Decimal) -> fmt::Result {
         self.s(label)?;
         self.int(n)
@@ -112,7 +114,9 @@ impl Out for Vec<u8> {
     }
     #[inline]
     fn ascii(&mut self, b: &[u8]) -> fmt::Result {
-        put_small(self, b);
+        // Fixed-length pieces (a key byte's eight bits): one copy of known
+        // length.
+        self.extend_from_slice(b);
         Ok(())
     }
     fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
