@@ -340,3 +340,30 @@ fn the_binary_takes_a_mid_session_capture_only_on_the_named_port() {
     assert_eq!(text.matches("midstream").count(), 2, "{text}");
     assert!(text.contains("No findings."), "{text}");
 }
+
+/// The guess made away from the engine (the reader thread's, for rendering
+/// ahead) follows a flow from its AUTH on, as the engine does, and names no
+/// protocol for a flow it never saw begin.
+#[test]
+fn the_guess_follows_a_flow_from_its_auth() {
+    let r = run(&Config {
+        clients: 2,
+        duration_ms: 1_500,
+        ..Config::default()
+    });
+    let engine = proto::engine(TrackerConfig::default());
+    let mut guess = engine.guess();
+    let named: Vec<_> = r
+        .datagrams
+        .iter()
+        .map(|d| guess.protocol(&d.as_datagram()).map(|p| p.name))
+        .collect();
+    assert!(named.iter().all(|p| *p == Some("bg")), "{named:?}");
+    // A new guess, mid-session: nothing names those flows.
+    let mut fresh = engine.guess();
+    let mid = midsession(2);
+    assert!(
+        mid.iter()
+            .all(|d| fresh.protocol(&d.as_datagram()).is_none())
+    );
+}

@@ -357,22 +357,29 @@ pub struct Entry {
     pub tracker: Box<dyn ProtocolTracker>,
 }
 
-/// The protocol a datagram names by itself: a port the user decodes as a
-/// protocol, else the first protocol whose probe it passes. The engine takes
-/// the same one unless a flow says otherwise (a protocol recognised by its
-/// handshake keeps its flow's later datagrams, whatever they look like): a
-/// guess, made away from the engine's state (on the reader's thread of a
-/// two-thread run), that whoever uses it checks against the protocol the
-/// engine chose.
+/// The protocol the engine will most likely take a datagram for, judged
+/// away from the engine's state (on the reader's thread of a two-thread
+/// run), the way the engine judges: a port the user decodes as a protocol,
+/// else, protocol by protocol in the engine's order, the datagram's own mark
+/// or a flow that protocol's handshake named earlier. The flows are this
+/// guess's own record of the handshakes it saw (bounded: forgotten all at
+/// once past [`GUESS_FLOWS`]), not the engine's sessions, which end and time
+/// out: whoever uses a guess checks it against the protocol the engine chose.
 #[derive(Debug, Clone)]
 pub struct Guess {
     decode_as: Vec<(u16, &'static ProtocolInfo)>,
-    probes: Vec<(Probe, &'static ProtocolInfo)>,
+    probes: Vec<(Probe, Recognition, &'static ProtocolInfo)>,
+    /// The flows a handshake named (the address pair, lower first).
+    flows:
+        rustc_hash::FxHashMap<(std::net::SocketAddr, std::net::SocketAddr), &'static ProtocolInfo>,
 }
 
+/// Flows a [`Guess`] remembers at most.
+pub const GUESS_FLOWS: usize = 4096;
+
 impl Guess {
-    /// The protocol `d` names by its ports or its bytes, if any.
-    pub fn protocol(&self, d: &Datagram<'_>) -> Option<&'static ProtocolInfo> {
+    /// The protocol `d` most likely is, if any.
+    pub fn protocol(&mut self, d: &Datagram<'_>) -> Option<&'static ProtocolInfo> {
         if let Some(&(_, p)) = self
             .decode_as
             .iter()
@@ -380,10 +387,26 @@ impl Guess {
         {
             return Some(p);
         }
-        self.probes
-            .iter()
-            .find(|(probe, _)| probe.matches(d))
-            .map(|&(_, p)| p)
+        let flow = || (d.src.min(d.dst), d.src.max(d.dst));
+        for &(probe, recognition, p) in &self.probes {
+            let by_flow = recognition == Recognition::FirstOfFlow;
+            if probe.matches(d) {
+                if by_flow {
+                    if self.flows.len() >= GUESS_FLOWS {
+                        self.flows.clear();
+                    }
+                    self.flows.insert(flow(), p);
+                }
+                return Some(p);
+            }
+            if by_flow
+                && !self.flows.is_empty()
+                && self.flows.get(&flow()).is_some_and(|f| std::ptr::eq(*f, p))
+            {
+                return Some(p);
+            }
+        }
+        None
     }
 }
 
@@ -475,8 +498,9 @@ impl Engine {
             probes: self
                 .entries
                 .iter()
-                .map(|e| (e.probe, e.tracker.info()))
+                .map(|e| (e.probe, e.recognition, e.tracker.info()))
                 .collect(),
+            flows: rustc_hash::FxHashMap::default(),
         }
     }
 

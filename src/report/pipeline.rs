@@ -154,10 +154,10 @@ pub(crate) fn drive<O: Observer>(
         let _ = empty_tx.send(Batch::new());
     }
     let mut ahead = analysis.take_ahead();
-    let guess = analysis.guess();
+    let mut guess = analysis.guess();
     let result = std::thread::scope(|scope| {
         let (render, shared) = match &mut ahead {
-            Some((render, shared)) => (Some((&mut **render, &guess)), Some(&*shared)),
+            Some((render, shared)) => (Some((&mut **render, &mut guess)), Some(&*shared)),
             None => (None, None),
         };
         // Named, for profiles (`perf report --sort comm`).
@@ -214,7 +214,7 @@ pub(crate) fn drive<O: Observer>(
 /// datagram ahead as the protocol it names decodes it, given a renderer.
 fn read(
     source: &mut Source,
-    mut render: Option<(&mut (dyn Render + 'static), &Guess)>,
+    mut render: Option<(&mut (dyn Render + 'static), &mut Guess)>,
     full: &mpsc::SyncSender<Batch>,
     empty: &mpsc::Receiver<Batch>,
 ) {
