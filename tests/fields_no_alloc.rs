@@ -7,12 +7,11 @@
 
 mod common;
 
-use common::real_server_vectors;
-use lwarscope::capture::{Datagram, Timestamp};
+use common::{real_server_vectors, vector_datagrams};
+use lwarscope::capture::Timestamp;
 use lwarscope::engine::{Detail, Direction, Finding, FindingKind, Observer, PacketEvent};
 use lwarscope::report::Filter;
 use lwarscope::report::fields::{FieldsFormat, FieldsWriter};
-use std::net::SocketAddr;
 
 mod counting_alloc;
 
@@ -21,18 +20,7 @@ use counting_alloc::allocations;
 #[test]
 fn field_output_allocates_nothing_per_packet() {
     let vectors = real_server_vectors();
-    let addr = |port: u16| SocketAddr::from(([0u16, 0, 0, 0, 0, 0, 0, 1], port));
-    let datagrams: Vec<Datagram<'_>> = vectors
-        .iter()
-        .map(|(frame, src, dst, payload)| Datagram {
-            frame: *frame,
-            ts: Timestamp::from_millis(*frame * 33),
-            src: addr(*src),
-            dst: addr(*dst),
-            payload,
-            payload_len: payload.len(),
-        })
-        .collect();
+    let datagrams = vector_datagrams(&vectors, std::net::Ipv6Addr::LOCALHOST.into());
     let findings = [Finding {
         kind: FindingKind::RESEND,
         rule: None,

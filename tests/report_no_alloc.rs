@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::real_server_vectors;
+use common::{real_server_vectors, vector_datagrams};
 use lwarscope::capture::{Datagram, Timestamp};
 use lwarscope::engine::{
     Detail, Direction, Finding, FindingKind, Observer, PacketEvent, ProtocolInfo,
@@ -29,18 +29,7 @@ const FILTER: &str = "(Join || Leave) && seqno >= 2 || peer == [::1]:45754 && Ch
 #[test]
 fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
     let vectors = real_server_vectors();
-    let addr = |port: u16| SocketAddr::from(([0u16, 0, 0, 0, 0, 0, 0, 1], port));
-    let datagrams: Vec<Datagram<'_>> = vectors
-        .iter()
-        .map(|(frame, src, dst, payload)| Datagram {
-            frame: *frame,
-            ts: Timestamp::from_millis(*frame * 33),
-            src: addr(*src),
-            dst: addr(*dst),
-            payload,
-            payload_len: payload.len(),
-        })
-        .collect();
+    let datagrams = vector_datagrams(&vectors, std::net::Ipv6Addr::LOCALHOST.into());
     let finding = |kind, rule| Finding {
         kind,
         rule,
@@ -126,18 +115,7 @@ fn plain_event<'a>(d: &'a Datagram<'a>, protocol: &'static ProtocolInfo) -> Pack
 #[test]
 fn verbose_and_hex_packet_lines_allocate_nothing_per_packet() {
     let vectors = real_server_vectors();
-    let addr = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
-    let datagrams: Vec<Datagram<'_>> = vectors
-        .iter()
-        .map(|(frame, src, dst, payload)| Datagram {
-            frame: *frame,
-            ts: Timestamp::from_millis(*frame * 33),
-            src: addr(*src),
-            dst: addr(*dst),
-            payload,
-            payload_len: payload.len(),
-        })
-        .collect();
+    let datagrams = vector_datagrams(&vectors, std::net::Ipv4Addr::LOCALHOST.into());
     let options = PacketOptions {
         verbose: true,
         hex: true,

@@ -367,11 +367,12 @@ pub struct Entry {
 /// out: whoever uses a guess checks it against the protocol the engine chose.
 #[derive(Debug, Clone)]
 pub struct Guess {
-    decode_as: Vec<(u16, &'static ProtocolInfo)>,
+    /// As the engine's: (port, protocol index).
+    decode_as: Vec<(u16, usize)>,
     probes: Vec<(Probe, Recognition, &'static ProtocolInfo)>,
-    /// The flows a handshake named (the address pair, lower first).
-    flows:
-        rustc_hash::FxHashMap<(std::net::SocketAddr, std::net::SocketAddr), &'static ProtocolInfo>,
+    /// The flows a handshake named (the address pair, lower first), with
+    /// the index of their protocol.
+    flows: rustc_hash::FxHashMap<(std::net::SocketAddr, std::net::SocketAddr), usize>,
 }
 
 /// Flows a [`Guess`] remembers at most.
@@ -380,34 +381,54 @@ pub const GUESS_FLOWS: usize = 4096;
 impl Guess {
     /// The protocol `d` most likely is, if any.
     pub fn protocol(&mut self, d: &Datagram<'_>) -> Option<&'static ProtocolInfo> {
-        if let Some(&(_, p)) = self
-            .decode_as
-            .iter()
-            .find(|(port, _)| *port == d.src.port() || *port == d.dst.port())
-        {
-            return Some(p);
-        }
+        // Ordering addresses costs: only for a protocol followed by flow.
         let flow = || (d.src.min(d.dst), d.src.max(d.dst));
-        for &(probe, recognition, p) in &self.probes {
-            let by_flow = recognition == Recognition::FirstOfFlow;
-            if probe.matches(d) {
-                if by_flow {
-                    if self.flows.len() >= GUESS_FLOWS {
-                        self.flows.clear();
-                    }
-                    self.flows.insert(flow(), p);
-                }
-                return Some(p);
+        let flows = &self.flows;
+        let protocols = self.probes.iter().enumerate();
+        let (i, by) = recognition(
+            d,
+            &self.decode_as,
+            protocols.map(|(i, &(probe, recognition, _))| (probe, recognition, i)),
+            |i| !flows.is_empty() && flows.get(&flow()) == Some(&i),
+        )?;
+        let &(_, recognition, protocol) = self.probes.get(i)?;
+        if by == RecognisedBy::Probe && recognition == Recognition::FirstOfFlow {
+            if self.flows.len() >= GUESS_FLOWS {
+                self.flows.clear();
             }
-            if by_flow
-                && !self.flows.is_empty()
-                && self.flows.get(&flow()).is_some_and(|f| std::ptr::eq(*f, p))
-            {
-                return Some(p);
-            }
+            self.flows.insert(flow(), i);
         }
-        None
+        Some(protocol)
     }
+}
+
+/// Recognition's one rule, for the engine and for a [`Guess`]: a port the
+/// user decodes as a protocol first; then, protocol by protocol in order,
+/// the datagram's own mark, or for a protocol recognised by its handshake a
+/// flow that handshake named (`has_flow`). The protocol `T` that takes `d`,
+/// and how.
+fn recognition<T: Copy>(
+    d: &Datagram<'_>,
+    decode_as: &[(u16, T)],
+    protocols: impl IntoIterator<Item = (Probe, Recognition, T)>,
+    mut has_flow: impl FnMut(T) -> bool,
+) -> Option<(T, RecognisedBy)> {
+    if !decode_as.is_empty()
+        && let Some(&(_, t)) = decode_as
+            .iter()
+            .find(|(p, _)| *p == d.src.port() || *p == d.dst.port())
+    {
+        return Some((t, RecognisedBy::Port));
+    }
+    protocols.into_iter().find_map(|(probe, recognition, t)| {
+        if probe.matches(d) {
+            Some((t, RecognisedBy::Probe))
+        } else if recognition == Recognition::FirstOfFlow && has_flow(t) {
+            Some((t, RecognisedBy::Flow))
+        } else {
+            None
+        }
+    })
 }
 
 /// How a flow came to be taken for its protocol (shown in the report).
@@ -488,13 +509,8 @@ impl Engine {
     /// What recognition can tell of a datagram without the engine's state:
     /// for work done on another thread ([`Guess`]).
     pub fn guess(&self) -> Guess {
-        let info = |i: usize| self.entries.get(i).map(|e| e.tracker.info());
         Guess {
-            decode_as: self
-                .decode_as
-                .iter()
-                .filter_map(|&(port, i)| Some((port, info(i)?)))
-                .collect(),
+            decode_as: self.decode_as.clone(),
             probes: self
                 .entries
                 .iter()
@@ -506,23 +522,13 @@ impl Engine {
 
     /// The entry that takes `d`, and how it was recognised.
     fn recognise(&self, d: &Datagram<'_>) -> Option<(usize, RecognisedBy)> {
-        if !self.decode_as.is_empty()
-            && let Some(&(_, i)) = self
-                .decode_as
-                .iter()
-                .find(|(p, _)| *p == d.src.port() || *p == d.dst.port())
-        {
-            return Some((i, RecognisedBy::Port));
-        }
-        self.entries.iter().enumerate().find_map(|(i, e)| {
-            if e.probe.matches(d) {
-                Some((i, RecognisedBy::Probe))
-            } else if e.recognition == Recognition::FirstOfFlow && e.tracker.has_flow(d) {
-                Some((i, RecognisedBy::Flow))
-            } else {
-                None
-            }
-        })
+        let protocols = self.entries.iter().enumerate();
+        recognition(
+            d,
+            &self.decode_as,
+            protocols.map(|(i, e)| (e.probe, e.recognition, i)),
+            |i| self.entries.get(i).is_some_and(|e| e.tracker.has_flow(d)),
+        )
     }
 
     /// Analyses one datagram: what the observer wants next, or `None` when no

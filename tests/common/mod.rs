@@ -261,6 +261,24 @@ pub fn real_server_vectors() -> Vec<(u64, u16, u16, Vec<u8>)> {
         .collect()
 }
 
+/// [`real_server_vectors`] as datagrams between ports of `ip`, 33 ms apart.
+pub fn vector_datagrams(
+    vectors: &[(u64, u16, u16, Vec<u8>)],
+    ip: std::net::IpAddr,
+) -> Vec<lwarscope::capture::Datagram<'_>> {
+    vectors
+        .iter()
+        .map(|(frame, src, dst, payload)| lwarscope::capture::Datagram {
+            frame: *frame,
+            ts: Timestamp::from_millis(*frame * 33),
+            src: SocketAddr::new(ip, *src),
+            dst: SocketAddr::new(ip, *dst),
+            payload,
+            payload_len: payload.len(),
+        })
+        .collect()
+}
+
 pub fn real_capture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/real-server-clean.pcap")
 }
