@@ -23,6 +23,7 @@ pub mod session;
 pub mod summary;
 mod tracker;
 pub mod window;
+pub mod wire_map;
 
 pub use finding::{
     Detail, DetailFormat, Direction, Finding, FindingKind, Group, KindDef, MAX_KINDS, MAX_RULES,
@@ -372,7 +373,7 @@ pub struct Guess {
     probes: Vec<(Probe, Recognition, &'static ProtocolInfo)>,
     /// The flows a handshake named (the address pair, lower first), with
     /// the index of their protocol.
-    flows: rustc_hash::FxHashMap<(std::net::SocketAddr, std::net::SocketAddr), usize>,
+    flows: wire_map::WireMap<(std::net::SocketAddr, std::net::SocketAddr), usize>,
 }
 
 /// Flows a [`Guess`] remembers at most.
@@ -516,7 +517,7 @@ impl Engine {
                 .iter()
                 .map(|e| (e.probe, e.recognition, e.tracker.info()))
                 .collect(),
-            flows: rustc_hash::FxHashMap::default(),
+            flows: wire_map::wire_map(),
         }
     }
 

@@ -6,7 +6,6 @@ use super::session::{AckTally, DirState, ProtoSession, Session};
 use super::summary::{DirectionSummary, EvictedTotals, SessionSummary, Summary};
 use super::{Analyzer, ProtocolInfo, RecognisedBy};
 use crate::capture::{Datagram, Timestamp};
-use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
 
 /// What an observer wants after a packet: more, or nothing more (its output
@@ -226,7 +225,7 @@ pub struct Tracker<A: Analyzer> {
     /// picking the one to evict scans this, not the sessions themselves.
     seen: Vec<Timestamp>,
     /// Sessions by address pair and the analyzer's session key.
-    index: FxHashMap<FlowKey, usize>,
+    index: super::wire_map::WireMap<FlowKey, usize>,
     next_id: SessionId,
     evicted: Evicted,
     scratch: Vec<Finding>,
@@ -258,7 +257,7 @@ impl<A: Analyzer> Tracker<A> {
             analyzer,
             sessions: Vec::new(),
             seen: Vec::new(),
-            index: FxHashMap::default(),
+            index: super::wire_map::wire_map(),
             next_id: 0,
             evicted: Evicted::default(),
             scratch: Vec::with_capacity(64),
@@ -595,18 +594,25 @@ impl FlowKey {
     }
 }
 
+/// Each address goes to the hasher whole: folding an IPv6 address to one word
+/// first would let a sender pick addresses that fold alike (the halves
+/// cancelling in an xor) and collide under any seed. An IPv4 address and its
+/// port go as one word.
 impl std::hash::Hash for FlowKey {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        fn word(a: &SocketAddr) -> u64 {
+        fn put<H: std::hash::Hasher>(a: &SocketAddr, h: &mut H) {
             match a {
-                SocketAddr::V4(v4) => (u64::from(v4.ip().to_bits()) << 16) | u64::from(v4.port()),
+                SocketAddr::V4(v4) => {
+                    h.write_u64((u64::from(v4.ip().to_bits()) << 16) | u64::from(v4.port()))
+                }
                 SocketAddr::V6(v6) => {
-                    let ip = v6.ip().to_bits();
-                    (ip as u64) ^ ((ip >> 64) as u64).rotate_left(17) ^ u64::from(v6.port())
+                    h.write_u128(v6.ip().to_bits());
+                    h.write_u16(v6.port());
                 }
             }
         }
-        h.write_u64(word(&self.a) ^ word(&self.b).rotate_left(32));
+        put(&self.a, h);
+        put(&self.b, h);
         h.write_u64(self.key);
     }
 }
@@ -709,5 +715,33 @@ fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Findin
                 .push(counts.missed(seqno, frame, acked, now, id, direction));
         });
         counts.add_to(dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+    use std::net::{Ipv6Addr, SocketAddrV6};
+
+    #[test]
+    fn crafted_ipv6_addresses_hash_apart() {
+        // Addresses whose halves cancel when folded to one word (the high
+        // half, rotated by 17, equal to the low one): under the old fold every
+        // one of these keys hashed alike whatever the seed.
+        let server = SocketAddr::V6(SocketAddrV6::new(Ipv6Addr::LOCALHOST, 7777, 0, 0));
+        let hasher = super::super::wire_map::wire_map::<FlowKey, usize>();
+        let hashes: std::collections::HashSet<u64> = (1u64..=2000)
+            .map(|x| {
+                let ip = (u128::from(x) << 64) | u128::from(x.rotate_left(17));
+                let client = SocketAddr::V6(SocketAddrV6::new(Ipv6Addr::from_bits(ip), 5000, 0, 0));
+                hasher.hasher().hash_one(FlowKey::new(server, client, 0))
+            })
+            .collect();
+        assert!(
+            hashes.len() >= 1990,
+            "{} distinct hashes of 2000 keys",
+            hashes.len()
+        );
     }
 }

@@ -10,7 +10,6 @@
 //! capture sees them, and the receiving sockets drop what overflows.
 
 use crate::capture::{FrameClass, Source, Timestamp};
-use rustc_hash::FxHashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
@@ -70,7 +69,7 @@ impl fmt::Display for ReplayStats {
 /// The loopback socket standing for each endpoint of the capture.
 #[derive(Default)]
 struct Endpoints {
-    sockets: FxHashMap<SocketAddr, (UdpSocket, SocketAddr)>,
+    sockets: crate::engine::wire_map::WireMap<SocketAddr, (UdpSocket, SocketAddr)>,
 }
 
 impl Endpoints {

@@ -172,11 +172,11 @@ use super::wire::{
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::reassembly::{Block, Budget, Limits, Push, Reassembler};
 use crate::engine::serial::SerialSpace;
+use crate::engine::wire_map::WireMap;
 use crate::engine::{
     self, Detail, DirState, Direction, FindingKind, ProtoSession, ProtocolInfo, Raise,
     TrackerConfig,
 };
-use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -449,7 +449,7 @@ struct MsgTiming {
 /// What a session follows of its MSG traffic, allocated at its first MSG.
 #[derive(Debug, Default)]
 struct Reliable {
-    blocks: FxHashMap<BlockKey, BlockState>,
+    blocks: WireMap<BlockKey, BlockState>,
     order: VecDeque<BlockKey>,
     /// By direction and channel.
     ids: [[MsgIds; CHANNELS as usize]; 2],

@@ -137,11 +137,11 @@ use super::wire::{
 };
 use crate::capture::Datagram;
 use crate::engine::seq::{Lookup, WINDOW};
+use crate::engine::wire_map::{WireMap, WireSet, wire_map};
 use crate::engine::{
     self, Detail, DirState, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo,
     Raise, TrackerConfig,
 };
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt;
 use std::net::SocketAddr;
 use xxhash_rust::xxh3::xxh3_64;
@@ -262,14 +262,14 @@ impl ProtoSession for LwarSession {
 /// [`MAX_IDS_PER_SERVER`] ids each, so a hostile capture cannot make it grow.
 #[derive(Debug, Default)]
 struct Players {
-    by_server: FxHashMap<SocketAddr, ServerPlayers>,
+    by_server: WireMap<SocketAddr, ServerPlayers>,
     max_servers: usize,
 }
 
 /// One server's players.
 #[derive(Debug, Default)]
 struct ServerPlayers {
-    ids: FxHashSet<Id>,
+    ids: WireSet<Id>,
     /// A packet of the server was cut short by the capture: its lost tail may
     /// have held a Leave, so the count is no longer known to be complete.
     cut: bool,
@@ -355,7 +355,7 @@ impl engine::NewAnalyzer for Analyzer {
     fn new(config: &TrackerConfig) -> Self {
         Analyzer {
             players: Players {
-                by_server: FxHashMap::default(),
+                by_server: wire_map(),
                 max_servers: config.max_servers,
             },
         }
