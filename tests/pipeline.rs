@@ -13,8 +13,17 @@ fn root() -> &'static Path {
 
 /// Standard output, standard error and exit code of a run on `threads` threads.
 fn run(threads: &str, args: &[&str]) -> (String, String, Option<i32>) {
-    let out = Command::cargo_bin("lwarscope")
-        .unwrap()
+    run_sharing(threads, None, args)
+}
+
+/// [`run`], the reader rendering ahead a fixed `share` of 64 datagrams.
+fn run_sharing(threads: &str, share: Option<u32>, args: &[&str]) -> (String, String, Option<i32>) {
+    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
+    match share {
+        Some(share) => cmd.env("LWARSCOPE_RENDER_SHARE", share.to_string()),
+        None => cmd.env_remove("LWARSCOPE_RENDER_SHARE"),
+    };
+    let out = cmd
         .current_dir(root())
         .env("LWARSCOPE_THREADS", threads)
         .env_remove("LWARSCOPE_READER")
@@ -99,6 +108,52 @@ fn every_output_is_the_same_on_one_and_two_threads() {
         assert_eq!(code, Some(0), "{err}");
         assert!(out.lines().count() > 100, "{out}");
     }
+}
+
+#[test]
+fn whatever_share_the_reader_renders_the_output_is_the_same() {
+    // The reader renders ahead a share of the datagrams and the output
+    // renders the others itself: none, an uneven share, all of them.
+    for c in [
+        "captures/sim-loss.pcap",
+        "captures/mixed-lwar-strs.pcap",
+        "captures/bg-reorder.pcap",
+    ] {
+        for o in [
+            &["--format", "jsonl"][..],
+            &["--packets"],
+            &["-V", "-x"],
+            &["-T", "fields", "-e", "frame.number", "-e", "lwar.seqno"],
+        ] {
+            let mut args = vec!["-r", c];
+            args.extend_from_slice(o);
+            let one = run("1", &args);
+            assert_eq!(one.2, Some(0), "{}", one.1);
+            for share in [0, 23, 64] {
+                let two = run_sharing("2", Some(share), &args);
+                assert_eq!(one, two, "share {share}: lwarscope {}", args.join(" "));
+            }
+        }
+    }
+    // A share out of range is said, and the run goes on adaptive.
+    let (out, err, code) = run_sharing("2", None, &["-r", "captures/sim-loss.pcap", "--packets"]);
+    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
+    let bad = cmd
+        .current_dir(root())
+        .env("LWARSCOPE_THREADS", "2")
+        .env("LWARSCOPE_RENDER_SHARE", "65")
+        .args(["-r", "captures/sim-loss.pcap", "--packets"])
+        .output()
+        .unwrap();
+    assert_eq!(code, bad.status.code());
+    assert_eq!(out, String::from_utf8_lossy(&bad.stdout));
+    let bad_err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        bad_err
+            .contains("warning: LWARSCOPE_RENDER_SHARE=65 is not a number from 0 to 64: ignored"),
+        "{bad_err}"
+    );
+    assert!(!err.contains("LWARSCOPE_RENDER_SHARE"), "{err}");
 }
 
 #[test]

@@ -9,7 +9,9 @@
 //! For the outputs that write every packet, the reader also renders what
 //! their lines take of each payload alone (`ahead`): the engine's thread,
 //! the busier one, copies those parts rather than decoding the messages
-//! again and formatting them.
+//! again and formatting them. Of as many datagrams as keeps both threads
+//! busy ([`Share`]): where rendering costs more than the analysis (JSON
+//! Lines, `-V`), the reader would otherwise be the one the other waits for.
 //!
 //! [`worth_it`] decides: files only (not live captures, whose pace the
 //! interface sets), no export (`-w` writes every frame, not only datagrams),
@@ -27,6 +29,7 @@ use crate::engine::{Flow, Guess, Observer};
 use std::cell::Cell;
 use std::io::Write;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 /// Datagrams per batch.
@@ -155,6 +158,8 @@ pub(crate) fn drive<O: Observer>(
     }
     let mut ahead = analysis.take_ahead();
     let mut guess = analysis.guess();
+    // Batches handed over and not yet taken by the engine's thread.
+    let queued = AtomicUsize::new(0);
     let result = std::thread::scope(|scope| {
         let (render, shared) = match &mut ahead {
             Some((render, shared)) => (Some((&mut **render, &mut guess)), Some(&*shared)),
@@ -163,12 +168,16 @@ pub(crate) fn drive<O: Observer>(
         // Named, for profiles (`perf report --sort comm`).
         let reader = std::thread::Builder::new()
             .name("lwarscope-read".to_owned())
-            .spawn_scoped(scope, move || read(source, render, &full_tx, &empty_rx));
+            .spawn_scoped(scope, {
+                let queued = &queued;
+                move || read(source, render, &full_tx, &empty_rx, queued)
+            });
         if let Err(e) = reader {
             return Err(RunError::Output(e));
         }
         let mut result = Ok(());
         'batches: for mut batch in full_rx.iter() {
+            queued.fetch_sub(1, Ordering::Relaxed);
             if let Some(shared) = shared {
                 shared.borrow_mut().swap(&mut batch.rendered);
             }
@@ -217,10 +226,12 @@ fn read(
     mut render: Option<(&mut (dyn Render + 'static), &mut Guess)>,
     full: &mpsc::SyncSender<Batch>,
     empty: &mpsc::Receiver<Batch>,
+    queued: &AtomicUsize,
 ) {
     let Ok(mut batch) = empty.recv() else {
         return;
     };
+    let mut share = Share::from_env();
     loop {
         for w in source.take_warnings() {
             let _ = writeln!(std::io::stderr(), "warning: {w}");
@@ -229,8 +240,11 @@ fn read(
             Ok(Some(frame)) => {
                 if let FrameClass::Udp(d) = &frame.class {
                     batch.push(d);
+                    // The guess follows every datagram (a handshake names
+                    // its flow); only the share is rendered.
                     if let Some((render, guess)) = &mut render
                         && let Some(protocol) = guess.protocol(d)
+                        && share.take()
                     {
                         batch.rendered.push(&mut **render, protocol, d);
                     }
@@ -247,6 +261,7 @@ fn read(
         }
         if batch.full() {
             batch.counts = source.counts();
+            share.adjust(queued.fetch_add(1, Ordering::Relaxed));
             if full.send(batch).is_err() {
                 return;
             }
@@ -261,4 +276,135 @@ fn read(
     }
     batch.counts = source.counts();
     let _ = full.send(batch);
+}
+
+/// How much of the rendering ahead the reader takes: `share` datagrams of
+/// every [`Share::OF`], spread evenly. The engine's thread renders the others
+/// itself (the output renders inline what it finds no part for), so the
+/// bytes written are the same whatever the share. At each hand-over the
+/// queue says which thread waits: none queued, the engine's thread has
+/// taken every batch and waits for the reader, which then renders less; the
+/// queue full, the reader is about to wait for the engine's thread, and
+/// renders more. It starts with all of it (the engine's thread is the busier
+/// for the report's analysis alone).
+/// `LWARSCOPE_RENDER_SHARE=N` (0 to 64) fixes it, to compare.
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    share: u32,
+    owed: u32,
+    fixed: bool,
+}
+
+impl Default for Share {
+    fn default() -> Self {
+        Share {
+            share: Share::OF,
+            owed: 0,
+            fixed: false,
+        }
+    }
+}
+
+impl Share {
+    /// The share `LWARSCOPE_RENDER_SHARE` fixes, else the adaptive one.
+    fn from_env() -> Share {
+        let Some(v) = std::env::var_os("LWARSCOPE_RENDER_SHARE") else {
+            return Share::default();
+        };
+        match v.to_str().and_then(|v| v.trim().parse::<u32>().ok()) {
+            Some(share) if share <= Share::OF => Share {
+                share,
+                fixed: true,
+                ..Share::default()
+            },
+            _ => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "warning: LWARSCOPE_RENDER_SHARE={} is not a number from 0 to {}: ignored",
+                    v.to_string_lossy(),
+                    Share::OF
+                );
+                Share::default()
+            }
+        }
+    }
+
+    const OF: u32 = 64;
+    /// The change at each hand-over, in [`Share::OF`]ths.
+    const STEP: u32 = 2;
+
+    /// Whether the reader renders the next datagram.
+    fn take(&mut self) -> bool {
+        self.owed += self.share;
+        if self.owed >= Share::OF {
+            self.owed -= Share::OF;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// At a hand-over, with `queued` batches not yet taken by the engine.
+    fn adjust(&mut self, queued: usize) {
+        if self.fixed {
+            return;
+        }
+        if queued == 0 {
+            self.share = self.share.saturating_sub(Share::STEP);
+        } else if queued >= IN_FLIGHT - 2 {
+            self.share = (self.share + Share::STEP).min(Share::OF);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taken(share: &mut Share, n: usize) -> usize {
+        (0..n).filter(|_| share.take()).count()
+    }
+
+    #[test]
+    fn a_share_renders_its_fraction_evenly() {
+        let mut s = Share::default();
+        assert_eq!(taken(&mut s, 640), 640);
+        s.share = 16;
+        // A quarter, one datagram in four: never two in a row.
+        let picks: Vec<bool> = (0..64).map(|_| s.take()).collect();
+        assert_eq!(picks.iter().filter(|&&p| p).count(), 16);
+        assert!(picks.windows(2).all(|w| !(w[0] && w[1])));
+        s.share = 0;
+        assert_eq!(taken(&mut s, 640), 0);
+    }
+
+    #[test]
+    fn the_share_follows_the_thread_that_waits() {
+        let mut s = Share::default();
+        // The engine's thread waiting on every hand-over: the reader gives
+        // up rendering, a step at a time, and no further than none.
+        for _ in 0..(Share::OF / Share::STEP) + 5 {
+            s.adjust(0);
+        }
+        assert_eq!(s.share, 0);
+        // Then the reader about to wait: it takes the rendering back.
+        s.adjust(IN_FLIGHT - 2);
+        assert_eq!(s.share, Share::STEP);
+        for _ in 0..100 {
+            s.adjust(IN_FLIGHT);
+        }
+        assert_eq!(s.share, Share::OF);
+        // One batch waiting: both are busy, the share holds.
+        s.adjust(1);
+        assert_eq!(s.share, Share::OF);
+        // A fixed share holds whatever the queue.
+        let mut fixed = Share {
+            share: 10,
+            fixed: true,
+            ..Share::default()
+        };
+        fixed.adjust(0);
+        fixed.adjust(IN_FLIGHT);
+        assert_eq!(fixed.share, 10);
+    }
 }
