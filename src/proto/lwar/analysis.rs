@@ -783,12 +783,12 @@ fn rename(session: &mut Session, player: Id, name: &[u8]) {
     }
 }
 
-/// The Input frame numbers of one client. `after_cut`: a packet cut short by
-/// the capture came since the last frame (its tail may have held frames between).
 /// The input states one Input carries: bit 0 its own frame's, bits 1 to 7 the
 /// seven frames before (the spec's Input section).
 pub const INPUT_HISTORY: u32 = 8;
 
+/// The Input frame numbers of one client. `after_cut`: a packet cut short by
+/// the capture came since the last frame (its tail may have held frames between).
 fn input_stream(
     dir: &mut DirState,
     last_frame: &mut Option<u32>,
