@@ -791,3 +791,75 @@ fn the_session_id_is_the_first_headers() {
     // Its first datagram was not an AUTH: the start was not captured.
     assert_eq!(s.state(), ("midstream".to_owned(), false));
 }
+
+/// Bytes written by hand from the document and the notes (little-endian, the
+/// 8-byte header `u32 session_id, u8 channel, u8 op_code, u8 version, u8
+/// reserved`), session id 0x01020304:
+/// - the handshake: AUTH (0/0x00, empty), AUTH_OK (0/0x01: i64 timestamp,
+///   VectorD, VectorF, u8 movementBits, u8 name_len, name), PING (0/0x02,
+///   empty), PONG (0/0x03, i64 timestamp);
+/// - a PROP (2/0x00: i64 prop_id 7, VectorD (1.0, 2.0), shape_type 0 Circle:
+///   VectorF center (0.5, -0.5), float radius 3.0; i16 render_data_len 2,
+///   "ab"): 8 + 8 + 16 + 1 + 12 + 2 + 2 = 49 bytes, the message;
+/// - sent on channel 2 in two MSG blocks (notes, Reliable channels: the whole
+///   packet split into blocks, every block but the last the same size, here
+///   32 and 17; `msg_len` 49 = 0x31; `block_id` from 0; msg_id 1), the second
+///   first ("NOT guaranteed to preserve order"), each acked by a MSG_ACK
+///   (`u32 msg_id, u16 block_id`);
+/// - MOVE_OPs whose op_sig wraps 254, 255, 0 (u8, serial arithmetic).
+///
+/// The message is rebuilt and counted as a PROP; nothing is raised.
+#[test]
+fn a_two_block_prop_and_a_wrapping_op_sig_on_hand_written_bytes() {
+    let b = |hex: &str| hex::decode(hex.replace(' ', "")).unwrap();
+    let mut s = Script::new();
+    let hs = [
+        (true, "04030201 00 00 00 00"),
+        // AUTH_OK: timestamp 1000 (e8 03 ..), position (0, 0), forward (0, 1.0f
+        // = 0000803f), movementBits 0, name_len 3, "bob".
+        (
+            false,
+            "04030201 00 01 00 00 e803000000000000 0000000000000000 0000000000000000 00000000 0000803f 00 03 626f62",
+        ),
+        (true, "04030201 00 02 00 00"),
+        (false, "04030201 00 03 00 00 e903000000000000"),
+    ];
+    for (c2s, hex) in hs {
+        assert_eq!(s.raw(c2s, &b(hex)), [], "{hex}");
+    }
+    let prop = b(
+        "04030201 02 00 00 00 0700000000000000 000000000000f03f 0000000000000040 00 0000003f 000000bf 00004040 0200 6162",
+    );
+    assert_eq!(prop.len(), 49);
+    let block1 = format!(
+        "04030201 02 10 00 00 01000000 31000000 0100 {}",
+        hex::encode(&prop[32..])
+    );
+    let block0 = format!(
+        "04030201 02 10 00 00 01000000 31000000 0000 {}",
+        hex::encode(&prop[..32])
+    );
+    assert_eq!(s.raw(false, &b(&block1)), []);
+    assert_eq!(s.raw(true, &b("04030201 02 11 00 00 01000000 0100")), []);
+    assert_eq!(s.raw(false, &b(&block0)), []);
+    assert_eq!(s.raw(true, &b("04030201 02 11 00 00 01000000 0000")), []);
+    // MOVE_OP (1/0x00): i64 timestamp, VectorD, VectorF, movementBits, op_sig.
+    for sig in ["fe", "ff", "00"] {
+        let hex = format!(
+            "04030201 01 00 00 00 d007000000000000 0000000000000000 0000000000000000 00000000 0000803f 01 {sig}"
+        );
+        assert_eq!(s.raw(true, &b(&hex)), [], "op_sig {sig}");
+    }
+    // A skipped op_sig after the wrap is a gap: 0 then 2 skips 1.
+    let hex = "04030201 01 00 00 00 d007000000000000 0000000000000000 0000000000000000 00000000 0000803f 01 02";
+    let f = s.raw(true, &b(hex));
+    assert_eq!(
+        f.iter().map(|f| f.1.as_str()).collect::<Vec<_>>(),
+        ["sig-gap"]
+    );
+    assert_eq!(s.finish(), []);
+    let summary = s.tracker.summary();
+    assert_eq!(summary.messages.get("PROP"), Some(&1));
+    assert_eq!(summary.messages.get("MSG"), Some(&2));
+    assert_eq!(summary.messages.get("MOVE_OP"), Some(&4));
+}

@@ -923,3 +923,67 @@ fn a_burst_upstream_crosses_the_budget_within_the_second() {
         53 + 36 + 42 * 273
     );
 }
+
+/// The ConnectionRequest of `ack_bit_order_is_the_drafts_literally`, written by
+/// hand from the draft's struct and the notes: header (magic "STRS", type
+/// 0x0001, the given seq, ackBits 0), then `u8 protocolVersion` 1,
+/// `char playerName[32]` "ab" NUL-padded, `u64 clientId` 0x0102030405060708.
+fn hand_request(seq: &str) -> Vec<u8> {
+    let mut hex = format!("53545253 0001 {seq} 00000000 01 6162");
+    hex.push_str(&"00".repeat(30));
+    hex.push_str("0102030405060708");
+    let hex: String = hex.split_whitespace().collect();
+    let b = hex::decode(hex).unwrap();
+    assert_eq!(b.len(), 12 + 41);
+    b
+}
+
+/// "ackBits: 32-bit field where bit N indicates receipt of packet
+/// (sequenceNumber - N - 1)" (draft, Reliability System > Acknowledgment), with
+/// the notes' "bit N (0 = least significant)" and "`sequenceNumber` is the one in
+/// the same header (the sender's own)", mod 65536. Every byte below is written by
+/// hand, not through `bits()`: the client's Request is numbered 0xFFF0 (65520);
+/// each server answer sets one bit that names 65520 from its own number, across
+/// the wrap. The acknowledged Request's copy is then `spurious-retransmission`;
+/// a bit naming another number leaves the copy a plain `retransmission`.
+#[test]
+fn ack_bit_order_is_the_drafts_literally() {
+    // (server seq, ackBits, whether it names 65520)
+    let cases: [(&str, &str, bool); 6] = [
+        // Bit 0 of 0xFFF1: 65521 - 0 - 1 = 65520.
+        ("fff1", "00000001", true),
+        // Bit 20 of 0x0005: 5 - 20 - 1 = -16 = 65520 (mod 65536).
+        ("0005", "00100000", true),
+        // Bit 31 (the most significant) of 0x0010: 16 - 31 - 1 = -16 = 65520.
+        ("0010", "80000000", true),
+        // Bit 30 of 0x0010: 16 - 30 - 1 = 65521, not the Request.
+        ("0010", "40000000", false),
+        // Bit 0 of 0x0010 read as the MOST significant bit would be 65520: the
+        // least significant is bit 0, so 0x00000001 names 15 instead.
+        ("0010", "00000001", false),
+        // Bit 15 of 0xFFF0: the server's own number equal to the client's: 65520
+        // - 15 - 1 = 65504, before anything captured.
+        ("fff0", "00008000", false),
+    ];
+    for (server_seq, ack_bits, names_request) in cases {
+        let mut s = Script::new();
+        assert_eq!(s.raw(true, &hand_request("fff0")), []);
+        // Heartbeat (0x0005), timestamp 1000 ms: 4 bytes of payload.
+        let answer =
+            hex::decode(format!("53545253 0005 {server_seq} {ack_bits} 000003e8").replace(' ', ""))
+                .unwrap();
+        s.raw(false, &answer);
+        s.wait(500);
+        // The same Request again, as a new packet 0xFFF1 (the draft's resend).
+        let f = s.raw(true, &hand_request("fff1"));
+        let want = if names_request {
+            "spurious-retransmission"
+        } else {
+            "retransmission"
+        };
+        assert!(
+            labels(&f).contains(&want),
+            "server seq {server_seq} ackBits {ack_bits}: {f:?}"
+        );
+    }
+}

@@ -769,3 +769,64 @@ fn enum_values_show_their_names_in_fields() {
     };
     assert_eq!(v.to_string(), "Team (2)");
 }
+
+/// The notes: "`PlayerInput.moveX/moveY` outside [-1, 1] ... are violations" (the
+/// draft's `ValidateInput`: `abs(input.moveX) > 1.0f`). The ends are inside:
+/// 1.0 is 0x3f800000, -1.0 is 0xbf800000 (IEEE-754 binary32, big-endian per the
+/// notes' Encoding). The next float above 1.0 (0x3f800001) and below -1.0
+/// (0xbf800001) are outside. lookX/lookY have no range.
+#[test]
+fn move_axes_include_their_ends() {
+    // Header: "STRS", PlayerInput 0x0100, seq 1, ackBits 0; payload: tick 7,
+    // moveX, moveY, lookX 0, lookY 0, buttons 0x1f (all five listed buttons).
+    let input = |mx: &str, my: &str| {
+        h(&format!(
+            "53545253 0100 0001 00000000 00000007 {mx} {my} 00000000 00000000 0000001f"
+        ))
+    };
+    for (mx, my) in [
+        ("3f800000", "bf800000"),
+        ("bf800000", "3f800000"),
+        ("80000000", "00000000"),
+    ] {
+        let b = input(mx, my);
+        assert_eq!(b.len(), 12 + 24);
+        assert_eq!(Packet::new_checked(&b).unwrap().violations(), vec![]);
+    }
+    let b = input("3f800001", "bf800001");
+    let v = Packet::new_checked(&b).unwrap().violations();
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert!(matches!(v[0], Violation::InputRange { offset: 16, .. }));
+    assert!(matches!(v[1], Violation::InputRange { offset: 20, .. }));
+}
+
+/// The notes: "At most 25 entities fit in 1188 bytes": a WorldSnapshot of 25
+/// entities is 12 + 5 + 25 * 47 = 1192 bytes (within the 1200-byte MTU, header
+/// included); the count byte is a u8, so 255 entities (12 + 5 + 11985 = 12002
+/// bytes) still decode, oversize.
+#[test]
+fn snapshot_entity_count_boundaries() {
+    let e = entity_bytes();
+    let mut b = h("53545253 0101 0001 00000000 00000001 ff");
+    for _ in 0..255 {
+        b.extend_from_slice(&e);
+    }
+    assert_eq!(b.len(), 12002);
+    let p = Packet::new_checked(&b).unwrap();
+    assert_eq!(p.entity_count(), 255);
+    assert_eq!(p.oversize(), Some(Violation::Oversize { len: 12002 }));
+    // Zero entities: just tick and count.
+    let p = h("53545253 0101 0001 00000000 00000001 00");
+    assert_eq!(Packet::new_checked(&p).unwrap().entity_count(), 0);
+    // A count of 1 with no entity bytes: truncated at the first entity's id.
+    let p = h("53545253 0101 0001 00000000 00000001 01");
+    assert!(matches!(
+        Packet::new_checked(&p),
+        Err(DecodeError::Truncated {
+            offset: 17,
+            needed: 52,
+            available: 5,
+            ..
+        })
+    ));
+}

@@ -1178,27 +1178,68 @@ fn input_frame_numbers_regress_skip_or_lose() {
         s.c2s(3, 190, vec![input(ALICE, 4)]),
         [f("c2s", "input-gap", 6, None, frames(2, 4))]
     );
-    // Eight skipped: the history bits still cover them.
+    // Seven skipped (5 to 11): frame 12's eight state bits are frames 12 down
+    // to 5, so every skipped state is still in them.
     assert_eq!(
-        s.c2s(3, 220, vec![input(ALICE, 13)]),
-        [f("c2s", "input-gap", 7, None, frames(4, 13))]
+        s.c2s(3, 220, vec![input(ALICE, 12)]),
+        [f("c2s", "input-gap", 7, None, frames(4, 12))]
     );
-    // Nine skipped: inputs were lost.
+    // Eight skipped (13 to 20): frame 21's bits are frames 21 down to 14, and
+    // frame 13's state is in no packet: "an input is only missed if eight
+    // consecutive packets are lost" (spec, Input).
     assert_eq!(
-        s.c2s(3, 250, vec![input(ALICE, 23)]),
-        [f("c2s", "inputs-lost", 8, None, frames(13, 23))]
+        s.c2s(3, 250, vec![input(ALICE, 21)]),
+        [f("c2s", "inputs-lost", 8, None, frames(12, 21))]
     );
-    // Lower than the last: a regression, and the last stays 23.
+    // Lower than the last: a regression, and the last stays 21.
     assert_eq!(
-        s.c2s(3, 280, vec![input(ALICE, 20)]),
-        [f("c2s", "input-regression", 9, None, frames(23, 20))]
+        s.c2s(3, 265, vec![input(ALICE, 20)]),
+        [f("c2s", "input-regression", 9, None, frames(21, 20))]
     );
-    assert_eq!(s.c2s(3, 310, vec![input(ALICE, 24)]), []);
+    // Nine skipped (22 to 30): lost too.
+    assert_eq!(
+        s.c2s(3, 270, vec![input(ALICE, 31)]),
+        [f("c2s", "inputs-lost", 10, None, frames(21, 31))]
+    );
+    assert_eq!(s.c2s(3, 310, vec![input(ALICE, 32)]), []);
     let (_, summary) = s.finish();
     let c2s = &summary.sessions[0].c2s;
     assert_eq!(c2s.findings["input-gap"], 2);
-    assert_eq!(c2s.findings["inputs-lost"], 1);
+    assert_eq!(c2s.findings["inputs-lost"], 2);
     assert_eq!(c2s.findings["input-regression"], 1);
+}
+
+/// The same boundary on bytes written by hand from the spec: packet header
+/// (appId 0xf27087c5, ack 3, timestamp), then one Input message: type 103 (0x67,
+/// unreliable: a 1-byte message header), playerId 0:1 as two big-endian u16
+/// (generation 0, index 1: the notes' `uint32(Id)`), frameNo (u32), the six key
+/// states, the four shooting states, aim x and aim y (int16): 22 bytes of body.
+/// Each key byte is `(old << 1) | isActive`: 0x01 is "pressed in this frame only".
+#[test]
+fn input_history_covers_seven_skipped_frames_on_hand_written_bytes() {
+    let input = |timestamp: &str, frame: &str| {
+        let hex = format!(
+            "f27087c5 00000003 {timestamp} 67 0000 0001 {frame} 01 00 00 00 00 00 00000000 0064 ff9c"
+        );
+        let b = hex::decode(hex.replace(' ', "")).unwrap();
+        assert_eq!(b.len(), 12 + 1 + 22);
+        b
+    };
+    let mut s = Script::playing(); // Input frame 1
+    // Frame 9 after frame 1: frames 2 to 8 (seven) skipped; frame 9's bits 1 to
+    // 7 are frames 8 down to 2.
+    let f = s.c2s_raw(&input("00000082", "00000009"));
+    assert_eq!(
+        f.iter().map(|f| f.1.as_str()).collect::<Vec<_>>(),
+        ["input-gap"]
+    );
+    // Frame 18 after frame 9: frames 10 to 17 (eight) skipped; frame 18's bits
+    // reach back to frame 11 only, frame 10's state is in no packet.
+    let f = s.c2s_raw(&input("000000a0", "00000012"));
+    assert_eq!(
+        f.iter().map(|f| f.1.as_str()).collect::<Vec<_>>(),
+        ["inputs-lost"]
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -76,8 +76,11 @@
 //! first transmission also raises a `violation` (`resend-differs`).
 //!
 //! **Per input stream** (Input from one client): `input-regression` for a frame
-//! number lower than the last, `input-gap` when 1 to 8 frames are skipped,
-//! `inputs-lost` when more than 8 are. A repeated frame number raises nothing.
+//! number lower than the last, `input-gap` when 1 to 7 frames are skipped (the
+//! new Input's eight state bits, its own frame's and the seven before, still
+//! hold every skipped state), `inputs-lost` when 8 or more are (the spec: "an
+//! input is only missed if eight consecutive packets are lost"). A repeated
+//! frame number raises nothing.
 //!
 //! **Violations** (`violation` with a rule): the codec's (seqno 0, name or chat
 //! too long, invalid UTF-8, empty update: one finding per message and rule;
@@ -780,6 +783,10 @@ fn rename(session: &mut Session, player: Id, name: &[u8]) {
     }
 }
 
+/// The input states one Input carries: bit 0 its own frame's, bits 1 to 7 the
+/// seven frames before (the spec's Input section).
+pub const INPUT_HISTORY: u32 = 8;
+
 /// The Input frame numbers of one client. `after_cut`: a packet cut short by
 /// the capture came since the last frame (its tail may have held frames between).
 fn input_stream(
@@ -798,10 +805,16 @@ fn input_stream(
         raise.raise(dir, findings::INPUT_REGRESSION, None, None, detail);
         return;
     }
+    // The spec's Input section: each state byte holds the current state (bit 0)
+    // and the seven before it, and the server reads `state & ~(0xff << (frameNo
+    // - lastFrameNo))`: a jump of up to 8 frames (1 to 7 skipped) keeps every
+    // skipped state in the new packet's bits; a jump of 9 (8 skipped) leaves the
+    // oldest skipped frame outside them: "an input is only missed if eight
+    // consecutive packets are lost".
     match frame - last {
         0 | 1 => {}
         _ if after_cut => {}
-        2..=9 => raise.raise(dir, findings::INPUT_GAP, None, None, detail),
+        2..=INPUT_HISTORY => raise.raise(dir, findings::INPUT_GAP, None, None, detail),
         _ => raise.raise(dir, findings::INPUTS_LOST, None, None, detail),
     }
     *last_frame = Some(frame);

@@ -11,9 +11,10 @@ crate::protocol_kinds! { "lwar";
     EXPECTED_REPEAT = "expected-repeat", Sequence, Note, 16;
     /// An Input frame number lower than the last.
     INPUT_REGRESSION = "input-regression", Stream, Warning, 17;
-    /// Input frames skipped (8 or fewer: the history bits cover them).
+    /// Input frames skipped (7 or fewer: the eight history bits cover them).
     INPUT_GAP = "input-gap", Stream, Note, 18;
-    /// More than 8 Input frames skipped: inputs were lost for good.
+    /// 8 or more Input frames skipped: inputs were lost for good (the spec: "an
+    /// input is only missed if eight consecutive packets are lost").
     INPUTS_LOST = "inputs-lost", Stream, Warning, 19;
 }
 
@@ -24,7 +25,7 @@ crate::protocol_rules! { "lwar";
     SEQNO_ZERO = "seqno-zero", 1;
     /// A player name of 32 bytes or more.
     NAME_TOO_LONG = "name-too-long", 2;
-    /// A chat message of 256 bytes or more.
+    /// A chat message of 255 bytes or more (the spec: len < 255).
     CHAT_TOO_LONG = "chat-too-long", 3;
     /// A string that is not UTF-8.
     INVALID_UTF8 = "invalid-utf8", 4;

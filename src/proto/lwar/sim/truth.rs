@@ -608,7 +608,9 @@ fn input_frame(s: &mut Session, di: usize, frame: u32) {
             d.finding(super::super::findings::INPUT_REGRESSION, 1);
         } else if frame > last + 1 {
             let skipped = frame - last - 1;
-            if skipped <= 8 {
+            // Eight state bits per Input (its own frame and the seven before):
+            // up to 7 skipped frames are still covered; 8 or more lose one.
+            if skipped <= 7 {
                 d.finding(super::super::findings::INPUT_GAP, 1);
             } else {
                 d.finding(super::super::findings::INPUTS_LOST, 1);
