@@ -104,11 +104,11 @@ types:
         doc: Game-state information.
       - id: checksum
         type: u4
-        if: chunk_len == 0
-        doc: In the last chunk (an empty one in this layout); sum of all data.
+        if: this_packet == total_packets
+        doc: In the last chunk, after its data; sum of all the game-state data.
       - id: crc
         type: u4
-        if: chunk_len == 0
+        if: this_packet == total_packets
   checksums:
     seq:
       - id: checksum

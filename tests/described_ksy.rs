@@ -85,6 +85,14 @@ fn refused_constructs_say_where_what_and_instead() {
             "`if`: `b` is not an earlier field of this `seq`",
         ),
         (
+            with_seq(
+                "  - id: a\n    type: u1\n  - id: s\n    size: 1\n  - id: b\n    type: u1\n    if: a == s\n",
+            ),
+            11,
+            9,
+            "`if: a == s`: `s` is not an integer field",
+        ),
+        (
             with_seq("  - id: a\n    type: u1\n    if: a == 1 and a < 3\n"),
             7,
             9,
@@ -367,6 +375,44 @@ fn a_timewarp_update_and_an_unknown_flag_written_by_hand() {
     assert_eq!(
         r,
         Err("unknown-type: field `timewarp.flag` at byte 0: 66 is not in its enum".into())
+    );
+}
+
+#[test]
+fn the_last_game_state_chunk_carries_its_data_then_the_checksum_and_crc() {
+    // The document: the last packet of the game state ("packet 4 of 6")
+    // carries data and a checksum and CRC of all of it; the others data
+    // alone. `if: this_packet == total_packets` compares two fields.
+    #[rustfmt::skip]
+    let last = [
+        6,                          // CONFIRMED_CONNECTION_RESPONSE
+        3, 3,                       // this_packet 3 of total_packets 3
+        2, 0,                       // chunk_len 2, little-endian
+        0xaa, 0xbb,                 // game_state
+        0x78, 0x56, 0x34, 0x12,     // checksum 0x12345678
+        0xf0, 0xde, 0xbc, 0x9a,     // crc 0x9abcdef0
+    ];
+    let (fields, r) = decode("timewarp", &last);
+    assert_eq!(r, Ok(()), "{fields:?}");
+    assert!(
+        fields.contains(&"timewarp.body.checksum@7+4=305419896".to_owned()),
+        "{fields:?}"
+    );
+    assert_eq!(fields.last().unwrap(), "timewarp.body.crc@11+4=2596069104");
+    // Chunk 2 of 3: the same eight bytes after its data are not its own.
+    let mut middle = last;
+    middle[1] = 2;
+    let (fields, r) = decode("timewarp", &middle);
+    assert!(!fields.iter().any(|f| f.contains("checksum")), "{fields:?}");
+    assert_eq!(
+        r,
+        Err("trailing-bytes: 8 bytes after the layout ends at byte 7".into())
+    );
+    // The last chunk without its checksum is cut short.
+    let (_, r) = decode("timewarp", &last[..9]);
+    assert!(
+        r.is_err_and(|e| e.contains("checksum")),
+        "cut at the checksum"
     );
 }
 

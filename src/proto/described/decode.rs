@@ -5,7 +5,7 @@
 //! left, and a decode error names the field, the byte offset and what was
 //! needed.
 
-use super::ksy::{Amount, Attr, Cond, Kind, Ksy, Repeat, Valid};
+use super::ksy::{Amount, Attr, Cond, Kind, Ksy, Operand, Repeat, Valid};
 use crate::proto::field::{Field, FieldDef, FieldType, Value};
 
 /// Fields of one `seq` (values of earlier fields are kept in a fixed array).
@@ -489,11 +489,16 @@ impl<'p> Walker<'p, '_> {
         for (i, ca) in t.attrs.iter().enumerate() {
             let a = &ca.attr;
             if let Some(Cond { field, op, value }) = a.cond {
+                let value = match value {
+                    Operand::Number(v) => Some(v),
+                    Operand::Field(f) => vals.get(f).copied().flatten(),
+                };
                 let holds = vals
                     .get(field)
                     .copied()
                     .flatten()
-                    .is_some_and(|v| op.holds(v, value));
+                    .zip(value)
+                    .is_some_and(|(v, w)| op.holds(v, w));
                 if !holds {
                     continue;
                 }

@@ -92,12 +92,22 @@ impl Op {
     }
 }
 
-/// `if: field OP number`.
+/// `if: field OP number` or `if: field OP other_field` (an earlier field of
+/// the same `seq`, as `if: this_packet == total_packets`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cond {
     pub field: usize,
     pub op: Op,
-    pub value: i64,
+    pub value: Operand,
+}
+
+/// The right side of an `if:` comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operand {
+    /// A number, or an enum's `name::value`.
+    Number(i64),
+    /// An earlier integer field's value.
+    Field(usize),
 }
 
 /// `valid`: the values a field may take (a violation otherwise).
@@ -939,7 +949,9 @@ impl Reader {
         else {
             return err(
                 n.pos,
-                format!("`if: {s}`: the subset takes `field OP number` (OP: == != < <= > >=)"),
+                format!(
+                    "`if: {s}`: the subset takes `field OP number` or `field OP field` (OP: == != < <= > >=)"
+                ),
             );
         };
         let field_node = Node {
@@ -963,7 +975,22 @@ impl Reader {
                 format!("`if: {s}`: only one comparison is supported"),
             );
         }
-        let value = self.enum_value(&value_node, attrs[field].enum_)?;
+        let value = match self.enum_value(&value_node, attrs[field].enum_) {
+            Ok(v) => Operand::Number(v),
+            // Not a number nor an enum's value: an earlier field, if it is one.
+            Err(e) => match attrs.iter().position(|a| a.id == rest.trim()) {
+                Some(other) if matches!(attrs[other].kind, Kind::Int { .. }) => {
+                    Operand::Field(other)
+                }
+                Some(_) => {
+                    return err(
+                        n.pos,
+                        format!("`if: {s}`: `{}` is not an integer field", rest.trim()),
+                    );
+                }
+                None => return Err(e),
+            },
+        };
         Ok(Cond { field, op, value })
     }
 
