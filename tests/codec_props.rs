@@ -319,16 +319,6 @@ fn expected_violations(m: &MessageRepr, offset: usize) -> Vec<Violation> {
             v.push(Violation::InvalidUtf8 { offset, msg_type });
         }
     }
-    let empty = match m {
-        MessageRepr::Update(e) => e.is_empty(),
-        MessageRepr::UpdatePos(e) => e.is_empty(),
-        MessageRepr::UpdateRay(e) => e.is_empty(),
-        MessageRepr::UpdateCircle(e) => e.is_empty(),
-        _ => false,
-    };
-    if empty {
-        v.push(Violation::EmptyUpdate { offset, msg_type });
-    }
     v
 }
 

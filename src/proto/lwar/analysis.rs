@@ -83,7 +83,7 @@
 //! frame number raises nothing.
 //!
 //! **Violations** (`violation` with a rule): the codec's (seqno 0, name or chat
-//! too long, invalid UTF-8, empty update: one finding per message and rule;
+//! too long, invalid UTF-8: one finding per message and rule;
 //! oversize is its own kind), a message from the wrong side, the handshake
 //! rules, a client using another player's id, anything but the Leave of the
 //! client's own player from the server after the client's Disconnect (one per

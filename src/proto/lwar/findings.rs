@@ -29,8 +29,6 @@ crate::protocol_rules! { "lwar";
     CHAT_TOO_LONG = "chat-too-long", 3;
     /// A string that is not UTF-8.
     INVALID_UTF8 = "invalid-utf8", 4;
-    /// An update message with no entries.
-    EMPTY_UPDATE = "empty-update", 5;
     /// A client-only message sent by the server, or a server-only one by the client.
     WRONG_SENDER = "wrong-sender", 6;
     /// The first reliable message to a new client is not Join with seqno 1.
@@ -60,7 +58,6 @@ pub const fn codec_rule(kind: ViolationKind) -> Rule {
         ViolationKind::NameTooLong => rules::NAME_TOO_LONG,
         ViolationKind::ChatTooLong => rules::CHAT_TOO_LONG,
         ViolationKind::InvalidUtf8 => rules::INVALID_UTF8,
-        ViolationKind::EmptyUpdate => rules::EMPTY_UPDATE,
     }
 }
 
@@ -148,11 +145,7 @@ static CODEC: DetailFormat = DetailFormat {
                 offset,
                 len: a[2] as usize,
             },
-            4 => Violation::InvalidUtf8 {
-                offset,
-                msg_type: unpack_type(a[1]),
-            },
-            _ => Violation::EmptyUpdate {
+            _ => Violation::InvalidUtf8 {
                 offset,
                 msg_type: unpack_type(a[1]),
             },
@@ -173,7 +166,6 @@ pub fn codec(v: Violation) -> Detail {
         } => (2, offset, msg_type.id(), len),
         Violation::ChatTooLong { offset, len } => (3, offset, 0, len),
         Violation::InvalidUtf8 { offset, msg_type } => (4, offset, msg_type.id(), 0),
-        Violation::EmptyUpdate { offset, msg_type } => (5, offset, msg_type.id(), 0),
     };
     let args = [
         tag | (offset as u64) << 8,
@@ -313,10 +305,6 @@ mod tests {
             Violation::InvalidUtf8 {
                 offset: 12,
                 msg_type: MessageType::Join,
-            },
-            Violation::EmptyUpdate {
-                offset: 12,
-                msg_type: MessageType::Update,
             },
         ] {
             assert_eq!(codec(v).to_string(), v.to_string());

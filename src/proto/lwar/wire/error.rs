@@ -125,11 +125,6 @@ pub enum Violation {
         offset: usize,
         msg_type: MessageType,
     },
-    /// An update message that updates nothing.
-    EmptyUpdate {
-        offset: usize,
-        msg_type: MessageType,
-    },
 }
 
 /// The rule a [`Violation`] breaks, without its numbers.
@@ -140,17 +135,15 @@ pub enum ViolationKind {
     NameTooLong,
     ChatTooLong,
     InvalidUtf8,
-    EmptyUpdate,
 }
 
 impl ViolationKind {
-    pub const ALL: [ViolationKind; 6] = [
+    pub const ALL: [ViolationKind; 5] = [
         ViolationKind::Oversize,
         ViolationKind::SeqnoZero,
         ViolationKind::NameTooLong,
         ViolationKind::ChatTooLong,
         ViolationKind::InvalidUtf8,
-        ViolationKind::EmptyUpdate,
     ];
 
     /// A stable kebab-case name, used as the sub-kind of a `violation` finding.
@@ -161,7 +154,6 @@ impl ViolationKind {
             ViolationKind::NameTooLong => "name-too-long",
             ViolationKind::ChatTooLong => "chat-too-long",
             ViolationKind::InvalidUtf8 => "invalid-utf8",
-            ViolationKind::EmptyUpdate => "empty-update",
         }
     }
 }
@@ -180,7 +172,6 @@ impl Violation {
             Violation::NameTooLong { .. } => ViolationKind::NameTooLong,
             Violation::ChatTooLong { .. } => ViolationKind::ChatTooLong,
             Violation::InvalidUtf8 { .. } => ViolationKind::InvalidUtf8,
-            Violation::EmptyUpdate { .. } => ViolationKind::EmptyUpdate,
         }
     }
 
@@ -191,8 +182,7 @@ impl Violation {
             Violation::SeqnoZero { offset, .. }
             | Violation::NameTooLong { offset, .. }
             | Violation::ChatTooLong { offset, .. }
-            | Violation::InvalidUtf8 { offset, .. }
-            | Violation::EmptyUpdate { offset, .. } => offset,
+            | Violation::InvalidUtf8 { offset, .. } => offset,
         }
     }
 }
@@ -229,9 +219,6 @@ impl fmt::Display for Violation {
                     f,
                     "{msg_type} at offset {offset} has a string that is not UTF-8"
                 )
-            }
-            Violation::EmptyUpdate { offset, msg_type } => {
-                write!(f, "{msg_type} at offset {offset} has a count of 0")
             }
         }
     }
