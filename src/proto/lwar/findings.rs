@@ -30,24 +30,24 @@ crate::protocol_rules! { "lwar";
     /// A string that is not UTF-8.
     INVALID_UTF8 = "invalid-utf8", 4;
     /// A client-only message sent by the server, or a server-only one by the client.
-    WRONG_SENDER = "wrong-sender", 6;
+    WRONG_SENDER = "wrong-sender", 5;
     /// The first reliable message to a new client is not Join with seqno 1.
-    HANDSHAKE_FIRST_NOT_JOIN = "handshake-first-not-join", 7;
+    HANDSHAKE_FIRST_NOT_JOIN = "handshake-first-not-join", 6;
     /// The packet carrying the first Join does not ack the client's Connect.
-    HANDSHAKE_JOIN_NO_ACK = "handshake-join-no-ack", 8;
+    HANDSHAKE_JOIN_NO_ACK = "handshake-join-no-ack", 7;
     /// Input sent before the client saw Synced.
-    INPUT_BEFORE_SYNCED = "input-before-synced", 9;
+    INPUT_BEFORE_SYNCED = "input-before-synced", 8;
     /// A client speaking with a player id other than the one its Join assigned.
-    WRONG_PLAYER_ID = "wrong-player-id", 10;
+    WRONG_PLAYER_ID = "wrong-player-id", 9;
     /// The server sent something other than Leave to a client after its Disconnect.
-    AFTER_DISCONNECT = "after-disconnect", 11;
+    AFTER_DISCONNECT = "after-disconnect", 10;
     /// More than 8 players on one server.
-    TOO_MANY_PLAYERS = "too-many-players", 12;
+    TOO_MANY_PLAYERS = "too-many-players", 11;
     /// A resent seqno whose bytes differ from its first transmission.
-    RESEND_DIFFERS = "resend-differs", 13;
+    RESEND_DIFFERS = "resend-differs", 12;
     /// A seqno so far beyond (or behind) the last one that the receiver, which
     /// processes only the next seqno, can never process it.
-    SEQNO_OUT_OF_WINDOW = "seqno-out-of-window", 14;
+    SEQNO_OUT_OF_WINDOW = "seqno-out-of-window", 13;
 }
 
 /// The rule of a codec violation.
