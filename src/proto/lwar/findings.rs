@@ -2,7 +2,7 @@
 //! has, beside the shared ones of [`crate::engine::FindingKind`].
 
 use super::wire::{DecodeError, Id, MessageType, Violation, ViolationKind};
-use crate::engine::{Detail, DetailFormat, ProtoDetail, Rule};
+use crate::engine::{Detail, DetailFormat, ProtoDetail, RegressionRun, Rule};
 use std::fmt;
 
 crate::protocol_kinds! { "lwar";
@@ -229,6 +229,33 @@ pub fn input_frames(frame: u32, last: u32) -> Detail {
     Detail::Proto(ProtoDetail {
         format: &INPUT_FRAMES,
         args: [u64::from(frame), u64::from(last), 0, 0],
+    })
+}
+
+static INPUT_RUN: DetailFormat = DetailFormat {
+    name: "lwar.input-regression",
+    fmt: |a, f| {
+        let (frame, last) = (a[0] & 0xffff_ffff, a[0] >> 32);
+        write!(
+            f,
+            "Input frame {frame} after Input frame {last} of frame {}",
+            a[2]
+        )?;
+        crate::engine::finding::below_until(f, a[1] as u32, "Inputs", a[3])
+    },
+};
+
+/// A run of Input frame numbers below the highest (`last`, captured in
+/// `last_at`): the first of them, and the run's length and last frame.
+pub fn input_regression(run: RegressionRun, last_at: u64) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &INPUT_RUN,
+        args: [
+            u64::from(run.value) | u64::from(run.highest) << 32,
+            u64::from(run.packets),
+            last_at,
+            run.last_frame,
+        ],
     })
 }
 
