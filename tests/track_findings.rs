@@ -835,6 +835,55 @@ fn an_overtaken_packet_with_an_older_ack_is_reordered_not_an_ack_regression() {
 }
 
 #[test]
+fn incidents_still_open_when_their_session_is_evicted_are_reported_then() {
+    let mut s = Script::with_config(TrackerConfig {
+        max_sessions: 1,
+        ..TrackerConfig::default()
+    });
+    s.handshake();
+    assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "a")]), []);
+    assert_eq!(s.c2s(4, 130, vec![input(ALICE, 2)]), []); // frame 5
+    // An ack and an Input frame below the highest: two incidents open.
+    assert_eq!(s.c2s(2, 160, vec![input(ALICE, 1)]), []); // frame 6
+    // Another client takes the only session slot: the first session is
+    // evicted, and what it still held is reported.
+    s.client = addr("127.0.0.1:40001");
+    let found = s.c2s(0, 10, vec![connect(1, "bob")]);
+    assert!(
+        found.contains(&f(
+            "c2s",
+            "ack-regression",
+            6,
+            None,
+            regression(2, 4, 5, 1, 6)
+        )),
+        "{found:?}"
+    );
+    let run = RegressionRun {
+        frame: 6,
+        ts: Timestamp::from_millis(START_MS + 6 * STEP_MS),
+        value: 1,
+        highest: 2,
+        packets: 1,
+        last_frame: 6,
+    };
+    assert!(
+        found.contains(&f(
+            "c2s",
+            "input-regression",
+            6,
+            None,
+            lwar::input_regression(run, 5)
+        )),
+        "{found:?}"
+    );
+    let (found, summary) = s.finish();
+    assert_eq!(found, []);
+    assert_eq!(summary.findings["ack-regression"], 1);
+    assert_eq!(summary.findings["input-regression"], 1);
+}
+
+#[test]
 fn acks_above_every_seqno_captured_the_other_way_are_one_ack_unseen_per_incident() {
     let mut s = Script::playing();
     // The server has sent #1..#3; the client acks 5, three packets in a row

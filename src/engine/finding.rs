@@ -192,7 +192,9 @@ shared_kinds! {
     DUPLICATE_PACKET = "duplicate-packet", Sequence, Note, 6;
     /// A packet older than one captured before it in the same direction.
     REORDERED = "reordered", Sequence, Warning, 7;
-    /// An ack lower than an earlier ack in the same direction.
+    /// A run of acks lower than the highest earlier ack in the same direction
+    /// (one per run, with its length: one bogus high ack is one finding); the
+    /// older ack of a packet known to be overtaken is not one.
     ACK_REGRESSION = "ack-regression", Ack, Warning, 8;
     /// An ack of something never captured the other way.
     ACK_UNSEEN = "ack-unseen", Ack, Warning, 9;

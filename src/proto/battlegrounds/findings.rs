@@ -17,7 +17,8 @@ crate::protocol_kinds! { "bg";
     BLOCK_UNACKED = "block-unacked", Ack, Warning, 18;
     /// An op_sig or event_sig that skipped values (u8 serial arithmetic).
     SIG_GAP = "sig-gap", Stream, Note, 19;
-    /// An op_sig or event_sig older than the last one (u8 serial arithmetic).
+    /// A run of op_sig or event_sig values older than the highest (u8 serial
+    /// arithmetic): one per run, with its length.
     SIG_REGRESSION = "sig-regression", Stream, Warning, 20;
     /// A MOVE_EVENT echoing an op_sig no MOVE_OP captured carried.
     ECHO_UNSEEN = "echo-unseen", Stream, Note, 21;

@@ -9,7 +9,8 @@ crate::protocol_kinds! { "lwar";
     /// The server's repeated Leave to a client that sent Disconnect: the
     /// specification's way, not loss. Kept out of the resend rate.
     EXPECTED_REPEAT = "expected-repeat", Sequence, Note, 16;
-    /// An Input frame number lower than the last.
+    /// A run of Input frame numbers lower than the highest (one per run, with
+    /// its length), in packets not overtaken on the way.
     INPUT_REGRESSION = "input-regression", Stream, Warning, 17;
     /// Input frames skipped (8 or fewer: the history bits cover them).
     INPUT_GAP = "input-gap", Stream, Note, 18;
