@@ -511,14 +511,35 @@ fn sig_gaps_and_regressions_wrap_at_256() {
     assert!(s.c2s(&move_op(0)).is_empty());
     assert_eq!(s.c2s(&move_op(3)), [f("c2s", "sig-gap", 8, None)]);
     assert_eq!(s.detail_of("sig-gap"), "op_sig 3 after 0 (2 skipped)");
-    assert_eq!(s.c2s(&move_op(1)), [f("c2s", "sig-regression", 9, None)]);
-    assert!(s.c2s(&move_op(4)).is_empty());
+    // Behind the highest: reported when the stream is back, at its frame.
+    assert!(s.c2s(&move_op(1)).is_empty());
+    assert_eq!(s.c2s(&move_op(4)), [f("c2s", "sig-regression", 9, None)]);
+    assert_eq!(s.detail_of("sig-regression"), "op_sig 1 after 3 of frame 8");
     assert!(s.s2c(&move_event(4, 10)).is_empty());
     assert_eq!(s.s2c(&move_event(4, 12)), [f("s2c", "sig-gap", 12, None)]);
+    // Still behind at the end of the capture: reported then.
+    assert!(s.s2c(&move_event(4, 11)).is_empty());
+    assert_eq!(s.finish(), [f("s2c", "sig-regression", 13, None)]);
+}
+
+#[test]
+fn values_behind_a_counter_that_jumped_ahead_are_one_sig_regression() {
+    let mut s = Script::new();
+    s.handshake();
+    assert!(s.c2s(&move_op(1)).is_empty()); // frame 5
+    // op_sig jumps to 100 once (frame 6), then the stream goes on from 2: ten
+    // MOVE_OPs behind 100, one incident, not ten findings.
+    assert_eq!(s.c2s(&move_op(100)), [f("c2s", "sig-gap", 6, None)]);
+    for v in 2..12 {
+        assert!(s.c2s(&move_op(v)).is_empty(), "op_sig {v}");
+    }
+    // Back past the highest: one finding, at the frame where it began.
+    assert_eq!(s.c2s(&move_op(101)), [f("c2s", "sig-regression", 7, None)]);
     assert_eq!(
-        s.s2c(&move_event(4, 11)),
-        [f("s2c", "sig-regression", 13, None)]
+        s.detail_of("sig-regression"),
+        "op_sig 2 after 100 of frame 6; 10 packets below it, until frame 16"
     );
+    assert!(s.finish().is_empty());
 }
 
 #[test]

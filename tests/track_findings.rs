@@ -7,7 +7,9 @@
 //! compact form that compares exactly: direction, label, frame, seqno, detail.
 
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::engine::{Detail, Finding, FindingKind, Observer, Summary, TrackerConfig};
+use lwarscope::engine::{
+    Detail, Finding, FindingKind, Observer, RegressionRun, Summary, TrackerConfig,
+};
 use lwarscope::proto::lwar::findings as lwar;
 use lwarscope::proto::lwar::wire::{
     DecodeError, Header, Id, Input, MessageRepr, MessageType, PacketRepr, UpdateEntry,
@@ -643,7 +645,10 @@ fn a_duplicate_packet_is_only_judged_within_its_direction_and_the_last_64_packet
         !found.iter().any(|f| f.1 == "duplicate-packet"),
         "{found:?}"
     );
-    assert_eq!(found.len(), 2, "{found:?}"); // reordered and input-regression
+    // Its timestamp says it was overtaken: `reordered`, and its Input frame is
+    // as old as it is (no input-regression).
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].1, "reordered", "{found:?}");
 }
 
 #[test]
@@ -684,39 +689,198 @@ fn a_lower_timestamp_is_reordered_and_timestamp_zero_is_ignored() {
     assert_eq!(s.s2c(1, 1001, vec![update()]), []);
 }
 
+fn regression(
+    ack: u32,
+    previous: u32,
+    previous_frame: u64,
+    packets: u32,
+    last_frame: u64,
+) -> Detail {
+    Detail::AckRegression {
+        ack,
+        previous,
+        previous_frame,
+        packets,
+        last_frame,
+    }
+}
+
 #[test]
-fn an_ack_below_an_earlier_one_is_an_ack_regression() {
+fn an_ack_below_an_earlier_one_is_an_ack_regression_reported_when_the_acks_are_back() {
     let mut s = Script::playing();
     assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "a")]), []);
     assert_eq!(s.c2s(4, 130, vec![input(ALICE, 2)]), []); // frame 5
+    // Below the highest, 4: an incident opens, reported when it ends.
+    assert_eq!(s.c2s(2, 160, vec![input(ALICE, 3)]), []); // frame 6
+    // Still below: the same incident.
+    assert_eq!(s.c2s(3, 190, vec![input(ALICE, 4)]), []); // frame 7
+    // Back at the highest: one finding, at the frame where it began.
     assert_eq!(
-        s.c2s(2, 160, vec![input(ALICE, 3)]),
+        s.c2s(4, 220, vec![input(ALICE, 5)]),
         [f(
             "c2s",
             "ack-regression",
             6,
             None,
-            Detail::AckRegression {
-                ack: 2,
-                previous: 4
-            }
+            regression(2, 4, 5, 2, 7)
         )]
     );
-    // The highest ack stays 4.
     assert_eq!(
-        s.c2s(3, 190, vec![input(ALICE, 4)]),
+        regression(2, 4, 5, 2, 7).to_string(),
+        "ack 2 after ack 4 of frame 5; 2 packets below it, until frame 7"
+    );
+    // A single packet below: its own incident.
+    assert_eq!(s.c2s(1, 250, vec![input(ALICE, 6)]), []); // frame 9
+    assert_eq!(
+        s.c2s(4, 280, vec![input(ALICE, 7)]),
+        [f(
+            "c2s",
+            "ack-regression",
+            9,
+            None,
+            regression(1, 4, 5, 1, 9)
+        )]
+    );
+    assert_eq!(
+        regression(1, 4, 5, 1, 9).to_string(),
+        "ack 1 after ack 4 of frame 5"
+    );
+    let (found, summary) = s.finish();
+    assert_eq!(found, []);
+    assert_eq!(summary.findings["ack-regression"], 2);
+}
+
+#[test]
+fn one_bogus_high_ack_then_ten_lower_ones_is_one_ack_regression_not_ten() {
+    let mut s = Script::playing();
+    // The server sends #4..#40 (frame 4).
+    let chats: Vec<_> = (4..=40).map(|n| chat(n, BOB, "a")).collect();
+    assert_eq!(s.s2c(1, 1030, chats), []);
+    assert_eq!(s.c2s(5, 130, vec![input(ALICE, 2)]), []); // frame 5
+    // One bogus ack, 40 (frame 6), then ten packets that ack on from 6 to 15.
+    assert_eq!(s.c2s(40, 160, vec![input(ALICE, 3)]), []);
+    for i in 0..10 {
+        assert_eq!(s.c2s(6 + i, 190 + 30 * i, vec![input(ALICE, 4 + i)]), []);
+    }
+    // Frames 7 to 16 are below 40. Open at the end of the capture, the incident
+    // is reported by `finish`: one finding, not ten.
+    let (found, summary) = s.finish();
+    assert_eq!(
+        found,
         [f(
             "c2s",
             "ack-regression",
             7,
             None,
-            Detail::AckRegression {
-                ack: 3,
-                previous: 4
-            }
+            regression(6, 40, 6, 10, 16)
         )]
     );
-    assert_eq!(s.c2s(4, 220, vec![input(ALICE, 5)]), []);
+    assert_eq!(
+        regression(6, 40, 6, 10, 16).to_string(),
+        "ack 6 after ack 40 of frame 6; 10 packets below it, until frame 16"
+    );
+    assert_eq!(summary.findings["ack-regression"], 1);
+    assert_eq!(s.count(FindingKind::ACK_REGRESSION), 1);
+}
+
+#[test]
+fn an_overtaken_packet_with_an_older_ack_is_reordered_not_an_ack_regression() {
+    // The sender acks what it has processed, which only grows in the order of
+    // sending: a packet overtaken on the way (its header timestamp below the
+    // highest) carries an older ack, and is not the sender going back.
+    let mut s = Script::playing();
+    assert_eq!(
+        s.s2c(1, 1030, vec![chat(4, BOB, "a"), chat(5, BOB, "b")]),
+        []
+    );
+    assert_eq!(s.c2s(4, 130, vec![input(ALICE, 2)]), []); // frame 5, sent second
+    let reordered = |frame, timestamp, highest| {
+        f(
+            "c2s",
+            "reordered",
+            frame,
+            None,
+            Detail::Timestamp { timestamp, highest },
+        )
+    };
+    assert_eq!(s.c2s(5, 160, vec![input(ALICE, 3)]), []); // frame 6
+    // Frame 7 was sent before frame 5 and 6: older timestamp, older ack, older
+    // Input frame. One finding: `reordered`.
+    assert_eq!(
+        s.c2s(3, 120, vec![input(ALICE, 1)]),
+        [reordered(7, 120, 160)]
+    );
+    assert_eq!(s.c2s(5, 190, vec![input(ALICE, 4)]), []);
+    // An overtaken packet inside an open incident neither ends nor extends it.
+    assert_eq!(s.c2s(2, 220, vec![input(ALICE, 5)]), []); // frame 9: below 5
+    assert_eq!(
+        s.c2s(1, 110, vec![input(ALICE, 3)]),
+        [reordered(10, 110, 220)]
+    );
+    assert_eq!(
+        s.c2s(5, 250, vec![input(ALICE, 6)]),
+        [f(
+            "c2s",
+            "ack-regression",
+            9,
+            None,
+            regression(2, 5, 6, 1, 9)
+        )]
+    );
+    let (found, summary) = s.finish();
+    assert_eq!(found, []);
+    assert_eq!(summary.findings["reordered"], 2);
+    assert_eq!(summary.findings["ack-regression"], 1);
+    assert_eq!(summary.findings.get("input-regression"), None);
+}
+
+#[test]
+fn incidents_still_open_when_their_session_is_evicted_are_reported_then() {
+    let mut s = Script::with_config(TrackerConfig {
+        max_sessions: 1,
+        ..TrackerConfig::default()
+    });
+    s.handshake();
+    assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "a")]), []);
+    assert_eq!(s.c2s(4, 130, vec![input(ALICE, 2)]), []); // frame 5
+    // An ack and an Input frame below the highest: two incidents open.
+    assert_eq!(s.c2s(2, 160, vec![input(ALICE, 1)]), []); // frame 6
+    // Another client takes the only session slot: the first session is
+    // evicted, and what it still held is reported.
+    s.client = addr("127.0.0.1:40001");
+    let found = s.c2s(0, 10, vec![connect(1, "bob")]);
+    assert!(
+        found.contains(&f(
+            "c2s",
+            "ack-regression",
+            6,
+            None,
+            regression(2, 4, 5, 1, 6)
+        )),
+        "{found:?}"
+    );
+    let run = RegressionRun {
+        frame: 6,
+        ts: Timestamp::from_millis(START_MS + 6 * STEP_MS),
+        value: 1,
+        highest: 2,
+        packets: 1,
+        last_frame: 6,
+    };
+    assert!(
+        found.contains(&f(
+            "c2s",
+            "input-regression",
+            6,
+            None,
+            lwar::input_regression(run, 5)
+        )),
+        "{found:?}"
+    );
+    let (found, summary) = s.finish();
+    assert_eq!(found, []);
+    assert_eq!(summary.findings["ack-regression"], 1);
+    assert_eq!(summary.findings["input-regression"], 1);
 }
 
 #[test]
@@ -1191,15 +1355,34 @@ fn input_frame_numbers_regress_skip_or_lose() {
         s.c2s(3, 250, vec![input(ALICE, 21)]),
         [f("c2s", "inputs-lost", 8, None, frames(12, 21))]
     );
-    // Lower than the last: a regression, and the last stays 21.
+    // Lower than the last: a regression, and the last stays 21; reported
+    // when a frame at or above 21 ends it, at the frame where it began.
+    assert_eq!(s.c2s(3, 265, vec![input(ALICE, 20)]), []);
+    let run = RegressionRun {
+        frame: 9,
+        ts: Timestamp::from_millis(START_MS + 9 * STEP_MS),
+        value: 20,
+        highest: 21,
+        packets: 1,
+        last_frame: 9,
+    };
     assert_eq!(
-        s.c2s(3, 265, vec![input(ALICE, 20)]),
-        [f("c2s", "input-regression", 9, None, frames(21, 20))]
+        lwar::input_regression(run, 8).to_string(),
+        "Input frame 20 after Input frame 21 of frame 8"
     );
-    // Nine skipped (22 to 30): lost too.
+    // Nine skipped (22 to 30): lost too; frame 31 ends the regression.
     assert_eq!(
         s.c2s(3, 270, vec![input(ALICE, 31)]),
-        [f("c2s", "inputs-lost", 10, None, frames(21, 31))]
+        [
+            f(
+                "c2s",
+                "input-regression",
+                9,
+                None,
+                lwar::input_regression(run, 8)
+            ),
+            f("c2s", "inputs-lost", 10, None, frames(21, 31))
+        ]
     );
     assert_eq!(s.c2s(3, 310, vec![input(ALICE, 32)]), []);
     let (_, summary) = s.finish();
@@ -1240,6 +1423,46 @@ fn input_history_covers_seven_skipped_frames_on_hand_written_bytes() {
         f.iter().map(|f| f.1.as_str()).collect::<Vec<_>>(),
         ["inputs-lost"]
     );
+}
+
+#[test]
+fn input_frames_below_a_frame_that_jumped_ahead_are_one_input_regression() {
+    let mut s = Script::playing(); // Input frame 1 in frame 3
+    assert_eq!(s.c2s(3, 130, vec![input(ALICE, 2)]), []); // frame 4
+    // A client bug sends frame 500 once (frame 5): inputs lost...
+    assert_eq!(
+        s.c2s(3, 160, vec![input(ALICE, 500)]),
+        [f("c2s", "inputs-lost", 5, None, lwar::input_frames(500, 2))]
+    );
+    // ... then goes on from 3: ten Inputs below 500, one incident, still open
+    // at the end of the capture.
+    for i in 0..10 {
+        assert_eq!(s.c2s(3, 190 + 30 * i, vec![input(ALICE, 3 + i)]), []);
+    }
+    let (found, summary) = s.finish();
+    let run = RegressionRun {
+        frame: 6,
+        ts: Timestamp::from_millis(START_MS + 6 * STEP_MS),
+        value: 3,
+        highest: 500,
+        packets: 10,
+        last_frame: 15,
+    };
+    assert_eq!(
+        found,
+        [f(
+            "c2s",
+            "input-regression",
+            6,
+            None,
+            lwar::input_regression(run, 5)
+        )]
+    );
+    assert_eq!(
+        lwar::input_regression(run, 5).to_string(),
+        "Input frame 3 after Input frame 500 of frame 5; 10 Inputs below it, until frame 15"
+    );
+    assert_eq!(summary.findings["input-regression"], 1);
 }
 
 // ---------------------------------------------------------------------------

@@ -192,7 +192,9 @@ shared_kinds! {
     DUPLICATE_PACKET = "duplicate-packet", Sequence, Note, 6;
     /// A packet older than one captured before it in the same direction.
     REORDERED = "reordered", Sequence, Warning, 7;
-    /// An ack lower than an earlier ack in the same direction.
+    /// A run of acks lower than the highest earlier ack in the same direction
+    /// (one per run, with its length: one bogus high ack is one finding); the
+    /// older ack of a packet known to be overtaken is not one.
     ACK_REGRESSION = "ack-regression", Ack, Warning, 8;
     /// An ack of something never captured the other way.
     ACK_UNSEEN = "ack-unseen", Ack, Warning, 9;
@@ -499,6 +501,22 @@ impl Finding {
     }
 }
 
+/// The end of a regression's detail: for a run of more than one packet (or
+/// message: `unit`), how many and where it ended (`; 37 packets below it,
+/// until frame 812`). Shared by every kind reported per run
+/// ([`super::incident::Regression`]).
+pub fn below_until(
+    f: &mut fmt::Formatter<'_>,
+    packets: u32,
+    unit: &str,
+    last_frame: u64,
+) -> fmt::Result {
+    if packets > 1 {
+        write!(f, "; {packets} {unit} below it, until frame {last_frame}")?;
+    }
+    Ok(())
+}
+
 /// The numbers behind a finding. Plain values, so raising a finding never allocates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Detail {
@@ -521,8 +539,16 @@ pub enum Detail {
     DuplicateOf { frame: u64 },
     /// A header timestamp below the highest seen.
     Timestamp { timestamp: u32, highest: u32 },
-    /// An ack below an earlier one.
-    AckRegression { ack: u32, previous: u32 },
+    /// Acks below the highest ack `previous` (first carried in `previous_frame`),
+    /// over `packets` packets in a row, the last in `last_frame`: `ack` is the
+    /// first of them.
+    AckRegression {
+        ack: u32,
+        previous: u32,
+        previous_frame: u64,
+        packets: u32,
+        last_frame: u64,
+    },
     /// Acks above the highest seqno captured the other way, over `packets`
     /// packets in a row: `ack` is the highest of them.
     AckUnseen {
@@ -573,7 +599,19 @@ impl fmt::Display for Detail {
             Detail::Timestamp { timestamp, highest } => {
                 write!(f, "timestamp {timestamp} after {highest}")
             }
-            Detail::AckRegression { ack, previous } => write!(f, "ack {ack} after ack {previous}"),
+            Detail::AckRegression {
+                ack,
+                previous,
+                previous_frame,
+                packets,
+                last_frame,
+            } => {
+                write!(
+                    f,
+                    "ack {ack} after ack {previous} of frame {previous_frame}"
+                )?;
+                below_until(f, packets, "packets", last_frame)
+            }
             Detail::AckUnseen {
                 ack,
                 highest,

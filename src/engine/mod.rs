@@ -15,6 +15,7 @@
 //! analysis module's docs, e.g. `proto::lwar::analysis`.
 
 pub mod finding;
+pub mod incident;
 pub mod loss;
 pub mod reassembly;
 pub mod seq;
@@ -29,6 +30,7 @@ pub use finding::{
     Detail, DetailFormat, Direction, Finding, FindingKind, Group, KindDef, MAX_KINDS, MAX_RULES,
     ProtoDetail, Rule, RuleDef, SessionId, Severity,
 };
+pub use incident::{Regression, RegressionRun};
 pub use loss::{Cadence, LossEstimate};
 pub use session::{
     AckTally, DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session,

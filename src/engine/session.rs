@@ -144,6 +144,8 @@ pub struct DirState {
     pub max_ack: Option<u32>,
     /// An open run of acks above everything captured the other way.
     ack_unseen: Option<AckIncident>,
+    /// An open run of acks below `max_ack`.
+    ack_regression: super::Regression,
     /// Frame of the packet that first carried `max_ack`.
     pub max_ack_frame: u64,
     /// Highest sender timestamp seen, for protocols whose header has one.
@@ -213,6 +215,7 @@ impl Default for DirState {
             seq: SeqWindow::default(),
             max_ack: None,
             ack_unseen: None,
+            ack_regression: super::Regression::default(),
             max_ack_frame: 0,
             max_timestamp: None,
             recent: DupWindow::default(),
@@ -271,8 +274,18 @@ impl DirState {
     /// message, acks are not judged (they may cover messages sent before the
     /// capture). An ack above them that may cover messages in the tail of a
     /// packet the capture cut short ([`SeqWindow::cut_may_cover`]) is no ack
-    /// of the unseen: it is taken as any other. Otherwise: `ack-regression`
-    /// below an earlier ack, and the ack delay of each message it newly covers.
+    /// of the unseen: it is taken as any other. Otherwise: acks below the
+    /// highest ack form one `ack-regression` incident, reported once when an
+    /// ack at or above the highest ends it ([`DirState::close_ack_regression`]),
+    /// at its first packet, with the packets it spans (the highest stays: one
+    /// bogus high ack is one finding, not one per packet after it); and the ack
+    /// delay of each message an ack above the highest newly covers.
+    ///
+    /// `overtaken`: the protocol knows the packet was sent before one captured
+    /// earlier in this direction (its own numbering or clock says so, and it
+    /// raised `reordered`): an ack below the highest is then as old as the
+    /// packet, not the sender going back, and is not judged (a cumulative ack
+    /// only ever grows in the order of sending).
     pub fn cumulative_ack(
         &mut self,
         other: &mut DirState,
@@ -280,8 +293,8 @@ impl DirState {
         ack: u32,
         ts: Timestamp,
         frame: u64,
+        overtaken: bool,
     ) {
-        use super::{Detail, FindingKind};
         if let Some(highest) = other.seq.highest()
             && ack > highest
             && !other.seq.cut_may_cover(ack)
@@ -308,9 +321,12 @@ impl DirState {
         if let Some(previous) = previous
             && ack < previous
         {
-            let detail = Detail::AckRegression { ack, previous };
-            raise.raise(self, FindingKind::ACK_REGRESSION, None, None, detail);
+            if !overtaken {
+                self.ack_regression.below(ack, previous, frame, ts);
+            }
+            return;
         }
+        self.close_ack_regression(raise);
         if previous.is_none_or(|p| ack > p) {
             let (histogram, srtt, tally, samples) = (
                 &mut other.ack_delay_us,
@@ -401,6 +417,23 @@ impl DirState {
                 packets: i.packets,
             };
             raise.raise_at(self, super::FindingKind::ACK_UNSEEN, i.frame, i.ts, detail);
+        }
+    }
+
+    /// Ends an open run of acks below the highest: one `ack-regression`, at
+    /// the frame where it began, with the highest ack and its frame, and the
+    /// packets it spanned.
+    pub fn close_ack_regression(&mut self, raise: &mut super::Raise<'_>) {
+        if let Some(run) = self.ack_regression.end() {
+            let detail = super::Detail::AckRegression {
+                ack: run.value,
+                previous: run.highest,
+                previous_frame: self.max_ack_frame,
+                packets: run.packets,
+                last_frame: run.last_frame,
+            };
+            let kind = super::FindingKind::ACK_REGRESSION;
+            raise.raise_at(self, kind, run.frame, run.ts, detail);
         }
     }
 

@@ -694,8 +694,9 @@ fn end_session<A: Analyzer>(
     analyzer.end(session, &mut raise);
 }
 
-/// Raises `lost` for every seqno a gap skipped and nothing filled: at the end of
-/// the capture, or when the session is evicted.
+/// Reports the incidents still open (acks of the unseen, acks below the
+/// highest) and raises `lost` for every seqno a gap skipped and nothing
+/// filled: at the end of the capture, or when the session is evicted.
 fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Finding>) {
     let id = session.id;
     for direction in [Direction::ClientToServer, Direction::ServerToClient] {
@@ -708,6 +709,7 @@ fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Findin
             direction,
         };
         dir.close_ack_incident(&mut raise);
+        dir.close_ack_regression(&mut raise);
         let mut counts = MissedCounts::default();
         dir.seq.drain_missing(|seqno, frame, acked| {
             raise

@@ -63,8 +63,13 @@
 //! **Movement**: `op_sig` (MOVE_OP) and `event_sig` (MOVE_EVENT) are u8 counters
 //! compared with 8-bit serial arithmetic: +1 is the next, more skips values
 //! (`sig-gap`, the count in the detail), older or exactly half the space away
-//! is `sig-regression` (the counter keeps its place), the same value again
-//! raises nothing. A MOVE_EVENT echoing an `op_sig` that no MOVE_OP captured
+//! is a `sig-regression` (the counter keeps its place), the same value again
+//! raises nothing. Consecutive values of a stream behind its highest make one
+//! `sig-regression` incident (one value overtaken, or a run behind a value
+//! that jumped ahead), which raises one finding when it ends (at the first
+//! value at or past the highest, or at the end of the session), at the frame
+//! where it began, with its first value, the highest and the frame that
+//! carried it, and the number of packets and the last frame in the detail. A MOVE_EVENT echoing an `op_sig` that no MOVE_OP captured
 //! carried (among the last 128 values), once MOVE_OPs have been captured,
 //! raises `echo-unseen`, once per echoed value.
 //!
@@ -234,10 +239,13 @@ impl fmt::Display for State {
     }
 }
 
-/// A u8 counter stream.
+/// A u8 counter stream: the highest value, the packet that carried it
+/// first, and an open run of values behind it.
 #[derive(Debug, Default, Clone, Copy)]
 struct SigStream {
     last: Option<u8>,
+    last_at: u64,
+    regression: engine::Regression,
 }
 
 impl SigStream {
@@ -708,6 +716,12 @@ impl engine::Analyzer for Analyzer {
     }
 
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
+        // Counters still behind their highest.
+        raise.direction = Direction::ClientToServer;
+        close_sig_regression(&mut session.c2s, raise, Sig::Op, &mut session.proto.op_sig);
+        raise.direction = Direction::ServerToClient;
+        let stream = &mut session.proto.event_sig;
+        close_sig_regression(&mut session.s2c, raise, Sig::Event, stream);
         let Some(mut rel) = session.proto.reliable.take() else {
             return;
         };
@@ -1199,10 +1213,17 @@ fn sig_step(
     let cut = std::mem::take(cut);
     let Some(last) = last else {
         stream.last = Some(v);
+        stream.last_at = raise.frame;
         dir.count_expected(1);
         return;
     };
     let step = stream.next(v);
+    if step.is_ok() {
+        close_sig_regression(dir, raise, which, stream);
+        if v != last {
+            stream.last_at = raise.frame;
+        }
+    }
     if let Ok(skipped) = step
         && stream.last == Some(v)
         && v != last
@@ -1222,13 +1243,23 @@ fn sig_step(
             None,
             findings::sigs(which, v, last, skipped),
         ),
-        Err(()) => raise.raise(
-            dir,
-            findings::SIG_REGRESSION,
-            None,
-            None,
-            findings::sigs(which, v, last, 0),
-        ),
+        Err(()) => stream
+            .regression
+            .below(u32::from(v), u32::from(last), raise.frame, raise.ts),
+    }
+}
+
+/// Ends an open run of values behind a counter's highest: one
+/// `sig-regression`, at the frame where it began, in the raise's direction.
+fn close_sig_regression(
+    dir: &mut DirState,
+    raise: &mut Raise<'_>,
+    which: Sig,
+    stream: &mut SigStream,
+) {
+    if let Some(run) = stream.regression.end() {
+        let detail = findings::sig_regression(which, run, stream.last_at);
+        raise.raise_at(dir, findings::SIG_REGRESSION, run.frame, run.ts, detail);
     }
 }
 

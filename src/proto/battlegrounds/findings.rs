@@ -4,7 +4,7 @@
 
 use super::wire::{DecodeError, PacketType, Part, Violation, ViolationKind};
 use crate::engine::reassembly::{GiveUpReason, Inconsistency, Refusal};
-use crate::engine::{Detail, DetailFormat, ProtoDetail, Rule};
+use crate::engine::{Detail, DetailFormat, ProtoDetail, RegressionRun, Rule};
 
 crate::protocol_kinds! { "bg";
     /// A message some of whose blocks were captured, never completed by the end
@@ -17,7 +17,8 @@ crate::protocol_kinds! { "bg";
     BLOCK_UNACKED = "block-unacked", Ack, Warning, 18;
     /// An op_sig or event_sig that skipped values (u8 serial arithmetic).
     SIG_GAP = "sig-gap", Stream, Note, 19;
-    /// An op_sig or event_sig older than the last one (u8 serial arithmetic).
+    /// A run of op_sig or event_sig values older than the highest (u8 serial
+    /// arithmetic): one per run, with its length.
     SIG_REGRESSION = "sig-regression", Stream, Warning, 20;
     /// A MOVE_EVENT echoing an op_sig no MOVE_OP captured carried.
     ECHO_UNSEEN = "echo-unseen", Stream, Note, 21;
@@ -335,6 +336,31 @@ pub fn sigs(which: Sig, value: u8, last: u8, skipped: u32) -> Detail {
     detail(
         &SIGS,
         [w, u64::from(value), u64::from(last), u64::from(skipped)],
+    )
+}
+
+static SIG_RUN: DetailFormat = DetailFormat {
+    name: "bg.sig-regression",
+    fmt: |a, f| {
+        let name = if a[0] & 1 == 0 { "op_sig" } else { "event_sig" };
+        let (value, last) = ((a[0] >> 8) & 0xff, (a[0] >> 16) & 0xff);
+        write!(f, "{name} {value} after {last} of frame {}", a[2])?;
+        crate::engine::finding::below_until(f, a[1] as u32, "packets", a[3])
+    },
+};
+
+/// A run of a counter's values behind its highest (`run.highest`, first
+/// carried in `last_at`): the first of them, the run's length and last frame.
+pub fn sig_regression(which: Sig, run: RegressionRun, last_at: u64) -> Detail {
+    let w = u64::from(which == Sig::Event);
+    detail(
+        &SIG_RUN,
+        [
+            w | u64::from(run.value & 0xff) << 8 | u64::from(run.highest & 0xff) << 16,
+            u64::from(run.packets),
+            last_at,
+            run.last_frame,
+        ],
     )
 }
 

@@ -50,8 +50,9 @@
 //! it gets and the tap cannot tell which one an ack answers), resends of blocks the tap captured again
 //! (`resend`: every captured send of a block after its first captured one),
 //! op_sig/event_sig gaps and regressions in capture order (`sig-gap`: a captured
-//! value more than one past the last, `sig-regression`: a captured value behind
-//! it, by 8-bit serial arithmetic, as the analysis's contract says; duplicated
+//! value more than one past the last, `sig-regression`: a run of captured
+//! values behind it, one per run, by 8-bit serial arithmetic, as the
+//! analysis's contract says; duplicated
 //! copies are left out), AUTHs held back past their AUTH_OK and the first PING
 //! (`violation/auth-repeat`), malformed datagrams by reason (the damaged ones, and
 //! the damaged messages captured whole) and PROPs rebuilt (every undamaged
@@ -821,6 +822,9 @@ fn capture_start(captured: &[Captured], from: u64) -> u64 {
 /// The truth of what the tap captured, in capture order.
 fn truth_of(captured: &[Captured], servers: &[Server], truth: &mut Truth) {
     let mut last_sig: HashMap<(usize, u8), u8> = HashMap::new();
+    // The streams in a run of values behind their highest: one
+    // `sig-regression` per run.
+    let mut behind: HashMap<(usize, u8), bool> = HashMap::new();
     // Per client: an AUTH_OK captured, then a PING after it.
     let mut handshake: HashMap<usize, (bool, bool)> = HashMap::new();
     let mut block_captures: HashMap<(usize, usize, usize), u64> = HashMap::new();
@@ -853,13 +857,15 @@ fn truth_of(captured: &[Captured], servers: &[Server], truth: &mut Truth) {
                 }
                 Some(&last) => {
                     let ahead = value.wrapping_sub(last);
-                    if ahead == 0 {
-                    } else if ahead < 128 {
+                    let run = behind.entry((c.client, dir)).or_default();
+                    if ahead < 128 {
+                        *run = false;
                         if ahead > 1 {
                             t.sig_gaps += 1;
                         }
                         last_sig.insert((c.client, dir), value);
-                    } else {
+                    } else if !*run {
+                        *run = true;
                         t.sig_regressions += 1;
                     }
                 }

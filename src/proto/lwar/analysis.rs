@@ -35,7 +35,18 @@
 //!    where it began, with the highest ack and the number of packets in the
 //!    detail. An ack of the unseen judges nothing else: it is never the highest
 //!    ack for the rules below. Otherwise, an ack lower than the highest ack seen
-//!    in that direction raises `ack-regression`.
+//!    in that direction is an `ack-regression`: consecutive packets of a
+//!    direction with acks below the highest make one incident (the highest
+//!    stays, so one bogus high ack is one finding, not one per packet after
+//!    it), which raises one finding when it ends (at the first packet whose ack
+//!    is at or above the highest, or at the end of the capture), at the frame
+//!    where it began, with its first ack, the highest ack and the frame that
+//!    carried it, and the number of packets and the last frame in the detail.
+//!    A packet judged `reordered` at step 4 is not judged here: it was sent
+//!    before a packet captured earlier, so its ack is as old as it is (the
+//!    sender acks "the last reliable message that has been processed", which
+//!    only grows in the order of sending); it neither opens nor ends an
+//!    incident.
 //! 6. A packet over 512 bytes as sent (`payload_len`, whatever the capture kept)
 //!    raises `oversize` (and is decoded all the same).
 //!
@@ -75,12 +86,20 @@
 //! resend (or spurious resend, or expected repeat) whose bytes differ from the
 //! first transmission also raises a `violation` (`resend-differs`).
 //!
-//! **Per input stream** (Input from one client): `input-regression` for a frame
-//! number lower than the last, `input-gap` when 1 to 7 frames are skipped (the
-//! new Input's eight state bits, its own frame's and the seven before, still
-//! hold every skipped state), `inputs-lost` when 8 or more are (the spec: "an
-//! input is only missed if eight consecutive packets are lost"). A repeated
-//! frame number raises nothing.
+//! **Per input stream** (Input from one client): `input-gap` when 1 to 7
+//! frames are skipped (the new Input's eight state bits, its own frame's and
+//! the seven before, still hold every skipped state), `inputs-lost` when 8 or
+//! more are (the spec: "an input is only missed if eight consecutive packets
+//! are lost"). A repeated frame number raises nothing. A frame number lower
+//! than the highest is an `input-regression`: consecutive Inputs below the
+//! highest make one incident (the highest stays), which raises one finding
+//! when it ends (at the first Input at or above the highest, or at the end of
+//! the session), at the frame where it began, with the first frame number,
+//! the highest and the packet that carried it, and the number of Inputs and
+//! the last frame in the detail. An Input in a packet whose header timestamp
+//! is below the highest (a `reordered` packet, overtaken on the way) is as
+//! old as its packet and is not judged: the specification has receivers drop
+//! such unreliable messages by their timestamp.
 //!
 //! **Violations** (`violation` with a rule): the codec's (seqno 0, name or chat
 //! too long, invalid UTF-8: one finding per message and rule;
@@ -210,6 +229,15 @@ pub struct Player {
     pub chats: u64,
 }
 
+/// The Input frame numbers of the client: the highest, the packet that
+/// carried it first, and an open run of frames below it.
+#[derive(Debug, Default)]
+struct InputStream {
+    last: Option<u32>,
+    last_at: u64,
+    regression: engine::Regression,
+}
+
 /// lwar's part of a session: its lifecycle, its player, the handshake.
 #[derive(Debug, Default)]
 pub struct LwarSession {
@@ -226,7 +254,7 @@ pub struct LwarSession {
     disconnect_seqno: Option<u32>,
     /// Full messages the server answered: rejected connection attempts.
     pub rejected_attempts: u64,
-    last_input_frame: Option<u32>,
+    inputs: InputStream,
     /// A packet of the server the capture cut short came before the handshake
     /// was judged or the session was playing: its lost tail may have held the
     /// Join, the first reliable message or the Synced, so the handshake rules,
@@ -422,6 +450,12 @@ impl engine::Analyzer for Analyzer {
         }
     }
 
+    /// An Input regression still open when the session ends.
+    fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
+        raise.direction = Direction::ClientToServer;
+        close_input_regression(&mut session.c2s, &mut session.proto.inputs, raise);
+    }
+
     fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         let decoded = Packet::new_checked(d.payload);
         analyse(session, &mut self.players, raise, d, &decoded);
@@ -529,8 +563,8 @@ fn analyse(
     if maybe_duplicate {
         return;
     }
-    header_timestamp(this, raise, timestamp);
-    this.cumulative_ack(other, raise, packet.ack(), d.ts, d.frame);
+    let overtaken = header_timestamp(this, raise, timestamp);
+    this.cumulative_ack(other, raise, packet.ack(), d.ts, d.frame, overtaken);
 
     // The length sent, not the length captured: a snaplen does not hide an oversize.
     if d.payload_len > MAX_PACKET_SIZE {
@@ -545,26 +579,39 @@ fn analyse(
     }
 }
 
+/// Whether a packet of this direction stamped `timestamp` was overtaken:
+/// stamped before one captured earlier (0 orders nothing).
+fn overtaken(this: &DirState, timestamp: u32) -> bool {
+    timestamp != 0
+        && this
+            .max_timestamp
+            .is_some_and(|highest| timestamp < highest)
+}
+
 /// The header timestamp: lower than the highest seen means the packet was
-/// overtaken. 0 means "no unreliable payload" (the original server stamps its
-/// Full-only packets so) and orders nothing.
-fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) {
+/// overtaken (`reordered`; returns true). 0 means "no unreliable payload" (the
+/// original server stamps its Full-only packets so) and orders nothing.
+fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) -> bool {
     if timestamp == 0 {
-        return;
+        return false;
     }
     match this.max_timestamp {
-        Some(highest) if timestamp < highest => raise.raise(
-            this,
-            FindingKind::REORDERED,
-            None,
-            None,
-            Detail::Timestamp { timestamp, highest },
-        ),
+        Some(highest) if timestamp < highest => {
+            raise.raise(
+                this,
+                FindingKind::REORDERED,
+                None,
+                None,
+                Detail::Timestamp { timestamp, highest },
+            );
+            true
+        }
         highest => {
             if let Some(highest) = highest {
                 this.cadence.sample(u64::from(timestamp - highest));
             }
             this.max_timestamp = Some(timestamp);
+            false
         }
     }
 }
@@ -719,12 +766,16 @@ fn message(
             }
             check_own(session, raise, input.player);
             let after_cut = std::mem::take(&mut session.proto.inputs_cut);
+            // The header's timestamp is judged after the messages: the
+            // packet's order is read before it moves.
+            let overtaken = overtaken(&session.c2s, packet.timestamp());
             input_stream(
                 &mut session.c2s,
-                &mut session.proto.last_input_frame,
+                &mut session.proto.inputs,
                 raise,
                 input.frame,
                 after_cut,
+                overtaken,
             );
         }
         _ => {}
@@ -788,23 +839,32 @@ fn rename(session: &mut Session, player: Id, name: &[u8]) {
 pub const INPUT_HISTORY: u32 = 8;
 
 /// The Input frame numbers of one client. `after_cut`: a packet cut short by
-/// the capture came since the last frame (its tail may have held frames between).
+/// the capture came since the last frame (its tail may have held frames
+/// between). `overtaken`: its packet was stamped before one captured earlier
+/// (`reordered`): its frame is as old as the packet, and is not judged.
+/// Frames below the highest form one `input-regression` incident, reported
+/// when a frame at or above the highest ends it (or the session ends).
 fn input_stream(
     dir: &mut DirState,
-    last_frame: &mut Option<u32>,
+    stream: &mut InputStream,
     raise: &mut Raise<'_>,
     frame: u32,
     after_cut: bool,
+    overtaken: bool,
 ) {
-    let Some(last) = *last_frame else {
-        *last_frame = Some(frame);
+    let Some(last) = stream.last else {
+        stream.last = Some(frame);
+        stream.last_at = raise.frame;
         return;
     };
-    let detail = findings::input_frames(frame, last);
     if frame < last {
-        raise.raise(dir, findings::INPUT_REGRESSION, None, None, detail);
+        if !overtaken {
+            stream.regression.below(frame, last, raise.frame, raise.ts);
+        }
         return;
     }
+    close_input_regression(dir, stream, raise);
+    let detail = findings::input_frames(frame, last);
     // The spec's Input section: each state byte holds the current state (bit 0)
     // and the seven before it, and the server reads `state & ~(0xff << (frameNo
     // - lastFrameNo))`: a jump of up to 8 frames (1 to 7 skipped) keeps every
@@ -812,12 +872,23 @@ fn input_stream(
     // oldest skipped frame outside them: "an input is only missed if eight
     // consecutive packets are lost".
     match frame - last {
-        0 | 1 => {}
+        0 => return,
+        1 => {}
         _ if after_cut => {}
         2..=INPUT_HISTORY => raise.raise(dir, findings::INPUT_GAP, None, None, detail),
         _ => raise.raise(dir, findings::INPUTS_LOST, None, None, detail),
     }
-    *last_frame = Some(frame);
+    stream.last = Some(frame);
+    stream.last_at = raise.frame;
+}
+
+/// Ends an open run of Input frames below the highest: one
+/// `input-regression`, at the frame where it began.
+fn close_input_regression(dir: &mut DirState, stream: &mut InputStream, raise: &mut Raise<'_>) {
+    if let Some(run) = stream.regression.end() {
+        let detail = findings::input_regression(run, stream.last_at);
+        raise.raise_at(dir, findings::INPUT_REGRESSION, run.frame, run.ts, detail);
+    }
 }
 
 /// The handshake: the first reliable message to a client whose Connect was

@@ -2,14 +2,15 @@
 //! has, beside the shared ones of [`crate::engine::FindingKind`].
 
 use super::wire::{DecodeError, Id, MessageType, Violation, ViolationKind};
-use crate::engine::{Detail, DetailFormat, ProtoDetail, Rule};
+use crate::engine::{Detail, DetailFormat, ProtoDetail, RegressionRun, Rule};
 use std::fmt;
 
 crate::protocol_kinds! { "lwar";
     /// The server's repeated Leave to a client that sent Disconnect: the
     /// specification's way, not loss. Kept out of the resend rate.
     EXPECTED_REPEAT = "expected-repeat", Sequence, Note, 16;
-    /// An Input frame number lower than the last.
+    /// A run of Input frame numbers lower than the highest (one per run, with
+    /// its length), in packets not overtaken on the way.
     INPUT_REGRESSION = "input-regression", Stream, Warning, 17;
     /// Input frames skipped (7 or fewer: the eight history bits cover them).
     INPUT_GAP = "input-gap", Stream, Note, 18;
@@ -222,6 +223,33 @@ pub fn input_frames(frame: u32, last: u32) -> Detail {
     Detail::Proto(ProtoDetail {
         format: &INPUT_FRAMES,
         args: [u64::from(frame), u64::from(last), 0, 0],
+    })
+}
+
+static INPUT_RUN: DetailFormat = DetailFormat {
+    name: "lwar.input-regression",
+    fmt: |a, f| {
+        let (frame, last) = (a[0] & 0xffff_ffff, a[0] >> 32);
+        write!(
+            f,
+            "Input frame {frame} after Input frame {last} of frame {}",
+            a[2]
+        )?;
+        crate::engine::finding::below_until(f, a[1] as u32, "Inputs", a[3])
+    },
+};
+
+/// A run of Input frame numbers below the highest (`last`, captured in
+/// `last_at`): the first of them, and the run's length and last frame.
+pub fn input_regression(run: RegressionRun, last_at: u64) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &INPUT_RUN,
+        args: [
+            u64::from(run.value) | u64::from(run.highest) << 32,
+            u64::from(run.packets),
+            last_at,
+            run.last_frame,
+        ],
     })
 }
 

@@ -80,6 +80,8 @@ struct Dir {
     max_ack: Option<u32>,
     /// In a run of acks of the unseen.
     acking_unseen: bool,
+    /// In a run of acks below `max_ack` (one `ack-regression` per run).
+    ack_regressing: bool,
     /// The first reliable seqno captured, and the highest.
     base: Option<u32>,
     highest: Option<u32>,
@@ -150,6 +152,13 @@ struct Session {
     first_s2c_reliable: bool,
     player: Option<Id>,
     last_frame: Option<u32>,
+    /// In a run of Input frames below `last_frame` (one `input-regression`
+    /// per run).
+    input_regressing: bool,
+    /// The packet being observed was stamped below the highest timestamp of
+    /// its direction (0 orders nothing): overtaken, its ack and Input frames
+    /// are as old as it is and are not judged.
+    overtaken: bool,
 }
 
 impl Session {
@@ -227,6 +236,8 @@ impl Truth {
                 first_s2c_reliable: false,
                 player: None,
                 last_frame: None,
+                input_regressing: false,
+                overtaken: false,
             });
         }
         let busy = self.players_of(server_key, client);
@@ -563,6 +574,9 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64) {
     if d.max_ts.is_some_and(|m| ts < m) {
         d.finding(FindingKind::REORDERED, 1);
     }
+    let overtaken = ts != 0 && d.max_ts.is_some_and(|m| ts < m);
+    s.overtaken = overtaken;
+    let d = &mut s.dirs[di];
     d.max_ts = Some(d.max_ts.map_or(ts, |m| m.max(ts)));
     // Acks of the unseen: one finding per run of them, and they judge nothing.
     let unseen = s.dirs[1 - di].highest.is_some_and(|h| ack > h);
@@ -577,8 +591,15 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64) {
         d.acking_unseen = true;
     } else {
         d.acking_unseen = false;
+        // Acks below the highest: one finding per run of them; a packet
+        // overtaken on the way neither opens nor ends a run.
         if d.max_ack.is_some_and(|m| ack < m) {
-            d.finding(FindingKind::ACK_REGRESSION, 1);
+            if !overtaken && !d.ack_regressing {
+                d.finding(FindingKind::ACK_REGRESSION, 1);
+                d.ack_regressing = true;
+            }
+        } else {
+            d.ack_regressing = false;
         }
         let previous = d.max_ack.unwrap_or(0);
         d.max_ack = Some(d.max_ack.map_or(ack, |m| m.max(ack)));
@@ -605,8 +626,14 @@ fn input_frame(s: &mut Session, di: usize, frame: u32) {
     if let Some(last) = s.last_frame {
         let d = &mut s.dirs[di];
         if frame < last {
-            d.finding(super::super::findings::INPUT_REGRESSION, 1);
+            // One finding per run below the highest; an Input of an overtaken
+            // packet neither opens nor ends a run.
+            if !s.overtaken && !s.input_regressing {
+                d.finding(super::super::findings::INPUT_REGRESSION, 1);
+                s.input_regressing = true;
+            }
         } else if frame > last + 1 {
+            s.input_regressing = false;
             let skipped = frame - last - 1;
             // Eight state bits per Input (its own frame and the seven before):
             // up to 7 skipped frames are still covered; 8 or more lose one.
@@ -615,6 +642,8 @@ fn input_frame(s: &mut Session, di: usize, frame: u32) {
             } else {
                 d.finding(super::super::findings::INPUTS_LOST, 1);
             }
+        } else {
+            s.input_regressing = false;
         }
     }
     s.last_frame = Some(s.last_frame.map_or(frame, |l| l.max(frame)));
