@@ -652,6 +652,37 @@ fn a_duplicate_packet_is_only_judged_within_its_direction_and_the_last_64_packet
 }
 
 #[test]
+fn the_timestamp_clock_wraps_without_reordering() {
+    // A sender's u32 millisecond clock wraps after 49.7 days: the stamps
+    // after the wrap are newer, and one from before it, overtaken, is older.
+    let mut s = Script::playing(); // stamped 100
+    // Days later, in steps shorter than half the clock.
+    assert_eq!(s.c2s(3, 0x6000_0000, vec![input(ALICE, 2)]), []);
+    assert_eq!(s.c2s(3, 0xc000_0000, vec![input(ALICE, 2)]), []);
+    assert_eq!(s.c2s(3, u32::MAX - 40, vec![input(ALICE, 2)]), []);
+    assert_eq!(s.c2s(3, u32::MAX - 7, vec![input(ALICE, 3)]), []);
+    assert_eq!(s.c2s(3, 26, vec![input(ALICE, 4)]), []);
+    assert_eq!(s.c2s(3, 59, vec![input(ALICE, 5)]), []);
+    assert_eq!(
+        s.c2s(3, u32::MAX - 20, vec![input(ALICE, 6)]),
+        [f(
+            "c2s",
+            "reordered",
+            10,
+            None,
+            Detail::Timestamp {
+                timestamp: u32::MAX - 20,
+                highest: 59
+            }
+        )]
+    );
+    assert_eq!(s.c2s(3, 92, vec![input(ALICE, 7)]), []);
+    let (found, summary) = s.finish();
+    assert_eq!(found, []);
+    assert_eq!(summary.sessions[0].c2s.findings.get("reordered"), Some(&1));
+}
+
+#[test]
 fn a_lower_timestamp_is_reordered_and_timestamp_zero_is_ignored() {
     let mut s = Script::playing();
     assert_eq!(s.c2s(3, 200, vec![input(ALICE, 2)]), []); // frame 4

@@ -260,7 +260,9 @@ impl DirState {
         let arrival_ms = arrival.nanos() as f64 / 1e6;
         if let Some((prev_ts, prev_stamp)) = self.jitter_prev {
             let prev_arrival = prev_ts.nanos() as f64 / 1e6;
-            let delta = (arrival_ms - prev_arrival) - (sent_ms as f64 - prev_stamp as f64);
+            // The stamps' difference wrap-safe: a u32 millisecond clock wraps.
+            let sent_delta = f64::from(sent_ms.wrapping_sub(prev_stamp) as i32);
+            let delta = (arrival_ms - prev_arrival) - sent_delta;
             self.jitter_ms += (delta.abs() - self.jitter_ms) / 16.0;
         }
         self.jitter_prev = Some((arrival, sent_ms));
@@ -681,6 +683,24 @@ mod tests {
             payload,
             payload_len: len,
         }
+    }
+
+    #[test]
+    fn the_jitter_takes_the_stamps_difference_across_the_clock_wrap() {
+        // Sent and received 33 ms apart each time, the sender's u32 ms clock
+        // wrapping between: no jitter.
+        let mut d = DirState::default();
+        for (i, stamp) in [u32::MAX - 32, 0, 33, 66].into_iter().enumerate() {
+            d.jitter_sample(Timestamp::from_millis(1000 + 33 * i as u64), stamp);
+        }
+        assert!(d.jitter_ms.abs() < 1e-6, "jitter {} ms", d.jitter_ms);
+        // One packet late by 16 ms: the jitter moves by a sixteenth of it.
+        d.jitter_sample(Timestamp::from_millis(1000 + 33 * 4 + 16), 99);
+        assert!(
+            (d.jitter_ms - 1.0).abs() < 1e-6,
+            "jitter {} ms",
+            d.jitter_ms
+        );
     }
 
     #[test]

@@ -159,6 +159,7 @@ use super::wire::{
 };
 use crate::capture::Datagram;
 use crate::engine::seq::{Lookup, WINDOW};
+use crate::engine::serial::SerialSpace;
 use crate::engine::wire_map::{WireMap, WireSet, wire_map};
 use crate::engine::{
     self, Detail, DirState, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo,
@@ -585,7 +586,15 @@ fn overtaken(this: &DirState, timestamp: u32) -> bool {
     timestamp != 0
         && this
             .max_timestamp
-            .is_some_and(|highest| timestamp < highest)
+            .is_some_and(|highest| stamped_before(timestamp, highest))
+}
+
+/// Whether `timestamp` is before `highest` on the sender's u32 millisecond
+/// clock, which wraps after 49.7 days (a server's clock counts from its
+/// start): wrap-safe, as serial numbers are (RFC 1982), so the stamps after
+/// the wrap are not all taken for older ones.
+fn stamped_before(timestamp: u32, highest: u32) -> bool {
+    SerialSpace::U32.newer(highest, timestamp)
 }
 
 /// The header timestamp: lower than the highest seen means the packet was
@@ -596,7 +605,7 @@ fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) 
         return false;
     }
     match this.max_timestamp {
-        Some(highest) if timestamp < highest => {
+        Some(highest) if stamped_before(timestamp, highest) => {
             raise.raise(
                 this,
                 FindingKind::REORDERED,
@@ -608,7 +617,8 @@ fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) 
         }
         highest => {
             if let Some(highest) = highest {
-                this.cadence.sample(u64::from(timestamp - highest));
+                this.cadence
+                    .sample(u64::from(timestamp.wrapping_sub(highest)));
             }
             this.max_timestamp = Some(timestamp);
             false
