@@ -1270,7 +1270,11 @@ fn reliable(session: &mut Session) -> &mut Reliable {
             reassembler: Reassembler::new(Limits::default()),
             ..Reliable::default()
         });
-        r.blocks.reserve(MAX_BLOCKS_FOLLOWED);
+        // Room for twice the blocks followed: blocks come and go, and a
+        // table more than half full grows when its tombstones run out, where
+        // one at most half full is rehashed in place. Where they fall depends
+        // on the hash's seed; a table of this size never grows, whatever it.
+        r.blocks.reserve(2 * MAX_BLOCKS_FOLLOWED);
         r.order.reserve(MAX_BLOCKS_FOLLOWED);
         r
     })
