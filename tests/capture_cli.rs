@@ -10,10 +10,6 @@ use lwarscope::capture::synth::{Link, udp_frame};
 use predicates::prelude::*;
 use std::os::unix::process::CommandExt;
 
-fn lwarscope() -> Command {
-    Command::cargo_bin("lwarscope").unwrap()
-}
-
 /// stderr is exactly one `error: ...` line.
 fn one_error_line(output: &std::process::Output, want: &str) {
     let stderr = String::from_utf8_lossy(&output.stderr);

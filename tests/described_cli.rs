@@ -2,14 +2,10 @@
 //! proto:FILE` loads one (usable with `-d` and `-Y`), and a bad file stops the
 //! run with one line naming file, line and column, and exit code 2.
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
 
-fn lwarscope() -> Command {
-    let mut c = Command::cargo_bin("lwarscope").unwrap();
-    c.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")));
-    c
-}
+use common::lwarscope;
+use std::path::Path;
 
 #[test]
 fn list_fields_lists_the_described_fields() {

@@ -3,17 +3,12 @@
 
 mod common;
 
-use assert_cmd::Command;
 use common::*;
 use lwarscope::capture::LinkType;
 use lwarscope::capture::synth::{Link, frame, udp_fragments};
 use predicates::prelude::*;
 use std::net::SocketAddr;
 use std::path::Path;
-
-fn lwarscope() -> Command {
-    Command::cargo_bin("lwarscope").unwrap()
-}
 
 /// Every frame of a file: (time in ns, bytes), read by lwarscope's front end.
 fn frames(path: &Path) -> Vec<(u64, usize)> {

@@ -1,19 +1,13 @@
 //! `-T fields -e FIELD -E ...` and `-t FORMAT`, as a user runs them, against
 //! tshark where tshark has the same notion.
 
-use assert_cmd::Command;
+mod common;
+
+use common::lwarscope;
 use std::path::Path;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lwarscope() -> Command {
-    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
-    cmd.current_dir(root())
-        .env("TZ", "UTC")
-        .env_remove("NO_COLOR");
-    cmd
 }
 
 /// Standard output of a successful run.

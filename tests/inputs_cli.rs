@@ -1,7 +1,9 @@
 //! Reading what people have: gzip and zstd compressed captures, and several
 //! files merged by time (`--merge`, as mergecap) or read one after the other.
 
-use assert_cmd::Command;
+mod common;
+
+use common::lwarscope;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,15 +12,13 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn lwarscope() -> Command {
-    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
-    cmd.current_dir(root()).timeout(Duration::from_secs(60));
-    cmd
-}
-
 /// Standard output and error of a run, with its exit code.
 fn run(args: &[&str]) -> (String, String, Option<i32>) {
-    let out = lwarscope().args(args).output().unwrap();
+    let out = lwarscope()
+        .timeout(Duration::from_secs(60))
+        .args(args)
+        .output()
+        .unwrap();
     (
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),

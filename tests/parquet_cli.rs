@@ -9,17 +9,13 @@
 
 #![cfg(feature = "parquet")]
 
-use assert_cmd::Command;
+mod common;
+
+use common::lwarscope;
 use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lwarscope() -> Command {
-    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
-    cmd.current_dir(root());
-    cmd
 }
 
 /// Every file under `dir`, relative, with its bytes.

@@ -2,7 +2,9 @@
 //! the picture, rendered to PNG by an independent renderer (librsvg's
 //! `rsvg-convert`, installed by `.ci/run`), shows each session where its key says.
 
-use assert_cmd::Command;
+mod common;
+
+use common::lwarscope;
 use lwarscope::capture::{FrameClass, Source};
 use lwarscope::report::timeline::Timeline;
 use lwarscope::report::{Analysis, CaptureInfo};
@@ -10,12 +12,6 @@ use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lwarscope() -> Command {
-    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
-    cmd.current_dir(root());
-    cmd
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -1,18 +1,15 @@
 //! The binary as a user runs it: the README's own commands (with their output),
 //! pipes closed early, a missing file, a bad display filter, colour and help.
 
+mod common;
+
 use assert_cmd::Command;
+use common::lwarscope;
 use std::path::Path;
 use std::process::Stdio;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lwarscope() -> Command {
-    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
-    cmd.current_dir(root()).env_remove("NO_COLOR");
-    cmd
 }
 
 /// Runs a shell command line from the repository root, with `lwarscope` on the

@@ -2,15 +2,10 @@
 //! named sessions only, and what it counts of them is what the whole report
 //! says of them.
 
-use assert_cmd::Command;
-use serde_json::Value;
-use std::path::Path;
+mod common;
 
-fn lwarscope() -> Command {
-    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
-    cmd.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")));
-    cmd
-}
+use common::lwarscope;
+use serde_json::Value;
 
 fn json(args: &[&str]) -> Value {
     let out = lwarscope().args(args).output().unwrap();

@@ -1,18 +1,14 @@
 //! `-z io,stat`, `-z conv`, `-z expert` and `-q`, as a user runs them, against
 //! tshark where tshark has the same notion (frames per interval).
 
-use assert_cmd::Command;
+mod common;
+
+use common::lwarscope;
 use serde_json::Value;
 use std::path::Path;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lwarscope() -> Command {
-    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
-    cmd.current_dir(root()).env_remove("NO_COLOR");
-    cmd
 }
 
 fn run(args: &[&str]) -> String {

@@ -4,16 +4,12 @@
 //! windows that split a capture add up to it, and what a filter's tables count
 //! is what its packet lines show.
 
-use assert_cmd::Command;
+mod common;
+
+use common::lwarscope;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-fn lwarscope() -> Command {
-    let mut cmd = Command::cargo_bin("lwarscope").unwrap();
-    cmd.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")));
-    cmd
-}
 
 fn json(args: &[&str]) -> Value {
     let out = lwarscope().args(args).output().unwrap();

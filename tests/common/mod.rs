@@ -4,6 +4,17 @@
 
 pub mod vectors;
 
+/// The lwarscope binary, run from the repository's root (where `captures/`
+/// is), with a fixed time zone (UTC) and colour left to the terminal test
+/// (`NO_COLOR` unset): the same run wherever the tests run.
+pub fn lwarscope() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("lwarscope").unwrap();
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("TZ", "UTC")
+        .env_remove("NO_COLOR");
+    cmd
+}
+
 use lwarscope::capture::synth::PcapWriter;
 use lwarscope::capture::{
     CaptureError, CaptureStats, FrameClass, FrameCounts, IncompleteDatagram, LinkType, Source,
