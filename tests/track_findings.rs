@@ -1601,50 +1601,87 @@ fn the_first_reliable_message_to_a_new_client_must_be_join_1_acking_the_connect(
     assert_eq!(s.s2c(4, 1000, vec![chat(9, BOB, "hi")]), []);
 }
 
+/// A run of one rule's messages, as a detail reads it (the timestamp is in
+/// the finding, not the detail).
+fn run(frame: u64, messages: u32, packets: u32, last_frame: u64) -> lwarscope::engine::RunSpan {
+    lwarscope::engine::RunSpan {
+        frame,
+        ts: Timestamp(0),
+        seqno: None,
+        messages,
+        packets,
+        last_frame,
+    }
+}
+
 #[test]
-fn input_before_synced_is_a_violation() {
+fn inputs_before_synced_are_one_violation_when_synced_ends_them() {
     let mut s = Script::new();
     assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
     assert_eq!(s.state(), State::Connecting);
+    // Frame 2: nothing yet, the run is open.
+    assert_eq!(s.c2s(0, 10, vec![input(ALICE, 1)]), []);
+    assert_eq!(s.s2c(1, 1000, vec![join(1, ALICE, "alice"), update()]), []);
+    assert_eq!(s.state(), State::Syncing);
+    assert_eq!(s.c2s(1, 20, vec![input(ALICE, 2)]), []);
+    assert_eq!(s.c2s(1, 30, vec![input(ALICE, 3)]), []); // frame 5
+    // The Synced ends the run: one finding, at its first Input.
     assert_eq!(
-        s.c2s(0, 10, vec![input(ALICE, 1)]),
+        s.s2c(1, 1030, vec![synced(2)]),
         [f(
             "c2s",
             "violation/input-before-synced",
             2,
             None,
-            msg(MessageType::Input)
+            lwar::input_before_synced(&run(2, 3, 3, 5))
         )]
     );
-    assert_eq!(s.s2c(1, 1000, vec![join(1, ALICE, "alice"), update()]), []);
-    assert_eq!(s.state(), State::Syncing);
+    let found = s.all.last().unwrap();
+    assert_eq!(found.ts, Timestamp::from_millis(START_MS + 2 * STEP_MS));
     assert_eq!(
-        s.c2s(1, 20, vec![input(ALICE, 2)]),
-        [f(
-            "c2s",
-            "violation/input-before-synced",
-            4,
-            None,
-            msg(MessageType::Input)
-        )]
+        found.detail.to_string(),
+        "Input before Synced; 3 Inputs until frame 5"
     );
-    assert_eq!(s.s2c(1, 1030, vec![synced(2)]), []);
     assert_eq!(s.state(), State::Playing);
-    assert_eq!(s.c2s(2, 30, vec![input(ALICE, 3)]), []);
+    assert_eq!(s.c2s(2, 40, vec![input(ALICE, 4)]), []);
+    let (rest, summary) = s.finish();
+    assert_eq!(rest, []);
+    assert_eq!(summary.violations.get("input-before-synced"), Some(&1));
 }
 
 #[test]
-fn a_client_speaking_for_another_player_is_a_violation() {
+fn inputs_before_a_synced_that_never_comes_are_reported_at_the_end() {
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
+    assert_eq!(s.c2s(0, 10, vec![input(ALICE, 1)]), []);
+    assert_eq!(s.c2s(0, 20, vec![input(ALICE, 2)]), []);
+    let (found, _) = s.finish();
+    assert_eq!(
+        found,
+        [f(
+            "c2s",
+            "violation/input-before-synced",
+            2,
+            None,
+            lwar::input_before_synced(&run(2, 2, 2, 3))
+        )]
+    );
+}
+
+#[test]
+fn a_client_speaking_for_another_player_is_one_violation_per_run() {
     let mut s = Script::playing();
-    let other = |seqno| {
+    let other = |frame, seqno, used, run| {
         (
             "c2s",
             "violation/wrong-player-id".to_owned(),
-            4,
+            frame,
             seqno,
-            lwar::player(BOB, ALICE),
+            lwar::player(used, ALICE, &run),
         )
     };
+    // Four messages as bob, then one as alice, which ends the run: one finding,
+    // at the first of them.
     assert_eq!(
         s.c2s(
             3,
@@ -1657,13 +1694,32 @@ fn a_client_speaking_for_another_player_is_a_violation() {
                 chat(5, ALICE, "mine"),
             ]
         ),
-        [other(Some(2)), other(Some(3)), other(Some(4)), other(None)]
+        [other(4, Some(2), BOB, run(4, 4, 1, 4))]
+    );
+    assert_eq!(
+        s.all.last().unwrap().detail.to_string(),
+        format!("player {BOB}, own id is {ALICE}; 4 messages in one packet")
+    );
+    // Bob again over two packets (frames 5, 6), ended by another wrong id.
+    assert_eq!(s.c2s(3, 160, vec![input(BOB, 3)]), []);
+    assert_eq!(s.c2s(3, 190, vec![input(BOB, 4)]), []);
+    assert_eq!(
+        s.c2s(3, 220, vec![input(SERVER_PLAYER, 5)]),
+        [other(5, None, BOB, run(5, 2, 2, 6))]
+    );
+    assert_eq!(
+        s.all.last().unwrap().detail.to_string(),
+        format!("player {BOB}, own id is {ALICE}; 2 messages until frame 6")
     );
     // The server may speak of anyone.
     assert_eq!(
         s.s2c(1, 1030, vec![chat(4, BOB, "x"), name(5, BOB, "b")]),
         []
     );
+    // The run still open is reported at the end of the session.
+    let (rest, summary) = s.finish();
+    assert_eq!(rest, [other(7, None, SERVER_PLAYER, run(7, 1, 1, 7))]);
+    assert_eq!(summary.violations.get("wrong-player-id"), Some(&3));
 }
 
 #[test]
@@ -1673,51 +1729,66 @@ fn after_disconnect_the_server_may_send_only_the_clients_own_leave() {
     // Sent before the server processed the Disconnect (it does not ack it yet):
     // not a violation.
     assert_eq!(s.s2c(1, 1030, vec![chat(4, BOB, "late"), update()]), []);
+    // Frame 6: three messages besides the client's own Leave; the incident
+    // stays open for the session.
     assert_eq!(
         s.s2c(
             2,
             1060,
             vec![leave(5, BOB), leave(6, ALICE), update(), chat(7, BOB, "x")]
         ),
-        [
-            f(
-                "s2c",
-                "violation/after-disconnect",
-                6,
-                Some(5),
-                msg(MessageType::Leave)
-            ),
-            f(
-                "s2c",
-                "violation/after-disconnect",
-                6,
-                None,
-                msg(MessageType::Update)
-            ),
-            f(
-                "s2c",
-                "violation/after-disconnect",
-                6,
-                Some(7),
-                msg(MessageType::Chat)
-            ),
-        ]
+        []
     );
     assert_eq!(s.state(), State::Closed);
-    // One per message, repeats included (here an expected repeat of the other Leave).
+    // Repeats count too (here an expected repeat of the other Leave).
     assert_eq!(
         s.s2c(2, 1090, vec![leave(5, BOB), leave(6, ALICE)]),
         [
-            f(
-                "s2c",
-                "violation/after-disconnect",
-                7,
-                Some(5),
-                msg(MessageType::Leave)
-            ),
             f("s2c", "expected-repeat", 7, Some(5), repeat(6, 1, 2)),
             f("s2c", "expected-repeat", 7, Some(6), repeat(6, 1, 2)),
         ]
+    );
+    // One finding for the session when it ends, at the server's first packet
+    // that acks the Disconnect (frame 6), its first message in the detail.
+    let (rest, summary) = s.finish();
+    assert_eq!(
+        rest,
+        [f(
+            "s2c",
+            "violation/after-disconnect",
+            6,
+            None,
+            lwar::after_disconnect(MessageType::Leave, &run(6, 4, 2, 7))
+        )]
+    );
+    assert_eq!(
+        s.all.last().unwrap().detail.to_string(),
+        "Leave in frame 6; 4 messages in 2 packets until frame 7"
+    );
+    assert_eq!(summary.violations.get("after-disconnect"), Some(&1));
+}
+
+#[test]
+fn after_disconnect_is_raised_where_the_server_had_processed_the_disconnect() {
+    let mut s = Script::playing();
+    assert_eq!(s.c2s(3, 130, vec![disconnect(2)]), []); // frame 4
+    // Frame 5 acks the Disconnect and carries only the client's own Leave.
+    assert_eq!(s.s2c(2, 1030, vec![leave(4, ALICE)]), []);
+    assert_eq!(s.s2c(2, 1060, vec![update()]), []); // frame 6
+    let (rest, _) = s.finish();
+    assert_eq!(
+        rest,
+        [f(
+            "s2c",
+            "violation/after-disconnect",
+            5,
+            None,
+            lwar::after_disconnect(MessageType::Update, &run(6, 1, 1, 6))
+        )]
+    );
+    assert_eq!(
+        s.all.last().unwrap().detail.to_string(),
+        "Update in frame 6"
     );
 }
 

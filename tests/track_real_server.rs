@@ -15,7 +15,7 @@
 //! - Input frames run 1..=120 (alice) and 1..=90 (bob), without a gap;
 //! - the original server does not stop sending Update after a client's Disconnect,
 //!   and it also sends bob the Leave of alice: those are the `after-disconnect`
-//!   violations, one per message (see the test for the exact list).
+//!   violations, one incident per session (see the test for the exact list).
 
 use lwarscope::capture::{Datagram, Timestamp};
 use lwarscope::engine::{Detail, Direction, Finding, FindingKind, Observer, Summary};
@@ -74,17 +74,26 @@ fn run() -> (Tracker, Vec<Finding>, Summary) {
 /// A finding as compared here: session, label, frame, seqno, detail.
 type F = (usize, String, u64, Option<u32>, Detail);
 
-fn after_disconnect(session: usize, frame: u64, seqno: Option<u32>, t: &str) -> F {
-    let msg_type = lwarscope::proto::lwar::wire::MessageType::ALL
-        .into_iter()
-        .find(|m| m.name() == t)
-        .unwrap();
+/// The one `after-disconnect` of a session: its first message (an Update,
+/// frame `frame`), how many, in how many packets, until which frame.
+fn after_disconnect(session: usize, frame: u64, messages: u32, packets: u32, last: u64) -> F {
+    let run = lwarscope::engine::RunSpan {
+        frame,
+        ts: Timestamp(START_NS + frame * STEP_NS),
+        seqno: None,
+        messages,
+        packets,
+        last_frame: last,
+    };
     (
         session,
         "violation/after-disconnect".into(),
         frame,
-        seqno,
-        lwarscope::proto::lwar::findings::message(msg_type),
+        None,
+        lwarscope::proto::lwar::findings::after_disconnect(
+            lwarscope::proto::lwar::wire::MessageType::Update,
+            &run,
+        ),
     )
 }
 
@@ -133,29 +142,33 @@ fn expected_findings() -> Vec<F> {
         .collect();
     frames.sort_unstable();
     let (mut alice_tries, mut bob_tries, mut bob_other_tries) = (1, 1, 0);
+    let (mut alice_messages, mut bob_messages) = (0, 0);
     for (frame, session) in frames {
         if session == 0 {
             if frame != 468 {
                 alice_tries += 1;
                 want.push(expected_repeat(0, frame, 22, 468, alice_tries));
             }
-            want.push(after_disconnect(0, frame, None, "Update"));
+            alice_messages += 1;
         } else {
             if frame != 399 {
                 bob_tries += 1;
                 want.push(expected_repeat(1, frame, 20, 399, bob_tries));
             }
             if frame >= 469 {
-                // The violation is raised before the message's reliable analysis.
-                want.push(after_disconnect(1, frame, Some(21), "Leave"));
+                bob_messages += 1;
                 bob_other_tries += 1;
                 if frame != 469 {
                     want.push(expected_repeat(1, frame, 21, 469, bob_other_tries));
                 }
             }
-            want.push(after_disconnect(1, frame, None, "Update"));
+            bob_messages += 1;
         }
     }
+    // One `after-disconnect` per session, when the capture ends: each began
+    // with the Update of the server's first packet that acks the Disconnect.
+    want.push(after_disconnect(0, 468, alice_messages, 29, 524));
+    want.push(after_disconnect(1, 399, bob_messages, 53, 525));
     want
 }
 
@@ -174,10 +187,15 @@ fn the_real_server_raises_exactly_its_expected_repeats_and_after_disconnect_viol
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "finding {i}");
     }
-    // 28 + 52 + 28 expected repeats; 29 + 53 + 29 violations.
+    // 28 + 52 + 28 expected repeats; one violation per session, over 29
+    // Updates to alice, and 53 Updates and 29 Leaves of alice to bob.
     let count = |label: &str| got.iter().filter(|g| g.1 == label).count();
     assert_eq!(count("expected-repeat"), 108);
-    assert_eq!(count("violation/after-disconnect"), 29 + 53 + 29);
+    assert_eq!(count("violation/after-disconnect"), 2);
+    assert_eq!(
+        got.last().unwrap().4.to_string(),
+        "Update in frame 399; 82 messages in 53 packets until frame 525"
+    );
 }
 
 #[test]
@@ -188,9 +206,9 @@ fn the_real_server_has_no_loss_reorder_malformed_duplicate_or_resend() {
     };
     assert_eq!(
         summary.findings,
-        counts(&[("expected-repeat", 108), ("violation", 111)])
+        counts(&[("expected-repeat", 108), ("violation", 2)])
     );
-    assert_eq!(summary.violations, counts(&[("after-disconnect", 111)]));
+    assert_eq!(summary.violations, counts(&[("after-disconnect", 2)]));
     assert!(summary.malformed.is_empty());
     for kind in [
         FindingKind::GAP,

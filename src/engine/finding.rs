@@ -517,6 +517,30 @@ pub fn below_until(
     Ok(())
 }
 
+/// The tail of a run's detail ([`super::incident::Run`]): how many messages
+/// (`unit`) it held, in how many packets when they differ, and where it ended
+/// (`; 148 Inputs until frame 1234`, `; 82 messages in 53 packets until frame
+/// 525`, `; 4 messages in one packet`). Nothing for a run of one message.
+pub fn run_until(
+    f: &mut fmt::Formatter<'_>,
+    messages: u64,
+    unit: &str,
+    packets: u64,
+    last_frame: u64,
+) -> fmt::Result {
+    if messages > 1 {
+        write!(f, "; {messages} {unit}")?;
+        if packets == 1 {
+            return f.write_str(" in one packet");
+        }
+        if packets != messages {
+            write!(f, " in {packets} packets")?;
+        }
+        write!(f, " until frame {last_frame}")?;
+    }
+    Ok(())
+}
+
 /// The numbers behind a finding. Plain values, so raising a finding never allocates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Detail {

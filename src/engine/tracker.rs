@@ -177,6 +177,29 @@ impl Raise<'_> {
         });
     }
 
+    /// Raises a `violation` of `rule` for a run of messages that began in an
+    /// earlier packet ([`super::RunSpan`]), at its first message.
+    pub fn violation_at(
+        &mut self,
+        dir: &mut DirState,
+        rule: Rule,
+        run: &super::RunSpan,
+        detail: Detail,
+    ) {
+        dir.findings[FindingKind::VIOLATION.ordinal()] += 1;
+        dir.violations[rule.ordinal()] += 1;
+        self.out.push(Finding {
+            kind: FindingKind::VIOLATION,
+            rule: Some(rule),
+            frame: run.frame,
+            ts: run.ts,
+            session: self.session,
+            direction: self.direction,
+            seqno: run.seqno,
+            detail,
+        });
+    }
+
     /// Raises a `violation` of `rule`.
     pub fn violation(
         &mut self,

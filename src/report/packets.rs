@@ -82,7 +82,10 @@ fn finding_token(f: &Finding) -> impl fmt::Display + '_ {
 }
 
 fn same_label(a: &Finding, b: &Finding) -> bool {
-    a.kind == b.kind && a.rule == b.rule && a.seqno.is_some() == b.seqno.is_some()
+    a.kind == b.kind
+        && a.rule == b.rule
+        && a.seqno.is_some() == b.seqno.is_some()
+        && a.frame == b.frame
 }
 
 /// Findings of one label in a row, their seqnos as ranges: `resend#1-3,7`.
@@ -276,13 +279,25 @@ impl<W: Write> PacketPrinter<W> {
                     if i > 0 {
                         out.extend_from_slice(b", ");
                     }
-                    let message = decoded
+                    // An incident that began in an earlier packet, reported as
+                    // this one ended it: its own frame, not this packet's message.
+                    let earlier = (1..d.frame).contains(&group[0].frame);
+                    let message = (decoded && !earlier)
                         .then(|| message_of(dissector, d.payload, group))
                         .flatten();
                     let token = GroupToken(group, decoded);
                     let severity = severity_color(group[0].severity());
                     match message {
                         Some(name) => paint(out, color, severity, format_args!("{token} {name}"))?,
+                        None if earlier => {
+                            let from = group[0].frame;
+                            paint(
+                                out,
+                                color,
+                                severity,
+                                format_args!("{token} of frame {from}"),
+                            )?
+                        }
                         None => paint(out, color, severity, token)?,
                     }
                 }

@@ -508,7 +508,11 @@ fn findings_show_their_details_from_the_store() {
     key(&mut a, KeyCode::Char('5'));
     let shown = text(&mut a, 160, 48);
     let first = details.iter().find(|d| !d.is_empty()).unwrap();
-    assert!(shown.contains(first.as_str()), "{first} not in:\n{shown}");
+    // As far as the pane's width shows it (the first is an expected repeat,
+    // `#20 try 2, first in frame 399, 60.0 ms earlier`, cut at the border).
+    let start: String = first.chars().take(20).collect();
+    assert!(start.len() >= 20, "{first}");
+    assert!(shown.contains(start.as_str()), "{first} not in:\n{shown}");
 }
 
 /// A capture's datagrams, as the TUI's memory feed takes them.

@@ -38,8 +38,15 @@
 //!    newer than F; `{bitfield: F, anchor: A}`: bit N set acknowledges the
 //!    peer's `A - N - 1` (mod `2^w`), `A` a field of the same packet. An
 //!    acknowledged missing number is `not-captured`, not `lost`.
-//! 6. `violation/valid`: a number outside its `valid` (eq, min, max, any-of),
-//!    one finding per field and packet, with the field, value and offset.
+//! 6. `violation/valid`: a number outside its `valid` (eq, min, max, any-of).
+//!    Consecutive packets of a direction breaking the same field's `valid`
+//!    make one incident, which raises one finding when it ends (at the first
+//!    packet of the direction that decodes whole and keeps that field, or at
+//!    the end of the session), at the frame where it began, with the field,
+//!    its first value and offset, and the number of packets and the last
+//!    frame in the detail. A packet that does not decode whole (malformed, or
+//!    cut by the capture) ends no incident: it may not have reached the
+//!    field.
 //!
 //! **Packets the capture cut short** (snaplen): the engine raises one
 //! `truncated` per cut packet, and the fields it kept count as above. Its
@@ -61,7 +68,7 @@ use super::decode::{DecodeErr, Events};
 use super::{AckFields, Described};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
-    self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise,
+    self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise, Run,
 };
 
 /// Sequence numbers followed per direction.
@@ -112,7 +119,30 @@ pub struct DescSession {
     /// time and frame.
     previous: [Option<(u64, Timestamp, u64)>; 2],
     tracks: [Track; 2],
+    /// Per direction, the open runs of packets breaking a field's `valid`.
+    valid: [ValidRuns; 2],
 }
+
+/// One open run of packets breaking one field's `valid`: the field, its first
+/// value and offset.
+#[derive(Debug, Clone, Copy, Default)]
+struct ValidRun {
+    field: u16,
+    offset: usize,
+    value: f64,
+    run: Run,
+}
+
+/// A direction's open `valid` runs: as many as the violations one packet
+/// keeps, so a packet always finds room. Allocates nothing.
+#[derive(Debug, Default)]
+struct ValidRuns {
+    open: [ValidRun; MAX_VIOLATIONS],
+    n: usize,
+}
+
+/// The `valid` violations one packet keeps (one per field).
+const MAX_VIOLATIONS: usize = 8;
 
 impl ProtoSession for DescSession {
     fn state(&self) -> &'static str {
@@ -193,7 +223,7 @@ struct Keys {
     seq: Option<i64>,
     ack_value: Option<i64>,
     anchor: Option<i64>,
-    violations: [(u16, usize, f64); 8],
+    violations: [(u16, usize, f64); MAX_VIOLATIONS],
     n_violations: usize,
 }
 
@@ -358,16 +388,17 @@ impl engine::Analyzer for Analyzer {
             }
         }
         // 6. Valid.
-        if let Some(rule) = self.d.rules.first() {
-            for &(field, offset, value) in &keys.violations[..keys.n_violations] {
-                let detail = Detail::Proto(super::valid_detail(self.d, field, offset, value));
-                let this = session.dir_mut(direction);
-                raise.violation(this, *rule, None, detail);
-            }
+        if !self.d.rules.is_empty() {
+            let broken = &keys.violations[..keys.n_violations];
+            self.valid(session, raise, broken, result.is_ok());
         }
     }
 
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
+        for direction in [Direction::ClientToServer, Direction::ServerToClient] {
+            raise.direction = direction;
+            self.close_valid(session, raise, |_| true);
+        }
         let Some(rec) = self.recency else {
             return;
         };
@@ -430,6 +461,72 @@ impl Analyzer {
         dup
     }
 
+    /// Rule 6: the packet's broken fields extend their runs or open new
+    /// ones; a packet that decoded whole (`whole`) ends the runs of the fields
+    /// it kept.
+    fn valid(
+        &self,
+        session: &mut Session,
+        raise: &mut Raise<'_>,
+        broken: &[(u16, usize, f64)],
+        whole: bool,
+    ) {
+        if whole {
+            self.close_valid(session, raise, |field| {
+                !broken.iter().any(|(f, _, _)| *f == field)
+            });
+        }
+        let runs = &mut session.proto.valid[idx(raise.direction)];
+        for &(field, offset, value) in broken {
+            let n = runs.n;
+            let i = match runs.open[..n].iter().position(|r| r.field == field) {
+                Some(i) => i,
+                None if n < MAX_VIOLATIONS => {
+                    runs.open[n] = ValidRun {
+                        field,
+                        offset,
+                        value,
+                        run: Run::default(),
+                    };
+                    runs.n += 1;
+                    n
+                }
+                // Never: at most one run per field of this packet stays open.
+                None => continue,
+            };
+            runs.open[i].run.hit(raise.frame, raise.ts, None);
+        }
+    }
+
+    /// Ends the open `valid` runs of `raise.direction` whose field `ends`
+    /// says, in their order: one `violation/valid` each, at its first packet.
+    fn close_valid(
+        &self,
+        session: &mut Session,
+        raise: &mut Raise<'_>,
+        ends: impl Fn(u16) -> bool,
+    ) {
+        let Some(rule) = self.d.rules.first() else {
+            return;
+        };
+        let i = idx(raise.direction);
+        let mut kept = 0;
+        for j in 0..session.proto.valid[i].n {
+            let mut open = session.proto.valid[i].open[j];
+            if !ends(open.field) {
+                session.proto.valid[i].open[kept] = open;
+                kept += 1;
+                continue;
+            }
+            if let Some(run) = open.run.end() {
+                let detail = super::valid_detail(self.d, open.field, open.offset, open.value, &run);
+                let this = session.dir_mut(raise.direction);
+                raise.violation_at(this, *rule, &run, Detail::Proto(detail));
+            }
+        }
+        session.proto.valid[i].n = kept;
+    }
+
     fn keys(&self) -> Keys {
         Keys {
             type_field: self.d.type_field,
@@ -439,7 +536,7 @@ impl Analyzer {
             seq: None,
             ack_value: None,
             anchor: None,
-            violations: [(0, 0, 0.0); 8],
+            violations: [(0, 0, 0.0); MAX_VIOLATIONS],
             n_violations: 0,
         }
     }
@@ -669,6 +766,76 @@ mod tests {
         // Serial 8-bit: 255 -> 0 is the next number, no finding.
         let wrap = run(&[(true, 254, 0), (true, 255, 0), (true, 0, 0), (true, 1, 0)]);
         assert!(wrap.is_empty(), "{wrap:?}");
+    }
+
+    #[test]
+    fn consecutive_packets_breaking_one_fields_valid_are_one_incident() {
+        let text = "meta:\n  id: ranged\nseq:\n  - id: a\n    type: u1\n    valid:\n      max: 10\n  - id: b\n    type: u1\n    valid:\n      max: 10\n-lwarscope:\n  recognise:\n    port: 5557\n";
+        let d = crate::proto::described::parse("t.ksy", text).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let mut t = crate::proto::described::tracker(d, Default::default());
+        let mut seen = Seen::default();
+        let mut next = 0;
+        // (c2s, a, b), frames from 1.
+        let packets: [(bool, u8, u8); 7] = [
+            (true, 20, 0),  // 1: a opens a run
+            (true, 30, 0),  // 2: a goes on
+            (false, 50, 0), // 3: the other direction: its own run
+            (true, 1, 0),   // 4: a kept: its run (1, 2) ends
+            (true, 99, 99), // 5: a and b open runs
+            (true, 98, 1),  // 6: b kept: its run (5) ends; a goes on
+            (true, 97, 2),  // 7: a goes on, to the end
+        ];
+        let mut per_packet = Vec::new();
+        for (i, &(c2s, a, b)) in packets.iter().enumerate() {
+            let (src, dst) = if c2s {
+                ("10.0.0.2:4000", "10.0.0.1:5557")
+            } else {
+                ("10.0.0.1:5557", "10.0.0.2:4000")
+            };
+            let payload = [a, b];
+            let dg = Datagram {
+                frame: i as u64 + 1,
+                ts: Timestamp::from_millis(i as u64 * 10),
+                src: src.parse().unwrap(),
+                dst: dst.parse().unwrap(),
+                payload: &payload,
+                payload_len: 2,
+            };
+            let before = seen.0.len();
+            t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
+            per_packet.push(seen.0.len() - before);
+        }
+        // Nothing is raised while a run goes on; each is raised as it ends.
+        assert_eq!(per_packet, [0, 0, 0, 1, 0, 1, 0]);
+        t.finish(&mut seen);
+        let got: Vec<_> = seen
+            .0
+            .iter()
+            .map(|f| {
+                assert_eq!(f.label().to_string(), "violation/valid");
+                (f.frame, f.direction, f.detail.to_string())
+            })
+            .collect();
+        use Direction::*;
+        // (A description outside the loaded registry: its fields read `?`.)
+        assert_eq!(
+            got,
+            [
+                (
+                    1,
+                    ClientToServer,
+                    "`?` = 20 at byte 0; 2 packets until frame 2".to_owned()
+                ),
+                (5, ClientToServer, "`?` = 99 at byte 1".to_owned()),
+                (
+                    5,
+                    ClientToServer,
+                    "`?` = 99 at byte 0; 3 packets until frame 7".to_owned()
+                ),
+                (3, ServerToClient, "`?` = 50 at byte 0".to_owned()),
+            ]
+        );
     }
 
     #[test]

@@ -347,15 +347,22 @@ pub fn decode_detail(d: &Described, e: DecodeErr) -> ProtoDetail {
     }
 }
 
-/// A `valid` violation as a finding's detail.
-pub fn valid_detail(d: &Described, field: u16, offset: usize, value: f64) -> ProtoDetail {
+/// A run of packets breaking a field's `valid` as a finding's detail: the
+/// field, its first value and offset, the packets and the last one's frame.
+pub fn valid_detail(
+    d: &Described,
+    field: u16,
+    offset: usize,
+    value: f64,
+    run: &crate::engine::RunSpan,
+) -> ProtoDetail {
     ProtoDetail {
         format: &VALID,
         args: [
-            d.index as u64,
-            u64::from(field),
+            (d.index as u64 & 0xffff_ffff) | u64::from(field) << 32,
             value.to_bits(),
-            offset as u64,
+            (offset as u64 & 0xffff_ffff) | u64::from(run.packets) << 32,
+            run.last_frame,
         ],
     }
 }
@@ -406,16 +413,19 @@ fn fmt_decode(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Res
 }
 
 fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    let proto = usize::try_from(args[0]).unwrap_or(usize::MAX);
-    let name = field_name(proto, args[1]);
-    let value = f64::from_bits(args[2]);
+    let proto = usize::try_from(args[0] & 0xffff_ffff).unwrap_or(usize::MAX);
+    let field = args[0] >> 32;
+    let name = field_name(proto, field);
+    let value = f64::from_bits(args[1]);
+    let (offset, packets) = (args[2] & 0xffff_ffff, args[2] >> 32);
     let valid = LOADED
         .get()
         .and_then(|l| l.get(proto))
-        .and_then(|d| d.compiled.specs.get(usize::try_from(args[1]).ok()?))
+        .and_then(|d| d.compiled.specs.get(usize::try_from(field).ok()?))
         .and_then(|s| s.valid.as_ref());
     match valid {
-        Some(v) => write!(f, "`{name}` = {value} at byte {}, not {v}", args[3]),
-        None => write!(f, "`{name}` = {value} at byte {}", args[3]),
+        Some(v) => write!(f, "`{name}` = {value} at byte {offset}, not {v}")?,
+        None => write!(f, "`{name}` = {value} at byte {offset}")?,
     }
+    crate::engine::finding::run_until(f, packets, "packets", packets, args[3])
 }

@@ -101,13 +101,27 @@
 //! old as its packet and is not judged: the specification has receivers drop
 //! such unreliable messages by their timestamp.
 //!
+//! **Input before Synced**: the client's Inputs while a session whose Connect
+//! was captured is connecting or syncing make one incident, which raises one
+//! `violation` (`input-before-synced`) when it ends (at the server's Synced, or
+//! at the end of the session), at the frame of its first Input, with the
+//! number of Inputs (and of packets, when they differ) and the last frame in
+//! the detail.
+//!
 //! **Violations** (`violation` with a rule): the codec's (seqno 0, name or chat
 //! too long, invalid UTF-8: one finding per message and rule;
 //! oversize is its own kind), a message from the wrong side, the handshake
-//! rules, a client using another player's id, anything but the Leave of the
-//! client's own player from the server after the client's Disconnect (one per
-//! message, in the server's packets that ack the Disconnect: those it sent before
-//! processing it may still be in flight), more than 8 players (the server's own
+//! rules, a client using another player's id (consecutive messages of the
+//! client naming the same id other than its own make one incident, reported
+//! when a message naming another id, its own included, ends it, or at the end
+//! of the session, at its first message, with both ids, the number of messages
+//! and the last frame in the detail), anything but the Leave of the client's
+//! own player from the server after the client's Disconnect (in the server's
+//! packets that ack the Disconnect: those it sent before processing it may
+//! still be in flight; one incident per session, reported at its end, at the
+//! server's first packet that acks the Disconnect, with the first such
+//! message's type and frame, the number of messages and packets and the last
+//! frame in the detail), more than 8 players (the server's own
 //! player, index 0, counts: the original server holds 8 including it).
 //!
 //! **Players**: the Join answering the client's Connect names its player; a
@@ -256,6 +270,22 @@ pub struct LwarSession {
     /// Full messages the server answered: rejected connection attempts.
     pub rejected_attempts: u64,
     inputs: InputStream,
+    /// The client's Inputs sent while the session is connecting or syncing:
+    /// one `input-before-synced` when the Synced (or the session's end) ends it.
+    early_inputs: engine::Run,
+    /// The client's messages with the same player id other than its own, and
+    /// that id and its own: one `wrong-player-id` when another id ends it.
+    wrong_player: engine::Run,
+    wrong_ids: (Id, Id),
+    /// The server's messages after it processed the Disconnect, and the first
+    /// one's type: one `after-disconnect` when the session ends.
+    after_disconnect: engine::Run,
+    after_disconnect_first: Option<MessageType>,
+    /// The server's first packet (not a network duplicate) that acks the
+    /// Disconnect: where it had processed it, and where the incident is
+    /// raised (a packet cut short keeps its header, so a cut capture raises
+    /// it at the same frame whatever messages the cut left).
+    disconnect_processed_at: Option<(u64, crate::capture::Timestamp)>,
     /// A packet of the server the capture cut short came before the handshake
     /// was judged or the session was playing: its lost tail may have held the
     /// Join, the first reliable message or the Synced, so the handshake rules,
@@ -451,10 +481,35 @@ impl engine::Analyzer for Analyzer {
         }
     }
 
-    /// An Input regression still open when the session ends.
+    /// The incidents still open when the session ends: an Input regression,
+    /// Inputs before Synced, a wrong player id, the server's messages after
+    /// the Disconnect.
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
         raise.direction = Direction::ClientToServer;
         close_input_regression(&mut session.c2s, &mut session.proto.inputs, raise);
+        close_early_inputs(session, raise);
+        close_wrong_player(session, raise);
+        if let Some(run) = session.proto.after_disconnect.end() {
+            raise.direction = Direction::ServerToClient;
+            let first = session
+                .proto
+                .after_disconnect_first
+                .unwrap_or(MessageType::Leave);
+            let detail = findings::after_disconnect(first, &run);
+            // Raised where the server had processed the Disconnect; the first
+            // message and its frame are in the detail.
+            let (frame, ts) = session
+                .proto
+                .disconnect_processed_at
+                .unwrap_or((run.frame, run.ts));
+            let at = engine::RunSpan {
+                frame,
+                ts,
+                seqno: None,
+                ..run
+            };
+            raise.violation_at(&mut session.s2c, rules::AFTER_DISCONNECT, &at, detail);
+        }
     }
 
     fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
@@ -536,6 +591,17 @@ fn analyse(
         }
     };
 
+    if direction == Direction::ServerToClient
+        && duplicate_of.is_none()
+        && !maybe_duplicate
+        && session.proto.disconnect_processed_at.is_none()
+        && session
+            .proto
+            .disconnect_seqno
+            .is_some_and(|d| packet.ack() >= d)
+    {
+        session.proto.disconnect_processed_at = Some((d.frame, d.ts));
+    }
     let timestamp = packet.timestamp();
     let mut messages = packet.messages();
     let mut has_unreliable = false;
@@ -675,13 +741,15 @@ fn senders_rules(
         .proto
         .disconnect_seqno
         .is_some_and(|d| packet.ack() >= d);
-    if !c2s && disconnect_processed && !own_leave {
-        raise.violation(
-            &mut session.s2c,
-            rules::AFTER_DISCONNECT,
-            seqno,
-            findings::message(t),
-        );
+    if !c2s
+        && disconnect_processed
+        && !own_leave
+        && session
+            .proto
+            .after_disconnect
+            .hit(raise.frame, raise.ts, seqno)
+    {
+        session.proto.after_disconnect_first = Some(t);
     }
 }
 
@@ -694,7 +762,6 @@ fn message(
     m: &MessageView<'_>,
 ) {
     let direction = raise.direction;
-    let t = m.msg_type();
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
     senders_rules(session, raise, packet, m);
@@ -706,18 +773,6 @@ fn message(
 
     // The lifecycle, the players, and the client's own id.
     let own = session.proto.player.as_ref().map(|p| p.id);
-    let check_own = |session: &mut Session, raise: &mut Raise<'_>, used: Id| {
-        if let Some(own) = own
-            && used != own
-        {
-            raise.violation(
-                &mut session.c2s,
-                rules::WRONG_PLAYER_ID,
-                seqno,
-                findings::player(used, own),
-            );
-        }
-    };
     match m.message {
         Message::Connect { seqno, .. } if c2s => {
             if session.c2s.packets == 1 && session.s2c.packets == 0 {
@@ -731,6 +786,7 @@ fn message(
         }
         Message::Synced { .. } if !c2s && session.proto.state == State::Syncing => {
             session.proto.state = State::Playing;
+            close_early_inputs(session, raise);
         }
         Message::Disconnect { seqno, .. } if c2s => {
             session.proto.disconnect_seen = true;
@@ -752,29 +808,24 @@ fn message(
         Message::Name { player, name, .. } => {
             rename(session, player, name.as_bytes());
             if c2s {
-                check_own(session, raise, player);
+                player_id(session, raise, own, seqno, player);
             }
         }
         Message::Chat { player, .. } if c2s => {
             if first_capture && let Some(p) = session.proto.player.as_mut() {
                 p.chats += 1;
             }
-            check_own(session, raise, player);
+            player_id(session, raise, own, seqno, player);
         }
-        Message::Selection { player, .. } if c2s => check_own(session, raise, player),
+        Message::Selection { player, .. } if c2s => player_id(session, raise, own, seqno, player),
         Message::Input(input) if c2s => {
             if session.proto.saw_start
                 && !session.proto.lifecycle_cut
                 && matches!(session.proto.state, State::Connecting | State::Syncing)
             {
-                raise.violation(
-                    &mut session.c2s,
-                    rules::INPUT_BEFORE_SYNCED,
-                    None,
-                    findings::message(t),
-                );
+                session.proto.early_inputs.hit(raise.frame, raise.ts, None);
             }
-            check_own(session, raise, input.player);
+            player_id(session, raise, own, seqno, input.player);
             let after_cut = std::mem::take(&mut session.proto.inputs_cut);
             // The header's timestamp is judged after the messages: the
             // packet's order is read before it moves.
@@ -898,6 +949,52 @@ fn close_input_regression(dir: &mut DirState, stream: &mut InputStream, raise: &
     if let Some(run) = stream.regression.end() {
         let detail = findings::input_regression(run, stream.last_at);
         raise.raise_at(dir, findings::INPUT_REGRESSION, run.frame, run.ts, detail);
+    }
+}
+
+/// A message of the client naming `used` as its player: consecutive ones
+/// with the same id other than its own (`own`, once known) make one
+/// `wrong-player-id`, reported when a message with another id ends the run
+/// (or the session ends).
+fn player_id(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    own: Option<Id>,
+    seqno: Option<u32>,
+    used: Id,
+) {
+    let Some(own) = own else {
+        return;
+    };
+    let s = &session.proto;
+    if used == own || (s.wrong_player.is_open() && s.wrong_ids != (used, own)) {
+        close_wrong_player(session, raise);
+    }
+    if used != own && session.proto.wrong_player.hit(raise.frame, raise.ts, seqno) {
+        session.proto.wrong_ids = (used, own);
+    }
+}
+
+/// Ends the run of messages with a wrong player id, if one is open: one
+/// `wrong-player-id`, at its first message.
+fn close_wrong_player(session: &mut Session, raise: &mut Raise<'_>) {
+    if let Some(run) = session.proto.wrong_player.end() {
+        let direction = std::mem::replace(&mut raise.direction, Direction::ClientToServer);
+        let (used, own) = session.proto.wrong_ids;
+        let detail = findings::player(used, own, &run);
+        raise.violation_at(&mut session.c2s, rules::WRONG_PLAYER_ID, &run, detail);
+        raise.direction = direction;
+    }
+}
+
+/// Ends the run of the client's Inputs before Synced, if one is open: one
+/// `input-before-synced`, at its first Input.
+fn close_early_inputs(session: &mut Session, raise: &mut Raise<'_>) {
+    if let Some(run) = session.proto.early_inputs.end() {
+        let direction = std::mem::replace(&mut raise.direction, Direction::ClientToServer);
+        let detail = findings::input_before_synced(&run);
+        raise.violation_at(&mut session.c2s, rules::INPUT_BEFORE_SYNCED, &run, detail);
+        raise.direction = direction;
     }
 }
 

@@ -2,7 +2,8 @@
 //! has, beside the shared ones of [`crate::engine::FindingKind`].
 
 use super::wire::{DecodeError, Id, MessageType, Violation, ViolationKind};
-use crate::engine::{Detail, DetailFormat, ProtoDetail, RegressionRun, Rule};
+use crate::engine::finding::run_until;
+use crate::engine::{Detail, DetailFormat, ProtoDetail, RegressionRun, Rule, RunSpan};
 use std::fmt;
 
 crate::protocol_kinds! { "lwar";
@@ -253,19 +254,76 @@ pub fn input_regression(run: RegressionRun, last_at: u64) -> Detail {
     })
 }
 
+/// A run's messages and packets, packed in one argument.
+fn pack_run(run: &RunSpan) -> u64 {
+    u64::from(run.messages) | u64::from(run.packets) << 32
+}
+
+/// The tail of a run's detail, from [`pack_run`] and its last frame.
+fn until(f: &mut fmt::Formatter<'_>, packed: u64, unit: &str, last_frame: u64) -> fmt::Result {
+    run_until(f, packed & 0xffff_ffff, unit, packed >> 32, last_frame)
+}
+
+static INPUT_BEFORE_SYNCED: DetailFormat = DetailFormat {
+    name: "lwar.input-before-synced",
+    fmt: |a, f| {
+        f.write_str("Input before Synced")?;
+        until(f, a[0], "Inputs", a[1])
+    },
+};
+
+/// A run of the client's Inputs before the server's Synced: how many, and
+/// the last one's frame.
+pub fn input_before_synced(run: &RunSpan) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &INPUT_BEFORE_SYNCED,
+        args: [pack_run(run), run.last_frame, 0, 0],
+    })
+}
+
 static PLAYER: DetailFormat = DetailFormat {
     name: "lwar.player",
     fmt: |a, f| {
         let id = |x: u64| Id::new((x >> 16) as u16, x as u16);
-        write!(f, "player {}, own id is {}", id(a[0]), id(a[1]))
+        write!(f, "player {}, own id is {}", id(a[0]), id(a[1]))?;
+        until(f, a[2], "messages", a[3])
     },
 };
 
-/// A player id other than the client's own.
-pub fn player(used: Id, own: Id) -> Detail {
+/// A run of the client's messages with the same player id `used`, other than
+/// its own: how many, and the last one's frame.
+pub fn player(used: Id, own: Id, run: &RunSpan) -> Detail {
     Detail::Proto(ProtoDetail {
         format: &PLAYER,
-        args: [u64::from(used.to_u32()), u64::from(own.to_u32()), 0, 0],
+        args: [
+            u64::from(used.to_u32()),
+            u64::from(own.to_u32()),
+            pack_run(run),
+            run.last_frame,
+        ],
+    })
+}
+
+static AFTER_DISCONNECT: DetailFormat = DetailFormat {
+    name: "lwar.after-disconnect",
+    fmt: |a, f| {
+        write!(f, "{} in frame {}", msg_type(a[0]), a[3])?;
+        until(f, a[1], "messages", a[2])
+    },
+};
+
+/// The server's messages after it processed the client's Disconnect: the
+/// first one's type and frame (`run.frame`), how many, and the last one's
+/// frame.
+pub fn after_disconnect(first: MessageType, run: &RunSpan) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &AFTER_DISCONNECT,
+        args: [
+            u64::from(first.id()),
+            pack_run(run),
+            run.last_frame,
+            run.frame,
+        ],
     })
 }
 
@@ -337,10 +395,43 @@ mod tests {
         ] {
             assert_eq!(codec(v).to_string(), v.to_string());
         }
+        let one = RunSpan {
+            frame: 5,
+            ts: crate::capture::Timestamp(0),
+            seqno: None,
+            messages: 1,
+            packets: 1,
+            last_frame: 5,
+        };
         assert_eq!(
-            player(Id::new(1, 2), Id::new(0, 1)).to_string(),
+            player(Id::new(1, 2), Id::new(0, 1), &one).to_string(),
             "player 1:2, own id is 0:1"
         );
+        let run = RunSpan {
+            messages: 82,
+            packets: 53,
+            last_frame: 525,
+            ..one
+        };
+        assert_eq!(
+            player(Id::new(1, 2), Id::new(0, 1), &run).to_string(),
+            "player 1:2, own id is 0:1; 82 messages in 53 packets until frame 525"
+        );
+        assert_eq!(
+            after_disconnect(MessageType::Update, &run).to_string(),
+            "Update in frame 5; 82 messages in 53 packets until frame 525"
+        );
+        let inputs = RunSpan {
+            messages: 148,
+            packets: 148,
+            last_frame: 1234,
+            ..one
+        };
+        assert_eq!(
+            input_before_synced(&inputs).to_string(),
+            "Input before Synced; 148 Inputs until frame 1234"
+        );
+        assert_eq!(input_before_synced(&one).to_string(), "Input before Synced");
         assert_eq!(message(MessageType::Join).to_string(), "Join");
     }
 }

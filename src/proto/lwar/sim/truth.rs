@@ -16,6 +16,8 @@
 //! - The input stream compares with the highest frame number seen so far.
 //! - Handshake rules and `input-before-synced` apply only to sessions whose Connect
 //!   was captured; the assigned player id is the one of the s2c Join with seqno 1.
+//!   `input-before-synced` is one per session: the run of Inputs before Synced
+//!   ends at the Synced, and nothing opens another.
 //! - `closed` is reached by a Leave (for the client's player, when known) captured
 //!   after its Disconnect; `closed`, `rejected` and `timed-out` are final; otherwise
 //!   states only move forward (connecting, syncing, playing, disconnecting).
@@ -24,7 +26,10 @@
 //!   direction without any), and, at the end, the same test against the timestamp
 //!   of the last lwar frame of the capture.
 //! - `after-disconnect`: a message other than the Leave of the client's own
-//!   player, in a server packet whose ack covers the client's first Disconnect.
+//!   player, in a server packet whose ack covers the client's first Disconnect;
+//!   one per session (the incident runs to its end).
+//! - `wrong-player-id`: one per run of the client's messages naming the same
+//!   player id other than its own.
 //! - `too-many-players`: a session that reaches `syncing` while 8 other sessions
 //!   of the same server are `syncing` or `playing`; one violation on its s2c.
 
@@ -155,6 +160,15 @@ struct Session {
     /// In a run of Input frames below `last_frame` (one `input-regression`
     /// per run).
     input_regressing: bool,
+    /// Inputs before Synced raised their one `input-before-synced` (one per
+    /// run: the run ends at Synced, which never comes back).
+    early_inputs_raised: bool,
+    /// The wrong player id of the client's current run of messages naming
+    /// one (one `wrong-player-id` per run).
+    wrong_player: Option<Id>,
+    /// The server's messages after the Disconnect raised their one
+    /// `after-disconnect` (one per session).
+    after_disconnect_raised: bool,
     /// The packet being observed was stamped below the highest timestamp of
     /// its direction (0 orders nothing): overtaken, its ack and Input frames
     /// are as old as it is and are not judged.
@@ -237,6 +251,9 @@ impl Truth {
                 player: None,
                 last_frame: None,
                 input_regressing: false,
+                early_inputs_raised: false,
+                wrong_player: None,
+                after_disconnect_raised: false,
                 overtaken: false,
             });
         }
@@ -387,12 +404,15 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
         if dir == Direction::ServerToClient
             && s.disconnect_seqno.is_some_and(|d| ack >= d)
             && !own_leave
+            && !s.after_disconnect_raised
         {
+            s.after_disconnect_raised = true;
             s.dirs[di].violation(super::super::findings::rules::AFTER_DISCONNECT);
         }
         if dir == Direction::ClientToServer {
+            // Consecutive messages naming the same wrong id: one run.
             if let Some(p) = message.player()
-                && s.player.is_some_and(|own| own != p)
+                && let Some(own) = s.player
                 && matches!(
                     t,
                     MessageType::Input
@@ -401,7 +421,12 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
                         | MessageType::Selection
                 )
             {
-                s.dirs[di].violation(super::super::findings::rules::WRONG_PLAYER_ID);
+                if own == p {
+                    s.wrong_player = None;
+                } else if s.wrong_player != Some(p) {
+                    s.wrong_player = Some(p);
+                    s.dirs[di].violation(super::super::findings::rules::WRONG_PLAYER_ID);
+                }
             }
             if let Message::Input(input) = message {
                 input_frame(s, di, input.frame);
@@ -620,7 +645,8 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64) {
 /// The input stream of the client: regressions, gaps and lost inputs, and
 /// Input before Synced.
 fn input_frame(s: &mut Session, di: usize, frame: u32) {
-    if s.connect_seen && !s.synced_seen {
+    if s.connect_seen && !s.synced_seen && !s.early_inputs_raised {
+        s.early_inputs_raised = true;
         s.dirs[di].violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
     }
     if let Some(last) = s.last_frame {
