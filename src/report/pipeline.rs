@@ -29,7 +29,7 @@ use crate::engine::{Flow, Guess, Observer};
 use std::cell::Cell;
 use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 /// Datagrams per batch.
@@ -158,8 +158,8 @@ pub(crate) fn drive<O: Observer>(
     }
     let mut ahead = analysis.take_ahead();
     let mut guess = analysis.guess();
-    // Batches handed over and not yet taken by the engine's thread.
-    let queued = AtomicUsize::new(0);
+    // Set when the engine's thread found no batch waiting for it.
+    let engine_waited = AtomicBool::new(false);
     let result = std::thread::scope(|scope| {
         let (render, shared) = match &mut ahead {
             Some((render, shared)) => (Some((&mut **render, &mut guess)), Some(&*shared)),
@@ -169,15 +169,24 @@ pub(crate) fn drive<O: Observer>(
         let reader = std::thread::Builder::new()
             .name("lwarscope-read".to_owned())
             .spawn_scoped(scope, {
-                let queued = &queued;
-                move || read(source, render, &full_tx, &empty_rx, queued)
+                let engine_waited = &engine_waited;
+                move || read(source, render, &full_tx, &empty_rx, engine_waited)
             });
         if let Err(e) = reader {
             return Err(RunError::Output(e));
         }
         let mut result = Ok(());
-        'batches: for mut batch in full_rx.iter() {
-            queued.fetch_sub(1, Ordering::Relaxed);
+        'batches: loop {
+            let next = match full_rx.try_recv() {
+                Err(mpsc::TryRecvError::Empty) => {
+                    engine_waited.store(true, Ordering::Relaxed);
+                    full_rx.recv().ok()
+                }
+                next => next.ok(),
+            };
+            let Some(mut batch) = next else {
+                break;
+            };
             if let Some(shared) = shared {
                 shared.borrow_mut().swap(&mut batch.rendered);
             }
@@ -226,7 +235,7 @@ fn read(
     mut render: Option<(&mut (dyn Render + 'static), &mut Guess)>,
     full: &mpsc::SyncSender<Batch>,
     empty: &mpsc::Receiver<Batch>,
-    queued: &AtomicUsize,
+    engine_waited: &AtomicBool,
 ) {
     let Ok(mut batch) = empty.recv() else {
         return;
@@ -261,13 +270,18 @@ fn read(
         }
         if batch.full() {
             batch.counts = source.counts();
-            share.adjust(queued.fetch_add(1, Ordering::Relaxed));
             if full.send(batch).is_err() {
                 return;
             }
-            let Ok(b) = empty.recv() else {
-                return;
+            let (b, reader_waited) = match empty.try_recv() {
+                Ok(b) => (b, false),
+                Err(mpsc::TryRecvError::Empty) => match empty.recv() {
+                    Ok(b) => (b, true),
+                    Err(_) => return,
+                },
+                Err(mpsc::TryRecvError::Disconnected) => return,
             };
+            share.adjust(engine_waited.swap(false, Ordering::Relaxed), reader_waited);
             batch = b;
         }
     }
@@ -281,12 +295,12 @@ fn read(
 /// How much of the rendering ahead the reader takes: `share` datagrams of
 /// every [`Share::OF`], spread evenly. The engine's thread renders the others
 /// itself (the output renders inline what it finds no part for), so the
-/// bytes written are the same whatever the share. At each hand-over the
-/// queue says which thread waits: none queued, the engine's thread has
-/// taken every batch and waits for the reader, which then renders less; the
-/// queue full, the reader is about to wait for the engine's thread, and
-/// renders more. It starts with all of it (the engine's thread is the busier
-/// for the report's analysis alone).
+/// bytes written are the same whatever the share. At each hand-over, who
+/// waited for the other since the last one decides: the engine's thread
+/// finding no batch ready, the reader renders less; the reader finding no
+/// emptied batch to fill, it renders more; both or neither, it holds. It
+/// starts with all of it (the engine's thread is the busier for the
+/// report's analysis alone).
 /// `LWARSCOPE_RENDER_SHARE=N` (0 to 64) fixes it, to compare.
 #[derive(Debug, Clone, Copy)]
 struct Share {
@@ -344,15 +358,16 @@ impl Share {
         }
     }
 
-    /// At a hand-over, with `queued` batches not yet taken by the engine.
-    fn adjust(&mut self, queued: usize) {
+    /// At a hand-over: whether the engine's thread and the reader each waited
+    /// for the other since the last one.
+    fn adjust(&mut self, engine_waited: bool, reader_waited: bool) {
         if self.fixed {
             return;
         }
-        if queued == 0 {
-            self.share = self.share.saturating_sub(Share::STEP);
-        } else if queued >= IN_FLIGHT - 2 {
-            self.share = (self.share + Share::STEP).min(Share::OF);
+        match (engine_waited, reader_waited) {
+            (true, false) => self.share = self.share.saturating_sub(Share::STEP),
+            (false, true) => self.share = (self.share + Share::STEP).min(Share::OF),
+            _ => {}
         }
     }
 }
@@ -381,30 +396,33 @@ mod tests {
     #[test]
     fn the_share_follows_the_thread_that_waits() {
         let mut s = Share::default();
-        // The engine's thread waiting on every hand-over: the reader gives
-        // up rendering, a step at a time, and no further than none.
+        // The engine's thread waiting for the reader at every hand-over: the
+        // reader gives up rendering, a step at a time, and no further than
+        // none.
         for _ in 0..(Share::OF / Share::STEP) + 5 {
-            s.adjust(0);
+            s.adjust(true, false);
         }
         assert_eq!(s.share, 0);
-        // Then the reader about to wait: it takes the rendering back.
-        s.adjust(IN_FLIGHT - 2);
+        // Then the reader waiting for the engine's thread: it takes the
+        // rendering back.
+        s.adjust(false, true);
         assert_eq!(s.share, Share::STEP);
         for _ in 0..100 {
-            s.adjust(IN_FLIGHT);
+            s.adjust(false, true);
         }
         assert_eq!(s.share, Share::OF);
-        // One batch waiting: both are busy, the share holds.
-        s.adjust(1);
+        // Both waited, or neither: the share holds.
+        s.adjust(true, true);
+        s.adjust(false, false);
         assert_eq!(s.share, Share::OF);
-        // A fixed share holds whatever the queue.
+        // A fixed share holds whatever the waits.
         let mut fixed = Share {
             share: 10,
             fixed: true,
             ..Share::default()
         };
-        fixed.adjust(0);
-        fixed.adjust(IN_FLIGHT);
+        fixed.adjust(true, false);
+        fixed.adjust(false, true);
         assert_eq!(fixed.share, 10);
     }
 }
