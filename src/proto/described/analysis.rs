@@ -688,6 +688,26 @@ mod tests {
     /// A two-byte protocol: its own number, and the peer's highest received.
     const CUMULATIVE: &str = "meta:\n  id: cumul\nseq:\n  - id: seq\n    type: u1\n  - id: ack\n    type: u1\n-lwarscope:\n  recognise:\n    port: 5555\n  sequence:\n    field: seq\n  ack:\n    cumulative: ack\n";
 
+    /// Packet `i` (frame i + 1, 10 ms apart) between the client
+    /// 10.0.0.2:4000 and `server`, the client's way when `c2s`.
+    fn datagram<'a>(i: usize, c2s: bool, server: &str, payload: &'a [u8]) -> Datagram<'a> {
+        let client = "10.0.0.2:4000".parse().unwrap();
+        let server = server.parse().unwrap();
+        let (src, dst) = if c2s {
+            (client, server)
+        } else {
+            (server, client)
+        };
+        Datagram {
+            frame: i as u64 + 1,
+            ts: Timestamp::from_millis(i as u64 * 10),
+            src,
+            dst,
+            payload,
+            payload_len: payload.len(),
+        }
+    }
+
     fn run(packets: &[(bool, u8, u8)]) -> Vec<(String, Option<u32>, Direction)> {
         let d = crate::proto::described::parse("t.ksy", CUMULATIVE).unwrap();
         let d = crate::proto::described::leak(d, usize::MAX);
@@ -695,20 +715,8 @@ mod tests {
         let mut seen = Seen::default();
         let mut next = 0;
         for (i, &(c2s, seq, ack)) in packets.iter().enumerate() {
-            let (src, dst) = if c2s {
-                ("10.0.0.2:4000", "10.0.0.1:5555")
-            } else {
-                ("10.0.0.1:5555", "10.0.0.2:4000")
-            };
             let payload = [seq, ack];
-            let dg = Datagram {
-                frame: i as u64 + 1,
-                ts: Timestamp::from_millis(i as u64 * 10),
-                src: src.parse().unwrap(),
-                dst: dst.parse().unwrap(),
-                payload: &payload,
-                payload_len: 2,
-            };
+            let dg = datagram(i, c2s, "10.0.0.1:5555", &payload);
             t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
         }
         t.finish(&mut seen);
@@ -788,20 +796,8 @@ mod tests {
         ];
         let mut per_packet = Vec::new();
         for (i, &(c2s, a, b)) in packets.iter().enumerate() {
-            let (src, dst) = if c2s {
-                ("10.0.0.2:4000", "10.0.0.1:5557")
-            } else {
-                ("10.0.0.1:5557", "10.0.0.2:4000")
-            };
             let payload = [a, b];
-            let dg = Datagram {
-                frame: i as u64 + 1,
-                ts: Timestamp::from_millis(i as u64 * 10),
-                src: src.parse().unwrap(),
-                dst: dst.parse().unwrap(),
-                payload: &payload,
-                payload_len: 2,
-            };
+            let dg = datagram(i, c2s, "10.0.0.1:5557", &payload);
             let before = seen.0.len();
             t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
             per_packet.push(seen.0.len() - before);
