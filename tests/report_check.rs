@@ -606,3 +606,84 @@ fn junit_cases_carry_the_measured_value() {
         "{text}"
     );
 }
+
+/// The summary `-r FILE --window W --format json` gives.
+fn window_summary(file: &str, window: &str) -> serde_json::Value {
+    let out = Command::cargo_bin("lwarscope")
+        .unwrap()
+        .current_dir(root())
+        .args(["-r", file, "--window", window, "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["summary"].clone()
+}
+
+#[test]
+fn a_window_is_judged_as_the_report_counts_it() {
+    // sim-loss's seconds 2 to 4: 13 input gaps and 2 resends (58 and 6 in the
+    // whole file), as `-r --window 2..4` counts them.
+    let part = window_summary("captures/sim-loss.pcap", "2..4");
+    assert_eq!(part["findings"]["input-gap"], 13);
+    assert_eq!(part["findings"]["resend"], 2);
+    let r = run(&[
+        "captures/sim-loss.pcap",
+        "--window",
+        "2..4",
+        "--max",
+        "input-gap=13",
+        "--max",
+        "resend=2",
+    ]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stdout,
+        "PASS  captures/sim-loss.pcap [window 2..4] (2 rules): input-gap 13 <= 13, resend 2 <= 2\n"
+    );
+    let r = run(&[
+        "captures/sim-loss.pcap",
+        "--window",
+        "2..4",
+        "--max",
+        "input-gap=12",
+    ]);
+    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("input-gap is 13, above 12"),
+        "{}",
+        r.stdout
+    );
+    // The whole file, for comparison: the window is what made it pass.
+    let r = run(&["captures/sim-loss.pcap", "--max", "input-gap=13"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(r.stdout.contains("input-gap is 58"), "{}", r.stdout);
+    // The JSON verdicts name the window, and measure what the report counts
+    // in it; a window that is no window is refused.
+    let r = run(&[
+        "captures/sim-loss.pcap",
+        "--window",
+        "5..",
+        "--max",
+        "input-gap=100",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["files"][0]["window"], "5..");
+    let later = window_summary("captures/sim-loss.pcap", "5..");
+    assert!(later["findings"]["input-gap"].as_u64().unwrap() > 0);
+    assert_eq!(
+        doc["files"][0]["rules"][0]["value"].as_f64(),
+        later["findings"]["input-gap"].as_f64()
+    );
+    let r = run(&["captures/sim-loss.pcap", "--window", "4", "--deny", "lost"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with(
+            "error: invalid value '4' for '--window <START..END>': a window is START..END"
+        ),
+        "{}",
+        r.stderr
+    );
+}

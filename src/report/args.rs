@@ -321,6 +321,20 @@ impl TimeWindow {
     }
 }
 
+/// As given: `60..120`, `60..`, `..30`.
+impl std::fmt::Display for TimeWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(a) = self.start {
+            write!(f, "{a}")?;
+        }
+        f.write_str("..")?;
+        if let Some(b) = self.end {
+            write!(f, "{b}")?;
+        }
+        Ok(())
+    }
+}
+
 impl std::str::FromStr for TimeWindow {
     type Err = String;
 
@@ -418,6 +432,14 @@ pub struct CheckArgs {
     /// repeatable). Example: -d udp.port==4000,battlegrounds
     #[arg(short = 'd', long = "decode-as", value_name = "udp.port==N,PROTO")]
     pub decode_as: Vec<crate::proto::DecodeAs>,
+
+    /// Judge a time window of each file: START..END in seconds from its first
+    /// packet, either end open (`60..`, `..30`), as `-r --window` counts it
+    /// (the engine still analyses every packet; the rules see the packets
+    /// within it and the findings of their frames). Example: --window 10..
+    /// leaves out the first ten seconds (a warm-up).
+    #[arg(long, value_name = "START..END")]
+    pub window: Option<TimeWindow>,
 }
 
 const CHECK_EXAMPLES: &str = "\
@@ -432,6 +454,8 @@ Examples:
   lwarscope check game.pcap --max resend-rate=5% --max reordered=0 --junit report.xml
   lwarscope check game.pcap --rules ci/lwar-rules.toml
   lwarscope check game.pcap --expect expected.json
+  lwarscope check game.pcap --window 10.. --max resend-rate=5%
+                                          the rules after the first ten seconds
   lwarscope check captures/real-server-clean.pcap --deny violation,timed-out \\
       --allow lwar.violation.after-disconnect
 

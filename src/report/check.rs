@@ -499,6 +499,7 @@ impl Rules {
         }
         Verdict {
             file: file.to_owned(),
+            window: None,
             results,
             error: None,
         }
@@ -636,6 +637,10 @@ pub struct RuleResult {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Verdict {
     pub file: String,
+    /// The part of the file judged (`--window START..END`, as given); `None`
+    /// for all of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
     pub results: Vec<RuleResult>,
     /// The file could not be analysed (unreadable, not a capture).
     pub error: Option<String>,
@@ -657,6 +662,7 @@ impl Verdict {
     pub fn error(file: &str, error: impl fmt::Display) -> Verdict {
         Verdict {
             file: file.to_owned(),
+            window: None,
             results: Vec::new(),
             error: Some(error.to_string()),
         }
@@ -683,12 +689,11 @@ impl Verdict {
             if self.passed() {
                 paint(f, "1;32", "PASS")?;
                 let n = self.results.len();
-                write!(
-                    f,
-                    "  {} ({n} rule{})",
-                    self.file,
-                    if n == 1 { "" } else { "s" }
-                )?;
+                write!(f, "  {}", self.file)?;
+                if let Some(w) = &self.window {
+                    write!(f, " [window {w}]")?;
+                }
+                write!(f, " ({n} rule{})", if n == 1 { "" } else { "s" })?;
                 // What was measured, so a pass close to its limit shows.
                 for (i, r) in self
                     .results
@@ -702,7 +707,11 @@ impl Verdict {
                 return Ok(());
             }
             paint(f, "1;31", "FAIL")?;
-            write!(f, "  {}: ", self.file)?;
+            write!(f, "  {}", self.file)?;
+            if let Some(w) = &self.window {
+                write!(f, " [window {w}]")?;
+            }
+            f.write_str(": ")?;
             let failed = self
                 .results
                 .iter()
@@ -885,6 +894,7 @@ mod tests {
         let lost = Limit::parse("lost", Bound::Deny).unwrap();
         let pass = Verdict {
             file: "a".into(),
+            window: None,
             results: vec![lost.result(0.0)],
             error: None,
         };

@@ -906,10 +906,18 @@ fn write_plot(
     })
 }
 
-/// Analyses one file with no output, on `engine`: what `check` judges.
-pub fn analyse_file(path: &Path, engine: Engine) -> Result<Outcome, RunError> {
+/// Analyses one file with no output, on `engine`: what `check` judges; with
+/// a `window` (its filter and how it was given), the part within it.
+pub fn analyse_file(
+    path: &Path,
+    engine: Engine,
+    window: Option<(&Filter, &str)>,
+) -> Result<Outcome, RunError> {
     let mut source = Source::files(&[path])?;
     let mut analysis = Analysis::with_engine(engine, ());
+    if let Some((filter, label)) = window {
+        analysis.restrict_to(filter.clone(), label.to_owned());
+    }
     drive(&mut source, &mut analysis, None, None)?;
     let info = capture_info(&source.stats(), &[path.to_path_buf()], None);
     Ok(analysis.finish(info).0)
@@ -924,6 +932,9 @@ pub fn analyse_file(path: &Path, engine: Engine) -> Result<Outcome, RunError> {
 /// pattern that matches nothing, is returned as an error (exit status 2 too).
 pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, RunError> {
     let rules = Rules::from_args(args)?;
+    let window = args.window.map(|w| w.expr());
+    let window_filter = parse_filter(window.as_deref())?;
+    let window = window_filter.as_ref().zip(window.as_deref());
     let text = args.format == super::args::CheckFormat::Text;
     let files = super::fleet::expand(&args.files)?;
     if rules.limits.is_empty() && rules.expect.is_none() {
@@ -943,8 +954,11 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
             let path = &files[i];
             let name = path.display().to_string();
             let engine = crate::proto::engine_with(TrackerConfig::default(), &args.decode_as);
-            let verdict = match analyse_file(path, engine) {
-                Ok(outcome) => rules.check(&name, &outcome),
+            let verdict = match analyse_file(path, engine, window) {
+                Ok(outcome) => Verdict {
+                    window: args.window.map(|w| w.to_string()),
+                    ..rules.check(&name, &outcome)
+                },
                 Err(e) => {
                     // Capture errors name their file already.
                     let text = e.to_string();
@@ -1000,6 +1014,7 @@ fn verdicts_json(verdicts: &[Verdict], code: u8) -> serde_json::Value {
         "type": "check",
         "files": verdicts.iter().map(|v| serde_json::json!({
             "file": v.file,
+            "window": v.window,
             "verdict": match (&v.error, v.passed()) {
                 (Some(_), _) => "error",
                 (None, true) => "pass",
