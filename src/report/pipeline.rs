@@ -9,9 +9,10 @@
 //! For the outputs that write every packet, the reader also renders what
 //! their lines take of each payload alone (`ahead`): the engine's thread,
 //! the busier one, copies those parts rather than decoding the messages
-//! again and formatting them. Of as many datagrams as keeps both threads
-//! busy ([`Share`]): where rendering costs more than the analysis (JSON
-//! Lines, `-V`), the reader would otherwise be the one the other waits for.
+//! again and formatting them. It does so for the share of the datagrams
+//! that keeps both threads busy ([`Share`]): where rendering costs more than
+//! the analysis (JSON Lines, `-V`), rendering them all would make the reader
+//! the thread the other waits for.
 //!
 //! [`worth_it`] decides: files only (not live captures, whose pace the
 //! interface sets), no export (`-w` writes every frame, not only datagrams),
