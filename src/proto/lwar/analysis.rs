@@ -695,6 +695,7 @@ fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) 
 /// The rules of a message's bytes, and who may send what: the codec's
 /// violations, a message from the wrong side, and anything but the client's own
 /// Leave from the server after the client's Disconnect.
+#[inline(always)]
 fn senders_rules(
     session: &mut Session,
     raise: &mut Raise<'_>,
