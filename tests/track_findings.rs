@@ -345,10 +345,9 @@ fn the_servers_repeated_leave_after_disconnect_is_an_expected_repeat_even_when_a
     assert_eq!(s.state(), State::Disconnecting);
     assert_eq!(s.s2c(2, 1030, vec![leave(4, ALICE)]), []); // frame 5
     assert_eq!(s.state(), State::Closed);
-    assert_eq!(
-        s.s2c(2, 1060, vec![leave(4, ALICE)]),
-        [f("s2c", "expected-repeat", 6, Some(4), repeat(5, 1, 2))]
-    );
+    // The repeats of one Leave are one incident, reported when the session
+    // ends.
+    assert_eq!(s.s2c(2, 1060, vec![leave(4, ALICE)]), []);
     // Even once the client acked the Leave, a repeat is expected, not spurious.
     assert_eq!(
         s.c2s(4, 160, vec![disconnect(2)]),
@@ -364,15 +363,30 @@ fn the_servers_repeated_leave_after_disconnect_is_an_expected_repeat_even_when_a
             }
         )]
     );
+    assert_eq!(s.s2c(2, 1090, vec![leave(4, ALICE)]), []);
+    let (rest, summary) = s.finish();
+    let leave4 = lwarscope::engine::RunSpan {
+        seqno: Some(4),
+        ..run(6, 2, 2, 8)
+    };
     assert_eq!(
-        s.s2c(2, 1090, vec![leave(4, ALICE)]),
-        [f("s2c", "expected-repeat", 8, Some(4), repeat(5, 3, 3))]
+        rest,
+        [f(
+            "s2c",
+            "expected-repeat",
+            6,
+            Some(4),
+            lwar::expected_repeats(5, &leave4)
+        )]
     );
-    let (_, summary) = s.finish();
+    assert_eq!(
+        lwar::expected_repeats(5, &leave4).to_string(),
+        "Leave first sent in frame 5; 2 repeats until frame 8"
+    );
     let s2c = &summary.sessions[0].s2c;
-    // Kept out of the resend rate.
+    // Kept out of the resend rate; every repeat counted.
     assert_eq!((s2c.first_sends, s2c.resends), (4, 0));
-    assert_eq!(summary.findings["expected-repeat"], 2);
+    assert_eq!(summary.findings["expected-repeat"], 1);
     assert_eq!(s.session().s2c.expected_repeats, 2);
     assert_eq!(s.session().s2c.resend_rate(), 0.0);
 }
@@ -1740,26 +1754,45 @@ fn after_disconnect_the_server_may_send_only_the_clients_own_leave() {
         []
     );
     assert_eq!(s.state(), State::Closed);
-    // Repeats count too (here an expected repeat of the other Leave).
-    assert_eq!(
-        s.s2c(2, 1090, vec![leave(5, BOB), leave(6, ALICE)]),
-        [
-            f("s2c", "expected-repeat", 7, Some(5), repeat(6, 1, 2)),
-            f("s2c", "expected-repeat", 7, Some(6), repeat(6, 1, 2)),
-        ]
-    );
+    // Repeats count too (here of the other player's Leave); each Leave's
+    // repeats are one expected repeat, reported when the session ends.
+    assert_eq!(s.s2c(2, 1090, vec![leave(5, BOB), leave(6, ALICE)]), []);
     // One finding for the session when it ends, at the server's first packet
     // that acks the Disconnect (frame 6), its first message in the detail.
     let (rest, summary) = s.finish();
+    let repeats = |seqno| lwarscope::engine::RunSpan {
+        seqno: Some(seqno),
+        ..run(7, 1, 1, 7)
+    };
     assert_eq!(
         rest,
-        [f(
-            "s2c",
-            "violation/after-disconnect",
-            6,
-            None,
-            lwar::after_disconnect(MessageType::Leave, &run(6, 4, 2, 7))
-        )]
+        [
+            f(
+                "s2c",
+                "expected-repeat",
+                7,
+                Some(5),
+                lwar::expected_repeats(6, &repeats(5))
+            ),
+            f(
+                "s2c",
+                "expected-repeat",
+                7,
+                Some(6),
+                lwar::expected_repeats(6, &repeats(6))
+            ),
+            f(
+                "s2c",
+                "violation/after-disconnect",
+                6,
+                None,
+                lwar::after_disconnect(MessageType::Leave, &run(6, 4, 2, 7))
+            )
+        ]
+    );
+    assert_eq!(
+        lwar::expected_repeats(6, &repeats(5)).to_string(),
+        "Leave first sent in frame 6; repeated once"
     );
     assert_eq!(
         s.all.last().unwrap().detail.to_string(),

@@ -9,7 +9,7 @@
 //!   messages to the two clients after their Disconnect: Leave #22 (alice's own)
 //!   to alice 28 times again, Leave #20 (bob's own) to bob 52 times again, and
 //!   Leave #21 (alice's Leave, broadcast to bob after bob had left) to bob 28
-//!   times again: 108 expected repeats;
+//!   times again: 108 repeats, one `expected-repeat` per Leave (three);
 //! - no header timestamp goes back (the clients' Connect packets are stamped 0),
 //!   no ack goes back, no payload repeats, every packet decodes, none is over 512;
 //! - Input frames run 1..=120 (alice) and 1..=90 (bob), without a gap;
@@ -97,17 +97,23 @@ fn after_disconnect(session: usize, frame: u64, messages: u32, packets: u32, las
     )
 }
 
-fn expected_repeat(session: usize, frame: u64, seqno: u32, first: u64, tries: u32) -> F {
+/// The one `expected-repeat` of a Leave first sent in frame `first`,
+/// repeated in `repeats` (one a packet).
+fn expected_repeats(session: usize, seqno: u32, first: u64, repeats: &[u64]) -> F {
+    let run = lwarscope::engine::RunSpan {
+        frame: repeats[0],
+        ts: Timestamp(START_NS + repeats[0] * STEP_NS),
+        seqno: Some(seqno),
+        messages: repeats.len() as u32,
+        packets: repeats.len() as u32,
+        last_frame: *repeats.last().unwrap(),
+    };
     (
         session,
         "expected-repeat".into(),
-        frame,
+        repeats[0],
         Some(seqno),
-        Detail::Repeat {
-            first_frame: first,
-            delay_ns: (frame - first) * STEP_NS,
-            tries,
-        },
+        lwarscope::proto::lwar::findings::expected_repeats(first, &run),
     )
 }
 
@@ -133,43 +139,19 @@ fn expected_findings() -> Vec<F> {
     assert_eq!(bob.len(), 53);
     assert_eq!((bob[0], bob[52]), (399, 525));
 
-    let mut want = Vec::new();
-    // Bob's disconnect comes first in the capture; findings are in frame order.
-    let mut frames: Vec<(u64, usize)> = alice
-        .iter()
-        .map(|&f| (f, 0))
-        .chain(bob.iter().map(|&f| (f, 1)))
-        .collect();
-    frames.sort_unstable();
-    let (mut alice_tries, mut bob_tries, mut bob_other_tries) = (1, 1, 0);
-    let (mut alice_messages, mut bob_messages) = (0, 0);
-    for (frame, session) in frames {
-        if session == 0 {
-            if frame != 468 {
-                alice_tries += 1;
-                want.push(expected_repeat(0, frame, 22, 468, alice_tries));
-            }
-            alice_messages += 1;
-        } else {
-            if frame != 399 {
-                bob_tries += 1;
-                want.push(expected_repeat(1, frame, 20, 399, bob_tries));
-            }
-            if frame >= 469 {
-                bob_messages += 1;
-                bob_other_tries += 1;
-                if frame != 469 {
-                    want.push(expected_repeat(1, frame, 21, 469, bob_other_tries));
-                }
-            }
-            bob_messages += 1;
-        }
-    }
-    // One `after-disconnect` per session, when the capture ends: each began
-    // with the Update of the server's first packet that acks the Disconnect.
-    want.push(after_disconnect(0, 468, alice_messages, 29, 524));
-    want.push(after_disconnect(1, 399, bob_messages, 53, 525));
-    want
+    // Each Leave's repeats are one incident, and the Updates after the
+    // Disconnect one `after-disconnect`: all reported when the capture ends,
+    // session by session (the Leaves by their first send).
+    let bob_other: Vec<u64> = bob.iter().copied().filter(|&f| f >= 469).collect();
+    let alice_messages = alice.len() as u32;
+    let bob_messages = (bob.len() + bob_other.len()) as u32;
+    vec![
+        expected_repeats(0, 22, 468, &alice[1..]),
+        after_disconnect(0, 468, alice_messages, 29, 524),
+        expected_repeats(1, 20, 399, &bob[1..]),
+        expected_repeats(1, 21, 469, &bob_other[1..]),
+        after_disconnect(1, 399, bob_messages, 53, 525),
+    ]
 }
 
 #[test]
@@ -187,11 +169,16 @@ fn the_real_server_raises_exactly_its_expected_repeats_and_after_disconnect_viol
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "finding {i}");
     }
-    // 28 + 52 + 28 expected repeats; one violation per session, over 29
-    // Updates to alice, and 53 Updates and 29 Leaves of alice to bob.
+    // One expected repeat per repeated Leave (28 + 52 + 28 repeats); one
+    // violation per session, over 29 Updates to alice, and 53 Updates and 29
+    // Leaves of alice to bob.
     let count = |label: &str| got.iter().filter(|g| g.1 == label).count();
-    assert_eq!(count("expected-repeat"), 108);
+    assert_eq!(count("expected-repeat"), 3);
     assert_eq!(count("violation/after-disconnect"), 2);
+    assert_eq!(
+        got[2].4.to_string(),
+        "Leave first sent in frame 399; 52 repeats until frame 525"
+    );
     assert_eq!(
         got.last().unwrap().4.to_string(),
         "Update in frame 399; 82 messages in 53 packets until frame 525"
@@ -206,7 +193,7 @@ fn the_real_server_has_no_loss_reorder_malformed_duplicate_or_resend() {
     };
     assert_eq!(
         summary.findings,
-        counts(&[("expected-repeat", 108), ("violation", 2)])
+        counts(&[("expected-repeat", 3), ("violation", 2)])
     );
     assert_eq!(summary.violations, counts(&[("after-disconnect", 2)]));
     assert!(summary.malformed.is_empty());

@@ -177,6 +177,33 @@ impl Raise<'_> {
         });
     }
 
+    /// Raises `kind` (a `violation` of `rule`, with one) for a run of
+    /// messages that began in an earlier packet ([`super::RunSpan`]), at its
+    /// first message.
+    pub fn raise_run(
+        &mut self,
+        dir: &mut DirState,
+        kind: FindingKind,
+        rule: Option<Rule>,
+        run: &super::RunSpan,
+        detail: Detail,
+    ) {
+        dir.findings[kind.ordinal()] += 1;
+        if let Some(rule) = rule {
+            dir.violations[rule.ordinal()] += 1;
+        }
+        self.out.push(Finding {
+            kind,
+            rule,
+            frame: run.frame,
+            ts: run.ts,
+            session: self.session,
+            direction: self.direction,
+            seqno: run.seqno,
+            detail,
+        });
+    }
+
     /// Raises a `violation` of `rule` for a run of messages that began in an
     /// earlier packet ([`super::RunSpan`]), at its first message.
     pub fn violation_at(
@@ -186,18 +213,7 @@ impl Raise<'_> {
         run: &super::RunSpan,
         detail: Detail,
     ) {
-        dir.findings[FindingKind::VIOLATION.ordinal()] += 1;
-        dir.violations[rule.ordinal()] += 1;
-        self.out.push(Finding {
-            kind: FindingKind::VIOLATION,
-            rule: Some(rule),
-            frame: run.frame,
-            ts: run.ts,
-            session: self.session,
-            direction: self.direction,
-            seqno: run.seqno,
-            detail,
-        });
+        self.raise_run(dir, FindingKind::VIOLATION, Some(rule), run, detail);
     }
 
     /// Raises a `violation` of `rule`.

@@ -52,7 +52,9 @@
 //!
 //! **Per reliable message**, the first rule that applies wins:
 //! 1. `expected-repeat`: a Leave from the server, seen before, after the client's
-//!    Disconnect was captured. Not a resend.
+//!    Disconnect was captured. Not a resend. Each Leave's repeats are one
+//!    incident: one finding when the session ends, at its first repeat, with
+//!    the frame of its first send, the repeats and the last frame.
 //! 2. `spurious-resend`: the seqno was seen in an earlier packet, and a packet of
 //!    the other direction captured earlier acked it (ack >= seqno, an ack of
 //!    the unseen excepted).
@@ -281,6 +283,9 @@ pub struct LwarSession {
     /// one's type: one `after-disconnect` when the session ends.
     after_disconnect: engine::Run,
     after_disconnect_first: Option<MessageType>,
+    /// The Leaves the server repeats to a client that said Disconnect: one
+    /// `expected-repeat` per Leave, when the session ends.
+    leave_repeats: LeaveRepeats,
     /// The server's first packet (not a network duplicate) that acks the
     /// Disconnect: where it had processed it, and where the incident is
     /// raised (a packet cut short keeps its header, so a cut capture raises
@@ -489,6 +494,11 @@ impl engine::Analyzer for Analyzer {
         close_input_regression(&mut session.c2s, &mut session.proto.inputs, raise);
         close_early_inputs(session, raise);
         close_wrong_player(session, raise);
+        raise.direction = Direction::ServerToClient;
+        session
+            .proto
+            .leave_repeats
+            .close_all(&mut session.s2c, raise);
         if let Some(run) = session.proto.after_disconnect.end() {
             raise.direction = Direction::ServerToClient;
             let first = session
@@ -1036,6 +1046,62 @@ fn handshake(
     }
 }
 
+/// The Leaves a server repeats to a client that said Disconnect, each one
+/// incident (the specification's way: the server repeats the Leave until the
+/// client stops repeating its Disconnect). A few are followed at once (a
+/// client is told its own Leave and, at most, another player's); past that,
+/// the oldest is reported to make room. Allocates nothing.
+#[derive(Debug, Clone, Copy, Default)]
+struct LeaveRepeats {
+    /// Each Leave's seqno, the frame of its first send, and its repeats.
+    runs: [(u32, u64, engine::Run); 4],
+}
+
+impl LeaveRepeats {
+    /// A repeat of Leave `seqno`, first sent in `first_frame`.
+    fn repeat(&mut self, dir: &mut DirState, raise: &mut Raise<'_>, seqno: u32, first_frame: u64) {
+        let open = |r: &(u32, u64, engine::Run)| r.2.is_open();
+        let slot = match self.runs.iter().position(|r| open(r) && r.0 == seqno) {
+            Some(i) => i,
+            None => match self.runs.iter().position(|r| !open(r)) {
+                Some(i) => i,
+                None => {
+                    let oldest = (0..self.runs.len())
+                        .min_by_key(|&i| self.runs[i].1)
+                        .unwrap_or(0);
+                    self.close(oldest, dir, raise);
+                    oldest
+                }
+            },
+        };
+        if let Some((s, first, run)) = self.runs.get_mut(slot)
+            && run.hit(raise.frame, raise.ts, Some(seqno))
+        {
+            *s = seqno;
+            *first = first_frame;
+        }
+    }
+
+    /// Reports run `i`, if open: one `expected-repeat`, at its first repeat.
+    fn close(&mut self, i: usize, dir: &mut DirState, raise: &mut Raise<'_>) {
+        if let Some((_, first, run)) = self.runs.get_mut(i)
+            && let Some(span) = run.end()
+        {
+            let detail = findings::expected_repeats(*first, &span);
+            raise.raise_run(dir, findings::EXPECTED_REPEAT, None, &span, detail);
+        }
+    }
+
+    /// Reports every open run, the earliest Leave first.
+    fn close_all(&mut self, dir: &mut DirState, raise: &mut Raise<'_>) {
+        let mut order = [0, 1, 2, 3];
+        order.sort_by_key(|&i| self.runs[i].1);
+        for i in order {
+            self.close(i, dir, raise);
+        }
+    }
+}
+
 /// The first capture of a seqno, as the window remembers it.
 #[derive(Clone, Copy)]
 struct Sighting {
@@ -1057,8 +1123,21 @@ fn repeat(
     seqno: u32,
     hash: u64,
     first: Sighting,
-    expected: bool,
+    expected: Option<&mut LeaveRepeats>,
 ) {
+    if let Some(leaves) = expected {
+        this.expected_repeats += 1;
+        leaves.repeat(this, raise, seqno, first.frame);
+        if hash != first.hash {
+            raise.violation(
+                this,
+                rules::RESEND_DIFFERS,
+                Some(seqno),
+                findings::message(t),
+            );
+        }
+        return;
+    }
     let delay_ns = raise.ts.since(first.ts);
     let repeat = Detail::Repeat {
         first_frame: first.frame,
@@ -1069,10 +1148,7 @@ fn repeat(
     // first capture was never resent, whatever the acks say.
     let in_same_packet = first.frame == raise.frame;
     let acked = other.max_ack.filter(|&a| a >= seqno && !in_same_packet);
-    let (kind, detail) = if expected {
-        this.expected_repeats += 1;
-        (findings::EXPECTED_REPEAT, repeat)
-    } else if let Some(ack) = acked {
+    let (kind, detail) = if let Some(ack) = acked {
         this.resends += 1;
         let detail = Detail::AckedBefore {
             ack,
@@ -1112,14 +1188,37 @@ fn reliable(
     let direction = raise.direction;
     let t = m.msg_type();
     let hash = xxh3_64(m.bytes);
-    let frame = raise.frame;
-    let ts = raise.ts;
 
     if direction == Direction::ServerToClient {
         handshake(session, raise, packet, t, seqno);
     }
 
-    let disconnect_seen = session.proto.disconnect_seen;
+    // A Leave repeated to a client that said Disconnect is the
+    // specification's way, not a resend.
+    let expected = direction == Direction::ServerToClient
+        && t == MessageType::Leave
+        && session.proto.disconnect_seen;
+    let mut leaves = expected.then(|| std::mem::take(&mut session.proto.leave_repeats));
+    let first_capture = reliable_rules(session, raise, t, seqno, hash, leaves.as_mut());
+    if let Some(leaves) = leaves {
+        session.proto.leave_repeats = leaves;
+    }
+    first_capture
+}
+
+/// [`reliable`]'s rules on the direction's sequence; `leaves`, for a Leave
+/// repeated to a client that said Disconnect.
+fn reliable_rules(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    t: MessageType,
+    seqno: u32,
+    hash: u64,
+    leaves: Option<&mut LeaveRepeats>,
+) -> bool {
+    let direction = raise.direction;
+    let frame = raise.frame;
+    let ts = raise.ts;
     let (this, other) = session.split(direction);
     let lookup = this.seq.lookup(seqno);
     // A receiver processes only the next seqno: one far beyond the window, or
@@ -1176,12 +1275,7 @@ fn reliable(
                 tries,
                 hash: first_hash,
             };
-            // A Leave repeated to a client that said Disconnect is the
-            // specification's way, not a resend.
-            let expected = direction == Direction::ServerToClient
-                && t == MessageType::Leave
-                && disconnect_seen;
-            repeat(this, other, raise, t, seqno, hash, first, expected);
+            repeat(this, other, raise, t, seqno, hash, first, leaves);
         }
     }
     let session_id = raise.session;

@@ -8,7 +8,9 @@ use std::fmt;
 
 crate::protocol_kinds! { "lwar";
     /// The server's repeated Leave to a client that sent Disconnect: the
-    /// specification's way, not loss. Kept out of the resend rate.
+    /// specification's way, not loss. One per Leave, however many repeats
+    /// (each counted in the direction's `expected_repeats`); kept out of the
+    /// resend rate.
     EXPECTED_REPEAT = "expected-repeat", Sequence, Note, 16;
     /// A run of Input frame numbers lower than the highest (one per run, with
     /// its length), in packets not overtaken on the way.
@@ -262,6 +264,29 @@ fn pack_run(run: &RunSpan) -> u64 {
 /// The tail of a run's detail, from [`pack_run`] and its last frame.
 fn until(f: &mut fmt::Formatter<'_>, packed: u64, unit: &str, last_frame: u64) -> fmt::Result {
     run_until(f, packed & 0xffff_ffff, unit, packed >> 32, last_frame)
+}
+
+static EXPECTED_REPEATS: DetailFormat = DetailFormat {
+    name: "lwar.expected-repeats",
+    fmt: |a, f| {
+        write!(f, "Leave first sent in frame {}", a[0])?;
+        let (repeats, packets) = (a[1] & 0xffff_ffff, a[1] >> 32);
+        if repeats == 1 {
+            f.write_str("; repeated once")
+        } else {
+            run_until(f, repeats, "repeats", packets, a[2])
+        }
+    },
+};
+
+/// The repeats of one Leave to a client that said Disconnect (the
+/// specification's way: the server repeats it until the client stops): the
+/// frame of its first send, how many repeats, until which frame.
+pub fn expected_repeats(first_frame: u64, run: &RunSpan) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &EXPECTED_REPEATS,
+        args: [first_frame, pack_run(run), run.last_frame, 0],
+    })
 }
 
 static INPUT_BEFORE_SYNCED: DetailFormat = DetailFormat {

@@ -99,6 +99,9 @@ struct Dir {
     arena: Vec<u8>,
     /// Seqnos skipped by a gap and not seen since.
     missing: BTreeSet<u32>,
+    /// The Leaves repeated to a client that said Disconnect: one
+    /// `expected-repeat` each, however many times.
+    repeated_leaves: BTreeSet<u32>,
 }
 
 impl Dir {
@@ -496,7 +499,9 @@ fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat, ts_ns: u64) 
     let differs = d.first_bytes(seqno).is_some_and(|b| b != bytes);
     if r.earlier {
         if r.expected {
-            d.finding(super::super::findings::EXPECTED_REPEAT, 1);
+            if d.repeated_leaves.insert(seqno) {
+                d.finding(super::super::findings::EXPECTED_REPEAT, 1);
+            }
         } else if r.other_acked >= seqno {
             d.finding(FindingKind::SPURIOUS_RESEND, 1);
             d.sum.resends += 1;
