@@ -130,12 +130,14 @@ pub struct Raise<'a> {
 }
 
 impl Raise<'_> {
-    /// Raises a finding and counts it in `dir`.
-    pub fn raise(
+    /// Counts a finding in `dir` and hands it on.
+    #[allow(clippy::too_many_arguments)]
+    fn push(
         &mut self,
         dir: &mut DirState,
         kind: FindingKind,
         rule: Option<Rule>,
+        (frame, ts): (u64, Timestamp),
         seqno: Option<u32>,
         detail: Detail,
     ) {
@@ -146,13 +148,26 @@ impl Raise<'_> {
         self.out.push(Finding {
             kind,
             rule,
-            frame: self.frame,
-            ts: self.ts,
+            frame,
+            ts,
             session: self.session,
             direction: self.direction,
             seqno,
             detail,
         });
+    }
+
+    /// Raises a finding and counts it in `dir`.
+    pub fn raise(
+        &mut self,
+        dir: &mut DirState,
+        kind: FindingKind,
+        rule: Option<Rule>,
+        seqno: Option<u32>,
+        detail: Detail,
+    ) {
+        let at = (self.frame, self.ts);
+        self.push(dir, kind, rule, at, seqno, detail);
     }
 
     /// Raises a finding of an earlier packet (an incident that began there).
@@ -164,17 +179,7 @@ impl Raise<'_> {
         ts: Timestamp,
         detail: Detail,
     ) {
-        dir.findings[kind.ordinal()] += 1;
-        self.out.push(Finding {
-            kind,
-            rule: None,
-            frame,
-            ts,
-            session: self.session,
-            direction: self.direction,
-            seqno: None,
-            detail,
-        });
+        self.push(dir, kind, None, (frame, ts), None, detail);
     }
 
     /// Raises `kind` (a `violation` of `rule`, with one) for a run of
@@ -188,20 +193,7 @@ impl Raise<'_> {
         run: &super::RunSpan,
         detail: Detail,
     ) {
-        dir.findings[kind.ordinal()] += 1;
-        if let Some(rule) = rule {
-            dir.violations[rule.ordinal()] += 1;
-        }
-        self.out.push(Finding {
-            kind,
-            rule,
-            frame: run.frame,
-            ts: run.ts,
-            session: self.session,
-            direction: self.direction,
-            seqno: run.seqno,
-            detail,
-        });
+        self.push(dir, kind, rule, (run.frame, run.ts), run.seqno, detail);
     }
 
     /// Raises a `violation` of `rule` for a run of messages that began in an

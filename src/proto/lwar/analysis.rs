@@ -1128,16 +1128,28 @@ fn repeat(
     if let Some(leaves) = expected {
         this.expected_repeats += 1;
         leaves.repeat(this, raise, seqno, first.frame);
-        if hash != first.hash {
-            raise.violation(
-                this,
-                rules::RESEND_DIFFERS,
-                Some(seqno),
-                findings::message(t),
-            );
-        }
-        return;
+    } else {
+        judge_repeat(this, other, raise, seqno, first);
     }
+    if hash != first.hash {
+        raise.violation(
+            this,
+            rules::RESEND_DIFFERS,
+            Some(seqno),
+            findings::message(t),
+        );
+    }
+}
+
+/// A repeat that is not the expected one: a spurious resend, a repeat by
+/// design, a resend, or the same seqno twice in one packet.
+fn judge_repeat(
+    this: &mut DirState,
+    other: &DirState,
+    raise: &mut Raise<'_>,
+    seqno: u32,
+    first: Sighting,
+) {
     let delay_ns = raise.ts.since(first.ts);
     let repeat = Detail::Repeat {
         first_frame: first.frame,
@@ -1166,14 +1178,6 @@ fn repeat(
         (FindingKind::DUPLICATE_IN_PACKET, repeat)
     };
     raise.raise(this, kind, None, Some(seqno), detail);
-    if hash != first.hash {
-        raise.violation(
-            this,
-            rules::RESEND_DIFFERS,
-            Some(seqno),
-            findings::message(t),
-        );
-    }
 }
 
 /// One reliable message: first send, or which kind of repeat, or which gap.
