@@ -264,6 +264,7 @@ pub fn display_filter(data: &[u8]) {
         rest = next;
         i += 1;
         let d = Datagram {
+            digest: None,
             frame: 10_000 + i as u64,
             ts: Timestamp::from_millis(1_700_000_000_000 + i as u64),
             src: std::net::SocketAddr::from(([10, 0, 0, 1], 40_000)),

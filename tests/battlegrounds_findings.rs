@@ -71,6 +71,7 @@ impl Script {
             (self.server, self.client)
         };
         let d = Datagram {
+            digest: None,
             frame: self.frame,
             ts: Timestamp(self.now_ms * 1_000_000),
             src,

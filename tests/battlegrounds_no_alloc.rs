@@ -130,6 +130,7 @@ fn the_steady_state_does_not_allocate() {
                 (server, client)
             };
             let d = Datagram {
+                digest: None,
                 frame,
                 ts: Timestamp(ms * 1_000_000),
                 src,

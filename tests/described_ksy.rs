@@ -500,7 +500,7 @@ proptest! {
                 std::net::SocketAddr::from(([10, 0, 0, 1], port)),
             );
             let (src, dst) = if up { (client, server) } else { (server, client) };
-            let dg = Datagram {
+            let dg = Datagram { digest: None,
                 frame: i as u64 + 1,
                 ts: Timestamp::from_millis(i as u64 * 700),
                 src,

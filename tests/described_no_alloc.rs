@@ -49,6 +49,7 @@ fn the_hot_path_allocates_nothing() {
             before = allocations();
         }
         let d = Datagram {
+            digest: None,
             frame: i as u64 + 1,
             ts: Timestamp::from_millis(f.ms),
             src: f.src,

@@ -165,6 +165,7 @@ fn outputs_allocate_nothing(protocol: &'static ProtocolInfo, captures: &[&str]) 
     let datagrams: Vec<Datagram<'_>> = owned
         .iter()
         .map(|(frame, ts, src, dst, payload)| Datagram {
+            digest: None,
             frame: *frame,
             ts: *ts,
             src: *src,

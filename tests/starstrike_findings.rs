@@ -86,6 +86,7 @@ impl Script {
             (self.server, self.client)
         };
         let d = Datagram {
+            digest: None,
             frame: self.frame,
             ts: Timestamp::from_millis(self.now_ms),
             src,

@@ -42,6 +42,7 @@ fn the_hot_path_allocates_nothing() {
             before = allocations();
         }
         let d = Datagram {
+            digest: None,
             frame: i as u64 + 1,
             ts: Timestamp(f.ts_us * 1_000),
             src: f.src,

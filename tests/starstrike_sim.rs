@@ -390,6 +390,7 @@ fn lwar_and_starstrike_share_one_engine() {
     let lwar_client: std::net::SocketAddr = "10.9.9.9:5000".parse().unwrap();
     let lwar_server: std::net::SocketAddr = "10.9.9.1:32422".parse().unwrap();
     let d = Datagram {
+        digest: None,
         frame: 1,
         ts: Timestamp(1),
         src: lwar_client,
@@ -400,6 +401,7 @@ fn lwar_and_starstrike_share_one_engine() {
     assert!(engine.observe(&d, &mut ()).is_some());
     for (i, f) in sim.frames.iter().enumerate() {
         let d = Datagram {
+            digest: None,
             frame: i as u64 + 2,
             ts: Timestamp(2 + f.ts_us * 1_000),
             src: f.src,

@@ -116,6 +116,7 @@ impl Script {
         self.frame += 1;
         self.now_ms += STEP_MS;
         let d = Datagram {
+            digest: None,
             frame: self.frame,
             ts: Timestamp::from_millis(self.now_ms),
             src,

@@ -167,6 +167,7 @@ fn steady_state_tracking_allocates_nothing_per_packet() {
             (server, client)
         };
         let d = Datagram {
+            digest: None,
             frame: i as u64 + 1,
             ts: Timestamp::from_millis(1_704_067_200_000 + 15 * i as u64),
             src,

@@ -58,6 +58,7 @@ fn run() -> (Tracker, Vec<Finding>, Summary) {
     let mut seen = Collect::default();
     for row in rows() {
         let d = Datagram {
+            digest: None,
             frame: row.frame,
             ts: Timestamp(START_NS + row.frame * STEP_NS),
             src: v6(row.src_port),

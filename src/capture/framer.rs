@@ -114,6 +114,7 @@ impl Framer {
 
 fn datagram(udp: Udp<'_>, frame: u64, ts: Timestamp) -> Datagram<'_> {
     Datagram {
+        digest: None,
         frame,
         ts,
         src: SocketAddr::new(udp.src, udp.src_port),

@@ -104,12 +104,28 @@ pub struct Datagram<'a> {
     /// The UDP payload length the UDP header states. Larger than `payload.len()`
     /// when the capture's snaplen cut the frame short.
     pub payload_len: usize,
+    /// The payload's digest ([`payload_digest`]) when whoever built the
+    /// datagram computed it already: the two-thread pipeline's reader, so that
+    /// the engine's thread does not hash every payload again. `None` elsewhere;
+    /// [`Datagram::digest`] computes it then.
+    pub digest: Option<u64>,
+}
+
+/// The digest by which the engine tells a datagram's bytes from a recent one's
+/// (network duplicates): xxh3, 64 bits.
+pub fn payload_digest(payload: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(payload)
 }
 
 impl Datagram<'_> {
     /// True when the capture (not the sender) cut the payload short.
     pub fn truncated_by_capture(&self) -> bool {
         self.payload.len() < self.payload_len
+    }
+
+    /// The payload's digest: the one computed ahead, or computed now.
+    pub fn digest(&self) -> u64 {
+        self.digest.unwrap_or_else(|| payload_digest(self.payload))
     }
 }
 
@@ -129,6 +145,7 @@ impl OwnedDatagram {
     /// The borrowed view the tracker takes.
     pub fn as_datagram(&self) -> Datagram<'_> {
         Datagram {
+            digest: None,
             frame: self.frame,
             ts: self.ts,
             src: self.src,

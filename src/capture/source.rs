@@ -692,6 +692,7 @@ pub fn classify_frame(
 /// A UDP datagram, whatever it carries: the engine tells the protocols apart.
 fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp) -> FrameClass<'_> {
     FrameClass::Udp(Datagram {
+        digest: None,
         frame,
         ts,
         src: SocketAddr::new(udp.src, udp.src_port),

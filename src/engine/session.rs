@@ -455,7 +455,7 @@ impl DirState {
             self.recent.keep_prefix(d.payload, d.payload_len);
             return None;
         }
-        let dup = self.duplicate_of(xxhash_rust::xxh3::xxh3_64(d.payload), d.frame);
+        let dup = self.duplicate_of(d.digest(), d.frame);
         if dup.is_none() {
             self.recent.keep_prefix(d.payload, d.payload_len);
         }
@@ -676,6 +676,7 @@ mod tests {
 
     fn dgram(payload: &[u8], len: usize, frame: u64) -> Datagram<'_> {
         Datagram {
+            digest: None,
             frame,
             ts: Timestamp::from_millis(frame),
             src: "10.0.0.1:1".parse().unwrap(),

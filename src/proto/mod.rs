@@ -253,6 +253,7 @@ mod tests {
 
     fn dgram<'a>(payload: &'a [u8], src: &str, dst: &str, frame: u64) -> Datagram<'a> {
         Datagram {
+            digest: None,
             frame,
             ts: Timestamp::from_millis(frame),
             src: src.parse().unwrap(),

@@ -1333,6 +1333,7 @@ mod tests {
 
     fn dgram(payload: &[u8], frame: u64) -> Datagram<'_> {
         Datagram {
+            digest: None,
             frame,
             ts: Timestamp::from_millis(frame),
             src: "10.0.0.1:5000".parse().unwrap(),

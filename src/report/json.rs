@@ -1335,6 +1335,7 @@ mod tests {
         let mut spilled = false;
         for frame in 1..=n {
             let d = Datagram {
+                digest: None,
                 frame,
                 ts: Timestamp::from_millis(frame),
                 src: "10.0.0.1:5000".parse().unwrap(),

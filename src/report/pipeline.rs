@@ -25,7 +25,9 @@ use super::Analysis;
 use super::ahead::{Render, Rendered};
 use super::progress::Progress;
 use super::run::RunError;
-use crate::capture::{CaptureError, Datagram, FrameClass, FrameCounts, Source, Timestamp};
+use crate::capture::{
+    CaptureError, Datagram, FrameClass, FrameCounts, Source, Timestamp, payload_digest,
+};
 use crate::engine::{Flow, Guess, Observer};
 use std::cell::Cell;
 use std::io::Write;
@@ -93,6 +95,9 @@ struct Meta {
     start: usize,
     len: usize,
     payload_len: usize,
+    /// The payload's digest, taken while its bytes are in the cache: the
+    /// engine's thread then need not read them again to find duplicates.
+    digest: u64,
 }
 
 /// Datagrams handed over at once; reused once analysed.
@@ -136,6 +141,7 @@ impl Batch {
             start,
             len: d.payload.len(),
             payload_len: d.payload_len,
+            digest: payload_digest(d.payload),
         });
     }
 
@@ -193,6 +199,7 @@ pub(crate) fn drive<O: Observer>(
             }
             for m in &batch.meta {
                 let d = Datagram {
+                    digest: Some(m.digest),
                     frame: m.frame,
                     ts: m.ts,
                     src: m.src,

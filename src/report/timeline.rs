@@ -251,6 +251,7 @@ mod tests {
     fn event_at(t: &mut Timeline, ms: u64, session: SessionId, direction: Direction, frame: u64) {
         let addr = "127.0.0.1:1".parse().expect("an address");
         let d = Datagram {
+            digest: None,
             frame,
             ts: Timestamp(ms * 1_000_000),
             src: addr,

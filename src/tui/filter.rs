@@ -51,6 +51,7 @@ impl DisplayFilter {
     pub fn matches(&self, ctx: &PacketCtx<'_>) -> bool {
         let (src, dst) = ctx.addresses;
         let datagram = Datagram {
+            digest: None,
             frame: ctx.row.frame,
             ts: ctx.row.ts,
             src,

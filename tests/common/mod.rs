@@ -280,6 +280,7 @@ pub fn vector_datagrams(
     vectors
         .iter()
         .map(|(frame, src, dst, payload)| lwarscope::capture::Datagram {
+            digest: None,
             frame: *frame,
             ts: Timestamp::from_millis(*frame * 33),
             src: SocketAddr::new(ip, *src),

@@ -452,7 +452,7 @@ impl Analyzer {
             session.proto.previous[idx(direction)] = None;
             return None;
         }
-        let hash = xxhash_rust::xxh3::xxh3_64(d.payload);
+        let hash = d.digest();
         let previous = &mut session.proto.previous[idx(direction)];
         let dup = previous
             .filter(|(h, ts, _)| *h == hash && d.ts.since(*ts) <= DUPLICATE_WITHIN_NS)
@@ -699,6 +699,7 @@ mod tests {
             (server, client)
         };
         Datagram {
+            digest: None,
             frame: i as u64 + 1,
             ts: Timestamp::from_millis(i as u64 * 10),
             src,
@@ -742,6 +743,7 @@ mod tests {
         {
             let payload = [conn, seq];
             let dg = Datagram {
+                digest: None,
                 frame: i as u64 + 1,
                 ts: Timestamp::from_millis(i as u64),
                 src: "10.0.0.2:4000".parse().unwrap(),
