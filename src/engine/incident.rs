@@ -15,6 +15,10 @@
 //! is opened by the first, extended by the next ones, and reported once as a
 //! [`RunSpan`] when the caller says it ended (the rule is kept again, or the
 //! session ends), at its first message.
+//!
+//! [`KeyedRuns`] keeps a few [`Run`]s of one rule apart by a key (the message
+//! that is repeated, the field that is broken): each key's run is its own
+//! incident, reported as a [`KeyedSpan`].
 
 use crate::capture::Timestamp;
 
@@ -133,6 +137,134 @@ impl Regression {
     }
 }
 
+/// One run of a [`KeyedRuns`], ended: its key, what the caller kept of its
+/// first hit, and the span to report.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KeyedSpan<K, X> {
+    pub key: K,
+    pub first: X,
+    pub span: RunSpan,
+}
+
+/// The open runs of one rule, one per key, at most `N` at once: each hit of a
+/// key extends its run or opens one, and what the caller keeps of a run's
+/// first hit (`X`) goes with it until it is reported. Allocates nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyedRuns<K, X, const N: usize> {
+    /// The open runs, in the order they were opened (a run opened in an
+    /// evicted one's place takes its place in the order too), then the free
+    /// places.
+    open: [Option<KeyedRun<K, X>>; N],
+}
+
+/// An open run of a [`KeyedRuns`].
+#[derive(Debug, Clone, Copy)]
+struct KeyedRun<K, X> {
+    key: K,
+    first: X,
+    run: Run,
+}
+
+impl<K: Copy, X: Copy, const N: usize> Default for KeyedRuns<K, X, N> {
+    fn default() -> Self {
+        KeyedRuns { open: [None; N] }
+    }
+}
+
+impl<K: Copy + PartialEq, X: Copy, const N: usize> KeyedRuns<K, X, N> {
+    /// A hit of `key` in packet `frame` (see [`Run::hit`]): it extends the
+    /// key's open run, or opens one that keeps `first`. Returns false when
+    /// the key has no open run and there is no room for one: the hit is not
+    /// counted.
+    pub fn hit(&mut self, key: K, first: X, frame: u64, ts: Timestamp, seqno: Option<u32>) -> bool {
+        let found = self.open.iter().flatten().position(|r| r.key == key);
+        let Some(i) = found.or_else(|| self.open.iter().position(Option::is_none)) else {
+            return false;
+        };
+        self.hit_at(i, key, first, frame, ts, seqno);
+        true
+    }
+
+    /// [`KeyedRuns::hit`], but with no room the oldest run (the least `age`
+    /// of what it kept, the earlier opened of equals) ends to make room: the
+    /// new run takes its place, and the ended one is returned, to report.
+    pub fn hit_or_evict<A: Ord>(
+        &mut self,
+        key: K,
+        first: X,
+        frame: u64,
+        ts: Timestamp,
+        seqno: Option<u32>,
+        age: impl Fn(&X) -> A,
+    ) -> Option<KeyedSpan<K, X>> {
+        if self.hit(key, first, frame, ts, seqno) {
+            return None;
+        }
+        let i = self.oldest(age)?;
+        let evicted = self.open[i].take().and_then(KeyedRun::end);
+        self.hit_at(i, key, first, frame, ts, seqno);
+        evicted
+    }
+
+    /// Ends the first open run whose key `ends` says (in the order they were
+    /// opened): the run, to report. Called until it returns `None`, it ends
+    /// them all in that order, the others keeping theirs.
+    pub fn end_first(&mut self, ends: impl Fn(K) -> bool) -> Option<KeyedSpan<K, X>> {
+        let i = self.open.iter().flatten().position(|r| ends(r.key))?;
+        self.remove(i)
+    }
+
+    /// Ends the oldest open run (the least `age` of what it kept, the earlier
+    /// opened of equals): the run, to report. Called until it returns `None`
+    /// (the session ends), it ends them all, oldest first.
+    pub fn end_oldest<A: Ord>(&mut self, age: impl Fn(&X) -> A) -> Option<KeyedSpan<K, X>> {
+        let i = self.oldest(age)?;
+        self.remove(i)
+    }
+
+    /// The index of the oldest open run, if any.
+    fn oldest<A: Ord>(&self, age: impl Fn(&X) -> A) -> Option<usize> {
+        let open = self.open.iter().flatten().enumerate();
+        open.min_by_key(|(_, r)| age(&r.first)).map(|(i, _)| i)
+    }
+
+    /// Extends the run at `i`, or opens one there for `key`.
+    fn hit_at(
+        &mut self,
+        i: usize,
+        key: K,
+        first: X,
+        frame: u64,
+        ts: Timestamp,
+        seqno: Option<u32>,
+    ) {
+        let run = self.open[i].get_or_insert(KeyedRun {
+            key,
+            first,
+            run: Run::default(),
+        });
+        run.run.hit(frame, ts, seqno);
+    }
+
+    /// Ends the run at `i`; the ones after it move up, in their order.
+    fn remove(&mut self, i: usize) -> Option<KeyedSpan<K, X>> {
+        let ended = self.open[i].take();
+        self.open[i..].rotate_left(1);
+        ended.and_then(KeyedRun::end)
+    }
+}
+
+impl<K, X> KeyedRun<K, X> {
+    fn end(mut self) -> Option<KeyedSpan<K, X>> {
+        let span = self.run.end()?;
+        Some(KeyedSpan {
+            key: self.key,
+            first: self.first,
+            span,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +314,85 @@ mod tests {
         assert!(!r.is_open());
         assert!(r.hit(12, Timestamp(120), None));
         assert_eq!(r.end().map(|run| (run.frame, run.messages)), Some((12, 1)));
+    }
+
+    /// The keys of the open runs, in their order, with their first frames.
+    fn open_keys<const N: usize>(runs: &KeyedRuns<u32, u64, N>) -> Vec<(u32, u64)> {
+        let open = runs.open.iter().flatten();
+        open.map(|r| (r.key, r.run.open.map_or(0, |s| s.frame)))
+            .collect()
+    }
+
+    #[test]
+    fn a_key_finds_its_own_run_or_takes_a_free_place() {
+        let mut runs = KeyedRuns::<u32, u64, 2>::default();
+        assert!(runs.hit(5, 50, 7, Timestamp(70), Some(5)));
+        assert!(runs.hit(6, 60, 8, Timestamp(80), Some(6)));
+        // Key 5 again: its run, with what it kept of its first hit.
+        assert!(runs.hit(5, 99, 9, Timestamp(90), Some(5)));
+        assert_eq!(open_keys(&runs), [(5, 7), (6, 8)]);
+        // No room for key 7: not counted.
+        assert!(!runs.hit(7, 70, 10, Timestamp(100), None));
+        assert_eq!(open_keys(&runs), [(5, 7), (6, 8)]);
+        assert_eq!(
+            runs.end_first(|key| key == 5),
+            Some(KeyedSpan {
+                key: 5,
+                first: 50,
+                span: RunSpan {
+                    frame: 7,
+                    ts: Timestamp(70),
+                    seqno: Some(5),
+                    messages: 2,
+                    packets: 2,
+                    last_frame: 9,
+                },
+            })
+        );
+        // Its place is free again.
+        assert!(runs.hit(7, 70, 10, Timestamp(100), None));
+        assert_eq!(open_keys(&runs), [(6, 8), (7, 10)]);
+    }
+
+    #[test]
+    fn with_no_room_the_oldest_run_ends_and_its_place_goes_to_the_new_one() {
+        let mut runs = KeyedRuns::<u32, u64, 3>::default();
+        let age = |first: &u64| *first;
+        for (key, first, frame) in [(1, 30, 1), (2, 10, 2), (3, 10, 3)] {
+            let evicted = runs.hit_or_evict(key, first, frame, Timestamp(0), None, age);
+            assert_eq!(evicted, None);
+        }
+        // A hit of an open key ends nothing.
+        assert_eq!(runs.hit_or_evict(1, 30, 4, Timestamp(0), None, age), None);
+        // Keys 2 and 3 kept the least: key 2, opened before key 3, ends.
+        let evicted = runs.hit_or_evict(4, 20, 5, Timestamp(0), None, age);
+        let ended = evicted.map(|e| (e.key, e.first, e.span.frame, e.span.messages));
+        assert_eq!(ended, Some((2, 10, 2, 1)));
+        assert_eq!(open_keys(&runs), [(1, 1), (4, 5), (3, 3)]);
+        let evicted = runs.hit_or_evict(5, 40, 6, Timestamp(0), None, age);
+        assert_eq!(evicted.map(|e| e.key), Some(3));
+        assert_eq!(open_keys(&runs), [(1, 1), (4, 5), (5, 6)]);
+    }
+
+    #[test]
+    fn runs_end_in_their_order_or_oldest_first_and_leave_none_open() {
+        let mut runs = KeyedRuns::<u32, u64, 4>::default();
+        for (key, first) in [(1, 30), (2, 10), (3, 20), (4, 10)] {
+            assert!(runs.hit(key, first, u64::from(key), Timestamp(0), None));
+        }
+        // The ones `ends` says, in the order they were opened.
+        assert_eq!(runs.end_first(|key| key % 2 == 1).map(|e| e.key), Some(1));
+        assert_eq!(runs.end_first(|key| key % 2 == 1).map(|e| e.key), Some(3));
+        assert_eq!(runs.end_first(|key| key % 2 == 1), None);
+        assert_eq!(open_keys(&runs), [(2, 2), (4, 4)]);
+        assert!(runs.hit(5, 5, 5, Timestamp(0), None));
+        // Oldest first, the earlier opened of equals.
+        let mut order = Vec::new();
+        while let Some(ended) = runs.end_oldest(|first| *first) {
+            order.push(ended.key);
+        }
+        assert_eq!(order, [5, 2, 4]);
+        assert_eq!(open_keys(&runs), []);
+        assert_eq!(runs.end_first(|_| true), None);
     }
 }

@@ -30,7 +30,7 @@ pub use finding::{
     Detail, DetailFormat, Direction, Finding, FindingKind, Group, KindDef, MAX_KINDS, MAX_RULES,
     ProtoDetail, Rule, RuleDef, SessionId, Severity,
 };
-pub use incident::{Regression, RegressionRun, Run, RunSpan};
+pub use incident::{KeyedRuns, KeyedSpan, Regression, RegressionRun, Run, RunSpan};
 pub use loss::{Cadence, LossEstimate};
 pub use session::{
     AckTally, DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session,

@@ -68,7 +68,7 @@ use super::decode::{DecodeErr, Events};
 use super::{AckFields, Described};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
-    self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise, Run,
+    self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise,
 };
 
 /// Sequence numbers followed per direction.
@@ -123,23 +123,10 @@ pub struct DescSession {
     valid: [ValidRuns; 2],
 }
 
-/// One open run of packets breaking one field's `valid`: the field, its first
-/// value and offset.
-#[derive(Debug, Clone, Copy, Default)]
-struct ValidRun {
-    field: u16,
-    offset: usize,
-    value: f64,
-    run: Run,
-}
-
-/// A direction's open `valid` runs: as many as the violations one packet
+/// A direction's open runs of packets breaking a field's `valid`, by field,
+/// with the first value and its offset: as many as the violations one packet
 /// keeps, so a packet always finds room. Allocates nothing.
-#[derive(Debug, Default)]
-struct ValidRuns {
-    open: [ValidRun; MAX_VIOLATIONS],
-    n: usize,
-}
+type ValidRuns = engine::KeyedRuns<u16, (usize, f64), MAX_VIOLATIONS>;
 
 /// The `valid` violations one packet keeps (one per field).
 const MAX_VIOLATIONS: usize = 8;
@@ -478,23 +465,9 @@ impl Analyzer {
         }
         let runs = &mut session.proto.valid[idx(raise.direction)];
         for &(field, offset, value) in broken {
-            let n = runs.n;
-            let i = match runs.open[..n].iter().position(|r| r.field == field) {
-                Some(i) => i,
-                None if n < MAX_VIOLATIONS => {
-                    runs.open[n] = ValidRun {
-                        field,
-                        offset,
-                        value,
-                        run: Run::default(),
-                    };
-                    runs.n += 1;
-                    n
-                }
-                // Never: at most one run per field of this packet stays open.
-                None => continue,
-            };
-            runs.open[i].run.hit(raise.frame, raise.ts, None);
+            // Never without room: at most one run per field of this packet
+            // stays open.
+            runs.hit(field, (offset, value), raise.frame, raise.ts, None);
         }
     }
 
@@ -510,21 +483,12 @@ impl Analyzer {
             return;
         };
         let i = idx(raise.direction);
-        let mut kept = 0;
-        for j in 0..session.proto.valid[i].n {
-            let mut open = session.proto.valid[i].open[j];
-            if !ends(open.field) {
-                session.proto.valid[i].open[kept] = open;
-                kept += 1;
-                continue;
-            }
-            if let Some(run) = open.run.end() {
-                let detail = super::valid_detail(self.d, open.field, open.offset, open.value, &run);
-                let this = session.dir_mut(raise.direction);
-                raise.violation_at(this, *rule, &run, Detail::Proto(detail));
-            }
+        while let Some(ended) = session.proto.valid[i].end_first(&ends) {
+            let (offset, value) = ended.first;
+            let detail = super::valid_detail(self.d, ended.key, offset, value, &ended.span);
+            let this = session.dir_mut(raise.direction);
+            raise.violation_at(this, *rule, &ended.span, Detail::Proto(detail));
         }
-        session.proto.valid[i].n = kept;
     }
 
     fn keys(&self) -> Keys {

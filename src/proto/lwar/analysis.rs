@@ -1053,51 +1053,32 @@ fn handshake(
 /// the oldest is reported to make room. Allocates nothing.
 #[derive(Debug, Clone, Copy, Default)]
 struct LeaveRepeats {
-    /// Each Leave's seqno, the frame of its first send, and its repeats.
-    runs: [(u32, u64, engine::Run); 4],
+    /// Each Leave's repeats, by its seqno, with the frame of its first send.
+    runs: engine::KeyedRuns<u32, u64, 4>,
 }
 
 impl LeaveRepeats {
     /// A repeat of Leave `seqno`, first sent in `first_frame`.
     fn repeat(&mut self, dir: &mut DirState, raise: &mut Raise<'_>, seqno: u32, first_frame: u64) {
-        let open = |r: &(u32, u64, engine::Run)| r.2.is_open();
-        let slot = match self.runs.iter().position(|r| open(r) && r.0 == seqno) {
-            Some(i) => i,
-            None => match self.runs.iter().position(|r| !open(r)) {
-                Some(i) => i,
-                None => {
-                    let oldest = (0..self.runs.len())
-                        .min_by_key(|&i| self.runs[i].1)
-                        .unwrap_or(0);
-                    self.close(oldest, dir, raise);
-                    oldest
-                }
-            },
-        };
-        if let Some((s, first, run)) = self.runs.get_mut(slot)
-            && run.hit(raise.frame, raise.ts, Some(seqno))
-        {
-            *s = seqno;
-            *first = first_frame;
+        let (frame, ts) = (raise.frame, raise.ts);
+        let oldest = self
+            .runs
+            .hit_or_evict(seqno, first_frame, frame, ts, Some(seqno), |&first| first);
+        if let Some(leave) = oldest {
+            Self::close(leave, dir, raise);
         }
     }
 
-    /// Reports run `i`, if open: one `expected-repeat`, at its first repeat.
-    fn close(&mut self, i: usize, dir: &mut DirState, raise: &mut Raise<'_>) {
-        if let Some((_, first, run)) = self.runs.get_mut(i)
-            && let Some(span) = run.end()
-        {
-            let detail = findings::expected_repeats(*first, &span);
-            raise.raise_run(dir, findings::EXPECTED_REPEAT, None, &span, detail);
-        }
+    /// Reports a Leave's run: one `expected-repeat`, at its first repeat.
+    fn close(leave: engine::KeyedSpan<u32, u64>, dir: &mut DirState, raise: &mut Raise<'_>) {
+        let detail = findings::expected_repeats(leave.first, &leave.span);
+        raise.raise_run(dir, findings::EXPECTED_REPEAT, None, &leave.span, detail);
     }
 
     /// Reports every open run, the earliest Leave first.
     fn close_all(&mut self, dir: &mut DirState, raise: &mut Raise<'_>) {
-        let mut order = [0, 1, 2, 3];
-        order.sort_by_key(|&i| self.runs[i].1);
-        for i in order {
-            self.close(i, dir, raise);
+        while let Some(leave) = self.runs.end_oldest(|&first| first) {
+            Self::close(leave, dir, raise);
         }
     }
 }
