@@ -193,6 +193,15 @@ fn refused_constructs_say_where_what_and_instead() {
             7,
             "anchors and tags are not supported",
         ),
+        (
+            // The 17th field with a `valid` (the analysis follows 16 apart).
+            with_seq(&(0..17).fold(String::new(), |seq, i| {
+                seq + &format!("  - id: f{i}\n    type: u1\n    valid: 0\n")
+            })),
+            53,
+            5,
+            "`f16`: more than 16 fields with `valid`",
+        ),
     ];
     for (text, line, col, says) in cases {
         let e = err(&text);

@@ -124,12 +124,13 @@ pub struct DescSession {
 }
 
 /// A direction's open runs of packets breaking a field's `valid`, by field,
-/// with the first value and its offset: as many as the violations one packet
-/// keeps, so a packet always finds room. Allocates nothing.
+/// with the first value and its offset: room for every field a description
+/// may give a `valid`, so a run always finds room. Allocates nothing.
 type ValidRuns = engine::KeyedRuns<u16, (usize, f64), MAX_VIOLATIONS>;
 
-/// The `valid` violations one packet keeps (one per field).
-const MAX_VIOLATIONS: usize = 8;
+/// The `valid` violations one packet keeps: one per field, for as many
+/// fields as a description may give a `valid`, so none is left out.
+const MAX_VIOLATIONS: usize = super::ksy::MAX_VALID_FIELDS;
 
 impl ProtoSession for DescSession {
     fn state(&self) -> &'static str {
@@ -465,9 +466,9 @@ impl Analyzer {
         }
         let runs = &mut session.proto.valid[idx(raise.direction)];
         for &(field, offset, value) in broken {
-            // Never without room: at most one run per field of this packet
-            // stays open.
-            runs.hit(field, (offset, value), raise.frame, raise.ts, None);
+            // Never without room: one run per field with a `valid`, at most.
+            let kept = runs.hit(field, (offset, value), raise.frame, raise.ts, None);
+            debug_assert!(kept, "a `valid` run found no room");
         }
     }
 
@@ -798,6 +799,59 @@ mod tests {
                 (3, ServerToClient, "`?` = 50 at byte 0".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn every_field_with_a_valid_keeps_its_own_run() {
+        // As many fields with a `valid` as a description may have, then a
+        // two-byte tail the packets below leave out: none decodes whole, so
+        // no run ends before the session does.
+        let fields = (0..MAX_VIOLATIONS).fold(String::new(), |seq, i| {
+            seq + &format!("  - id: f{i}\n    type: u1\n    valid:\n      max: 10\n")
+        });
+        let text = format!(
+            "meta:\n  id: many\nseq:\n{fields}  - id: tail\n    type: u2be\n-lwarscope:\n  recognise:\n    port: 5558\n"
+        );
+        let d = crate::proto::described::parse("t.ksy", &text).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let broken = |fields: std::ops::Range<usize>| -> Vec<usize> {
+            let mut t = crate::proto::described::tracker(d, Default::default());
+            let mut seen = Seen::default();
+            let mut next = 0;
+            // The first packet breaks the first half of the fields, the
+            // second the other half; or one packet breaks them all.
+            let half = MAX_VIOLATIONS / 2;
+            let packets: Vec<std::ops::Range<usize>> = if fields.len() == MAX_VIOLATIONS {
+                vec![fields]
+            } else {
+                vec![0..half, half..MAX_VIOLATIONS]
+            };
+            for (i, range) in packets.into_iter().enumerate() {
+                let payload: Vec<u8> = (0..MAX_VIOLATIONS)
+                    .map(|f| if range.contains(&f) { 99 } else { 0 })
+                    .collect();
+                let dg = datagram(i, true, "10.0.0.1:5558", &payload);
+                t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
+            }
+            t.finish(&mut seen);
+            let mut offsets: Vec<usize> = seen
+                .0
+                .iter()
+                .filter(|f| f.label().to_string() == "violation/valid")
+                .map(|f| {
+                    let detail = f.detail.to_string();
+                    let at = detail.split("at byte ").nth(1).unwrap_or_default();
+                    at.trim().parse().unwrap_or(usize::MAX)
+                })
+                .collect();
+            offsets.sort_unstable();
+            offsets
+        };
+        let all: Vec<usize> = (0..MAX_VIOLATIONS).collect();
+        // Sixteen runs open at once, from two packets: each its own finding.
+        assert_eq!(broken(0..1), all);
+        // Sixteen fields broken in one packet: each its own finding.
+        assert_eq!(broken(0..MAX_VIOLATIONS), all);
     }
 
     #[test]
