@@ -302,6 +302,15 @@ fn window_and_tables_are_refused_where_they_cannot_apply() {
             "table format",
         ),
         (&["--tables", "-Y", "Join", "-q", "-z", "conv"][..], "-q"),
+        // Both draw the capture on its own time axis.
+        (
+            &["--window", "2..4", "-q", "-z", "io,stat,1"][..],
+            "-z io,stat counts the whole capture by time already: drop --window",
+        ),
+        (
+            &["--window", "2..4", "--plot", "target/window.svg"][..],
+            "--plot draws the whole capture on its time axis: drop --window",
+        ),
         (
             &[
                 "--window",

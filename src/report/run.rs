@@ -92,8 +92,21 @@ pub fn check_out(args: &ReportArgs) -> Result<(), RunError> {
                 "--plot draws SVG: name the file FILE.svg (a browser or rsvg-convert makes a PNG of it)",
             )
         }
+        Some(_) if args.window.is_some() => usage(
+            "--plot draws the whole capture on its time axis: drop --window (or cut the capture first: -r FILE --window A..B -w PART.pcap)",
+        ),
         _ => Ok(()),
+    }?;
+    let io_stat = args
+        .stats
+        .iter()
+        .any(|s| matches!(s, super::stats::StatSpec::IoStat { .. }));
+    if io_stat && args.window.is_some() {
+        return usage(
+            "-z io,stat counts the whole capture by time already: drop --window and read its rows from START to END (or give it a filter: -z io,stat,1,\"time >= 60\")",
+        );
     }
+    Ok(())
 }
 
 /// The interval of the Parquet `intervals` table, in ns: `-z io,stat,INTERVAL`'s
