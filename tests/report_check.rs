@@ -677,6 +677,28 @@ fn a_window_is_judged_as_the_report_counts_it() {
         doc["files"][0]["rules"][0]["value"].as_f64(),
         later["findings"]["input-gap"].as_f64()
     );
+    // The JUnit suite names the window too, as the verdict line does.
+    let dir = tempfile::tempdir().unwrap();
+    let xml = dir.path().join("window.xml");
+    let r = run(&[
+        "captures/sim-loss.pcap",
+        "--window",
+        "2..4",
+        "--max",
+        "input-gap=13",
+        "--junit",
+        xml.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let file = std::io::BufReader::new(std::fs::File::open(&xml).unwrap());
+    let suites = junit_parser::from_reader(file).expect("valid JUnit XML");
+    let suite = &suites.suites[0];
+    assert_eq!(suite.name, "captures/sim-loss.pcap [window 2..4]");
+    assert_eq!(
+        suite.properties.hashmap.get("window").map(String::as_str),
+        Some("2..4")
+    );
+    assert!(suite.cases[0].status.is_success());
     let r = run(&["captures/sim-loss.pcap", "--window", "4", "--deny", "lost"]);
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(

@@ -767,12 +767,27 @@ pub fn write_junit(out: impl Write, verdicts: &[Verdict]) -> io::Result<()> {
         .write_inner_content(|w| {
             for v in verdicts {
                 let (tests, failures, errors) = count(v);
+                // A window judged is named as the verdict line names it, and
+                // kept as a property for tools that read them.
+                let name = match &v.window {
+                    Some(window) => format!("{} [window {window}]", v.file),
+                    None => v.file.clone(),
+                };
                 w.create_element("testsuite")
-                    .with_attribute(("name", v.file.as_str()))
+                    .with_attribute(("name", name.as_str()))
                     .with_attribute(("tests", tests.to_string().as_str()))
                     .with_attribute(("failures", failures.to_string().as_str()))
                     .with_attribute(("errors", errors.to_string().as_str()))
                     .write_inner_content(|w| {
+                        if let Some(window) = &v.window {
+                            w.create_element("properties").write_inner_content(|w| {
+                                w.create_element("property")
+                                    .with_attribute(("name", "window"))
+                                    .with_attribute(("value", window.as_str()))
+                                    .write_empty()?;
+                                Ok(())
+                            })?;
+                        }
                         if let Some(e) = &v.error {
                             w.create_element("testcase")
                                 .with_attribute(("name", "read capture"))
