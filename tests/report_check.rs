@@ -29,6 +29,16 @@ fn run(args: &[&str]) -> Run {
     }
 }
 
+/// `lwarscope check ARGS --junit FILE`: the run, and the JUnit file as a
+/// JUnit parser reads it.
+fn run_junit(args: &[&str]) -> (Run, junit_parser::TestSuites) {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = dir.path().join("check.xml");
+    let r = run(&[args, &["--junit", xml.to_str().unwrap()]].concat());
+    let file = std::io::BufReader::new(std::fs::File::open(&xml).unwrap());
+    (r, junit_parser::from_reader(file).expect("valid JUnit XML"))
+}
+
 #[test]
 fn exit_0_when_every_file_passes() {
     let r = run(&[
@@ -298,9 +308,7 @@ fn expect_compares_with_the_ground_truth_and_with_our_own_json() {
 
 #[test]
 fn junit_output_is_accepted_by_a_junit_parser() {
-    let dir = tempfile::tempdir().unwrap();
-    let xml = dir.path().join("check.xml");
-    let r = run(&[
+    let (r, suites) = run_junit(&[
         "captures/sim-clean.pcap",
         "captures/sim-corrupt.pcap",
         "captures/no-such.pcap",
@@ -308,12 +316,8 @@ fn junit_output_is_accepted_by_a_junit_parser() {
         "malformed,violation",
         "--max",
         "resend-rate=25%",
-        "--junit",
-        xml.to_str().unwrap(),
     ]);
     assert_eq!(r.code, Some(2));
-    let file = std::io::BufReader::new(std::fs::File::open(&xml).unwrap());
-    let suites = junit_parser::from_reader(file).expect("valid JUnit XML");
     assert_eq!(suites.suites.len(), 3, "one suite per file");
     assert_eq!(
         suites.tests, 7,
@@ -678,20 +682,14 @@ fn a_window_is_judged_as_the_report_counts_it() {
         later["findings"]["input-gap"].as_f64()
     );
     // The JUnit suite names the window too, as the verdict line does.
-    let dir = tempfile::tempdir().unwrap();
-    let xml = dir.path().join("window.xml");
-    let r = run(&[
+    let (r, suites) = run_junit(&[
         "captures/sim-loss.pcap",
         "--window",
         "2..4",
         "--max",
         "input-gap=13",
-        "--junit",
-        xml.to_str().unwrap(),
     ]);
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
-    let file = std::io::BufReader::new(std::fs::File::open(&xml).unwrap());
-    let suites = junit_parser::from_reader(file).expect("valid JUnit XML");
     let suite = &suites.suites[0];
     assert_eq!(suite.name, "captures/sim-loss.pcap [window 2..4]");
     assert_eq!(
