@@ -46,7 +46,16 @@
 //!    its first value and offset, and the number of packets and the last
 //!    frame in the detail. A packet that does not decode whole (malformed, or
 //!    cut by the capture) ends no incident: it may not have reached the
-//!    field.
+//!    field. A bound naming an earlier field (`valid: {min: this_packet}`)
+//!    is compared with that field's value in the packet (its value is in
+//!    the detail); a bound whose field was not read holds.
+//! 7. `violation/dropped-address` (`server: drops: {ipv4-last-byte: [...]}`):
+//!    a packet the server sends to a client whose IPv4 address (or one
+//!    mapped into IPv6) ends in one of those bytes (Timewarp's "IP addresses
+//!    ending in 0 or 255 are dropped"). Every such packet of the session is
+//!    one incident (the session is one client address): one finding when the
+//!    session ends, at the first, with the address, the number of packets
+//!    and the last frame. A network duplicate (rule 1) is not counted again.
 //!
 //! **Packets the capture cut short** (snaplen): the engine raises one
 //! `truncated` per cut packet, and the fields it kept count as above. Its
@@ -121,15 +130,18 @@ pub struct DescSession {
     tracks: [Track; 2],
     /// Per direction, the open runs of packets breaking a field's `valid`.
     valid: [ValidRuns; 2],
+    /// The server's packets to a client address it drops (`server: drops:`).
+    dropped: Run,
 }
 
 /// One open run of packets breaking one field's `valid`: the field, its first
-/// value and offset.
+/// value and offset (and the value of the field its `valid` names, if any).
 #[derive(Debug, Clone, Copy, Default)]
 struct ValidRun {
     field: u16,
     offset: usize,
     value: f64,
+    bound: Option<i64>,
     run: Run,
 }
 
@@ -143,6 +155,21 @@ struct ValidRuns {
 
 /// The `valid` violations one packet keeps (one per field).
 const MAX_VIOLATIONS: usize = 8;
+
+/// A field breaking its `valid` in one packet: the field, its offset, its
+/// value, and the value of the earlier field its `valid` names, if any.
+type Broken = (u16, usize, f64, Option<i64>);
+
+impl ValidRun {
+    fn at(&self) -> super::Broke {
+        super::Broke {
+            field: self.field,
+            offset: self.offset,
+            value: self.value,
+            bound: self.bound,
+        }
+    }
+}
 
 impl ProtoSession for DescSession {
     fn state(&self) -> &'static str {
@@ -223,7 +250,7 @@ struct Keys {
     seq: Option<i64>,
     ack_value: Option<i64>,
     anchor: Option<i64>,
-    violations: [(u16, usize, f64); MAX_VIOLATIONS],
+    violations: [Broken; MAX_VIOLATIONS],
     n_violations: usize,
 }
 
@@ -251,15 +278,15 @@ impl Events for Keys {
         }
     }
 
-    fn violation(&mut self, field: u16, offset: usize, value: f64) {
+    fn violation(&mut self, field: u16, offset: usize, value: f64, bound: Option<i64>) {
         if self.violations[..self.n_violations]
             .iter()
-            .any(|(f, _, _)| *f == field)
+            .any(|(f, _, _, _)| *f == field)
         {
             return;
         }
         if let Some(slot) = self.violations.get_mut(self.n_violations) {
-            *slot = (field, offset, value);
+            *slot = (field, offset, value, bound);
             self.n_violations += 1;
         }
     }
@@ -392,12 +419,27 @@ impl engine::Analyzer for Analyzer {
             let broken = &keys.violations[..keys.n_violations];
             self.valid(session, raise, broken, result.is_ok());
         }
+        // 7. A client address the server drops.
+        if direction == Direction::ServerToClient && self.drops(d.dst.ip()).is_some() {
+            session.proto.dropped.hit(raise.frame, raise.ts, None);
+        }
     }
 
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
         for direction in [Direction::ClientToServer, Direction::ServerToClient] {
             raise.direction = direction;
             self.close_valid(session, raise, |_| true);
+        }
+        if let Some(run) = session.proto.dropped.end()
+            && let Some(rule) = self.rule(super::DROPPED_ADDRESS)
+        {
+            raise.direction = Direction::ServerToClient;
+            let client = self
+                .drops(session.client.ip())
+                .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+            let detail = super::dropped_detail(self.d, client, &run);
+            let this = session.dir_mut(Direction::ServerToClient);
+            raise.violation_at(this, rule, &run, Detail::Proto(detail));
         }
         let Some(rec) = self.recency else {
             return;
@@ -464,20 +506,14 @@ impl Analyzer {
     /// Rule 6: the packet's broken fields extend their runs or open new
     /// ones; a packet that decoded whole (`whole`) ends the runs of the fields
     /// it kept.
-    fn valid(
-        &self,
-        session: &mut Session,
-        raise: &mut Raise<'_>,
-        broken: &[(u16, usize, f64)],
-        whole: bool,
-    ) {
+    fn valid(&self, session: &mut Session, raise: &mut Raise<'_>, broken: &[Broken], whole: bool) {
         if whole {
             self.close_valid(session, raise, |field| {
-                !broken.iter().any(|(f, _, _)| *f == field)
+                !broken.iter().any(|(f, _, _, _)| *f == field)
             });
         }
         let runs = &mut session.proto.valid[idx(raise.direction)];
-        for &(field, offset, value) in broken {
+        for &(field, offset, value, bound) in broken {
             let n = runs.n;
             let i = match runs.open[..n].iter().position(|r| r.field == field) {
                 Some(i) => i,
@@ -486,6 +522,7 @@ impl Analyzer {
                         field,
                         offset,
                         value,
+                        bound,
                         run: Run::default(),
                     };
                     runs.n += 1;
@@ -519,12 +556,33 @@ impl Analyzer {
                 continue;
             }
             if let Some(run) = open.run.end() {
-                let detail = super::valid_detail(self.d, open.field, open.offset, open.value, &run);
+                let detail = super::valid_detail(self.d, &open.at(), &run);
                 let this = session.dir_mut(raise.direction);
                 raise.violation_at(this, *rule, &run, Detail::Proto(detail));
             }
         }
         session.proto.valid[i].n = kept;
+    }
+
+    /// The IPv4 address (an IPv4 one, or one mapped into IPv6) if the server
+    /// drops it: its last byte is one of `server: drops: ipv4-last-byte`.
+    fn drops(&self, ip: std::net::IpAddr) -> Option<std::net::Ipv4Addr> {
+        let v4 = match ip {
+            std::net::IpAddr::V4(a) => a,
+            std::net::IpAddr::V6(a) => a.to_ipv4_mapped()?,
+        };
+        let last = self
+            .d
+            .ksy
+            .sem
+            .drops_ipv4_last_byte
+            .contains(&v4.octets()[3]);
+        last.then_some(v4)
+    }
+
+    /// The description's rule of this name, if it has it.
+    fn rule(&self, name: &str) -> Option<engine::Rule> {
+        self.d.rules.iter().copied().find(|r| r.name() == name)
     }
 
     fn keys(&self) -> Keys {
@@ -536,7 +594,7 @@ impl Analyzer {
             seq: None,
             ack_value: None,
             anchor: None,
-            violations: [(0, 0, 0.0); MAX_VIOLATIONS],
+            violations: [(0, 0, 0.0, None); MAX_VIOLATIONS],
             n_violations: 0,
         }
     }
