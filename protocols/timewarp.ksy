@@ -192,6 +192,20 @@ enums:
     # "IP addresses ending in 0 or 255 are dropped" (IPv4).
     drops:
       ipv4-last-byte: [0, 255]
+    # The document's arrows: who sends each message. UPDATE_GAME_DATA is the
+    # server's updates; the document leaves open how a client sends its
+    # events, so either side may send it.
+    sends:
+      - ping_reply
+      - initial_connection_response
+      - confirmed_connection_response
+      - confirmed_connection_check_response
+      - confirmed_connection_check_response_failed
+    receives:
+      - ping_request
+      - initial_connection_request
+      - confirmed_connection_request
+      - confirmed_connection_check_request
   message-type: flag
   timeout: 10s
   rates:

@@ -694,6 +694,73 @@ fn the_timewarp_server_answering_an_address_ending_in_0_or_255_is_one_violation(
     );
 }
 
+#[test]
+fn a_message_from_the_side_that_does_not_send_it_is_one_violation_per_direction() {
+    // Vessel: "Each vessel will send its input state [...] The environment
+    // will send to each vessel the ship's gameplay input, the ship's sensor
+    // data and any administrative state."
+    const ENV: &str = "10.0.0.1:7600";
+    const VESSEL: &str = "10.0.2.1:40000";
+    #[rustfmt::skip]
+    let input = |sync: u8| vec![
+        3, b'1', b'.', b'0', 1, sync, // "1.0", vessel_input, sync
+        0,                          // no vessel id
+        0, 0, 0, 0, 0, 0, 0, 0,     // throttles 0, 0
+        0, 0,                       // thrusters, gun
+    ];
+    #[rustfmt::skip]
+    let version_only = |sync: u8| vec![3, b'2', b'.', b'0', 3, sync];
+    let packets = vec![
+        (VESSEL, ENV, input(1)),
+        // The environment echoing a vessel's input packet: the vessel's type.
+        (ENV, VESSEL, input(1)),
+        (ENV, VESSEL, version_only(2)),
+        (ENV, VESSEL, input(3)),
+        // A vessel sending the environment's version-only packet.
+        (VESSEL, ENV, version_only(2)),
+    ];
+    let got = findings(&packets);
+    assert_eq!(
+        got,
+        [
+            (
+                "violation/wrong-direction".to_owned(),
+                5,
+                "c2s",
+                "`version_only` (3) from the client: only the server sends it".to_owned()
+            ),
+            (
+                "violation/wrong-direction".to_owned(),
+                2,
+                "s2c",
+                "`vessel_input` (1) from the server: only the client sends it; 2 packets until frame 4".to_owned()
+            ),
+        ]
+    );
+    // Timewarp, the document's arrows: a PING_REPLY comes from the server.
+    let got = findings(&[
+        ("10.0.3.1:41000", "10.0.0.1:7711", vec![2, 0, 8, 1, 0]),
+        ("10.0.0.1:7711", "10.0.3.1:41000", vec![1]),
+    ]);
+    assert_eq!(
+        got,
+        [
+            (
+                "violation/wrong-direction".to_owned(),
+                1,
+                "c2s",
+                "`ping_reply` (2) from the client: only the server sends it".to_owned()
+            ),
+            (
+                "violation/wrong-direction".to_owned(),
+                2,
+                "s2c",
+                "`ping_request` (1) from the server: only the client sends it".to_owned()
+            ),
+        ]
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]

@@ -56,6 +56,12 @@
 //!    one incident (the session is one client address): one finding when the
 //!    session ends, at the first, with the address, the number of packets
 //!    and the last frame. A network duplicate (rule 1) is not counted again.
+//! 8. `violation/wrong-direction` (`server: sends:`, `receives:`): a packet
+//!    whose message type decoded, of a type only the other side sends (a
+//!    type of `sends` from the client, of `receives` from the server). A
+//!    direction's such packets are one incident: one finding when the
+//!    session ends, at the first, with its type, the number of packets and
+//!    the last frame.
 //!
 //! **Packets the capture cut short** (snaplen): the engine raises one
 //! `truncated` per cut packet, and the fields it kept count as above. Its
@@ -132,6 +138,9 @@ pub struct DescSession {
     valid: [ValidRuns; 2],
     /// The server's packets to a client address it drops (`server: drops:`).
     dropped: Run,
+    /// Per direction, its packets of a type the other side sends (`server:
+    /// sends:`, `receives:`), and the first one's type.
+    wrong: [(Run, i64); 2],
 }
 
 /// One open run of packets breaking one field's `valid`: the field, its first
@@ -423,6 +432,20 @@ impl engine::Analyzer for Analyzer {
         if direction == Direction::ServerToClient && self.drops(d.dst.ip()).is_some() {
             session.proto.dropped.hit(raise.frame, raise.ts, None);
         }
+        // 8. A type from the side that does not send it.
+        if header_ok && let Some(t) = keys.ty {
+            let sem = &self.d.ksy.sem;
+            let wrong = match direction {
+                Direction::ServerToClient => sem.client_sends.contains(&t),
+                Direction::ClientToServer => sem.server_sends.contains(&t),
+            };
+            if wrong {
+                let (run, first) = &mut session.proto.wrong[idx(direction)];
+                if run.hit(raise.frame, raise.ts, None) {
+                    *first = t;
+                }
+            }
+        }
     }
 
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
@@ -440,6 +463,19 @@ impl engine::Analyzer for Analyzer {
             let detail = super::dropped_detail(self.d, client, &run);
             let this = session.dir_mut(Direction::ServerToClient);
             raise.violation_at(this, rule, &run, Detail::Proto(detail));
+        }
+        for direction in [Direction::ClientToServer, Direction::ServerToClient] {
+            let (run, first) = &mut session.proto.wrong[idx(direction)];
+            let first = *first;
+            if let Some(run) = run.end()
+                && let Some(rule) = self.rule(super::WRONG_DIRECTION)
+            {
+                raise.direction = direction;
+                let from_server = direction == Direction::ServerToClient;
+                let detail = super::wrong_direction_detail(self.d, first, from_server, &run);
+                let this = session.dir_mut(direction);
+                raise.violation_at(this, rule, &run, Detail::Proto(detail));
+            }
         }
         let Some(rec) = self.recency else {
             return;

@@ -254,7 +254,15 @@ pub fn leak(mut d: Described, index: usize) -> &'static Described {
             name: DROPPED_ADDRESS,
             proto,
             doc: "The server sent to a client address it drops (`server: drops:`).",
-            slot: 1,
+            slot: rules.len() as u8,
+        }))));
+    }
+    if !d.ksy.sem.server_sends.is_empty() || !d.ksy.sem.client_sends.is_empty() {
+        rules.push(Rule::new(Box::leak(Box::new(RuleDef {
+            name: WRONG_DIRECTION,
+            proto,
+            doc: "A message type from the side that does not send it (`server: sends:`, `receives:`).",
+            slot: rules.len() as u8,
         }))));
     }
     d.rules = Box::leak(rules.into_boxed_slice());
@@ -403,6 +411,54 @@ pub fn dropped_detail(
             run.last_frame,
         ],
     }
+}
+
+/// The rule of `server: sends:` and `receives:`.
+pub const WRONG_DIRECTION: &str = "wrong-direction";
+
+/// A side's packets of types the other side sends, as a finding's detail: the
+/// first one's type, who sent it, the packets and the last one's frame.
+pub fn wrong_direction_detail(
+    d: &Described,
+    message_type: i64,
+    from_server: bool,
+    run: &crate::engine::RunSpan,
+) -> ProtoDetail {
+    ProtoDetail {
+        format: &WRONG,
+        args: [
+            (d.index as u64 & 0xffff_ffff) | u64::from(from_server) << 32,
+            message_type as u64,
+            u64::from(run.packets),
+            run.last_frame,
+        ],
+    }
+}
+
+static WRONG: DetailFormat = DetailFormat {
+    name: "described-wrong-direction",
+    fmt: fmt_wrong,
+};
+
+fn fmt_wrong(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    let proto = usize::try_from(args[0] & 0xffff_ffff).unwrap_or(usize::MAX);
+    let from_server = args[0] >> 32 == 1;
+    let value = args[1] as i64;
+    let name = LOADED
+        .get()
+        .and_then(|l| l.get(proto))
+        .and_then(|d| d.compiled.enum_name(d.compiled.strict_enum?.1, value))
+        .unwrap_or("?");
+    let (sender, other) = if from_server {
+        ("server", "client")
+    } else {
+        ("client", "server")
+    };
+    write!(
+        f,
+        "`{name}` ({value}) from the {sender}: only the {other} sends it"
+    )?;
+    crate::engine::finding::run_until(f, args[2], "packets", args[2], args[3])
 }
 
 static DROPPED: DetailFormat = DetailFormat {
