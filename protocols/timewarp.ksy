@@ -62,11 +62,15 @@ types:
         doc: The client's ID, or a special value refusing it.
       - id: desc_len
         type: u1
+        if: id == response_id::response_unknown_game_type
       - id: game_type_desc
         type: str
         size: desc_len
         encoding: UTF-8
-        doc: With RESPONSE_UNKNOWN_GAME_TYPE, the game type's name and where to get it.
+        if: id == response_id::response_unknown_game_type
+        doc: |
+          GAME_TYPE_DESC, only with RESPONSE_UNKNOWN_GAME_TYPE: the game
+          type's name and where to get it. Any other ID is FLAG + ID alone.
   confirmed_connection_request:
     seq:
       - id: client_id
@@ -92,11 +96,14 @@ types:
     seq:
       - id: this_packet
         type: u1
-        doc: Game state chunk number (packet 4 of 6).
+        valid:
+          min: 1
+        doc: Game state chunk number, from 1 (packet 4 of 6).
       - id: total_packets
         type: u1
         valid:
-          min: 1
+          min: this_packet
+        doc: Chunks of the game state; never below this_packet.
       - id: chunk_len
         type: u2
       - id: game_state
@@ -181,6 +188,24 @@ enums:
     port: 7711
   server:
     port: 7711
+    # "The server should not reply to an IP address that ends in 255 or 0";
+    # "IP addresses ending in 0 or 255 are dropped" (IPv4).
+    drops:
+      ipv4-last-byte: [0, 255]
+    # The document's arrows: who sends each message. UPDATE_GAME_DATA is the
+    # server's updates; the document leaves open how a client sends its
+    # events, so either side may send it.
+    sends:
+      - ping_reply
+      - initial_connection_response
+      - confirmed_connection_response
+      - confirmed_connection_check_response
+      - confirmed_connection_check_response_failed
+    receives:
+      - ping_request
+      - initial_connection_request
+      - confirmed_connection_request
+      - confirmed_connection_check_request
   message-type: flag
   timeout: 10s
   rates:

@@ -106,6 +106,9 @@ types:
       - id: object_type
         type: u1
         enum: object_type
+        valid:
+          any-of: [1, 2]
+        doc: Ship or bullet; any other value breaks the enum.
       - id: pos_x
         type: f4
       - id: pos_y

@@ -181,6 +181,54 @@ fn refused_constructs_say_where_what_and_instead() {
             "`between` is not supported in `valid` (supported: eq, min, max, any-of)",
         ),
         (
+            with_seq(
+                "  - id: a\n    type: u1\n    valid:\n      max: b\n  - id: b\n    type: u1\n",
+            ),
+            8,
+            12,
+            "`valid.max`: `b` is not an earlier field of this `seq`",
+        ),
+        (
+            with_seq(
+                "  - id: a\n    type: u1\n  - id: b\n    type: u1\n    valid:\n      max: a + 1\n",
+            ),
+            10,
+            12,
+            "`valid.max`: `a + 1` is an expression",
+        ),
+        (
+            with_seq(
+                "  - id: a\n    type: u1\n  - id: c\n    type: u1\n  - id: b\n    type: u1\n    valid:\n      min: a\n      max: c\n",
+            ),
+            13,
+            12,
+            "`valid` names at most one field",
+        ),
+        (
+            with_seq(
+                "  - id: a\n    type: u8\n  - id: b\n    type: u1\n    valid:\n      min: a\n",
+            ),
+            10,
+            12,
+            "`valid.min`: `a` has 8 bytes: a bound field has at most 4 (u4, s4)",
+        ),
+        (
+            format!(
+                "{HEAD}seq:\n  - id: a\n    type: u1\n-lwarscope:\n  recognise:\n    port: 1\n  server:\n    drops: [0, 255]\n"
+            ),
+            11,
+            12,
+            "`drops` takes `{ipv4-last-byte: [BYTES]}`",
+        ),
+        (
+            format!(
+                "{HEAD}seq:\n  - id: a\n    type: u1\n-lwarscope:\n  recognise:\n    port: 1\n  server:\n    drops:\n      ipv4-last-byte: [0, 256]\n"
+            ),
+            12,
+            27,
+            "`ipv4-last-byte`: 256 is not a byte (0-255)",
+        ),
+        (
             "meta:\n  id: t\nseq: [\n".to_owned(),
             4,
             1,
@@ -455,6 +503,271 @@ fn a_starstrike_heartbeat_and_a_wrong_magic_written_by_hand() {
     assert_eq!(
         r,
         Err("contents: field `strs_ksy.protocol_id` at byte 0: not the described magic".into())
+    );
+}
+
+/// Findings of the engine on `packets` (source, destination, payload), 10 ms
+/// apart from frame 1: (label, frame, direction, detail).
+fn findings(packets: &[(&str, &str, Vec<u8>)]) -> Vec<(String, u64, &'static str, String)> {
+    use lwarscope::capture::{Datagram, Timestamp};
+    use lwarscope::engine::{Finding, Observer};
+    #[derive(Default)]
+    struct Collect(Vec<Finding>);
+    impl Observer for Collect {
+        fn finding(&mut self, f: &Finding) {
+            self.0.push(*f);
+        }
+    }
+    let mut engine = lwarscope::proto::engine(Default::default());
+    let mut seen = Collect::default();
+    for (i, (src, dst, payload)) in packets.iter().enumerate() {
+        let dg = Datagram {
+            digest: None,
+            frame: i as u64 + 1,
+            ts: Timestamp::from_millis(i as u64 * 10),
+            src: src.parse().unwrap(),
+            dst: dst.parse().unwrap(),
+            payload,
+            payload_len: payload.len(),
+        };
+        assert!(engine.observe(&dg, &mut seen).is_some(), "frame {}", i + 1);
+    }
+    engine.finish(&mut seen);
+    seen.0
+        .iter()
+        .map(|f| {
+            (
+                f.label().to_string(),
+                f.frame,
+                f.direction.name(),
+                f.detail.to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_game_state_chunk_numbered_past_its_total_or_from_zero_is_a_violation() {
+    // The document numbers the game state's chunks "like packet 4 of 6": from
+    // 1, never past the total.
+    const SERVER: &str = "10.0.0.1:7711";
+    const CLIENT: &str = "10.0.3.1:41000";
+    #[rustfmt::skip]
+    let packets = vec![
+        // Packet 1 of 2, two bytes of game state: kept.
+        (SERVER, CLIENT, vec![6, 1, 2, 2, 0, 0xaa, 0xbb]),
+        // "Packet 3 of 2", no data.
+        (SERVER, CLIENT, vec![6, 3, 2, 0, 0]),
+        // Packet 2 of 2, one byte, then the checksum and the CRC: kept.
+        (SERVER, CLIENT, vec![6, 2, 2, 1, 0, 0xcc, 1, 0, 0, 0, 2, 0, 0, 0]),
+        // "Packet 0 of 2".
+        (SERVER, CLIENT, vec![6, 0, 2, 0, 0]),
+        // Packet 1 of 1: kept, and it ends the run of the above.
+        (SERVER, CLIENT, vec![6, 1, 1, 0, 0, 9, 0, 0, 0, 7, 0, 0, 0]),
+    ];
+    assert_eq!(
+        findings(&packets),
+        [
+            (
+                "violation/valid".to_owned(),
+                2,
+                "s2c",
+                "`timewarp.body.total_packets` = 2 at byte 2, not >= this_packet (3)".to_owned()
+            ),
+            (
+                "violation/valid".to_owned(),
+                4,
+                "s2c",
+                "`timewarp.body.this_packet` = 0 at byte 1, not >= 1".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_initial_connection_response_is_flag_and_id_unless_the_game_type_is_unknown() {
+    // "[sizeof(FLAG) + sizeof(ID)]", or with id == RESPONSE_UNKNOWN_GAME_TYPE
+    // "+ sizeof(GAME_TYPE_DESC)".
+    let (fields, r) = decode("timewarp", &[4, 7, 0]);
+    assert_eq!(r, Ok(()));
+    assert_eq!(fields.last().unwrap(), "timewarp.body.id@1+2=7 (unknown)");
+    #[rustfmt::skip]
+    let unknown = [
+        4,                          // INITIAL_CONNECTION_RESPONSE
+        0xfe, 0xff,                 // RESPONSE_UNKNOWN_GAME_TYPE (65534)
+        3, b'c', b't', b'f',        // desc_len, game_type_desc "ctf"
+    ];
+    let (fields, r) = decode("timewarp", &unknown);
+    assert_eq!(r, Ok(()));
+    assert_eq!(
+        &fields[3..],
+        [
+            "timewarp.body.id@1+2=response_unknown_game_type (65534)",
+            "timewarp.body.desc_len@3+1=3",
+            "timewarp.body.game_type_desc@4+3=\"ctf\"",
+        ]
+    );
+    // A description after any other ID is not one of the two shapes.
+    let (_, r) = decode("timewarp", &[4, 0xfc, 0xff, 3, b'c', b't', b'f']);
+    assert_eq!(
+        r,
+        Err("trailing-bytes: 4 bytes after the layout ends at byte 3".into())
+    );
+}
+
+#[test]
+fn a_sensor_object_neither_ship_nor_bullet_is_a_violation() {
+    #[rustfmt::skip]
+    let mut env = vec![
+        3, b'1', b'.', b'0', 2, 9,  // version "1.0", environment_state, sync 9
+        1, 0,                       // join_status, no vessel id
+        0, 0, 0, 0, 0, 0, 0, 0,     // throttles 0, 0
+        0, 0,                       // thrusters, gun
+        0, 0, 0, 100,               // health 100
+        2,                          // object_count
+        1,                          // object_type: ship
+    ];
+    env.extend([0; 20]); // pos, orientation, vel
+    env.push(3); // object_type 3: not in the enum (at byte 44)
+    env.extend([0; 20]);
+    let (fields, r) = decode("vessel", &env);
+    assert_eq!(
+        r,
+        Ok(()),
+        "it decodes: the value breaks the rule, not the layout"
+    );
+    assert!(
+        fields.contains(&"vessel.body.objects.object_type@44+1=3 (unknown)".to_owned()),
+        "{fields:?}"
+    );
+    let got = findings(&[("10.0.0.1:7600", "10.0.2.1:40000", env)]);
+    assert_eq!(
+        got,
+        [(
+            "violation/valid".to_owned(),
+            1,
+            "s2c",
+            "`vessel.body.objects.object_type` = 3 at byte 44, not one of 1, 2".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn the_timewarp_server_answering_an_address_ending_in_0_or_255_is_one_violation() {
+    // "The server should not reply to an IP address that ends in 255 or 0";
+    // "IP addresses ending in 0 or 255 are dropped".
+    const SERVER: &str = "10.0.0.1:7711";
+    let ping = vec![1u8];
+    #[rustfmt::skip]
+    let reply = vec![
+        2,                          // PING_REPLY
+        1, 8, 2,                    // players, max players, game type
+        1, b'x',                    // name_len, server_name "x"
+    ];
+    let packets = vec![
+        ("10.0.3.255:5000", SERVER, ping.clone()),
+        (SERVER, "10.0.3.255:5000", reply.clone()),
+        ("10.0.3.255:5000", SERVER, ping.clone()),
+        (SERVER, "10.0.3.255:5000", reply.clone()),
+        ("10.0.4.0:5000", SERVER, ping.clone()),
+        (SERVER, "10.0.4.0:5000", reply.clone()),
+        // Other addresses are answered.
+        ("10.0.3.1:5000", SERVER, ping.clone()),
+        (SERVER, "10.0.3.1:5000", reply.clone()),
+        ("10.0.3.250:5000", SERVER, ping.clone()),
+        (SERVER, "10.0.3.250:5000", reply.clone()),
+        // An IPv6 address ends in no such byte: not judged.
+        ("[2001:db8::ff]:5000", "[2001:db8::1]:7711", ping.clone()),
+        ("[2001:db8::1]:7711", "[2001:db8::ff]:5000", reply.clone()),
+        // A client sending from a dropped address breaks nothing: the
+        // server, unanswering, keeps the rule.
+        ("10.0.5.0:5000", SERVER, ping),
+    ];
+    let mut got = findings(&packets);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            (
+                "violation/dropped-address".to_owned(),
+                2,
+                "s2c",
+                "the server sent to 10.0.3.255: an address ending in 255, which it drops; 2 packets until frame 4".to_owned()
+            ),
+            (
+                "violation/dropped-address".to_owned(),
+                6,
+                "s2c",
+                "the server sent to 10.0.4.0: an address ending in 0, which it drops".to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_message_from_the_side_that_does_not_send_it_is_one_violation_per_direction() {
+    // Vessel: "Each vessel will send its input state [...] The environment
+    // will send to each vessel the ship's gameplay input, the ship's sensor
+    // data and any administrative state."
+    const ENV: &str = "10.0.0.1:7600";
+    const VESSEL: &str = "10.0.2.1:40000";
+    #[rustfmt::skip]
+    let input = |sync: u8| vec![
+        3, b'1', b'.', b'0', 1, sync, // "1.0", vessel_input, sync
+        0,                          // no vessel id
+        0, 0, 0, 0, 0, 0, 0, 0,     // throttles 0, 0
+        0, 0,                       // thrusters, gun
+    ];
+    #[rustfmt::skip]
+    let version_only = |sync: u8| vec![3, b'2', b'.', b'0', 3, sync];
+    let packets = vec![
+        (VESSEL, ENV, input(1)),
+        // The environment echoing a vessel's input packet: the vessel's type.
+        (ENV, VESSEL, input(1)),
+        (ENV, VESSEL, version_only(2)),
+        (ENV, VESSEL, input(3)),
+        // A vessel sending the environment's version-only packet.
+        (VESSEL, ENV, version_only(2)),
+    ];
+    let got = findings(&packets);
+    assert_eq!(
+        got,
+        [
+            (
+                "violation/wrong-direction".to_owned(),
+                5,
+                "c2s",
+                "`version_only` (3) from the client: only the server sends it".to_owned()
+            ),
+            (
+                "violation/wrong-direction".to_owned(),
+                2,
+                "s2c",
+                "`vessel_input` (1) from the server: only the client sends it; 2 packets until frame 4".to_owned()
+            ),
+        ]
+    );
+    // Timewarp, the document's arrows: a PING_REPLY comes from the server.
+    let got = findings(&[
+        ("10.0.3.1:41000", "10.0.0.1:7711", vec![2, 0, 8, 1, 0]),
+        ("10.0.0.1:7711", "10.0.3.1:41000", vec![1]),
+    ]);
+    assert_eq!(
+        got,
+        [
+            (
+                "violation/wrong-direction".to_owned(),
+                1,
+                "c2s",
+                "`ping_reply` (2) from the client: only the server sends it".to_owned()
+            ),
+            (
+                "violation/wrong-direction".to_owned(),
+                2,
+                "s2c",
+                "`ping_request` (1) from the server: only the client sends it".to_owned()
+            ),
+        ]
     );
 }
 

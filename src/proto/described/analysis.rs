@@ -46,7 +46,22 @@
 //!    its first value and offset, and the number of packets and the last
 //!    frame in the detail. A packet that does not decode whole (malformed, or
 //!    cut by the capture) ends no incident: it may not have reached the
-//!    field.
+//!    field. A bound naming an earlier field (`valid: {min: this_packet}`)
+//!    is compared with that field's value in the packet (its value is in
+//!    the detail); a bound whose field was not read holds.
+//! 7. `violation/dropped-address` (`server: drops: {ipv4-last-byte: [...]}`):
+//!    a packet the server sends to a client whose IPv4 address (or one
+//!    mapped into IPv6) ends in one of those bytes (Timewarp's "IP addresses
+//!    ending in 0 or 255 are dropped"). Every such packet of the session is
+//!    one incident (the session is one client address): one finding when the
+//!    session ends, at the first, with the address, the number of packets
+//!    and the last frame. A network duplicate (rule 1) is not counted again.
+//! 8. `violation/wrong-direction` (`server: sends:`, `receives:`): a packet
+//!    whose message type decoded, of a type only the other side sends (a
+//!    type of `sends` from the client, of `receives` from the server). A
+//!    direction's such packets are one incident: one finding when the
+//!    session ends, at the first, with its type, the number of packets and
+//!    the last frame.
 //!
 //! **Packets the capture cut short** (snaplen): the engine raises one
 //! `truncated` per cut packet, and the fields it kept count as above. Its
@@ -68,7 +83,7 @@ use super::decode::{DecodeErr, Events};
 use super::{AckFields, Described};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
-    self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise,
+    self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise, Run,
 };
 
 /// Sequence numbers followed per direction.
@@ -121,16 +136,25 @@ pub struct DescSession {
     tracks: [Track; 2],
     /// Per direction, the open runs of packets breaking a field's `valid`.
     valid: [ValidRuns; 2],
+    /// The server's packets to a client address it drops (`server: drops:`).
+    dropped: Run,
+    /// Per direction, its packets of a type the other side sends (`server:
+    /// sends:`, `receives:`), and the first one's type.
+    wrong: [(Run, i64); 2],
 }
 
 /// A direction's open runs of packets breaking a field's `valid`, by field,
-/// with the first value and its offset: room for every field a description
-/// may give a `valid`, so a run always finds room. Allocates nothing.
-type ValidRuns = engine::KeyedRuns<u16, (usize, f64), MAX_VIOLATIONS>;
+/// with what its first packet broke: room for every field a description may
+/// give a `valid`, so a run always finds room. Allocates nothing.
+type ValidRuns = engine::KeyedRuns<u16, super::Broke, MAX_VIOLATIONS>;
 
 /// The `valid` violations one packet keeps: one per field, for as many
 /// fields as a description may give a `valid`, so none is left out.
 const MAX_VIOLATIONS: usize = super::ksy::MAX_VALID_FIELDS;
+
+/// A field breaking its `valid` in one packet: the field, its offset, its
+/// value, and the value of the earlier field its `valid` names, if any.
+type Broken = (u16, usize, f64, Option<i64>);
 
 impl ProtoSession for DescSession {
     fn state(&self) -> &'static str {
@@ -211,7 +235,7 @@ struct Keys {
     seq: Option<i64>,
     ack_value: Option<i64>,
     anchor: Option<i64>,
-    violations: [(u16, usize, f64); MAX_VIOLATIONS],
+    violations: [Broken; MAX_VIOLATIONS],
     n_violations: usize,
 }
 
@@ -239,15 +263,15 @@ impl Events for Keys {
         }
     }
 
-    fn violation(&mut self, field: u16, offset: usize, value: f64) {
+    fn violation(&mut self, field: u16, offset: usize, value: f64, bound: Option<i64>) {
         if self.violations[..self.n_violations]
             .iter()
-            .any(|(f, _, _)| *f == field)
+            .any(|(f, _, _, _)| *f == field)
         {
             return;
         }
         if let Some(slot) = self.violations.get_mut(self.n_violations) {
-            *slot = (field, offset, value);
+            *slot = (field, offset, value, bound);
             self.n_violations += 1;
         }
     }
@@ -380,12 +404,54 @@ impl engine::Analyzer for Analyzer {
             let broken = &keys.violations[..keys.n_violations];
             self.valid(session, raise, broken, result.is_ok());
         }
+        // 7. A client address the server drops.
+        if direction == Direction::ServerToClient && self.drops(d.dst.ip()).is_some() {
+            session.proto.dropped.hit(raise.frame, raise.ts, None);
+        }
+        // 8. A type from the side that does not send it.
+        if header_ok && let Some(t) = keys.ty {
+            let sem = &self.d.ksy.sem;
+            let wrong = match direction {
+                Direction::ServerToClient => sem.client_sends.contains(&t),
+                Direction::ClientToServer => sem.server_sends.contains(&t),
+            };
+            if wrong {
+                let (run, first) = &mut session.proto.wrong[idx(direction)];
+                if run.hit(raise.frame, raise.ts, None) {
+                    *first = t;
+                }
+            }
+        }
     }
 
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
         for direction in [Direction::ClientToServer, Direction::ServerToClient] {
             raise.direction = direction;
             self.close_valid(session, raise, |_| true);
+        }
+        if let Some(run) = session.proto.dropped.end()
+            && let Some(rule) = self.rule(super::DROPPED_ADDRESS)
+        {
+            raise.direction = Direction::ServerToClient;
+            let client = self
+                .drops(session.client.ip())
+                .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+            let detail = super::dropped_detail(self.d, client, &run);
+            let this = session.dir_mut(Direction::ServerToClient);
+            raise.violation_at(this, rule, &run, Detail::Proto(detail));
+        }
+        for direction in [Direction::ClientToServer, Direction::ServerToClient] {
+            let (run, first) = &mut session.proto.wrong[idx(direction)];
+            let first = *first;
+            if let Some(run) = run.end()
+                && let Some(rule) = self.rule(super::WRONG_DIRECTION)
+            {
+                raise.direction = direction;
+                let from_server = direction == Direction::ServerToClient;
+                let detail = super::wrong_direction_detail(self.d, first, from_server, &run);
+                let this = session.dir_mut(direction);
+                raise.violation_at(this, rule, &run, Detail::Proto(detail));
+            }
         }
         let Some(rec) = self.recency else {
             return;
@@ -452,22 +518,22 @@ impl Analyzer {
     /// Rule 6: the packet's broken fields extend their runs or open new
     /// ones; a packet that decoded whole (`whole`) ends the runs of the fields
     /// it kept.
-    fn valid(
-        &self,
-        session: &mut Session,
-        raise: &mut Raise<'_>,
-        broken: &[(u16, usize, f64)],
-        whole: bool,
-    ) {
+    fn valid(&self, session: &mut Session, raise: &mut Raise<'_>, broken: &[Broken], whole: bool) {
         if whole {
             self.close_valid(session, raise, |field| {
-                !broken.iter().any(|(f, _, _)| *f == field)
+                !broken.iter().any(|(f, _, _, _)| *f == field)
             });
         }
         let runs = &mut session.proto.valid[idx(raise.direction)];
-        for &(field, offset, value) in broken {
+        for &(field, offset, value, bound) in broken {
             // Never without room: one run per field with a `valid`, at most.
-            let kept = runs.hit(field, (offset, value), raise.frame, raise.ts, None);
+            let first = super::Broke {
+                field,
+                offset,
+                value,
+                bound,
+            };
+            let kept = runs.hit(field, first, raise.frame, raise.ts, None);
             debug_assert!(kept, "a `valid` run found no room");
         }
     }
@@ -485,11 +551,31 @@ impl Analyzer {
         };
         let i = idx(raise.direction);
         while let Some(ended) = session.proto.valid[i].end_first(&ends) {
-            let (offset, value) = ended.first;
-            let detail = super::valid_detail(self.d, ended.key, offset, value, &ended.span);
+            let detail = super::valid_detail(self.d, &ended.first, &ended.span);
             let this = session.dir_mut(raise.direction);
             raise.violation_at(this, *rule, &ended.span, Detail::Proto(detail));
         }
+    }
+
+    /// The IPv4 address (an IPv4 one, or one mapped into IPv6) if the server
+    /// drops it: its last byte is one of `server: drops: ipv4-last-byte`.
+    fn drops(&self, ip: std::net::IpAddr) -> Option<std::net::Ipv4Addr> {
+        let v4 = match ip {
+            std::net::IpAddr::V4(a) => a,
+            std::net::IpAddr::V6(a) => a.to_ipv4_mapped()?,
+        };
+        let last = self
+            .d
+            .ksy
+            .sem
+            .drops_ipv4_last_byte
+            .contains(&v4.octets()[3]);
+        last.then_some(v4)
+    }
+
+    /// The description's rule of this name, if it has it.
+    fn rule(&self, name: &str) -> Option<engine::Rule> {
+        self.d.rules.iter().copied().find(|r| r.name() == name)
     }
 
     fn keys(&self) -> Keys {
@@ -501,7 +587,7 @@ impl Analyzer {
             seq: None,
             ack_value: None,
             anchor: None,
-            violations: [(0, 0, 0.0); MAX_VIOLATIONS],
+            violations: [(0, 0, 0.0, None); MAX_VIOLATIONS],
             n_violations: 0,
         }
     }

@@ -60,6 +60,8 @@ pub struct DefSpec {
     pub ty: FieldType,
     pub doc: String,
     pub valid: Option<Valid>,
+    /// Whether the earlier field its `valid` names (if any) is signed.
+    pub bound_signed: bool,
     /// The enum of an integer field.
     pub enum_: Option<usize>,
 }
@@ -154,8 +156,9 @@ pub trait Events {
     fn leave(&mut self) {}
     /// An integer field's value (every one, in wire order).
     fn int(&mut self, _field: u16, _value: i64) {}
-    /// A number outside its `valid`.
-    fn violation(&mut self, _field: u16, _offset: usize, _value: f64) {}
+    /// A number outside its `valid`; `bound`, the value of the earlier field
+    /// its `valid` names, if it names one.
+    fn violation(&mut self, _field: u16, _offset: usize, _value: f64, _bound: Option<i64>) {}
 }
 
 /// A description ready to decode with.
@@ -219,7 +222,7 @@ struct Compiler<'k> {
 }
 
 impl Compiler<'_> {
-    fn def(&mut self, path: &str, a: &Attr) -> Result<u16, CompileError> {
+    fn def(&mut self, path: &str, a: &Attr, seq: &[Attr]) -> Result<u16, CompileError> {
         let name = format!("{}.{path}", self.ksy.id);
         let ty = type_of(&a.kind, a.enum_);
         if let Some(i) = self.specs.iter().position(|s| s.name == name) {
@@ -245,6 +248,12 @@ impl Compiler<'_> {
             ty,
             doc,
             valid: a.valid.clone(),
+            bound_signed: a
+                .valid
+                .as_ref()
+                .and_then(Valid::bound_field)
+                .and_then(|i| seq.get(i))
+                .is_some_and(|b| matches!(b.kind, Kind::Int { signed: true, .. })),
             enum_: a.enum_,
         });
         Ok((self.specs.len() - 1) as u16)
@@ -261,7 +270,7 @@ impl Compiler<'_> {
             } else {
                 format!("{path}.{}", a.id)
             };
-            let field = self.def(&p, a)?;
+            let field = self.def(&p, a, &def.attrs)?;
             let kind = match &a.kind {
                 Kind::Int { bytes, signed, le } => CKind::Int {
                     bytes: *bytes,
@@ -363,6 +372,7 @@ impl Compiled {
             ty: FieldType::Node,
             doc: "The packet (a node holding every field)".into(),
             valid: None,
+            bound_signed: false,
             enum_: None,
         });
         let root = c.ty(0, "", &mut vec![0])?;
@@ -436,6 +446,11 @@ struct Walker<'p, 'e> {
     c: &'static Compiled,
     p: &'p [u8],
     ev: &'e mut dyn Events,
+}
+
+/// The value of the earlier field `i` of the type being walked, if decoded.
+fn earlier(vals: &[Option<i64>; MAX_ATTRS]) -> impl Fn(usize) -> Option<i64> + Copy + '_ {
+    move |i| vals.get(i).copied().flatten()
 }
 
 fn read_uint(b: &[u8], le: bool) -> u64 {
@@ -605,11 +620,12 @@ impl<'p> Walker<'p, '_> {
                     self.ev.field(f);
                 }
                 self.ev.int(ca.field, v);
+                let x = if *signed { v as f64 } else { raw as f64 };
                 if let Some(valid) = spec.and_then(|s| s.valid.as_ref())
-                    && !valid.holds(if *signed { v as f64 } else { raw as f64 })
+                    && !valid.holds(x, earlier(vals))
                 {
-                    self.ev
-                        .violation(ca.field, pos, if *signed { v as f64 } else { raw as f64 });
+                    let bound = valid.bound_field().and_then(earlier(vals));
+                    self.ev.violation(ca.field, pos, x, bound);
                 }
                 if root
                     && let Some((f, e)) = self.c.strict_enum
@@ -638,9 +654,10 @@ impl<'p> Walker<'p, '_> {
                     self.ev.field(f);
                 }
                 if let Some(valid) = spec.and_then(|s| s.valid.as_ref())
-                    && !valid.holds(v)
+                    && !valid.holds(v, earlier(vals))
                 {
-                    self.ev.violation(ca.field, pos, v);
+                    let bound = valid.bound_field().and_then(earlier(vals));
+                    self.ev.violation(ca.field, pos, v, bound);
                 }
                 Ok((pos + b.len(), None))
             }

@@ -114,20 +114,82 @@ pub enum Operand {
 /// one's violations apart, in room fixed per session.
 pub const MAX_VALID_FIELDS: usize = 16;
 
+/// A bound of `valid` (`eq`, `min`, `max`): a number, or the value of an
+/// earlier integer field of the same `seq` (Kaitai's `valid: {max: total}`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    Num(f64),
+    /// The field's index in its `seq`, and its name (for messages).
+    Field {
+        index: usize,
+        name: String,
+    },
+}
+
+impl Bound {
+    /// The bound's value: a field's from `field` (None when that field was not
+    /// decoded in this packet, an `if` skipping it: then nothing is compared).
+    fn value(&self, field: impl Fn(usize) -> Option<i64>) -> Option<f64> {
+        match self {
+            Bound::Num(x) => Some(*x),
+            Bound::Field { index, .. } => field(*index).map(|v| v as f64),
+        }
+    }
+
+    /// The earlier field this bound names, if it names one.
+    pub fn field(&self) -> Option<usize> {
+        match self {
+            Bound::Num(_) => None,
+            Bound::Field { index, .. } => Some(*index),
+        }
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::Num(x) => write!(f, "{x}"),
+            Bound::Field { name, .. } => f.write_str(name),
+        }
+    }
+}
+
 /// `valid`: the values a field may take (a violation otherwise).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Valid {
-    Eq(f64),
-    Range { min: Option<f64>, max: Option<f64> },
+    Eq(Bound),
+    Range {
+        min: Option<Bound>,
+        max: Option<Bound>,
+    },
     AnyOf(Vec<f64>),
 }
 
 impl Valid {
-    pub fn holds(&self, v: f64) -> bool {
+    /// Whether `v` is valid; `field` gives the earlier fields' values a bound
+    /// may name (a bound whose field has no value holds).
+    pub fn holds(&self, v: f64, field: impl Fn(usize) -> Option<i64> + Copy) -> bool {
+        let ok = |b: &Option<Bound>, cmp: fn(f64, f64) -> bool| {
+            b.as_ref()
+                .and_then(|b| b.value(field))
+                .is_none_or(|x| cmp(v, x))
+        };
         match self {
-            Valid::Eq(x) => v == *x,
-            Valid::Range { min, max } => min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m),
+            Valid::Eq(x) => x.value(field).is_none_or(|x| v == x),
+            Valid::Range { min, max } => ok(min, |v, m| v >= m) && ok(max, |v, m| v <= m),
             Valid::AnyOf(xs) => xs.contains(&v),
+        }
+    }
+
+    /// The earlier field a bound names, if one does (at most one does).
+    pub fn bound_field(&self) -> Option<usize> {
+        match self {
+            Valid::Eq(b) => b.field(),
+            Valid::Range { min, max } => min
+                .as_ref()
+                .and_then(Bound::field)
+                .or_else(|| max.as_ref().and_then(Bound::field)),
+            Valid::AnyOf(_) => None,
         }
     }
 }
@@ -233,6 +295,9 @@ pub struct Semantics {
     /// message-type enum), to tell the server of a new session.
     pub server_sends: Vec<i64>,
     pub client_sends: Vec<i64>,
+    /// The last bytes of the IPv4 client addresses the server drops (never
+    /// sends to): Timewarp's "IP addresses ending in 0 or 255 are dropped".
+    pub drops_ipv4_last_byte: Vec<u8>,
     /// Top-level field whose value (and enum) is the message type.
     pub message_type: Option<usize>,
     pub sequence: Option<(usize, Recency)>,
@@ -923,7 +988,7 @@ impl Reader {
         };
         let valid = match get(m, "valid") {
             None => None,
-            Some(v) => Some(self.valid(v)?),
+            Some(v) => Some(self.valid(v, attrs)?),
         };
         if valid.is_some() && !matches!(kind, Kind::Int { .. } | Kind::Float { .. }) {
             return err(
@@ -1011,15 +1076,40 @@ impl Reader {
         Ok(Cond { field, op, value })
     }
 
-    fn valid(&self, n: &Node) -> R<Valid> {
-        match &n.value {
-            Value::Scalar { .. } => Ok(Valid::Eq(number(n, "`valid`")?)),
+    /// A bound of `valid`: a number, or an earlier integer field of the same
+    /// `seq` of at most 4 bytes (so a finding can carry its value).
+    fn bound(&self, n: &Node, attrs: &[Attr], what: &str) -> R<Bound> {
+        if let Ok(v) = number(n, what) {
+            return Ok(Bound::Num(v));
+        }
+        let s = scalar(n, what)?.trim();
+        let index = self.earlier(n, attrs, what)?;
+        match attrs[index].kind {
+            Kind::Int { bytes, .. } if bytes <= 4 && attrs[index].repeat == Repeat::None => {
+                Ok(Bound::Field {
+                    index,
+                    name: s.to_owned(),
+                })
+            }
+            Kind::Int { .. } if attrs[index].repeat == Repeat::None => err(
+                n.pos,
+                format!("{what}: `{s}` has 8 bytes: a bound field has at most 4 (u4, s4)"),
+            ),
+            _ => err(
+                n.pos,
+                format!("{what}: `{s}` is not a single integer field"),
+            ),
+        }
+    }
+
+    fn valid(&self, n: &Node, attrs: &[Attr]) -> R<Valid> {
+        let v = match &n.value {
+            Value::Scalar { .. } => Valid::Eq(self.bound(n, attrs, "`valid`")?),
             Value::Map(m) => {
                 only_keys(m, &["eq", "min", "max", "any-of"], "`valid`")?;
                 if let Some(e) = get(m, "eq") {
-                    return Ok(Valid::Eq(number(e, "`valid.eq`")?));
-                }
-                if let Some(a) = get(m, "any-of") {
+                    Valid::Eq(self.bound(e, attrs, "`valid.eq`")?)
+                } else if let Some(a) = get(m, "any-of") {
                     let items = a
                         .as_seq()
                         .ok_or((a.pos, "`any-of` takes a list".to_owned()))?;
@@ -1027,24 +1117,35 @@ impl Reader {
                     for i in items {
                         xs.push(number(i, "`any-of`")?);
                     }
-                    return Ok(Valid::AnyOf(xs));
+                    Valid::AnyOf(xs)
+                } else {
+                    let min = get(m, "min")
+                        .map(|x| self.bound(x, attrs, "`valid.min`"))
+                        .transpose()?;
+                    let max = get(m, "max")
+                        .map(|x| self.bound(x, attrs, "`valid.max`"))
+                        .transpose()?;
+                    if let (Some(Bound::Field { .. }), Some(Bound::Field { .. })) = (&min, &max) {
+                        let at = get(m, "max").map_or(n.pos, |x| x.pos);
+                        return err(
+                            at,
+                            "`valid` names at most one field: make the other bound a number",
+                        );
+                    }
+                    if min.is_none() && max.is_none() {
+                        return err(n.pos, "`valid` needs eq, min, max or any-of");
+                    }
+                    Valid::Range { min, max }
                 }
-                let min = get(m, "min")
-                    .map(|x| number(x, "`valid.min`"))
-                    .transpose()?;
-                let max = get(m, "max")
-                    .map(|x| number(x, "`valid.max`"))
-                    .transpose()?;
-                if min.is_none() && max.is_none() {
-                    return err(n.pos, "`valid` needs eq, min, max or any-of");
-                }
-                Ok(Valid::Range { min, max })
             }
-            Value::Seq(_) => err(
-                n.pos,
-                "`valid` takes a value or a mapping (eq, min, max, any-of)",
-            ),
-        }
+            Value::Seq(_) => {
+                return err(
+                    n.pos,
+                    "`valid` takes a value or a mapping (eq, min, max, any-of)",
+                );
+            }
+        };
+        Ok(v)
     }
 
     fn semantics(&self, n: &Node, root: &TypeDef) -> R<Semantics> {
@@ -1147,9 +1248,13 @@ impl Reader {
         let enum_of_type = message_type.and_then(|i| root.attrs[i].enum_);
         let mut server_port = port;
         let (mut server_sends, mut client_sends) = (Vec::new(), Vec::new());
+        let mut drops_ipv4_last_byte = Vec::new();
         if let Some(s) = get(m, "server") {
             let sm = map(s, "`server`")?;
-            only_keys(sm, &["port", "sends", "receives"], "`server`")?;
+            only_keys(sm, &["port", "sends", "receives", "drops"], "`server`")?;
+            if let Some(d) = get(sm, "drops") {
+                drops_ipv4_last_byte = drops(d)?;
+            }
             if let Some(p) = get(sm, "port") {
                 let v = int(p, "`port`")?;
                 server_port = Some(
@@ -1333,6 +1438,7 @@ impl Reader {
             server_port,
             server_sends,
             client_sends,
+            drops_ipv4_last_byte,
             message_type,
             sequence,
             ack,
@@ -1342,6 +1448,33 @@ impl Reader {
             mtu,
         })
     }
+}
+
+/// `server: drops: {ipv4-last-byte: [0, 255]}`: the last bytes of the client
+/// addresses the server drops.
+fn drops(n: &Node) -> R<Vec<u8>> {
+    const USE: &str = "`drops` takes `{ipv4-last-byte: [BYTES]}` (the client addresses the server never answers, as `[0, 255]`)";
+    let m = n.as_map().ok_or((n.pos, USE.to_owned()))?;
+    only_keys(m, &["ipv4-last-byte"], "`drops`")?;
+    let list = get(m, "ipv4-last-byte").ok_or((n.pos, USE.to_owned()))?;
+    let items = list.as_seq().ok_or((list.pos, USE.to_owned()))?;
+    let mut out = Vec::new();
+    for i in items {
+        let v = int(i, "`ipv4-last-byte`")?;
+        out.push(u8::try_from(v).or_else(|_| {
+            err(
+                i.pos,
+                format!("`ipv4-last-byte`: {v} is not a byte (0-255)"),
+            )
+        })?);
+    }
+    if out.is_empty() {
+        return err(
+            list.pos,
+            "`ipv4-last-byte` is empty: list at least one byte",
+        );
+    }
+    Ok(out)
 }
 
 /// `10s`, `500ms`, or a number of milliseconds.

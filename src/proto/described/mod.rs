@@ -243,12 +243,28 @@ pub fn leak(mut d: Described, index: usize) -> &'static Described {
     d.index = index;
     d.compiled.leak_defs();
     let proto: &'static str = Box::leak(d.ksy.id.clone().into_boxed_str());
-    let rules = vec![Rule::new(Box::leak(Box::new(RuleDef {
+    let mut rules = vec![Rule::new(Box::leak(Box::new(RuleDef {
         name: "valid",
         proto,
         doc: "A field outside its `valid` (eq, min, max, any-of).",
         slot: 0,
     })))];
+    if !d.ksy.sem.drops_ipv4_last_byte.is_empty() {
+        rules.push(Rule::new(Box::leak(Box::new(RuleDef {
+            name: DROPPED_ADDRESS,
+            proto,
+            doc: "The server sent to a client address it drops (`server: drops:`).",
+            slot: rules.len() as u8,
+        }))));
+    }
+    if !d.ksy.sem.server_sends.is_empty() || !d.ksy.sem.client_sends.is_empty() {
+        rules.push(Rule::new(Box::leak(Box::new(RuleDef {
+            name: WRONG_DIRECTION,
+            proto,
+            doc: "A message type from the side that does not send it (`server: sends:`, `receives:`).",
+            slot: rules.len() as u8,
+        }))));
+    }
     d.rules = Box::leak(rules.into_boxed_slice());
     Box::leak(Box::new(d))
 }
@@ -347,24 +363,117 @@ pub fn decode_detail(d: &Described, e: DecodeErr) -> ProtoDetail {
     }
 }
 
+/// A field breaking its `valid`, as the detail of a finding tells it.
+#[derive(Debug, Clone, Copy)]
+pub struct Broke {
+    pub field: u16,
+    pub offset: usize,
+    pub value: f64,
+    /// The value of the earlier field its `valid` names, if it names one (a
+    /// field of at most 4 bytes, `ksy` checks).
+    pub bound: Option<i64>,
+}
+
 /// A run of packets breaking a field's `valid` as a finding's detail: the
-/// field, its first value and offset, the packets and the last one's frame.
-pub fn valid_detail(
-    d: &Described,
-    field: u16,
-    offset: usize,
-    value: f64,
-    run: &crate::engine::RunSpan,
-) -> ProtoDetail {
+/// field, its first value and offset (and the value of the field its `valid`
+/// names), the packets and the last one's frame.
+pub fn valid_detail(d: &Described, b: &Broke, run: &crate::engine::RunSpan) -> ProtoDetail {
+    // The bound's 32 bits (a field of at most 4 bytes) beside the protocol's
+    // index and the field, each 16 bits.
+    let bound = b.bound.map_or(0, |v| v as u64 & 0xffff_ffff);
     ProtoDetail {
         format: &VALID,
         args: [
-            (d.index as u64 & 0xffff_ffff) | u64::from(field) << 32,
-            value.to_bits(),
-            (offset as u64 & 0xffff_ffff) | u64::from(run.packets) << 32,
+            (d.index as u64 & 0xffff) | u64::from(b.field) << 16 | bound << 32,
+            b.value.to_bits(),
+            (b.offset as u64 & 0xffff_ffff) | u64::from(run.packets) << 32,
             run.last_frame,
         ],
     }
+}
+
+/// The rule of `server: drops:`.
+pub const DROPPED_ADDRESS: &str = "dropped-address";
+
+/// The server's packets to a client address it drops, as a finding's detail:
+/// the address, the packets and the last one's frame.
+pub fn dropped_detail(
+    d: &Described,
+    client: std::net::Ipv4Addr,
+    run: &crate::engine::RunSpan,
+) -> ProtoDetail {
+    ProtoDetail {
+        format: &DROPPED,
+        args: [
+            d.index as u64,
+            u64::from(u32::from(client)),
+            u64::from(run.packets),
+            run.last_frame,
+        ],
+    }
+}
+
+/// The rule of `server: sends:` and `receives:`.
+pub const WRONG_DIRECTION: &str = "wrong-direction";
+
+/// A side's packets of types the other side sends, as a finding's detail: the
+/// first one's type, who sent it, the packets and the last one's frame.
+pub fn wrong_direction_detail(
+    d: &Described,
+    message_type: i64,
+    from_server: bool,
+    run: &crate::engine::RunSpan,
+) -> ProtoDetail {
+    ProtoDetail {
+        format: &WRONG,
+        args: [
+            (d.index as u64 & 0xffff_ffff) | u64::from(from_server) << 32,
+            message_type as u64,
+            u64::from(run.packets),
+            run.last_frame,
+        ],
+    }
+}
+
+static WRONG: DetailFormat = DetailFormat {
+    name: "described-wrong-direction",
+    fmt: fmt_wrong,
+};
+
+fn fmt_wrong(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    let proto = usize::try_from(args[0] & 0xffff_ffff).unwrap_or(usize::MAX);
+    let from_server = args[0] >> 32 == 1;
+    let value = args[1] as i64;
+    let name = LOADED
+        .get()
+        .and_then(|l| l.get(proto))
+        .and_then(|d| d.compiled.enum_name(d.compiled.strict_enum?.1, value))
+        .unwrap_or("?");
+    let (sender, other) = if from_server {
+        ("server", "client")
+    } else {
+        ("client", "server")
+    };
+    write!(
+        f,
+        "`{name}` ({value}) from the {sender}: only the {other} sends it"
+    )?;
+    crate::engine::finding::run_until(f, args[2], "packets", args[2], args[3])
+}
+
+static DROPPED: DetailFormat = DetailFormat {
+    name: "described-dropped-address",
+    fmt: fmt_dropped,
+};
+
+fn fmt_dropped(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    let client = std::net::Ipv4Addr::from(args[1] as u32);
+    let last = client.octets()[3];
+    write!(
+        f,
+        "the server sent to {client}: an address ending in {last}, which it drops"
+    )?;
+    crate::engine::finding::run_until(f, args[2], "packets", args[2], args[3])
 }
 
 static DECODE: DetailFormat = DetailFormat {
@@ -413,18 +522,29 @@ fn fmt_decode(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Res
 }
 
 fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    let proto = usize::try_from(args[0] & 0xffff_ffff).unwrap_or(usize::MAX);
-    let field = args[0] >> 32;
+    let proto = (args[0] & 0xffff) as usize;
+    let field = (args[0] >> 16) & 0xffff;
     let name = field_name(proto, field);
     let value = f64::from_bits(args[1]);
     let (offset, packets) = (args[2] & 0xffff_ffff, args[2] >> 32);
-    let valid = LOADED
+    let spec = LOADED
         .get()
         .and_then(|l| l.get(proto))
-        .and_then(|d| d.compiled.specs.get(usize::try_from(field).ok()?))
-        .and_then(|s| s.valid.as_ref());
-    match valid {
-        Some(v) => write!(f, "`{name}` = {value} at byte {offset}, not {v}")?,
+        .and_then(|d| d.compiled.specs.get(usize::try_from(field).ok()?));
+    match spec.and_then(|s| Some((s.valid.as_ref()?, s.bound_signed))) {
+        Some((v, signed)) => {
+            write!(f, "`{name}` = {value} at byte {offset}, not {v}")?;
+            if v.bound_field().is_some() {
+                // The bound field's value, as it was read (u4 or s4 at most).
+                let raw = (args[0] >> 32) as u32;
+                let bound = if signed {
+                    i64::from(raw as i32)
+                } else {
+                    i64::from(raw)
+                };
+                write!(f, " ({bound})")?;
+            }
+        }
         None => write!(f, "`{name}` = {value} at byte {offset}")?,
     }
     crate::engine::finding::run_until(f, packets, "packets", packets, args[3])

@@ -293,9 +293,11 @@ fn update(ships: u8, bad_angle: bool) -> Vec<u8> {
 /// (`duplicate-packet`), one with an angle of 200 (`violation/valid`, max
 /// 127), one cut short by the sender and one with an unknown FLAG
 /// (`malformed` x2), one of 25 ships, over the 548-byte budget (`oversize`).
-/// A second client is refused (RESPONSE_SERVER_FULL) and says no more; the
-/// first falls silent after 3 s while the server keeps sending for 11 s more
-/// (both sessions `timed-out`, timeout 10 s).
+/// A second client is refused (RESPONSE_SERVER_FULL) and says no more; a
+/// third pings twice from an address ending in 255 and the server answers
+/// both (`violation/dropped-address`: one incident, as the server drops such
+/// addresses). The first falls silent after 3 s while the server keeps
+/// sending for 11 s more (every session `timed-out`, timeout 10 s).
 pub fn timewarp() -> Script {
     let server = addr("10.0.0.1:7711");
     let c1 = addr("10.0.3.1:41000");
@@ -317,8 +319,9 @@ pub fn timewarp() -> Script {
     let mut req = 3u16.to_le_bytes().to_vec();
     req.extend([2, 1, 4]);
     at(20, c1, server, tw(3, &req));
-    let mut resp = 7u16.to_le_bytes().to_vec();
-    resp.push(0);
+    // FLAG + ID: the game type description only follows
+    // RESPONSE_UNKNOWN_GAME_TYPE.
+    let resp = 7u16.to_le_bytes();
     at(25, server, c1, tw(4, &resp));
     let mut conf = 7u16.to_le_bytes().to_vec();
     conf.push(1);
@@ -345,9 +348,15 @@ pub fn timewarp() -> Script {
     at(100, server, c1, tw(8, &[]));
     // A second client, refused.
     at(150, c2, server, tw(3, &req));
-    let mut full = 65532u16.to_le_bytes().to_vec();
-    full.push(0);
+    let full = 65532u16.to_le_bytes();
     at(155, server, c2, tw(4, &full));
+    // A third pings from an address ending in 255, twice: the server answers
+    // both, though it must drop that address.
+    let c3 = addr("10.0.3.255:41002");
+    for ms in [170, 180] {
+        at(ms, c3, server, tw(1, &[]));
+        at(ms + 2, server, c3, tw(2, &info));
+    }
     // Play: updates at 10 Hz for 14 s; the client's events until 3 s.
     for k in 0..140u64 {
         let ms = 200 + k * 100;
@@ -391,6 +400,15 @@ pub fn timewarp() -> Script {
                 "state": "timed-out",
                 "c2s": {},
                 "s2c": {},
+            },
+            {
+                "client": c3.to_string(),
+                "server": server.to_string(),
+                "state": "timed-out",
+                "c2s": {},
+                "s2c": {
+                    "violation/dropped-address": 1,
+                },
             },
         ],
     });
