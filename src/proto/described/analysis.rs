@@ -80,7 +80,7 @@
 //! with the session; no allocation per packet.
 
 use super::decode::{DecodeErr, Events};
-use super::{AckFields, Described};
+use super::{AckFields, Broke, Described};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
     self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise, Run,
@@ -146,15 +146,11 @@ pub struct DescSession {
 /// A direction's open runs of packets breaking a field's `valid`, by field,
 /// with what its first packet broke: room for every field a description may
 /// give a `valid`, so a run always finds room. Allocates nothing.
-type ValidRuns = engine::KeyedRuns<u16, super::Broke, MAX_VIOLATIONS>;
+type ValidRuns = engine::KeyedRuns<u16, Broke, MAX_VIOLATIONS>;
 
 /// The `valid` violations one packet keeps: one per field, for as many
 /// fields as a description may give a `valid`, so none is left out.
 const MAX_VIOLATIONS: usize = super::ksy::MAX_VALID_FIELDS;
-
-/// A field breaking its `valid` in one packet: the field, its offset, its
-/// value, and the value of the earlier field its `valid` names, if any.
-type Broken = (u16, usize, f64, Option<i64>);
 
 impl ProtoSession for DescSession {
     fn state(&self) -> &'static str {
@@ -235,7 +231,7 @@ struct Keys {
     seq: Option<i64>,
     ack_value: Option<i64>,
     anchor: Option<i64>,
-    violations: [Broken; MAX_VIOLATIONS],
+    violations: [Broke; MAX_VIOLATIONS],
     n_violations: usize,
 }
 
@@ -266,12 +262,17 @@ impl Events for Keys {
     fn violation(&mut self, field: u16, offset: usize, value: f64, bound: Option<i64>) {
         if self.violations[..self.n_violations]
             .iter()
-            .any(|(f, _, _, _)| *f == field)
+            .any(|b| b.field == field)
         {
             return;
         }
         if let Some(slot) = self.violations.get_mut(self.n_violations) {
-            *slot = (field, offset, value, bound);
+            *slot = Broke {
+                field,
+                offset,
+                value,
+                bound,
+            };
             self.n_violations += 1;
         }
     }
@@ -518,22 +519,16 @@ impl Analyzer {
     /// Rule 6: the packet's broken fields extend their runs or open new
     /// ones; a packet that decoded whole (`whole`) ends the runs of the fields
     /// it kept.
-    fn valid(&self, session: &mut Session, raise: &mut Raise<'_>, broken: &[Broken], whole: bool) {
+    fn valid(&self, session: &mut Session, raise: &mut Raise<'_>, broken: &[Broke], whole: bool) {
         if whole {
             self.close_valid(session, raise, |field| {
-                !broken.iter().any(|(f, _, _, _)| *f == field)
+                !broken.iter().any(|b| b.field == field)
             });
         }
         let runs = &mut session.proto.valid[idx(raise.direction)];
-        for &(field, offset, value, bound) in broken {
+        for &b in broken {
             // Never without room: one run per field with a `valid`, at most.
-            let first = super::Broke {
-                field,
-                offset,
-                value,
-                bound,
-            };
-            let kept = runs.hit(field, first, raise.frame, raise.ts, None);
+            let kept = runs.hit(b.field, b, raise.frame, raise.ts, None);
             debug_assert!(kept, "a `valid` run found no room");
         }
     }
@@ -587,7 +582,12 @@ impl Analyzer {
             seq: None,
             ack_value: None,
             anchor: None,
-            violations: [(0, 0, 0.0, None); MAX_VIOLATIONS],
+            violations: [Broke {
+                field: 0,
+                offset: 0,
+                value: 0.0,
+                bound: None,
+            }; MAX_VIOLATIONS],
             n_violations: 0,
         }
     }
