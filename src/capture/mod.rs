@@ -90,8 +90,9 @@ impl fmt::Display for Timestamp {
     }
 }
 
-/// A captured UDP datagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A captured UDP datagram. Two are equal when what was captured is: the
+/// digest, taken ahead or not, is not compared.
+#[derive(Debug, Clone, Copy)]
 pub struct Datagram<'a> {
     /// Frame number, 1-based over the whole run, as Wireshark counts (for a
     /// reassembled datagram: the frame of its last fragment).
@@ -116,6 +117,31 @@ pub struct Datagram<'a> {
 pub fn payload_digest(payload: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(payload)
 }
+
+impl PartialEq for Datagram<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let Datagram {
+            frame,
+            ts,
+            src,
+            dst,
+            payload,
+            payload_len,
+            digest: _,
+        } = *self;
+        (frame, ts, src, dst, payload, payload_len)
+            == (
+                other.frame,
+                other.ts,
+                other.src,
+                other.dst,
+                other.payload,
+                other.payload_len,
+            )
+    }
+}
+
+impl Eq for Datagram<'_> {}
 
 impl Datagram<'_> {
     /// True when the capture (not the sender) cut the payload short.
@@ -167,5 +193,35 @@ impl Datagram<'_> {
             payload: self.payload.to_vec(),
             payload_len: self.payload_len,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_digest_taken_ahead_is_the_one_taken_on_demand_and_not_compared() {
+        let on_demand = Datagram {
+            frame: 7,
+            ts: Timestamp::from_millis(5),
+            src: "10.0.0.2:4000".parse().unwrap(),
+            dst: "10.0.0.1:5000".parse().unwrap(),
+            payload: b"payload",
+            payload_len: 7,
+            digest: None,
+        };
+        let ahead = Datagram {
+            digest: Some(payload_digest(b"payload")),
+            ..on_demand
+        };
+        assert_eq!(ahead.digest(), on_demand.digest());
+        assert_ne!(on_demand.digest(), payload_digest(b"payloae"));
+        assert_eq!(ahead, on_demand);
+        let other = Datagram {
+            payload: b"payloae",
+            ..on_demand
+        };
+        assert_ne!(other, on_demand);
     }
 }
