@@ -1684,6 +1684,74 @@ fn inputs_before_a_synced_that_never_comes_are_reported_at_the_end() {
 }
 
 #[test]
+fn regular_messages_sent_before_synced_are_one_violation_when_synced_comes() {
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
+    assert_eq!(s.s2c(1, 1000, vec![join(1, ALICE, "alice")]), []); // frame 2
+    assert_eq!(s.state(), State::Syncing);
+    // Frames 3 and 4: a Chat and a Leave numbered before the Synced.
+    assert_eq!(s.s2c(1, 1010, vec![chat(2, BOB, "hi")]), []);
+    assert_eq!(s.s2c(1, 1020, vec![join(3, BOB, "bob"), leave(4, BOB)]), []);
+    // The Synced (#5) tells: one finding, at the Chat.
+    let first = lwarscope::engine::RunSpan {
+        seqno: Some(2),
+        ..run(3, 2, 2, 4)
+    };
+    assert_eq!(
+        s.s2c(1, 1030, vec![synced(5)]),
+        [f(
+            "s2c",
+            "violation/regular-before-synced",
+            3,
+            Some(2),
+            lwar::regular_before_synced(MessageType::Chat, 2, 5, &first)
+        )]
+    );
+    assert_eq!(
+        s.all.last().unwrap().detail.to_string(),
+        "Chat#2 before Synced#5; 2 messages until frame 4"
+    );
+    assert_eq!(s.state(), State::Playing);
+    // After the Synced, regular messages are the server's to send.
+    assert_eq!(s.s2c(1, 1040, vec![chat(6, BOB, "go")]), []);
+    let (rest, summary) = s.finish();
+    assert_eq!(rest, []);
+    assert_eq!(summary.violations.get("regular-before-synced"), Some(&1));
+}
+
+#[test]
+fn regular_messages_after_a_synced_the_capture_missed_are_not_judged() {
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
+    assert_eq!(s.s2c(1, 1000, vec![join(1, ALICE, "alice")]), []);
+    // The packet with Synced #2 is not in the capture; the server sends a
+    // Chat #3 after it, then resends the Synced, which the client never acked.
+    let gap = s.s2c(1, 1010, vec![chat(3, BOB, "hi")]);
+    assert_eq!(gap.len(), 1);
+    assert_eq!(gap[0].1, "gap", "{gap:?}");
+    let found = s.s2c(1, 1200, vec![synced(2)]);
+    assert!(
+        found
+            .iter()
+            .all(|x| x.1 != "violation/regular-before-synced"),
+        "{found:?}"
+    );
+    assert_eq!(s.state(), State::Playing);
+    // A Synced that never comes judges nothing either.
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 0, vec![connect(1, "alice")]), []);
+    assert_eq!(s.s2c(1, 1000, vec![join(1, ALICE, "alice")]), []);
+    assert_eq!(s.s2c(1, 1010, vec![chat(2, BOB, "hi")]), []);
+    let (rest, summary) = s.finish();
+    assert!(
+        rest.iter()
+            .all(|x| x.1 != "violation/regular-before-synced"),
+        "{rest:?}"
+    );
+    assert_eq!(summary.violations.get("regular-before-synced"), None);
+}
+
+#[test]
 fn a_client_speaking_for_another_player_is_one_violation_per_run() {
     let mut s = Script::playing();
     let other = |frame, seqno, used, run| {

@@ -124,7 +124,15 @@
 //! server's first packet that acks the Disconnect, with the first such
 //! message's type and frame, the number of messages and packets and the last
 //! frame in the detail), more than 8 players (the server's own
-//! player, index 0, counts: the original server holds 8 including it).
+//! player, index 0, counts: the original server holds 8 including it), a
+//! regular reliable message (Leave, Chat, Remove) the server sent to a
+//! syncing client before its Synced (`regular-before-synced`: judged by
+//! seqno when the Synced comes, so a Synced the capture missed, resent after
+//! them, judges nothing; the messages captured while the client was syncing
+//! numbered below it are one incident, at the first, with its type and seqno,
+//! the Synced's, the number of messages and the last frame in the detail;
+//! unreliable ones are not judged: without a seqno, a capture that missed the
+//! Synced's first send would make every Update after it look early).
 //!
 //! **Players**: the Join answering the client's Connect names its player; a
 //! rename counts when a Name changes that player's name (the client's request and
@@ -275,6 +283,12 @@ pub struct LwarSession {
     /// The client's Inputs sent while the session is connecting or syncing:
     /// one `input-before-synced` when the Synced (or the session's end) ends it.
     early_inputs: engine::Run,
+    /// The server's regular reliable messages (Leave, Chat, Remove) captured
+    /// while the session is syncing, the first one's type and seqno, and the
+    /// highest seqno: judged by the Synced's seqno when it comes.
+    early_regular: engine::Run,
+    early_regular_first: Option<(MessageType, u32)>,
+    early_regular_max: u32,
     /// The client's messages with the same player id other than its own, and
     /// that id and its own: one `wrong-player-id` when another id ends it.
     wrong_player: engine::Run,
@@ -782,6 +796,24 @@ fn message(
         None => true,
     };
 
+    // A regular reliable message while the client is syncing: sent before the
+    // Synced if its seqno is lower, which the Synced's seqno will tell.
+    if !c2s
+        && first_capture
+        && session.proto.state == State::Syncing
+        && let Some(seqno) = seqno
+        && matches!(
+            m.message,
+            Message::Leave { .. } | Message::Chat { .. } | Message::Remove { .. }
+        )
+    {
+        let p = &mut session.proto;
+        if p.early_regular.hit(raise.frame, raise.ts, Some(seqno)) {
+            p.early_regular_first = Some((m.msg_type(), seqno));
+        }
+        p.early_regular_max = p.early_regular_max.max(seqno);
+    }
+
     // The lifecycle, the players, and the client's own id.
     let own = session.proto.player.as_ref().map(|p| p.id);
     match m.message {
@@ -798,6 +830,9 @@ fn message(
         Message::Synced { .. } if !c2s && session.proto.state == State::Syncing => {
             session.proto.state = State::Playing;
             close_early_inputs(session, raise);
+            if let Some(synced) = seqno {
+                close_early_regular(session, raise, synced);
+            }
         }
         Message::Disconnect { seqno, .. } if c2s => {
             session.proto.disconnect_seen = true;
@@ -1006,6 +1041,36 @@ fn close_early_inputs(session: &mut Session, raise: &mut Raise<'_>) {
         let detail = findings::input_before_synced(&run);
         raise.violation_at(&mut session.c2s, rules::INPUT_BEFORE_SYNCED, &run, detail);
         raise.direction = direction;
+    }
+}
+
+/// The Synced came with seqno `synced`: the regular messages captured while
+/// the client was syncing that the server sent before it (a lower seqno; seqnos
+/// number the sends, so a capture that missed a packet changes nothing) are
+/// one `regular-before-synced`, at the first. Those sent after it (a Synced
+/// the capture missed, resent later) are not judged.
+fn close_early_regular(session: &mut Session, raise: &mut Raise<'_>, synced: u32) {
+    let p = &mut session.proto;
+    let (Some(run), Some((first, first_seqno))) =
+        (p.early_regular.end(), p.early_regular_first.take())
+    else {
+        return;
+    };
+    let max = std::mem::take(&mut p.early_regular_max);
+    // The syncing client's seqnos count from Join #1: far from any wrap.
+    if first_seqno < synced {
+        // All of them before the Synced, or only the first known to be.
+        let run = match max < synced {
+            true => run,
+            false => engine::RunSpan {
+                messages: 1,
+                packets: 1,
+                last_frame: run.frame,
+                ..run
+            },
+        };
+        let detail = findings::regular_before_synced(first, first_seqno, synced, &run);
+        raise.violation_at(&mut session.s2c, rules::REGULAR_BEFORE_SYNCED, &run, detail);
     }
 }
 

@@ -52,6 +52,9 @@ crate::protocol_rules! { "lwar";
     /// A seqno so far beyond (or behind) the last one that the receiver, which
     /// processes only the next seqno, can never process it.
     SEQNO_OUT_OF_WINDOW = "seqno-out-of-window", 13;
+    /// A regular reliable message (Leave, Chat, Remove) the server sent to a
+    /// syncing client before its Synced (a lower seqno).
+    REGULAR_BEFORE_SYNCED = "regular-before-synced", 14;
 }
 
 /// The rule of a codec violation.
@@ -306,6 +309,30 @@ pub fn input_before_synced(run: &RunSpan) -> Detail {
     })
 }
 
+static REGULAR_BEFORE_SYNCED: DetailFormat = DetailFormat {
+    name: "lwar.regular-before-synced",
+    fmt: |a, f| {
+        let (first, seqno) = (a[0] & 0xff, a[0] >> 8);
+        write!(f, "{}#{seqno} before Synced#{}", msg_type(first), a[3])?;
+        until(f, a[1], "messages", a[2])
+    },
+};
+
+/// The server's regular messages to a syncing client sent before its Synced:
+/// the first one's type and seqno, the Synced's seqno, how many, and the last
+/// one's frame.
+pub fn regular_before_synced(first: MessageType, seqno: u32, synced: u32, run: &RunSpan) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &REGULAR_BEFORE_SYNCED,
+        args: [
+            u64::from(first.id()) | u64::from(seqno) << 8,
+            pack_run(run),
+            run.last_frame,
+            u64::from(synced),
+        ],
+    })
+}
+
 static PLAYER: DetailFormat = DetailFormat {
     name: "lwar.player",
     fmt: |a, f| {
@@ -457,6 +484,10 @@ mod tests {
             "Input before Synced; 148 Inputs until frame 1234"
         );
         assert_eq!(input_before_synced(&one).to_string(), "Input before Synced");
+        assert_eq!(
+            regular_before_synced(MessageType::Remove, 70_000, 70_002, &one).to_string(),
+            "Remove#70000 before Synced#70002"
+        );
         assert_eq!(message(MessageType::Join).to_string(), "Join");
     }
 }
