@@ -22,7 +22,7 @@ use std::path::PathBuf;
 #[command(group(
     ArgGroup::new("input")
         .required(true)
-        .args(["read", "interface", "list_interfaces", "list_fields"]),
+        .args(["read", "interface", "list_interfaces", "list_fields", "list_findings"]),
 ))]
 #[command(after_help = "\
 Examples:
@@ -36,6 +36,7 @@ Examples:
   lwarscope -r mid.pcap -d udp.port==7777,battlegrounds
                                           decode a port as a protocol
   lwarscope --list-fields                 every protocol's fields, for -Y and -e
+  lwarscope --list-findings               every finding: its name (for check), group, severity
   lwarscope -X proto:mygame.ksy -r mygame.pcap   a protocol of your own, described
   lwarscope -r match.pcap -V -x -Y 'frame == 2'   every field and the bytes of frame 2
   lwarscope -r match.pcap -Y 'resend || lost'     the packets with those findings
@@ -115,6 +116,14 @@ pub struct Cli {
     /// List every protocol's registered fields (for -Y), then exit
     #[arg(long = "list-fields", conflicts_with_all = ["read", "interface", "list_interfaces"])]
     pub list_fields: bool,
+
+    /// List every registered finding, then exit: the name `check --deny`,
+    /// `--allow` and `--max` take, its group, its severity and what it means
+    #[arg(
+        long = "list-findings",
+        conflicts_with_all = ["read", "interface", "list_interfaces", "list_fields"]
+    )]
+    pub list_findings: bool,
 
     /// Capture filter in libpcap syntax, applied to live traffic and to files
     /// (as tcpdump does). The live default keeps UDP, its IP fragments and IPv6

@@ -118,9 +118,13 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if cli.list_interfaces {
         return list_interfaces();
     }
-    if cli.list_fields {
+    if cli.list_fields || cli.list_findings {
         let mut out = io::stdout().lock();
-        return match lwarscope::report::list_fields(&mut out).and_then(|()| out.flush()) {
+        let listed = match cli.list_fields {
+            true => lwarscope::report::list_fields(&mut out),
+            false => lwarscope::report::list_findings(&mut out),
+        };
+        return match listed.and_then(|()| out.flush()) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
             r => Ok(r?),
         };

@@ -40,6 +40,45 @@ fn run_junit(args: &[&str]) -> (Run, junit_parser::TestSuites) {
 }
 
 #[test]
+fn every_listed_finding_is_a_name_check_takes() {
+    let out = Command::cargo_bin("lwarscope")
+        .unwrap()
+        .current_dir(root())
+        .arg("--list-findings")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut names = Vec::new();
+    for line in text.lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert!(cols.len() > 3, "name, group, severity, meaning: {line}");
+        assert!(["note", "warning", "error"].contains(&cols[2]), "{line}");
+        names.push(cols[0]);
+    }
+    // Shared kinds, a protocol's kinds and its rules, described ones too.
+    for name in [
+        "resend",
+        "lwar.input-gap",
+        "strs.retransmit-limit",
+        "lwar.violation.regular-before-synced",
+        "timewarp.violation.dropped-address",
+    ] {
+        assert!(names.contains(&name), "{name} not in\n{text}");
+    }
+    assert!(text.contains("lwar.violation.after-disconnect          protocol  error    The server sent something other than Leave"));
+    // Every one as `check` takes it: a limit each, all passing on a clean capture.
+    let limits: Vec<String> = names.iter().map(|n| format!("{n}=1000000")).collect();
+    let mut args = vec!["captures/sim-clean.pcap"];
+    for limit in &limits {
+        args.extend(["--max", limit]);
+    }
+    let r = run(&args);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("PASS"), "{}", r.stdout);
+}
+
+#[test]
 fn exit_0_when_every_file_passes() {
     let r = run(&[
         "captures/sim-clean.pcap",

@@ -107,6 +107,7 @@ pub struct KindDef {
     pub proto: &'static str,
     pub group: Group,
     pub severity: Severity,
+    /// What it means, from its documentation (each line after a space).
     pub doc: &'static str,
     pub slot: u8,
 }
@@ -151,22 +152,22 @@ impl fmt::Debug for FindingKind {
 }
 
 macro_rules! shared_kinds {
-    ($( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
+    ($( $(#[doc = $doc:literal])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
         /// The shared kinds' definitions.
         pub mod shared {
             use super::*;
-            $( $(#[$doc])* pub static $name: KindDef = KindDef {
+            $( $(#[doc = $doc])* pub static $name: KindDef = KindDef {
                 name: $text,
                 proto: "",
                 group: Group::$group,
                 severity: Severity::$severity,
-                doc: stringify!($($doc)*),
+                doc: concat!($($doc),*),
                 slot: $slot,
             }; )*
         }
 
         impl FindingKind {
-            $( $(#[$doc])* pub const $name: FindingKind = FindingKind(&shared::$name); )*
+            $( $(#[doc = $doc])* pub const $name: FindingKind = FindingKind(&shared::$name); )*
 
             /// The kinds every protocol shares, in slot order.
             pub const SHARED: &'static [FindingKind] = &[ $( FindingKind::$name, )* ];
@@ -204,7 +205,8 @@ shared_kinds! {
     TRUNCATED = "truncated", Malformed, Warning, 11;
     /// A packet over the protocol's size limit.
     OVERSIZE = "oversize", Protocol, Warning, 12;
-    /// A rule of the protocol broken; the [`Rule`] names which.
+    /// A rule of the protocol broken; its rule (`lwar.violation.wrong-sender`)
+    /// names which.
     VIOLATION = "violation", Protocol, Error, 13;
     /// A seqno never captured that the other side acknowledged: it was delivered,
     /// and the capture missed it (Wireshark's "ACKed segment that wasn't
@@ -267,7 +269,7 @@ impl fmt::Display for FindingKind {
 /// ```
 #[macro_export]
 macro_rules! protocol_kinds {
-    ($proto:literal; $( $(#[$doc:meta])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
+    ($proto:literal; $( $(#[doc = $doc:literal])* $name:ident = $text:literal, $group:ident, $severity:ident, $slot:literal; )*) => {
         mod kind_defs {
             use $crate::engine::{Group, KindDef, Severity};
             $( pub static $name: KindDef = KindDef {
@@ -275,11 +277,11 @@ macro_rules! protocol_kinds {
                 proto: $proto,
                 group: Group::$group,
                 severity: Severity::$severity,
-                doc: stringify!($($doc)*),
+                doc: concat!($($doc),*),
                 slot: $slot,
             }; )*
         }
-        $( $(#[$doc])* pub const $name: $crate::engine::FindingKind =
+        $( $(#[doc = $doc])* pub const $name: $crate::engine::FindingKind =
             $crate::engine::FindingKind::new(&kind_defs::$name); )*
 
         /// The protocol's own kinds, in slot order.
@@ -291,19 +293,19 @@ macro_rules! protocol_kinds {
 /// [`Rule`] each in a `rules` module, and `RULES`, in slot order.
 #[macro_export]
 macro_rules! protocol_rules {
-    ($proto:literal; $( $(#[$doc:meta])* $name:ident = $text:literal, $slot:literal; )*) => {
+    ($proto:literal; $( $(#[doc = $doc:literal])* $name:ident = $text:literal, $slot:literal; )*) => {
         mod rule_defs {
             use $crate::engine::RuleDef;
             $( pub static $name: RuleDef = RuleDef {
                 name: $text,
                 proto: $proto,
-                doc: stringify!($($doc)*),
+                doc: concat!($($doc),*),
                 slot: $slot,
             }; )*
         }
         /// The protocol's rules, for `violation` findings.
         pub mod rules {
-            $( $(#[$doc])* pub const $name: $crate::engine::Rule =
+            $( $(#[doc = $doc])* pub const $name: $crate::engine::Rule =
                 $crate::engine::Rule::new(&super::rule_defs::$name); )*
         }
 

@@ -46,11 +46,12 @@ pub use filter::{Filter, FilterError};
 use crate::capture::{Datagram, Timestamp};
 pub(crate) use crate::engine::FrameSet;
 use crate::engine::{
-    Detail, DirState, Direction, Engine, Finding, FindingKind, Flow, MAX_MESSAGE_TYPES, Observer,
-    PacketEvent, Player, ProtocolInfo, Rule, SessionId, SessionRef, Severity, Summary,
+    Detail, DirState, Direction, Engine, Finding, FindingKind, Flow, Group, MAX_MESSAGE_TYPES,
+    Observer, PacketEvent, Player, ProtocolInfo, Rule, SessionId, SessionRef, Severity, Summary,
     TrackerConfig, Window,
 };
 use serde::Serialize;
+use std::fmt;
 use std::net::SocketAddr;
 
 /// What the capture front end read, and what the analysis counted of it.
@@ -912,6 +913,47 @@ pub fn list_fields(out: &mut impl std::io::Write) -> std::io::Result<()> {
                 f.doc
             )?;
         }
+    }
+    Ok(())
+}
+
+/// `--list-findings`: every registered finding, one per line, by the name
+/// `check --deny`, `--allow` and `--max` take (a shared kind, `resend`; a
+/// protocol's kind, `lwar.input-gap`; a protocol's rule, whose findings are
+/// `violation`s, `lwar.violation.after-disconnect`), with its group, its
+/// severity and what it means (Wireshark's expert info, listed).
+pub fn list_findings(out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let mut line = |name: &dyn fmt::Display, group: Group, severity: Severity, doc: &str| {
+        let name = name.to_string();
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        writeln!(
+            out,
+            "{name:<40} {:<9} {:<8} {doc}",
+            group.name(),
+            severity.name()
+        )
+    };
+    for kind in crate::proto::all_kinds() {
+        let def = kind.def();
+        match def.proto {
+            "" => line(&def.name, def.group, def.severity, def.doc)?,
+            proto => line(
+                &format_args!("{proto}.{}", def.name),
+                def.group,
+                def.severity,
+                def.doc,
+            )?,
+        }
+    }
+    let violation = FindingKind::VIOLATION;
+    for rule in crate::proto::all_rules() {
+        let doc = rule.def().doc;
+        line(
+            &rule.full_name(),
+            violation.group(),
+            violation.severity(),
+            doc,
+        )?;
     }
     Ok(())
 }
