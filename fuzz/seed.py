@@ -10,7 +10,9 @@ hand-made inputs. Run from the repository root: python3 fuzz/seed.py
   pcapng file with Ethernet and raw IP interfaces, plain and gzip-compressed.
 - display_filter: expressions (README, tests), each with a few payloads.
 - rules_file: rules files and expected results (truth files).
-- decode, strs_decode, bg_decode, described_decode: the captures' payloads.
+- decode, strs_decode, bg_decode, described_decode: the captures' payloads;
+  described_decode also the shipped descriptions (protocols/*.ksy), for the
+  description parser.
 """
 
 import gzip
@@ -205,6 +207,11 @@ def main():
                          ("ksy", "described_decode")):
         for i, p in enumerate(payloads[kind][:200]):
             write(target, f"capture-{i}", p)
+    protocols = os.path.join(ROOT, "protocols")
+    for name in sorted(os.listdir(protocols)):
+        if name.endswith(".ksy"):
+            with open(os.path.join(protocols, name), "rb") as f:
+                write("described_decode", f"ksy-{name}", f.read())
 
     exprs = [
         "type == Join && seqno > 1", "Join || Leave && c2s", "Join or (Leave and c2s)",

@@ -248,7 +248,17 @@ fn refused_constructs_say_where_what_and_instead() {
             })),
             53,
             5,
-            "`f16`: more than 16 fields with `valid`",
+            "`t.f16`: more than 16 fields with `valid`",
+        ),
+        (
+            // One field with a `valid`, in a type used 17 times: 17 fields.
+            format!(
+                "{HEAD}seq:\n{}types:\n  r:\n    seq:\n      - id: v\n        type: u1\n        valid: 0\n{TAIL}",
+                (0..17).fold(String::new(), |seq, i| seq + &format!("  - id: u{i}\n    type: r\n"))
+            ),
+            42,
+            9,
+            "`t.u16.v`: more than 16 fields with `valid` (each use of a type counts its own)",
         ),
     ];
     for (text, line, col, says) in cases {

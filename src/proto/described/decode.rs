@@ -5,13 +5,21 @@
 //! left, and a decode error names the field, the byte offset and what was
 //! needed.
 
-use super::ksy::{Amount, Attr, Cond, Kind, Ksy, Operand, Repeat, Valid};
+use super::ksy::{Amount, Attr, Cond, Kind, Ksy, MAX_VALID_FIELDS, Operand, Repeat, Valid};
 use crate::proto::field::{Field, FieldDef, FieldType, Value};
+use std::collections::HashMap;
 
 /// Fields of one `seq` (values of earlier fields are kept in a fixed array).
 pub const MAX_ATTRS: usize = 64;
 /// Types nested inside one another.
 const MAX_DEPTH: usize = 16;
+/// Field occurrences and copies of types a description may unfold into: each
+/// use of a type (a field of that type, a switch case) copies its fields, so
+/// a few types used in one another several times unfold exponentially (eight
+/// switch cases nine deep: 134 million copies, from a kilobyte of text).
+pub const MAX_UNFOLDED: usize = 16_384;
+/// Bytes of names, docs and `contents` those copies may hold in all.
+pub const MAX_UNFOLDED_BYTES: usize = 16 << 20;
 
 /// A field occurrence, compiled: its registered field, and its kind.
 #[derive(Debug)]
@@ -216,23 +224,79 @@ fn wire_name(kind: &Kind) -> String {
     }
 }
 
+/// Bytes a copy of a field holds besides its doc: its id, its `contents`
+/// (in the field and in its compiled kind), its `valid` values.
+fn held(a: &Attr) -> usize {
+    let contents = match &a.kind {
+        Kind::Contents(b) => 2 * b.len(),
+        _ => 0,
+    };
+    let valid = match &a.valid {
+        Some(Valid::AnyOf(xs)) => xs.len() * size_of::<f64>(),
+        _ => 0,
+    };
+    a.id.len() + contents + valid
+}
+
 struct Compiler<'k> {
     ksy: &'k Ksy,
     specs: Vec<DefSpec>,
+    /// Each registered field's index in `specs`, by name.
+    names: HashMap<String, u16>,
+    /// Field occurrences and type copies compiled so far, and the bytes they
+    /// hold ([`MAX_UNFOLDED`], [`MAX_UNFOLDED_BYTES`]).
+    unfolded: usize,
+    bytes: usize,
+    /// Registered fields with a `valid` ([`MAX_VALID_FIELDS`]).
+    with_valid: usize,
 }
 
 impl Compiler<'_> {
+    /// Counts `nodes` more field occurrences or type copies, holding `bytes`:
+    /// an error past the bounds, at `a` (named by its `path`, which shows the
+    /// uses of types that copied it).
+    fn unfold(
+        &mut self,
+        a: &Attr,
+        path: &str,
+        nodes: usize,
+        bytes: usize,
+    ) -> Result<(), CompileError> {
+        self.unfolded += nodes;
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.unfolded > MAX_UNFOLDED {
+            return Err((
+                a.pos,
+                format!(
+                    "`{}.{path}`: the description unfolds into more than {MAX_UNFOLDED} fields: each use of a type (a field of that type, a switch case) copies its fields; use types in one another fewer times",
+                    self.ksy.id
+                ),
+            ));
+        }
+        if self.bytes > MAX_UNFOLDED_BYTES {
+            return Err((
+                a.pos,
+                format!(
+                    "`{}.{path}`: the description unfolds into more than {} MiB of names, docs and contents: each use of a type (a field of that type, a switch case) copies them; shorten them, or use types in one another fewer times",
+                    self.ksy.id,
+                    MAX_UNFOLDED_BYTES >> 20
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn def(&mut self, path: &str, a: &Attr, seq: &[Attr]) -> Result<u16, CompileError> {
         let name = format!("{}.{path}", self.ksy.id);
         let ty = type_of(&a.kind, a.enum_);
-        if let Some(i) = self.specs.iter().position(|s| s.name == name) {
-            if self.specs[i].ty != ty {
+        if let Some(&i) = self.names.get(&name) {
+            if self.specs[usize::from(i)].ty != ty {
                 return Err((
                     a.pos,
                     format!("field `{name}` has another type in another case: give it another id"),
                 ));
             }
-            return Ok(i as u16);
+            return Ok(i);
         }
         if self.specs.len() >= usize::from(u16::MAX) {
             return Err((a.pos, "too many fields".into()));
@@ -242,6 +306,19 @@ impl Compiler<'_> {
         } else {
             format!("{} ({})", a.doc, wire_name(&a.kind))
         };
+        self.unfold(a, path, 0, 2 * name.len() + doc.len() + held(a))?;
+        if a.valid.is_some() {
+            self.with_valid += 1;
+            if self.with_valid > MAX_VALID_FIELDS {
+                return Err((
+                    a.pos,
+                    format!(
+                        "`{name}`: more than {MAX_VALID_FIELDS} fields with `valid` (each use of a type counts its own): check the others in your tools"
+                    ),
+                ));
+            }
+        }
+        self.names.insert(name.clone(), self.specs.len() as u16);
         self.specs.push(DefSpec {
             name,
             label: a.id.clone(),
@@ -271,6 +348,7 @@ impl Compiler<'_> {
                 format!("{path}.{}", a.id)
             };
             let field = self.def(&p, a, &def.attrs)?;
+            self.unfold(a, &p, 1, held(a))?;
             let kind = match &a.kind {
                 Kind::Int { bytes, signed, le } => CKind::Int {
                     bytes: *bytes,
@@ -302,7 +380,11 @@ impl Compiler<'_> {
                 }
             };
             out.attrs.push(CAttr {
-                attr: a.clone(),
+                // The doc goes with the registered field, once.
+                attr: Attr {
+                    doc: String::new(),
+                    ..a.clone()
+                },
                 field,
                 kind,
             });
@@ -350,6 +432,8 @@ impl Compiler<'_> {
         if stack.len() >= MAX_DEPTH {
             return Err((a.pos, format!("types nested more than {MAX_DEPTH} deep")));
         }
+        // A copy of the type (its fields are counted as they are compiled).
+        self.unfold(a, path, 1, 0)?;
         stack.push(u);
         let t = self.ty(u, path, stack);
         stack.pop();
@@ -364,6 +448,10 @@ impl Compiled {
         let mut c = Compiler {
             ksy,
             specs: Vec::new(),
+            names: HashMap::new(),
+            unfolded: 0,
+            with_valid: 0,
+            bytes: 0,
         };
         // The packet itself: the root node, named as the protocol.
         c.specs.push(DefSpec {
@@ -762,5 +850,133 @@ impl<'p> Walker<'p, '_> {
             self.ev.leave();
         }
         Ok((r?, None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_UNFOLDED, MAX_UNFOLDED_BYTES};
+    use crate::proto::described;
+
+    /// Each type holds a switch of eight cases of the next, nine deep: 8^9
+    /// copies of the last. Compiled by copying each type at each use, this
+    /// kilobyte ran out of memory (2 GiB in 21 s under the fuzzer) before
+    /// the copies were counted.
+    const EIGHT_CASES_NINE_DEEP: &str = "\
+meta: {id: t, endian: le}
+seq: [{id: k, type: u1}, {id: s, type: {switch-on: k, cases: {0: a, 1: a, 2: a, 3: a, 4: a, 5: a, 6: a, 7: a}}}]
+types:
+  a: {seq: [{id: k, type: u1}, {id: s, type: {switch-on: k, cases: {0: b, 1: b, 2: b, 3: b, 4: b, 5: b, 6: b, 7: b}}}]}
+  b: {seq: [{id: k, type: u1}, {id: s, type: {switch-on: k, cases: {0: c, 1: c, 2: c, 3: c, 4: c, 5: c, 6: c, 7: c}}}]}
+  c: {seq: [{id: k, type: u1}, {id: s, type: {switch-on: k, cases: {0: d, 1: d, 2: d, 3: d, 4: d, 5: d, 6: d, 7: d}}}]}
+  d: {seq: [{id: k, type: u1}, {id: s, type: {switch-on: k, cases: {0: e, 1: e, 2: e, 3: e, 4: e, 5: e, 6: e, 7: e}}}]}
+  e: {seq: [{id: k, type: u1}, {id: s, type: {switch-on: k, cases: {0: f, 1: f, 2: f, 3: f, 4: f, 5: f, 6: f, 7: f}}}]}
+  f: {seq: [{id: k, type: u1}, {id: s, type: {switch-on: k, cases: {0: g, 1: g, 2: g, 3: g, 4: g, 5: g, 6: g, 7: g}}}]}
+  g: {seq: [{id: k, type: u1}, {id: s, type: {switch-on: k, cases: {0: h, 1: h, 2: h, 3: h, 4: h, 5: h, 6: h, 7: h}}}]}
+  h: {seq: [{id: k, type: u1}, {id: s, type: {switch-on: k, cases: {0: i, 1: i, 2: i, 3: i, 4: i, 5: i, 6: i, 7: i}}}]}
+  i: {seq: [{id: k, type: u1}]}
+-lwarscope: {recognise: {port: 1}}
+";
+
+    /// Each type holds eight fields of the next, eight deep: 8^8 fields, each
+    /// a registered field of its own (`t.x.y.z…`). Before, the registry
+    /// looked each name up among all the others: quadratic, past a minute
+    /// before its bound of 65 535 fields refused it.
+    const EIGHT_FIELDS_EIGHT_DEEP: &str = "\
+meta: {id: t, endian: le}
+seq: [{id: p, type: a}, {id: q, type: a}, {id: r, type: a}, {id: s, type: a}, {id: u, type: a}, {id: v, type: a}, {id: w, type: a}, {id: x, type: a}]
+types:
+  a: {seq: [{id: p, type: b}, {id: q, type: b}, {id: r, type: b}, {id: s, type: b}, {id: u, type: b}, {id: v, type: b}, {id: w, type: b}, {id: x, type: b}]}
+  b: {seq: [{id: p, type: c}, {id: q, type: c}, {id: r, type: c}, {id: s, type: c}, {id: u, type: c}, {id: v, type: c}, {id: w, type: c}, {id: x, type: c}]}
+  c: {seq: [{id: p, type: d}, {id: q, type: d}, {id: r, type: d}, {id: s, type: d}, {id: u, type: d}, {id: v, type: d}, {id: w, type: d}, {id: x, type: d}]}
+  d: {seq: [{id: p, type: e}, {id: q, type: e}, {id: r, type: e}, {id: s, type: e}, {id: u, type: e}, {id: v, type: e}, {id: w, type: e}, {id: x, type: e}]}
+  e: {seq: [{id: p, type: f}, {id: q, type: f}, {id: r, type: f}, {id: s, type: f}, {id: u, type: f}, {id: v, type: f}, {id: w, type: f}, {id: x, type: f}]}
+  f: {seq: [{id: p, type: g}, {id: q, type: g}, {id: r, type: g}, {id: s, type: g}, {id: u, type: g}, {id: v, type: g}, {id: w, type: g}, {id: x, type: g}]}
+  g: {seq: [{id: k, type: u1}]}
+-lwarscope: {recognise: {port: 1}}
+";
+
+    /// A description of `depth` types, each holding `fan` fields (or, with
+    /// `switch`, a switch of `fan` cases) of the next.
+    fn nested(depth: usize, fan: usize, switch: bool) -> String {
+        let uses = |next: &str| {
+            if switch {
+                let cases: Vec<String> = (0..fan).map(|i| format!("{i}: {next}")).collect();
+                format!(
+                    "{{id: k, type: u1}}, {{id: s, type: {{switch-on: k, cases: {{{}}}}}}}",
+                    cases.join(", ")
+                )
+            } else {
+                let fields: Vec<String> = (0..fan)
+                    .map(|i| format!("{{id: f{i}, type: {next}}}"))
+                    .collect();
+                fields.join(", ")
+            }
+        };
+        let mut text = format!(
+            "meta: {{id: t, endian: le}}\nseq: [{}]\ntypes:\n",
+            uses("t1")
+        );
+        for d in 1..depth {
+            text += &format!("  t{d}: {{seq: [{}]}}\n", uses(&format!("t{}", d + 1)));
+        }
+        text += &format!("  t{depth}: {{seq: [{{id: k, type: u1}}]}}\n");
+        text + "-lwarscope: {recognise: {port: 1}}\n"
+    }
+
+    fn refused(text: &str) -> crate::proto::described::ksy::KsyError {
+        match described::parse("t.ksy", text) {
+            Ok(d) => panic!(
+                "accepted, with {} registered fields:\n{text}",
+                d.compiled.specs.len()
+            ),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn types_used_in_one_another_unfold_within_a_bound_or_are_refused() {
+        let says = format!("the description unfolds into more than {MAX_UNFOLDED} fields");
+        for (text, line, col, path) in [
+            // At the field whose copy crossed the bound, named by the uses
+            // that copied it.
+            (EIGHT_CASES_NINE_DEEP, 12, 14, "t.s.s.s.s.s.s.s.s.s.k"),
+            (EIGHT_FIELDS_EIGHT_DEEP, 9, 14, "t.p.p.q.q.v.x.p"),
+            // Within what the compiler took before, past the bound.
+            (&*nested(7, 4, true), 10, 15, "t.s.s.s.s.s.s.s.k"),
+            (&*nested(7, 4, false), 10, 15, "t.f1.f0.f1.f1.f3.f0.f2.k"),
+        ] {
+            let e = refused(text);
+            assert!(e.msg.starts_with(&format!("`{path}`: {says}")), "{e}");
+            assert_eq!((e.line, e.col), (line, col), "{e}");
+        }
+        // Up to the bound, they compile: 4^6 fields of the deepest type, with
+        // every other copy, are under it.
+        let d = described::parse("t.ksy", &nested(6, 4, false)).expect("compiles");
+        assert_eq!(
+            d.compiled.specs.len(),
+            1 + 4 + 16 + 64 + 256 + 1024 + 4096 + 4096
+        );
+        described::parse("t.ksy", &nested(6, 4, true)).expect("compiles");
+    }
+
+    #[test]
+    fn long_docs_copied_at_each_use_are_bounded_too() {
+        // A field with a doc of 64 KiB in a type used 512 times: 32 MiB of
+        // docs, one copy per registered field.
+        let doc = "x".repeat(64 << 10);
+        let text = nested(3, 8, false).replace(
+            "{id: k, type: u1}",
+            &format!("{{id: k, type: u1, doc: {doc}}}"),
+        );
+        let e = refused(&text);
+        assert!(
+            e.msg.starts_with(&format!(
+                "`t.f3.f7.f7.k`: the description unfolds into more than {} MiB of names, docs and contents",
+                MAX_UNFOLDED_BYTES >> 20
+            )),
+            "{e}"
+        );
+        assert_eq!((e.line, e.col), (6, 15), "{e}");
     }
 }

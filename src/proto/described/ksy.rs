@@ -110,8 +110,9 @@ pub enum Operand {
     Field(usize),
 }
 
-/// The fields a description may give a `valid`: the analysis follows each
-/// one's violations apart, in room fixed per session.
+/// The fields with a `valid` a description may register (each field of a
+/// type used in several places counts once per place): the analysis follows
+/// each one's violations apart, in room fixed per session.
 pub const MAX_VALID_FIELDS: usize = 16;
 
 /// A bound of `valid` (`eq`, `min`, `max`): a number, or the value of an
@@ -612,19 +613,6 @@ impl Reader {
             }
             let seq = get(m, "seq").ok_or((node.pos, "a type needs `seq`".to_owned()))?;
             types[i + 1].attrs = self.seq(seq)?;
-        }
-        let mut with_valid = types
-            .iter()
-            .flat_map(|t| &t.attrs)
-            .filter(|a| a.valid.is_some());
-        if let Some(a) = with_valid.nth(MAX_VALID_FIELDS) {
-            return err(
-                a.pos,
-                format!(
-                    "`{}`: more than {MAX_VALID_FIELDS} fields with `valid`: check the others in your tools",
-                    a.id
-                ),
-            );
         }
         let sem = match top.iter().find(|(k, _, _)| k == "-lwarscope") {
             Some((_, _, n)) => self.semantics(n, &types[0])?,
