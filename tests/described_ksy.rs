@@ -254,7 +254,8 @@ fn refused_constructs_say_where_what_and_instead() {
             // One field with a `valid`, in a type used 17 times: 17 fields.
             format!(
                 "{HEAD}seq:\n{}types:\n  r:\n    seq:\n      - id: v\n        type: u1\n        valid: 0\n{TAIL}",
-                (0..17).fold(String::new(), |seq, i| seq + &format!("  - id: u{i}\n    type: r\n"))
+                (0..17).fold(String::new(), |seq, i| seq
+                    + &format!("  - id: u{i}\n    type: r\n"))
             ),
             42,
             9,
