@@ -276,6 +276,53 @@ fn refused_constructs_say_where_what_and_instead() {
     }
 }
 
+#[test]
+fn if_takes_fields_and_enum_values_whose_names_hold_and_or_not() {
+    // `and`, `or` and `not` are refused as words, not inside names: before,
+    // `color == vector_len` and `kind == kind::handshake` were refused as
+    // "only one comparison", and so was `knot != 0`.
+    let text = format!(
+        "{HEAD}seq:\n  - id: kind\n    type: u1\n    enum: kind\n  - id: color\n    type: u1\n  - id: vector_len\n    type: u1\n  - id: knot\n    type: u1\n    if: color == vector_len\n  - id: band\n    type: u1\n    if: kind == kind::handshake\n  - id: torque\n    type: u1\n    if: knot != 0\nenums:\n  kind:\n    1: handshake\n    2: order\n{TAIL}"
+    );
+    let d = described::parse("t.ksy", &text).unwrap_or_else(|e| panic!("{e}"));
+    let conds: Vec<_> = d.ksy.types[0].attrs.iter().map(|a| a.cond).collect();
+    use ksy::{Cond, Op, Operand};
+    assert_eq!(
+        conds,
+        [
+            None,
+            None,
+            None,
+            Some(Cond {
+                field: 1,
+                op: Op::Eq,
+                value: Operand::Field(2)
+            }),
+            Some(Cond {
+                field: 0,
+                op: Op::Eq,
+                value: Operand::Number(1)
+            }),
+            Some(Cond {
+                field: 3,
+                op: Op::Ne,
+                value: Operand::Number(0)
+            }),
+        ]
+    );
+    // Two comparisons are still refused, whichever word joins them.
+    for joined in [
+        "color == 1 and knot < 3",
+        "color == 1 or knot",
+        "not color",
+        "(color) == 1",
+    ] {
+        let e = err(&text.replace("color == vector_len", joined));
+        assert!(e.msg.contains("only one comparison is supported"), "{e}");
+        assert_eq!((e.line, e.col), (14, 9), "{e}");
+    }
+}
+
 fn shipped(id: &str) -> &'static Described {
     described::loaded()
         .iter()

@@ -999,7 +999,10 @@ impl Reader {
 
     fn cond(&self, n: &Node, attrs: &[Attr]) -> R<Cond> {
         let s = scalar(n, "`if`")?.trim();
-        if [" and ", " or ", "not ", "("].iter().any(|w| s.contains(w)) {
+        // `and`, `or`, `not` as words: a field or an enum value may hold them
+        // (`color`, `vector_len`, `kind::handshake`, `knot`).
+        let mut words = s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'));
+        if s.contains('(') || words.any(|w| ["and", "or", "not"].contains(&w)) {
             return err(
                 n.pos,
                 format!("`if: {s}`: only one comparison is supported"),
@@ -1039,12 +1042,6 @@ impl Reader {
                 quoted: false,
             },
         };
-        if rest.contains("and") || rest.contains("or") || rest.contains('(') {
-            return err(
-                n.pos,
-                format!("`if: {s}`: only one comparison is supported"),
-            );
-        }
         let value = match self.enum_value(&value_node, attrs[field].enum_) {
             Ok(v) => Operand::Number(v),
             // Not a number nor an enum's value: an earlier field, if it is one.
