@@ -486,6 +486,73 @@ fn loss_per_direction_gates_ci() {
     assert_eq!(r.code, Some(0), "{}", r.stdout);
 }
 
+/// A rate written without `%` is a fraction: `loss=5` read as 500 % was a
+/// gate that never fails. A bare number of 1 or more is refused with one line
+/// naming the rule and suggesting `5%`, on the command line and in a rules
+/// file, for every rate metric; `5%` and `0.05` still read as 5 %.
+#[test]
+fn a_rate_without_percent_above_one_is_refused_not_read_as_hundreds_of_percent() {
+    for (flag, rule) in [
+        ("--max", "loss=5"),
+        ("--max", "resend-rate=5"),
+        ("--min", "loss=1"),
+        ("--max", "resend-rate=2.5"),
+    ] {
+        let r = run(&["captures/sim-loss.pcap", flag, rule]);
+        assert_eq!(r.code, Some(2), "{rule}: {}{}", r.stdout, r.stderr);
+        assert_eq!(r.stdout, "", "{rule}");
+        let (name, value) = rule.split_once('=').unwrap();
+        let percent = (value.parse::<f64>().unwrap() * 100.0).round();
+        let fraction = value.parse::<f64>().unwrap() / 100.0;
+        assert_eq!(
+            r.stderr,
+            format!(
+                "error: rule `{name}={value}`: a rate without `%` is a fraction, so \
+                 {value} would be {percent}%: write `{value}%` for {value} percent (or \
+                 `{fraction}` as a fraction)\n"
+            ),
+            "{rule}"
+        );
+    }
+    // In a rules file: the same refusal, naming the file and the table.
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(&rules, "[max]\nloss = 5\n").unwrap();
+    let r = run(&["captures/sim-loss.pcap", "--rules", rules.to_str().unwrap()]);
+    assert_eq!(r.code, Some(2), "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "error: rules file {}: rule `[max] loss = 5`: a rate without `%` is a fraction, \
+             so 5 would be 500%: write `5%` for 5 percent (or `0.05` as a fraction)\n",
+            rules.display()
+        )
+    );
+    std::fs::write(&rules, "[max]\nresend-rate = 12.5\n").unwrap();
+    let r = run(&["captures/sim-loss.pcap", "--rules", rules.to_str().unwrap()]);
+    assert_eq!(r.code, Some(2), "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("rule `[max] resend-rate = 12.5`") && r.stderr.contains("write `12.5%`"),
+        "{}",
+        r.stderr
+    );
+    // Both forms that mean 5 % gate as 5 %: sim-loss's 11.85 % fails them.
+    std::fs::write(&rules, "[max]\nloss = \"5%\"\n").unwrap();
+    for args in [
+        vec!["--max", "loss=5%"],
+        vec!["--max", "loss=0.05"],
+        vec!["--rules", rules.to_str().unwrap()],
+    ] {
+        let r = run(&[&["captures/sim-loss.pcap"][..], &args].concat());
+        assert_eq!(r.code, Some(1), "{args:?}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("loss is 11.85%, above 5.00%"),
+            "{args:?}: {}",
+            r.stdout
+        );
+    }
+}
+
 #[test]
 fn an_endless_expected_result_is_refused_not_read_until_memory_runs_out() {
     let out = Command::cargo_bin("lwarscope")

@@ -394,6 +394,8 @@ pub struct CheckArgs {
     /// resend-rate (5% or 0.05), loss (packets lost before the capture, estimated,
     /// worst direction: 2% or 0.02), ack-delay-p50, ack-delay-p95 (ms or 250ms),
     /// jitter (ms), unacked, packets, sessions, timed-out, rejected. Repeatable.
+    /// A rate without % is a fraction and must be below 1: loss=5 is refused
+    /// (write loss=5%).
     /// Example: --max resend-rate=5% --max reordered=0
     #[arg(long, value_name = "NAME=VALUE")]
     pub max: Vec<String>,

@@ -21,7 +21,9 @@
 //! ms; `250ms` or `0.25s` also read), `jitter` (worst, ms), `unacked` (reliable
 //! messages never acked at the end, all sessions), `packets` (lwar packets),
 //! `sessions`, `loss` (packets lost before the capture point, estimated from the
-//! sender's clock: the worst session direction, `2%` or `0.02`). `--expect FILE.json` compares the counts per message type, finding
+//! sender's clock: the worst session direction, `2%` or `0.02`). A rate
+//! (`resend-rate`, `loss`) written without `%` is a fraction, and is refused
+//! from 1 up (`loss=5` would be 500 %, a gate that never fails): write `5%`. `--expect FILE.json` compares the counts per message type, finding
 //! kind, violation rule, malformed reason and session with an expected summary.
 //!
 //! `--allow NAME` (or `allow = [...]` in the rules file) accepts a known
@@ -199,13 +201,28 @@ impl Metric {
     }
 
     /// Reads a limit: `5%` or `0.05` for rates, `250`, `250ms` or `0.25s` for
-    /// delays, a whole number for counts.
-    fn limit(self, text: &str) -> Option<f64> {
+    /// delays, a whole number for counts; why not, when it cannot.
+    ///
+    /// A rate written without `%` is a fraction, and only below 1: `loss=5`
+    /// would be 500 %, a gate that can never fail, and `loss=1` (100 %) is as
+    /// likely meant as 1 %, so both are refused, suggesting `5%`.
+    fn limit(self, text: &str) -> Result<f64, String> {
         let text = text.trim();
+        let invalid = || "the value is not a valid number for this rule".to_owned();
         match self {
             Metric::ResendRate | Metric::Loss => match text.strip_suffix('%') {
                 Some(p) => p.trim().parse::<f64>().ok().map(|p| p / 100.0),
-                None => text.parse().ok(),
+                None => match text.parse::<f64>() {
+                    Ok(v) if v >= 1.0 && v.is_finite() => {
+                        return Err(format!(
+                            "a rate without `%` is a fraction, so {text} would be {}%: \
+                             write `{text}%` for {text} percent (or `{}` as a fraction)",
+                            significant(v * 100.0, 0),
+                            v / 100.0,
+                        ));
+                    }
+                    v => v.ok(),
+                },
             },
             Metric::AckDelayP50 | Metric::AckDelayP95 | Metric::Jitter => {
                 if let Some(ms) = text.strip_suffix("ms") {
@@ -219,6 +236,7 @@ impl Metric {
             _ => text.parse::<u64>().ok().map(|n| n as f64),
         }
         .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .ok_or_else(invalid)
     }
 
     /// A value in the rule's unit, with digits enough that two different
@@ -298,9 +316,7 @@ impl Limit {
             .split_once('=')
             .ok_or_else(|| bad("expected NAME=VALUE"))?;
         let metric = Metric::parse(name.trim()).ok_or_else(unknown)?;
-        let value = metric
-            .limit(value)
-            .ok_or_else(|| bad("the value is not a valid number for this rule"))?;
+        let value = metric.limit(value).map_err(|why| bad(&why))?;
         let word = if bound == Bound::Max { "max" } else { "min" };
         Ok(Limit {
             name: format!("{word} {}={}", name.trim(), value_text(text)),
@@ -412,7 +428,23 @@ impl Rules {
         for (map, bound) in [(&file.max, Bound::Max), (&file.min, Bound::Min)] {
             for (name, value) in map {
                 let text = format!("{name}={}", toml_text(value));
-                self.limits.push(Limit::parse(&text, bound)?);
+                // Named with its table and file: `rules file r.toml: rule
+                // `[max] loss = 5`: ...`.
+                let limit = Limit::parse(&text, bound).map_err(|e| match e {
+                    CheckError::BadRule { reason, .. } => CheckError::RulesFile {
+                        path: path.to_owned(),
+                        message: format!(
+                            "rule `[{}] {name} = {}`: {reason}",
+                            if bound == Bound::Max { "max" } else { "min" },
+                            match value {
+                                toml::Value::String(s) => format!("{s:?}"),
+                                v => toml_text(v),
+                            }
+                        ),
+                    },
+                    e => e,
+                })?;
+                self.limits.push(limit);
             }
         }
         Ok(())
@@ -867,6 +899,10 @@ mod tests {
             ("lost=x", Bound::Max),
             ("lost=-1", Bound::Max),
             ("resend-rate=five", Bound::Max),
+            // A bare rate of 1 or more: 500 %, 100 %, a gate that never fails.
+            ("loss=5", Bound::Max),
+            ("loss=1", Bound::Max),
+            ("resend-rate=5", Bound::Min),
             ("violation/nope=1", Bound::Max),
         ] {
             assert!(Limit::parse(bad, bound).is_err(), "{bad}");
@@ -893,6 +929,19 @@ mod tests {
                 "min packets=1"
             ]
         );
+        let e = Rules::default()
+            .add_toml("[max]\nloss = 5", "r.toml")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "rules file r.toml: rule `[max] loss = 5`: a rate without `%` is a fraction, \
+             so 5 would be 500%: write `5%` for 5 percent (or `0.05` as a fraction)"
+        );
+        let mut rules = Rules::default();
+        rules
+            .add_toml("[max]\nloss = 0.05\nresend-rate = \"5%\"", "r.toml")
+            .unwrap();
+        assert!(rules.limits.iter().all(|l| (l.value - 0.05).abs() < 1e-12));
         let e = Rules::default()
             .add_toml("dney = [\"lost\"]", "r.toml")
             .unwrap_err();
