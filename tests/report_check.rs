@@ -486,6 +486,194 @@ fn loss_per_direction_gates_ci() {
     assert_eq!(r.code, Some(0), "{}", r.stdout);
 }
 
+/// A capture of UDP traffic no protocol recognises: `n` datagrams between a
+/// client and port 7455 (a game moved to a port no protocol is known on),
+/// and `dns` DNS queries. The client's port is in as many datagrams as the
+/// server's: the lower one, the server's, is the one to try.
+fn unknown_traffic(path: &Path, n: usize, dns: usize) {
+    use lwarscope::capture::LinkType;
+    use lwarscope::capture::Timestamp;
+    use lwarscope::capture::synth::{Link, PcapWriter, udp_frame};
+    let client: std::net::SocketAddr = "10.0.0.5:40000".parse().unwrap();
+    let server: std::net::SocketAddr = "10.0.0.1:7455".parse().unwrap();
+    let resolver: std::net::SocketAddr = "10.0.0.53:53".parse().unwrap();
+    let mut w = PcapWriter::create(path, LinkType::Ethernet).unwrap();
+    let mut ns = 1_700_000_000_000_000_000u64;
+    for i in 0..n + dns {
+        ns += 10_000_000;
+        let frame = if i >= n {
+            let query: std::net::SocketAddr = "10.0.0.5:40001".parse().unwrap();
+            udp_frame(Link::Ethernet, query, resolver, b"\x12\x34\x01\x00\x00\x01")
+        } else if i % 2 == 0 {
+            udp_frame(
+                Link::Ethernet,
+                client,
+                server,
+                b"\xfe\xedgame state, no known protocol",
+            )
+        } else {
+            udp_frame(
+                Link::Ethernet,
+                server,
+                client,
+                b"\xfe\xedreply, no known protocol",
+            )
+        };
+        w.write(Timestamp(ns), &frame);
+    }
+    w.finish().unwrap();
+}
+
+const PROTOS: &str = "PROTO: lwar, strs, bg, vessel, timewarp, strs_ksy";
+
+/// A capture with no packet of a known protocol (a game on another port, a
+/// capture begun after the handshake) passed `--deny malformed` with exit 0:
+/// nothing was judged. It is an ERROR (exit 2) saying why and what to try, in
+/// the verdict line, `--format json` and JUnit, unless the rules judge the
+/// number of packets themselves (`--min packets=N`).
+#[test]
+fn a_capture_with_no_packet_of_a_known_protocol_is_an_error_not_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("moved.pcap");
+    unknown_traffic(&game, 556, 10);
+    let g = game.to_str().unwrap();
+    let why = format!(
+        "no packet of a known protocol among 566 UDP datagrams (top port 7455: 556); if the \
+         game uses another port or the capture began after its handshake, try \
+         -d udp.port==7455,PROTO ({PROTOS})"
+    );
+    let r = run(&[g, "--deny", "malformed"]);
+    assert_eq!(r.code, Some(2), "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, format!("ERROR {g}: {why}\n"));
+    // With no rule at all: the same error, not "every readable capture passes".
+    let r = run(&[g]);
+    assert_eq!((r.code, r.stdout), (Some(2), format!("ERROR {g}: {why}\n")));
+
+    // As data: an error verdict with the reason.
+    let r = run(&[g, "--deny", "malformed", "--format", "json"]);
+    assert_eq!(r.code, Some(2));
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["files"][0]["verdict"], "error");
+    assert_eq!(doc["files"][0]["error"], why.as_str());
+    assert_eq!(
+        (
+            &doc["passed"],
+            &doc["failed"],
+            &doc["errors"],
+            &doc["exit_code"]
+        ),
+        (&0.into(), &0.into(), &1.into(), &2.into())
+    );
+    // In JUnit: an error case that names what is missing.
+    let (r, suites) = run_junit(&[g, "--deny", "malformed"]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!((suites.tests, suites.failures, suites.errors), (1, 0, 1));
+    let case = &suites.suites[0].cases[0];
+    assert_eq!(case.name, format!("{g}::packets of a known protocol"));
+    match &case.status {
+        junit_parser::TestStatus::Error(e) => assert_eq!(e.message, why),
+        other => panic!("{other:?}"),
+    }
+
+    // The rules may judge it: `--min packets=0` accepts an empty capture,
+    // `--min packets=1` fails it as a rule; in a rules file too.
+    let r = run(&[g, "--deny", "malformed", "--min", "packets=0"]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    assert_eq!(
+        r.stdout,
+        format!("PASS  {g} (2 rules): malformed 0, packets 0 >= 0\n")
+    );
+    let r = run(&[g, "--min", "packets=1"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert_eq!(
+        r.stdout,
+        format!("FAIL  {g}: packets is 0, below 1 [min packets=1]\n")
+    );
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(&rules, "deny = [\"malformed\"]\n[min]\npackets = 0\n").unwrap();
+    let r = run(&[g, "--rules", rules.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    // `--max packets=1000` says nothing of an empty capture: still an error.
+    let r = run(&[g, "--max", "packets=1000"]);
+    assert_eq!(r.code, Some(2), "{}", r.stdout);
+
+    // What to try works: the port decoded as a protocol is judged (here it
+    // is not that protocol's, so every packet is malformed).
+    let r = run(&[g, "--deny", "malformed", "-d", "udp.port==7455,lwar"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(r.stdout.starts_with("FAIL"), "{}", r.stdout);
+}
+
+/// The other ways to hold nothing: no frame, no UDP, a window with nothing
+/// in it, a Battlegrounds capture begun after its handshake; and a folder
+/// where one file holds nothing.
+#[test]
+fn every_way_to_hold_nothing_is_an_error_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pcap");
+    lwarscope::capture::synth::PcapWriter::create(&empty, lwarscope::capture::LinkType::Ethernet)
+        .unwrap()
+        .finish()
+        .unwrap();
+    let e = empty.to_str().unwrap();
+    let r = run(&[e, "--deny", "malformed"]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!(
+        r.stdout,
+        format!("ERROR {e}: no packet of a known protocol: the capture holds no frame\n")
+    );
+    let r = run(&[
+        "captures/sim-clean.pcap",
+        "--deny",
+        "lost",
+        "--window",
+        "100..",
+    ]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!(
+        r.stdout,
+        "ERROR captures/sim-clean.pcap [window 100..]: no packet of a known protocol in the \
+         part judged (483 in the whole capture)\n"
+    );
+    // Begun after the handshake: what to try is the truth's own `-d`.
+    let r = run(&["captures/bg-midsession.pcap", "--deny", "malformed"]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!(
+        r.stdout,
+        format!(
+            "ERROR captures/bg-midsession.pcap: no packet of a known protocol among 224 UDP \
+             datagrams (top port 7777: 224); if the game uses another port or the capture \
+             began after its handshake, try -d udp.port==7777,PROTO ({PROTOS})\n"
+        )
+    );
+    let r = run(&[
+        "captures/bg-midsession.pcap",
+        "--deny",
+        "malformed",
+        "-d",
+        "udp.port==7777,bg",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    // `check DIR`: the file with nothing is the error, the others judged.
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    std::fs::copy(root().join("captures/sim-clean.pcap"), fleet.join("a.pcap")).unwrap();
+    unknown_traffic(&fleet.join("b.pcap"), 20, 0);
+    let f = fleet.to_str().unwrap();
+    let r = run(&[f, "--deny", "malformed"]);
+    assert_eq!(r.code, Some(2), "{}", r.stdout);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "PASS  {f}/a.pcap (1 rule): malformed 0\n\
+             ERROR {f}/b.pcap: no packet of a known protocol among 20 UDP datagrams (top port \
+             7455: 20); if the game uses another port or the capture began after its \
+             handshake, try -d udp.port==7455,PROTO ({PROTOS})\n\
+             2 files: 1 passed, 0 failed, 1 error\n"
+        )
+    );
+}
+
 /// A rate written without `%` is a fraction: `loss=5` read as 500 % was a
 /// gate that never fails. A bare number of 1 or more is refused with one line
 /// naming the rule and suggesting `5%`, on the command line and in a rules

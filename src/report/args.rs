@@ -446,7 +446,10 @@ pub struct CheckArgs {
 
 const CHECK_EXAMPLES: &str = "\
 Exit status: 0 every file passes, 1 a rule failed, 2 an error (e.g. unreadable file;
-the other files are still checked).
+the other files are still checked). A capture with no packet of a known protocol (a
+game on another port, a capture begun after the handshake) is an error, with what to
+try (-d udp.port==N,PROTO), not a pass: --min packets=0 accepts it, --min packets=1
+fails it as a rule.
 
 Examples:
   lwarscope check captures/*.pcap --deny malformed,violation,lost

@@ -33,6 +33,17 @@
 //!
 //! Each file gets a [`Verdict`]; the exit status is 0 when every file passes, 1
 //! when a rule failed, 2 on an error ([`exit_code`]).
+//!
+//! No rule passes on nothing: a capture (or `--window`) with no packet of a
+//! known protocol (a game on another port, a capture begun after the
+//! handshake, DNS only) is an error, exit status 2, in the verdict line, the
+//! JSON verdicts and JUnit (case `packets of a known protocol`), with why and
+//! what to try: `no packet of a known protocol among 566 UDP datagrams (top
+//! port 7455: 556); ... try -d udp.port==7455,PROTO`. An error, not a failure:
+//! nothing was judged, as for a file that cannot be read; the rules did not
+//! find the game at fault. The rules may say otherwise: a `min packets` rule
+//! decides instead (`--min packets=0` accepts an empty capture, `--min
+//! packets=1` fails it as a rule, exit status 1), and so does `max packets=0`.
 
 use super::{Outcome, json};
 use crate::engine::{FindingKind, Rule, Summary};
@@ -503,8 +514,27 @@ impl Rules {
         Ok(rules)
     }
 
-    /// Checks one outcome against every rule.
+    /// Whether the rules say what an empty capture gives: a `min packets`
+    /// rule (`--min packets=0` accepts one, `--min packets=1` fails it as a
+    /// rule) or `max packets=0`.
+    fn judge_empty(&self) -> bool {
+        self.limits.iter().any(|l| {
+            l.metric == Metric::Packets
+                && (l.bound == Bound::Min || (l.bound == Bound::Max && l.value == 0.0))
+        })
+    }
+
+    /// Checks one outcome against every rule. An outcome with no packet of a
+    /// known protocol is an error (exit status 2), with why and what to try,
+    /// unless the rules judge the number of packets themselves
+    /// ([`Rules::judge_empty`]): no rule can pass on nothing.
     pub fn check(&self, file: &str, o: &Outcome) -> Verdict {
+        if o.capture.packets() == 0 && !self.judge_empty() {
+            return Verdict {
+                error_case: NOTHING_KNOWN,
+                ..Verdict::error(file, nothing_known(o))
+            };
+        }
         let mut results: Vec<RuleResult> = self
             .limits
             .iter()
@@ -534,7 +564,43 @@ impl Rules {
             window: None,
             results,
             error: None,
+            error_case: "read capture",
         }
+    }
+}
+
+/// The JUnit test case of a capture with no packet of a known protocol.
+const NOTHING_KNOWN: &str = "packets of a known protocol";
+
+/// Why an outcome has no packet of a known protocol, and what to try: `no
+/// packet of a known protocol among 1234 UDP datagrams (top port 7455: 556);
+/// ...try -d udp.port==7455,PROTO`.
+fn nothing_known(o: &Outcome) -> String {
+    let u = &o.unknown;
+    let none = "no packet of a known protocol";
+    if u.recognised > 0 {
+        return format!(
+            "{none} in the part judged ({} in the whole capture)",
+            u.recognised
+        );
+    }
+    match u.top_port {
+        Some((port, n)) => {
+            let names: Vec<&str> = crate::proto::REGISTRY.iter().map(|p| p.info.name).collect();
+            format!(
+                "{none} among {} UDP datagrams (top port {port}: {n}); if the game uses \
+                 another port or the capture began after its handshake, try \
+                 -d udp.port=={port},PROTO (PROTO: {})",
+                u.datagrams,
+                names.join(", ")
+            )
+        }
+        None if o.capture.frames > 0 => format!(
+            "{none}: none of its {} frames is a UDP datagram (a capture filter that \
+             leaves the game out?)",
+            o.capture.frames
+        ),
+        None => format!("{none}: the capture holds no frame"),
     }
 }
 
@@ -674,8 +740,12 @@ pub struct Verdict {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<String>,
     pub results: Vec<RuleResult>,
-    /// The file could not be analysed (unreadable, not a capture).
+    /// The file could not be analysed (unreadable, not a capture), or holds
+    /// no packet of a known protocol.
     pub error: Option<String>,
+    /// The JUnit test case an error is reported as (`read capture`).
+    #[serde(skip)]
+    pub error_case: &'static str,
 }
 
 impl RuleResult {
@@ -697,6 +767,7 @@ impl Verdict {
             window: None,
             results: Vec::new(),
             error: Some(error.to_string()),
+            error_case: "read capture",
         }
     }
 
@@ -716,7 +787,11 @@ impl Verdict {
             };
             if let Some(e) = &self.error {
                 paint(f, "1;31", "ERROR")?;
-                return write!(f, " {}: {e}", self.file);
+                write!(f, " {}", self.file)?;
+                if let Some(w) = &self.window {
+                    write!(f, " [window {w}]")?;
+                }
+                return write!(f, ": {e}");
             }
             if self.passed() {
                 paint(f, "1;32", "PASS")?;
@@ -822,7 +897,7 @@ pub fn write_junit(out: impl Write, verdicts: &[Verdict]) -> io::Result<()> {
                         }
                         if let Some(e) = &v.error {
                             w.create_element("testcase")
-                                .with_attribute(("name", "read capture"))
+                                .with_attribute(("name", v.error_case))
                                 .with_attribute(("classname", v.file.as_str()))
                                 .write_inner_content(|w| {
                                     w.create_element("error")
@@ -961,6 +1036,7 @@ mod tests {
             window: None,
             results: vec![lost.result(0.0)],
             error: None,
+            error_case: "read capture",
         };
         let mut fail = pass.clone();
         fail.results[0].failure = Some("3 lost (denied)".into());

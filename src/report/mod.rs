@@ -455,6 +455,65 @@ pub struct Outcome {
     /// The mean time between two transmissions of a resent reliable message, in
     /// ms: the sender's resend cycle (the specification's ~15 Hz is 66.7 ms).
     pub resend_interval_ms: Option<f64>,
+    /// The UDP datagrams no protocol recognised, and the packets recognised
+    /// in the whole capture: what `check` says of a capture with no packet of
+    /// a known protocol.
+    pub unknown: Unknown,
+}
+
+/// The UDP traffic no protocol took, with the port most of it used: why a
+/// capture shows no packet of a known protocol (a game on another port, a
+/// capture begun after the handshake) and what to try (`-d udp.port==N,...`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unknown {
+    /// Packets of every protocol in the whole capture (a window or a
+    /// `--session` may select fewer).
+    pub recognised: u64,
+    /// UDP datagrams no protocol recognised.
+    pub datagrams: u64,
+    /// The port on either side of most of them, and on how many (the lowest
+    /// port of a tie).
+    pub top_port: Option<(u16, u64)>,
+}
+
+/// Unrecognised datagrams per port (either side, once per datagram): exact,
+/// in one table of 65 536 counters allocated at the first such datagram, so
+/// that a capture of game traffic alone allocates nothing.
+#[derive(Default)]
+struct PortTally {
+    datagrams: u64,
+    ports: Option<Box<[u64]>>,
+}
+
+impl fmt::Debug for PortTally {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PortTally({} datagrams)", self.datagrams)
+    }
+}
+
+impl PortTally {
+    fn add(&mut self, d: &Datagram<'_>) {
+        self.datagrams += 1;
+        let ports = self
+            .ports
+            .get_or_insert_with(|| vec![0; 1 << 16].into_boxed_slice());
+        let (a, b) = (d.src.port(), d.dst.port());
+        for p in [Some(a), (b != a).then_some(b)].into_iter().flatten() {
+            if let Some(n) = ports.get_mut(usize::from(p)) {
+                *n += 1;
+            }
+        }
+    }
+
+    fn top(&self) -> Option<(u16, u64)> {
+        let ports = self.ports.as_deref()?;
+        let (port, n) =
+            ports.iter().enumerate().fold(
+                (0, 0),
+                |best, (p, &n)| if n > best.1 { (p, n) } else { best },
+            );
+        (n > 0).then(|| (u16::try_from(port).unwrap_or(u16::MAX), n))
+    }
 }
 
 impl Outcome {
@@ -468,6 +527,8 @@ impl Outcome {
 #[derive(Debug, Default)]
 struct Collect {
     findings: FindingStats,
+    /// The datagrams no protocol recognised, by port.
+    unknown: PortTally,
     packets: u64,
     /// Packets per protocol, in the order protocols were first seen.
     protocols: Vec<(&'static ProtocolInfo, u64)>,
@@ -759,6 +820,9 @@ impl<O: Observer> Analysis<O> {
         if let Some(selection) = self.selection.as_deref_mut() {
             selection.window.after(self.tracker.session_for(d));
         }
+        if flow.is_none() {
+            self.collect.unknown.add(d);
+        }
         flow.unwrap_or(Flow::Continue)
     }
 
@@ -857,6 +921,11 @@ impl<O: Observer> Analysis<O> {
             messages_by_protocol,
             resend_interval_ms,
             findings: self.collect.findings,
+            unknown: Unknown {
+                recognised: self.tracker.recognised(),
+                datagrams: self.collect.unknown.datagrams,
+                top_port: self.collect.unknown.top(),
+            },
         };
         (outcome, self.output)
     }
