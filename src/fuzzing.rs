@@ -299,4 +299,11 @@ pub fn rules_file(data: &[u8]) {
         assert!(compare(&expected, &expected).is_empty());
         let _ = compare(&expected, &outcome.summary);
     }
+    // Every kind of truth `--expect` takes.
+    match crate::proto::truth::read(text) {
+        Ok(expected) => {
+            let _ = expected.differences(&outcome.summary, outcome.capture.frames);
+        }
+        Err(e) => assert!(!e.contains('\n'), "one line: {e}"),
+    }
 }

@@ -209,3 +209,112 @@ impl Summary {
         }
     }
 }
+
+/// The differences between an expected summary and an actual one, as
+/// `findings.resend: expected 3, got 5`. Sessions are matched by their
+/// addresses, in order: the second session of an address pair (a client that
+/// reconnected from the same port) with the second.
+pub fn compare(expected: &Summary, actual: &Summary) -> Vec<String> {
+    let mut out = Vec::new();
+    fn counts(
+        out: &mut Vec<String>,
+        at: &str,
+        e: &BTreeMap<String, u64>,
+        a: &BTreeMap<String, u64>,
+    ) {
+        let keys: std::collections::BTreeSet<&String> = e.keys().chain(a.keys()).collect();
+        for k in keys {
+            let (x, y) = (
+                e.get(k).copied().unwrap_or(0),
+                a.get(k).copied().unwrap_or(0),
+            );
+            if x != y {
+                out.push(format!("{at}.{k}: expected {x}, got {y}"));
+            }
+        }
+    }
+    fn number(out: &mut Vec<String>, at: &str, x: u64, y: u64) {
+        if x != y {
+            out.push(format!("{at}: expected {x}, got {y}"));
+        }
+    }
+    counts(&mut out, "messages", &expected.messages, &actual.messages);
+    counts(&mut out, "findings", &expected.findings, &actual.findings);
+    counts(
+        &mut out,
+        "violations",
+        &expected.violations,
+        &actual.violations,
+    );
+    counts(
+        &mut out,
+        "malformed",
+        &expected.malformed,
+        &actual.malformed,
+    );
+    let mut used = vec![false; actual.sessions.len()];
+    for e in &expected.sessions {
+        let found = actual
+            .sessions
+            .iter()
+            .enumerate()
+            .find(|(i, a)| !used[*i] && a.client == e.client && a.server == e.server);
+        let Some((i, a)) = found else {
+            out.push(format!("session {} -> {}: missing", e.client, e.server));
+            continue;
+        };
+        used[i] = true;
+        let at = format!("session {} -> {}", e.client, e.server);
+        if e.state != a.state {
+            out.push(format!("{at} state: expected {}, got {}", e.state, a.state));
+        }
+        for (dir, x, y) in [("c2s", &e.c2s, &a.c2s), ("s2c", &e.s2c, &a.s2c)] {
+            let at = format!("{at} {dir}");
+            number(&mut out, &format!("{at}.packets"), x.packets, y.packets);
+            number(&mut out, &format!("{at}.bytes"), x.bytes, y.bytes);
+            number(
+                &mut out,
+                &format!("{at}.first_sends"),
+                x.first_sends,
+                y.first_sends,
+            );
+            number(&mut out, &format!("{at}.resends"), x.resends, y.resends);
+            counts(
+                &mut out,
+                &format!("{at}.messages"),
+                &x.messages,
+                &y.messages,
+            );
+            counts(
+                &mut out,
+                &format!("{at}.findings"),
+                &x.findings,
+                &y.findings,
+            );
+            counts(
+                &mut out,
+                &format!("{at}.violations"),
+                &x.violations,
+                &y.violations,
+            );
+            counts(
+                &mut out,
+                &format!("{at}.malformed"),
+                &x.malformed,
+                &y.malformed,
+            );
+        }
+    }
+    for (a, _) in actual
+        .sessions
+        .iter()
+        .zip(&used)
+        .filter(|(_, used)| !**used)
+    {
+        out.push(format!(
+            "session {} -> {}: not expected",
+            a.client, a.server
+        ));
+    }
+    out
+}

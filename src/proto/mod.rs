@@ -11,6 +11,7 @@ pub mod lwar;
 pub mod replay;
 pub mod sim;
 pub mod starstrike;
+pub mod truth;
 
 use crate::engine::{
     Engine, Entry, FindingKind, Probe, ProtocolInfo, Recognition, Rule, TrackerConfig,

@@ -410,9 +410,11 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
 
-    /// Compare the result with an expected one: a JSON summary (as in
-    /// `--format json` output, its "summary" member, or a bare summary object).
-    /// Counts per message type, finding kind and session must be equal.
+    /// Compare the result with an expected one: a simulator's ground truth
+    /// (captures/*.truth.json of lwar, Starstrike, Battlegrounds, described
+    /// protocols, the mixed capture; the -d it names applies) or a JSON summary
+    /// (as in `--format json` output, its "summary" member, or a bare summary
+    /// object). Every count the file states must be equal.
     #[arg(long, value_name = "FILE.json")]
     pub expect: Option<PathBuf>,
 

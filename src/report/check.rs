@@ -24,7 +24,10 @@
 //! sender's clock: the worst session direction, `2%` or `0.02`). A rate
 //! (`resend-rate`, `loss`) written without `%` is a fraction, and is refused
 //! from 1 up (`loss=5` would be 500 %, a gate that never fails): write `5%`. `--expect FILE.json` compares the counts per message type, finding
-//! kind, violation rule, malformed reason and session with an expected summary.
+//! kind, violation rule, malformed reason and session with an expected summary,
+//! or with any simulator's ground truth, each in its own form
+//! ([`crate::proto::truth`]: lwar, Starstrike, Battlegrounds, described, mixed;
+//! the `-d` a truth names applies before the user's).
 //!
 //! `--allow NAME` (or `allow = [...]` in the rules file) accepts a known
 //! deviation: the findings of that kind or rule no longer count in any rule, so
@@ -45,8 +48,9 @@
 //! decides instead (`--min packets=0` accepts an empty capture, `--min
 //! packets=1` fails it as a rule, exit status 1), and so does `max packets=0`.
 
-use super::{Outcome, json};
-use crate::engine::{FindingKind, Rule, Summary};
+use super::Outcome;
+pub use crate::engine::summary::compare;
+use crate::engine::{FindingKind, Rule};
 use quick_xml::Writer;
 use quick_xml::events::BytesText;
 use serde::Deserialize;
@@ -68,12 +72,8 @@ pub enum CheckError {
     },
     #[error("rules file {path}: {message}")]
     RulesFile { path: String, message: String },
-    #[error("expected result {path}: {source}")]
-    Expect {
-        path: String,
-        #[source]
-        source: serde_json::Error,
-    },
+    #[error("expected result {path}: {message}")]
+    Expect { path: String, message: String },
 }
 
 /// What a rule measures.
@@ -419,8 +419,9 @@ pub struct Rules {
     pub limits: Vec<Limit>,
     /// Findings no rule counts.
     pub allowed: Allowed,
-    /// The expected summary, and the file it came from.
-    pub expect: Option<(String, Summary)>,
+    /// The expected result (a simulator's truth or a summary), and the file
+    /// it came from.
+    pub expect: Option<(String, crate::proto::truth::Expected)>,
 }
 
 impl Rules {
@@ -504,12 +505,12 @@ impl Rules {
         }
         if let Some(path) = &args.expect {
             let name = path.display().to_string();
-            let summary =
-                json::read_summary(&read(path)?).map_err(|source| CheckError::Expect {
+            let expected =
+                crate::proto::truth::read(&read(path)?).map_err(|message| CheckError::Expect {
                     path: name.clone(),
-                    source,
+                    message,
                 })?;
-            rules.expect = Some((name, summary));
+            rules.expect = Some((name, expected));
         }
         Ok(rules)
     }
@@ -541,7 +542,7 @@ impl Rules {
             .map(|l| l.result(l.metric.value(o, &self.allowed)))
             .collect();
         if let Some((path, expected)) = &self.expect {
-            let diffs = compare(expected, &o.summary);
+            let diffs = expected.differences(&o.summary, o.capture.frames);
             let failure = (!diffs.is_empty()).then(|| {
                 let shown = diffs.iter().take(8).cloned().collect::<Vec<_>>().join("; ");
                 if diffs.len() > 8 {
@@ -602,115 +603,6 @@ fn nothing_known(o: &Outcome) -> String {
         ),
         None => format!("{none}: the capture holds no frame"),
     }
-}
-
-/// The differences between an expected summary and an actual one, as
-/// `findings.resend: expected 3, got 5`. Sessions are matched by their
-/// addresses, in order: the second session of an address pair (a client that
-/// reconnected from the same port) with the second.
-pub fn compare(expected: &Summary, actual: &Summary) -> Vec<String> {
-    let mut out = Vec::new();
-    fn counts(
-        out: &mut Vec<String>,
-        at: &str,
-        e: &BTreeMap<String, u64>,
-        a: &BTreeMap<String, u64>,
-    ) {
-        let keys: std::collections::BTreeSet<&String> = e.keys().chain(a.keys()).collect();
-        for k in keys {
-            let (x, y) = (
-                e.get(k).copied().unwrap_or(0),
-                a.get(k).copied().unwrap_or(0),
-            );
-            if x != y {
-                out.push(format!("{at}.{k}: expected {x}, got {y}"));
-            }
-        }
-    }
-    fn number(out: &mut Vec<String>, at: &str, x: u64, y: u64) {
-        if x != y {
-            out.push(format!("{at}: expected {x}, got {y}"));
-        }
-    }
-    counts(&mut out, "messages", &expected.messages, &actual.messages);
-    counts(&mut out, "findings", &expected.findings, &actual.findings);
-    counts(
-        &mut out,
-        "violations",
-        &expected.violations,
-        &actual.violations,
-    );
-    counts(
-        &mut out,
-        "malformed",
-        &expected.malformed,
-        &actual.malformed,
-    );
-    let mut used = vec![false; actual.sessions.len()];
-    for e in &expected.sessions {
-        let found = actual
-            .sessions
-            .iter()
-            .enumerate()
-            .find(|(i, a)| !used[*i] && a.client == e.client && a.server == e.server);
-        let Some((i, a)) = found else {
-            out.push(format!("session {} -> {}: missing", e.client, e.server));
-            continue;
-        };
-        used[i] = true;
-        let at = format!("session {} -> {}", e.client, e.server);
-        if e.state != a.state {
-            out.push(format!("{at} state: expected {}, got {}", e.state, a.state));
-        }
-        for (dir, x, y) in [("c2s", &e.c2s, &a.c2s), ("s2c", &e.s2c, &a.s2c)] {
-            let at = format!("{at} {dir}");
-            number(&mut out, &format!("{at}.packets"), x.packets, y.packets);
-            number(&mut out, &format!("{at}.bytes"), x.bytes, y.bytes);
-            number(
-                &mut out,
-                &format!("{at}.first_sends"),
-                x.first_sends,
-                y.first_sends,
-            );
-            number(&mut out, &format!("{at}.resends"), x.resends, y.resends);
-            counts(
-                &mut out,
-                &format!("{at}.messages"),
-                &x.messages,
-                &y.messages,
-            );
-            counts(
-                &mut out,
-                &format!("{at}.findings"),
-                &x.findings,
-                &y.findings,
-            );
-            counts(
-                &mut out,
-                &format!("{at}.violations"),
-                &x.violations,
-                &y.violations,
-            );
-            counts(
-                &mut out,
-                &format!("{at}.malformed"),
-                &x.malformed,
-                &y.malformed,
-            );
-        }
-    }
-    for (a, _) in actual
-        .sessions
-        .iter()
-        .zip(&used)
-        .filter(|(_, used)| !**used)
-    {
-        out.push(format!(
-            "session {} -> {}: not expected",
-            a.client, a.server
-        ));
-    }
-    out
 }
 
 /// One rule applied to one file.
@@ -944,6 +836,7 @@ pub fn write_junit(out: impl Write, verdicts: &[Verdict]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Summary;
 
     #[test]
     fn parses_limits() {

@@ -956,6 +956,12 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
             "warning: no rules: every readable capture passes; add --deny, --max, --min, --rules or --expect"
         );
     }
+    // The ports an expected truth decodes as a protocol (as its simulator's
+    // test does), then the user's own, which win on the same port.
+    let decode_as: Vec<crate::proto::DecodeAs> = (rules.expect.iter())
+        .flat_map(|(_, e)| e.decode_as().iter().copied())
+        .chain(args.decode_as.iter().copied())
+        .collect();
     let jobs = args.jobs.unwrap_or_else(super::fleet::default_jobs);
     let progress = Progress::for_files(files.len());
     let mut verdicts = Vec::with_capacity(files.len());
@@ -966,7 +972,7 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
         |i| {
             let path = &files[i];
             let name = path.display().to_string();
-            let engine = crate::proto::engine_with(TrackerConfig::default(), &args.decode_as);
+            let engine = crate::proto::engine_with(TrackerConfig::default(), &decode_as);
             let verdict = match analyse_file(path, engine, window) {
                 Ok(outcome) => Verdict {
                     window: args.window.map(|w| w.to_string()),
