@@ -545,9 +545,14 @@ fn a_capture_with_no_packet_of_a_known_protocol_is_an_error_not_a_pass() {
     let r = run(&[g, "--deny", "malformed"]);
     assert_eq!(r.code, Some(2), "{}{}", r.stdout, r.stderr);
     assert_eq!(r.stdout, format!("ERROR {g}: {why}\n"));
-    // With no rule at all: the same error, not "every readable capture passes".
+    // With no rule at all: the same error; the warning says no rule is given.
     let r = run(&[g]);
     assert_eq!((r.code, r.stdout), (Some(2), format!("ERROR {g}: {why}\n")));
+    assert_eq!(
+        r.stderr,
+        "warning: no rules: every readable capture with packets of a known protocol passes; \
+         add --deny, --max, --min, --rules or --expect\n"
+    );
 
     // As data: an error verdict with the reason.
     let r = run(&[g, "--deny", "malformed", "--format", "json"]);
@@ -1063,7 +1068,7 @@ fn a_check_with_no_rules_warns() {
     assert_eq!(r.stdout, "PASS  captures/sim-loss.pcap (0 rules)\n");
     assert_eq!(
         r.stderr,
-        "warning: no rules: every readable capture passes; add --deny, --max, --min, --rules or --expect\n"
+        "warning: no rules: every readable capture with packets of a known protocol passes; add --deny, --max, --min, --rules or --expect\n"
     );
 }
 

@@ -953,7 +953,7 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
     if rules.limits.is_empty() && rules.expect.is_none() {
         let _ = writeln!(
             io::stderr(),
-            "warning: no rules: every readable capture passes; add --deny, --max, --min, --rules or --expect"
+            "warning: no rules: every readable capture with packets of a known protocol passes; add --deny, --max, --min, --rules or --expect"
         );
     }
     // The ports an expected truth decodes as a protocol (as its simulator's
