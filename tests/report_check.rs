@@ -627,6 +627,36 @@ fn every_way_to_hold_nothing_is_an_error_with_its_reason() {
         r.stdout,
         format!("ERROR {e}: no packet of a known protocol: the capture holds no frame\n")
     );
+    // Frames, none of them UDP (ARP: the Ethernet type patched).
+    let arp = dir.path().join("arp.pcap");
+    let mut w =
+        lwarscope::capture::synth::PcapWriter::create(&arp, lwarscope::capture::LinkType::Ethernet)
+            .unwrap();
+    let (a, b) = ("10.0.0.1:1".parse().unwrap(), "10.0.0.2:2".parse().unwrap());
+    for i in 0..3u64 {
+        let mut frame = lwarscope::capture::synth::udp_frame(
+            lwarscope::capture::synth::Link::Ethernet,
+            a,
+            b,
+            b"who has",
+        );
+        frame[12..14].copy_from_slice(&[0x08, 0x06]);
+        w.write(
+            lwarscope::capture::Timestamp(1_700_000_000_000_000_000 + i),
+            &frame,
+        );
+    }
+    w.finish().unwrap();
+    let a = arp.to_str().unwrap();
+    let r = run(&[a, "--deny", "malformed"]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!(
+        r.stdout,
+        format!(
+            "ERROR {a}: no packet of a known protocol: none of its 3 frames is a UDP datagram \
+             (a capture filter that leaves the game out?)\n"
+        )
+    );
     let r = run(&[
         "captures/sim-clean.pcap",
         "--deny",

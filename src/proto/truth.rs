@@ -208,17 +208,6 @@ impl Expected {
         &self.decode_as
     }
 
-    /// What the file is, as a difference names it.
-    pub fn what(&self) -> &'static str {
-        match self.kind {
-            Kind::Summary(_) => "summary",
-            Kind::Starstrike(_) => "Starstrike truth",
-            Kind::Battlegrounds(_) => "Battlegrounds truth",
-            Kind::Described(_) => "described protocol's truth",
-            Kind::Mixed { .. } => "mixed truth",
-        }
-    }
-
     /// Every difference between the truth and an analysis (`actual`, of
     /// `frames` frames); empty when they agree.
     pub fn differences(&self, actual: &Summary, frames: u64) -> Vec<String> {
