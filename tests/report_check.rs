@@ -857,6 +857,22 @@ fn expect_names_each_difference_and_refuses_what_is_no_truth() {
         r.stdout
     );
 
+    // The truth's `-d` (Starstrike's server port) comes before the user's:
+    // a `-d` of the same port wins.
+    let r = run(&[
+        "captures/strs-corrupt.pcap",
+        "--expect",
+        "captures/strs-corrupt.truth.json",
+        "-d",
+        "udp.port==7777,bg",
+    ]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with("FAIL  captures/strs-corrupt.pcap: "),
+        "{}",
+        r.stdout
+    );
+
     // No truth at all: one line, exit 2, no verdict.
     let dir = tempfile::tempdir().unwrap();
     let takes = "--expect takes a simulator's *.truth.json (lwar, Starstrike, Battlegrounds, \
