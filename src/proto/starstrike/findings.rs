@@ -38,7 +38,12 @@ crate::protocol_rules! { "strs";
     /// The handshake out of order: an answer (Accept or Reject) contradicting an
     /// earlier one, or a new ConnectionRequest (another payload) after the answer.
     HANDSHAKE_ORDER = "handshake-order", 0;
-    /// PlayerInput, WorldSnapshot or another game packet before ConnectionAccept.
+    /// PlayerInput, WorldSnapshot or another game packet before ConnectionAccept,
+    /// as far as the capture proves it: after a captured ConnectionReject; or
+    /// a client packet acknowledging nothing, captured before the first answer,
+    /// when that answer is the first packet of the server captured at all. A
+    /// game packet after an Accept the tap missed (the server's packets came
+    /// first, or no answer was captured) raises nothing.
     BEFORE_ACCEPT = "before-accept", 1;
     /// A packet type sent by the side that may not send it.
     WRONG_DIRECTION = "wrong-direction", 2;

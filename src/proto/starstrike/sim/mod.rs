@@ -1169,10 +1169,13 @@ fn truth(w: &World, records: &[Record]) -> Truth {
             let n = r.seq.wrapping_sub(seq).wrapping_sub(1);
             n < 32 && r.ack_bits & (1 << n) != 0
         };
+        // Whether the ack window of `r` covers `seq`, acknowledged or not.
+        let covers = |r: &Record, seq: u16| r.seq.wrapping_sub(seq).wrapping_sub(1) < 32;
         // Lost or not captured: numbers the analyzer never saw, between the
         // first and last it saw of the direction. Not captured when a peer
         // packet it analysed after the number went missing (a newer one of
-        // the direction came) acknowledges it.
+        // the direction came) acknowledges it, or when none of those covers
+        // it in its window (unconfirmed); lost otherwise.
         for (d, numbers) in s.numbers.iter().enumerate() {
             let c2s = d == 0;
             let first = numbers.iter().position(|n| n.1);
@@ -1189,7 +1192,19 @@ fn truth(w: &World, records: &[Record]) -> Truth {
                         .iter()
                         .any(|r| r.c2s != c2s && acks(r, seq))
                 });
-                bump(if delivered { "not-captured" } else { "lost" }, 1);
+                let covered = missing_at.is_some_and(|p| {
+                    analysed[p + 1..]
+                        .iter()
+                        .any(|r| r.c2s != c2s && covers(r, seq))
+                });
+                bump(
+                    if delivered || !covered {
+                        "not-captured"
+                    } else {
+                        "lost"
+                    },
+                    1,
+                );
             }
         }
         // Reordered: not newer than the highest of its direction so far;
@@ -1293,6 +1308,10 @@ fn truth(w: &World, records: &[Record]) -> Truth {
             .first()
             .is_some_and(|r| r.c2s && r.packet_type == PacketType::ConnectionRequest);
         let mut before_accept = [false; 2];
+        // The first game packet of a direction before any captured answer:
+        // whether it acknowledges nothing.
+        let mut pending: [Option<bool>; 2] = [None, None];
+        let mut server_packets = 0u64;
         let mut rejected = false;
         let mut disconnect = [false; 2];
         // The analyzer's lifecycle, for silences while connected.
@@ -1331,6 +1350,26 @@ fn truth(w: &World, records: &[Record]) -> Truth {
                     bump("ack-drift", 1);
                 }
             }
+            if !r.c2s {
+                server_packets += 1;
+            }
+            // The first answer judges the game packets before it: a violation
+            // only for the client's, acknowledging nothing, when the answer is
+            // the server's first packet captured.
+            if decodes
+                && !accepted
+                && !rejected
+                && matches!(
+                    r.packet_type,
+                    PacketType::ConnectionAccept | PacketType::ConnectionReject
+                )
+            {
+                if pending[0].take() == Some(true) && server_packets == 1 {
+                    before_accept[0] = true;
+                    bump("violation/before-accept", 1);
+                }
+                pending[1] = None;
+            }
             match r.packet_type {
                 _ if !decodes => {}
                 PacketType::ConnectionAccept => accepted = true,
@@ -1343,8 +1382,12 @@ fn truth(w: &World, records: &[Record]) -> Truth {
                     bump("disconnect-sent", 1);
                 }
                 t if t.id() >= 0x0100 && saw_start && !accepted && !before_accept[d] => {
-                    before_accept[d] = true;
-                    bump("violation/before-accept", 1);
+                    if rejected {
+                        before_accept[d] = true;
+                        bump("violation/before-accept", 1);
+                    } else {
+                        pending[d].get_or_insert(r.ack_bits == 0);
+                    }
                 }
                 _ => {}
             }
