@@ -151,10 +151,9 @@ fn analyse(
     BTreeMap<String, String>,
 ) {
     let mut source = Source::files(&[pcap]).unwrap();
-    // The server's port decoded as Starstrike: a datagram whose magic the
-    // network damaged is still the session's (a malformed packet).
-    let strs: proto::DecodeAs = "udp.port==7777,strs".parse().unwrap();
-    let mut engine = proto::engine_with(Default::default(), &[strs]);
+    // No port decoded as Starstrike: a datagram whose magic the network
+    // damaged is still its session's (a malformed packet), by its flow.
+    let mut engine = proto::engine(Default::default());
     let mut seen = Collect::default();
     while let Some(frame) = source.next_frame().unwrap() {
         if let FrameClass::Udp(d) = frame.class {

@@ -26,8 +26,15 @@
 //!    nothing else and is not analysed further.
 //! 2. A payload whose header does not decode (shorter than 12 bytes, another
 //!    magic, an unknown `packetType`) raises one `malformed` (or `truncated`
-//!    when the capture cut it short and the header is incomplete) and nothing
-//!    else.
+//!    when the capture cut it short and the header is incomplete), with the
+//!    offset of the bad bytes in its detail. Such a datagram reaches the
+//!    analyzer by its flow: a datagram without the magic, on the address pair
+//!    of a session, is that session's (the engine's `Recognition`). Its
+//!    sequence number still counts (rule 4, so it may raise `reordered`) when
+//!    its first 8 bytes are there and the number is within 32 of the
+//!    direction's highest (a number further off is not trusted from a damaged
+//!    header): the packet was captured, malformed, not lost. Nothing else is
+//!    read from it (no acknowledgements, no type).
 //! 3. `oversize`: a packet over 1200 bytes as sent (`payload_len`, whatever the
 //!    capture kept); it is decoded all the same.
 //! 4. Sequence numbers of the direction. The first packet sets the baseline.
@@ -636,7 +643,10 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     // 2. The header.
     let header = match wire::check_header(d.payload) {
         Ok(h) => h,
-        Err(e) => return undecodable(raise, session.dir_mut(direction), d, e),
+        Err(e) => {
+            damaged_number(session, raise, d);
+            return undecodable(raise, session.dir_mut(direction), d, e);
+        }
     };
     let t = header.packet_type;
     if session.c2s.packets + session.s2c.packets == 1
@@ -778,6 +788,26 @@ fn bandwidth(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         let detail = findings::over_budget(b.window_bytes, first, i == 1, budget);
         let this = session.dir_mut(direction);
         raise.raise(this, findings::OVER_BUDGET, None, None, detail);
+    }
+}
+
+/// A header that does not decode but keeps its sequence number (bytes 6 and
+/// 7): the number counts (rule 4) when it is within 32 of the direction's
+/// highest, so that a damaged packet is malformed and not lost as well.
+fn damaged_number(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+    let Some(&[a, b]) = d.payload.get(6..8) else {
+        return;
+    };
+    let seq = u16::from_be_bytes([a, b]);
+    let Some(highest) = session.proto.tracks[idx(raise.direction)].highest else {
+        return;
+    };
+    let window = i64::from(ACK_WINDOW);
+    if S16
+        .distance(u32::from(seq), u32::from(highest))
+        .is_some_and(|x| (-window..=window).contains(&x))
+    {
+        sequence(session, raise, seq, d);
     }
 }
 

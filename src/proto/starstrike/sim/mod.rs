@@ -247,8 +247,8 @@ pub enum Damage {
     /// Starstrike, and the sequence number, so that two such packets are not
     /// the same bytes (a duplicate).
     ShortHeader,
-    /// The magic's first byte changed ("sTRS"): only `-d udp.port==7777,strs`
-    /// shows it as Starstrike.
+    /// The magic's first byte changed ("sTRS"): Starstrike's by its flow (a
+    /// malformed packet of the session), its number kept.
     WrongMagic,
     /// `packetType` 0x0400.
     UnknownType,
@@ -486,6 +486,12 @@ struct Record {
 }
 
 impl Record {
+    /// The analyzer follows its number (rule 4): every damage keeps bytes 6
+    /// and 7, and a damaged number is within 32 of the direction's highest.
+    fn numbered(&self) -> bool {
+        !self.duplicate
+    }
+
     /// The analyzer follows its number and acknowledgements (rules 4 to 6).
     fn analysed(&self) -> bool {
         !self.duplicate && self.damage.is_none_or(Damage::header_ok)
@@ -746,8 +752,9 @@ impl World {
                 });
             }
         }
-        let seen = captured && damage.is_none_or(Damage::header_ok);
-        self.sessions[s].numbers[d].push((seq, seen));
+        // Every damage keeps the number: a damaged packet is captured, not
+        // missing.
+        self.sessions[s].numbers[d].push((seq, captured));
         Ok(seq)
     }
 
@@ -1164,6 +1171,8 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         );
         // What the analyzer follows: numbers and acks (header decodes) ...
         let analysed: Vec<&Record> = recs.iter().copied().filter(|r| r.analysed()).collect();
+        // (numbers also of headers that do not decode) ...
+        let numbered: Vec<&Record> = recs.iter().copied().filter(|r| r.numbered()).collect();
         // ... and messages (the whole packet decodes).
         let acks = |r: &Record, seq: u16| {
             let n = r.seq.wrapping_sub(seq).wrapping_sub(1);
@@ -1184,18 +1193,18 @@ fn truth(w: &World, records: &[Record]) -> Truth {
                 continue;
             };
             for &(seq, _) in numbers[a..=b].iter().filter(|n| !n.1) {
-                let missing_at = analysed
+                let missing_at = numbered
                     .iter()
                     .position(|r| r.c2s == c2s && S16.newer(u32::from(r.seq), u32::from(seq)));
                 let delivered = missing_at.is_some_and(|p| {
-                    analysed[p + 1..]
+                    numbered[p + 1..]
                         .iter()
-                        .any(|r| r.c2s != c2s && acks(r, seq))
+                        .any(|r| r.c2s != c2s && r.analysed() && acks(r, seq))
                 });
                 let covered = missing_at.is_some_and(|p| {
-                    analysed[p + 1..]
+                    numbered[p + 1..]
                         .iter()
-                        .any(|r| r.c2s != c2s && covers(r, seq))
+                        .any(|r| r.c2s != c2s && r.analysed() && covers(r, seq))
                 });
                 bump(
                     if delivered || !covered {
@@ -1212,11 +1221,15 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         // the peer's highest captured.
         let mut highest: [Option<u16>; 2] = [None, None];
         let mut unseen_run = [false; 2];
-        for r in &analysed {
+        for r in &numbered {
             let d = usize::from(!r.c2s);
             match highest[d] {
                 Some(h) if !S16.newer(u32::from(r.seq), u32::from(h)) => bump("reordered", 1),
                 _ => highest[d] = Some(r.seq),
+            }
+            // A header that does not decode: its acks are not read.
+            if !r.analysed() {
+                continue;
             }
             let Some(peer) = highest[1 - d] else {
                 continue;
@@ -1317,8 +1330,16 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         // The analyzer's lifecycle, for silences while connected.
         let mut connected = !saw_start;
         let mut last_us: [Option<u64>; 2] = [None, None];
-        for r in &analysed {
+        for r in &numbered {
             let d = usize::from(!r.c2s);
+            if !r.analysed() {
+                // Only its number: the peer's drift is judged against it.
+                let h = &mut highest[d];
+                if h.is_none_or(|h| S16.newer(u32::from(r.seq), u32::from(h))) {
+                    *h = Some(r.seq);
+                }
+                continue;
+            }
             if connected
                 && let Some(prev) = last_us[d]
                 && r.ts_us - prev > HEARTBEAT_MS * 1_000
