@@ -897,26 +897,31 @@ fn heartbeats_give_the_jitter_and_acks_the_delay() {
 
 #[test]
 fn old_unacked_messages_leave_the_log_judged() {
+    use lwarscope::proto::starstrike::analysis::RELIABLE_LOG;
+    let log = RELIABLE_LOG as u16;
     let mut s = Script::connected();
-    // 65 distinct chats, the peer silent in between, then the peer speaks
-    // 600 ms after them all: the first one leaves the log when the 65th comes.
-    for k in 0..64u16 {
+    // RELIABLE_LOG + 1 distinct chats (the Request is in the log too), the
+    // peer silent in between, then the peer speaks 600 ms after them all: the
+    // first chat leaves the log when the last comes.
+    for k in 0..log {
         s.c2s(102 + k, &[], chat(&format!("m{k}")));
     }
     s.wait(600);
     s.s2c(102, &[], snapshot(1, 0));
-    let f = s.c2s(166, &[], chat("m64"));
+    let f = s.c2s(102 + log, &[], chat(&format!("m{log}")));
     assert_eq!(labels(&f), ["never-acked"]);
     assert_eq!(f[0].3, Some(102));
     let (end, _) = s.finish();
-    // The other 63 at the end (the 65th had no chance: the peer spoke before
-    // it); and the server's Accept, which no client packet could reach.
+    // The others at the end (the last had no chance: the peer spoke before
+    // it); and the server's Accept, which no client packet could reach. None
+    // was forgotten: the first had not been sent for more than 1 s.
     let never = |dir: &str| {
         end.iter()
             .filter(|f| f.1 == "never-acked" && f.0 == dir)
             .count()
     };
-    assert_eq!((never("c2s"), never("s2c")), (63, 1));
+    assert_eq!((never("c2s"), never("s2c")), (usize::from(log) - 1, 1));
+    assert_eq!(s.count(strs::RELIABLE_FORGOTTEN), 0);
 }
 
 #[test]
@@ -1084,4 +1089,81 @@ fn ack_bit_order_is_the_drafts_literally() {
             "server seq {server_seq} ackBits {ack_bits}: {f:?}"
         );
     }
+}
+
+/// A server sending `messages` reliable MatchStates, one every `every_ms`,
+/// each 6 times 500 ms apart (the notes' limit), to a client that sends a
+/// Heartbeat every 100 ms and acknowledges nothing. Returns the summary.
+fn flood(every_ms: u64, messages: u32) -> (Script, Summary) {
+    use lwarscope::proto::starstrike::wire::MatchState;
+    let mut s = Script::connected();
+    let mut events: Vec<(u64, Option<u32>)> = Vec::new();
+    for k in 0..messages {
+        for c in 0..6 {
+            events.push((u64::from(k) * every_ms + c * 500, Some(k)));
+        }
+    }
+    let end = events.iter().map(|e| e.0).max().unwrap_or(0) + 1_000;
+    for t in (0..end).step_by(100) {
+        events.push((t, None));
+    }
+    events.sort_by_key(|e| (e.0, e.1.is_some()));
+    let start = s.now_ms;
+    let (mut c, mut sv) = (102u16, 102u16);
+    for (t, m) in events {
+        s.now_ms = start + t;
+        match m {
+            Some(k) => {
+                let m = Message::MatchState(MatchState {
+                    state: 1,
+                    time_remaining: k,
+                    team_scores: [0; 4],
+                });
+                s.s2c(sv, &[], m);
+                sv = sv.wrapping_add(1);
+            }
+            None => {
+                s.c2s(c, &[], heartbeat(t as u32));
+                c = c.wrapping_add(1);
+            }
+        }
+    }
+    let (_, summary) = s.finish();
+    (s, summary)
+}
+
+/// Issue 30: the log of reliable messages is sized from the notes (copies span
+/// 2.5 s; 256 messages are 4 s at the draft's 60 Hz): a non-acknowledging
+/// client of a server sending a reliable message every 20 ms loses none of
+/// the copies (the 64 followed before counted most of them as first sends).
+#[test]
+fn a_non_acknowledging_client_keeps_every_retransmission_counted() {
+    let (s, summary) = flood(20, 400);
+    assert_eq!(summary.sessions[0].s2c.first_sends, 400 + 1);
+    assert_eq!(s.session().s2c.resends, 400 * 5);
+    assert_eq!(s.count(strs::RETRANSMISSION), 400 * 5);
+    assert_eq!(s.count(strs::RELIABLE_FORGOTTEN), 0);
+}
+
+/// Past the bound (a reliable message every 5 ms: 500 still being sent), what
+/// was forgotten is counted and said: one note per direction, with the count.
+#[test]
+fn reliable_messages_forgotten_while_still_being_sent_are_reported() {
+    let (s, summary) = flood(5, 400);
+    let forgotten: Vec<_> = s
+        .all
+        .iter()
+        .filter(|f| f.kind == strs::RELIABLE_FORGOTTEN)
+        .map(compact)
+        .collect();
+    assert_eq!(forgotten.len(), 1, "{forgotten:?}");
+    assert_eq!(forgotten[0].0, "s2c");
+    assert_eq!(
+        forgotten[0].4,
+        "943 reliable messages left the log of the last 256 while still being sent; \
+         their later copies count as first sends"
+    );
+    assert_eq!(summary.findings.get("reliable-forgotten"), Some(&1));
+    // The undercount it reports: fewer resends than the 2000 copies sent.
+    assert!(s.session().s2c.resends < 400 * 5);
 }

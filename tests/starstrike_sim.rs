@@ -730,3 +730,39 @@ fn tap_misses_alone_give_no_warning_and_no_error() {
         "{notes:?}"
     );
 }
+
+/// Issue 30: a server that keeps sending reliable events (one every 20 ms
+/// tick) to a client whose uplink died (its packets captured, never
+/// delivered: the server hears no acknowledgement and resends every event 5
+/// times, 500 ms apart): every copy is counted as its truth says, and nothing
+/// is forgotten (the hand-built floods of tests/starstrike_findings.rs show
+/// the bound itself).
+#[test]
+fn a_server_resending_to_a_deaf_link_keeps_every_copy_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [31, 32, 33] {
+        let config = SimConfig {
+            seed,
+            clients: 1,
+            tick_ms: 20,
+            event_every: 1,
+            duration_ms: 5_000,
+            link_dies_ms: Some(1_000),
+            ..SimConfig::default()
+        };
+        let sim = simulate(&config).unwrap();
+        let path = dir.path().join(format!("{seed}.pcap"));
+        write_pcap(&sim, &path).unwrap();
+        let t = &sim.truth.findings;
+        let copies = t["retransmission"] + t["spurious-retransmission"] + t["retransmit-limit"];
+        assert!(copies > 300, "seed {seed}: {t:?}");
+        check_against_truth(&format!("seed {seed} (deaf link)"), &path, &sim.truth);
+        let (found, _) = analyse(&path, false);
+        assert!(
+            found
+                .values()
+                .all(|f| !f.contains_key("reliable-forgotten")),
+            "{found:?}"
+        );
+    }
+}

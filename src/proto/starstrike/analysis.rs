@@ -114,8 +114,15 @@
 //! session, every message none of whose copies was acknowledged raises one
 //! `never-acked` (at the frame of its first copy), if the peer sent a packet
 //! more than 500 ms after its last copy (it had every chance to acknowledge
-//! it); otherwise nothing is judged. The last 64 messages per direction are
-//! followed; one pushed out earlier is judged then, the same way.
+//! it); otherwise nothing is judged. The last 256 messages per direction are
+//! followed ([`RELIABLE_LOG`]: 4 s of the draft's fastest rate, more than the
+//! 2.5 s a message's copies span); one pushed out earlier is judged then, the
+//! same way. A message pushed out while still being sent (its latest copy
+//! less than 1 s, two retransmission timeouts, before the packet that pushes
+//! it out) is *forgotten*: a later copy would count as a first send. The
+//! forgotten messages of a direction raise one `reliable-forgotten` note at
+//! the end of the session, at the frame where the first was forgotten, with
+//! their count: the retransmissions are never undercounted silently.
 //!
 //! **Handshake and lifecycle.** A session whose first packet is the client's
 //! ConnectionRequest starts `connecting`; one captured mid-way starts
@@ -183,7 +190,7 @@
 //! window over, with the window's first frame and its bytes so far; the
 //! busiest window's rate is [`Bandwidth::peak_bytes_per_s`].
 //!
-//! **Bounds.** Per direction: 256 sequence numbers, 64 reliable messages, 16
+//! **Bounds.** Per direction: 256 sequence numbers, 256 reliable messages, 16
 //! open violation incidents, in fixed arrays allocated with the session. No
 //! allocation per packet.
 
@@ -211,8 +218,11 @@ pub type Tracker = engine::Tracker<Analyzer>;
 const S16: SerialSpace = SerialSpace::U16;
 /// Sequence numbers followed per direction.
 pub const SEQ_RING: usize = 256;
-/// Reliable messages followed per direction.
-pub const RELIABLE_LOG: usize = 64;
+/// Reliable messages followed per direction, sized from the notes: a
+/// message is copied at most 5 times, 500 ms apart, so its copies span 2.5 s
+/// (3 s with the network's delay); with 1 s of margin, at the draft's fastest
+/// rate (a reliable message every tick of 60 Hz), 4 s hold 240 messages.
+pub const RELIABLE_LOG: usize = 256;
 /// Open violation incidents per direction.
 const OPEN_INCIDENTS: usize = 16;
 const MS: u64 = 1_000_000;
@@ -360,6 +370,10 @@ struct Track {
     before_accept: Option<BeforeAccept>,
     /// Packets of this side with a header (those that set `last`).
     headers: u64,
+    /// Reliable messages pushed out of the log while still being sent, and
+    /// the frame and time of the first.
+    forgotten: u64,
+    first_forgotten: Option<(u64, Timestamp)>,
     /// By reliable packet type: the latest packet of the type whose payload
     /// the capture cut short. A message of that type sent around it (from 10 s
     /// before its first copy on) may have had that packet as a copy, and
@@ -385,6 +399,8 @@ impl Default for Track {
             before_accept_reported: false,
             before_accept: None,
             headers: 0,
+            forgotten: 0,
+            first_forgotten: None,
             cut_at: [None; PacketType::COUNT],
         }
     }
@@ -1216,6 +1232,10 @@ fn reliable(
         };
         track.next_log = (track.next_log + 1) % RELIABLE_LOG;
         mark_message(track, seq, id);
+        if old.id != 0 && d.ts.since(old.last_ts) < 2 * RETRANSMIT_TIMEOUT_MS * MS {
+            track.forgotten += 1;
+            track.first_forgotten.get_or_insert((d.frame, d.ts));
+        }
         if old.id != 0 {
             judge_never_acked(session, raise, direction, &old);
         }
@@ -1554,6 +1574,21 @@ fn end_direction(session: &mut Session, raise: &mut Raise<'_>, direction: Direct
             session.proto.tracks[i].log[pos].id = 0;
             judge_never_acked(session, raise, direction, &m);
         }
+    }
+    // Messages forgotten while still being sent.
+    let track = &session.proto.tracks[i];
+    if let Some((frame, ts)) = track.first_forgotten {
+        let detail = findings::reliable_forgotten(track.forgotten, RELIABLE_LOG);
+        let dir = session.dir_mut(direction);
+        raise_earlier(
+            raise,
+            dir,
+            findings::RELIABLE_FORGOTTEN,
+            frame,
+            ts,
+            None,
+            detail,
+        );
     }
     // Silent until the end.
     if session.proto.state == State::Connected
