@@ -123,7 +123,22 @@ fn described_starstrike_gives_the_built_ins_sequence_findings_on_the_corpus() {
     for pcap in &files {
         let built_in = normalise(analyse(pcap, "strs"));
         let described = normalise(analyse(pcap, "strs_ksy"));
-        assert_eq!(described, built_in, "{}", pcap.display());
+        // The one deliberate difference (issue 30): the built-in still reads
+        // the sequence number of a header that does not decode (its magic or
+        // type damaged, or cut short after the number): a malformed packet of
+        // its session, not lost as well; the description stops at the damaged
+        // field, so those numbers are lost to it (never acknowledged: the
+        // receiver dropped them).
+        let damaged = damaged_headers(pcap);
+        let mut expected = built_in.clone();
+        for (client, dir, f, loss) in &mut expected {
+            let n = damaged.get(&(client.clone(), *dir)).copied().unwrap_or(0);
+            *f.get_mut("lost").unwrap() += n;
+            if let Some((_, lost)) = loss {
+                *lost += n;
+            }
+        }
+        assert_eq!(described, expected, "{}", pcap.display());
         for (_, _, f, _) in &built_in {
             total_lost += f["lost"];
             total_reordered += f["reordered"];
@@ -133,6 +148,33 @@ fn described_starstrike_gives_the_built_ins_sequence_findings_on_the_corpus() {
     // The comparison is not of zeros: the corpus has every kind.
     eprintln!("lost {total_lost}, reordered {total_reordered}, duplicates {total_dup}");
     assert!(total_lost > 0 && total_reordered > 0 && total_dup > 0);
+}
+
+/// Per (client, direction): the datagrams whose header keeps its sequence
+/// number (8 bytes or more) but does not decode (short, its magic or packet
+/// type damaged).
+fn damaged_headers(pcap: &Path) -> BTreeMap<(String, &'static str), u64> {
+    use lwarscope::proto::starstrike::wire::PacketType;
+    let mut out = BTreeMap::new();
+    let mut source = Source::files(&[pcap]).unwrap();
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let FrameClass::Udp(d) = frame.class {
+            let p = d.payload;
+            let damaged = p.len() >= 8
+                && (p.len() < 12
+                    || &p[..4] != b"STRS"
+                    || PacketType::from_u16(u16::from_be_bytes([p[4], p[5]])).is_none());
+            if damaged {
+                let key = if d.src.port() == 7777 {
+                    (d.dst.to_string(), "s2c")
+                } else {
+                    (d.src.to_string(), "c2s")
+                };
+                *out.entry(key).or_default() += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Leaf values in wire order: (offset, len, value as text or number).

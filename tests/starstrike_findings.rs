@@ -306,13 +306,46 @@ fn a_number_skipped_and_never_acked_is_lost_at_the_end() {
     s.c2s(102, &[], input(2, 0.0));
     let gap_frame = s.frame + 1;
     s.c2s(104, &[], input(4, 0.0)); // 103 skipped
-    s.s2c(102, &[101], snapshot(1, 0)); // cannot reach 103 or 104: 102 - 1 = 101
+    // The server's windows reach 103 (104 - 0 - 1) and do not acknowledge it.
+    s.s2c(102, &[101], snapshot(1, 0));
+    s.s2c(103, &[101, 102], snapshot(2, 0));
+    s.s2c(104, &[101, 102], snapshot(3, 0));
     let (end, summary) = s.finish();
     assert_eq!(labels(&end), ["lost"]);
     assert_eq!(end[0].0, "c2s");
     assert_eq!(end[0].2, gap_frame);
     assert_eq!(end[0].3, Some(103));
+    assert_eq!(end[0].4, "");
     assert_eq!(summary.findings.get("lost"), Some(&1));
+    let loss = summary.sessions[0].c2s.loss.expect("a loss estimate");
+    assert_eq!(loss.lost, 1);
+}
+
+/// Issue 30: a number never captured that no ack window of the peer ever
+/// covered (the literal windows drift apart) cannot be told lost from missed:
+/// an unconfirmed `not-captured` note, not counted as loss.
+#[test]
+fn a_number_outside_every_ack_window_is_unconfirmed() {
+    let mut s = Script::connected();
+    s.c2s(102, &[], input(2, 0.0));
+    let gap_frame = s.frame + 1;
+    s.c2s(104, &[], input(4, 0.0)); // 103 skipped
+    // The server's window, 101 back to 70, cannot reach 103 or 104.
+    s.s2c(102, &[101], snapshot(1, 0));
+    let (end, summary) = s.finish();
+    assert_eq!(
+        end,
+        [(
+            "c2s",
+            "not-captured".to_owned(),
+            gap_frame,
+            Some(103),
+            "unconfirmed: outside every ack window".to_owned()
+        )]
+    );
+    assert_eq!(summary.findings.get("lost").copied().unwrap_or(0), 0);
+    let loss = summary.sessions[0].c2s.loss.expect("a loss estimate");
+    assert_eq!((loss.expected, loss.lost), (5, 0));
 }
 
 #[test]
@@ -335,6 +368,8 @@ fn a_number_lost_across_the_wrap() {
     s.c2s(65534, &[], request("w"));
     s.s2c(10, &[], accept(1));
     s.c2s(0, &[], input(1, 0.0)); // 65535 skipped
+    // The server's window reaches 65535 (11 - 11 - 1) without acknowledging it.
+    s.s2c(11, &[65534, 0], snapshot(1, 0));
     let (end, _) = s.finish();
     let lost: Vec<_> = end.iter().filter(|f| f.1 == "lost").collect();
     assert_eq!(lost.len(), 1);
@@ -578,15 +613,67 @@ fn answers_contradicting_each_other_break_the_handshake_order() {
 
 #[test]
 fn game_packets_before_the_accept() {
+    // Judged when the answer is captured: the client's Input acknowledges
+    // nothing, and the Accept is the server's first packet captured.
     let mut s = Script::new();
     s.c2s(1, &[], request("eve"));
+    assert_eq!(s.c2s(2, &[], input(1, 0.0)), []);
+    assert_eq!(s.c2s(3, &[], input(2, 0.0)), []);
+    let f = s.s2c(5, &[1], accept(7));
+    assert_eq!(
+        f,
+        [(
+            "c2s",
+            "violation/before-accept".to_owned(),
+            2,
+            Some(2),
+            "PlayerInput before ConnectionAccept".to_owned()
+        )]
+    );
+    // One per direction and session.
+    assert_eq!(s.c2s(4, &[], input(3, 0.0)), []);
+    // After a captured Reject: at once.
+    let mut s = Script::new();
+    s.c2s(1, &[], request("eve"));
+    assert_eq!(labels(&s.s2c(5, &[1], reject(2))), ["connection-rejected"]);
     let f = s.c2s(2, &[], input(1, 0.0));
     assert_eq!(labels(&f), ["violation/before-accept"]);
-    assert_eq!(f[0].4, "PlayerInput before ConnectionAccept");
-    // One per direction and session.
     assert_eq!(s.c2s(3, &[], input(2, 0.0)), []);
-    let f = s.s2c(1, &[], snapshot(1, 0));
+    let f = s.s2c(6, &[], snapshot(1, 0));
     assert_eq!(labels(&f), ["violation/before-accept"]);
+}
+
+/// Issue 30: game packets after an Accept the tap missed are no violation:
+/// the capture cannot tell it from a client that did not wait.
+#[test]
+fn game_packets_after_an_accept_the_tap_missed() {
+    // The server's Accept (1) was missed; the client plays and acknowledges
+    // it; the server's snapshots follow, and a copy of its Accept later.
+    let mut s = Script::new();
+    s.c2s(1, &[], request("eve"));
+    assert_eq!(s.c2s(2, &[1], input(1, 0.0)), []);
+    assert_eq!(s.s2c(10, &[1, 2], snapshot(1, 0)), []);
+    assert_eq!(s.c2s(3, &[1], input(2, 0.0)), []);
+    assert_eq!(s.s2c(11, &[1, 2, 3], accept(7)), []);
+    assert_eq!(s.c2s(4, &[], input(3, 0.0)), []);
+    // An Input acknowledging nothing, but the server's snapshot came first:
+    // it had answered.
+    let mut s = Script::new();
+    s.c2s(1, &[], request("eve"));
+    assert_eq!(s.c2s(2, &[], input(1, 0.0)), []);
+    assert_eq!(s.s2c(5, &[2], snapshot(1, 0)), []);
+    assert_eq!(s.s2c(6, &[2], accept(7)), []);
+    // No answer captured at all: nothing.
+    let mut s = Script::new();
+    s.c2s(1, &[], request("eve"));
+    assert_eq!(s.c2s(2, &[], input(1, 0.0)), []);
+    assert_eq!(s.s2c(5, &[2], snapshot(1, 0)), []);
+    let (end, _) = s.finish();
+    assert!(
+        !labels(&end).contains(&"violation/before-accept"),
+        "{end:?}"
+    );
+    assert_eq!(s.count(FindingKind::VIOLATION), 0);
 }
 
 #[test]
@@ -760,6 +847,10 @@ fn a_jump_follows_at_most_255_missing_numbers() {
     let mut s = Script::connected();
     let gap_frame = s.frame + 1;
     s.c2s(1101, &[], input(2, 0.0)); // 999 skipped: only 846..=1100 followed
+    // The server's windows reach every one of them, acknowledging none.
+    for sv in 102..=1102u16 {
+        s.s2c(sv, &[], snapshot(1, 0));
+    }
     let (end, _) = s.finish();
     let lost: Vec<_> = end.iter().filter(|f| f.1 == "lost").collect();
     assert_eq!(lost.len(), 255);
@@ -772,6 +863,9 @@ fn a_jump_follows_at_most_255_missing_numbers() {
 fn missing_numbers_pushed_out_of_the_ring_are_judged_at_once() {
     let mut s = Script::connected();
     s.c2s(103, &[], input(2, 0.0)); // 102 missing
+    // The server's window reaches 102 without acknowledging it.
+    s.s2c(102, &[101], snapshot(1, 0));
+    s.s2c(103, &[101], snapshot(2, 0));
     let mut lost_at = None;
     for seq in 104..400u16 {
         let f = s.c2s(seq, &[], input(u32::from(seq), 0.0));
@@ -803,26 +897,31 @@ fn heartbeats_give_the_jitter_and_acks_the_delay() {
 
 #[test]
 fn old_unacked_messages_leave_the_log_judged() {
+    use lwarscope::proto::starstrike::analysis::RELIABLE_LOG;
+    let log = RELIABLE_LOG as u16;
     let mut s = Script::connected();
-    // 65 distinct chats, the peer silent in between, then the peer speaks
-    // 600 ms after them all: the first one leaves the log when the 65th comes.
-    for k in 0..64u16 {
+    // RELIABLE_LOG + 1 distinct chats (the Request is in the log too), the
+    // peer silent in between, then the peer speaks 600 ms after them all: the
+    // first chat leaves the log when the last comes.
+    for k in 0..log {
         s.c2s(102 + k, &[], chat(&format!("m{k}")));
     }
     s.wait(600);
     s.s2c(102, &[], snapshot(1, 0));
-    let f = s.c2s(166, &[], chat("m64"));
+    let f = s.c2s(102 + log, &[], chat(&format!("m{log}")));
     assert_eq!(labels(&f), ["never-acked"]);
     assert_eq!(f[0].3, Some(102));
     let (end, _) = s.finish();
-    // The other 63 at the end (the 65th had no chance: the peer spoke before
-    // it); and the server's Accept, which no client packet could reach.
+    // The others at the end (the last had no chance: the peer spoke before
+    // it); and the server's Accept, which no client packet could reach. None
+    // was forgotten: the first had not been sent for more than 1 s.
     let never = |dir: &str| {
         end.iter()
             .filter(|f| f.1 == "never-acked" && f.0 == dir)
             .count()
     };
-    assert_eq!((never("c2s"), never("s2c")), (63, 1));
+    assert_eq!((never("c2s"), never("s2c")), (usize::from(log) - 1, 1));
+    assert_eq!(s.count(strs::RELIABLE_FORGOTTEN), 0);
 }
 
 #[test]
@@ -837,6 +936,9 @@ fn an_evicted_session_is_judged_when_it_leaves() {
     s.s2c(101, &[100], accept(1));
     s.c2s(101, &[], input(1, 0.0));
     s.c2s(103, &[], input(3, 0.0)); // 102 skipped
+    // The server's window reaches 102 without acknowledging it.
+    s.s2c(102, &[101], snapshot(1, 0));
+    s.s2c(103, &[101], snapshot(2, 0));
     // Another client: the first session is evicted, its number judged now.
     s.client = "127.0.0.1:40001".parse().unwrap();
     let f = s.c2s(7, &[], request("b"));
@@ -987,4 +1089,81 @@ fn ack_bit_order_is_the_drafts_literally() {
             "server seq {server_seq} ackBits {ack_bits}: {f:?}"
         );
     }
+}
+
+/// A server sending `messages` reliable MatchStates, one every `every_ms`,
+/// each 6 times 500 ms apart (the notes' limit), to a client that sends a
+/// Heartbeat every 100 ms and acknowledges nothing. Returns the summary.
+fn flood(every_ms: u64, messages: u32) -> (Script, Summary) {
+    use lwarscope::proto::starstrike::wire::MatchState;
+    let mut s = Script::connected();
+    let mut events: Vec<(u64, Option<u32>)> = Vec::new();
+    for k in 0..messages {
+        for c in 0..6 {
+            events.push((u64::from(k) * every_ms + c * 500, Some(k)));
+        }
+    }
+    let end = events.iter().map(|e| e.0).max().unwrap_or(0) + 1_000;
+    for t in (0..end).step_by(100) {
+        events.push((t, None));
+    }
+    events.sort_by_key(|e| (e.0, e.1.is_some()));
+    let start = s.now_ms;
+    let (mut c, mut sv) = (102u16, 102u16);
+    for (t, m) in events {
+        s.now_ms = start + t;
+        match m {
+            Some(k) => {
+                let m = Message::MatchState(MatchState {
+                    state: 1,
+                    time_remaining: k,
+                    team_scores: [0; 4],
+                });
+                s.s2c(sv, &[], m);
+                sv = sv.wrapping_add(1);
+            }
+            None => {
+                s.c2s(c, &[], heartbeat(t as u32));
+                c = c.wrapping_add(1);
+            }
+        }
+    }
+    let (_, summary) = s.finish();
+    (s, summary)
+}
+
+/// Issue 30: the log of reliable messages is sized from the notes (copies span
+/// 2.5 s; 256 messages are 4 s at the draft's 60 Hz): a non-acknowledging
+/// client of a server sending a reliable message every 20 ms loses none of
+/// the copies (the 64 followed before counted most of them as first sends).
+#[test]
+fn a_non_acknowledging_client_keeps_every_retransmission_counted() {
+    let (s, summary) = flood(20, 400);
+    assert_eq!(summary.sessions[0].s2c.first_sends, 400 + 1);
+    assert_eq!(s.session().s2c.resends, 400 * 5);
+    assert_eq!(s.count(strs::RETRANSMISSION), 400 * 5);
+    assert_eq!(s.count(strs::RELIABLE_FORGOTTEN), 0);
+}
+
+/// Past the bound (a reliable message every 5 ms: 500 still being sent), what
+/// was forgotten is counted and said: one note per direction, with the count.
+#[test]
+fn reliable_messages_forgotten_while_still_being_sent_are_reported() {
+    let (s, summary) = flood(5, 400);
+    let forgotten: Vec<_> = s
+        .all
+        .iter()
+        .filter(|f| f.kind == strs::RELIABLE_FORGOTTEN)
+        .map(compact)
+        .collect();
+    assert_eq!(forgotten.len(), 1, "{forgotten:?}");
+    assert_eq!(forgotten[0].0, "s2c");
+    assert_eq!(
+        forgotten[0].4,
+        "943 reliable messages left the log of the last 256 while still being sent; \
+         their later copies count as first sends"
+    );
+    assert_eq!(summary.findings.get("reliable-forgotten"), Some(&1));
+    // The undercount it reports: fewer resends than the 2000 copies sent.
+    assert!(s.session().s2c.resends < 400 * 5);
 }

@@ -197,8 +197,14 @@ shared_kinds! {
     /// (one per run, with its length: one bogus high ack is one finding); the
     /// older ack of a packet known to be overtaken is not one.
     ACK_REGRESSION = "ack-regression", Ack, Warning, 8;
-    /// An ack of something never captured the other way.
-    ACK_UNSEEN = "ack-unseen", Ack, Warning, 9;
+    /// An ack of something never captured the other way: a packet newer than
+    /// every one captured from the peer was acknowledged. A note: a packet
+    /// reaches the receiver only past the tap, so the capture shows only that
+    /// it missed what the peer delivered (a tap miss), or that the acker
+    /// acknowledged a number never sent; it cannot tell the two apart (the
+    /// peer's packets may have been missed up to the end), so it proves no
+    /// fault of either side. Every protocol raises it under this severity.
+    ACK_UNSEEN = "ack-unseen", Ack, Note, 9;
     /// A payload that cannot be decoded (reason and offset in the detail).
     MALFORMED = "malformed", Malformed, Error, 10;
     /// A frame cut short by the capture's snaplen: not the sender's fault.
@@ -210,7 +216,11 @@ shared_kinds! {
     VIOLATION = "violation", Protocol, Error, 13;
     /// A seqno never captured that the other side acknowledged: it was delivered,
     /// and the capture missed it (Wireshark's "ACKed segment that wasn't
-    /// captured"). Not loss.
+    /// captured"). Not loss. Also, with the detail "unconfirmed: outside every
+    /// ack window", a seqno never captured whose position no ack the other side
+    /// sent ever covered (a protocol whose ack window can drift away from the
+    /// peer's numbers): the capture cannot tell loss from a miss, so it is not
+    /// counted as loss either.
     NOT_CAPTURED = "not-captured", Sequence, Note, 14;
     /// A reliable message captured again before an ack could have come back
     /// (within the direction's smoothed ack delay of its first capture): the
@@ -452,12 +462,14 @@ mod tests {
             FindingKind::SPURIOUS_RESEND,
             FindingKind::LOST,
             FindingKind::REORDERED,
-            FindingKind::ACK_UNSEEN,
             FindingKind::OVERSIZE,
         ] {
             assert_eq!(k.severity(), Severity::Warning, "{k}");
         }
+        // Issue 30: what only shows a tap miss is a note.
         for k in [
+            FindingKind::ACK_UNSEEN,
+            FindingKind::NOT_CAPTURED,
             FindingKind::RESEND,
             FindingKind::OUT_OF_ORDER,
             FindingKind::DUPLICATE_IN_PACKET,
@@ -597,6 +609,9 @@ pub enum Detail {
     Cut { captured: usize, len: usize },
     /// A packet over the protocol's size limit of `max` bytes.
     Oversize { len: usize, max: usize },
+    /// A seqno never captured about which the capture cannot tell loss from
+    /// a miss: the reason (`outside every ack window`).
+    Unconfirmed(&'static str),
     /// The protocol's own numbers.
     Proto(ProtoDetail),
 }
@@ -673,6 +688,7 @@ impl fmt::Display for Detail {
             Detail::Oversize { len, max } => {
                 write!(f, "packet of {len} bytes exceeds the {max}-byte maximum")
             }
+            Detail::Unconfirmed(why) => write!(f, "unconfirmed: {why}"),
             Detail::Proto(d) => write!(f, "{d}"),
         }
     }

@@ -283,7 +283,11 @@ impl<A: Analyzer> ProtocolTracker for Tracker<A> {
 pub enum Recognition {
     /// Every datagram carries the protocol's mark (a magic, an appId), so each
     /// is probed on its own: comparing four bytes costs less than looking a flow
-    /// up, and a datagram without the mark is someone else's.
+    /// up. A datagram without the mark that no other protocol claims either,
+    /// on the address pair of a session the protocol keeps, is still that
+    /// session's (its mark damaged: a malformed packet of the session, as
+    /// Wireshark binds a conversation to its dissector); any other datagram
+    /// without the mark is someone else's.
     EveryDatagram,
     /// Only a flow's first datagram (a handshake) says what it is: once the
     /// probe recognises it, the flow's later datagrams (its address pair, while
@@ -408,14 +412,20 @@ impl Guess {
 /// Recognition's one rule, for the engine and for a [`Guess`]: a port the
 /// user decodes as a protocol first; then, protocol by protocol in order,
 /// the datagram's own mark, or for a protocol recognised by its handshake a
-/// flow that handshake named (`has_flow`). The protocol `T` that takes `d`,
-/// and how.
-fn recognition<T: Copy>(
+/// flow that handshake named (`has_flow`); then, when none took it, the
+/// first protocol recognised by its mark that keeps a session of the
+/// datagram's flow (a datagram of a known flow whose mark was damaged).
+/// The protocol `T` that takes `d`, and how.
+fn recognition<T: Copy, P>(
     d: &Datagram<'_>,
     decode_as: &[(u16, T)],
-    protocols: impl IntoIterator<Item = (Probe, Recognition, T)>,
+    protocols: P,
     mut has_flow: impl FnMut(T) -> bool,
-) -> Option<(T, RecognisedBy)> {
+) -> Option<(T, RecognisedBy)>
+where
+    P: IntoIterator<Item = (Probe, Recognition, T)>,
+    P::IntoIter: Clone,
+{
     if !decode_as.is_empty()
         && let Some(&(_, t)) = decode_as
             .iter()
@@ -423,15 +433,26 @@ fn recognition<T: Copy>(
     {
         return Some((t, RecognisedBy::Port));
     }
-    protocols.into_iter().find_map(|(probe, recognition, t)| {
-        if probe.matches(d) {
-            Some((t, RecognisedBy::Probe))
-        } else if recognition == Recognition::FirstOfFlow && has_flow(t) {
-            Some((t, RecognisedBy::Flow))
-        } else {
-            None
-        }
-    })
+    let protocols = protocols.into_iter();
+    protocols
+        .clone()
+        .find_map(|(probe, recognition, t)| {
+            if probe.matches(d) {
+                Some((t, RecognisedBy::Probe))
+            } else if recognition == Recognition::FirstOfFlow && has_flow(t) {
+                Some((t, RecognisedBy::Flow))
+            } else {
+                None
+            }
+        })
+        .or_else(|| {
+            // Only for a datagram no protocol took: a flow lookup per
+            // protocol recognised by its mark.
+            protocols.into_iter().find_map(|(_, recognition, t)| {
+                (recognition == Recognition::EveryDatagram && has_flow(t))
+                    .then_some((t, RecognisedBy::Flow))
+            })
+        })
 }
 
 /// How a flow came to be taken for its protocol (shown in the report).

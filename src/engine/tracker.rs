@@ -696,6 +696,32 @@ impl MissedCounts {
         }
     }
 
+    /// The finding for `seqno`, never captured, whose position no ack window
+    /// of the peer ever covered (a protocol whose literal ack window can miss
+    /// the peer's numbers): the capture cannot tell loss from a miss, so it is
+    /// a `not-captured` note "unconfirmed: outside every ack window", not
+    /// counted as lost. Counted.
+    pub fn unconfirmed(
+        &mut self,
+        seqno: u32,
+        gap_frame: u64,
+        ts: Timestamp,
+        session: SessionId,
+        direction: Direction,
+    ) -> Finding {
+        self.not_captured += 1;
+        Finding {
+            kind: FindingKind::NOT_CAPTURED,
+            rule: None,
+            frame: gap_frame,
+            ts,
+            session,
+            direction,
+            seqno: Some(seqno),
+            detail: Detail::Unconfirmed("outside every ack window"),
+        }
+    }
+
     /// The `lost` findings counted.
     pub fn lost(&self) -> u64 {
         self.lost

@@ -287,18 +287,29 @@ mod tests {
         let lwar = lwar_header();
         let (a, b) = ("10.0.0.1:5000", "10.0.0.2:32422");
         assert!(engine.observe(&dgram(&lwar, a, b, 1), &mut seen).is_some());
+        // Off every flow lwar keeps: someone else's.
+        let c = "10.0.0.3:6000";
         assert!(
             engine
-                .observe(&dgram(b"hello", a, b, 2), &mut seen)
+                .observe(&dgram(b"hello", c, b, 2), &mut seen)
                 .is_none()
         );
-        let mut cut = dgram(b"\xf2\x70", a, b, 3);
+        let mut cut = dgram(b"\xf2\x70", c, b, 3);
         cut.payload_len = 20;
         assert!(engine.observe(&cut, &mut seen).is_none());
         assert_eq!(seen.0, [(1, "lwar")]);
         assert_eq!(engine.recognised(), 1);
         let u = engine.unrecognised();
         assert_eq!((u.other, u.cut), (2, 1));
+        // On the flow of lwar's session: lwar's (its mark damaged, malformed).
+        assert!(
+            engine
+                .observe(&dgram(b"hello", b, a, 4), &mut seen)
+                .is_some()
+        );
+        assert_eq!(seen.0, [(1, "lwar"), (4, "lwar")]);
+        assert_eq!(engine.summary().findings.get("malformed"), Some(&1));
+        assert_eq!(engine.unrecognised().other, 2);
     }
 
     #[test]
@@ -334,10 +345,15 @@ mod tests {
         engine.stop_after(2);
         let lwar = lwar_header();
         let (a, b) = ("10.0.0.1:5000", "10.0.0.2:32422");
+        // The other traffic off lwar's flow: not counted.
+        let c = "10.0.0.3:6000";
         let flows: Vec<_> = (1..=3)
             .map(|i| {
-                let payload: &[u8] = if i == 2 { b"other" } else { &lwar };
-                engine.observe(&dgram(payload, a, b, i), &mut ())
+                if i == 2 {
+                    engine.observe(&dgram(b"other", c, b, i), &mut ())
+                } else {
+                    engine.observe(&dgram(&lwar, a, b, i), &mut ())
+                }
             })
             .collect();
         use crate::engine::Flow::{Continue, Stop};

@@ -26,8 +26,15 @@
 //!    nothing else and is not analysed further.
 //! 2. A payload whose header does not decode (shorter than 12 bytes, another
 //!    magic, an unknown `packetType`) raises one `malformed` (or `truncated`
-//!    when the capture cut it short and the header is incomplete) and nothing
-//!    else.
+//!    when the capture cut it short and the header is incomplete), with the
+//!    offset of the bad bytes in its detail. Such a datagram reaches the
+//!    analyzer by its flow: a datagram without the magic, on the address pair
+//!    of a session, is that session's (the engine's `Recognition`). Its
+//!    sequence number still counts (rule 4, so it may raise `reordered`) when
+//!    its first 8 bytes are there and the number is within 32 of the
+//!    direction's highest (a number further off is not trusted from a damaged
+//!    header): the packet was captured, malformed, not lost. Nothing else is
+//!    read from it (no acknowledgements, no type).
 //! 3. `oversize`: a packet over 1200 bytes as sent (`payload_len`, whatever the
 //!    capture kept); it is decoded all the same.
 //! 4. Sequence numbers of the direction. The first packet sets the baseline.
@@ -37,12 +44,18 @@
 //!    fills its number if it was missing. Every missing number still missing at
 //!    the end of the session (or when 256 newer numbers push it out) raises one
 //!    `not-captured` if the peer acknowledged it (it was delivered: the capture
-//!    missed it), one `lost` otherwise (never captured, never acknowledged), at
-//!    the frame of the packet that skipped it.
+//!    missed it); one `lost` if the ack window of a peer packet captured after
+//!    it went missing covered it (rule 5: the peer's window reached it) and none
+//!    acknowledged it (never captured, never acknowledged); and otherwise, when
+//!    no window of the peer ever covered it (the literal windows drift apart),
+//!    one `not-captured` with the detail "unconfirmed: outside every ack
+//!    window": the capture cannot tell loss from a miss there. Each at the
+//!    frame of the packet that skipped it.
 //!    The direction's loss estimate (the sessions table's `loss`, the JSON
 //!    summary's `loss`) follows from it: `expected` counts the numbers from
 //!    the first captured to the highest (serial arithmetic, so a wrap counts
-//!    on), `lost` the `lost` numbers as they are judged, plus numbers skipped
+//!    on), `lost` the `lost` numbers as they are judged (unconfirmed ones are
+//!    not: they stay in `expected` only, as delivered), plus numbers skipped
 //!    more than 255 below a new highest (never captured, their acks not
 //!    followed).
 //! 5. Acknowledgements, literally as the draft says: bit N of `ackBits` set
@@ -54,7 +67,9 @@
 //!    at the frame where it began, with the newest unseen number acknowledged,
 //!    the peer's highest captured, and the packets in the run. Bits for packets
 //!    before the peer's first captured one, or more than 255 below its highest,
-//!    judge nothing. The first bit that acknowledges a captured packet gives an
+//!    judge nothing. `ack-unseen` is a note: the capture missed a packet the
+//!    peer delivered, or the acker acknowledged a number never sent; it cannot
+//!    tell which. The first bit that acknowledges a captured packet gives an
 //!    ack delay sample (capture of the packet to capture of the acknowledging
 //!    packet) to the packet's direction: its histogram and smoothed ack delay.
 //! 6. `ack-drift`: after a packet of side A numbered `a`, with the peer B's
@@ -99,8 +114,15 @@
 //! session, every message none of whose copies was acknowledged raises one
 //! `never-acked` (at the frame of its first copy), if the peer sent a packet
 //! more than 500 ms after its last copy (it had every chance to acknowledge
-//! it); otherwise nothing is judged. The last 64 messages per direction are
-//! followed; one pushed out earlier is judged then, the same way.
+//! it); otherwise nothing is judged. The last 256 messages per direction are
+//! followed ([`RELIABLE_LOG`]: 4 s of the draft's fastest rate, more than the
+//! 2.5 s a message's copies span); one pushed out earlier is judged then, the
+//! same way. A message pushed out while still being sent (its latest copy
+//! less than 1 s, two retransmission timeouts, before the packet that pushes
+//! it out) is *forgotten*: a later copy would count as a first send. The
+//! forgotten messages of a direction raise one `reliable-forgotten` note at
+//! the end of the session, at the frame where the first was forgotten, with
+//! their count: the retransmissions are never undercounted silently.
 //!
 //! **Handshake and lifecycle.** A session whose first packet is the client's
 //! ConnectionRequest starts `connecting`; one captured mid-way starts
@@ -111,7 +133,17 @@
 //!   reverse), or a ConnectionRequest with another payload after the answer,
 //!   raises `handshake-order` (first copies only).
 //! - `before-accept`: a game packet (0x0100 and up) before ConnectionAccept in
-//!   a session whose start was captured; one per direction and session.
+//!   a session whose start was captured; one per direction and session. After
+//!   a captured ConnectionReject, at the packet. Before any captured answer,
+//!   the capture cannot tell whether an Accept the tap missed came first:
+//!   the direction's first such packet is judged when the first answer is
+//!   captured, and raises the violation (at its own frame) only if it is the
+//!   client's, its `ackBits` acknowledge nothing (the client had received
+//!   none of the server's packets its window reaches) and the answer is the
+//!   first packet of the server captured at all (the server had sent nothing
+//!   the capture saw before answering). Otherwise (the server's packets came
+//!   first: it had answered; or no answer is ever captured) nothing is
+//!   raised.
 //! - Disconnect from either side: `disconnected`, raising `disconnect-sent` with
 //!   the reason (first Disconnect of each side). Afterwards,
 //!   `sent-after-disconnect` is raised once per direction and session: for a
@@ -158,7 +190,7 @@
 //! window over, with the window's first frame and its bytes so far; the
 //! busiest window's rate is [`Bandwidth::peak_bytes_per_s`].
 //!
-//! **Bounds.** Per direction: 256 sequence numbers, 64 reliable messages, 16
+//! **Bounds.** Per direction: 256 sequence numbers, 256 reliable messages, 16
 //! open violation incidents, in fixed arrays allocated with the session. No
 //! allocation per packet.
 
@@ -186,8 +218,11 @@ pub type Tracker = engine::Tracker<Analyzer>;
 const S16: SerialSpace = SerialSpace::U16;
 /// Sequence numbers followed per direction.
 pub const SEQ_RING: usize = 256;
-/// Reliable messages followed per direction.
-pub const RELIABLE_LOG: usize = 64;
+/// Reliable messages followed per direction, sized from the notes: a
+/// message is copied at most 5 times, 500 ms apart, so its copies span 2.5 s
+/// (3 s with the network's delay); with 1 s of margin, at the draft's fastest
+/// rate (a reliable message every tick of 60 Hz), 4 s hold 240 messages.
+pub const RELIABLE_LOG: usize = 256;
 /// Open violation incidents per direction.
 const OPEN_INCIDENTS: usize = 16;
 const MS: u64 = 1_000_000;
@@ -248,6 +283,9 @@ struct SeqSlot {
     seq: u16,
     state: SlotState,
     acked: bool,
+    /// Missing: a peer packet captured after it went missing had it in its
+    /// ack window (its bit set or not).
+    covered: bool,
     /// Seen: the frame of the capture; Missing: the frame that skipped it.
     frame: u64,
     ts: Timestamp,
@@ -293,6 +331,18 @@ struct Disconnect {
     msg: u32,
 }
 
+/// A game packet captured before any answer to the Request.
+#[derive(Debug, Clone, Copy)]
+struct BeforeAccept {
+    frame: u64,
+    ts: Timestamp,
+    seq: u16,
+    packet_type: PacketType,
+    /// Its `ackBits` acknowledge nothing: its sender had received none of
+    /// the peer's packets its window reaches.
+    acks_nothing: bool,
+}
+
 /// An open violation incident: (code, packet type, field).
 type IncidentKey = (u8, u16, u16);
 
@@ -315,6 +365,15 @@ struct Track {
     disconnect_cut: bool,
     after_disconnect_reported: bool,
     before_accept_reported: bool,
+    /// The first game packet of this side before any answer was captured,
+    /// judged when the answer comes.
+    before_accept: Option<BeforeAccept>,
+    /// Packets of this side with a header (those that set `last`).
+    headers: u64,
+    /// Reliable messages pushed out of the log while still being sent, and
+    /// the frame and time of the first.
+    forgotten: u64,
+    first_forgotten: Option<(u64, Timestamp)>,
     /// By reliable packet type: the latest packet of the type whose payload
     /// the capture cut short. A message of that type sent around it (from 10 s
     /// before its first copy on) may have had that packet as a copy, and
@@ -338,6 +397,10 @@ impl Default for Track {
             disconnect_cut: false,
             after_disconnect_reported: false,
             before_accept_reported: false,
+            before_accept: None,
+            headers: 0,
+            forgotten: 0,
+            first_forgotten: None,
             cut_at: [None; PacketType::COUNT],
         }
     }
@@ -596,7 +659,10 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     // 2. The header.
     let header = match wire::check_header(d.payload) {
         Ok(h) => h,
-        Err(e) => return undecodable(raise, session.dir_mut(direction), d, e),
+        Err(e) => {
+            damaged_number(session, raise, d);
+            return undecodable(raise, session.dir_mut(direction), d, e);
+        }
     };
     let t = header.packet_type;
     if session.c2s.packets + session.s2c.packets == 1
@@ -609,6 +675,7 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     // Heartbeat (silence before this packet).
     let previous = session.proto.tracks[i].last;
     session.proto.tracks[i].last = Some((d.ts, d.frame));
+    session.proto.tracks[i].headers += 1;
     if session.proto.state == State::Connected
         && let Some((last_ts, last_frame)) = previous
     {
@@ -696,12 +763,14 @@ fn cut_payload(session: &mut Session, raise: &mut Raise<'_>, t: PacketType, d: &
             if session.proto.state == State::Connecting {
                 session.proto.state = State::Connected;
             }
+            judge_before_accept(session, raise);
             session.proto.answer.get_or_insert(t);
         }
         PacketType::ConnectionReject if !c2s => {
             if session.proto.state == State::Connecting {
                 session.proto.state = State::Rejected;
             }
+            judge_before_accept(session, raise);
             session.proto.answer.get_or_insert(t);
         }
         PacketType::Disconnect => {
@@ -735,6 +804,26 @@ fn bandwidth(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         let detail = findings::over_budget(b.window_bytes, first, i == 1, budget);
         let this = session.dir_mut(direction);
         raise.raise(this, findings::OVER_BUDGET, None, None, detail);
+    }
+}
+
+/// A header that does not decode but keeps its sequence number (bytes 6 and
+/// 7): the number counts (rule 4) when it is within 32 of the direction's
+/// highest, so that a damaged packet is malformed and not lost as well.
+fn damaged_number(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+    let Some(&[a, b]) = d.payload.get(6..8) else {
+        return;
+    };
+    let seq = u16::from_be_bytes([a, b]);
+    let Some(highest) = session.proto.tracks[idx(raise.direction)].highest else {
+        return;
+    };
+    let window = i64::from(ACK_WINDOW);
+    if S16
+        .distance(u32::from(seq), u32::from(highest))
+        .is_some_and(|x| (-window..=window).contains(&x))
+    {
+        sequence(session, raise, seq, d);
     }
 }
 
@@ -859,6 +948,7 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
         seq,
         state: SlotState::Seen,
         acked: false,
+        covered: false,
         frame: d.frame,
         ts: d.ts,
         msg: 0,
@@ -891,6 +981,7 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
                 seq: s,
                 state: SlotState::Missing,
                 acked: false,
+                covered: false,
                 frame: d.frame,
                 ts: d.ts,
                 msg: 0,
@@ -951,14 +1042,25 @@ fn evict(
 ) {
     let old = *track.slot(seq);
     if old.state == SlotState::Missing && old.seq != seq {
-        out.push(counts.missed(
-            u32::from(old.seq),
-            old.frame,
-            old.acked,
-            ts,
-            session,
-            direction,
-        ));
+        out.push(judge_missing(&old, counts, ts, session, direction));
+    }
+}
+
+/// A missing number judged: `not-captured` if the peer acknowledged it,
+/// `lost` if a window of the peer covered it without acknowledging it, an
+/// unconfirmed `not-captured` if no window of the peer ever covered it.
+fn judge_missing(
+    slot: &SeqSlot,
+    counts: &mut MissedCounts,
+    ts: Timestamp,
+    session: usize,
+    direction: Direction,
+) -> Finding {
+    let seq = u32::from(slot.seq);
+    if slot.acked || slot.covered {
+        counts.missed(seq, slot.frame, slot.acked, ts, session, direction)
+    } else {
+        counts.unconfirmed(seq, slot.frame, ts, session, direction)
     }
 }
 
@@ -975,6 +1077,20 @@ fn acknowledgements(
     let Some(peer_highest) = session.proto.tracks[j].highest else {
         return;
     };
+    // The window of this packet covers the peer's numbers seq - 1 to seq - 32,
+    // acknowledged or not: a missing one there could have been acknowledged.
+    for n in 0..ACK_WINDOW {
+        let s = S16.sub(u32::from(seq), n + 1) as u16;
+        if S16.newer(u32::from(s), u32::from(peer_highest))
+            || S16.ahead(u32::from(peer_highest), u32::from(s)) >= SEQ_RING as u32
+        {
+            continue;
+        }
+        let slot = session.proto.tracks[j].slot_mut(s);
+        if slot.seq == s && slot.state == SlotState::Missing {
+            slot.covered = true;
+        }
+    }
     let mut unseen: Option<u16> = None;
     for s in bitfield_acks(S16, u32::from(seq), bits) {
         let s = s as u16;
@@ -1116,6 +1232,10 @@ fn reliable(
         };
         track.next_log = (track.next_log + 1) % RELIABLE_LOG;
         mark_message(track, seq, id);
+        if old.id != 0 && d.ts.since(old.last_ts) < 2 * RETRANSMIT_TIMEOUT_MS * MS {
+            track.forgotten += 1;
+            track.first_forgotten.get_or_insert((d.frame, d.ts));
+        }
         if old.id != 0 {
             judge_never_acked(session, raise, direction, &old);
         }
@@ -1264,6 +1384,7 @@ fn lifecycle(
             }
         }
         Message::ConnectionAccept(a) if !c2s => {
+            judge_before_accept(session, raise);
             answer(session, raise, t, first_copy, seqno);
             if session.proto.state == State::Connecting {
                 session.proto.state = State::Connected;
@@ -1274,6 +1395,7 @@ fn lifecycle(
             }
         }
         Message::ConnectionReject(r) if !c2s => {
+            judge_before_accept(session, raise);
             answer(session, raise, t, first_copy, seqno);
             if first_copy {
                 let this = session.dir_mut(direction);
@@ -1320,20 +1442,74 @@ fn lifecycle(
         _ => {}
     }
 
-    // Game packets before the Accept.
-    if t.id() >= 0x0100
-        && saw_start
-        && session.proto.answer != Some(PacketType::ConnectionAccept)
-        && !session.proto.tracks[i].before_accept_reported
-    {
-        session.proto.tracks[i].before_accept_reported = true;
-        let this = session.dir_mut(direction);
-        raise.violation(
-            this,
+    // Game packets before the Accept: after a captured Reject, at once;
+    // before any captured answer, judged when the answer comes.
+    if t.id() >= 0x0100 && saw_start && !session.proto.tracks[i].before_accept_reported {
+        match session.proto.answer {
+            Some(PacketType::ConnectionAccept) => {}
+            Some(_) => {
+                session.proto.tracks[i].before_accept_reported = true;
+                let this = session.dir_mut(direction);
+                raise.violation(
+                    this,
+                    rules::BEFORE_ACCEPT,
+                    seqno,
+                    findings::before_accept(t),
+                );
+            }
+            None => {
+                let track = &mut session.proto.tracks[i];
+                track.before_accept.get_or_insert(BeforeAccept {
+                    frame: d.frame,
+                    ts: d.ts,
+                    seq: packet.seq(),
+                    packet_type: t,
+                    acks_nothing: packet.ack_bits() == 0,
+                });
+            }
+        }
+    }
+}
+
+/// The first answer to the Request is captured (the packet being analysed):
+/// the game packets captured before it are judged. The capture proves one
+/// came before every answer only when it is the client's, acknowledges none
+/// of the server's packets, and this answer is the first packet of the
+/// server captured at all: otherwise an answer the tap missed may have come
+/// first (the server's other packets show it had answered), and nothing is
+/// raised.
+fn judge_before_accept(session: &mut Session, raise: &mut Raise<'_>) {
+    if session.proto.answer.is_some() {
+        return;
+    }
+    let server_first = session.proto.tracks[idx(Direction::ServerToClient)].headers == 1;
+    for direction in [Direction::ClientToServer, Direction::ServerToClient] {
+        let track = &mut session.proto.tracks[idx(direction)];
+        let Some(p) = track.before_accept.take() else {
+            continue;
+        };
+        if direction != Direction::ClientToServer || !p.acks_nothing || !server_first {
+            continue;
+        }
+        track.before_accept_reported = true;
+        let span = engine::RunSpan {
+            frame: p.frame,
+            ts: p.ts,
+            seqno: Some(u32::from(p.seq)),
+            messages: 1,
+            packets: 1,
+            last_frame: p.frame,
+        };
+        let saved = raise.direction;
+        raise.direction = direction;
+        let dir = session.dir_mut(direction);
+        raise.violation_at(
+            dir,
             rules::BEFORE_ACCEPT,
-            seqno,
-            findings::before_accept(t),
+            &span,
+            findings::before_accept(p.packet_type),
         );
+        raise.direction = saved;
     }
 }
 
@@ -1374,10 +1550,10 @@ fn end_direction(session: &mut Session, raise: &mut Raise<'_>, direction: Direct
             let slot = session.proto.tracks[i].slot_mut(s);
             if slot.seq == s && slot.state == SlotState::Missing {
                 slot.state = SlotState::Empty;
-                raise.out.push(counts.missed(
-                    u32::from(s),
-                    slot.frame,
-                    slot.acked,
+                let judged = *slot;
+                raise.out.push(judge_missing(
+                    &judged,
+                    &mut counts,
                     raise.ts,
                     raise.session,
                     direction,
@@ -1398,6 +1574,21 @@ fn end_direction(session: &mut Session, raise: &mut Raise<'_>, direction: Direct
             session.proto.tracks[i].log[pos].id = 0;
             judge_never_acked(session, raise, direction, &m);
         }
+    }
+    // Messages forgotten while still being sent.
+    let track = &session.proto.tracks[i];
+    if let Some((frame, ts)) = track.first_forgotten {
+        let detail = findings::reliable_forgotten(track.forgotten, RELIABLE_LOG);
+        let dir = session.dir_mut(direction);
+        raise_earlier(
+            raise,
+            dir,
+            findings::RELIABLE_FORGOTTEN,
+            frame,
+            ts,
+            None,
+            detail,
+        );
     }
     // Silent until the end.
     if session.proto.state == State::Connected

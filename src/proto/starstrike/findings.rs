@@ -32,13 +32,26 @@ crate::protocol_kinds! { "strs";
     /// (upstream 10 KB/s, downstream 30 KB/s, UDP payload bytes) within one
     /// second: once per direction and session, at the packet that crosses it.
     OVER_BUDGET = "over-budget", Stream, Warning, 24;
+    /// Reliable messages of a direction that left the analyzer's log (the
+    /// last 256 messages per direction) while still being sent (a copy less
+    /// than 1 s, two retransmission timeouts, before): their later copies
+    /// count as first sends, so the retransmissions are undercounted by at
+    /// most that many messages' copies. Once per direction and session, at the
+    /// end, at the frame of the first, with the count. A note: a bound of the
+    /// analyzer, not a fault of the capture.
+    RELIABLE_FORGOTTEN = "reliable-forgotten", Sequence, Note, 25;
 }
 
 crate::protocol_rules! { "strs";
     /// The handshake out of order: an answer (Accept or Reject) contradicting an
     /// earlier one, or a new ConnectionRequest (another payload) after the answer.
     HANDSHAKE_ORDER = "handshake-order", 0;
-    /// PlayerInput, WorldSnapshot or another game packet before ConnectionAccept.
+    /// PlayerInput, WorldSnapshot or another game packet before ConnectionAccept,
+    /// as far as the capture proves it: after a captured ConnectionReject; or
+    /// a client packet acknowledging nothing, captured before the first answer,
+    /// when that answer is the first packet of the server captured at all. A
+    /// game packet after an Accept the tap missed (the server's packets came
+    /// first, or no answer was captured) raises nothing.
     BEFORE_ACCEPT = "before-accept", 1;
     /// A packet type sent by the side that may not send it.
     WRONG_DIRECTION = "wrong-direction", 2;
@@ -461,6 +474,27 @@ pub fn over_budget(bytes: u64, frame: u64, downstream: bool, budget: u64) -> Det
     })
 }
 
+static FORGOTTEN: DetailFormat = DetailFormat {
+    name: "strs.reliable-forgotten",
+    fmt: |a, f| {
+        write!(
+            f,
+            "{} reliable messages left the log of the last {} while still being sent; \
+             their later copies count as first sends",
+            a[0], a[1]
+        )
+    },
+};
+
+/// `count` reliable messages forgotten while still being sent, by a log of
+/// `log` messages.
+pub fn reliable_forgotten(count: u64, log: usize) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &FORGOTTEN,
+        args: [count, log as u64, 0, 0],
+    })
+}
+
 static REASON: DetailFormat = DetailFormat {
     name: "strs.reason",
     fmt: |a, f| {
@@ -558,6 +592,11 @@ mod tests {
             "WorldSnapshot after the Disconnect of frame 12 (reason Timeout (2))"
         );
         assert_eq!(reject_reason(1).to_string(), "reason ServerFull (1)");
+        assert_eq!(
+            reliable_forgotten(3, 256).to_string(),
+            "3 reliable messages left the log of the last 256 while still being sent; \
+             their later copies count as first sends"
+        );
         assert_eq!(
             over_budget(31_250, 7, true, 30_000).to_string(),
             "31.2 KB within the second from frame 7: over the draft's downstream budget of 30 KB/s"

@@ -247,8 +247,8 @@ pub enum Damage {
     /// Starstrike, and the sequence number, so that two such packets are not
     /// the same bytes (a duplicate).
     ShortHeader,
-    /// The magic's first byte changed ("sTRS"): only `-d udp.port==7777,strs`
-    /// shows it as Starstrike.
+    /// The magic's first byte changed ("sTRS"): Starstrike's by its flow (a
+    /// malformed packet of the session), its number kept.
     WrongMagic,
     /// `packetType` 0x0400.
     UnknownType,
@@ -486,6 +486,12 @@ struct Record {
 }
 
 impl Record {
+    /// The analyzer follows its number (rule 4): every damage keeps bytes 6
+    /// and 7, and a damaged number is within 32 of the direction's highest.
+    fn numbered(&self) -> bool {
+        !self.duplicate
+    }
+
     /// The analyzer follows its number and acknowledgements (rules 4 to 6).
     fn analysed(&self) -> bool {
         !self.duplicate && self.damage.is_none_or(Damage::header_ok)
@@ -746,8 +752,9 @@ impl World {
                 });
             }
         }
-        let seen = captured && damage.is_none_or(Damage::header_ok);
-        self.sessions[s].numbers[d].push((seq, seen));
+        // Every damage keeps the number: a damaged packet is captured, not
+        // missing.
+        self.sessions[s].numbers[d].push((seq, captured));
         Ok(seq)
     }
 
@@ -1164,15 +1171,20 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         );
         // What the analyzer follows: numbers and acks (header decodes) ...
         let analysed: Vec<&Record> = recs.iter().copied().filter(|r| r.analysed()).collect();
+        // (numbers also of headers that do not decode) ...
+        let numbered: Vec<&Record> = recs.iter().copied().filter(|r| r.numbered()).collect();
         // ... and messages (the whole packet decodes).
         let acks = |r: &Record, seq: u16| {
             let n = r.seq.wrapping_sub(seq).wrapping_sub(1);
             n < 32 && r.ack_bits & (1 << n) != 0
         };
+        // Whether the ack window of `r` covers `seq`, acknowledged or not.
+        let covers = |r: &Record, seq: u16| r.seq.wrapping_sub(seq).wrapping_sub(1) < 32;
         // Lost or not captured: numbers the analyzer never saw, between the
         // first and last it saw of the direction. Not captured when a peer
         // packet it analysed after the number went missing (a newer one of
-        // the direction came) acknowledges it.
+        // the direction came) acknowledges it, or when none of those covers
+        // it in its window (unconfirmed); lost otherwise.
         for (d, numbers) in s.numbers.iter().enumerate() {
             let c2s = d == 0;
             let first = numbers.iter().position(|n| n.1);
@@ -1181,15 +1193,27 @@ fn truth(w: &World, records: &[Record]) -> Truth {
                 continue;
             };
             for &(seq, _) in numbers[a..=b].iter().filter(|n| !n.1) {
-                let missing_at = analysed
+                let missing_at = numbered
                     .iter()
                     .position(|r| r.c2s == c2s && S16.newer(u32::from(r.seq), u32::from(seq)));
                 let delivered = missing_at.is_some_and(|p| {
-                    analysed[p + 1..]
+                    numbered[p + 1..]
                         .iter()
-                        .any(|r| r.c2s != c2s && acks(r, seq))
+                        .any(|r| r.c2s != c2s && r.analysed() && acks(r, seq))
                 });
-                bump(if delivered { "not-captured" } else { "lost" }, 1);
+                let covered = missing_at.is_some_and(|p| {
+                    numbered[p + 1..]
+                        .iter()
+                        .any(|r| r.c2s != c2s && r.analysed() && covers(r, seq))
+                });
+                bump(
+                    if delivered || !covered {
+                        "not-captured"
+                    } else {
+                        "lost"
+                    },
+                    1,
+                );
             }
         }
         // Reordered: not newer than the highest of its direction so far;
@@ -1197,11 +1221,15 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         // the peer's highest captured.
         let mut highest: [Option<u16>; 2] = [None, None];
         let mut unseen_run = [false; 2];
-        for r in &analysed {
+        for r in &numbered {
             let d = usize::from(!r.c2s);
             match highest[d] {
                 Some(h) if !S16.newer(u32::from(r.seq), u32::from(h)) => bump("reordered", 1),
                 _ => highest[d] = Some(r.seq),
+            }
+            // A header that does not decode: its acks are not read.
+            if !r.analysed() {
+                continue;
             }
             let Some(peer) = highest[1 - d] else {
                 continue;
@@ -1293,13 +1321,25 @@ fn truth(w: &World, records: &[Record]) -> Truth {
             .first()
             .is_some_and(|r| r.c2s && r.packet_type == PacketType::ConnectionRequest);
         let mut before_accept = [false; 2];
+        // The first game packet of a direction before any captured answer:
+        // whether it acknowledges nothing.
+        let mut pending: [Option<bool>; 2] = [None, None];
+        let mut server_packets = 0u64;
         let mut rejected = false;
         let mut disconnect = [false; 2];
         // The analyzer's lifecycle, for silences while connected.
         let mut connected = !saw_start;
         let mut last_us: [Option<u64>; 2] = [None, None];
-        for r in &analysed {
+        for r in &numbered {
             let d = usize::from(!r.c2s);
+            if !r.analysed() {
+                // Only its number: the peer's drift is judged against it.
+                let h = &mut highest[d];
+                if h.is_none_or(|h| S16.newer(u32::from(r.seq), u32::from(h))) {
+                    *h = Some(r.seq);
+                }
+                continue;
+            }
             if connected
                 && let Some(prev) = last_us[d]
                 && r.ts_us - prev > HEARTBEAT_MS * 1_000
@@ -1331,6 +1371,26 @@ fn truth(w: &World, records: &[Record]) -> Truth {
                     bump("ack-drift", 1);
                 }
             }
+            if !r.c2s {
+                server_packets += 1;
+            }
+            // The first answer judges the game packets before it: a violation
+            // only for the client's, acknowledging nothing, when the answer is
+            // the server's first packet captured.
+            if decodes
+                && !accepted
+                && !rejected
+                && matches!(
+                    r.packet_type,
+                    PacketType::ConnectionAccept | PacketType::ConnectionReject
+                )
+            {
+                if pending[0].take() == Some(true) && server_packets == 1 {
+                    before_accept[0] = true;
+                    bump("violation/before-accept", 1);
+                }
+                pending[1] = None;
+            }
             match r.packet_type {
                 _ if !decodes => {}
                 PacketType::ConnectionAccept => accepted = true,
@@ -1343,8 +1403,12 @@ fn truth(w: &World, records: &[Record]) -> Truth {
                     bump("disconnect-sent", 1);
                 }
                 t if t.id() >= 0x0100 && saw_start && !accepted && !before_accept[d] => {
-                    before_accept[d] = true;
-                    bump("violation/before-accept", 1);
+                    if rejected {
+                        before_accept[d] = true;
+                        bump("violation/before-accept", 1);
+                    } else {
+                        pending[d].get_or_insert(r.ack_bits == 0);
+                    }
                 }
                 _ => {}
             }

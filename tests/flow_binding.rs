@@ -1,0 +1,188 @@
+//! Issue 30: once a flow is recognised, its later datagrams belong to its
+//! protocol (Wireshark binds a conversation to its dissector the same way). A
+//! datagram of an established session whose mark (Starstrike's magic, lwar's
+//! appId) or header (Battlegrounds') is damaged in place is that session's
+//! malformed packet, with the offset of the bad bytes, not other traffic;
+//! and Starstrike's damaged packet keeps its sequence number (not lost).
+//! Through `proto::engine`, as the binary runs it, without `-d`.
+
+use lwarscope::capture::{FrameClass, OwnedDatagram, Source};
+use lwarscope::engine::{Engine, Finding, Observer, TrackerConfig};
+use lwarscope::proto;
+use std::path::Path;
+
+#[derive(Default)]
+struct Collect(Vec<Finding>);
+
+impl Observer for Collect {
+    fn finding(&mut self, f: &Finding) {
+        self.0.push(*f);
+    }
+}
+
+/// (frame, label, seqno, detail) of every finding, sorted.
+type F = (u64, String, Option<u32>, String);
+
+/// Every finding of the datagrams through one engine, and the datagrams no
+/// protocol took.
+fn analyse(ds: &[OwnedDatagram]) -> (Vec<F>, u64, Engine) {
+    let mut engine = proto::engine(TrackerConfig::default());
+    let mut seen = Collect::default();
+    for d in ds {
+        engine.observe(&d.as_datagram(), &mut seen);
+    }
+    engine.finish(&mut seen);
+    let mut out: Vec<F> = seen
+        .0
+        .iter()
+        .map(|f| {
+            (
+                f.frame,
+                f.label().to_string(),
+                f.seqno,
+                f.detail.to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    let other = engine.unrecognised().other;
+    (out, other, engine)
+}
+
+fn read(pcap: &str) -> Vec<OwnedDatagram> {
+    let mut source = Source::files(&[Path::new(pcap)]).unwrap();
+    let mut out = Vec::new();
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let FrameClass::Udp(d) = frame.class {
+            out.push(d.to_owned_datagram());
+        }
+    }
+    out
+}
+
+/// Damages datagram `i` in place with `damage`; the findings before and
+/// after, and the datagrams no protocol took after.
+fn damaged(ds: &[OwnedDatagram], i: usize, damage: impl Fn(&mut Vec<u8>)) -> (Vec<F>, Vec<F>, u64) {
+    let (clean, other, _) = analyse(ds);
+    assert_eq!(other, 0);
+    let mut bad = ds.to_vec();
+    damage(&mut bad[i].payload);
+    let (after, other, _) = analyse(&bad);
+    (clean, after, other)
+}
+
+/// What `after` has that `before` has not (both sorted), and the reverse.
+fn diff(before: &[F], after: &[F]) -> (Vec<F>, Vec<F>) {
+    let added = after
+        .iter()
+        .filter(|f| !before.contains(f))
+        .cloned()
+        .collect();
+    let removed = before
+        .iter()
+        .filter(|f| !after.contains(f))
+        .cloned()
+        .collect();
+    (added, removed)
+}
+
+/// The first PlayerInput from datagram `from` on.
+fn input_after(ds: &[OwnedDatagram], from: usize) -> usize {
+    (from..ds.len())
+        .find(|&i| ds[i].payload.get(4..6) == Some(&[0x01, 0x00][..]))
+        .expect("a PlayerInput")
+}
+
+#[test]
+fn a_starstrike_packet_with_a_damaged_magic_is_its_session_malformed_packet() {
+    let ds = read("captures/strs-clean.pcap");
+    // A PlayerInput well inside the first session.
+    let i = input_after(&ds, 60);
+    assert_eq!(&ds[i].payload[..4], b"STRS");
+    let (clean, after, other) = damaged(&ds, i, |p| p[0] = b's');
+    assert_eq!(other, 0, "not other traffic");
+    let (added, removed) = diff(&clean, &after);
+    let seq = u16::from_be_bytes([ds[i].payload[6], ds[i].payload[7]]);
+    assert_eq!(
+        added,
+        [(
+            ds[i].frame,
+            "malformed".to_owned(),
+            None,
+            "protocolId 0x73545253 at offset 0 is not Starstrike's 0x53545253 (\"STRS\")"
+                .to_owned()
+        )],
+        "seq {seq}"
+    );
+    // Its number is neither lost nor not captured: nothing else changes.
+    assert_eq!(removed, []);
+}
+
+#[test]
+fn a_starstrike_packet_with_an_unknown_type_keeps_its_number() {
+    let ds = read("captures/strs-clean.pcap");
+    let i = input_after(&ds, 70);
+    let (clean, after, other) = damaged(&ds, i, |p| p[4..6].copy_from_slice(&[0x04, 0x00]));
+    assert_eq!(other, 0);
+    let (added, removed) = diff(&clean, &after);
+    assert_eq!(
+        added,
+        [(
+            ds[i].frame,
+            "malformed".to_owned(),
+            None,
+            "unknown packetType 0x0400 at offset 4".to_owned()
+        )]
+    );
+    assert_eq!(removed, []);
+}
+
+#[test]
+fn an_lwar_packet_with_a_damaged_app_id_is_its_session_malformed_packet() {
+    let ds = read("captures/sim-clean.pcap");
+    let i = 100;
+    assert!(proto::lwar::wire::is_lwar(&ds[i].payload));
+    let (clean, after, other) = damaged(&ds, i, |p| p[0] ^= 0xff);
+    assert_eq!(other, 0, "not other traffic");
+    let at: Vec<&F> = after.iter().filter(|f| f.0 == ds[i].frame).collect();
+    assert_eq!(at.len(), 1, "{at:?}");
+    assert_eq!(at[0].1, "malformed");
+    assert!(at[0].3.contains("offset 0"), "{}", at[0].3);
+    assert!(!clean.iter().any(|f| f.0 == ds[i].frame));
+}
+
+#[test]
+fn a_battlegrounds_packet_with_a_damaged_header_is_its_session_malformed_packet() {
+    use lwarscope::proto::battlegrounds::sim::{Config, run};
+    let r = run(&Config {
+        clients: 1,
+        duration_ms: 1_500,
+        ..Config::default()
+    });
+    let i = r.datagrams.len() / 2;
+    let (clean, after, other) = damaged(&r.datagrams, i, |p| p[6] = 9);
+    assert_eq!(other, 0, "not other traffic");
+    let at: Vec<&F> = after
+        .iter()
+        .filter(|f| f.0 == r.datagrams[i].frame)
+        .collect();
+    assert_eq!(at.len(), 1, "{at:?}");
+    assert_eq!(at[0].1, "malformed");
+    assert_eq!(
+        at[0].3,
+        "version 9 at offset 6 is unknown (only version 0 is defined)"
+    );
+    assert!(!clean.iter().any(|f| f.0 == r.datagrams[i].frame));
+}
+
+#[test]
+fn a_datagram_without_a_mark_off_every_known_flow_is_other_traffic() {
+    let ds = read("captures/strs-clean.pcap");
+    let mut bad = ds.clone();
+    let mut stray = bad[60].clone();
+    stray.payload[0] = b's';
+    stray.src.set_port(40_404);
+    bad.insert(61, stray);
+    let (_, other, _) = analyse(&bad);
+    assert_eq!(other, 1);
+}
