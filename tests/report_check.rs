@@ -478,7 +478,7 @@ fn loss_per_direction_gates_ci() {
     assert_eq!(r.code, Some(1), "{}", r.stdout);
     assert!(
         r.stdout
-            .contains("loss is 11.85%, above 2.00% [max loss=2%]"),
+            .contains("loss is 11.11%, above 2.00% [max loss=2%]"),
         "{}",
         r.stdout
     );

@@ -139,6 +139,13 @@
 //! the server's broadcast count once); chats count the client's Chat messages,
 //! first captures only.
 //!
+//! **Loss before the capture point** is estimated from the sender's cadence
+//! (`engine::loss`): the header timestamps of a direction's packets (neither
+//! duplicates nor overtaken), from the sender's first packet of its periodic
+//! stream on: the client's first carrying an Input, the server's first
+//! carrying a message of the Update family. A client waiting for the
+//! handshake sends at the handshake's pace, not on its tick: no loss.
+//!
 //! **Reconnects**: a packet of the client that connects again from the same
 //! address and port starts a new session (Wireshark's "port numbers reused"): a
 //! Connect after the session closed, timed out or is disconnecting, a Connect
@@ -629,6 +636,7 @@ fn analyse(
     let timestamp = packet.timestamp();
     let mut messages = packet.messages();
     let mut has_unreliable = false;
+    let mut periodic = false;
     for item in &mut messages {
         match item {
             Ok(m) => {
@@ -637,6 +645,7 @@ fn analyse(
                 this.messages[t.ordinal()] += 1;
                 this.message_bytes[t.ordinal()] += m.bytes.len() as u64;
                 has_unreliable |= !t.is_reliable();
+                periodic |= is_periodic(direction, t);
                 if duplicate_of.is_none() && !maybe_duplicate {
                     message(session, players, raise, &packet, &m);
                 }
@@ -654,7 +663,7 @@ fn analyse(
     if maybe_duplicate {
         return;
     }
-    let overtaken = header_timestamp(this, raise, timestamp);
+    let overtaken = header_timestamp(this, raise, timestamp, periodic);
     this.cumulative_ack(other, raise, packet.ack(), d.ts, d.frame, overtaken);
 
     // The length sent, not the length captured: a snaplen does not hide an oversize.
@@ -687,10 +696,35 @@ fn stamped_before(timestamp: u32, highest: u32) -> bool {
     SerialSpace::U32.newer(highest, timestamp)
 }
 
+/// Whether a message of type `t` makes its packet one of the sender's
+/// periodic stream, the one the loss estimate follows from its first packet
+/// on (`engine::loss`): the client's Input (every frame, ~30 Hz), the
+/// server's Update family (every tick, ~15 Hz). Before them, the handshake's
+/// packets and keepalives are sent at its own pace, not on the tick.
+fn is_periodic(direction: Direction, t: MessageType) -> bool {
+    match direction {
+        Direction::ClientToServer => t == MessageType::Input,
+        Direction::ServerToClient => matches!(
+            t,
+            MessageType::Update
+                | MessageType::UpdatePos
+                | MessageType::UpdateRay
+                | MessageType::UpdateCircle
+        ),
+    }
+}
+
 /// The header timestamp: lower than the highest seen means the packet was
 /// overtaken (`reordered`; returns true). 0 means "no unreliable payload" (the
-/// original server stamps its Full-only packets so) and orders nothing.
-fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) -> bool {
+/// original server stamps its Full-only packets so) and orders nothing. A
+/// packet not overtaken samples the sender's cadence once its periodic
+/// stream has begun (`periodic`: this packet carries a message of it).
+fn header_timestamp(
+    this: &mut DirState,
+    raise: &mut Raise<'_>,
+    timestamp: u32,
+    periodic: bool,
+) -> bool {
     if timestamp == 0 {
         return false;
     }
@@ -705,11 +739,8 @@ fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) 
             );
             true
         }
-        highest => {
-            if let Some(highest) = highest {
-                this.cadence
-                    .sample(u64::from(timestamp.wrapping_sub(highest)));
-            }
+        _ => {
+            this.cadence.stamp(timestamp, periodic);
             this.max_timestamp = Some(timestamp);
             false
         }
