@@ -55,9 +55,16 @@
 //!    Disconnect was captured. Not a resend. Each Leave's repeats are one
 //!    incident: one finding when the session ends, at its first repeat, with
 //!    the frame of its first send, the repeats and the last frame.
-//! 2. `spurious-resend`: the seqno was seen in an earlier packet, and a packet of
-//!    the other direction captured earlier acked it (ack >= seqno, an ack of
-//!    the unseen excepted).
+//! 2. The seqno was seen in an earlier packet, and a packet of the other
+//!    direction captured earlier acked it (ack >= seqno, an ack of the unseen
+//!    excepted): `spurious-resend` when the first such ack was captured at
+//!    least the round trip between the tap and this direction's sender before
+//!    (the other direction's smoothed ack delay: the ack had reached the
+//!    sender, `engine::DirState::ack_reached_sender`); otherwise, while that
+//!    delay is not measured, or when the repeat's packet was overtaken on the
+//!    way (step 4: sent before it was captured), `repeat`, "unconfirmed: the
+//!    ack may not have reached the sender" (a tap far from the sender
+//!    captures the ack long before the sender gets it).
 //! 3. `repeat`: the seqno was seen in an earlier packet, less than the smoothed
 //!    ack delay of this direction ago (or before any of its messages was
 //!    acked): an ack could not have come back yet, and the sender repeats its
@@ -82,8 +89,9 @@
 //! stream keeps its place) and counts as neither a first send nor a resend.
 //!
 //! Otherwise the message is the next in sequence. Rules 6 and 7, and a plain next
-//! message, count as first sends; rule 3 counts as a repeat; rules 2 and 4 count
-//! as resends (the resend rate is resends over all reliable messages captured). The first
+//! message, count as first sends; rule 3 and an unconfirmed rule 2 count as
+//! repeats; a `spurious-resend` and rule 4 count as resends (the resend rate
+//! is resends over all reliable messages captured). The first
 //! reliable message of a direction sets the baseline and raises nothing. A
 //! resend (or spurious resend, or expected repeat) whose bytes differ from the
 //! first transmission also raises a `violation` (`resend-differs`).
@@ -193,8 +201,8 @@ use crate::engine::seq::{Lookup, WINDOW};
 use crate::engine::serial::SerialSpace;
 use crate::engine::wire_map::{WireMap, WireSet, wire_map};
 use crate::engine::{
-    self, Detail, DirState, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo,
-    Raise, TrackerConfig,
+    self, AckReach, Detail, DirState, Direction, FindingKind, MissedCounts, ProtoSession,
+    ProtocolInfo, Raise, TrackerConfig,
 };
 use std::fmt;
 use std::net::SocketAddr;
@@ -1201,12 +1209,13 @@ fn repeat(
     hash: u64,
     first: Sighting,
     expected: Option<&mut LeaveRepeats>,
+    overtaken: bool,
 ) {
     if let Some(leaves) = expected {
         this.expected_repeats += 1;
         leaves.repeat(this, raise, seqno, first.frame);
     } else {
-        judge_repeat(this, other, raise, seqno, first);
+        judge_repeat(this, other, raise, seqno, first, overtaken);
     }
     if hash != first.hash {
         raise.violation(
@@ -1226,6 +1235,7 @@ fn judge_repeat(
     raise: &mut Raise<'_>,
     seqno: u32,
     first: Sighting,
+    overtaken: bool,
 ) {
     let delay_ns = raise.ts.since(first.ts);
     let repeat = Detail::Repeat {
@@ -1238,12 +1248,36 @@ fn judge_repeat(
     let in_same_packet = first.frame == raise.frame;
     let acked = other.max_ack.filter(|&a| a >= seqno && !in_same_packet);
     let (kind, detail) = if let Some(ack) = acked {
-        this.resends += 1;
-        let detail = Detail::AckedBefore {
-            ack,
-            first_frame: first.frame,
-        };
-        (FindingKind::SPURIOUS_RESEND, detail)
+        let reach = this.ack_reached_sender(other, seqno, raise.ts, overtaken);
+        match reach {
+            AckReach::Reached => {
+                this.resends += 1;
+                let detail = Detail::AckedBefore {
+                    ack,
+                    first_frame: first.frame,
+                };
+                (FindingKind::SPURIOUS_RESEND, detail)
+            }
+            // The repeat may have crossed the ack in flight.
+            AckReach::Unconfirmed { .. } | AckReach::Overtaken => {
+                this.repeats += 1;
+                let (since_ack_ns, round_trip_ns) = match reach {
+                    AckReach::Unconfirmed {
+                        since_ack_ns,
+                        round_trip_ns,
+                    } => (since_ack_ns, round_trip_ns),
+                    _ => (None, None),
+                };
+                let detail = Detail::AckInFlight {
+                    ack,
+                    first_frame: first.frame,
+                    since_ack_ns,
+                    round_trip_ns,
+                    overtaken: reach == AckReach::Overtaken,
+                };
+                (FindingKind::REPEAT, detail)
+            }
+        }
     } else if !in_same_packet && this.srtt_ns().is_none_or(|srtt| (delay_ns as f64) < srtt) {
         // Before an ack could have come back: the sender repeats by design.
         this.repeats += 1;
@@ -1280,7 +1314,9 @@ fn reliable(
         && t == MessageType::Leave
         && session.proto.disconnect_seen;
     let mut leaves = expected.then(|| std::mem::take(&mut session.proto.leave_repeats));
-    let first_capture = reliable_rules(session, raise, t, seqno, hash, leaves.as_mut());
+    // Sent before a packet captured earlier: when, the capture cannot tell.
+    let overtaken = overtaken(session.dir(direction), packet.timestamp());
+    let first_capture = reliable_rules(session, raise, t, seqno, hash, leaves.as_mut(), overtaken);
     if let Some(leaves) = leaves {
         session.proto.leave_repeats = leaves;
     }
@@ -1296,6 +1332,7 @@ fn reliable_rules(
     seqno: u32,
     hash: u64,
     leaves: Option<&mut LeaveRepeats>,
+    overtaken: bool,
 ) -> bool {
     let direction = raise.direction;
     let frame = raise.frame;
@@ -1356,7 +1393,7 @@ fn reliable_rules(
                 tries,
                 hash: first_hash,
             };
-            repeat(this, other, raise, t, seqno, hash, first, leaves);
+            repeat(this, other, raise, t, seqno, hash, first, leaves, overtaken);
         }
     }
     let session_id = raise.session;

@@ -71,6 +71,14 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     Ok((v * scale).round() as u64)
 }
 
+/// `DURATION` or `FIRST..LAST`, in µs.
+fn tap_range(s: &str) -> Result<(u64, u64), String> {
+    match s.split_once("..") {
+        Some((first, last)) => Ok((parse_duration(first)?, parse_duration(last)?)),
+        None => parse_duration(s).map(|d| (d, d)),
+    }
+}
+
 fn rates(s: &str) -> Result<DirSpec<f64>, String> {
     parse_dir(s, parse_rate)
 }
@@ -180,6 +188,15 @@ pub struct SimArgs {
     #[arg(long, value_name = "DELAYS", value_parser = delays)]
     pub jitter: Option<DirSpec<u64>>,
 
+    /// Put the tap beside the server and the clients DURATION away from it, both
+    /// ways, on a fault-free stretch: a client's datagrams cross it before the tap,
+    /// the server's after (the faults, --latency and --jitter stay between the server
+    /// and the tap: with --latency 0 the tap is where the server is). A range
+    /// FIRST..LAST spreads the clients evenly, the first FIRST away, the last LAST.
+    /// Example: --latency 0 --tap-to-client 30ms..80ms
+    #[arg(long, value_name = "DURATION[..DURATION]", value_parser = tap_range, conflicts_with = "live")]
+    pub tap_to_client: Option<(u64, u64)>,
+
     /// Do not compute or write the ground truth (for benchmarks).
     #[arg(long)]
     pub no_truth: bool,
@@ -211,6 +228,7 @@ impl SimArgs {
             (self.noise.is_some(), "--noise"),
             (self.latency.is_some(), "--latency"),
             (self.jitter.is_some(), "--jitter"),
+            (self.tap_to_client.is_some(), "--tap-to-client"),
             (self.replay.is_some(), "--replay"),
         ];
         if let Some((_, option)) = lwar_only.iter().find(|(set, _)| *set) {
@@ -322,6 +340,7 @@ impl SimArgs {
             c2s,
             s2c,
             corrupt_kinds: kinds,
+            tap_to_client_us: self.tap_to_client.unwrap_or((0, 0)),
         };
         config.validate()?;
         Ok(config)
@@ -360,5 +379,8 @@ mod tests {
         assert_eq!(parse_duration("1s"), Ok(1_000_000));
         assert_eq!(parse_duration("3"), Ok(3_000));
         assert!(parse_duration("-1ms").is_err());
+        assert_eq!(tap_range("50ms"), Ok((50_000, 50_000)));
+        assert_eq!(tap_range("30ms..80ms"), Ok((30_000, 80_000)));
+        assert!(tap_range("30ms..").is_err());
     }
 }

@@ -34,6 +34,15 @@ pub struct VirtualConfig {
     pub c2s: Faults,
     pub s2c: Faults,
     pub corrupt_kinds: Vec<CorruptKind>,
+    /// The clients' one-way delay beyond the tap, both ways, in µs: the first
+    /// client's and the last's, the others spread evenly between (see
+    /// [`super::net`]). Zero: the tap sits just before each receiver.
+    #[serde(skip_serializing_if = "is_zero_pair")]
+    pub tap_to_client_us: (u64, u64),
+}
+
+fn is_zero_pair(p: &(u64, u64)) -> bool {
+    *p == (0, 0)
 }
 
 /// When client `k` starts connecting.
@@ -64,7 +73,18 @@ impl VirtualConfig {
             c2s: Faults::default(),
             s2c: Faults::default(),
             corrupt_kinds: CorruptKind::ALL.to_vec(),
+            tap_to_client_us: (0, 0),
         }
+    }
+
+    /// Client `k`'s one-way delay beyond the tap, in µs.
+    fn tap_to_client(&self, k: usize) -> u64 {
+        let (first, last) = self.tap_to_client_us;
+        if self.clients < 2 {
+            return first;
+        }
+        let span = last as i128 - first as i128;
+        (first as i128 + span * k as i128 / (self.clients as i128 - 1)) as u64
     }
 
     pub fn validate(&self) -> Result<(), SimError> {
@@ -178,7 +198,8 @@ impl World {
     fn new(cfg: &VirtualConfig, log: bool) -> Self {
         let mut master = ChaCha8Rng::seed_from_u64(cfg.seed);
         let server = Server::new(master.random(), log);
-        let net = Network::new(cfg.c2s, cfg.s2c, cfg.corrupt_kinds.clone(), master.random());
+        let net = Network::new(cfg.c2s, cfg.s2c, cfg.corrupt_kinds.clone(), master.random())
+            .with_clients_beyond_tap((0..cfg.clients).map(|k| cfg.tap_to_client(k)).collect());
         let server_addr = cfg.server_addr();
         let clients = (0..cfg.clients)
             .map(|k| Client::new(cfg.plan(k), server_addr, master.random(), log))
@@ -329,10 +350,17 @@ pub fn run_virtual(
                     });
                 }
             }
-            world.deliver(now, k, d.dir, &d.payload);
+            if d.beyond_tap_us > 0 {
+                world.net.past_tap(d);
+            } else {
+                world.deliver(now, k, d.dir, &d.payload);
+            }
             if stats.lwar_frames >= limit {
                 break 'run;
             }
+        }
+        while let Some(d) = world.net.pop_delivery(now_us) {
+            world.deliver(now, d.client, d.dir, &d.payload);
         }
         if record {
             for (client, direction, f) in world.net.lost.drain(..) {
@@ -429,6 +457,13 @@ pub fn run_logged(cfg: &VirtualConfig) -> Vec<LoggedClient> {
     let mut now = 0;
     while now <= end {
         while let Some(d) = world.net.pop_due(now * 1000) {
+            if d.beyond_tap_us > 0 {
+                world.net.past_tap(d);
+            } else {
+                world.deliver(now, d.client, d.dir, &d.payload);
+            }
+        }
+        while let Some(d) = world.net.pop_delivery(now * 1000) {
             world.deliver(now, d.client, d.dir, &d.payload);
         }
         world.net.lost.clear();
