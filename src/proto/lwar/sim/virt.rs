@@ -163,7 +163,7 @@ pub struct RunStats {
     pub frames: u64,
     /// lwar frames written.
     pub lwar_frames: u64,
-    /// Faults injected (as listed in the ground truth).
+    /// Faults injected (as the ground truth lists them, when it is written).
     pub faults: u64,
     /// Virtual milliseconds simulated.
     pub virtual_ms: u64,
@@ -272,6 +272,8 @@ pub fn run_virtual(
     let mut out = PcapOut::create(pcap)?;
     let mut truth = truth_path.map(|_| Truth::new());
     let mut faults: Vec<FaultRecord> = Vec::new();
+    // Faults injected, counted whether or not the truth records them.
+    let mut injected: u64 = 0;
     let mut stats = RunStats::default();
     let end = cfg.duration_ms.unwrap_or(u64::MAX);
     let limit = cfg.packets.unwrap_or(u64::MAX);
@@ -302,6 +304,7 @@ pub fn run_virtual(
                 let (nsrc, ndst) = noise_ends(src, dst, d.dir, k);
                 out.write(d.arrival_us, nsrc, ndst, noise)?;
                 stats.frames += 1;
+                injected += 1;
                 if record {
                     faults.push(FaultRecord {
                         frame: Some(out.frames),
@@ -329,6 +332,7 @@ pub fn run_virtual(
                     );
                 }
             }
+            injected += d.faults.len() as u64 + u64::from(!d.captured);
             if record {
                 let frame = d.captured.then_some(out.frames);
                 for f in &d.faults {
@@ -362,6 +366,7 @@ pub fn run_virtual(
         while let Some(d) = world.net.pop_delivery(now_us) {
             world.deliver(now, d.client, d.dir, &d.payload);
         }
+        injected += world.net.lost.len() as u64;
         if record {
             for (client, direction, f) in world.net.lost.drain(..) {
                 faults.push(FaultRecord {
@@ -391,7 +396,8 @@ pub fn run_virtual(
     }
     out.finish()?;
     stats.virtual_ms = now;
-    stats.faults = faults.len() as u64;
+    stats.faults = injected;
+    debug_assert!(!record || injected == faults.len() as u64);
     if let (Some(path), Some(truth)) = (truth_path, truth) {
         let file = TruthFile {
             version: 1,
