@@ -2,7 +2,8 @@
 //! sequence numbers, Battlegrounds' movement counters), through the binary's
 //! JSON, against the simulators' ground truth: the datagrams (Starstrike) or
 //! movement messages (Battlegrounds) they dropped before the tap, per
-//! direction. And `check --max loss=` gating on it.
+//! direction. And `check --max loss=` gating on it; and lwar's estimate from
+//! the sender's cadence on loss-free captures.
 //!
 //! Tolerance: 1.5 percentage points per direction (per session for
 //! Starstrike, over the sessions for Battlegrounds, whose truth is per
@@ -179,4 +180,36 @@ fn check_max_loss_gates_starstrike_and_battlegrounds() {
     // A bound above the worst direction passes.
     let (code, out) = check(&["captures/bg-loss.pcap", "--max", "loss=15%"]);
     assert_eq!(code, Some(0), "{out}");
+}
+
+/// lwar's loss is estimated from the sender's cadence, sampled only on its
+/// periodic stream (the client's Inputs, the server's Update family): a
+/// client idle by design while it waits for the handshake (Connect stamped
+/// 100, an ack-only packet 200, its first Input 233) lost nothing. These
+/// loss-free captures (simulated, live on loopback, the original server)
+/// show no loss at all, and pass `check --max loss=1%` (they showed 2 lost of
+/// 165 and 158, and of 89 and 80, on the clients' side, and failed it).
+#[test]
+fn lwar_loss_free_captures_estimate_no_loss_and_pass_the_gate() {
+    for (stem, expected) in [
+        ("sim-clean", [(161, 81), (154, 78)]),
+        ("live-loopback", [(85, 43), (76, 39)]),
+        ("real-server-clean", [(120, 161), (90, 152)]),
+    ] {
+        let doc = json(&["-r", &format!("captures/{stem}.pcap")]);
+        let sessions = doc["summary"]["sessions"].as_array().unwrap();
+        let got: Vec<_> = sessions
+            .iter()
+            .map(|s| (estimate(&s["c2s"]), estimate(&s["s2c"])))
+            .collect();
+        let want: Vec<_> = expected.iter().map(|&(c, s)| ((0, c), (0, s))).collect();
+        assert_eq!(got, want, "{stem}");
+        let (code, out) = check(&[&format!("captures/{stem}.pcap"), "--max", "loss=1%"]);
+        assert_eq!(code, Some(0), "{stem}: {out}");
+        assert_eq!(
+            out,
+            format!("PASS  captures/{stem}.pcap (1 rule): loss 0.00% <= 1.00%\n"),
+            "{stem}"
+        );
+    }
 }

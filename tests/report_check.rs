@@ -478,7 +478,7 @@ fn loss_per_direction_gates_ci() {
     assert_eq!(r.code, Some(1), "{}", r.stdout);
     assert!(
         r.stdout
-            .contains("loss is 11.85%, above 2.00% [max loss=2%]"),
+            .contains("loss is 11.11%, above 2.00% [max loss=2%]"),
         "{}",
         r.stdout
     );
@@ -1100,7 +1100,7 @@ fn json_verdicts_carry_what_was_measured() {
     assert_eq!(files[1]["verdict"], "fail");
     assert_eq!(
         files[1]["rules"][1]["failure"],
-        "resend-rate is 11.91%, above 5.00%"
+        "resend-rate is 5.96%, above 5.00%"
     );
     assert_eq!(files[2]["verdict"], "error");
     assert_eq!(files[2]["file"], "no-such.pcap");
@@ -1231,5 +1231,60 @@ fn a_window_is_judged_as_the_report_counts_it() {
         ),
         "{}",
         r.stderr
+    );
+}
+
+/// A fault-free capture at a tap beside the server, its clients 30 to 80 ms
+/// beyond it (`captures/sim-tap-far.pcap`): the clients' repeats that crossed
+/// the server's ack in flight are notes, not `spurious-resend` warnings (44
+/// before the rule: a repeat is spurious only once the ack had a round trip
+/// between the tap and its sender to reach it). Nothing above a note.
+#[test]
+fn a_far_tap_shows_no_spurious_resend_on_a_fault_free_capture() {
+    let r = run(&[
+        "captures/sim-tap-far.pcap",
+        "--deny",
+        "spurious-resend,reordered,lost,malformed,violation",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    let out = Command::cargo_bin("lwarscope")
+        .unwrap()
+        .current_dir(root())
+        .args(["-r", "captures/sim-tap-far.pcap", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["summary"]["findings"],
+        serde_json::json!({"expected-repeat": 3, "repeat": 229, "resend": 7})
+    );
+    // Every one of them a note.
+    let list = Command::cargo_bin("lwarscope")
+        .unwrap()
+        .arg("--list-findings")
+        .output()
+        .unwrap();
+    let list = String::from_utf8(list.stdout).unwrap();
+    for kind in ["repeat", "resend", "lwar.expected-repeat"] {
+        let line = list
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(kind))
+            .unwrap();
+        assert_eq!(line.split_whitespace().nth(2), Some("note"), "{line}");
+    }
+    // sim-reorder's former spurious resends were repeats in packets overtaken on
+    // the way, or captured less than a round trip after the ack: none is proven.
+    // sim-corrupt's 3 come more than a round trip after the ack, and stay
+    // warnings. (Their acks were captured in packets that do not decode whole,
+    // which the simulated receiver drops: whether a receiver reads the ack of
+    // such a packet, the capture cannot tell. Not judged here.)
+    let r = run(&["captures/sim-reorder.pcap", "--deny", "spurious-resend"]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    let r = run(&["captures/sim-corrupt.pcap", "--max", "spurious-resend=0"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("spurious-resend is 3, above 0"),
+        "{}",
+        r.stdout
     );
 }

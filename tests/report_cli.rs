@@ -256,7 +256,7 @@ fn the_json_summary_carries_what_the_tables_show() {
     assert_eq!(summary["session_count"], 3);
     let s = &summary["sessions"][0];
     // The sessions table: `0  127.0.0.2:50001 -> 127.0.0.1:32422  1:1
-    // player1-1  closed  7.4 s  202/109  7117/9294  10.6%/4.4%`.
+    // player1-1  closed  7.4 s  202/109  7117/9294  9.9%/4.5%`.
     assert_eq!(s["session"], 0);
     assert_eq!(s["protocol"], "lwar");
     assert_eq!(s["player"]["name"], "player1-1");
@@ -267,8 +267,8 @@ fn the_json_summary_carries_what_the_tables_show() {
     );
     assert!(s["end"].as_f64().unwrap() > s["start"].as_f64().unwrap());
     let pct = |v: &serde_json::Value| format!("{:.1}%", v.as_f64().unwrap() * 100.0);
-    assert_eq!(pct(&s["c2s"]["loss_rate"]), "10.6%");
-    assert_eq!(pct(&s["s2c"]["loss_rate"]), "4.4%");
+    assert_eq!(pct(&s["c2s"]["loss_rate"]), "9.9%");
+    assert_eq!(pct(&s["s2c"]["loss_rate"]), "4.5%");
     // The directions table: `0 s2c ... 2.0/99.3 ms  unacked 1`.
     let ack = &s["s2c"]["ack_delay"];
     assert_eq!(format!("{:.1}", ack["p50_ms"].as_f64().unwrap()), "2.0");

@@ -1,6 +1,7 @@
 //! `lwarscope sim -w F -n N` ends even when nothing can be captured: refused at
 //! once for a tap that misses everything, an error after 60 s of simulated time
 //! without a capture otherwise (it used to run forever, growing ~170 MB/s).
+//! And its summary line counts the faults it injected, truth written or not.
 
 use assert_cmd::Command;
 use std::time::{Duration, Instant};
@@ -66,4 +67,50 @@ fn a_capture_that_cannot_be_written_is_an_error() {
             "{proto}"
         );
     }
+}
+
+/// `--no-truth` skips writing the ground truth, not the faults: the summary
+/// line counts them as the truth lists them (it said "0 faults").
+#[test]
+fn the_summary_counts_the_faults_with_or_without_the_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let faults = [
+        "--loss",
+        "5%",
+        "--dup",
+        "2%",
+        "--tap-miss",
+        "1%",
+        "--noise",
+        "1%",
+    ];
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let o = Command::cargo_bin("lwarscope")
+            .unwrap()
+            .args(["sim", "-w", out.to_str().unwrap()])
+            .args(faults)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let line = err.strip_prefix(out.to_str().unwrap()).unwrap().to_owned();
+        (out, line)
+    };
+    let (with, line) = run("with.pcap", &[]);
+    let (without, line_without) = run("without.pcap", &["--no-truth"]);
+    assert_eq!(
+        line,
+        ": 641 frames (634 lwar), 57 faults, 8.594 s simulated\n"
+    );
+    assert_eq!(line_without, line);
+    assert_eq!(
+        std::fs::read(&with).unwrap(),
+        std::fs::read(&without).unwrap()
+    );
+    assert!(!without.with_extension("truth.json").exists());
+    let truth: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(with.with_extension("truth.json")).unwrap()).unwrap();
+    assert_eq!(truth["faults"].as_array().unwrap().len(), 57);
 }

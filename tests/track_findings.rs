@@ -339,6 +339,117 @@ fn a_resend_of_what_the_receiver_had_acked_is_spurious() {
     assert_eq!((s2c.first_sends, s2c.resends), (6, 3));
 }
 
+/// A tap beside the server, its client far away: the tap captures the
+/// server's ack long before the client gets it. A repeat is spurious only
+/// once the ack had a round trip between the tap and the client (measured as
+/// the server's messages' smoothed ack delay) to reach it; sooner, or before
+/// that delay is measured, it may have crossed the ack in flight: a repeat,
+/// "unconfirmed".
+#[test]
+fn a_repeat_sooner_than_the_round_trip_to_its_sender_after_the_ack_is_unconfirmed() {
+    let ms = |n: u64| n * 1_000_000;
+    let mut s = Script::new();
+    assert_eq!(s.c2s(0, 100, vec![connect(1, "alice")]), []); // frame 1
+    assert_eq!(
+        s.s2c(1, 1000, vec![join(1, ALICE, "alice"), synced(2), update()]),
+        []
+    ); // frame 2 acks the Connect
+    s.wait(90);
+    // The client repeats its Connect 100 ms after the tap captured its ack;
+    // the round trip to the client is not measured yet.
+    assert_eq!(
+        s.c2s(0, 200, vec![connect(1, "alice")]),
+        [f(
+            "c2s",
+            "repeat",
+            3,
+            Some(1),
+            Detail::AckInFlight {
+                ack: 1,
+                first_frame: 1,
+                since_ack_ns: Some(ms(100)),
+                round_trip_ns: None,
+                overtaken: false,
+            }
+        )]
+    );
+    s.wait(50);
+    // Frame 4 acks the server's #2, captured 160 ms earlier: the round trip
+    // between the tap and the client.
+    assert_eq!(s.c2s(2, 233, vec![input(ALICE, 1)]), []);
+    assert_eq!(
+        s.c2s(2, 266, vec![chat(2, ALICE, "hi"), input(ALICE, 2)]),
+        []
+    ); // frame 5
+    assert_eq!(s.s2c(2, 1066, vec![update()]), []); // frame 6 acks #2
+    let unconfirmed = Detail::AckInFlight {
+        ack: 2,
+        first_frame: 5,
+        since_ack_ns: Some(ms(10)),
+        round_trip_ns: Some(ms(160)),
+        overtaken: false,
+    };
+    assert_eq!(
+        s.c2s(2, 299, vec![chat(2, ALICE, "hi"), input(ALICE, 3)]),
+        [f("c2s", "repeat", 7, Some(2), unconfirmed)]
+    );
+    assert_eq!(
+        unconfirmed.to_string(),
+        "unconfirmed: the ack may not have reached the sender (ack 2 captured 10.0 ms \
+         earlier < round trip 160.0 ms); first in frame 5"
+    );
+    // 160 ms after the ack: it had reached the client, which resent what had arrived.
+    s.wait(140);
+    assert_eq!(
+        s.c2s(2, 332, vec![chat(2, ALICE, "hi"), input(ALICE, 4)]),
+        [f(
+            "c2s",
+            "spurious-resend",
+            8,
+            Some(2),
+            Detail::AckedBefore {
+                ack: 2,
+                first_frame: 5
+            }
+        )]
+    );
+    // A repeat in a packet overtaken on the way (stamped before one captured
+    // earlier) was sent before it was captured: unconfirmed, however late.
+    s.wait(500);
+    assert_eq!(
+        s.c2s(2, 320, vec![chat(2, ALICE, "hi")]),
+        [
+            f(
+                "c2s",
+                "repeat",
+                9,
+                Some(2),
+                Detail::AckInFlight {
+                    ack: 2,
+                    first_frame: 5,
+                    since_ack_ns: None,
+                    round_trip_ns: None,
+                    overtaken: true,
+                }
+            ),
+            f(
+                "c2s",
+                "reordered",
+                9,
+                None,
+                Detail::Timestamp {
+                    timestamp: 320,
+                    highest: 332
+                }
+            ),
+        ]
+    );
+    let (_, summary) = s.finish();
+    let c2s = &summary.sessions[0].c2s;
+    // The unconfirmed repeats count as repeats, the spurious resend as a resend.
+    assert_eq!((c2s.first_sends, c2s.repeats, c2s.resends), (2, 3, 1));
+}
+
 #[test]
 fn the_servers_repeated_leave_after_disconnect_is_an_expected_repeat_even_when_acked() {
     let mut s = Script::playing();

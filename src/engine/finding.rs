@@ -177,7 +177,12 @@ macro_rules! shared_kinds {
 
 shared_kinds! {
     /// A reliable message seen before, whose seqno the receiver had already acked in
-    /// a packet captured earlier: the sender resent what had arrived.
+    /// a packet captured earlier, at least the round trip between the tap and the
+    /// sender before (the other direction's smoothed ack delay, tap to sender and
+    /// back): the ack had reached the sender, which resent what had arrived. A
+    /// repeat captured sooner after the ack (or before that round trip is
+    /// measured), or in a packet overtaken on the way (sent before it was
+    /// captured), may have crossed the ack in flight: a `repeat`, "unconfirmed".
     SPURIOUS_RESEND = "spurious-resend", Sequence, Warning, 0;
     /// A reliable message whose seqno was seen in an earlier packet.
     RESEND = "resend", Sequence, Note, 1;
@@ -224,7 +229,10 @@ shared_kinds! {
     NOT_CAPTURED = "not-captured", Sequence, Note, 14;
     /// A reliable message captured again before an ack could have come back
     /// (within the direction's smoothed ack delay of its first capture): the
-    /// sender repeating what is unacked, by design. Not a sign of loss.
+    /// sender repeating what is unacked, by design. Not a sign of loss. Also a
+    /// repeat captured after an ack of it, but less than the round trip between
+    /// the tap and the sender after that ack (or in a packet overtaken on the
+    /// way): "unconfirmed: the ack may not have reached the sender".
     REPEAT = "repeat", Sequence, Note, 15;
 }
 
@@ -569,6 +577,18 @@ pub enum Detail {
     },
     /// For a spurious resend: the ack, captured earlier, that covered it.
     AckedBefore { ack: u32, first_frame: u64 },
+    /// For a repeat after an ack that may not have reached its sender: the
+    /// ack (`ack`, the highest), captured `since_ack_ns` before the repeat
+    /// (unknown: not followed), less than the round trip between the tap and
+    /// the sender (`round_trip_ns`; none: not measured yet); or the repeat's
+    /// packet was `overtaken` on the way (sent before it was captured).
+    AckInFlight {
+        ack: u32,
+        first_frame: u64,
+        since_ack_ns: Option<u64>,
+        round_trip_ns: Option<u64>,
+        overtaken: bool,
+    },
     /// A seqno that jumped past `missing` unseen ones.
     Gap { highest: u32, missing: u32 },
     /// A seqno that fills a gap below `highest`.
@@ -631,6 +651,28 @@ impl fmt::Display for Detail {
             ),
             Detail::AckedBefore { ack, first_frame } => {
                 write!(f, "already acked (ack {ack}); first in frame {first_frame}")
+            }
+            Detail::AckInFlight {
+                ack,
+                first_frame,
+                since_ack_ns,
+                round_trip_ns,
+                overtaken,
+            } => {
+                f.write_str("unconfirmed: the ack may not have reached the sender (")?;
+                if overtaken {
+                    write!(f, "ack {ack}; packet overtaken, sent earlier")?;
+                } else {
+                    write!(f, "ack {ack}")?;
+                    if let Some(since) = since_ack_ns {
+                        write!(f, " captured {:.1} ms earlier", since as f64 / 1e6)?;
+                    }
+                    match round_trip_ns {
+                        Some(rt) => write!(f, " < round trip {:.1} ms", rt as f64 / 1e6)?,
+                        None => f.write_str(", round trip not measured yet")?,
+                    }
+                }
+                write!(f, "); first in frame {first_frame}")
             }
             Detail::Gap { highest, missing } => {
                 write!(f, "{missing} missing after seqno {highest}")

@@ -33,7 +33,7 @@ pub use finding::{
 pub use incident::{KeyedRuns, KeyedSpan, Regression, RegressionRun, Run, RunSpan};
 pub use loss::{Cadence, LossEstimate};
 pub use session::{
-    AckTally, DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session,
+    AckReach, AckTally, DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session,
 };
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
 pub use tracker::{Flow, MissedCounts, Observer, PacketEvent, Raise, Tracker, TrackerConfig};

@@ -32,6 +32,9 @@ struct Slot {
     frame: u64,
     ts: Timestamp,
     hash: u64,
+    /// When the first ack of the other side covering it was captured (kept
+    /// when a missing seqno is captured after it: the ack came first).
+    acked_ts: Option<Timestamp>,
 }
 
 /// What the window knows of a seqno about to be recorded.
@@ -72,6 +75,7 @@ const EMPTY: Slot = Slot {
     frame: 0,
     ts: Timestamp(0),
     hash: 0,
+    acked_ts: None,
 };
 
 /// The reliable sequence of one direction.
@@ -88,6 +92,9 @@ pub struct SeqWindow {
     /// The highest ack applied (`ack`), which may lie above `highest` while
     /// the tail is unknown: seqnos up to it are acked when first captured.
     acked_to: u32,
+    /// When `acked_to` last rose: a seqno first captured at or below it was
+    /// acked by then (or earlier).
+    acked_to_ts: Option<Timestamp>,
 }
 
 impl SeqWindow {
@@ -194,11 +201,13 @@ impl SeqWindow {
                 } else {
                     SlotState::Missing
                 };
+                let acked_ts = if acked { self.acked_to_ts } else { None };
                 *self.slot_mut(s) = Slot {
                     seqno: s,
                     state,
                     acked,
                     frame,
+                    acked_ts,
                     ..Slot::default()
                 };
             }
@@ -209,11 +218,19 @@ impl SeqWindow {
         } else if (self.highest - seqno) as usize >= WINDOW {
             return;
         }
+        let acked_to_ts = self.acked_to_ts;
         let slot = self.slot_mut(seqno);
         if slot.seqno == seqno && slot.state == SlotState::Seen {
             slot.tries += 1;
         } else {
-            acked_before |= slot.seqno == seqno && slot.state == SlotState::Unknown && slot.acked;
+            let same = slot.seqno == seqno;
+            acked_before |= same && slot.state == SlotState::Unknown && slot.acked;
+            // An ack that covered it while it was missing came first.
+            let acked_ts = match (same, slot.acked_ts) {
+                (true, Some(at)) => Some(at),
+                _ if acked_before => acked_to_ts.or(Some(ts)),
+                _ => None,
+            };
             *slot = Slot {
                 seqno,
                 state: SlotState::Seen,
@@ -222,6 +239,7 @@ impl SeqWindow {
                 frame,
                 ts,
                 hash,
+                acked_ts,
             };
         }
     }
@@ -233,14 +251,24 @@ impl SeqWindow {
         }
     }
 
-    /// The other side acked up to `ack` (having acked up to `previous` before):
-    /// calls `acked` with the first capture time of every seqno newly covered;
-    /// missing seqnos it covers are marked delivered but not captured.
-    pub fn ack(&mut self, previous: u32, ack: u32, mut acked: impl FnMut(Timestamp)) {
+    /// The other side acked up to `ack` (having acked up to `previous` before)
+    /// in a packet captured at `at`: calls `acked` with the first capture time
+    /// of every seqno newly covered; missing seqnos it covers are marked
+    /// delivered but not captured.
+    pub fn ack(
+        &mut self,
+        previous: u32,
+        ack: u32,
+        at: Timestamp,
+        mut acked: impl FnMut(Timestamp),
+    ) {
         if self.base.is_none() || ack <= previous {
             return;
         }
-        self.acked_to = self.acked_to.max(ack);
+        if ack > self.acked_to {
+            self.acked_to = ack;
+            self.acked_to_ts = Some(at);
+        }
         let low = previous
             .saturating_add(1)
             .max(self.highest.saturating_sub(WINDOW as u32 - 1));
@@ -251,9 +279,13 @@ impl SeqWindow {
                 match slot.state {
                     SlotState::Seen => {
                         slot.acked = true;
+                        slot.acked_ts = Some(at);
                         acked(slot.ts);
                     }
-                    SlotState::Missing | SlotState::Unknown => slot.acked = true,
+                    SlotState::Missing | SlotState::Unknown => {
+                        slot.acked = true;
+                        slot.acked_ts = Some(at);
+                    }
                     SlotState::Empty => {}
                 }
             }
@@ -275,6 +307,17 @@ impl SeqWindow {
         missing.sort_unstable();
         for (seqno, frame, acked) in missing {
             lost(seqno, frame, acked);
+        }
+    }
+
+    /// When the first ack of the other side that covered `seqno` was
+    /// captured, while the window holds it.
+    pub fn acked_at(&self, seqno: u32) -> Option<Timestamp> {
+        let slot = self.slot(seqno);
+        if slot.seqno == seqno && slot.state != SlotState::Empty {
+            slot.acked_ts
+        } else {
+            None
         }
     }
 
@@ -359,10 +402,22 @@ mod tests {
             rec(&mut w, s, f);
         }
         let mut times = Vec::new();
-        w.ack(0, 2, |t| times.push(t.0));
-        w.ack(2, 2, |t| times.push(t.0));
-        w.ack(1, 9, |t| times.push(t.0));
+        w.ack(0, 2, Timestamp(50), |t| times.push(t.0));
+        w.ack(2, 2, Timestamp(60), |t| times.push(t.0));
+        w.ack(1, 9, Timestamp(70), |t| times.push(t.0));
         assert_eq!(times, vec![1, 2, 3]);
         assert_eq!(w.unacked(), 0);
+        // Each seqno keeps the capture time of the first ack that covered it.
+        assert_eq!(w.acked_at(1), Some(Timestamp(50)));
+        assert_eq!(w.acked_at(2), Some(Timestamp(50)));
+        assert_eq!(w.acked_at(3), Some(Timestamp(70)));
+        assert_eq!(w.acked_at(4), None);
+        // A missing seqno acked, then captured: the ack came first.
+        let mut w = SeqWindow::default();
+        rec(&mut w, 1, 1);
+        rec(&mut w, 3, 2); // 2 missing
+        w.ack(0, 3, Timestamp(80), |_| {});
+        rec(&mut w, 2, 3);
+        assert_eq!(w.acked_at(2), Some(Timestamp(80)));
     }
 }

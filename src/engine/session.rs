@@ -171,6 +171,26 @@ pub struct DirState {
     packet_samples: Vec<u64>,
 }
 
+/// Whether an ack captured before a repeat had reached the repeat's sender
+/// ([`DirState::ack_reached_sender`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckReach {
+    /// Captured at least the round trip between the tap and the sender
+    /// before the repeat: the sender had it, and resent what had arrived.
+    Reached,
+    /// Captured `since_ack_ns` before the repeat (unknown: not followed),
+    /// less than the round trip between the tap and the sender
+    /// (`round_trip_ns`; none: not measured yet): the repeat may have
+    /// crossed the ack in flight.
+    Unconfirmed {
+        since_ack_ns: Option<u64>,
+        round_trip_ns: Option<u64>,
+    },
+    /// The repeat's packet was overtaken on the way: sent before it was
+    /// captured, maybe before the ack reached the sender.
+    Overtaken,
+}
+
 /// Ack delays measured on one packet: how many, their sum and the largest, in
 /// ns. What an observer sees per packet to plot ack delay over time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -336,7 +356,7 @@ impl DirState {
                 &mut other.packet_acks,
                 &mut other.packet_samples,
             );
-            other.seq.ack(previous.unwrap_or(0), ack, |first| {
+            other.seq.ack(previous.unwrap_or(0), ack, ts, |first| {
                 let delay = ts.since(first);
                 tally.add(delay);
                 samples.push(delay);
@@ -407,6 +427,52 @@ impl DirState {
     /// The smoothed ack delay, in ns, once there is a sample.
     pub fn srtt_ns(&self) -> Option<f64> {
         self.srtt_ns
+    }
+
+    /// A message of this direction numbered `seqno`, captured again at `now`
+    /// after the other direction acked it: whether the capture proves that
+    /// the ack had reached this direction's sender before it sent the
+    /// repeat.
+    ///
+    /// The tap need not sit beside the sender. The ack, captured at `A`,
+    /// reaches the sender `d1` later; the repeat, sent at `t`, is captured
+    /// `d2` after it. The sender had the ack only if `t >= A + d1`, that is
+    /// if the repeat is captured at least `d1 + d2` after the ack: the round
+    /// trip between the tap and the sender. The capture measures it as the
+    /// other direction's smoothed ack delay (from the capture of a message
+    /// of the other side to the capture of this sender's ack of it: tap to
+    /// sender, the sender's wait before it acks, sender to tap), which is no
+    /// shorter than that round trip. A repeat captured less than that after
+    /// the ack, or before any such delay is measured, crossed the ack in
+    /// flight as far as the capture can tell. So did a repeat in a packet
+    /// that was `overtaken` on the way (stamped before a packet of its
+    /// direction captured earlier): it was sent before it was captured, by
+    /// how much the capture cannot tell.
+    pub fn ack_reached_sender(
+        &self,
+        other: &DirState,
+        seqno: u32,
+        now: Timestamp,
+        overtaken: bool,
+    ) -> AckReach {
+        if overtaken {
+            return AckReach::Overtaken;
+        }
+        let round_trip_ns = other.srtt_ns.map(|r| r as u64);
+        let Some(acked_at) = self.seq.acked_at(seqno) else {
+            return AckReach::Unconfirmed {
+                since_ack_ns: None,
+                round_trip_ns,
+            };
+        };
+        let since = now.since(acked_at);
+        match other.srtt_ns {
+            Some(rtt) if since as f64 >= rtt => AckReach::Reached,
+            _ => AckReach::Unconfirmed {
+                since_ack_ns: Some(since),
+                round_trip_ns,
+            },
+        }
     }
 
     /// Ends an open run of acks of the unseen: one `ack-unseen`, at the frame

@@ -45,7 +45,8 @@ struct Counters {
     /// by gap instead (`cadence_gaps`), its estimate made once at the end.
     proto_loss: Option<LossEstimate>,
     cadence_gaps: u64,
-    packets: u64,
+    /// Whether the sender's periodic stream had begun.
+    cadence_started: bool,
 }
 
 impl Counters {
@@ -59,7 +60,7 @@ impl Counters {
         expected_repeats: 0,
         proto_loss: None,
         cadence_gaps: 0,
-        packets: 0,
+        cadence_started: false,
     };
 
     fn of(d: &DirState) -> Self {
@@ -73,7 +74,7 @@ impl Counters {
             expected_repeats: d.expected_repeats,
             proto_loss: d.proto_loss(),
             cadence_gaps: d.cadence.samples(),
-            packets: d.packets,
+            cadence_started: d.cadence.started(),
         }
     }
 
@@ -105,9 +106,10 @@ impl Counters {
         }
     }
 
-    /// Whether the packet counted was the direction's first.
+    /// Whether the packet counted began the sender's periodic stream (the
+    /// one before its first gap).
     fn first_of(&self, after: &DirState) -> bool {
-        self.packets == 0 && after.packets > 0
+        !self.cadence_started && after.cadence.started()
     }
 }
 
@@ -118,8 +120,9 @@ struct Part {
     /// finding selected on its own learns it at the end).
     protocol: Option<&'static ProtocolInfo>,
     dirs: [DirState; 2],
-    /// Whether each direction's first packet was selected (it starts the
-    /// sender's cadence: the packets expected count it beside the gaps).
+    /// Whether each direction's first packet of the sender's periodic stream
+    /// was selected (it starts the sender's cadence: the packets expected
+    /// count it beside the gaps).
     first: [bool; 2],
     /// Whether the session's latest packet was selected: what the end of the
     /// capture changes in its counters (a protocol's count of lost packets)

@@ -55,9 +55,16 @@
 //!    Disconnect was captured. Not a resend. Each Leave's repeats are one
 //!    incident: one finding when the session ends, at its first repeat, with
 //!    the frame of its first send, the repeats and the last frame.
-//! 2. `spurious-resend`: the seqno was seen in an earlier packet, and a packet of
-//!    the other direction captured earlier acked it (ack >= seqno, an ack of
-//!    the unseen excepted).
+//! 2. The seqno was seen in an earlier packet, and a packet of the other
+//!    direction captured earlier acked it (ack >= seqno, an ack of the unseen
+//!    excepted): `spurious-resend` when the first such ack was captured at
+//!    least the round trip between the tap and this direction's sender before
+//!    (the other direction's smoothed ack delay: the ack had reached the
+//!    sender, `engine::DirState::ack_reached_sender`); otherwise, while that
+//!    delay is not measured, or when the repeat's packet was overtaken on the
+//!    way (step 4: sent before it was captured), `repeat`, "unconfirmed: the
+//!    ack may not have reached the sender" (a tap far from the sender
+//!    captures the ack long before the sender gets it).
 //! 3. `repeat`: the seqno was seen in an earlier packet, less than the smoothed
 //!    ack delay of this direction ago (or before any of its messages was
 //!    acked): an ack could not have come back yet, and the sender repeats its
@@ -82,8 +89,9 @@
 //! stream keeps its place) and counts as neither a first send nor a resend.
 //!
 //! Otherwise the message is the next in sequence. Rules 6 and 7, and a plain next
-//! message, count as first sends; rule 3 counts as a repeat; rules 2 and 4 count
-//! as resends (the resend rate is resends over all reliable messages captured). The first
+//! message, count as first sends; rule 3 and an unconfirmed rule 2 count as
+//! repeats; a `spurious-resend` and rule 4 count as resends (the resend rate
+//! is resends over all reliable messages captured). The first
 //! reliable message of a direction sets the baseline and raises nothing. A
 //! resend (or spurious resend, or expected repeat) whose bytes differ from the
 //! first transmission also raises a `violation` (`resend-differs`).
@@ -139,6 +147,13 @@
 //! the server's broadcast count once); chats count the client's Chat messages,
 //! first captures only.
 //!
+//! **Loss before the capture point** is estimated from the sender's cadence
+//! (`engine::loss`): the header timestamps of a direction's packets (neither
+//! duplicates nor overtaken), from the sender's first packet of its periodic
+//! stream on: the client's first carrying an Input, the server's first
+//! carrying a message of the Update family. A client waiting for the
+//! handshake sends at the handshake's pace, not on its tick: no loss.
+//!
 //! **Reconnects**: a packet of the client that connects again from the same
 //! address and port starts a new session (Wireshark's "port numbers reused"): a
 //! Connect after the session closed, timed out or is disconnecting, a Connect
@@ -186,8 +201,8 @@ use crate::engine::seq::{Lookup, WINDOW};
 use crate::engine::serial::SerialSpace;
 use crate::engine::wire_map::{WireMap, WireSet, wire_map};
 use crate::engine::{
-    self, Detail, DirState, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo,
-    Raise, TrackerConfig,
+    self, AckReach, Detail, DirState, Direction, FindingKind, MissedCounts, ProtoSession,
+    ProtocolInfo, Raise, TrackerConfig,
 };
 use std::fmt;
 use std::net::SocketAddr;
@@ -629,6 +644,7 @@ fn analyse(
     let timestamp = packet.timestamp();
     let mut messages = packet.messages();
     let mut has_unreliable = false;
+    let mut periodic = false;
     for item in &mut messages {
         match item {
             Ok(m) => {
@@ -637,6 +653,7 @@ fn analyse(
                 this.messages[t.ordinal()] += 1;
                 this.message_bytes[t.ordinal()] += m.bytes.len() as u64;
                 has_unreliable |= !t.is_reliable();
+                periodic |= is_periodic(direction, t);
                 if duplicate_of.is_none() && !maybe_duplicate {
                     message(session, players, raise, &packet, &m);
                 }
@@ -654,7 +671,7 @@ fn analyse(
     if maybe_duplicate {
         return;
     }
-    let overtaken = header_timestamp(this, raise, timestamp);
+    let overtaken = header_timestamp(this, raise, timestamp, periodic);
     this.cumulative_ack(other, raise, packet.ack(), d.ts, d.frame, overtaken);
 
     // The length sent, not the length captured: a snaplen does not hide an oversize.
@@ -687,10 +704,35 @@ fn stamped_before(timestamp: u32, highest: u32) -> bool {
     SerialSpace::U32.newer(highest, timestamp)
 }
 
+/// Whether a message of type `t` makes its packet one of the sender's
+/// periodic stream, the one the loss estimate follows from its first packet
+/// on (`engine::loss`): the client's Input (every frame, ~30 Hz), the
+/// server's Update family (every tick, ~15 Hz). Before them, the handshake's
+/// packets and keepalives are sent at its own pace, not on the tick.
+fn is_periodic(direction: Direction, t: MessageType) -> bool {
+    match direction {
+        Direction::ClientToServer => t == MessageType::Input,
+        Direction::ServerToClient => matches!(
+            t,
+            MessageType::Update
+                | MessageType::UpdatePos
+                | MessageType::UpdateRay
+                | MessageType::UpdateCircle
+        ),
+    }
+}
+
 /// The header timestamp: lower than the highest seen means the packet was
 /// overtaken (`reordered`; returns true). 0 means "no unreliable payload" (the
-/// original server stamps its Full-only packets so) and orders nothing.
-fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) -> bool {
+/// original server stamps its Full-only packets so) and orders nothing. A
+/// packet not overtaken samples the sender's cadence once its periodic
+/// stream has begun (`periodic`: this packet carries a message of it).
+fn header_timestamp(
+    this: &mut DirState,
+    raise: &mut Raise<'_>,
+    timestamp: u32,
+    periodic: bool,
+) -> bool {
     if timestamp == 0 {
         return false;
     }
@@ -705,11 +747,8 @@ fn header_timestamp(this: &mut DirState, raise: &mut Raise<'_>, timestamp: u32) 
             );
             true
         }
-        highest => {
-            if let Some(highest) = highest {
-                this.cadence
-                    .sample(u64::from(timestamp.wrapping_sub(highest)));
-            }
+        _ => {
+            this.cadence.stamp(timestamp, periodic);
             this.max_timestamp = Some(timestamp);
             false
         }
@@ -1170,12 +1209,13 @@ fn repeat(
     hash: u64,
     first: Sighting,
     expected: Option<&mut LeaveRepeats>,
+    overtaken: bool,
 ) {
     if let Some(leaves) = expected {
         this.expected_repeats += 1;
         leaves.repeat(this, raise, seqno, first.frame);
     } else {
-        judge_repeat(this, other, raise, seqno, first);
+        judge_repeat(this, other, raise, seqno, first, overtaken);
     }
     if hash != first.hash {
         raise.violation(
@@ -1195,6 +1235,7 @@ fn judge_repeat(
     raise: &mut Raise<'_>,
     seqno: u32,
     first: Sighting,
+    overtaken: bool,
 ) {
     let delay_ns = raise.ts.since(first.ts);
     let repeat = Detail::Repeat {
@@ -1207,12 +1248,36 @@ fn judge_repeat(
     let in_same_packet = first.frame == raise.frame;
     let acked = other.max_ack.filter(|&a| a >= seqno && !in_same_packet);
     let (kind, detail) = if let Some(ack) = acked {
-        this.resends += 1;
-        let detail = Detail::AckedBefore {
-            ack,
-            first_frame: first.frame,
-        };
-        (FindingKind::SPURIOUS_RESEND, detail)
+        let reach = this.ack_reached_sender(other, seqno, raise.ts, overtaken);
+        match reach {
+            AckReach::Reached => {
+                this.resends += 1;
+                let detail = Detail::AckedBefore {
+                    ack,
+                    first_frame: first.frame,
+                };
+                (FindingKind::SPURIOUS_RESEND, detail)
+            }
+            // The repeat may have crossed the ack in flight.
+            AckReach::Unconfirmed { .. } | AckReach::Overtaken => {
+                this.repeats += 1;
+                let (since_ack_ns, round_trip_ns) = match reach {
+                    AckReach::Unconfirmed {
+                        since_ack_ns,
+                        round_trip_ns,
+                    } => (since_ack_ns, round_trip_ns),
+                    _ => (None, None),
+                };
+                let detail = Detail::AckInFlight {
+                    ack,
+                    first_frame: first.frame,
+                    since_ack_ns,
+                    round_trip_ns,
+                    overtaken: reach == AckReach::Overtaken,
+                };
+                (FindingKind::REPEAT, detail)
+            }
+        }
     } else if !in_same_packet && this.srtt_ns().is_none_or(|srtt| (delay_ns as f64) < srtt) {
         // Before an ack could have come back: the sender repeats by design.
         this.repeats += 1;
@@ -1249,7 +1314,9 @@ fn reliable(
         && t == MessageType::Leave
         && session.proto.disconnect_seen;
     let mut leaves = expected.then(|| std::mem::take(&mut session.proto.leave_repeats));
-    let first_capture = reliable_rules(session, raise, t, seqno, hash, leaves.as_mut());
+    // Sent before a packet captured earlier: when, the capture cannot tell.
+    let overtaken = overtaken(session.dir(direction), packet.timestamp());
+    let first_capture = reliable_rules(session, raise, t, seqno, hash, leaves.as_mut(), overtaken);
     if let Some(leaves) = leaves {
         session.proto.leave_repeats = leaves;
     }
@@ -1265,6 +1332,7 @@ fn reliable_rules(
     seqno: u32,
     hash: u64,
     leaves: Option<&mut LeaveRepeats>,
+    overtaken: bool,
 ) -> bool {
     let direction = raise.direction;
     let frame = raise.frame;
@@ -1325,7 +1393,7 @@ fn reliable_rules(
                 tries,
                 hash: first_hash,
             };
-            repeat(this, other, raise, t, seqno, hash, first, leaves);
+            repeat(this, other, raise, t, seqno, hash, first, leaves, overtaken);
         }
     }
     let session_id = raise.session;

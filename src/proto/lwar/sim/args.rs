@@ -71,6 +71,14 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     Ok((v * scale).round() as u64)
 }
 
+/// `DURATION` or `FIRST..LAST`, in µs.
+fn tap_range(s: &str) -> Result<(u64, u64), String> {
+    match s.split_once("..") {
+        Some((first, last)) => Ok((parse_duration(first)?, parse_duration(last)?)),
+        None => parse_duration(s).map(|d| (d, d)),
+    }
+}
+
 fn rates(s: &str) -> Result<DirSpec<f64>, String> {
     parse_dir(s, parse_rate)
 }
@@ -85,6 +93,9 @@ fn delays(s: &str) -> Result<DirSpec<u64>, String> {
 /// Fault rates take one value for both directions (`--loss 5%`) or one per
 /// direction (`--loss c2s=5%,s2c=1%`). Faults happen before the capture tap, so
 /// the capture shows them; `--tap-miss` drops frames from the capture only.
+/// With --live (lwar) the faults apply to the datagrams before they are put on
+/// the loopback, which your capture sees (--tap-miss is refused there); a
+/// --replay sends a file's datagrams as they are and refuses them all.
 #[derive(Debug, Clone, Args)]
 #[command(
     after_help = "Examples:\n  lwarscope sim -w clean.pcap --seed 1\n  lwarscope sim -w lossy.pcap --seed 7 --clients 4 --loss c2s=5%,s2c=1% --tap-miss 1%\n  lwarscope sim -w big.pcap --packets 1000000 --no-truth\n  lwarscope sim --live --clients 3 --duration 20\n  lwarscope sim --live --replay big.pcap --pps 200000\n  lwarscope sim --proto starstrike -w strs.pcap --loss 5% --reorder 2%\n  lwarscope sim --proto battlegrounds --live -c 3 -d 20"
@@ -180,6 +191,15 @@ pub struct SimArgs {
     #[arg(long, value_name = "DELAYS", value_parser = delays)]
     pub jitter: Option<DirSpec<u64>>,
 
+    /// Put the tap beside the server and the clients DURATION away from it, both
+    /// ways, on a fault-free stretch: a client's datagrams cross it before the tap,
+    /// the server's after (the faults, --latency and --jitter stay between the server
+    /// and the tap: with --latency 0 the tap is where the server is). A range
+    /// FIRST..LAST spreads the clients evenly, the first FIRST away, the last LAST.
+    /// Example: --latency 0 --tap-to-client 30ms..80ms
+    #[arg(long, value_name = "DURATION[..DURATION]", value_parser = tap_range, conflicts_with = "live")]
+    pub tap_to_client: Option<(u64, u64)>,
+
     /// Do not compute or write the ground truth (for benchmarks).
     #[arg(long)]
     pub no_truth: bool,
@@ -211,6 +231,7 @@ impl SimArgs {
             (self.noise.is_some(), "--noise"),
             (self.latency.is_some(), "--latency"),
             (self.jitter.is_some(), "--jitter"),
+            (self.tap_to_client.is_some(), "--tap-to-client"),
             (self.replay.is_some(), "--replay"),
         ];
         if let Some((_, option)) = lwar_only.iter().find(|(set, _)| *set) {
@@ -299,13 +320,7 @@ impl SimArgs {
     /// The virtual run these arguments describe.
     pub fn virtual_config(&self) -> Result<VirtualConfig, SimError> {
         let (c2s, s2c) = self.faults();
-        let mut kinds = if self.corrupt_kinds.is_empty() {
-            CorruptKind::ALL.to_vec()
-        } else {
-            self.corrupt_kinds.clone()
-        };
-        kinds.sort();
-        kinds.dedup();
+        let kinds = self.corrupt_kinds();
         let default = if self.packets.is_some() {
             None
         } else {
@@ -322,13 +337,29 @@ impl SimArgs {
             c2s,
             s2c,
             corrupt_kinds: kinds,
+            tap_to_client_us: self.tap_to_client.unwrap_or((0, 0)),
         };
         config.validate()?;
         Ok(config)
     }
 
-    /// The live run these arguments describe.
+    /// The live run these arguments describe. The faults apply live; what
+    /// cannot (the tap's misses: the tap is the user's capture) is refused.
     pub fn live_config(&self) -> Result<LiveConfig, SimError> {
+        if self.tap_miss.is_some() {
+            return Err(SimError::Config(
+                "--tap-miss cannot apply with --live: the tap is your capture (lwarscope -i lo), \
+                 which misses only what the kernel drops"
+                    .into(),
+            ));
+        }
+        if self.crash > self.clients {
+            return Err(SimError::Config(format!(
+                "--crash {} is more than --clients {}",
+                self.crash, self.clients
+            )));
+        }
+        let (c2s, s2c) = self.faults();
         Ok(LiveConfig {
             server: self.server,
             connect: self.connect,
@@ -336,7 +367,44 @@ impl SimArgs {
             duration_ms: self.duration_ms(Some(10_000))?.unwrap_or(10_000),
             seed: self.seed,
             ipv6: self.ipv6,
+            crash: self.crash,
+            stay: self.stay,
+            c2s,
+            s2c,
+            corrupt_kinds: self.corrupt_kinds(),
         })
+    }
+
+    /// The options a replay cannot apply (it sends the file's datagrams as
+    /// they are): the first one given, by name.
+    pub fn refused_by_replay(&self) -> Option<&'static str> {
+        let options = [
+            (self.loss.is_some(), "--loss"),
+            (self.duplicate.is_some(), "--dup"),
+            (self.reorder.is_some(), "--reorder"),
+            (self.corrupt.is_some(), "--corrupt"),
+            (!self.corrupt_kinds.is_empty(), "--corrupt-kinds"),
+            (self.noise.is_some(), "--noise"),
+            (self.tap_miss.is_some(), "--tap-miss"),
+            (self.latency.is_some(), "--latency"),
+            (self.jitter.is_some(), "--jitter"),
+            (self.crash > 0, "--crash"),
+            (self.stay, "--stay"),
+            (self.ipv6, "--ipv6"),
+            (self.duration.is_some(), "--duration"),
+        ];
+        options.iter().find(|(set, _)| *set).map(|(_, name)| *name)
+    }
+
+    fn corrupt_kinds(&self) -> Vec<CorruptKind> {
+        let mut kinds = if self.corrupt_kinds.is_empty() {
+            CorruptKind::ALL.to_vec()
+        } else {
+            self.corrupt_kinds.clone()
+        };
+        kinds.sort();
+        kinds.dedup();
+        kinds
     }
 }
 
@@ -360,5 +428,8 @@ mod tests {
         assert_eq!(parse_duration("1s"), Ok(1_000_000));
         assert_eq!(parse_duration("3"), Ok(3_000));
         assert!(parse_duration("-1ms").is_err());
+        assert_eq!(tap_range("50ms"), Ok((50_000, 50_000)));
+        assert_eq!(tap_range("30ms..80ms"), Ok((30_000, 80_000)));
+        assert!(tap_range("30ms..").is_err());
     }
 }

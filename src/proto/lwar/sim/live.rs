@@ -2,11 +2,24 @@
 //!
 //! One thread polls every socket without blocking, feeds the peers, and ticks
 //! them every millisecond. At the end (the duration, or Ctrl-C) clients leave
-//! gracefully, with two seconds of grace for the Disconnect/Leave exchange.
+//! gracefully, with two seconds of grace for the Disconnect/Leave exchange
+//! (with `--stay` they do not: the run just ends); with `--crash K` the last K
+//! clients go silent 3 s after they start.
+//!
+//! The faults of the virtual network (loss, duplication, corruption, latency,
+//! jitter, reordering, noise: [`super::net`], in the same order, with the same
+//! rates) apply live too: every datagram a peer sends goes through a
+//! [`Network`] before it is put on its socket, held back in user space for its
+//! delay. A capture of the loopback interface (`lwarscope -i lo`) is then the
+//! tap: it sees each datagram as the network delivers it. Only `--tap-miss`
+//! cannot apply (the tap is the capture, which misses only what the kernel
+//! drops): it is refused, as the options of the virtual mode alone are.
 
 use super::client::{Client, ClientPlan};
+use super::net::{CorruptKind, Faults, InFlight, Network};
 use super::server::Server;
 use super::{Outgoing, SimError};
+use crate::engine::Direction;
 use crate::proto::lwar::wire::DEFAULT_PORT;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -18,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a live run does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LiveConfig {
     /// Run only a server, on this address.
     pub server: Option<SocketAddr>,
@@ -28,33 +41,72 @@ pub struct LiveConfig {
     pub duration_ms: u64,
     pub seed: u64,
     pub ipv6: bool,
+    /// The last `crash` clients go silent 3 s after they start.
+    pub crash: usize,
+    /// Clients never leave: the run ends without Disconnect.
+    pub stay: bool,
+    /// The faults of each direction (`tap_miss` must be 0: nothing applies it).
+    pub c2s: Faults,
+    pub s2c: Faults,
+    pub corrupt_kinds: Vec<CorruptKind>,
 }
 
-/// Datagrams sent and received in a live run.
+/// Datagrams sent and received in a live run, and the faults applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LiveStats {
+    /// Datagrams put on a socket (the peers', after the faults; noise apart).
     pub sent: u64,
     pub received: u64,
+    /// Datagrams the peers handed to the network.
+    pub from_peers: u64,
+    /// Faults applied: datagrams lost, duplicated, corrupted, reordered, and
+    /// non-lwar noise datagrams sent.
+    pub lost: u64,
+    pub duplicated: u64,
+    pub corrupted: u64,
+    pub reordered: u64,
+    pub noise: u64,
     pub interrupted: bool,
+}
+
+impl LiveStats {
+    /// Every fault applied.
+    pub fn faults(&self) -> u64 {
+        self.lost + self.duplicated + self.corrupted + self.reordered + self.noise
+    }
 }
 
 impl fmt::Display for LiveStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "live: {} datagrams sent, {} received{}",
-            self.sent,
-            self.received,
-            if self.interrupted {
-                " (interrupted)"
-            } else {
-                ""
-            }
-        )
+            "live: {} datagrams sent, {} received",
+            self.sent, self.received
+        )?;
+        if self.faults() > 0 {
+            write!(
+                f,
+                "; {} faults applied to the {} datagrams of the peers: {} lost, {} duplicated, \
+                 {} corrupted, {} reordered, {} noise",
+                self.faults(),
+                self.from_peers,
+                self.lost,
+                self.duplicated,
+                self.corrupted,
+                self.reordered,
+                self.noise
+            )?;
+        }
+        if self.interrupted {
+            f.write_str(" (interrupted)")?;
+        }
+        Ok(())
     }
 }
 
 const GRACE_MS: u64 = 2000;
+/// How long after its start a crashing client goes silent (as in the virtual mode).
+const CRASH_AFTER_MS: u64 = 3000;
 
 fn loopback(addr: SocketAddr) -> Result<SocketAddr, SimError> {
     if addr.ip().is_loopback() {
@@ -70,10 +122,71 @@ fn bind(addr: SocketAddr) -> Result<UdpSocket, SimError> {
     Ok(socket)
 }
 
-fn send(socket: &UdpSocket, o: &Outgoing, stats: &mut LiveStats) {
+fn send(socket: &UdpSocket, payload: &[u8], to: SocketAddr, stats: &mut LiveStats) {
     // A refused or full send is like a lost datagram: the protocol copes.
-    if socket.send_to(&o.payload, o.to).is_ok() {
+    if socket.send_to(payload, to).is_ok() {
         stats.sent += 1;
+    }
+}
+
+/// The network between the live peers: each datagram through [`Network`]'s
+/// faults, put on its socket once its delay has passed.
+struct LiveNet {
+    net: Network,
+    /// The address of each peer's end of a session, by the index the
+    /// network knows it by: the clients of this run first, then the
+    /// addresses a server alone learns from its datagrams.
+    clients: Vec<SocketAddr>,
+    /// For the noise: a socket of its own, and port 9 (discard) of the host.
+    noise: Option<(UdpSocket, SocketAddr)>,
+}
+
+impl LiveNet {
+    /// The index of the client at `addr`, learnt if new.
+    fn client(&mut self, addr: SocketAddr) -> usize {
+        match self.clients.iter().position(|a| *a == addr) {
+            Some(k) => k,
+            None => {
+                self.clients.push(addr);
+                self.clients.len() - 1
+            }
+        }
+    }
+
+    fn send(
+        &mut self,
+        now_us: u64,
+        client: usize,
+        dir: Direction,
+        o: Outgoing,
+        stats: &mut LiveStats,
+    ) {
+        stats.from_peers += 1;
+        self.net.send(now_us, client, dir, o.payload);
+        for (_, _, f) in self.net.lost.drain(..) {
+            if f.kind == "loss" {
+                stats.lost += 1;
+            }
+        }
+    }
+
+    /// The datagrams due by `now_us`, with where they go.
+    fn due(&mut self, now_us: u64, stats: &mut LiveStats) -> Option<InFlight> {
+        let d = self.net.pop_due(now_us)?;
+        for f in &d.faults {
+            match f.kind.as_str() {
+                "duplicate" => stats.duplicated += 1,
+                "reorder" => stats.reordered += 1,
+                k if k.starts_with("corrupt") => stats.corrupted += 1,
+                _ => {}
+            }
+        }
+        if let (Some(noise), Some((socket, to))) = (&d.noise, &self.noise)
+            && socket.send_to(noise, *to).is_ok()
+        {
+            stats.noise += 1;
+        }
+        Some(d)
     }
 }
 
@@ -105,17 +218,34 @@ pub fn run_live(cfg: &LiveConfig, log: &mut dyn Write) -> Result<LiveStats, SimE
         None => None,
     };
     let mut clients = Vec::new();
+    let mut addrs = Vec::new();
     if run_clients {
         for k in 0..cfg.clients {
             let socket = bind(SocketAddr::new(server_addr.ip(), 0))?;
             let mut plan = ClientPlan::new(format!("live{}", k + 1), 100 + 300 * k as u64);
             plan.leave_ms = None;
+            if k >= cfg.clients.saturating_sub(cfg.crash) {
+                plan.crash_ms = Some(plan.start_ms + CRASH_AFTER_MS);
+            }
+            addrs.push(socket.local_addr()?);
             clients.push((
                 Client::new(plan, server_addr, master.random(), false),
                 socket,
             ));
         }
     }
+    let faulty = cfg.c2s != Faults::default() || cfg.s2c != Faults::default();
+    let noise = if cfg.c2s.noise > 0.0 || cfg.s2c.noise > 0.0 {
+        let socket = bind(SocketAddr::new(server_addr.ip(), 0))?;
+        Some((socket, SocketAddr::new(server_addr.ip(), 9)))
+    } else {
+        None
+    };
+    let mut net = LiveNet {
+        net: Network::new(cfg.c2s, cfg.s2c, cfg.corrupt_kinds.clone(), master.random()),
+        clients: addrs,
+        noise,
+    };
     writeln!(
         log,
         "live: {}{} on {server_addr} for {:.1} s (Ctrl-C stops)",
@@ -138,9 +268,13 @@ pub fn run_live(cfg: &LiveConfig, log: &mut dyn Write) -> Result<LiveStats, SimE
     let mut buf = [0u8; 2048];
     let mut ending_at: Option<u64> = None;
     loop {
-        let now = start.elapsed().as_millis() as u64;
+        let now_us = start.elapsed().as_micros() as u64;
+        let now = now_us / 1000;
         if ending_at.is_none() && (now >= cfg.duration_ms || stop.load(Ordering::SeqCst)) {
             stats.interrupted = stop.load(Ordering::SeqCst);
+            if cfg.stay {
+                break;
+            }
             ending_at = Some(now);
             for (client, _) in &mut clients {
                 client.leave(now);
@@ -166,10 +300,16 @@ pub fn run_live(cfg: &LiveConfig, log: &mut dyn Write) -> Result<LiveStats, SimE
             }
             server.poll(now, &mut out);
             for o in out.drain(..) {
-                send(socket, &o, &mut stats);
+                if faulty {
+                    let k = net.client(o.to);
+                    net.send(now_us, k, Direction::ServerToClient, o, &mut stats);
+                } else {
+                    stats.from_peers += 1;
+                    send(socket, &o.payload, o.to, &mut stats);
+                }
             }
         }
-        for (client, socket) in &mut clients {
+        for (k, (client, socket)) in clients.iter_mut().enumerate() {
             loop {
                 match socket.recv_from(&mut buf) {
                     Ok((n, from)) if from == server_addr => {
@@ -184,7 +324,27 @@ pub fn run_live(cfg: &LiveConfig, log: &mut dyn Write) -> Result<LiveStats, SimE
             }
             client.poll(now, &mut out);
             for o in out.drain(..) {
-                send(socket, &o, &mut stats);
+                if faulty {
+                    net.send(now_us, k, Direction::ClientToServer, o, &mut stats);
+                } else {
+                    stats.from_peers += 1;
+                    send(socket, &o.payload, o.to, &mut stats);
+                }
+            }
+        }
+        // What the network delivers by now, from the sender's socket.
+        while let Some(d) = net.due(now_us, &mut stats) {
+            match d.dir {
+                Direction::ClientToServer => {
+                    if let Some((_, socket)) = clients.get(d.client) {
+                        send(socket, &d.payload, server_addr, &mut stats);
+                    }
+                }
+                Direction::ServerToClient => {
+                    if let (Some(socket), Some(to)) = (&server_socket, net.clients.get(d.client)) {
+                        send(socket, &d.payload, *to, &mut stats);
+                    }
+                }
             }
         }
         std::thread::sleep(Duration::from_millis(1));

@@ -8,7 +8,7 @@
 //!   exact fault and tap model).
 //! - [`run_virtual`] runs peers on a virtual clock, deterministic for a seed, and
 //!   writes a pcap and its ground truth ([`truth`]); [`live::run_live`] runs the
-//!   same peers on real UDP sockets on loopback.
+//!   same peers on real UDP sockets on loopback, through the same faults.
 //!
 //! [`SimArgs`] is the `lwarscope sim` command line; [`run`] executes it.
 
@@ -63,6 +63,11 @@ pub enum SimError {
 /// Runs `lwarscope sim` with these arguments; a one-line summary goes to `log`.
 pub fn run(args: &SimArgs, log: &mut dyn std::io::Write) -> Result<(), SimError> {
     if let Some(file) = &args.replay {
+        if let Some(option) = args.refused_by_replay() {
+            return Err(SimError::Config(format!(
+                "{option} cannot apply with --replay: the file's datagrams are sent as they are"
+            )));
+        }
         let config = crate::proto::replay::ReplayConfig {
             file: file.clone(),
             pace: args.pps.map_or(

@@ -27,6 +27,16 @@
 //! capture only, as a kernel drop would: the receiver still gets it. The receiver
 //! gets exactly the bytes the tap saw. Faults are recorded in the ground truth with
 //! the frame number that shows them (none for losses and tap misses).
+//!
+//! **A tap away from the clients** (`--tap-to-client`): each client may sit a
+//! fixed one-way delay beyond the tap, both ways, on a fault-free stretch of
+//! the path (a tap beside the server, the clients 30 to 80 ms away). A
+//! client's datagram crosses that stretch before the steps above, so the tap
+//! (beside the server) captures it that much later; a server's datagram
+//! goes through the steps above, is captured, and reaches its client that
+//! much after the tap. With `--latency 0`, the tap is where the server is:
+//! what the server sends is captured as it is sent, and a client repeats a
+//! message while the ack the tap already captured is still on its way.
 
 use crate::engine::Direction;
 use crate::proto::lwar::wire::{
@@ -121,6 +131,9 @@ pub struct InFlight {
     pub noise: Option<Vec<u8>>,
     /// False when the tap misses it (it is still delivered).
     pub captured: bool,
+    /// Microseconds between the tap and the receiver: the datagram reaches
+    /// the receiver this long after the tap saw it.
+    pub beyond_tap_us: u64,
 }
 
 impl PartialEq for InFlight {
@@ -155,6 +168,10 @@ pub struct Network {
     pending: [Option<CorruptKind>; 2],
     /// Faults of datagrams that never reach the tap (losses), in order.
     pub lost: Vec<(usize, Direction, Fault)>,
+    /// Each client's one-way delay beyond the tap, in µs (none: 0).
+    beyond_tap_us: Vec<u64>,
+    /// Datagrams past the tap, on their way to a client beyond it.
+    beyond_tap: BinaryHeap<Reverse<InFlight>>,
 }
 
 impl Network {
@@ -168,7 +185,16 @@ impl Network {
             seq: 0,
             pending: [None; 2],
             lost: Vec::new(),
+            beyond_tap_us: Vec::new(),
+            beyond_tap: BinaryHeap::new(),
         }
+    }
+
+    /// Puts each client `k` `delays_us[k]` µs beyond the tap, both ways (see
+    /// the module's docs).
+    pub fn with_clients_beyond_tap(mut self, delays_us: Vec<u64>) -> Self {
+        self.beyond_tap_us = delays_us;
+        self
     }
 
     fn chance(&mut self, p: f64) -> bool {
@@ -207,7 +233,14 @@ impl Network {
             corrupted = true;
         }
         let duplicate = !corrupted && self.chance(f.duplicate);
-        let mut arrival = now_us + WIRE_US + f.latency_us;
+        let beyond = self.beyond_tap_us.get(client).copied().unwrap_or(0);
+        // A client beyond the tap: its datagrams cross that stretch before
+        // the tap, the server's after it.
+        let (before_tap, beyond_tap_us) = match dir {
+            Direction::ClientToServer => (beyond, 0),
+            Direction::ServerToClient => (0, beyond),
+        };
+        let mut arrival = now_us + before_tap + WIRE_US + f.latency_us;
         if f.jitter_us > 0 {
             arrival += self.rng.random_range(0..=f.jitter_us);
         }
@@ -232,6 +265,7 @@ impl Network {
                 }],
                 noise: None,
                 captured: true,
+                beyond_tap_us,
             };
             self.push(copy, f);
         }
@@ -244,6 +278,7 @@ impl Network {
             faults,
             noise: None,
             captured: true,
+            beyond_tap_us,
         };
         self.push(datagram, f);
     }
@@ -275,8 +310,24 @@ impl Network {
         }
     }
 
+    /// A datagram the tap has seen (or missed), on its way to a receiver
+    /// beyond the tap: [`Network::pop_delivery`] hands it over once there.
+    pub fn past_tap(&mut self, mut d: InFlight) {
+        d.arrival_us += std::mem::take(&mut d.beyond_tap_us);
+        self.beyond_tap.push(Reverse(d));
+    }
+
+    /// The next datagram past the tap that has reached its receiver by `now_us`.
+    pub fn pop_delivery(&mut self, now_us: u64) -> Option<InFlight> {
+        if self.beyond_tap.peek()?.0.arrival_us <= now_us {
+            self.beyond_tap.pop().map(|r| r.0)
+        } else {
+            None
+        }
+    }
+
     pub fn is_idle(&self) -> bool {
-        self.in_flight.is_empty()
+        self.in_flight.is_empty() && self.beyond_tap.is_empty()
     }
 }
 

@@ -10,6 +10,10 @@
 //!   messages by type, and raises `malformed` if it is; it raises nothing else and
 //!   changes no state (timestamps, acks, seqnos, inputs, lifecycle).
 //! - A payload rejected at the header has no header: only steps 1 to 3 apply.
+//! - `spurious-resend` needs the first ack covering the seqno captured at least
+//!   the other direction's smoothed ack delay (as it stood before the repeat's
+//!   own packet added a sample to it) before the repeat, in a packet not
+//!   overtaken; otherwise the acked repeat is a `repeat`.
 //! - `ack-unseen` compares with the highest reliable seqno captured in the other
 //!   direction, counted once per run; `lost` and `not-captured` are told apart by
 //!   the other direction's highest ack (not of the unseen) at the end.
@@ -92,6 +96,8 @@ struct Dir {
     highest: Option<u32>,
     /// Capture time of each seqno's first transmission, until an ack covers it.
     first_ns: Vec<Option<u64>>,
+    /// Capture time of the first ack of the other direction covering each seqno.
+    acked_ns: Vec<Option<u64>>,
     /// The smoothed ack delay of this direction's messages (1/8 per sample), ns.
     srtt: Option<f64>,
     /// First transmission of each seqno seen: (start, len) in `arena`.
@@ -374,6 +380,9 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
         return;
     }
 
+    // The round trip between the tap and this packet's sender, as measured
+    // before this packet's own ack adds a sample to it.
+    let round_trip_ns = s.dirs[1 - di].srtt;
     header_steps(s, di, &packet, ts_ns);
     let ack = packet.ack();
     let other_acked = s.dirs[1 - di].max_ack.unwrap_or(0);
@@ -462,6 +471,9 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
             in_packet: in_packet.contains(&seqno),
             expected,
             other_acked,
+            acked_ns: s.dirs[di].acked_ns.get(seqno as usize).copied().flatten(),
+            round_trip_ns,
+            overtaken: s.overtaken,
         };
         if reliable_rules(&mut s.dirs[di], seqno, view.bytes, repeat, ts_ns) {
             new_in_packet.push(seqno);
@@ -483,6 +495,13 @@ struct Repeat {
     expected: bool,
     /// The highest ack of the other direction.
     other_acked: u32,
+    /// When the first ack of the other direction covering it was captured.
+    acked_ns: Option<u64>,
+    /// The round trip between the tap and this direction's sender: the
+    /// other direction's smoothed ack delay.
+    round_trip_ns: Option<f64>,
+    /// Its packet was overtaken on the way: sent before it was captured.
+    overtaken: bool,
 }
 
 /// The reliable rules, the first that applies winning; true for a first
@@ -503,8 +522,20 @@ fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat, ts_ns: u64) 
                 d.finding(super::super::findings::EXPECTED_REPEAT, 1);
             }
         } else if r.other_acked >= seqno {
-            d.finding(FindingKind::SPURIOUS_RESEND, 1);
-            d.sum.resends += 1;
+            // Spurious only once the ack had had a round trip between the tap
+            // and the sender to reach it; sooner, it may have crossed the repeat.
+            let reached = match (r.acked_ns, r.round_trip_ns) {
+                _ if r.overtaken => false,
+                (Some(acked), Some(rtt)) => ts_ns.saturating_sub(acked) as f64 >= rtt,
+                _ => false,
+            };
+            if reached {
+                d.finding(FindingKind::SPURIOUS_RESEND, 1);
+                d.sum.resends += 1;
+            } else {
+                d.finding(FindingKind::REPEAT, 1);
+                d.sum.repeats += 1;
+            }
         } else if d.srtt.is_none()
             || r.since_first_ns
                 .is_some_and(|t| (t as f64) < d.srtt.unwrap_or(0.0))
@@ -637,6 +668,12 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64) {
         // seqno order, into its smoothed ack delay.
         let other = &mut s.dirs[1 - di];
         for seqno in previous.saturating_add(1)..=ack {
+            if other.highest.is_some_and(|h| seqno <= h) {
+                if other.acked_ns.len() <= seqno as usize {
+                    other.acked_ns.resize(seqno as usize + 1, None);
+                }
+                other.acked_ns[seqno as usize].get_or_insert(ts_ns);
+            }
             if let Some(first) = other.first_ns.get_mut(seqno as usize)
                 && let Some(first_ns) = first.take()
             {

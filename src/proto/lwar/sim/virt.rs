@@ -34,6 +34,15 @@ pub struct VirtualConfig {
     pub c2s: Faults,
     pub s2c: Faults,
     pub corrupt_kinds: Vec<CorruptKind>,
+    /// The clients' one-way delay beyond the tap, both ways, in µs: the first
+    /// client's and the last's, the others spread evenly between (see
+    /// [`super::net`]). Zero: the tap sits just before each receiver.
+    #[serde(skip_serializing_if = "is_zero_pair")]
+    pub tap_to_client_us: (u64, u64),
+}
+
+fn is_zero_pair(p: &(u64, u64)) -> bool {
+    *p == (0, 0)
 }
 
 /// When client `k` starts connecting.
@@ -64,7 +73,18 @@ impl VirtualConfig {
             c2s: Faults::default(),
             s2c: Faults::default(),
             corrupt_kinds: CorruptKind::ALL.to_vec(),
+            tap_to_client_us: (0, 0),
         }
+    }
+
+    /// Client `k`'s one-way delay beyond the tap, in µs.
+    fn tap_to_client(&self, k: usize) -> u64 {
+        let (first, last) = self.tap_to_client_us;
+        if self.clients < 2 {
+            return first;
+        }
+        let span = last as i128 - first as i128;
+        (first as i128 + span * k as i128 / (self.clients as i128 - 1)) as u64
     }
 
     pub fn validate(&self) -> Result<(), SimError> {
@@ -143,7 +163,7 @@ pub struct RunStats {
     pub frames: u64,
     /// lwar frames written.
     pub lwar_frames: u64,
-    /// Faults injected (as listed in the ground truth).
+    /// Faults injected (as the ground truth lists them, when it is written).
     pub faults: u64,
     /// Virtual milliseconds simulated.
     pub virtual_ms: u64,
@@ -178,7 +198,8 @@ impl World {
     fn new(cfg: &VirtualConfig, log: bool) -> Self {
         let mut master = ChaCha8Rng::seed_from_u64(cfg.seed);
         let server = Server::new(master.random(), log);
-        let net = Network::new(cfg.c2s, cfg.s2c, cfg.corrupt_kinds.clone(), master.random());
+        let net = Network::new(cfg.c2s, cfg.s2c, cfg.corrupt_kinds.clone(), master.random())
+            .with_clients_beyond_tap((0..cfg.clients).map(|k| cfg.tap_to_client(k)).collect());
         let server_addr = cfg.server_addr();
         let clients = (0..cfg.clients)
             .map(|k| Client::new(cfg.plan(k), server_addr, master.random(), log))
@@ -251,6 +272,8 @@ pub fn run_virtual(
     let mut out = PcapOut::create(pcap)?;
     let mut truth = truth_path.map(|_| Truth::new());
     let mut faults: Vec<FaultRecord> = Vec::new();
+    // Faults injected, counted whether or not the truth records them.
+    let mut injected: u64 = 0;
     let mut stats = RunStats::default();
     let end = cfg.duration_ms.unwrap_or(u64::MAX);
     let limit = cfg.packets.unwrap_or(u64::MAX);
@@ -281,6 +304,7 @@ pub fn run_virtual(
                 let (nsrc, ndst) = noise_ends(src, dst, d.dir, k);
                 out.write(d.arrival_us, nsrc, ndst, noise)?;
                 stats.frames += 1;
+                injected += 1;
                 if record {
                     faults.push(FaultRecord {
                         frame: Some(out.frames),
@@ -308,6 +332,7 @@ pub fn run_virtual(
                     );
                 }
             }
+            injected += d.faults.len() as u64 + u64::from(!d.captured);
             if record {
                 let frame = d.captured.then_some(out.frames);
                 for f in &d.faults {
@@ -329,11 +354,19 @@ pub fn run_virtual(
                     });
                 }
             }
-            world.deliver(now, k, d.dir, &d.payload);
+            if d.beyond_tap_us > 0 {
+                world.net.past_tap(d);
+            } else {
+                world.deliver(now, k, d.dir, &d.payload);
+            }
             if stats.lwar_frames >= limit {
                 break 'run;
             }
         }
+        while let Some(d) = world.net.pop_delivery(now_us) {
+            world.deliver(now, d.client, d.dir, &d.payload);
+        }
+        injected += world.net.lost.len() as u64;
         if record {
             for (client, direction, f) in world.net.lost.drain(..) {
                 faults.push(FaultRecord {
@@ -363,7 +396,8 @@ pub fn run_virtual(
     }
     out.finish()?;
     stats.virtual_ms = now;
-    stats.faults = faults.len() as u64;
+    stats.faults = injected;
+    debug_assert!(!record || injected == faults.len() as u64);
     if let (Some(path), Some(truth)) = (truth_path, truth) {
         let file = TruthFile {
             version: 1,
@@ -429,6 +463,13 @@ pub fn run_logged(cfg: &VirtualConfig) -> Vec<LoggedClient> {
     let mut now = 0;
     while now <= end {
         while let Some(d) = world.net.pop_due(now * 1000) {
+            if d.beyond_tap_us > 0 {
+                world.net.past_tap(d);
+            } else {
+                world.deliver(now, d.client, d.dir, &d.payload);
+            }
+        }
+        while let Some(d) = world.net.pop_delivery(now * 1000) {
             world.deliver(now, d.client, d.dir, &d.payload);
         }
         world.net.lost.clear();
