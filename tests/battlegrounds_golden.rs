@@ -244,8 +244,9 @@ fn malformed_vectors() {
             },
         ),
         (
-            "04030201 00 04 00 00",
-            DecodeError::UnknownType { channel: 0, op: 4 },
+            // (0, 0x04) is CLOSE since the revised notes; 0x05 is undefined.
+            "04030201 00 05 00 00",
+            DecodeError::UnknownType { channel: 0, op: 5 },
         ),
         (
             "04030201 00 00 00 00 | 00",
@@ -517,11 +518,17 @@ proptest! {
     fn every_cut_is_a_truncation_at_the_right_offset(p in packet()) {
         let wire = p.to_bytes().unwrap();
         let is_msg = p.payload.packet_type() == PacketType::Msg;
+        let is_auth_ok = p.payload.packet_type() == PacketType::AuthOk;
         for cut in 0..wire.len() {
             let kept = &wire[..cut];
             match Packet::new_checked(kept) {
                 // A MSG block is the rest of the packet: a cut after the fixed
                 // part leaves a shorter block, which decodes.
+                // An AUTH_OK cut to an 8-byte payload reads as the reference's
+                // AUTH_OK of a timestamp only (the forms are told apart by size).
+                Ok(view) if is_auth_ok && cut == 16 => {
+                    prop_assert_eq!(view.packet_type(), PacketType::AuthOk);
+                }
                 Ok(view) => {
                     prop_assert!(is_msg && cut >= 18, "cut {} of {:?} decoded", cut, p);
                     let Payload::Msg(m) = view.payload() else { unreachable!() };
