@@ -62,6 +62,9 @@ fn simulate(sim: &cli::SimCommand) -> anyhow::Result<()> {
         )
     })?;
     if protocol.info.name == "lwar" {
+        if sim.args.byte_order.is_some() {
+            anyhow::bail!(lwarscope::proto::sim::unsupported("lwar", "--byte-order"));
+        }
         return Ok(lwarscope::proto::lwar::sim::run(
             &sim.args,
             &mut io::stderr(),
@@ -247,6 +250,7 @@ fn run_tui(cli: &Cli) -> anyhow::Result<()> {
     let options = lwarscope::tui::Options {
         count: cli.report.decode.count,
         decode_as: cli.report.decode.decode_as.clone(),
+        preferences: cli.report.decode.preferences.clone(),
         duration: cli.duration,
         filter: cli.report.display_filter.clone(),
         file_filter: cli.filter.clone().filter(|_| cli.interface.is_none()),

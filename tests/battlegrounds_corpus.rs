@@ -6,17 +6,114 @@
 
 use lwarscope::capture::{FrameClass, Source};
 use lwarscope::engine::{Finding, Observer, RecognisedBy, TrackerConfig};
-use lwarscope::proto::battlegrounds::sim::{Config, Faults, run, write};
+use lwarscope::proto::battlegrounds::sim::{Config, Faults, Form, run, write};
 use lwarscope::proto::{self, DecodeAs};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Every capture of the corpus: the little-endian ones of the first notes
+/// (`Form::Little`, unchanged since), then the reference implementation's
+/// form (`bg-be-*`, big-endian, the simulator's default).
 fn corpus() -> Vec<(&'static str, Config)> {
+    let mut all = little();
+    all.extend(reference());
+    all
+}
+
+fn reference() -> Vec<(&'static str, Config)> {
     let base = Config {
         clients: 2,
         duration_ms: 3_000,
         one_ip: false,
+        form: Form::Reference,
+        ..Config::default()
+    };
+    vec![
+        ("bg-be-clean", Config { seed: 11, ..base }),
+        (
+            "bg-be-loss",
+            Config {
+                seed: 12,
+                faults: Faults {
+                    loss_before_tap: 0.05,
+                    loss_after_tap: 0.03,
+                    duplicate: 0.0,
+                },
+                faults_s2c: Some(Faults {
+                    loss_before_tap: 0.08,
+                    loss_after_tap: 0.03,
+                    duplicate: 0.0,
+                }),
+                ..base
+            },
+        ),
+        (
+            "bg-be-reorder",
+            Config {
+                seed: 13,
+                reorder: [0.1, 0.1],
+                ..base
+            },
+        ),
+        (
+            "bg-be-dup",
+            Config {
+                seed: 14,
+                faults: Faults {
+                    duplicate: 0.05,
+                    ..Faults::default()
+                },
+                ..base
+            },
+        ),
+        (
+            "bg-be-corrupt",
+            Config {
+                seed: 16,
+                duration_ms: 4_000,
+                corrupt: [0.05, 0.12],
+                ..base
+            },
+        ),
+        (
+            "bg-be-bigmsg",
+            Config {
+                seed: 16,
+                clients: 1,
+                duration_ms: 2_000,
+                block: 200,
+                render: (3_000, 12_000),
+                ..base
+            },
+        ),
+        (
+            "bg-be-server-stops",
+            Config {
+                seed: 17,
+                duration_ms: 8_000,
+                server_stops_ms: Some(1_500),
+                ..base
+            },
+        ),
+        (
+            "bg-be-auth-unanswered",
+            Config {
+                seed: 18,
+                duration_ms: 1_000,
+                server_stops_ms: Some(0),
+                ..base
+            },
+        ),
+    ]
+}
+
+fn little() -> Vec<(&'static str, Config)> {
+    let base = Config {
+        clients: 2,
+        duration_ms: 3_000,
+        one_ip: false,
+        form: Form::Little,
         ..Config::default()
     };
     vec![
@@ -167,8 +264,10 @@ fn check(stem: &str, pcap: &Path, t: &Value) {
             "sig-gap",
             "sig-regression",
             "violation/auth-repeat",
+            "auth-unanswered",
+            "ping-unanswered",
         ] {
-            let n = t[dir][kind].as_u64().unwrap();
+            let n = t[dir][kind].as_u64().unwrap_or(0);
             if n > 0 {
                 expected.insert(format!("{dir} {kind}"), n);
             }
@@ -294,6 +393,38 @@ fn the_corpus_shows_what_it_is_for() {
             "unknown-version"
         ]
     );
+    // The reference form: every session closed; a server that stops
+    // answering leaves PINGs unanswered (the clients close), one that never
+    // answers leaves AUTHs unanswered.
+    for (stem, _) in reference() {
+        let t = truth(stem);
+        assert_eq!(t["state"], "closed", "{stem}");
+        assert_eq!(t["config"]["form"], "reference", "{stem}");
+    }
+    for (stem, _) in little() {
+        assert!(truth(stem)["config"].get("form").is_none(), "{stem}");
+    }
+    let stops = truth("bg-be-server-stops");
+    assert_eq!(n(&stops, "c2s", "ping-unanswered"), 2);
+    assert_eq!(n(&stops, "c2s", "auth-unanswered"), 0);
+    let down = truth("bg-be-auth-unanswered");
+    assert_eq!(n(&down, "c2s", "auth-unanswered"), 2);
+    assert_eq!(n(&down, "s2c", "props"), 0);
+    for stem in ["bg-be-clean", "bg-be-bigmsg"] {
+        let t = truth(stem);
+        assert!(quiet(&t), "{stem}: {t}");
+        assert_eq!(n(&t, "c2s", "ping-unanswered"), 0, "{stem}");
+        assert!(n(&t, "s2c", "props") > 5, "{stem}");
+    }
+    assert!(n(&truth("bg-be-loss"), "s2c", "resend") > 0);
+    assert!(n(&truth("bg-be-reorder"), "c2s", "sig-regression") > 0);
+    assert!(n(&truth("bg-be-dup"), "s2c", "duplicate-packet") > 0);
+    assert!(
+        !truth("bg-be-corrupt")["s2c"]["malformed"]
+            .as_object()
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(truth("bg-midsession")["state"], "midstream");
     assert_eq!(
         truth("bg-midsession")["decode_as"],
@@ -396,6 +527,7 @@ fn sim_proto_battlegrounds_writes_the_capture_and_its_truth() {
         reorder: rates(0.05, 0.05),
         corrupt: rates(0.0, 0.05),
         tap_miss: Rates::default(),
+        byte_order: None,
     };
     let out = sim(&req).unwrap();
     let truth_path = dir.path().join("run.truth.json");

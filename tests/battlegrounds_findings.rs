@@ -483,9 +483,13 @@ fn wrong_direction() {
 fn pong_without_ping_and_rtt() {
     let mut s = Script::new();
     s.handshake();
+    // Issue 30: a PONG whose PING the tap missed is a capture miss, a note
+    // with its reason (it was `violation/pong-without-ping`, an error with an
+    // empty detail, missing from `--list-findings`).
+    assert_eq!(s.s2c(&pong(SID, 2)), [f("s2c", "pong-unmatched", 5, None)]);
     assert_eq!(
-        s.s2c(&pong(SID, 2)),
-        [f("s2c", "violation/pong-without-ping", 5, None)]
+        s.detail_of("pong-unmatched"),
+        "PONG with no PING owed (1 PINGs captured; not captured: the tap missed one, or it was sent before the capture)"
     );
     let (_, session) = s.tracker.sessions().next().unwrap();
     // The handshake's PING, answered 10 ms later.
@@ -497,10 +501,7 @@ fn pong_without_ping_and_rtt() {
     s.c2s(&ping(SID));
     assert!(s.s2c(&pong(SID, 3)).is_empty());
     assert!(s.s2c(&pong(SID, 4)).is_empty());
-    assert_eq!(
-        s.s2c(&pong(SID, 5)),
-        [f("s2c", "violation/pong-without-ping", 10, None)]
-    );
+    assert_eq!(s.s2c(&pong(SID, 5)), [f("s2c", "pong-unmatched", 10, None)]);
 }
 
 #[test]
@@ -678,10 +679,46 @@ fn blocks_never_acked_at_the_end() {
     s.s2c(&msg(2, 1, &prop(1, 0), 512)[0]);
     s.s2c(&msg(2, 2, &prop(2, 0), 512)[0]);
     s.c2s(&ack(2, 1, 0));
-    assert_eq!(s.finish(), [f("s2c", "block-unacked", 6, Some(2))]);
+    // Issue 30: sent once and never resent, its ack not captured: the
+    // capture cannot tell (a note), not `block-unacked`.
+    assert_eq!(s.finish(), [f("s2c", "ack-missed", 6, Some(2))]);
+    assert_eq!(
+        s.detail_of("ack-missed"),
+        "block 0 of message 2 sent once, its ack not captured; unconfirmed: the sender's capture ended 0 ms after it, within a retransmission timeout"
+    );
+}
+
+#[test]
+fn a_block_sent_once_whose_sender_goes_on_was_acknowledged() {
+    let mut s = Script::new();
+    s.handshake();
+    s.s2c(&msg(2, 1, &prop(1, 0), 512)[0]);
+    s.s2c(&msg(2, 2, &prop(2, 0), 512)[0]);
+    s.c2s(&ack(2, 1, 0));
+    s.wait(1500);
+    s.s2c(&msg(2, 3, &prop(3, 0), 512)[0]);
+    s.c2s(&ack(2, 3, 0));
+    assert_eq!(s.finish(), [f("s2c", "ack-missed", 6, Some(2))]);
+    assert_eq!(
+        s.detail_of("ack-missed"),
+        "block 0 of message 2 sent once, its ack not captured: the sender went on 1520 ms without resending it"
+    );
+}
+
+#[test]
+fn a_block_resent_and_never_acked_is_block_unacked() {
+    let mut s = Script::new();
+    s.handshake();
+    let b = &msg(2, 1, &prop(1, 0), 512)[0];
+    s.s2c(b);
+    s.s2c(&msg(2, 2, &prop(2, 0), 512)[0]);
+    s.c2s(&ack(2, 2, 0));
+    s.wait(500);
+    assert_eq!(s.s2c(b), [f("s2c", "resend", 8, Some(1))]);
+    assert_eq!(s.finish(), [f("s2c", "block-unacked", 5, Some(1))]);
     assert_eq!(
         s.detail_of("block-unacked"),
-        "block 0 of message 2, captured 1 times, never acknowledged"
+        "block 0 of message 1, captured 2 times, never acknowledged"
     );
 }
 
@@ -797,7 +834,7 @@ fn a_block_that_leaves_the_table_unacked_is_reported_then() {
         out.extend(s.s2c(&msg(2, id, &prop(3, 0), 512)[0]));
         s.c2s(&ack(2, id, 0));
     }
-    assert_eq!(out, [f("s2c", "block-unacked", 5, Some(1))]);
+    assert_eq!(out, [f("s2c", "ack-missed", 5, Some(1))]);
     assert!(s.finish().is_empty());
 }
 

@@ -4,6 +4,7 @@
 //! tests: round trips, arbitrary bytes never panic, every cut is a truncation at
 //! the right offset.
 
+use lwarscope::proto::battlegrounds::wire::{ByteOrder, Dialect, walk_in};
 use lwarscope::proto::battlegrounds::wire::{
     DecodeError, ErrorKind, Header, MoveEvent, MoveOp, Movement, MsgAck, Packet, PacketRepr,
     PacketType, Part, Payload, PayloadRepr, Shape, ShapeRepr, VectorD, VectorF, Violation, is_auth,
@@ -244,8 +245,9 @@ fn malformed_vectors() {
             },
         ),
         (
-            "04030201 00 04 00 00",
-            DecodeError::UnknownType { channel: 0, op: 4 },
+            // (0, 0x04) is CLOSE since the revised notes; 0x05 is undefined.
+            "04030201 00 05 00 00",
+            DecodeError::UnknownType { channel: 0, op: 5 },
         ),
         (
             "04030201 00 00 00 00 | 00",
@@ -449,6 +451,18 @@ fn payload() -> impl Strategy<Value = PayloadRepr> {
     ]
 }
 
+/// Every payload, the reference implementation's forms included.
+fn any_form_payload() -> impl Strategy<Value = PayloadRepr> {
+    prop_oneof![
+        payload(),
+        Just(PayloadRepr::Close),
+        any::<u8>().prop_map(|seq| PayloadRepr::PingSeq { seq }),
+        (any::<u8>(), any::<u64>())
+            .prop_map(|(seq, timestamp)| PayloadRepr::PongSeq { seq, timestamp }),
+        any::<u64>().prop_map(|timestamp| PayloadRepr::AuthOkTimestamp { timestamp }),
+    ]
+}
+
 fn packet() -> impl Strategy<Value = PacketRepr> {
     (any::<u32>(), 0u8..3, payload())
         .prop_map(|(sid, channel, payload)| PacketRepr::new(sid, channel, payload))
@@ -474,6 +488,26 @@ proptest! {
         prop_assert_eq!(PacketRepr::parse(&wire).unwrap(), p);
         let mut spans = Count(0);
         walk(&wire, &mut spans).unwrap();
+        prop_assert_eq!(spans.0, wire.len());
+    }
+
+    /// Both byte orders, every form (the reference's told apart by size).
+    #[test]
+    fn round_trip_in_both_orders(
+        (sid, channel, payload) in (any::<u32>(), 0u8..3, any_form_payload()),
+        big in any::<bool>(),
+    ) {
+        let p = PacketRepr::new(sid, channel, payload);
+        let (order, dialect) = if big {
+            (ByteOrder::Big, Dialect::BIG)
+        } else {
+            (ByteOrder::Little, Dialect::LITTLE)
+        };
+        let wire = p.to_bytes_in(order).unwrap();
+        prop_assert_eq!(wire.len(), p.wire_len());
+        prop_assert_eq!(PacketRepr::parse_in(&wire, dialect).unwrap(), p);
+        let mut spans = Count(0);
+        walk_in(&wire, dialect, &mut spans).unwrap();
         prop_assert_eq!(spans.0, wire.len());
     }
 
@@ -517,11 +551,17 @@ proptest! {
     fn every_cut_is_a_truncation_at_the_right_offset(p in packet()) {
         let wire = p.to_bytes().unwrap();
         let is_msg = p.payload.packet_type() == PacketType::Msg;
+        let is_auth_ok = p.payload.packet_type() == PacketType::AuthOk;
         for cut in 0..wire.len() {
             let kept = &wire[..cut];
             match Packet::new_checked(kept) {
                 // A MSG block is the rest of the packet: a cut after the fixed
                 // part leaves a shorter block, which decodes.
+                // An AUTH_OK cut to an 8-byte payload reads as the reference's
+                // AUTH_OK of a timestamp only (the forms are told apart by size).
+                Ok(view) if is_auth_ok && cut == 16 => {
+                    prop_assert_eq!(view.packet_type(), PacketType::AuthOk);
+                }
                 Ok(view) => {
                     prop_assert!(is_msg && cut >= 18, "cut {} of {:?} decoded", cut, p);
                     let Payload::Msg(m) = view.payload() else { unreachable!() };

@@ -5,7 +5,7 @@
 
 use lwarscope::capture::{OwnedDatagram, Timestamp};
 use lwarscope::engine::{Finding, Flow, Observer, PacketEvent, RecognisedBy, TrackerConfig};
-use lwarscope::proto::battlegrounds::sim::{Config, run};
+use lwarscope::proto::battlegrounds::sim::{Config, Form, run};
 use lwarscope::proto::battlegrounds::wire::{MoveOp, PacketRepr, PayloadRepr};
 use lwarscope::proto::{self, DecodeAs};
 use std::net::SocketAddr;
@@ -61,6 +61,9 @@ fn a_flow_that_starts_with_auth_is_taken_whole() {
     let r = run(&Config {
         clients: 2,
         duration_ms: 1_500,
+        // The first notes' form: these sessions end `established` (the
+        // reference form closes them).
+        form: Form::Little,
         ..Config::default()
     });
     // The simulator's flows start with AUTH, and carry every other type later.
@@ -112,6 +115,9 @@ fn midsession(clients: u16) -> Vec<OwnedDatagram> {
     let r = run(&Config {
         clients,
         duration_ms: 2_000,
+        // The first notes' form: these sessions end `established` (the
+        // reference form closes them).
+        form: Form::Little,
         ..Config::default()
     });
     let start = r
@@ -234,6 +240,9 @@ fn several_clients_behind_one_ip_are_separate_sessions() {
     let r = run(&Config {
         clients: 4,
         duration_ms: 1_000,
+        // The first notes' form: these sessions end `established` (the
+        // reference form closes them).
+        form: Form::Little,
         ..Config::default()
     });
     let mut clients: Vec<SocketAddr> = r
@@ -349,6 +358,9 @@ fn the_guess_follows_a_flow_from_its_auth() {
     let r = run(&Config {
         clients: 2,
         duration_ms: 1_500,
+        // The first notes' form: these sessions end `established` (the
+        // reference form closes them).
+        form: Form::Little,
         ..Config::default()
     });
     let engine = proto::engine(TrackerConfig::default());

@@ -4,7 +4,7 @@
 
 use lwarscope::engine::{Finding, Observer, TrackerConfig};
 use lwarscope::proto::battlegrounds::Tracker;
-use lwarscope::proto::battlegrounds::sim::{Config, Faults, Run, run};
+use lwarscope::proto::battlegrounds::sim::{Config, Faults, Form, Run, run};
 use std::collections::BTreeMap;
 
 #[derive(Default)]
@@ -33,10 +33,19 @@ fn analyse(r: &Run) -> (BTreeMap<(String, String), u64>, Tracker) {
     (counts, tracker)
 }
 
+/// Both forms: the reference implementation's (the default) and the first
+/// notes' little-endian one.
 fn check(faults: Faults, seed: u64) {
+    for form in [Form::Reference, Form::Little] {
+        check_form(faults, seed, form);
+    }
+}
+
+fn check_form(faults: Faults, seed: u64, form: Form) {
     let cfg = Config {
         seed,
         faults,
+        form,
         ..Config::default()
     };
     let r = run(&cfg);
@@ -50,20 +59,26 @@ fn check(faults: Faults, seed: u64) {
         ("s2c", t.s2c.resends, "resend"),
         ("c2s", t.c2s.sig_gaps, "sig-gap"),
         ("s2c", t.s2c.sig_gaps, "sig-gap"),
+        ("c2s", t.c2s.ping_unanswered, "ping-unanswered"),
+        ("c2s", t.c2s.auth_unanswered, "auth-unanswered"),
     ] {
         if n > 0 {
             expected.insert((dir.to_owned(), label.to_owned()), n);
         }
     }
-    assert_eq!(found, expected, "{faults:?} seed {seed}");
+    assert_eq!(found, expected, "{faults:?} seed {seed} {form:?}");
     let summary = tracker.summary();
     assert_eq!(summary.sessions.len() as u64, t.sessions);
     assert_eq!(
         summary.messages.get("PROP").copied().unwrap_or(0),
         t.s2c.props
     );
+    let state = match form {
+        Form::Reference => "closed",
+        Form::Little => "established",
+    };
     for s in &summary.sessions {
-        assert_eq!(s.state, "established", "{faults:?}");
+        assert_eq!(s.state, state, "{faults:?} {form:?}");
     }
 }
 
@@ -146,4 +161,76 @@ fn runs_are_deterministic() {
     let b = run(&cfg);
     assert_eq!(a.datagrams, b.datagrams);
     assert_eq!(a.truth, b.truth);
+}
+
+/// Issue 31: one capture with sessions of both byte orders (the reference
+/// form's and the first notes' little-endian one, on other client ports)
+/// reads each in its own order: no finding, every PROP rebuilt, each
+/// session's order in its notes.
+#[test]
+fn a_capture_with_both_orders_reads_each_session_in_its_own() {
+    let be = run(&Config {
+        seed: 5,
+        ..Config::default()
+    });
+    let le = run(&Config {
+        seed: 5,
+        form: Form::Little,
+        ..Config::default()
+    });
+    let mut all: Vec<_> = be.datagrams.clone();
+    for d in &le.datagrams {
+        let mut d = d.clone();
+        for a in [&mut d.src, &mut d.dst] {
+            if a.port() != 7777 {
+                a.set_port(a.port() + 1000);
+            }
+        }
+        all.push(d);
+    }
+    all.sort_by_key(|d| d.ts);
+    for (i, d) in all.iter_mut().enumerate() {
+        d.frame = i as u64 + 1;
+    }
+    let r = Run {
+        datagrams: all,
+        truth: be.truth,
+    };
+    let (found, tracker) = analyse(&r);
+    assert!(found.is_empty(), "{found:?}");
+    let summary = tracker.summary();
+    assert_eq!(summary.sessions.len(), 4);
+    assert_eq!(
+        summary.messages.get("PROP").copied().unwrap_or(0),
+        be.truth.s2c.props + le.truth.s2c.props
+    );
+    let mut orders: Vec<(String, String)> = tracker
+        .sessions()
+        .map(|(_, s)| {
+            let n = lwarscope::engine::ProtoSession::notes(&s.proto);
+            (n[0].1.clone(), n[1].1.clone())
+        })
+        .collect();
+    orders.sort();
+    assert_eq!(
+        orders,
+        [
+            (
+                "byte order big-endian (from the packets' numbers)".to_owned(),
+                "session id 0x1000".to_owned()
+            ),
+            (
+                "byte order big-endian (from the packets' numbers)".to_owned(),
+                "session id 0x1001".to_owned()
+            ),
+            (
+                "byte order little-endian (from the packets' numbers)".to_owned(),
+                "session id 0x1000".to_owned()
+            ),
+            (
+                "byte order little-endian (from the packets' numbers)".to_owned(),
+                "session id 0x1001".to_owned()
+            ),
+        ]
+    );
 }

@@ -64,6 +64,7 @@ fn field_output_allocates_nothing_per_packet() {
                 acks: Default::default(),
                 ack_samples: [&[], &[]],
                 resends: 0,
+                dissector: None,
             };
             writer.packet(&event);
         }

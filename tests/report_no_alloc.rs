@@ -72,6 +72,7 @@ fn filters_packet_lines_and_jsonl_allocate_nothing_per_packet() {
                 acks: Default::default(),
                 ack_samples: [&[], &[]],
                 resends: 0,
+                dissector: None,
             };
             if filter.matches(&event) {
                 selected += 1;
@@ -107,6 +108,7 @@ fn plain_event<'a>(d: &'a Datagram<'a>, protocol: &'static ProtocolInfo) -> Pack
         acks: Default::default(),
         ack_samples: [&[], &[]],
         resends: 0,
+        dissector: None,
     }
 }
 

@@ -602,6 +602,7 @@ fn sim_request_writes_the_capture_and_its_truth() {
         reorder: rates(0.05, 0.05),
         corrupt: rates(0.04, 0.02),
         tap_miss: rates(0.02, 0.04),
+        byte_order: None,
     };
     let protocol = proto::by_name("starstrike").unwrap();
     let sim = protocol.sim.expect("Starstrike has a simulator");

@@ -8,7 +8,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use lwarscope::proto::battlegrounds::dissect::Battlegrounds;
-use lwarscope::proto::battlegrounds::wire::{Header, Packet, PacketRepr, is_auth, plausible, walk};
+use lwarscope::proto::battlegrounds::wire::{
+    ByteOrder, Dialect, Header, Packet, PacketRepr, evidence, is_auth, plausible, walk,
+};
 use lwarscope::proto::dissect::Dissector;
 use lwarscope::proto::field::{Field, FieldSink};
 
@@ -40,6 +42,11 @@ fuzz_target!(|data: &[u8]| {
             let _ = e.to_string();
         }
     }
+    // The reference implementation's order: decodes and re-encodes the same.
+    if let Ok(p) = PacketRepr::parse_in(data, Dialect::BIG) {
+        assert_eq!(p.to_bytes_in(ByteOrder::Big).expect("decoded lengths fit"), data);
+    }
+    let _ = evidence(data, None);
     let _ = Battlegrounds.messages(data, &mut |m| {
         let _ = (m.token.to_string(), m.text.to_string());
     });

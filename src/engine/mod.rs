@@ -36,7 +36,9 @@ pub use session::{
     AckReach, AckTally, DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session,
 };
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
-pub use tracker::{Flow, MissedCounts, Observer, PacketEvent, Raise, Tracker, TrackerConfig};
+pub use tracker::{
+    Flow, MissedCounts, Observer, PacketEvent, Preference, Raise, Tracker, TrackerConfig,
+};
 pub use window::{FrameSet, Window, WindowSummary};
 
 use crate::capture::Datagram;
@@ -130,6 +132,18 @@ pub trait Analyzer: Send + 'static {
     /// capture's latest time; set its direction). Before the engine reports the
     /// seqnos its gaps skipped. Nothing by default.
     fn end(&mut self, _session: &mut Session<Self::Session>, _raise: &mut Raise<'_>) {}
+
+    /// The dissector outputs read `session`'s packets with, where it is not
+    /// the protocol's registered one ([`ProtocolInfo::dissector`]): for a
+    /// protocol whose packets read differently per session (Battlegrounds'
+    /// byte order). Asked after each packet's analysis, and handed to
+    /// outputs in [`PacketEvent::dissector`]. `None` by default.
+    fn dissector(
+        &self,
+        _session: &Session<Self::Session>,
+    ) -> Option<&'static dyn crate::proto::dissect::Dissector> {
+        None
+    }
 }
 
 /// One session as outputs see it, whatever its protocol.
@@ -154,6 +168,12 @@ impl<'a> SessionRef<'a> {
         self.proto.player()
     }
 
+    /// What the protocol tells of the session beyond the counts
+    /// ([`ProtoSession::notes`]).
+    pub fn notes(&self) -> Vec<(&'static str, String)> {
+        self.proto.notes()
+    }
+
     pub fn dir(&self, d: Direction) -> &'a DirState {
         match d {
             Direction::ClientToServer => self.c2s,
@@ -175,11 +195,15 @@ impl<'a> SessionRef<'a> {
 /// [`ProtoSession`] as a trait object.
 trait ProtoSessionDyn: std::fmt::Debug {
     fn player(&self) -> Option<Player>;
+    fn notes(&self) -> Vec<(&'static str, String)>;
 }
 
 impl<S: ProtoSession> ProtoSessionDyn for S {
     fn player(&self) -> Option<Player> {
         ProtoSession::player(self)
+    }
+    fn notes(&self) -> Vec<(&'static str, String)> {
+        ProtoSession::notes(self)
     }
 }
 

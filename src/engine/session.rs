@@ -656,6 +656,13 @@ pub trait ProtoSession: Default + std::fmt::Debug + Send + 'static {
     fn player(&self) -> Option<Player> {
         None
     }
+    /// What the protocol tells of the session beyond the engine's counts, as
+    /// (key, text) pairs for the report's session notes and JSON (a byte order
+    /// decided per session, who closed it and why, round trips). Called when
+    /// a report is made, never per packet. Nothing by default.
+    fn notes(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// One client-server session: generic state the engine keeps, and the

@@ -60,9 +60,18 @@ pub struct PacketEvent<'a> {
     /// Reliable messages this packet sent again after an ack could have come
     /// back (what the protocol counts as its resends).
     pub resends: u32,
+    /// The dissector to read it with, where its session reads its packets
+    /// otherwise than the protocol's registered dissector (Battlegrounds'
+    /// byte order per session); `None`: `protocol.dissector`.
+    pub dissector: Option<&'static dyn crate::proto::dissect::Dissector>,
 }
 
 impl PacketEvent<'_> {
+    /// The dissector that reads this packet as its session does.
+    pub fn dissector(&self) -> &'static dyn crate::proto::dissect::Dissector {
+        self.dissector.unwrap_or(self.protocol.dissector)
+    }
+
     /// The packet, or part of it, could not be decoded.
     pub fn is_malformed(&self) -> bool {
         self.findings
@@ -79,6 +88,29 @@ pub struct TrackerConfig {
     pub max_sessions: usize,
     /// Servers whose player count is followed.
     pub max_servers: usize,
+    /// Protocol preferences the user set (`-o name:value`, tshark's form),
+    /// each checked against the registered ones.
+    pub preferences: &'static [Preference],
+}
+
+/// A protocol preference set by the user (`-o bg.byte_order:le`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preference {
+    /// The registered name (`bg.byte_order`).
+    pub name: &'static str,
+    /// One of its registered values.
+    pub value: &'static str,
+}
+
+impl TrackerConfig {
+    /// The value the user set for a preference, if any (the last one wins).
+    pub fn preference(&self, name: &str) -> Option<&'static str> {
+        self.preferences
+            .iter()
+            .rev()
+            .find(|p| p.name == name)
+            .map(|p| p.value)
+    }
 }
 
 impl Default for TrackerConfig {
@@ -86,6 +118,7 @@ impl Default for TrackerConfig {
         TrackerConfig {
             max_sessions: 1024,
             max_servers: 256,
+            preferences: &[],
         }
     }
 }
@@ -388,6 +421,7 @@ impl<A: Analyzer> Tracker<A> {
         }
         let resends_before = session.dir_mut(direction).resends;
         self.analyzer.packet(session, &mut raise, d);
+        let dissector = self.analyzer.dissector(session);
         if d.truncated_by_capture() {
             // The capture cut it: one `truncated` for the packet, whether or
             // not its decoder stopped at the cut (a cut on a message boundary
@@ -434,6 +468,7 @@ impl<A: Analyzer> Tracker<A> {
             acks,
             ack_samples: [&self.ack_samples[0], &self.ack_samples[1]],
             resends: u32::try_from(resends).unwrap_or(u32::MAX),
+            dissector,
         })
     }
 

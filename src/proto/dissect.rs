@@ -455,6 +455,12 @@ pub fn put_small(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// A protocol's dissector: stateless, recognition aside.
+impl fmt::Debug for dyn Dissector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Dissector")
+    }
+}
+
 pub trait Dissector: Sync + 'static {
     /// The header's numbers, in order, or why the header does not decode.
     fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail>;

@@ -89,15 +89,19 @@ pub enum Value<'a> {
     },
     /// `a:b`.
     Pair(u32, u32),
+    /// An unsigned number shown in hex as sent (`0x1234`): an id whose
+    /// digits mean something in hex. It compares and exports as the number.
+    Hex(u64),
 }
 
 impl Value<'_> {
     /// The value as a number, where it is one (enums and bits by their raw value).
     pub fn as_f64(&self) -> Option<f64> {
         match *self {
-            Value::Unsigned(v) | Value::Enum { raw: v, .. } | Value::Bits { raw: v, .. } => {
-                Some(v as f64)
-            }
+            Value::Unsigned(v)
+            | Value::Hex(v)
+            | Value::Enum { raw: v, .. }
+            | Value::Bits { raw: v, .. } => Some(v as f64),
             Value::Signed(v) => Some(v as f64),
             Value::Float(v) => Some(v),
             Value::Bool(b) => Some(u8::from(b) as f64),
@@ -151,6 +155,15 @@ impl WriteText for Value<'_> {
                 f.int(a)?;
                 f.s(":")?;
                 f.int(b)
+            }
+            Value::Hex(v) => {
+                let digits = ((u64::BITS - v.leading_zeros()).div_ceil(4)).max(1) as usize;
+                let mut all = [b'0'; 18];
+                all[1] = b'x';
+                for i in 0..digits {
+                    all[1 + digits - i] = HEX[((v >> (4 * i)) & 15) as usize];
+                }
+                f.ascii(all.get(..2 + digits).unwrap_or_default())
             }
         }
     }
@@ -246,6 +259,9 @@ mod tests {
     fn values_display_as_in_the_tree() {
         assert_eq!(Value::Bits { raw: 5, width: 8 }.to_string(), "00000101");
         assert_eq!(Value::Pair(0, 1).to_string(), "0:1");
+        assert_eq!(Value::Hex(0x1234).to_string(), "0x1234");
+        assert_eq!(Value::Hex(0).to_string(), "0x0");
+        assert_eq!(Value::Hex(u64::MAX).to_string(), "0xffffffffffffffff");
         let e = Value::Enum {
             raw: 2,
             name: Some("Timeout"),

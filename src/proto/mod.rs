@@ -206,6 +206,75 @@ impl std::str::FromStr for DecodeAs {
     }
 }
 
+/// A protocol preference users may set (`-o name:value`, tshark's form).
+#[derive(Debug, Clone, Copy)]
+pub struct PrefDef {
+    pub name: &'static str,
+    /// The values it takes.
+    pub values: &'static [&'static str],
+    pub doc: &'static str,
+}
+
+/// Every protocol preference.
+pub static PREFERENCES: &[PrefDef] = &[PrefDef {
+    name: battlegrounds::analysis::BYTE_ORDER_PREF,
+    values: &["be", "le", "auto"],
+    doc: "Battlegrounds' byte order: be (big-endian, the reference's), le (little-endian, \
+          the first notes'), auto (decided per session from its own bytes; the default)",
+}];
+
+impl std::str::FromStr for crate::engine::Preference {
+    type Err = String;
+
+    /// `bg.byte_order:le` (also `bg.byte_order=le`), checked against
+    /// [`PREFERENCES`].
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, value) = s
+            .split_once(':')
+            .or_else(|| s.split_once('='))
+            .ok_or_else(|| format!("`{s}`: expected NAME:VALUE, such as bg.byte_order:be"))?;
+        let (name, value) = (name.trim(), value.trim());
+        let def = PREFERENCES
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                let known: Vec<_> = PREFERENCES.iter().map(|p| p.name).collect();
+                format!(
+                    "`{s}`: unknown preference `{name}` (known: {})",
+                    known.join(", ")
+                )
+            })?;
+        let value = def
+            .values
+            .iter()
+            .find(|v| v.eq_ignore_ascii_case(value))
+            .ok_or_else(|| {
+                format!(
+                    "`{s}`: {} takes {}, not `{value}`",
+                    def.name,
+                    def.values.join(", ")
+                )
+            })?;
+        Ok(crate::engine::Preference {
+            name: def.name,
+            value,
+        })
+    }
+}
+
+/// The configuration with the user's preferences (kept for the life of the
+/// process: they are given once, on the command line).
+pub fn config_with(preferences: &[crate::engine::Preference]) -> TrackerConfig {
+    TrackerConfig {
+        preferences: if preferences.is_empty() {
+            &[]
+        } else {
+            Box::leak(preferences.to_vec().into_boxed_slice())
+        },
+        ..TrackerConfig::default()
+    }
+}
+
 /// Every finding kind of every protocol: the shared ones, then each protocol's.
 pub fn all_kinds() -> impl Iterator<Item = FindingKind> {
     FindingKind::SHARED

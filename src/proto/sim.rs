@@ -40,6 +40,19 @@ pub struct SimRequest {
     pub corrupt: Rates,
     /// Frames the capture misses (delivered, not captured).
     pub tap_miss: Rates,
+    /// The byte order the peers speak, for a protocol that has two
+    /// (Battlegrounds); `None`: the simulator's default. A simulator of a
+    /// protocol with one refuses it.
+    pub byte_order: Option<SimByteOrder>,
+}
+
+/// A byte order a simulator's peers speak (`sim --byte-order be|le`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimByteOrder {
+    /// Big-endian.
+    Be,
+    /// Little-endian.
+    Le,
 }
 
 /// What a simulation did, for the one line `sim` prints.

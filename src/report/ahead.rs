@@ -193,17 +193,20 @@ impl AheadLink {
         AheadLink(Some(shared))
     }
 
-    /// Runs `f` with the parts rendered for `frame` as `protocol` decodes
-    /// it, if any.
+    /// Runs `f` with the parts rendered for `e`'s frame as its protocol
+    /// decodes it, if any: none for a packet its session reads with another
+    /// dissector than the protocol's registered one (the reader rendered it
+    /// with the registered one).
     pub(crate) fn with<T>(
         &self,
-        frame: u64,
-        protocol: &'static ProtocolInfo,
+        e: &crate::engine::PacketEvent<'_>,
         f: impl FnOnce(Option<Parts<'_>>) -> T,
     ) -> T {
         match &self.0 {
-            None => f(None),
-            Some(shared) => f(shared.borrow_mut().take(frame, protocol)),
+            Some(shared) if e.dissector.is_none() => {
+                f(shared.borrow_mut().take(e.datagram.frame, e.protocol))
+            }
+            _ => f(None),
         }
     }
 }

@@ -265,6 +265,18 @@ pub struct DecodeArgs {
     )]
     pub decode_as: Vec<crate::proto::DecodeAs>,
 
+    /// Set a protocol preference, tshark's form (repeatable):
+    /// bg.byte_order:be|le|auto (Battlegrounds' byte order; auto, the
+    /// default, decides each session's from its own bytes).
+    /// Example: lwarscope -r old.pcap -o bg.byte_order:le
+    #[arg(
+        short = 'o',
+        long = "option",
+        value_name = "NAME:VALUE",
+        help_heading = "Decoding"
+    )]
+    pub preferences: Vec<crate::engine::Preference>,
+
     /// Stop after this many datagrams of a known protocol
     #[arg(short = 'c', long = "count", value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..), help_heading = "Decoding")]
@@ -274,8 +286,10 @@ pub struct DecodeArgs {
 impl DecodeArgs {
     /// The engine these options ask for.
     pub fn engine(&self) -> crate::engine::Engine {
-        let mut engine =
-            crate::proto::engine_with(crate::engine::TrackerConfig::default(), &self.decode_as);
+        let mut engine = crate::proto::engine_with(
+            crate::proto::config_with(&self.preferences),
+            &self.decode_as,
+        );
         if let Some(n) = self.count {
             engine.stop_after(n);
         }
@@ -436,6 +450,11 @@ pub struct CheckArgs {
     /// repeatable). Example: -d udp.port==4000,battlegrounds
     #[arg(short = 'd', long = "decode-as", value_name = "udp.port==N,PROTO")]
     pub decode_as: Vec<crate::proto::DecodeAs>,
+
+    /// Set a protocol preference (tshark's form; repeatable):
+    /// bg.byte_order:be|le|auto. Example: -o bg.byte_order:le
+    #[arg(short = 'o', long = "option", value_name = "NAME:VALUE")]
+    pub preferences: Vec<crate::engine::Preference>,
 
     /// Judge a time window of each file: START..END in seconds from its first
     /// packet, either end open (`60..`, `..30`), as `-r --window` counts it

@@ -565,11 +565,11 @@ impl<W: Write> FieldsWriter<W> {
         }
         if wants_proto {
             let cols = &mut self.cols;
-            let ahead = self.ahead.with(d.frame, e.protocol, |parts| {
-                parts.is_some_and(|p| cols.take_fields(p.get(0)))
-            });
+            let ahead = self
+                .ahead
+                .with(e, |parts| parts.is_some_and(|p| cols.take_fields(p.get(0))));
             if !ahead {
-                let _ = e.protocol.dissector.fields(d.payload, cols);
+                let _ = e.dissector().fields(d.payload, cols);
             }
         }
     }

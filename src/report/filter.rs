@@ -391,7 +391,7 @@ impl Filter {
             session: event.session,
             dir: event.direction,
             datagram: Some(event.datagram),
-            dissector: Some(event.protocol.dissector),
+            dissector: Some(event.dissector()),
             findings: event.findings,
         };
         eval(&self.root, &ctx)
@@ -1386,6 +1386,7 @@ mod tests {
             acks: Default::default(),
             ack_samples: [&[], &[]],
             resends: 0,
+            dissector: None,
         };
         filter.matches(&event)
     }
@@ -1404,6 +1405,7 @@ mod tests {
             acks: Default::default(),
             ack_samples: [&[], &[]],
             resends: 0,
+            dissector: None,
         })
     }
 
@@ -1463,6 +1465,7 @@ mod tests {
             acks: Default::default(),
             ack_samples: [&[], &[]],
             resends: 0,
+            dissector: None,
         };
         assert!(!filter.matches(&event(&a)));
         assert!(filter.matches(&event(&b)));

@@ -276,7 +276,7 @@ impl FieldSink for Recorder<'_, '_> {
                 within(b).map_or(RecValue::Missing, |(a, z)| RecValue::Bytes(a, z))
             }
             FieldValue::Enum { raw, name } => RecValue::Enum(raw, name),
-            FieldValue::Bits { raw, .. } => RecValue::Unsigned(raw),
+            FieldValue::Bits { raw, .. } | FieldValue::Hex(raw) => RecValue::Unsigned(raw),
             FieldValue::Pair(a, b) => RecValue::Pair(a, b),
         };
         self.recs.push(FieldRec {
@@ -448,7 +448,7 @@ impl Serialize for PacketJson<'_, '_> {
         map.serialize_entry("dir", &e.direction)?;
         map.serialize_entry("len", &d.payload_len)?;
         map.serialize_entry("captured", &d.payload.len())?;
-        let dissector = e.protocol.dissector;
+        let dissector = e.dissector();
         let mut header = [None; 4];
         let mut n = 0;
         let decoded = dissector.header(d.payload, &mut |h| {
@@ -650,7 +650,7 @@ fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>, ahead: Option<Parts<'_>>)
     match ahead {
         Some(parts) => out.extend_from_slice(parts.get(0)),
         None => {
-            payload_part(out, e.protocol.dissector, d.payload);
+            payload_part(out, e.dissector(), d.payload);
         }
     }
     out.extend_from_slice(b",\"findings\":[");
@@ -838,6 +838,14 @@ fn enrich_session(s: &mut Value, view: &super::SessionView) {
     m.insert("start".into(), json!(view.start.map(secs)));
     m.insert("end".into(), json!(view.end.map(secs)));
     m.insert("duration_secs".into(), json!(view.duration_secs));
+    if !view.notes.is_empty() {
+        let notes: serde_json::Map<String, Value> = view
+            .notes
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), json!(v)))
+            .collect();
+        m.insert("notes".into(), Value::Object(notes));
+    }
     for (key, d) in [("c2s", &view.c2s), ("s2c", &view.s2c)] {
         let Some(dir) = m.get_mut(key).and_then(Value::as_object_mut) else {
             continue;
@@ -972,9 +980,7 @@ impl<W: Write> JsonlWriter<W> {
             })?;
         } else if selected {
             self.line.clear();
-            let d = e.datagram;
-            self.ahead
-                .with(d.frame, e.protocol, |a| packet_line(&mut self.line, e, a));
+            self.ahead.with(e, |a| packet_line(&mut self.line, e, a));
             self.out.write_all(&self.line)?;
         }
         for f in e.findings {
@@ -1353,6 +1359,7 @@ mod tests {
                 acks: Default::default(),
                 ack_samples: [&[], &[]],
                 resends: 0,
+                dissector: None,
             };
             w.packet(&e);
             // Never more than the spill threshold in memory.

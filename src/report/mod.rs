@@ -380,6 +380,9 @@ pub struct SessionView {
     pub duration_secs: f64,
     pub c2s: DirView,
     pub s2c: DirView,
+    /// What its protocol tells of it beyond the counts, as (key, text):
+    /// a byte order, who closed it and why, round trips.
+    pub notes: Vec<(&'static str, String)>,
 }
 
 impl SessionView {
@@ -404,6 +407,7 @@ impl SessionView {
             duration_secs: s.duration_secs(),
             c2s: DirView::new(s.c2s),
             s2c: DirView::new(s.s2c),
+            notes: s.notes(),
         }
     }
 

@@ -263,9 +263,9 @@ impl<W: Write> PacketPrinter<W> {
             )?,
         }
         out.push(b' ');
-        let dissector = e.protocol.dissector;
+        let dissector = e.dissector();
         let options = &self.options;
-        self.ahead.with(d.frame, e.protocol, |ahead| {
+        self.ahead.with(e, |ahead| {
             let decoded = match ahead {
                 Some(parts) => {
                     out.extend_from_slice(parts.get(0));

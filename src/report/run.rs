@@ -12,7 +12,7 @@ use super::timeline::Timeline;
 use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
 use crate::capture::export::{ExportFormat, FrameWriter};
 use crate::capture::{CaptureError, CaptureStats, FrameClass, Source};
-use crate::engine::{Engine, Finding, Flow, Observer, PacketEvent, TrackerConfig};
+use crate::engine::{Engine, Finding, Flow, Observer, PacketEvent};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -972,7 +972,8 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
         |i| {
             let path = &files[i];
             let name = path.display().to_string();
-            let engine = crate::proto::engine_with(TrackerConfig::default(), &decode_as);
+            let engine =
+                crate::proto::engine_with(crate::proto::config_with(&args.preferences), &decode_as);
             let verdict = match analyse_file(path, engine, window) {
                 Ok(outcome) => Verdict {
                     window: args.window.map(|w| w.to_string()),

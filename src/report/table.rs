@@ -574,6 +574,57 @@ pub fn findings_table_from(rows: &[super::FindingRow], layout: Layout) -> Table 
     t
 }
 
+/// Session notes shown at most.
+const MAX_NOTED_SESSIONS: usize = 32;
+
+/// `text` after `first` (already in `out`), its words wrapped at `width`,
+/// the lines after the first indented by `indent`.
+fn wrap_words(out: &mut String, first: usize, text: &str, width: usize, indent: &str) {
+    let mut col = first;
+    for (i, word) in text.split(' ').enumerate() {
+        let len = word.chars().count();
+        if i > 0 && col + 1 + len > width && col > indent.len() {
+            out.push('\n');
+            out.push_str(indent);
+            col = indent.len();
+        } else if i > 0 {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += len;
+    }
+    out.push('\n');
+}
+
+/// What protocols tell of their sessions beyond the counts (a byte order,
+/// who closed a session and why, round trips), a paragraph per session,
+/// wrapped at the layout's width.
+fn session_notes(out: &mut String, o: &Outcome, layout: Layout) {
+    let noted: Vec<_> = o.sessions.iter().filter(|s| !s.notes.is_empty()).collect();
+    if noted.is_empty() {
+        return;
+    }
+    out.push_str("Sessions:\n");
+    let width = usize::from(layout.width).max(40);
+    for s in noted.iter().take(MAX_NOTED_SESSIONS) {
+        let text: Vec<&str> = s.notes.iter().map(|(_, t)| t.as_str()).collect();
+        let head = format!("  {} {}: ", s.id, s.protocol.name);
+        out.push_str(&head);
+        let body = format!("{}.", text.join("; "));
+        wrap_words(out, head.chars().count(), &body, width, "    ");
+    }
+    if noted.len() > MAX_NOTED_SESSIONS {
+        writeln!(
+            out,
+            "  ... and {} more (JSON has every session's notes).",
+            noted.len() - MAX_NOTED_SESSIONS
+        )
+        .ok();
+    }
+    out.push('\n');
+}
+
 /// The whole report: the four tables, one after the other.
 pub fn render(o: &Outcome, layout: Layout) -> String {
     let mut out = String::new();
@@ -583,6 +634,7 @@ pub fn render(o: &Outcome, layout: Layout) -> String {
         return out;
     }
     writeln!(out, "{}\n", sessions_table(o, layout)).ok();
+    session_notes(&mut out, o, layout);
     writeln!(out, "{}\n", directions_table(o, layout)).ok();
     writeln!(out, "{}\n", messages_table(o, layout)).ok();
     if o.findings.rows().is_empty() {

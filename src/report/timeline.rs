@@ -268,6 +268,7 @@ mod tests {
             acks: [AckTally::default(); 2],
             ack_samples: [&[], &[]],
             resends: 1,
+            dissector: None,
         };
         t.packet(&e);
     }

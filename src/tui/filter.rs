@@ -68,6 +68,7 @@ impl DisplayFilter {
             acks: Default::default(),
             ack_samples: [&[], &[]],
             resends: 0,
+            dissector: None,
         })
     }
 }

@@ -89,6 +89,8 @@ pub struct Options {
     pub count: Option<u64>,
     /// Ports decoded as a protocol (`-d`).
     pub decode_as: Vec<crate::proto::DecodeAs>,
+    /// Protocol preferences (`-o`).
+    pub preferences: Vec<crate::engine::Preference>,
     /// A capture filter for the files (`-f`).
     pub file_filter: Option<String>,
     /// Stop a live capture after this long.
@@ -103,6 +105,7 @@ impl Default for Options {
             filter: None,
             count: None,
             decode_as: Vec::new(),
+            preferences: Vec::new(),
             file_filter: None,
             duration: None,
         }
@@ -201,8 +204,10 @@ fn limit(mut src: capture::Source, options: &Options) -> capture::Source {
 
 /// The engine the options ask for (`-d`, `-c`).
 fn engine(options: &Options) -> crate::engine::Engine {
-    let mut engine =
-        crate::proto::engine_with(crate::engine::TrackerConfig::default(), &options.decode_as);
+    let mut engine = crate::proto::engine_with(
+        crate::proto::config_with(&options.preferences),
+        &options.decode_as,
+    );
     if let Some(n) = options.count {
         engine.stop_after(n);
     }

@@ -19,6 +19,48 @@
 //! the old one ends there. A peer silent for more than 15 s of capture time
 //! times the session out (`timed-out`).
 //!
+//! **Byte order** (the revised notes: the reference implementation sends
+//! big-endian, the corpus's first form is little-endian; both occur). Each
+//! session reads all its packets in one order ([`BgSession::order`]), decided
+//! before each packet is read until it is final: the user's preference
+//! (`-o bg.byte_order:be|le`; `auto`, the default, decides per session) is
+//! final; else the first packet that decodes in one order only, or whose
+//! numbers are plausible in one order only (timestamps, MSG ids and lengths
+//! against the packet, floats, polygon vertex counts: [`super::wire::evidence`]),
+//! decides it for good; until then the session id read as the smaller number
+//! is a guess (an AUTH, a PING and CLOSE tell nothing else), and when a later
+//! packet decides otherwise the session id is read again in that order (packet
+//! lines already written keep the id they showed). Big-endian when nothing
+//! told. Outputs read each packet with its session's dialect
+//! ([`engine::Analyzer::dissector`]). The order, how it was decided, the
+//! session id as sent (hex), the PING round trips and who closed the session
+//! are the session's notes (report and JSON). The PING/PONG form (the
+//! specification's empty PING and 8-byte PONG, or the reference's PING of a
+//! `u8` seq and PONG of that seq and a `u64` timestamp) is told apart by size
+//! until the session's first PING; from then on the session's form is the
+//! size a PING or PONG must have (a PONG one byte longer is trailing bytes,
+//! as before). AUTH_OK of 8 bytes is the reference's timestamp-only form.
+//!
+//! **CLOSE** (channel 0, op 0x04, either side) ends the session (state
+//! `closed`, [`BgSession::closed`]): by whom, at which frame, and why where
+//! the capture tells: the server after 0.5 s or more without a packet from
+//! the client (its idle timeout), the client after its latest PING got no
+//! PONG (`ping-unanswered`, a warning, with the PINGs in a row before it that
+//! got none: the reference client closes for it, so its CLOSE proves the
+//! PONG did not reach it; a PING sent after the server's CLOSE is owed
+//! nothing), or the client whose AUTHs were never answered. A packet other than CLOSE after the first CLOSE raises
+//! `sent-after-close` (once per session): from the side that closed, any;
+//! from the other, one captured later than the CLOSE plus the session's
+//! longest PING round trip (1 s when none was measured): earlier, it may
+//! have crossed the CLOSE in flight, and nothing is raised.
+//!
+//! **AUTHs never answered**: at the end of a session recognised by its AUTH,
+//! no AUTH_OK captured (nor a server packet cut before its type), at least
+//! two AUTHs (the client retried), and no client packet but AUTH and CLOSE
+//! (it never behaved as if an AUTH_OK had reached it): one `auth-unanswered`
+//! warning at the first AUTH, with the number of tries, their span, and
+//! whether the client closed.
+//!
 //! **Per packet**, in this order:
 //! 1. `packets += 1`, `bytes += payload_len`.
 //! 2. Shorter than the header: one `truncated` finding if the capture cut it,
@@ -52,13 +94,20 @@
 //! - `before-ping`: server data on channel 1 or 2 (MOVE_EVENT, PROP, MSG; not
 //!   MSG_ACK) before the client's first PING. Once per session.
 //!
-//! **PING and PONG**: every PING captured is owed one PONG (a network duplicate
-//! of a PING is answered twice); a PONG when none is owed raises
-//! `violation/pong-without-ping` (not before the first PING captured: the
-//! capture may have begun between a PING and its PONG; at most 16 are owed, as
-//! PINGs lost after the capture point are never answered). The first PONG after
-//! a PING is a round-trip sample from the latest PING, recorded in the client
-//! direction's ack-delay histogram and smoothed RTT.
+//! **PING and PONG**: the reference's form matches a PONG to the latest
+//! live PING of its seq (the last 16 PINGs are followed): the round trip is
+//! a sample; a PONG of a seq no captured PING carried raises
+//! `pong-unmatched`, a note (the tap missed the PING, or it was sent before
+//! the capture). The specification's form: every PING captured is owed one
+//! PONG (a network duplicate of a PING is answered twice); a PONG when none
+//! is owed raises `pong-unmatched` (not before the first PING captured: the
+//! capture may have begun between a PING and its PONG; at most 16 are owed,
+//! as PINGs lost after the capture point are never answered); the first PONG
+//! after a PING is a round-trip sample from the latest PING. Samples go to
+//! the client direction's ack-delay histogram and smoothed RTT, and to the
+//! session's `rtt`. (Issue 30: a PONG whose PING the tap missed was
+//! `violation/pong-without-ping`, an error: it proves nothing but a capture
+//! miss.)
 //!
 //! **Movement**: `op_sig` (MOVE_OP) and `event_sig` (MOVE_EVENT) are u8 counters
 //! compared with 8-bit serial arithmetic: +1 is the next, more skips values
@@ -135,11 +184,17 @@
 //!   captured copy may be answered by one ack. An ack beyond the copies of its
 //!   block captured before it is `duplicate-packet` within 100 ms of the
 //!   previous ack, else `duplicate-ack`.
-//! - At the end of the session, every captured block never acked raises
-//!   `block-unacked` (its direction, the frame of its first capture), if the
-//!   other direction sent at least one MSG_ACK on that channel (otherwise the
-//!   capture sees one way only). Blocks are followed up to 1024 per session: the
-//!   oldest is judged the same way when it leaves.
+//! - At the end of the session, every captured block never acked is judged
+//!   (its direction, the frame of its first capture), if the other direction
+//!   sent at least one MSG_ACK on that channel (otherwise the capture sees one
+//!   way only): a block its sender resent raises `block-unacked` (a warning:
+//!   the resends prove no ack reached the sender); a block sent once raises
+//!   `ack-missed`, a note, since the sender resends every unacked block after
+//!   its timeout and did not: "the sender went on N ms without resending it"
+//!   when its direction's capture went on longer than the longest timeout of
+//!   the notes (1 s) after it, "unconfirmed" otherwise (issue 30: it was
+//!   `block-unacked`). Blocks are followed up to 1024 per session: the oldest
+//!   is judged the same way when it leaves.
 //!
 //! **Packets the capture cut short** (snaplen): the engine raises one
 //! `truncated` per cut datagram; what a cut packet kept is analysed as above,
@@ -171,8 +226,8 @@
 
 use super::findings::{self, BlockNote, Sig, rules};
 use super::wire::{
-    CHANNELS, DecodeError, ErrorKind, Header, Msg, MsgAck, Packet, PacketType, Part, Payload,
-    Sender,
+    ByteOrder, CHANNELS, DecodeError, Dialect, ErrorKind, Evidence, Header, Msg, MsgAck, Packet,
+    PacketType, Part, Payload, PingForm, Sender,
 };
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::reassembly::{Block, Budget, Limits, Push, Reassembler};
@@ -204,6 +259,16 @@ pub const MAX_BLOCKS_FOLLOWED: usize = 1024;
 pub const MAX_PINGS_OUTSTANDING: u32 = 16;
 /// What the reassemblers of all sessions may hold together.
 pub const TOTAL_BUFFER_BYTES: usize = 64 << 20;
+/// The longest retransmission timeout of the notes: a block sent once whose
+/// sender goes on this long without resending it was acknowledged.
+pub const MAX_RTO_NS: u64 = 1_000_000_000;
+/// PINGs of the reference's form followed for their PONG, per session.
+pub const PINGS_FOLLOWED: usize = 16;
+/// The server's idle timeout in the reference implementation: it closes a
+/// session after this long without a packet from the client.
+pub const SERVER_IDLE_NS: u64 = 500_000_000;
+/// The user's preference for the byte order (`-o bg.byte_order:be|le|auto`).
+pub const BYTE_ORDER_PREF: &str = "bg.byte_order";
 
 /// Where a session is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -219,6 +284,8 @@ pub enum State {
     Midstream,
     /// A peer fell silent for more than 15 s.
     TimedOut,
+    /// A CLOSE was captured (either side).
+    Closed,
 }
 
 impl State {
@@ -229,6 +296,7 @@ impl State {
             State::Established => "established",
             State::Midstream => "midstream",
             State::TimedOut => "timed-out",
+            State::Closed => "closed",
         }
     }
 }
@@ -498,10 +566,92 @@ impl Reliable {
     }
 }
 
+/// How a session's byte order was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OrderBy {
+    /// Nothing told yet: big-endian, the default.
+    #[default]
+    Default,
+    /// The session id read as the smaller number: a guess the first packet
+    /// with stronger evidence overrides (the session id is then read again).
+    SessionId,
+    /// A packet that decodes, or whose numbers are plausible, in this order
+    /// only: final.
+    Bytes,
+    /// The user's preference (`-o bg.byte_order:be|le`): final.
+    User,
+}
+
+impl OrderBy {
+    pub const fn name(self) -> &'static str {
+        match self {
+            OrderBy::Default => "the default: nothing told",
+            OrderBy::SessionId => "the session id",
+            OrderBy::Bytes => "the packets' numbers",
+            OrderBy::User => "the user's preference",
+        }
+    }
+}
+
+/// Who closed a session, and why where the capture tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed {
+    pub by: Direction,
+    pub frame: u64,
+    pub ts: Timestamp,
+    pub reason: CloseReason,
+}
+
+/// Why a session was closed, as far as the capture tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The server, after `silent_ns` without a packet from the client (its
+    /// idle timeout is 0.5 s).
+    ServerIdle { silent_ns: u64 },
+    /// The client, after a PING got no PONG.
+    MissedPong { seq: Option<u8> },
+    /// The client, its AUTHs never answered.
+    AuthUnanswered { tries: u64 },
+    /// The capture does not tell.
+    Unknown,
+}
+
+/// A PING followed for its PONG.
+#[derive(Debug, Clone, Copy, Default)]
+struct PingRec {
+    seq: Option<u8>,
+    frame: u64,
+    ts: Timestamp,
+    /// Not answered yet.
+    live: bool,
+    /// Sent after the server's CLOSE: owed nothing.
+    after_close: bool,
+}
+
 /// Battlegrounds' part of a session.
 #[derive(Debug, Default)]
 pub struct BgSession {
     pub state: State,
+    /// The byte order its packets are read in.
+    pub order: ByteOrder,
+    /// How it was decided.
+    pub order_by: OrderBy,
+    /// The PING/PONG form its first PING showed.
+    pub ping_form: Option<PingForm>,
+    /// The first CLOSE captured.
+    pub closed: Option<Closed>,
+    after_close_raised: bool,
+    /// PING to PONG round trips (matched by seq in the reference's form; the
+    /// first PONG after the latest PING in the specification's).
+    pub rtt: Durations,
+    /// The latest PINGs, for their PONG.
+    ping_recs: [PingRec; PINGS_FOLLOWED],
+    next_ping: usize,
+    /// Frame and capture time of the first AUTH, time of the latest.
+    first_auth: Option<(u64, Timestamp)>,
+    last_auth: Option<Timestamp>,
+    /// Client packets other than AUTH and CLOSE.
+    client_other: u64,
     /// The flow was recognised by its AUTH: the session's first packet was one.
     pub saw_auth: bool,
     /// The session id of its first packet.
@@ -513,6 +663,8 @@ pub struct BgSession {
     /// A PING after an AUTH_OK: the client had its AUTH_OK.
     pinged_after_ok: bool,
     ping_at: Option<Timestamp>,
+    /// The frame of the latest PING.
+    ping_frame: u64,
     /// PINGs captured and not answered yet (at most [`MAX_PINGS_OUTSTANDING`]).
     pings_outstanding: u32,
     before_ping_raised: bool,
@@ -610,7 +762,60 @@ impl ProtoSession for BgSession {
     }
 
     fn is_final(&self) -> bool {
-        self.state == State::TimedOut
+        matches!(self.state, State::TimedOut | State::Closed)
+    }
+
+    fn notes(&self) -> Vec<(&'static str, String)> {
+        let mut n = vec![(
+            "byte_order",
+            format!(
+                "byte order {} (from {})",
+                self.order.name(),
+                self.order_by.name()
+            ),
+        )];
+        if let Some(id) = self.session_id {
+            n.push(("session_id", format!("session id 0x{id:04x}")));
+        }
+        if self.rtt.samples > 0 {
+            let ms = |ns: u64| ns as f64 / 1e6;
+            n.push((
+                "ping_rtt",
+                format!(
+                    "{} PING/PONG round trip{}: min {:.3} ms, mean {:.3} ms, max {:.3} ms",
+                    self.rtt.samples,
+                    if self.rtt.samples == 1 { "" } else { "s" },
+                    ms(self.rtt.min_ns),
+                    ms(self.rtt.mean_ns().unwrap_or(0)),
+                    ms(self.rtt.max_ns)
+                ),
+            ));
+        }
+        if let Some(c) = self.closed {
+            let who = match c.by {
+                Direction::ClientToServer => "the client",
+                Direction::ServerToClient => "the server",
+            };
+            let why = match c.reason {
+                CloseReason::ServerIdle { silent_ns } => format!(
+                    ": its idle timeout, no packet from the client for {} ms",
+                    silent_ns / 1_000_000
+                ),
+                CloseReason::MissedPong { seq: Some(s) } => {
+                    format!(": PING {s} got no PONG")
+                }
+                CloseReason::MissedPong { seq: None } => ": a PING got no PONG".to_owned(),
+                CloseReason::AuthUnanswered { tries } => {
+                    format!(": {tries} AUTHs never answered")
+                }
+                CloseReason::Unknown => String::new(),
+            };
+            n.push((
+                "closed_by",
+                format!("closed by {who} (CLOSE, frame {}){why}", c.frame),
+            ));
+        }
+        n
     }
 
     fn time_out(&mut self) {
@@ -622,6 +827,18 @@ impl ProtoSession for BgSession {
 #[derive(Debug)]
 pub struct Analyzer {
     budget: Budget,
+    /// The byte order the user forces (`-o bg.byte_order:be|le`).
+    forced: Option<ByteOrder>,
+}
+
+/// The byte order a configuration forces: `be` or `le` for
+/// [`BYTE_ORDER_PREF`]; `auto` (or nothing) decides per session.
+pub fn forced_order(config: &TrackerConfig) -> Option<ByteOrder> {
+    match config.preference(BYTE_ORDER_PREF) {
+        Some("be") => Some(ByteOrder::Big),
+        Some("le") => Some(ByteOrder::Little),
+        _ => None,
+    }
 }
 
 const TYPE_NAMES: [&str; PacketType::COUNT] = crate::names_of!(PacketType::ALL);
@@ -642,6 +859,7 @@ pub static INFO: ProtocolInfo = ProtocolInfo {
         "established",
         "midstream",
         "timed-out",
+        "closed",
     ],
     spec_rates: &[],
     dissector: &super::dissect::Battlegrounds,
@@ -682,9 +900,10 @@ fn raise_on(
 }
 
 impl engine::NewAnalyzer for Analyzer {
-    fn new(_config: &TrackerConfig) -> Self {
+    fn new(config: &TrackerConfig) -> Self {
         Analyzer {
             budget: Budget::new(TOTAL_BUFFER_BYTES),
+            forced: forced_order(config),
         }
     }
 }
@@ -711,11 +930,19 @@ impl engine::Analyzer for Analyzer {
         d.src == session.client
             && !d.truncated_by_capture()
             && super::wire::is_auth(d.payload)
-            && Header::parse(d.payload)
+            && Header::parse_in(d.payload, session.proto.order)
                 .is_ok_and(|h| session.proto.session_id.is_some_and(|s| s != h.session_id))
     }
 
+    fn dissector(
+        &self,
+        session: &Session,
+    ) -> Option<&'static dyn crate::proto::dissect::Dissector> {
+        Some(super::dissect::for_dialect(session.proto.dialect()))
+    }
+
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
+        auth_unanswered(session, raise);
         // Counters still behind their highest.
         raise.direction = Direction::ClientToServer;
         close_sig_regression(&mut session.c2s, raise, Sig::Op, &mut session.proto.op_sig);
@@ -774,6 +1001,7 @@ impl engine::Analyzer for Analyzer {
     }
 
     fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+        decide_order(&mut session.proto, self.forced, d.payload);
         analyse(session, &mut self.budget, raise, d);
     }
 }
@@ -807,17 +1035,99 @@ fn judge_unacked(
         .is_some_and(|at| at >= b.first_ts);
     if b.captured && !b.acked && acker_acks > 0 && !ack_cut {
         let direction = direction_of(di);
+        // Sent once and never again: the sender resends every unacked block
+        // after its timeout, so its silence says the ack reached it, once it
+        // went on for longer than the longest timeout.
+        let (kind, note) = if b.tries > 1 {
+            (
+                findings::BLOCK_UNACKED,
+                BlockNote::Unacked { tries: b.tries },
+            )
+        } else {
+            let after = session.dir(direction).last_ts.since(b.last_ts);
+            (
+                findings::ACK_MISSED,
+                BlockNote::AckMissed {
+                    ms: after / 1_000_000,
+                    confirmed: after > MAX_RTO_NS,
+                },
+            )
+        };
         raise_on(
             raise,
             session.dir_mut(direction),
             direction,
-            findings::BLOCK_UNACKED,
+            kind,
             b.first_frame,
             b.first_ts,
             Some(msg_id),
-            findings::block(msg_id, block_id, BlockNote::Unacked { tries: b.tries }),
+            findings::block(msg_id, block_id, note),
         );
     }
+}
+
+impl BgSession {
+    /// How its packets are read.
+    pub fn dialect(&self) -> Dialect {
+        Dialect {
+            order: self.order,
+            ping: self.ping_form,
+        }
+    }
+}
+
+/// Decides (or keeps) a session's byte order before its packet is read: the
+/// user's preference, else the first packet whose bytes tell it (a guess
+/// from the session id until then; big-endian when nothing told).
+fn decide_order(s: &mut BgSession, forced: Option<ByteOrder>, payload: &[u8]) {
+    if let Some(o) = forced {
+        s.order = o;
+        s.order_by = OrderBy::User;
+        return;
+    }
+    if matches!(s.order_by, OrderBy::Bytes | OrderBy::User) {
+        return;
+    }
+    match super::wire::evidence(payload, s.ping_form) {
+        Evidence::Bytes(o) => {
+            if o != s.order {
+                // The guess was wrong: the session id was read in the
+                // other order.
+                s.session_id = s.session_id.map(u32::swap_bytes);
+                s.wrong_id = s.wrong_id.map(u32::swap_bytes);
+            }
+            s.order = o;
+            s.order_by = OrderBy::Bytes;
+        }
+        Evidence::SessionId(o) if s.order_by == OrderBy::Default => {
+            s.order = o;
+            s.order_by = OrderBy::SessionId;
+        }
+        _ => {}
+    }
+}
+
+/// At the end of a session: its AUTHs never answered, if the client retried.
+fn auth_unanswered(session: &mut Session, raise: &mut Raise<'_>) {
+    let s = &session.proto;
+    if !s.saw_auth || s.auth_oks > 0 || s.cut.auth_ok_maybe || s.auths < 2 || s.client_other > 0 {
+        return;
+    }
+    let (Some((frame, first)), Some(last)) = (s.first_auth, s.last_auth) else {
+        return;
+    };
+    let closed = s.closed.is_some_and(|c| c.by == Direction::ClientToServer);
+    let detail = findings::auth_unanswered(s.auths, last.since(first) / 1_000_000, closed);
+    raise_on(
+        raise,
+        &mut session.c2s,
+        Direction::ClientToServer,
+        findings::AUTH_UNANSWERED,
+        frame,
+        first,
+        None,
+        detail,
+    );
 }
 
 /// A payload that does not decode, as the engine counts it.
@@ -838,7 +1148,8 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
     let direction = raise.direction;
     let c2s = direction == Direction::ClientToServer;
     let cut = d.truncated_by_capture();
-    let header = match Header::parse(d.payload) {
+    let dialect = session.proto.dialect();
+    let header = match Header::parse_in(d.payload, dialect.order) {
         Ok(h) => h,
         Err(e) => {
             if cut {
@@ -876,7 +1187,7 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
         session.proto.wrong_id = None;
     }
 
-    let packet = match Packet::new_checked(d.payload) {
+    let packet = match Packet::new_checked_in(d.payload, dialect) {
         Ok(p) => p,
         Err(e) => {
             if cut && let Ok(t) = header.packet_type() {
@@ -933,6 +1244,8 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
             return;
         }
     }
+    // A network duplicate above was no packet sent after a CLOSE.
+    after_close(session, raise, t);
     for v in packet.violations() {
         // A block the capture cut to nothing was not sent empty.
         if cut && v.kind() == super::wire::ViolationKind::EmptyBlock {
@@ -962,6 +1275,114 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
             }
             payload_rules(session, raise, packet.channel(), &payload, None);
         }
+    }
+}
+
+/// A packet after a CLOSE: `sent-after-close`, once per session, from the
+/// side that closed, or from the other once the CLOSE could have reached it
+/// (later than the session's longest round trip after it; 1 s when none was
+/// measured).
+fn after_close(session: &mut Session, raise: &mut Raise<'_>, t: PacketType) {
+    let s = &mut session.proto;
+    let Some(c) = s.closed else { return };
+    if t == PacketType::Close || s.after_close_raised {
+        return;
+    }
+    let after = raise.ts.since(c.ts);
+    let reach = if s.rtt.samples > 0 {
+        s.rtt.max_ns
+    } else {
+        1_000_000_000
+    };
+    if raise.direction != c.by && after <= reach {
+        return;
+    }
+    s.after_close_raised = true;
+    let detail = findings::sent_after_close(
+        t,
+        c.by == Direction::ServerToClient,
+        c.frame,
+        after / 1_000_000,
+    );
+    let direction = raise.direction;
+    raise.raise(
+        session.dir_mut(direction),
+        findings::SENT_AFTER_CLOSE,
+        None,
+        None,
+        detail,
+    );
+}
+
+/// A CLOSE: the first ends the session (who, and why where the capture
+/// tells); a client's CLOSE after a PING got no PONG raises
+/// `ping-unanswered`.
+fn close(session: &mut Session, raise: &mut Raise<'_>) {
+    let direction = raise.direction;
+    let (frame, ts) = (raise.frame, raise.ts);
+    let s = &mut session.proto;
+    let mut reason = CloseReason::Unknown;
+    if direction == Direction::ClientToServer {
+        // The latest PING, if it was owed a PONG and got none; with the
+        // PINGs before it that got none either.
+        let mut recent: [PingRec; PINGS_FOLLOWED] = s.ping_recs;
+        recent.sort_unstable_by_key(|p| std::cmp::Reverse(p.ts));
+        let owed = |p: &PingRec| p.live && !p.after_close;
+        let count = recent.iter().take_while(|p| owed(p)).count() as u64;
+        let unanswered = recent.first().copied().filter(|_| count > 0);
+        let spec_owed = s.ping_form != Some(PingForm::Seq)
+            && s.pings_outstanding > 0
+            && !s.cut.ping_maybe
+            && s.closed.is_none();
+        if s.saw_auth && s.auth_oks == 0 && s.client_other == 0 && !s.cut.auth_ok_maybe {
+            reason = CloseReason::AuthUnanswered { tries: s.auths };
+        } else if let Some(p) = unanswered {
+            reason = CloseReason::MissedPong { seq: p.seq };
+            let detail =
+                findings::ping_unanswered(p.seq, p.frame, ts.since(p.ts) / 1_000_000, count);
+            for r in s.ping_recs.iter_mut() {
+                r.live = false;
+            }
+            raise.raise(
+                &mut session.c2s,
+                findings::PING_UNANSWERED,
+                None,
+                None,
+                detail,
+            );
+        } else if spec_owed && let Some(at) = s.ping_at {
+            reason = CloseReason::MissedPong { seq: None };
+            let detail = findings::ping_unanswered(
+                None,
+                s.ping_frame,
+                ts.since(at) / 1_000_000,
+                u64::from(s.pings_outstanding),
+            );
+            s.pings_outstanding = 0;
+            raise.raise(
+                &mut session.c2s,
+                findings::PING_UNANSWERED,
+                None,
+                None,
+                detail,
+            );
+        }
+    } else {
+        // The server's idle timeout: the client's last packet before it.
+        let silent = ts.since(session.c2s.last_ts);
+        if session.c2s.packets > 0 && silent >= SERVER_IDLE_NS {
+            reason = CloseReason::ServerIdle { silent_ns: silent };
+        }
+    }
+    let s = &mut session.proto;
+    if s.closed.is_none() {
+        s.closed = Some(Closed {
+            by: direction,
+            frame,
+            ts,
+            reason,
+        });
+        s.state = State::Closed;
     }
 }
 
@@ -1082,9 +1503,16 @@ fn payload_rules(
         before_ping(session, raise, channel, t);
     }
     let s = &mut session.proto;
+    if c2s && !matches!(t, PacketType::Auth | PacketType::Close) {
+        s.client_other += 1;
+    }
     match *payload {
+        // A CLOSE inside a message closes nothing: it was not sent bare.
+        Payload::Close if msg_id.is_none() => close(session, raise),
         Payload::Auth if c2s => {
             s.auths += 1;
+            s.first_auth.get_or_insert((raise.frame, raise.ts));
+            s.last_auth = Some(raise.ts);
             if s.saw_auth && s.pinged_after_ok {
                 raise.violation(
                     &mut session.c2s,
@@ -1104,29 +1532,80 @@ fn payload_rules(
                 raise.violation(&mut session.s2c, rules::AUTH_OK_COUNT, msg_id, detail);
             }
         }
-        Payload::Ping if c2s => {
+        Payload::Ping { seq } if c2s => {
             s.pings += 1;
             s.pinged_after_ok |= s.auth_oks > 0;
             s.ping_at = Some(raise.ts);
+            s.ping_frame = raise.frame;
             s.pings_outstanding = (s.pings_outstanding + 1).min(MAX_PINGS_OUTSTANDING);
+            if msg_id.is_none() && s.ping_form.is_none() {
+                s.ping_form = Some(if seq.is_some() {
+                    PingForm::Seq
+                } else {
+                    PingForm::Spec
+                });
+            }
+            if seq.is_some() {
+                let after_close = s.closed.is_some_and(|c| c.by == Direction::ServerToClient);
+                s.ping_recs[s.next_ping] = PingRec {
+                    seq,
+                    frame: raise.frame,
+                    ts: raise.ts,
+                    live: true,
+                    after_close,
+                };
+                s.next_ping = (s.next_ping + 1) % PINGS_FOLLOWED;
+            }
             if matches!(s.state, State::AuthSent | State::AuthRecv) {
                 s.state = State::Established;
             }
         }
-        Payload::Pong { .. } if !c2s => {
+        Payload::Pong { seq: Some(q), .. } if !c2s => {
+            // The reference's form: the latest PING of its seq.
+            let rec = s
+                .ping_recs
+                .iter_mut()
+                .filter(|p| p.live && p.seq == Some(q))
+                .max_by_key(|p| p.ts);
+            match rec {
+                Some(p) => {
+                    p.live = false;
+                    let rtt = raise.ts.since(p.ts);
+                    s.rtt.add(rtt);
+                    s.pings_outstanding = s.pings_outstanding.saturating_sub(1);
+                    session.c2s.ack_delay_sample(rtt);
+                }
+                None => {
+                    let detail = findings::pong_unmatched(Some(q), s.pings);
+                    raise.raise(
+                        &mut session.s2c,
+                        findings::PONG_UNMATCHED,
+                        None,
+                        msg_id,
+                        detail,
+                    );
+                }
+            }
+        }
+        Payload::Pong { seq: None, .. } if !c2s => {
             if let Some(at) = s.ping_at.take() {
                 let rtt = raise.ts.since(at);
+                s.rtt.add(rtt);
                 session.c2s.ack_delay_sample(rtt);
             }
             let s = &mut session.proto;
             match s.pings_outstanding.checked_sub(1) {
                 Some(n) => s.pings_outstanding = n,
-                None if s.pings > 0 => raise.violation(
-                    &mut session.s2c,
-                    rules::PONG_WITHOUT_PING,
-                    msg_id,
-                    Detail::None,
-                ),
+                None if s.pings > 0 => {
+                    let detail = findings::pong_unmatched(None, s.pings);
+                    raise.raise(
+                        &mut session.s2c,
+                        findings::PONG_UNMATCHED,
+                        None,
+                        msg_id,
+                        detail,
+                    );
+                }
                 None => {}
             }
         }
@@ -1511,7 +1990,7 @@ fn msg_block(
 /// A message rebuilt from its blocks, decoded as a packet.
 fn inner(session: &mut Session, raise: &mut Raise<'_>, channel: u8, msg_id: u32, bytes: &[u8]) {
     let direction = raise.direction;
-    let packet = match Packet::new_checked(bytes) {
+    let packet = match Packet::new_checked_in(bytes, session.proto.dialect()) {
         Ok(p) => p,
         Err(error) => {
             let this = session.dir_mut(direction);

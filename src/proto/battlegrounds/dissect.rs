@@ -25,7 +25,10 @@
 //!   the last block may be shorter).
 
 use super::findings;
-use super::wire::{self, DecodeError, HEADER_LEN, MSG_BLOCK_OFFSET, Packet, Payload, Shape};
+use super::wire::{
+    self, ByteOrder, DecodeError, Dialect, HEADER_LEN, MSG_BLOCK_OFFSET, Packet, Payload, PingForm,
+    Shape,
+};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
     Dissector, HeaderNumber, MessageItem, Out, TreeBufs, TreeRef, WriteText, Written,
@@ -34,8 +37,43 @@ use crate::proto::field::{Field, FieldDef, FieldSink, Value};
 use std::fmt;
 use std::ops::Range;
 
-/// The Battlegrounds dissector.
+/// The Battlegrounds dissector registered for the protocol: each packet read
+/// in the byte order its own bytes tell ([`wire::guess`]: big-endian when
+/// they tell nothing). Where a packet belongs to a session, the analysis
+/// hands outputs the session's own dissector instead ([`InDialect`]), so that
+/// the packets of a session are all read in its order.
 pub struct Battlegrounds;
+
+/// The dissector of a session's dialect: its byte order and PING/PONG form.
+pub struct InDialect(pub Dialect);
+
+const fn dialect(order: ByteOrder, ping: Option<PingForm>) -> InDialect {
+    InDialect(Dialect { order, ping })
+}
+
+/// Every dialect's dissector.
+pub static DIALECTS: [InDialect; 6] = [
+    dialect(ByteOrder::Big, None),
+    dialect(ByteOrder::Big, Some(PingForm::Spec)),
+    dialect(ByteOrder::Big, Some(PingForm::Seq)),
+    dialect(ByteOrder::Little, None),
+    dialect(ByteOrder::Little, Some(PingForm::Spec)),
+    dialect(ByteOrder::Little, Some(PingForm::Seq)),
+];
+
+/// The dissector of `d`.
+pub fn for_dialect(d: Dialect) -> &'static InDialect {
+    let o = match d.order {
+        ByteOrder::Big => 0,
+        ByteOrder::Little => 3,
+    };
+    let p = match d.ping {
+        None => 0,
+        Some(PingForm::Spec) => 1,
+        Some(PingForm::Seq) => 2,
+    };
+    &DIALECTS[o + p]
+}
 
 /// The compact token of a packet: `MSG#5/2` (msg_id 5, block 2), `MOVE_OP(7)`
 /// (op_sig), `MOVE_EVENT(7/3)` (op_sig/event_sig), `PROP#42`, the bare type
@@ -65,6 +103,10 @@ impl WriteText for Token<'_, '_> {
                 f.s(")")
             }
             Payload::Prop(prop) => f.labelled("#", prop.prop_id),
+            Payload::Ping { seq: Some(seq) } | Payload::Pong { seq: Some(seq), .. } => {
+                f.labelled("(", seq)?;
+                f.s(")")
+            }
             _ => Ok(()),
         }
     }
@@ -91,8 +133,9 @@ impl WriteText for Text<'_, '_> {
         f.labelled(" session=", p.session_id())?;
         f.labelled(" ch=", p.channel())?;
         match p.payload() {
-            Payload::Auth | Payload::Ping => Ok(()),
-            Payload::Pong { timestamp } => f.labelled(" ts=", timestamp),
+            Payload::Auth | Payload::Ping { .. } | Payload::Close => Ok(()),
+            Payload::Pong { timestamp, .. } => f.labelled(" ts=", timestamp),
+            Payload::AuthOk(a) if !a.full => f.labelled(" ts=", a.movement.timestamp),
             Payload::AuthOk(a) => {
                 movement(f, &a.movement)?;
                 f.s(" name=")?;
@@ -158,11 +201,17 @@ fn partial_block<'a>(p: &Packet<'a>) -> Option<(u32, u16, u32, &'a [u8])> {
 }
 
 /// What a block of a message of several blocks says of its place.
-fn block_place(f: &mut impl Out, block_id: u16, msg_len: u32, block: &[u8]) -> fmt::Result {
+fn block_place(
+    f: &mut impl Out,
+    block_id: u16,
+    msg_len: u32,
+    block: &[u8],
+    order: ByteOrder,
+) -> fmt::Result {
     let n = block.len();
     if block_id == 0 {
         let k = (msg_len as usize).div_ceil(n);
-        let inner = wire::Header::parse(block)
+        let inner = wire::Header::parse_in(block, order)
             .ok()
             .and_then(|h| h.packet_type().ok())
             .map_or("an undecodable header", |t| t.name());
@@ -245,25 +294,29 @@ impl FieldSink for TreeSink<'_, '_> {
     }
 }
 
+/// The dialect a dissector reads `payload` in.
+trait Reads {
+    fn dialect(&self, payload: &[u8]) -> Dialect;
+}
+
+impl Reads for Battlegrounds {
+    fn dialect(&self, payload: &[u8]) -> Dialect {
+        Dialect {
+            order: wire::guess(payload),
+            ping: None,
+        }
+    }
+}
+
+impl Reads for InDialect {
+    fn dialect(&self, _payload: &[u8]) -> Dialect {
+        self.0
+    }
+}
+
 impl Dissector for Battlegrounds {
     fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
-        let h = wire::Header::parse(payload).map_err(findings::decode)?;
-        f(HeaderNumber {
-            name: "session_id",
-            short: "sid",
-            value: u64::from(h.session_id),
-        });
-        f(HeaderNumber {
-            name: "channel",
-            short: "ch",
-            value: u64::from(h.channel),
-        });
-        f(HeaderNumber {
-            name: "op",
-            short: "op",
-            value: u64::from(h.op),
-        });
-        Ok(())
+        header(self.dialect(payload), payload, f)
     }
 
     fn messages(
@@ -271,71 +324,11 @@ impl Dissector for Battlegrounds {
         payload: &[u8],
         f: &mut dyn FnMut(&MessageItem<'_>),
     ) -> Result<(), ProtoDetail> {
-        let p = Packet::new_checked(payload).map_err(findings::decode)?;
-        let seqno = match p.payload() {
-            Payload::Msg(m) => Some(m.msg_id),
-            Payload::MsgAck(a) => Some(a.msg_id),
-            _ => None,
-        };
-        f(&MessageItem {
-            type_name: p.packet_type().name(),
-            seqno,
-            player: None,
-            offset: HEADER_LEN,
-            len: p.len() - HEADER_LEN,
-            token: &Written(Token(&p)),
-            text: &Written(Text(&p)),
-        });
-        if let Some((msg_id, bytes)) = whole_message(&p) {
-            let inner =
-                Packet::new_checked(bytes).map_err(|e| findings::decode_in_message(e, msg_id))?;
-            f(&MessageItem {
-                type_name: inner.packet_type().name(),
-                seqno: Some(msg_id),
-                player: None,
-                offset: MSG_BLOCK_OFFSET,
-                len: bytes.len(),
-                token: &Written(Token(&inner)),
-                text: &Written(Text(&inner)),
-            });
-        }
-        Ok(())
+        messages(self.dialect(payload), payload, f)
     }
 
     fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
-        TreeBufs::with(|bufs| {
-            let mut sink = TreeSink {
-                f,
-                bufs,
-                base: 0,
-                depth: 0,
-            };
-            if let Err(e) = wire::walk(payload, &mut sink) {
-                return (sink.f)(error_ref(e, 0));
-            }
-            let Ok(p) = Packet::new_checked(payload) else {
-                return;
-            };
-            let span = MSG_BLOCK_OFFSET..payload.len();
-            if let Some((msg_id, bytes)) = whole_message(&p) {
-                let t = Packet::new_checked(bytes)
-                    .map(|i| i.packet_type().name())
-                    .unwrap_or("undecodable");
-                sink.message(msg_id, span, |v| v.push_str(t));
-                if let Err(e) = wire::walk(bytes, &mut sink) {
-                    (sink.f)(error_ref(e, MSG_BLOCK_OFFSET));
-                }
-            } else if let Some((msg_id, block_id, msg_len, block)) = partial_block(&p) {
-                sink.message(msg_id, span, |v| {
-                    let _ = block_place(v, block_id, msg_len, block);
-                });
-                if block_id == 0
-                    && let Ok(h) = wire::Header::parse(block)
-                {
-                    wire::walk_header(&h, &mut sink);
-                }
-            }
-        });
+        tree_ref(self.dialect(payload), payload, f)
     }
 
     fn message_types(&self) -> &'static [&'static str] {
@@ -347,8 +340,130 @@ impl Dissector for Battlegrounds {
     }
 
     fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
-        wire::walk(payload, sink).map_err(findings::decode)
+        wire::walk_in(payload, self.dialect(payload), sink).map_err(findings::decode)
     }
+}
+
+impl Dissector for InDialect {
+    fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
+        header(self.0, payload, f)
+    }
+
+    fn messages(
+        &self,
+        payload: &[u8],
+        f: &mut dyn FnMut(&MessageItem<'_>),
+    ) -> Result<(), ProtoDetail> {
+        messages(self.0, payload, f)
+    }
+
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
+        tree_ref(self.0, payload, f)
+    }
+
+    fn message_types(&self) -> &'static [&'static str] {
+        super::INFO.message_types
+    }
+
+    fn field_defs(&self) -> &'static [FieldDef] {
+        &wire::FIELDS
+    }
+
+    fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
+        wire::walk_in(payload, self.0, sink).map_err(findings::decode)
+    }
+}
+
+fn header(d: Dialect, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
+    let h = wire::Header::parse_in(payload, d.order).map_err(findings::decode)?;
+    f(HeaderNumber {
+        name: "session_id",
+        short: "sid",
+        value: u64::from(h.session_id),
+    });
+    f(HeaderNumber {
+        name: "channel",
+        short: "ch",
+        value: u64::from(h.channel),
+    });
+    f(HeaderNumber {
+        name: "op",
+        short: "op",
+        value: u64::from(h.op),
+    });
+    Ok(())
+}
+
+fn messages(
+    d: Dialect,
+    payload: &[u8],
+    f: &mut dyn FnMut(&MessageItem<'_>),
+) -> Result<(), ProtoDetail> {
+    let p = Packet::new_checked_in(payload, d).map_err(findings::decode)?;
+    let seqno = match p.payload() {
+        Payload::Msg(m) => Some(m.msg_id),
+        Payload::MsgAck(a) => Some(a.msg_id),
+        _ => None,
+    };
+    f(&MessageItem {
+        type_name: p.packet_type().name(),
+        seqno,
+        player: None,
+        offset: HEADER_LEN,
+        len: p.len() - HEADER_LEN,
+        token: &Written(Token(&p)),
+        text: &Written(Text(&p)),
+    });
+    if let Some((msg_id, bytes)) = whole_message(&p) {
+        let inner =
+            Packet::new_checked_in(bytes, d).map_err(|e| findings::decode_in_message(e, msg_id))?;
+        f(&MessageItem {
+            type_name: inner.packet_type().name(),
+            seqno: Some(msg_id),
+            player: None,
+            offset: MSG_BLOCK_OFFSET,
+            len: bytes.len(),
+            token: &Written(Token(&inner)),
+            text: &Written(Text(&inner)),
+        });
+    }
+    Ok(())
+}
+
+fn tree_ref(d: Dialect, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
+    TreeBufs::with(|bufs| {
+        let mut sink = TreeSink {
+            f,
+            bufs,
+            base: 0,
+            depth: 0,
+        };
+        if let Err(e) = wire::walk_in(payload, d, &mut sink) {
+            return (sink.f)(error_ref(e, 0));
+        }
+        let Ok(p) = Packet::new_checked_in(payload, d) else {
+            return;
+        };
+        let span = MSG_BLOCK_OFFSET..payload.len();
+        if let Some((msg_id, bytes)) = whole_message(&p) {
+            let t = Packet::new_checked_in(bytes, d)
+                .map(|i| i.packet_type().name())
+                .unwrap_or("undecodable");
+            sink.message(msg_id, span, |v| v.push_str(t));
+            if let Err(e) = wire::walk_in(bytes, d, &mut sink) {
+                (sink.f)(error_ref(e, MSG_BLOCK_OFFSET));
+            }
+        } else if let Some((msg_id, block_id, msg_len, block)) = partial_block(&p) {
+            sink.message(msg_id, span, |v| {
+                let _ = block_place(v, block_id, msg_len, block, d.order);
+            });
+            if block_id == 0
+                && let Ok(h) = wire::Header::parse_in(block, d.order)
+            {
+                wire::walk_header(&h, d.order, &mut sink);
+            }
+        }
+    });
 }
 
 #[cfg(test)]
@@ -443,7 +558,10 @@ mod tests {
             .skip(1)
             .map(|(l, v, d, s)| (l.as_str(), v.as_str(), *d, s.clone()))
             .collect();
-        assert!(inner.contains(&("session_id", "9", 2, 18..22)), "{inner:?}");
+        assert!(
+            inner.contains(&("session_id", "0x9", 2, 18..22)),
+            "{inner:?}"
+        );
         assert!(inner.iter().all(|(_, _, d, _)| *d >= 1), "{inner:?}");
         let last = tree(&blocks[3]);
         let place = last.iter().find(|(l, ..)| l == "message 6").unwrap();

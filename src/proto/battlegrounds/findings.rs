@@ -13,7 +13,10 @@ crate::protocol_kinds! { "bg";
     /// A message the analyzer stopped rebuilding: over a bound of what it
     /// buffers (per message, in total, messages at once).
     MSG_GIVEN_UP = "msg-given-up", Sequence, Warning, 17;
-    /// A MSG block captured and never acknowledged by a MSG_ACK the other way.
+    /// A MSG block its sender resent, never acknowledged by a MSG_ACK the
+    /// other way by the end of its session: the sender's resends prove it got
+    /// no ack (a block sent once, whose ack the capture may have missed, is
+    /// `ack-missed`).
     BLOCK_UNACKED = "block-unacked", Ack, Warning, 18;
     /// An op_sig or event_sig that skipped values (u8 serial arithmetic).
     SIG_GAP = "sig-gap", Stream, Note, 19;
@@ -25,6 +28,33 @@ crate::protocol_kinds! { "bg";
     /// A MSG_ACK captured again with no capture of its block in between, later
     /// than a network duplicate.
     DUPLICATE_ACK = "duplicate-ack", Ack, Note, 22;
+    /// A PONG no captured PING owed (the reference's form: no PING of its seq
+    /// captured; the specification's: no PING owed): the tap missed the PING
+    /// (or it was sent before the capture began). A capture miss, not a fault.
+    PONG_UNMATCHED = "pong-unmatched", Sequence, Note, 23;
+    /// A session whose client sent AUTH at least twice (it retried: the first
+    /// went unanswered), never answered by an AUTH_OK, and never sent anything
+    /// but AUTH and CLOSE (it never behaved as if one had reached it): the
+    /// server is down or does not know the session. One per session, with the
+    /// number of tries.
+    AUTH_UNANSWERED = "auth-unanswered", Protocol, Warning, 24;
+    /// The client's latest PING got no PONG captured, and the client closed
+    /// the session (the reference client closes when a PING gets no PONG: its
+    /// CLOSE proves the PONG did not reach it). Not for a PING sent after the
+    /// server's CLOSE, which owes nothing. One per CLOSE, with the PINGs in a
+    /// row that got none.
+    PING_UNANSWERED = "ping-unanswered", Protocol, Warning, 25;
+    /// A packet other than CLOSE after a CLOSE: from the side that closed,
+    /// any; from the other side, one captured later than the CLOSE plus the
+    /// session's longest round trip (1 s when none was measured), so that it
+    /// could not have crossed the CLOSE in flight. One per session.
+    SENT_AFTER_CLOSE = "sent-after-close", Protocol, Warning, 26;
+    /// A MSG block captured once, never resent, whose MSG_ACK was not
+    /// captured: its sender's silence shows it was acknowledged (the capture
+    /// missed the ack) once the sender went on for longer than the longest
+    /// retransmission timeout (1 s) after it; "unconfirmed" when the capture
+    /// ended sooner.
+    ACK_MISSED = "ack-missed", Ack, Note, 27;
 }
 
 crate::protocol_rules! { "bg";
@@ -61,8 +91,6 @@ crate::protocol_rules! { "bg";
     INNER_MISMATCH = "inner-mismatch", 14;
     /// A message that is itself a MSG or MSG_ACK.
     NESTED_MSG = "nested-msg", 15;
-    /// A PONG with no PING captured since the last PONG.
-    PONG_WITHOUT_PING = "pong-without-ping", 16;
 }
 
 /// The rule of a codec violation.
@@ -406,6 +434,16 @@ static BLOCK: DetailFormat = DetailFormat {
         match a[2] {
             0 => Ok(()),
             1 => write!(f, ", captured {} times, never acknowledged", a[3]),
+            5 => write!(
+                f,
+                " sent once, its ack not captured: the sender went on {} ms without resending it",
+                a[3]
+            ),
+            6 => write!(
+                f,
+                " sent once, its ack not captured; unconfirmed: the sender's capture ended {} ms after it, within a retransmission timeout",
+                a[3]
+            ),
             2 => write!(f, " was never captured: the other side acknowledged it"),
             3 => write!(
                 f,
@@ -428,6 +466,9 @@ pub enum BlockNote {
     AckUnseen { highest: Option<u32> },
     /// Acked again.
     AckedAgain,
+    /// Sent once, its ack not captured; the sender went on `ms` without
+    /// resending it (`confirmed`: longer than a retransmission timeout).
+    AckMissed { ms: u64, confirmed: bool },
 }
 
 /// One block of one message, and what is said of it.
@@ -437,6 +478,7 @@ pub fn block(msg_id: u32, block_id: u16, note: BlockNote) -> Detail {
         BlockNote::NotCaptured => (2, 0),
         BlockNote::AckUnseen { highest } => (3, highest.map_or(0, u64::from)),
         BlockNote::AckedAgain => (4, 0),
+        BlockNote::AckMissed { ms, confirmed } => (if confirmed { 5 } else { 6 }, ms),
     };
     detail(&BLOCK, [u64::from(msg_id), u64::from(block_id), tag, n])
 }
@@ -579,6 +621,119 @@ pub fn inner_mismatch(msg_id: u32, msg_channel: u8, channel: u8, sid: u32, own: 
             u64::from(msg_channel) << 8 | u64::from(channel),
             u64::from(sid),
             u64::from(own),
+        ],
+    )
+}
+
+static PONG_UNMATCHED_FMT: DetailFormat = DetailFormat {
+    name: "bg.pong-unmatched",
+    fmt: |a, f| {
+        if a[0] == 1 {
+            write!(
+                f,
+                "PONG seq {}: no PING of that seq captured (not captured: the tap missed it, or it was sent before the capture)",
+                a[1]
+            )
+        } else {
+            write!(
+                f,
+                "PONG with no PING owed ({} PINGs captured; not captured: the tap missed one, or it was sent before the capture)",
+                a[2]
+            )
+        }
+    },
+};
+
+/// A PONG no captured PING owed: its seq (the reference's form), the PINGs
+/// captured.
+pub fn pong_unmatched(seq: Option<u8>, pings: u64) -> Detail {
+    detail(
+        &PONG_UNMATCHED_FMT,
+        [
+            u64::from(seq.is_some()),
+            u64::from(seq.unwrap_or(0)),
+            pings,
+            0,
+        ],
+    )
+}
+
+static AUTH_UNANSWERED_FMT: DetailFormat = DetailFormat {
+    name: "bg.auth-unanswered",
+    fmt: |a, f| {
+        write!(
+            f,
+            "AUTH sent {} times over {} ms, never answered by an AUTH_OK",
+            a[0], a[1]
+        )?;
+        if a[2] == 1 {
+            write!(f, "; the client gave up with CLOSE")?;
+        }
+        Ok(())
+    },
+};
+
+/// AUTHs never answered: how many, over how long, and whether the client
+/// closed.
+pub fn auth_unanswered(tries: u64, span_ms: u64, closed: bool) -> Detail {
+    detail(&AUTH_UNANSWERED_FMT, [tries, span_ms, u64::from(closed), 0])
+}
+
+static PING_UNANSWERED_FMT: DetailFormat = DetailFormat {
+    name: "bg.ping-unanswered",
+    fmt: |a, f| {
+        write!(f, "PING")?;
+        if a[0] >> 8 == 1 {
+            write!(f, " seq {}", a[0] & 0xff)?;
+        }
+        write!(
+            f,
+            " of frame {} got no PONG in {} ms; the client closed the session",
+            a[1], a[2]
+        )?;
+        if a[3] > 1 {
+            write!(f, " ({} PINGs unanswered)", a[3])?;
+        }
+        Ok(())
+    },
+};
+
+/// The latest PING without a PONG before the client's CLOSE.
+pub fn ping_unanswered(seq: Option<u8>, frame: u64, waited_ms: u64, count: u64) -> Detail {
+    let s = seq.map_or(0, |s| 1 << 8 | u64::from(s));
+    detail(&PING_UNANSWERED_FMT, [s, frame, waited_ms, count])
+}
+
+static SENT_AFTER_CLOSE_FMT: DetailFormat = DetailFormat {
+    name: "bg.sent-after-close",
+    fmt: |a, f| {
+        let side = |x: u64| if x == 0 { "client" } else { "server" };
+        write!(
+            f,
+            "{} {} ms after the {}'s CLOSE of frame {}",
+            packet_type(a[0] & 0xff),
+            a[2],
+            side(a[0] >> 8 & 1),
+            a[1]
+        )
+    },
+};
+
+/// A packet of type `t` sent `after_ms` after the CLOSE of frame `close_frame`
+/// that side `closer` (0 client, 1 server) sent.
+pub fn sent_after_close(
+    t: PacketType,
+    closer_is_server: bool,
+    close_frame: u64,
+    after_ms: u64,
+) -> Detail {
+    detail(
+        &SENT_AFTER_CLOSE_FMT,
+        [
+            t.ordinal() as u64 | u64::from(closer_is_server) << 8,
+            close_frame,
+            after_ms,
+            0,
         ],
     )
 }

@@ -1,4 +1,6 @@
-//! Battlegrounds: a game-logic UDP protocol with an 8-byte little-endian header,
+//! Battlegrounds: a game-logic UDP protocol with an 8-byte header (big-endian
+//! as its reference implementation sends, or little-endian as the first notes
+//! said: decided per session, `analysis`'s contract),
 //! a command channel, a movement channel and a reliable environment channel
 //! whose messages travel in MSG blocks. Its wire format ([`wire`]), its analysis
 //! rules ([`analysis`], the contract in its docs), its findings ([`findings`])

@@ -62,8 +62,8 @@
 //! the analysis estimates from the movement counters.
 
 use super::wire::{
-    ErrorKind, HEADER_LEN, MoveEvent, MoveOp, Movement, MsgAck, Packet, PacketRepr, PacketType,
-    Payload, PayloadRepr, ShapeRepr, VectorD, VectorF,
+    ByteOrder, Dialect, ErrorKind, HEADER_LEN, MoveEvent, MoveOp, Movement, MsgAck, Packet,
+    PacketRepr, PacketType, Payload, PayloadRepr, PingForm, ShapeRepr, VectorD, VectorF,
 };
 use crate::capture::{OwnedDatagram, Timestamp};
 use crate::proto::sim::{SimOutcome, SimRequest, unsupported};
@@ -83,10 +83,52 @@ pub struct Faults {
     pub duplicate: f64,
 }
 
+/// How the peers speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    /// As the reference implementation (the revised notes): big-endian,
+    /// PING with a `u8` seq and PONG with that seq and a `u64` timestamp,
+    /// AUTH_OK of a timestamp only, AUTH every 50 ms at most 10 times then
+    /// CLOSE, a CLOSE from every client once its traffic is over, and a
+    /// client that closes when 20 PINGs in a row got no PONG (the reference
+    /// closes at the first; the simulated client tolerates the fault runs of
+    /// a lossy network). A server that receives a CLOSE sends nothing more
+    /// to that client.
+    #[default]
+    Reference,
+    /// The first notes' form, the corpus's `bg-*.pcap`: little-endian, empty
+    /// PING, PONG of a timestamp, the full AUTH_OK, AUTH every 100 ms until
+    /// answered, no CLOSE.
+    Little,
+}
+
+impl Form {
+    /// The byte order it sends.
+    pub const fn order(self) -> ByteOrder {
+        match self {
+            Form::Reference => ByteOrder::Big,
+            Form::Little => ByteOrder::Little,
+        }
+    }
+
+    fn is_little(&self) -> bool {
+        *self == Form::Little
+    }
+}
+
 /// A simulation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Config {
     pub seed: u64,
+    /// How the peers speak (the truth of a little-endian run leaves it out,
+    /// as before the reference form existed).
+    #[serde(skip_serializing_if = "Form::is_little")]
+    pub form: Form,
+    /// The server stops answering (and sending) from then on, in ms
+    /// (`Some(0)`: it never answers an AUTH).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_stops_ms: Option<u64>,
     pub clients: u16,
     /// Time with new traffic.
     pub duration_ms: u64,
@@ -117,6 +159,8 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             seed: 1,
+            form: Form::Reference,
+            server_stops_ms: None,
             clients: 2,
             duration_ms: 5_000,
             latency_ms: 20,
@@ -155,6 +199,10 @@ pub struct DirTruth {
     pub moves_lost_before_tap: u64,
     /// Malformed datagrams and messages, by reason (in [`ErrorKind::ALL`]'s order).
     pub malformed: [u64; ErrorKind::ALL.len()],
+    /// Sessions whose AUTHs were never answered (the client gave up).
+    pub auth_unanswered: u64,
+    /// Client CLOSEs after PINGs that got no PONG.
+    pub ping_unanswered: u64,
 }
 
 impl DirTruth {
@@ -169,14 +217,14 @@ impl DirTruth {
         }
     }
 
-    fn to_json(self) -> serde_json::Value {
+    fn to_json(self, form: Form) -> serde_json::Value {
         let malformed: serde_json::Map<String, serde_json::Value> = ErrorKind::ALL
             .iter()
             .zip(self.malformed)
             .filter(|(_, n)| *n > 0)
             .map(|(k, n)| (k.name().to_owned(), n.into()))
             .collect();
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "duplicate-packet": self.duplicates,
             "resend": self.resends,
             "sig-gap": self.sig_gaps,
@@ -188,7 +236,14 @@ impl DirTruth {
                 "sent": self.moves_sent,
                 "lost_before_tap": self.moves_lost_before_tap,
             },
-        })
+        });
+        if form == Form::Reference
+            && let Some(m) = v.as_object_mut()
+        {
+            m.insert("auth-unanswered".into(), self.auth_unanswered.into());
+            m.insert("ping-unanswered".into(), self.ping_unanswered.into());
+        }
+        v
     }
 }
 
@@ -200,7 +255,7 @@ pub struct Truth {
     /// Sessions (one per client).
     pub sessions: u64,
     /// The state every session ends in: `established`, or `midstream` when the
-    /// tap began after the handshakes.
+    /// tap began after the handshakes; `closed` in the reference form.
     pub state: &'static str,
     /// When the tap began capturing, in ms (0 from the start).
     pub capture_from_ms: u64,
@@ -214,6 +269,10 @@ pub struct Run {
 }
 
 const BLOCK: usize = 120;
+/// PINGs in a row without a PONG after which a client of the reference form
+/// closes: the reference closes at the first; the simulated client tolerates
+/// the fault runs of a lossy network (20 PINGs are 5 s).
+const PINGS_BEFORE_CLOSE: u32 = 20;
 const RTO_MS: u64 = 300;
 const TICK_MS: u64 = 10;
 
@@ -260,6 +319,12 @@ struct Client {
     next_ping: u64,
     next_move: u64,
     op_sig: u8,
+    /// The reference form: AUTHs sent, the ping counter, PINGs in a row
+    /// without a PONG, the seq of the latest PONG, and whether it closed.
+    auths: u32,
+    ping_seq: u8,
+    pings_unanswered: u32,
+    closed: bool,
 }
 
 #[derive(Debug)]
@@ -284,6 +349,8 @@ struct Captured {
 
 #[derive(Debug, Default)]
 struct Server {
+    /// The client's CLOSE arrived: it sends nothing more to it.
+    closed: bool,
     got_ping: bool,
     event_sig: u8,
     next_prop: u64,
@@ -368,7 +435,7 @@ fn damage(mut b: Vec<u8>, t: PacketType, pick: usize) -> (Vec<u8>, ErrorKind) {
 
 /// Damages a PROP message (a circle's, as the server builds them) in a way
 /// picked by `pick`.
-fn damage_prop(mut b: Vec<u8>, pick: usize) -> (Vec<u8>, ErrorKind) {
+fn damage_prop(mut b: Vec<u8>, pick: usize, order: ByteOrder) -> (Vec<u8>, ErrorKind) {
     // Header 8, prop_id 8, position 16: the shape type at 32; a circle's 12
     // bytes, then render_data_len at 45.
     let kinds = [
@@ -379,7 +446,11 @@ fn damage_prop(mut b: Vec<u8>, pick: usize) -> (Vec<u8>, ErrorKind) {
     ];
     let kind = kinds[pick % kinds.len()];
     match kind {
-        ErrorKind::NegativeLength => b[45..47].copy_from_slice(&(-5i16).to_le_bytes()),
+        ErrorKind::NegativeLength => {
+            let mut v = Vec::with_capacity(2);
+            order.put_i16(&mut v, -5);
+            b[45..47].copy_from_slice(&v);
+        }
         ErrorKind::UnknownShape => b[32] = 9,
         ErrorKind::TrailingBytes => b.push(0xee),
         _ => b[6] = 1,
@@ -387,10 +458,10 @@ fn damage_prop(mut b: Vec<u8>, pick: usize) -> (Vec<u8>, ErrorKind) {
     (b, kind)
 }
 
-fn bytes(sid: u32, channel: u8, payload: PayloadRepr) -> Vec<u8> {
+fn bytes(order: ByteOrder, sid: u32, channel: u8, payload: PayloadRepr) -> Vec<u8> {
     // Every payload the peers build fits its length fields.
     PacketRepr::new(sid, channel, payload)
-        .to_bytes()
+        .to_bytes_in(order)
         .unwrap_or_default()
 }
 
@@ -468,14 +539,27 @@ impl Sim {
         if lost_before {
             return;
         }
-        let auth = Packet::new_checked(&payload).is_ok_and(|p| p.packet_type() == PacketType::Auth);
+        let dialect = self.dialect();
+        let auth = Packet::new_checked_in(&payload, dialect)
+            .is_ok_and(|p| p.packet_type() == PacketType::Auth);
         if self.cfg.corrupt[dir] > 0.0
             && !auth
             && self.rng.random::<f64>() < self.cfg.corrupt[dir]
-            && let Ok(t) = Packet::new_checked(&payload).map(|p| p.packet_type())
+            && let Ok(t) = Packet::new_checked_in(&payload, dialect).map(|p| p.packet_type())
         {
             let pick = self.rng.random_range(0..60usize);
-            let (bytes, kind) = damage(payload, t, pick);
+            let (bytes, mut kind) = damage(payload, t, pick);
+            if self.cfg.form == Form::Reference {
+                // The reference's forms are told apart by size: what the
+                // damage makes is what the session's dialect reads.
+                let session = Dialect {
+                    order: dialect.order,
+                    ping: Some(PingForm::Seq),
+                };
+                if let Err(e) = Packet::new_checked_in(&bytes, session) {
+                    kind = e.kind();
+                }
+            }
             let kind = Kind::Corrupt {
                 dir: dir as u8,
                 kind,
@@ -512,20 +596,82 @@ impl Sim {
         );
     }
 
+    /// How the peers' packets read.
+    fn dialect(&self) -> Dialect {
+        Dialect {
+            order: self.cfg.form.order(),
+            ping: None,
+        }
+    }
+
+    /// Whether the server still answers.
+    fn server_up(&self) -> bool {
+        self.cfg.server_stops_ms.is_none_or(|at| self.now < at)
+    }
+
+    /// A CLOSE from a client: captured and delivered whatever the faults (so
+    /// that every session ends `closed`).
+    fn close(&mut self, client: usize) {
+        let order = self.cfg.form.order();
+        let c = &mut self.clients[client];
+        if c.closed {
+            return;
+        }
+        c.closed = true;
+        let payload = bytes(order, c.sid, 0, PayloadRepr::Close);
+        let tap = self.now + self.cfg.latency_ms / 2;
+        self.capture(tap, client, true, &payload, Kind::Plain, false);
+        self.push(
+            self.now + self.cfg.latency_ms,
+            What::Deliver {
+                client,
+                to_server: true,
+                bytes: payload,
+            },
+        );
+    }
+
     fn tick(&mut self) {
         let active = self.now < self.cfg.duration_ms;
+        let order = self.cfg.form.order();
+        let reference = self.cfg.form == Form::Reference;
         for i in 0..self.clients.len() {
             let c = &mut self.clients[i];
             let sid = c.sid;
-            if !c.auth_ok {
+            if c.closed {
+            } else if !c.auth_ok {
                 if active && self.now >= c.next_auth {
-                    c.next_auth = self.now + 100;
-                    self.send(i, true, bytes(sid, 0, PayloadRepr::Auth), Kind::Repeating);
+                    if reference && c.auths >= 10 {
+                        // The reference client gives up after 10 AUTHs.
+                        self.close(i);
+                    } else {
+                        c.next_auth = self.now + if reference { 50 } else { 100 };
+                        c.auths += 1;
+                        self.send(
+                            i,
+                            true,
+                            bytes(order, sid, 0, PayloadRepr::Auth),
+                            Kind::Repeating,
+                        );
+                    }
                 }
             } else if active {
                 if self.now >= c.next_ping {
+                    if reference && c.pings_unanswered >= PINGS_BEFORE_CLOSE {
+                        // PINGs in a row without a PONG: the client closes.
+                        self.close(i);
+                        self.server_tick(i, active);
+                        continue;
+                    }
                     c.next_ping = self.now + 250;
-                    self.send(i, true, bytes(sid, 0, PayloadRepr::Ping), Kind::Repeating);
+                    let ping = if reference {
+                        c.ping_seq = c.ping_seq.wrapping_add(1);
+                        c.pings_unanswered += 1;
+                        PayloadRepr::PingSeq { seq: c.ping_seq }
+                    } else {
+                        PayloadRepr::Ping
+                    };
+                    self.send(i, true, bytes(order, sid, 0, ping), Kind::Repeating);
                 }
                 let c = &mut self.clients[i];
                 if self.now >= c.next_move {
@@ -539,7 +685,7 @@ impl Sim {
                         dir: 0,
                         value: op.op_sig,
                     };
-                    self.send(i, true, bytes(sid, 1, PayloadRepr::MoveOp(op)), kind);
+                    self.send(i, true, bytes(order, sid, 1, PayloadRepr::MoveOp(op)), kind);
                 }
             }
             self.server_tick(i, active);
@@ -547,6 +693,10 @@ impl Sim {
     }
 
     fn server_tick(&mut self, i: usize, active: bool) {
+        if !self.server_up() || self.servers[i].closed {
+            return;
+        }
+        let order = self.cfg.form.order();
         let sid = self.clients[i].sid;
         let now = self.now;
         let s = &mut self.servers[i];
@@ -556,6 +706,7 @@ impl Sim {
             let msg_id = s.next_msg_id;
             let render = self.rng.random_range(self.cfg.render.0..self.cfg.render.1);
             let prop = bytes(
+                order,
                 sid,
                 2,
                 PayloadRepr::Prop {
@@ -575,14 +726,14 @@ impl Sim {
             let mut prop = prop;
             if self.cfg.corrupt[1] > 0.0 && self.rng.random::<f64>() < self.cfg.corrupt[1] {
                 let pick = self.rng.random_range(0..60usize);
-                let (b, kind) = damage_prop(prop, pick);
+                let (b, kind) = damage_prop(prop, pick, order);
                 prop = b;
                 damaged = Some(kind);
             }
             let blocks: Vec<Vec<u8>> =
                 PacketRepr::split_message(sid, 2, msg_id, &prop, self.cfg.block)
                     .iter()
-                    .map(|b| b.to_bytes().unwrap_or_default())
+                    .map(|b| b.to_bytes_in(order).unwrap_or_default())
                     .collect();
             let n = blocks.len();
             let s = &mut self.servers[i];
@@ -614,27 +765,41 @@ impl Sim {
     }
 
     fn deliver(&mut self, client: usize, to_server: bool, bytes_in: &[u8]) {
-        let Ok(p) = Packet::new_checked(bytes_in) else {
+        let Ok(p) = Packet::new_checked_in(bytes_in, self.dialect()) else {
             return;
         };
+        let order = self.cfg.form.order();
         let sid = self.clients[client].sid;
         let now = self.now;
+        if to_server && (!self.server_up() || self.servers[client].closed) {
+            return;
+        }
         if to_server {
             let s = &mut self.servers[client];
             match p.payload() {
+                Payload::Close => s.closed = true,
                 Payload::Auth => {
-                    let ok = PayloadRepr::AuthOk {
-                        movement: movement(now),
-                        name: format!("player{client}").into_bytes(),
+                    let ok = match self.cfg.form {
+                        Form::Reference => PayloadRepr::AuthOkTimestamp { timestamp: now },
+                        Form::Little => PayloadRepr::AuthOk {
+                            movement: movement(now),
+                            name: format!("player{client}").into_bytes(),
+                        },
                     };
-                    self.send(client, false, bytes(sid, 0, ok), Kind::Plain);
+                    self.send(client, false, bytes(order, sid, 0, ok), Kind::Plain);
                 }
-                Payload::Ping => {
+                Payload::Ping { seq } => {
                     s.got_ping = true;
-                    let pong = PayloadRepr::Pong {
-                        timestamp: now as i64,
+                    let pong = match seq {
+                        Some(seq) => PayloadRepr::PongSeq {
+                            seq,
+                            timestamp: now,
+                        },
+                        None => PayloadRepr::Pong {
+                            timestamp: now as i64,
+                        },
                     };
-                    self.send(client, false, bytes(sid, 0, pong), Kind::Plain);
+                    self.send(client, false, bytes(order, sid, 0, pong), Kind::Plain);
                 }
                 Payload::MoveOp(op) if s.got_ping => {
                     s.event_sig = s.event_sig.wrapping_add(1);
@@ -650,7 +815,7 @@ impl Sim {
                     self.send(
                         client,
                         false,
-                        bytes(sid, 1, PayloadRepr::MoveEvent(ev)),
+                        bytes(order, sid, 1, PayloadRepr::MoveEvent(ev)),
                         kind,
                     );
                 }
@@ -665,7 +830,11 @@ impl Sim {
                 _ => {}
             }
         } else {
+            if self.clients[client].closed {
+                return;
+            }
             match p.payload() {
+                Payload::Pong { .. } => self.clients[client].pings_unanswered = 0,
                 Payload::AuthOk(_) => {
                     let c = &mut self.clients[client];
                     if !c.auth_ok {
@@ -686,7 +855,7 @@ impl Sim {
                     self.send(
                         client,
                         true,
-                        bytes(sid, p.channel(), PayloadRepr::MsgAck(ack)),
+                        bytes(order, sid, p.channel(), PayloadRepr::MsgAck(ack)),
                         kind,
                     );
                 }
@@ -698,6 +867,7 @@ impl Sim {
     fn all_acked(&self) -> bool {
         self.servers
             .iter()
+            .filter(|s| !s.closed)
             .all(|s| s.out.iter().all(|m| m.acked.iter().all(|a| *a)))
     }
 }
@@ -741,7 +911,9 @@ pub fn run(cfg: &Config) -> Run {
         captured: Vec::new(),
         truth: Truth {
             sessions: n as u64,
-            state: if cfg.capture_from_ms > 0 {
+            state: if cfg.form == Form::Reference {
+                "closed"
+            } else if cfg.capture_from_ms > 0 {
                 "midstream"
             } else {
                 "established"
@@ -756,7 +928,13 @@ pub fn run(cfg: &Config) -> Run {
         match e.what {
             What::Tick => {
                 sim.tick();
-                let quiet = sim.now >= cfg.duration_ms && sim.all_acked();
+                let quiet = sim.now >= cfg.duration_ms && (sim.all_acked() || !sim.server_up());
+                if quiet && cfg.form == Form::Reference {
+                    // The traffic is over: every client closes its session.
+                    for i in 0..n {
+                        sim.close(i);
+                    }
+                }
                 if !quiet && sim.now < end {
                     sim.push(sim.now + TICK_MS, What::Tick);
                 }
@@ -777,6 +955,9 @@ pub fn run(cfg: &Config) -> Run {
     }
     let mut truth = sim.truth;
     truth_of(&captured, &sim.servers, &mut truth);
+    if cfg.form == Form::Reference {
+        closes_of(&captured, &mut truth);
+    }
     let datagrams = captured
         .into_iter()
         .enumerate()
@@ -904,6 +1085,58 @@ fn truth_of(captured: &[Captured], servers: &[Server], truth: &mut Truth) {
     }
 }
 
+/// The reference form's truth of the sessions' ends, from what the tap
+/// captured, as the analysis's contract says: a client's CLOSE after AUTHs
+/// captured at least twice and never answered, with no other client packet
+/// (`auth-unanswered`, counted on c2s), or after its latest captured PING got
+/// no PONG captured (`ping-unanswered`).
+fn closes_of(captured: &[Captured], truth: &mut Truth) {
+    #[derive(Default)]
+    struct C {
+        auths: u64,
+        auth_ok: bool,
+        other: u64,
+        /// The latest PING captured, and whether a PONG of its seq came.
+        last_ping: Option<(u8, bool)>,
+    }
+    let dialect = Dialect {
+        order: ByteOrder::Big,
+        ping: Some(PingForm::Seq),
+    };
+    let mut clients: HashMap<usize, C> = HashMap::new();
+    for c in captured {
+        let Ok(p) = Packet::new_checked_in(&c.datagram.payload, dialect) else {
+            continue;
+        };
+        let from_client = c.datagram.dst.port() == SERVER.1;
+        let s = clients.entry(c.client).or_default();
+        match p.payload() {
+            Payload::Auth if from_client => s.auths += 1,
+            Payload::AuthOk(_) if !from_client => s.auth_ok = true,
+            Payload::Ping { seq: Some(q) } if from_client => {
+                s.other += 1;
+                s.last_ping = Some((q, false));
+            }
+            Payload::Pong { seq: Some(q), .. } if !from_client => {
+                if let Some((last, answered)) = &mut s.last_ping
+                    && *last == q
+                {
+                    *answered = true;
+                }
+            }
+            Payload::Close if from_client => {
+                if !s.auth_ok && s.auths >= 2 && s.other == 0 {
+                    truth.c2s.auth_unanswered += 1;
+                } else if s.last_ping.is_some_and(|(_, answered)| !answered) {
+                    truth.c2s.ping_unanswered += 1;
+                }
+            }
+            _ if from_client => s.other += 1,
+            _ => {}
+        }
+    }
+}
+
 /// Writes a run's capture (Ethernet frames, timestamps from 2023-11-14
 /// 22:13:20 UTC) and, if `truth` is given, its ground truth as JSON: the
 /// settings, the server, the `-d` a capture begun mid-session needs, and per
@@ -931,8 +1164,8 @@ pub fn write(cfg: &Config, r: &Run, pcap: &Path, truth: Option<&Path>) -> Result
             "frames": r.datagrams.len(),
             "sessions": t.sessions,
             "state": t.state,
-            "c2s": t.c2s.to_json(),
-            "s2c": t.s2c.to_json(),
+            "c2s": t.c2s.to_json(cfg.form),
+            "s2c": t.s2c.to_json(cfg.form),
         });
         let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n";
         std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -942,7 +1175,9 @@ pub fn write(cfg: &Config, r: &Run, pcap: &Path, truth: Option<&Path>) -> Result
 
 /// `lwarscope sim --proto battlegrounds`: runs the request (every client on
 /// its own address, faults per direction; `--tap-miss` is not modelled and
-/// refused) and writes the capture and, if asked, `FILE.truth.json`.
+/// refused; the reference form by default, `--byte-order le` the first notes'
+/// little-endian form) and writes the capture and, if asked,
+/// `FILE.truth.json`.
 pub fn sim_request(req: &SimRequest) -> Result<SimOutcome, String> {
     if !req.tap_miss.is_zero() {
         return Err(unsupported("Battlegrounds", "--tap-miss"));
@@ -968,8 +1203,13 @@ pub fn sim_request(req: &SimRequest) -> Result<SimOutcome, String> {
         loss_after_tap: 0.0,
         duplicate: dup,
     };
+    let form = match req.byte_order {
+        Some(crate::proto::sim::SimByteOrder::Le) => Form::Little,
+        Some(crate::proto::sim::SimByteOrder::Be) | None => Form::Reference,
+    };
     let cfg = Config {
         seed: req.seed,
+        form,
         clients,
         duration_ms: req.duration_ms,
         faults: faults(req.loss.c2s, req.duplicate.c2s),

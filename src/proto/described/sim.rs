@@ -69,6 +69,9 @@ fn scripted(
     title: &str,
     script: Script,
 ) -> Result<crate::proto::sim::SimOutcome, String> {
+    if req.byte_order.is_some() {
+        return Err(crate::proto::sim::unsupported(title, "--byte-order"));
+    }
     for (rates, option) in [
         (req.loss, "--loss"),
         (req.duplicate, "--dup"),

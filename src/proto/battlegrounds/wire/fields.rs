@@ -3,7 +3,9 @@
 
 use super::error::DecodeError;
 use super::packet::{Header, Movement, Packet, Payload, Shape};
-use super::types::{HEADER_LEN, MOVEMENT_LEN, PROP_FIXED_LEN, PacketType, VERTEX_LEN};
+use super::types::{
+    ByteOrder, Dialect, HEADER_LEN, MOVEMENT_LEN, PROP_FIXED_LEN, PacketType, VERTEX_LEN,
+};
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
 
 macro_rules! fields {
@@ -29,13 +31,16 @@ macro_rules! fields {
 
 fields! {
     HEADER = "bg.header", "header", Node, "The 8-byte packet header.";
-    SESSION_ID = "bg.session_id", "session_id", Unsigned, "The session id the REST API gave (u32).";
+    SESSION_ID = "bg.session_id", "session_id", Unsigned, "The session id the REST API gave (u32), read in the session's byte order and shown in hex as sent (0x1234); it compares as a number (bg.session_id == 4660 or == 0x1234).";
+    BYTE_ORDER = "bg.byte_order", "byte_order", Enum, "The byte order the packet is read in, its session's: 0 big-endian (the reference's), 1 little-endian (the corpus's first form).";
     CHANNEL = "bg.channel", "channel", Enum, "0 command, 1 character movement, 2 environment sync.";
     OP = "bg.op", "op_code", Enum, "The op code; with the channel, the packet type.";
     VERSION = "bg.version", "version", Unsigned, "0 for every defined packet.";
     RESERVED = "bg.reserved", "reserved", Unsigned, "0; anything else is a violation.";
     PAYLOAD = "bg.payload", "payload", Node, "The payload, named by its packet type.";
-    TIMESTAMP = "bg.timestamp", "timestamp", Signed, "The sender's timestamp (i64).";
+    TIMESTAMP = "bg.timestamp", "timestamp", Signed, "The sender's timestamp (i64; the reference's u64 PONG and AUTH_OK timestamps read as i64).";
+    PING_SEQ = "bg.ping.seq", "seq", Unsigned, "PING and PONG of the reference's form: the client's ping counter (u8, +1 per PING, wrapping).";
+    CLOSE = "bg.close", "close", Bool, "CLOSE (channel 0, op 0x04): the sender ends the session (true on every CLOSE).";
     POSITION_X = "bg.position.x", "position.x", Float, "Position, x (double).";
     POSITION_Y = "bg.position.y", "position.y", Float, "Position, y (double).";
     FORWARD_X = "bg.forward.x", "forward.x", Float, "Forward unit vector, x (float).";
@@ -115,8 +120,9 @@ impl Walk<'_> {
     }
 }
 
-/// Walks the header's fields (a node and its children).
-pub fn walk_header(h: &Header, sink: &mut dyn FieldSink) {
+/// Walks the header's fields (a node and its children), `order` the byte
+/// order it was read in.
+pub fn walk_header(h: &Header, order: ByteOrder, sink: &mut dyn FieldSink) {
     let mut w = Walk { sink };
     w.sink.enter(Field {
         def: defs::HEADER,
@@ -125,11 +131,15 @@ pub fn walk_header(h: &Header, sink: &mut dyn FieldSink) {
         len: HEADER_LEN,
         value: Value::None,
     });
+    w.field(defs::SESSION_ID, 0, 4, Value::Hex(u64::from(h.session_id)));
     w.field(
-        defs::SESSION_ID,
+        defs::BYTE_ORDER,
         0,
-        4,
-        Value::Unsigned(u64::from(h.session_id)),
+        0,
+        Value::Enum {
+            raw: u64::from(order == ByteOrder::Little),
+            name: Some(order.name()),
+        },
     );
     w.field(
         defs::CHANNEL,
@@ -155,13 +165,22 @@ pub fn walk_header(h: &Header, sink: &mut dyn FieldSink) {
     w.sink.leave();
 }
 
+/// Walks a little-endian packet's typed fields: [`walk_in`].
+pub fn walk(bytes: &[u8], sink: &mut dyn FieldSink) -> Result<(), DecodeError> {
+    walk_in(bytes, Dialect::LITTLE, sink)
+}
+
 /// Walks a packet's typed fields in wire order: the header, then the payload
 /// (a node and its fields); then why the rest does not decode, if it does not.
 /// Allocates nothing.
-pub fn walk(bytes: &[u8], sink: &mut dyn FieldSink) -> Result<(), DecodeError> {
-    let header = Header::parse(bytes)?;
-    walk_header(&header, sink);
-    let p = Packet::new_checked(bytes)?;
+pub fn walk_in(
+    bytes: &[u8],
+    dialect: Dialect,
+    sink: &mut dyn FieldSink,
+) -> Result<(), DecodeError> {
+    let header = Header::parse_in(bytes, dialect.order)?;
+    walk_header(&header, dialect.order, sink);
+    let p = Packet::new_checked_in(bytes, dialect)?;
     walk_payload(&p, sink);
     Ok(())
 }
@@ -181,8 +200,25 @@ pub fn walk_payload(p: &Packet<'_>, sink: &mut dyn FieldSink) {
         },
     });
     match p.payload() {
-        Payload::Auth | Payload::Ping => {}
-        Payload::Pong { timestamp } => w.field(defs::TIMESTAMP, at, 8, Value::Signed(timestamp)),
+        Payload::Auth | Payload::Ping { seq: None } => {}
+        Payload::Close => w.field(defs::CLOSE, at, 0, Value::Bool(true)),
+        Payload::Ping { seq: Some(seq) } => {
+            w.field(defs::PING_SEQ, at, 1, Value::Unsigned(u64::from(seq)))
+        }
+        Payload::Pong {
+            seq: None,
+            timestamp,
+        } => w.field(defs::TIMESTAMP, at, 8, Value::Signed(timestamp)),
+        Payload::Pong {
+            seq: Some(seq),
+            timestamp,
+        } => {
+            w.field(defs::PING_SEQ, at, 1, Value::Unsigned(u64::from(seq)));
+            w.field(defs::TIMESTAMP, at + 1, 8, Value::Signed(timestamp));
+        }
+        Payload::AuthOk(a) if !a.full => {
+            w.field(defs::TIMESTAMP, at, 8, Value::Signed(a.movement.timestamp));
+        }
         Payload::AuthOk(a) => {
             w.movement(&a.movement, at);
             let n = at + MOVEMENT_LEN;
@@ -333,6 +369,7 @@ mod tests {
             [
                 "bg.header",
                 "bg.session_id",
+                "bg.byte_order",
                 "bg.channel",
                 "bg.op",
                 "bg.version",
@@ -342,9 +379,9 @@ mod tests {
                 "bg.msg.block"
             ]
         );
-        assert_eq!(c.0[7], ("bg.msg.id", 8, 4, "5".to_owned()));
-        assert_eq!(c.0[8], ("bg.msg.block", 12, 2, "3".to_owned()));
-        assert_eq!(c.0[3].3, "MSG_ACK (17)");
+        assert_eq!(c.0[8], ("bg.msg.id", 8, 4, "5".to_owned()));
+        assert_eq!(c.0[9], ("bg.msg.block", 12, 2, "3".to_owned()));
+        assert_eq!(c.0[4].3, "MSG_ACK (17)");
     }
 
     #[test]
@@ -353,6 +390,6 @@ mod tests {
         let mut c = Collect(Vec::new());
         let e = walk(&b, &mut c).unwrap_err();
         assert_eq!(e.offset(), 8);
-        assert_eq!(c.0.len(), 6);
+        assert_eq!(c.0.len(), 7);
     }
 }

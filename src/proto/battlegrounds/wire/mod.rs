@@ -5,8 +5,12 @@
 //! Two sides, as in smoltcp's `wire` module:
 //!
 //! - **Views** borrow the bytes: [`Packet::new_checked`] checks a whole packet
-//!   once (one UDP datagram carries one packet: an 8-byte little-endian header
-//!   and the payload its (channel, op_code) pair defines), then its accessors
+//!   once (one UDP datagram carries one packet: an 8-byte header and the
+//!   payload its (channel, op_code) pair defines, every number in the
+//!   session's byte order, [`ByteOrder`]: big-endian as the reference
+//!   implementation sends, or little-endian as the first notes and the
+//!   corpus; the PING, PONG and AUTH_OK forms told apart by size, [`Dialect`]),
+//!   then its accessors
 //!   and [`Payload`] read without failing. Decoding never allocates and never
 //!   panics.
 //! - **Representations** own their data: [`PacketRepr`] and [`PayloadRepr`]
@@ -33,19 +37,21 @@
 
 mod error;
 mod fields;
+mod order;
 mod packet;
 mod repr;
 mod types;
 
 pub use error::{DecodeError, EmitError, ErrorKind, Part, Violation, ViolationKind};
-pub use fields::{FIELDS, channel_name, defs, walk, walk_header, walk_payload};
+pub use fields::{FIELDS, channel_name, defs, walk, walk_header, walk_in, walk_payload};
+pub use order::{Evidence, evidence, guess};
 pub use packet::{
     AuthOk, Header, MoveEvent, MoveOp, Movement, Msg, MsgAck, Packet, Payload, Prop, Shape,
     Vertices, is_auth, plausible,
 };
 pub use repr::{MSG_BLOCK_OFFSET, PacketRepr, PayloadRepr, ShapeRepr};
 pub use types::{
-    CHANNEL_COMMAND, CHANNEL_ENVIRONMENT, CHANNEL_MOVEMENT, CHANNELS, CIRCLE_LEN, HEADER_LEN,
-    MAX_BLOCKS, MOVEMENT_LEN, MSG_ACK_LEN, MSG_FIXED_LEN, OP_MSG, OP_MSG_ACK, PROP_FIXED_LEN,
-    PacketType, Sender, VERSION, VERTEX_LEN, VectorD, VectorF,
+    ByteOrder, CHANNEL_COMMAND, CHANNEL_ENVIRONMENT, CHANNEL_MOVEMENT, CHANNELS, CIRCLE_LEN,
+    Dialect, HEADER_LEN, MAX_BLOCKS, MOVEMENT_LEN, MSG_ACK_LEN, MSG_FIXED_LEN, OP_MSG, OP_MSG_ACK,
+    PROP_FIXED_LEN, PacketType, PingForm, Sender, VERSION, VERTEX_LEN, VectorD, VectorF,
 };

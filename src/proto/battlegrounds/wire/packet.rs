@@ -3,8 +3,8 @@
 
 use super::error::{DecodeError, Part, Violation};
 use super::types::{
-    CIRCLE_LEN, HEADER_LEN, MOVEMENT_LEN, PROP_FIXED_LEN, PacketType, VERSION, VERTEX_LEN, VectorD,
-    VectorF, le_i16, le_i64, le_u16, le_u32, vector_d, vector_f,
+    ByteOrder, CIRCLE_LEN, Dialect, HEADER_LEN, MOVEMENT_LEN, PROP_FIXED_LEN, PacketType, PingForm,
+    VERSION, VERTEX_LEN, VectorD, VectorF,
 };
 
 /// The 8-byte header, as read from the wire (whatever its version).
@@ -21,9 +21,15 @@ pub struct Header {
 }
 
 impl Header {
-    /// Reads the header; only its length is checked.
+    /// Reads a little-endian header (the corpus's form); only its length is
+    /// checked. [`Header::parse_in`] reads either order.
     pub fn parse(bytes: &[u8]) -> Result<Header, DecodeError> {
-        match (le_u32(bytes, 0), bytes.get(4..HEADER_LEN)) {
+        Header::parse_in(bytes, ByteOrder::Little)
+    }
+
+    /// Reads the header in `order`; only its length is checked.
+    pub fn parse_in(bytes: &[u8], order: ByteOrder) -> Result<Header, DecodeError> {
+        match (order.u32(bytes, 0), bytes.get(4..HEADER_LEN)) {
             (Some(session_id), Some(&[channel, op, version, reserved])) => Ok(Header {
                 session_id,
                 channel,
@@ -59,9 +65,17 @@ impl Header {
         })
     }
 
-    /// The 8 wire bytes.
+    /// The 8 wire bytes, little-endian.
     pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
-        let s = self.session_id.to_le_bytes();
+        self.to_bytes_in(ByteOrder::Little)
+    }
+
+    /// The 8 wire bytes in `order`.
+    pub fn to_bytes_in(&self, order: ByteOrder) -> [u8; HEADER_LEN] {
+        let s = match order {
+            ByteOrder::Big => self.session_id.to_be_bytes(),
+            ByteOrder::Little => self.session_id.to_le_bytes(),
+        };
         [
             s[0],
             s[1],
@@ -75,8 +89,9 @@ impl Header {
     }
 }
 
-/// True for an AUTH: exactly 8 bytes, channel 0, op 0, version 0, reserved 0.
-/// The first datagram of a flow this accepts identifies it as Battlegrounds.
+/// True for an AUTH: exactly 8 bytes, channel 0, op 0, version 0, reserved 0,
+/// whatever the byte order of its session id. The first datagram of a flow
+/// this accepts identifies it as Battlegrounds.
 pub fn is_auth(payload: &[u8]) -> bool {
     payload.len() == HEADER_LEN && payload.get(4..HEADER_LEN) == Some(&[0, 0, 0, 0][..])
 }
@@ -99,19 +114,19 @@ pub struct Movement {
 }
 
 impl Movement {
-    pub(crate) fn read(bytes: &[u8], offset: usize) -> Option<Movement> {
+    pub(crate) fn read(bytes: &[u8], offset: usize, order: ByteOrder) -> Option<Movement> {
         Some(Movement {
-            timestamp: le_i64(bytes, offset)?,
-            position: vector_d(bytes, offset + 8)?,
-            forward: vector_f(bytes, offset + 24)?,
+            timestamp: order.i64(bytes, offset)?,
+            position: order.vector_d(bytes, offset + 8)?,
+            forward: order.vector_f(bytes, offset + 24)?,
             movement_bits: *bytes.get(offset + 32)?,
         })
     }
 
-    pub fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.timestamp.to_le_bytes());
-        self.position.write(out);
-        self.forward.write(out);
+    pub fn write(&self, order: ByteOrder, out: &mut Vec<u8>) {
+        order.put_i64(out, self.timestamp);
+        self.position.write(order, out);
+        self.forward.write(order, out);
         out.push(self.movement_bits);
     }
 }
@@ -120,6 +135,7 @@ impl Movement {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Vertices<'a> {
     bytes: &'a [u8],
+    order: ByteOrder,
 }
 
 impl<'a> Vertices<'a> {
@@ -132,13 +148,13 @@ impl<'a> Vertices<'a> {
     }
 
     pub fn get(&self, i: usize) -> Option<VectorF> {
-        vector_f(self.bytes, i.checked_mul(VERTEX_LEN)?)
+        self.order.vector_f(self.bytes, i.checked_mul(VERTEX_LEN)?)
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = VectorF> + 'a {
-        let bytes = self.bytes;
+        let (bytes, order) = (self.bytes, self.order);
         (0..bytes.len() / VERTEX_LEN)
-            .map(move |i| vector_f(bytes, i * VERTEX_LEN).unwrap_or_default())
+            .map(move |i| order.vector_f(bytes, i * VERTEX_LEN).unwrap_or_default())
     }
 }
 
@@ -160,10 +176,13 @@ impl Shape<'_> {
     }
 }
 
-/// AUTH_OK's payload.
+/// AUTH_OK's payload: the specification's struct, or the reference's
+/// timestamp alone (`full` false: an 8-byte payload; the rest is default).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AuthOk<'a> {
     pub movement: Movement,
+    /// The specification's whole struct (false: the timestamp only).
+    pub full: bool,
     /// The character's name as sent (it should be UTF-8).
     pub name: &'a [u8],
 }
@@ -219,13 +238,22 @@ pub struct MsgAck {
 pub enum Payload<'a> {
     Auth,
     AuthOk(AuthOk<'a>),
-    Ping,
-    Pong { timestamp: i64 },
+    /// `seq`: the reference's form (a `u8` ping counter); `None`: empty.
+    Ping {
+        seq: Option<u8>,
+    },
+    /// `seq`: the reference's form (the PING's seq, then a `u64` timestamp,
+    /// read here as `i64`); `None`: the specification's (`i64` timestamp).
+    Pong {
+        seq: Option<u8>,
+        timestamp: i64,
+    },
     MoveOp(MoveOp),
     MoveEvent(MoveEvent),
     Prop(Prop<'a>),
     Msg(Msg<'a>),
     MsgAck(MsgAck),
+    Close,
 }
 
 impl Payload<'_> {
@@ -233,13 +261,14 @@ impl Payload<'_> {
         match self {
             Payload::Auth => PacketType::Auth,
             Payload::AuthOk(_) => PacketType::AuthOk,
-            Payload::Ping => PacketType::Ping,
+            Payload::Ping { .. } => PacketType::Ping,
             Payload::Pong { .. } => PacketType::Pong,
             Payload::MoveOp(_) => PacketType::MoveOp,
             Payload::MoveEvent(_) => PacketType::MoveEvent,
             Payload::Prop(_) => PacketType::Prop,
             Payload::Msg(_) => PacketType::Msg,
             Payload::MsgAck(_) => PacketType::MsgAck,
+            Payload::Close => PacketType::Close,
         }
     }
 }
@@ -272,9 +301,9 @@ impl<'a> Reader<'a> {
     }
 
     /// A non-negative i16 length of `part`.
-    fn length(&mut self, part: Part) -> Result<usize, DecodeError> {
+    fn length(&mut self, part: Part, order: ByteOrder) -> Result<usize, DecodeError> {
         let offset = self.pos;
-        let len = le_i16(self.take(2, part)?, 0).unwrap_or(0);
+        let len = order.i16(self.take(2, part)?, 0).unwrap_or(0);
         usize::try_from(len).map_err(|_| DecodeError::NegativeLength {
             offset,
             packet_type: self.t,
@@ -296,29 +325,76 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The reference's form of a PING or PONG payload, or the specification's:
+/// by size, unless the session's form is known. `spec` and `seq` are the
+/// payload size of the reference's form.
+fn ping_form(len: usize, seq: usize, form: Option<PingForm>) -> PingForm {
+    match form {
+        Some(f) => f,
+        None if len >= seq => PingForm::Seq,
+        None => PingForm::Spec,
+    }
+}
+
 /// Decodes the payload of a packet of type `t` (the bytes after the header).
-fn decode_payload(bytes: &[u8], t: PacketType) -> Result<Payload<'_>, DecodeError> {
+fn decode_payload(
+    bytes: &[u8],
+    t: PacketType,
+    dialect: Dialect,
+) -> Result<Payload<'_>, DecodeError> {
+    let o = dialect.order;
     let mut r = Reader {
         bytes,
         pos: HEADER_LEN,
         t,
     };
-    let fixed = r.take(t.fixed_len(), Part::Fixed)?;
+    let len = bytes.len().saturating_sub(HEADER_LEN);
+    // The reference's forms, told apart by size (or by the session's form).
+    let seq_form = match t {
+        PacketType::Ping => ping_form(len, 1, dialect.ping) == PingForm::Seq,
+        PacketType::Pong => ping_form(len, 9, dialect.ping) == PingForm::Seq,
+        _ => false,
+    };
+    let short_auth_ok = t == PacketType::AuthOk && len == 8;
+    let fixed_len = match t {
+        PacketType::Ping if seq_form => 1,
+        PacketType::Pong if seq_form => 9,
+        PacketType::AuthOk if short_auth_ok => 8,
+        _ => t.fixed_len(),
+    };
+    let fixed = r.take(fixed_len, Part::Fixed)?;
     // Every read below is within `fixed`, whose length the table fixes: the
     // fallbacks are never taken.
-    let movement = || Movement::read(fixed, 0).unwrap_or_default();
+    let movement = || Movement::read(fixed, 0, o).unwrap_or_default();
     let byte = |i: usize| fixed.get(i).copied().unwrap_or(0);
     let payload = match t {
         PacketType::Auth => Payload::Auth,
-        PacketType::Ping => Payload::Ping,
-        PacketType::Pong => Payload::Pong {
-            timestamp: le_i64(fixed, 0).unwrap_or(0),
+        PacketType::Close => Payload::Close,
+        PacketType::Ping => Payload::Ping {
+            seq: seq_form.then(|| byte(0)),
         },
+        PacketType::Pong if seq_form => Payload::Pong {
+            seq: Some(byte(0)),
+            timestamp: o.i64(fixed, 1).unwrap_or(0),
+        },
+        PacketType::Pong => Payload::Pong {
+            seq: None,
+            timestamp: o.i64(fixed, 0).unwrap_or(0),
+        },
+        PacketType::AuthOk if short_auth_ok => Payload::AuthOk(AuthOk {
+            movement: Movement {
+                timestamp: o.i64(fixed, 0).unwrap_or(0),
+                ..Movement::default()
+            },
+            full: false,
+            name: &[],
+        }),
         PacketType::AuthOk => {
             let name_len = usize::from(byte(MOVEMENT_LEN));
             let name = r.take(name_len, Part::Name)?;
             Payload::AuthOk(AuthOk {
                 movement: movement(),
+                full: true,
                 name,
             })
         }
@@ -337,14 +413,15 @@ fn decode_payload(bytes: &[u8], t: PacketType) -> Result<Payload<'_>, DecodeErro
                 0 => {
                     let c = r.take(CIRCLE_LEN, Part::Shape)?;
                     Shape::Circle {
-                        center: vector_f(c, 0).unwrap_or_default(),
-                        radius: super::types::le_f32(c, 8).unwrap_or(0.0),
+                        center: o.vector_f(c, 0).unwrap_or_default(),
+                        radius: o.f32(c, 8).unwrap_or(0.0),
                     }
                 }
                 1 => {
-                    let n = r.length(Part::Shape)?;
+                    let n = r.length(Part::Shape, o)?;
                     Shape::Polygon(Vertices {
                         bytes: r.take(n * VERTEX_LEN, Part::Vertices)?,
+                        order: o,
                     })
                 }
                 shape_type => {
@@ -354,11 +431,11 @@ fn decode_payload(bytes: &[u8], t: PacketType) -> Result<Payload<'_>, DecodeErro
                     });
                 }
             };
-            let n = r.length(Part::RenderData)?;
+            let n = r.length(Part::RenderData, o)?;
             let render_data = r.take(n, Part::RenderData)?;
             Payload::Prop(Prop {
-                prop_id: le_i64(fixed, 0).unwrap_or(0),
-                position: vector_d(fixed, 8).unwrap_or_default(),
+                prop_id: o.i64(fixed, 0).unwrap_or(0),
+                position: o.vector_d(fixed, 8).unwrap_or_default(),
                 shape,
                 render_data,
             })
@@ -367,15 +444,15 @@ fn decode_payload(bytes: &[u8], t: PacketType) -> Result<Payload<'_>, DecodeErro
             let block = bytes.get(r.pos..).unwrap_or_default();
             r.pos = bytes.len();
             Payload::Msg(Msg {
-                msg_id: le_u32(fixed, 0).unwrap_or(0),
-                msg_len: le_u32(fixed, 4).unwrap_or(0),
-                block_id: le_u16(fixed, 8).unwrap_or(0),
+                msg_id: o.u32(fixed, 0).unwrap_or(0),
+                msg_len: o.u32(fixed, 4).unwrap_or(0),
+                block_id: o.u16(fixed, 8).unwrap_or(0),
                 block,
             })
         }
         PacketType::MsgAck => Payload::MsgAck(MsgAck {
-            msg_id: le_u32(fixed, 0).unwrap_or(0),
-            block_id: le_u16(fixed, 4).unwrap_or(0),
+            msg_id: o.u32(fixed, 0).unwrap_or(0),
+            block_id: o.u16(fixed, 4).unwrap_or(0),
         }),
     };
     r.finish()?;
@@ -389,22 +466,36 @@ pub struct Packet<'a> {
     bytes: &'a [u8],
     header: Header,
     payload: Payload<'a>,
+    order: ByteOrder,
 }
 
 impl<'a> Packet<'a> {
     /// Checks the whole packet: the header (length, version, a defined
     /// (channel, op) pair), the payload's fixed part, every length field, and
     /// that nothing trails the payload. The reserved byte is not checked: a
-    /// non-zero one is a [`Violation`].
+    /// non-zero one is a [`Violation`]. Little-endian (the corpus's form):
+    /// [`Packet::new_checked_in`] reads any dialect.
     pub fn new_checked(bytes: &'a [u8]) -> Result<Self, DecodeError> {
-        let header = Header::parse(bytes)?;
+        Packet::new_checked_in(bytes, Dialect::LITTLE)
+    }
+
+    /// [`Packet::new_checked`] in a session's dialect: its byte order, and
+    /// its PING/PONG form where it is known (else told apart by size).
+    pub fn new_checked_in(bytes: &'a [u8], dialect: Dialect) -> Result<Self, DecodeError> {
+        let header = Header::parse_in(bytes, dialect.order)?;
         let t = header.packet_type()?;
-        let payload = decode_payload(bytes, t)?;
+        let payload = decode_payload(bytes, t, dialect)?;
         Ok(Packet {
             bytes,
             header,
             payload,
+            order: dialect.order,
         })
+    }
+
+    /// The byte order it was read in.
+    pub const fn order(&self) -> ByteOrder {
+        self.order
     }
 
     pub const fn header(&self) -> Header {
@@ -436,7 +527,8 @@ impl<'a> Packet<'a> {
         self.bytes.len()
     }
 
-    /// True for a packet with an empty payload (AUTH, PING).
+    /// True for a packet with an empty payload (AUTH, a PING of the
+    /// specification's form, CLOSE).
     pub const fn is_empty(&self) -> bool {
         self.bytes.len() == HEADER_LEN
     }
@@ -522,6 +614,8 @@ mod tests {
         let mut pong = header(0, 3);
         pong.extend_from_slice(&7i64.to_le_bytes());
         let e = Packet::new_checked(&pong[..12]).unwrap_err();
+        // Spec form, 8 bytes; one more is the reference's seq form; two more
+        // are trailing bytes.
         assert_eq!(
             e,
             DecodeError::Truncated {
@@ -533,6 +627,8 @@ mod tests {
             }
         );
         // Malformed: trailing bytes, unknown version, negative length.
+        pong.push(0);
+        assert!(Packet::new_checked(&pong).is_ok());
         pong.push(0);
         assert_eq!(
             Packet::new_checked(&pong).unwrap_err().kind(),

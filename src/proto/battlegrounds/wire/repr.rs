@@ -3,7 +3,7 @@
 
 use super::error::{DecodeError, EmitError, Part};
 use super::packet::{Header, MoveEvent, MoveOp, Movement, MsgAck, Packet, Payload, Shape};
-use super::types::{HEADER_LEN, MSG_FIXED_LEN, PacketType, VectorD, VectorF};
+use super::types::{ByteOrder, Dialect, HEADER_LEN, MSG_FIXED_LEN, PacketType, VectorD, VectorF};
 
 /// An owned PROP shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,15 +40,31 @@ pub enum PayloadRepr {
         block: Vec<u8>,
     },
     MsgAck(MsgAck),
+    /// The reference's PING: a `u8` ping counter.
+    PingSeq {
+        seq: u8,
+    },
+    /// The reference's PONG: the PING's seq, then a `u64` timestamp.
+    PongSeq {
+        seq: u8,
+        timestamp: u64,
+    },
+    /// The reference's AUTH_OK: a `u64` timestamp only.
+    AuthOkTimestamp {
+        timestamp: u64,
+    },
+    /// CLOSE, empty, from either side.
+    Close,
 }
 
 impl PayloadRepr {
     pub fn packet_type(&self) -> PacketType {
         match self {
             PayloadRepr::Auth => PacketType::Auth,
-            PayloadRepr::AuthOk { .. } => PacketType::AuthOk,
-            PayloadRepr::Ping => PacketType::Ping,
-            PayloadRepr::Pong { .. } => PacketType::Pong,
+            PayloadRepr::AuthOk { .. } | PayloadRepr::AuthOkTimestamp { .. } => PacketType::AuthOk,
+            PayloadRepr::Ping | PayloadRepr::PingSeq { .. } => PacketType::Ping,
+            PayloadRepr::Pong { .. } | PayloadRepr::PongSeq { .. } => PacketType::Pong,
+            PayloadRepr::Close => PacketType::Close,
             PayloadRepr::MoveOp(_) => PacketType::MoveOp,
             PayloadRepr::MoveEvent(_) => PacketType::MoveEvent,
             PayloadRepr::Prop { .. } => PacketType::Prop,
@@ -60,6 +76,12 @@ impl PayloadRepr {
     /// The number of bytes [`PayloadRepr::emit`] writes.
     pub fn wire_len(&self) -> usize {
         let t = self.packet_type();
+        match self {
+            PayloadRepr::PingSeq { .. } => return 1,
+            PayloadRepr::PongSeq { .. } => return 9,
+            PayloadRepr::AuthOkTimestamp { .. } => return 8,
+            _ => {}
+        }
         t.fixed_len()
             + match self {
                 PayloadRepr::AuthOk { name, .. } => name.len(),
@@ -77,10 +99,16 @@ impl PayloadRepr {
             }
     }
 
-    /// Appends the payload's wire bytes; lengths that do not fit their field
-    /// (a name over 255 bytes, more than 32767 vertices or render bytes) are
-    /// refused before anything is written.
+    /// Appends the payload's wire bytes, little-endian; lengths that do not
+    /// fit their field (a name over 255 bytes, more than 32767 vertices or
+    /// render bytes) are refused before anything is written.
     pub fn emit(&self, out: &mut Vec<u8>) -> Result<(), EmitError> {
+        self.emit_in(ByteOrder::Little, out)
+    }
+
+    /// [`PayloadRepr::emit`] in `order`.
+    pub fn emit_in(&self, order: ByteOrder, out: &mut Vec<u8>) -> Result<(), EmitError> {
+        let o = order;
         let too_long = |part, len: usize, max: usize| {
             if len > max {
                 Err(EmitError::TooLong { part, len, max })
@@ -102,19 +130,25 @@ impl PayloadRepr {
             _ => {}
         }
         match self {
-            PayloadRepr::Auth | PayloadRepr::Ping => {}
+            PayloadRepr::Auth | PayloadRepr::Ping | PayloadRepr::Close => {}
+            PayloadRepr::PingSeq { seq } => out.push(*seq),
+            PayloadRepr::PongSeq { seq, timestamp } => {
+                out.push(*seq);
+                o.put_u64(out, *timestamp);
+            }
+            PayloadRepr::AuthOkTimestamp { timestamp } => o.put_u64(out, *timestamp),
             PayloadRepr::AuthOk { movement, name } => {
-                movement.write(out);
+                movement.write(o, out);
                 out.push(name.len() as u8);
                 out.extend_from_slice(name);
             }
-            PayloadRepr::Pong { timestamp } => out.extend_from_slice(&timestamp.to_le_bytes()),
+            PayloadRepr::Pong { timestamp } => o.put_i64(out, *timestamp),
             PayloadRepr::MoveOp(m) => {
-                m.movement.write(out);
+                m.movement.write(o, out);
                 out.push(m.op_sig);
             }
             PayloadRepr::MoveEvent(m) => {
-                m.movement.write(out);
+                m.movement.write(o, out);
                 out.push(m.op_sig);
                 out.push(m.event_sig);
             }
@@ -124,23 +158,23 @@ impl PayloadRepr {
                 shape,
                 render_data,
             } => {
-                out.extend_from_slice(&prop_id.to_le_bytes());
-                position.write(out);
+                o.put_i64(out, *prop_id);
+                position.write(o, out);
                 match shape {
                     ShapeRepr::Circle { center, radius } => {
                         out.push(0);
-                        center.write(out);
-                        out.extend_from_slice(&radius.to_le_bytes());
+                        center.write(o, out);
+                        o.put_f32(out, *radius);
                     }
                     ShapeRepr::Polygon(vertices) => {
                         out.push(1);
-                        out.extend_from_slice(&(vertices.len() as i16).to_le_bytes());
+                        o.put_i16(out, vertices.len() as i16);
                         for v in vertices {
-                            v.write(out);
+                            v.write(o, out);
                         }
                     }
                 }
-                out.extend_from_slice(&(render_data.len() as i16).to_le_bytes());
+                o.put_i16(out, render_data.len() as i16);
                 out.extend_from_slice(render_data);
             }
             PayloadRepr::Msg {
@@ -149,14 +183,14 @@ impl PayloadRepr {
                 block_id,
                 block,
             } => {
-                out.extend_from_slice(&msg_id.to_le_bytes());
-                out.extend_from_slice(&msg_len.to_le_bytes());
-                out.extend_from_slice(&block_id.to_le_bytes());
+                o.put_u32(out, *msg_id);
+                o.put_u32(out, *msg_len);
+                o.put_u16(out, *block_id);
                 out.extend_from_slice(block);
             }
             PayloadRepr::MsgAck(a) => {
-                out.extend_from_slice(&a.msg_id.to_le_bytes());
-                out.extend_from_slice(&a.block_id.to_le_bytes());
+                o.put_u32(out, a.msg_id);
+                o.put_u16(out, a.block_id);
             }
         }
         Ok(())
@@ -167,12 +201,27 @@ impl From<&Payload<'_>> for PayloadRepr {
     fn from(p: &Payload<'_>) -> Self {
         match *p {
             Payload::Auth => PayloadRepr::Auth,
+            Payload::Close => PayloadRepr::Close,
+            Payload::AuthOk(a) if !a.full => PayloadRepr::AuthOkTimestamp {
+                timestamp: a.movement.timestamp as u64,
+            },
             Payload::AuthOk(a) => PayloadRepr::AuthOk {
                 movement: a.movement,
                 name: a.name.to_vec(),
             },
-            Payload::Ping => PayloadRepr::Ping,
-            Payload::Pong { timestamp } => PayloadRepr::Pong { timestamp },
+            Payload::Ping { seq: None } => PayloadRepr::Ping,
+            Payload::Ping { seq: Some(seq) } => PayloadRepr::PingSeq { seq },
+            Payload::Pong {
+                seq: Some(seq),
+                timestamp,
+            } => PayloadRepr::PongSeq {
+                seq,
+                timestamp: timestamp as u64,
+            },
+            Payload::Pong {
+                seq: None,
+                timestamp,
+            } => PayloadRepr::Pong { timestamp },
             Payload::MoveOp(m) => PayloadRepr::MoveOp(m),
             Payload::MoveEvent(m) => PayloadRepr::MoveEvent(m),
             Payload::Prop(p) => PayloadRepr::Prop {
@@ -214,9 +263,14 @@ impl PacketRepr {
         }
     }
 
-    /// Decodes a whole packet.
+    /// Decodes a whole little-endian packet.
     pub fn parse(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let p = Packet::new_checked(bytes)?;
+        PacketRepr::parse_in(bytes, Dialect::LITTLE)
+    }
+
+    /// Decodes a whole packet of `dialect`.
+    pub fn parse_in(bytes: &[u8], dialect: Dialect) -> Result<Self, DecodeError> {
+        let p = Packet::new_checked_in(bytes, dialect)?;
         Ok(PacketRepr {
             header: p.header(),
             payload: PayloadRepr::from(&p.payload()),
@@ -228,16 +282,29 @@ impl PacketRepr {
         HEADER_LEN + self.payload.wire_len()
     }
 
-    /// Appends the packet's wire bytes.
+    /// Appends the packet's wire bytes, little-endian.
     pub fn emit(&self, out: &mut Vec<u8>) -> Result<(), EmitError> {
-        let start = out.len();
-        out.extend_from_slice(&self.header.to_bytes());
-        self.payload.emit(out).inspect_err(|_| out.truncate(start))
+        self.emit_in(ByteOrder::Little, out)
     }
 
+    /// Appends the packet's wire bytes in `order`.
+    pub fn emit_in(&self, order: ByteOrder, out: &mut Vec<u8>) -> Result<(), EmitError> {
+        let start = out.len();
+        out.extend_from_slice(&self.header.to_bytes_in(order));
+        self.payload
+            .emit_in(order, out)
+            .inspect_err(|_| out.truncate(start))
+    }
+
+    /// The little-endian wire bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>, EmitError> {
+        self.to_bytes_in(ByteOrder::Little)
+    }
+
+    /// The wire bytes in `order`.
+    pub fn to_bytes_in(&self, order: ByteOrder) -> Result<Vec<u8>, EmitError> {
         let mut out = Vec::with_capacity(self.wire_len());
-        self.emit(&mut out)?;
+        self.emit_in(order, &mut out)?;
         Ok(out)
     }
 

@@ -37,6 +37,38 @@ pub const CIRCLE_LEN: usize = 12;
 /// One polygon vertex, a `VectorF`.
 pub const VERTEX_LEN: usize = 8;
 
+/// The PING and PONG form a session uses: the specification's (empty PING,
+/// PONG of an `i64` timestamp) or the reference's (PING of a `u8` seq, PONG of
+/// that seq and a `u64` timestamp).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PingForm {
+    /// Empty PING, 8-byte PONG.
+    Spec,
+    /// 1-byte PING, 9-byte PONG.
+    Seq,
+}
+
+/// How a session's packets are read: its byte order, and the PING/PONG form
+/// its first PING showed (`None`: either, told apart by size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Dialect {
+    pub order: ByteOrder,
+    pub ping: Option<PingForm>,
+}
+
+impl Dialect {
+    /// The corpus's form: little-endian, either PING form.
+    pub const LITTLE: Dialect = Dialect {
+        order: ByteOrder::Little,
+        ping: None,
+    };
+    /// The reference's order: big-endian, either PING form.
+    pub const BIG: Dialect = Dialect {
+        order: ByteOrder::Big,
+        ping: None,
+    };
+}
+
 /// Which side sends a packet type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Sender {
@@ -66,10 +98,12 @@ pub enum PacketType {
     Msg,
     /// (any, 0x11), both ways: the acknowledgement of one block.
     MsgAck,
+    /// (0, 0x04), either side, empty: ends the session (the revised notes).
+    Close,
 }
 
 impl PacketType {
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
     pub const ALL: [PacketType; PacketType::COUNT] = [
         PacketType::Auth,
         PacketType::AuthOk,
@@ -80,6 +114,7 @@ impl PacketType {
         PacketType::Prop,
         PacketType::Msg,
         PacketType::MsgAck,
+        PacketType::Close,
     ];
 
     /// The type of a (channel, op_code) pair; `None` for a pair the
@@ -95,6 +130,7 @@ impl PacketType {
             (0, 0x01) => PacketType::AuthOk,
             (0, 0x02) => PacketType::Ping,
             (0, 0x03) => PacketType::Pong,
+            (0, 0x04) => PacketType::Close,
             (1, 0x00) => PacketType::MoveOp,
             (1, 0x01) => PacketType::MoveEvent,
             (2, 0x00) => PacketType::Prop,
@@ -109,6 +145,7 @@ impl PacketType {
             PacketType::AuthOk | PacketType::MoveEvent => 0x01,
             PacketType::Ping => 0x02,
             PacketType::Pong => 0x03,
+            PacketType::Close => 0x04,
             PacketType::Msg => OP_MSG,
             PacketType::MsgAck => OP_MSG_ACK,
         }
@@ -117,9 +154,11 @@ impl PacketType {
     /// The channel, for the types bound to one (MSG and MSG_ACK travel on any).
     pub const fn channel(self) -> Option<u8> {
         match self {
-            PacketType::Auth | PacketType::AuthOk | PacketType::Ping | PacketType::Pong => {
-                Some(CHANNEL_COMMAND)
-            }
+            PacketType::Auth
+            | PacketType::AuthOk
+            | PacketType::Ping
+            | PacketType::Pong
+            | PacketType::Close => Some(CHANNEL_COMMAND),
             PacketType::MoveOp | PacketType::MoveEvent => Some(CHANNEL_MOVEMENT),
             PacketType::Prop => Some(CHANNEL_ENVIRONMENT),
             PacketType::Msg | PacketType::MsgAck => None,
@@ -138,6 +177,7 @@ impl PacketType {
             PacketType::Prop => "PROP",
             PacketType::Msg => "MSG",
             PacketType::MsgAck => "MSG_ACK",
+            PacketType::Close => "CLOSE",
         }
     }
 
@@ -162,15 +202,16 @@ impl PacketType {
             PacketType::AuthOk | PacketType::Pong | PacketType::MoveEvent | PacketType::Prop => {
                 Sender::Server
             }
-            PacketType::Msg | PacketType::MsgAck => Sender::Both,
+            PacketType::Msg | PacketType::MsgAck | PacketType::Close => Sender::Both,
         }
     }
 
     /// The bytes of the payload that do not depend on a length field: a payload
-    /// shorter than this is truncated.
+    /// shorter than this is truncated. For PING, PONG and AUTH_OK, the
+    /// specification's form (the reference's forms are told apart by size).
     pub const fn fixed_len(self) -> usize {
         match self {
-            PacketType::Auth | PacketType::Ping => 0,
+            PacketType::Auth | PacketType::Ping | PacketType::Close => 0,
             PacketType::Pong => 8,
             PacketType::AuthOk => MOVEMENT_LEN + 1,
             PacketType::MoveOp => MOVEMENT_LEN + 1,
@@ -203,16 +244,16 @@ pub struct VectorD {
 }
 
 impl VectorF {
-    pub fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.x.to_le_bytes());
-        out.extend_from_slice(&self.y.to_le_bytes());
+    pub fn write(&self, order: ByteOrder, out: &mut Vec<u8>) {
+        order.put_f32(out, self.x);
+        order.put_f32(out, self.y);
     }
 }
 
 impl VectorD {
-    pub fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.x.to_le_bytes());
-        out.extend_from_slice(&self.y.to_le_bytes());
+    pub fn write(&self, order: ByteOrder, out: &mut Vec<u8>) {
+        order.put_f64(out, self.x);
+        order.put_f64(out, self.y);
     }
 }
 
@@ -255,42 +296,134 @@ pub(crate) fn array<const N: usize>(bytes: &[u8], offset: usize) -> Option<[u8; 
     bytes.get(offset..end)?.try_into().ok()
 }
 
+/// The byte order of every integer and float of a packet, header included.
+/// The reference implementation sends big-endian (network order); the first
+/// notes and the corpus's earlier captures little-endian. A session uses one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum ByteOrder {
+    /// Network order: what the reference implementation sends, and the
+    /// default when nothing tells.
+    #[default]
+    Big,
+    /// The first notes' form (the corpus's `bg-*.pcap`).
+    Little,
+}
+
+macro_rules! reads {
+    ($( $name:ident: $t:ty; )*) => {
+        $(
+            /// Reads one value at `offset`, if the slice has its bytes.
+            pub fn $name(self, bytes: &[u8], offset: usize) -> Option<$t> {
+                let a = array(bytes, offset)?;
+                Some(match self {
+                    ByteOrder::Big => <$t>::from_be_bytes(a),
+                    ByteOrder::Little => <$t>::from_le_bytes(a),
+                })
+            }
+        )*
+    };
+}
+
+macro_rules! writes {
+    ($( $name:ident: $t:ty; )*) => {
+        $(
+            /// Appends one value's bytes.
+            pub fn $name(self, out: &mut Vec<u8>, v: $t) {
+                match self {
+                    ByteOrder::Big => out.extend_from_slice(&v.to_be_bytes()),
+                    ByteOrder::Little => out.extend_from_slice(&v.to_le_bytes()),
+                }
+            }
+        )*
+    };
+}
+
+impl ByteOrder {
+    pub const ALL: [ByteOrder; 2] = [ByteOrder::Big, ByteOrder::Little];
+
+    /// `big-endian`, `little-endian`: as reports and JSON say it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ByteOrder::Big => "big-endian",
+            ByteOrder::Little => "little-endian",
+        }
+    }
+
+    /// `be`, `le`: as the user sets it (`-o bg.byte_order:be`).
+    pub const fn short(self) -> &'static str {
+        match self {
+            ByteOrder::Big => "be",
+            ByteOrder::Little => "le",
+        }
+    }
+
+    /// The other order.
+    pub const fn other(self) -> ByteOrder {
+        match self {
+            ByteOrder::Big => ByteOrder::Little,
+            ByteOrder::Little => ByteOrder::Big,
+        }
+    }
+
+    reads! {
+        u16: u16;
+        i16: i16;
+        u32: u32;
+        u64: u64;
+        i64: i64;
+        f32: f32;
+        f64: f64;
+    }
+
+    writes! {
+        put_u16: u16;
+        put_i16: i16;
+        put_u32: u32;
+        put_u64: u64;
+        put_i64: i64;
+        put_f32: f32;
+        put_f64: f64;
+    }
+
+    pub(crate) fn vector_f(self, bytes: &[u8], offset: usize) -> Option<VectorF> {
+        Some(VectorF {
+            x: self.f32(bytes, offset)?,
+            y: self.f32(bytes, offset.checked_add(4)?)?,
+        })
+    }
+
+    pub(crate) fn vector_d(self, bytes: &[u8], offset: usize) -> Option<VectorD> {
+        Some(VectorD {
+            x: self.f64(bytes, offset)?,
+            y: self.f64(bytes, offset.checked_add(8)?)?,
+        })
+    }
+}
+
+impl fmt::Display for ByteOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
 pub(crate) fn le_u16(bytes: &[u8], offset: usize) -> Option<u16> {
-    array(bytes, offset).map(u16::from_le_bytes)
+    ByteOrder::Little.u16(bytes, offset)
 }
 
-pub(crate) fn le_i16(bytes: &[u8], offset: usize) -> Option<i16> {
-    array(bytes, offset).map(i16::from_le_bytes)
-}
-
+#[cfg(test)]
 pub(crate) fn le_u32(bytes: &[u8], offset: usize) -> Option<u32> {
-    array(bytes, offset).map(u32::from_le_bytes)
+    ByteOrder::Little.u32(bytes, offset)
 }
 
+#[cfg(test)]
+pub(crate) fn le_i16(bytes: &[u8], offset: usize) -> Option<i16> {
+    ByteOrder::Little.i16(bytes, offset)
+}
+
+#[cfg(test)]
 pub(crate) fn le_i64(bytes: &[u8], offset: usize) -> Option<i64> {
-    array(bytes, offset).map(i64::from_le_bytes)
-}
-
-pub(crate) fn le_f32(bytes: &[u8], offset: usize) -> Option<f32> {
-    array(bytes, offset).map(f32::from_le_bytes)
-}
-
-pub(crate) fn le_f64(bytes: &[u8], offset: usize) -> Option<f64> {
-    array(bytes, offset).map(f64::from_le_bytes)
-}
-
-pub(crate) fn vector_f(bytes: &[u8], offset: usize) -> Option<VectorF> {
-    Some(VectorF {
-        x: le_f32(bytes, offset)?,
-        y: le_f32(bytes, offset.checked_add(4)?)?,
-    })
-}
-
-pub(crate) fn vector_d(bytes: &[u8], offset: usize) -> Option<VectorD> {
-    Some(VectorD {
-        x: le_f64(bytes, offset)?,
-        y: le_f64(bytes, offset.checked_add(8)?)?,
-    })
+    ByteOrder::Little.i64(bytes, offset)
 }
 
 #[cfg(test)]
@@ -311,7 +444,8 @@ mod tests {
             }
         }
         assert_eq!(PacketType::from_wire(3, OP_MSG), None);
-        assert_eq!(PacketType::from_wire(0, 0x04), None);
+        assert_eq!(PacketType::from_wire(0, 0x04), Some(PacketType::Close));
+        assert_eq!(PacketType::from_wire(0, 0x05), None);
         assert_eq!(PacketType::from_wire(2, 0x01), None);
         assert_eq!(PacketType::from_ordinal(PacketType::COUNT), None);
     }

@@ -200,6 +200,13 @@ pub struct SimArgs {
     #[arg(long, value_name = "DURATION[..DURATION]", value_parser = tap_range, conflicts_with = "live")]
     pub tap_to_client: Option<(u64, u64)>,
 
+    /// Battlegrounds only: the byte order (and form) its peers speak: be, the
+    /// reference implementation's (big-endian, PING/PONG with a seq, CLOSE;
+    /// the default), or le, the first notes' little-endian form (the corpus's
+    /// bg-*.pcap).
+    #[arg(long, value_name = "ORDER", value_enum)]
+    pub byte_order: Option<crate::proto::sim::SimByteOrder>,
+
     /// Do not compute or write the ground truth (for benchmarks).
     #[arg(long)]
     pub no_truth: bool,
@@ -269,6 +276,7 @@ impl SimArgs {
             reorder: rates(&self.reorder),
             corrupt: rates(&self.corrupt),
             tap_miss: rates(&self.tap_miss),
+            byte_order: self.byte_order,
         })
     }
 

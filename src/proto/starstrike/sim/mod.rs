@@ -1484,6 +1484,9 @@ pub fn run(config: &SimConfig, pcap: &Path, truth: Option<&Path>) -> Result<Trut
 pub fn sim_request(
     req: &crate::proto::sim::SimRequest,
 ) -> Result<crate::proto::sim::SimOutcome, String> {
+    if req.byte_order.is_some() {
+        return Err(crate::proto::sim::unsupported("Starstrike", "--byte-order"));
+    }
     let apart = |r: crate::proto::sim::Rates| (r.s2c != r.c2s).then_some(r.s2c);
     let config = SimConfig {
         seed: req.seed,
