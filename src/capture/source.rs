@@ -766,6 +766,15 @@ impl OfflineFile {
                 )),
             },
             Reader::Mapped(m) => match m.next() {
+                // Read from pages the file no longer has: zeros, not the file.
+                Ok(Next::Shrunk) => Err(CaptureError::Changed {
+                    path: self.name.clone(),
+                    packets: self.packets,
+                    now: match std::fs::metadata(&self.name) {
+                        Ok(meta) => format!("now {} bytes", meta.len()),
+                        Err(_) => "removed".to_owned(),
+                    },
+                }),
                 Ok(Next::Packet(r)) => {
                     let rejected = match &mut self.filter {
                         Some(f) => f.rejects(r.link, r.data)?,

@@ -655,7 +655,7 @@ pub fn report_each(
         files.len(),
         jobs,
         |i| {
-            let path = &files[i];
+            let path = &files[i].path;
             let name = path.display().to_string();
             let mut result = FileResult {
                 name: name.clone(),
@@ -663,6 +663,11 @@ pub fn report_each(
                 error: None,
             };
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return result;
+            }
+            if let Some(why) = files[i].refused {
+                result.error = Some(format!("{name}: {why}"));
+                progress.inc();
                 return result;
             }
             let mut run = || -> Result<(), RunError> {
@@ -964,10 +969,14 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
         files.len(),
         jobs,
         |i| {
-            let path = &files[i];
+            let path = &files[i].path;
             let name = path.display().to_string();
             let engine = crate::proto::engine_with(TrackerConfig::default(), &args.decode_as);
-            let verdict = match analyse_file(path, engine, window) {
+            let analysed = match files[i].refused {
+                Some(why) => Err(RunError::Usage(why.to_owned())),
+                None => analyse_file(path, engine, window),
+            };
+            let verdict = match analysed {
                 Ok(outcome) => Verdict {
                     window: args.window.map(|w| w.to_string()),
                     ..rules.check(&name, &outcome)
