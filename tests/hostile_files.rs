@@ -190,3 +190,152 @@ fn a_fifo_in_a_folder_is_an_error_not_a_wait() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["capture"]["frames"], 483);
 }
+
+/// SIGINT, SIGTERM or SIGHUP while files are read: the run was cut short, and
+/// every output says so (the report's capture table, `"interrupted": true`
+/// in JSON and in JSON Lines' summary, a comment in the pcapng export), with
+/// the exit status 128 + the signal (130, 143, 129). Before: a well-formed
+/// report of the frames read so far, with exit 0.
+#[test]
+fn a_run_stopped_by_a_signal_says_so_and_exits_non_zero() {
+    use std::io::Write;
+    let capture =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/sim-clean.pcap"))
+            .unwrap();
+    for (signal, name, format) in [
+        (libc::SIGINT, "SIGINT", "json"),
+        (libc::SIGTERM, "SIGTERM", "jsonl"),
+        (libc::SIGHUP, "SIGHUP", "table"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let export = dir.path().join("part.pcapng");
+        // Into a file: a pipe nobody reads while the test waits would block it.
+        let printed = dir.path().join("out");
+        let mut child = bin()
+            .args(["-r", "-", "--format", format, "-w"])
+            .arg(&export)
+            .stdin(Stdio::piped())
+            .stdout(std::fs::File::create(&printed).unwrap())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Half the capture, and standard input left open: the run waits.
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&capture[..capture.len() / 2]).unwrap();
+        stdin.flush().unwrap();
+        let start = Instant::now();
+        while !export.exists() {
+            assert!(start.elapsed() < Duration::from_secs(60));
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        let out = wait_for(child, Duration::from_secs(60));
+        drop(stdin);
+        let stdout = std::fs::read_to_string(&printed).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(128 + signal), "{name}: {stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "lwarscope: interrupted by {name} after frame 234: the results cover only the frames read\n"
+            )
+        );
+        match format {
+            "json" => {
+                let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(doc["capture"]["interrupted"], true);
+                assert_eq!(doc["capture"]["interrupted_by"], name);
+                assert_eq!(doc["capture"]["frames"], 234);
+            }
+            "jsonl" => {
+                let last: serde_json::Value =
+                    serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+                assert_eq!(last["type"], "summary");
+                assert_eq!(last["capture"]["interrupted"], true);
+                assert_eq!(last["capture"]["interrupted_by"], name);
+            }
+            _ => assert!(
+                stdout.contains(&format!("│ interrupted             ┆ by {name} after frame 234: the files were not read to their end")),
+                "{stdout}"
+            ),
+        }
+        let exported = std::fs::read(&export).unwrap();
+        let note = format!(
+            "lwarscope: interrupted by {name} after frame 234: the files were not read to their end"
+        );
+        assert!(
+            exported.windows(note.len()).any(|w| w == note.as_bytes()),
+            "no note in the export"
+        );
+        // The export is still a capture of the 234 frames read.
+        let back = bin()
+            .arg("-r")
+            .arg(&export)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(back.status.code(), Some(0));
+        let doc: serde_json::Value = serde_json::from_slice(&back.stdout).unwrap();
+        assert_eq!(doc["capture"]["frames"], 234);
+    }
+}
+
+/// `-w` with printed output whose reader goes away (`| head -1`): the export
+/// has nothing to do with the pipe and is finished, every frame in it.
+/// Before: 1 390 of 2 000 000 frames, exit 0 without a word.
+#[test]
+fn an_export_is_finished_when_the_printed_output_closes() {
+    use std::io::BufRead;
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let files: Vec<_> = [
+        "sim-loss.pcap",
+        "sim-reorder.pcap",
+        "sim-dup.pcap",
+        "sim-eight.pcap",
+    ]
+    .iter()
+    .map(|f| corpus.join(f))
+    .collect();
+    let whole = bin()
+        .arg("-r")
+        .args(&files)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&whole.stdout).unwrap();
+    let frames = doc["capture"]["frames"].as_u64().unwrap();
+    assert!(frames > 4000, "{frames}");
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("all.pcapng");
+    let mut child = bin()
+        .arg("-r")
+        .args(&files)
+        .args(["--packets", "-w"])
+        .arg(&export)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // The reader is gone after one line, as with `| head -1`.
+    assert!(line.starts_with("     1 "), "{line}");
+    let out = wait_for(child, Duration::from_secs(120));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let back = bin()
+        .arg("-r")
+        .arg(&export)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&back.stdout).unwrap();
+    assert_eq!(doc["capture"]["frames"].as_u64(), Some(frames));
+}

@@ -178,6 +178,8 @@ pub fn capture_info(
         interface_dropped: stats.pcap.map(|p| p.dropped_by_interface),
         sessions_only: None,
         selection: None,
+        interrupted: false,
+        interrupted_by: None,
     }
 }
 
@@ -222,7 +224,10 @@ pub fn drive<O: Observer>(
                 }
             }
             Some(x) => {
-                if export_frame(x, analysis, &frame)? == Flow::Stop {
+                // The export has nothing to do with the printed output: when
+                // that closes (`| head`), the frames are still exported, to
+                // the end or to the count of -c.
+                if export_frame(x, analysis, &frame)? == Flow::Stop && analysis.limit_reached() {
                     return Ok(());
                 }
             }
@@ -514,15 +519,29 @@ fn report_on<W: Write>(
         None => None,
     };
     let result = drive(source, &mut analysis, Some(&progress), export.as_mut());
+    let interrupted = source.interrupted_by().map(|signal| {
+        format!(
+            "lwarscope: interrupted by {} after frame {}: the files were not read to their end",
+            super::signal_name(signal),
+            source.counts().frames
+        )
+    });
     // The export is finished before the report: a write error is an error.
     let exported = export
-        .map(|x| {
+        .map(|mut x| {
+            if let Some(note) = &interrupted {
+                x.writer.note(note)?;
+            }
             let dropped = x.writer.dropped();
             x.writer.finish().map(|_| dropped)
         })
         .transpose();
     progress.finish();
-    let info = capture_info(&source.stats(), files, interface);
+    let mut info = capture_info(&source.stats(), files, interface);
+    if let Some(signal) = source.interrupted_by() {
+        info.interrupted = true;
+        info.interrupted_by = Some(super::signal_name(signal));
+    }
     let (
         outcome,
         WithStats {
