@@ -21,7 +21,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Some(Command::Check(args)) => check(args),
         Some(Command::Sim(sim)) => simulate(sim).map(|()| 0),
-        None => run(&cli).map(|()| 0),
+        None => run(&cli),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -117,9 +117,9 @@ fn check(args: &lwarscope::report::CheckArgs) -> anyhow::Result<u8> {
     Ok(run::check(args, &mut io::stdout().lock(), color)?)
 }
 
-fn run(cli: &Cli) -> anyhow::Result<()> {
+fn run(cli: &Cli) -> anyhow::Result<u8> {
     if cli.list_interfaces {
-        return list_interfaces();
+        return list_interfaces().map(|()| 0);
     }
     if cli.list_fields || cli.list_findings {
         let mut out = io::stdout().lock();
@@ -128,8 +128,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             false => lwarscope::report::list_findings(&mut out),
         };
         return match listed.and_then(|()| out.flush()) {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            r => Ok(r?),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+            r => Ok(r.map(|()| 0)?),
         };
     }
     // The terminal UI is the default of -i when it can run (a terminal both
@@ -140,10 +140,10 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     }
     if cli.tui {
         refuse_with_tui(cli)?;
-        return run_tui(cli);
+        return run_tui(cli).map(|()| 0);
     }
     if cli.interface.is_some() && on_terminal && !cli.no_tui && printed_output(cli).is_none() {
-        return run_tui(cli);
+        return run_tui(cli).map(|()| 0);
     }
     if cli.interface.is_none() && run::each_file(&cli.report, &cli.read) {
         if cli.write.is_some() {
@@ -162,8 +162,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             file_filter: cli.filter.as_deref(),
             duration: cli.duration,
         };
+        stop_fleet_on_signals()?;
         run::report_each(&cli.report, &cli.read, each, layout, &mut out)?;
-        return Ok(());
+        return Ok(0);
     }
     let mut source = open(cli)?;
     if let Some(d) = cli.duration {
@@ -196,7 +197,18 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         export,
         out,
     )?;
-    Ok(())
+    // Files read only in part: the outputs say so, and so does the exit
+    // status (128 + the signal, as a shell reports a process it killed).
+    if let Some(signal) = source.interrupted_by() {
+        let _ = writeln!(
+            io::stderr(),
+            "lwarscope: interrupted by {} after frame {}: the results cover only the frames read",
+            lwarscope::report::signal_name(signal),
+            source.counts().frames
+        );
+        return Ok(128 + signal as u8);
+    }
+    Ok(0)
 }
 
 /// The first printed-output option given (`--packets`, `-V`, `-x`, `--format`),
@@ -304,12 +316,33 @@ fn stop_on_signals(source: &Source) -> anyhow::Result<()> {
     let stop = source.stop_handle();
     std::thread::spawn(move || {
         let mut seen = false;
-        for _ in signals.forever() {
+        for signal in signals.forever() {
             if seen {
-                std::process::exit(130);
+                std::process::exit(128 + signal);
             }
             seen = true;
-            stop.stop();
+            stop.stop_by_signal(signal);
+        }
+    });
+    Ok(())
+}
+
+/// A fleet run (`-r DIR`, `-j`, `--format parquet`) stopped by a signal: the
+/// table files being written are removed (no hidden `.tmp` is left), the run
+/// says what stopped it, and exits with 128 + the signal.
+fn stop_fleet_on_signals() -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .context("installing Ctrl-C handler")?;
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            lwarscope::report::remove_temporaries();
+            let _ = writeln!(
+                io::stderr(),
+                "lwarscope: interrupted by {}: the files not yet reported were not analysed",
+                lwarscope::report::signal_name(signal)
+            );
+            std::process::exit(128 + signal);
         }
     });
     Ok(())

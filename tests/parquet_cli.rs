@@ -212,3 +212,63 @@ fn the_interval_is_io_stat_s_and_other_statistics_are_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A disk that fills while the tables are written (here each file may grow
+/// only so far: `ulimit -f`, with SIGXFSZ ignored so writes fail with EFBIG as
+/// they would with ENOSPC): every capture ends with its three tables or none,
+/// and no hidden `.tmp` file is left (before: 33 of them at 4 KiB, and
+/// captures with their sessions table and no findings).
+#[test]
+fn a_full_disk_leaves_whole_captures_and_no_temporary_file() {
+    for blocks in [8, 12, 40] {
+        let out = tempfile::tempdir().unwrap();
+        let script = format!(
+            "trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" -r \"$1\" --format parquet --out \"$2\" -j 1"
+        );
+        let run = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .arg(assert_cmd::cargo::cargo_bin("lwarscope"))
+            .arg(root().join("captures"))
+            .arg(out.path())
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2), "{blocks} blocks");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains("File too large"), "{stderr}");
+        let mut tables = Vec::new();
+        for table in ["sessions", "findings", "intervals"] {
+            let mut names = Vec::new();
+            for e in std::fs::read_dir(out.path().join(table)).unwrap() {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                assert!(!name.ends_with(".tmp"), "{table}/{name} left behind");
+                names.push(name);
+            }
+            names.sort();
+            tables.push(names);
+        }
+        assert_eq!(
+            tables[0], tables[1],
+            "{blocks} blocks: sessions and findings"
+        );
+        assert_eq!(
+            tables[0], tables[2],
+            "{blocks} blocks: sessions and intervals"
+        );
+        let failed = stderr
+            .lines()
+            .filter(|l| l.contains("File too large"))
+            .count();
+        let captures = std::fs::read_dir(root().join("captures"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "pcap")
+            })
+            .count();
+        assert_eq!(tables[0].len() + failed, captures, "{blocks} blocks");
+    }
+}

@@ -24,6 +24,17 @@ pub enum CaptureError {
         packets: u64,
         reason: String,
     },
+    /// The file shrank while it was read (another process truncated or
+    /// rewrote it): what was read after that is not the file's.
+    #[error(
+        "{path}: changed while being read ({now}, after {packets} packets; the file was truncated or rewritten by another process)"
+    )]
+    Changed {
+        path: String,
+        packets: u64,
+        /// What the file is now: "now 1234 bytes", "removed".
+        now: String,
+    },
     /// The link type is not one lwarscope can read IP packets from.
     #[error(
         "{input}: unsupported link type {linktype} ({name}); supported: Ethernet, Linux SLL and SLL2, BSD NULL and LOOP, raw IPv4/IPv6"

@@ -278,6 +278,42 @@ impl FrameWriter {
         Ok(())
     }
 
+    /// Ends a pcapng file with a note about the whole export (a run cut short
+    /// by a signal), in an Interface Statistics Block's comment, which
+    /// Wireshark shows with the file's properties; `false` for classic pcap,
+    /// which has no place for one.
+    pub fn note(&mut self, text: &str) -> Result<bool, ExportError> {
+        let path = &self.path;
+        let Sink::Pcapng { writer, interfaces } = &mut self.sink else {
+            return Ok(false);
+        };
+        if interfaces.is_empty() {
+            // A statistics block names an interface: one with no packet.
+            let idb = InterfaceDescriptionBlock {
+                linktype: DataLink::ETHERNET,
+                snaplen: 0,
+                options: vec![InterfaceDescriptionOption::IfTsResol(9)],
+            };
+            writer
+                .write_pcapng_block(idb)
+                .map_err(|e| pcap_io(path, e))?;
+            interfaces.push(LinkType::Ethernet);
+        }
+        let isb = pcap_file::pcapng::blocks::interface_statistics::InterfaceStatisticsBlock {
+            interface_id: 0,
+            timestamp: 0,
+            options: vec![
+                pcap_file::pcapng::blocks::interface_statistics::InterfaceStatisticsOption::Comment(
+                    Cow::Owned(text.to_owned()),
+                ),
+            ],
+        };
+        writer
+            .write_pcapng_block(isb)
+            .map_err(|e| pcap_io(path, e))?;
+        Ok(true)
+    }
+
     /// Flushes the file: errors that buffering hid (a full disk) surface here.
     pub fn finish(self) -> Result<u64, ExportError> {
         let path = self.path.display().to_string();

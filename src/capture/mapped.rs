@@ -64,6 +64,9 @@ pub(crate) enum Next<'a> {
     /// The file ends inside a record (or block): what libpcap calls a
     /// truncated dump file.
     Cut,
+    /// The file shrank while it was read (`MappedFile` only): what was read
+    /// from its lost pages were zeros (`capture::shrink`).
+    Shrunk,
 }
 
 /// Why a file cannot be read from the start.
@@ -671,6 +674,8 @@ const RELEASE: usize = 4 << 20;
 
 /// A capture file mapped into memory, read front to back.
 pub(crate) struct MappedFile {
+    /// First, so that it is dropped before the map is unmapped.
+    watch: super::shrink::Watch,
     map: memmap2::Mmap,
     parser: Parser,
     /// Bytes before this offset were handed back (`MADV_DONTNEED`).
@@ -683,15 +688,17 @@ impl MappedFile {
     /// Maps `file` (a regular file) and checks its header; the first link type.
     pub fn open(file: &std::fs::File) -> Result<(MappedFile, LinkType), MapError> {
         // SAFETY: the map is read only, and only through `&[u8]` slices that
-        // the parser bounds-checks. What no Rust code can rule out is another
-        // process truncating the file while it is read (the kernel then
-        // raises SIGBUS on the lost pages): captures being read are not
-        // rewritten in place, and libpcap's path stays for pipes and streams.
+        // the parser bounds-checks. Another process truncating the file while
+        // it is read makes the kernel raise SIGBUS on the lost pages: the
+        // watch (`capture::shrink`) replaces them with zeros and the reader
+        // stops at the next record with `CaptureError::Changed`.
         let map = unsafe { memmap2::Mmap::map(file) }.map_err(|_| MapError::Io)?;
+        let watch = super::shrink::Watch::new(map.as_ptr(), map.len());
         let _ = map.advise(memmap2::Advice::Sequential);
         let (parser, link) = Parser::open(&map).map_err(MapError::Open)?;
         Ok((
             MappedFile {
+                watch,
                 map,
                 parser,
                 released: 0,
@@ -728,7 +735,13 @@ impl MappedFile {
                 .advise_range(memmap2::Advice::PopulateRead, start, len);
             self.populated = start + RELEASE;
         }
-        self.parser.next(&self.map)
+        let next = self.parser.next(&self.map);
+        // The record's header was read now, its data by the caller after the
+        // previous call: a page lost in either is caught here.
+        if self.watch.shrunk() {
+            return Ok(Next::Shrunk);
+        }
+        next
     }
 
     /// The file's length.
@@ -791,6 +804,61 @@ mod tests {
         }
         v.extend_from_slice(data);
         v
+    }
+
+    /// A file truncated by another process while it is mapped: the pages past
+    /// its new end raise SIGBUS, which `capture::shrink` turns into zeros and
+    /// `Next::Shrunk` at the next record, not the death of the process.
+    #[test]
+    fn a_file_truncated_while_mapped_is_shrunk_not_a_crash() {
+        let mut bytes = pcap_header(Order::Little, 0xa1b2_c3d4, 65535, 1);
+        let data = [0x5a; 1000];
+        // About 1 MiB of records: many pages beyond the cut.
+        for i in 0..1000 {
+            bytes.extend(record(Order::Little, i, 0, 1000, 1000, &data));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ring.pcap");
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let (mut m, _) = MappedFile::open(&file).unwrap();
+        for _ in 0..10 {
+            assert!(matches!(m.next(), Ok(Next::Packet(r)) if r.data == data));
+        }
+        // As tcpdump -C/-W reopening the file: cut to its header.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(24)
+            .unwrap();
+        let mut read = 10;
+        let end = loop {
+            match m.next() {
+                Ok(Next::Packet(r)) => {
+                    // The caller touches the data: a lost page here too.
+                    std::hint::black_box(r.data.iter().map(|&b| u32::from(b)).sum::<u32>());
+                    read += 1;
+                }
+                other => break other.map(|n| format!("{n:?}")),
+            }
+        };
+        assert_eq!(end, Ok("Shrunk".to_owned()));
+        // Pages still cached before the cut may be read; never the whole file.
+        assert!(
+            read < 1000,
+            "{read} records read from a file cut to its header"
+        );
+        // Another map of another file is watched on its own.
+        let other = dir.path().join("other.pcap");
+        std::fs::write(&other, &bytes).unwrap();
+        let file = std::fs::File::open(&other).unwrap();
+        let (mut m2, _) = MappedFile::open(&file).unwrap();
+        let mut n = 0;
+        while let Ok(Next::Packet(_)) = m2.next() {
+            n += 1;
+        }
+        assert_eq!(n, 1000);
     }
 
     #[test]

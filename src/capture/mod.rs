@@ -31,6 +31,7 @@ mod mapped;
 mod piped;
 mod reassembly;
 pub mod rotate;
+mod shrink;
 mod source;
 pub mod synth;
 

@@ -124,6 +124,8 @@ impl<R: Read> PipedFile<R> {
                         link: r.link,
                     }));
                 }
+                // Only a mapped file shrinks; a stream's window is its own.
+                Next::Shrunk => return Ok(PipedNext::End),
                 Next::End if self.eof => return Ok(PipedNext::End),
                 Next::Cut if self.eof => return Ok(PipedNext::Cut),
                 // The window ends here: read on.
@@ -221,7 +223,7 @@ mod tests {
                     },
                     r.data.to_vec(),
                 )),
-                Ok(Next::End) => return (out, Ok(PipedNext::End)),
+                Ok(Next::End | Next::Shrunk) => return (out, Ok(PipedNext::End)),
                 Ok(Next::Cut) => return (out, Ok(PipedNext::Cut)),
                 Err(e) => return (out, Err(e)),
             }

@@ -94,6 +94,8 @@ impl LiveOptions {
 #[derive(Clone)]
 pub struct StopHandle {
     flag: Arc<AtomicBool>,
+    /// The signal that asked for the stop (0: none).
+    signal: Arc<std::sync::atomic::AtomicI32>,
     breaker: Option<Arc<pcap::BreakLoop>>,
 }
 
@@ -106,8 +108,24 @@ impl StopHandle {
         }
     }
 
+    /// Stops the source on a signal (SIGINT, SIGTERM, SIGHUP), remembered for
+    /// [`Source::interrupted_by`].
+    pub fn stop_by_signal(&self, signal: i32) {
+        let _ = self
+            .signal
+            .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+        self.stop();
+    }
+
     pub fn is_stopped(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
+    }
+
+    fn signal(&self) -> Option<i32> {
+        match self.signal.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s),
+        }
     }
 }
 
@@ -256,6 +274,8 @@ pub struct Source {
     /// The current reassembled datagram's IP payload, if any.
     reassembled: Vec<u8>,
     finished: bool,
+    /// Files whose reading a stop cut short (not the end of the input).
+    cut_by_stop: bool,
     /// Files are read in time order across them (mergecap), not one after
     /// the other.
     merge: bool,
@@ -303,6 +323,7 @@ impl Source {
             input,
             stop: StopHandle {
                 flag: Arc::new(AtomicBool::new(false)),
+                signal: Arc::new(std::sync::atomic::AtomicI32::new(0)),
                 breaker,
             },
             max_udp: None,
@@ -314,6 +335,7 @@ impl Source {
             buf: Vec::with_capacity(2048),
             reassembled: Vec::new(),
             finished: false,
+            cut_by_stop: false,
             merge: false,
             warnings: Vec::new(),
             boundary: None,
@@ -387,6 +409,18 @@ impl Source {
         matches!(self.input, Input::Live(_))
     }
 
+    /// The signal that cut the reading of files short, before their end: the
+    /// results cover only the frames read. A live capture stopped by a signal
+    /// is not cut short (Ctrl-C is how it ends), nor are files read to their
+    /// end before the signal came.
+    pub fn interrupted_by(&self) -> Option<i32> {
+        match self.input {
+            Input::Live(_) => None,
+            _ if self.cut_by_stop => self.stop.signal(),
+            _ => None,
+        }
+    }
+
     /// The bytes of the files still to read, when every one is a mapped
     /// file (`None` for live captures, standard input, pipes and compressed
     /// files, whose length is not known).
@@ -448,6 +482,8 @@ impl Source {
         let header = match self.read() {
             Ok(Some(h)) => h,
             Ok(None) => {
+                // A stream ends when a stop closes it: cut short too.
+                self.cut_by_stop |= !self.finished && self.stop.is_stopped();
                 self.finish()?;
                 return Ok(None);
             }
@@ -766,6 +802,15 @@ impl OfflineFile {
                 )),
             },
             Reader::Mapped(m) => match m.next() {
+                // Read from pages the file no longer has: zeros, not the file.
+                Ok(Next::Shrunk) => Err(CaptureError::Changed {
+                    path: self.name.clone(),
+                    packets: self.packets,
+                    now: match std::fs::metadata(&self.name) {
+                        Ok(meta) => format!("now {} bytes", meta.len()),
+                        Err(_) => "removed".to_owned(),
+                    },
+                }),
                 Ok(Next::Packet(r)) => {
                     let rejected = match &mut self.filter {
                         Some(f) => f.rejects(r.link, r.data)?,

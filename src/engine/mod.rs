@@ -608,6 +608,11 @@ impl Engine {
         self.recognised
     }
 
+    /// Whether the count of [`Engine::stop_after`] was reached.
+    pub fn limit_reached(&self) -> bool {
+        self.limit.is_some_and(|n| self.recognised >= n)
+    }
+
     /// Datagrams no protocol recognised so far.
     pub fn unrecognised(&self) -> Unrecognised {
         self.unrecognised

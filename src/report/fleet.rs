@@ -39,6 +39,49 @@ pub const CAPTURE_EXTENSIONS: [&str; 3] = ["pcap", "pcapng", "cap"];
 /// The compressed forms a directory search takes too.
 pub const COMPRESSED_EXTENSIONS: [&str; 2] = ["gz", "zst"];
 
+/// One capture of a run: its path, and why it is refused when a folder walk or
+/// a glob found it and it is no regular file (a FIFO would stall the run until
+/// someone wrote to it; a device or socket is no capture). A file named on its
+/// own is read whatever it is: a FIFO named explicitly is a stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub path: PathBuf,
+    pub refused: Option<&'static str>,
+}
+
+impl Input {
+    fn named(path: PathBuf) -> Input {
+        Input {
+            path,
+            refused: None,
+        }
+    }
+
+    /// A file found by a walk or a glob: refused unless it is a regular file
+    /// (a symbolic link is followed).
+    fn found(path: PathBuf) -> Input {
+        use std::os::unix::fs::FileTypeExt;
+        let refused = match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() => None,
+            Ok(m) => Some({
+                let t = m.file_type();
+                if t.is_fifo() {
+                    "not a regular file (a FIFO): not read in a folder walk or a glob, which would wait for a writer; name it on its own to read it as a stream"
+                } else if t.is_socket() {
+                    "not a regular file (a socket): not read in a folder walk or a glob"
+                } else if t.is_block_device() || t.is_char_device() {
+                    "not a regular file (a device): not read in a folder walk or a glob"
+                } else {
+                    "not a regular file: not read in a folder walk or a glob"
+                }
+            }),
+            // Missing (a dangling link) or unreadable: the analysis says why.
+            Err(_) => None,
+        };
+        Input { path, refused }
+    }
+}
+
 /// True when `arg` names many captures: an existing directory, or a pattern
 /// (`*`, `?`, `[`) that is not itself the name of a file.
 pub fn names_many(arg: &Path) -> bool {
@@ -54,7 +97,7 @@ fn is_pattern(arg: &Path) -> bool {
 /// capture file under it, a glob (`captures/**/*.pcap`) as the files it
 /// matches; each directory or glob sorted by path. A glob that matches nothing,
 /// or a directory without captures, is an error.
-pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
+pub fn expand(args: &[PathBuf]) -> Result<Vec<Input>, InputError> {
     let mut files = Vec::new();
     for arg in args {
         if arg.is_dir() {
@@ -65,7 +108,7 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
                     dir: arg.display().to_string(),
                 });
             }
-            files[before..].sort();
+            files[before..].sort_by(|a, b| a.path.cmp(&b.path));
         } else if !arg.exists() && is_pattern(arg) {
             let pattern = arg.to_string_lossy().into_owned();
             let options = glob::MatchOptions {
@@ -86,23 +129,23 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
                 if path.is_dir() {
                     walk(&path, &mut files)?;
                 } else {
-                    files.push(path);
+                    files.push(Input::found(path));
                 }
             }
             if files.len() == before {
                 return Err(InputError::NoMatch { pattern });
             }
-            files[before..].sort();
+            files[before..].sort_by(|a, b| a.path.cmp(&b.path));
             dedup_sorted(&mut files, before);
         } else {
-            files.push(arg.clone());
+            files.push(Input::named(arg.clone()));
         }
     }
     Ok(files)
 }
 
 /// Removes the repeats of a sorted tail (a glob's directory and its files).
-fn dedup_sorted(files: &mut Vec<PathBuf>, from: usize) {
+fn dedup_sorted(files: &mut Vec<Input>, from: usize) {
     let mut tail = files.split_off(from);
     tail.dedup();
     files.extend(tail);
@@ -110,7 +153,7 @@ fn dedup_sorted(files: &mut Vec<PathBuf>, from: usize) {
 
 /// Every capture file under `dir`, recursively (symbolic links to
 /// directories are not followed, so a loop cannot trap the walk).
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), InputError> {
+fn walk(dir: &Path, files: &mut Vec<Input>) -> Result<(), InputError> {
     let read = |source| InputError::Read {
         path: dir.display().to_string(),
         source,
@@ -122,7 +165,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), InputError> {
         if kind.is_dir() {
             walk(&path, files)?;
         } else if is_capture_name(&path) {
-            files.push(path);
+            files.push(Input::found(path));
         }
     }
     Ok(())
@@ -271,7 +314,11 @@ mod tests {
         ] {
             std::fs::write(d.join(f), b"").unwrap();
         }
-        let got = expand(&[d.to_path_buf()]).unwrap();
+        let paths = |got: Vec<Input>| {
+            assert!(got.iter().all(|i| i.refused.is_none()));
+            got.into_iter().map(|i| i.path).collect::<Vec<_>>()
+        };
+        let got = paths(expand(&[d.to_path_buf()]).unwrap());
         let want: Vec<PathBuf> = [
             "a.PCAPNG",
             "b.pcap",
@@ -284,10 +331,10 @@ mod tests {
         .map(|f| d.join(f))
         .collect();
         assert_eq!(got, want);
-        let got = expand(&[d.join("**/*.pcap")]).unwrap();
+        let got = paths(expand(&[d.join("**/*.pcap")]).unwrap());
         assert_eq!(got, [d.join("b.pcap"), d.join("sub/a.pcap")]);
         // A plain file is kept as given, even a missing one, in argument order.
-        let got = expand(&[d.join("z.pcap"), d.join("sub/*.cap")]).unwrap();
+        let got = paths(expand(&[d.join("z.pcap"), d.join("sub/*.cap")]).unwrap());
         assert_eq!(got, [d.join("z.pcap"), d.join("sub/c.cap")]);
         let e = expand(&[d.join("*.none")]).unwrap_err();
         assert!(

@@ -73,6 +73,10 @@
 //!   none), `received`, `kernel_dropped` and `interface_dropped` (live only).
 //!   `sessions_only` (`--session`) and `selection` (`-Y`, `--window`) say
 //!   what part of the capture the summary covers, when it is a part.
+//!   `interrupted` (`true`) and `interrupted_by` (`"SIGINT"`, `"SIGTERM"`,
+//!   `"SIGHUP"`), present only when a signal stopped the reading of the files
+//!   before their end: every figure then covers the `frames` read. JSON Lines
+//!   carry them in the summary line's `capture`, the last line written.
 //!   `truncated` counts the packets the capture cut short (one each, whatever
 //!   the cut ends on), `malformed` those whose kept bytes do not decode (a cut
 //!   packet may be both).

@@ -43,6 +43,13 @@ pub mod timeline;
 pub use args::{CheckArgs, Color, Format, ReportArgs};
 pub use filter::{Filter, FilterError};
 
+/// Removes the output files still being written (the Parquet tables under
+/// their temporary names): what a signal handler calls before exiting.
+pub fn remove_temporaries() {
+    #[cfg(feature = "parquet")]
+    parquet::remove_temporaries();
+}
+
 use crate::capture::{Datagram, Timestamp};
 pub(crate) use crate::engine::FrameSet;
 use crate::engine::{
@@ -122,6 +129,23 @@ pub struct CaptureInfo {
     /// their frames), the frame counts are the capture's.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub selection: Option<String>,
+    /// True when a signal stopped the reading of the files before their end
+    /// (`interrupted_by` names it): every figure covers the `frames` read, not
+    /// the capture. Absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub interrupted: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub interrupted_by: Option<String>,
+}
+
+/// A signal's name as users know it (`SIGINT`), for what it interrupted.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".to_owned(),
+        libc::SIGTERM => "SIGTERM".to_owned(),
+        libc::SIGHUP => "SIGHUP".to_owned(),
+        n => format!("signal {n}"),
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -838,6 +862,11 @@ impl<O: Observer> Analysis<O> {
     /// Whether the engine stops after a count of datagrams (`-c`).
     pub fn stops_early(&self) -> bool {
         self.tracker.has_limit()
+    }
+
+    /// Whether that count (`-c`) was reached.
+    pub fn limit_reached(&self) -> bool {
+        self.tracker.limit_reached()
     }
 
     /// The output, e.g. to see whether it failed to write.

@@ -323,6 +323,29 @@ fn sessions_batch(capture: &str, sessions: &[SessionView]) -> Result<RecordBatch
     Ok(RecordBatch::try_new(sessions_schema(), columns)?)
 }
 
+/// The temporary files being written, for [`remove_temporaries`]: a run
+/// stopped by a signal removes them rather than leave hidden `.tmp` files.
+static TEMPORARIES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn forget_temporary(tmp: &Path) {
+    let mut t = temporaries();
+    if let Some(i) = t.iter().position(|p| p == tmp) {
+        t.swap_remove(i);
+    }
+}
+
+/// Removes every table file still under its temporary name: what a signal
+/// handler calls before the process exits. Files already complete stay.
+pub fn remove_temporaries() {
+    for tmp in temporaries().drain(..) {
+        let _ = std::fs::remove_file(tmp);
+    }
+}
+
 /// A table file being written: under a temporary name until it is complete.
 struct TableFile {
     tmp: PathBuf,
@@ -334,21 +357,30 @@ impl TableFile {
     fn create(dir: &Path, name: &str, schema: SchemaRef) -> Result<TableFile, ParquetError> {
         let path = dir.join(name);
         let tmp = dir.join(format!(".{name}.tmp"));
-        let file = File::create(&tmp).map_err(|source| ParquetError::Io {
-            path: tmp.display().to_string(),
-            source,
+        temporaries().push(tmp.clone());
+        let file = File::create(&tmp).map_err(|source| {
+            forget_temporary(&tmp);
+            ParquetError::Io {
+                path: tmp.display().to_string(),
+                source,
+            }
         })?;
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_max_row_group_row_count(Some(ROW_GROUP))
             .set_created_by(format!("lwarscope {}", env!("CARGO_PKG_VERSION")))
             .build();
-        let writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(|source| {
-            ParquetError::Parquet {
-                path: tmp.display().to_string(),
-                source,
+        let writer = match ArrowWriter::try_new(file, schema, Some(props)) {
+            Ok(w) => w,
+            Err(source) => {
+                let _ = std::fs::remove_file(&tmp);
+                forget_temporary(&tmp);
+                return Err(ParquetError::Parquet {
+                    path: tmp.display().to_string(),
+                    source,
+                });
             }
-        })?;
+        };
         Ok(TableFile { tmp, path, writer })
     }
 
@@ -361,25 +393,65 @@ impl TableFile {
             })
     }
 
-    /// Completes the file and gives it its name.
-    fn finish(self) -> Result<(), ParquetError> {
-        let tmp = self.tmp.display().to_string();
-        self.writer
-            .close()
-            .map_err(|source| ParquetError::Parquet {
-                path: tmp.clone(),
-                source,
-            })?;
-        std::fs::rename(&self.tmp, &self.path).map_err(|source| ParquetError::Io {
-            path: self.path.display().to_string(),
-            source,
-        })
+    /// Completes the file, still under its temporary name; on an error (a
+    /// full disk) the temporary file is removed.
+    fn close(self) -> Result<Closed, ParquetError> {
+        match self.writer.close() {
+            Ok(_) => Ok(Closed {
+                tmp: self.tmp,
+                path: self.path,
+            }),
+            Err(source) => {
+                let _ = std::fs::remove_file(&self.tmp);
+                forget_temporary(&self.tmp);
+                Err(ParquetError::Parquet {
+                    path: self.tmp.display().to_string(),
+                    source,
+                })
+            }
+        }
     }
 
     /// Drops an incomplete file.
     fn abandon(self) {
         drop(self.writer);
         let _ = std::fs::remove_file(&self.tmp);
+        forget_temporary(&self.tmp);
+    }
+}
+
+/// A table file complete under its temporary name, waiting for the capture's
+/// other tables: a capture's tables are given their names all or none.
+struct Closed {
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl Closed {
+    fn discard(self) {
+        let _ = std::fs::remove_file(&self.tmp);
+        forget_temporary(&self.tmp);
+    }
+
+    /// Gives every file its name, or none: on a failed rename, the files
+    /// renamed before it are removed, and the rest discarded.
+    fn publish(files: Vec<Closed>) -> Result<(), ParquetError> {
+        let mut done: Vec<PathBuf> = Vec::new();
+        let mut files = files.into_iter();
+        while let Some(f) = files.next() {
+            if let Err(source) = std::fs::rename(&f.tmp, &f.path) {
+                for p in &done {
+                    let _ = std::fs::remove_file(p);
+                }
+                let path = f.path.display().to_string();
+                f.discard();
+                files.for_each(Closed::discard);
+                return Err(ParquetError::Io { path, source });
+            }
+            forget_temporary(&f.tmp);
+            done.push(f.path);
+        }
+        Ok(())
     }
 }
 
@@ -482,7 +554,7 @@ fn write_intervals(
     name: &str,
     capture: &str,
     io: &IoStat,
-) -> Result<usize, ParquetError> {
+) -> Result<(usize, Closed), ParquetError> {
     use crate::engine::AckTally;
     let mut file = TableFile::create(&tables.intervals, name, intervals_schema())?;
     let start_us = io.start().map_or(0, micros);
@@ -556,10 +628,7 @@ fn write_intervals(
         result = flush(&mut held, &mut file);
     }
     match result {
-        Ok(()) => {
-            file.finish()?;
-            Ok(rows)
-        }
+        Ok(()) => Ok((rows, file.close()?)),
         Err(e) => {
             file.abandon();
             Err(e)
@@ -628,32 +697,26 @@ pub fn write_capture(
         file.abandon();
         return Err(e);
     }
-    // Sessions and intervals are complete files before the findings file is:
-    // on an error, those written are removed.
-    let remove = |dirs: &[&PathBuf]| {
-        for d in dirs {
-            let _ = std::fs::remove_file(d.join(&name));
-        }
-    };
-    let sessions = match write_sessions(tables, &name, &capture, &outcome) {
-        Ok(n) => n,
+    // The three tables are completed under their temporary names, then named
+    // together: a capture has all its tables or none (a full disk, a failed
+    // rename), and no temporary file is left.
+    let findings = file.close()?;
+    let (sessions, sessions_file) = match write_sessions(tables, &name, &capture, &outcome) {
+        Ok(done) => done,
         Err(e) => {
-            file.abandon();
+            findings.discard();
             return Err(e.into());
         }
     };
-    let intervals = match write_intervals(tables, &name, &capture, &io) {
-        Ok(n) => n,
+    let (intervals, intervals_file) = match write_intervals(tables, &name, &capture, &io) {
+        Ok(done) => done,
         Err(e) => {
-            file.abandon();
-            remove(&[&tables.sessions]);
+            findings.discard();
+            sessions_file.discard();
             return Err(e.into());
         }
     };
-    if let Err(e) = file.finish() {
-        remove(&[&tables.sessions, &tables.intervals]);
-        return Err(e.into());
-    }
+    Closed::publish(vec![sessions_file, intervals_file, findings])?;
     Ok(Rows {
         sessions,
         findings: sink.rows,
@@ -666,15 +729,14 @@ fn write_sessions(
     name: &str,
     capture: &str,
     outcome: &Outcome,
-) -> Result<usize, ParquetError> {
+) -> Result<(usize, Closed), ParquetError> {
     let batch = sessions_batch(capture, &outcome.sessions)?;
     let mut file = TableFile::create(&tables.sessions, name, sessions_schema())?;
     if let Err(e) = file.write(&batch) {
         file.abandon();
         return Err(e);
     }
-    file.finish()?;
-    Ok(batch.num_rows())
+    Ok((batch.num_rows(), file.close()?))
 }
 
 #[cfg(test)]

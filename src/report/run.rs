@@ -178,6 +178,8 @@ pub fn capture_info(
         interface_dropped: stats.pcap.map(|p| p.dropped_by_interface),
         sessions_only: None,
         selection: None,
+        interrupted: false,
+        interrupted_by: None,
     }
 }
 
@@ -222,7 +224,10 @@ pub fn drive<O: Observer>(
                 }
             }
             Some(x) => {
-                if export_frame(x, analysis, &frame)? == Flow::Stop {
+                // The export has nothing to do with the printed output: when
+                // that closes (`| head`), the frames are still exported, to
+                // the end or to the count of -c.
+                if export_frame(x, analysis, &frame)? == Flow::Stop && analysis.limit_reached() {
                     return Ok(());
                 }
             }
@@ -514,15 +519,29 @@ fn report_on<W: Write>(
         None => None,
     };
     let result = drive(source, &mut analysis, Some(&progress), export.as_mut());
+    let interrupted = source.interrupted_by().map(|signal| {
+        format!(
+            "lwarscope: interrupted by {} after frame {}: the files were not read to their end",
+            super::signal_name(signal),
+            source.counts().frames
+        )
+    });
     // The export is finished before the report: a write error is an error.
     let exported = export
-        .map(|x| {
+        .map(|mut x| {
+            if let Some(note) = &interrupted {
+                x.writer.note(note)?;
+            }
             let dropped = x.writer.dropped();
             x.writer.finish().map(|_| dropped)
         })
         .transpose();
     progress.finish();
-    let info = capture_info(&source.stats(), files, interface);
+    let mut info = capture_info(&source.stats(), files, interface);
+    if let Some(signal) = source.interrupted_by() {
+        info.interrupted = true;
+        info.interrupted_by = Some(super::signal_name(signal));
+    }
     let (
         outcome,
         WithStats {
@@ -655,7 +674,7 @@ pub fn report_each(
         files.len(),
         jobs,
         |i| {
-            let path = &files[i];
+            let path = &files[i].path;
             let name = path.display().to_string();
             let mut result = FileResult {
                 name: name.clone(),
@@ -663,6 +682,11 @@ pub fn report_each(
                 error: None,
             };
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return result;
+            }
+            if let Some(why) = files[i].refused {
+                result.error = Some(format!("{name}: {why}"));
+                progress.inc();
                 return result;
             }
             let mut run = || -> Result<(), RunError> {
@@ -970,11 +994,15 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
         files.len(),
         jobs,
         |i| {
-            let path = &files[i];
+            let path = &files[i].path;
             let name = path.display().to_string();
             let engine =
                 crate::proto::engine_with(crate::proto::config_with(&args.preferences), &decode_as);
-            let verdict = match analyse_file(path, engine, window) {
+            let analysed = match files[i].refused {
+                Some(why) => Err(RunError::Usage(why.to_owned())),
+                None => analyse_file(path, engine, window),
+            };
+            let verdict = match analysed {
                 Ok(outcome) => Verdict {
                     window: args.window.map(|w| w.to_string()),
                     ..rules.check(&name, &outcome)

@@ -186,6 +186,19 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
         _ => "-".to_owned(),
     };
     t.add_row(vec!["time span".to_owned(), span]);
+    if c.interrupted {
+        t.add_row(vec![
+            Cell::new("interrupted"),
+            colored(
+                format!(
+                    "by {} after frame {}: the files were not read to their end, and every figure counts the frames read",
+                    c.interrupted_by.as_deref().unwrap_or("a signal"),
+                    c.frames
+                ),
+                Some(Color::Red),
+            ),
+        ]);
+    }
     if let Some(ids) = &c.sessions_only {
         let ids: Vec<String> = ids.iter().map(ToString::to_string).collect();
         t.add_row(vec![
