@@ -1,6 +1,9 @@
 //! Reading from a stream whose writer stalls (a pipe, a FIFO): the first
 //! SIGINT or SIGTERM stops the run, and the results of what was read are
-//! printed, as at the end of a file. Real processes, real signals.
+//! printed, saying that the run was interrupted (the capture table's
+//! `interrupted` row, a line on standard error, exit status 128 + the
+//! signal: a stopped run must not look like a finished one, issue 36).
+//! Real processes, real signals.
 //! Regression: the read blocked in the kernel, the first signal did nothing
 //! and the second killed the run with its output; and `-r FIFO` did not read
 //! at all (sniffing the compression consumed the first bytes).
@@ -66,10 +69,32 @@ fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String, String) {
     }
 }
 
+/// What a run stopped by `sig` after `frames` frames says and exits with.
+fn assert_interrupted(sig: i32, frames: usize, code: Option<i32>, out: &str, err: &str) {
+    let name = match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => unreachable!(),
+    };
+    assert_eq!(code, Some(128 + sig), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "lwarscope: interrupted by {name} after frame {frames}: the results cover only the frames read\n"
+        )
+    );
+    assert!(
+        out.contains(&format!(
+            "│ interrupted             ┆ by {name} after frame {frames}: "
+        )),
+        "{out}"
+    );
+}
+
 fn frames_line(report: &str) -> Option<u64> {
     report
         .lines()
-        .find(|l| l.contains(" frames "))?
+        .find(|l| l.starts_with("│ frames "))?
         .split('┆')
         .nth(1)?
         .trim()
@@ -90,7 +115,7 @@ fn stalled_pipe(sig: i32, records: usize, extra: usize) {
     signal(&child, sig);
     let (code, out, err) = finish(child, Duration::from_secs(10));
     drop(stdin);
-    assert_eq!(code, Some(0), "{err}");
+    assert_interrupted(sig, records, code, &out, &err);
     assert_eq!(frames_line(&out), Some(records as u64), "{out}\n{err}");
     assert!(out.contains("sessions"), "{out}");
 }
@@ -172,7 +197,7 @@ fn a_stalled_pcapng_pipe_stops_at_the_first_signal_with_its_results() {
         signal(&child, sig);
         let (code, out, err) = finish(child, Duration::from_secs(10));
         drop(stdin);
-        assert_eq!(code, Some(0), "{err}");
+        assert_interrupted(sig, records, code, &out, &err);
         assert_eq!(frames_line(&out), Some(records as u64), "{out}\n{err}");
         assert!(out.contains("sessions"), "{out}");
     }
@@ -199,7 +224,7 @@ fn a_stalled_fifo_stops_at_the_first_signal_with_its_results() {
     std::thread::sleep(Duration::from_millis(1000));
     signal(&child, libc::SIGINT);
     let (code, out, err) = finish(child, Duration::from_secs(10));
-    assert_eq!(code, Some(0), "{err}");
+    assert_interrupted(libc::SIGINT, 30, code, &out, &err);
     assert_eq!(frames_line(&out), Some(30), "{out}\n{err}");
     writer.join().unwrap();
 }
