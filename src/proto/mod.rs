@@ -11,6 +11,7 @@ pub mod lwar;
 pub mod replay;
 pub mod sim;
 pub mod starstrike;
+pub mod vessel;
 
 use crate::engine::{
     Engine, Entry, FindingKind, Probe, ProtocolInfo, Recognition, Rule, TrackerConfig,
@@ -114,6 +115,7 @@ pub fn registry() -> &'static [Protocol] {
             lwar::PROTOCOL,
             starstrike::PROTOCOL,
             battlegrounds::PROTOCOL,
+            vessel::PROTOCOL,
         ];
         all.extend(described::protocols());
         Box::leak(all.into_boxed_slice())
