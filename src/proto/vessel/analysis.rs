@@ -16,7 +16,9 @@
 //!
 //! **Per packet**, in this order:
 //! 1. `duplicate-packet`: the same bytes as one of the last 64 packets of
-//!    the direction. Nothing else is judged.
+//!    the direction, other than a version-only reply (rule 3: those carry
+//!    no sync number and are the same bytes by design). Nothing else is
+//!    judged.
 //! 2. The packet is decoded as its direction's message (by `prost`). One that
 //!    does not decode raises one `malformed` with the reason and the byte
 //!    offset (`truncated` when the capture cut it where decoding stopped), and
@@ -369,17 +371,24 @@ impl engine::Analyzer for Analyzer {
     fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         let direction = raise.direction;
         let i = direction.index();
-        // 1. Network duplicates.
+        // 1. Network duplicates (version-only replies are the same bytes by
+        // design: not judged).
         if let Some(frame) = session.dir_mut(direction).duplicate_datagram(d) {
-            let this = session.dir_mut(direction);
-            raise.raise(
-                this,
-                FindingKind::DUPLICATE_PACKET,
-                None,
-                None,
-                Detail::DuplicateOf { frame },
-            );
-            return;
+            let version_only = direction == Direction::ServerToClient
+                && self.decoder.environment(d.payload).is_ok_and(|m| {
+                    Read::of_env(m, session.proto.vessel_version.map(|(h, _)| h)).version_only
+                });
+            if !version_only {
+                let this = session.dir_mut(direction);
+                raise.raise(
+                    this,
+                    FindingKind::DUPLICATE_PACKET,
+                    None,
+                    None,
+                    Detail::DuplicateOf { frame },
+                );
+                return;
+            }
         }
         // 2. Decode.
         let from_vessel = direction == Direction::ClientToServer;
