@@ -100,10 +100,12 @@
 //!
 //! **Bounds.** Per direction: 256 sync numbers in a fixed array allocated
 //! with the session; the decoder's messages are the analyzer's, reused. No
-//! allocation per packet once they have grown.
+//! allocation per packet once they have grown (`tests/vessel_no_alloc.rs`),
+//! except for a malformed datagram: prost's `DecodeError` is boxed, so
+//! refusing one costs up to 2 allocations, freed at once.
 
 use super::findings::{self, rules};
-use super::wire::{Decoder, EnvironmentToVessel, PORT, ShipInput, Which, classify};
+use super::wire::{Decoder, KeptEnvironmentToVessel, PORT, ShipInput, Which, classify};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
     self, Detail, Direction, FindingKind, ProtoSession, ProtocolInfo, Raise, TrackerConfig,
@@ -334,14 +336,18 @@ struct Read {
 }
 
 impl Read {
-    fn of_env(m: &EnvironmentToVessel, vessel_version: Option<u64>) -> Read {
+    /// An environment packet that decoded as `m` from `payload`.
+    fn of_env(m: &KeptEnvironmentToVessel, payload: &[u8], vessel_version: Option<u64>) -> Read {
         let version = hash(&m.protocol_version);
+        // Nothing but protocolVersion on the wire (unknown fields skipped):
+        // no field of the environment's message but the first.
+        let only_version = !m.protocol_version.is_empty() && classify(payload) == Which::Either;
         Read {
             version,
             sync: m.sync_number,
             id: hash(&m.vessel_id),
             join: m.join_status,
-            version_only: m.is_version_only() && vessel_version != Some(version),
+            version_only: only_version && vessel_version != Some(version),
             throttle: throttle_out(&m.ship_input),
         }
     }
@@ -376,7 +382,8 @@ impl engine::Analyzer for Analyzer {
         if let Some(frame) = session.dir_mut(direction).duplicate_datagram(d) {
             let version_only = direction == Direction::ServerToClient
                 && self.decoder.environment(d.payload).is_ok_and(|m| {
-                    Read::of_env(m, session.proto.vessel_version.map(|(h, _)| h)).version_only
+                    Read::of_env(m, d.payload, session.proto.vessel_version.map(|(h, _)| h))
+                        .version_only
                 });
             if !version_only {
                 let this = session.dir_mut(direction);
@@ -405,7 +412,7 @@ impl engine::Analyzer for Analyzer {
         } else {
             self.decoder
                 .environment(d.payload)
-                .map(|m| Read::of_env(m, vessel_version))
+                .map(|m| Read::of_env(m, d.payload, vessel_version))
         };
         let read = match read {
             Ok(r) => r,

@@ -771,6 +771,38 @@ fn skip_error(buf: &[u8], at: usize, tag: u32, wire_raw: u8) -> DecodeError {
     }
 }
 
+/// `environmentToVessel` as the analysis decodes it: the same fields, the
+/// same decoding (prost merges a field into what is there; it checks no
+/// presence), but its sensors are kept in place (prost's `required`) rather
+/// than an `Option` that `clear` would drop with the list of visible objects
+/// inside: cleared, they keep their capacity, so decoding allocates nothing
+/// once the list has grown. Presence of the sensors is not told by it; the
+/// version-only reply is told by the bytes ([`classify`]).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct KeptEnvironmentToVessel {
+    #[prost(string, tag = "1")]
+    pub protocol_version: String,
+    #[prost(bool, tag = "2")]
+    pub join_status: bool,
+    #[prost(string, tag = "3")]
+    pub vessel_id: String,
+    #[prost(uint32, tag = "4")]
+    pub sync_number: u32,
+    #[prost(message, optional, tag = "5")]
+    pub ship_input: Option<ShipInput>,
+    #[prost(message, required, tag = "6")]
+    pub ship_sensors: KeptShipSensors,
+}
+
+/// `ShipSensors`, kept in place.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct KeptShipSensors {
+    #[prost(message, required, tag = "1")]
+    pub visual: VisualSensors,
+    #[prost(message, optional, tag = "2")]
+    pub health: Option<HealthSensor>,
+}
+
 /// The analysis' decoder: prost merges each datagram into messages it keeps
 /// (cleared first), so a steady stream of packets allocates nothing once
 /// their strings and lists have grown. Where prost refuses a datagram, the
@@ -778,7 +810,7 @@ fn skip_error(buf: &[u8], at: usize, tag: u32, wire_raw: u8) -> DecodeError {
 #[derive(Debug, Default)]
 pub struct Decoder {
     pub v2e: VesselToEnvironment,
-    pub e2v: EnvironmentToVessel,
+    pub e2v: KeptEnvironmentToVessel,
 }
 
 /// The walk with nothing to hand on: only its error.
@@ -808,7 +840,7 @@ impl Decoder {
     }
 
     /// Decodes the environment's packet into [`Decoder::e2v`].
-    pub fn environment(&mut self, payload: &[u8]) -> Result<&EnvironmentToVessel, DecodeError> {
+    pub fn environment(&mut self, payload: &[u8]) -> Result<&KeptEnvironmentToVessel, DecodeError> {
         self.e2v.clear();
         match self.e2v.merge(payload) {
             Ok(()) => Ok(&self.e2v),
@@ -934,7 +966,21 @@ mod tests {
             l.0
         );
         let mut d = Decoder::default();
-        assert_eq!(d.environment(&e).unwrap(), &sample_e2v());
+        let m = d.environment(&e).unwrap();
+        let want = sample_e2v();
+        assert_eq!(
+            (
+                &m.protocol_version,
+                m.join_status,
+                &m.vessel_id,
+                m.sync_number
+            ),
+            (&want.protocol_version, true, &want.vessel_id, 200)
+        );
+        assert_eq!(m.ship_input, want.ship_input);
+        let sensors = want.ship_sensors.unwrap();
+        assert_eq!(Some(&m.ship_sensors.visual), sensors.visual.as_ref());
+        assert_eq!(m.ship_sensors.health, sensors.health);
     }
 
     #[test]
