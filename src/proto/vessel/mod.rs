@@ -20,6 +20,7 @@
 pub mod analysis;
 pub mod dissect;
 pub mod findings;
+pub mod sim;
 pub mod wire;
 
 pub use analysis::{Analyzer, INFO, Session, State, Tracker, VesselSession};
@@ -34,5 +35,5 @@ pub const PROTOCOL: super::Protocol = super::Protocol {
     }),
     recognition: crate::engine::Recognition::EveryDatagram,
     tracker: super::MakeTracker::Builtin(|config| Box::new(Tracker::new(config))),
-    sim: None,
+    sim: Some(sim::sim_request),
 };
