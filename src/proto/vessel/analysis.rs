@@ -64,10 +64,12 @@
 //!    *pending* until a vessel packet carries it.
 //!    - `violation/id-withdrawn`: while an id is pending, an environment packet
 //!      with joinStatus true and no vesselID stopped sending it; if the
-//!      vessel's next packet captured (in date) does not carry it either, the
-//!      environment stopped before the vessel used it (once per session). A
-//!      vessel packet carrying it, captured before or right after, shows the
-//!      vessel used it (in a packet the tap may have missed).
+//!      vessel's next two packets captured (in date) do not carry it either,
+//!      the environment stopped before the vessel used it (once per session,
+//!      at the second). A vessel packet carrying it, captured before or right
+//!      after, shows the vessel used it (in a packet the tap may have
+//!      missed). Two, not one: a packet the vessel sent before it took the id,
+//!      overtaken by one the tap missed, is in date without the id.
 //!    - `violation/wrong-vessel-id`: a vessel packet (in date) carrying
 //!      another id than the one issued (none included), after a vessel packet
 //!      captured earlier carried the issued one, or more than 1 s after the
@@ -219,8 +221,9 @@ struct Issued {
     ts: Timestamp,
     /// A vessel packet captured carried it.
     used: bool,
-    /// The environment stopped sending it (the frame) before it was used.
-    withdrawn: Option<u64>,
+    /// The environment stopped sending it (the frame) before it was used,
+    /// and the vessel packets captured since that lack it.
+    withdrawn: Option<(u64, u8)>,
 }
 
 /// Vessel's part of a session.
@@ -647,7 +650,13 @@ fn vessel_packet(session: &mut Session, raise: &mut Raise<'_>, read: &Read, d: &
         issued.withdrawn = None;
         return;
     }
-    let withdrawn = issued.withdrawn.take().is_some();
+    if let Some((_, lacking)) = &mut issued.withdrawn {
+        *lacking += 1;
+    }
+    let withdrawn = issued.withdrawn.is_some_and(|(_, n)| n >= 2);
+    if withdrawn {
+        issued.withdrawn = None;
+    }
     let issued = *issued;
     if withdrawn && !p.reported.withdrawn {
         p.reported.withdrawn = true;
@@ -744,6 +753,6 @@ fn environment_packet(session: &mut Session, raise: &mut Raise<'_>, read: &Read,
         && !x.used
         && x.withdrawn.is_none()
     {
-        x.withdrawn = Some(d.frame);
+        x.withdrawn = Some((d.frame, 0));
     }
 }

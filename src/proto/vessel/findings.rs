@@ -33,7 +33,7 @@ crate::protocol_rules! { "vessel";
     /// (its latest packet captured) differs from its own.
     FULL_REPLY_ON_MISMATCH = "full-reply-on-mismatch", 2;
     /// The environment stopped sending an issued vesselID before the vessel
-    /// used it (the vessel's next packet captured still does not carry it).
+    /// used it (the vessel's next two packets captured still do not carry it).
     ID_WITHDRAWN = "id-withdrawn", 3;
     /// A vessel packet carrying another id than the one issued, after the
     /// vessel used the issued one or more than 1 s after it was issued.
@@ -128,7 +128,7 @@ fn event(a: &[u64; 4], f: &mut fmt::Formatter<'_>) -> fmt::Result {
         ),
         4 => write!(
             f,
-            "the environment's packets stopped carrying the vesselID it issued in frame {}; the vessel's next packet (frame {}) does not carry it",
+            "the environment's packets stopped carrying the vesselID it issued in frame {}; the vessel's next two packets (the second in frame {}) do not carry it",
             a[1], a[2]
         ),
         5 => {
@@ -201,7 +201,7 @@ pub fn full_reply(vessel_frame: u64) -> Detail {
     ev(3, vessel_frame, 0, 0)
 }
 
-/// The id issued in `issued` withdrawn; the vessel's next packet `next`.
+/// The id issued in `issued` withdrawn; the second vessel packet without it `next`.
 pub fn withdrawn(issued: u64, next: u64) -> Detail {
     ev(4, issued, next, 0)
 }
