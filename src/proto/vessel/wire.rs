@@ -1033,6 +1033,79 @@ mod tests {
         assert_eq!((x.kind, x.offset), (ErrorKind::NotUtf8, 0));
     }
 
+    /// `protocols/vessel.proto` and the walk's tables declare the same
+    /// fields: per message, each field's name, number, type and label.
+    #[test]
+    fn the_tables_are_the_proto_file() {
+        let text = include_str!("../../../protocols/vessel.proto");
+        // message NAME { [repeated] TYPE NAME = N; ... }, nested enums skipped.
+        type Fields = Vec<(String, String, u32, bool)>;
+        let mut proto: Vec<(String, Fields)> = Vec::new();
+        let mut depth = 0;
+        for line in text.lines() {
+            let line = line.split("//").next().unwrap().trim();
+            if let Some(rest) = line.strip_prefix("message ") {
+                let name = rest.trim_end_matches('{').trim().to_owned();
+                proto.push((name, Vec::new()));
+                depth = 1;
+            } else if line.starts_with("enum ") {
+                depth += 1;
+            } else if line == "}" {
+                depth -= 1;
+            } else if depth == 1 && line.ends_with(';') && line.contains('=') {
+                let (decl, number) = line.trim_end_matches(';').split_once('=').unwrap();
+                let words: Vec<&str> = decl.split_whitespace().collect();
+                let repeated = words[0] == "repeated";
+                let (ty, name) = (words[words.len() - 2], words[words.len() - 1]);
+                let number: u32 = number.trim().parse().unwrap();
+                proto
+                    .last_mut()
+                    .unwrap()
+                    .1
+                    .push((ty.into(), name.into(), number, repeated));
+            }
+        }
+        let kind_name = |k: Kind| match k {
+            Kind::Str => "string".to_owned(),
+            Kind::Bool => "bool".into(),
+            Kind::U32 => "uint32".into(),
+            Kind::Float => "float".into(),
+            Kind::Double => "double".into(),
+            Kind::Enum(_) => "ObjectType".into(),
+            Kind::Msg(_) => "message".into(),
+        };
+        let tables: [(&str, &[Decl]); 9] = [
+            ("vesselToEnvironment", V2E),
+            ("environmentToVessel", E2V),
+            ("ShipInput", SHIP_INPUT),
+            ("ShipSensors", SENSOR_FIELDS),
+            ("VisualSensors", VISUAL_FIELDS),
+            ("VisibleObject", OBJECT),
+            ("Position", POSITION),
+            ("Velocity", VELOCITY),
+            ("HealthSensor", HEALTH_FIELDS),
+        ];
+        assert_eq!(proto.len(), tables.len());
+        for ((pname, pfields), (tname, decls)) in proto.iter().zip(tables) {
+            assert_eq!(pname, tname);
+            assert_eq!(pfields.len(), decls.len(), "{tname}");
+            for ((ty, name, number, repeated), d) in pfields.iter().zip(decls) {
+                assert_eq!(
+                    (name.as_str(), *number, *repeated),
+                    (d.def.label, d.number, d.repeated),
+                    "{tname}"
+                );
+                let scalar = ["string", "bool", "uint32", "float", "double", "ObjectType"];
+                let want = if scalar.contains(&ty.as_str()) {
+                    ty.clone()
+                } else {
+                    "message".into()
+                };
+                assert_eq!(want, kind_name(d.kind), "{tname}.{name}");
+            }
+        }
+    }
+
     /// prost and the walk accept exactly the same datagrams: every one-byte
     /// change of real packets, and every cut.
     #[test]
