@@ -1,4 +1,9 @@
-# Vessel - Environment Protocol, described for lwarscope.
+# Vessel - Environment Protocol, described for lwarscope AS A FIXED-LAYOUT EXAMPLE.
+#
+# NOT VESSEL'S REAL FORMAT: the Vessel project sends protobuf (proto3), one
+# message per datagram on UDP port 39461; lwarscope decodes that natively as
+# protocol `vessel` (src/proto/vessel/, protocols/vessel.proto). This file is
+# kept as an example of a fixed-layout description, protocol `vessel_fixed`.
 #
 # The specification (src/proto/described/vessel-protocol.md) names the fields
 # and their behaviour but no bytes. THIS FILE DEFINES AN EXAMPLE BYTE LAYOUT:
@@ -9,8 +14,8 @@
 # Checked by lwarscope's tests; it also loads in the Kaitai Web IDE (the
 # `-lwarscope` key is ignored by Kaitai: keys starting with `-` are).
 meta:
-  id: vessel
-  title: Vessel - Environment Protocol
+  id: vessel_fixed
+  title: Vessel - Environment Protocol (fixed-layout example)
   endian: be
 doc: |
   One packet per simulation step, each way. A vessel sends its input state;
@@ -129,7 +134,7 @@ enums:
     1: ship
     2: bullet
 -lwarscope:
-  title: Vessel
+  title: Vessel (fixed-layout example)
   recognise:
     port: 7600
   session: address-pair

@@ -23,7 +23,8 @@ fn captures() -> Vec<PathBuf> {
         // Starstrike together (`mixed-*`, whose truth holds both) are checked
         // by tests/starstrike_sim.rs, Battlegrounds' (`bg-*`) by
         // tests/battlegrounds_corpus.rs, the described protocols' (`ksy-*`)
-        // by tests/described_captures.rs.
+        // by tests/described_captures.rs, Vessel's (`vessel-*`) by
+        // tests/vessel_sim.rs.
         .filter(|p| {
             !p.file_name().is_some_and(|n| {
                 let n = n.to_string_lossy();
@@ -31,6 +32,7 @@ fn captures() -> Vec<PathBuf> {
                     || n.starts_with("mixed-")
                     || n.starts_with("bg-")
                     || n.starts_with("ksy-")
+                    || n.starts_with("vessel-")
             })
         })
         .collect();

@@ -137,7 +137,7 @@ fn vessel_capture_gives_its_findings_wrap_and_stale_included() {
         c2s.windows(3).any(|w| w[2] == w[0].wrapping_sub(1)),
         "a stale packet after two newer ones"
     );
-    check("ksy-vessel-faults", "vessel", script);
+    check("ksy-vessel-faults", "vessel_fixed", script);
 }
 
 #[test]

@@ -13,8 +13,8 @@ fn list_fields_lists_the_described_fields() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for name in [
-        "vessel.sync_number",
-        "vessel.body.input.throttle_left",
+        "vessel_fixed.sync_number",
+        "vessel_fixed.body.input.throttle_left",
         "timewarp.body.ships.angle",
         "strs_ksy.sequence_number",
     ] {
@@ -106,7 +106,7 @@ fn a_bad_description_is_one_line_and_exit_2() {
 fn sim_writes_the_scripted_captures_of_the_example_layouts() {
     let dir = tempfile::tempdir().unwrap();
     for (proto, stem) in [
-        ("vessel", "ksy-vessel-faults"),
+        ("vessel_fixed", "ksy-vessel-faults"),
         ("timewarp", "ksy-timewarp-faults"),
     ] {
         let out = dir.path().join(format!("{stem}.pcap"));
@@ -133,7 +133,7 @@ fn sim_writes_the_scripted_captures_of_the_example_layouts() {
         );
     }
     let refused = lwarscope()
-        .args(["sim", "--proto", "vessel", "--dup", "5%", "-w"])
+        .args(["sim", "--proto", "vessel_fixed", "--dup", "5%", "-w"])
         .arg(dir.path().join("x.pcap"))
         .output()
         .unwrap();

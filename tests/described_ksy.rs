@@ -370,24 +370,24 @@ fn a_vessel_input_packet_written_by_hand() {
         0b0000_0101,                // thrusters
         1,                          // gun_trigger
     ];
-    let (fields, r) = decode("vessel", &bytes);
+    let (fields, r) = decode("vessel_fixed", &bytes);
     assert_eq!(r, Ok(()));
     assert_eq!(
         fields,
         [
-            "vessel@0+21",
-            "vessel.version_len@0+1=3",
-            "vessel.protocol_version@1+3=\"1.0\"",
-            "vessel.msg_type@4+1=vessel_input (1)",
-            "vessel.sync_number@5+1=255",
-            "vessel.body@6+0",
-            "vessel.body.has_vessel_id@6+1=1",
-            "vessel.body.vessel_id@7+4=7",
-            "vessel.body.input@11+0",
-            "vessel.body.input.throttle_left@11+4=0.25",
-            "vessel.body.input.throttle_right@15+4=0.75",
-            "vessel.body.input.thrusters@19+1=5",
-            "vessel.body.input.gun_trigger@20+1=1",
+            "vessel_fixed@0+21",
+            "vessel_fixed.version_len@0+1=3",
+            "vessel_fixed.protocol_version@1+3=\"1.0\"",
+            "vessel_fixed.msg_type@4+1=vessel_input (1)",
+            "vessel_fixed.sync_number@5+1=255",
+            "vessel_fixed.body@6+0",
+            "vessel_fixed.body.has_vessel_id@6+1=1",
+            "vessel_fixed.body.vessel_id@7+4=7",
+            "vessel_fixed.body.input@11+0",
+            "vessel_fixed.body.input.throttle_left@11+4=0.25",
+            "vessel_fixed.body.input.throttle_right@15+4=0.75",
+            "vessel_fixed.body.input.thrusters@19+1=5",
+            "vessel_fixed.body.input.gun_trigger@20+1=1",
         ]
     );
 }
@@ -408,29 +408,32 @@ fn an_environment_packet_with_sensor_readings_written_by_hand() {
         0x40, 0x49, 0x0f, 0xdb,     // orientation pi
         0, 0, 0, 0, 0x3f, 0x80, 0, 0, // vel 0, 1
     ];
-    let (fields, r) = decode("vessel", &bytes);
+    let (fields, r) = decode("vessel_fixed", &bytes);
     assert_eq!(r, Ok(()));
     assert!(
-        fields.contains(&"vessel.body.health@18+4=-10".to_owned()),
+        fields.contains(&"vessel_fixed.body.health@18+4=-10".to_owned()),
         "{fields:?}"
     );
     assert!(
-        fields.contains(&"vessel.body.objects[0]@23+0".to_owned()),
+        fields.contains(&"vessel_fixed.body.objects[0]@23+0".to_owned()),
         "{fields:?}"
     );
     assert!(
-        fields.contains(&"vessel.body.objects.object_type@23+1=bullet (2)".to_owned()),
+        fields.contains(&"vessel_fixed.body.objects.object_type@23+1=bullet (2)".to_owned()),
         "{fields:?}"
     );
     assert!(
-        fields.contains(&"vessel.body.objects.orientation@32+4=3.1415927".to_owned()),
+        fields.contains(&"vessel_fixed.body.objects.orientation@32+4=3.1415927".to_owned()),
         "{fields:?}"
     );
-    assert_eq!(fields.last().unwrap(), "vessel.body.objects.vel_y@40+4=1");
+    assert_eq!(
+        fields.last().unwrap(),
+        "vessel_fixed.body.objects.vel_y@40+4=1"
+    );
     // The packet line's message: its type, its number, every field, an
     // element's fields with their index.
     let mut seen = Vec::new();
-    shipped("vessel")
+    shipped("vessel_fixed")
         .info()
         .dissector
         .messages(&bytes, &mut |m| {
@@ -445,15 +448,18 @@ fn an_environment_packet_with_sensor_readings_written_by_hand() {
         seen[0].2
     );
     // One byte less: the layout no longer fits, said with field and offset.
-    let (_, r) = decode("vessel", &bytes[..bytes.len() - 1]);
+    let (_, r) = decode("vessel_fixed", &bytes[..bytes.len() - 1]);
     assert_eq!(
         r,
-        Err("short: field `vessel.body.objects.vel_y` at byte 40 needs 4 bytes, 3 left".into())
+        Err(
+            "short: field `vessel_fixed.body.objects.vel_y` at byte 40 needs 4 bytes, 3 left"
+                .into()
+        )
     );
     // One byte more: trailing bytes.
     let mut long = bytes.to_vec();
     long.push(0);
-    let (_, r) = decode("vessel", &long);
+    let (_, r) = decode("vessel_fixed", &long);
     assert_eq!(
         r,
         Err("trailing-bytes: 1 bytes after the layout ends at byte 44".into())
@@ -688,14 +694,14 @@ fn a_sensor_object_neither_ship_nor_bullet_is_a_violation() {
     env.extend([0; 20]); // pos, orientation, vel
     env.push(3); // object_type 3: not in the enum (at byte 44)
     env.extend([0; 20]);
-    let (fields, r) = decode("vessel", &env);
+    let (fields, r) = decode("vessel_fixed", &env);
     assert_eq!(
         r,
         Ok(()),
         "it decodes: the value breaks the rule, not the layout"
     );
     assert!(
-        fields.contains(&"vessel.body.objects.object_type@44+1=3 (unknown)".to_owned()),
+        fields.contains(&"vessel_fixed.body.objects.object_type@44+1=3 (unknown)".to_owned()),
         "{fields:?}"
     );
     let got = findings(&[("10.0.0.1:7600", "10.0.2.1:40000", env)]);
@@ -705,7 +711,7 @@ fn a_sensor_object_neither_ship_nor_bullet_is_a_violation() {
             "violation/valid".to_owned(),
             1,
             "s2c",
-            "`vessel.body.objects.object_type` = 3 at byte 44, not one of 1, 2".to_owned()
+            "`vessel_fixed.body.objects.object_type` = 3 at byte 44, not one of 1, 2".to_owned()
         )]
     );
 }
@@ -841,7 +847,7 @@ proptest! {
             // Also with a plausible start, to get past the first fields.
             let mut p = match (d.ksy.id.as_str(), head) {
                 ("strs_ksy", 1) => b"STRS".to_vec(),
-                ("vessel", 1) => vec![3, b'1', b'.', b'0', 2],
+                ("vessel_fixed", 1) => vec![3, b'1', b'.', b'0', 2],
                 ("timewarp", 1) => vec![10],
                 _ => Vec::new(),
             };

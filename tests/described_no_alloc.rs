@@ -33,7 +33,7 @@ impl FieldSink for Count {
 fn the_hot_path_allocates_nothing() {
     let vessel = described::loaded()
         .iter()
-        .find(|d| d.ksy.id == "vessel")
+        .find(|d| d.ksy.id == "vessel_fixed")
         .copied()
         .unwrap();
     let script = sim::vessel();

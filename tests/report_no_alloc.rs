@@ -239,9 +239,17 @@ fn battlegrounds_outputs_allocate_nothing_per_packet() {
 }
 
 #[test]
+fn vessel_outputs_allocate_nothing_per_packet() {
+    outputs_allocate_nothing(
+        &lwarscope::proto::vessel::INFO,
+        &["vessel-faults.pcap", "vessel-clean.pcap"],
+    );
+}
+
+#[test]
 fn described_outputs_allocate_nothing_per_packet() {
     for (id, capture) in [
-        ("vessel", "ksy-vessel-faults.pcap"),
+        ("vessel_fixed", "ksy-vessel-faults.pcap"),
         ("timewarp", "ksy-timewarp-faults.pcap"),
     ] {
         let described = lwarscope::proto::described::loaded()

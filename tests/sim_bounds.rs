@@ -52,7 +52,13 @@ fn a_packet_count_that_can_never_be_reached_is_an_error() {
 /// failed to write and the run exited 0.
 #[test]
 fn a_capture_that_cannot_be_written_is_an_error() {
-    for proto in ["lwar", "starstrike", "battlegrounds", "vessel"] {
+    for proto in [
+        "lwar",
+        "starstrike",
+        "battlegrounds",
+        "vessel_fixed",
+        "vessel",
+    ] {
         let o = Command::cargo_bin("lwarscope")
             .unwrap()
             .args(["sim", "--proto", proto, "-w", "/dev/full", "--no-truth"])

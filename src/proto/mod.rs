@@ -12,6 +12,7 @@ pub mod replay;
 pub mod sim;
 pub mod starstrike;
 pub mod truth;
+pub mod vessel;
 
 use crate::engine::{
     Engine, Entry, FindingKind, Probe, ProtocolInfo, Recognition, Rule, TrackerConfig,
@@ -115,6 +116,7 @@ pub fn registry() -> &'static [Protocol] {
             lwar::PROTOCOL,
             starstrike::PROTOCOL,
             battlegrounds::PROTOCOL,
+            vessel::PROTOCOL,
         ];
         all.extend(described::protocols());
         Box::leak(all.into_boxed_slice())

@@ -284,7 +284,7 @@ pub fn protocols() -> Vec<super::Protocol> {
             tracker: super::MakeTracker::Described(d),
             // The scripted captures of the shipped example layouts.
             sim: match (d.shipped, d.ksy.id.as_str()) {
-                (true, "vessel") => Some(sim::sim_vessel as super::sim::SimFn),
+                (true, "vessel_fixed") => Some(sim::sim_vessel as super::sim::SimFn),
                 (true, "timewarp") => Some(sim::sim_timewarp),
                 _ => None,
             },

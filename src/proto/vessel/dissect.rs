@@ -1,0 +1,278 @@
+//! How outputs see a Vessel packet: everything comes from the field walk
+//! ([`wire::walk`]), so the tree, the one-line text and the typed fields
+//! agree. A dissector is handed the payload alone (no ports, no direction),
+//! so it tells the message by content ([`wire::classify`]): a packet nothing
+//! in which tells the two messages apart (protocolVersion at most) is shown
+//! as `versionOnly`. Absent fields are shown with their default value and
+//! an empty span at the end of their message (proto3: `vessel.syncNumber ==
+//! 0` selects the packets that carry no syncNumber); the one-line text shows
+//! only the fields on the wire.
+
+use super::findings;
+use super::wire::{self, Visit, Which};
+use crate::engine::ProtoDetail;
+use crate::proto::dissect::{
+    Dissector, HeaderNumber, MessageItem, Out, TreeRef, WriteText, Written, indexed_label, reused,
+};
+use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
+use std::cell::RefCell;
+use std::fmt;
+use std::ops::Range;
+
+/// The Vessel dissector.
+#[derive(Debug)]
+pub struct Vessel;
+
+/// Passes the walk's fields to a [`FieldSink`].
+struct ToSink<'s>(&'s mut dyn FieldSink);
+
+fn field<'a>(
+    def: &'static FieldDef,
+    index: Option<u32>,
+    span: (usize, usize),
+    value: Value<'a>,
+) -> Field<'a> {
+    Field {
+        def,
+        index,
+        offset: span.0,
+        len: span.1.saturating_sub(span.0),
+        value,
+    }
+}
+
+impl Visit for ToSink<'_> {
+    fn field(
+        &mut self,
+        def: &'static FieldDef,
+        index: Option<u32>,
+        span: (usize, usize),
+        value: Value<'_>,
+    ) {
+        self.0.field(field(def, index, span, value));
+    }
+    fn enter(&mut self, def: &'static FieldDef, index: Option<u32>, span: (usize, usize)) {
+        self.0.enter(field(def, index, span, Value::None));
+    }
+    fn leave(&mut self) {
+        self.0.leave();
+    }
+}
+
+/// The sync number, as the walk finds it.
+#[derive(Default)]
+struct Sync(Option<u64>);
+
+impl Visit for Sync {
+    fn field(&mut self, def: &'static FieldDef, _: Option<u32>, _: (usize, usize), v: Value<'_>) {
+        if def.name == "vessel.syncNumber"
+            && self.0.is_none()
+            && let Value::Unsigned(n) = v
+        {
+            self.0 = Some(n);
+        }
+    }
+    fn enter(&mut self, _: &'static FieldDef, _: Option<u32>, _: (usize, usize)) {}
+    fn leave(&mut self) {}
+}
+
+fn key(payload: &[u8]) -> (Which, Option<u64>, Result<(), wire::DecodeError>) {
+    let which = wire::classify(payload);
+    let mut s = Sync::default();
+    let r = wire::walk(payload, which, &mut s);
+    let sync = if which == Which::Either { None } else { s.0 };
+    (which, sync, r)
+}
+
+/// `name=value` of every leaf field on the wire, in wire order.
+struct Text<'a>(&'a [u8]);
+
+struct LineSink<'o, O> {
+    f: &'o mut O,
+    result: fmt::Result,
+    first: bool,
+    depth: u32,
+    element: Option<(u32, u32)>,
+}
+
+impl<O: Out> LineSink<'_, O> {
+    fn write(&mut self, field: &Field<'_>) -> fmt::Result {
+        let f = &mut *self.f;
+        if !self.first {
+            f.s(" ")?;
+        }
+        self.first = false;
+        match (field.index, self.element) {
+            (None, Some((_, e))) => {
+                f.labelled("[", e)?;
+                f.s("].")?;
+                f.s(field.def.label)?;
+            }
+            (index, _) => indexed_label(f, field.def.label, index)?,
+        }
+        f.s("=")?;
+        field.value.write_text(f)
+    }
+}
+
+impl<O: Out> FieldSink for LineSink<'_, O> {
+    fn field(&mut self, field: Field<'_>) {
+        if self.result.is_err() || field.def.ty == FieldType::Node || field.len == 0 {
+            return;
+        }
+        self.result = self.write(&field);
+    }
+    fn enter(&mut self, node: Field<'_>) {
+        self.depth += 1;
+        if let Some(i) = node.index {
+            self.element = Some((self.depth, i));
+        }
+    }
+    fn leave(&mut self) {
+        if self.element.is_some_and(|(d, _)| d == self.depth) {
+            self.element = None;
+        }
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+impl WriteText for Text<'_> {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
+        let mut sink = LineSink {
+            f,
+            result: Ok(()),
+            first: true,
+            depth: 0,
+            element: None,
+        };
+        let _ = wire::walk(self.0, wire::classify(self.0), &mut ToSink(&mut sink));
+        sink.result
+    }
+}
+
+/// The message type's name.
+struct Token(&'static str);
+
+impl WriteText for Token {
+    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
+        f.s(self.0)
+    }
+}
+
+struct Item {
+    label: Range<usize>,
+    value: Range<usize>,
+    span: Range<usize>,
+    depth: u8,
+}
+
+/// The field tree, its texts in one reused string (a thread's own), so `-V`
+/// allocates nothing per packet.
+#[derive(Default)]
+struct TreeSink {
+    text: String,
+    items: Vec<Item>,
+    open: usize,
+}
+
+thread_local! {
+    static TREE: RefCell<TreeSink> = RefCell::new(TreeSink::default());
+}
+
+impl FieldSink for TreeSink {
+    fn field(&mut self, field: Field<'_>) {
+        let start = self.text.len();
+        let _ = indexed_label(&mut self.text, field.def.label, field.index);
+        let label = start..self.text.len();
+        if field.def.ty != FieldType::Node {
+            let _ = field.value.write_text(&mut self.text);
+        }
+        let value = label.end..self.text.len();
+        self.items.push(Item {
+            label,
+            value,
+            span: field.span(),
+            depth: u8::try_from(self.open).unwrap_or(u8::MAX),
+        });
+    }
+    fn enter(&mut self, node: Field<'_>) {
+        self.field(node);
+        self.open += 1;
+    }
+    fn leave(&mut self) {
+        self.open = self.open.saturating_sub(1);
+    }
+}
+
+impl Dissector for Vessel {
+    fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
+        let (_, sync, r) = key(payload);
+        if let Some(seq) = sync {
+            f(HeaderNumber {
+                name: "seq",
+                short: "seq",
+                value: seq,
+            });
+        }
+        match r {
+            Err(e) if sync.is_none() => Err(findings::decode(e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn messages(
+        &self,
+        payload: &[u8],
+        f: &mut dyn FnMut(&MessageItem<'_>),
+    ) -> Result<(), ProtoDetail> {
+        let (which, sync, r) = key(payload);
+        r.map_err(findings::decode)?;
+        let name = wire::MESSAGE_TYPES[which.ordinal()];
+        f(&MessageItem {
+            type_name: name,
+            seqno: sync.map(|s| s as u32),
+            player: None,
+            offset: 0,
+            len: payload.len(),
+            token: &Written(Token(name)),
+            text: &Written(Text(payload)),
+        });
+        Ok(())
+    }
+
+    fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
+        let r = reused(&TREE, |sink| {
+            sink.text.clear();
+            sink.items.clear();
+            sink.open = 0;
+            let r = wire::walk(payload, wire::classify(payload), &mut ToSink(&mut *sink));
+            for item in &sink.items {
+                f(TreeRef::Field {
+                    label: sink.text.get(item.label.clone()).unwrap_or_default(),
+                    value: sink.text.get(item.value.clone()).unwrap_or_default(),
+                    span: item.span.clone(),
+                    depth: item.depth,
+                });
+            }
+            r
+        });
+        if let Err(e) = r {
+            f(TreeRef::Error {
+                error: findings::decode(e),
+                offset: e.offset,
+            });
+        }
+    }
+
+    fn message_types(&self) -> &'static [&'static str] {
+        wire::MESSAGE_TYPES
+    }
+
+    fn field_defs(&self) -> &'static [FieldDef] {
+        wire::FIELDS
+    }
+
+    fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
+        wire::walk(payload, wire::classify(payload), &mut ToSink(sink)).map_err(findings::decode)
+    }
+}
