@@ -30,6 +30,7 @@ fn corpus() -> Vec<(&'static str, SimRequest)> {
         reorder: Rates::default(),
         corrupt: Rates::default(),
         tap_miss: Rates::default(),
+        byte_order: None,
     };
     vec![
         ("vessel-clean", base.clone()),

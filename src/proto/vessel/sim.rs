@@ -563,6 +563,9 @@ fn id_in(payload: &[u8]) -> bool {
 /// `lwarscope sim --proto vessel`: writes the capture and (if asked) its truth
 /// beside it (`FILE.truth.json`).
 pub fn sim_request(req: &SimRequest) -> Result<SimOutcome, String> {
+    if req.byte_order.is_some() {
+        return Err(crate::proto::sim::unsupported("Vessel", "--byte-order"));
+    }
     let (frames, truth) = simulate(req);
     let env_addr = SocketAddr::from(([10, 7, 0, 100], PORT));
     let vessels: Vec<SocketAddr> = (0..req.clients.max(1))
