@@ -2,9 +2,18 @@
 //! `yaml-rust2`'s parser events. Only what a `.ksy` needs: mappings with
 //! scalar keys, sequences, scalars. Anchors, aliases and tags are refused (the
 //! subset has no use for them).
+//!
+//! **Bounds.** The parser's events are read one by one (never through
+//! `yaml-rust2`'s recursive loader), so nothing recurses on the document's
+//! shape: mappings and lists nested more than [`MAX_DEPTH`] deep (block or
+//! flow) are refused at the node that goes past it.
 
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// Mappings and lists nested inside one another, at most (a `.ksy` needs
+/// about ten: `types`, a type, its `seq`, a field, its `type`'s `cases`...).
+pub const MAX_DEPTH: usize = 32;
 
 /// Where a node starts: 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -171,6 +180,14 @@ impl MarkedEventReceiver for Builder {
                     "YAML anchors and tags are not supported: write the value out",
                 )
             }
+            Event::SequenceStart(..) | Event::MappingStart(..) if self.stack.len() >= MAX_DEPTH => {
+                self.fail(
+                    pos,
+                    format!(
+                        "mappings and lists nested more than {MAX_DEPTH} deep: a description needs far fewer"
+                    ),
+                )
+            }
             Event::SequenceStart(..) => self.stack.push(Frame::Seq(pos, Vec::new())),
             Event::MappingStart(..) => self.stack.push(Frame::Map(pos, Vec::new(), None)),
             Event::SequenceEnd => {
@@ -198,12 +215,20 @@ impl MarkedEventReceiver for Builder {
 pub fn parse(text: &str) -> Result<Node, YamlError> {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
-    if let Err(e) = parser.load(&mut builder, true) {
-        let m = *e.marker();
-        return Err(YamlError {
-            pos: Pos::of(m),
-            msg: format!("not valid YAML: {}", e.info()),
-        });
+    // Event by event, not `Parser::load`: it recurses once per level of
+    // nesting, and a deep document overflowed the stack there.
+    while builder.error.is_none() {
+        match parser.next_token() {
+            Ok((Event::StreamEnd, _)) => break,
+            Ok((ev, mark)) => builder.on_event(ev, mark),
+            Err(e) => {
+                let m = *e.marker();
+                return Err(YamlError {
+                    pos: Pos::of(m),
+                    msg: format!("not valid YAML: {}", e.info()),
+                });
+            }
+        }
     }
     if let Some(e) = builder.error {
         return Err(e);
@@ -245,5 +270,74 @@ mod tests {
         assert!(e.msg.contains("tags"), "{}", e.msg);
         let e = parse("a: [1,\n").unwrap_err();
         assert!(e.msg.starts_with("not valid YAML"), "{}", e.msg);
+    }
+
+    /// Parses `text` on a thread with a small stack: a parse that recursed
+    /// once per level of nesting would overflow it.
+    fn parse_on_small_stack(text: String) -> Result<Node, YamlError> {
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || parse(&text))
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_where_it_goes_past_the_bound_without_recursing() {
+        // 50 000 block lists nested in a `doc-ref:`, on one line (100 KB).
+        let lists = format!("meta:\n  id: x\n  doc-ref:\n    {}1\n", "- ".repeat(50_000));
+        let t = std::time::Instant::now();
+        let e = parse_on_small_stack(lists).unwrap_err();
+        assert_eq!(
+            (e.pos, e.msg.as_str()),
+            (
+                Pos {
+                    line: 4,
+                    col: 5 + 2 * (MAX_DEPTH - 2)
+                },
+                "mappings and lists nested more than 32 deep: a description needs far fewer"
+            )
+        );
+        // Block mappings, one more column each, 2 000 deep.
+        let maps: String = (0..2_000)
+            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+            .collect();
+        let e = parse_on_small_stack(maps + &" ".repeat(2_000) + "1\n").unwrap_err();
+        assert_eq!(
+            (e.pos, e.msg.contains("nested more than 32 deep")),
+            (
+                // The 33rd mapping, `k32:`, as the parser marks it: at the
+                // colon of its first key.
+                Pos {
+                    line: MAX_DEPTH + 1,
+                    col: MAX_DEPTH + 4
+                },
+                true
+            ),
+            "{}",
+            e.msg
+        );
+        // Flow lists too.
+        let flow = format!("a: {}{}\n", "[".repeat(100), "]".repeat(100));
+        let e = parse_on_small_stack(flow).unwrap_err();
+        assert_eq!(
+            e.pos,
+            Pos {
+                line: 1,
+                col: 4 + MAX_DEPTH - 1
+            },
+            "{}",
+            e.msg
+        );
+        assert!(e.msg.contains("nested more than 32 deep"), "{}", e.msg);
+        // Right at the bound: read.
+        let at = format!(
+            "a: {}1{}\n",
+            "[".repeat(MAX_DEPTH - 1),
+            "]".repeat(MAX_DEPTH - 1)
+        );
+        parse_on_small_stack(at).unwrap();
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
     }
 }
