@@ -30,9 +30,17 @@
 //!    skips are *missing* (the 255 below it at most). A number not newer than
 //!    the highest raises `reordered`: out of date by the recency rule, what
 //!    the receiver discards (Vessel's stale packet), and fills its number if
-//!    it was missing. A missing number still missing at the end of the session
-//!    (or pushed out by 256 newer ones) raises `not-captured` if the peer
-//!    acknowledged it, `lost` otherwise. Wrapping is the next number, never a
+//!    it was missing. The numbers followed are the *window*: the highest and
+//!    those behind it that a late packet can still fill (not newer than the
+//!    highest: `2^w` minus the newest distance, 129 for a serial `u1`, 128
+//!    for Vessel's `ahead: 128`), at most 256. A missing number is known once
+//!    it leaves the window (no later packet can be it: the same number would
+//!    now be newer) or the session ends: it raises `not-captured` if the peer
+//!    acknowledged it, `lost` otherwise, whatever the width of the numbers
+//!    (a `u1`'s number comes round every 256: a missing one is never
+//!    overwritten unreported). A jump past the window counts the numbers it
+//!    skips beyond it as lost in the estimate, without a finding each.
+//!    Wrapping is the next number, never a
 //!    finding. The loss estimate counts the numbers expected and lost.
 //! 5. Acks (`ack:`): `{cumulative: F}` acknowledges every peer number not
 //!    newer than F; `{bitfield: F, anchor: A}`: bit N set acknowledges the
@@ -76,8 +84,8 @@
 //! the protocol's registered rates, which the report compares with the
 //! measured ones.
 //!
-//! **Bounds.** 256 sequence numbers per direction, in a fixed array allocated
-//! with the session; no allocation per packet.
+//! **Bounds.** 256 sequence numbers per direction (the window, at most), in
+//! a fixed array allocated with the session; no allocation per packet.
 
 use super::decode::{DecodeErr, Events};
 use super::{AckFields, Broke, Described};
@@ -192,6 +200,15 @@ impl Recency {
     /// How far `p` is ahead of `s` in the cycle.
     pub fn ahead(&self, p: u32, s: u32) -> u32 {
         (u64::from(p).wrapping_sub(u64::from(s)) & self.mask) as u32
+    }
+
+    /// How many numbers are followed, the highest included: those a late
+    /// packet can still fill, i.e. not newer than the highest (`2^w -
+    /// newest` of them), at most [`SEQ_RING`]. A missing number that falls
+    /// out of it is known: no later packet can be it (8-bit serial: 129;
+    /// Vessel's `ahead: 128`: 128; 16 bits: 256).
+    pub fn window(&self) -> u32 {
+        (self.mask + 1 - self.newest).min(SEQ_RING as u64) as u32
     }
 
     /// Whether a packet numbered `p` is newer than the stored `s`.
@@ -464,7 +481,7 @@ impl engine::Analyzer for Analyzer {
                 continue;
             };
             let mut counts = MissedCounts::default();
-            for back in (0..SEQ_RING as u32).rev() {
+            for back in (0..rec.window()).rev() {
                 let s = rec.sub(highest, back);
                 let slot = session.proto.tracks[i].slot_mut(s);
                 if slot.seq == s && slot.state == SlotState::Missing {
@@ -617,10 +634,26 @@ fn sequence(
     };
     if rec.newer(seq, highest) {
         let ahead = rec.ahead(seq, highest);
-        let skipped = ahead - 1;
-        let followed = skipped.min(SEQ_RING as u32 - 1);
+        let window = rec.window();
         let mut counts = MissedCounts::default();
         let (id, ts) = (raise.session, d.ts);
+        // The oldest followed numbers leave the window as the highest moves
+        // on: one still missing is reported now (a late packet could no
+        // longer be told from a new one), whatever the numbers' width.
+        for k in 0..ahead.min(window) {
+            let s = rec.sub(highest, window - 1 - k);
+            let slot = track.slot_mut(s);
+            if slot.seq == s && slot.state == SlotState::Missing {
+                raise
+                    .out
+                    .push(counts.missed(s, slot.frame, slot.acked, ts, id, direction));
+            }
+            if slot.seq == s {
+                slot.state = SlotState::Empty;
+            }
+        }
+        let skipped = ahead - 1;
+        let followed = skipped.min(window - 1);
         for back in (1..=followed).rev() {
             let s = rec.sub(seq, back);
             evict(track, s, raise, &mut counts, ts, id, direction);
@@ -640,7 +673,7 @@ fn sequence(
         counts.add_to(dir);
         return;
     }
-    let followed = rec.ahead(highest, seq) < SEQ_RING as u32;
+    let followed = rec.ahead(highest, seq) < rec.window();
     let slot = track.slot_mut(seq);
     // A packet the capture cut short with the number of one captured may be
     // its network duplicate: the bytes cannot tell.
@@ -685,7 +718,7 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
         return;
     };
     let mark = |s: u32, peer: &mut Track| {
-        if rec.newer(s, peer_highest) || rec.ahead(peer_highest, s) >= SEQ_RING as u32 {
+        if rec.newer(s, peer_highest) || rec.ahead(peer_highest, s) >= rec.window() {
             return;
         }
         let slot = peer.slot_mut(s);
@@ -699,8 +732,7 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
             if let Some(a) = keys.ack_value {
                 let a = (a as u64 & rec.mask) as u32;
                 // The peer's followed numbers at or behind the ack.
-                let span = (SEQ_RING as u64).min(rec.mask + 1) as u32;
-                for back in 0..span {
+                for back in 0..rec.window() {
                     let s = rec.sub(peer_highest, back);
                     if s == a || rec.newer(a, s) {
                         mark(s, peer);
@@ -776,6 +808,43 @@ mod tests {
             .iter()
             .map(|f| (f.kind.name().to_owned(), f.seqno, f.direction))
             .collect()
+    }
+
+    #[test]
+    fn a_missing_one_byte_number_is_lost_as_it_leaves_the_window_every_cycle() {
+        // The client numbers 700 packets from 0 (serial, 8 bits: the window
+        // is the highest and the 128 behind it), skipping 3 and, two cycles
+        // later, 3 + 512 = 515 (number 3 again): each is one `lost`, raised
+        // with the packet that pushes it out of the window (number 3 + 129).
+        let d = crate::proto::described::parse("t.ksy", CUMULATIVE).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let mut t = crate::proto::described::tracker(d, Default::default());
+        let mut seen = Seen::default();
+        let mut next = 0;
+        let mut raised_with = Vec::new();
+        for n in (0..700u32).filter(|n| *n != 3 && *n != 515) {
+            let payload = [n as u8, 0];
+            let dg = datagram(n as usize, true, "10.0.0.1:5555", &payload);
+            let before = seen.0.len();
+            t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
+            for f in &seen.0[before..] {
+                raised_with.push((f.kind.name().to_owned(), f.seqno, n));
+            }
+        }
+        t.finish(&mut seen);
+        assert_eq!(
+            raised_with,
+            [
+                ("lost".to_owned(), Some(3), 3 + 129),
+                ("lost".to_owned(), Some(3), 515 + 129),
+            ]
+        );
+        assert_eq!(seen.0.len(), 2, "{:?}", seen.0);
+        // The window of each rule.
+        assert_eq!(Recency::new(8, Rule::Serial).window(), 129);
+        assert_eq!(Recency::new(8, Rule::Ahead(128)).window(), 128);
+        assert_eq!(Recency::new(16, Rule::Serial).window(), 256);
+        assert_eq!(Recency::new(4, Rule::Serial).window(), 9);
     }
 
     #[test]
