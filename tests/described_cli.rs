@@ -140,3 +140,71 @@ fn sim_writes_the_scripted_captures_of_the_example_layouts() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--dup is not simulated for Vessel"));
 }
+
+#[test]
+fn a_hostile_description_is_refused_at_its_place_in_bounded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: String| {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        f
+    };
+    let refused = |file: &Path, args: &[&str], says: &str| {
+        let t = std::time::Instant::now();
+        let out = lwarscope()
+            .arg(format!("-Xproto:{}", file.display()))
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err,
+            format!("error: {}:{says}\n", file.display()),
+            "{args:?}"
+        );
+        assert!(t.elapsed().as_secs() < 10, "{args:?}: {:?}", t.elapsed());
+    };
+    // 50 000 block lists nested in a `doc-ref:` (100 KB): a stack overflow
+    // in the YAML parser before (SIGABRT, exit 134).
+    let deep = write(
+        "deep.ksy",
+        format!(
+            "meta:\n  id: deep\n  doc-ref:\n    {}1\n",
+            "- ".repeat(50_000)
+        ),
+    );
+    let says = "4:65: mappings and lists nested more than 32 deep: a description needs far fewer";
+    let capture = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/ksy-vessel-faults.pcap");
+    let capture = capture.to_str().unwrap();
+    refused(&deep, &["--list-fields"], says);
+    refused(&deep, &["-r", capture], says);
+    refused(&deep, &["check", capture], says);
+    // An enum of 100 000 values (1.8 MB): 48.7 s before; refused at the key
+    // past 65 536.
+    let enums = |n: usize| {
+        let values: String = (0..n).map(|i| format!("    {i}: v{i}\n")).collect();
+        format!(
+            "meta:\n  id: big\n  endian: be\nseq:\n  - id: t\n    type: u2\n    enum: e\nenums:\n  e:\n{values}-lwarscope:\n  recognise:\n    port: 9999\n"
+        )
+    };
+    let big = write("big.ksy", enums(100_000));
+    let says =
+        "65546:5: a mapping of more than 65536 keys: split it (an enum lists at most 65536 values)";
+    refused(&big, &["--list-fields"], says);
+    // Every 16-bit value: loads.
+    let all = write("all.ksy", enums(65_536));
+    let t = std::time::Instant::now();
+    let out = lwarscope()
+        .arg(format!("-Xproto:{}", all.display()))
+        .arg("--list-fields")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8(out.stdout).unwrap().contains("big.t"));
+    assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
+}

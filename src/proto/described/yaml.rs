@@ -6,14 +6,20 @@
 //! **Bounds.** The parser's events are read one by one (never through
 //! `yaml-rust2`'s recursive loader), so nothing recurses on the document's
 //! shape: mappings and lists nested more than [`MAX_DEPTH`] deep (block or
-//! flow) are refused at the node that goes past it.
+//! flow) are refused at the node that goes past it, and a mapping of more
+//! than [`MAX_KEYS`] keys at the key past it. Duplicate keys are found in a
+//! hash set, in time linear in the number of keys.
 
+use std::collections::HashSet;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 /// Mappings and lists nested inside one another, at most (a `.ksy` needs
 /// about ten: `types`, a type, its `seq`, a field, its `type`'s `cases`...).
 pub const MAX_DEPTH: usize = 32;
+
+/// Keys of one mapping, at most: an enum of every 16-bit value fits.
+pub const MAX_KEYS: usize = 65_536;
 
 /// Where a node starts: 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -92,7 +98,14 @@ pub struct YamlError {
 
 enum Frame {
     Seq(Pos, Vec<Node>),
-    Map(Pos, Vec<(String, Pos, Node)>, Option<(String, Pos)>),
+    /// Its entries, the keys seen (for duplicates), and the key waiting for
+    /// its value.
+    Map(
+        Pos,
+        Vec<(String, Pos, Node)>,
+        HashSet<String>,
+        Option<(String, Pos)>,
+    ),
 }
 
 #[derive(Default)]
@@ -117,16 +130,22 @@ impl Builder {
         match self.stack.last_mut() {
             None => self.root = Some(node),
             Some(Frame::Seq(_, items)) => items.push(node),
-            Some(Frame::Map(_, entries, key)) => match key.take() {
+            Some(Frame::Map(_, entries, keys, key)) => match key.take() {
                 Some((k, kpos)) => entries.push((k, kpos, node)),
                 None => match node.value {
                     Value::Scalar { text, .. } => {
-                        if entries.iter().any(|(k, _, _)| *k == text) {
-                            let msg = format!("key `{text}` appears twice in this mapping");
-                            self.fail(node.pos, msg);
+                        if keys.len() >= MAX_KEYS {
+                            let msg = format!(
+                                "a mapping of more than {MAX_KEYS} keys: split it (an enum lists at most {MAX_KEYS} values)"
+                            );
+                            return self.fail(node.pos, msg);
                         }
-                        if let Some(Frame::Map(_, _, key)) = self.stack.last_mut() {
-                            *key = Some((text, node.pos));
+                        let twice = !keys.insert(text.clone());
+                        let msg =
+                            twice.then(|| format!("key `{text}` appears twice in this mapping"));
+                        *key = Some((text, node.pos));
+                        if let Some(msg) = msg {
+                            self.fail(node.pos, msg);
                         }
                     }
                     _ => self.fail(node.pos, "a mapping key must be a scalar"),
@@ -189,7 +208,10 @@ impl MarkedEventReceiver for Builder {
                 )
             }
             Event::SequenceStart(..) => self.stack.push(Frame::Seq(pos, Vec::new())),
-            Event::MappingStart(..) => self.stack.push(Frame::Map(pos, Vec::new(), None)),
+            Event::MappingStart(..) => {
+                let keys = HashSet::new();
+                self.stack.push(Frame::Map(pos, Vec::new(), keys, None))
+            }
             Event::SequenceEnd => {
                 if let Some(Frame::Seq(p, items)) = self.stack.pop() {
                     self.push(Node {
@@ -199,7 +221,7 @@ impl MarkedEventReceiver for Builder {
                 }
             }
             Event::MappingEnd => {
-                if let Some(Frame::Map(p, entries, _)) = self.stack.pop() {
+                if let Some(Frame::Map(p, entries, _, _)) = self.stack.pop() {
                     self.push(Node {
                         pos: p,
                         value: Value::Map(entries),
@@ -339,5 +361,44 @@ mod tests {
         );
         parse_on_small_stack(at).unwrap();
         assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_in_linear_time_and_a_mapping_is_bounded() {
+        // 65 536 keys (an enum of every 16-bit value) load at once.
+        let keys = |n: usize| -> String {
+            (0..n).fold(String::from("e:\n"), |s, i| s + &format!("  {i}: v{i}\n"))
+        };
+        let t = std::time::Instant::now();
+        let n = parse(&keys(MAX_KEYS)).unwrap();
+        assert_eq!(n.as_map().unwrap()[0].2.as_map().unwrap().len(), MAX_KEYS);
+        // One more is refused at the key past the bound.
+        let e = parse(&keys(MAX_KEYS + 1)).unwrap_err();
+        assert_eq!(
+            (e.pos, e.msg.as_str()),
+            (
+                Pos {
+                    line: MAX_KEYS + 2,
+                    col: 3
+                },
+                "a mapping of more than 65536 keys: split it (an enum lists at most 65536 values)"
+            )
+        );
+        // A duplicate at the end of a long mapping is found, at its place.
+        let e = parse(&(keys(50_000) + "  7: again\n")).unwrap_err();
+        assert_eq!(
+            e.pos,
+            Pos {
+                line: 50_002,
+                col: 3
+            }
+        );
+        assert_eq!(e.msg, "key `7` appears twice in this mapping");
+        // Quadratic checking took 48.7 s for 100 000 keys (release).
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            t.elapsed()
+        );
     }
 }
