@@ -893,3 +893,38 @@ proptest! {
         let _ = engine.finish(&mut ());
     }
 }
+
+#[test]
+fn a_packet_of_an_unknown_type_keeps_its_sequence_number_malformed_not_lost() {
+    use lwarscope::proto::described::sim::vessel_input;
+    const VESSEL: &str = "10.0.2.1:40000";
+    const ENV: &str = "10.0.0.1:7600";
+    // Sync numbers 10 to 14; the third's message type is 9, outside the
+    // enum (the sync number is before the body, at byte 5).
+    let packets: Vec<_> = (10u8..15)
+        .map(|sync| {
+            let mut p = vessel_input(sync, Some(7), 0.25, 0.75);
+            if sync == 12 {
+                p[4] = 9;
+            }
+            (VESSEL, ENV, p)
+        })
+        .collect();
+    assert_eq!(
+        findings(&packets),
+        [(
+            "malformed".to_owned(),
+            3,
+            "c2s",
+            "unknown-type: field `vessel.msg_type` at byte 4: 9 is not in its enum".to_owned()
+        )]
+    );
+    // Its dissection reads the sync number too, then stops at the body.
+    let (fields, r) = decode("vessel", &packets[2].2);
+    assert!(
+        fields.iter().any(|f| f.contains("sync_number")),
+        "{fields:?}"
+    );
+    assert!(!fields.iter().any(|f| f.contains("body")), "{fields:?}");
+    assert!(r.is_err(), "{r:?}");
+}

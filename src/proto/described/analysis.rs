@@ -20,7 +20,12 @@
 //!    message type outside its enum): one `malformed` (`truncated` when the
 //!    capture cut the packet where the layout ran out), with the field and the
 //!    byte offset. The sequence rules still apply when the sequence field (and
-//!    the message type, if any) decoded before the error.
+//!    the message type, if any) decoded before the error. A message type
+//!    outside its enum is read, and so are the fields after it up to the
+//!    first whose layout depends on it (a switch on it, an `if`, a size or a
+//!    count naming it): a sequence number before the body is read, and the
+//!    packet, malformed, takes its number's place in the sequence (it is not
+//!    lost).
 //! 4. Sequence numbers (`sequence:`), per direction, `w` bits wide (the
 //!    field's width), compared by the recency rule: `serial` (RFC 1982: `p`
 //!    is newer than `s` when `(p - s) mod 2^w` is in `1..2^(w-1)`) or
@@ -87,7 +92,7 @@
 //! **Bounds.** 256 sequence numbers per direction (the window, at most), in
 //! a fixed array allocated with the session; no allocation per packet.
 
-use super::decode::{DecodeErr, Events};
+use super::decode::Events;
 use super::{AckFields, Broke, Described};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
@@ -378,23 +383,16 @@ impl engine::Analyzer for Analyzer {
         // 3. The layout.
         let mut keys = self.keys();
         let result = self.d.compiled.walk(d.payload, &mut keys);
-        // The header: the message type, the sequence number and the ack
-        // fields all decoded (and the type is one of its enum).
+        // The header: the message type (known or not: an unknown one is
+        // still read, and the fields before the body with it), the sequence
+        // number and the ack fields all decoded.
         let acked = match self.d.ack {
             AckFields::None => true,
             AckFields::Cumulative(_) => keys.ack_value.is_some(),
             AckFields::Bitfield { .. } => keys.ack_value.is_some() && keys.anchor.is_some(),
         };
-        let typed = (self.d.type_field.is_none() || keys.ty.is_some()) && acked;
+        let header_ok = (self.d.type_field.is_none() || keys.ty.is_some()) && acked;
         let known_type = keys.ty.and_then(|t| self.d.type_ordinal(t));
-        let header_ok = typed
-            && !matches!(
-                result,
-                Err(DecodeErr {
-                    kind: super::decode::ErrKind::UnknownType,
-                    ..
-                })
-            );
         // 4, 5. Numbers and acks.
         if header_ok && let (Some(rec), Some(seq)) = (self.recency, keys.seq) {
             let seq = (seq as u64 & rec.mask) as u32;

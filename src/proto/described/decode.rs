@@ -155,6 +155,19 @@ impl DecodeErr {
     }
 }
 
+/// Whether a field's layout depends on the value of the field at `i` of the
+/// same `seq`: a switch on it, an `if`, a size or a count naming it.
+fn depends_on(ca: &CAttr, i: usize) -> bool {
+    let a = &ca.attr;
+    let names = |x: Option<Amount>| matches!(x, Some(Amount::Field(f)) if f == i);
+    let cond = a
+        .cond
+        .is_some_and(|c| c.field == i || matches!(c.value, Operand::Field(f) if f == i));
+    let count = matches!(a.repeat, Repeat::Expr(Amount::Field(f)) if f == i);
+    let switch = matches!(ca.kind, CKind::Switch { on, .. } if on == i);
+    cond || count || switch || names(a.size)
+}
+
 /// What the decoder tells as it walks.
 pub trait Events {
     fn field(&mut self, _field: Field<'_>) {}
@@ -589,8 +602,18 @@ impl<'p> Walker<'p, '_> {
     ) -> Result<usize, DecodeErr> {
         let mut vals: [Option<i64>; MAX_ATTRS] = [None; MAX_ATTRS];
         let mut pos = start;
+        // A message type outside its enum (the root's only): the error, and
+        // the type field's index. The fields after it are read up to the
+        // first that depends on it (the sequence number, before the body, is
+        // still read); the error is then returned.
+        let mut unknown: Option<(DecodeErr, usize)> = None;
         for (i, ca) in t.attrs.iter().enumerate() {
             let a = &ca.attr;
+            if let Some((e, ti)) = unknown
+                && depends_on(ca, ti)
+            {
+                return Err(e);
+            }
             if let Some(Cond { field, op, value }) = a.cond {
                 let value = match value {
                     Operand::Number(v) => Some(v),
@@ -632,7 +655,20 @@ impl<'p> Walker<'p, '_> {
                     }
                     None => (None, end),
                 };
-                let v = self.element(ca, index, pos, limit, elem_end.is_some(), &vals, root)?;
+                let v = match self.element(ca, index, pos, limit, elem_end.is_some(), &vals, root) {
+                    Ok(v) => v,
+                    Err(e) if e.kind == ErrKind::UnknownType && unknown.is_none() => {
+                        // Read, but not a type: what depends on it is not.
+                        unknown = Some((e, i));
+                        let bytes = match ca.kind {
+                            CKind::Int { bytes, .. } => usize::from(bytes),
+                            _ => 0,
+                        };
+                        (e.offset + bytes, None)
+                    }
+                    // The first error, by offset.
+                    Err(e) => return Err(unknown.map_or(e, |(u, _)| u)),
+                };
                 pos = elem_end.unwrap_or(v.0);
                 if let Some(x) = v.1
                     && let Some(slot) = vals.get_mut(i)
@@ -646,7 +682,10 @@ impl<'p> Walker<'p, '_> {
                 }
             }
         }
-        Ok(pos)
+        match unknown {
+            Some((e, _)) => Err(e),
+            None => Ok(pos),
+        }
     }
 
     /// One element of a field in `p[pos..limit]`: the offset after it, and its
