@@ -208,3 +208,55 @@ fn a_hostile_description_is_refused_at_its_place_in_bounded_time() {
     assert!(String::from_utf8(out.stdout).unwrap().contains("big.t"));
     assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
 }
+
+#[test]
+fn a_valid_violation_is_on_the_bad_packet_for_filters_and_exports() {
+    // Frame 241 of the Vessel capture holds a throttle of 1.5 (`valid`: at
+    // most 1); frame 243, the vessel's next packet, is good. The finding was
+    // raised with 243, which `-Y violation` printed and `-w` exported.
+    let capture = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/ksy-vessel-faults.pcap");
+    let out = lwarscope()
+        .arg("-r")
+        .arg(&capture)
+        .args(["-Y", "violation"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("   241 "), "{text}");
+    assert!(text.contains("[violation/valid vessel_input]"), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("bad.pcap");
+    let out = lwarscope()
+        .arg("-r")
+        .arg(&capture)
+        .args(["-Y", "violation", "-w"])
+        .arg(&export)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The one frame exported is frame 241's datagram: its line, renumbered.
+    let out = lwarscope()
+        .arg("-r")
+        .arg(&export)
+        .arg("--packets")
+        .output()
+        .unwrap();
+    let exported = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(exported.lines().count(), 1, "{exported}");
+    let tail = |l: &str| l.split_once(" 10.0.2.1").map(|x| x.1.to_owned());
+    let line_of_241 = text.lines().next().unwrap();
+    assert_eq!(
+        tail(exported.lines().next().unwrap()).map(|t| t.split(" [").next().unwrap().to_owned()),
+        tail(line_of_241).map(|t| t.split(" [").next().unwrap().to_owned())
+    );
+}

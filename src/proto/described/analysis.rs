@@ -51,17 +51,18 @@
 //!    newer than F; `{bitfield: F, anchor: A}`: bit N set acknowledges the
 //!    peer's `A - N - 1` (mod `2^w`), `A` a field of the same packet. An
 //!    acknowledged missing number is `not-captured`, not `lost`.
-//! 6. `violation/valid`: a number outside its `valid` (eq, min, max, any-of).
+//! 6. `violation/valid`: a number outside its `valid` (eq, min, max, any-of),
+//!    raised on the packet that holds it, as it is read (so `-Y violation`
+//!    selects it and `-w` exports it), with the field, its value and offset.
 //!    Consecutive packets of a direction breaking the same field's `valid`
-//!    make one incident, which raises one finding when it ends (at the first
-//!    packet of the direction that decodes whole and keeps that field, or at
-//!    the end of the session), at the frame where it began, with the field,
-//!    its first value and offset, and the number of packets and the last
-//!    frame in the detail. A packet that does not decode whole (malformed, or
-//!    cut by the capture) ends no incident: it may not have reached the
-//!    field. A bound naming an earlier field (`valid: {min: this_packet}`)
-//!    is compared with that field's value in the packet (its value is in
-//!    the detail); a bound whose field was not read holds.
+//!    make one incident: its first packet raises the finding, the later
+//!    ones nothing. The incident ends at the first packet of the direction
+//!    that decodes whole and keeps that field, or with the session; a packet
+//!    that does not decode whole (malformed, or cut by the capture) ends no
+//!    incident: it may not have reached the field. A bound naming an earlier
+//!    field (`valid: {min: this_packet}`) is compared with that field's
+//!    value in the packet (its value is in the detail); a bound whose field
+//!    was not read holds.
 //! 7. `violation/dropped-address` (`server: drops: {ipv4-last-byte: [...]}`):
 //!    a packet the server sends to a client whose IPv4 address (or one
 //!    mapped into IPv6) ends in one of those bytes (Timewarp's "IP addresses
@@ -441,10 +442,6 @@ impl engine::Analyzer for Analyzer {
     }
 
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
-        for direction in [Direction::ClientToServer, Direction::ServerToClient] {
-            raise.direction = direction;
-            self.close_valid(session, raise, |_| true);
-        }
         if let Some(run) = session.proto.dropped.end()
             && let Some(rule) = self.rule(super::DROPPED_ADDRESS)
         {
@@ -531,39 +528,29 @@ impl Analyzer {
         dup
     }
 
-    /// Rule 6: the packet's broken fields extend their runs or open new
-    /// ones; a packet that decoded whole (`whole`) ends the runs of the fields
-    /// it kept.
+    /// Rule 6: a packet that decoded whole (`whole`) ends the runs of the
+    /// fields it kept; each broken field extends its run, or opens one and
+    /// raises its finding on this packet.
     fn valid(&self, session: &mut Session, raise: &mut Raise<'_>, broken: &[Broke], whole: bool) {
+        let i = idx(raise.direction);
         if whole {
-            self.close_valid(session, raise, |field| {
-                !broken.iter().any(|b| b.field == field)
-            });
+            let ends = |field| !broken.iter().any(|b: &Broke| b.field == field);
+            while session.proto.valid[i].end_first(ends).is_some() {}
         }
-        let runs = &mut session.proto.valid[idx(raise.direction)];
+        let Some(rule) = self.d.rules.first().copied() else {
+            return;
+        };
         for &b in broken {
+            let runs = &mut session.proto.valid[i];
+            let opens = !runs.is_open(b.field);
             // Never without room: one run per field with a `valid`, at most.
             let kept = runs.hit(b.field, b, raise.frame, raise.ts, None);
             debug_assert!(kept, "a `valid` run found no room");
-        }
-    }
-
-    /// Ends the open `valid` runs of `raise.direction` whose field `ends`
-    /// says, in their order: one `violation/valid` each, at its first packet.
-    fn close_valid(
-        &self,
-        session: &mut Session,
-        raise: &mut Raise<'_>,
-        ends: impl Fn(u16) -> bool,
-    ) {
-        let Some(rule) = self.d.rules.first() else {
-            return;
-        };
-        let i = idx(raise.direction);
-        while let Some(ended) = session.proto.valid[i].end_first(&ends) {
-            let detail = super::valid_detail(self.d, &ended.first, &ended.span);
-            let this = session.dir_mut(raise.direction);
-            raise.violation_at(this, *rule, &ended.span, Detail::Proto(detail));
+            if opens {
+                let detail = super::valid_detail(self.d, &b);
+                let this = session.dir_mut(raise.direction);
+                raise.violation(this, rule, None, Detail::Proto(detail));
+            }
         }
     }
 
@@ -906,11 +893,11 @@ mod tests {
         let mut next = 0;
         // (c2s, a, b), frames from 1.
         let packets: [(bool, u8, u8); 7] = [
-            (true, 20, 0),  // 1: a opens a run
+            (true, 20, 0),  // 1: a opens a run: raised here
             (true, 30, 0),  // 2: a goes on
             (false, 50, 0), // 3: the other direction: its own run
             (true, 1, 0),   // 4: a kept: its run (1, 2) ends
-            (true, 99, 99), // 5: a and b open runs
+            (true, 99, 99), // 5: a and b open runs: both raised here
             (true, 98, 1),  // 6: b kept: its run (5) ends; a goes on
             (true, 97, 2),  // 7: a goes on, to the end
         ];
@@ -922,8 +909,9 @@ mod tests {
             t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
             per_packet.push(seen.0.len() - before);
         }
-        // Nothing is raised while a run goes on; each is raised as it ends.
-        assert_eq!(per_packet, [0, 0, 0, 1, 0, 1, 0]);
+        // Each incident is raised on its first packet, as it is read; the
+        // later packets of the run raise nothing.
+        assert_eq!(per_packet, [1, 0, 1, 0, 2, 0, 0]);
         t.finish(&mut seen);
         let got: Vec<_> = seen
             .0
@@ -938,18 +926,10 @@ mod tests {
         assert_eq!(
             got,
             [
-                (
-                    1,
-                    ClientToServer,
-                    "`?` = 20 at byte 0; 2 packets until frame 2".to_owned()
-                ),
-                (5, ClientToServer, "`?` = 99 at byte 1".to_owned()),
-                (
-                    5,
-                    ClientToServer,
-                    "`?` = 99 at byte 0; 3 packets until frame 7".to_owned()
-                ),
+                (1, ClientToServer, "`?` = 20 at byte 0".to_owned()),
                 (3, ServerToClient, "`?` = 50 at byte 0".to_owned()),
+                (5, ClientToServer, "`?` = 99 at byte 0".to_owned()),
+                (5, ClientToServer, "`?` = 99 at byte 1".to_owned()),
             ]
         );
     }

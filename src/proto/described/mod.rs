@@ -374,10 +374,9 @@ pub struct Broke {
     pub bound: Option<i64>,
 }
 
-/// A run of packets breaking a field's `valid` as a finding's detail: the
-/// field, its first value and offset (and the value of the field its `valid`
-/// names), the packets and the last one's frame.
-pub fn valid_detail(d: &Described, b: &Broke, run: &crate::engine::RunSpan) -> ProtoDetail {
+/// A field's `valid` broken, as a finding's detail: the field, its value and
+/// offset (and the value of the field its `valid` names).
+pub fn valid_detail(d: &Described, b: &Broke) -> ProtoDetail {
     // The bound's 32 bits (a field of at most 4 bytes) beside the protocol's
     // index and the field, each 16 bits.
     let bound = b.bound.map_or(0, |v| v as u64 & 0xffff_ffff);
@@ -386,8 +385,8 @@ pub fn valid_detail(d: &Described, b: &Broke, run: &crate::engine::RunSpan) -> P
         args: [
             (d.index as u64 & 0xffff) | u64::from(b.field) << 16 | bound << 32,
             b.value.to_bits(),
-            (b.offset as u64 & 0xffff_ffff) | u64::from(run.packets) << 32,
-            run.last_frame,
+            b.offset as u64 & 0xffff_ffff,
+            0,
         ],
     }
 }
@@ -526,7 +525,7 @@ fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Resu
     let field = (args[0] >> 16) & 0xffff;
     let name = field_name(proto, field);
     let value = f64::from_bits(args[1]);
-    let (offset, packets) = (args[2] & 0xffff_ffff, args[2] >> 32);
+    let offset = args[2] & 0xffff_ffff;
     let spec = LOADED
         .get()
         .and_then(|l| l.get(proto))
@@ -547,5 +546,5 @@ fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Resu
         }
         None => write!(f, "`{name}` = {value} at byte {offset}")?,
     }
-    crate::engine::finding::run_until(f, packets, "packets", packets, args[3])
+    Ok(())
 }
