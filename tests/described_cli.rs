@@ -260,3 +260,96 @@ fn a_valid_violation_is_on_the_bad_packet_for_filters_and_exports() {
         tail(line_of_241).map(|t| t.split(" [").next().unwrap().to_owned())
     );
 }
+
+#[test]
+fn a_descriptions_strings_reach_no_output_raw() {
+    // A title and a doc holding an OSC title change, a screen clear, a
+    // carriage return before a fake verdict, and C1 controls (YAML escapes).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("evil.ksy");
+    std::fs::write(
+        &file,
+        concat!(
+            "meta:\n  id: evil\n",
+            "seq:\n  - id: a\n    type: u1\n",
+            "    doc: \"\\e]0;pwned\\a\\e[2J\\rALL CLEAN\\x9b2J\\N\"\n",
+            "-lwarscope:\n  title: \"Evil\\e]0;pwned\\a\\e[2J\\rALL CLEAN\\x9b\"\n",
+            "  recognise:\n    port: 7600\n  trailing: allow\n",
+        ),
+    )
+    .unwrap();
+    let capture = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/ksy-vessel-faults.pcap");
+    let raw = |text: &str| {
+        text.chars()
+            .filter(|c| c.is_control() && *c != '\n')
+            .collect::<Vec<_>>()
+    };
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = lwarscope()
+            .arg(format!("-Xproto:{}", file.display()))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let fields = run(&["--list-fields".as_ref()]);
+    let line = fields.lines().find(|l| l.starts_with("evil.a ")).unwrap();
+    assert_eq!(raw(&fields), [], "{line}");
+    // (The carriage return and NEL are whitespace: a doc's runs of
+    // whitespace are one space.)
+    assert!(
+        line.ends_with(r"\u{1b}]0;pwned\u{7}\u{1b}[2J ALL CLEAN\u{9b}2J (u1)"),
+        "{line}"
+    );
+    let report = run(&[
+        "-r".as_ref(),
+        capture.as_os_str(),
+        "-d".as_ref(),
+        "udp.port==7600,evil".as_ref(),
+    ]);
+    assert_eq!(raw(&report), [], "{report}");
+    assert!(
+        report.contains(r"Evil\u{1b}]0;pwned\u{7}\u{1b}[2J\rALL"),
+        "{report}"
+    );
+    // JSON: valid, and no C1 control raw.
+    let json = run(&[
+        "-r".as_ref(),
+        capture.as_os_str(),
+        "-d".as_ref(),
+        "udp.port==7600,evil".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    assert_eq!(raw(&json), []);
+    serde_json::from_str::<serde_json::Value>(&json).unwrap();
+}
+
+#[test]
+fn a_description_file_over_16_mib_is_refused_before_it_is_read() {
+    // 200 MB of top-level doc loaded at 795 MB of memory; a file past
+    // 16 MiB (here 17 MiB of comment) is refused as it is read.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huge.ksy");
+    let mut text = String::from("meta:\n  id: huge\n");
+    text.push_str(&format!("# {}\n", "x".repeat(17 << 20)));
+    std::fs::write(&file, text).unwrap();
+    let out = lwarscope()
+        .arg(format!("-Xproto:{}", file.display()))
+        .arg("--list-fields")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "error: {}: larger than 16 MiB: not a description\n",
+            file.display()
+        )
+    );
+}

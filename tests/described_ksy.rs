@@ -928,3 +928,38 @@ fn a_packet_of_an_unknown_type_keeps_its_sequence_number_malformed_not_lost() {
     assert!(!fields.iter().any(|f| f.contains("body")), "{fields:?}");
     assert!(r.is_err(), "{r:?}");
 }
+
+#[test]
+fn the_top_level_doc_counts_towards_what_a_description_may_hold() {
+    let mib16 = described::decode::MAX_UNFOLDED_BYTES;
+    let t = std::time::Instant::now();
+    // A top-level doc of 16 MiB and one byte: refused at the doc.
+    let text = format!(
+        "{HEAD}doc: {}\n{}",
+        "x".repeat(mib16 + 1),
+        with_seq("  - id: a\n    type: u1\n").trim_start_matches(HEAD)
+    );
+    let e = err(&text);
+    assert_eq!(
+        e.to_string(),
+        "t.ksy:4:6: a `doc` of more than 16 MiB: shorten it"
+    );
+    // 16 MiB less 16 bytes of top-level doc, and a field's doc of 64: over
+    // the bound in all (the field's doc, name and type count beside it).
+    let text = format!(
+        "{HEAD}doc: {}\n{}",
+        "x".repeat(mib16 - 16),
+        with_seq(&format!(
+            "  - id: a\n    type: u1\n    doc: {}\n",
+            "y".repeat(64)
+        ))
+        .trim_start_matches(HEAD)
+    );
+    let e = err(&text);
+    assert!(
+        e.to_string().starts_with("t.ksy:6:5: `t.a`: the description unfolds into more than 16 MiB of names, docs and contents"),
+        "{e}"
+    );
+    // Two 16 MiB documents, parsed in about 13 s by a debug build.
+    assert!(t.elapsed().as_secs() < 60, "{:?}", t.elapsed());
+}

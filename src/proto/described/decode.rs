@@ -464,8 +464,19 @@ impl Compiled {
             names: HashMap::new(),
             unfolded: 0,
             with_valid: 0,
-            bytes: 0,
+            // The top-level `doc` (and the title) count too.
+            bytes: ksy.doc.len() + ksy.sem.title.len(),
         };
+        if c.bytes > MAX_UNFOLDED_BYTES {
+            return Err((
+                super::yaml::Pos { line: 1, col: 1 },
+                format!(
+                    "`{}`: the top-level `doc` and `title` hold more than {} MiB: shorten them",
+                    ksy.id,
+                    MAX_UNFOLDED_BYTES >> 20
+                ),
+            ));
+        }
         // The packet itself: the root node, named as the protocol.
         c.specs.push(DefSpec {
             name: ksy.id.clone(),

@@ -192,7 +192,7 @@ pub fn load_files(files: &[std::path::PathBuf]) -> Result<(), LoadError> {
     let mut texts = Vec::new();
     for f in files {
         let name = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|source| LoadError::Read {
+        let text = read_bounded(f).map_err(|source| LoadError::Read {
             file: name.clone(),
             source,
         })?;
@@ -208,6 +208,32 @@ pub fn load_files(files: &[std::path::PathBuf]) -> Result<(), LoadError> {
     let mut user = USER.lock().unwrap_or_else(|e| e.into_inner());
     user.extend(texts);
     Ok(())
+}
+
+/// A description file's bytes, at most: what a description may hold in all
+/// (`decode::MAX_UNFOLDED_BYTES`, 16 MiB). A larger file is refused before
+/// it is read whole.
+pub const MAX_FILE_BYTES: u64 = decode::MAX_UNFOLDED_BYTES as u64;
+
+/// Reads a description file of at most [`MAX_FILE_BYTES`].
+fn read_bounded(f: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(f)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not a description",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
 }
 
 /// Every described protocol, compiled and leaked once.
