@@ -963,3 +963,52 @@ fn the_top_level_doc_counts_towards_what_a_description_may_hold() {
     // Two 16 MiB documents, parsed in about 13 s by a debug build.
     assert!(t.elapsed().as_secs() < 60, "{:?}", t.elapsed());
 }
+
+#[test]
+fn a_repeat_over_elements_that_may_take_no_bytes_is_refused_at_load() {
+    // Each element is a type of raw bytes to the end of the element: the
+    // first takes them all, the next none. With `n` = 1000 the decoder read
+    // one element and stopped, without a word. Refused where the repeat is.
+    let text = format!(
+        "{HEAD}seq:\n  - id: n\n    type: u2\n  - id: items\n    type: rest\n    repeat: expr\n    repeat-expr: n\ntypes:\n  rest:\n    seq:\n      - id: data\n        size-eos: true\n{TAIL}"
+    );
+    let t = std::time::Instant::now();
+    let says = "`t.items`: `repeat` over elements that may take no bytes";
+    let e = described::parse("t.ksy", &text).map(|_| ()).unwrap_err();
+    assert_eq!((e.line, e.col), (7, 5), "{e}");
+    assert!(e.msg.starts_with(says), "{e}");
+    // Raw bytes sized by a field, and a switch with no default: the same.
+    for (element, line) in [
+        (
+            "  - id: len\n    type: u1\n  - id: items\n    size: len\n    repeat: eos\n",
+            7,
+        ),
+        (
+            "  - id: k\n    type: u1\n  - id: items\n    type:\n      switch-on: k\n      cases:\n        1: one\n    repeat: expr\n    repeat-expr: 3\n",
+            7,
+        ),
+    ] {
+        let text = format!(
+            "{HEAD}seq:\n{element}types:\n  one:\n    seq:\n      - id: x\n        type: u1\n{TAIL}"
+        );
+        let e = described::parse("t.ksy", &text).map(|_| ()).unwrap_err();
+        assert_eq!(e.line, line, "{e}");
+        assert!(
+            e.msg.starts_with("`t.items`: `repeat` over elements"),
+            "{e}"
+        );
+    }
+    // Elements that take a byte at least load: a NUL-terminated string, a
+    // switch whose every case and default take bytes, a fixed size.
+    for element in [
+        "  - id: items\n    type: strz\n    encoding: ASCII\n    repeat: eos\n",
+        "  - id: k\n    type: u1\n  - id: items\n    type:\n      switch-on: k\n      cases:\n        1: one\n        _: one\n    repeat: expr\n    repeat-expr: 3\n",
+        "  - id: len\n    type: u1\n  - id: items\n    size: 2\n    repeat: eos\n",
+    ] {
+        let text = format!(
+            "{HEAD}seq:\n{element}types:\n  one:\n    seq:\n      - id: x\n        type: u1\n{TAIL}"
+        );
+        described::parse("t.ksy", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+    assert!(t.elapsed().as_secs() < 5);
+}

@@ -155,6 +155,49 @@ impl DecodeErr {
     }
 }
 
+/// The fewest bytes one element of field `a` takes (its `if` and `repeat`
+/// aside: they are the whole field's). Zero when it may take none.
+fn element_min_size(ksy: &Ksy, a: &Attr, depth: usize) -> u64 {
+    match a.size {
+        Some(Amount::Fixed(n)) => n,
+        Some(Amount::Field(_) | Amount::Eos) => 0,
+        None => kind_min_size(ksy, &a.kind, depth),
+    }
+}
+
+fn kind_min_size(ksy: &Ksy, kind: &Kind, depth: usize) -> u64 {
+    if depth > MAX_DEPTH {
+        return 0;
+    }
+    match kind {
+        Kind::Int { bytes, .. } | Kind::Float { bytes, .. } => u64::from(*bytes),
+        Kind::Contents(b) => b.len() as u64,
+        // Up to its NUL, the NUL included.
+        Kind::Str { zero: true } => 1,
+        Kind::Str { zero: false } | Kind::Bytes => 0,
+        Kind::User(u) => ksy.types.get(*u).map_or(0, |t| {
+            t.attrs
+                .iter()
+                .filter(|a| a.cond.is_none() && a.repeat == Repeat::None)
+                .map(|a| element_min_size(ksy, a, depth + 1))
+                .fold(0u64, u64::saturating_add)
+        }),
+        // A value without a case decodes nothing.
+        Kind::Switch { default: None, .. } => 0,
+        Kind::Switch {
+            cases,
+            default: Some(d),
+            ..
+        } => cases
+            .iter()
+            .map(|(_, k)| k)
+            .chain(std::iter::once(&**d))
+            .map(|k| kind_min_size(ksy, k, depth + 1))
+            .min()
+            .unwrap_or(0),
+    }
+}
+
 /// Whether a field's layout depends on the value of the field at `i` of the
 /// same `seq`: a switch on it, an `if`, a size or a count naming it.
 fn depends_on(ca: &CAttr, i: usize) -> bool {
@@ -362,6 +405,15 @@ impl Compiler<'_> {
             };
             let field = self.def(&p, a, &def.attrs)?;
             self.unfold(a, &p, 1, held(a))?;
+            if a.repeat != Repeat::None && element_min_size(self.ksy, a, 0) == 0 {
+                return Err((
+                    a.pos,
+                    format!(
+                        "`{}.{p}`: `repeat` over elements that may take no bytes (an `if`, a `repeat`, a size from a field or to the end, a `switch` without a case for every value, all of it): the repetition could not tell one element from the next; give each element a fixed part, or a fixed `size`",
+                        self.ksy.id
+                    ),
+                ));
+            }
             let kind = match &a.kind {
                 Kind::Int { bytes, signed, le } => CKind::Int {
                     bytes: *bytes,
@@ -688,7 +740,9 @@ impl<'p> Walker<'p, '_> {
                 }
                 k += 1;
                 if count.is_some() && pos == before {
-                    // An element of no bytes: repeating it cannot end.
+                    // An element of no bytes: repeating it cannot end. A
+                    // description that allows one is refused when it is
+                    // compiled (`element_min_size`): never reached.
                     break;
                 }
             }
