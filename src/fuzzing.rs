@@ -303,13 +303,15 @@ pub fn rules_file(data: &[u8]) {
     }
 }
 
-/// The descriptions [`description`] compiled: each is leaked, as a loaded
-/// description is (once per process in lwarscope; once per input here), and
-/// kept here so that a leak checker finds it reachable. A fuzzing run grows
-/// by what they hold (a few KB each, 16 MiB at most by the description's
-/// own bound).
-static COMPILED: std::sync::Mutex<Vec<&'static crate::proto::described::Described>> =
-    std::sync::Mutex::new(Vec::new());
+/// The descriptions [`description`] compiled, by their text: each is
+/// leaked, as a loaded description is (once per process in lwarscope; once
+/// per distinct text here: inputs that differ only in their packets share
+/// it), and kept here so that a leak checker finds it reachable. A fuzzing
+/// run grows by what they hold (a few KB each, 16 MiB at most by the
+/// description's own bound).
+static COMPILED: std::sync::Mutex<
+    Option<std::collections::HashMap<String, &'static crate::proto::described::Described>>,
+> = std::sync::Mutex::new(None);
 
 /// A protocol description. `data`: the `.ksy` text, then (after a NUL byte,
 /// if any) packets, each a u8 length and that many bytes. A description that
@@ -329,18 +331,24 @@ pub fn description(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(text) else {
         return;
     };
-    let d = match described::parse("fuzz.ksy", text) {
-        Ok(d) => d,
-        Err(e) => {
-            assert!(e.line >= 1 && e.col >= 1, "{e}");
-            let _ = e.to_string();
-            return;
-        }
+    let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+    let kept = compiled.get_or_insert_with(Default::default);
+    let d = match kept.get(text) {
+        Some(d) => *d,
+        None => match described::parse("fuzz.ksy", text) {
+            Ok(d) => {
+                let d = described::leak(d, usize::MAX);
+                kept.insert(text.to_owned(), d);
+                d
+            }
+            Err(e) => {
+                assert!(e.line >= 1 && e.col >= 1, "{e}");
+                let _ = e.to_string();
+                return;
+            }
+        },
     };
-    let d = described::leak(d, usize::MAX);
-    if let Ok(mut kept) = COMPILED.lock() {
-        kept.push(d);
-    }
+    drop(compiled);
     struct Spans(usize);
     impl FieldSink for Spans {
         fn field(&mut self, f: Field<'_>) {
