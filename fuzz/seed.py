@@ -10,6 +10,8 @@ hand-made inputs. Run from the repository root: python3 fuzz/seed.py
   pcapng file with Ethernet and raw IP interfaces, plain and gzip-compressed.
 - display_filter: expressions (README, tests), each with a few payloads.
 - rules_file: rules files and expected results (truth files).
+- description: each shipped description (protocols/*.ksy), a NUL, then
+  payloads of its captures;
 - decode, strs_decode, bg_decode, described_decode: the captures' payloads;
   described_decode also the shipped descriptions (protocols/*.ksy), for the
   description parser.
@@ -212,6 +214,16 @@ def main():
         if name.endswith(".ksy"):
             with open(os.path.join(protocols, name), "rb") as f:
                 write("described_decode", f"ksy-{name}", f.read())
+    # description: each shipped description, a NUL, then packets of its
+    # captures (a u8 length and the bytes each).
+    for name, kind in (("vessel.ksy", "ksy"), ("timewarp.ksy", "ksy"),
+                       ("starstrike.ksy", "strs")):
+        with open(os.path.join(protocols, name), "rb") as f:
+            ksy = f.read()
+        packets = payloads[kind][:60]
+        for i in range(0, len(packets), 12):
+            tail = b"".join(bytes([min(len(p), 255)]) + p[:255] for p in packets[i:i + 12])
+            write("description", f"{name}-{i}", ksy + b"\0" + tail)
 
     exprs = [
         "type == Join && seqno > 1", "Join || Leave && c2s", "Join or (Leave and c2s)",

@@ -10,7 +10,9 @@
 //! - [`display_filter`]: the display filter's parser, and its evaluation on
 //!   every packet and finding of a few sample sessions and of the input;
 //! - [`rules_file`]: the rules file of `check` (TOML) and the expected result
-//!   (`--expect`, JSON), checked against a sample outcome.
+//!   (`--expect`, JSON), checked against a sample outcome;
+//! - [`description`]: a protocol description (`.ksy`) parsed and compiled,
+//!   then packets decoded, dissected and analysed with it.
 
 #![doc(hidden)]
 
@@ -306,4 +308,107 @@ pub fn rules_file(data: &[u8]) {
         }
         Err(e) => assert!(!e.contains('\n'), "one line: {e}"),
     }
+}
+
+/// The descriptions [`description`] compiled, by their text: each is
+/// leaked, as a loaded description is (once per process in lwarscope; once
+/// per distinct text here: inputs that differ only in their packets share
+/// it), and kept here so that a leak checker finds it reachable. A fuzzing
+/// run grows by what they hold (a few KB each, 16 MiB at most by the
+/// description's own bound).
+static COMPILED: std::sync::Mutex<
+    Option<std::collections::HashMap<String, &'static crate::proto::described::Described>>,
+> = std::sync::Mutex::new(None);
+
+/// A protocol description. `data`: the `.ksy` text, then (after a NUL byte,
+/// if any) packets, each a u8 length and that many bytes. A description that
+/// parses is compiled, and every packet goes through it, in turn from a
+/// client to the description's port and back: the field walk (every span
+/// inside the packet), the dissector's header, messages and tree, and the
+/// analysis (findings and their details written out); then the sessions
+/// end. A description that does not parse gives an error with a line and a
+/// column.
+pub fn description(data: &[u8]) {
+    use crate::proto::described;
+    use crate::proto::field::{Field, FieldSink};
+    let (text, mut rest) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let Ok(text) = std::str::from_utf8(text) else {
+        return;
+    };
+    let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+    let kept = compiled.get_or_insert_with(Default::default);
+    let d = match kept.get(text) {
+        Some(d) => *d,
+        None => match described::parse("fuzz.ksy", text) {
+            Ok(d) => {
+                let d = described::leak(d, usize::MAX);
+                kept.insert(text.to_owned(), d);
+                d
+            }
+            Err(e) => {
+                assert!(e.line >= 1 && e.col >= 1, "{e}");
+                let _ = e.to_string();
+                return;
+            }
+        },
+    };
+    drop(compiled);
+    struct Spans(usize);
+    impl FieldSink for Spans {
+        fn field(&mut self, f: Field<'_>) {
+            self.0 = self.0.max(f.offset + f.len);
+        }
+    }
+    struct Details;
+    impl Observer for Details {
+        fn finding(&mut self, f: &Finding) {
+            let _ = (f.label().to_string(), f.detail.to_string());
+        }
+    }
+    let port = d.ksy.sem.port.or(d.ksy.sem.server_port).unwrap_or(9);
+    let client = std::net::SocketAddr::from(([10, 0, 0, 1], 40_000));
+    let server = std::net::SocketAddr::from(([10, 0, 0, 2], port));
+    let dis = d.info().dissector;
+    let mut tracker = described::tracker(d, Default::default());
+    let mut next = 0;
+    let mut i = 0u64;
+    while let [len, tail @ ..] = rest {
+        let len = usize::from(*len).min(tail.len());
+        let (payload, next_rest) = tail.split_at(len);
+        rest = next_rest;
+        i += 1;
+        let mut spans = Spans(0);
+        let _ = dis.fields(payload, &mut spans);
+        assert!(spans.0 <= payload.len(), "a field past the packet's end");
+        let _ = dis.header(payload, &mut |_| {});
+        let _ = dis.messages(payload, &mut |m| {
+            let _ = (m.token.to_string(), m.text.to_string());
+        });
+        dis.tree(payload, &mut |_| {});
+        let (src, dst) = if i % 2 == 1 {
+            (client, server)
+        } else {
+            (server, client)
+        };
+        let dg = Datagram {
+            digest: None,
+            frame: i,
+            ts: Timestamp::from_millis(1_700_000_000_000 + 10 * i),
+            src,
+            dst,
+            payload,
+            // Every third one cut by the capture.
+            payload_len: payload.len() + usize::from(i.is_multiple_of(3)),
+        };
+        tracker.observe(
+            &dg,
+            &mut Details,
+            &mut next,
+            crate::engine::RecognisedBy::Probe,
+        );
+    }
+    tracker.finish(&mut Details);
 }

@@ -899,3 +899,122 @@ proptest! {
         let _ = engine.finish(&mut ());
     }
 }
+
+#[test]
+fn a_packet_of_an_unknown_type_keeps_its_sequence_number_malformed_not_lost() {
+    use lwarscope::proto::described::sim::vessel_input;
+    const VESSEL: &str = "10.0.2.1:40000";
+    const ENV: &str = "10.0.0.1:7600";
+    // Sync numbers 10 to 14; the third's message type is 9, outside the
+    // enum (the sync number is before the body, at byte 5).
+    let packets: Vec<_> = (10u8..15)
+        .map(|sync| {
+            let mut p = vessel_input(sync, Some(7), 0.25, 0.75);
+            if sync == 12 {
+                p[4] = 9;
+            }
+            (VESSEL, ENV, p)
+        })
+        .collect();
+    assert_eq!(
+        findings(&packets),
+        [(
+            "malformed".to_owned(),
+            3,
+            "c2s",
+            "unknown-type: field `vessel.msg_type` at byte 4: 9 is not in its enum".to_owned()
+        )]
+    );
+    // Its dissection reads the sync number too, then stops at the body.
+    let (fields, r) = decode("vessel", &packets[2].2);
+    assert!(
+        fields.iter().any(|f| f.contains("sync_number")),
+        "{fields:?}"
+    );
+    assert!(!fields.iter().any(|f| f.contains("body")), "{fields:?}");
+    assert!(r.is_err(), "{r:?}");
+}
+
+#[test]
+fn the_top_level_doc_counts_towards_what_a_description_may_hold() {
+    let mib16 = described::decode::MAX_UNFOLDED_BYTES;
+    let t = std::time::Instant::now();
+    // A top-level doc of 16 MiB and one byte: refused at the doc.
+    let text = format!(
+        "{HEAD}doc: {}\n{}",
+        "x".repeat(mib16 + 1),
+        with_seq("  - id: a\n    type: u1\n").trim_start_matches(HEAD)
+    );
+    let e = err(&text);
+    assert_eq!(
+        e.to_string(),
+        "t.ksy:4:6: a `doc` of more than 16 MiB: shorten it"
+    );
+    // 16 MiB less 16 bytes of top-level doc, and a field's doc of 64: over
+    // the bound in all (the field's doc, name and type count beside it).
+    let text = format!(
+        "{HEAD}doc: {}\n{}",
+        "x".repeat(mib16 - 16),
+        with_seq(&format!(
+            "  - id: a\n    type: u1\n    doc: {}\n",
+            "y".repeat(64)
+        ))
+        .trim_start_matches(HEAD)
+    );
+    let e = err(&text);
+    assert!(
+        e.to_string().starts_with("t.ksy:6:5: `t.a`: the description unfolds into more than 16 MiB of names, docs and contents"),
+        "{e}"
+    );
+    // Two 16 MiB documents, parsed in about 13 s by a debug build.
+    assert!(t.elapsed().as_secs() < 60, "{:?}", t.elapsed());
+}
+
+#[test]
+fn a_repeat_over_elements_that_may_take_no_bytes_is_refused_at_load() {
+    // Each element is a type of raw bytes to the end of the element: the
+    // first takes them all, the next none. With `n` = 1000 the decoder read
+    // one element and stopped, without a word. Refused where the repeat is.
+    let text = format!(
+        "{HEAD}seq:\n  - id: n\n    type: u2\n  - id: items\n    type: rest\n    repeat: expr\n    repeat-expr: n\ntypes:\n  rest:\n    seq:\n      - id: data\n        size-eos: true\n{TAIL}"
+    );
+    let t = std::time::Instant::now();
+    let says = "`t.items`: `repeat` over elements that may take no bytes";
+    let e = described::parse("t.ksy", &text).map(|_| ()).unwrap_err();
+    assert_eq!((e.line, e.col), (7, 5), "{e}");
+    assert!(e.msg.starts_with(says), "{e}");
+    // Raw bytes sized by a field, and a switch with no default: the same.
+    for (element, line) in [
+        (
+            "  - id: len\n    type: u1\n  - id: items\n    size: len\n    repeat: eos\n",
+            7,
+        ),
+        (
+            "  - id: k\n    type: u1\n  - id: items\n    type:\n      switch-on: k\n      cases:\n        1: one\n    repeat: expr\n    repeat-expr: 3\n",
+            7,
+        ),
+    ] {
+        let text = format!(
+            "{HEAD}seq:\n{element}types:\n  one:\n    seq:\n      - id: x\n        type: u1\n{TAIL}"
+        );
+        let e = described::parse("t.ksy", &text).map(|_| ()).unwrap_err();
+        assert_eq!(e.line, line, "{e}");
+        assert!(
+            e.msg.starts_with("`t.items`: `repeat` over elements"),
+            "{e}"
+        );
+    }
+    // Elements that take a byte at least load: a NUL-terminated string, a
+    // switch whose every case and default take bytes, a fixed size.
+    for element in [
+        "  - id: items\n    type: strz\n    encoding: ASCII\n    repeat: eos\n",
+        "  - id: k\n    type: u1\n  - id: items\n    type:\n      switch-on: k\n      cases:\n        1: one\n        _: one\n    repeat: expr\n    repeat-expr: 3\n",
+        "  - id: len\n    type: u1\n  - id: items\n    size: 2\n    repeat: eos\n",
+    ] {
+        let text = format!(
+            "{HEAD}seq:\n{element}types:\n  one:\n    seq:\n      - id: x\n        type: u1\n{TAIL}"
+        );
+        described::parse("t.ksy", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+    assert!(t.elapsed().as_secs() < 5);
+}

@@ -237,6 +237,59 @@ fn rules_seeds() -> &'static [Vec<u8>] {
     })
 }
 
+/// The first `n` UDP payloads of a capture.
+fn payloads_of(name: &str, n: usize) -> Vec<Vec<u8>> {
+    let mut source = Source::files(&[capture(name)]).expect("capture opens");
+    let mut out = Vec::new();
+    while let Some(f) = source.next_frame().expect("capture reads") {
+        if let FrameClass::Udp(d) = f.class {
+            out.push(d.payload.to_vec());
+        }
+        if out.len() == n {
+            break;
+        }
+    }
+    out
+}
+
+/// Descriptions, each with packets: the shipped ones with payloads of their
+/// captures, and small ones (a sequence with acks, a `valid`, a switch, a
+/// repeat) with packets made for them.
+fn description_seeds() -> &'static [Vec<u8>] {
+    static SEEDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let with = |ksy: &str, packets: &[Vec<u8>]| {
+            let mut s = ksy.as_bytes().to_vec();
+            s.push(0);
+            for p in packets {
+                let p = &p[..p.len().min(255)];
+                s.push(p.len() as u8);
+                s.extend_from_slice(p);
+            }
+            s
+        };
+        let shipped = |name: &str| {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("protocols").join(name);
+            std::fs::read_to_string(path).unwrap()
+        };
+        let mut seeds = vec![
+            with(&shipped("vessel.ksy"), &payloads_of("ksy-vessel-faults.pcap", 12)),
+            with(&shipped("timewarp.ksy"), &payloads_of("ksy-timewarp-faults.pcap", 12)),
+            with(&shipped("starstrike.ksy"), &payloads_of("strs-clean.pcap", 12)),
+        ];
+        let small = "meta:\n  id: small\n  endian: le\nseq:\n  - id: kind\n    type: u1\n    enum: kind\n  - id: seq\n    type: u1\n  - id: ack\n    type: u1\n  - id: n\n    type: u1\n    valid:\n      max: 4\n  - id: body\n    type:\n      switch-on: kind\n      cases:\n        kind::one: one\n        _: two\n    repeat: expr\n    repeat-expr: n\ntypes:\n  one:\n    seq:\n      - id: x\n        type: u2\n  two:\n    seq:\n      - id: len\n        type: u1\n      - id: s\n        type: str\n        size: len\n        encoding: UTF-8\nenums:\n  kind:\n    1: one\n    2: two\n-lwarscope:\n  recognise:\n    port: 9000\n  message-type: kind\n  sequence:\n    field: seq\n  ack:\n    cumulative: ack\n  timeout: 1s\n";
+        let packets: Vec<Vec<u8>> = (0u8..12)
+            .map(|i| match i % 3 {
+                0 => vec![1, i, i, 2, 1, 0, 2, 0],
+                1 => vec![2, i, i, 1, 2, b'h', b'i'],
+                _ => vec![3, i, i, 9],
+            })
+            .collect();
+        seeds.push(with(small, &packets));
+        seeds
+    })
+}
+
 /// A seed, mutated: bytes set, inserted or removed, or the input cut.
 fn mutated(seeds: &'static [Vec<u8>]) -> impl Strategy<Value = Vec<u8>> {
     (
@@ -298,6 +351,15 @@ proptest! {
     #[test]
     fn rules_files(data in mutated(rules_seeds())) {
         fuzzing::rules_file(&data);
+        fuzzing::description(&data);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+    #[test]
+    fn descriptions(data in mutated(description_seeds())) {
+        fuzzing::description(&data);
     }
 }
 
@@ -328,6 +390,12 @@ fn every_seed_passes() {
     }
     for s in rules_seeds() {
         fuzzing::rules_file(s);
+    }
+    for s in description_seeds() {
+        fuzzing::description(s);
+        // Each seed's description compiles: its packets reach the decoder.
+        let text = std::str::from_utf8(s.split(|b| *b == 0).next().unwrap()).unwrap();
+        lwarscope::proto::described::parse("seed.ksy", text).unwrap();
     }
     // The mixed-link pcapng seeds, plain and compressed, read whole.
     let dir = tempfile::tempdir().unwrap();

@@ -185,6 +185,11 @@ impl<K: Copy + PartialEq, X: Copy, const N: usize> KeyedRuns<K, X, N> {
         true
     }
 
+    /// Whether `key` has an open run.
+    pub fn is_open(&self, key: K) -> bool {
+        self.open.iter().flatten().any(|r| r.key == key)
+    }
+
     /// [`KeyedRuns::hit`], but with no room the oldest run (the least `age`
     /// of what it kept, the earlier opened of equals) ends to make room: the
     /// new run takes its place, and the ended one is returned, to report.

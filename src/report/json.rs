@@ -487,6 +487,42 @@ impl Serialize for PacketJson<'_, '_> {
     }
 }
 
+/// serde_json's compact formatter, but with the C1 controls (U+0080 to
+/// U+009F) escaped too (`\u0085`), as the strings written here are: a
+/// terminal may take some of them for the start of an escape sequence.
+struct C1Escaped;
+
+impl serde_json::ser::Formatter for C1Escaped {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        // A C1 control is 0xc2 then 0x80..=0x9f in UTF-8.
+        if !fragment.as_bytes().contains(&0xc2) {
+            return writer.write_all(fragment.as_bytes());
+        }
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if ('\u{80}'..='\u{9f}').contains(&c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                write!(writer, "\\u{:04x}", u32::from(c))?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
+/// `value` as compact JSON, every control character escaped (C1 included).
+pub(crate) fn to_writer<W: Write, T: ?Sized + Serialize>(
+    writer: W,
+    value: &T,
+) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(writer, C1Escaped);
+    value.serialize(&mut ser)
+}
+
 /// What a byte becomes in a JSON string, as serde_json escapes it: 0 for
 /// itself, else the letter after the backslash (`u` for `\u00XX`).
 static ESCAPE: [u8; 256] = {
@@ -518,10 +554,13 @@ fn needs_escape(s: &[u8]) -> bool {
         let x = u64::from_le_bytes(b);
         let quote = x ^ (LO * u64::from(b'"'));
         let backslash = x ^ (LO * u64::from(b'\\'));
-        // Some byte below 0x20, or equal to `"` or `\` (a zero after the xor).
+        let c2 = x ^ (LO * 0xc2);
+        // Some byte below 0x20, or equal to `"`, `\` or 0xc2 (the first byte
+        // of a C1 control: a zero after the xor).
         let found = (x.wrapping_sub(LO * 0x20) & !x)
             | (quote.wrapping_sub(LO) & !quote)
-            | (backslash.wrapping_sub(LO) & !backslash);
+            | (backslash.wrapping_sub(LO) & !backslash)
+            | (c2.wrapping_sub(LO) & !c2);
         if found & HI != 0 {
             return true;
         }
@@ -529,11 +568,12 @@ fn needs_escape(s: &[u8]) -> bool {
     words
         .remainder()
         .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\' || b == 0xc2)
 }
 
 /// The inside of a JSON string: `s` escaped (`"`, `\` and the control
-/// characters, nothing else), copied at once when nothing needs it.
+/// characters, C1 included, nothing else), copied at once when nothing needs
+/// it.
 fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     if !needs_escape(s) {
@@ -542,6 +582,26 @@ fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
     }
     let mut start = 0;
     for (i, &b) in s.iter().enumerate() {
+        // A C1 control (0xc2 0x80..=0x9f): `\u0080` to `\u009f`.
+        if b == 0xc2
+            && let Some(&next) = s.get(i + 1)
+            && (0x80..=0x9f).contains(&next)
+        {
+            out.extend_from_slice(&s[start..i]);
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(next >> 4)],
+                HEX[usize::from(next & 15)],
+            ]);
+            start = i + 2;
+            continue;
+        }
+        if i < start {
+            continue;
+        }
         let e = ESCAPE[usize::from(b)];
         if e == 0 {
             continue;
@@ -969,7 +1029,7 @@ impl<W: Write> JsonlWriter<W> {
 
     fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
         self.line.clear();
-        serde_json::to_writer(&mut self.line, value).map_err(io_err)?;
+        to_writer(&mut self.line, value).map_err(io_err)?;
         self.line.push(b'\n');
         self.out.write_all(&self.line)
     }
@@ -1124,7 +1184,7 @@ impl<W: Write> JsonWriter<W> {
             tagged: false,
             fields: self.fields,
         };
-        serde_json::to_writer(&mut self.out, &packet).map_err(io_err)
+        to_writer(&mut self.out, &packet).map_err(io_err)
     }
 
     /// Writes a finding into the document (or, while the packets are being
@@ -1135,16 +1195,16 @@ impl<W: Write> JsonWriter<W> {
         let json = FindingJson::new(f, false);
         if !self.packets {
             self.out.write_all(sep)?;
-            return serde_json::to_writer(&mut self.out, &json).map_err(io_err);
+            return to_writer(&mut self.out, &json).map_err(io_err);
         }
         if let Some(file) = &mut self.spill_file {
             let mut w = io::BufWriter::new(file);
             w.write_all(sep)?;
-            serde_json::to_writer(&mut w, &json).map_err(io_err)?;
+            to_writer(&mut w, &json).map_err(io_err)?;
             return w.flush();
         }
         self.spill.extend_from_slice(sep);
-        serde_json::to_writer(&mut self.spill, &json).map_err(io_err)?;
+        to_writer(&mut self.spill, &json).map_err(io_err)?;
         if self.spill.len() >= SPILL_AT {
             let mut file = tempfile::tempfile()?;
             file.write_all(&self.spill)?;
@@ -1186,12 +1246,12 @@ impl<W: Write> JsonWriter<W> {
             }
         }
         self.out.write_all(b"\n],\n\"capture\":")?;
-        serde_json::to_writer(&mut self.out, &outcome.capture).map_err(io_err)?;
+        to_writer(&mut self.out, &outcome.capture).map_err(io_err)?;
         self.out.write_all(b",\n\"summary\":")?;
-        serde_json::to_writer(&mut self.out, &summary_value(outcome)).map_err(io_err)?;
+        to_writer(&mut self.out, &summary_value(outcome)).map_err(io_err)?;
         if !statistics.is_empty() {
             self.out.write_all(b",\n\"statistics\":")?;
-            serde_json::to_writer(&mut self.out, statistics).map_err(io_err)?;
+            to_writer(&mut self.out, statistics).map_err(io_err)?;
         }
         self.out.write_all(b"\n}\n")?;
         self.out.flush()?;
@@ -1318,6 +1378,16 @@ mod tests {
                 assert_eq!(out, serde_json::to_vec(&t).unwrap(), "{b} at {at}");
             }
         }
+        // C1 controls too (serde_json leaves them raw), here and through
+        // `to_writer`; the other characters of two bytes stay as they are.
+        let c1 = "a\u{80}b\u{85}\u{9b}2J\u{9f}\u{a0}\u{7f}é";
+        let want = "\"a\\u0080b\\u0085\\u009b2J\\u009f\u{a0}\u{7f}é\"";
+        let mut out = Vec::new();
+        json_str(&mut out, c1.as_bytes());
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        let mut out = Vec::new();
+        to_writer(&mut out, &json!({ "s": c1 })).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("{{\"s\":{want}}}"));
         for v in [0.0, 1700000000.4622002, 1e21, f64::NAN, -0.5] {
             let mut out = Vec::new();
             json_f64(&mut out, v);

@@ -885,7 +885,7 @@ fn write_file_result(
         *first = false;
         if empty {
             let error = r.error.as_deref().unwrap_or("no output");
-            serde_json::to_writer(
+            super::json::to_writer(
                 &mut *out,
                 &serde_json::json!({"file": r.name, "error": error}),
             )?;
@@ -1032,7 +1032,7 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
     let code = exit_code(&verdicts);
     if !text {
         let doc = verdicts_json(&verdicts, code);
-        match serde_json::to_writer(&mut *out, &doc)
+        match super::json::to_writer(&mut *out, &doc)
             .map_err(io::Error::from)
             .and_then(|()| out.write_all(b"\n"))
         {

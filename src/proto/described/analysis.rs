@@ -20,7 +20,12 @@
 //!    message type outside its enum): one `malformed` (`truncated` when the
 //!    capture cut the packet where the layout ran out), with the field and the
 //!    byte offset. The sequence rules still apply when the sequence field (and
-//!    the message type, if any) decoded before the error.
+//!    the message type, if any) decoded before the error. A message type
+//!    outside its enum is read, and so are the fields after it up to the
+//!    first whose layout depends on it (a switch on it, an `if`, a size or a
+//!    count naming it): a sequence number before the body is read, and the
+//!    packet, malformed, takes its number's place in the sequence (it is not
+//!    lost).
 //! 4. Sequence numbers (`sequence:`), per direction, `w` bits wide (the
 //!    field's width), compared by the recency rule: `serial` (RFC 1982: `p`
 //!    is newer than `s` when `(p - s) mod 2^w` is in `1..2^(w-1)`) or
@@ -30,25 +35,34 @@
 //!    skips are *missing* (the 255 below it at most). A number not newer than
 //!    the highest raises `reordered`: out of date by the recency rule, what
 //!    the receiver discards (Vessel's stale packet), and fills its number if
-//!    it was missing. A missing number still missing at the end of the session
-//!    (or pushed out by 256 newer ones) raises `not-captured` if the peer
-//!    acknowledged it, `lost` otherwise. Wrapping is the next number, never a
+//!    it was missing. The numbers followed are the *window*: the highest and
+//!    those behind it that a late packet can still fill (not newer than the
+//!    highest: `2^w` minus the newest distance, 129 for a serial `u1`, 128
+//!    for Vessel's `ahead: 128`), at most 256. A missing number is known once
+//!    it leaves the window (no later packet can be it: the same number would
+//!    now be newer) or the session ends: it raises `not-captured` if the peer
+//!    acknowledged it, `lost` otherwise, whatever the width of the numbers
+//!    (a `u1`'s number comes round every 256: a missing one is never
+//!    overwritten unreported). A jump past the window counts the numbers it
+//!    skips beyond it as lost in the estimate, without a finding each.
+//!    Wrapping is the next number, never a
 //!    finding. The loss estimate counts the numbers expected and lost.
 //! 5. Acks (`ack:`): `{cumulative: F}` acknowledges every peer number not
 //!    newer than F; `{bitfield: F, anchor: A}`: bit N set acknowledges the
 //!    peer's `A - N - 1` (mod `2^w`), `A` a field of the same packet. An
 //!    acknowledged missing number is `not-captured`, not `lost`.
-//! 6. `violation/valid`: a number outside its `valid` (eq, min, max, any-of).
+//! 6. `violation/valid`: a number outside its `valid` (eq, min, max, any-of),
+//!    raised on the packet that holds it, as it is read (so `-Y violation`
+//!    selects it and `-w` exports it), with the field, its value and offset.
 //!    Consecutive packets of a direction breaking the same field's `valid`
-//!    make one incident, which raises one finding when it ends (at the first
-//!    packet of the direction that decodes whole and keeps that field, or at
-//!    the end of the session), at the frame where it began, with the field,
-//!    its first value and offset, and the number of packets and the last
-//!    frame in the detail. A packet that does not decode whole (malformed, or
-//!    cut by the capture) ends no incident: it may not have reached the
-//!    field. A bound naming an earlier field (`valid: {min: this_packet}`)
-//!    is compared with that field's value in the packet (its value is in
-//!    the detail); a bound whose field was not read holds.
+//!    make one incident: its first packet raises the finding, the later
+//!    ones nothing. The incident ends at the first packet of the direction
+//!    that decodes whole and keeps that field, or with the session; a packet
+//!    that does not decode whole (malformed, or cut by the capture) ends no
+//!    incident: it may not have reached the field. A bound naming an earlier
+//!    field (`valid: {min: this_packet}`) is compared with that field's
+//!    value in the packet (its value is in the detail); a bound whose field
+//!    was not read holds.
 //! 7. `violation/dropped-address` (`server: drops: {ipv4-last-byte: [...]}`):
 //!    a packet the server sends to a client whose IPv4 address (or one
 //!    mapped into IPv6) ends in one of those bytes (Timewarp's "IP addresses
@@ -76,10 +90,10 @@
 //! the protocol's registered rates, which the report compares with the
 //! measured ones.
 //!
-//! **Bounds.** 256 sequence numbers per direction, in a fixed array allocated
-//! with the session; no allocation per packet.
+//! **Bounds.** 256 sequence numbers per direction (the window, at most), in
+//! a fixed array allocated with the session; no allocation per packet.
 
-use super::decode::{DecodeErr, Events};
+use super::decode::Events;
 use super::{AckFields, Broke, Described};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
@@ -192,6 +206,15 @@ impl Recency {
     /// How far `p` is ahead of `s` in the cycle.
     pub fn ahead(&self, p: u32, s: u32) -> u32 {
         (u64::from(p).wrapping_sub(u64::from(s)) & self.mask) as u32
+    }
+
+    /// How many numbers are followed, the highest included: those a late
+    /// packet can still fill, i.e. not newer than the highest (`2^w -
+    /// newest` of them), at most [`SEQ_RING`]. A missing number that falls
+    /// out of it is known: no later packet can be it (8-bit serial: 129;
+    /// Vessel's `ahead: 128`: 128; 16 bits: 256).
+    pub fn window(&self) -> u32 {
+        (self.mask + 1 - self.newest).min(SEQ_RING as u64) as u32
     }
 
     /// Whether a packet numbered `p` is newer than the stored `s`.
@@ -361,23 +384,16 @@ impl engine::Analyzer for Analyzer {
         // 3. The layout.
         let mut keys = self.keys();
         let result = self.d.compiled.walk(d.payload, &mut keys);
-        // The header: the message type, the sequence number and the ack
-        // fields all decoded (and the type is one of its enum).
+        // The header: the message type (known or not: an unknown one is
+        // still read, and the fields before the body with it), the sequence
+        // number and the ack fields all decoded.
         let acked = match self.d.ack {
             AckFields::None => true,
             AckFields::Cumulative(_) => keys.ack_value.is_some(),
             AckFields::Bitfield { .. } => keys.ack_value.is_some() && keys.anchor.is_some(),
         };
-        let typed = (self.d.type_field.is_none() || keys.ty.is_some()) && acked;
+        let header_ok = (self.d.type_field.is_none() || keys.ty.is_some()) && acked;
         let known_type = keys.ty.and_then(|t| self.d.type_ordinal(t));
-        let header_ok = typed
-            && !matches!(
-                result,
-                Err(DecodeErr {
-                    kind: super::decode::ErrKind::UnknownType,
-                    ..
-                })
-            );
         // 4, 5. Numbers and acks.
         if header_ok && let (Some(rec), Some(seq)) = (self.recency, keys.seq) {
             let seq = (seq as u64 & rec.mask) as u32;
@@ -426,10 +442,6 @@ impl engine::Analyzer for Analyzer {
     }
 
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
-        for direction in [Direction::ClientToServer, Direction::ServerToClient] {
-            raise.direction = direction;
-            self.close_valid(session, raise, |_| true);
-        }
         if let Some(run) = session.proto.dropped.end()
             && let Some(rule) = self.rule(super::DROPPED_ADDRESS)
         {
@@ -464,7 +476,7 @@ impl engine::Analyzer for Analyzer {
                 continue;
             };
             let mut counts = MissedCounts::default();
-            for back in (0..SEQ_RING as u32).rev() {
+            for back in (0..rec.window()).rev() {
                 let s = rec.sub(highest, back);
                 let slot = session.proto.tracks[i].slot_mut(s);
                 if slot.seq == s && slot.state == SlotState::Missing {
@@ -516,39 +528,29 @@ impl Analyzer {
         dup
     }
 
-    /// Rule 6: the packet's broken fields extend their runs or open new
-    /// ones; a packet that decoded whole (`whole`) ends the runs of the fields
-    /// it kept.
+    /// Rule 6: a packet that decoded whole (`whole`) ends the runs of the
+    /// fields it kept; each broken field extends its run, or opens one and
+    /// raises its finding on this packet.
     fn valid(&self, session: &mut Session, raise: &mut Raise<'_>, broken: &[Broke], whole: bool) {
+        let i = idx(raise.direction);
         if whole {
-            self.close_valid(session, raise, |field| {
-                !broken.iter().any(|b| b.field == field)
-            });
+            let ends = |field| !broken.iter().any(|b: &Broke| b.field == field);
+            while session.proto.valid[i].end_first(ends).is_some() {}
         }
-        let runs = &mut session.proto.valid[idx(raise.direction)];
+        let Some(rule) = self.d.rules.first().copied() else {
+            return;
+        };
         for &b in broken {
+            let runs = &mut session.proto.valid[i];
+            let opens = !runs.is_open(b.field);
             // Never without room: one run per field with a `valid`, at most.
             let kept = runs.hit(b.field, b, raise.frame, raise.ts, None);
             debug_assert!(kept, "a `valid` run found no room");
-        }
-    }
-
-    /// Ends the open `valid` runs of `raise.direction` whose field `ends`
-    /// says, in their order: one `violation/valid` each, at its first packet.
-    fn close_valid(
-        &self,
-        session: &mut Session,
-        raise: &mut Raise<'_>,
-        ends: impl Fn(u16) -> bool,
-    ) {
-        let Some(rule) = self.d.rules.first() else {
-            return;
-        };
-        let i = idx(raise.direction);
-        while let Some(ended) = session.proto.valid[i].end_first(&ends) {
-            let detail = super::valid_detail(self.d, &ended.first, &ended.span);
-            let this = session.dir_mut(raise.direction);
-            raise.violation_at(this, *rule, &ended.span, Detail::Proto(detail));
+            if opens {
+                let detail = super::valid_detail(self.d, &b);
+                let this = session.dir_mut(raise.direction);
+                raise.violation(this, rule, None, Detail::Proto(detail));
+            }
         }
     }
 
@@ -617,10 +619,26 @@ fn sequence(
     };
     if rec.newer(seq, highest) {
         let ahead = rec.ahead(seq, highest);
-        let skipped = ahead - 1;
-        let followed = skipped.min(SEQ_RING as u32 - 1);
+        let window = rec.window();
         let mut counts = MissedCounts::default();
         let (id, ts) = (raise.session, d.ts);
+        // The oldest followed numbers leave the window as the highest moves
+        // on: one still missing is reported now (a late packet could no
+        // longer be told from a new one), whatever the numbers' width.
+        for k in 0..ahead.min(window) {
+            let s = rec.sub(highest, window - 1 - k);
+            let slot = track.slot_mut(s);
+            if slot.seq == s && slot.state == SlotState::Missing {
+                raise
+                    .out
+                    .push(counts.missed(s, slot.frame, slot.acked, ts, id, direction));
+            }
+            if slot.seq == s {
+                slot.state = SlotState::Empty;
+            }
+        }
+        let skipped = ahead - 1;
+        let followed = skipped.min(window - 1);
         for back in (1..=followed).rev() {
             let s = rec.sub(seq, back);
             evict(track, s, raise, &mut counts, ts, id, direction);
@@ -640,7 +658,7 @@ fn sequence(
         counts.add_to(dir);
         return;
     }
-    let followed = rec.ahead(highest, seq) < SEQ_RING as u32;
+    let followed = rec.ahead(highest, seq) < rec.window();
     let slot = track.slot_mut(seq);
     // A packet the capture cut short with the number of one captured may be
     // its network duplicate: the bytes cannot tell.
@@ -685,7 +703,7 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
         return;
     };
     let mark = |s: u32, peer: &mut Track| {
-        if rec.newer(s, peer_highest) || rec.ahead(peer_highest, s) >= SEQ_RING as u32 {
+        if rec.newer(s, peer_highest) || rec.ahead(peer_highest, s) >= rec.window() {
             return;
         }
         let slot = peer.slot_mut(s);
@@ -699,8 +717,7 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
             if let Some(a) = keys.ack_value {
                 let a = (a as u64 & rec.mask) as u32;
                 // The peer's followed numbers at or behind the ack.
-                let span = (SEQ_RING as u64).min(rec.mask + 1) as u32;
-                for back in 0..span {
+                for back in 0..rec.window() {
                     let s = rec.sub(peer_highest, back);
                     if s == a || rec.newer(a, s) {
                         mark(s, peer);
@@ -779,6 +796,43 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_one_byte_number_is_lost_as_it_leaves_the_window_every_cycle() {
+        // The client numbers 700 packets from 0 (serial, 8 bits: the window
+        // is the highest and the 128 behind it), skipping 3 and, two cycles
+        // later, 3 + 512 = 515 (number 3 again): each is one `lost`, raised
+        // with the packet that pushes it out of the window (number 3 + 129).
+        let d = crate::proto::described::parse("t.ksy", CUMULATIVE).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let mut t = crate::proto::described::tracker(d, Default::default());
+        let mut seen = Seen::default();
+        let mut next = 0;
+        let mut raised_with = Vec::new();
+        for n in (0..700u32).filter(|n| *n != 3 && *n != 515) {
+            let payload = [n as u8, 0];
+            let dg = datagram(n as usize, true, "10.0.0.1:5555", &payload);
+            let before = seen.0.len();
+            t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
+            for f in &seen.0[before..] {
+                raised_with.push((f.kind.name().to_owned(), f.seqno, n));
+            }
+        }
+        t.finish(&mut seen);
+        assert_eq!(
+            raised_with,
+            [
+                ("lost".to_owned(), Some(3), 3 + 129),
+                ("lost".to_owned(), Some(3), 515 + 129),
+            ]
+        );
+        assert_eq!(seen.0.len(), 2, "{:?}", seen.0);
+        // The window of each rule.
+        assert_eq!(Recency::new(8, Rule::Serial).window(), 129);
+        assert_eq!(Recency::new(8, Rule::Ahead(128)).window(), 128);
+        assert_eq!(Recency::new(16, Rule::Serial).window(), 256);
+        assert_eq!(Recency::new(4, Rule::Serial).window(), 9);
+    }
+
+    #[test]
     fn a_session_field_tells_sessions_of_one_address_pair_apart() {
         let text = "meta:\n  id: conn\nseq:\n  - id: conn_id\n    type: u1\n  - id: seq\n    type: u1\n-lwarscope:\n  recognise:\n    port: 5556\n  session:\n    field: conn_id\n  sequence:\n    field: seq\n";
         let d = crate::proto::described::parse("t.ksy", text).unwrap();
@@ -839,11 +893,11 @@ mod tests {
         let mut next = 0;
         // (c2s, a, b), frames from 1.
         let packets: [(bool, u8, u8); 7] = [
-            (true, 20, 0),  // 1: a opens a run
+            (true, 20, 0),  // 1: a opens a run: raised here
             (true, 30, 0),  // 2: a goes on
             (false, 50, 0), // 3: the other direction: its own run
             (true, 1, 0),   // 4: a kept: its run (1, 2) ends
-            (true, 99, 99), // 5: a and b open runs
+            (true, 99, 99), // 5: a and b open runs: both raised here
             (true, 98, 1),  // 6: b kept: its run (5) ends; a goes on
             (true, 97, 2),  // 7: a goes on, to the end
         ];
@@ -855,8 +909,9 @@ mod tests {
             t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
             per_packet.push(seen.0.len() - before);
         }
-        // Nothing is raised while a run goes on; each is raised as it ends.
-        assert_eq!(per_packet, [0, 0, 0, 1, 0, 1, 0]);
+        // Each incident is raised on its first packet, as it is read; the
+        // later packets of the run raise nothing.
+        assert_eq!(per_packet, [1, 0, 1, 0, 2, 0, 0]);
         t.finish(&mut seen);
         let got: Vec<_> = seen
             .0
@@ -871,18 +926,10 @@ mod tests {
         assert_eq!(
             got,
             [
-                (
-                    1,
-                    ClientToServer,
-                    "`?` = 20 at byte 0; 2 packets until frame 2".to_owned()
-                ),
-                (5, ClientToServer, "`?` = 99 at byte 1".to_owned()),
-                (
-                    5,
-                    ClientToServer,
-                    "`?` = 99 at byte 0; 3 packets until frame 7".to_owned()
-                ),
+                (1, ClientToServer, "`?` = 20 at byte 0".to_owned()),
                 (3, ServerToClient, "`?` = 50 at byte 0".to_owned()),
+                (5, ClientToServer, "`?` = 99 at byte 0".to_owned()),
+                (5, ClientToServer, "`?` = 99 at byte 1".to_owned()),
             ]
         );
     }

@@ -155,6 +155,62 @@ impl DecodeErr {
     }
 }
 
+/// The fewest bytes one element of field `a` takes (its `if` and `repeat`
+/// aside: they are the whole field's). Zero when it may take none.
+fn element_min_size(ksy: &Ksy, a: &Attr, depth: usize) -> u64 {
+    match a.size {
+        Some(Amount::Fixed(n)) => n,
+        Some(Amount::Field(_) | Amount::Eos) => 0,
+        None => kind_min_size(ksy, &a.kind, depth),
+    }
+}
+
+fn kind_min_size(ksy: &Ksy, kind: &Kind, depth: usize) -> u64 {
+    if depth > MAX_DEPTH {
+        return 0;
+    }
+    match kind {
+        Kind::Int { bytes, .. } | Kind::Float { bytes, .. } => u64::from(*bytes),
+        Kind::Contents(b) => b.len() as u64,
+        // Up to its NUL, the NUL included.
+        Kind::Str { zero: true } => 1,
+        Kind::Str { zero: false } | Kind::Bytes => 0,
+        Kind::User(u) => ksy.types.get(*u).map_or(0, |t| {
+            t.attrs
+                .iter()
+                .filter(|a| a.cond.is_none() && a.repeat == Repeat::None)
+                .map(|a| element_min_size(ksy, a, depth + 1))
+                .fold(0u64, u64::saturating_add)
+        }),
+        // A value without a case decodes nothing.
+        Kind::Switch { default: None, .. } => 0,
+        Kind::Switch {
+            cases,
+            default: Some(d),
+            ..
+        } => cases
+            .iter()
+            .map(|(_, k)| k)
+            .chain(std::iter::once(&**d))
+            .map(|k| kind_min_size(ksy, k, depth + 1))
+            .min()
+            .unwrap_or(0),
+    }
+}
+
+/// Whether a field's layout depends on the value of the field at `i` of the
+/// same `seq`: a switch on it, an `if`, a size or a count naming it.
+fn depends_on(ca: &CAttr, i: usize) -> bool {
+    let a = &ca.attr;
+    let names = |x: Option<Amount>| matches!(x, Some(Amount::Field(f)) if f == i);
+    let cond = a
+        .cond
+        .is_some_and(|c| c.field == i || matches!(c.value, Operand::Field(f) if f == i));
+    let count = matches!(a.repeat, Repeat::Expr(Amount::Field(f)) if f == i);
+    let switch = matches!(ca.kind, CKind::Switch { on, .. } if on == i);
+    cond || count || switch || names(a.size)
+}
+
 /// What the decoder tells as it walks.
 pub trait Events {
     fn field(&mut self, _field: Field<'_>) {}
@@ -349,6 +405,15 @@ impl Compiler<'_> {
             };
             let field = self.def(&p, a, &def.attrs)?;
             self.unfold(a, &p, 1, held(a))?;
+            if a.repeat != Repeat::None && element_min_size(self.ksy, a, 0) == 0 {
+                return Err((
+                    a.pos,
+                    format!(
+                        "`{}.{p}`: `repeat` over elements that may take no bytes (an `if`, a `repeat`, a size from a field or to the end, a `switch` without a case for every value, all of it): the repetition could not tell one element from the next; give each element a fixed part, or a fixed `size`",
+                        self.ksy.id
+                    ),
+                ));
+            }
             let kind = match &a.kind {
                 Kind::Int { bytes, signed, le } => CKind::Int {
                     bytes: *bytes,
@@ -451,8 +516,19 @@ impl Compiled {
             names: HashMap::new(),
             unfolded: 0,
             with_valid: 0,
-            bytes: 0,
+            // The top-level `doc` (and the title) count too.
+            bytes: ksy.doc.len() + ksy.sem.title.len(),
         };
+        if c.bytes > MAX_UNFOLDED_BYTES {
+            return Err((
+                super::yaml::Pos { line: 1, col: 1 },
+                format!(
+                    "`{}`: the top-level `doc` and `title` hold more than {} MiB: shorten them",
+                    ksy.id,
+                    MAX_UNFOLDED_BYTES >> 20
+                ),
+            ));
+        }
         // The packet itself: the root node, named as the protocol.
         c.specs.push(DefSpec {
             name: ksy.id.clone(),
@@ -589,8 +665,18 @@ impl<'p> Walker<'p, '_> {
     ) -> Result<usize, DecodeErr> {
         let mut vals: [Option<i64>; MAX_ATTRS] = [None; MAX_ATTRS];
         let mut pos = start;
+        // A message type outside its enum (the root's only): the error, and
+        // the type field's index. The fields after it are read up to the
+        // first that depends on it (the sequence number, before the body, is
+        // still read); the error is then returned.
+        let mut unknown: Option<(DecodeErr, usize)> = None;
         for (i, ca) in t.attrs.iter().enumerate() {
             let a = &ca.attr;
+            if let Some((e, ti)) = unknown
+                && depends_on(ca, ti)
+            {
+                return Err(e);
+            }
             if let Some(Cond { field, op, value }) = a.cond {
                 let value = match value {
                     Operand::Number(v) => Some(v),
@@ -632,7 +718,20 @@ impl<'p> Walker<'p, '_> {
                     }
                     None => (None, end),
                 };
-                let v = self.element(ca, index, pos, limit, elem_end.is_some(), &vals, root)?;
+                let v = match self.element(ca, index, pos, limit, elem_end.is_some(), &vals, root) {
+                    Ok(v) => v,
+                    Err(e) if e.kind == ErrKind::UnknownType && unknown.is_none() => {
+                        // Read, but not a type: what depends on it is not.
+                        unknown = Some((e, i));
+                        let bytes = match ca.kind {
+                            CKind::Int { bytes, .. } => usize::from(bytes),
+                            _ => 0,
+                        };
+                        (e.offset + bytes, None)
+                    }
+                    // The first error, by offset.
+                    Err(e) => return Err(unknown.map_or(e, |(u, _)| u)),
+                };
                 pos = elem_end.unwrap_or(v.0);
                 if let Some(x) = v.1
                     && let Some(slot) = vals.get_mut(i)
@@ -641,12 +740,17 @@ impl<'p> Walker<'p, '_> {
                 }
                 k += 1;
                 if count.is_some() && pos == before {
-                    // An element of no bytes: repeating it cannot end.
+                    // An element of no bytes: repeating it cannot end. A
+                    // description that allows one is refused when it is
+                    // compiled (`element_min_size`): never reached.
                     break;
                 }
             }
         }
-        Ok(pos)
+        match unknown {
+            Some((e, _)) => Err(e),
+            None => Ok(pos),
+        }
     }
 
     /// One element of a field in `p[pos..limit]`: the offset after it, and its

@@ -467,11 +467,40 @@ fn only_keys(m: &[(String, Pos, Node)], allowed: &[&str], what: &str) -> R<()> {
     Ok(())
 }
 
-fn doc(m: &[(String, Pos, Node)]) -> String {
-    get(m, "doc")
-        .and_then(Node::as_str)
-        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
+fn doc(m: &[(String, Pos, Node)]) -> R<String> {
+    let Some(n) = get(m, "doc") else {
+        return Ok(String::new());
+    };
+    let Some(s) = n.as_str() else {
+        return Ok(String::new());
+    };
+    // Counted before it is copied: every doc counts towards the bound on
+    // what a description holds (`decode::MAX_UNFOLDED_BYTES`).
+    let max = super::decode::MAX_UNFOLDED_BYTES;
+    if s.len() > max {
+        return err(
+            n.pos,
+            format!("a `doc` of more than {} MiB: shorten it", max >> 20),
+        );
+    }
+    Ok(shown(&s.split_whitespace().collect::<Vec<_>>().join(" ")))
+}
+
+/// Text of a description that outputs show (a `doc`, the `title`), safe on a
+/// terminal as text from the wire is (`report::table::printable`): control
+/// characters (C0, DEL and C1: an escape sequence that would retitle the
+/// window or clear the screen, a carriage return that would overwrite a
+/// line) are kept escaped (`\u{1b}`), never raw, in every output.
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn bytes_of(n: &Node, what: &str) -> R<Vec<u8>> {
@@ -628,7 +657,7 @@ impl Reader {
             types,
             enums: self.enums,
             sem,
-            doc: doc(top),
+            doc: doc(top)?,
         })
     }
 
@@ -993,7 +1022,7 @@ impl Reader {
             cond,
             valid,
             enum_,
-            doc: doc(m),
+            doc: doc(m)?,
         })
     }
 
@@ -1169,7 +1198,7 @@ impl Reader {
                 .ok_or((node.pos, format!("{what}: `{s}` is not an integer field of the top-level `seq` (present in every packet)")))
         };
         let title = match get(m, "title") {
-            Some(t) => scalar(t, "`title`")?.to_owned(),
+            Some(t) => shown(scalar(t, "`title`")?),
             None => String::new(),
         };
         let (mut magic, mut magic_offset, mut port) = (Vec::new(), 0, None);

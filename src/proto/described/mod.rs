@@ -192,7 +192,7 @@ pub fn load_files(files: &[std::path::PathBuf]) -> Result<(), LoadError> {
     let mut texts = Vec::new();
     for f in files {
         let name = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|source| LoadError::Read {
+        let text = read_bounded(f).map_err(|source| LoadError::Read {
             file: name.clone(),
             source,
         })?;
@@ -208,6 +208,32 @@ pub fn load_files(files: &[std::path::PathBuf]) -> Result<(), LoadError> {
     let mut user = USER.lock().unwrap_or_else(|e| e.into_inner());
     user.extend(texts);
     Ok(())
+}
+
+/// A description file's bytes, at most: what a description may hold in all
+/// (`decode::MAX_UNFOLDED_BYTES`, 16 MiB). A larger file is refused before
+/// it is read whole.
+pub const MAX_FILE_BYTES: u64 = decode::MAX_UNFOLDED_BYTES as u64;
+
+/// Reads a description file of at most [`MAX_FILE_BYTES`].
+fn read_bounded(f: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(f)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not a description",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
 }
 
 /// Every described protocol, compiled and leaked once.
@@ -374,10 +400,9 @@ pub struct Broke {
     pub bound: Option<i64>,
 }
 
-/// A run of packets breaking a field's `valid` as a finding's detail: the
-/// field, its first value and offset (and the value of the field its `valid`
-/// names), the packets and the last one's frame.
-pub fn valid_detail(d: &Described, b: &Broke, run: &crate::engine::RunSpan) -> ProtoDetail {
+/// A field's `valid` broken, as a finding's detail: the field, its value and
+/// offset (and the value of the field its `valid` names).
+pub fn valid_detail(d: &Described, b: &Broke) -> ProtoDetail {
     // The bound's 32 bits (a field of at most 4 bytes) beside the protocol's
     // index and the field, each 16 bits.
     let bound = b.bound.map_or(0, |v| v as u64 & 0xffff_ffff);
@@ -386,8 +411,8 @@ pub fn valid_detail(d: &Described, b: &Broke, run: &crate::engine::RunSpan) -> P
         args: [
             (d.index as u64 & 0xffff) | u64::from(b.field) << 16 | bound << 32,
             b.value.to_bits(),
-            (b.offset as u64 & 0xffff_ffff) | u64::from(run.packets) << 32,
-            run.last_frame,
+            b.offset as u64 & 0xffff_ffff,
+            0,
         ],
     }
 }
@@ -526,7 +551,7 @@ fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Resu
     let field = (args[0] >> 16) & 0xffff;
     let name = field_name(proto, field);
     let value = f64::from_bits(args[1]);
-    let (offset, packets) = (args[2] & 0xffff_ffff, args[2] >> 32);
+    let offset = args[2] & 0xffff_ffff;
     let spec = LOADED
         .get()
         .and_then(|l| l.get(proto))
@@ -547,5 +572,5 @@ fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Resu
         }
         None => write!(f, "`{name}` = {value} at byte {offset}")?,
     }
-    crate::engine::finding::run_until(f, packets, "packets", packets, args[3])
+    Ok(())
 }

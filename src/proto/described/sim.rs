@@ -265,6 +265,74 @@ pub fn vessel() -> Script {
     Script { frames, truth }
 }
 
+/// A long Vessel run with loss: one vessel and the environment exchanging
+/// packets at 30 Hz each way for `seconds`, each packet (the first and last
+/// of each direction excepted: a loss must lie between two captured numbers)
+/// lost before the tap with probability `loss_permille` / 1000, drawn from
+/// `seed`. The sync numbers go round their 256-step cycle many times; the
+/// truth counts the packets the script dropped, per direction (`lost` each).
+pub fn vessel_lossy(seconds: u64, loss_permille: u64, seed: u64) -> Script {
+    let vessel = addr("10.0.2.1:40000");
+    let env = addr("10.0.0.1:7600");
+    let steps = seconds * 30;
+    let mut rng = seed | 1;
+    let mut lose = |step: u64| {
+        // xorshift64*: the same drops for the same seed, everywhere.
+        rng ^= rng >> 12;
+        rng ^= rng << 25;
+        rng ^= rng >> 27;
+        let r = rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33;
+        step > 0 && step + 1 < steps && r % 1000 < loss_permille
+    };
+    let mut frames = Vec::new();
+    let mut lost = [0u64; 2];
+    for step in 0..steps {
+        let ms = step * 33;
+        let sync = (step % 256) as u8;
+        let p = vessel_input(sync.wrapping_add(200), Some(7), 0.25, 0.75);
+        if lose(step) {
+            lost[0] += 1;
+        } else {
+            frames.push(Frame {
+                ms,
+                src: vessel,
+                dst: env,
+                payload: p,
+            });
+        }
+        let p = environment_state(sync.wrapping_add(10), None, (step % 4) as u8);
+        if lose(step) {
+            lost[1] += 1;
+        } else {
+            frames.push(Frame {
+                ms: ms + 10,
+                src: env,
+                dst: vessel,
+                payload: p,
+            });
+        }
+    }
+    let findings = |n: u64| {
+        if n == 0 {
+            json!({})
+        } else {
+            json!({ "lost": n })
+        }
+    };
+    let truth = json!({
+        "description": "protocols/vessel.ksy",
+        "frames": frames.len(),
+        "sessions": [{
+            "client": vessel.to_string(),
+            "server": env.to_string(),
+            "state": "open",
+            "c2s": findings(lost[0]),
+            "s2c": findings(lost[1]),
+        }],
+    });
+    Script { frames, truth }
+}
+
 fn tw(flag: u8, body: &[u8]) -> Vec<u8> {
     let mut p = vec![flag];
     p.extend(body);

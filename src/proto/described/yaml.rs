@@ -2,9 +2,24 @@
 //! `yaml-rust2`'s parser events. Only what a `.ksy` needs: mappings with
 //! scalar keys, sequences, scalars. Anchors, aliases and tags are refused (the
 //! subset has no use for them).
+//!
+//! **Bounds.** The parser's events are read one by one (never through
+//! `yaml-rust2`'s recursive loader), so nothing recurses on the document's
+//! shape: mappings and lists nested more than [`MAX_DEPTH`] deep (block or
+//! flow) are refused at the node that goes past it, and a mapping of more
+//! than [`MAX_KEYS`] keys at the key past it. Duplicate keys are found in a
+//! hash set, in time linear in the number of keys.
 
+use std::collections::HashSet;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
+
+/// Mappings and lists nested inside one another, at most (a `.ksy` needs
+/// about ten: `types`, a type, its `seq`, a field, its `type`'s `cases`...).
+pub const MAX_DEPTH: usize = 32;
+
+/// Keys of one mapping, at most: an enum of every 16-bit value fits.
+pub const MAX_KEYS: usize = 65_536;
 
 /// Where a node starts: 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -83,7 +98,14 @@ pub struct YamlError {
 
 enum Frame {
     Seq(Pos, Vec<Node>),
-    Map(Pos, Vec<(String, Pos, Node)>, Option<(String, Pos)>),
+    /// Its entries, the keys seen (for duplicates), and the key waiting for
+    /// its value.
+    Map(
+        Pos,
+        Vec<(String, Pos, Node)>,
+        HashSet<String>,
+        Option<(String, Pos)>,
+    ),
 }
 
 #[derive(Default)]
@@ -108,16 +130,22 @@ impl Builder {
         match self.stack.last_mut() {
             None => self.root = Some(node),
             Some(Frame::Seq(_, items)) => items.push(node),
-            Some(Frame::Map(_, entries, key)) => match key.take() {
+            Some(Frame::Map(_, entries, keys, key)) => match key.take() {
                 Some((k, kpos)) => entries.push((k, kpos, node)),
                 None => match node.value {
                     Value::Scalar { text, .. } => {
-                        if entries.iter().any(|(k, _, _)| *k == text) {
-                            let msg = format!("key `{text}` appears twice in this mapping");
-                            self.fail(node.pos, msg);
+                        if keys.len() >= MAX_KEYS {
+                            let msg = format!(
+                                "a mapping of more than {MAX_KEYS} keys: split it (an enum lists at most {MAX_KEYS} values)"
+                            );
+                            return self.fail(node.pos, msg);
                         }
-                        if let Some(Frame::Map(_, _, key)) = self.stack.last_mut() {
-                            *key = Some((text, node.pos));
+                        let twice = !keys.insert(text.clone());
+                        let msg =
+                            twice.then(|| format!("key `{text}` appears twice in this mapping"));
+                        *key = Some((text, node.pos));
+                        if let Some(msg) = msg {
+                            self.fail(node.pos, msg);
                         }
                     }
                     _ => self.fail(node.pos, "a mapping key must be a scalar"),
@@ -171,8 +199,19 @@ impl MarkedEventReceiver for Builder {
                     "YAML anchors and tags are not supported: write the value out",
                 )
             }
+            Event::SequenceStart(..) | Event::MappingStart(..) if self.stack.len() >= MAX_DEPTH => {
+                self.fail(
+                    pos,
+                    format!(
+                        "mappings and lists nested more than {MAX_DEPTH} deep: a description needs far fewer"
+                    ),
+                )
+            }
             Event::SequenceStart(..) => self.stack.push(Frame::Seq(pos, Vec::new())),
-            Event::MappingStart(..) => self.stack.push(Frame::Map(pos, Vec::new(), None)),
+            Event::MappingStart(..) => {
+                let keys = HashSet::new();
+                self.stack.push(Frame::Map(pos, Vec::new(), keys, None))
+            }
             Event::SequenceEnd => {
                 if let Some(Frame::Seq(p, items)) = self.stack.pop() {
                     self.push(Node {
@@ -182,7 +221,7 @@ impl MarkedEventReceiver for Builder {
                 }
             }
             Event::MappingEnd => {
-                if let Some(Frame::Map(p, entries, _)) = self.stack.pop() {
+                if let Some(Frame::Map(p, entries, _, _)) = self.stack.pop() {
                     self.push(Node {
                         pos: p,
                         value: Value::Map(entries),
@@ -198,12 +237,20 @@ impl MarkedEventReceiver for Builder {
 pub fn parse(text: &str) -> Result<Node, YamlError> {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
-    if let Err(e) = parser.load(&mut builder, true) {
-        let m = *e.marker();
-        return Err(YamlError {
-            pos: Pos::of(m),
-            msg: format!("not valid YAML: {}", e.info()),
-        });
+    // Event by event, not `Parser::load`: it recurses once per level of
+    // nesting, and a deep document overflowed the stack there.
+    while builder.error.is_none() {
+        match parser.next_token() {
+            Ok((Event::StreamEnd, _)) => break,
+            Ok((ev, mark)) => builder.on_event(ev, mark),
+            Err(e) => {
+                let m = *e.marker();
+                return Err(YamlError {
+                    pos: Pos::of(m),
+                    msg: format!("not valid YAML: {}", e.info()),
+                });
+            }
+        }
     }
     if let Some(e) = builder.error {
         return Err(e);
@@ -245,5 +292,113 @@ mod tests {
         assert!(e.msg.contains("tags"), "{}", e.msg);
         let e = parse("a: [1,\n").unwrap_err();
         assert!(e.msg.starts_with("not valid YAML"), "{}", e.msg);
+    }
+
+    /// Parses `text` on a thread with a small stack: a parse that recursed
+    /// once per level of nesting would overflow it.
+    fn parse_on_small_stack(text: String) -> Result<Node, YamlError> {
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || parse(&text))
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_where_it_goes_past_the_bound_without_recursing() {
+        // 50 000 block lists nested in a `doc-ref:`, on one line (100 KB).
+        let lists = format!("meta:\n  id: x\n  doc-ref:\n    {}1\n", "- ".repeat(50_000));
+        let t = std::time::Instant::now();
+        let e = parse_on_small_stack(lists).unwrap_err();
+        assert_eq!(
+            (e.pos, e.msg.as_str()),
+            (
+                Pos {
+                    line: 4,
+                    col: 5 + 2 * (MAX_DEPTH - 2)
+                },
+                "mappings and lists nested more than 32 deep: a description needs far fewer"
+            )
+        );
+        // Block mappings, one more column each, 2 000 deep.
+        let maps: String = (0..2_000)
+            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+            .collect();
+        let e = parse_on_small_stack(maps + &" ".repeat(2_000) + "1\n").unwrap_err();
+        assert_eq!(
+            (e.pos, e.msg.contains("nested more than 32 deep")),
+            (
+                // The 33rd mapping, `k32:`, as the parser marks it: at the
+                // colon of its first key.
+                Pos {
+                    line: MAX_DEPTH + 1,
+                    col: MAX_DEPTH + 4
+                },
+                true
+            ),
+            "{}",
+            e.msg
+        );
+        // Flow lists too.
+        let flow = format!("a: {}{}\n", "[".repeat(100), "]".repeat(100));
+        let e = parse_on_small_stack(flow).unwrap_err();
+        assert_eq!(
+            e.pos,
+            Pos {
+                line: 1,
+                col: 4 + MAX_DEPTH - 1
+            },
+            "{}",
+            e.msg
+        );
+        assert!(e.msg.contains("nested more than 32 deep"), "{}", e.msg);
+        // Right at the bound: read.
+        let at = format!(
+            "a: {}1{}\n",
+            "[".repeat(MAX_DEPTH - 1),
+            "]".repeat(MAX_DEPTH - 1)
+        );
+        parse_on_small_stack(at).unwrap();
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn duplicate_keys_are_found_in_linear_time_and_a_mapping_is_bounded() {
+        // 65 536 keys (an enum of every 16-bit value) load at once.
+        let keys = |n: usize| -> String {
+            (0..n).fold(String::from("e:\n"), |s, i| s + &format!("  {i}: v{i}\n"))
+        };
+        let t = std::time::Instant::now();
+        let n = parse(&keys(MAX_KEYS)).unwrap();
+        assert_eq!(n.as_map().unwrap()[0].2.as_map().unwrap().len(), MAX_KEYS);
+        // One more is refused at the key past the bound.
+        let e = parse(&keys(MAX_KEYS + 1)).unwrap_err();
+        assert_eq!(
+            (e.pos, e.msg.as_str()),
+            (
+                Pos {
+                    line: MAX_KEYS + 2,
+                    col: 3
+                },
+                "a mapping of more than 65536 keys: split it (an enum lists at most 65536 values)"
+            )
+        );
+        // A duplicate at the end of a long mapping is found, at its place.
+        let e = parse(&(keys(50_000) + "  7: again\n")).unwrap_err();
+        assert_eq!(
+            e.pos,
+            Pos {
+                line: 50_002,
+                col: 3
+            }
+        );
+        assert_eq!(e.msg, "key `7` appears twice in this mapping");
+        // Quadratic checking took 48.7 s for 100 000 keys (release).
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            t.elapsed()
+        );
     }
 }
