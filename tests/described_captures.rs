@@ -162,6 +162,6 @@ fn a_one_byte_sync_number_reports_every_loss_however_many_cycles_pass() {
     let dir = tempfile::tempdir().unwrap();
     let (pcap, truth) = (dir.path().join("x.pcap"), dir.path().join("x.json"));
     script.write(&pcap, &truth).unwrap();
-    let (frames, found) = analyse(&pcap, "vessel");
+    let (frames, found) = analyse(&pcap, "vessel_fixed");
     compare("vessel-lossy", &script.truth, frames, &found);
 }

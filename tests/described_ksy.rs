@@ -922,11 +922,12 @@ fn a_packet_of_an_unknown_type_keeps_its_sequence_number_malformed_not_lost() {
             "malformed".to_owned(),
             3,
             "c2s",
-            "unknown-type: field `vessel.msg_type` at byte 4: 9 is not in its enum".to_owned()
+            "unknown-type: field `vessel_fixed.msg_type` at byte 4: 9 is not in its enum"
+                .to_owned()
         )]
     );
     // Its dissection reads the sync number too, then stops at the body.
-    let (fields, r) = decode("vessel", &packets[2].2);
+    let (fields, r) = decode("vessel_fixed", &packets[2].2);
     assert!(
         fields.iter().any(|f| f.contains("sync_number")),
         "{fields:?}"

@@ -524,7 +524,7 @@ fn unknown_traffic(path: &Path, n: usize, dns: usize) {
     w.finish().unwrap();
 }
 
-const PROTOS: &str = "PROTO: lwar, strs, bg, vessel, timewarp, strs_ksy";
+const PROTOS: &str = "PROTO: lwar, strs, bg, vessel, vessel_fixed, timewarp, strs_ksy";
 
 /// A capture with no packet of a known protocol (a game on another port, a
 /// capture begun after the handshake) passed `--deny malformed` with exit 0:
@@ -734,8 +734,10 @@ fn corpus_truths() -> (Vec<String>, Vec<String>) {
 #[test]
 fn expect_passes_every_corpus_capture_with_its_own_truth() {
     let (_, truths) = corpus_truths();
-    assert_eq!(truths.len(), 41, "{truths:?}");
-    for kind in ["sim-", "strs-", "bg-", "bg-be-", "ksy-", "mixed-"] {
+    assert_eq!(truths.len(), 44, "{truths:?}");
+    for kind in [
+        "sim-", "strs-", "bg-", "bg-be-", "vessel-", "ksy-", "mixed-",
+    ] {
         assert!(truths.iter().any(|t| t.contains(kind)), "{kind}");
     }
     for truth in &truths {
@@ -787,7 +789,7 @@ fn expect_fails_every_capture_paired_with_another_captures_truth() {
             "captures/strs-clean.pcap captures/strs-wrap.truth.json"
         ]
     );
-    assert_eq!((truths.len(), pcaps.len()), (41, 44));
+    assert_eq!((truths.len(), pcaps.len()), (44, 47));
     assert_eq!(pairs, truths.len() * pcaps.len() - truths.len() - 2);
 }
 
@@ -876,7 +878,7 @@ fn expect_names_each_difference_and_refuses_what_is_no_truth() {
 
     // No truth at all: one line, exit 2, no verdict.
     let dir = tempfile::tempdir().unwrap();
-    let takes = "--expect takes a simulator's *.truth.json (lwar, Starstrike, Battlegrounds, \
+    let takes = "--expect takes a simulator's *.truth.json (lwar, Starstrike, Battlegrounds, Vessel, \
                  described, mixed) or lwarscope's --format json output";
     let other = dir.path().join("other.json");
     std::fs::write(&other, "{\"name\": \"lwarscope\", \"version\": 1}\n").unwrap();

@@ -21,6 +21,13 @@
 //! - Mixed (`mixed-lwar-strs.truth.json`: `lwar` and `strs` side by side):
 //!   the Starstrike sessions as above, and the other sessions with the totals
 //!   they add up to as lwar's summary.
+//! - Vessel (`vessel-*.truth.json`: `"simulator": "lwarscope sim --proto
+//!   vessel"`, `sessions` by the vessel's address): per session its state,
+//!   the packets each way, the messages by type, and the findings by the
+//!   truth's names (`malformed`, `duplicates`, `reordered`, `issued`,
+//!   `refused`, `denied`, `violations`), the sync numbers skipped each way
+//!   (`skipped_c2s`, `skipped_s2c`: the direction's loss count). `rejoin` (an
+//!   `issued` whose detail says rejoin) is counted within `issued`.
 //!
 //! A truth is what its simulator's own test analyses, with the same `-d`: a
 //! Battlegrounds capture begun mid-session names its `decode_as`, and a
@@ -55,6 +62,14 @@ enum Kind {
         lwar: Box<Summary>,
         strs: super::starstrike::sim::Truth,
     },
+    Vessel(VesselTruth),
+}
+
+/// Vessel's truth: per vessel address, the counts of its session.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct VesselTruth {
+    environment: String,
+    sessions: std::collections::BTreeMap<String, std::collections::BTreeMap<String, Value>>,
 }
 
 /// The parts of a Battlegrounds truth that an analysis shows.
@@ -96,7 +111,7 @@ struct DescribedSession {
 
 /// What `--expect` takes, said when a file is none of it.
 const TAKES: &str = "--expect takes a simulator's *.truth.json (lwar, Starstrike, \
-                     Battlegrounds, described, mixed) or lwarscope's --format json output";
+                     Battlegrounds, Vessel, described, mixed) or lwarscope's --format json output";
 
 /// Reads an expected result: a simulator's truth or a summary, by its form.
 /// `Err`: one line saying why not.
@@ -131,6 +146,11 @@ pub fn read(text: &str) -> Result<Expected, String> {
                 })
             }),
         )?
+    } else if value["simulator"] == "lwarscope sim --proto vessel" {
+        typed(
+            "a Vessel truth",
+            serde_json::from_value(value.clone()).map(Kind::Vessel),
+        )?
     } else if value["protocol"] == "bg" {
         typed(
             "a Battlegrounds truth",
@@ -162,7 +182,7 @@ pub fn read(text: &str) -> Result<Expected, String> {
             None => Vec::new(),
         },
         Kind::Starstrike(t) | Kind::Mixed { strs: t, .. } => starstrike_ports(t)?,
-        Kind::Summary(_) | Kind::Described(_) => Vec::new(),
+        Kind::Summary(_) | Kind::Described(_) | Kind::Vessel(_) => Vec::new(),
     };
     Ok(Expected { kind, decode_as })
 }
@@ -235,6 +255,15 @@ impl Expected {
                 out.extend(compare(lwar, &rest));
             }
             Kind::Battlegrounds(t) => battlegrounds(&mut out, t, actual, frames),
+            Kind::Vessel(t) => {
+                for (client, e) in &t.sessions {
+                    let Some(a) = take(&mut out, actual, &mut used, client, &t.environment) else {
+                        continue;
+                    };
+                    vessel(&mut out, client, &t.environment, e, a);
+                }
+                not_expected(&mut out, actual, &used);
+            }
             Kind::Described(t) => {
                 number(&mut out, "frames", t.frames, frames);
                 for e in &t.sessions {
@@ -292,6 +321,50 @@ fn starstrike(
         add(&mut got, &labels(&a.s2c));
         counts(out, &format!("{at} findings"), &e.findings, &got);
     }
+}
+
+/// A Vessel session against its truth, in the truth's names.
+fn vessel(
+    out: &mut Vec<String>,
+    client: &str,
+    server: &str,
+    e: &std::collections::BTreeMap<String, Value>,
+    a: &SessionSummary,
+) {
+    let at = format!("session {client} -> {server}");
+    if let Some(s) = e.get("state").and_then(Value::as_str) {
+        state(out, &at, s, &a.state);
+    }
+    let mut got = Counts::new();
+    got.insert("c2s_packets".into(), a.c2s.packets);
+    got.insert("s2c_packets".into(), a.s2c.packets);
+    add(&mut got, &a.c2s.messages);
+    add(&mut got, &a.s2c.messages);
+    for (d, key) in [(&a.c2s, "skipped_c2s"), (&a.s2c, "skipped_s2c")] {
+        if let Some(l) = d.loss {
+            got.insert(key.into(), l.lost);
+        }
+        for (kind, name) in [
+            ("malformed", "malformed"),
+            ("duplicate-packet", "duplicates"),
+            ("reordered", "reordered"),
+            ("vessel-id-issued", "issued"),
+            ("version-refused", "refused"),
+            ("join-denied", "denied"),
+            ("violation", "violations"),
+        ] {
+            if let Some(&n) = d.findings.get(kind) {
+                *got.entry(name.into()).or_default() += n;
+            }
+        }
+    }
+    let expected: Counts = e
+        .iter()
+        .filter(|(k, _)| *k != "state" && *k != "rejoin")
+        .filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)))
+        .collect();
+    got.retain(|_, n| *n > 0);
+    counts(out, &at, &expected, &got);
 }
 
 /// A Battlegrounds capture: every session is the truth's.

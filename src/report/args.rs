@@ -425,7 +425,7 @@ pub struct CheckArgs {
     pub rules: Option<PathBuf>,
 
     /// Compare the result with an expected one: a simulator's ground truth
-    /// (captures/*.truth.json of lwar, Starstrike, Battlegrounds, described
+    /// (captures/*.truth.json of lwar, Starstrike, Battlegrounds, Vessel, described
     /// protocols, the mixed capture; the -d it names applies) or a JSON summary
     /// (as in `--format json` output, its "summary" member, or a bare summary
     /// object). Every count the file states must be equal.

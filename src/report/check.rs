@@ -26,7 +26,7 @@
 //! from 1 up (`loss=5` would be 500 %, a gate that never fails): write `5%`. `--expect FILE.json` compares the counts per message type, finding
 //! kind, violation rule, malformed reason and session with an expected summary,
 //! or with any simulator's ground truth, each in its own form
-//! ([`crate::proto::truth`]: lwar, Starstrike, Battlegrounds, described, mixed;
+//! ([`crate::proto::truth`]: lwar, Starstrike, Battlegrounds, Vessel, described, mixed;
 //! the `-d` a truth names applies before the user's).
 //!
 //! `--allow NAME` (or `allow = [...]` in the rules file) accepts a known
