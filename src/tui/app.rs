@@ -330,6 +330,23 @@ impl App {
             .map_or_else(|| crate::proto::protocol_of(payload), |e| e.protocol)
     }
 
+    /// What reads the packet of `row`: its session's reader (Battlegrounds'
+    /// byte order), else its protocol's dissector.
+    pub fn dissector(
+        &self,
+        row: &Row,
+        payload: &[u8],
+    ) -> &'static dyn crate::proto::dissect::Dissector {
+        self.endpoints
+            .get(row.session as usize)
+            .copied()
+            .flatten()
+            .map_or_else(
+                || crate::proto::protocol_of(payload).dissector,
+                |e| e.dissector,
+            )
+    }
+
     pub fn addresses(&self, row: &Row) -> Option<(SocketAddr, SocketAddr)> {
         self.endpoints
             .get(row.session as usize)
@@ -946,7 +963,7 @@ fn tree(app: &App, r: usize, row: &Row, payload: &[u8]) -> Vec<Node> {
         depth: 0,
         severity: None,
     });
-    let dissector = app.protocol(row, payload).dissector;
+    let dissector = app.dissector(row, payload);
     let mut numbers = String::new();
     let header = dissector.header(payload, &mut |h| {
         if !numbers.is_empty() {

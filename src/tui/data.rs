@@ -49,6 +49,8 @@ struct Sink {
     /// Frames and findings; the details' texts go to the store.
     findings: Vec<(u64, LoggedFinding)>,
     activity: FxHashMap<SessionId, Activity>,
+    /// Each session's reader as last sent (its address).
+    readers: FxHashMap<SessionId, usize>,
     endpoints: Vec<Endpoints>,
     /// A failure to store payloads, reported once.
     io_error: Option<String>,
@@ -76,22 +78,33 @@ impl Observer for Sink {
         }
         self.rows.push(row);
         let endpoints = &mut self.endpoints;
+        let (client, server) = match e.direction {
+            Direction::ClientToServer => (d.src, d.dst),
+            Direction::ServerToClient => (d.dst, d.src),
+        };
+        let these = Endpoints {
+            id: e.session,
+            client,
+            server,
+            protocol: e.protocol,
+            dissector: e.dissector(),
+        };
+        let mut new = false;
         self.activity
             .entry(e.session)
             .or_insert_with(|| {
-                let (client, server) = match e.direction {
-                    Direction::ClientToServer => (d.src, d.dst),
-                    Direction::ServerToClient => (d.dst, d.src),
-                };
-                endpoints.push(Endpoints {
-                    id: e.session,
-                    client,
-                    server,
-                    protocol: e.protocol,
-                });
+                new = true;
                 Activity::default()
             })
             .count(d.ts.nanos() / 1_000_000_000, e.direction);
+        // A session's reader is sent again when it changes (Battlegrounds
+        // settles a session's byte order from a later packet's bytes).
+        let reader =
+            these.dissector as *const dyn crate::proto::dissect::Dissector as *const () as usize;
+        let known = self.readers.insert(e.session, reader);
+        if new || known != Some(reader) {
+            endpoints.push(these);
+        }
         lock(&self.timeline).packet(e);
         Flow::Continue
     }
@@ -112,6 +125,7 @@ impl Collector {
                 rows: Vec::with_capacity(4096),
                 findings: Vec::new(),
                 activity: FxHashMap::default(),
+                readers: FxHashMap::default(),
                 endpoints: Vec::new(),
                 io_error: None,
                 timeline: Arc::default(),

@@ -23,6 +23,8 @@ pub struct PacketCtx<'a> {
     pub addresses: (SocketAddr, SocketAddr),
     /// The protocol of the packet's session.
     pub protocol: &'static crate::engine::ProtocolInfo,
+    /// What reads it (its session's reader).
+    pub dissector: &'static dyn crate::proto::dissect::Dissector,
     /// The findings raised on the packet.
     pub findings: &'a [Finding],
 }
@@ -68,7 +70,7 @@ impl DisplayFilter {
             acks: Default::default(),
             ack_samples: [&[], &[]],
             resends: 0,
-            dissector: None,
+            dissector: Some(ctx.dissector),
         })
     }
 }
@@ -214,11 +216,13 @@ fn run(
             let addresses = endpoints.map_or(unknown, |e| e.of(row.direction()));
             let protocol =
                 endpoints.map_or_else(|| crate::proto::protocol_of(payload), |e| e.protocol);
+            let dissector = endpoints.map_or(protocol.dissector, |e| e.dissector);
             ok = filter.matches(&PacketCtx {
                 row: &row,
                 payload,
                 addresses,
                 protocol,
+                dissector,
                 findings: fs,
             });
         }

@@ -594,13 +594,17 @@ pub struct SessionSnap {
 
 /// A session's two ends, sent with the first batch that has its packets, so
 /// that rows can always name their source and destination.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Endpoints {
     pub id: SessionId,
     pub client: SocketAddr,
     pub server: SocketAddr,
     /// The protocol the engine took the session's flow for.
     pub protocol: &'static crate::engine::ProtocolInfo,
+    /// What reads the session's packets: the protocol's dissector, or the
+    /// session's own where it reads them otherwise (Battlegrounds' byte
+    /// order, settled from the session's bytes).
+    pub dissector: &'static dyn crate::proto::dissect::Dissector,
 }
 
 impl Endpoints {

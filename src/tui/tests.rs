@@ -426,6 +426,7 @@ fn reference_matches(a: &App, text: &str) -> Vec<usize> {
                 payload: &payload,
                 addresses: a.addresses(&row).unwrap(),
                 protocol: a.protocol(&row, &payload),
+                dissector: a.dissector(&row, &payload),
                 findings: &findings,
             })
         })
@@ -600,4 +601,77 @@ fn the_status_bar_never_shows_fewer_frames_than_packets() {
         shown.contains(&format!("{packets} frames {packets} packets")),
         "{shown}"
     );
+}
+
+/// Every datagram of a capture file of the corpus, in order.
+fn corpus(name: &str) -> Vec<OwnedDatagram> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("captures")
+        .join(name);
+    let mut source = crate::capture::Source::files(&[path]).unwrap();
+    let mut out = Vec::new();
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let crate::capture::FrameClass::Udp(d) = frame.class {
+            out.push(d.to_owned_datagram());
+        }
+    }
+    out
+}
+
+/// The packets pane reads each packet as its session does (Battlegrounds'
+/// byte order, settled from the session's bytes), as the report does: a
+/// little-endian session and the reference's big-endian one in one stream
+/// both show the ids that were sent (0x0100_1000.. and 0x1234 = 4660), on
+/// the packet lines, in the detail pane and through `/`.
+#[test]
+fn battlegrounds_sessions_are_read_in_their_own_byte_order() {
+    let mut datagrams = corpus("bg-clean.pcap");
+    // Ids of 0x0100_1000 and up: read big-endian, one packet alone would take
+    // its id for the smaller 0x0010_0001; the session's other packets say
+    // little-endian.
+    for d in &mut datagrams {
+        d.payload[3] = 1;
+    }
+    let le = datagrams.len();
+    let start = datagrams.last().unwrap().ts.nanos() + 1_000_000_000;
+    for (i, mut d) in corpus("bg-reference-handshake.pcap")
+        .into_iter()
+        .enumerate()
+    {
+        d.frame = (le + i + 1) as u64;
+        d.ts = Timestamp(start + i as u64 * 1_000_000);
+        datagrams.push(d);
+    }
+    let expected: Vec<u32> = datagrams
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let id: [u8; 4] = d.payload[..4].try_into().unwrap();
+            match i < le {
+                true => u32::from_le_bytes(id),
+                false => u32::from_be_bytes(id),
+            }
+        })
+        .collect();
+    let info = SourceInfo {
+        label: "bg".into(),
+        live: false,
+    };
+    let a = load_app(MemoryFeed::new(datagrams), info).unwrap();
+    let mut payload = Vec::new();
+    let mut wrong = Vec::new();
+    for (r, want) in expected.iter().enumerate() {
+        let row = a.row(r).unwrap();
+        assert!(a.payload(&row, &mut payload));
+        let mut line = String::new();
+        let _ = a.dissector(&row, &payload).header(&payload, &mut |h| {
+            line.push_str(&format!("{}={} ", h.short, h.value));
+        });
+        if !line.contains(&format!("sid={want} ")) {
+            wrong.push(format!("row {r}: {line}"));
+        }
+    }
+    assert_eq!(wrong, Vec::<String>::new());
+    assert_eq!(reference_matches(&a, "bg.session_id == 0x1234").len(), 9);
+    assert!(!reference_matches(&a, "bg.session_id == 0x01001000").is_empty());
 }

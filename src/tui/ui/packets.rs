@@ -54,7 +54,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         ));
         let mut text = String::new();
         if app.payload(&row, &mut payload) {
-            let dissector = app.protocol(&row, &payload).dissector;
+            let dissector = app.dissector(&row, &payload);
             let header = dissector.header(&payload, &mut |h| {
                 let _ = write!(text, "{}={} ", h.short, h.value);
             });
