@@ -288,7 +288,7 @@ fn enter_on_a_finding_jumps_to_its_packet() {
     key(&mut a, KeyCode::Down);
     key(&mut a, KeyCode::Down);
     let last = a.findings.len() - 1;
-    let target = a.finding_frame(&a.findings[last]).unwrap();
+    let target = a.finding_frame(&a.findings.rows()[last].first).unwrap();
     a.focus = Pane::Findings;
     key(&mut a, KeyCode::End);
     key(&mut a, KeyCode::Enter);
@@ -502,7 +502,12 @@ fn the_selected_packet_stays_selected_once_the_filter_reaches_it() {
 #[test]
 fn findings_show_their_details_from_the_store() {
     let mut a = app();
-    let details: Vec<String> = a.findings.iter().map(|f| a.finding_detail(f)).collect();
+    let details: Vec<String> = a
+        .findings
+        .rows()
+        .iter()
+        .map(|run| a.finding_detail(&run.first))
+        .collect();
     assert!(details.iter().any(|d| d.contains("frame")), "{details:?}");
     // The findings pane shows the first one's detail text.
     key(&mut a, KeyCode::Char('5'));
