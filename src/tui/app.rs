@@ -5,7 +5,7 @@
 
 use super::filter::{DisplayFilter, Job, Worker};
 use super::model::{
-    CaptureCounters, Chunked, Endpoints, Entry, LoggedFinding, RECORD_HEADER, Row, RowIndex,
+    CaptureCounters, Endpoints, Entry, FindingLog, LoggedFinding, RECORD_HEADER, Row, RowIndex,
     SessionSnap, Update,
 };
 use super::pane::{
@@ -127,11 +127,9 @@ pub struct App {
     /// The packet index (the rest of each row is in its record in the store;
     /// see [`App::row`]).
     pub rows: RowIndex,
-    /// Every finding, in the order raised, in compact form.
-    pub findings: Chunked<LoggedFinding>,
-    /// `(row, index in findings)`, sorted by row.
-    by_row: Vec<(u32, u32)>,
-    by_row_sorted: bool,
+    /// The findings, in the order raised, runs folded, bounded (see
+    /// [`FindingLog`]).
+    pub findings: FindingLog,
     pub sessions: Vec<SessionSnap>,
     /// Every session's two ends, by session id (shared with filter jobs).
     endpoints: Arc<Vec<Option<Endpoints>>>,
@@ -180,9 +178,7 @@ impl App {
             source,
             store,
             rows: RowIndex::default(),
-            findings: Chunked::default(),
-            by_row: Vec::new(),
-            by_row_sorted: true,
+            findings: FindingLog::default(),
             sessions: Vec::new(),
             endpoints: Arc::default(),
             worker: None,
@@ -235,13 +231,9 @@ impl App {
                         .row_of_frame(frame)
                         .unwrap_or_else(|| self.rows.first_from_frame(frame));
                     f.row = u32::try_from(r).unwrap_or(u32::MAX);
-                    let i = self.findings.len() as u32;
-                    if self.by_row.last().is_some_and(|&(last, _)| last > f.row) {
-                        self.by_row_sorted = false;
-                        // A late finding (`lost`) marks its earlier row.
-                        self.rows.note(r, f.severity());
-                    }
-                    self.by_row.push((f.row, i));
+                    // Every packet keeps its findings' worst severity, folded
+                    // or not (a late one, `lost`, marks its earlier row).
+                    self.rows.note(r, f.severity());
                     self.findings.push(f);
                 }
             }
@@ -260,10 +252,7 @@ impl App {
 
     /// Work between two screens: filtering the new rows, following.
     pub fn tick(&mut self) {
-        if !self.by_row_sorted {
-            self.by_row.sort_by_key(|&(r, _)| r);
-            self.by_row_sorted = true;
-        }
+        self.findings.index();
         self.pump_filter();
         if self.follow && self.paused.is_none() {
             let len = self.view_len();
@@ -356,14 +345,12 @@ impl App {
     }
 
     /// Findings raised on the packet of index row `row`.
+    /// Of a run, only its first and newest are kept (see [`FindingLog`]).
     pub fn findings_of(&self, row: usize) -> impl Iterator<Item = &LoggedFinding> {
         let row = u32::try_from(row).unwrap_or(u32::MAX);
-        let start = self.by_row.partition_point(|&(r, _)| r < row);
-        self.by_row[start..]
-            .iter()
-            .take_while(move |&&(r, _)| r == row)
-            .filter_map(|&(_, i)| self.findings.get(i as usize))
-            .filter(move |f| f.row == row)
+        self.findings
+            .in_rows(row..row.saturating_add(1))
+            .map(|(_, f)| f)
     }
 
     /// A finding's frame.
@@ -519,11 +506,9 @@ impl App {
         }
         let lo = u32::try_from(range.start).unwrap_or(u32::MAX);
         let hi = u32::try_from(range.end).unwrap_or(u32::MAX);
-        let start = self.by_row.partition_point(|&(r, _)| r < lo);
-        self.by_row[start..]
-            .iter()
-            .take_while(|&&(r, _)| r < hi)
-            .filter_map(|&(r, i)| Some((r as usize, *self.findings.get(i as usize)?)))
+        self.findings
+            .in_rows(lo..hi)
+            .map(|(r, f)| (r as usize, *f))
             .collect()
     }
 
@@ -896,7 +881,7 @@ impl App {
             .findings
             .get(self.finding_list.cursor.selected)
             .filter(|_| self.finding_list.cursor.selected < self.finding_limit())
-            .and_then(|f| self.finding_frame(f))
+            .and_then(|run| self.finding_frame(&run.first))
         else {
             return;
         };

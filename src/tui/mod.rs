@@ -7,8 +7,11 @@
 //!   tracker; a pump thread hands compact [`model::Update`]s to the UI over a
 //!   channel every 50 ms. Payloads go to an append-only spill file
 //!   ([`store`]), and so do the findings' detail texts; the UI keeps a compact
-//!   index of rows (32 bytes each) and of findings (24 bytes each) and decodes
-//!   only what it shows, so memory stays flat on big captures.
+//!   index of rows (32 bytes each) and a bounded log of findings
+//!   ([`model::FindingLog`]: runs of the same finding folded into one row with
+//!   their first, newest and count, at most [`model::LOG_ROWS`] rows, counts by
+//!   kind past them, said in the findings pane) and decodes only what it shows,
+//!   so memory stays flat on big captures and under floods of findings.
 //! - a **filter worker** ([`filter::Worker`]) runs the display filter over
 //!   blocks of rows, reading payloads back from the store, and streams the
 //!   matches to the UI; a new filter cancels the scan of the old one.

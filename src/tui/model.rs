@@ -233,6 +233,185 @@ impl LoggedFinding {
     }
 }
 
+/// Rows the findings log keeps at most. Past it, a finding that does not
+/// continue a kept run is only counted, by kind. A row takes 56 bytes and its
+/// places in the by-packet index 24, so the log stays under 6 MB however many
+/// findings the capture (or the network) raises.
+pub const LOG_ROWS: usize = 1 << 16;
+
+/// One row of the findings log: a run of findings of the same kind and rule,
+/// in the same session and direction, with nothing else raised in that
+/// session and direction between them. The run's first and newest findings
+/// are kept; the ones between are only counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogRow {
+    pub first: LoggedFinding,
+    pub newest: LoggedFinding,
+    /// Findings in the run, the first and the newest included.
+    pub count: u64,
+}
+
+impl LogRow {
+    /// The run's first finding, and its newest when that is another one.
+    pub fn kept(&self) -> impl Iterator<Item = &LoggedFinding> {
+        std::iter::once(&self.first).chain((self.count > 1).then_some(&self.newest))
+    }
+}
+
+/// The UI's log of findings, bounded the way the engine bounds sessions.
+///
+/// A finding continues the run of the latest row of its session and direction
+/// when it has that row's kind and rule; otherwise it starts a row. Once
+/// [`LOG_ROWS`] rows are kept, a finding that starts no run is counted in
+/// `overflow` by kind, and breaks its session and direction's run. Every
+/// finding fed is thus in exactly one count: a row's, or the overflow's.
+///
+/// The packet list, the detail tree and the display filter see the findings
+/// the log keeps (each run's first and newest); every packet keeps the worst
+/// severity of all its findings in the row index.
+#[derive(Debug)]
+pub struct FindingLog {
+    rows: Vec<LogRow>,
+    cap: usize,
+    /// Per session and direction, the row of its latest run.
+    open: std::collections::HashMap<(u32, u8), u32>,
+    /// Findings counted but not kept, by kind (their index in the registry).
+    overflow: Vec<u64>,
+    /// `(packet row, log row, the newest)` for each kept finding, sorted by
+    /// packet row once [`FindingLog::index`] has run.
+    by_row: Vec<(u32, u32, bool)>,
+    indexed: bool,
+    total: u64,
+}
+
+impl Default for FindingLog {
+    fn default() -> Self {
+        Self::with_cap(LOG_ROWS)
+    }
+}
+
+impl FindingLog {
+    /// A log keeping at most `cap` rows.
+    pub fn with_cap(cap: usize) -> Self {
+        FindingLog {
+            rows: Vec::new(),
+            cap,
+            open: std::collections::HashMap::new(),
+            overflow: Vec::new(),
+            by_row: Vec::new(),
+            indexed: true,
+            total: 0,
+        }
+    }
+
+    /// Rows kept.
+    pub const fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn rows(&self) -> &[LogRow] {
+        &self.rows
+    }
+
+    pub fn get(&self, i: usize) -> Option<&LogRow> {
+        self.rows.get(i)
+    }
+
+    /// Findings fed, kept or not.
+    pub const fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Findings counted past the cap, by kind, in the registry's order.
+    pub fn overflow(&self) -> impl Iterator<Item = (FindingKind, u64)> + '_ {
+        crate::proto::all_kinds()
+            .zip(self.overflow.iter().copied())
+            .filter(|&(_, n)| n > 0)
+    }
+
+    /// Findings counted past the cap.
+    pub fn overflow_total(&self) -> u64 {
+        self.overflow.iter().sum()
+    }
+
+    /// Takes in a finding, its `row` set.
+    pub fn push(&mut self, f: LoggedFinding) {
+        self.total += 1;
+        let key = (f.session, f.direction.index() as u8);
+        if let Some(&i) = self.open.get(&key)
+            && let Some(run) = self.rows.get_mut(i as usize)
+            && (run.first.kind, run.first.rule) == (f.kind, f.rule)
+        {
+            run.newest = f;
+            run.count += 1;
+            self.indexed = false;
+            return;
+        }
+        if self.rows.len() < self.cap {
+            let i = self.rows.len() as u32;
+            self.rows.push(LogRow {
+                first: f,
+                newest: f,
+                count: 1,
+            });
+            self.open.insert(key, i);
+            self.indexed = false;
+        } else {
+            self.open.remove(&key);
+            let k = usize::from(f.kind);
+            if self.overflow.len() <= k {
+                self.overflow.resize(k + 1, 0);
+            }
+            self.overflow[k] += 1;
+        }
+    }
+
+    /// Brings the by-packet index up to date (between two screens).
+    pub fn index(&mut self) {
+        if self.indexed {
+            return;
+        }
+        self.by_row.clear();
+        for (i, r) in self.rows.iter().enumerate() {
+            self.by_row.push((r.first.row, i as u32, false));
+            if r.count > 1 {
+                self.by_row.push((r.newest.row, i as u32, true));
+            }
+        }
+        self.by_row.sort_unstable();
+        self.indexed = true;
+    }
+
+    /// The kept findings raised on packets of index rows `range`, by row.
+    pub fn in_rows(
+        &self,
+        range: std::ops::Range<u32>,
+    ) -> impl Iterator<Item = (u32, &LoggedFinding)> {
+        let start = self.by_row.partition_point(|&(r, ..)| r < range.start);
+        self.by_row[start..]
+            .iter()
+            .take_while(move |&&(r, ..)| r < range.end)
+            .filter_map(|&(r, i, newest)| {
+                let run = self.rows.get(i as usize)?;
+                let f = if newest { &run.newest } else { &run.first };
+                (f.row == r).then_some((r, f))
+            })
+    }
+
+    /// Bytes the log holds, by its vectors' and map's capacities.
+    #[cfg(test)]
+    fn held_bytes(&self) -> usize {
+        self.rows.capacity() * size_of::<LogRow>()
+            + self.by_row.capacity() * size_of::<(u32, u32, bool)>()
+            + self.open.capacity() * (size_of::<((u32, u8), u32)>() + 1)
+            + self.overflow.capacity() * size_of::<u64>()
+    }
+}
+
 /// What the index keeps of one row: its frame, where its record lies in the
 /// store, and its worst severity (as [`severity_rank`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -832,5 +1011,116 @@ mod tests {
                 ..f
             }
         );
+    }
+
+    /// A finding of kind `kind` (by registry index) raised on packet row `row`.
+    fn logged(kind: u8, session: u32, direction: Direction, row: u32) -> LoggedFinding {
+        LoggedFinding {
+            detail: Loc::default(),
+            row,
+            session,
+            seqno: row,
+            kind,
+            rule: u8::MAX,
+            direction,
+            has_seqno: true,
+        }
+    }
+
+    #[test]
+    fn a_run_of_the_same_finding_is_one_row_with_its_first_and_newest() {
+        let mut log = FindingLog::default();
+        (0..1000).for_each(|r| log.push(logged(1, 7, ServerToClient, r)));
+        assert_eq!(log.len(), 1);
+        let run = log.get(0).unwrap();
+        assert_eq!((run.count, run.first.row, run.newest.row), (1000, 0, 999));
+        // Another direction, then another kind in the same direction: new runs;
+        // the first run, broken, does not take the finding after them.
+        log.push(logged(1, 7, ClientToServer, 1000));
+        log.push(logged(2, 7, ServerToClient, 1001));
+        log.push(logged(1, 7, ServerToClient, 1002));
+        let counts: Vec<_> = log.rows().iter().map(|r| r.count).collect();
+        assert_eq!(counts, [1000, 1, 1, 1]);
+        log.index();
+        // Each packet sees the kept findings it raised: the run's ends only.
+        let seen = |r: u32| {
+            log.in_rows(r..r + 1)
+                .map(|(_, f)| f.row)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            (seen(0), seen(500), seen(999)),
+            (vec![0], vec![], vec![999])
+        );
+        assert_eq!(log.in_rows(0..2000).count(), 5);
+        assert_eq!((log.total(), log.overflow_total()), (1003, 0));
+    }
+
+    #[test]
+    fn the_finding_log_stays_at_its_cap_and_counts_every_finding() {
+        // A million findings of six kinds over 5 000 sessions, both ways, in
+        // short runs broken by other kinds: far more runs than the cap.
+        let mut log = FindingLog::default();
+        let mut fed = [0u64; 6];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut last = None;
+        let n = 1_000_000u32;
+        for row in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let kind = (x % 6) as u8;
+            let session = ((x >> 8) % 5000) as u32;
+            let dir = if x >> 40 & 1 == 0 {
+                ClientToServer
+            } else {
+                ServerToClient
+            };
+            fed[usize::from(kind)] += 1;
+            log.push(logged(kind, session, dir, row));
+            if row == n / 2 {
+                last = Some(logged(kind, session, dir, row));
+            }
+            if row % 4096 == 0 {
+                log.index();
+            }
+        }
+        log.index();
+        assert_eq!(log.len(), LOG_ROWS);
+        assert_eq!(log.total(), u64::from(n));
+        // Rows' counts and the overflow, by kind, add up to what was fed.
+        let mut counted = [0u64; 6];
+        for run in log.rows() {
+            assert_eq!(run.first.kind, run.newest.kind);
+            assert_eq!(
+                (run.first.session, run.first.direction),
+                (run.newest.session, run.newest.direction)
+            );
+            assert!(run.first.row <= run.newest.row);
+            assert_eq!(run.count > 1, run.first.row < run.newest.row);
+            counted[usize::from(run.first.kind)] += run.count;
+        }
+        let kinds: Vec<FindingKind> = crate::proto::all_kinds().take(6).collect();
+        for (kind, n) in log.overflow() {
+            counted[kinds.iter().position(|&k| k == kind).unwrap()] += n;
+        }
+        assert_eq!(counted, fed);
+        assert!(log.overflow_total() > 0);
+        // Past the cap, a run that goes on still takes its newest finding.
+        let last = last.unwrap();
+        let mut log2 = FindingLog::with_cap(1);
+        log2.push(last);
+        log2.push(logged(last.kind, last.session + 1, last.direction, 1));
+        log2.push(LoggedFinding { row: 2, ..last });
+        assert_eq!(
+            (log2.get(0).unwrap().count, log2.get(0).unwrap().newest.row),
+            (2, 2)
+        );
+        assert_eq!(log2.overflow_total(), 1);
+        // Memory: the log's vectors and map, by capacity, stay under 6 MB.
+        assert!(log.rows.capacity() <= LOG_ROWS, "{}", log.rows.capacity());
+        assert!(log.by_row.capacity() <= 2 * LOG_ROWS);
+        assert!(log.open.len() <= LOG_ROWS);
+        assert!(log.held_bytes() < 6 << 20, "{}", log.held_bytes());
     }
 }

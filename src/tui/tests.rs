@@ -288,7 +288,7 @@ fn enter_on_a_finding_jumps_to_its_packet() {
     key(&mut a, KeyCode::Down);
     key(&mut a, KeyCode::Down);
     let last = a.findings.len() - 1;
-    let target = a.finding_frame(&a.findings[last]).unwrap();
+    let target = a.finding_frame(&a.findings.rows()[last].first).unwrap();
     a.focus = Pane::Findings;
     key(&mut a, KeyCode::End);
     key(&mut a, KeyCode::Enter);
@@ -503,7 +503,12 @@ fn the_selected_packet_stays_selected_once_the_filter_reaches_it() {
 #[test]
 fn findings_show_their_details_from_the_store() {
     let mut a = app();
-    let details: Vec<String> = a.findings.iter().map(|f| a.finding_detail(f)).collect();
+    let details: Vec<String> = a
+        .findings
+        .rows()
+        .iter()
+        .map(|run| a.finding_detail(&run.first))
+        .collect();
     assert!(details.iter().any(|d| d.contains("frame")), "{details:?}");
     // The findings pane shows the first one's detail text.
     key(&mut a, KeyCode::Char('5'));
@@ -674,4 +679,55 @@ fn battlegrounds_sessions_are_read_in_their_own_byte_order() {
     assert_eq!(wrong, Vec::<String>::new());
     assert_eq!(reference_matches(&a, "bg.session_id == 0x1234").len(), 9);
     assert!(!reference_matches(&a, "bg.session_id == 0x01001000").is_empty());
+}
+
+#[test]
+fn a_flood_of_findings_stays_at_the_cap_and_the_pane_says_what_was_folded() {
+    use super::model::{LOG_ROWS, LoggedFinding, Update};
+    use crate::engine::{Detail, Direction, Finding, FindingKind};
+    let mut a = app();
+    let kept = a.findings.len();
+    let before = a.findings.total();
+    // One finding a session, each a row of its own, until the cap; then
+    // 12 000 `lost` and 345 `reordered` more, which only the counts keep.
+    let finding = |kind, session| {
+        let f = Finding {
+            kind,
+            rule: None,
+            frame: 3,
+            ts: Timestamp(0),
+            session,
+            direction: Direction::ServerToClient,
+            seqno: Some(9),
+            detail: Detail::None,
+        };
+        (3, LoggedFinding::new(&f, Default::default()))
+    };
+    let to_cap = LOG_ROWS - kept;
+    let findings = (0..to_cap + 12_000)
+        .map(|i| finding(FindingKind::LOST, 1000 + i))
+        .chain((0..345).map(|i| finding(FindingKind::REORDERED, 900_000 + i)))
+        .collect();
+    a.apply(Update::Batch {
+        rows: vec![],
+        findings,
+        endpoints: vec![],
+    });
+    a.tick();
+    assert_eq!(a.findings.len(), LOG_ROWS);
+    assert_eq!(a.findings.total(), before + to_cap as u64 + 12_345);
+    key(&mut a, KeyCode::Char('5'));
+    let shown = text(&mut a, 160, 48);
+    assert!(
+        shown.contains("12345 more findings folded: lost 12000, reordered 345"),
+        "{shown}"
+    );
+    let title = format!("{LOG_ROWS} rows, {} findings", a.findings.total());
+    assert!(shown.contains(&title), "{shown}");
+    // The packet still shows the kept findings raised on it, and the pane
+    // still jumps.
+    assert!(a.findings_of(2).count() > 0);
+    key(&mut a, KeyCode::End);
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.focus, Pane::Packets);
 }
