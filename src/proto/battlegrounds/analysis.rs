@@ -220,9 +220,13 @@
 //! - a MSG_ACK cut before its block: blocks first captured before it raise no
 //!   `block-unacked`.
 //!
-//! Allocation: the block table, the msg_id windows and the reassembler of a
-//! session are allocated when it sends its first MSG; the rest of the hot path
-//! allocates nothing per packet.
+//! Allocation: the MSG state of a session (its block table, msg_id windows
+//! and reassembler) is allocated when it sends its first MSG, empty, and grows
+//! with the blocks and msg_ids it holds, up to the bounds above (1024 blocks
+//! followed, windows of 1024 msg_ids per direction and channel, 1024 finished
+//! messages remembered): a session of one MSG costs a few hundred bytes, not
+//! tables for 1024 of each. Once a table has reached its bound it no longer
+//! allocates; the rest of the hot path allocates nothing per packet.
 
 use super::findings::{self, BlockNote, Sig, rules};
 use super::wire::{
@@ -352,22 +356,19 @@ enum Slot {
 
 /// The msg_ids of one direction and channel: the highest, and the last
 /// [`MSG_ID_WINDOW`] by their state.
-#[derive(Debug)]
+///
+/// The window holds the msg_ids from the lowest captured (or skipped) to the
+/// highest, at most [`MSG_ID_WINDOW`] of them: it grows with what the session
+/// sends (one slot for a session of one MSG), and once it spans the whole
+/// window its oldest slot leaves as a new one comes, without allocating.
+#[derive(Debug, Default)]
 struct MsgIds {
     highest: Option<u32>,
-    slots: Box<[(u32, Slot)]>,
+    /// The msg_id of `slots[0]`; the last slot is the highest's.
+    base: u32,
+    slots: VecDeque<Slot>,
     /// The msg_id of the open out-of-window incident.
     out_of_window: Option<u32>,
-}
-
-impl Default for MsgIds {
-    fn default() -> Self {
-        MsgIds {
-            highest: None,
-            slots: vec![(0, Slot::Empty); MSG_ID_WINDOW as usize].into_boxed_slice(),
-            out_of_window: None,
-        }
-    }
 }
 
 /// What the window says of a msg_id.
@@ -377,8 +378,13 @@ enum IdCheck {
 }
 
 impl MsgIds {
-    fn index(id: u32) -> usize {
-        (id % MSG_ID_WINDOW) as usize
+    /// The slot of `id`, if the window holds it.
+    fn slot(&self, id: u32) -> Option<&Slot> {
+        self.slots.get(id.wrapping_sub(self.base) as usize)
+    }
+
+    fn slot_mut(&mut self, id: u32) -> Option<&mut Slot> {
+        self.slots.get_mut(id.wrapping_sub(self.base) as usize)
     }
 
     fn check(&self, id: u32) -> IdCheck {
@@ -392,7 +398,7 @@ impl MsgIds {
     }
 
     /// Records a capture of `id` (in the window); `lost` gets each missing
-    /// msg_id pushed out of the window unseen and unacked.
+    /// msg_id pushed out of the window unseen and unacked, from the oldest.
     /// `after_cut`: a MSG of this direction and channel was cut before its
     /// msg_id since the highest was recorded, so the msg_ids this one skips
     /// are unknown rather than missing. Returns whether `id` is a new highest.
@@ -405,57 +411,66 @@ impl MsgIds {
         lost: &mut impl FnMut(u32, u64, Timestamp),
     ) -> bool {
         let s = SerialSpace::U32;
-        let highest = *self.highest.get_or_insert(id);
+        let Some(highest) = self.highest else {
+            self.highest = Some(id);
+            self.base = id;
+            self.slots.clear();
+            self.slots.push_back(Slot::Seen);
+            return false;
+        };
         let ahead = s.distance(id, highest).unwrap_or(0);
         if ahead > 0 {
-            let skipped = (ahead - 1).min(i64::from(MSG_ID_WINDOW) - 1) as u32;
-            for k in (1..=skipped).rev() {
-                let m = s.sub(id, k);
-                self.evict(m, lost);
-                let slot = if after_cut {
-                    Slot::Unknown
-                } else {
-                    Slot::Missing {
-                        frame,
-                        ts,
-                        acked: false,
-                    }
-                };
-                self.slots[Self::index(m)] = (m, slot);
+            // The msg_ids that leave the window, from the oldest.
+            while !self.slots.is_empty() && id.wrapping_sub(self.base) >= MSG_ID_WINDOW {
+                if let Some(Slot::Missing {
+                    frame,
+                    ts,
+                    acked: false,
+                }) = self.slots.pop_front()
+                {
+                    lost(self.base, frame, ts);
+                }
+                self.base = self.base.wrapping_add(1);
             }
-            self.evict(id, lost);
+            if self.slots.is_empty() {
+                self.base = s.sub(id, (ahead - 1).min(i64::from(MSG_ID_WINDOW) - 1) as u32);
+            }
+            let skipped = if after_cut {
+                Slot::Unknown
+            } else {
+                Slot::Missing {
+                    frame,
+                    ts,
+                    acked: false,
+                }
+            };
+            while self.base.wrapping_add(self.slots.len() as u32) != id {
+                self.slots.push_back(skipped);
+            }
+            self.slots.push_back(Slot::Seen);
             self.highest = Some(id);
-        }
-        let slot = &mut self.slots[Self::index(id)];
-        if slot.0 != id || slot.1 != Slot::Seen {
-            *slot = (id, Slot::Seen);
+        } else {
+            // Behind the highest, in the window: below the lowest held, the
+            // window reaches down to it.
+            while id.wrapping_sub(self.base) as usize >= self.slots.len() {
+                self.slots.push_front(Slot::Empty);
+                self.base = self.base.wrapping_sub(1);
+            }
+            if let Some(slot) = self.slot_mut(id) {
+                *slot = Slot::Seen;
+            }
         }
         ahead > 0
     }
 
     /// Whether `id` was skipped after a MSG cut before its msg_id.
     fn unknown(&self, id: u32) -> bool {
-        self.slots[Self::index(id)] == (id, Slot::Unknown)
-    }
-
-    fn evict(&mut self, id: u32, lost: &mut impl FnMut(u32, u64, Timestamp)) {
-        let (old, slot) = self.slots[Self::index(id)];
-        if old != id
-            && let Slot::Missing {
-                frame,
-                ts,
-                acked: false,
-            } = slot
-        {
-            lost(old, frame, ts);
-        }
+        self.slot(id) == Some(&Slot::Unknown)
     }
 
     /// A MSG_ACK of `id` from the other side: a missing msg_id is delivered.
     fn acked(&mut self, id: u32) {
-        if let (m, Slot::Missing { acked, .. }) = &mut self.slots[Self::index(id)]
-            && *m == id
-        {
+        if let Some(Slot::Missing { acked, .. }) = self.slot_mut(id) {
             *acked = true;
         }
     }
@@ -467,21 +482,17 @@ impl MsgIds {
 
     /// Every msg_id still missing and unacked, in msg_id order from the oldest.
     fn drain(&mut self, mut lost: impl FnMut(u32, u64, Timestamp)) {
-        let Some(highest) = self.highest else { return };
-        for k in (1..MSG_ID_WINDOW).rev() {
-            let id = highest.wrapping_sub(k);
-            let slot = &mut self.slots[Self::index(id)];
-            if slot.0 == id {
-                if let Slot::Missing {
-                    frame,
-                    ts,
-                    acked: false,
-                } = slot.1
-                {
-                    lost(id, frame, ts);
-                }
-                slot.1 = Slot::Empty;
+        let below_highest = self.slots.len().saturating_sub(1);
+        for (k, slot) in self.slots.iter_mut().take(below_highest).enumerate() {
+            if let Slot::Missing {
+                frame,
+                ts,
+                acked: false,
+            } = *slot
+            {
+                lost(self.base.wrapping_add(k as u32), frame, ts);
             }
+            *slot = Slot::Empty;
         }
     }
 }
@@ -1745,23 +1756,29 @@ fn close_sig_regression(
 /// The session's MSG state, allocated at its first MSG or MSG_ACK.
 fn reliable(session: &mut Session) -> &mut Reliable {
     session.proto.reliable.get_or_insert_with(|| {
-        let mut r = Box::new(Reliable {
+        // Its tables start empty and grow with the blocks and msg_ids the
+        // session sends (issue 36: reserved whole here, they cost a quarter
+        // of a megabyte a session before anything happened).
+        Box::new(Reliable {
             reassembler: Reassembler::new(Limits::default()),
             ..Reliable::default()
-        });
-        // Room for twice the blocks followed: blocks come and go, and a
-        // table more than half full grows when its tombstones run out, where
-        // one at most half full is rehashed in place. Where they fall depends
-        // on the hash's seed; a table of this size never grows, whatever it.
-        r.blocks.reserve(2 * MAX_BLOCKS_FOLLOWED);
-        r.order.reserve(MAX_BLOCKS_FOLLOWED);
-        r
+        })
     })
 }
 
 /// Follows a new block key, judging the oldest one if the table is full.
 fn follow(session: &mut Session, raise: &mut Raise<'_>, key: BlockKey, state: BlockState) {
     let rel = reliable(session);
+    if rel.order.len() >= MAX_BLOCKS_FOLLOWED && rel.blocks.capacity() < 2 * MAX_BLOCKS_FOLLOWED {
+        // The table is full and blocks start to come and go: room, once,
+        // for twice the blocks followed. A table more than half full grows
+        // when its tombstones run out, where one at most half full is
+        // rehashed in place; where they fall depends on the hash's seed, and
+        // a table of this size never grows, whatever it. Until now blocks
+        // only came, and the table grew with them.
+        rel.blocks
+            .reserve(2 * MAX_BLOCKS_FOLLOWED - rel.blocks.len());
+    }
     let evicted = if rel.order.len() >= MAX_BLOCKS_FOLLOWED {
         rel.order
             .pop_front()
