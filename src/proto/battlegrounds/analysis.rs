@@ -2170,3 +2170,163 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The msg_id window as it was before issue 36: 1024 slots reserved
+    /// whole, each holding the latest msg_id of its residue.
+    struct Model {
+        highest: Option<u32>,
+        slots: Vec<(u32, Slot)>,
+    }
+
+    impl Model {
+        fn new() -> Self {
+            Model {
+                highest: None,
+                slots: vec![(0, Slot::Empty); MSG_ID_WINDOW as usize],
+            }
+        }
+
+        fn index(id: u32) -> usize {
+            (id % MSG_ID_WINDOW) as usize
+        }
+
+        fn evict(&mut self, id: u32, lost: &mut Vec<(u32, u64)>) {
+            let (old, slot) = self.slots[Self::index(id)];
+            if old != id
+                && let Slot::Missing {
+                    frame,
+                    acked: false,
+                    ..
+                } = slot
+            {
+                lost.push((old, frame));
+            }
+        }
+
+        fn record(&mut self, id: u32, frame: u64, after_cut: bool, lost: &mut Vec<(u32, u64)>) {
+            let s = SerialSpace::U32;
+            let highest = *self.highest.get_or_insert(id);
+            let ahead = s.distance(id, highest).unwrap_or(0);
+            if ahead > 0 {
+                let skipped = (ahead - 1).min(i64::from(MSG_ID_WINDOW) - 1) as u32;
+                for k in (1..=skipped).rev() {
+                    let m = s.sub(id, k);
+                    self.evict(m, lost);
+                    let slot = if after_cut {
+                        Slot::Unknown
+                    } else {
+                        Slot::Missing {
+                            frame,
+                            ts: Timestamp(frame),
+                            acked: false,
+                        }
+                    };
+                    self.slots[Self::index(m)] = (m, slot);
+                }
+                self.evict(id, lost);
+                self.highest = Some(id);
+            }
+            self.slots[Self::index(id)] = (id, Slot::Seen);
+        }
+
+        fn unknown(&self, id: u32) -> bool {
+            self.slots[Self::index(id)] == (id, Slot::Unknown)
+        }
+
+        fn acked(&mut self, id: u32) {
+            if let (m, Slot::Missing { acked, .. }) = &mut self.slots[Self::index(id)]
+                && *m == id
+            {
+                *acked = true;
+            }
+        }
+
+        fn drain(&mut self, lost: &mut Vec<(u32, u64)>) {
+            let Some(highest) = self.highest else { return };
+            for k in (1..MSG_ID_WINDOW).rev() {
+                let id = highest.wrapping_sub(k);
+                let slot = &mut self.slots[Self::index(id)];
+                if slot.0 == id {
+                    if let Slot::Missing {
+                        frame,
+                        acked: false,
+                        ..
+                    } = slot.1
+                    {
+                        lost.push((id, frame));
+                    }
+                    slot.1 = Slot::Empty;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_growing_msg_id_window_judges_as_the_reserved_one_did() {
+        // Random walks of msg_ids (steps within and beyond the window either
+        // way, across the u32 wrap), cut MSGs and acks: the same `lost` in
+        // the same order, the same unknowns, the same drain, and never more
+        // than MSG_ID_WINDOW slots held.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for walk in 0..200u64 {
+            let (mut ids, mut model) = (MsgIds::default(), Model::new());
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            let mut id = if walk % 2 == 0 {
+                u32::MAX - 3000
+            } else {
+                rnd(1 << 32) as u32
+            };
+            let spread = [4, 40, 1100, 3000][(walk % 4) as usize];
+            for frame in 0..600u64 {
+                id = id.wrapping_add((rnd(2 * spread + 1) as u32).wrapping_sub(spread as u32));
+                match rnd(4) {
+                    0 => {
+                        ids.acked(id);
+                        model.acked(id);
+                    }
+                    1 => assert_eq!(ids.unknown(id), model.unknown(id), "walk {walk}"),
+                    _ => {
+                        if matches!(ids.check(id), IdCheck::Ok) {
+                            let cut = rnd(8) == 0;
+                            ids.record(id, frame, Timestamp(frame), cut, &mut |m, f, _| {
+                                got.push((m, f))
+                            });
+                            model.record(id, frame, cut, &mut want);
+                            assert_eq!(ids.highest, model.highest);
+                        }
+                    }
+                }
+                assert!(ids.slots.len() <= MSG_ID_WINDOW as usize);
+                assert_eq!(got, want, "walk {walk}, frame {frame}");
+            }
+            ids.drain(|m, f, _| got.push((m, f)));
+            model.drain(&mut want);
+            assert_eq!(got, want, "walk {walk}, drained");
+        }
+    }
+
+    #[test]
+    fn a_session_of_one_msg_holds_one_msg_id() {
+        let mut ids = MsgIds::default();
+        ids.record(7, 1, Timestamp(1), false, &mut |_, _, _| {});
+        assert_eq!(ids.slots.len(), 1);
+        ids.record(9, 2, Timestamp(2), false, &mut |_, _, _| {});
+        assert_eq!(ids.slots.len(), 3);
+        assert!(matches!(
+            ids.check(5000),
+            IdCheck::OutOfWindow { highest: 9 }
+        ));
+        ids.record(1000, 3, Timestamp(3), false, &mut |_, _, _| {});
+        assert_eq!(ids.slots.len(), 994, "from 7 to 1000");
+    }
+}
