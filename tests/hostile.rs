@@ -705,3 +705,73 @@ fn text_from_the_wire_never_reaches_a_terminal_raw() {
         );
     }
 }
+
+/// Battlegrounds sessions that each send an AUTH and one MSG of 8 bytes
+/// (issue 36): a session's MSG state grows with what it sends. It used to
+/// reserve, at its first MSG, tables for 1 024 blocks and 2 x 3 windows of
+/// 1 024 msg_ids: 260 MiB at peak for these 1 100 sessions on a debug build,
+/// 214 MiB more than the same sessions sending a second AUTH instead. Now the
+/// MSGs cost about 1.3 MiB together.
+#[test]
+fn battlegrounds_sessions_of_one_small_msg_cost_what_they_hold() {
+    let n = scaled(1_100) as u32;
+    let with_msg = bg_sessions(n, true);
+    let auth_only = bg_sessions(n, false);
+    eprintln!(
+        "{n} Battlegrounds sessions: {:.1} MiB peak with one MSG each, \
+         {:.1} MiB with a second AUTH instead",
+        mib(with_msg),
+        mib(auth_only)
+    );
+    assert!(with_msg < 64 << 10, "peak {:.1} MiB", mib(with_msg));
+    assert!(
+        with_msg < auth_only + (8 << 10),
+        "the MSGs cost {:.1} MiB",
+        mib(with_msg.saturating_sub(auth_only))
+    );
+}
+
+/// The peak memory of `n` Battlegrounds sessions, each an AUTH and then one
+/// 8-byte MSG (`msg`) or a second AUTH, with their counts asserted.
+fn bg_sessions(n: u32, msg: bool) -> u64 {
+    use lwarscope::proto::battlegrounds::wire::{PacketRepr as BgPacket, PayloadRepr};
+    let server: SocketAddr = ([10, 0, 0, 2], 7777).into();
+    let mut frames = Vec::with_capacity(2 * n as usize);
+    for i in 0..n {
+        let sid = 1000 + i;
+        let auth = BgPacket::new(sid, 0, PayloadRepr::Auth).to_bytes().unwrap();
+        let second = if msg {
+            let block = vec![0; 8];
+            let payload = PayloadRepr::Msg {
+                msg_id: 1,
+                msg_len: 8,
+                block_id: 0,
+                block,
+            };
+            BgPacket::new(sid, 2, payload).to_bytes().unwrap()
+        } else {
+            auth.clone()
+        };
+        for p in [auth, second] {
+            frames.push(udp_frame(Link::Ethernet, peer(i), server, &p));
+        }
+    }
+    let r = run(&["-r", "-", "--format", "json"], move |w| {
+        let mut p = Pcap::new(w);
+        for (k, f) in frames.iter().enumerate() {
+            if !p.record(k as u64 * 100, f) {
+                return;
+            }
+        }
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let doc = r.json();
+    let frames = 2 * u64::from(n);
+    assert_eq!(doc["capture"]["frames"], frames);
+    assert_eq!(
+        doc["capture"]["protocols"],
+        serde_json::json!({"bg": frames})
+    );
+    assert_eq!(doc["summary"]["session_count"], n);
+    r.peak_kib
+}

@@ -23,12 +23,15 @@
 //!
 //! Keys of messages completed or given up are remembered (the last
 //! [`Limits::remember`]) so that their late blocks are recognised as such and do
-//! not start the message again. Messages still in progress at the end are handed
-//! back by [`Reassembler::drain`].
+//! not start the message again; that memory grows with the messages finished
+//! (by doubling, from 8) up to its bound, and no longer allocates once there.
+//! Messages still in progress at the end are handed back by
+//! [`Reassembler::drain`].
 //!
 //! A message of one block is delivered without being buffered in progress.
 //! Pushing a block allocates only when a message starts or its block size becomes
-//! known (its buffer and bitmap, bounded as above).
+//! known (its buffer and bitmap, bounded as above), and while the memory of
+//! finished messages grows to its bound.
 
 use crate::capture::Timestamp;
 use std::collections::VecDeque;
@@ -300,9 +303,17 @@ impl<K: Copy + Eq> Reassembler<K> {
         if self.limits.remember == 0 {
             return;
         }
-        if self.finished.capacity() == 0 {
-            // Once, at its full size: remembering never allocates again.
-            self.finished.reserve_exact(self.limits.remember);
+        if self.finished.len() == self.finished.capacity()
+            && self.finished.len() < self.limits.remember
+        {
+            // Grown with what finishes, by doubling, up to its full size:
+            // once there, remembering never allocates again.
+            let room = self
+                .finished
+                .len()
+                .max(8)
+                .min(self.limits.remember - self.finished.len());
+            self.finished.reserve_exact(room);
         }
         if self.finished.len() >= self.limits.remember {
             self.finished.pop_front();

@@ -220,9 +220,13 @@
 //! - a MSG_ACK cut before its block: blocks first captured before it raise no
 //!   `block-unacked`.
 //!
-//! Allocation: the block table, the msg_id windows and the reassembler of a
-//! session are allocated when it sends its first MSG; the rest of the hot path
-//! allocates nothing per packet.
+//! Allocation: the MSG state of a session (its block table, msg_id windows
+//! and reassembler) is allocated when it sends its first MSG, empty, and grows
+//! with the blocks and msg_ids it holds, up to the bounds above (1024 blocks
+//! followed, windows of 1024 msg_ids per direction and channel, 1024 finished
+//! messages remembered): a session of one MSG costs a few hundred bytes, not
+//! tables for 1024 of each. Once a table has reached its bound it no longer
+//! allocates; the rest of the hot path allocates nothing per packet.
 
 use super::findings::{self, BlockNote, Sig, rules};
 use super::wire::{
@@ -352,22 +356,19 @@ enum Slot {
 
 /// The msg_ids of one direction and channel: the highest, and the last
 /// [`MSG_ID_WINDOW`] by their state.
-#[derive(Debug)]
+///
+/// The window holds the msg_ids from the lowest captured (or skipped) to the
+/// highest, at most [`MSG_ID_WINDOW`] of them: it grows with what the session
+/// sends (one slot for a session of one MSG), and once it spans the whole
+/// window its oldest slot leaves as a new one comes, without allocating.
+#[derive(Debug, Default)]
 struct MsgIds {
     highest: Option<u32>,
-    slots: Box<[(u32, Slot)]>,
+    /// The msg_id of `slots[0]`; the last slot is the highest's.
+    base: u32,
+    slots: VecDeque<Slot>,
     /// The msg_id of the open out-of-window incident.
     out_of_window: Option<u32>,
-}
-
-impl Default for MsgIds {
-    fn default() -> Self {
-        MsgIds {
-            highest: None,
-            slots: vec![(0, Slot::Empty); MSG_ID_WINDOW as usize].into_boxed_slice(),
-            out_of_window: None,
-        }
-    }
 }
 
 /// What the window says of a msg_id.
@@ -377,8 +378,13 @@ enum IdCheck {
 }
 
 impl MsgIds {
-    fn index(id: u32) -> usize {
-        (id % MSG_ID_WINDOW) as usize
+    /// The slot of `id`, if the window holds it.
+    fn slot(&self, id: u32) -> Option<&Slot> {
+        self.slots.get(id.wrapping_sub(self.base) as usize)
+    }
+
+    fn slot_mut(&mut self, id: u32) -> Option<&mut Slot> {
+        self.slots.get_mut(id.wrapping_sub(self.base) as usize)
     }
 
     fn check(&self, id: u32) -> IdCheck {
@@ -392,7 +398,7 @@ impl MsgIds {
     }
 
     /// Records a capture of `id` (in the window); `lost` gets each missing
-    /// msg_id pushed out of the window unseen and unacked.
+    /// msg_id pushed out of the window unseen and unacked, from the oldest.
     /// `after_cut`: a MSG of this direction and channel was cut before its
     /// msg_id since the highest was recorded, so the msg_ids this one skips
     /// are unknown rather than missing. Returns whether `id` is a new highest.
@@ -405,57 +411,66 @@ impl MsgIds {
         lost: &mut impl FnMut(u32, u64, Timestamp),
     ) -> bool {
         let s = SerialSpace::U32;
-        let highest = *self.highest.get_or_insert(id);
+        let Some(highest) = self.highest else {
+            self.highest = Some(id);
+            self.base = id;
+            self.slots.clear();
+            self.slots.push_back(Slot::Seen);
+            return false;
+        };
         let ahead = s.distance(id, highest).unwrap_or(0);
         if ahead > 0 {
-            let skipped = (ahead - 1).min(i64::from(MSG_ID_WINDOW) - 1) as u32;
-            for k in (1..=skipped).rev() {
-                let m = s.sub(id, k);
-                self.evict(m, lost);
-                let slot = if after_cut {
-                    Slot::Unknown
-                } else {
-                    Slot::Missing {
-                        frame,
-                        ts,
-                        acked: false,
-                    }
-                };
-                self.slots[Self::index(m)] = (m, slot);
+            // The msg_ids that leave the window, from the oldest.
+            while !self.slots.is_empty() && id.wrapping_sub(self.base) >= MSG_ID_WINDOW {
+                if let Some(Slot::Missing {
+                    frame,
+                    ts,
+                    acked: false,
+                }) = self.slots.pop_front()
+                {
+                    lost(self.base, frame, ts);
+                }
+                self.base = self.base.wrapping_add(1);
             }
-            self.evict(id, lost);
+            if self.slots.is_empty() {
+                self.base = s.sub(id, (ahead - 1).min(i64::from(MSG_ID_WINDOW) - 1) as u32);
+            }
+            let skipped = if after_cut {
+                Slot::Unknown
+            } else {
+                Slot::Missing {
+                    frame,
+                    ts,
+                    acked: false,
+                }
+            };
+            while self.base.wrapping_add(self.slots.len() as u32) != id {
+                self.slots.push_back(skipped);
+            }
+            self.slots.push_back(Slot::Seen);
             self.highest = Some(id);
-        }
-        let slot = &mut self.slots[Self::index(id)];
-        if slot.0 != id || slot.1 != Slot::Seen {
-            *slot = (id, Slot::Seen);
+        } else {
+            // Behind the highest, in the window: below the lowest held, the
+            // window reaches down to it.
+            while id.wrapping_sub(self.base) as usize >= self.slots.len() {
+                self.slots.push_front(Slot::Empty);
+                self.base = self.base.wrapping_sub(1);
+            }
+            if let Some(slot) = self.slot_mut(id) {
+                *slot = Slot::Seen;
+            }
         }
         ahead > 0
     }
 
     /// Whether `id` was skipped after a MSG cut before its msg_id.
     fn unknown(&self, id: u32) -> bool {
-        self.slots[Self::index(id)] == (id, Slot::Unknown)
-    }
-
-    fn evict(&mut self, id: u32, lost: &mut impl FnMut(u32, u64, Timestamp)) {
-        let (old, slot) = self.slots[Self::index(id)];
-        if old != id
-            && let Slot::Missing {
-                frame,
-                ts,
-                acked: false,
-            } = slot
-        {
-            lost(old, frame, ts);
-        }
+        self.slot(id) == Some(&Slot::Unknown)
     }
 
     /// A MSG_ACK of `id` from the other side: a missing msg_id is delivered.
     fn acked(&mut self, id: u32) {
-        if let (m, Slot::Missing { acked, .. }) = &mut self.slots[Self::index(id)]
-            && *m == id
-        {
+        if let Some(Slot::Missing { acked, .. }) = self.slot_mut(id) {
             *acked = true;
         }
     }
@@ -467,21 +482,17 @@ impl MsgIds {
 
     /// Every msg_id still missing and unacked, in msg_id order from the oldest.
     fn drain(&mut self, mut lost: impl FnMut(u32, u64, Timestamp)) {
-        let Some(highest) = self.highest else { return };
-        for k in (1..MSG_ID_WINDOW).rev() {
-            let id = highest.wrapping_sub(k);
-            let slot = &mut self.slots[Self::index(id)];
-            if slot.0 == id {
-                if let Slot::Missing {
-                    frame,
-                    ts,
-                    acked: false,
-                } = slot.1
-                {
-                    lost(id, frame, ts);
-                }
-                slot.1 = Slot::Empty;
+        let below_highest = self.slots.len().saturating_sub(1);
+        for (k, slot) in self.slots.iter_mut().take(below_highest).enumerate() {
+            if let Slot::Missing {
+                frame,
+                ts,
+                acked: false,
+            } = *slot
+            {
+                lost(self.base.wrapping_add(k as u32), frame, ts);
             }
+            *slot = Slot::Empty;
         }
     }
 }
@@ -1745,23 +1756,29 @@ fn close_sig_regression(
 /// The session's MSG state, allocated at its first MSG or MSG_ACK.
 fn reliable(session: &mut Session) -> &mut Reliable {
     session.proto.reliable.get_or_insert_with(|| {
-        let mut r = Box::new(Reliable {
+        // Its tables start empty and grow with the blocks and msg_ids the
+        // session sends (issue 36: reserved whole here, they cost a quarter
+        // of a megabyte a session before anything happened).
+        Box::new(Reliable {
             reassembler: Reassembler::new(Limits::default()),
             ..Reliable::default()
-        });
-        // Room for twice the blocks followed: blocks come and go, and a
-        // table more than half full grows when its tombstones run out, where
-        // one at most half full is rehashed in place. Where they fall depends
-        // on the hash's seed; a table of this size never grows, whatever it.
-        r.blocks.reserve(2 * MAX_BLOCKS_FOLLOWED);
-        r.order.reserve(MAX_BLOCKS_FOLLOWED);
-        r
+        })
     })
 }
 
 /// Follows a new block key, judging the oldest one if the table is full.
 fn follow(session: &mut Session, raise: &mut Raise<'_>, key: BlockKey, state: BlockState) {
     let rel = reliable(session);
+    if rel.order.len() >= MAX_BLOCKS_FOLLOWED && rel.blocks.capacity() < 2 * MAX_BLOCKS_FOLLOWED {
+        // The table is full and blocks start to come and go: room, once,
+        // for twice the blocks followed. A table more than half full grows
+        // when its tombstones run out, where one at most half full is
+        // rehashed in place; where they fall depends on the hash's seed, and
+        // a table of this size never grows, whatever it. Until now blocks
+        // only came, and the table grew with them.
+        rel.blocks
+            .reserve(2 * MAX_BLOCKS_FOLLOWED - rel.blocks.len());
+    }
     let evicted = if rel.order.len() >= MAX_BLOCKS_FOLLOWED {
         rel.order
             .pop_front()
@@ -2151,5 +2168,165 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
                 *slot = b;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The msg_id window as it was before issue 36: 1024 slots reserved
+    /// whole, each holding the latest msg_id of its residue.
+    struct Model {
+        highest: Option<u32>,
+        slots: Vec<(u32, Slot)>,
+    }
+
+    impl Model {
+        fn new() -> Self {
+            Model {
+                highest: None,
+                slots: vec![(0, Slot::Empty); MSG_ID_WINDOW as usize],
+            }
+        }
+
+        fn index(id: u32) -> usize {
+            (id % MSG_ID_WINDOW) as usize
+        }
+
+        fn evict(&mut self, id: u32, lost: &mut Vec<(u32, u64)>) {
+            let (old, slot) = self.slots[Self::index(id)];
+            if old != id
+                && let Slot::Missing {
+                    frame,
+                    acked: false,
+                    ..
+                } = slot
+            {
+                lost.push((old, frame));
+            }
+        }
+
+        fn record(&mut self, id: u32, frame: u64, after_cut: bool, lost: &mut Vec<(u32, u64)>) {
+            let s = SerialSpace::U32;
+            let highest = *self.highest.get_or_insert(id);
+            let ahead = s.distance(id, highest).unwrap_or(0);
+            if ahead > 0 {
+                let skipped = (ahead - 1).min(i64::from(MSG_ID_WINDOW) - 1) as u32;
+                for k in (1..=skipped).rev() {
+                    let m = s.sub(id, k);
+                    self.evict(m, lost);
+                    let slot = if after_cut {
+                        Slot::Unknown
+                    } else {
+                        Slot::Missing {
+                            frame,
+                            ts: Timestamp(frame),
+                            acked: false,
+                        }
+                    };
+                    self.slots[Self::index(m)] = (m, slot);
+                }
+                self.evict(id, lost);
+                self.highest = Some(id);
+            }
+            self.slots[Self::index(id)] = (id, Slot::Seen);
+        }
+
+        fn unknown(&self, id: u32) -> bool {
+            self.slots[Self::index(id)] == (id, Slot::Unknown)
+        }
+
+        fn acked(&mut self, id: u32) {
+            if let (m, Slot::Missing { acked, .. }) = &mut self.slots[Self::index(id)]
+                && *m == id
+            {
+                *acked = true;
+            }
+        }
+
+        fn drain(&mut self, lost: &mut Vec<(u32, u64)>) {
+            let Some(highest) = self.highest else { return };
+            for k in (1..MSG_ID_WINDOW).rev() {
+                let id = highest.wrapping_sub(k);
+                let slot = &mut self.slots[Self::index(id)];
+                if slot.0 == id {
+                    if let Slot::Missing {
+                        frame,
+                        acked: false,
+                        ..
+                    } = slot.1
+                    {
+                        lost.push((id, frame));
+                    }
+                    slot.1 = Slot::Empty;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_growing_msg_id_window_judges_as_the_reserved_one_did() {
+        // Random walks of msg_ids (steps within and beyond the window either
+        // way, across the u32 wrap), cut MSGs and acks: the same `lost` in
+        // the same order, the same unknowns, the same drain, and never more
+        // than MSG_ID_WINDOW slots held.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for walk in 0..200u64 {
+            let (mut ids, mut model) = (MsgIds::default(), Model::new());
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            let mut id = if walk % 2 == 0 {
+                u32::MAX - 3000
+            } else {
+                rnd(1 << 32) as u32
+            };
+            let spread = [4, 40, 1100, 3000][(walk % 4) as usize];
+            for frame in 0..600u64 {
+                id = id.wrapping_add((rnd(2 * spread + 1) as u32).wrapping_sub(spread as u32));
+                match rnd(4) {
+                    0 => {
+                        ids.acked(id);
+                        model.acked(id);
+                    }
+                    1 => assert_eq!(ids.unknown(id), model.unknown(id), "walk {walk}"),
+                    _ => {
+                        if matches!(ids.check(id), IdCheck::Ok) {
+                            let cut = rnd(8) == 0;
+                            ids.record(id, frame, Timestamp(frame), cut, &mut |m, f, _| {
+                                got.push((m, f))
+                            });
+                            model.record(id, frame, cut, &mut want);
+                            assert_eq!(ids.highest, model.highest);
+                        }
+                    }
+                }
+                assert!(ids.slots.len() <= MSG_ID_WINDOW as usize);
+                assert_eq!(got, want, "walk {walk}, frame {frame}");
+            }
+            ids.drain(|m, f, _| got.push((m, f)));
+            model.drain(&mut want);
+            assert_eq!(got, want, "walk {walk}, drained");
+        }
+    }
+
+    #[test]
+    fn a_session_of_one_msg_holds_one_msg_id() {
+        let mut ids = MsgIds::default();
+        ids.record(7, 1, Timestamp(1), false, &mut |_, _, _| {});
+        assert_eq!(ids.slots.len(), 1);
+        ids.record(9, 2, Timestamp(2), false, &mut |_, _, _| {});
+        assert_eq!(ids.slots.len(), 3);
+        assert!(matches!(
+            ids.check(5000),
+            IdCheck::OutOfWindow { highest: 9 }
+        ));
+        ids.record(1000, 3, Timestamp(3), false, &mut |_, _, _| {});
+        assert_eq!(ids.slots.len(), 994, "from 7 to 1000");
     }
 }
