@@ -20,6 +20,7 @@ pub mod engine;
 pub mod fuzzing;
 pub mod proto;
 pub mod report;
+pub mod text;
 pub mod tui;
 
 /// The real-server vectors, for the crate's own tests (one reader, shared with the

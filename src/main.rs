@@ -7,6 +7,7 @@ use clap::Parser;
 use cli::{Cli, Command};
 use lwarscope::capture::{CaptureError, LiveOptions, Source};
 use lwarscope::report::{run, table::Layout};
+use lwarscope::text::printable_lines;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -14,7 +15,7 @@ fn main() -> ExitCode {
     // Descriptions first: parsing `-d` looks protocols up in the registry.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Err(e) = lwarscope::proto::described::load_files(&cli::descriptions(&args)) {
-        let _ = writeln!(io::stderr(), "error: {e}");
+        let _ = writeln!(io::stderr(), "error: {}", printable_lines(&e.to_string()));
         return ExitCode::from(2);
     }
     let cli = Cli::parse_from(args);
@@ -27,7 +28,9 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // A closed or full standard error must not turn an error into a panic.
-            let _ = writeln!(io::stderr(), "error: {}", once(&e));
+            // Shown escaped (file names are escaped where the errors name them;
+            // the lines of a filter error are kept).
+            let _ = writeln!(io::stderr(), "error: {}", printable_lines(&once(&e)));
             ExitCode::from(2)
         }
     }
@@ -100,12 +103,12 @@ fn simulate(sim: &cli::SimCommand) -> anyhow::Result<()> {
     let outcome = run(&request).map_err(anyhow::Error::msg)?;
     let truth = outcome
         .truth
-        .map(|t| format!(", ground truth in {}", t.display()))
+        .map(|t| format!(", ground truth in {}", lwarscope::text::path(&t)))
         .unwrap_or_default();
     let _ = writeln!(
         io::stderr(),
         "{}: {} frames, {} sessions of {title}{truth}",
-        request.write.display(),
+        lwarscope::text::path(&request.write),
         outcome.frames,
         outcome.sessions
     );

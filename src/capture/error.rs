@@ -6,19 +6,19 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CaptureError {
     /// The capture file does not exist.
-    #[error("{path}: no such file")]
+    #[error("{path}: no such file", path = crate::text::printable(.path))]
     FileNotFound { path: String },
     /// The capture file exists but cannot be opened (permissions, a directory...).
-    #[error("{path}: cannot open: {reason}")]
+    #[error("{path}: cannot open: {reason}", path = crate::text::printable(.path))]
     FileUnreadable { path: String, reason: String },
     /// The file is neither a classic pcap nor a pcapng file.
-    #[error("{path}: not a pcap or pcapng file ({reason})")]
+    #[error("{path}: not a pcap or pcapng file ({reason})", path = crate::text::printable(.path))]
     NotPcap { path: String, reason: String },
     /// The file ends in the middle of a record: the packets before it were delivered.
-    #[error("{path}: file cut off in the middle of a record, after {packets} complete packets")]
+    #[error("{path}: file cut off in the middle of a record, after {packets} complete packets", path = crate::text::printable(.path))]
     CutOff { path: String, packets: u64 },
     /// libpcap failed to read a file for another reason (a corrupt block...).
-    #[error("{path}: read error after {packets} packets: {reason}")]
+    #[error("{path}: read error after {packets} packets: {reason}", path = crate::text::printable(.path))]
     FileRead {
         path: String,
         packets: u64,
@@ -27,7 +27,8 @@ pub enum CaptureError {
     /// The file shrank while it was read (another process truncated or
     /// rewrote it): what was read after that is not the file's.
     #[error(
-        "{path}: changed while being read ({now}, after {packets} packets; the file was truncated or rewritten by another process)"
+        "{path}: changed while being read ({now}, after {packets} packets; the file was truncated or rewritten by another process)",
+        path = crate::text::printable(.path)
     )]
     Changed {
         path: String,
@@ -37,7 +38,8 @@ pub enum CaptureError {
     },
     /// The link type is not one lwarscope can read IP packets from.
     #[error(
-        "{input}: unsupported link type {linktype} ({name}); supported: Ethernet, Linux SLL and SLL2, BSD NULL and LOOP, raw IPv4/IPv6"
+        "{input}: unsupported link type {linktype} ({name}); supported: Ethernet, Linux SLL and SLL2, BSD NULL and LOOP, raw IPv4/IPv6",
+        input = crate::text::printable(.input)
     )]
     UnsupportedLinkType {
         input: String,
@@ -59,7 +61,7 @@ pub enum CaptureError {
     #[error("invalid capture filter '{filter}': {reason}")]
     InvalidFilter { filter: String, reason: String },
     /// The `-w` file cannot be created.
-    #[error("{path}: cannot write the capture: {reason}")]
+    #[error("{path}: cannot write the capture: {reason}", path = crate::text::printable(.path))]
     Savefile { path: String, reason: String },
     /// Any other libpcap failure on a live interface.
     #[error("capture on {interface} failed: {reason}")]

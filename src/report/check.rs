@@ -47,10 +47,17 @@
 //! find the game at fault. The rules may say otherwise: a `min packets` rule
 //! decides instead (`--min packets=0` accepts an empty capture, `--min
 //! packets=1` fails it as a rule, exit status 1), and so does `max packets=0`.
+//!
+//! A file's name is shown escaped ([`crate::text`]): a control character in
+//! it (an escape sequence, a newline that would forge a `PASS` line, a C1
+//! control) is written `\u{1b}`, `\n`, `\u{9b}` in the verdict line and in
+//! JUnit, where any other text has the characters XML 1.0 forbids escaped the
+//! same way, so the file is always well-formed; JSON keeps the name whole.
 
 use super::Outcome;
 pub use crate::engine::summary::compare;
 use crate::engine::{FindingKind, Rule};
+use crate::text::{printable, xml};
 use quick_xml::Writer;
 use quick_xml::events::BytesText;
 use serde::Deserialize;
@@ -64,15 +71,15 @@ use std::path::Path;
 pub enum CheckError {
     #[error("rule `{rule}`: {reason}")]
     BadRule { rule: String, reason: String },
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {source}", path = crate::text::printable(.path))]
     Read {
         path: String,
         #[source]
         source: io::Error,
     },
-    #[error("rules file {path}: {message}")]
+    #[error("rules file {path}: {message}", path = crate::text::printable(.path))]
     RulesFile { path: String, message: String },
-    #[error("expected result {path}: {message}")]
+    #[error("expected result {path}: {message}", path = crate::text::printable(.path))]
     Expect { path: String, message: String },
 }
 
@@ -679,18 +686,18 @@ impl Verdict {
             };
             if let Some(e) = &self.error {
                 paint(f, "1;31", "ERROR")?;
-                write!(f, " {}", self.file)?;
+                write!(f, " {}", printable(&self.file))?;
                 if let Some(w) = &self.window {
-                    write!(f, " [window {w}]")?;
+                    write!(f, " [window {}]", printable(w))?;
                 }
-                return write!(f, ": {e}");
+                return write!(f, ": {}", printable(e));
             }
             if self.passed() {
                 paint(f, "1;32", "PASS")?;
                 let n = self.results.len();
-                write!(f, "  {}", self.file)?;
+                write!(f, "  {}", printable(&self.file))?;
                 if let Some(w) = &self.window {
-                    write!(f, " [window {w}]")?;
+                    write!(f, " [window {}]", printable(w))?;
                 }
                 write!(f, " ({n} rule{})", if n == 1 { "" } else { "s" })?;
                 // What was measured, so a pass close to its limit shows.
@@ -701,14 +708,14 @@ impl Verdict {
                     .enumerate()
                 {
                     f.write_str(if i == 0 { ": " } else { ", " })?;
-                    write!(f, "{}", r.shown())?;
+                    write!(f, "{}", printable(&r.shown()))?;
                 }
                 return Ok(());
             }
             paint(f, "1;31", "FAIL")?;
-            write!(f, "  {}", self.file)?;
+            write!(f, "  {}", printable(&self.file))?;
             if let Some(w) = &self.window {
-                write!(f, " [window {w}]")?;
+                write!(f, " [window {}]", printable(w))?;
             }
             f.write_str(": ")?;
             let failed = self
@@ -719,7 +726,7 @@ impl Verdict {
                 if i > 0 {
                     f.write_str("; ")?;
                 }
-                write!(f, "{why} [{}]", r.name)?;
+                write!(f, "{} [{}]", printable(why), printable(&r.name))?;
             }
             Ok(())
         })
@@ -768,9 +775,13 @@ pub fn write_junit(out: impl Write, verdicts: &[Verdict]) -> io::Result<()> {
                 let (tests, failures, errors) = count(v);
                 // A window judged is named as the verdict line names it, and
                 // kept as a property for tools that read them.
+                // Names and messages as XML 1.0 allows them: the file's name
+                // escaped as the verdict line shows it, any other text with
+                // the characters XML forbids escaped.
+                let file = printable(&v.file).to_string();
                 let name = match &v.window {
-                    Some(window) => format!("{} [window {window}]", v.file),
-                    None => v.file.clone(),
+                    Some(window) => format!("{file} [window {}]", printable(window)),
+                    None => file.clone(),
                 };
                 w.create_element("testsuite")
                     .with_attribute(("name", name.as_str()))
@@ -782,7 +793,7 @@ pub fn write_junit(out: impl Write, verdicts: &[Verdict]) -> io::Result<()> {
                             w.create_element("properties").write_inner_content(|w| {
                                 w.create_element("property")
                                     .with_attribute(("name", "window"))
-                                    .with_attribute(("value", window.as_str()))
+                                    .with_attribute(("value", &*xml(window)))
                                     .write_empty()?;
                                 Ok(())
                             })?;
@@ -790,25 +801,26 @@ pub fn write_junit(out: impl Write, verdicts: &[Verdict]) -> io::Result<()> {
                         if let Some(e) = &v.error {
                             w.create_element("testcase")
                                 .with_attribute(("name", v.error_case))
-                                .with_attribute(("classname", v.file.as_str()))
+                                .with_attribute(("classname", file.as_str()))
                                 .write_inner_content(|w| {
+                                    let e = xml(e);
                                     w.create_element("error")
-                                        .with_attribute(("message", e.as_str()))
-                                        .write_text_content(BytesText::new(e))?;
+                                        .with_attribute(("message", &*e))
+                                        .write_text_content(BytesText::new(&e))?;
                                     Ok(())
                                 })?;
                         }
                         for r in &v.results {
                             let case = w
                                 .create_element("testcase")
-                                .with_attribute(("name", r.name.as_str()))
-                                .with_attribute(("classname", v.file.as_str()));
+                                .with_attribute(("name", &*xml(&r.name)))
+                                .with_attribute(("classname", file.as_str()));
                             match (&r.failure, &r.measured) {
                                 (None, None) => {
                                     case.write_empty()?;
                                 }
                                 (None, Some(_)) => {
-                                    let shown = r.shown();
+                                    let shown = xml(&r.shown()).into_owned();
                                     case.write_inner_content(|w| {
                                         w.create_element("system-out")
                                             .write_text_content(BytesText::new(&shown))?;
@@ -816,10 +828,11 @@ pub fn write_junit(out: impl Write, verdicts: &[Verdict]) -> io::Result<()> {
                                     })?;
                                 }
                                 (Some(why), _) => {
+                                    let why = xml(why);
                                     case.write_inner_content(|w| {
                                         w.create_element("failure")
-                                            .with_attribute(("message", why.as_str()))
-                                            .write_text_content(BytesText::new(why))?;
+                                            .with_attribute(("message", &*why))
+                                            .write_text_content(BytesText::new(&why))?;
                                         Ok(())
                                     })?;
                                 }

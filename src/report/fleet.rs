@@ -17,15 +17,16 @@ use std::sync::{Condvar, Mutex, mpsc};
 /// Why the inputs of a run cannot be listed.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
-    #[error("{pattern}: no file matches this pattern")]
+    #[error("{pattern}: no file matches this pattern", pattern = crate::text::printable(.pattern))]
     NoMatch { pattern: String },
     #[error(
-        "{dir}: no capture file (*.pcap, *.pcapng, *.cap, or one of them .gz or .zst) in this directory"
+        "{dir}: no capture file (*.pcap, *.pcapng, *.cap, or one of them .gz or .zst) in this directory",
+        dir = crate::text::printable(.dir)
     )]
     EmptyDir { dir: String },
-    #[error("{pattern}: bad pattern: {message}")]
+    #[error("{pattern}: bad pattern: {message}", pattern = crate::text::printable(.pattern))]
     BadPattern { pattern: String, message: String },
-    #[error("{path}: {source}")]
+    #[error("{path}: {source}", path = crate::text::printable(.path))]
     Read {
         path: String,
         #[source]

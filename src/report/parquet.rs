@@ -54,13 +54,13 @@ pub const ROW_GROUP: usize = 65_536;
 /// Writing a table failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ParquetError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {source}", path = crate::text::printable(.path))]
     Io {
         path: String,
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: {source}")]
+    #[error("{path}: {source}", path = crate::text::printable(.path))]
     Parquet {
         path: String,
         #[source]

@@ -28,7 +28,7 @@ pub enum RunError {
     Capture(#[from] CaptureError),
     #[error(transparent)]
     Check(#[from] super::check::CheckError),
-    #[error("{path}: {source}")]
+    #[error("{path}: {source}", path = crate::text::printable(.path))]
     Write {
         path: String,
         #[source]
@@ -467,7 +467,7 @@ fn report_on<W: Write>(
         .map(|m| m.len())
         .sum();
     let name = match files {
-        [one] => one.display().to_string(),
+        [one] => crate::text::path(one).to_string(),
         _ => format!("{} files", files.len()),
     };
     let progress = match bar {
@@ -675,9 +675,10 @@ pub fn report_each(
         jobs,
         |i| {
             let path = &files[i].path;
-            let name = path.display().to_string();
+            // The name as text output shows it (escaped); JSON keeps it whole.
+            let name = crate::text::path(path).to_string();
             let mut result = FileResult {
-                name: name.clone(),
+                name: path.display().to_string(),
                 output: None,
                 error: None,
             };
@@ -738,7 +739,7 @@ pub fn report_each(
         |_, r| {
             if let Some(e) = &r.error {
                 failed += 1;
-                let _ = writeln!(io::stderr(), "error: {e}");
+                let _ = writeln!(io::stderr(), "error: {}", crate::text::printable_lines(e));
             }
             if output.is_ok() {
                 output = write_file_result(out, r, json, headed, &mut first);
@@ -892,7 +893,7 @@ fn write_file_result(
             return out.write_all(b"\n");
         }
     } else if headed && !empty {
-        writeln!(out, "==> {} <==", r.name)?;
+        writeln!(out, "==> {} <==", crate::text::printable(&r.name))?;
     }
     if let Some(mut s) = spool {
         s.rewind()?;
@@ -936,7 +937,7 @@ fn write_plot(
 ) -> Result<(), RunError> {
     let sessions = super::plot::pick(timeline, sessions);
     let svg = super::plot::svg(timeline, outcome, &sessions)
-        .map_err(|e| RunError::Usage(format!("--plot {}: {e}", path.display())))?;
+        .map_err(|e| RunError::Usage(format!("--plot {}: {e}", crate::text::path(path))))?;
     std::fs::write(path, svg).map_err(|source| RunError::Write {
         path: path.display().to_string(),
         source,
@@ -1010,7 +1011,7 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
                 Err(e) => {
                     // Capture errors name their file already.
                     let text = e.to_string();
-                    let prefix = format!("{name}: ");
+                    let prefix = format!("{}: ", crate::text::printable(&name));
                     Verdict::error(&name, text.strip_prefix(&prefix).unwrap_or(&text))
                 }
             };

@@ -178,7 +178,10 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
     let mut t = table(layout, &["capture", ""]);
     let source = match &c.interface {
         Some(i) => format!("live on {i}"),
-        None => c.files.join("\n"),
+        None => (c.files.iter())
+            .map(|f| printable(f).to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
     };
     t.add_row(vec!["files".to_owned(), source]);
     let span = match (c.start, c.end) {
@@ -301,21 +304,8 @@ fn player(s: &SessionView) -> String {
     }
 }
 
-/// Text from the wire, safe on a terminal: control characters (escape
-/// sequences that could clear the screen or retitle the window) are shown
-/// escaped, never written raw.
-pub fn printable(text: &str) -> impl std::fmt::Display + '_ {
-    std::fmt::from_fn(move |f| {
-        for c in text.chars() {
-            if c.is_control() {
-                write!(f, "{}", c.escape_default())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        Ok(())
-    })
-}
+/// Text from the wire, safe on a terminal (see [`crate::text`]).
+pub use crate::text::printable;
 
 /// The sessions table: who, in which state, for how long, and how much each way
 /// (`c2s / s2c`).

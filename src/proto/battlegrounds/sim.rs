@@ -1168,7 +1168,7 @@ pub fn write(cfg: &Config, r: &Run, pcap: &Path, truth: Option<&Path>) -> Result
             "s2c": t.s2c.to_json(cfg.form),
         });
         let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n";
-        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", crate::text::path(path)))?;
     }
     Ok(())
 }

@@ -590,7 +590,8 @@ pub fn sim_request(req: &SimRequest) -> Result<SimOutcome, String> {
     let truth_path = req.write.with_extension("truth.json");
     if req.truth {
         let text = serde_json::to_string_pretty(&truth).unwrap_or_default() + "\n";
-        std::fs::write(&truth_path, text).map_err(|e| format!("{}: {e}", truth_path.display()))?;
+        std::fs::write(&truth_path, text)
+            .map_err(|e| format!("{}: {e}", crate::text::path(&truth_path)))?;
     }
     Ok(SimOutcome {
         frames: frames.len() as u64,

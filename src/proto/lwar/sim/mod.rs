@@ -92,7 +92,7 @@ pub fn run(args: &SimArgs, log: &mut dyn std::io::Write) -> Result<(), SimError>
     let config = args.virtual_config()?;
     let truth = (!args.no_truth).then(|| truth_path(path));
     let stats = run_virtual(&config, path, truth.as_deref())?;
-    writeln!(log, "{}: {stats}", path.display())?;
+    writeln!(log, "{}: {stats}", crate::text::path(path))?;
     Ok(())
 }
 
