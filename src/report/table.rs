@@ -172,23 +172,9 @@ fn incomplete_label(r: crate::capture::IncompleteReason) -> &'static str {
     }
 }
 
-/// The capture table: what was read.
-pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
-    let c = &o.capture;
-    let mut t = table(layout, &["capture", ""]);
-    let source = match &c.interface {
-        Some(i) => format!("live on {i}"),
-        None => (c.files.iter())
-            .map(|f| printable(f).to_string())
-            .collect::<Vec<_>>()
-            .join("\n"),
-    };
-    t.add_row(vec!["files".to_owned(), source]);
-    let span = match (c.start, c.end) {
-        (Some(a), Some(b)) => format!("{} - {} UTC ({:.3} s)", utc(a), utc(b), c.duration_secs()),
-        _ => "-".to_owned(),
-    };
-    t.add_row(vec!["time span".to_owned(), span]);
+/// The rows that say what the figures cover when it is less than the whole
+/// capture: a run cut short by a signal, `--session`, `-Y` or `--window`.
+fn limits_rows(t: &mut Table, c: &super::CaptureInfo) {
     if c.interrupted {
         t.add_row(vec![
             Cell::new("interrupted"),
@@ -222,6 +208,26 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
             ),
         ]);
     }
+}
+
+/// The capture table: what was read.
+pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
+    let c = &o.capture;
+    let mut t = table(layout, &["capture", ""]);
+    let source = match &c.interface {
+        Some(i) => format!("live on {}", printable(i)),
+        None => (c.files.iter())
+            .map(|f| printable(f).to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    t.add_row(vec!["files".to_owned(), source]);
+    let span = match (c.start, c.end) {
+        (Some(a), Some(b)) => format!("{} - {} UTC ({:.3} s)", utc(a), utc(b), c.duration_secs()),
+        _ => "-".to_owned(),
+    };
+    t.add_row(vec!["time span".to_owned(), span]);
+    limits_rows(&mut t, c);
     let mut rows: Vec<(String, u64)> = vec![("frames".into(), c.frames)];
     // One row per protocol seen; the first registered's when none was.
     for (i, p) in crate::proto::REGISTRY.iter().map(|p| p.info).enumerate() {
