@@ -392,6 +392,36 @@ pub fn report<W: Write>(
 
 /// The report of one stream; `bar`: whether a large file may show its own
 /// progress bar (not within a fleet run, which has one for the whole run).
+/// The export of `-w FILE` with `-r`: its file created, with a comment saying
+/// what it selects.
+fn open_export(args: &ReportArgs, path: &Path, format: ExportFormat) -> Result<Export, RunError> {
+    let comment = match args.selection() {
+        Some(f) => format!("frames of packets selected by the display filter `{f}`"),
+        None => "every frame read".to_owned(),
+    };
+    Ok(Export {
+        writer: FrameWriter::create(path, format, Some(comment))?,
+        filtered: args.selection().is_some() || !args.sessions.is_empty(),
+    })
+}
+
+/// Finishes an export, with a note when a signal cut the reading short; the
+/// fragment frames it no longer held.
+fn close_export(
+    mut x: Export,
+    source: &Source,
+) -> Result<u64, crate::capture::export::ExportError> {
+    if let Some(signal) = source.interrupted_by() {
+        x.writer.note(&format!(
+            "lwarscope: interrupted by {} after frame {}: the files were not read to their end",
+            super::signal_name(signal),
+            source.counts().frames
+        ))?;
+    }
+    let dropped = x.writer.dropped();
+    x.writer.finish().map(|_| dropped)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report_on<W: Write>(
     args: &ReportArgs,
@@ -505,37 +535,14 @@ fn report_on<W: Write>(
     }
     let mut export = match export {
         Some((path, format)) => {
-            let comment = match args.selection() {
-                Some(f) => format!("frames of packets selected by the display filter `{f}`"),
-                None => "every frame read".to_owned(),
-            };
-            let writer = FrameWriter::create(path, format, Some(comment))?;
             analysis.select(filter_for_export);
-            Some(Export {
-                writer,
-                filtered: args.selection().is_some() || !args.sessions.is_empty(),
-            })
+            Some(open_export(args, path, format)?)
         }
         None => None,
     };
     let result = drive(source, &mut analysis, Some(&progress), export.as_mut());
-    let interrupted = source.interrupted_by().map(|signal| {
-        format!(
-            "lwarscope: interrupted by {} after frame {}: the files were not read to their end",
-            super::signal_name(signal),
-            source.counts().frames
-        )
-    });
     // The export is finished before the report: a write error is an error.
-    let exported = export
-        .map(|mut x| {
-            if let Some(note) = &interrupted {
-                x.writer.note(note)?;
-            }
-            let dropped = x.writer.dropped();
-            x.writer.finish().map(|_| dropped)
-        })
-        .transpose();
+    let exported = export.map(|x| close_export(x, source)).transpose();
     progress.finish();
     let mut info = capture_info(&source.stats(), files, interface);
     if let Some(signal) = source.interrupted_by() {
