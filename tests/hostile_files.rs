@@ -43,6 +43,18 @@ fn wait_for(mut child: std::process::Child, limit: Duration) -> Output {
     }
 }
 
+/// Runs `lwarscope ARGS` with its outputs piped, waiting at most a minute (a
+/// run that waits on a FIFO fails the test instead of hanging it).
+fn run_bounded(args: &[&std::ffi::OsStr]) -> Output {
+    let child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(child, Duration::from_secs(60))
+}
+
 /// A capture truncated by another process while `check DIR` reads it (as
 /// tcpdump's `-C`/`-W` ring reopens a file) is an `ERROR ... changed while
 /// being read`, and the other files of the folder are still judged, the JUnit
@@ -131,15 +143,12 @@ fn a_fifo_in_a_folder_is_an_error_not_a_wait() {
     let why = "not a regular file (a FIFO): not read in a folder walk or a glob, which would wait for a writer; name it on its own to read it as a stream";
 
     for walk in [folder.clone(), folder.join("*.pcap")] {
-        let child = bin()
-            .arg("check")
-            .arg(&walk)
-            .args(["--deny", "malformed"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let out = wait_for(child, Duration::from_secs(60));
+        let out = run_bounded(&[
+            "check".as_ref(),
+            walk.as_os_str(),
+            "--deny".as_ref(),
+            "malformed".as_ref(),
+        ]);
         assert_eq!(out.status.code(), Some(2));
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
@@ -151,15 +160,12 @@ fn a_fifo_in_a_folder_is_an_error_not_a_wait() {
         );
     }
 
-    let child = bin()
-        .arg("-r")
-        .arg(&folder)
-        .args(["--format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = wait_for(child, Duration::from_secs(60));
+    let out = run_bounded(&[
+        "-r".as_ref(),
+        folder.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).lines().next(),
