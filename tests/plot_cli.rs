@@ -1,6 +1,6 @@
 //! `--plot FILE.svg`: the timeline behind it counts what the report counts, and
-//! the picture, rendered to PNG by an independent renderer (librsvg's
-//! `rsvg-convert`, installed by `.ci/run`), shows each session where its key says.
+//! the picture, rendered by an independent renderer (resvg, a dev-dependency:
+//! nothing to install), shows each session where its key says.
 
 mod common;
 
@@ -70,26 +70,21 @@ fn the_timeline_counts_what_the_report_counts() {
     }
 }
 
-/// The picture rendered by rsvg-convert: its size and RGB pixels.
+/// The picture rendered by resvg: its size and RGB pixels (premultiplied by
+/// alpha, so a transparent background reads as black, as no line colour is).
 fn render(svg: &Path) -> (u32, u32, Vec<u8>) {
-    let png = svg.with_extension("png");
-    let status = std::process::Command::new("rsvg-convert")
-        .arg(svg)
-        .arg("-o")
-        .arg(&png)
-        .status()
-        .expect("rsvg-convert (apt-get install librsvg2-bin; .ci/run installs it)");
-    assert!(status.success());
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.color_type.samples();
-    let rgb = buf[..info.buffer_size()]
-        .chunks(channels)
+    use resvg::{tiny_skia, usvg};
+    let data = std::fs::read(svg).unwrap();
+    let tree = usvg::Tree::from_data(&data, &usvg::Options::default()).expect("the SVG parses");
+    let size = tree.size().to_int_size();
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height()).unwrap();
+    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    let rgb = pixmap
+        .data()
+        .chunks(4)
         .flat_map(|p| [p[0], p[1], p[2]])
         .collect();
-    (info.width, info.height, rgb)
+    (size.width(), size.height(), rgb)
 }
 
 /// Pixels of `colour` (within a little antialiasing) in the rows `rows`.
