@@ -27,7 +27,7 @@
 #                LWARSCOPE_THREADS set to it: "1 2" shows one thread against
 #                two in the same run (default: the environment's)
 #   -d           delete the captures made here when done (a 10M one is 1.4 GB)
-# Environment: LWARSCOPE_THREADS is passed on to lwarscope (see README).
+# Environment: LWARSCOPE_THREADS is passed on to lwarscope (see benches/NOTEBOOK.md).
 # Needs: cargo, cc and libpcap's headers, GNU time as /usr/bin/time, and for -P
 # other than lwar Wireshark's editcap and mergecap. The
 # captures take ~133 bytes a packet on disk (1.4 GB for 10 million): the

@@ -184,7 +184,7 @@ def main() -> int:
             f"intervals {n_intervals} != {total_intervals}"
         )
 
-    # The README's query: sessions ranked by loss across the folder.
+    # docs/parquet.md's query: sessions ranked by loss across the folder.
     ranked = rows(
         f"""SELECT capture, protocol, client, server, direction, loss, loss_lost, packets
             FROM {sessions}

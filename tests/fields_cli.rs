@@ -2,6 +2,7 @@
 //! tshark where tshark has the same notion.
 
 mod common;
+mod program;
 
 use common::lwarscope;
 use std::path::Path;
@@ -49,7 +50,7 @@ fn frame_fields_match_tshark() {
     args.extend(fields);
     let ours = run(&args);
     // Not skipped when tshark is missing: CI installs it (.ci/run).
-    let theirs = std::process::Command::new("tshark")
+    let theirs = program::program("tshark")
         .current_dir(root())
         .args(["-r", LOSS, "-T", "fields"])
         .args(fields)
@@ -74,7 +75,7 @@ fn time_formats_match_tshark() {
     // tshark's one-line summaries start with the frame number and the time.
     for t in ["r", "a", "ad", "d", "dd", "e", "u", "ud"] {
         let ours = run(&["-r", LOSS, "--packets", "-t", t, "-c", "20"]);
-        let theirs = std::process::Command::new("tshark")
+        let theirs = program::program("tshark")
             .current_dir(root())
             .args(["-r", LOSS, "-t", t, "-c", "20"])
             .env("TZ", "UTC")
@@ -287,7 +288,7 @@ fn wireshark_filter_dialect_selects_what_tshark_selects() {
         "udp.port == 50002 && !(frame.number > 100)",
     ] {
         let ours = run(&["-r", LOSS, "-Y", expr, "-T", "fields", "-e", "frame.number"]);
-        let theirs = std::process::Command::new("tshark")
+        let theirs = program::program("tshark")
             .current_dir(root())
             .args(["-r", LOSS, "-Y", expr, "-T", "fields", "-e", "frame.number"])
             .output()

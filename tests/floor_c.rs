@@ -2,6 +2,7 @@
 //! table of lengths: the table must be the codec's, and the program must
 //! print the totals the Rust decode floor (`examples/decode_floor.rs`) prints.
 
+mod program;
 use lwarscope::capture::{FrameClass, Source};
 use lwarscope::proto::lwar::wire::{MessageType, Packet, is_lwar};
 use std::path::{Path, PathBuf};
@@ -77,7 +78,7 @@ fn rust_floor(path: &Path) -> String {
 fn the_c_floor_prints_the_rust_floors_totals() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("floor");
-    let cc = Command::new("cc")
+    let cc = program::program("cc")
         .args(["-O2", "-o"])
         .arg(&bin)
         .arg(root().join("benches/floor.c"))

@@ -4,11 +4,12 @@
 //! are scaled to keep each test to seconds on a debug build; the bounds are
 //! set well below what the same input would take unbounded.
 
+mod program;
 use lwarscope::capture::synth::{Link, frame, udp_fragments, udp_frame};
 use lwarscope::proto::lwar::wire::{Header, Id, Input, MessageRepr, PacketRepr};
 use std::io::{BufWriter, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Instant;
 
 /// What a run of the binary gave.
@@ -48,7 +49,7 @@ fn run(args: &[&str], input: impl FnOnce(&mut dyn Write) + Send + 'static) -> Ru
     let start = Instant::now();
     let dir = tempfile::tempdir().unwrap();
     let rss = dir.path().join("rss");
-    let mut child = Command::new("/usr/bin/time")
+    let mut child = program::program("/usr/bin/time")
         .arg("-f")
         .arg("%M")
         .arg("-o")

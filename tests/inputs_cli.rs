@@ -2,6 +2,7 @@
 //! files merged by time (`--merge`, as mergecap) or read one after the other.
 
 mod common;
+mod program;
 
 use common::lwarscope;
 use std::io::Write;
@@ -130,7 +131,7 @@ fn merge_reads_files_in_time_order_as_mergecap() {
     let (c2s, s2c) = split(dir.path());
     let merged = dir.path().join("merged.pcapng");
     // Not skipped when mergecap is missing: CI installs it with tshark.
-    let status = std::process::Command::new("mergecap")
+    let status = program::program("mergecap")
         .args(["-w", merged.to_str().unwrap(), &c2s, &s2c])
         .status()
         .expect("mergecap is installed (.ci/run installs tshark and its tools)");

@@ -10,6 +10,7 @@
 #![cfg(feature = "parquet")]
 
 mod common;
+mod program;
 
 use common::lwarscope;
 use std::path::{Path, PathBuf};
@@ -65,7 +66,7 @@ fn a_folder_of_the_corpus_round_trips_through_duckdb() {
     std::fs::write(&json, &out.stdout).unwrap();
 
     let script = root().join("tests/duckdb_parquet.py");
-    let result = std::process::Command::new("python3")
+    let result = program::program("python3")
         .arg(&script)
         .arg(&tables)
         .arg(&json)

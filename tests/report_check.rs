@@ -726,7 +726,7 @@ fn corpus_truths() -> (Vec<String>, Vec<String>) {
     (pcaps, truths)
 }
 
-/// `check --expect` takes every simulator's truth, as the README promises:
+/// `check --expect` takes every simulator's truth, as docs/guide/ci-gate.md promises:
 /// lwar's, Starstrike's, Battlegrounds', the described protocols' and the
 /// mixed capture's. The Starstrike, Battlegrounds, described and mixed ones
 /// were refused with raw decoder errors (`missing field `c2s``). Every corpus

@@ -1,5 +1,6 @@
-//! The binary as a user runs it: the README's own commands (with their output),
-//! pipes closed early, a missing file, a bad display filter, colour and help.
+//! The binary as a user runs it: the commands of the README and of `docs/` (with
+//! their output), pipes closed early, a missing file, a bad display filter,
+//! colour and help.
 
 mod common;
 
@@ -47,12 +48,31 @@ fn trimmed(text: &str) -> String {
     lines.join("\n").trim_end_matches('\n').to_owned()
 }
 
-/// The `console` blocks of the README: each `$ command` and the output below it.
-fn readme_commands() -> Vec<(String, String)> {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+/// The pages whose `console` blocks are run: the README, every page of
+/// `docs/` and the performance notebook.
+fn pages() -> Vec<std::path::PathBuf> {
+    let mut out = vec![root().join("README.md"), root().join("benches/NOTEBOOK.md")];
+    let mut dirs = vec![root().join("docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The `console` blocks of a page: each `$ command` and the output below it.
+fn console_commands(page: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(page).unwrap();
     let mut out = Vec::new();
     let mut in_block = false;
-    for line in readme.lines() {
+    for line in text.lines() {
         if line.starts_with("```console") {
             in_block = true;
         } else if line.starts_with("```") {
@@ -71,13 +91,27 @@ fn readme_commands() -> Vec<(String, String)> {
 
 #[test]
 fn the_readme_commands_print_what_the_readme_shows() {
-    let commands = readme_commands();
-    assert!(commands.len() >= 8, "the README has a tour: {commands:?}");
-    for (cmd, expected) in commands {
-        let (stdout, stderr, _) = shell(&cmd);
-        assert!(!stderr.contains("panicked"), "{cmd}: {stderr}");
-        assert_eq!(trimmed(&stdout), trimmed(&expected), "{cmd}");
+    let readme = console_commands(&root().join("README.md"));
+    assert!(readme.len() >= 3, "the README has a tour: {readme:?}");
+    let mut ran = 0;
+    let mut wrong = Vec::new();
+    for page in pages() {
+        let name = page.strip_prefix(root()).unwrap().display().to_string();
+        for (cmd, expected) in console_commands(&page) {
+            let (stdout, stderr, _) = shell(&cmd);
+            assert!(!stderr.contains("panicked"), "{name}: {cmd}: {stderr}");
+            if trimmed(&stdout) != trimmed(&expected) {
+                wrong.push(format!(
+                    "{name}: {cmd}\n--- shown\n{}\n--- printed\n{}",
+                    trimmed(&expected),
+                    trimmed(&stdout)
+                ));
+            }
+            ran += 1;
+        }
     }
+    assert!(ran >= 15, "the guide's commands: {ran}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! tshark where tshark has the same notion (frames per interval).
 
 mod common;
+mod program;
 
 use common::lwarscope;
 use serde_json::Value;
@@ -44,7 +45,7 @@ fn refused(args: &[&str]) -> String {
 /// the first column of each `| a <> b | frames | bytes |` row.
 fn tshark_frames(file: &str, stat: &str) -> Vec<u64> {
     // Not skipped when tshark is missing: CI installs it (.ci/run).
-    let out = std::process::Command::new("tshark")
+    let out = program::program("tshark")
         .current_dir(root())
         .args(["-r", file, "-q", "-z", stat])
         .output()

@@ -5,6 +5,7 @@
 //! is what its packet lines show.
 
 mod common;
+mod program;
 
 use common::lwarscope;
 use serde_json::{Map, Value};
@@ -369,7 +370,7 @@ fn a_window_holds_the_frames_tshark_puts_in_it() {
         ),
     ] {
         // Not skipped when tshark is missing: CI installs it (.ci/run).
-        let out = std::process::Command::new("tshark")
+        let out = program::program("tshark")
             .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
             .args([
                 "-r",

@@ -1060,6 +1060,74 @@ pub fn list_findings(out: &mut impl std::io::Write) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The findings reference, `docs/findings.md`: every registered finding and
+/// rule as Markdown, by protocol (the shared kinds first), from the same
+/// registry as `--list-findings`, so the page cannot drift from the code
+/// (`tests/docs.rs` holds the file to it).
+pub fn findings_reference(out: &mut impl std::io::Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "# Findings reference\n\n\
+         Generated from the registry by `UPDATE_DOCS=1 cargo test --test docs` (the test\n\
+         fails when this page and the code disagree); `lwarscope --list-findings` prints\n\
+         the same. Each name is what `-Y`, `check --deny`, `--allow` and `--max` take.\n\
+         A note never fails a healthy capture: it says what the capture cannot prove."
+    )?;
+    let cell = |doc: &str| {
+        doc.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace('|', "\\|")
+    };
+    let mut protos: Vec<&str> = vec![""];
+    for kind in crate::proto::all_kinds() {
+        if !protos.contains(&kind.def().proto) {
+            protos.push(kind.def().proto);
+        }
+    }
+    for rule in crate::proto::all_rules() {
+        if !protos.contains(&rule.def().proto) {
+            protos.push(rule.def().proto);
+        }
+    }
+    for proto in protos {
+        let title = match proto {
+            "" => "Every protocol".to_owned(),
+            p => format!("`{p}`"),
+        };
+        writeln!(
+            out,
+            "\n## {title}\n\n| finding | group | severity | what the capture shows |\n| --- | --- | --- | --- |"
+        )?;
+        for kind in crate::proto::all_kinds().filter(|k| k.def().proto == proto) {
+            let def = kind.def();
+            let name = match proto {
+                "" => def.name.to_owned(),
+                p => format!("{p}.{}", def.name),
+            };
+            writeln!(
+                out,
+                "| `{name}` | {} | {} | {} |",
+                def.group.name(),
+                def.severity.name(),
+                cell(def.doc)
+            )?;
+        }
+        let violation = FindingKind::VIOLATION;
+        for rule in crate::proto::all_rules().filter(|r| r.def().proto == proto) {
+            writeln!(
+                out,
+                "| `{}` | {} | {} | {} |",
+                rule.full_name(),
+                violation.group().name(),
+                violation.severity().name(),
+                cell(rule.def().doc)
+            )?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) mod testdata {
     //! Datagrams of the real server's clean capture, from the shared vectors.

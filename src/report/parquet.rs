@@ -30,7 +30,7 @@
 //! Snappy; row groups hold at most [`ROW_GROUP`] rows, so a worker's memory is
 //! bounded whatever the number of findings. The schema of each table is
 //! [`sessions_schema`], [`findings_schema`] and [`intervals_schema`] (snapshotted in the tests); the
-//! README lists the columns.
+//! docs/parquet.md lists the columns.
 
 use super::stats::IoStat;
 use super::{Analysis, DirView, Outcome, SessionView};

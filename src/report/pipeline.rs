@@ -49,8 +49,8 @@ const BATCH_RENDERED: usize = 1 << 20;
 const IN_FLIGHT: usize = 4;
 
 /// Captures smaller than this are read on one thread: starting a thread and
-/// handing batches over costs more than it saves (measured in README,
-/// "Performance").
+/// handing batches over costs more than it saves (measured in
+/// benches/NOTEBOOK.md).
 const MIN_BYTES: u64 = 4 << 20;
 
 thread_local! {
