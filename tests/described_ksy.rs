@@ -938,7 +938,7 @@ fn a_packet_of_an_unknown_type_keeps_its_sequence_number_malformed_not_lost() {
 
 #[test]
 fn the_top_level_doc_counts_towards_what_a_description_may_hold() {
-    let mib16 = described::decode::MAX_UNFOLDED_BYTES;
+    let mib16 = described::ksy::MAX_UNFOLDED_BYTES;
     let t = std::time::Instant::now();
     // A top-level doc of 16 MiB and one byte: refused at the doc.
     let text = format!(

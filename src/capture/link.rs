@@ -394,6 +394,13 @@ impl<'a> IpRef<'_, 'a> {
     }
 }
 
+/// libpcap's name of a link type (DLT), `unknown` if it has none.
+pub(crate) fn dlt_name(dlt: i32) -> String {
+    pcap::Linktype(dlt)
+        .get_name()
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -627,7 +627,7 @@ fn next_ng<'a>(
                 return Err(format!(
                     "the packet block at byte {} is on interface {iface}, whose link type {dlt} ({}) lwarscope does not read",
                     b.at,
-                    super::source::dlt_name(dlt)
+                    super::link::dlt_name(dlt)
                 ));
             }
         };

@@ -4,7 +4,7 @@
 use super::compressed::{Compression, Inflater};
 use super::error::{CaptureError, pcap_reason};
 use super::frame::{CaptureStats, Frame, FrameClass, FrameCounts, IncompleteDatagram, PcapStats};
-use super::link::{Dissected, LinkType, Udp, dissect, reassembled_udp};
+use super::link::{Dissected, LinkType, Udp, dissect, dlt_name, reassembled_udp};
 use super::mapped::{MapError, MappedFile, Next, OpenError};
 use super::piped::{PipedFile, PipedNext, PipedOpenError};
 use super::reassembly::{Added, Reassembler, ReassemblyLimits};
@@ -749,13 +749,6 @@ fn header_of(h: &pcap::PacketHeader, link: LinkType, at: At) -> Header {
         link,
         at,
     }
-}
-
-/// libpcap's name of a link type (DLT), `unknown` if it has none.
-pub(crate) fn dlt_name(dlt: i32) -> String {
-    pcap::Linktype(dlt)
-        .get_name()
-        .unwrap_or_else(|_| "unknown".into())
 }
 
 impl OfflineFile {

@@ -5,12 +5,13 @@
 //! left, and a decode error names the field, the byte offset and what was
 //! needed.
 
-use super::ksy::{Amount, Attr, Cond, Kind, Ksy, MAX_VALID_FIELDS, Operand, Repeat, Valid};
+use super::ksy::{
+    Amount, Attr, Cond, Kind, Ksy, MAX_ATTRS, MAX_UNFOLDED_BYTES, MAX_VALID_FIELDS, Operand,
+    Repeat, Valid,
+};
 use crate::proto::field::{Field, FieldDef, FieldType, Value};
 use std::collections::HashMap;
 
-/// Fields of one `seq` (values of earlier fields are kept in a fixed array).
-pub const MAX_ATTRS: usize = 64;
 /// Types nested inside one another.
 const MAX_DEPTH: usize = 16;
 /// Field occurrences and copies of types a description may unfold into: each
@@ -18,8 +19,6 @@ const MAX_DEPTH: usize = 16;
 /// a few types used in one another several times unfold exponentially (eight
 /// switch cases nine deep: 134 million copies, from a kilobyte of text).
 pub const MAX_UNFOLDED: usize = 16_384;
-/// Bytes of names, docs and `contents` those copies may hold in all.
-pub const MAX_UNFOLDED_BYTES: usize = 16 << 20;
 
 /// A field occurrence, compiled: its registered field, and its kind.
 #[derive(Debug)]

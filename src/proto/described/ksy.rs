@@ -110,6 +110,14 @@ pub enum Operand {
     Field(usize),
 }
 
+/// Fields of one `seq` (the decoder keeps the values of earlier fields in a
+/// fixed array of this size).
+pub const MAX_ATTRS: usize = 64;
+/// Bytes of names, docs and `contents` a description may hold in all, once
+/// its types are unfolded into the decoder's copies (and the most a
+/// description file may weigh).
+pub const MAX_UNFOLDED_BYTES: usize = 16 << 20;
+
 /// The fields with a `valid` a description may register (each field of a
 /// type used in several places counts once per place): the analysis follows
 /// each one's violations apart, in room fixed per session.
@@ -475,8 +483,8 @@ fn doc(m: &[(String, Pos, Node)]) -> R<String> {
         return Ok(String::new());
     };
     // Counted before it is copied: every doc counts towards the bound on
-    // what a description holds (`decode::MAX_UNFOLDED_BYTES`).
-    let max = super::decode::MAX_UNFOLDED_BYTES;
+    // what a description holds (`MAX_UNFOLDED_BYTES`).
+    let max = MAX_UNFOLDED_BYTES;
     if s.len() > max {
         return err(
             n.pos,
@@ -677,12 +685,12 @@ impl Reader {
                     format!("field `{}` appears twice in this `seq`", a.id),
                 );
             }
-            if attrs.len() >= super::decode::MAX_ATTRS {
+            if attrs.len() >= MAX_ATTRS {
                 return err(
                     a.pos,
                     format!(
                         "more than {} fields in one `seq`: split it into types",
-                        super::decode::MAX_ATTRS
+                        MAX_ATTRS
                     ),
                 );
             }

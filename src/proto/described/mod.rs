@@ -211,9 +211,9 @@ pub fn load_files(files: &[std::path::PathBuf]) -> Result<(), LoadError> {
 }
 
 /// A description file's bytes, at most: what a description may hold in all
-/// (`decode::MAX_UNFOLDED_BYTES`, 16 MiB). A larger file is refused before
+/// (`ksy::MAX_UNFOLDED_BYTES`, 16 MiB). A larger file is refused before
 /// it is read whole.
-pub const MAX_FILE_BYTES: u64 = decode::MAX_UNFOLDED_BYTES as u64;
+pub const MAX_FILE_BYTES: u64 = ksy::MAX_UNFOLDED_BYTES as u64;
 
 /// Reads a description file of at most [`MAX_FILE_BYTES`].
 fn read_bounded(f: &std::path::Path) -> std::io::Result<String> {

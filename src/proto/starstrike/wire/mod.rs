@@ -28,17 +28,18 @@
 
 mod error;
 pub mod layout;
+mod message;
 mod packet;
 mod repr;
 mod types;
 
 pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
 pub use layout::{FIELDS, FieldId};
-pub use packet::{Header, Packet, check_header, is_starstrike, walk_fields};
-pub use repr::{
-    ChatMessage, ConnectionAccept, ConnectionRequest, EmitError, Entities, EntityDestroy,
-    EntityList, EntitySpawn, EntityState, FixedStr, Heartbeat, MatchState, Message, MessageRepr,
-    PacketRepr, PlayerDied, PlayerInput, PlayerScored, Quaternion, Reason, Vector3, WorldSnapshot,
-    emit_packet, padding_error, text_of,
+pub use message::{
+    ChatMessage, ConnectionAccept, ConnectionRequest, Entities, EntityDestroy, EntityList,
+    EntitySpawn, EntityState, FixedStr, Heartbeat, MatchState, Message, MessageRepr, PlayerDied,
+    PlayerInput, PlayerScored, Quaternion, Reason, Vector3, WorldSnapshot, padding_error, text_of,
 };
+pub use packet::{Header, Packet, check_header, is_starstrike, walk_fields};
+pub use repr::{EmitError, PacketRepr, emit_packet};
 pub use types::*;

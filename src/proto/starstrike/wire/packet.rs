@@ -3,7 +3,7 @@
 
 use super::error::{DecodeError, Violation};
 use super::layout::{self, ENTITY, FieldId, HEADER, Prim, Slot, f};
-use super::repr::{Entities, Message, padding_error, read_message, text_of};
+use super::message::{Entities, Message, padding_error, read_message, text_of};
 use super::types::{
     ENTITY_STATE_LEN, EnumKind, HEADER_LEN, MAGIC, MTU, PacketType, SNAPSHOT_FIXED_LEN,
 };
