@@ -138,219 +138,256 @@ fn simulate(req: &SimRequest) -> (Vec<Captured>, Value) {
     let mut rng = ChaCha8Rng::seed_from_u64(req.seed);
     let n = req.clients.max(1);
     let env_addr = SocketAddr::from(([10, 7, 0, 100], PORT));
-    let mut vessels: Vec<Vessel> = (0..n)
-        .map(|k| {
-            let role = Role::of(k);
-            Vessel {
-                addr: SocketAddr::from((
-                    [10, 7, (k / 250) as u8, (k % 250 + 1) as u8],
-                    41_000 + k as u16,
-                )),
-                role,
-                start: k as u64 * 50_000,
-                version: if role == Role::Version {
-                    "0.0.1"
-                } else {
-                    "0.0.2"
-                },
-                id: if role == Role::Stale {
-                    format!("stale-{k}")
-                } else {
-                    String::new()
-                },
-                sync: rng.random_range(0..256),
-                stopped: false,
-                crash_at: req.duration_ms * 400,
+    let mut vessels: Vec<Vessel> = (0..n).map(|k| Vessel::new(k, req, &mut rng)).collect();
+    let mut envs: Vec<Env> = (0..n).map(|_| Env::new(&mut rng)).collect();
+    let mut net = Network::new(req, rng);
+    let end = req.duration_ms * 1000;
+    for i in 0..end / TICK_US {
+        for k in 0..n {
+            let t = vessels[k].start + i * TICK_US;
+            if t >= end {
+                continue;
             }
-        })
-        .collect();
-    let mut envs: Vec<Env> = (0..n)
-        .map(|_| Env {
+            net.vessel_step(&mut vessels[k], k, i, t);
+            net.env_step(&mut envs[k], &vessels[k], k, i, t + ENV_OFFSET_US, end);
+        }
+    }
+    let mut frames = net.frames;
+    frames.sort_by_key(|f| (f.ts, f.order));
+    let truth = truth(req, &vessels, &envs, &frames, env_addr);
+    (frames, truth)
+}
+
+impl Vessel {
+    /// Vessel `k` of the simulation: its address, role, start and first sync.
+    fn new(k: usize, req: &SimRequest, rng: &mut ChaCha8Rng) -> Vessel {
+        let role = Role::of(k);
+        Vessel {
+            addr: SocketAddr::from((
+                [10, 7, (k / 250) as u8, (k % 250 + 1) as u8],
+                41_000 + k as u16,
+            )),
+            role,
+            start: k as u64 * 50_000,
+            version: if role == Role::Version {
+                "0.0.1"
+            } else {
+                "0.0.2"
+            },
+            id: if role == Role::Stale {
+                format!("stale-{k}")
+            } else {
+                String::new()
+            },
+            sync: rng.random_range(0..256),
+            stopped: false,
+            crash_at: req.duration_ms * 400,
+        }
+    }
+}
+
+impl Env {
+    fn new(rng: &mut ChaCha8Rng) -> Env {
+        Env {
             first_heard: None,
             last_heard: 0,
             refused: false,
             issued: None,
             used: false,
             sync: rng.random_range(0..256),
-        })
-        .collect();
-    let mut flight: Vec<Delivery> = Vec::new();
-    let mut frames: Vec<Captured> = Vec::new();
-    let mut order = 0u64;
-    let end = req.duration_ms * 1000;
-    let ticks = end / TICK_US;
-    let rates = |c2s: bool| {
-        let pick = |r: crate::proto::sim::Rates| if c2s { r.c2s } else { r.s2c };
-        [
-            (Fate::Lost, pick(req.loss)),
-            (Fate::Damaged, pick(req.corrupt)),
-            (Fate::Duplicated, pick(req.duplicate)),
-            (Fate::Reordered, pick(req.reorder)),
-            (Fate::Missed, pick(req.tap_miss)),
-        ]
-    };
-    let c2s_rates = rates(true);
-    let s2c_rates = rates(false);
-    for i in 0..ticks {
-        for k in 0..n {
-            // The vessel.
-            let t = vessels[k].start + i * TICK_US;
-            if t >= end {
-                continue;
-            }
-            let v = &mut vessels[k];
-            flight.retain(|d| {
-                if d.to_vessel && d.session == k && d.at <= t {
-                    if d.version_only || !d.join {
-                        v.stopped = true;
-                    }
-                    if !d.id.is_empty() && d.join {
-                        v.id = d.id.clone();
-                    }
-                    false
-                } else {
-                    true
-                }
-            });
-            let crashed = v.role == Role::Crash && t >= v.crash_at;
-            if !v.stopped && !crashed {
-                let sync = v.sync;
-                v.sync += 1;
-                let m = VesselToEnvironment {
-                    protocol_version: v.version.into(),
-                    vessel_id: v.id.clone(),
-                    sync_number: (sync % 256) as u32,
-                    ship_input: Some(ShipInput {
-                        throttle_left_engine: 0.25 + (i % 4) as f32 / 8.0,
-                        throttle_right_engine: 0.5,
-                        fire_gun: i % 3 == 0,
-                        ..Default::default()
-                    }),
-                };
-                let meaning = Delivery {
-                    at: 0,
-                    session: k,
-                    to_vessel: false,
-                    version_only: false,
-                    join: true,
-                    id: v.id.clone(),
-                };
-                let fate = draw(&mut rng, &c2s_rates);
-                send(
-                    &mut frames,
-                    &mut flight,
-                    &mut order,
-                    (t, k, true, m.encode_to_vec(), Some(sync), false),
-                    meaning,
-                    fate,
-                );
-            }
-            // The environment.
-            let te = t + ENV_OFFSET_US;
-            let role = vessels[k].role;
-            let version = vessels[k].version;
-            let e = &mut envs[k];
-            flight.retain(|d| {
-                if !d.to_vessel && d.session == k && d.at <= te {
-                    e.first_heard.get_or_insert(d.at);
-                    e.last_heard = d.at;
-                    if let Some(id) = &e.issued
-                        && *id == d.id
-                    {
-                        e.used = true;
-                    }
-                    false
-                } else {
-                    true
-                }
-            });
-            let Some(_) = e.first_heard else {
-                continue;
-            };
-            let refused = version != "0.0.2" || role == Role::Denied;
-            e.refused = refused;
-            let linger = if refused {
-                REFUSED_LINGER_US
-            } else {
-                LINGER_US
-            };
-            if te > e.last_heard + linger || te >= end {
-                continue;
-            }
-            if !refused && e.issued.is_none() {
-                e.issued = Some(format!("vessel-{k}"));
-            }
-            let (m, version_only, index) = if version != "0.0.2" {
-                (
-                    EnvironmentToVessel {
-                        protocol_version: "0.0.2".into(),
-                        ..Default::default()
-                    },
-                    true,
-                    None,
-                )
-            } else {
-                let sync = e.sync;
-                e.sync += 1;
-                let id = match (&e.issued, e.used) {
-                    (Some(id), false) => id.clone(),
-                    _ => String::new(),
-                };
-                let objects = (0..(i % 4))
-                    .map(|o| VisibleObject {
-                        r#type: (o % 2) as i32,
-                        position: Some(Position {
-                            x: o as f64 * 10.0,
-                            y: 5.5,
-                        }),
-                        orientation: 1.5,
-                        velocity: None,
-                    })
-                    .collect();
-                (
-                    EnvironmentToVessel {
-                        protocol_version: "0.0.2".into(),
-                        join_status: role != Role::Denied,
-                        vessel_id: id,
-                        sync_number: (sync % 256) as u32,
-                        ship_input: Some(ShipInput {
-                            throttle_left_engine: 0.5,
-                            throttle_right_engine: 0.5,
-                            ..Default::default()
-                        }),
-                        ship_sensors: Some(ShipSensors {
-                            visual: Some(VisualSensors {
-                                visible_objects: objects,
-                            }),
-                            health: Some(HealthSensor { health: 100 }),
-                        }),
-                    },
-                    false,
-                    Some(sync),
-                )
-            };
-            let meaning = Delivery {
-                at: 0,
-                session: k,
-                to_vessel: true,
-                version_only,
-                join: m.join_status,
-                id: m.vessel_id.clone(),
-            };
-            let fate = draw(&mut rng, &s2c_rates);
-            send(
-                &mut frames,
-                &mut flight,
-                &mut order,
-                (te, k, false, m.encode_to_vec(), index, version_only),
-                meaning,
-                fate,
-            );
         }
     }
-    frames.sort_by_key(|f| (f.ts, f.order));
-    let truth = truth(req, &vessels, &envs, &frames, env_addr);
-    (frames, truth)
+}
+
+/// The network between the peers: what is in flight, the fates drawn for
+/// each direction, and the frames the tap captured.
+struct Network {
+    rng: ChaCha8Rng,
+    c2s: [(Fate, f64); 5],
+    s2c: [(Fate, f64); 5],
+    flight: Vec<Delivery>,
+    frames: Vec<Captured>,
+    order: u64,
+}
+
+impl Network {
+    fn new(req: &SimRequest, rng: ChaCha8Rng) -> Network {
+        let rates = |c2s: bool| {
+            let pick = |r: crate::proto::sim::Rates| if c2s { r.c2s } else { r.s2c };
+            [
+                (Fate::Lost, pick(req.loss)),
+                (Fate::Damaged, pick(req.corrupt)),
+                (Fate::Duplicated, pick(req.duplicate)),
+                (Fate::Reordered, pick(req.reorder)),
+                (Fate::Missed, pick(req.tap_miss)),
+            ]
+        };
+        Network {
+            rng,
+            c2s: rates(true),
+            s2c: rates(false),
+            flight: Vec::new(),
+            frames: Vec::new(),
+            order: 0,
+        }
+    }
+
+    /// Vessel `k` at its tick `i` (time `t`): it reads what reached it, then
+    /// sends its input unless it was refused or crashed.
+    fn vessel_step(&mut self, v: &mut Vessel, k: usize, i: u64, t: u64) {
+        self.flight.retain(|d| {
+            if d.to_vessel && d.session == k && d.at <= t {
+                if d.version_only || !d.join {
+                    v.stopped = true;
+                }
+                if !d.id.is_empty() && d.join {
+                    v.id = d.id.clone();
+                }
+                false
+            } else {
+                true
+            }
+        });
+        let crashed = v.role == Role::Crash && t >= v.crash_at;
+        if v.stopped || crashed {
+            return;
+        }
+        let sync = v.sync;
+        v.sync += 1;
+        let m = VesselToEnvironment {
+            protocol_version: v.version.into(),
+            vessel_id: v.id.clone(),
+            sync_number: (sync % 256) as u32,
+            ship_input: Some(ShipInput {
+                throttle_left_engine: 0.25 + (i % 4) as f32 / 8.0,
+                throttle_right_engine: 0.5,
+                fire_gun: i.is_multiple_of(3),
+                ..Default::default()
+            }),
+        };
+        let meaning = Delivery {
+            at: 0,
+            session: k,
+            to_vessel: false,
+            version_only: false,
+            join: true,
+            id: v.id.clone(),
+        };
+        let fate = draw(&mut self.rng, &self.c2s);
+        let sent = (t, k, true, m.encode_to_vec(), Some(sync), false);
+        send(
+            &mut self.frames,
+            &mut self.flight,
+            &mut self.order,
+            sent,
+            meaning,
+            fate,
+        );
+    }
+
+    /// The environment of session `k` at time `te`: it reads what reached it,
+    /// then answers while the vessel is heard (a refused one for a shorter
+    /// while), until the end `end`.
+    fn env_step(&mut self, e: &mut Env, v: &Vessel, k: usize, i: u64, te: u64, end: u64) {
+        self.flight.retain(|d| {
+            if !d.to_vessel && d.session == k && d.at <= te {
+                e.first_heard.get_or_insert(d.at);
+                e.last_heard = d.at;
+                if let Some(id) = &e.issued
+                    && *id == d.id
+                {
+                    e.used = true;
+                }
+                false
+            } else {
+                true
+            }
+        });
+        if e.first_heard.is_none() {
+            return;
+        }
+        let refused = v.version != "0.0.2" || v.role == Role::Denied;
+        e.refused = refused;
+        let linger = if refused {
+            REFUSED_LINGER_US
+        } else {
+            LINGER_US
+        };
+        if te > e.last_heard + linger || te >= end {
+            return;
+        }
+        if !refused && e.issued.is_none() {
+            e.issued = Some(format!("vessel-{k}"));
+        }
+        let (m, version_only, index) = env_message(e, v, i);
+        let meaning = Delivery {
+            at: 0,
+            session: k,
+            to_vessel: true,
+            version_only,
+            join: m.join_status,
+            id: m.vessel_id.clone(),
+        };
+        let fate = draw(&mut self.rng, &self.s2c);
+        let sent = (te, k, false, m.encode_to_vec(), index, version_only);
+        send(
+            &mut self.frames,
+            &mut self.flight,
+            &mut self.order,
+            sent,
+            meaning,
+            fate,
+        );
+    }
+}
+
+/// What the environment sends at tick `i`: to a vessel of another version,
+/// its own version only (no sync number); else the game state, with the
+/// issued id until the vessel uses it. With whether it is version-only and
+/// its unbounded sync count.
+fn env_message(e: &mut Env, v: &Vessel, i: u64) -> (EnvironmentToVessel, bool, Option<u64>) {
+    if v.version != "0.0.2" {
+        let m = EnvironmentToVessel {
+            protocol_version: "0.0.2".into(),
+            ..Default::default()
+        };
+        return (m, true, None);
+    }
+    let sync = e.sync;
+    e.sync += 1;
+    let id = match (&e.issued, e.used) {
+        (Some(id), false) => id.clone(),
+        _ => String::new(),
+    };
+    let objects = (0..(i % 4))
+        .map(|o| VisibleObject {
+            r#type: (o % 2) as i32,
+            position: Some(Position {
+                x: o as f64 * 10.0,
+                y: 5.5,
+            }),
+            orientation: 1.5,
+            velocity: None,
+        })
+        .collect();
+    let m = EnvironmentToVessel {
+        protocol_version: "0.0.2".into(),
+        join_status: v.role != Role::Denied,
+        vessel_id: id,
+        sync_number: (sync % 256) as u32,
+        ship_input: Some(ShipInput {
+            throttle_left_engine: 0.5,
+            throttle_right_engine: 0.5,
+            ..Default::default()
+        }),
+        ship_sensors: Some(ShipSensors {
+            visual: Some(VisualSensors {
+                visible_objects: objects,
+            }),
+            health: Some(HealthSensor { health: 100 }),
+        }),
+    };
+    (m, false, Some(sync))
 }
 
 fn draw(rng: &mut ChaCha8Rng, rates: &[(Fate, f64); 5]) -> Fate {
