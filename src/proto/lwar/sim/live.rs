@@ -199,73 +199,19 @@ pub fn run_live(cfg: &LiveConfig, log: &mut dyn Write) -> Result<LiveStats, SimE
         // keeps the first handler, which is fine for the binary.
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
-    let host = if cfg.ipv6 {
-        IpAddr::V6(Ipv6Addr::LOCALHOST)
-    } else {
-        IpAddr::V4(Ipv4Addr::LOCALHOST)
-    };
     let mut master = ChaCha8Rng::seed_from_u64(cfg.seed);
-    let run_server = cfg.connect.is_none();
-    let run_clients = cfg.server.is_none();
-    let server_addr = loopback(
-        cfg.server
-            .or(cfg.connect)
-            .unwrap_or(SocketAddr::new(host, DEFAULT_PORT)),
-    )?;
-    let mut server = run_server.then(|| Server::new(master.random(), false));
-    let server_socket = match &server {
-        Some(_) => Some(bind(server_addr)?),
-        None => None,
-    };
-    let mut clients = Vec::new();
-    let mut addrs = Vec::new();
-    if run_clients {
-        for k in 0..cfg.clients {
-            let socket = bind(SocketAddr::new(server_addr.ip(), 0))?;
-            let mut plan = ClientPlan::new(format!("live{}", k + 1), 100 + 300 * k as u64);
-            plan.leave_ms = None;
-            if k >= cfg.clients.saturating_sub(cfg.crash) {
-                plan.crash_ms = Some(plan.start_ms + CRASH_AFTER_MS);
-            }
-            addrs.push(socket.local_addr()?);
-            clients.push((
-                Client::new(plan, server_addr, master.random(), false),
-                socket,
-            ));
-        }
-    }
-    let faulty = cfg.c2s != Faults::default() || cfg.s2c != Faults::default();
-    let noise = if cfg.c2s.noise > 0.0 || cfg.s2c.noise > 0.0 {
-        let socket = bind(SocketAddr::new(server_addr.ip(), 0))?;
-        Some((socket, SocketAddr::new(server_addr.ip(), 9)))
-    } else {
-        None
-    };
+    let mut peers = Peers::new(cfg, &mut master)?;
     let mut net = LiveNet {
         net: Network::new(cfg.c2s, cfg.s2c, cfg.corrupt_kinds.clone(), master.random()),
-        clients: addrs,
-        noise,
+        clients: peers.clients.iter().map(|(_, _, addr)| *addr).collect(),
+        noise: noise_socket(cfg, peers.server_addr)?,
     };
-    writeln!(
-        log,
-        "live: {}{} on {server_addr} for {:.1} s (Ctrl-C stops)",
-        if run_server { "server" } else { "" },
-        if run_clients {
-            format!(
-                "{}{} clients",
-                if run_server { " and " } else { "" },
-                clients.len()
-            )
-        } else {
-            String::new()
-        },
-        cfg.duration_ms as f64 / 1000.0
-    )?;
+    peers.announce(cfg, log)?;
 
+    let faulty = cfg.c2s != Faults::default() || cfg.s2c != Faults::default();
+    let run_clients = cfg.server.is_none();
     let start = Instant::now();
     let mut stats = LiveStats::default();
-    let mut out = Vec::new();
-    let mut buf = [0u8; 2048];
     let mut ending_at: Option<u64> = None;
     loop {
         let now_us = start.elapsed().as_micros() as u64;
@@ -276,45 +222,194 @@ pub fn run_live(cfg: &LiveConfig, log: &mut dyn Write) -> Result<LiveStats, SimE
                 break;
             }
             ending_at = Some(now);
-            for (client, _) in &mut clients {
+            for (client, _, _) in &mut peers.clients {
                 client.leave(now);
             }
         }
         if let Some(t) = ending_at {
-            let clients_done = clients.iter().all(|(c, _)| c.state().is_done());
+            let clients_done = peers.clients.iter().all(|(c, _, _)| c.state().is_done());
             if now >= t + GRACE_MS || (clients_done && (run_clients || now > t)) {
                 break;
             }
         }
-        if let (Some(server), Some(socket)) = (&mut server, &server_socket) {
-            loop {
-                match socket.recv_from(&mut buf) {
-                    Ok((n, from)) => {
-                        stats.received += 1;
-                        server.receive(now, from, &buf[..n], &mut out);
-                    }
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == ErrorKind::ConnectionReset => continue,
-                    Err(e) => return Err(e.into()),
-                }
+        let net = faulty.then_some(&mut net);
+        let mut clock = Clock {
+            now,
+            now_us,
+            stats: &mut stats,
+        };
+        peers.serve(&mut clock, net)?;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(stats)
+}
+
+/// For the noise: a socket of its own, and port 9 (discard) of the host.
+fn noise_socket(
+    cfg: &LiveConfig,
+    server: SocketAddr,
+) -> Result<Option<(UdpSocket, SocketAddr)>, SimError> {
+    if cfg.c2s.noise > 0.0 || cfg.s2c.noise > 0.0 {
+        let socket = bind(SocketAddr::new(server.ip(), 0))?;
+        Ok(Some((socket, SocketAddr::new(server.ip(), 9))))
+    } else {
+        Ok(None)
+    }
+}
+
+/// The time of one turn of the loop, and the run's counts.
+struct Clock<'a> {
+    now: u64,
+    now_us: u64,
+    stats: &'a mut LiveStats,
+}
+
+/// The peers a live run plays: the server (unless it connects to another),
+/// and the clients (unless it only serves), each with its socket.
+struct Peers {
+    server: Option<(Server, UdpSocket)>,
+    clients: Vec<(Client, UdpSocket, SocketAddr)>,
+    server_addr: SocketAddr,
+    out: Vec<Outgoing>,
+    buf: [u8; 2048],
+}
+
+impl Peers {
+    fn new(cfg: &LiveConfig, master: &mut ChaCha8Rng) -> Result<Peers, SimError> {
+        let host = if cfg.ipv6 {
+            IpAddr::V6(Ipv6Addr::LOCALHOST)
+        } else {
+            IpAddr::V4(Ipv4Addr::LOCALHOST)
+        };
+        let server_addr = loopback(
+            cfg.server
+                .or(cfg.connect)
+                .unwrap_or(SocketAddr::new(host, DEFAULT_PORT)),
+        )?;
+        let server = match cfg.connect {
+            None => {
+                let server = Server::new(master.random(), false);
+                Some((server, bind(server_addr)?))
             }
-            server.poll(now, &mut out);
-            for o in out.drain(..) {
-                if faulty {
-                    let k = net.client(o.to);
-                    net.send(now_us, k, Direction::ServerToClient, o, &mut stats);
-                } else {
-                    stats.from_peers += 1;
-                    send(socket, &o.payload, o.to, &mut stats);
+            Some(_) => None,
+        };
+        let mut clients = Vec::new();
+        if cfg.server.is_none() {
+            for k in 0..cfg.clients {
+                let socket = bind(SocketAddr::new(server_addr.ip(), 0))?;
+                let mut plan = ClientPlan::new(format!("live{}", k + 1), 100 + 300 * k as u64);
+                plan.leave_ms = None;
+                if k >= cfg.clients.saturating_sub(cfg.crash) {
+                    plan.crash_ms = Some(plan.start_ms + CRASH_AFTER_MS);
+                }
+                let addr = socket.local_addr()?;
+                let client = Client::new(plan, server_addr, master.random(), false);
+                clients.push((client, socket, addr));
+            }
+        }
+        Ok(Peers {
+            server,
+            clients,
+            server_addr,
+            out: Vec::new(),
+            buf: [0; 2048],
+        })
+    }
+
+    /// The line that says what runs where.
+    fn announce(&self, cfg: &LiveConfig, log: &mut dyn Write) -> std::io::Result<()> {
+        let run_server = self.server.is_some();
+        let clients = match cfg.server {
+            None => format!(
+                "{}{} clients",
+                if run_server { " and " } else { "" },
+                self.clients.len()
+            ),
+            Some(_) => String::new(),
+        };
+        writeln!(
+            log,
+            "live: {}{clients} on {} for {:.1} s (Ctrl-C stops)",
+            if run_server { "server" } else { "" },
+            self.server_addr,
+            cfg.duration_ms as f64 / 1000.0
+        )
+    }
+
+    /// One turn: every peer reads what arrived and sends what it has to,
+    /// through the faulty network when there is one; then the network
+    /// delivers what is due, from the sender's socket.
+    fn serve(
+        &mut self,
+        clock: &mut Clock<'_>,
+        mut net: Option<&mut LiveNet>,
+    ) -> Result<(), SimError> {
+        self.serve_server(clock, net.as_deref_mut())?;
+        self.serve_clients(clock, net.as_deref_mut())?;
+        let Some(net) = net else {
+            return Ok(());
+        };
+        while let Some(d) = net.due(clock.now_us, clock.stats) {
+            match d.dir {
+                Direction::ClientToServer => {
+                    if let Some((_, socket, _)) = self.clients.get(d.client) {
+                        send(socket, &d.payload, self.server_addr, clock.stats);
+                    }
+                }
+                Direction::ServerToClient => {
+                    if let (Some((_, socket)), Some(to)) = (&self.server, net.clients.get(d.client))
+                    {
+                        send(socket, &d.payload, *to, clock.stats);
+                    }
                 }
             }
         }
-        for (k, (client, socket)) in clients.iter_mut().enumerate() {
+        Ok(())
+    }
+
+    fn serve_server(
+        &mut self,
+        clock: &mut Clock<'_>,
+        mut net: Option<&mut LiveNet>,
+    ) -> Result<(), SimError> {
+        let Some((server, socket)) = &mut self.server else {
+            return Ok(());
+        };
+        loop {
+            match socket.recv_from(&mut self.buf) {
+                Ok((n, from)) => {
+                    clock.stats.received += 1;
+                    server.receive(clock.now, from, &self.buf[..n], &mut self.out);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::ConnectionReset => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        server.poll(clock.now, &mut self.out);
+        for o in self.out.drain(..) {
+            if let Some(net) = net.as_deref_mut() {
+                let k = net.client(o.to);
+                net.send(clock.now_us, k, Direction::ServerToClient, o, clock.stats);
+            } else {
+                clock.stats.from_peers += 1;
+                send(socket, &o.payload, o.to, clock.stats);
+            }
+        }
+        Ok(())
+    }
+
+    fn serve_clients(
+        &mut self,
+        clock: &mut Clock<'_>,
+        mut net: Option<&mut LiveNet>,
+    ) -> Result<(), SimError> {
+        for (k, (client, socket, _)) in self.clients.iter_mut().enumerate() {
             loop {
-                match socket.recv_from(&mut buf) {
-                    Ok((n, from)) if from == server_addr => {
-                        stats.received += 1;
-                        client.receive(now, &buf[..n]);
+                match socket.recv_from(&mut self.buf) {
+                    Ok((n, from)) if from == self.server_addr => {
+                        clock.stats.received += 1;
+                        client.receive(clock.now, &self.buf[..n]);
                     }
                     Ok(_) => {}
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -322,32 +417,16 @@ pub fn run_live(cfg: &LiveConfig, log: &mut dyn Write) -> Result<LiveStats, SimE
                     Err(e) => return Err(e.into()),
                 }
             }
-            client.poll(now, &mut out);
-            for o in out.drain(..) {
-                if faulty {
-                    net.send(now_us, k, Direction::ClientToServer, o, &mut stats);
+            client.poll(clock.now, &mut self.out);
+            for o in self.out.drain(..) {
+                if let Some(net) = net.as_deref_mut() {
+                    net.send(clock.now_us, k, Direction::ClientToServer, o, clock.stats);
                 } else {
-                    stats.from_peers += 1;
-                    send(socket, &o.payload, o.to, &mut stats);
+                    clock.stats.from_peers += 1;
+                    send(socket, &o.payload, o.to, clock.stats);
                 }
             }
         }
-        // What the network delivers by now, from the sender's socket.
-        while let Some(d) = net.due(now_us, &mut stats) {
-            match d.dir {
-                Direction::ClientToServer => {
-                    if let Some((_, socket)) = clients.get(d.client) {
-                        send(socket, &d.payload, server_addr, &mut stats);
-                    }
-                }
-                Direction::ServerToClient => {
-                    if let (Some(socket), Some(to)) = (&server_socket, net.clients.get(d.client)) {
-                        send(socket, &d.payload, *to, &mut stats);
-                    }
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(1));
+        Ok(())
     }
-    Ok(stats)
 }
