@@ -2,7 +2,7 @@
 //! network, a pcap written frame by frame at the tap, and the ground truth.
 
 use super::client::{Client, ClientPlan};
-use super::net::{CorruptKind, Faults, Network};
+use super::net::{CorruptKind, Fault, Faults, InFlight, Network};
 use super::pcap_out::PcapOut;
 use super::server::Server;
 use super::truth::{FaultRecord, Truth, TruthFile};
@@ -269,122 +269,41 @@ pub fn run_virtual(
 ) -> Result<RunStats, SimError> {
     cfg.validate()?;
     let mut world = World::new(cfg, false);
-    let mut out = PcapOut::create(pcap)?;
-    let mut truth = truth_path.map(|_| Truth::new());
-    let mut faults: Vec<FaultRecord> = Vec::new();
-    // Faults injected, counted whether or not the truth records them.
-    let mut injected: u64 = 0;
-    let mut stats = RunStats::default();
+    let mut rec = Recorder {
+        out: PcapOut::create(pcap)?,
+        truth: truth_path.map(|_| Truth::new()),
+        faults: Vec::new(),
+        injected: 0,
+        stats: RunStats::default(),
+        last_capture_ms: 0,
+    };
     let end = cfg.duration_ms.unwrap_or(u64::MAX);
     let limit = cfg.packets.unwrap_or(u64::MAX);
-    let record = truth.is_some();
     let mut now = 0;
-    // With `-n N`, a run that captures nothing for this long of simulated time
-    // would never end (everything missed by the tap, every client gone).
-    let mut last_capture_ms = 0;
     'run: while now <= end {
         let now_us = now * 1000;
         while let Some(d) = world.net.pop_due(now_us) {
-            let k = d.client;
-            let (src, dst, src_name, dst_name) = match d.dir {
-                Direction::ClientToServer => (
-                    world.client_addrs[k],
-                    world.server_addr,
-                    &world.client_names[k],
-                    &world.server_name,
-                ),
-                Direction::ServerToClient => (
-                    world.server_addr,
-                    world.client_addrs[k],
-                    &world.server_name,
-                    &world.client_names[k],
-                ),
-            };
-            if let Some(noise) = &d.noise {
-                let (nsrc, ndst) = noise_ends(src, dst, d.dir, k);
-                out.write(d.arrival_us, nsrc, ndst, noise)?;
-                stats.frames += 1;
-                injected += 1;
-                if record {
-                    faults.push(FaultRecord {
-                        frame: Some(out.frames),
-                        client: k,
-                        direction: d.dir,
-                        kind: "noise".into(),
-                        detail: format!("{} bytes of non-lwar UDP to port 9", noise.len()),
-                    });
-                }
-            }
-            if d.captured {
-                out.write(d.arrival_us, src, dst, &d.payload)?;
-                stats.frames += 1;
-                stats.lwar_frames += 1;
-                last_capture_ms = now;
-                if let Some(t) = &mut truth {
-                    t.observe(
-                        k,
-                        src_name,
-                        dst_name_for(d.dir, src_name, dst_name),
-                        0,
-                        d.dir,
-                        d.arrival_us * 1000,
-                        &d.payload,
-                    );
-                }
-            }
-            injected += d.faults.len() as u64 + u64::from(!d.captured);
-            if record {
-                let frame = d.captured.then_some(out.frames);
-                for f in &d.faults {
-                    faults.push(FaultRecord {
-                        frame,
-                        client: k,
-                        direction: d.dir,
-                        kind: f.kind.clone(),
-                        detail: f.detail.clone(),
-                    });
-                }
-                if !d.captured {
-                    faults.push(FaultRecord {
-                        frame: None,
-                        client: k,
-                        direction: d.dir,
-                        kind: "tap-miss".into(),
-                        detail: format!("{} bytes delivered but not captured", d.payload.len()),
-                    });
-                }
-            }
+            rec.capture(&world, &d, now)?;
             if d.beyond_tap_us > 0 {
                 world.net.past_tap(d);
             } else {
-                world.deliver(now, k, d.dir, &d.payload);
+                world.deliver(now, d.client, d.dir, &d.payload);
             }
-            if stats.lwar_frames >= limit {
+            if rec.stats.lwar_frames >= limit {
                 break 'run;
             }
         }
         while let Some(d) = world.net.pop_delivery(now_us) {
             world.deliver(now, d.client, d.dir, &d.payload);
         }
-        injected += world.net.lost.len() as u64;
-        if record {
-            for (client, direction, f) in world.net.lost.drain(..) {
-                faults.push(FaultRecord {
-                    frame: None,
-                    client,
-                    direction,
-                    kind: f.kind,
-                    detail: f.detail,
-                });
-            }
-        } else {
-            world.net.lost.clear();
-        }
+        rec.lost(&mut world.net.lost);
         world.tick(now);
         if cfg.packets.is_none() && now > 1000 && world.is_quiet() {
             break;
         }
-        if cfg.packets.is_some() && now.saturating_sub(last_capture_ms) > STALL_MS {
+        // With `-n N`, a run that captures nothing for this long of simulated
+        // time would never end (everything missed by the tap, every client gone).
+        if cfg.packets.is_some() && now.saturating_sub(rec.last_capture_ms) > STALL_MS {
             return Err(SimError::Config(format!(
                 "nothing was captured in {} s of simulated time, so {} packets would never \
                  be reached (is --tap-miss 100%?); give --duration instead",
@@ -394,23 +313,129 @@ pub fn run_virtual(
         }
         now += 1;
     }
-    out.finish()?;
-    stats.virtual_ms = now;
-    stats.faults = injected;
-    debug_assert!(!record || injected == faults.len() as u64);
-    if let (Some(path), Some(truth)) = (truth_path, truth) {
-        let file = TruthFile {
-            version: 1,
-            generator: cfg.clone(),
-            faults,
-            summary: truth.finish(),
-        };
-        let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
-        serde_json::to_writer_pretty(&mut w, &file)?;
-        w.write_all(b"\n")?;
-        w.flush()?;
+    rec.finish(cfg, truth_path, now)
+}
+
+/// What a virtual run writes: the capture, and the truth when one is asked
+/// for (the faults injected, counted whether or not it records them).
+struct Recorder {
+    out: PcapOut,
+    truth: Option<Truth>,
+    faults: Vec<FaultRecord>,
+    injected: u64,
+    stats: RunStats,
+    last_capture_ms: u64,
+}
+
+impl Recorder {
+    fn fault(
+        &mut self,
+        frame: Option<u64>,
+        client: usize,
+        direction: Direction,
+        kind: String,
+        detail: String,
+    ) {
+        if self.truth.is_some() {
+            self.faults.push(FaultRecord {
+                frame,
+                client,
+                direction,
+                kind,
+                detail,
+            });
+        }
     }
-    Ok(stats)
+
+    /// A datagram at the tap: its noise and its frame as captured (unless the
+    /// tap missed it), the truth's view of it, and its faults.
+    fn capture(&mut self, world: &World, d: &InFlight, now: u64) -> Result<(), SimError> {
+        let k = d.client;
+        let (src, dst, src_name, dst_name) = match d.dir {
+            Direction::ClientToServer => (
+                world.client_addrs[k],
+                world.server_addr,
+                &world.client_names[k],
+                &world.server_name,
+            ),
+            Direction::ServerToClient => (
+                world.server_addr,
+                world.client_addrs[k],
+                &world.server_name,
+                &world.client_names[k],
+            ),
+        };
+        if let Some(noise) = &d.noise {
+            let (nsrc, ndst) = noise_ends(src, dst, d.dir, k);
+            self.out.write(d.arrival_us, nsrc, ndst, noise)?;
+            self.stats.frames += 1;
+            self.injected += 1;
+            let detail = format!("{} bytes of non-lwar UDP to port 9", noise.len());
+            self.fault(Some(self.out.frames), k, d.dir, "noise".into(), detail);
+        }
+        if d.captured {
+            self.out.write(d.arrival_us, src, dst, &d.payload)?;
+            self.stats.frames += 1;
+            self.stats.lwar_frames += 1;
+            self.last_capture_ms = now;
+            if let Some(t) = &mut self.truth {
+                let server = dst_name_for(d.dir, src_name, dst_name);
+                t.observe(
+                    k,
+                    src_name,
+                    server,
+                    0,
+                    d.dir,
+                    d.arrival_us * 1000,
+                    &d.payload,
+                );
+            }
+        }
+        self.injected += d.faults.len() as u64 + u64::from(!d.captured);
+        let frame = d.captured.then_some(self.out.frames);
+        for f in &d.faults {
+            self.fault(frame, k, d.dir, f.kind.clone(), f.detail.clone());
+        }
+        if !d.captured {
+            let detail = format!("{} bytes delivered but not captured", d.payload.len());
+            self.fault(None, k, d.dir, "tap-miss".into(), detail);
+        }
+        Ok(())
+    }
+
+    /// The datagrams the network lost before the tap this tick.
+    fn lost(&mut self, lost: &mut Vec<(usize, Direction, Fault)>) {
+        self.injected += lost.len() as u64;
+        for (client, direction, f) in lost.drain(..) {
+            self.fault(None, client, direction, f.kind, f.detail);
+        }
+    }
+
+    /// Closes the capture and writes the truth.
+    fn finish(
+        mut self,
+        cfg: &VirtualConfig,
+        truth_path: Option<&Path>,
+        now: u64,
+    ) -> Result<RunStats, SimError> {
+        self.out.finish()?;
+        self.stats.virtual_ms = now;
+        self.stats.faults = self.injected;
+        debug_assert!(self.truth.is_none() || self.injected == self.faults.len() as u64);
+        if let (Some(path), Some(truth)) = (truth_path, self.truth) {
+            let file = TruthFile {
+                version: 1,
+                generator: cfg.clone(),
+                faults: self.faults,
+                summary: truth.finish(),
+            };
+            let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+            serde_json::to_writer_pretty(&mut w, &file)?;
+            w.write_all(b"\n")?;
+            w.flush()?;
+        }
+        Ok(self.stats)
+    }
 }
 
 /// The server's name, whichever way the datagram goes.
