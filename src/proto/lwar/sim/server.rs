@@ -241,17 +241,7 @@ impl Server {
     /// A new client: Full, or Join (seqno 1, acking its Connect) and the game state.
     fn admit(&mut self, now: u64, from: SocketAddr, packet: &Packet<'_>, out: &mut Vec<Outgoing>) {
         let Some(i) = self.slots.iter().position(Option::is_none) else {
-            // Full is unreliable and never acked; the original server sends it with
-            // timestamp 0, once per Connect received.
-            self.builder.start(Header {
-                ack: 0,
-                timestamp: 0,
-            });
-            self.builder.try_push(&MessageRepr::Full);
-            out.push(Outgoing {
-                to: from,
-                payload: self.builder.bytes().to_vec(),
-            });
+            self.refuse(from, out);
             return;
         };
         let name = packet
@@ -275,7 +265,57 @@ impl Server {
             player,
             name: name.clone(),
         });
-        // The game state as it is now: other players, entities, names, selections.
+        self.game_state(&mut chan);
+        let synced_seqno = chan.push(MessageRepr::Synced { seqno: 0 });
+        // Tell everybody else, then add the newcomer's ship for all.
+        let (ship_type, weapon_types) = (1, [1, 2, 0, 0]);
+        self.broadcast(None, |_| MessageRepr::Join {
+            seqno: 0,
+            player,
+            name: name.clone(),
+        });
+        self.broadcast(None, |_| MessageRepr::Selection {
+            seqno: 0,
+            player,
+            ship_type,
+            weapon_types,
+        });
+        self.slots[i] = Some(Slot {
+            addr: from,
+            player,
+            name,
+            ship_type,
+            weapon_types,
+            chan,
+            state: SlotState::Syncing { synced_seqno },
+            last_rx: now,
+            last_input_ts: 0,
+            last_frame: 0,
+            kills: 0,
+            deaths: 0,
+        });
+        self.spawn(now, player, Kind::Ship);
+        out.push(self.packet_to(i, now, false));
+    }
+
+    /// Full to a client the server has no room for: unreliable and never
+    /// acked; the original server sends it with timestamp 0, once per Connect
+    /// received.
+    fn refuse(&mut self, from: SocketAddr, out: &mut Vec<Outgoing>) {
+        self.builder.start(Header {
+            ack: 0,
+            timestamp: 0,
+        });
+        self.builder.try_push(&MessageRepr::Full);
+        out.push(Outgoing {
+            to: from,
+            payload: self.builder.bytes().to_vec(),
+        });
+    }
+
+    /// The game state as it is now, for a newcomer: the other players,
+    /// entities, names and selections.
+    fn game_state(&self, chan: &mut Channel) {
         for other in self.slots.iter().flatten() {
             if matches!(other.state, SlotState::Leaving { .. }) {
                 continue;
@@ -310,36 +350,6 @@ impl Server {
                 weapon_types: other.weapon_types,
             });
         }
-        let synced_seqno = chan.push(MessageRepr::Synced { seqno: 0 });
-        // Tell everybody else, then add the newcomer's ship for all.
-        let (ship_type, weapon_types) = (1, [1, 2, 0, 0]);
-        self.broadcast(None, |_| MessageRepr::Join {
-            seqno: 0,
-            player,
-            name: name.clone(),
-        });
-        self.broadcast(None, |_| MessageRepr::Selection {
-            seqno: 0,
-            player,
-            ship_type,
-            weapon_types,
-        });
-        self.slots[i] = Some(Slot {
-            addr: from,
-            player,
-            name,
-            ship_type,
-            weapon_types,
-            chan,
-            state: SlotState::Syncing { synced_seqno },
-            last_rx: now,
-            last_input_ts: 0,
-            last_frame: 0,
-            kills: 0,
-            deaths: 0,
-        });
-        self.spawn(now, player, Kind::Ship);
-        out.push(self.packet_to(i, now, false));
     }
 
     /// Queues a reliable message for every admitted, not leaving client.
@@ -461,38 +471,8 @@ impl Server {
         }
     }
 
-    /// One world step: movement, births and deaths, and this tick's unreliable
-    /// messages (updates of moving entities, collisions, stats).
-    fn step(&mut self, now: u64) {
-        for e in &mut self.entities {
-            e.x = e.x.wrapping_add(e.vx);
-            e.y = e.y.wrapping_add(e.vy);
-            e.orientation = (e.orientation + 3) % 360;
-        }
-        let expired: Vec<Id> = self
-            .entities
-            .iter()
-            .filter(|e| e.dies_at.is_some_and(|t| now >= t))
-            .map(|e| e.id)
-            .collect();
-        for entity in expired {
-            self.entities.retain(|e| e.id != entity);
-            self.broadcast(None, |_| MessageRepr::Remove { seqno: 0, entity });
-        }
-        let players: Vec<Id> = self
-            .slots
-            .iter()
-            .flatten()
-            .filter(|s| !matches!(s.state, SlotState::Leaving { .. }))
-            .map(|s| s.player)
-            .collect();
-        if !players.is_empty() && self.entities.len() < 40 && self.rng.random_bool(0.15) {
-            let owner = players[self.rng.random_range(0..players.len())];
-            let kind = [Kind::Rocket, Kind::Ray, Kind::Circle][self.rng.random_range(0..3)];
-            self.spawn(now, owner, kind);
-        }
-
-        self.unreliable.clear();
+    /// This tick's unreliable updates: every entity by its kind.
+    fn updates(&self, now: u64) -> impl Iterator<Item = MessageRepr> + use<> {
         let mut update = Vec::new();
         let mut pos = Vec::new();
         let mut ray = Vec::new();
@@ -526,16 +506,50 @@ impl Server {
                 }),
             }
         }
-        self.unreliable.extend(
-            [
-                (!update.is_empty()).then_some(MessageRepr::Update(update)),
-                (!pos.is_empty()).then_some(MessageRepr::UpdatePos(pos)),
-                (!ray.is_empty()).then_some(MessageRepr::UpdateRay(ray)),
-                (!circle.is_empty()).then_some(MessageRepr::UpdateCircle(circle)),
-            ]
-            .into_iter()
-            .flatten(),
-        );
+        [
+            (!update.is_empty()).then_some(MessageRepr::Update(update)),
+            (!pos.is_empty()).then_some(MessageRepr::UpdatePos(pos)),
+            (!ray.is_empty()).then_some(MessageRepr::UpdateRay(ray)),
+            (!circle.is_empty()).then_some(MessageRepr::UpdateCircle(circle)),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// One world step: movement, births and deaths, and this tick's unreliable
+    /// messages (updates of moving entities, collisions, stats).
+    fn step(&mut self, now: u64) {
+        for e in &mut self.entities {
+            e.x = e.x.wrapping_add(e.vx);
+            e.y = e.y.wrapping_add(e.vy);
+            e.orientation = (e.orientation + 3) % 360;
+        }
+        let expired: Vec<Id> = self
+            .entities
+            .iter()
+            .filter(|e| e.dies_at.is_some_and(|t| now >= t))
+            .map(|e| e.id)
+            .collect();
+        for entity in expired {
+            self.entities.retain(|e| e.id != entity);
+            self.broadcast(None, |_| MessageRepr::Remove { seqno: 0, entity });
+        }
+        let players: Vec<Id> = self
+            .slots
+            .iter()
+            .flatten()
+            .filter(|s| !matches!(s.state, SlotState::Leaving { .. }))
+            .map(|s| s.player)
+            .collect();
+        if !players.is_empty() && self.entities.len() < 40 && self.rng.random_bool(0.15) {
+            let owner = players[self.rng.random_range(0..players.len())];
+            let kind = [Kind::Rocket, Kind::Ray, Kind::Circle][self.rng.random_range(0..3)];
+            self.spawn(now, owner, kind);
+        }
+
+        self.unreliable.clear();
+        let updates = self.updates(now);
+        self.unreliable.extend(updates);
         if self.entities.len() >= 2 && self.rng.random_bool(0.1) {
             let a = self.rng.random_range(0..self.entities.len());
             let b = (a + 1) % self.entities.len();
