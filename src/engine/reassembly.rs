@@ -196,6 +196,57 @@ struct Partial<K> {
 }
 
 impl<K> Partial<K> {
+    /// Block 0 arrives (of `len` bytes): it gives the layout, its size being
+    /// the block size, and the blocks kept aside before it are put in place
+    /// (those that do not fit the layout go, uncounted).
+    fn lay_out(
+        &mut self,
+        len: usize,
+        max_blocks: u32,
+    ) -> Result<(), Result<Inconsistency, Refusal>> {
+        if len == 0 || len >= self.msg_len as usize {
+            return Err(Ok(if len == 0 {
+                Inconsistency::Empty { block_id: 0 }
+            } else {
+                Inconsistency::Overlong {
+                    len,
+                    msg_len: self.msg_len,
+                }
+            }));
+        }
+        let blocks = u64::from(self.msg_len).div_ceil(len as u64);
+        if blocks > u64::from(max_blocks) {
+            return Err(Err(Refusal::TooManyBlocks {
+                blocks,
+                max: max_blocks,
+            }));
+        }
+        self.layout = Some((len as u32, blocks as u32));
+        let early = std::mem::take(&mut self.data);
+        let pending = std::mem::take(&mut self.pending);
+        self.data = vec![0; self.msg_len as usize];
+        // Put the early blocks in place; those that do not fit the layout go.
+        for (bid, start, blen) in pending {
+            let bytes = early
+                .get(start as usize..(start + blen) as usize)
+                .unwrap_or_default();
+            let ok = self.expected_len(bid).is_ok_and(|e| e == bytes.len());
+            if ok {
+                let at = bid as usize * len;
+                if let Some(dst) = self.data.get_mut(at..at + bytes.len()) {
+                    dst.copy_from_slice(bytes);
+                    continue;
+                }
+            }
+            // Forget it: it was counted as received.
+            if let Some(w) = self.have.get_mut((bid / 64) as usize) {
+                *w &= !(1 << (bid % 64));
+            }
+            self.received = self.received.saturating_sub(1);
+        }
+        Ok(())
+    }
+
     fn has(&self, id: u32) -> bool {
         self.have
             .get((id / 64) as usize)
@@ -429,38 +480,15 @@ impl<K: Copy + Eq> Reassembler<K> {
                     max: self.limits.max_blocks,
                 });
             }
-        } else {
-            // Every block has at least a byte, so a message has at most
-            // `msg_len` blocks.
-            let most = msg_len.min(self.limits.max_blocks);
-            if block.block_id >= most {
-                return Push::Inconsistent(Inconsistency::BeyondEnd {
-                    block_id: block.block_id,
-                    blocks: most,
-                });
-            }
-            if len == 0 {
-                return Push::Inconsistent(Inconsistency::Empty {
-                    block_id: block.block_id,
-                });
-            }
-        }
-        // Room: messages at once, then bytes in total.
-        while self.partials.len() >= self.limits.max_messages.max(1) {
-            self.give_up_oldest(budget, GiveUpReason::Capacity, gave_up);
+        } else if let Some(inconsistency) = self.check_later_first(&block) {
+            return Push::Inconsistent(inconsistency);
         }
         let words = (msg_len.min(self.limits.max_blocks) as usize).div_ceil(64);
         let charge = msg_len as usize + words * 8;
-        while !budget.fits(charge) {
-            if !self.give_up_oldest(budget, GiveUpReason::Budget, gave_up) {
-                self.finish(key, false);
-                return Push::Refused(Refusal::NoBudget {
-                    msg_len,
-                    available: budget.max.saturating_sub(budget.used),
-                });
-            }
+        if let Err(refusal) = self.make_room(charge, msg_len, budget, gave_up) {
+            self.finish(key, false);
+            return Push::Refused(refusal);
         }
-        budget.used += charge;
         self.partials.push(Partial {
             key,
             msg_len,
@@ -489,6 +517,50 @@ impl<K: Copy + Eq> Reassembler<K> {
         }
     }
 
+    /// A message's first block captured that is not its block 0: within the
+    /// blocks the message can have, and not empty. (Every block has at least
+    /// a byte, so a message has at most `msg_len` blocks.)
+    fn check_later_first(&self, block: &Block<'_>) -> Option<Inconsistency> {
+        let most = block.msg_len.min(self.limits.max_blocks);
+        if block.block_id >= most {
+            return Some(Inconsistency::BeyondEnd {
+                block_id: block.block_id,
+                blocks: most,
+            });
+        }
+        if block.data.is_empty() {
+            return Some(Inconsistency::Empty {
+                block_id: block.block_id,
+            });
+        }
+        None
+    }
+
+    /// Room for a new message charging `charge` bytes: the oldest in
+    /// progress given up while messages at once, then bytes in total, are
+    /// over their bounds; refused when nothing is left to give up.
+    fn make_room(
+        &mut self,
+        charge: usize,
+        msg_len: u32,
+        budget: &mut Budget,
+        gave_up: &mut impl FnMut(GivenUp<K>),
+    ) -> Result<(), Refusal> {
+        while self.partials.len() >= self.limits.max_messages.max(1) {
+            self.give_up_oldest(budget, GiveUpReason::Capacity, gave_up);
+        }
+        while !budget.fits(charge) {
+            if !self.give_up_oldest(budget, GiveUpReason::Budget, gave_up) {
+                return Err(Refusal::NoBudget {
+                    msg_len,
+                    available: budget.max.saturating_sub(budget.used),
+                });
+            }
+        }
+        budget.used += charge;
+        Ok(())
+    }
+
     /// Stores a block in message `i`: `Ok(true)` if new, `Ok(false)` for a
     /// duplicate.
     fn place(
@@ -507,47 +579,7 @@ impl<K: Copy + Eq> Reassembler<K> {
             };
         }
         if p.layout.is_none() && id == 0 {
-            // Block 0 gives the layout: its size is the block size.
-            if len == 0 || len >= p.msg_len as usize {
-                return Err(Ok(if len == 0 {
-                    Inconsistency::Empty { block_id: 0 }
-                } else {
-                    Inconsistency::Overlong {
-                        len,
-                        msg_len: p.msg_len,
-                    }
-                }));
-            }
-            let blocks = u64::from(p.msg_len).div_ceil(len as u64);
-            if blocks > u64::from(max_blocks) {
-                return Err(Err(Refusal::TooManyBlocks {
-                    blocks,
-                    max: max_blocks,
-                }));
-            }
-            p.layout = Some((len as u32, blocks as u32));
-            let early = std::mem::take(&mut p.data);
-            let pending = std::mem::take(&mut p.pending);
-            p.data = vec![0; p.msg_len as usize];
-            // Put the early blocks in place; those that do not fit the layout go.
-            for (bid, start, blen) in pending {
-                let bytes = early
-                    .get(start as usize..(start + blen) as usize)
-                    .unwrap_or_default();
-                let ok = p.expected_len(bid).is_ok_and(|e| e == bytes.len());
-                if ok {
-                    let at = bid as usize * len;
-                    if let Some(dst) = p.data.get_mut(at..at + bytes.len()) {
-                        dst.copy_from_slice(bytes);
-                        continue;
-                    }
-                }
-                // Forget it: it was counted as received.
-                if let Some(w) = p.have.get_mut((bid / 64) as usize) {
-                    *w &= !(1 << (bid % 64));
-                }
-                p.received = p.received.saturating_sub(1);
-            }
+            p.lay_out(len, max_blocks)?;
         }
         match p.layout {
             Some((size, _)) => {

@@ -216,28 +216,6 @@ impl Summary {
 /// reconnected from the same port) with the second.
 pub fn compare(expected: &Summary, actual: &Summary) -> Vec<String> {
     let mut out = Vec::new();
-    fn counts(
-        out: &mut Vec<String>,
-        at: &str,
-        e: &BTreeMap<String, u64>,
-        a: &BTreeMap<String, u64>,
-    ) {
-        let keys: std::collections::BTreeSet<&String> = e.keys().chain(a.keys()).collect();
-        for k in keys {
-            let (x, y) = (
-                e.get(k).copied().unwrap_or(0),
-                a.get(k).copied().unwrap_or(0),
-            );
-            if x != y {
-                out.push(format!("{at}.{k}: expected {x}, got {y}"));
-            }
-        }
-    }
-    fn number(out: &mut Vec<String>, at: &str, x: u64, y: u64) {
-        if x != y {
-            out.push(format!("{at}: expected {x}, got {y}"));
-        }
-    }
     counts(&mut out, "messages", &expected.messages, &actual.messages);
     counts(&mut out, "findings", &expected.findings, &actual.findings);
     counts(
@@ -268,53 +246,61 @@ pub fn compare(expected: &Summary, actual: &Summary) -> Vec<String> {
         if e.state != a.state {
             out.push(format!("{at} state: expected {}, got {}", e.state, a.state));
         }
-        for (dir, x, y) in [("c2s", &e.c2s, &a.c2s), ("s2c", &e.s2c, &a.s2c)] {
-            let at = format!("{at} {dir}");
-            number(&mut out, &format!("{at}.packets"), x.packets, y.packets);
-            number(&mut out, &format!("{at}.bytes"), x.bytes, y.bytes);
-            number(
-                &mut out,
-                &format!("{at}.first_sends"),
-                x.first_sends,
-                y.first_sends,
-            );
-            number(&mut out, &format!("{at}.resends"), x.resends, y.resends);
-            counts(
-                &mut out,
-                &format!("{at}.messages"),
-                &x.messages,
-                &y.messages,
-            );
-            counts(
-                &mut out,
-                &format!("{at}.findings"),
-                &x.findings,
-                &y.findings,
-            );
-            counts(
-                &mut out,
-                &format!("{at}.violations"),
-                &x.violations,
-                &y.violations,
-            );
-            counts(
-                &mut out,
-                &format!("{at}.malformed"),
-                &x.malformed,
-                &y.malformed,
-            );
-        }
+        compare_direction(&mut out, &format!("{at} c2s"), &e.c2s, &a.c2s);
+        compare_direction(&mut out, &format!("{at} s2c"), &e.s2c, &a.s2c);
     }
-    for (a, _) in actual
+    let unexpected = actual
         .sessions
         .iter()
         .zip(&used)
-        .filter(|(_, used)| !**used)
-    {
+        .filter(|(_, used)| !**used);
+    for (a, _) in unexpected {
         out.push(format!(
             "session {} -> {}: not expected",
             a.client, a.server
         ));
     }
     out
+}
+
+/// The differences of one direction of a session.
+fn compare_direction(out: &mut Vec<String>, at: &str, x: &DirectionSummary, y: &DirectionSummary) {
+    number(out, &format!("{at}.packets"), x.packets, y.packets);
+    number(out, &format!("{at}.bytes"), x.bytes, y.bytes);
+    number(
+        out,
+        &format!("{at}.first_sends"),
+        x.first_sends,
+        y.first_sends,
+    );
+    number(out, &format!("{at}.resends"), x.resends, y.resends);
+    counts(out, &format!("{at}.messages"), &x.messages, &y.messages);
+    counts(out, &format!("{at}.findings"), &x.findings, &y.findings);
+    counts(
+        out,
+        &format!("{at}.violations"),
+        &x.violations,
+        &y.violations,
+    );
+    counts(out, &format!("{at}.malformed"), &x.malformed, &y.malformed);
+}
+
+/// The keys of two count maps whose counts differ (a missing key counts 0).
+fn counts(out: &mut Vec<String>, at: &str, e: &BTreeMap<String, u64>, a: &BTreeMap<String, u64>) {
+    let keys: std::collections::BTreeSet<&String> = e.keys().chain(a.keys()).collect();
+    for k in keys {
+        let (x, y) = (
+            e.get(k).copied().unwrap_or(0),
+            a.get(k).copied().unwrap_or(0),
+        );
+        if x != y {
+            out.push(format!("{at}.{k}: expected {x}, got {y}"));
+        }
+    }
+}
+
+fn number(out: &mut Vec<String>, at: &str, x: u64, y: u64) {
+    if x != y {
+        out.push(format!("{at}: expected {x}, got {y}"));
+    }
 }
