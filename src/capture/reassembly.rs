@@ -174,45 +174,58 @@ impl Reassembler {
             .min();
     }
 
+    /// Whether `key` is of a datagram given up within the timeout (those
+    /// older than it are forgotten first).
+    fn is_buried(&mut self, key: FragKey, ts: Timestamp) -> bool {
+        if self.dead.is_empty() {
+            return false;
+        }
+        let timeout = self.limits.timeout_ns;
+        while self
+            .dead
+            .front()
+            .is_some_and(|(_, at)| ts.since(*at) >= timeout)
+        {
+            self.dead.pop_front();
+        }
+        self.dead.iter().any(|(k, _)| *k == key)
+    }
+
+    /// A datagram's first fragment captured: room is made (the oldest
+    /// evicted at the bound), and buffers are reused.
+    fn begin(&mut self, key: FragKey, frame: u64, ts: Timestamp) {
+        if self.pending.len() >= self.limits.max_datagrams {
+            self.evict_oldest();
+        }
+        let data = self.free_data.pop().unwrap_or_default();
+        let sections = self.free_sections.pop().unwrap_or_default();
+        let mut frames = std::mem::take(&mut self.free_frames);
+        frames.clear();
+        self.pending.insert(
+            key,
+            Pending {
+                buf: IpDefragBuf::new(IpNumber::UDP, data, sections),
+                ranges: Vec::new(),
+                end: None,
+                frames,
+                first_frame: frame,
+                last_frame: frame,
+                first_ts: ts,
+                fragments: 0,
+            },
+        );
+        let expiry = ts.nanos().saturating_add(self.limits.timeout_ns);
+        self.next_expiry = Some(self.next_expiry.map_or(expiry, |e| e.min(expiry)));
+    }
+
     /// Adds a fragment seen in `frame` at `ts`.
     pub fn add(&mut self, frame: u64, ts: Timestamp, frag: &Fragment<'_>) -> Added {
-        if !self.dead.is_empty() && !self.pending.contains_key(&frag.key) {
-            let timeout = self.limits.timeout_ns;
-            while self
-                .dead
-                .front()
-                .is_some_and(|(_, at)| ts.since(*at) >= timeout)
-            {
-                self.dead.pop_front();
-            }
-            if self.dead.iter().any(|(k, _)| *k == frag.key) {
+        if !self.pending.contains_key(&frag.key) {
+            if self.is_buried(frag.key, ts) {
                 // A fragment of a datagram given up: dropped with it.
                 return Added::Held;
             }
-        }
-        if !self.pending.contains_key(&frag.key) {
-            if self.pending.len() >= self.limits.max_datagrams {
-                self.evict_oldest();
-            }
-            let data = self.free_data.pop().unwrap_or_default();
-            let sections = self.free_sections.pop().unwrap_or_default();
-            let mut frames = std::mem::take(&mut self.free_frames);
-            frames.clear();
-            self.pending.insert(
-                frag.key,
-                Pending {
-                    buf: IpDefragBuf::new(IpNumber::UDP, data, sections),
-                    ranges: Vec::new(),
-                    end: None,
-                    frames,
-                    first_frame: frame,
-                    last_frame: frame,
-                    first_ts: ts,
-                    fragments: 0,
-                },
-            );
-            let expiry = ts.nanos().saturating_add(self.limits.timeout_ns);
-            self.next_expiry = Some(self.next_expiry.map_or(expiry, |e| e.min(expiry)));
+            self.begin(frag.key, frame, ts);
         }
         let Some(p) = self.pending.get_mut(&frag.key) else {
             return Added::Held;
