@@ -1,19 +1,30 @@
-//! lwarscope: an analyzer and dissector for the lwar UDP game protocol.
+//! lwarscope: an analyzer and dissector for UDP game protocols (lwar,
+//! Starstrike, Battlegrounds, Vessel, and protocols described in a file).
 //!
 //! The crate is layered, and data flows one way:
 //!
 //! ```text
-//! capture  ->  codec  ->  track  ->  report / tui
-//! (frames)    (bytes)    (state)     (what users read)
+//! capture  ->  engine  <-  proto/<name>/  ->  report / tui
+//! (frames,     (sessions,   (each protocol's    (what users read)
+//!  datagrams)   findings)    wire and rules)
 //! ```
 //!
-//! - [`codec`] is the wire format: zero-copy views over bytes, owned
-//!   representations that encode back, and precise decode errors. No I/O.
-//! - [`capture`] turns libpcap frames (files or live interfaces) into UDP
-//!   datagrams whose payload the codec recognises.
-//! - [`sim`] runs lwar peers over a fault-injecting network and knows the truth.
-//! - [`track`] follows sessions, sequence numbers and acks, and raises findings.
-//! - [`report`] and [`tui`] only consume what the tracker produces.
+//! - [`capture`] turns frames (capture files read in place, streams, live
+//!   interfaces through libpcap) into UDP datagrams; it knows no game
+//!   protocol.
+//! - [`engine`] recognises each datagram's protocol, follows sessions,
+//!   sequence numbers, acks and split messages with one reliability core, and
+//!   raises registered findings. It also holds the vocabulary protocols and
+//!   outputs meet at: [`engine::dissect::Dissector`], [`engine::field`] (the
+//!   registered fields) and [`engine::out`] (where text is written).
+//! - [`proto`] plugs each protocol into the engine: its wire format, its
+//!   analysis rules, its dissector and its simulator, one folder each; the
+//!   registry ([`proto::REGISTRY`]) is the only list of them.
+//! - [`report`] (tables, packet lines, JSON, Parquet, `check`) and [`tui`]
+//!   consume what the engine produces, through the registry's dissectors;
+//!   nothing outside [`proto`] names a protocol's types.
+//! - [`text`] escapes what comes from the wire or the user for a terminal;
+//!   [`fuzzing`] holds the fuzz targets' entry points.
 
 pub mod capture;
 pub mod engine;

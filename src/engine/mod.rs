@@ -14,9 +14,13 @@
 //! Each protocol's contract (the exact definition of its findings) is in its
 //! analysis module's docs, e.g. `proto::lwar::analysis`.
 
+pub mod digits;
+pub mod dissect;
+pub mod field;
 pub mod finding;
 pub mod incident;
 pub mod loss;
+pub mod out;
 pub mod reassembly;
 pub mod seq;
 pub mod serial;
@@ -64,7 +68,7 @@ pub struct ProtocolInfo {
     /// Expected rates of message types, by the specification: (ordinal, Hz).
     pub spec_rates: &'static [(usize, f64)],
     /// How outputs show its packets.
-    pub dissector: &'static dyn crate::proto::dissect::Dissector,
+    pub dissector: &'static dyn dissect::Dissector,
 }
 
 impl std::fmt::Debug for ProtocolInfo {
@@ -141,7 +145,7 @@ pub trait Analyzer: Send + 'static {
     fn dissector(
         &self,
         _session: &Session<Self::Session>,
-    ) -> Option<&'static dyn crate::proto::dissect::Dissector> {
+    ) -> Option<&'static dyn dissect::Dissector> {
         None
     }
 }

@@ -63,12 +63,12 @@ pub struct PacketEvent<'a> {
     /// The dissector to read it with, where its session reads its packets
     /// otherwise than the protocol's registered dissector (Battlegrounds'
     /// byte order per session); `None`: `protocol.dissector`.
-    pub dissector: Option<&'static dyn crate::proto::dissect::Dissector>,
+    pub dissector: Option<&'static dyn super::dissect::Dissector>,
 }
 
 impl PacketEvent<'_> {
     /// The dissector that reads this packet as its session does.
-    pub fn dissector(&self) -> &'static dyn crate::proto::dissect::Dissector {
+    pub fn dissector(&self) -> &'static dyn super::dissect::Dissector {
         self.dissector.unwrap_or(self.protocol.dissector)
     }
 

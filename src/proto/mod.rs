@@ -4,15 +4,16 @@
 
 pub mod battlegrounds;
 pub mod described;
-pub mod digits;
-pub mod dissect;
-pub mod field;
 pub mod lwar;
 pub mod replay;
 pub mod sim;
 pub mod starstrike;
 pub mod truth;
 pub mod vessel;
+
+// The dissector and field vocabulary is the engine's (below every protocol
+// and every output); protocols name it as their own.
+pub use crate::engine::{digits, dissect, field};
 
 use crate::engine::{
     Engine, Entry, FindingKind, Probe, ProtocolInfo, Recognition, Rule, TrackerConfig,

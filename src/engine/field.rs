@@ -7,7 +7,7 @@
 //! packet. The packet view (`-V`, `-x`), the terminal UI's tree and hex panes, the
 //! display filter, field output and JSON are all sinks. Walking allocates nothing.
 
-use crate::proto::dissect::{Out, WriteText};
+use super::out::{Out, WriteText};
 use std::fmt;
 
 /// What kind of value a registered field holds (for the filter's type checks and
