@@ -593,13 +593,7 @@ fn walk_message(
     let mut counts = [0u32; MAX_FIELDS];
     while !buf.is_empty() {
         let key_at = base + bytes.len() - buf.len();
-        let key = varint(&mut buf, key_at)?;
-        if key > u64::from(u32::MAX) || key >> 3 == 0 || key & 7 > 5 {
-            return Err(err(ErrorKind::BadKey, key_at));
-        }
-        let tag = (key >> 3) as u32;
-        let wire_raw = (key & 7) as u8;
-        let wire = WireType::try_from(key & 7).map_err(|_| err(ErrorKind::BadKey, key_at))?;
+        let (tag, wire_raw, wire) = read_key(&mut buf, key_at)?;
         let at = |buf: &[u8]| base + bytes.len() - buf.len();
         let Some((i, d)) = decls.iter().enumerate().find(|(_, d)| d.number == tag) else {
             // Unknown: skipped as proto3 says, by prost.
@@ -622,34 +616,16 @@ fn walk_message(
             return Err(fail(ErrorKind::WireType, key_at, 0, 0));
         }
         seen |= 1 << (tag.min(31));
-        let index = if d.repeated {
-            counts.get_mut(i).map(|c| {
-                *c += 1;
-                *c - 1
-            })
-        } else {
-            None
-        };
+        // An element of a repeated field: its index.
+        let index = d.repeated.then(|| counts.get_mut(i)).flatten().map(|c| {
+            *c += 1;
+            *c - 1
+        });
         match d.kind {
             Kind::Bool | Kind::U32 | Kind::Enum(_) => {
                 let value_at = at(buf);
                 let x = varint(&mut buf, value_at)?;
-                let value = match d.kind {
-                    Kind::Bool => Value::Bool(x != 0),
-                    Kind::U32 => Value::Unsigned(u64::from(x as u32)),
-                    Kind::Enum(names) => {
-                        let raw = x as i32;
-                        Value::Enum {
-                            raw: raw as u64,
-                            name: usize::try_from(raw)
-                                .ok()
-                                .and_then(|r| names.get(r))
-                                .copied(),
-                        }
-                    }
-                    _ => Value::None,
-                };
-                v.field(d.def, index, (key_at, at(buf)), value);
+                v.field(d.def, index, (key_at, at(buf)), varint_value(d.kind, x));
             }
             Kind::Float | Kind::Double => {
                 let n = if matches!(d.kind, Kind::Float) { 4 } else { 8 };
@@ -663,11 +639,12 @@ fn walk_message(
                 }
                 let (raw, rest) = buf.split_at(n);
                 buf = rest;
-                let value = match raw.try_into() {
-                    Ok(b4) if n == 4 => f64::from(f32::from_le_bytes(b4)),
-                    _ => raw.try_into().map(f64::from_le_bytes).unwrap_or_default(),
-                };
-                v.field(d.def, index, (key_at, at(buf)), Value::Float(value));
+                v.field(
+                    d.def,
+                    index,
+                    (key_at, at(buf)),
+                    Value::Float(fixed_float(raw)),
+                );
             }
             Kind::Str | Kind::Msg(_) => {
                 let len_at = at(buf);
@@ -695,8 +672,53 @@ fn walk_message(
             }
         }
     }
-    // Absent scalars read as their defaults.
-    let end = base + bytes.len();
+    absent_defaults(decls, seen, base + bytes.len(), v);
+    Ok(())
+}
+
+/// A field's key at the start of `buf` (absolute offset `at`): its number,
+/// its wire type as sent and as prost's; a number of 0 or above `u32`, or an
+/// unknown wire type, is a bad key.
+fn read_key(buf: &mut &[u8], at: usize) -> Result<(u32, u8, WireType), DecodeError> {
+    let key = varint(buf, at)?;
+    if key > u64::from(u32::MAX) || key >> 3 == 0 || key & 7 > 5 {
+        return Err(err(ErrorKind::BadKey, at));
+    }
+    let wire = WireType::try_from(key & 7).map_err(|_| err(ErrorKind::BadKey, at))?;
+    Ok(((key >> 3) as u32, (key & 7) as u8, wire))
+}
+
+/// The value of a varint field of `kind` (proto3: a `uint32` keeps the low
+/// 32 bits, an enum is an `int32` named where it has a name).
+fn varint_value(kind: Kind, x: u64) -> Value<'static> {
+    match kind {
+        Kind::Bool => Value::Bool(x != 0),
+        Kind::U32 => Value::Unsigned(u64::from(x as u32)),
+        Kind::Enum(names) => {
+            let raw = x as i32;
+            Value::Enum {
+                raw: raw as u64,
+                name: usize::try_from(raw)
+                    .ok()
+                    .and_then(|r| names.get(r))
+                    .copied(),
+            }
+        }
+        _ => Value::None,
+    }
+}
+
+/// A little-endian `float` (4 bytes) or `double` (8), as an `f64`.
+fn fixed_float(raw: &[u8]) -> f64 {
+    match raw.try_into() {
+        Ok(b4) => f64::from(f32::from_le_bytes(b4)),
+        _ => raw.try_into().map(f64::from_le_bytes).unwrap_or_default(),
+    }
+}
+
+/// The scalars of `decls` not on the wire (`seen` holds the numbers that
+/// were), read as their proto3 defaults, at the message's end `end`.
+fn absent_defaults(decls: &'static [Decl], seen: u32, end: usize, v: &mut dyn Visit) {
     for d in decls {
         if seen & (1 << d.number.min(31)) != 0 || d.repeated {
             continue;
@@ -714,7 +736,6 @@ fn walk_message(
         };
         v.field(d.def, None, (end, end), value);
     }
-    Ok(())
 }
 
 /// Why prost's `skip_field` refused an unknown field starting at `buf`
