@@ -373,81 +373,21 @@ pub fn timewarp() -> Script {
     let server = addr("10.0.0.1:7711");
     let c1 = addr("10.0.3.1:41000");
     let c2 = addr("10.0.3.2:41001");
-    let mut frames = Vec::new();
-    let mut at = |ms: u64, src: SocketAddr, dst: SocketAddr, payload: Vec<u8>| {
-        frames.push(Frame {
-            ms,
-            src,
-            dst,
-            payload,
-        });
-    };
-    // Connecting.
-    at(0, c1, server, tw(1, &[]));
-    let mut info = vec![1, 8, 2, 5];
-    info.extend(b"arena");
-    at(5, server, c1, tw(2, &info));
-    let mut req = 3u16.to_le_bytes().to_vec();
-    req.extend([2, 1, 4]);
-    at(20, c1, server, tw(3, &req));
-    // FLAG + ID: the game type description only follows
-    // RESPONSE_UNKNOWN_GAME_TYPE.
-    let resp = 7u16.to_le_bytes();
-    at(25, server, c1, tw(4, &resp));
-    let mut conf = 7u16.to_le_bytes().to_vec();
-    conf.push(1);
-    let mut name = [0u8; 16];
-    name[..5].copy_from_slice(b"alice");
-    conf.extend(name);
-    conf.push(3);
-    at(40, c1, server, tw(5, &conf));
-    for chunk in 1..=3u8 {
-        let data = [chunk; 20];
-        let mut b = vec![chunk, 4];
-        b.extend(20u16.to_le_bytes());
-        b.extend(data);
-        at(40 + 10 * u64::from(chunk), server, c1, tw(6, &b));
-    }
-    let mut last = vec![4, 4];
-    last.extend(0u16.to_le_bytes());
-    last.extend(0x1234_5678u32.to_le_bytes());
-    last.extend(0x9abc_def0u32.to_le_bytes());
-    at(80, server, c1, tw(6, &last));
-    let mut check = 0x1234_5678u32.to_le_bytes().to_vec();
-    check.extend(0x9abc_def0u32.to_le_bytes());
-    at(95, c1, server, tw(7, &check));
-    at(100, server, c1, tw(8, &[]));
+    let c3 = addr("10.0.3.255:41002");
+    let mut f = Frames(Vec::new());
+    let (info, req, check) = timewarp_connect(&mut f, c1, server);
     // A second client, refused.
-    at(150, c2, server, tw(3, &req));
+    f.at(150, c2, server, tw(3, &req));
     let full = 65532u16.to_le_bytes();
-    at(155, server, c2, tw(4, &full));
+    f.at(155, server, c2, tw(4, &full));
     // A third pings from an address ending in 255, twice: the server answers
     // both, though it must drop that address.
-    let c3 = addr("10.0.3.255:41002");
     for ms in [170, 180] {
-        at(ms, c3, server, tw(1, &[]));
-        at(ms + 2, server, c3, tw(2, &info));
+        f.at(ms, c3, server, tw(1, &[]));
+        f.at(ms + 2, server, c3, tw(2, &info));
     }
-    // Play: updates at 10 Hz for 14 s; the client's events until 3 s.
-    for k in 0..140u64 {
-        let ms = 200 + k * 100;
-        let mut u = update(4, k == 30);
-        match k {
-            40 => {
-                u.truncate(u.len() - 10);
-            }
-            50 => u = tw(0x42, &[0; 8]),
-            60 => u = update(25, false),
-            _ => {}
-        }
-        if k == 20 {
-            at(ms, server, c1, u.clone());
-        }
-        at(ms + 1, server, c1, u);
-        if ms < 3_000 && k % 5 == 0 {
-            at(ms + 30, c1, server, tw(7, &check));
-        }
-    }
+    timewarp_play(&mut f, c1, server, &check);
+    let mut frames = f.0;
     frames.sort_by_key(|f| f.ms);
     let truth = json!({
         "description": "protocols/timewarp.ksy",
@@ -484,4 +424,86 @@ pub fn timewarp() -> Script {
         ],
     });
     Script { frames, truth }
+}
+
+/// The frames of a script, as they are written.
+struct Frames(Vec<Frame>);
+
+impl Frames {
+    fn at(&mut self, ms: u64, src: SocketAddr, dst: SocketAddr, payload: Vec<u8>) {
+        self.0.push(Frame {
+            ms,
+            src,
+            dst,
+            payload,
+        });
+    }
+}
+
+/// Timewarp's connection of `c1`: ping and info, the request, FLAG + ID
+/// (the game type description only follows RESPONSE_UNKNOWN_GAME_TYPE), the
+/// configuration in chunks, the check. Returns the info, request and check
+/// payloads the rest of the script sends again.
+fn timewarp_connect(
+    f: &mut Frames,
+    c1: SocketAddr,
+    server: SocketAddr,
+) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    f.at(0, c1, server, tw(1, &[]));
+    let mut info = vec![1, 8, 2, 5];
+    info.extend(b"arena");
+    f.at(5, server, c1, tw(2, &info));
+    let mut req = 3u16.to_le_bytes().to_vec();
+    req.extend([2, 1, 4]);
+    f.at(20, c1, server, tw(3, &req));
+    let resp = 7u16.to_le_bytes();
+    f.at(25, server, c1, tw(4, &resp));
+    let mut conf = 7u16.to_le_bytes().to_vec();
+    conf.push(1);
+    let mut name = [0u8; 16];
+    name[..5].copy_from_slice(b"alice");
+    conf.extend(name);
+    conf.push(3);
+    f.at(40, c1, server, tw(5, &conf));
+    for chunk in 1..=3u8 {
+        let data = [chunk; 20];
+        let mut b = vec![chunk, 4];
+        b.extend(20u16.to_le_bytes());
+        b.extend(data);
+        f.at(40 + 10 * u64::from(chunk), server, c1, tw(6, &b));
+    }
+    let mut last = vec![4, 4];
+    last.extend(0u16.to_le_bytes());
+    last.extend(0x1234_5678u32.to_le_bytes());
+    last.extend(0x9abc_def0u32.to_le_bytes());
+    f.at(80, server, c1, tw(6, &last));
+    let mut check = 0x1234_5678u32.to_le_bytes().to_vec();
+    check.extend(0x9abc_def0u32.to_le_bytes());
+    f.at(95, c1, server, tw(7, &check));
+    f.at(100, server, c1, tw(8, &[]));
+    (info, req, check)
+}
+
+/// Play: updates at 10 Hz for 14 s, with a duplicate, a cut one, an unknown
+/// type and an oversize one; the client's events until 3 s.
+fn timewarp_play(f: &mut Frames, c1: SocketAddr, server: SocketAddr, check: &[u8]) {
+    for k in 0..140u64 {
+        let ms = 200 + k * 100;
+        let mut u = update(4, k == 30);
+        match k {
+            40 => {
+                u.truncate(u.len() - 10);
+            }
+            50 => u = tw(0x42, &[0; 8]),
+            60 => u = update(25, false),
+            _ => {}
+        }
+        if k == 20 {
+            f.at(ms, server, c1, u.clone());
+        }
+        f.at(ms + 1, server, c1, u);
+        if ms < 3_000 && k % 5 == 0 {
+            f.at(ms + 30, c1, server, tw(7, check));
+        }
+    }
 }
