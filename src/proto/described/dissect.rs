@@ -96,6 +96,7 @@ struct LineSink<'o, O> {
     /// open (its depth and index): its fields are written `[i].name`.
     depth: u32,
     element: Option<(u32, u32)>,
+    protobuf: bool,
 }
 
 impl<O: Out> LineSink<'_, O> {
@@ -124,6 +125,11 @@ impl<O: Out> FieldSink for LineSink<'_, O> {
         if self.result.is_err() || field.def.ty == FieldType::Node {
             return;
         }
+        // A protobuf field that is not on the wire (read as its default,
+        // with an empty span) is left out of the line, as the wire leaves it.
+        if self.protobuf && field.len == 0 {
+            return;
+        }
         self.result = self.write(&field);
     }
     fn enter(&mut self, node: Field<'_>) {
@@ -148,6 +154,7 @@ impl WriteText for Text<'_> {
             first: true,
             depth: 0,
             element: None,
+            protobuf: self.0.compiled.proto.is_some(),
         };
         let _ = self
             .0

@@ -1393,10 +1393,12 @@ impl Reader {
                         _ => return err(r.pos, "`recency` takes `serial` or `{ahead: N}`"),
                     },
                 };
-                if let Kind::Int { bytes: 8, .. } = root.attrs[field].kind {
+                if let Kind::Int { bytes: 8, .. } = root.attrs[field].kind
+                    && sequence_bits.is_none()
+                {
                     return err(
                         f.pos,
-                        "a sequence field of 64 bits is not supported: use at most 32 bits",
+                        "a sequence field of 64 bits is not supported: use at most 32 bits (`bits: N`)",
                     );
                 }
                 Some((field, recency))

@@ -313,12 +313,29 @@ pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Describe
     };
     let mut compiler = protox::Compiler::with_file_resolver(files);
     compiler.include_source_info(true);
+    // A `.proto` is named in errors by its path beside the description.
+    let beside = |name: &str| -> String {
+        let dir = std::path::Path::new(file)
+            .parent()
+            .unwrap_or(std::path::Path::new(""));
+        dir.join(name).display().to_string()
+    };
     if let Err(e) = compiler.open_file(&desc.proto) {
         let texts = texts.borrow();
-        let mut err = proto_error(&e, &texts, &desc.proto);
-        if e.is_file_not_found() && err.file == desc.proto && !texts.contains_key(&desc.proto) {
+        if e.is_file_not_found() && !texts.contains_key(&desc.proto) {
             // The file itself is missing: the description's line says so.
-            err = at(desc.proto_pos, format!("`{}`: {}", desc.proto, err.msg));
+            return Err(at(
+                desc.proto_pos,
+                format!(
+                    "`{}`: no such file (the .proto is read from beside the description: {})",
+                    desc.proto,
+                    beside(&desc.proto)
+                ),
+            ));
+        }
+        let mut err = proto_error(&e, &texts, &desc.proto);
+        if texts.contains_key(&err.file) {
+            err.file = beside(&err.file);
         }
         return Err(err);
     }
@@ -381,9 +398,15 @@ pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Describe
         None
     };
     let mut stack = Vec::new();
-    let r0 = c.message(&client, "", &mut stack).map_err(|e| e.at(file))?;
+    let placed = |e: ProtoErr| KsyError {
+        file: beside(&e.file),
+        line: e.pos.0,
+        col: e.pos.1,
+        msg: e.msg,
+    };
+    let r0 = c.message(&client, "", &mut stack).map_err(placed)?;
     let r1 = if two {
-        c.message(&server, "", &mut stack).map_err(|e| e.at(file))?
+        c.message(&server, "", &mut stack).map_err(placed)?
     } else {
         r0
     };
@@ -564,17 +587,6 @@ struct ProtoErr {
     file: String,
     pos: (usize, usize),
     msg: String,
-}
-
-impl ProtoErr {
-    fn at(self, _description: &str) -> KsyError {
-        KsyError {
-            file: self.file,
-            line: self.pos.0,
-            col: self.pos.1,
-            msg: self.msg,
-        }
-    }
 }
 
 struct Compiler {
@@ -1319,5 +1331,276 @@ impl<'p> PWalker<'p, '_> {
                 end - key_at,
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::described::{self, Described};
+
+    const PROTO: &str = r#"syntax = "proto3";
+package t;
+enum E { ZERO = 0; ONE = 1; }
+message Inner { uint64 u = 1; }
+message M {
+  int32 a = 1;
+  sint32 z = 2;
+  float f = 3;
+  Inner inner = 4;
+  repeated uint32 r = 5;
+  string s = 6;
+  E e = 7;
+  optional uint32 o = 8;
+  fixed64 x = 9;
+}
+message Other { string s = 6; bool b = 10; }
+"#;
+
+    fn compile(yaml: &str) -> Result<&'static Described, KsyError> {
+        let d = parse(
+            "t.yaml",
+            yaml,
+            Box::new(|name: &str| (name == "t.proto").then(|| Ok(PROTO.to_owned()))),
+        )?;
+        Ok(described::leak(d, 0))
+    }
+
+    fn one() -> &'static Described {
+        compile(
+            "meta: {id: t}\nprotobuf: {file: t.proto, message: t.M}\n-lwarscope: {recognise: {port: 9}}\n",
+        )
+        .unwrap()
+    }
+
+    /// What a walk tells: `name[index]@offset+len=value`, and the integers.
+    #[derive(Default)]
+    struct Seen(Vec<String>, Vec<(u16, i64)>);
+
+    impl Events for Seen {
+        fn field(&mut self, f: Field<'_>) {
+            let index = f.index.map(|i| format!("[{i}]")).unwrap_or_default();
+            let v = match f.value {
+                Value::None => String::new(),
+                v => format!("={v}"),
+            };
+            self.0
+                .push(format!("{}{index}@{}+{}{v}", f.def.name, f.offset, f.len));
+        }
+        fn int(&mut self, field: u16, value: i64) {
+            self.1.push((field, value));
+        }
+    }
+
+    fn walk(d: &'static Described, p: &[u8], side: Side) -> (Seen, Result<usize, DecodeErr>) {
+        let mut s = Seen::default();
+        let r = d.compiled.walk_as(p, side, &mut s);
+        (s, r)
+    }
+
+    #[test]
+    fn golden_bytes_walk_field_for_field_with_defaults_and_unknown_skipped() {
+        let d = one();
+        let p: &[u8] = &[
+            0x08, 0x96, 0x01, // a = 150 (varint)
+            0x10, 0x03, // z = -2 (zigzag)
+            0x1d, 0x00, 0x00, 0xc0, 0x3f, // f = 1.5 (fixed32 float)
+            0x22, 0x02, 0x08, 0x01, // inner { u = 1 }
+            0x2a, 0x03, 0x01, 0xac, 0x02, // r = [1, 300] packed
+            0x78, 0x05, // field 15: unknown, skipped
+            0x28, 0x07, // r = 7 unpacked: element 2
+        ];
+        let (s, r) = walk(d, p, Side::Any);
+        assert_eq!(r, Ok(p.len()));
+        assert_eq!(
+            s.0,
+            [
+                "t@0+23",
+                "t.a@0+3=150",
+                "t.z@3+2=-2",
+                "t.f@5+5=1.5",
+                "t.inner@10+4",
+                "t.inner.u@12+2=1",
+                "t.r[0]@16+1=1",
+                "t.r[1]@17+2=300",
+                "t.r[2]@21+2=7",
+                // Absent: their defaults, an empty span at the end; `o`
+                // (optional) has presence and is not read.
+                "t.s@23+0=\"\"",
+                "t.e@23+0=ZERO (0)",
+                "t.x@23+0=0",
+            ]
+        );
+    }
+
+    fn err(d: &'static Described, p: &[u8]) -> (ErrKind, usize) {
+        let (_, r) = walk(d, p, Side::Any);
+        let e = r.expect_err("malformed");
+        (e.kind, e.offset)
+    }
+
+    #[test]
+    fn malformed_is_what_no_proto3_decoder_accepts_with_its_offset() {
+        let d = one();
+        // A value's varint cut short, a key's.
+        assert_eq!(err(d, &[0x08, 0x96]), (ErrKind::TruncatedVarint, 1));
+        assert_eq!(err(d, &[0x08, 0x01, 0x96]), (ErrKind::TruncatedVarint, 2));
+        // Inside a nested message: cut at the message's end, not the
+        // datagram's.
+        assert_eq!(
+            err(d, &[0x22, 0x02, 0x08, 0x96, 0x01]),
+            (ErrKind::TruncatedVarint, 3)
+        );
+        // Eleven bytes of varint.
+        assert_eq!(
+            err(
+                d,
+                &[
+                    0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01
+                ]
+            )
+            .0,
+            ErrKind::BadVarint
+        );
+        // Wire type 7, field number 0.
+        assert_eq!(err(d, &[0x08, 0x01, 0x0f]), (ErrKind::BadKey, 2));
+        assert_eq!(err(d, &[0x00, 0x01]), (ErrKind::BadKey, 0));
+        // A length past the end.
+        let (_, r) = walk(d, &[0x22, 0x05, 0x08, 0x01], Side::Any);
+        let e = r.unwrap_err();
+        assert_eq!(
+            (e.kind, e.offset, e.need, e.have),
+            (ErrKind::PastEnd, 1, 5, 2)
+        );
+        // A fixed32 cut short.
+        assert_eq!(err(d, &[0x1d, 0x00, 0x00]), (ErrKind::PastEnd, 1));
+        // `a` (int32) sent as fixed32; `s` (string) as varint.
+        assert_eq!(
+            err(d, &[0x0d, 0x01, 0x00, 0x00, 0x00]),
+            (ErrKind::WireType, 0)
+        );
+        assert_eq!(err(d, &[0x08, 0x01, 0x30, 0x01]), (ErrKind::WireType, 2));
+        // A string that is not UTF-8.
+        assert_eq!(err(d, &[0x32, 0x01, 0xff]), (ErrKind::NotUtf8, 0));
+        // An unknown group that never ends; an unknown field cut short.
+        assert_eq!(err(d, &[0x7b, 0x08, 0x01]).0, ErrKind::Group);
+        assert_eq!(err(d, &[0x7a, 0x05, 0x01]), (ErrKind::PastEnd, 1));
+        // Truncated packed element.
+        assert_eq!(
+            err(d, &[0x2a, 0x02, 0x01, 0x80]),
+            (ErrKind::TruncatedVarint, 3)
+        );
+    }
+
+    #[test]
+    fn two_messages_are_read_by_side_or_told_by_content() {
+        let d = compile(
+            "meta: {id: t}\nprotobuf: {file: t.proto, client: t.M, server: Other}\n-lwarscope: {recognise: {port: 9}}\n",
+        )
+        .unwrap();
+        let schema = d.compiled.proto.as_ref().unwrap();
+        // Field 6 (string) is in both: nothing tells; field 10 is the
+        // server's, field 1 the client's.
+        assert_eq!(schema.classify(&[0x32, 0x00]), None);
+        assert_eq!(
+            schema.classify(&[0x32, 0x00, 0x50, 0x01]),
+            Some(Side::Server)
+        );
+        assert_eq!(schema.classify(&[0x08, 0x01]), Some(Side::Client));
+        let (s, r) = walk(d, &[0x32, 0x01, b'x', 0x50, 0x01], Side::Server);
+        assert_eq!(r, Ok(5));
+        assert_eq!(
+            s.0,
+            [
+                "t@0+5",
+                "t.message@0+0=Other (1)",
+                "t.s@0+3=\"x\"",
+                "t.b@3+2=true"
+            ]
+        );
+        // The message type is which message.
+        assert_eq!(d.type_values, [0, 1]);
+        assert_eq!(d.type_field, Some(1));
+        // Read as the client's, field 10 is unknown (skipped).
+        let (s, _) = walk(d, &[0x50, 0x01], Side::Client);
+        assert_eq!(s.0[1], "t.message@0+0=M (0)");
+        assert!(!s.0.iter().any(|x| x.starts_with("t.b@")));
+    }
+
+    #[test]
+    fn keys_name_fields_by_path_and_bits_narrow_the_sequence() {
+        let d = compile(
+            "meta: {id: t}\nprotobuf: {file: t.proto, message: t.M}\nfields: {inner.u: {valid: {max: 9}}}\n-lwarscope:\n  recognise: {port: 9}\n  sequence: {field: inner.u, bits: 8, recency: {ahead: 128}}\n",
+        )
+        .unwrap();
+        let (f, bits) = d.seq_field.unwrap();
+        assert_eq!(d.compiled.defs[usize::from(f)].name, "t.inner.u");
+        assert_eq!((bits, d.seq_max), (8, Some(255)));
+        // `valid` on the field, raised as it is read.
+        #[derive(Default)]
+        struct V(Vec<(u16, usize, f64)>);
+        impl Events for V {
+            fn violation(&mut self, field: u16, offset: usize, value: f64, _: Option<i64>) {
+                self.0.push((field, offset, value));
+            }
+        }
+        let mut v = V::default();
+        d.compiled.walk(&[0x22, 0x02, 0x08, 0x0a], &mut v).unwrap();
+        assert_eq!(v.0, [(f, 2, 10.0)]);
+    }
+
+    #[test]
+    fn errors_point_at_file_line_and_column() {
+        let e = |yaml: &str| compile(yaml).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(
+            e(
+                "meta: {id: t}\nprotobuf: {file: t.proto, message: Nope}\n-lwarscope: {recognise: {port: 9}}\n"
+            ),
+            "t.yaml:2:36: no message `Nope` in t.proto (name it with its package: `pkg.Message`)"
+        );
+        assert_eq!(
+            e(
+                "meta: {id: t}\nprotobuf: {file: t.proto, message: t.M}\n-lwarscope:\n  recognise: {port: 9}\n  sequence: {field: s}\n"
+            ),
+            "t.yaml:5:21: `sequence.field`: `s` is not an integer, bool or enum field of `M` (by its path: `header.seq`), not repeated"
+        );
+        assert_eq!(
+            e(
+                "meta: {id: t}\nprotobuf: {file: t.proto, message: t.M}\nfields: {nope: {valid: {max: 1}}}\n-lwarscope: {recognise: {port: 9}}\n"
+            ),
+            "t.yaml:3:10: `nope` is not a field of the messages (`t.nope` is not registered)"
+        );
+        assert_eq!(
+            e("meta: {id: t}\nprotobuf: {file: t.proto}\n-lwarscope: {recognise: {port: 9}}\n"),
+            "t.yaml:2:11: `protobuf` takes `message:` (both directions) or `client:` and `server:` (the message each sends)"
+        );
+        // In the .proto: its line and column.
+        let d = parse(
+            "dir/t.yaml",
+            "meta: {id: t}\nprotobuf: {file: t.proto, message: M}\n-lwarscope: {recognise: {port: 9}}\n",
+            Box::new(|_: &str| {
+                Some(Ok(
+                    "syntax = \"proto3\";\nmessage M {\n  uint32 x = 1\n}\n".into()
+                ))
+            }),
+        );
+        assert_eq!(
+            d.map(|_| ()).unwrap_err().to_string(),
+            "dir/t.proto:4:1: expected ';' or '[', but found '}'"
+        );
+        let d = parse(
+            "t.yaml",
+            "meta: {id: t}\nprotobuf: {file: t.proto, message: M}\n-lwarscope: {recognise: {port: 9}}\n",
+            Box::new(|_: &str| {
+                Some(Ok(
+                    "syntax = \"proto3\";\nmessage M {\n  uint32 x = 1;\n  M again = 2;\n}\n"
+                        .into(),
+                ))
+            }),
+        );
+        assert_eq!(
+            d.map(|_| ()).unwrap_err().to_string(),
+            "t.proto:4:3: `t.again`: message `M` contains itself: recursive messages are not supported"
+        );
     }
 }
