@@ -738,7 +738,14 @@ impl Compiler {
     fn def(&mut self, path: &str, f: &FieldDescriptor, ty: PType) -> Result<u16, ProtoErr> {
         let name = format!("{}.{path}", self.id);
         let fty = ty.field_type();
+        let place = format!("{} in {}", f.number(), f.parent_message().name());
         if let Some(&i) = self.names.get(&name) {
+            // The same name in the other message: its number there too.
+            let doc = &mut self.specs[usize::from(i)].doc;
+            if !doc.contains(&place) {
+                doc.push_str(", ");
+                doc.push_str(&place);
+            }
             if self.specs[usize::from(i)].ty != fty {
                 return Err(self.fail(
                     f,
@@ -765,15 +772,13 @@ impl Compiler {
         };
         let repeated = if f.is_list() { "repeated " } else { "" };
         let doc = format!(
-            "{repeated}{} {} = {} ({})",
+            "{repeated}{} {}: field {place}",
             match f.kind() {
                 Kind::Message(m) => m.name().to_owned(),
                 Kind::Enum(e) => e.name().to_owned(),
                 _ => ty.name().to_owned(),
             },
             f.name(),
-            f.number(),
-            f.parent_message().name()
         );
         self.names.insert(name.clone(), self.specs.len() as u16);
         self.specs.push(DefSpecLite {
