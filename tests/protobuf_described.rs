@@ -448,3 +448,85 @@ fn a_broken_proto_or_description_is_one_line_with_its_place_and_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The code block of `lang` after `heading` in docs/protobuf.md.
+fn doc_block(heading: &str, lang: &str) -> String {
+    let doc = std::fs::read_to_string(root("docs/protobuf.md")).unwrap();
+    let after = &doc[doc.find(heading).unwrap()..];
+    let start = after.find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
+    let end = after[start..].find("```").unwrap();
+    after[start..start + end].to_owned()
+}
+
+#[derive(Default)]
+struct Names(Vec<String>);
+
+impl Observer for Names {
+    fn finding(&mut self, f: &Finding) {
+        self.0.push(format!("{} {}", f.label(), f.detail));
+    }
+}
+
+#[test]
+fn the_guides_own_example_loads_and_finds_what_its_packets_hold() {
+    let proto = doc_block("## Your own protocol", "proto");
+    let yaml = doc_block("## Your own protocol", "yaml");
+    let d = described::protobuf::parse(
+        "mygame.yaml",
+        &yaml,
+        Box::new(move |name: &str| (name == "mygame.proto").then(|| Ok(proto.clone()))),
+    )
+    .unwrap();
+    let d = described::leak(d, 0);
+    let names: Vec<&str> = d.compiled.defs.iter().map(|f| f.name).collect();
+    for name in [
+        "mygame.seq",
+        "mygame.kind",
+        "mygame.input.dx",
+        "mygame.snapshot.entities.x",
+    ] {
+        assert!(names.contains(&name), "{name}: {names:?}");
+    }
+    let client = std::net::SocketAddr::from(([10, 0, 0, 1], 40_000));
+    let server = std::net::SocketAddr::from(([10, 0, 0, 2], 27_015));
+    let packets: [(bool, &[u8]); 5] = [
+        // INPUT seq 1 (dx 1), 2, 4 (dx 101: outside its `valid`); 3 missing.
+        (true, &[0x08, 0x01, 0x22, 0x02, 0x08, 0x02]),
+        (true, &[0x08, 0x02, 0x22, 0x00]),
+        (true, &[0x08, 0x04, 0x22, 0x03, 0x08, 0xca, 0x01]),
+        // The server's SNAPSHOT seq 1 acknowledges up to 4 (so 3 was sent).
+        (false, &[0x08, 0x01, 0x10, 0x04, 0x18, 0x01, 0x2a, 0x00]),
+        // A SNAPSHOT from the client: the wrong direction.
+        (true, &[0x08, 0x05, 0x18, 0x01, 0x2a, 0x00]),
+    ];
+    let mut tracker = described::tracker(d, Default::default());
+    let mut seen = Names::default();
+    let mut next = 0;
+    for (i, (from_client, p)) in packets.iter().enumerate() {
+        let (src, dst) = if *from_client {
+            (client, server)
+        } else {
+            (server, client)
+        };
+        let dg = Datagram {
+            frame: i as u64 + 1,
+            ts: lwarscope::capture::Timestamp::from_millis(1_000 + 10 * i as u64),
+            src,
+            dst,
+            payload: p,
+            payload_len: p.len(),
+            digest: None,
+        };
+        tracker.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
+    }
+    tracker.finish(&mut seen);
+    // (Outside the registry, the details name fields `?`.)
+    assert_eq!(
+        seen.0,
+        [
+            "violation/valid `?` = 101 at byte 4",
+            "violation/wrong-direction `?` (1) from the client: only the server sends it",
+            "not-captured ",
+        ]
+    );
+}

@@ -8,7 +8,11 @@
 //!   refused with file:line:column and what to use instead);
 //! - [`decode`]: the compiled layout and the decoder (no allocation, no panic);
 //! - [`analysis`]: the generic analyzer (the contract of its findings);
-//! - [`dissect`]: how outputs see a described packet.
+//! - [`dissect`]: how outputs see a described packet;
+//! - [`protobuf`]: a description naming a `.proto` and the message each side
+//!   sends (`docs/protobuf.md`): compiled by `protox` into a table of
+//!   messages and walked into the same events as a layout, so everything
+//!   above serves it too.
 //!
 //! The shipped descriptions (`protocols/*.ksy` at the top of the repository)
 //! are embedded in the binary with `include_str!`, so it stands alone; the
