@@ -530,3 +530,28 @@ fn the_guides_own_example_loads_and_finds_what_its_packets_hold() {
         ]
     );
 }
+
+#[test]
+fn a_description_may_not_take_the_built_in_vessels_name() {
+    let dir = std::env::temp_dir().join(format!("lwarscope-pbname-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let yaml = std::fs::read_to_string(root(DESCRIPTION))
+        .unwrap()
+        .replace("id: vessel_pb", "id: vessel");
+    std::fs::write(dir.join("v.yaml"), yaml).unwrap();
+    std::fs::copy(root("protocols/vessel.proto"), dir.join("vessel.proto")).unwrap();
+    let out = lwarscope()
+        .arg(format!("-Xproto:{}", dir.join("v.yaml").display()))
+        .arg("--list-fields")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "error: {}: protocol `vessel` is a built-in protocol's name: choose another `meta.id`\n",
+            dir.join("v.yaml").display()
+        )
+    );
+}

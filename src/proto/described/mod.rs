@@ -250,6 +250,17 @@ pub enum LoadError {
 }
 
 static USER: Mutex<Vec<Described>> = Mutex::new(Vec::new());
+
+/// The built-in protocols' names (and their long names): a description may
+/// not take one (its fields would be registered twice, `vessel.syncNumber`).
+const BUILTIN_NAMES: &[&str] = &[
+    "lwar",
+    "strs",
+    "bg",
+    "vessel",
+    "starstrike",
+    "battlegrounds",
+];
 static LOADED: OnceLock<Vec<&'static Described>> = OnceLock::new();
 
 /// Loads descriptions (`-X proto:FILE`), checked now: a bad file is an error
@@ -268,7 +279,7 @@ pub fn load_files(files: &[std::path::PathBuf]) -> Result<(), LoadError> {
             source,
         })?;
         let d = parse(&name, &text)?;
-        if ["lwar", "strs", "bg", "starstrike", "battlegrounds"].contains(&d.ksy.id.as_str()) {
+        if BUILTIN_NAMES.contains(&d.ksy.id.as_str()) {
             return Err(LoadError::Builtin {
                 file: name,
                 name: d.ksy.id,
