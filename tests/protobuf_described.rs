@@ -364,6 +364,43 @@ fn the_hot_path_allocates_nothing() {
             ));
         }
     }
+    // And a datagram of each way a protobuf message is malformed (prost's
+    // own errors are boxed: the walk never makes one), from the first
+    // vessel.
+    let first = Datagram {
+        ts: frames[frames.len() - 1].1.ts,
+        ..frames[0].1
+    };
+    let malformed: [&'static [u8]; 7] = [
+        &[0x18, 0x96], // syncNumber's varint cut short
+        &[
+            0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+        ], // 11 bytes
+        &[0x0f],       // wire type 7
+        &[0x7b, 0x08, 0x01], // an unknown group that does not end
+        &[0x7b, 0x83, 0x01], // ended by another field's end
+        &[0x12, 0x01, 0xff], // vesselID not UTF-8
+        &[0x1a, 0x05], // syncNumber sent length-delimited
+    ];
+    for p in malformed {
+        let frame = frames.len() as u64 + 1;
+        frames.push((
+            frame,
+            Datagram {
+                payload: p,
+                payload_len: p.len(),
+                ..first
+            },
+        ));
+    }
+    // An unknown group, nested, skipped whole.
+    let skipped: &'static [u8] = &[0x7b, 0x83, 0x01, 0x08, 0x01, 0x84, 0x01, 0x7c, 0x18, 0x05];
+    let mut s = OnWire::default();
+    assert_eq!(
+        d.compiled.walk_as(skipped, Side::Client, &mut s),
+        Ok(skipped.len())
+    );
+    assert_eq!(s.0, [("vessel.syncNumber".to_owned(), Json::from(5))]);
     let mut tracker = described::tracker(d, Default::default());
     let dissector = d.info().dissector;
     let client = d.side_dissector(Side::Client).unwrap();

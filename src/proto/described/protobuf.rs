@@ -24,8 +24,10 @@
 //! messages share the names, a name with two types is refused).
 //!
 //! **The walk** ([`Schema::walk`]) reads the wire with `prost::encoding`'s
-//! own primitives (`decode_varint`, `skip_field` for unknown fields) guided
-//! by the table, and hands every field to the same [`Events`] sink as the
+//! `decode_varint` and `WireType` guided by the table (a varint is checked
+//! first, and unknown fields are skipped as prost's `skip_field` skips them,
+//! without prost's errors, which are boxed: a malformed packet allocates
+//! nothing either), and hands every field to the same [`Events`] sink as the
 //! `.ksy` decoder, so the analysis, the dissector and the filter are the
 //! described protocols' own. It allocates nothing and cannot panic: every
 //! read is bounds-checked, nesting is bounded by the table (recursive
@@ -47,7 +49,7 @@ use super::decode::{DecodeErr, ErrKind, Events};
 use super::ksy::{self, Attr, EnumDef, Kind as KKind, Ksy, KsyError, Repeat, TypeDef, Valid};
 use super::yaml::{self, Node, Pos};
 use crate::proto::field::{Field, FieldType, Value};
-use prost::encoding::{DecodeContext, WireType, decode_varint, skip_field};
+use prost::encoding::{WireType, decode_varint};
 use prost_reflect::{Cardinality, FieldDescriptor, Kind, MessageDescriptor};
 use std::collections::HashMap;
 
@@ -917,26 +919,133 @@ fn perr(kind: ErrKind, field: u16, offset: usize, need: u64, have: usize) -> Dec
 /// The field number of an unknown field, as a decode error's field.
 pub const UNKNOWN: u16 = u16::MAX;
 
+/// The length of the varint at the start of `b`, or why there is none:
+/// checked before prost's `decode_varint` is called (its error is boxed: a
+/// malformed packet would allocate), which then accepts exactly these.
+fn varint_len(b: &[u8]) -> Result<usize, ErrKind> {
+    for (i, x) in b.iter().take(10).enumerate() {
+        if x & 0x80 == 0 {
+            // The tenth byte holds the 64th bit alone.
+            return if i == 9 && *x > 1 {
+                Err(ErrKind::BadVarint)
+            } else {
+                Ok(i + 1)
+            };
+        }
+    }
+    if b.len() < 10 {
+        Err(ErrKind::TruncatedVarint)
+    } else {
+        Err(ErrKind::BadVarint)
+    }
+}
+
 /// A varint at `p[*pos..end]`, by prost's `decode_varint`.
 fn varint(p: &[u8], pos: &mut usize, end: usize, field: u16) -> Result<u64, DecodeErr> {
     let at = *pos;
-    let mut buf = p.get(at..end).unwrap_or(&[]);
-    let len = buf.len();
-    match decode_varint(&mut buf) {
-        Ok(v) => {
-            *pos = at + (len - buf.len());
-            Ok(v)
+    let rest = p.get(at..end).unwrap_or(&[]);
+    let fail = |kind| perr(kind, field, at, 0, end.saturating_sub(at));
+    let n = varint_len(rest).map_err(fail)?;
+    let mut buf = rest;
+    let v = decode_varint(&mut buf).map_err(|_| fail(ErrKind::BadVarint))?;
+    *pos = at + n;
+    Ok(v)
+}
+
+/// A key at `p[*pos..end]`: its field number, and its wire type.
+fn read_key(p: &[u8], pos: &mut usize, end: usize) -> Result<(u32, WireType), DecodeErr> {
+    let key_at = *pos;
+    let key = varint(p, pos, end, UNKNOWN)?;
+    let bad = || perr(ErrKind::BadKey, UNKNOWN, key_at, 0, end - key_at);
+    if key > u64::from(u32::MAX) || key >> 3 == 0 {
+        return Err(bad());
+    }
+    // By hand: prost's `WireType::try_from` boxes its error.
+    let wire = match key & 7 {
+        0 => WireType::Varint,
+        1 => WireType::SixtyFourBit,
+        2 => WireType::LengthDelimited,
+        3 => WireType::StartGroup,
+        4 => WireType::EndGroup,
+        5 => WireType::ThirtyTwoBit,
+        _ => return Err(bad()),
+    };
+    Ok(((key >> 3) as u32, wire))
+}
+
+/// Unknown groups nested in one another, at most (prost's recursion limit).
+const MAX_GROUPS: usize = 100;
+
+/// Skips the value of an unknown field (its key at `key_at`), as prost's
+/// `skip_field` does, or tells why not (without allocating: prost's error
+/// would be boxed).
+fn skip_value(
+    p: &[u8],
+    wire: WireType,
+    tag: u32,
+    pos: &mut usize,
+    end: usize,
+    key_at: usize,
+) -> Result<(), DecodeErr> {
+    let fixed = |pos: &mut usize, n: usize| {
+        if end - *pos < n {
+            return Err(perr(ErrKind::PastEnd, UNKNOWN, *pos, n as u64, end - *pos));
         }
-        Err(_) => {
-            let rest = p.get(at..end).unwrap_or(&[]);
-            let cut = rest.len() < 10 && rest.iter().all(|b| b & 0x80 != 0);
-            let kind = if cut {
-                ErrKind::TruncatedVarint
-            } else {
-                ErrKind::BadVarint
-            };
-            Err(perr(kind, field, at, 0, end.saturating_sub(at)))
+        *pos += n;
+        Ok(())
+    };
+    match wire {
+        WireType::Varint => varint(p, pos, end, UNKNOWN).map(|_| ()),
+        WireType::SixtyFourBit => fixed(pos, 8),
+        WireType::ThirtyTwoBit => fixed(pos, 4),
+        WireType::LengthDelimited => {
+            let len_at = *pos;
+            let len = varint(p, pos, end, UNKNOWN)?;
+            if len > (end - *pos) as u64 {
+                return Err(perr(ErrKind::PastEnd, UNKNOWN, len_at, len, end - *pos));
+            }
+            *pos += len as usize;
+            Ok(())
         }
+        WireType::StartGroup => {
+            // The open groups' field numbers: each must end with its own.
+            let mut open = [0u32; MAX_GROUPS];
+            open[0] = tag;
+            let mut depth = 1;
+            let group = |at: usize| perr(ErrKind::Group, UNKNOWN, at, u64::from(tag), end - at);
+            while depth > 0 {
+                if *pos >= end {
+                    return Err(group(key_at));
+                }
+                let at = *pos;
+                let (t, w) = read_key(p, pos, end)?;
+                match w {
+                    WireType::EndGroup => {
+                        if open.get(depth - 1) != Some(&t) {
+                            return Err(group(at));
+                        }
+                        depth -= 1;
+                    }
+                    WireType::StartGroup => {
+                        if depth >= MAX_GROUPS {
+                            return Err(group(at));
+                        }
+                        open[depth] = t;
+                        depth += 1;
+                    }
+                    w => skip_value(p, w, t, pos, end, at)?,
+                }
+            }
+            Ok(())
+        }
+        // An end without its start.
+        WireType::EndGroup => Err(perr(
+            ErrKind::Group,
+            UNKNOWN,
+            key_at,
+            u64::from(tag),
+            end - key_at,
+        )),
     }
 }
 
@@ -951,18 +1060,16 @@ impl Schema {
     pub fn classify(&self, p: &[u8]) -> Option<Side> {
         self.message_field?;
         let (c, s) = (self.msgs.get(self.roots[0])?, self.msgs.get(self.roots[1])?);
-        let mut buf = p;
-        while !buf.is_empty() {
-            let key = decode_varint(&mut buf).ok()?;
-            let (tag, wire) = (key >> 3, key & 7);
-            let wire = WireType::try_from(wire).ok()?;
-            let tag = u32::try_from(tag).ok().filter(|t| *t != 0)?;
+        let mut pos = 0;
+        while pos < p.len() {
+            let at = pos;
+            let (tag, wire) = read_key(p, &mut pos, p.len()).ok()?;
             match (c.accepts(tag, wire), s.accepts(tag, wire)) {
                 (true, false) => return Some(Side::Client),
                 (false, true) => return Some(Side::Server),
                 _ => {}
             }
-            skip_field(wire, tag, &mut buf, DecodeContext::default()).ok()?;
+            skip_value(p, wire, tag, &mut pos, p.len(), at).ok()?;
         }
         None
     }
@@ -1031,17 +1138,11 @@ impl<'p> PWalker<'p, '_> {
         let mut counts = [0u32; MAX_FIELDS];
         while pos < end {
             let key_at = pos;
-            let key = varint(p, &mut pos, end, UNKNOWN)?;
-            if key > u64::from(u32::MAX) || key >> 3 == 0 || key & 7 > 5 {
-                return Err(perr(ErrKind::BadKey, UNKNOWN, key_at, 0, end - key_at));
-            }
-            let tag = (key >> 3) as u32;
-            let wire_raw = key & 7;
-            let Ok(wire) = WireType::try_from(wire_raw) else {
-                return Err(perr(ErrKind::BadKey, UNKNOWN, key_at, 0, end - key_at));
-            };
+            let (tag, wire) = read_key(p, &mut pos, end)?;
+            let wire_raw = wire as u64;
             let Some((i, f)) = m.find(tag) else {
-                self.skip(wire, tag, &mut pos, end, key_at)?;
+                // Unknown: skipped, as proto3 says.
+                skip_value(p, wire, tag, &mut pos, end, key_at)?;
                 continue;
             };
             if let Some(w) = seen.get_mut(i / 64) {
@@ -1296,46 +1397,6 @@ impl<'p> PWalker<'p, '_> {
             self.ev.violation(f.def, from, x, None);
         }
         Ok(())
-    }
-
-    /// Skips an unknown field (prost's `skip_field`), or tells why not.
-    fn skip(
-        &mut self,
-        wire: WireType,
-        tag: u32,
-        pos: &mut usize,
-        end: usize,
-        key_at: usize,
-    ) -> Result<(), DecodeErr> {
-        let p = self.p;
-        let value_at = *pos;
-        let mut buf = p.get(value_at..end).unwrap_or(&[]);
-        let len = buf.len();
-        if skip_field(wire, tag, &mut buf, DecodeContext::default()).is_ok() {
-            *pos = value_at + (len - buf.len());
-            return Ok(());
-        }
-        // Why, step by step, for the offset.
-        let left = end - value_at;
-        Err(match wire {
-            WireType::Varint => match varint(p, pos, end, UNKNOWN) {
-                Err(e) => e,
-                Ok(_) => perr(ErrKind::BadVarint, UNKNOWN, value_at, 0, left),
-            },
-            WireType::SixtyFourBit => perr(ErrKind::PastEnd, UNKNOWN, value_at, 8, left),
-            WireType::ThirtyTwoBit => perr(ErrKind::PastEnd, UNKNOWN, value_at, 4, left),
-            WireType::LengthDelimited => match varint(p, pos, end, UNKNOWN) {
-                Err(e) => e,
-                Ok(n) => perr(ErrKind::PastEnd, UNKNOWN, value_at, n, end - *pos),
-            },
-            WireType::StartGroup | WireType::EndGroup => perr(
-                ErrKind::Group,
-                UNKNOWN,
-                key_at,
-                u64::from(tag),
-                end - key_at,
-            ),
-        })
     }
 }
 
