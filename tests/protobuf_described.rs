@@ -592,3 +592,53 @@ fn a_description_may_not_take_the_built_in_vessels_name() {
         )
     );
 }
+
+/// The walk accepts exactly what prost's decoder of the same messages
+/// accepts (Vessel's, derived from the same `.proto`): every one-byte change
+/// of real packets of both directions, and every cut.
+#[test]
+fn the_walk_and_prost_accept_exactly_the_same_datagrams() {
+    use lwarscope::proto::vessel::wire::{EnvironmentToVessel, VesselToEnvironment};
+    use prost::Message as _;
+    let d = vessel_pb();
+    let mut source = Source::files(&[root("captures/vessel-clean.pcap")]).unwrap();
+    let mut packets = Vec::new();
+    while let Some(frame) = source.next_frame().unwrap() {
+        if let FrameClass::Udp(dg) = frame.class
+            && packets.len() < 40
+        {
+            packets.push((dg.dst.port() == 39461, dg.payload.to_vec()));
+        }
+    }
+    let mut checked = 0;
+    let mut refused = 0;
+    for (to_server, p) in &packets {
+        let mut variants: Vec<Vec<u8>> = (0..p.len()).map(|n| p[..n].to_vec()).collect();
+        for i in 0..p.len() {
+            for b in [
+                0x00, 0x01, 0x02, 0x05, 0x07, 0x08, 0x0b, 0x0c, 0x7f, 0x80, 0xff,
+            ] {
+                let mut m = p.clone();
+                m[i] = b;
+                variants.push(m);
+            }
+        }
+        for m in variants {
+            let (side, prost_ok) = if *to_server {
+                (Side::Client, VesselToEnvironment::decode(&m[..]).is_ok())
+            } else {
+                (Side::Server, EnvironmentToVessel::decode(&m[..]).is_ok())
+            };
+            struct Nothing;
+            impl Events for Nothing {}
+            let walk_ok = d.compiled.walk_as(&m, side, &mut Nothing).is_ok();
+            assert_eq!(prost_ok, walk_ok, "{m:02x?}");
+            checked += 1;
+            refused += usize::from(!walk_ok);
+        }
+    }
+    assert!(
+        checked > 20_000 && refused > 5_000,
+        "{checked} checked, {refused} refused"
+    );
+}
