@@ -57,6 +57,9 @@ use std::collections::HashMap;
 pub const MAX_DEPTH: usize = 16;
 /// Fields of one message, at most (their presence is kept in a fixed set).
 pub const MAX_FIELDS: usize = 256;
+/// Repeated fields of one message, at most (their element counts are kept
+/// in a fixed array, zeroed for each message walked).
+pub const MAX_REPEATED: usize = 64;
 /// `.proto` files one description may bring in (its imports included).
 pub const MAX_PROTO_FILES: usize = 64;
 
@@ -177,6 +180,9 @@ pub struct PField {
     pub repeated: bool,
     /// Absent, it is not read (`optional`, a `oneof` member).
     pub presence: bool,
+    /// A repeated field's place among its message's repeated fields (its
+    /// element count's).
+    pub slot: u8,
 }
 
 /// A message as used at one path: its fields, sorted by number.
@@ -721,12 +727,23 @@ impl Compiler {
                     self.keys.push(key_attr(&p, bytes, signed, enum_));
                 }
             }
+            let slot = fields.iter().filter(|f: &&PField| f.repeated).count();
+            if repeated && slot >= MAX_REPEATED {
+                return Err(self.fail(
+                    &f,
+                    format!(
+                        "message `{}` has more than {MAX_REPEATED} repeated fields",
+                        m.name()
+                    ),
+                ));
+            }
             fields.push(PField {
                 number: f.number(),
                 ty,
                 def,
                 repeated,
                 presence: !repeated && f.supports_presence(),
+                slot: slot as u8,
             });
         }
         stack.pop();
@@ -1135,7 +1152,7 @@ impl<'p> PWalker<'p, '_> {
         let p = self.p;
         let mut pos = start;
         let mut seen = [0u64; MAX_FIELDS / 64];
-        let mut counts = [0u32; MAX_FIELDS];
+        let mut counts = [0u32; MAX_REPEATED];
         while pos < end {
             let key_at = pos;
             let (tag, wire) = read_key(p, &mut pos, end)?;
@@ -1162,7 +1179,7 @@ impl<'p> PWalker<'p, '_> {
                 if !f.repeated {
                     return None;
                 }
-                counts.get_mut(i).map(|c| {
+                counts.get_mut(usize::from(f.slot)).map(|c| {
                     *c = c.saturating_add(1);
                     *c - 1
                 })
