@@ -321,7 +321,9 @@ static COMPILED: std::sync::Mutex<
 > = std::sync::Mutex::new(None);
 
 /// A protocol description. `data`: the `.ksy` text, then (after a NUL byte,
-/// if any) packets, each a u8 length and that many bytes. A description that
+/// if any) packets, each a u8 length and that many bytes; or a protobuf
+/// description (YAML with `protobuf:`), a NUL, the `.proto` it names (every
+/// file it names reads as that text), a NUL, then the packets. A description that
 /// parses is compiled, and every packet goes through it, in turn from a
 /// client to the description's port and back: the field walk (every span
 /// inside the packet), the dissector's header, messages and tree, and the
@@ -338,14 +340,35 @@ pub fn description(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(text) else {
         return;
     };
+    // A protobuf description: its `.proto` follows, up to the next NUL.
+    let protobuf = described::protobuf::is_protobuf(text);
+    let mut proto = String::new();
+    if protobuf {
+        let (p, r) = match rest.iter().position(|&b| b == 0) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &[][..]),
+        };
+        proto = String::from_utf8_lossy(p).into_owned();
+        rest = r;
+    }
+    let key = format!("{text}\0{proto}");
     let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
     let kept = compiled.get_or_insert_with(Default::default);
-    let d = match kept.get(text) {
+    let parsed = || {
+        if protobuf {
+            // Every `.proto` it names (its imports too) is that text.
+            let resolve = move |_: &str| Some(Ok(proto.clone()));
+            described::protobuf::parse("fuzz.yaml", text, Box::new(resolve))
+        } else {
+            described::parse("fuzz.ksy", text)
+        }
+    };
+    let d = match kept.get(&key) {
         Some(d) => *d,
-        None => match described::parse("fuzz.ksy", text) {
+        None => match parsed() {
             Ok(d) => {
                 let d = described::leak(d, usize::MAX);
-                kept.insert(text.to_owned(), d);
+                kept.insert(key, d);
                 d
             }
             Err(e) => {

@@ -286,6 +286,17 @@ fn description_seeds() -> &'static [Vec<u8>] {
             })
             .collect();
         seeds.push(with(small, &packets));
+        // A protobuf description and its .proto, with Vessel's packets (sent
+        // alternately each way: a message read as the other side's is
+        // malformed or has unknown fields).
+        let mut pb = shipped("vessel-protobuf.yaml").into_bytes();
+        pb.push(0);
+        pb.extend(shipped("vessel.proto").into_bytes());
+        pb.push(0);
+        seeds.push(with(
+            std::str::from_utf8(&pb).unwrap(),
+            &payloads_of("vessel-faults.pcap", 40),
+        ));
         seeds
     })
 }
@@ -363,6 +374,14 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config(200))]
+    #[test]
+    fn protobuf_descriptions(data in mutated(&description_seeds()[4..])) {
+        fuzzing::description(&data);
+    }
+}
+
 // Arbitrary bytes too, not only mutated seeds.
 proptest! {
     #![proptest_config(config(300))]
@@ -395,6 +414,14 @@ fn every_seed_passes() {
         fuzzing::description(s);
         // Each seed's description compiles: its packets reach the decoder.
         let text = std::str::from_utf8(s.split(|b| *b == 0).next().unwrap()).unwrap();
+        if lwarscope::proto::described::protobuf::is_protobuf(text) {
+            let proto = std::str::from_utf8(s.split(|b| *b == 0).nth(1).unwrap()).unwrap();
+            let proto = proto.to_owned();
+            let resolve = move |_: &str| Some(Ok(proto.clone()));
+            lwarscope::proto::described::protobuf::parse("seed.yaml", text, Box::new(resolve))
+                .unwrap();
+            continue;
+        }
         lwarscope::proto::described::parse("seed.ksy", text).unwrap();
     }
     // The mixed-link pcapng seeds, plain and compressed, read whole.

@@ -319,8 +319,9 @@ impl App {
             .map_or_else(|| crate::proto::protocol_of(payload), |e| e.protocol)
     }
 
-    /// What reads the packet of `row`: its session's reader (Battlegrounds'
-    /// byte order), else its protocol's dissector.
+    /// What reads the packet of `row`: its session's reader for its
+    /// direction (Battlegrounds' byte order, a protobuf description's
+    /// message per side), else its protocol's dissector.
     pub fn dissector(
         &self,
         row: &Row,
@@ -332,7 +333,7 @@ impl App {
             .flatten()
             .map_or_else(
                 || crate::proto::protocol_of(payload).dissector,
-                |e| e.dissector,
+                |e| e.dissector(row.direction()),
             )
     }
 

@@ -50,7 +50,7 @@ struct Sink {
     findings: Vec<(u64, LoggedFinding)>,
     activity: FxHashMap<SessionId, Activity>,
     /// Each session's reader as last sent (its address).
-    readers: FxHashMap<SessionId, usize>,
+    readers: FxHashMap<SessionId, [&'static dyn crate::proto::dissect::Dissector; 2]>,
     endpoints: Vec<Endpoints>,
     /// A failure to store payloads, reported once.
     io_error: Option<String>,
@@ -82,12 +82,23 @@ impl Observer for Sink {
             Direction::ClientToServer => (d.src, d.dst),
             Direction::ServerToClient => (d.dst, d.src),
         };
+        // A session's readers per direction: this packet's for its own, the
+        // one known (or, new, this one) for the other.
+        let reader = e.dissector();
+        let mut dissectors = self
+            .readers
+            .get(&e.session)
+            .copied()
+            .unwrap_or([reader, reader]);
+        let before =
+            dissectors.map(|r| r as *const dyn crate::proto::dissect::Dissector as *const ());
+        dissectors[e.direction.index()] = reader;
         let these = Endpoints {
             id: e.session,
             client,
             server,
             protocol: e.protocol,
-            dissector: e.dissector(),
+            dissectors,
         };
         let mut new = false;
         self.activity
@@ -97,12 +108,12 @@ impl Observer for Sink {
                 Activity::default()
             })
             .count(d.ts.nanos() / 1_000_000_000, e.direction);
-        // A session's reader is sent again when it changes (Battlegrounds
+        // A session's readers are sent again when one changes (Battlegrounds
         // settles a session's byte order from a later packet's bytes).
-        let reader =
-            these.dissector as *const dyn crate::proto::dissect::Dissector as *const () as usize;
-        let known = self.readers.insert(e.session, reader);
-        if new || known != Some(reader) {
+        let after =
+            dissectors.map(|r| r as *const dyn crate::proto::dissect::Dissector as *const ());
+        self.readers.insert(e.session, dissectors);
+        if new || before != after {
             endpoints.push(these);
         }
         lock(&self.timeline).packet(e);

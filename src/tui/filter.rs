@@ -216,7 +216,7 @@ fn run(
             let addresses = endpoints.map_or(unknown, |e| e.of(row.direction()));
             let protocol =
                 endpoints.map_or_else(|| crate::proto::protocol_of(payload), |e| e.protocol);
-            let dissector = endpoints.map_or(protocol.dissector, |e| e.dissector);
+            let dissector = endpoints.map_or(protocol.dissector, |e| e.dissector(row.direction()));
             ok = filter.matches(&PacketCtx {
                 row: &row,
                 payload,

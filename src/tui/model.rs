@@ -780,13 +780,20 @@ pub struct Endpoints {
     pub server: SocketAddr,
     /// The protocol the engine took the session's flow for.
     pub protocol: &'static crate::engine::ProtocolInfo,
-    /// What reads the session's packets: the protocol's dissector, or the
-    /// session's own where it reads them otherwise (Battlegrounds' byte
-    /// order, settled from the session's bytes).
-    pub dissector: &'static dyn crate::proto::dissect::Dissector,
+    /// What reads the session's packets, per direction (client to server,
+    /// server to client): the protocol's dissector, or the session's own
+    /// where it reads them otherwise (Battlegrounds' byte order, settled from
+    /// the session's bytes; a protobuf description whose sides send two
+    /// messages, each direction's).
+    pub dissectors: [&'static dyn crate::proto::dissect::Dissector; 2],
 }
 
 impl Endpoints {
+    /// What reads the session's packets going `dir`.
+    pub fn dissector(&self, dir: Direction) -> &'static dyn crate::proto::dissect::Dissector {
+        self.dissectors[dir.index()]
+    }
+
     /// Source and destination of a packet going `dir`.
     pub fn of(&self, dir: Direction) -> (SocketAddr, SocketAddr) {
         match dir {

@@ -8,7 +8,11 @@
 //! (`-lwarscope: server: port:`, by default the recognition port); failing
 //! that, the sender of a type the server sends / the receiver of one it
 //! receives (`server: sends:`, `receives:`); failing that, the destination of
-//! the first packet. Each packet, in order:
+//! the first packet. A protobuf description whose directions carry two
+//! messages reads each packet as its direction's message (and, for a new
+//! session's server, failing the port, the message its content tells names
+//! its sender); its message type is which message, unless `message-type`
+//! names a field. Each packet, in order:
 //!
 //! 1. `duplicate-packet`: with a sequence field, the same bytes as one of
 //!    the last 64 packets of its direction; without one (identical packets
@@ -25,9 +29,13 @@
 //!    first whose layout depends on it (a switch on it, an `if`, a size or a
 //!    count naming it): a sequence number before the body is read, and the
 //!    packet, malformed, takes its number's place in the sequence (it is not
-//!    lost).
+//!    lost). A protobuf description's message (`protobuf.rs`) is read whole
+//!    or not at all, as proto3 decoders read it: its fields come in any
+//!    order, so none is before the error, and a malformed one takes no place
+//!    in the sequence (nor do its acks count).
 //! 4. Sequence numbers (`sequence:`), per direction, `w` bits wide (the
-//!    field's width), compared by the recency rule: `serial` (RFC 1982: `p`
+//!    field's width, or `bits:` when narrower: a number of `2^bits` or more
+//!    then takes no place in the sequence), compared by the recency rule: `serial` (RFC 1982: `p`
 //!    is newer than `s` when `(p - s) mod 2^w` is in `1..2^(w-1)`) or
 //!    `{ahead: N}` (newer when it is 1 to N ahead in the cycle: Vessel's "128
 //!    or fewer ahead in the 256-step cycle", `ahead: 128`). The first packet
@@ -93,7 +101,7 @@
 //! **Bounds.** 256 sequence numbers per direction (the window, at most), in
 //! a fixed array allocated with the session; no allocation per packet.
 
-use super::decode::Events;
+use super::decode::{Events, Side};
 use super::{AckFields, Broke, Described};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
@@ -155,6 +163,9 @@ pub struct DescSession {
     /// Per direction, its packets of a type the other side sends (`server:
     /// sends:`, `receives:`), and the first one's type.
     wrong: [(Run, i64); 2],
+    /// The last packet came from the server (a protobuf description whose
+    /// directions carry two messages reads it as the server's message).
+    last_from_server: bool,
 }
 
 /// A direction's open runs of packets breaking a field's `valid`, by field,
@@ -343,6 +354,16 @@ impl engine::Analyzer for Analyzer {
                 return false;
             }
         }
+        // Two protobuf messages: the one the content tells names its sender.
+        if let Some(side) = self
+            .d
+            .compiled
+            .proto
+            .as_ref()
+            .and_then(|s| s.classify(d.payload))
+        {
+            return side == Side::Server;
+        }
         let mut keys = self.keys();
         let _ = self.d.compiled.walk(d.payload, &mut keys);
         if let Some(t) = keys.ty {
@@ -381,9 +402,16 @@ impl engine::Analyzer for Analyzer {
             };
             raise.raise(this, FindingKind::OVERSIZE, None, None, detail);
         }
-        // 3. The layout.
+        // 3. The layout (a protobuf description: the direction's message).
         let mut keys = self.keys();
-        let result = self.d.compiled.walk(d.payload, &mut keys);
+        let from_server = direction == Direction::ServerToClient;
+        session.proto.last_from_server = from_server;
+        let side = if from_server {
+            Side::Server
+        } else {
+            Side::Client
+        };
+        let result = self.d.compiled.walk_as(d.payload, side, &mut keys);
         // The header: the message type (known or not: an unknown one is
         // still read, and the fields before the body with it), the sequence
         // number and the ack fields all decoded.
@@ -392,10 +420,18 @@ impl engine::Analyzer for Analyzer {
             AckFields::Cumulative(_) => keys.ack_value.is_some(),
             AckFields::Bitfield { .. } => keys.ack_value.is_some() && keys.anchor.is_some(),
         };
-        let header_ok = (self.d.type_field.is_none() || keys.ty.is_some()) && acked;
+        // A protobuf message is read whole or not at all (its fields come in
+        // any order: none is "before" the error), so one that does not
+        // decode takes no place in the sequence.
+        let readable = self.d.compiled.proto.is_none() || result.is_ok();
+        let header_ok = (self.d.type_field.is_none() || keys.ty.is_some()) && acked && readable;
         let known_type = keys.ty.and_then(|t| self.d.type_ordinal(t));
         // 4, 5. Numbers and acks.
-        if header_ok && let (Some(rec), Some(seq)) = (self.recency, keys.seq) {
+        // A number past `sequence: bits:` takes no place in the sequence.
+        let in_range = |s: i64| self.d.seq_max.is_none_or(|m| s >= 0 && s as u64 <= m);
+        if header_ok
+            && let (Some(rec), Some(seq)) = (self.recency, keys.seq.filter(|s| in_range(*s)))
+        {
             let seq = (seq as u64 & rec.mask) as u32;
             sequence(rec, session, raise, seq, d);
             acks(rec, self.d.ack, session, direction, &keys);
@@ -405,7 +441,7 @@ impl engine::Analyzer for Analyzer {
                 let this = session.dir_mut(direction);
                 let detail = super::decode_detail(self.d, e);
                 let at_cut = e.is_short() && e.offset + e.have >= d.payload.len();
-                raise.undecodable(this, d, at_cut, e.kind as usize, detail);
+                raise.undecodable(this, d, at_cut, e.kind.ordinal(), detail);
             }
             Ok(_) => {
                 let this = session.dir_mut(direction);
@@ -439,6 +475,18 @@ impl engine::Analyzer for Analyzer {
                 }
             }
         }
+    }
+
+    fn dissector(
+        &self,
+        session: &Session,
+    ) -> Option<&'static dyn crate::proto::dissect::Dissector> {
+        let side = if session.proto.last_from_server {
+            Side::Server
+        } else {
+            Side::Client
+        };
+        self.d.side_dissector(side)
     }
 
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {

@@ -9,6 +9,7 @@ use super::ksy::{
     Amount, Attr, Cond, Kind, Ksy, MAX_ATTRS, MAX_UNFOLDED_BYTES, MAX_VALID_FIELDS, Operand,
     Repeat, Valid,
 };
+pub use super::protobuf::Side;
 use crate::proto::field::{Field, FieldDef, FieldType, Value};
 use std::collections::HashMap;
 
@@ -84,15 +85,65 @@ pub enum ErrKind {
     Trailing = 2,
     /// The message type's value is not in its enum.
     UnknownType = 3,
+    // A protobuf description's (`protobuf.rs`): what no proto3 decoder
+    // accepts.
+    /// A varint (a key, a length, a value) runs past the end.
+    TruncatedVarint = 4,
+    /// A varint longer than 10 bytes, or over 64 bits.
+    BadVarint = 5,
+    /// A key with wire type 6 or 7, field number 0, or over 32 bits.
+    BadKey = 6,
+    /// A length, or a fixed 32- or 64-bit value, past the end of the
+    /// datagram or of its enclosing message.
+    PastEnd = 7,
+    /// A known field sent with a wire type its type contradicts.
+    WireType = 8,
+    /// A `string` that is not UTF-8.
+    NotUtf8 = 9,
+    /// A group (of an unknown field) that does not end.
+    Group = 10,
 }
 
 impl ErrKind {
-    pub const ALL: [ErrKind; 4] = [
+    pub const ALL: [ErrKind; 11] = [
+        ErrKind::Short,
+        ErrKind::Contents,
+        ErrKind::Trailing,
+        ErrKind::UnknownType,
+        ErrKind::TruncatedVarint,
+        ErrKind::BadVarint,
+        ErrKind::BadKey,
+        ErrKind::PastEnd,
+        ErrKind::WireType,
+        ErrKind::NotUtf8,
+        ErrKind::Group,
+    ];
+
+    /// The reasons of a `.ksy` description, by ordinal.
+    pub const KSY: [ErrKind; 4] = [
         ErrKind::Short,
         ErrKind::Contents,
         ErrKind::Trailing,
         ErrKind::UnknownType,
     ];
+
+    /// The reasons of a protobuf description, by ordinal.
+    pub const PROTOBUF: [ErrKind; 7] = [
+        ErrKind::TruncatedVarint,
+        ErrKind::BadVarint,
+        ErrKind::BadKey,
+        ErrKind::PastEnd,
+        ErrKind::WireType,
+        ErrKind::NotUtf8,
+        ErrKind::Group,
+    ];
+
+    /// Its ordinal among its format's reasons ([`ErrKind::KSY`],
+    /// [`ErrKind::PROTOBUF`]): what the malformed counters are indexed by.
+    pub const fn ordinal(self) -> usize {
+        let i = self as usize;
+        if i >= 4 { i - 4 } else { i }
+    }
 
     pub const fn name(self) -> &'static str {
         match self {
@@ -100,6 +151,13 @@ impl ErrKind {
             ErrKind::Contents => "contents",
             ErrKind::Trailing => "trailing-bytes",
             ErrKind::UnknownType => "unknown-type",
+            ErrKind::TruncatedVarint => "truncated-varint",
+            ErrKind::BadVarint => "bad-varint",
+            ErrKind::BadKey => "bad-key",
+            ErrKind::PastEnd => "past-end",
+            ErrKind::WireType => "wire-type",
+            ErrKind::NotUtf8 => "not-utf8",
+            ErrKind::Group => "group",
         }
     }
 
@@ -150,7 +208,10 @@ impl DecodeErr {
     /// Whether the error is the data running out (so a capture cut may be
     /// the cause).
     pub fn is_short(&self) -> bool {
-        self.kind == ErrKind::Short
+        matches!(
+            self.kind,
+            ErrKind::Short | ErrKind::TruncatedVarint | ErrKind::PastEnd
+        )
     }
 }
 
@@ -233,8 +294,14 @@ pub struct Compiled {
     pub defs: &'static [FieldDef],
     /// The message-type field and its enum: a value outside it is malformed.
     pub strict_enum: Option<(u16, usize)>,
+    /// The enum naming the message types, if any (a protobuf enum is open:
+    /// a value outside it is not malformed, so it is not `strict_enum`).
+    pub type_enum: Option<usize>,
     pub trailing_malformed: bool,
     pub enums: Vec<super::ksy::EnumDef>,
+    /// A protobuf description's messages: then the walk is theirs, and
+    /// `root` holds only the fields its keys may name (never walked).
+    pub proto: Option<Box<super::protobuf::Schema>>,
 }
 
 /// A compile error (`ksy` turns it into file:line:column).
@@ -548,8 +615,10 @@ impl Compiled {
             specs: c.specs,
             defs: &[],
             strict_enum,
+            type_enum: strict_enum.map(|(_, e)| e),
             trailing_malformed: ksy.sem.trailing_malformed,
             enums: ksy.enums.clone(),
+            proto: None,
         })
     }
 
@@ -571,7 +640,23 @@ impl Compiled {
     }
 
     /// Decodes `p`, telling `ev` every field. Returns the bytes decoded.
+    /// A protobuf description's packet is read as the message its content
+    /// tells ([`Compiled::walk_as`] for a side's).
     pub fn walk(&'static self, p: &[u8], ev: &mut dyn Events) -> Result<usize, DecodeErr> {
+        self.walk_as(p, Side::Any, ev)
+    }
+
+    /// Decodes `p` as `side` sends it (a protobuf description whose
+    /// directions carry two messages; a layout reads the same either way).
+    pub fn walk_as(
+        &'static self,
+        p: &[u8],
+        side: Side,
+        ev: &mut dyn Events,
+    ) -> Result<usize, DecodeErr> {
+        if let Some(schema) = &self.proto {
+            return schema.walk(self, p, side, ev);
+        }
         if let Some(def) = self.defs.first() {
             ev.enter(Field {
                 def,

@@ -2,7 +2,7 @@
 //! field walk, so the tree, the one-line text and the typed fields agree.
 
 use super::Described;
-use super::decode::{DecodeErr, Events};
+use super::decode::{DecodeErr, Events, Side};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
     Dissector, HeaderNumber, MessageItem, Out, TreeRef, WriteText, Written, indexed_label, reused,
@@ -12,9 +12,19 @@ use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
 
-/// A described protocol's dissector.
+/// A described protocol's dissector: the registered one reads a protobuf
+/// description's packet as the message its content tells
+/// ([`Side::Any`](super::protobuf::Side)); a session's reads its packets as
+/// their direction's message ([`Described::side_dissector`]).
 #[derive(Debug)]
-pub struct Dissect(pub &'static Described);
+pub struct Dissect(pub &'static Described, pub Side);
+
+impl Dissect {
+    /// The dissector of `side`'s packets.
+    pub fn side(d: &'static Described, side: Side) -> Dissect {
+        Dissect(d, side)
+    }
+}
 
 /// Passes the walk's fields to a [`FieldSink`].
 struct ToSink<'s>(&'s mut dyn FieldSink);
@@ -62,7 +72,7 @@ impl Dissect {
             seq_field: self.0.seq_field.map(|(f, _)| f),
             ..Key::default()
         };
-        let r = self.0.compiled.walk(payload, &mut k);
+        let r = self.0.compiled.walk_as(payload, self.1, &mut k);
         (k, r)
     }
 
@@ -76,7 +86,7 @@ impl Dissect {
 }
 
 /// `name=value` of every leaf field, in wire order.
-struct Text<'a>(&'static Described, &'a [u8]);
+struct Text<'a>(&'static Described, Side, &'a [u8]);
 
 struct LineSink<'o, O> {
     f: &'o mut O,
@@ -86,6 +96,7 @@ struct LineSink<'o, O> {
     /// open (its depth and index): its fields are written `[i].name`.
     depth: u32,
     element: Option<(u32, u32)>,
+    protobuf: bool,
 }
 
 impl<O: Out> LineSink<'_, O> {
@@ -114,6 +125,11 @@ impl<O: Out> FieldSink for LineSink<'_, O> {
         if self.result.is_err() || field.def.ty == FieldType::Node {
             return;
         }
+        // A protobuf field that is not on the wire (read as its default,
+        // with an empty span) is left out of the line, as the wire leaves it.
+        if self.protobuf && field.len == 0 {
+            return;
+        }
         self.result = self.write(&field);
     }
     fn enter(&mut self, node: Field<'_>) {
@@ -138,8 +154,12 @@ impl WriteText for Text<'_> {
             first: true,
             depth: 0,
             element: None,
+            protobuf: self.0.compiled.proto.is_some(),
         };
-        let _ = self.0.compiled.walk(self.1, &mut ToSink(&mut sink));
+        let _ = self
+            .0
+            .compiled
+            .walk_as(self.2, self.1, &mut ToSink(&mut sink));
         sink.result
     }
 }
@@ -259,7 +279,7 @@ impl Dissector for Dissect {
             offset: 0,
             len: payload.len(),
             token: &Written(Token(name)),
-            text: &Written(Text(self.0, payload)),
+            text: &Written(Text(self.0, self.1, payload)),
         });
         Ok(())
     }
@@ -268,7 +288,10 @@ impl Dissector for Dissect {
         // The walk's root node is the packet; its fields are below it.
         let r = reused(&TREE, |sink| {
             sink.clear();
-            let r = self.0.compiled.walk(payload, &mut ToSink(&mut *sink));
+            let r = self
+                .0
+                .compiled
+                .walk_as(payload, self.1, &mut ToSink(&mut *sink));
             sink.emit(f);
             r
         });
@@ -291,7 +314,7 @@ impl Dissector for Dissect {
     fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
         self.0
             .compiled
-            .walk(payload, &mut ToSink(sink))
+            .walk_as(payload, self.1, &mut ToSink(sink))
             .map(|_| ())
             .map_err(|e| self.error(e))
     }

@@ -15,7 +15,7 @@ pub struct KsyError {
     pub msg: String,
 }
 
-type R<T> = Result<T, (Pos, String)>;
+pub(super) type R<T> = Result<T, (Pos, String)>;
 
 fn err<T>(pos: Pos, msg: impl Into<String>) -> R<T> {
     Err((pos, msg.into()))
@@ -310,6 +310,10 @@ pub struct Semantics {
     /// Top-level field whose value (and enum) is the message type.
     pub message_type: Option<usize>,
     pub sequence: Option<(usize, Recency)>,
+    /// `sequence: bits:`: the numbers count modulo `2^bits`, narrower than
+    /// their field (Vessel's syncNumber, a uint32 kept in 0..255); a value
+    /// of `2^bits` or more takes no place in the sequence.
+    pub sequence_bits: Option<u32>,
     pub ack: Ack,
     pub timeout_ms: u64,
     /// (message type value, Hz).
@@ -388,27 +392,54 @@ struct Reader {
     endian_le: Option<bool>,
     type_names: Vec<String>,
     enums: Vec<EnumDef>,
+    /// For another description format (protobuf): the key fields are named
+    /// by their path (dots allowed), and a name that is not one is refused
+    /// as not being this (`an integer field of both messages`).
+    keys_are: Option<String>,
 }
 
-fn map<'a>(n: &'a Node, what: &str) -> R<&'a [(String, Pos, Node)]> {
+/// The `-lwarscope:` key of a description in another format (protobuf):
+/// `root` holds the fields the keys may name (by path: `header.seq`), each
+/// an integer of the width of its type, and `enums` their enums; a name that
+/// is none of them is refused as not `keys_are`.
+pub(super) fn semantics_of(
+    n: &Node,
+    root: &TypeDef,
+    enums: Vec<EnumDef>,
+    keys_are: &str,
+) -> R<Semantics> {
+    Reader {
+        enums,
+        keys_are: Some(keys_are.to_owned()),
+        ..Reader::default()
+    }
+    .semantics(n, root)
+}
+
+/// A `valid` of numbers only (another description format's field checks).
+pub(super) fn valid_of(n: &Node) -> R<Valid> {
+    Reader::default().valid(n, &[])
+}
+
+pub(super) fn map<'a>(n: &'a Node, what: &str) -> R<&'a [(String, Pos, Node)]> {
     match n.as_map() {
         Some(m) => Ok(m),
         None => err(n.pos, format!("{what} must be a mapping, not {}", n.noun())),
     }
 }
 
-fn scalar<'a>(n: &'a Node, what: &str) -> R<&'a str> {
+pub(super) fn scalar<'a>(n: &'a Node, what: &str) -> R<&'a str> {
     match n.as_str() {
         Some(s) => Ok(s),
         None => err(n.pos, format!("{what} must be a scalar, not {}", n.noun())),
     }
 }
 
-fn get<'a>(m: &'a [(String, Pos, Node)], key: &str) -> Option<&'a Node> {
+pub(super) fn get<'a>(m: &'a [(String, Pos, Node)], key: &str) -> Option<&'a Node> {
     m.iter().find(|(k, _, _)| k == key).map(|(_, _, n)| n)
 }
 
-fn int(n: &Node, what: &str) -> R<i64> {
+pub(super) fn int(n: &Node, what: &str) -> R<i64> {
     let s = scalar(n, what)?.trim().replace('_', "");
     let (neg, body) = match s.strip_prefix('-') {
         Some(b) => (true, b),
@@ -445,7 +476,7 @@ fn is_ident(s: &str) -> bool {
         && c.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
-fn ident(n: &Node, what: &str) -> R<String> {
+pub(super) fn ident(n: &Node, what: &str) -> R<String> {
     let s = scalar(n, what)?;
     if !is_ident(s) {
         return err(
@@ -456,7 +487,7 @@ fn ident(n: &Node, what: &str) -> R<String> {
     Ok(s.to_owned())
 }
 
-fn only_keys(m: &[(String, Pos, Node)], allowed: &[&str], what: &str) -> R<()> {
+pub(super) fn only_keys(m: &[(String, Pos, Node)], allowed: &[&str], what: &str) -> R<()> {
     for (k, pos, _) in m {
         if k == "doc" || k == "doc-ref" || allowed.contains(&k.as_str()) {
             continue;
@@ -475,7 +506,7 @@ fn only_keys(m: &[(String, Pos, Node)], allowed: &[&str], what: &str) -> R<()> {
     Ok(())
 }
 
-fn doc(m: &[(String, Pos, Node)]) -> R<String> {
+pub(super) fn doc(m: &[(String, Pos, Node)]) -> R<String> {
     let Some(n) = get(m, "doc") else {
         return Ok(String::new());
     };
@@ -1191,6 +1222,13 @@ impl Reader {
         )?;
         let top = |node: &Node, what: &str| -> R<usize> {
             let s = scalar(node, what)?.trim();
+            if let Some(keys_are) = &self.keys_are {
+                return root
+                    .attrs
+                    .iter()
+                    .position(|a| a.id == s && matches!(a.kind, Kind::Int { .. }))
+                    .ok_or((node.pos, format!("{what}: `{s}` is not {keys_are}")));
+            }
             if s.contains('.') {
                 return err(
                     node.pos,
@@ -1313,13 +1351,31 @@ impl Reader {
                 }
             }
         }
+        let mut sequence_bits = None;
         let sequence = match get(m, "sequence") {
             None => None,
             Some(s) => {
                 let sm = map(s, "`sequence`")?;
-                only_keys(sm, &["field", "recency"], "`sequence`")?;
+                only_keys(sm, &["field", "recency", "bits"], "`sequence`")?;
                 let f = get(sm, "field").ok_or((s.pos, "`sequence` needs `field`".to_owned()))?;
                 let field = top(f, "`sequence.field`")?;
+                let width = match root.attrs[field].kind {
+                    Kind::Int { bytes, .. } => u32::from(bytes) * 8,
+                    _ => 32,
+                };
+                if let Some(b) = get(sm, "bits") {
+                    let v = int(b, "`bits`")?;
+                    if v < 1 || v > i64::from(width.min(32)) {
+                        return err(
+                            b.pos,
+                            format!(
+                                "`bits: {v}`: the numbers' width is 1 to {} bits (the field's)",
+                                width.min(32)
+                            ),
+                        );
+                    }
+                    sequence_bits = Some(v as u32);
+                }
                 let recency = match get(sm, "recency") {
                     None => Recency::Serial,
                     Some(r) => match &r.value {
@@ -1331,10 +1387,7 @@ impl Reader {
                                 "`recency` takes `serial` or `{ahead: N}`".to_owned(),
                             ))?;
                             let v = int(a, "`ahead`")?;
-                            let bits = match root.attrs[field].kind {
-                                Kind::Int { bytes, .. } => u32::from(bytes) * 8,
-                                _ => 32,
-                            };
+                            let bits = sequence_bits.unwrap_or(width);
                             if v < 1 || (bits < 63 && v >= 1i64 << bits) {
                                 return err(
                                     a.pos,
@@ -1348,10 +1401,12 @@ impl Reader {
                         _ => return err(r.pos, "`recency` takes `serial` or `{ahead: N}`"),
                     },
                 };
-                if let Kind::Int { bytes: 8, .. } = root.attrs[field].kind {
+                if let Kind::Int { bytes: 8, .. } = root.attrs[field].kind
+                    && sequence_bits.is_none()
+                {
                     return err(
                         f.pos,
-                        "a sequence field of 64 bits is not supported: use at most 32 bits",
+                        "a sequence field of 64 bits is not supported: use at most 32 bits (`bits: N`)",
                     );
                 }
                 Some((field, recency))
@@ -1463,6 +1518,7 @@ impl Reader {
             drops_ipv4_last_byte,
             message_type,
             sequence,
+            sequence_bits,
             ack,
             timeout_ms,
             rates,

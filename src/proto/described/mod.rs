@@ -8,7 +8,11 @@
 //!   refused with file:line:column and what to use instead);
 //! - [`decode`]: the compiled layout and the decoder (no allocation, no panic);
 //! - [`analysis`]: the generic analyzer (the contract of its findings);
-//! - [`dissect`]: how outputs see a described packet.
+//! - [`dissect`]: how outputs see a described packet;
+//! - [`protobuf`]: a description naming a `.proto` and the message each side
+//!   sends (`docs/protobuf.md`): compiled by `protox` into a table of
+//!   messages and walked into the same events as a layout, so everything
+//!   above serves it too.
 //!
 //! The shipped descriptions (`protocols/*.ksy` at the top of the repository)
 //! are embedded in the binary with `include_str!`, so it stands alone; the
@@ -22,6 +26,7 @@ pub mod analysis;
 pub mod decode;
 pub mod dissect;
 pub mod ksy;
+pub mod protobuf;
 pub mod sim;
 pub mod yaml;
 
@@ -58,6 +63,9 @@ pub struct Described {
     /// Registered field of the message type, the sequence number, the ack.
     pub type_field: Option<u16>,
     pub seq_field: Option<(u16, u32)>,
+    /// `sequence: bits:` narrower than the field: the largest number that
+    /// takes a place in the sequence.
+    pub seq_max: Option<u64>,
     /// The field that tells sessions of an address pair apart, if any.
     pub session_field: Option<u16>,
     pub ack: AckFields,
@@ -67,6 +75,9 @@ pub struct Described {
     pub info: OnceLock<&'static ProtocolInfo>,
     /// One of the shipped descriptions, as shipped (not replaced by a file).
     pub shipped: bool,
+    /// The dissectors of the client's and the server's packets, where the
+    /// directions carry two protobuf messages.
+    pub sides: OnceLock<[&'static dyn crate::proto::dissect::Dissector; 2]>,
 }
 
 /// The ack model, by registered field.
@@ -86,6 +97,17 @@ impl Described {
             col: pos.col,
             msg,
         })?;
+        Described::with_compiled(file, ksy, compiled)
+    }
+
+    /// A description whose decoding is compiled: a `.ksy` layout, or a
+    /// protobuf description's messages (whose `root` holds the fields its
+    /// keys may name).
+    pub fn with_compiled(
+        file: &str,
+        ksy: Ksy,
+        compiled: Compiled,
+    ) -> Result<Described, ksy::KsyError> {
         let at = |i: usize| compiled.root.attrs.get(i).map(|a| a.field);
         let width = |i: usize| match compiled.root.attrs.get(i).map(|a| &a.kind) {
             Some(decode::CKind::Int { bytes, .. }) => u32::from(*bytes) * 8,
@@ -93,10 +115,16 @@ impl Described {
         };
         let type_field = ksy.sem.message_type.and_then(at);
         let session_field = ksy.sem.session.and_then(at);
-        let seq_field = ksy
+        let seq_field = ksy.sem.sequence.and_then(|(i, _)| {
+            let bits = ksy.sem.sequence_bits.unwrap_or(32).min(width(i));
+            at(i).map(|f| (f, bits))
+        });
+        let seq_max = ksy
             .sem
             .sequence
-            .and_then(|(i, _)| at(i).map(|f| (f, width(i))));
+            .zip(ksy.sem.sequence_bits)
+            .filter(|((i, _), bits)| *bits < width(*i))
+            .map(|(_, bits)| (1u64 << bits) - 1);
         let ack = match ksy.sem.ack {
             ksy::Ack::None => AckFields::None,
             ksy::Ack::Cumulative { field } => {
@@ -137,12 +165,14 @@ impl Described {
             compiled,
             type_field,
             seq_field,
+            seq_max,
             session_field,
             ack,
             type_values,
             rules: &[],
             info: OnceLock::new(),
             shipped: false,
+            sides: OnceLock::new(),
         })
     }
 
@@ -154,10 +184,51 @@ impl Described {
     pub fn info(&'static self) -> &'static ProtocolInfo {
         self.info.get_or_init(|| leak_info(self))
     }
+
+    /// The dissector of `side`'s packets, where the directions carry two
+    /// protobuf messages (the registered one tells them by content).
+    pub fn side_dissector(
+        &'static self,
+        side: protobuf::Side,
+    ) -> Option<&'static dyn crate::proto::dissect::Dissector> {
+        self.compiled.proto.as_ref()?.message_field?;
+        let [c, s] = *self.sides.get_or_init(|| {
+            [
+                Box::leak(Box::new(dissect::Dissect::side(
+                    self,
+                    protobuf::Side::Client,
+                ))),
+                Box::leak(Box::new(dissect::Dissect::side(
+                    self,
+                    protobuf::Side::Server,
+                ))),
+            ]
+        });
+        match side {
+            protobuf::Side::Client => Some(c),
+            protobuf::Side::Server => Some(s),
+            protobuf::Side::Any => None,
+        }
+    }
 }
 
-/// Reads and compiles a description.
+/// Reads and compiles a description: a `.ksy`, or a protobuf description
+/// (YAML with `protobuf:`) whose `.proto` is read from beside `file`.
 pub fn parse(file: &str, text: &str) -> Result<Described, ksy::KsyError> {
+    if protobuf::is_protobuf(text) {
+        let dir = std::path::Path::new(file)
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let resolve = move |name: &str| -> Option<Result<String, String>> {
+            let path = dir.join(name);
+            if !path.is_file() {
+                return None;
+            }
+            Some(read_bounded(&path).map_err(|e| e.to_string()))
+        };
+        return protobuf::parse(file, text, Box::new(resolve));
+    }
     let k = ksy::parse(file, text)?;
     Described::new(file, k)
 }
@@ -178,7 +249,18 @@ pub enum LoadError {
     TooLate,
 }
 
-static USER: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+static USER: Mutex<Vec<Described>> = Mutex::new(Vec::new());
+
+/// The built-in protocols' names (and their long names): a description may
+/// not take one (its fields would be registered twice, `vessel.syncNumber`).
+const BUILTIN_NAMES: &[&str] = &[
+    "lwar",
+    "strs",
+    "bg",
+    "vessel",
+    "starstrike",
+    "battlegrounds",
+];
 static LOADED: OnceLock<Vec<&'static Described>> = OnceLock::new();
 
 /// Loads descriptions (`-X proto:FILE`), checked now: a bad file is an error
@@ -189,7 +271,7 @@ pub fn load_files(files: &[std::path::PathBuf]) -> Result<(), LoadError> {
     if LOADED.get().is_some() {
         return Err(LoadError::TooLate);
     }
-    let mut texts = Vec::new();
+    let mut parsed = Vec::new();
     for f in files {
         let name = f.display().to_string();
         let text = read_bounded(f).map_err(|source| LoadError::Read {
@@ -197,16 +279,16 @@ pub fn load_files(files: &[std::path::PathBuf]) -> Result<(), LoadError> {
             source,
         })?;
         let d = parse(&name, &text)?;
-        if ["lwar", "strs", "bg", "starstrike", "battlegrounds"].contains(&d.ksy.id.as_str()) {
+        if BUILTIN_NAMES.contains(&d.ksy.id.as_str()) {
             return Err(LoadError::Builtin {
                 file: name,
                 name: d.ksy.id,
             });
         }
-        texts.push((name, text));
+        parsed.push(d);
     }
     let mut user = USER.lock().unwrap_or_else(|e| e.into_inner());
-    user.extend(texts);
+    user.extend(parsed);
     Ok(())
 }
 
@@ -239,19 +321,16 @@ fn read_bounded(f: &std::path::Path) -> std::io::Result<String> {
 /// Every described protocol, compiled and leaked once.
 pub fn loaded() -> &'static [&'static Described] {
     LOADED.get_or_init(|| {
-        let user = USER.lock().map(|u| u.clone()).unwrap_or_default();
+        let user = std::mem::take(&mut *USER.lock().unwrap_or_else(|e| e.into_inner()));
         let mut all: Vec<Described> = Vec::new();
-        let sources = SHIPPED
-            .iter()
-            .map(|(f, t)| ((*f).to_owned(), (*t).to_owned(), true))
-            .chain(user.into_iter().map(|(f, t)| (f, t, false)));
-        for (file, text, shipped) in sources {
-            // The shipped ones are checked by the tests; user files were
-            // checked when they were loaded.
-            let Ok(mut d) = parse(&file, &text) else {
-                continue;
-            };
-            d.shipped = shipped;
+        // The shipped ones are checked by the tests; user files were
+        // checked (and compiled) when they were loaded.
+        let shipped = SHIPPED.iter().filter_map(|(f, t)| {
+            let mut d = parse(f, t).ok()?;
+            d.shipped = true;
+            Some(d)
+        });
+        for d in shipped.chain(user) {
             all.retain(|x| x.ksy.id != d.ksy.id);
             all.push(d);
         }
@@ -336,6 +415,17 @@ const MALFORMED: [&str; 4] = [
     ErrKind::UnknownType.name(),
 ];
 
+/// A protobuf description's reasons ([`ErrKind::PROTOBUF`]).
+const PROTOBUF_MALFORMED: [&str; 7] = [
+    ErrKind::TruncatedVarint.name(),
+    ErrKind::BadVarint.name(),
+    ErrKind::BadKey.name(),
+    ErrKind::PastEnd.name(),
+    ErrKind::WireType.name(),
+    ErrKind::NotUtf8.name(),
+    ErrKind::Group.name(),
+];
+
 fn leak_info(d: &'static Described) -> &'static ProtocolInfo {
     let leak = |s: &str| -> &'static str { Box::leak(s.to_owned().into_boxed_str()) };
     let names: Vec<&'static str> = d
@@ -343,8 +433,8 @@ fn leak_info(d: &'static Described) -> &'static ProtocolInfo {
         .iter()
         .map(|v| {
             d.compiled
-                .strict_enum
-                .and_then(|(_, e)| d.compiled.enum_name(e, *v))
+                .type_enum
+                .and_then(|e| d.compiled.enum_name(e, *v))
                 .unwrap_or("?")
         })
         .collect();
@@ -374,10 +464,14 @@ fn leak_info(d: &'static Described) -> &'static ProtocolInfo {
         message_types,
         kinds: &[],
         rules: d.rules,
-        malformed: &MALFORMED,
+        malformed: if d.compiled.proto.is_some() {
+            &PROTOBUF_MALFORMED
+        } else {
+            &MALFORMED
+        },
         states: &["open", "timed-out"],
         spec_rates: Box::leak(rates.into_boxed_slice()),
-        dissector: Box::leak(Box::new(dissect::Dissect(d))),
+        dissector: Box::leak(Box::new(dissect::Dissect(d, protobuf::Side::Any))),
     }))
 }
 
@@ -472,7 +566,7 @@ fn fmt_wrong(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Resu
     let name = LOADED
         .get()
         .and_then(|l| l.get(proto))
-        .and_then(|d| d.compiled.enum_name(d.compiled.strict_enum?.1, value))
+        .and_then(|d| d.compiled.enum_name(d.compiled.type_enum?, value))
         .unwrap_or("?");
     let (sender, other) = if from_server {
         ("server", "client")
@@ -512,6 +606,9 @@ static VALID: DetailFormat = DetailFormat {
 };
 
 fn field_name(proto: usize, field: u64) -> &'static str {
+    if field == u64::from(protobuf::UNKNOWN) {
+        return "(unknown field)";
+    }
     LOADED
         .get()
         .and_then(|l| l.get(proto))
@@ -543,6 +640,55 @@ fn fmt_decode(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Res
             "unknown-type: field `{name}` at byte {}: {} is not in its enum",
             e.offset, e.need
         ),
+        ErrKind::TruncatedVarint => write!(
+            f,
+            "truncated-varint: varint cut short at byte {} ({} bytes left)",
+            e.offset, e.have
+        ),
+        ErrKind::BadVarint => write!(
+            f,
+            "bad-varint: varint over 10 bytes or 64 bits at byte {}",
+            e.offset
+        ),
+        ErrKind::BadKey => write!(
+            f,
+            "bad-key: invalid key at byte {} (wire type 6 or 7, or field number 0)",
+            e.offset
+        ),
+        ErrKind::PastEnd => write!(
+            f,
+            "past-end: `{name}` at byte {} needs {} bytes, {} left in its message",
+            e.offset, e.need, e.have
+        ),
+        ErrKind::WireType => write!(
+            f,
+            "wire-type: `{name}` at byte {} sent as {}, its type needs another wire type",
+            e.offset,
+            wire_name(e.need)
+        ),
+        ErrKind::NotUtf8 => write!(
+            f,
+            "not-utf8: `{name}` at byte {}: a string that is not UTF-8",
+            e.offset
+        ),
+        ErrKind::Group => write!(
+            f,
+            "group: the group of field {} at byte {} does not end",
+            e.need, e.offset
+        ),
+    }
+}
+
+/// A protobuf wire type's name.
+fn wire_name(w: u64) -> &'static str {
+    match w {
+        0 => "varint",
+        1 => "64-bit",
+        2 => "length-delimited",
+        3 => "start-group",
+        4 => "end-group",
+        5 => "32-bit",
+        _ => "invalid",
     }
 }
 
