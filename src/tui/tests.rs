@@ -1023,3 +1023,34 @@ fn on_quit_one_line_sums_up_the_session() {
             .ends_with(&format!("; saved {n} packets to {}", path.display()))
     );
 }
+
+#[test]
+fn the_help_lists_the_keys_docs_tui_md_lists() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tui.md")).unwrap();
+    let table = doc
+        .split("<!-- keys:")
+        .nth(1)
+        .and_then(|t| t.split("<!-- end of keys -->").next())
+        .expect("the keys table of docs/tui.md");
+    let rows: Vec<(String, String)> = table
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Key ") && !l.starts_with("| ---"))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split(" | ").collect();
+            let k = cells[0].trim_start().replace("&nbsp;", " ");
+            (k, cells[1].trim_end().to_owned())
+        })
+        .collect();
+    let keys: Vec<(String, String)> = super::ui::KEYS
+        .iter()
+        .map(|(k, what)| ((*k).to_owned(), (*what).to_owned()))
+        .collect();
+    assert_eq!(rows, keys);
+    // The help fits an 80x24 terminal whole.
+    let mut a = app();
+    key(&mut a, KeyCode::Char('?'));
+    let shown = text(&mut a, 80, 24);
+    for (k, what) in super::ui::KEYS {
+        assert!(shown.contains(what), "{k}: {what} not in:\n{shown}");
+    }
+}

@@ -112,29 +112,31 @@ fn draw_input(f: &mut Frame, area: Rect, input: &crate::tui::app::FilterInput) {
     f.render_widget(Paragraph::new(line), area);
 }
 
-/// Every key, as the help overlay lists them.
-pub const KEYS: [(&str, &str); 21] = [
+/// Every key, as the help overlay lists them; docs/tui.md lists the same
+/// (a test checks it).
+pub const KEYS: [(&str, &str); 22] = [
     ("↑ ↓ / k j", "move up / down"),
     ("PgUp PgDn", "move a page (also Ctrl-b Ctrl-f)"),
     ("Home End / g G", "first / last"),
     ("Tab Shift-Tab", "next / previous pane"),
     ("1-6", "sessions packets detail hex findings graph"),
-    ("Enter", "open: session's packets, packet detail,"),
-    ("", "fold a tree node, jump to a finding's packet"),
-    ("← → / h l", "fold / unfold a tree node"),
+    ("Enter", "open; on an incident, jump to its packet"),
+    ("Backspace", "back from a jump (again: forth)"),
+    ("← → / h l", "fold / unfold a tree node or a kind"),
+    ("!", "focus the worst finding"),
+    ("s", "findings: worst first / by time"),
+    (": Ctrl-g", "go to a frame"),
     ("m M / ← →", "IO graph: next / previous measure"),
-    ("/", "display filter (checked as you type)"),
-    ("  Enter Esc", "apply / cancel; empty clears"),
+    ("/", "filter packets and findings"),
+    ("  Enter Esc", "apply (empty clears) / cancel"),
     ("  Ctrl-u", "clear the text"),
-    ("Esc", "show all packets again"),
+    ("Esc", "show all packets and findings again"),
     ("w", "save the packets in view (pcapng)"),
     ("f", "follow new packets"),
     ("space", "pause / resume the display"),
-    ("mouse wheel", "scroll the pane under it"),
-    ("mouse click", "focus and select"),
+    ("mouse", "wheel scrolls, click focuses and selects"),
     ("?", "this help (any key closes it)"),
-    ("q Ctrl-c", "quit"),
-    ("", "capture goes on while paused"),
+    ("q Ctrl-c", "quit, with a summary on the terminal"),
 ];
 
 pub fn draw_help(f: &mut Frame, area: Rect) {

@@ -13,6 +13,8 @@ mod findings;
 mod graph;
 
 #[cfg(test)]
+pub use bar::KEYS;
+#[cfg(test)]
 pub use graph::points as graph_points;
 
 /// The strip's text at `width` columns (for tests).
