@@ -172,6 +172,10 @@ pub struct App {
     /// Every session over time, filled by the data side: the IO graph's data.
     pub timeline: Arc<Mutex<Timeline>>,
     pub follow: bool,
+    /// On screens too small for every pane, whether the lower part shows the
+    /// packet's detail and hex (once the user looks at packets) rather than
+    /// the findings (at first, and once the user goes to them).
+    pub lower_detail: bool,
     /// While paused, what was shown when the pause began: row, finding and
     /// session counts stay there.
     pub paused: Option<(usize, usize, Vec<SessionSnap>)>,
@@ -203,6 +207,7 @@ impl App {
     pub fn new(source: SourceInfo, store: StoreReader) -> Self {
         App {
             follow: source.live,
+            lower_detail: false,
             source,
             store,
             rows: RowIndex::default(),
@@ -746,6 +751,15 @@ impl App {
     }
 
     fn on_key(&mut self, k: &KeyEvent) {
+        self.on_key_inner(k);
+        match self.focus {
+            Pane::Findings => self.lower_detail = false,
+            Pane::Detail | Pane::Hex => self.lower_detail = true,
+            _ => {}
+        }
+    }
+
+    fn on_key_inner(&mut self, k: &KeyEvent) {
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && k.code == KeyCode::Char('c') {
             self.quit = true;
@@ -864,6 +878,7 @@ impl App {
                 self.focus = Pane::Packets;
             }
             Action::PacketMoved => {
+                self.lower_detail = true;
                 // Moving away from the end stops following; End resumes it.
                 let len = self.view_len();
                 self.follow = self.follow && self.view.cursor.selected + 1 >= len;
@@ -1061,6 +1076,7 @@ impl App {
         self.message = note;
         self.refresh_detail();
         self.focus = Pane::Packets;
+        self.lower_detail = true;
     }
 
     /// Where the user is now, to come back to.

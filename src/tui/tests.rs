@@ -1054,3 +1054,23 @@ fn the_help_lists_the_keys_docs_tui_md_lists() {
         assert!(shown.contains(what), "{k}: {what} not in:\n{shown}");
     }
 }
+
+#[test]
+fn small_screens_show_the_findings_until_the_user_looks_at_packets() {
+    let mut a = corrupt();
+    text(&mut a, 80, 24);
+    assert!(!a.areas.findings.is_empty() && a.areas.detail.is_empty());
+    key(&mut a, KeyCode::Down);
+    text(&mut a, 80, 24);
+    assert!(a.areas.findings.is_empty() && !a.areas.detail.is_empty());
+    key(&mut a, KeyCode::Char('!'));
+    text(&mut a, 80, 24);
+    assert!(!a.areas.findings.is_empty() && a.areas.detail.is_empty());
+    // Tab on to the graph and round to the sessions: the findings stay.
+    for _ in 0..2 {
+        key(&mut a, KeyCode::Tab);
+    }
+    assert_eq!(a.focus, Pane::Sessions);
+    text(&mut a, 80, 24);
+    assert!(!a.areas.findings.is_empty());
+}

@@ -77,8 +77,10 @@ pub fn draw(f: &mut Frame, app: &mut App) {
 
 /// Where each pane goes in `main`. Big screens show packets and findings side
 /// by side above detail and hex (or the IO graph while it has the focus).
-/// Small ones show one pane below the packets: the findings, unless the
-/// detail or hex (an opened packet) or the IO graph has the focus.
+/// Small ones show one pane below the packets: the findings at first and
+/// while they have the focus; the detail and hex once the user moves in the
+/// packets, opens one or jumps to one ([`App::lower_detail`]); the IO graph
+/// while it has the focus.
 fn layout(main: Rect, app: &App) -> Areas {
     let big = main.width >= 120 && main.height >= 34;
     let sessions_h = (app.shown_sessions().len() as u16 + 4).clamp(5, (main.height / 4).max(6));
@@ -111,7 +113,8 @@ fn layout(main: Rect, app: &App) -> Areas {
     match app.focus {
         Pane::Graph => areas.graph = lower,
         Pane::Detail | Pane::Hex => (areas.detail, areas.hex) = (detail, hex),
-        _ if big => (areas.detail, areas.hex) = (detail, hex),
+        Pane::Findings if !big => areas.findings = lower,
+        _ if big || app.lower_detail => (areas.detail, areas.hex) = (detail, hex),
         _ => areas.findings = lower,
     }
     areas
