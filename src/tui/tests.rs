@@ -1074,3 +1074,38 @@ fn small_screens_show_the_findings_until_the_user_looks_at_packets() {
     text(&mut a, 80, 24);
     assert!(!a.areas.findings.is_empty());
 }
+
+/// A finding logged after the filter has scanned its packet (a `lost` raised
+/// on an earlier packet, the end of the capture's) is filtered too: kept in
+/// the findings pane, its packet joined to the packets kept.
+#[test]
+fn findings_logged_after_the_scan_are_filtered_too() {
+    use super::model::{LoggedFinding, Update};
+    use crate::engine::{Detail, Direction, Finding, FindingKind};
+    let mut a = app();
+    a.set_filter("kind == lost").unwrap();
+    a.finish_filtering();
+    a.tick();
+    assert_eq!((a.view_len(), a.finding_list.items().len()), (0, 0));
+    let frame = a.row(40).unwrap().frame;
+    let f = Finding {
+        kind: FindingKind::LOST,
+        rule: None,
+        frame,
+        ts: Timestamp(0),
+        session: 0,
+        direction: Direction::ServerToClient,
+        seqno: Some(9),
+        detail: Detail::None,
+    };
+    a.apply(Update::Batch {
+        rows: vec![],
+        findings: vec![(frame, LoggedFinding::new(&f, Default::default()))],
+        endpoints: vec![],
+    });
+    a.tick();
+    assert_eq!(view_rows(&a), [40]);
+    let shown = finding_lines(&a);
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].1, "lost");
+}
