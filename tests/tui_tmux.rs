@@ -6,6 +6,11 @@
 //! No test leaves a lwarscope behind: the TUI writes its pid to a file as it
 //! starts, and at teardown, once the tmux server is killed, that process must
 //! be gone within a few seconds (or the test fails, after killing it).
+//!
+//! Nothing here sleeps for a set time and hopes: every step polls the screen
+//! (or a file) until what it waits for is there, for up to [`WAIT`], which is
+//! generous because the machine may be loaded (a busy CI runner, parallel
+//! builds). A step that waits longer fails with the screen it saw.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +24,10 @@ struct Tmux {
 }
 
 const PROMPT: &str = "READY$ ";
+
+/// How long a step waits for the screen, at most: long enough for a loaded
+/// machine, still finite.
+const WAIT: Duration = Duration::from_secs(60);
 
 impl Tmux {
     fn start(name: &str) -> Tmux {
@@ -88,6 +97,11 @@ impl Tmux {
         self.cmd(&["capture-pane", "-p", "-t", "t"])
     }
 
+    /// The screen with the lines the terminal wrapped joined again.
+    fn joined(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-J", "-t", "t"])
+    }
+
     /// The lines drawn in reverse video (the focused pane's selection), as text.
     fn selected(&self) -> Vec<String> {
         self.cmd(&["capture-pane", "-p", "-e", "-t", "t"])
@@ -105,9 +119,9 @@ impl Tmux {
             == "1"
     }
 
-    /// Waits (up to 20 s) until the screen satisfies `ok`.
+    /// Waits (up to [`WAIT`]) until the screen satisfies `ok`.
     fn wait_for(&self, ok: impl Fn(&str) -> bool, what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + WAIT;
         loop {
             let s = self.screen();
             if ok(&s) {
@@ -118,9 +132,9 @@ impl Tmux {
         }
     }
 
-    /// Waits (up to 20 s) until `get` gives something.
-    fn wait_until<T>(&self, get: impl Fn() -> Option<T>, what: &str) -> T {
-        let deadline = Instant::now() + Duration::from_secs(20);
+    /// Waits (up to [`WAIT`]) until `get` gives something.
+    fn wait_until<T>(&self, mut get: impl FnMut() -> Option<T>, what: &str) -> T {
+        let deadline = Instant::now() + WAIT;
         loop {
             if let Some(v) = get() {
                 return v;
@@ -308,9 +322,27 @@ fn browse_a_capture_open_filter_jump_and_quit() {
         "the filter applied",
     );
 
-    // Jump from the last finding to its packet: the view widens if needed.
-    let finding = |l: &String| l.contains(" s2c ") || l.contains(" c2s ");
+    // The filter keeps findings too: those of Chat packets (none here).
     t.keys(&["5"]);
+    t.wait_for(
+        |s| s.contains("findings kept") && s.contains("| kept "),
+        "the findings filtered",
+    );
+    // Go to a frame the filter hides: the view widens.
+    t.type_text(":7");
+    t.keys(&["Enter"]);
+    let s = t.wait_for(
+        |s| s.contains("Detail─ frame 7 ") || s.contains("view widened"),
+        "frame 7",
+    );
+    assert!(
+        s.contains("view widened to all packets to show frame 7"),
+        "{s}"
+    );
+
+    // Jump from the last finding by time to its packet, and back.
+    let finding = |l: &String| l.contains(" s2c ") || l.contains(" c2s ");
+    t.keys(&["5", "s"]);
     let first = t.wait_until(
         || t.selected().into_iter().find(finding),
         "a finding selected",
@@ -328,15 +360,20 @@ fn browse_a_capture_open_filter_jump_and_quit() {
         words.nth(1).unwrap().to_owned(),
     );
     t.keys(&["Enter"]);
-    let s = t.wait_for(
+    t.wait_for(
         |s| s.contains(&format!("Detail─ frame {last} ")),
         "the finding's packet",
     );
-    assert!(s.contains("view widened"), "the filter hid it:\n{s}");
     // The end of its tree lists its findings, the one we came from among them.
     t.keys(&["3", "End"]);
     let s = t.wait_for(|s| s.contains("Findings:"), "the detail's findings");
     assert!(s.contains(&label), "{label} not in the detail:\n{s}");
+    // Backspace: back to the finding.
+    t.keys(&["BSpace"]);
+    t.wait_until(
+        || t.selected().into_iter().find(|l| *l == last_line),
+        "back on the finding",
+    );
 
     // Help lists the keys; any key closes it.
     t.keys(&["?"]);
@@ -349,6 +386,11 @@ fn browse_a_capture_open_filter_jump_and_quit() {
 
     t.keys(&["q"]);
     t.assert_restored("0");
+    // One line sums it up on the terminal, as tshark prints its count.
+    assert_eq!(
+        summary_line(&t.joined()),
+        "lwarscope: 525 frames, 525 game packets, 2 sessions, 2 errors, 0 warnings, 3 notes"
+    );
 }
 
 #[test]
@@ -374,14 +416,16 @@ fn the_layout_follows_a_resize() {
     let t = Tmux::start("resize");
     t.open_tui();
     t.cmd(&["resize-window", "-t", "t", "-x", "80", "-y", "24"]);
+    // The strip on the first line, the sessions pane's border below it.
     let s = t.wait_for(
         |s| {
             s.lines()
-                .next()
+                .nth(1)
                 .is_some_and(|l| l.chars().count() == 80 && l.ends_with('┐'))
         },
         "a redraw at 80 columns",
     );
+    assert!(s.starts_with(" 2 errors: violation 2"), "{s}");
     assert!(s.contains("? help"), "{s}");
     t.cmd(&["resize-window", "-t", "t", "-x", "160", "-y", "48"]);
     t.wait_for(
@@ -480,4 +524,195 @@ fn the_tui_exits_when_its_terminal_is_killed() {
             "{name}: lwarscope still runs after its terminal was killed"
         );
     }
+}
+
+/// Errors and warnings as the strip on the first line counts them.
+fn strip_counts(screen: &str) -> (u64, u64) {
+    let top = screen.lines().next().unwrap_or_default();
+    if top.contains("no errors, no warnings") {
+        return (0, 0);
+    }
+    (count_before(top, " error"), count_before(top, " warning"))
+}
+
+/// The number just before `word` in `line` (0 when `word` is not there).
+fn count_before(line: &str, word: &str) -> u64 {
+    line.find(word)
+        .and_then(|at| line[..at].rsplit([' ', ',']).next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The summary line printed on quit.
+fn summary_line(screen: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.starts_with("lwarscope: "))
+        .unwrap_or_else(|| panic!("no summary line in:\n{screen}"))
+        .trim_end()
+        .to_owned()
+}
+
+/// The text of the screen before the first note's name.
+fn before_notes(screen: &str) -> &str {
+    let notes = ["repeat", "input-gap", "duplicate", " note ", "not-captured"];
+    let at = notes.iter().filter_map(|n| screen.find(n)).min();
+    &screen[..at.unwrap_or(screen.len())]
+}
+
+/// The must-hold: on a capture with malformed packets, losses and
+/// repeats, the first screen names the errors before any note, at 160x45 and
+/// at 80x24; and at 80x24 each client keeps its full address and port.
+#[test]
+fn the_first_screen_names_the_errors_before_any_note() {
+    for (w, h) in [(160, 45), (80, 24)] {
+        let t = Tmux::start_sized(&format!("first-{w}"), w, h);
+        t.launch("-r captures/sim-corrupt.pcap --tui");
+        let s = t.wait_for(|s| s.contains("loaded"), "the TUI");
+        let head = before_notes(&s);
+        assert!(head.contains("55 errors: malformed 41"), "{w}x{h}:\n{s}");
+        assert!(s.contains("▸ error   malformed ×41"), "{w}x{h}:\n{s}");
+        for client in ["127.0.0.2:50001", "127.0.0.3:50002"] {
+            assert!(s.contains(client), "{w}x{h}: {client}\n{s}");
+        }
+        // `!` opens the worst kind; Enter on its first incident shows the packet.
+        t.keys(&["!"]);
+        t.wait_for(|s| s.contains("▾ error   malformed"), "the worst opened");
+        t.keys(&["Down", "Enter"]);
+        let s = t.wait_for(
+            |s| s.contains("Detail─ frame 8 "),
+            "the first malformed packet",
+        );
+        assert!(s.contains("undecodable"), "{s}");
+        t.keys(&["q"]);
+        t.assert_restored("0");
+        assert_eq!(
+            summary_line(&t.joined()),
+            "lwarscope: 1278 frames, 1251 game packets, 3 sessions, 55 errors, 11 warnings, 73 notes"
+        );
+    }
+}
+
+/// A capture of each protocol, and a client of it as the sessions pane shows
+/// it once read from the file.
+const PROTOCOLS: [(&str, &str, u16); 5] = [
+    ("sim-corrupt", "127.0.0.2:50001", 32422),
+    ("strs-corrupt", "10.0.1.1:50000", 7777),
+    ("bg-corrupt", "10.0.1.1:40000", 7777),
+    ("vessel-faults", "10.7.0.1:41000", 39461),
+    ("ksy-timewarp-faults", "10.0.3.1:41000", 7711),
+];
+
+/// What every first screen must show: the strip's counts, the findings pane
+/// with the worst kind first, the errors named before any note.
+fn check_first_screen(s: &str, what: &str) -> (u64, u64) {
+    let (errors, warnings) = strip_counts(s);
+    let worst = if errors > 0 {
+        Some("error")
+    } else if warnings > 0 {
+        Some("warning")
+    } else {
+        None
+    };
+    // The findings pane is on the first screen, its worst kind first.
+    let first = s
+        .lines()
+        .find_map(|l| l.split_once("▸ ").map(|x| x.1))
+        .unwrap_or_else(|| panic!("{what}: no findings on the first screen\n{s}"));
+    if let Some(worst) = worst {
+        assert!(first.starts_with(worst), "{what}: {first}\n{s}");
+    }
+    let head = before_notes(s);
+    if errors > 0 {
+        assert!(head.contains(" error"), "{what}: errors named first\n{s}");
+    }
+    (errors, warnings)
+}
+
+/// Once quit, the summary counts what the strip counted.
+fn check_summary(t: &Tmux, (errors, warnings): (u64, u64), what: &str) {
+    t.keys(&["q"]);
+    t.assert_restored("0");
+    let line = summary_line(&t.joined());
+    let plural = |n: u64, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    assert!(line.contains(&plural(errors, "error")), "{what}: {line}");
+    assert!(
+        line.contains(&plural(warnings, "warning")),
+        "{what}: {line}"
+    );
+}
+
+#[test]
+fn every_protocol_from_a_file_at_80x24_and_160x45() {
+    for (name, client, _) in PROTOCOLS {
+        for (w, h) in [(80, 24), (160, 45)] {
+            let what = format!("{name} at {w}x{h}");
+            let t = Tmux::start_sized(&format!("file-{name}-{w}"), w, h);
+            t.launch(&format!("-r captures/{name}.pcap --tui"));
+            let s = t.wait_for(|s| s.contains("loaded") && s.contains(client), &what);
+            let counts = check_first_screen(&s, &what);
+            assert!(counts.0 + counts.1 > 0, "{what}: a faulty capture\n{s}");
+            // Go to the first frame and open it: the detail decodes it.
+            t.type_text(":1");
+            t.keys(&["Enter", "Enter"]);
+            t.wait_for(|s| s.contains("Detail━ frame "), "the detail");
+            check_summary(&t, counts, &what);
+        }
+    }
+}
+
+/// Each protocol's capture replayed on loopback while two TUIs capture it
+/// live, at 80x24 and at 160x45 (needs root, as live capture does).
+#[test]
+fn every_protocol_live_at_80x24_and_160x45() {
+    use lwarscope::proto::replay::{Pace, ReplayConfig, run_replay};
+    for (name, _, port) in PROTOCOLS {
+        let terms: Vec<Tmux> = [(80, 24), (160, 45)]
+            .into_iter()
+            .map(|(w, h)| {
+                let t = Tmux::start_sized(&format!("live-{name}-{w}"), w, h);
+                t.launch(&format!("-i lo -f 'udp port {port}' --tui"));
+                t
+            })
+            .collect();
+        for t in &terms {
+            t.wait_for(
+                |s| s.contains("live lo") && s.contains("FOLLOW"),
+                "the live TUI",
+            );
+        }
+        let stats = run_replay(&ReplayConfig {
+            file: format!("captures/{name}.pcap").into(),
+            pace: Pace::Pps(4000),
+            keep: |_| true,
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(stats.sent > 20, "{name}: {stats}");
+        for t in &terms {
+            // Every packet in, the findings settled: two screens alike, a
+            // second apart, with sessions and findings on them.
+            let mut last = String::new();
+            let s = t.wait_until(
+                || {
+                    std::thread::sleep(Duration::from_millis(1000));
+                    let s = strip_rates(&t.screen());
+                    let same = s == last && s.contains("127.0.0.1:");
+                    last = s.clone();
+                    same.then_some(s)
+                },
+                &format!("{name}: the live capture to settle"),
+            );
+            let counts = check_first_screen(&s, name);
+            assert!(counts.0 + counts.1 > 0, "{name}: faults seen live\n{s}");
+            check_summary(t, counts, name);
+        }
+    }
+}
+
+/// A screen without what changes by itself every second (rates, sparklines).
+fn strip_rates(screen: &str) -> String {
+    screen
+        .lines()
+        .filter(|l| !l.contains("pkt/s") && !l.chars().any(|c| ('▁'..='█').contains(&c)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -652,6 +652,7 @@ const NAMES: &[&str] = &[
     "port",
     "player",
     "finding",
+    "kind",
     "severity",
     "session",
     "dir",
@@ -778,7 +779,8 @@ fn field(name: &str) -> Option<Field> {
         "dst" => Field::Addr(Side::Dst),
         "peer" => Field::Addr(Side::Peer),
         "player" => Field::Player,
-        "finding" => Field::Finding,
+        // `kind`, as the TUI's findings pane names a finding's kind.
+        "finding" | "kind" => Field::Finding,
         "severity" => Field::Severity,
         "dir" => Field::Dir,
         "malformed" => Field::Malformed,

@@ -3,13 +3,14 @@
 //! the keys every pane shares and hands the rest to the focused pane, then does
 //! what the pane asks ([`Action`]); drawing reads this state (see `ui`).
 
-use super::filter::{DisplayFilter, Job, Worker};
+use super::filter::{DisplayFilter, Job, LogSet, PacketCtx, Worker};
 use super::model::{
     CaptureCounters, Endpoints, Entry, FindingLog, LoggedFinding, RECORD_HEADER, Row, RowIndex,
     SessionSnap, Update,
 };
 use super::pane::{
-    Action, Component, Cursor, Detail, Extent, FindingList, Graph, HexView, Node, Pane, SessionList,
+    Action, Component, Cursor, Detail, Extent, FindingItem, FindingList, Graph, HexView, LogView,
+    Node, Pane, SessionList,
 };
 use super::store::StoreReader;
 use crate::capture::Timestamp;
@@ -32,6 +33,16 @@ pub struct PacketView {
     pub filter: Option<Arc<DisplayFilter>>,
     /// Indices of matching rows found so far; `None` when every row matches.
     pub matches: Option<Vec<u32>>,
+    /// Rows of the findings log the filter kept so far; `None` when every
+    /// one is kept (no session chosen, no filter).
+    pub findings: Option<LogSet>,
+    /// Findings kept so far (each row's run counted whole).
+    pub findings_kept: u64,
+    /// Bumped whenever `findings` changes: the findings pane rebuilds then.
+    pub findings_version: u64,
+    /// Rows of the findings log looked at: a finding logged later on a row
+    /// the worker had already been given is checked by the UI itself.
+    log_seen: usize,
     /// Rows examined so far for `matches` (by the filter worker).
     pub scanned: usize,
     /// Rows handed to the filter worker so far.
@@ -73,6 +84,8 @@ pub enum Prompt {
     Filter,
     /// A file to save the packets in view to (`w`).
     Save,
+    /// A frame number to go to (`:`).
+    GoTo,
 }
 
 /// The text being typed in the status bar.
@@ -110,6 +123,15 @@ impl Areas {
     fn pane_at(&self, pos: Position) -> Option<Pane> {
         Pane::ALL.into_iter().find(|p| self.get(*p).contains(pos))
     }
+}
+
+/// A place to come back to: the pane in focus, and the selections of the
+/// findings and the packets.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    focus: Pane,
+    finding: Cursor,
+    frame: Option<u64>,
 }
 
 /// What the data source is, for the status bar and the clock.
@@ -150,6 +172,10 @@ pub struct App {
     /// Every session over time, filled by the data side: the IO graph's data.
     pub timeline: Arc<Mutex<Timeline>>,
     pub follow: bool,
+    /// On screens too small for every pane, whether the lower part shows the
+    /// packet's detail and hex (once the user looks at packets) rather than
+    /// the findings (at first, and once the user goes to them).
+    pub lower_detail: bool,
     /// While paused, what was shown when the pause began: row, finding and
     /// session counts stay there.
     pub paused: Option<(usize, usize, Vec<SessionSnap>)>,
@@ -157,6 +183,12 @@ pub struct App {
     pub input: Option<FilterInput>,
     /// A one-off message for the status bar.
     pub message: Option<String>,
+    /// Where the user was before the last jump (to a finding's packet, to a
+    /// frame): Backspace goes back there.
+    back: Option<Place>,
+    /// Files `w` saved, and how many packets each holds: the summary on quit
+    /// names them.
+    pub saved: Vec<(std::path::PathBuf, u64)>,
     pub quit: bool,
     pub areas: Areas,
     /// Rows received per second of wall time (set by the run loop).
@@ -175,6 +207,7 @@ impl App {
     pub fn new(source: SourceInfo, store: StoreReader) -> Self {
         App {
             follow: source.live,
+            lower_detail: false,
             source,
             store,
             rows: RowIndex::default(),
@@ -198,6 +231,8 @@ impl App {
             help: false,
             input: None,
             message: None,
+            back: None,
+            saved: Vec::new(),
             quit: false,
             areas: Areas::default(),
             pps: 0.0,
@@ -254,6 +289,7 @@ impl App {
     pub fn tick(&mut self) {
         self.findings.index();
         self.pump_filter();
+        self.refresh_findings();
         if self.follow && self.paused.is_none() {
             let len = self.view_len();
             self.view.cursor.set(len.saturating_sub(1), len);
@@ -414,6 +450,9 @@ impl App {
             .and_then(|r| self.rows.get(r))
             .map(|e| e.frame);
         self.view.matches = (!self.view.is_all()).then(Vec::new);
+        self.view.findings = (!self.view.is_all()).then(LogSet::default);
+        self.view.findings_version += 1;
+        self.view.log_seen = self.findings.len();
         self.view.scanned = 0;
         self.view.sent = 0;
         self.view.cursor = Cursor::default();
@@ -451,8 +490,98 @@ impl App {
         while let Some(done) = worker.try_done() {
             self.take_matches(done);
         }
+        self.check_late_findings();
         self.send_jobs(&worker);
         self.worker = Some(worker);
+    }
+
+    /// Filters the findings logged on rows the worker had already been given
+    /// (a `lost` raised on an earlier packet, the end of the capture's), up
+    /// to a few thousand a screen; stops at a row the worker has not
+    /// finished, to take it up once it has.
+    fn check_late_findings(&mut self) {
+        const BUDGET: usize = 4096;
+        let end = self.findings.len().min(self.view.log_seen + BUDGET);
+        while self.view.log_seen < end {
+            let i = self.view.log_seen;
+            let Some(r) = self.findings.get(i).map(|run| run.first.row as usize) else {
+                break;
+            };
+            if r < self.view.sent {
+                if r >= self.view.scanned {
+                    break;
+                }
+                self.check_late(r);
+            }
+            self.view.log_seen += 1;
+        }
+    }
+
+    /// Filters again the packet of index row `r`, already scanned, and its
+    /// findings.
+    fn check_late(&mut self, r: usize) {
+        let mut payload = Vec::new();
+        let Some(row) = self.row(r).filter(|row| self.payload(row, &mut payload)) else {
+            return;
+        };
+        if self.view.session.is_some_and(|s| row.session as usize != s) {
+            return;
+        }
+        let lo = r as u32;
+        let own: Vec<(u32, LoggedFinding)> = self
+            .findings
+            .in_rows_logged(lo..lo + 1)
+            .map(|(_, i, f)| (i, *f))
+            .collect();
+        let own = own.iter().map(|(i, f)| (*i, f));
+        let mut found = Vec::new();
+        let packet = match &self.view.filter {
+            None => {
+                found.extend(own.map(|(i, _)| i));
+                true
+            }
+            Some(filter) => {
+                let unknown = (SocketAddr::from(([0; 4], 0)), SocketAddr::from(([0; 4], 0)));
+                let ctx = PacketCtx {
+                    row: &row,
+                    payload: &payload,
+                    addresses: self.addresses(&row).unwrap_or(unknown),
+                    protocol: self.protocol(&row, &payload),
+                    dissector: self.dissector(&row, &payload),
+                    findings: &[],
+                };
+                let mut fs = Vec::new();
+                super::filter::finding_matches(filter, &ctx, own, &mut fs, &mut found)
+            }
+        };
+        if packet
+            && let Some(m) = &mut self.view.matches
+            && let Err(at) = m.binary_search(&lo)
+        {
+            m.insert(at, lo);
+        }
+        self.keep_findings(found);
+    }
+
+    /// Adds rows of the findings log to those the filter kept.
+    fn keep_findings(&mut self, found: Vec<u32>) {
+        if let Some(kept) = &mut self.view.findings
+            && !found.is_empty()
+        {
+            found.into_iter().for_each(|i| kept.insert(i));
+            self.view.findings_version += 1;
+        }
+    }
+
+    /// Brings the findings pane up to date with the log and the filter.
+    fn refresh_findings(&mut self) {
+        let view = LogView {
+            log: &self.findings,
+            limit: self.paused.as_ref().map_or(self.findings.len(), |p| p.1),
+            kept: self.view.findings.as_ref(),
+            filter: self.view.findings_version,
+        };
+        self.finding_list.refresh(&view);
     }
 
     fn take_matches(&mut self, done: super::filter::Done) {
@@ -462,6 +591,7 @@ impl App {
         if let Some(m) = &mut self.view.matches {
             m.extend(done.matches);
         }
+        self.keep_findings(done.findings);
         self.view.scanned = done.end;
         if let Some(frame) = self.view.reselect
             && self
@@ -500,16 +630,14 @@ impl App {
         }
     }
 
-    /// The findings of rows `range`, with their row indices, as the filter sees them.
-    fn job_findings(&self, range: Range<usize>) -> Vec<(usize, LoggedFinding)> {
-        if self.view.filter.is_none() {
-            return Vec::new();
-        }
+    /// The findings of rows `range`, with their row indices and their rows
+    /// in the log, as the filter sees them.
+    fn job_findings(&self, range: Range<usize>) -> Vec<(usize, u32, LoggedFinding)> {
         let lo = u32::try_from(range.start).unwrap_or(u32::MAX);
         let hi = u32::try_from(range.end).unwrap_or(u32::MAX);
         self.findings
-            .in_rows(lo..hi)
-            .map(|(r, f)| (r as usize, *f))
+            .in_rows_logged(lo..hi)
+            .map(|(r, i, f)| (r as usize, i, *f))
             .collect()
     }
 
@@ -624,6 +752,15 @@ impl App {
     }
 
     fn on_key(&mut self, k: &KeyEvent) {
+        self.on_key_inner(k);
+        match self.focus {
+            Pane::Findings => self.lower_detail = false,
+            Pane::Detail | Pane::Hex => self.lower_detail = true,
+            _ => {}
+        }
+    }
+
+    fn on_key_inner(&mut self, k: &KeyEvent) {
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && k.code == KeyCode::Char('c') {
             self.quit = true;
@@ -664,13 +801,14 @@ impl App {
                     error: None,
                 });
             }
-            KeyCode::Char('w') => {
-                self.input = Some(FilterInput {
-                    prompt: Prompt::Save,
-                    text: "lwarscope-view.pcapng".into(),
-                    error: None,
-                });
+            KeyCode::Char('w') => self.prompt(Prompt::Save, "lwarscope-view.pcapng"),
+            KeyCode::Char(':') => self.prompt(Prompt::GoTo, ""),
+            KeyCode::Char('g') if ctrl => self.prompt(Prompt::GoTo, ""),
+            KeyCode::Char('!') => {
+                self.finding_list.focus_worst(&self.findings);
+                self.focus = Pane::Findings;
             }
+            KeyCode::Backspace => self.go_back(),
             KeyCode::Char('f') if !ctrl => {
                 self.follow = !self.follow;
                 if self.follow {
@@ -685,10 +823,22 @@ impl App {
             _ => {
                 let pane = self.focus;
                 let extent = self.extent(pane);
-                let action = self.component(pane).on_key(k, extent);
+                let action = match pane {
+                    Pane::Findings => self.finding_list.on_key_with(k, extent, &self.findings),
+                    _ => self.component(pane).on_key(k, extent),
+                };
                 self.act(action);
             }
         }
+    }
+
+    /// Opens the input line for `prompt`, with `text` typed in.
+    fn prompt(&mut self, prompt: Prompt, text: &str) {
+        self.input = Some(FilterInput {
+            prompt,
+            text: text.into(),
+            error: None,
+        });
     }
 
     /// How much `pane` lists now, and its page.
@@ -698,7 +848,7 @@ impl App {
             Pane::Packets => self.view_len(),
             Pane::Detail => self.detail.visible().len(),
             Pane::Hex => 0,
-            Pane::Findings => self.finding_limit(),
+            Pane::Findings => self.finding_list.items().len(),
             Pane::Graph => 0,
         };
         let page = self.areas.get(pane).height.saturating_sub(3).max(1);
@@ -729,6 +879,7 @@ impl App {
                 self.focus = Pane::Packets;
             }
             Action::PacketMoved => {
+                self.lower_detail = true;
                 // Moving away from the end stops following; End resumes it.
                 let len = self.view_len();
                 self.follow = self.follow && self.view.cursor.selected + 1 >= len;
@@ -760,9 +911,23 @@ impl App {
                 let path = std::path::PathBuf::from(input.text.trim());
                 self.input = None;
                 self.message = Some(match self.save_view(&path) {
-                    Ok(n) => format!("saved {n} packets to {}", path.display()),
+                    Ok(n) => {
+                        self.saved.push((path.clone(), n));
+                        format!("saved {n} packets to {}", path.display())
+                    }
                     Err(e) => format!("not saved: {e}"),
                 });
+                return;
+            }
+            KeyCode::Enter if input.prompt == Prompt::GoTo => {
+                match input.text.trim().parse::<u64>() {
+                    Ok(frame) => {
+                        self.input = None;
+                        self.remember();
+                        self.go_to_frame(frame);
+                    }
+                    Err(_) => input.error = Some("a frame number".into()),
+                }
                 return;
             }
             KeyCode::Enter => {
@@ -875,29 +1040,100 @@ impl App {
         self.act(action);
     }
 
-    /// Selects the packet of the finding under the cursor, widening the view
-    /// if the current one hides it.
+    /// Selects the packet of the incident under the findings cursor.
     fn jump_to_finding(&mut self) {
+        let Some(FindingItem::Incident(i)) = self.finding_list.selected_item() else {
+            return;
+        };
         let Some(frame) = self
             .findings
-            .get(self.finding_list.cursor.selected)
-            .filter(|_| self.finding_list.cursor.selected < self.finding_limit())
+            .get(i as usize)
             .and_then(|run| self.finding_frame(&run.first))
         else {
             return;
         };
+        self.remember();
+        self.go_to_frame(frame);
+    }
+
+    /// Selects the packet of `frame` (or the first game packet after it),
+    /// widening the view if the current one hides it, and focuses the packets.
+    fn go_to_frame(&mut self, frame: u64) {
+        let Some(row) = self.rows.get(self.rows.first_from_frame(frame)) else {
+            self.message = Some(format!("no game packet at or after frame {frame}"));
+            return;
+        };
         self.follow = false;
-        if !self.select_frame_in_view(frame) {
+        let mut note = (row.frame != frame)
+            .then(|| format!("frame {frame} is no game packet: frame {} shown", row.frame));
+        if !self.select_frame_in_view(row.frame) {
             self.show_all();
-            if self.select_frame_in_view(frame) {
-                self.message = Some(format!("view widened to all packets to show frame {frame}"));
-            } else {
-                self.message = Some(format!("frame {frame} is not in the capture"));
-                return;
-            }
+            self.select_frame_in_view(row.frame);
+            note.get_or_insert(format!(
+                "view widened to all packets to show frame {}",
+                row.frame
+            ));
         }
+        self.message = note;
         self.refresh_detail();
         self.focus = Pane::Packets;
+        self.lower_detail = true;
+    }
+
+    /// Where the user is now, to come back to.
+    fn place(&self) -> Place {
+        Place {
+            focus: self.focus,
+            finding: self.finding_list.cursor,
+            frame: self
+                .selected_row()
+                .and_then(|r| self.rows.get(r))
+                .map(|e| e.frame),
+        }
+    }
+
+    fn remember(&mut self) {
+        self.back = Some(self.place());
+    }
+
+    /// Back to where the last jump left from; again, back to where it went.
+    fn go_back(&mut self) {
+        let Some(to) = self.back.take() else {
+            self.message = Some("nowhere to go back to".into());
+            return;
+        };
+        self.back = Some(self.place());
+        if let Some(frame) = to.frame
+            && !self.select_frame_in_view(frame)
+        {
+            self.show_all();
+            self.select_frame_in_view(frame);
+        }
+        self.finding_list.cursor = to.finding;
+        self.focus = to.focus;
+        self.follow = false;
+        self.refresh_detail();
+    }
+
+    /// The line printed on the terminal once the TUI has ended, as tshark
+    /// prints its packet count: what was read and found, and what `w` saved.
+    pub fn summary(&self) -> String {
+        let packets = self.rows.len() as u64;
+        let plural = |n: u64, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+        let mut line = format!(
+            "lwarscope: {}, {}, {}, {}, {}, {}",
+            plural(self.counters.frames.max(packets), "frame"),
+            plural(packets, "game packet"),
+            plural(self.sessions.len() as u64, "session"),
+            plural(self.findings.count_of(Severity::Error), "error"),
+            plural(self.findings.count_of(Severity::Warning), "warning"),
+            plural(self.findings.count_of(Severity::Note), "note"),
+        );
+        for (i, (path, n)) in self.saved.iter().enumerate() {
+            line.push_str(if i == 0 { "; saved " } else { ", " });
+            line.push_str(&format!("{} to {}", plural(*n, "packet"), path.display()));
+        }
+        line
     }
 
     fn toggle_pause(&mut self) {

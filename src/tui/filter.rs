@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// What a filter sees of one packet.
+#[derive(Clone, Copy)]
 pub struct PacketCtx<'a> {
     pub row: &'a Row,
     /// The payload as captured.
@@ -85,8 +86,9 @@ pub struct Job {
     /// Index of the first row.
     pub start: usize,
     pub rows: Vec<Entry>,
-    /// The rows' findings with their row indices, sorted by row.
-    pub findings: Vec<(usize, LoggedFinding)>,
+    /// The rows' findings with their row indices and their rows in the
+    /// findings log, sorted by row.
+    pub findings: Vec<(usize, u32, LoggedFinding)>,
     /// Only this session's packets, if set.
     pub session: Option<SessionId>,
     pub filter: Option<Arc<DisplayFilter>>,
@@ -102,6 +104,28 @@ pub struct Done {
     pub start: usize,
     pub end: usize,
     pub matches: Vec<u32>,
+    /// The rows of the findings log that matched (see [`finding_matches`]).
+    pub findings: Vec<u32>,
+}
+
+/// Rows of the findings log, as a bit set (the log is bounded, so is this).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogSet(Vec<u64>);
+
+impl LogSet {
+    pub fn insert(&mut self, i: u32) {
+        let w = (i / 64) as usize;
+        if self.0.len() <= w {
+            self.0.resize(w + 1, 0);
+        }
+        self.0[w] |= 1 << (i % 64);
+    }
+
+    pub fn contains(&self, i: u32) -> bool {
+        self.0
+            .get((i / 64) as usize)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
 }
 
 /// A thread that filters blocks of rows, decoding their payloads from the
@@ -191,15 +215,16 @@ fn run(
     let span = job.rows.last().map_or(0, |e| e.record - base) as usize;
     let read = store.read_span(base, span + RECORD_HEADER + Loc::MAX_LEN, records);
     let mut matches = Vec::new();
+    let mut found = Vec::new();
     let mut findings = job.findings.as_slice();
     for (k, entry) in job.rows.iter().enumerate() {
         if k.is_multiple_of(512) && current.load(Ordering::Relaxed) != job.generation {
             return None;
         }
         let i = job.start + k;
-        let skip = findings.partition_point(|(r, _)| *r < i);
+        let skip = findings.partition_point(|(r, ..)| *r < i);
         findings = &findings[skip..];
-        let n = findings.partition_point(|(r, _)| *r == i);
+        let n = findings.partition_point(|(r, ..)| *r == i);
         let (own, _) = findings.split_at(n);
         let Some((row, payload)) = read
             .is_ok()
@@ -208,25 +233,26 @@ fn run(
         else {
             continue;
         };
-        let mut ok = job.session.is_none_or(|s| row.session as usize == s);
-        if ok && let Some(filter) = &job.filter {
-            fs.clear();
-            fs.extend(own.iter().map(|(_, f)| f.to_finding(row.frame, row.ts)));
-            let endpoints = job.endpoints.get(row.session as usize).copied().flatten();
-            let addresses = endpoints.map_or(unknown, |e| e.of(row.direction()));
-            let protocol =
-                endpoints.map_or_else(|| crate::proto::protocol_of(payload), |e| e.protocol);
-            let dissector = endpoints.map_or(protocol.dissector, |e| e.dissector(row.direction()));
-            ok = filter.matches(&PacketCtx {
-                row: &row,
-                payload,
-                addresses,
-                protocol,
-                dissector,
-                findings: fs,
-            });
+        if job.session.is_some_and(|s| row.session as usize != s) {
+            continue;
         }
-        if ok {
+        let Some(filter) = &job.filter else {
+            matches.push(i as u32);
+            found.extend(own.iter().map(|&(_, log, _)| log));
+            continue;
+        };
+        let endpoints = job.endpoints.get(row.session as usize).copied().flatten();
+        let protocol = endpoints.map_or_else(|| crate::proto::protocol_of(payload), |e| e.protocol);
+        let ctx = PacketCtx {
+            row: &row,
+            payload,
+            addresses: endpoints.map_or(unknown, |e| e.of(row.direction())),
+            protocol,
+            dissector: endpoints.map_or(protocol.dissector, |e| e.dissector(row.direction())),
+            findings: &[],
+        };
+        let own = own.iter().map(|(_, log, f)| (*log, f));
+        if finding_matches(filter, &ctx, own, fs, &mut found) {
             matches.push(i as u32);
         }
     }
@@ -235,6 +261,40 @@ fn run(
         start: job.start,
         end: job.start + job.rows.len(),
         matches,
+        findings: found,
+    })
+}
+
+/// Whether `filter` keeps the packet of `ctx` (with all of `own`, its
+/// findings, as the report sees it), and which of its findings it keeps,
+/// pushed to `found` by their log rows: a finding is kept when the filter
+/// matches its packet with that finding alone, so that `severity == error`
+/// keeps a packet's errors and not the notes beside them, and a filter on
+/// the packet alone (`Chat`) keeps every finding of the packets it keeps.
+pub fn finding_matches<'a>(
+    filter: &DisplayFilter,
+    ctx: &PacketCtx<'_>,
+    own: impl Iterator<Item = (u32, &'a LoggedFinding)> + Clone,
+    fs: &mut Vec<Finding>,
+    found: &mut Vec<u32>,
+) -> bool {
+    let (frame, ts) = (ctx.row.frame, ctx.row.ts);
+    for (log, f) in own.clone() {
+        fs.clear();
+        fs.push(f.to_finding(frame, ts));
+        if filter.matches(&PacketCtx {
+            findings: fs.as_slice(),
+            ..*ctx
+        }) && found.last() != Some(&log)
+        {
+            found.push(log);
+        }
+    }
+    fs.clear();
+    fs.extend(own.map(|(_, f)| f.to_finding(frame, ts)));
+    filter.matches(&PacketCtx {
+        findings: fs.as_slice(),
+        ..*ctx
     })
 }
 

@@ -19,7 +19,10 @@
 //!   blocking, handles keys and mouse, redraws at a steady rate.
 //!
 //! The terminal is restored on quit, on Ctrl-C, on SIGTERM/SIGHUP and on panic;
-//! the TUI exits when its terminal goes away (a closed tmux pane).
+//! the TUI exits when its terminal goes away (a closed tmux pane). Once the
+//! terminal is restored, one line on standard error sums up the session
+//! ([`App::summary`]). The keys are documented in docs/tui.md, which the help
+//! overlay matches (a test checks it).
 
 pub mod app;
 pub mod data;
@@ -195,7 +198,12 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
     };
     // The guard is dropped: the terminal is back to normal before we wait.
     side.shutdown();
-    result.map_err(TuiError::Terminal)
+    result.map_err(TuiError::Terminal)?;
+    // What was read and found, in one line on the terminal (as tshark ends
+    // with its packet count), on standard error so that it never mixes with
+    // output piped on.
+    eprintln!("{}", app.summary());
+    Ok(())
 }
 
 fn limit(mut src: capture::Source, options: &Options) -> capture::Source {

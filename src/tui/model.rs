@@ -209,6 +209,11 @@ impl LoggedFinding {
         self.kind().severity()
     }
 
+    /// The findings pane's group: its kind and rule ([`Group::key`]).
+    pub const fn group_key(&self) -> (u8, u8) {
+        (self.kind, self.rule)
+    }
+
     /// `violation/wrong-sender` for violations, the kind's name otherwise.
     pub fn label(&self) -> impl std::fmt::Display + '_ {
         std::fmt::from_fn(move |f| match self.rule() {
@@ -258,6 +263,29 @@ impl LogRow {
     }
 }
 
+/// One kind of finding (a violation's rule counting as a kind of its own) as
+/// the findings pane groups them: the log rows (incidents) of that kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Group {
+    kind: u8,
+    rule: u8,
+    severity: Severity,
+    /// The log row of its first incident (in time).
+    pub first: u32,
+    /// Incidents (log rows) of the kind.
+    pub incidents: u32,
+    /// Findings in them (each run's count).
+    pub findings: u64,
+}
+
+impl Group {
+    /// The group's kind, as its incidents carry it
+    /// ([`LoggedFinding::group_key`]).
+    pub const fn key(&self) -> (u8, u8) {
+        (self.kind, self.rule)
+    }
+}
+
 /// The UI's log of findings, bounded the way the engine bounds sessions.
 ///
 /// A finding continues the run of the latest row of its session and direction
@@ -280,7 +308,15 @@ pub struct FindingLog {
     /// `(packet row, log row, the newest)` for each kept finding, sorted by
     /// packet row once [`FindingLog::index`] has run.
     by_row: Vec<(u32, u32, bool)>,
+    /// Every finding fed, kept or not, by kind (their index in the registry):
+    /// the always-visible strip counts these.
+    by_kind: Vec<u64>,
+    /// The kinds of the log's rows, worst first (then the kind whose first
+    /// incident came first). Built by [`FindingLog::index`].
+    groups: Vec<Group>,
     indexed: bool,
+    /// Bumped by every change: what is drawn from the log is rebuilt when it moves.
+    version: u64,
     total: u64,
 }
 
@@ -299,9 +335,46 @@ impl FindingLog {
             open: std::collections::HashMap::new(),
             overflow: Vec::new(),
             by_row: Vec::new(),
+            by_kind: Vec::new(),
+            groups: Vec::new(),
             indexed: true,
+            version: 0,
             total: 0,
         }
+    }
+
+    /// Changes with every finding taken in.
+    pub const fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The kinds, worst first, as [`FindingLog::index`] last grouped them.
+    pub fn groups(&self) -> &[Group] {
+        &self.groups
+    }
+
+    /// Every log row in time order (of its first finding's packet), as of
+    /// the last [`FindingLog::index`].
+    pub fn by_time(&self) -> impl Iterator<Item = u32> + '_ {
+        self.by_row
+            .iter()
+            .filter(|&&(_, _, newest)| !newest)
+            .map(|&(_, i, _)| i)
+    }
+
+    /// Every finding fed, kept or not, by kind, in the registry's order.
+    pub fn counts(&self) -> impl Iterator<Item = (FindingKind, u64)> + '_ {
+        crate::proto::all_kinds()
+            .zip(self.by_kind.iter().copied())
+            .filter(|&(_, n)| n > 0)
+    }
+
+    /// Every finding fed of severity `s`, kept or not.
+    pub fn count_of(&self, s: Severity) -> u64 {
+        self.counts()
+            .filter(|(k, _)| k.severity() == s)
+            .map(|(_, n)| n)
+            .sum()
     }
 
     /// Rows kept.
@@ -341,6 +414,12 @@ impl FindingLog {
     /// Takes in a finding, its `row` set.
     pub fn push(&mut self, f: LoggedFinding) {
         self.total += 1;
+        self.version += 1;
+        let k = usize::from(f.kind);
+        if self.by_kind.len() <= k {
+            self.by_kind.resize(k + 1, 0);
+        }
+        self.by_kind[k] += 1;
         let key = (f.session, f.direction.index() as u8);
         if let Some(&i) = self.open.get(&key)
             && let Some(run) = self.rows.get_mut(i as usize)
@@ -383,7 +462,36 @@ impl FindingLog {
             }
         }
         self.by_row.sort_unstable();
+        self.group();
         self.indexed = true;
+    }
+
+    /// Groups the rows by kind, worst kind first ([`Group`]).
+    fn group(&mut self) {
+        self.groups.clear();
+        // In time order, so that each kind's first incident comes first.
+        for (_, i, newest) in self.by_row.iter().copied() {
+            let Some(run) = self.rows.get(i as usize).filter(|_| !newest) else {
+                continue;
+            };
+            let key = run.first.group_key();
+            match self.groups.iter_mut().find(|g| g.key() == key) {
+                Some(g) => {
+                    g.incidents += 1;
+                    g.findings += run.count;
+                }
+                None => self.groups.push(Group {
+                    kind: key.0,
+                    rule: key.1,
+                    severity: run.first.severity(),
+                    first: i,
+                    incidents: 1,
+                    findings: run.count,
+                }),
+            }
+        }
+        // Worst first; among equals, the kind that began first (stable).
+        self.groups.sort_by_key(|g| std::cmp::Reverse(g.severity));
     }
 
     /// The kept findings raised on packets of index rows `range`, by row.
@@ -391,6 +499,14 @@ impl FindingLog {
         &self,
         range: std::ops::Range<u32>,
     ) -> impl Iterator<Item = (u32, &LoggedFinding)> {
+        self.in_rows_logged(range).map(|(r, _, f)| (r, f))
+    }
+
+    /// As [`FindingLog::in_rows`], with each finding's row in the log.
+    pub fn in_rows_logged(
+        &self,
+        range: std::ops::Range<u32>,
+    ) -> impl Iterator<Item = (u32, u32, &LoggedFinding)> {
         let start = self.by_row.partition_point(|&(r, ..)| r < range.start);
         self.by_row[start..]
             .iter()
@@ -398,7 +514,7 @@ impl FindingLog {
             .filter_map(|&(r, i, newest)| {
                 let run = self.rows.get(i as usize)?;
                 let f = if newest { &run.newest } else { &run.first };
-                (f.row == r).then_some((r, f))
+                (f.row == r).then_some((r, i, f))
             })
     }
 
@@ -409,6 +525,8 @@ impl FindingLog {
             + self.by_row.capacity() * size_of::<(u32, u32, bool)>()
             + self.open.capacity() * (size_of::<((u32, u8), u32)>() + 1)
             + self.overflow.capacity() * size_of::<u64>()
+            + self.groups.capacity() * size_of::<Group>()
+            + self.by_kind.capacity() * size_of::<u64>()
     }
 }
 

@@ -280,22 +280,83 @@ fn filter_is_checked_as_you_type_and_applied_on_enter() {
 }
 
 #[test]
-fn enter_on_a_finding_jumps_to_its_packet() {
+fn enter_on_a_finding_jumps_to_its_packet_and_backspace_comes_back() {
     let mut a = app();
     text(&mut a, 80, 24);
-    // Narrow the view to session 1 first: the jump must widen it.
+    // Session 1 chosen: its packets and its findings only.
     a.focus = Pane::Sessions;
     key(&mut a, KeyCode::Down);
     key(&mut a, KeyCode::Down);
-    let last = a.findings.len() - 1;
-    let target = a.finding_frame(&a.findings.rows()[last].first).unwrap();
+    let mut theirs: Vec<u64> = a
+        .findings
+        .rows()
+        .iter()
+        .filter(|run| run.first.session == 1)
+        .map(|run| a.finding_frame(&run.first).unwrap())
+        .collect();
+    theirs.sort();
+    let target = *theirs.last().unwrap();
     a.focus = Pane::Findings;
+    // By time, the last incident is the newest.
+    key(&mut a, KeyCode::Char('s'));
+    assert_eq!(a.finding_list.items().len(), theirs.len());
     key(&mut a, KeyCode::End);
+    let at = a.finding_list.cursor;
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.focus, Pane::Packets);
     let r = a.selected_row().unwrap();
     assert_eq!(a.row(r).unwrap().frame, target);
     assert_eq!(a.detail.row, Some(r));
+    // Back to the finding, then forth to the packet where we left it.
+    key(&mut a, KeyCode::Up);
+    let left = a.selected_row();
+    assert_ne!(left, Some(r));
+    key(&mut a, KeyCode::Backspace);
+    assert_eq!((a.focus, a.finding_list.cursor), (Pane::Findings, at));
+    key(&mut a, KeyCode::Backspace);
+    assert_eq!(a.focus, Pane::Packets);
+    assert_eq!(a.selected_row(), left);
+}
+
+#[test]
+fn go_to_frame_selects_it_widening_the_view_and_says_when_it_is_no_game_packet() {
+    let mut a = app();
+    text(&mut a, 80, 24);
+    keys(&mut a, "/Chat");
+    key(&mut a, KeyCode::Enter);
+    let hidden = (1..=a.rows.len() as u64)
+        .find(|&f| {
+            let r = a.row_of_frame(f).unwrap();
+            !(0..a.view_len()).any(|i| a.view_row(i) == Some(r))
+        })
+        .unwrap();
+    keys(&mut a, &format!(":{hidden}"));
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.focus, Pane::Packets);
+    assert_eq!(a.row(a.selected_row().unwrap()).unwrap().frame, hidden);
+    assert!(a.view.filter.is_none(), "the view widened");
+    assert_eq!(
+        a.message.as_deref(),
+        Some(format!("view widened to all packets to show frame {hidden}").as_str())
+    );
+    // Ctrl-g too; a frame past the end is refused with a message.
+    a.on_event(&Event::Key(KeyEvent::new(
+        KeyCode::Char('g'),
+        KeyModifiers::CONTROL,
+    )));
+    keys(&mut a, "99999");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(
+        a.message.as_deref(),
+        Some("no game packet at or after frame 99999")
+    );
+    // Not a number: said in the input line, which stays open.
+    keys(&mut a, ":x");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(
+        a.input.as_ref().unwrap().error.as_deref(),
+        Some("a frame number")
+    );
 }
 
 #[test]
@@ -510,8 +571,9 @@ fn findings_show_their_details_from_the_store() {
         .map(|run| a.finding_detail(&run.first))
         .collect();
     assert!(details.iter().any(|d| d.contains("frame")), "{details:?}");
-    // The findings pane shows the first one's detail text.
+    // The findings pane, by time, shows the first one's detail text.
     key(&mut a, KeyCode::Char('5'));
+    key(&mut a, KeyCode::Char('s'));
     // A screen wide enough for the pane to show the whole detail.
     let shown = text(&mut a, 400, 48);
     let first = details.iter().find(|d| !d.is_empty()).unwrap();
@@ -722,12 +784,328 @@ fn a_flood_of_findings_stays_at_the_cap_and_the_pane_says_what_was_folded() {
         shown.contains("12345 more findings folded: lost 12000, reordered 345"),
         "{shown}"
     );
-    let title = format!("{LOG_ROWS} rows, {} findings", a.findings.total());
+    let title = format!("{} findings in {LOG_ROWS} incidents", a.findings.total());
     assert!(shown.contains(&title), "{shown}");
     // The packet still shows the kept findings raised on it, and the pane
     // still jumps.
     assert!(a.findings_of(2).count() > 0);
+    // The last kind opened, its first incident.
     key(&mut a, KeyCode::End);
     key(&mut a, KeyCode::Enter);
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Enter);
     assert_eq!(a.focus, Pane::Packets);
+}
+
+fn corrupt() -> App {
+    let info = SourceInfo {
+        label: "file sim-corrupt.pcap".into(),
+        live: false,
+    };
+    load_app(
+        MemoryFeed::new(datagrams_of("captures/sim-corrupt.pcap")),
+        info,
+    )
+    .unwrap()
+}
+
+/// The severity and label of each line of the findings pane (kinds and
+/// incidents alike).
+fn finding_lines(a: &App) -> Vec<(crate::engine::Severity, String, bool)> {
+    use super::pane::FindingItem;
+    a.finding_list
+        .items()
+        .iter()
+        .map(|item| match *item {
+            FindingItem::Group { key, .. } => {
+                let run = a.finding_list.first_of(&a.findings, key).unwrap();
+                (run.first.severity(), run.first.label().to_string(), true)
+            }
+            FindingItem::Incident(i) => {
+                let f = a.findings.get(i as usize).unwrap().first;
+                (f.severity(), f.label().to_string(), false)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn findings_open_worst_first_grouped_by_kind_and_sort_by_time_on_s() {
+    use crate::engine::Severity;
+    let mut a = corrupt();
+    let lines = finding_lines(&a);
+    // One line per kind, worst first: every error kind before any warning,
+    // every warning before any note.
+    assert!(lines.iter().all(|l| l.2), "{lines:?}");
+    assert!(lines.windows(2).all(|w| w[0].0 >= w[1].0), "{lines:?}");
+    assert_eq!(lines[0], (Severity::Error, "malformed".into(), true));
+    let kinds: std::collections::HashSet<_> = lines.iter().map(|l| &l.1).collect();
+    assert_eq!(kinds.len(), lines.len(), "one line per kind");
+    // Each kind counts every finding of it; together, every finding.
+    let total: u64 = a
+        .finding_list
+        .items()
+        .iter()
+        .map(|i| match i {
+            super::pane::FindingItem::Group { findings, .. } => *findings,
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(total, a.findings.total());
+    // `!` focuses the worst and opens it: its incidents, in time order.
+    key(&mut a, KeyCode::Char('!'));
+    assert_eq!(
+        (a.focus, a.finding_list.cursor.selected),
+        (Pane::Findings, 0)
+    );
+    let malformed: Vec<u64> = a
+        .finding_list
+        .items()
+        .iter()
+        .skip(1)
+        .map_while(|i| match i {
+            super::pane::FindingItem::Incident(i) => {
+                a.finding_frame(&a.findings.get(*i as usize).unwrap().first)
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(malformed.len() > 10, "{malformed:?}");
+    assert!(malformed.windows(2).all(|w| w[0] <= w[1]), "{malformed:?}");
+    let shown = text(&mut a, 80, 24);
+    assert!(
+        shown.contains("▾ error   malformed ×41 in 36 incidents"),
+        "{shown}"
+    );
+    // Enter on the kind closes it; `s` lists every incident by time.
+    key(&mut a, KeyCode::Enter);
+    assert!(finding_lines(&a).iter().all(|l| l.2));
+    key(&mut a, KeyCode::Char('s'));
+    let frames: Vec<u64> = a
+        .finding_list
+        .items()
+        .iter()
+        .map(|i| match i {
+            super::pane::FindingItem::Incident(i) => a
+                .finding_frame(&a.findings.get(*i as usize).unwrap().first)
+                .unwrap(),
+            _ => panic!("a kind listed by time"),
+        })
+        .collect();
+    assert_eq!(frames.len(), a.findings.len());
+    assert!(frames.windows(2).all(|w| w[0] <= w[1]));
+    assert!(text(&mut a, 160, 45).contains("by time"));
+}
+
+#[test]
+fn the_filter_keeps_findings_by_their_packet_or_their_own_fields() {
+    use crate::engine::Severity;
+    let mut a = corrupt();
+    a.finding_list.order = super::pane::Order::Time;
+    let kept = |a: &mut App, expr: &str| {
+        a.set_filter(expr).unwrap();
+        a.finish_filtering();
+        a.tick();
+        finding_lines(a)
+    };
+    let errors = kept(&mut a, "severity == error");
+    assert_eq!(
+        errors.len(),
+        a.findings
+            .rows()
+            .iter()
+            .filter(|r| r.first.severity() == Severity::Error)
+            .count()
+    );
+    assert!(errors.iter().all(|l| l.0 == Severity::Error));
+    let repeats = kept(&mut a, "kind == repeat");
+    assert!(!repeats.is_empty() && repeats.iter().all(|l| l.1 == "repeat"));
+    // A filter on packets alone keeps the findings of the packets it keeps.
+    let of_session = kept(&mut a, "session == 2");
+    let want = a
+        .findings
+        .rows()
+        .iter()
+        .filter(|r| r.first.session == 2)
+        .count();
+    assert_eq!(of_session.len(), want);
+    // The status bar says how many of each the filter kept.
+    let (_, findings) = a.finding_list.shown();
+    let shown = text(&mut a, 160, 45);
+    let said = format!("kept {} packets, {findings} findings", a.view_len());
+    assert!(shown.contains(&said), "{said} not in:\n{shown}");
+    assert!(shown.contains(&format!(
+        "{findings} of {} findings kept",
+        a.findings.total()
+    )));
+}
+
+/// The text of a screen before the first of `needles`, and whether one is there.
+fn before_first<'a>(screen: &'a str, needles: &[&str]) -> &'a str {
+    let at = needles.iter().filter_map(|n| screen.find(n)).min();
+    &screen[..at.unwrap_or(screen.len())]
+}
+
+#[test]
+fn the_first_screen_names_the_errors_before_any_note() {
+    for (w, h) in [(160, 45), (80, 24)] {
+        let mut a = corrupt();
+        let shown = text(&mut a, w, h);
+        let notes = ["repeat", "input-gap", "duplicate-packet", " note "];
+        let head = before_first(&shown, &notes);
+        assert!(head.contains("55 errors"), "{w}x{h}:\n{shown}");
+        assert!(head.contains("malformed"), "{w}x{h}:\n{shown}");
+        // The worst findings themselves, in the findings pane.
+        assert!(shown.contains("error   malformed ×41"), "{w}x{h}:\n{shown}");
+    }
+}
+
+#[test]
+fn the_strip_counts_errors_and_warnings_by_kind_at_any_width() {
+    let a = corrupt();
+    let at = |w: usize| super::ui::strip_text(&a.findings, w);
+    assert_eq!(
+        at(160),
+        " 55 errors: malformed 41, violation 14 │ 11 warnings: spurious-resend 3, oversize 8 │ 73 notes  ! worst"
+    );
+    assert_eq!(
+        at(80),
+        " 55 errors: malformed 41, violation 14 │ 11 warnings"
+    );
+    assert_eq!(at(30), " 55 errors │ 11 warnings");
+    // The strip fits: at 20 columns, it ends in an ellipsis.
+    let mut a = corrupt();
+    let shown = text(&mut a, 20, 6);
+    assert_eq!(shown.lines().next().unwrap(), " 55 errors │ 11 war…");
+    let info = SourceInfo {
+        label: "clean".into(),
+        live: false,
+    };
+    let feed = MemoryFeed::new(datagrams_of("captures/sim-clean.pcap"));
+    let mut clean = load_app(feed, info).unwrap();
+    let top = text(&mut clean, 80, 24);
+    assert!(top.starts_with(" no errors, no warnings"), "{top}");
+}
+
+#[test]
+fn at_80x24_sessions_keep_full_client_addresses_and_long_lines_end_in_an_ellipsis() {
+    let mut a = corrupt();
+    let shown = text(&mut a, 80, 24);
+    for client in ["127.0.0.2:50001", "127.0.0.3:50002"] {
+        assert!(shown.contains(client), "{client}:\n{shown}");
+    }
+    // The server column goes first, and states are abbreviated.
+    assert!(!shown.contains("server"), "{shown}");
+    assert!(shown.contains(" closd "), "{shown}");
+    // A packet line too long for the pane ends in an ellipsis at its edge.
+    let line = shown
+        .lines()
+        .find(|l| l.contains("     1    0.000000"))
+        .unwrap();
+    assert!(line.ends_with("…┃"), "{line}");
+}
+
+#[test]
+fn on_quit_one_line_sums_up_the_session() {
+    let mut a = corrupt();
+    assert_eq!(
+        a.summary(),
+        "lwarscope: 1278 frames, 1251 game packets, 3 sessions, 55 errors, 11 warnings, 73 notes"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.pcapng");
+    a.set_filter("malformed").unwrap();
+    a.finish_filtering();
+    let n = a.save_view(&path).unwrap();
+    a.saved.push((path.clone(), n));
+    assert!(
+        a.summary()
+            .ends_with(&format!("; saved {n} packets to {}", path.display()))
+    );
+}
+
+#[test]
+fn the_help_lists_the_keys_docs_tui_md_lists() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tui.md")).unwrap();
+    let table = doc
+        .split("<!-- keys:")
+        .nth(1)
+        .and_then(|t| t.split("<!-- end of keys -->").next())
+        .expect("the keys table of docs/tui.md");
+    let rows: Vec<(String, String)> = table
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Key ") && !l.starts_with("| ---"))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split(" | ").collect();
+            let k = cells[0].trim_start().replace("&nbsp;", " ");
+            (k, cells[1].trim_end().to_owned())
+        })
+        .collect();
+    let keys: Vec<(String, String)> = super::ui::KEYS
+        .iter()
+        .map(|(k, what)| ((*k).to_owned(), (*what).to_owned()))
+        .collect();
+    assert_eq!(rows, keys);
+    // The help fits an 80x24 terminal whole.
+    let mut a = app();
+    key(&mut a, KeyCode::Char('?'));
+    let shown = text(&mut a, 80, 24);
+    for (k, what) in super::ui::KEYS {
+        assert!(shown.contains(what), "{k}: {what} not in:\n{shown}");
+    }
+}
+
+#[test]
+fn small_screens_show_the_findings_until_the_user_looks_at_packets() {
+    let mut a = corrupt();
+    text(&mut a, 80, 24);
+    assert!(!a.areas.findings.is_empty() && a.areas.detail.is_empty());
+    key(&mut a, KeyCode::Down);
+    text(&mut a, 80, 24);
+    assert!(a.areas.findings.is_empty() && !a.areas.detail.is_empty());
+    key(&mut a, KeyCode::Char('!'));
+    text(&mut a, 80, 24);
+    assert!(!a.areas.findings.is_empty() && a.areas.detail.is_empty());
+    // Tab on to the graph and round to the sessions: the findings stay.
+    for _ in 0..2 {
+        key(&mut a, KeyCode::Tab);
+    }
+    assert_eq!(a.focus, Pane::Sessions);
+    text(&mut a, 80, 24);
+    assert!(!a.areas.findings.is_empty());
+}
+
+/// A finding logged after the filter has scanned its packet (a `lost` raised
+/// on an earlier packet, the end of the capture's) is filtered too: kept in
+/// the findings pane, its packet joined to the packets kept.
+#[test]
+fn findings_logged_after_the_scan_are_filtered_too() {
+    use super::model::{LoggedFinding, Update};
+    use crate::engine::{Detail, Direction, Finding, FindingKind};
+    let mut a = app();
+    a.set_filter("kind == lost").unwrap();
+    a.finish_filtering();
+    a.tick();
+    assert_eq!((a.view_len(), a.finding_list.items().len()), (0, 0));
+    let frame = a.row(40).unwrap().frame;
+    let f = Finding {
+        kind: FindingKind::LOST,
+        rule: None,
+        frame,
+        ts: Timestamp(0),
+        session: 0,
+        direction: Direction::ServerToClient,
+        seqno: Some(9),
+        detail: Detail::None,
+    };
+    a.apply(Update::Batch {
+        rows: vec![],
+        findings: vec![(frame, LoggedFinding::new(&f, Default::default()))],
+        endpoints: vec![],
+    });
+    a.tick();
+    assert_eq!(view_rows(&a), [40]);
+    let shown = finding_lines(&a);
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].1, "lost");
 }

@@ -10,27 +10,7 @@ use std::fmt::Write;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     if let Some(input) = &app.input {
-        let (mark, style) = match &input.error {
-            None => ("ok", Style::new().fg(Color::Green)),
-            Some(_) => ("error", Style::new().fg(Color::Red)),
-        };
-        let label = match input.prompt {
-            crate::tui::app::Prompt::Filter => "/",
-            crate::tui::app::Prompt::Save => "save the packets in view to: ",
-        };
-        let mut spans = vec![
-            Span::styled(label, Style::new().add_modifier(Modifier::BOLD)),
-            Span::raw(input.text.clone()),
-            Span::styled("█", Style::new().add_modifier(Modifier::SLOW_BLINK)),
-        ];
-        if input.prompt == crate::tui::app::Prompt::Filter {
-            spans.push(Span::raw("  "));
-            spans.push(Span::styled(format!("[{mark}]"), style));
-        }
-        if let Some(e) = &input.error {
-            spans.push(Span::styled(format!(" {e}"), style));
-        }
-        f.render_widget(Paragraph::new(Line::from(spans)), area);
+        draw_input(f, area, input);
         return;
     }
     let bar = Style::new().bg(Color::Blue).fg(Color::White);
@@ -74,7 +54,18 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             c.dropped_interface.unwrap_or(0)
         );
     }
-    let _ = write!(left, "| {:.0} pkt/s ", app.pps);
+    if app.view.filter.is_some() || app.view.session.is_some() {
+        let (_, findings) = app.finding_list.shown();
+        let _ = write!(
+            left,
+            "| kept {} packets, {findings} findings ",
+            app.view_len()
+        );
+    }
+    // A rate for a file only while it loads.
+    if app.source.live || !app.finished {
+        let _ = write!(left, "| {:.0} pkt/s ", app.pps);
+    }
     spans.push(Span::raw(left));
     // The mode and the help hint stay visible however narrow the screen.
     let mode = match (app.paused.is_some(), app.follow) {
@@ -88,33 +79,64 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(right.width() as u16),
     ])
     .areas(area);
-    f.render_widget(Paragraph::new(Line::from(spans)).style(bar), l);
+    let left = super::fit(Line::from(spans), usize::from(l.width));
+    f.render_widget(Paragraph::new(left).style(bar), l);
     f.render_widget(Paragraph::new(right).style(bar), r);
 }
 
-/// Every key, as the help overlay lists them.
-pub const KEYS: [(&str, &str); 21] = [
+/// The input line: the filter, the file to save to or the frame to go to,
+/// as typed, with what is wrong with it.
+fn draw_input(f: &mut Frame, area: Rect, input: &crate::tui::app::FilterInput) {
+    let (mark, style) = match &input.error {
+        None => ("ok", Style::new().fg(Color::Green)),
+        Some(_) => ("error", Style::new().fg(Color::Red)),
+    };
+    let label = match input.prompt {
+        crate::tui::app::Prompt::Filter => "/",
+        crate::tui::app::Prompt::Save => "save the packets in view to: ",
+        crate::tui::app::Prompt::GoTo => "go to frame: ",
+    };
+    let mut spans = vec![
+        Span::styled(label, Style::new().add_modifier(Modifier::BOLD)),
+        Span::raw(input.text.clone()),
+        Span::styled("█", Style::new().add_modifier(Modifier::SLOW_BLINK)),
+    ];
+    if input.prompt == crate::tui::app::Prompt::Filter {
+        spans.push(Span::raw("  "));
+        spans.push(Span::styled(format!("[{mark}]"), style));
+    }
+    if let Some(e) = &input.error {
+        spans.push(Span::styled(format!(" {e}"), style));
+    }
+    let line = super::fit(Line::from(spans), usize::from(area.width));
+    f.render_widget(Paragraph::new(line), area);
+}
+
+/// Every key, as the help overlay lists them; docs/tui.md lists the same
+/// (a test checks it).
+pub const KEYS: [(&str, &str); 22] = [
     ("↑ ↓ / k j", "move up / down"),
     ("PgUp PgDn", "move a page (also Ctrl-b Ctrl-f)"),
     ("Home End / g G", "first / last"),
     ("Tab Shift-Tab", "next / previous pane"),
     ("1-6", "sessions packets detail hex findings graph"),
-    ("Enter", "open: session's packets, packet detail,"),
-    ("", "fold a tree node, jump to a finding's packet"),
-    ("← → / h l", "fold / unfold a tree node"),
+    ("Enter", "open; on an incident, jump to its packet"),
+    ("Backspace", "back from a jump (again: forth)"),
+    ("← → / h l", "fold / unfold a tree node or a kind"),
+    ("!", "focus the worst finding"),
+    ("s", "findings: worst first / by time"),
+    (": Ctrl-g", "go to a frame"),
     ("m M / ← →", "IO graph: next / previous measure"),
-    ("/", "display filter (checked as you type)"),
-    ("  Enter Esc", "apply / cancel; empty clears"),
+    ("/", "filter packets and findings"),
+    ("  Enter Esc", "apply (empty clears) / cancel"),
     ("  Ctrl-u", "clear the text"),
-    ("Esc", "show all packets again"),
+    ("Esc", "show all packets and findings again"),
     ("w", "save the packets in view (pcapng)"),
     ("f", "follow new packets"),
     ("space", "pause / resume the display"),
-    ("mouse wheel", "scroll the pane under it"),
-    ("mouse click", "focus and select"),
+    ("mouse", "wheel scrolls, click focuses and selects"),
     ("?", "this help (any key closes it)"),
-    ("q Ctrl-c", "quit"),
-    ("", "capture goes on while paused"),
+    ("q Ctrl-c", "quit, with a summary on the terminal"),
 ];
 
 pub fn draw_help(f: &mut Frame, area: Rect) {

@@ -1,7 +1,7 @@
 //! The detail tree of the selected packet, and its payload in hex with the bytes
 //! of the selected field highlighted.
 
-use super::{block, inner, selected_style, severity_style};
+use super::{block, fitted, inner, selected_style, severity_style};
 use crate::tui::app::App;
 use crate::tui::pane::Pane;
 use ratatui::Frame;
@@ -60,7 +60,7 @@ pub fn draw_tree(f: &mut Frame, area: Rect, app: &mut App) {
             }
         })
         .collect();
-    f.render_widget(Paragraph::new(lines), body);
+    f.render_widget(fitted(lines, body), body);
 }
 
 pub fn draw_hex(f: &mut Frame, area: Rect, app: &mut App) {

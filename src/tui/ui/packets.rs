@@ -1,13 +1,12 @@
 //! The packet list: a virtual list over the index, decoding only visible rows.
 
-use super::{block, inner, selected_style, severity_style};
+use super::{block_in, fitted, inner, selected_style, severity_style};
 use crate::tui::app::App;
 use crate::tui::pane::Pane;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 use std::fmt::Write;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
@@ -17,12 +16,17 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         None => format!(" {len} "),
     };
     if let Some(filter) = &app.view.filter {
-        let _ = write!(title, "/{}/ ", filter.text());
+        let _ = write!(
+            title,
+            "of {} kept by /{}/ ",
+            app.row_limit(),
+            crate::text::printable(filter.text())
+        );
     }
     if let Some(p) = app.filtering() {
         let _ = write!(title, "filtering {:.0}% ", p * 100.0);
     }
-    f.render_widget(block(app, Pane::Packets, title), area);
+    f.render_widget(block_in(app, Pane::Packets, area, title), area);
     let body = inner(area);
     let visible = app.view.cursor.scroll_into_view(len, body.height as usize);
     let focused = app.focus == Pane::Packets;
@@ -99,5 +103,5 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         }
         lines.push(line);
     }
-    f.render_widget(Paragraph::new(lines), body);
+    f.render_widget(fitted(lines, body), body);
 }
