@@ -41,8 +41,13 @@
 //! known protocol (a game on another port, a capture begun after the
 //! handshake, DNS only) is an error, exit status 2, in the verdict line, the
 //! JSON verdicts and JUnit (case `packets of a known protocol`), with why and
-//! what to try: `no packet of a known protocol among 566 UDP datagrams (top
-//! port 7455: 556); ... try -d udp.port==7455,PROTO`. An error, not a failure:
+//! what to try: `no packet of a known protocol among 566 UDP datagrams; port
+//! 7455: 556 datagrams, 99 % decode as Battlegrounds: try -d
+//! udp.port==7455,bg` when a protocol's decoder reads most of a busy port's
+//! datagrams (see [`super::skipped`]), else `(top port 7455: 556); ... try -d
+//! udp.port==7455,PROTO`. A capture that has packets of a known protocol and
+//! a port that decodes mostly as one gets the same note on standard error,
+//! one line (`lwarscope: FILE: ...`). An error, not a failure:
 //! nothing was judged, as for a file that cannot be read; the rules did not
 //! find the game at fault. The rules may say otherwise: a `min packets` rule
 //! decides instead (`--min packets=0` accepts an empty capture, `--min
@@ -593,6 +598,9 @@ fn nothing_known(o: &Outcome) -> String {
         );
     }
     match u.top_port {
+        Some(_) if let Some(h) = u.ports.suggestion() => {
+            format!("{none} among {} UDP datagrams; {h}", u.datagrams)
+        }
         Some((port, n)) => {
             let names: Vec<&str> = crate::proto::REGISTRY.iter().map(|p| p.info.name).collect();
             format!(

@@ -391,7 +391,8 @@ pub fn report<W: Write>(
 }
 
 /// The report of one stream; `bar`: whether a large file may show its own
-/// progress bar (not within a fleet run, which has one for the whole run).
+/// progress bar and packet lines their note on the skipped traffic (not
+/// within a fleet run, which has one bar for the whole run).
 /// The export of `-w FILE` with `-r`: its file created, with a comment saying
 /// what it selects.
 fn open_export(args: &ReportArgs, path: &Path, format: ExportFormat) -> Result<Export, RunError> {
@@ -557,9 +558,19 @@ fn report_on<W: Write>(
             timeline,
         },
     ) = analysis.finish(info);
+    // Packet lines and fields say on standard error what the report's
+    // paragraph says of the traffic no protocol recognised (one stream only:
+    // a fleet run's files would interleave their lines).
+    let hint = match output {
+        Output::Packets(..) | Output::Fields(_) if bar => super::skipped::hint(&outcome.unknown),
+        _ => None,
+    };
     output
         .finish(&outcome, &stats, layout, take)
         .map_err(RunError::Output)?;
+    if let Some(hint) = hint {
+        let _ = writeln!(io::stderr(), "lwarscope: {hint}");
+    }
     if let (Some(path), Some(timeline)) = (&args.plot, &timeline) {
         write_plot(path, timeline, &outcome, &args.sessions)?;
     }
@@ -1010,11 +1021,19 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
                 Some(why) => Err(RunError::Usage(why.to_owned())),
                 None => analyse_file(path, engine, window),
             };
+            // The skipped traffic's note, on standard error, for a capture
+            // whose verdict does not already say it (no known packet).
+            let mut hint = None;
             let verdict = match analysed {
-                Ok(outcome) => Verdict {
-                    window: args.window.map(|w| w.to_string()),
-                    ..rules.check(&name, &outcome)
-                },
+                Ok(outcome) => {
+                    if outcome.unknown.recognised > 0 {
+                        hint = super::skipped::hint(&outcome.unknown);
+                    }
+                    Verdict {
+                        window: args.window.map(|w| w.to_string()),
+                        ..rules.check(&name, &outcome)
+                    }
+                }
                 Err(e) => {
                     // Capture errors name their file already.
                     let text = e.to_string();
@@ -1023,9 +1042,16 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
                 }
             };
             progress.inc();
-            verdict
+            (verdict, hint)
         },
-        |_, verdict| {
+        |_, (verdict, hint)| {
+            if let Some(hint) = hint {
+                let _ = writeln!(
+                    io::stderr(),
+                    "lwarscope: {}: {hint}",
+                    crate::text::printable(&verdict.file)
+                );
+            }
             if text && output.is_ok() {
                 output = print_line(out, &verdict.line(color));
             }
