@@ -145,6 +145,29 @@ impl Allowed {
 }
 
 impl Metric {
+    /// Every name [`Metric::parse`] takes (rules by their short and full
+    /// names), for the suggestion of an unknown one.
+    fn names() -> impl Iterator<Item = &'static str> {
+        const METRICS: [&str; 8] = [
+            "resend-rate",
+            "ack-delay-p50",
+            "ack-delay-p95",
+            "jitter",
+            "unacked",
+            "packets",
+            "sessions",
+            "loss",
+        ];
+        let states = crate::proto::REGISTRY
+            .iter()
+            .flat_map(|p| p.info.states.iter().copied());
+        METRICS
+            .into_iter()
+            .chain(crate::proto::all_kinds().map(|k| k.name()))
+            .chain(crate::proto::all_rules().map(|r| r.name()))
+            .chain(states)
+    }
+
     pub fn parse(name: &str) -> Option<Metric> {
         Some(match name {
             "resend-rate" => Metric::ResendRate,
@@ -312,11 +335,15 @@ impl Limit {
             reason: reason.to_owned(),
         };
         let unknown = || {
-            bad(
+            let name = text.split_once('=').map_or(text, |(n, _)| n).trim();
+            let hint = super::filter::nearest(name, Metric::names())
+                .map(|n| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            bad(&format!(
                 "unknown name: use a finding kind (resend, lost, malformed, violation...), \
                  violation/<rule>, a session outcome (timed-out, rejected), resend-rate, loss, \
-                 ack-delay-p50, ack-delay-p95, jitter, unacked, packets or sessions",
-            )
+                 ack-delay-p50, ack-delay-p95, jitter, unacked, packets or sessions{hint}"
+            ))
         };
         if bound == Bound::Deny {
             let metric = Metric::parse(text.trim()).ok_or_else(unknown)?;

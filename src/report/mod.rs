@@ -12,6 +12,8 @@
 //! - [`packets`]: `--packets`, `-V`, `-x`: one line per packet, tcpdump-like.
 //! - [`fields`]: `-T fields -e FIELD -E ...`, tshark's field output, and `-t`, the time column.
 //! - [`json`]: `--format json` and `--format jsonl`, schema 1.
+//! - [`tshark`]: `-T json` and `-T ek`, the packets in tshark's JSON shapes.
+//! - [`skipped`]: the UDP traffic no protocol recognised, explained by port.
 //! - [`stats`]: `-z io,stat`, `-z conv`, `-z expert`: statistics, as tshark's.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
 //! - [`fleet`]: many captures at once: directories, globs, and the worker pool
@@ -40,6 +42,7 @@ pub mod skipped;
 pub mod stats;
 pub mod table;
 pub mod timeline;
+pub mod tshark;
 
 pub use args::{CheckArgs, Color, Format, ReportArgs};
 pub use filter::{Filter, FilterError};

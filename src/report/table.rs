@@ -101,12 +101,10 @@ fn right(t: &mut Table, columns: &[usize]) {
 }
 
 /// A UTC date and time, `2023-11-14 22:13:20.033`.
-pub fn utc(ts: Timestamp) -> String {
-    let secs = ts.nanos() / 1_000_000_000;
-    let millis = (ts.nanos() / 1_000_000) % 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
+/// The civil date (year, month, day) of a count of days since 1970-01-01
+/// (Howard Hinnant's algorithm).
+pub(super) fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
@@ -115,6 +113,14 @@ pub fn utc(ts: Timestamp) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+pub fn utc(ts: Timestamp) -> String {
+    let secs = ts.nanos() / 1_000_000_000;
+    let millis = (ts.nanos() / 1_000_000) % 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
     format!(
         "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{millis:03}",
         rem / 3600,
