@@ -289,3 +289,58 @@ fn a_live_capture_records_quietly() {
     // libpcap's savefile, with nanosecond timestamps.
     assert_eq!(&header[..4], &[0x4d, 0x3c, 0xb2, 0xa1], "a pcap file");
 }
+
+/// `-V`: every protocol's messages (or a described protocol's packet) say
+/// where they lie in the payload, as lwar's always did.
+#[test]
+fn v_shows_each_top_nodes_bytes_and_offset_for_every_protocol() {
+    for (capture, frame, lines) in [
+        (
+            "captures/sim-clean.pcap",
+            "2",
+            &[
+                "    header",
+                "    Join#1 (17 bytes at offset 12)",
+                "    Synced#2 (5 bytes at offset 29)",
+                "    Add#3 (14 bytes at offset 34)",
+            ][..],
+        ),
+        (
+            "captures/strs-clean.pcap",
+            "1",
+            &[
+                "    header",
+                "    ConnectionRequest (41 bytes at offset 12)",
+            ],
+        ),
+        (
+            "captures/bg-clean.pcap",
+            "1",
+            &["    header", "    AUTH (0 bytes at offset 8)"],
+        ),
+        (
+            "captures/ksy-vessel-faults.pcap",
+            "1",
+            &["    vessel_fixed (17 bytes at offset 0)"],
+        ),
+        (
+            "captures/ksy-timewarp-faults.pcap",
+            "1",
+            &["    timewarp (1 byte at offset 0)"],
+        ),
+        (
+            "captures/vessel-clean.pcap",
+            "1",
+            &["    vesselToEnvironment (23 bytes at offset 0)"],
+        ),
+    ] {
+        let filter = format!("frame == {frame}");
+        let (stdout, _, code) = run(&["-r", capture, "-V", "-Y", &filter]);
+        assert_eq!(code, Some(0));
+        let top: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.starts_with("    ") && !l.starts_with("     "))
+            .collect();
+        assert_eq!(top, lines, "{capture}");
+    }
+}
