@@ -122,6 +122,14 @@ fn check(args: &lwarscope::report::CheckArgs) -> anyhow::Result<u8> {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<u8> {
+    if let Some(kind) = cli.generate {
+        let text = cli::generate(kind)?;
+        let mut out = io::stdout().lock();
+        return match out.write_all(&text).and_then(|()| out.flush()) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+            r => Ok(r.map(|()| 0)?),
+        };
+    }
     if cli.list_interfaces {
         return list_interfaces().map(|()| 0);
     }
