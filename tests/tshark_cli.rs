@@ -221,6 +221,20 @@ fn t_json_refuses_what_it_cannot_carry_in_one_line() {
             ("", error, Some(2))
         );
     }
+    // Each file of a fleet run on its own: arrays one after the other would
+    // not be one JSON document (-T ek's lines would be, and are allowed).
+    let (stdout, stderr, code) = run(&["-r", "captures/sim-clean.pcap", "-j", "2", "-T", "json"]);
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str(), code),
+        (
+            "",
+            "error: -T json writes one array of one stream's packets: name the files without -j, a directory or a glob, or use -T ek\n",
+            Some(2)
+        )
+    );
+    let (stdout, _, code) = run(&["-r", "captures/sim-clean.pcap", "-j", "2", "-T", "ek"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(stdout.lines().count(), 2 * 483);
 }
 
 #[test]

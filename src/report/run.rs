@@ -869,6 +869,11 @@ fn check_output_options(args: &ReportArgs) -> Result<(), RunError> {
         return Ok(());
     }
     quiet_applies(args, false)?;
+    if tshark_shape(args) == Some(Shape::Json) {
+        return Err(RunError::Usage(
+            "-T json writes one array of one stream's packets: name the files without -j, a directory or a glob, or use -T ek".to_owned(),
+        ));
+    }
     if let Some(format) = fields_format(args)? {
         FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
     }
