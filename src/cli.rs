@@ -1,6 +1,6 @@
 //! Command-line arguments.
 
-use clap::{ArgGroup, Parser, Subcommand};
+use clap::{ArgGroup, Parser, Subcommand, ValueEnum};
 use lwarscope::capture::DEFAULT_SNAPLEN;
 use lwarscope::report::{CheckArgs, ReportArgs};
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ use std::path::PathBuf;
 #[command(group(
     ArgGroup::new("input")
         .required(true)
-        .args(["read", "interface", "list_interfaces", "list_fields", "list_findings"]),
+        .args(["read", "interface", "list_interfaces", "list_fields", "list_findings", "generate"]),
 ))]
 #[command(after_help = "\
 Examples:
@@ -217,6 +217,47 @@ pub struct Cli {
         conflicts_with = "interface"
     )]
     pub write_format: Option<lwarscope::capture::export::ExportFormat>,
+
+    /// Print the man page (roff) or a shell's completion script, generated
+    /// from this command line's definition, then exit. Install with, e.g.,
+    /// `lwarscope --generate man > /usr/local/share/man/man1/lwarscope.1`
+    /// (docs/cli.md has every shell's)
+    #[arg(long = "generate", value_enum, value_name = "KIND", hide = true)]
+    pub generate: Option<Generate>,
+}
+
+/// What `--generate` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Generate {
+    /// The man page, lwarscope.1 (roff), by clap_mangen.
+    Man,
+    /// Completions for bash, by clap_complete (and the shells below).
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    Powershell,
+}
+
+/// `--generate KIND`: the man page or the completion script, as bytes.
+pub fn generate(kind: Generate) -> std::io::Result<Vec<u8>> {
+    use clap::CommandFactory;
+    use clap_complete::Shell;
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    let shell = match kind {
+        Generate::Man => {
+            clap_mangen::Man::new(cmd).render(&mut out)?;
+            return Ok(out);
+        }
+        Generate::Bash => Shell::Bash,
+        Generate::Zsh => Shell::Zsh,
+        Generate::Fish => Shell::Fish,
+        Generate::Elvish => Shell::Elvish,
+        Generate::Powershell => Shell::PowerShell,
+    };
+    clap_complete::generate(shell, &mut cmd, "lwarscope", &mut out);
+    Ok(out)
 }
 
 /// Subcommands.

@@ -18,7 +18,8 @@ fn main() -> ExitCode {
         let _ = writeln!(io::stderr(), "error: {}", printable_lines(&e.to_string()));
         return ExitCode::from(2);
     }
-    let cli = Cli::parse_from(args);
+    let mut cli = Cli::parse_from(args);
+    cli.report.live_savefile = cli.interface.is_some() && cli.write.is_some();
     let result = match &cli.command {
         Some(Command::Check(args)) => check(args),
         Some(Command::Sim(sim)) => simulate(sim).map(|()| 0),
@@ -121,6 +122,14 @@ fn check(args: &lwarscope::report::CheckArgs) -> anyhow::Result<u8> {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<u8> {
+    if let Some(kind) = cli.generate {
+        let text = cli::generate(kind)?;
+        let mut out = io::stdout().lock();
+        return match out.write_all(&text).and_then(|()| out.flush()) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+            r => Ok(r.map(|()| 0)?),
+        };
+    }
     if cli.list_interfaces {
         return list_interfaces().map(|()| 0);
     }
@@ -176,8 +185,9 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
     stop_on_signals(&source)?;
 
     let layout = Layout::for_stdout(cli.report.color.for_stdout());
-    // Live packet lines appear as they come; otherwise output is buffered.
-    let line_by_line = source.is_live() || io::stdout().is_terminal();
+    // Live packet lines appear as they come (and with -l, tshark's option
+    // for pipes); otherwise output is buffered.
+    let line_by_line = source.is_live() || io::stdout().is_terminal() || cli.report.line_buffered;
     let out = move || -> Box<dyn Write> {
         if line_by_line {
             Box::new(io::LineWriter::new(io::stdout().lock()))

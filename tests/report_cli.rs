@@ -70,16 +70,23 @@ fn pages() -> Vec<std::path::PathBuf> {
 /// The `console` blocks of a page: each `$ command` and the output below it.
 fn console_commands(page: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(page).unwrap();
-    let mut out = Vec::new();
+    let mut out: Vec<(String, String)> = Vec::new();
     let mut in_block = false;
+    // A command continued on the next line (ending in `\`), as a shell reads it.
+    let mut continued = false;
     for line in text.lines() {
         if line.starts_with("```console") {
             in_block = true;
         } else if line.starts_with("```") {
             in_block = false;
         } else if in_block {
-            if let Some(cmd) = line.strip_prefix("$ ") {
+            if continued && let Some((cmd, _)) = out.last_mut() {
+                cmd.push('\n');
+                cmd.push_str(line);
+                continued = line.ends_with('\\');
+            } else if let Some(cmd) = line.strip_prefix("$ ") {
                 out.push((cmd.to_owned(), String::new()));
+                continued = cmd.ends_with('\\');
             } else if let Some((_, expected)) = out.last_mut() {
                 expected.push_str(line);
                 expected.push('\n');

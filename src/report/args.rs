@@ -80,7 +80,9 @@ pub struct ReportArgs {
     /// 'lwar.chat.text contains "gg"', 'lwar.name matches "^bot"'.
     /// Fields: type seqno ack ts frame len src dst peer port player finding severity
     /// session dir malformed time, Wireshark's ip.src ip.dst ip.addr udp.port
-    /// udp.srcport udp.dstport frame.number frame.time_relative frame.time_epoch,
+    /// udp.srcport udp.dstport udp.length frame.number frame.time_relative
+    /// frame.time_epoch; a protocol's name alone (lwar, strs, bg, vessel...;
+    /// !lwar) and udp, ip, ipv6 select its packets;
     /// and every protocol's registered fields by name (`lwar.name == "ann"`,
     /// `lwar.input.aim_x > 200`; see --list-fields); operators == != < > <= >=
     /// (or eq ne lt gt le ge) contains matches (~) in {...} && || ! ( ); `!=` is
@@ -116,8 +118,11 @@ pub struct ReportArgs {
     pub color: Color,
 
     /// Output type, as tshark's -T: `fields` prints one line per packet that
-    /// passes -Y with the values of the -e fields (and no tables).
+    /// passes -Y with the values of the -e fields (and no tables); `json`
+    /// and `ek` print those packets in tshark's JSON shapes (an array;
+    /// newline-delimited for Elasticsearch) with lwarscope's layers.
     /// Example: lwarscope -r game.pcap -T fields -e frame.number -e lwar.seqno -E header=y
+    /// Example: lwarscope -r game.pcap -T ek -Y lwar | curl -H 'Content-Type: application/x-ndjson' --data-binary @- localhost:9200/_bulk
     #[arg(
         short = 'T',
         value_enum,
@@ -129,7 +134,7 @@ pub struct ReportArgs {
     /// A field to print with -T fields (repeatable, in order): any name of
     /// --list-fields, or frame.number, frame.time_epoch, frame.time_relative,
     /// ip.src, ip.dst, ipv6.src, ipv6.dst, udp.srcport, udp.dstport,
-    /// lwarscope.session, lwarscope.dir, lwarscope.finding. A field that occurs
+    /// udp.length, lwarscope.session, lwarscope.dir, lwarscope.finding. A field that occurs
     /// several times gives its values joined by the aggregator.
     /// Example: -T fields -e frame.number -e ip.src -e lwar.type
     #[arg(short = 'e', value_name = "FIELD", help_heading = "Field output")]
@@ -228,6 +233,25 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE.svg", help_heading = "Statistics")]
     pub plot: Option<PathBuf>,
 
+    /// Disable name resolution, as tshark's -n: accepted for tshark's
+    /// habits; lwarscope never resolves names (addresses and ports are always
+    /// printed as numbers).
+    #[arg(short = 'n', help_heading = "Output")]
+    pub no_resolve: bool,
+
+    /// Flush standard output after each packet's line (and each JSON line),
+    /// as tshark's -l: for piping a live capture's lines into another
+    /// program. Lines are flushed this way already when standard output is a
+    /// terminal or the capture is live.
+    /// Example: lwarscope -i eth0 --packets -l | grep Join
+    #[arg(short = 'l', help_heading = "Output")]
+    pub line_buffered: bool,
+
+    /// Set by the binary, not by an option: a live capture writes every frame
+    /// to a savefile (`-i IFACE -w FILE`), so that `-q` has something to do.
+    #[arg(skip)]
+    pub live_savefile: bool,
+
     #[command(flatten)]
     pub decode: DecodeArgs,
 }
@@ -247,6 +271,12 @@ pub enum CheckFormat {
 pub enum OutputType {
     /// One line per packet, the values of the -e fields.
     Fields,
+    /// One JSON array, a packet per element, in tshark's shape, with
+    /// lwarscope's layers (frame, ip, udp, the protocol, lwarscope).
+    Json,
+    /// Newline-delimited JSON for Elasticsearch's bulk API, as tshark's -T
+    /// ek: an index line and a packet line per packet.
+    Ek,
 }
 
 /// How datagrams are taken for a protocol, beyond what each protocol recognises

@@ -41,8 +41,13 @@
 //! known protocol (a game on another port, a capture begun after the
 //! handshake, DNS only) is an error, exit status 2, in the verdict line, the
 //! JSON verdicts and JUnit (case `packets of a known protocol`), with why and
-//! what to try: `no packet of a known protocol among 566 UDP datagrams (top
-//! port 7455: 556); ... try -d udp.port==7455,PROTO`. An error, not a failure:
+//! what to try: `no packet of a known protocol among 566 UDP datagrams; port
+//! 7455: 556 datagrams, 99 % decode as Battlegrounds: try -d
+//! udp.port==7455,bg` when a protocol's decoder reads most of a busy port's
+//! datagrams (see [`super::skipped`]), else `(top port 7455: 556); ... try -d
+//! udp.port==7455,PROTO`. A capture that has packets of a known protocol and
+//! a port that decodes mostly as one gets the same note on standard error,
+//! one line (`lwarscope: FILE: ...`). An error, not a failure:
 //! nothing was judged, as for a file that cannot be read; the rules did not
 //! find the game at fault. The rules may say otherwise: a `min packets` rule
 //! decides instead (`--min packets=0` accepts an empty capture, `--min
@@ -140,6 +145,29 @@ impl Allowed {
 }
 
 impl Metric {
+    /// Every name [`Metric::parse`] takes (rules by their short and full
+    /// names), for the suggestion of an unknown one.
+    fn names() -> impl Iterator<Item = &'static str> {
+        const METRICS: [&str; 8] = [
+            "resend-rate",
+            "ack-delay-p50",
+            "ack-delay-p95",
+            "jitter",
+            "unacked",
+            "packets",
+            "sessions",
+            "loss",
+        ];
+        let states = crate::proto::REGISTRY
+            .iter()
+            .flat_map(|p| p.info.states.iter().copied());
+        METRICS
+            .into_iter()
+            .chain(crate::proto::all_kinds().map(|k| k.name()))
+            .chain(crate::proto::all_rules().map(|r| r.name()))
+            .chain(states)
+    }
+
     pub fn parse(name: &str) -> Option<Metric> {
         Some(match name {
             "resend-rate" => Metric::ResendRate,
@@ -307,11 +335,15 @@ impl Limit {
             reason: reason.to_owned(),
         };
         let unknown = || {
-            bad(
+            let name = text.split_once('=').map_or(text, |(n, _)| n).trim();
+            let hint = super::filter::nearest(name, Metric::names())
+                .map(|n| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            bad(&format!(
                 "unknown name: use a finding kind (resend, lost, malformed, violation...), \
                  violation/<rule>, a session outcome (timed-out, rejected), resend-rate, loss, \
-                 ack-delay-p50, ack-delay-p95, jitter, unacked, packets or sessions",
-            )
+                 ack-delay-p50, ack-delay-p95, jitter, unacked, packets or sessions{hint}"
+            ))
         };
         if bound == Bound::Deny {
             let metric = Metric::parse(text.trim()).ok_or_else(unknown)?;
@@ -593,6 +625,9 @@ fn nothing_known(o: &Outcome) -> String {
         );
     }
     match u.top_port {
+        Some(_) if let Some(h) = u.ports.suggestion() => {
+            format!("{none} among {} UDP datagrams; {h}", u.datagrams)
+        }
         Some((port, n)) => {
             let names: Vec<&str> = crate::proto::REGISTRY.iter().map(|p| p.info.name).collect();
             format!(

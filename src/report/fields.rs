@@ -32,6 +32,7 @@ pub enum FrameField {
     Ipv6Dst,
     UdpSrcPort,
     UdpDstPort,
+    UdpLength,
     Session,
     Dir,
     Finding,
@@ -59,6 +60,11 @@ pub const FRAME_FIELDS: &[(&str, FrameField, &str)] = &[
         "udp.dstport",
         FrameField::UdpDstPort,
         "UDP destination port",
+    ),
+    (
+        "udp.length",
+        FrameField::UdpLength,
+        "UDP length: the header's 8 bytes and the payload",
     ),
     ("lwarscope.session", FrameField::Session, "session number"),
     ("lwarscope.dir", FrameField::Dir, "direction: c2s or s2c"),
@@ -226,7 +232,7 @@ const WANTED_SLOTS: usize = 512;
 
 /// A value as `-T fields` shows it: text without its quotes (still escaped),
 /// enums by name.
-fn write_value(out: &mut String, v: &Value<'_>) {
+pub(super) fn write_value(out: &mut String, v: &Value<'_>) {
     match *v {
         Value::Text(bytes) => {
             let _ = crate::proto::field::text_escaped(out, bytes);
@@ -405,7 +411,16 @@ impl<W: Write> FieldsWriter<W> {
         let mut columns = Vec::with_capacity(names.len());
         for name in names {
             let source = Source::resolve(name).ok_or_else(|| {
-                format!("-e {name}: no such field (see --list-fields, and --help for frame.*, ip.*, udp.*, lwarscope.*)")
+                let names = (FRAME_FIELDS.iter().map(|(n, _, _)| *n)).chain(
+                    (crate::proto::REGISTRY.iter())
+                        .flat_map(|p| p.info.dissector.field_defs())
+                        .filter(|d| d.ty != FieldType::Node)
+                        .map(|d| d.name),
+                );
+                let hint = super::filter::nearest(name, names)
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                format!("-e {name}: no such field (see --list-fields, and --help for frame.*, ip.*, udp.*, lwarscope.*){hint}")
             })?;
             if let Source::Proto(def) = source
                 && def.ty == FieldType::Node
@@ -518,6 +533,10 @@ impl<W: Write> FieldsWriter<W> {
                 }
                 FrameField::UdpDstPort => {
                     self.cols.occur(i, |s| number(s, u64::from(d.dst.port())));
+                    None
+                }
+                FrameField::UdpLength => {
+                    self.cols.occur(i, |s| number(s, d.payload_len as u64 + 8));
                     None
                 }
                 FrameField::Session => Some(&e.session),

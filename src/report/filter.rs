@@ -39,7 +39,13 @@
 //! | `malformed` | (alone) | the packet, or part of it, could not be decoded |
 //! | `time`, `frame.time_relative` | seconds (`2.5`) | capture time since the first packet |
 //! | `frame.time_epoch` | seconds since 1970 | capture time |
+//! | `udp.length` | number | the UDP header's length: 8 + the payload's (`len`) |
+//! | `lwar`, `strs`, `bg`, `vessel`... | (alone) | the packet is of that protocol (its name or title, `starstrike`, any case; `!lwar`: of another) |
+//! | `udp`, `ip`, `ipv6` | (alone) | the packet came over UDP (every packet does), IPv4, IPv6 |
 //!
+//! Only the packets of a known protocol reach the filter: the skipped
+//! traffic is counted in the report, not filtered. `frame.len` is refused
+//! with what to use instead: the analysis sees UDP datagrams, not frames.
 //! Wireshark's names work as aliases: `ip.src`, `ip.dst`, `ip.addr` (and
 //! `ipv6.*`) for `src`, `dst`, `peer`; `udp.srcport`, `udp.dstport`,
 //! `udp.port`; `frame.number` for `frame`. Addresses take a CIDR block
@@ -227,6 +233,8 @@ enum Num {
     SrcPort,
     DstPort,
     Session,
+    /// The UDP header's length: the payload's and the header's 8 bytes.
+    UdpLength,
 }
 
 /// Which clock `time` fields read.
@@ -305,6 +313,26 @@ enum Test {
     Dir(Direction),
     Malformed,
     Time(Clock, Cmp, f64),
+    /// A protocol's name alone (`lwar`, `strs`, `bg`): the packet is of it.
+    Proto(&'static str),
+    /// `udp`, `ip`, `ipv6` alone: the packet came over it.
+    Layer(Layer),
+}
+
+/// The layers below the protocols, by the name tshark gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layer {
+    Udp,
+    Ip,
+    Ipv6,
+}
+
+impl Layer {
+    const NAMES: [(&'static str, Layer); 3] = [
+        ("udp", Layer::Udp),
+        ("ip", Layer::Ip),
+        ("ipv6", Layer::Ipv6),
+    ];
 }
 
 /// What a filter is evaluated against: a packet, or a finding on its own (for
@@ -319,6 +347,8 @@ struct Ctx<'a> {
     dir: Direction,
     datagram: Option<&'a Datagram<'a>>,
     dissector: Option<&'static dyn Dissector>,
+    /// The packet's protocol (none for a finding on its own).
+    protocol: Option<&'static crate::engine::ProtocolInfo>,
     findings: &'a [Finding],
 }
 
@@ -392,6 +422,7 @@ impl Filter {
             dir: event.direction,
             datagram: Some(event.datagram),
             dissector: Some(event.dissector()),
+            protocol: Some(event.protocol),
             findings: event.findings,
         };
         eval(&self.root, &ctx)
@@ -408,6 +439,7 @@ impl Filter {
             dir: finding.direction,
             datagram: None,
             dissector: None,
+            protocol: None,
             findings: std::slice::from_ref(finding),
         };
         eval(&self.root, &ctx)
@@ -457,6 +489,7 @@ fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
             Num::Timestamp => ctx.header("timestamp").is_some_and(|t| cmp.holds(t, v)),
             Num::Frame => cmp.holds(ctx.frame, v),
             Num::Len => d.is_some_and(|d| cmp.holds(d.payload_len as u64, v)),
+            Num::UdpLength => d.is_some_and(|d| cmp.holds(d.payload_len as u64 + 8, v)),
             Num::Port => d.is_some_and(|d| {
                 cmp.holds(d.src.port() as u64, v) || cmp.holds(d.dst.port() as u64, v)
             }),
@@ -494,6 +527,12 @@ fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
                 Cmp::Ge => t >= secs,
             }
         }
+        Test::Proto(name) => ctx.protocol.is_some_and(|p| p.name == name),
+        Test::Layer(layer) => d.is_some_and(|d| match layer {
+            Layer::Udp => true,
+            Layer::Ip => d.src.is_ipv4(),
+            Layer::Ipv6 => d.src.is_ipv6(),
+        }),
         Test::Malformed => {
             ctx.undecodable()
                 || ctx
@@ -634,6 +673,11 @@ const MAX_DEPTH: usize = 64;
 /// How many tests and operators an expression may have.
 const MAX_TERMS: usize = 1024;
 
+/// What `frame.len` gets: the capture hands the analysis UDP datagrams, not
+/// their frames.
+const FRAME_LEN: &str = "`frame.len` is not kept: lwarscope sees each UDP datagram, not its frame; \
+     use `udp.length` (the UDP header's length, 8 + the payload) or `len` (the payload's)";
+
 /// The fields, for error messages.
 const FIELDS: &str = "type, seqno, ack, ts, timestamp, frame, len, src, dst, peer, port, player, finding, severity, session, dir, malformed, time";
 
@@ -670,6 +714,10 @@ const NAMES: &[&str] = &[
     "udp.port",
     "udp.srcport",
     "udp.dstport",
+    "udp.length",
+    "udp",
+    "ip",
+    "ipv6",
 ];
 
 /// The known name closest to an unknown one, if one is close: a typo, or a
@@ -689,9 +737,20 @@ fn suggestion(word: &str) -> Option<String> {
                 .clone()
                 .flat_map(|p| p.info.dissector.field_defs().iter().map(|f| f.name)),
         )
+        .chain(registry.clone().map(|p| p.info.name))
         .chain(crate::proto::all_kinds().map(|k| k.name()))
         .chain(crate::proto::all_rules().map(|r| r.name()))
         .chain(["c2s", "s2c", "note", "warning", "error"]);
+    nearest(word, candidates).map(str::to_owned)
+}
+
+/// The candidate closest to `word`, if one is close: a typo, or a word cut
+/// short (`reorder` for `reordered`). What `-Y`, `-e` and `check --deny`
+/// suggest for a name they do not know.
+pub(crate) fn nearest<'a>(
+    word: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
     let budget = (word.chars().count() / 3).max(1);
     candidates
@@ -704,7 +763,7 @@ fn suggestion(word: &str) -> Option<String> {
         })
         .filter(|(d, _)| *d <= budget)
         .min_by_key(|(d, c)| (*d, c.len()))
-        .map(|(_, c)| c.to_owned())
+        .map(|(_, c)| c)
 }
 
 /// `; did you mean `x`?` when a known name is close, else nothing.
@@ -740,6 +799,9 @@ fn number(value: &str) -> Option<f64> {
 
 /// The error for a field no protocol registers.
 fn unknown_field(word: &str) -> String {
+    if word == "frame.len" {
+        return FRAME_LEN.to_owned();
+    }
     match word.split_once('.') {
         Some((proto, _)) if crate::proto::by_name(proto).is_some() => {
             format!(
@@ -794,6 +856,7 @@ fn field(name: &str) -> Option<Field> {
         "udp.port" => Field::Num(Num::Port),
         "udp.srcport" => Field::Num(Num::SrcPort),
         "udp.dstport" => Field::Num(Num::DstPort),
+        "udp.length" => Field::Num(Num::UdpLength),
         _ => return None,
     })
 }
@@ -1316,6 +1379,15 @@ impl<'a> Parser<'a> {
         if let Some(d) = direction(word) {
             return Ok(Test::Dir(d));
         }
+        if let Some(p) = crate::proto::by_name(word) {
+            return Ok(Test::Proto(p.info.name));
+        }
+        if let Some((_, layer)) = Layer::NAMES.iter().find(|(n, _)| *n == word) {
+            return Ok(Test::Layer(*layer));
+        }
+        if word == "frame.len" {
+            return Err(self.error(at, FRAME_LEN));
+        }
         Err(self.error(
             at,
             format!(
@@ -1471,6 +1543,62 @@ mod tests {
         };
         assert!(!filter.matches(&event(&a)));
         assert!(filter.matches(&event(&b)));
+    }
+
+    #[test]
+    fn protocol_and_layer_names_stand_alone_as_in_tshark() {
+        let p = join_packet();
+        // An lwar packet over IPv4 UDP; its payload's length in udp.length + 8.
+        let len = p.len() as u64;
+        for (expr, want) in [
+            ("lwar", true),
+            ("!lwar", false),
+            ("strs", false),
+            ("starstrike", false),
+            ("bg", false),
+            ("vessel", false),
+            ("!strs && !bg", true),
+            ("udp", true),
+            ("ip", true),
+            ("ipv6", false),
+            ("lwar && ip.addr == 10.0.0.2", true),
+            (&format!("udp.length == {}", len + 8), true),
+            (&format!("udp.length == {len}"), false),
+            (&format!("len == {len}"), true),
+        ] {
+            assert_eq!(eval_on(expr, &p, &[]), want, "{expr}");
+        }
+        // A finding on its own has no packet: no protocol, no layer.
+        let f = finding(FindingKind::LOST, None);
+        for expr in ["lwar", "udp", "ip"] {
+            assert!(!Filter::parse(expr).unwrap().matches_finding(&f), "{expr}");
+        }
+        assert!(Filter::parse("!lwar").unwrap().matches_finding(&f));
+        for (expr, column, message) in [
+            (
+                "frame.len > 100",
+                1,
+                "`frame.len` is not kept: lwarscope sees each UDP datagram, not its frame; use `udp.length` (the UDP header's length, 8 + the payload) or `len` (the payload's)",
+            ),
+            (
+                "frame.len",
+                1,
+                "`frame.len` is not kept: lwarscope sees each UDP datagram, not its frame; use `udp.length` (the UDP header's length, 8 + the payload) or `len` (the payload's)",
+            ),
+            (
+                "lwarr",
+                1,
+                "unknown name `lwarr`: not a field, message type, finding kind or direction; did you mean `lwar`?",
+            ),
+            (
+                "udp == 3",
+                1,
+                "unknown field `udp` (fields: type, seqno, ack, ts, timestamp, frame, len, src, dst, peer, port, player, finding, severity, session, dir, malformed, time, and each protocol's proto.field)",
+            ),
+        ] {
+            let e = err(expr);
+            assert_eq!((e.column, e.message.as_str()), (column, message), "{expr}");
+        }
     }
 
     #[test]

@@ -623,7 +623,7 @@ fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// A JSON string.
-fn json_str(out: &mut Vec<u8>, s: &[u8]) {
+pub(super) fn json_str(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
     escape_into(out, s);
     out.push(b'"');

@@ -12,6 +12,8 @@
 //! - [`packets`]: `--packets`, `-V`, `-x`: one line per packet, tcpdump-like.
 //! - [`fields`]: `-T fields -e FIELD -E ...`, tshark's field output, and `-t`, the time column.
 //! - [`json`]: `--format json` and `--format jsonl`, schema 1.
+//! - [`tshark`]: `-T json` and `-T ek`, the packets in tshark's JSON shapes.
+//! - [`skipped`]: the UDP traffic no protocol recognised, explained by port.
 //! - [`stats`]: `-z io,stat`, `-z conv`, `-z expert`: statistics, as tshark's.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
 //! - [`fleet`]: many captures at once: directories, globs, and the worker pool
@@ -36,9 +38,11 @@ mod pipeline;
 pub mod plot;
 pub mod progress;
 pub mod run;
+pub mod skipped;
 pub mod stats;
 pub mod table;
 pub mod timeline;
+pub mod tshark;
 
 pub use args::{CheckArgs, Color, Format, ReportArgs};
 pub use filter::{Filter, FilterError};
@@ -502,46 +506,9 @@ pub struct Unknown {
     /// The port on either side of most of them, and on how many (the lowest
     /// port of a tie).
     pub top_port: Option<(u16, u64)>,
-}
-
-/// Unrecognised datagrams per port (either side, once per datagram): exact,
-/// in one table of 65 536 counters allocated at the first such datagram, so
-/// that a capture of game traffic alone allocates nothing.
-#[derive(Default)]
-struct PortTally {
-    datagrams: u64,
-    ports: Option<Box<[u64]>>,
-}
-
-impl fmt::Debug for PortTally {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PortTally({} datagrams)", self.datagrams)
-    }
-}
-
-impl PortTally {
-    fn add(&mut self, d: &Datagram<'_>) {
-        self.datagrams += 1;
-        let ports = self
-            .ports
-            .get_or_insert_with(|| vec![0; 1 << 16].into_boxed_slice());
-        let (a, b) = (d.src.port(), d.dst.port());
-        for p in [Some(a), (b != a).then_some(b)].into_iter().flatten() {
-            if let Some(n) = ports.get_mut(usize::from(p)) {
-                *n += 1;
-            }
-        }
-    }
-
-    fn top(&self) -> Option<(u16, u64)> {
-        let ports = self.ports.as_deref()?;
-        let (port, n) =
-            ports.iter().enumerate().fold(
-                (0, 0),
-                |best, (p, &n)| if n > best.1 { (p, n) } else { best },
-            );
-        (n > 0).then(|| (u16::try_from(port).unwrap_or(u16::MAX), n))
-    }
+    /// The busiest ports of them, with what each protocol's decoder made of
+    /// a sample of each ([`skipped`]).
+    pub ports: skipped::Ports,
 }
 
 impl Outcome {
@@ -556,7 +523,7 @@ impl Outcome {
 struct Collect {
     findings: FindingStats,
     /// The datagrams no protocol recognised, by port.
-    unknown: PortTally,
+    unknown: skipped::PortTally,
     packets: u64,
     /// Packets per protocol, in the order protocols were first seen.
     protocols: Vec<(&'static ProtocolInfo, u64)>,
@@ -954,10 +921,14 @@ impl<O: Observer> Analysis<O> {
             messages_by_protocol,
             resend_interval_ms,
             findings: self.collect.findings,
-            unknown: Unknown {
-                recognised: self.tracker.recognised(),
-                datagrams: self.collect.unknown.datagrams,
-                top_port: self.collect.unknown.top(),
+            unknown: {
+                let ports = self.collect.unknown.top();
+                Unknown {
+                    recognised: self.tracker.recognised(),
+                    datagrams: self.collect.unknown.datagrams,
+                    top_port: ports.iter().next().map(|h| (h.port, h.datagrams)),
+                    ports,
+                }
             },
         };
         (outcome, self.output)

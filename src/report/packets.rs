@@ -7,6 +7,13 @@
 //!      2   0.033000 127.0.0.1:32422 -> 127.0.0.1:38379 ack=1 ts=1658 len=104 Join#1 Join#2 Add#3 [resend#3]
 //! ```
 //!
+//! In the tree of `-V`, each top node but the header (a message; a described
+//! protocol's packet) says where it lies, the same for every protocol:
+//! `Connect#1 (13 bytes at offset 12)`, `ConnectionRequest (41 bytes at
+//! offset 12)`, `timewarp (1 byte at offset 0)`. The fields' values are the
+//! protocols' own (lwar's appId `0xf27087c5`, Starstrike's protocolId
+//! `53545253`).
+//!
 //! Write errors are kept, not raised: the caller stops reading when
 //! [`PacketPrinter::failed`] says so, and treats a closed pipe as a normal end
 //! ([`is_broken_pipe`]).
@@ -459,11 +466,22 @@ fn tree(
             if depth > 3 {
                 out.resize(out.len() + 2 * (usize::from(depth) - 3), b' ');
             }
-            if depth == 0 && !value.is_empty() {
-                out.extend_from_slice(value.as_bytes());
+            // A top node other than the header (a message, a described
+            // protocol's packet) says where it lies, for every protocol
+            // alike: `Connect#1 (13 bytes at offset 12)`, `AUTH (0 bytes at
+            // offset 8)`.
+            let top = depth == 0 && label != "header";
+            if top {
+                out.extend_from_slice(match value.is_empty() {
+                    true => label.as_bytes(),
+                    false => value.as_bytes(),
+                });
                 out.extend_from_slice(b" (");
                 fast::int(out, span.len());
-                out.extend_from_slice(b" bytes at offset ");
+                out.extend_from_slice(match span.len() {
+                    1 => b" byte at offset ",
+                    _ => b" bytes at offset ",
+                });
                 fast::int(out, span.start);
                 out.push(b')');
             } else {

@@ -9,6 +9,7 @@ use super::progress::Progress;
 use super::stats::Stats;
 use super::table::{Layout, render};
 use super::timeline::Timeline;
+use super::tshark::{Shape, TsharkWriter};
 use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
 use crate::capture::export::{ExportFormat, FrameWriter};
 use crate::capture::{CaptureError, CaptureStats, FrameClass, Source};
@@ -290,6 +291,15 @@ fn export_frame<O: Observer>(
     }
 }
 
+/// `-T json` or `-T ek`, if asked for.
+fn tshark_shape(args: &ReportArgs) -> Option<Shape> {
+    match args.output_type? {
+        super::args::OutputType::Json => Some(Shape::Json),
+        super::args::OutputType::Ek => Some(Shape::Ek),
+        super::args::OutputType::Fields => None,
+    }
+}
+
 /// The output chosen by the options.
 enum Output<W: Write> {
     /// `-q`: only the statistics.
@@ -300,6 +310,8 @@ enum Output<W: Write> {
     Json(JsonWriter<W>),
     Jsonl(JsonlWriter<W>),
     Fields(FieldsWriter<W>),
+    /// `-T json`, `-T ek`.
+    Tshark(TsharkWriter<W>),
 }
 
 impl<W: Write> Output<W> {
@@ -339,6 +351,7 @@ impl<W: Write> Output<W> {
             Output::Json(j) => j.finish_with(o, &stats.json(o)).map(drop),
             Output::Jsonl(j) => j.finish_with(o, &stats.json(o)).map(drop),
             Output::Fields(f) => text(f.finish()),
+            Output::Tshark(t) => t.finish().and_then(|mut w| w.flush()),
         };
         match r {
             Err(e) if is_broken_pipe(&e) => Ok(()),
@@ -355,6 +368,7 @@ impl<W: Write> Observer for Output<W> {
             Output::Json(j) => j.packet(e),
             Output::Jsonl(j) => j.packet(e),
             Output::Fields(f) => f.packet(e),
+            Output::Tshark(t) => t.packet(e),
         }
     }
 
@@ -365,6 +379,7 @@ impl<W: Write> Observer for Output<W> {
             Output::Json(j) => j.finding(f),
             Output::Jsonl(j) => j.finding(f),
             Output::Fields(x) => x.finding(f),
+            Output::Tshark(t) => t.finding(f),
         }
     }
 }
@@ -391,7 +406,8 @@ pub fn report<W: Write>(
 }
 
 /// The report of one stream; `bar`: whether a large file may show its own
-/// progress bar (not within a fleet run, which has one for the whole run).
+/// progress bar and packet lines their note on the skipped traffic (not
+/// within a fleet run, which has one bar for the whole run).
 /// The export of `-w FILE` with `-r`: its file created, with a comment saying
 /// what it selects.
 fn open_export(args: &ReportArgs, path: &Path, format: ExportFormat) -> Result<Export, RunError> {
@@ -460,6 +476,9 @@ fn report_on<W: Write>(
     };
     let mut output = match (fields, args.format) {
         _ if args.quiet => Output::Quiet,
+        _ if let Some(shape) = tshark_shape(args) => {
+            Output::Tshark(TsharkWriter::new(take(), shape, filter.clone()))
+        }
         (Some(format), _) => {
             // Checked before the writer is created: an unknown -e writes nothing.
             FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
@@ -529,7 +548,8 @@ fn report_on<W: Write>(
         Format::Table => !lines || args.tables || !args.stats.is_empty(),
         Format::Json | Format::Jsonl => true,
         Format::Parquet => false,
-    } && fields.is_none();
+    } && fields.is_none()
+        && args.output_type.is_none();
     if let (Some(f), Some(label), true) = (filter_for_report, args.selection(), counts_shown) {
         analysis.restrict_to(f, label);
     }
@@ -557,9 +577,21 @@ fn report_on<W: Write>(
             timeline,
         },
     ) = analysis.finish(info);
+    // Packet lines and fields say on standard error what the report's
+    // paragraph says of the traffic no protocol recognised (one stream only:
+    // a fleet run's files would interleave their lines).
+    let hint = match output {
+        Output::Packets(..) | Output::Fields(_) | Output::Tshark(_) if bar => {
+            super::skipped::hint(&outcome.unknown)
+        }
+        _ => None,
+    };
     output
         .finish(&outcome, &stats, layout, take)
         .map_err(RunError::Output)?;
+    if let Some(hint) = hint {
+        let _ = writeln!(io::stderr(), "lwarscope: {hint}");
+    }
     if let (Some(path), Some(timeline)) = (&args.plot, &timeline) {
         write_plot(path, timeline, &outcome, &args.sessions)?;
     }
@@ -779,6 +811,33 @@ pub fn report_each(
 /// The field output options (`-T fields`, `-e`, `-E`), checked against each
 /// other and `--format`; `None` without `-T`.
 fn fields_format(args: &ReportArgs) -> Result<Option<FieldsFormat>, RunError> {
+    if let Some(name) = tshark_shape(args).map(|s| match s {
+        Shape::Json => "json",
+        Shape::Ek => "ek",
+    }) {
+        let refuse = |why: String| Err(RunError::Fields(why));
+        if !args.fields.is_empty() || !args.fields_options.is_empty() {
+            return refuse(format!(
+                "-e and -E apply to -T fields; -T {name} writes every field: drop them"
+            ));
+        }
+        if args.format != Format::Table {
+            return refuse(format!("-T {name} is an output of its own: drop --format"));
+        }
+        if let Some(flag) = [
+            (args.packets, "--packets"),
+            (args.verbose, "-V"),
+            (args.hex, "-x"),
+        ]
+        .into_iter()
+        .find_map(|(set, flag)| set.then_some(flag))
+        {
+            return refuse(format!(
+                "{flag} prints packet lines; -T {name} prints the packets as JSON: drop one of them"
+            ));
+        }
+        return Ok(None);
+    }
     Ok(match (args.output_type, args.fields.is_empty()) {
         (None, true) if args.fields_options.is_empty() => None,
         (None, _) => {
@@ -810,6 +869,11 @@ fn check_output_options(args: &ReportArgs) -> Result<(), RunError> {
         return Ok(());
     }
     quiet_applies(args, false)?;
+    if tshark_shape(args) == Some(Shape::Json) {
+        return Err(RunError::Usage(
+            "-T json writes one array of one stream's packets: name the files without -j, a directory or a glob, or use -T ek".to_owned(),
+        ));
+    }
     if let Some(format) = fields_format(args)? {
         FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
     }
@@ -846,7 +910,7 @@ fn quiet_applies(args: &ReportArgs, export: bool) -> Result<(), RunError> {
         return Ok(());
     }
     let refuse = |why: &str| Err(RunError::Usage(why.to_owned()));
-    if args.stats.is_empty() && !export && args.plot.is_none() {
+    if args.stats.is_empty() && !export && !args.live_savefile && args.plot.is_none() {
         return refuse(
             "-q leaves nothing to print: add -z STATISTICS (or -w FILE, --plot FILE.svg)",
         );
@@ -1010,11 +1074,19 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
                 Some(why) => Err(RunError::Usage(why.to_owned())),
                 None => analyse_file(path, engine, window),
             };
+            // The skipped traffic's note, on standard error, for a capture
+            // whose verdict does not already say it (no known packet).
+            let mut hint = None;
             let verdict = match analysed {
-                Ok(outcome) => Verdict {
-                    window: args.window.map(|w| w.to_string()),
-                    ..rules.check(&name, &outcome)
-                },
+                Ok(outcome) => {
+                    if outcome.unknown.recognised > 0 {
+                        hint = super::skipped::hint(&outcome.unknown);
+                    }
+                    Verdict {
+                        window: args.window.map(|w| w.to_string()),
+                        ..rules.check(&name, &outcome)
+                    }
+                }
                 Err(e) => {
                     // Capture errors name their file already.
                     let text = e.to_string();
@@ -1023,9 +1095,16 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
                 }
             };
             progress.inc();
-            verdict
+            (verdict, hint)
         },
-        |_, verdict| {
+        |_, (verdict, hint)| {
+            if let Some(hint) = hint {
+                let _ = writeln!(
+                    io::stderr(),
+                    "lwarscope: {}: {hint}",
+                    crate::text::printable(&verdict.file)
+                );
+            }
             if text && output.is_ok() {
                 output = print_line(out, &verdict.line(color));
             }

@@ -101,12 +101,10 @@ fn right(t: &mut Table, columns: &[usize]) {
 }
 
 /// A UTC date and time, `2023-11-14 22:13:20.033`.
-pub fn utc(ts: Timestamp) -> String {
-    let secs = ts.nanos() / 1_000_000_000;
-    let millis = (ts.nanos() / 1_000_000) % 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
+/// The civil date (year, month, day) of a count of days since 1970-01-01
+/// (Howard Hinnant's algorithm).
+pub(super) fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
@@ -115,6 +113,14 @@ pub fn utc(ts: Timestamp) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+pub fn utc(ts: Timestamp) -> String {
+    let secs = ts.nanos() / 1_000_000_000;
+    let millis = (ts.nanos() / 1_000_000) % 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
     format!(
         "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{millis:03}",
         rem / 3600,
@@ -228,11 +234,20 @@ pub fn capture_table(o: &Outcome, layout: Layout) -> Table {
     };
     t.add_row(vec!["time span".to_owned(), span]);
     limits_rows(&mut t, c);
-    let mut rows: Vec<(String, u64)> = vec![("frames".into(), c.frames)];
-    // One row per protocol seen; the first registered's when none was.
-    for (i, p) in crate::proto::REGISTRY.iter().map(|p| p.info).enumerate() {
+    t.add_row(vec!["frames".to_owned(), c.frames.to_string()]);
+    // One row per protocol seen; when none was, one that names every
+    // protocol looked for.
+    if c.protocols.is_empty() {
+        let names: Vec<&str> = crate::proto::REGISTRY.iter().map(|p| p.info.name).collect();
+        t.add_row(vec![
+            "packets of a known protocol".to_owned(),
+            format!("0 ({})", names.join(", ")),
+        ]);
+    }
+    let mut rows: Vec<(String, u64)> = Vec::new();
+    for p in crate::proto::REGISTRY.iter().map(|p| p.info) {
         let n = c.protocols.get(p.name).copied().unwrap_or(0);
-        if n > 0 || (i == 0 && c.protocols.is_empty()) {
+        if n > 0 {
             rows.push((format!("{} packets", p.title), n));
         }
     }
@@ -634,10 +649,34 @@ fn session_notes(out: &mut String, o: &Outcome, layout: Layout) {
     out.push('\n');
 }
 
+/// The busiest ports of the UDP traffic no protocol recognised, and what the
+/// decoders made of each (see [`super::skipped`]): a paragraph when there is
+/// any.
+fn skipped_ports(out: &mut String, o: &Outcome, layout: Layout) {
+    let u = &o.unknown;
+    if u.ports.is_empty() {
+        return;
+    }
+    let width = usize::from(layout.width).max(40);
+    let head = format!(
+        "Skipped UDP traffic, {} datagram{} of no known protocol; its busiest ports (decoders tried on up to {} of each):",
+        u.datagrams,
+        if u.datagrams == 1 { "" } else { "s" },
+        super::skipped::SAMPLE
+    );
+    wrap_words(out, 0, &head, width, "");
+    for hint in u.ports.iter() {
+        out.push_str("  ");
+        wrap_words(out, 2, &hint.to_string(), width, "    ");
+    }
+    out.push('\n');
+}
+
 /// The whole report: the four tables, one after the other.
 pub fn render(o: &Outcome, layout: Layout) -> String {
     let mut out = String::new();
     writeln!(out, "{}\n", capture_table(o, layout)).ok();
+    skipped_ports(&mut out, o, layout);
     if o.sessions.is_empty() {
         out.push_str("No sessions: no packet of a known protocol.\n");
         return out;
