@@ -681,17 +681,28 @@ fn a_gap_counts_the_missing_and_those_never_seen_are_lost_at_the_end() {
         )]
     );
     let (end, summary) = s.finish();
-    // Lost: 4, 6, 7 (skipped in frame 4) and 10 (skipped in frame 6), each with the
-    // frame of its gap.
+    // Lost: 4, 6, 7 (skipped in frame 4) and 10 (skipped in frame 6): one
+    // finding per gap (issue 36), at the frame of its gap, with its numbers
+    // (5 of the first was captured late), counted one by one.
     assert_eq!(
         end,
         [
-            f("s2c", "lost", 4, Some(4), Detail::None),
-            f("s2c", "lost", 4, Some(6), Detail::None),
-            f("s2c", "lost", 4, Some(7), Detail::None),
+            f(
+                "s2c",
+                "lost",
+                4,
+                Some(4),
+                Detail::Missed {
+                    first: 4,
+                    last: 7,
+                    count: 3,
+                    reason: None
+                }
+            ),
             f("s2c", "lost", 6, Some(10), Detail::None),
         ]
     );
+    assert_eq!(end[0].4.to_string(), "3 seqnos, 4 to 7");
     assert_eq!(summary.findings["gap"], 2);
     assert_eq!(summary.findings["lost"], 4);
     assert_eq!(summary.findings["out-of-order"], 1);
@@ -1094,8 +1105,18 @@ fn acks_above_every_seqno_captured_the_other_way_are_one_ack_unseen_per_incident
                     packets: 1
                 }
             ),
-            f("s2c", "not-captured", 7, Some(4), Detail::None),
-            f("s2c", "not-captured", 7, Some(5), Detail::None),
+            f(
+                "s2c",
+                "not-captured",
+                7,
+                Some(4),
+                Detail::Missed {
+                    first: 4,
+                    last: 5,
+                    count: 2,
+                    reason: None
+                }
+            ),
         ]
     );
     assert_eq!(summary.findings.get("lost"), None);
@@ -2401,7 +2422,15 @@ fn the_session_table_is_bounded_and_the_totals_stay_exact() {
     assert_eq!(summary.findings["gap"], 5);
     // The evicted sessions' missing seqnos can never be filled: they are lost too.
     assert_eq!(summary.findings["lost"], 10);
-    assert_eq!(s.count(FindingKind::LOST), 10);
+    // One finding per session's gap, standing for its two numbers.
+    assert_eq!(s.count(FindingKind::LOST), 5);
+    let numbers: u64 = s
+        .all
+        .iter()
+        .filter(|f| f.kind == FindingKind::LOST)
+        .map(|f| f.numbers())
+        .sum();
+    assert_eq!(numbers, 10);
 }
 
 #[test]

@@ -192,7 +192,12 @@ shared_kinds! {
     OUT_OF_ORDER = "out-of-order", Sequence, Note, 3;
     /// A seqno more than one above the highest seen.
     GAP = "gap", Sequence, Note, 4;
-    /// A seqno skipped by a gap and never seen by the end of the capture.
+    /// A seqno skipped by a gap and never seen by the end of the capture (or
+    /// before it left the protocol's window), and never acknowledged. One
+    /// finding per gap: the numbers one packet skipped, judged alike, are
+    /// one finding at the frame of that packet, its seqno the first, its detail how
+    /// many and the last (`127 seqnos, 5 to 131`) when more than one. The
+    /// `lost` count (and the loss estimate) counts numbers, not findings.
     LOST = "lost", Sequence, Warning, 5;
     /// The same payload bytes as a recent packet in the same direction.
     DUPLICATE_PACKET = "duplicate-packet", Sequence, Note, 6;
@@ -225,7 +230,8 @@ shared_kinds! {
     /// ack window", a seqno never captured whose position no ack the other side
     /// sent ever covered (a protocol whose ack window can drift away from the
     /// peer's numbers): the capture cannot tell loss from a miss, so it is not
-    /// counted as loss either.
+    /// counted as loss either. One finding per gap, as `lost`; the count
+    /// counts numbers.
     NOT_CAPTURED = "not-captured", Sequence, Note, 14;
     /// A reliable message captured again before an ack could have come back
     /// (within the direction's smoothed ack delay of its first capture): the
@@ -514,6 +520,16 @@ impl Finding {
         self.kind.severity()
     }
 
+    /// How many sequence numbers it stands for: a `lost` or `not-captured`
+    /// finding stands for every number of its gap judged alike
+    /// ([`Detail::Missed`]); any other finding, for one.
+    pub const fn numbers(&self) -> u64 {
+        match self.detail {
+            Detail::Missed { count, .. } => count as u64,
+            _ => 1,
+        }
+    }
+
     /// `violation/wrong-sender` for violations, the kind's name otherwise.
     pub fn label(&self) -> impl fmt::Display + '_ {
         fmt::from_fn(move |f| match self.rule {
@@ -593,6 +609,18 @@ pub enum Detail {
     Gap { highest: u32, missing: u32 },
     /// A seqno that fills a gap below `highest`.
     Fill { highest: u32 },
+    /// For `lost` and `not-captured`: the `count` numbers one packet
+    /// skipped (its gap) that the capture never showed, judged alike, from
+    /// `first` (the finding's seqno) to `last` (not always every number
+    /// between: some may have been captured late, or judged otherwise).
+    /// `reason`: why the capture cannot tell loss from a miss, for
+    /// unconfirmed ones.
+    Missed {
+        first: u32,
+        last: u32,
+        count: u32,
+        reason: Option<&'static str>,
+    },
     /// The same bytes as the packet of `frame`.
     DuplicateOf { frame: u64 },
     /// A header timestamp below the highest seen.
@@ -678,6 +706,17 @@ impl fmt::Display for Detail {
                 write!(f, "{missing} missing after seqno {highest}")
             }
             Detail::Fill { highest } => write!(f, "fills a gap below seqno {highest}"),
+            Detail::Missed {
+                first,
+                last,
+                count,
+                reason,
+            } => {
+                if let Some(why) = reason {
+                    write!(f, "unconfirmed: {why}; ")?;
+                }
+                write!(f, "{count} seqnos, {first} to {last}")
+            }
             Detail::DuplicateOf { frame } => write!(f, "same bytes as frame {frame}"),
             Detail::Timestamp { timestamp, highest } => {
                 write!(f, "timestamp {timestamp} after {highest}")

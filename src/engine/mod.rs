@@ -17,6 +17,7 @@
 pub mod finding;
 pub mod incident;
 pub mod loss;
+pub mod missed;
 pub mod reassembly;
 pub mod seq;
 pub mod serial;
@@ -32,13 +33,12 @@ pub use finding::{
 };
 pub use incident::{KeyedRuns, KeyedSpan, Regression, RegressionRun, Run, RunSpan};
 pub use loss::{Cadence, LossEstimate};
+pub use missed::MissedCounts;
 pub use session::{
     AckReach, AckTally, DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session,
 };
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
-pub use tracker::{
-    Flow, MissedCounts, Observer, PacketEvent, Preference, Raise, Tracker, TrackerConfig,
-};
+pub use tracker::{Flow, Observer, PacketEvent, Preference, Raise, Tracker, TrackerConfig};
 pub use window::{FrameSet, Window, WindowSummary};
 
 use crate::capture::Datagram;

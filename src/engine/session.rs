@@ -169,6 +169,9 @@ pub struct DirState {
     /// capture takes its percentiles from. Cleared with each packet, so its
     /// capacity is reused.
     packet_samples: Vec<u64>,
+    /// Numbers never captured being gathered into one finding per gap
+    /// ([`super::missed`]).
+    pub(crate) missed: super::missed::OpenRuns,
 }
 
 /// Whether an ack captured before a repeat had reached the repeat's sender
@@ -246,6 +249,7 @@ impl Default for DirState {
             ack_delay_us: None,
             packet_acks: AckTally::default(),
             packet_samples: Vec::new(),
+            missed: [None; 3],
         }
     }
 }

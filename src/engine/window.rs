@@ -282,7 +282,7 @@ impl Window {
         let part = self.part_mut(f.session, None);
         let dir = &mut part.dirs[f.direction.index()];
         if let Some(slot) = dir.findings.get_mut(f.kind.ordinal()) {
-            *slot += 1;
+            *slot += f.numbers();
         }
         if let Some(rule) = f.rule
             && let Some(slot) = dir.violations.get_mut(rule.ordinal())

@@ -80,7 +80,9 @@
 //!    the capture (or when it leaves the window of the last 512 seqnos, or its
 //!    session is evicted) raises one `not-captured` if a packet of the other
 //!    direction acked it (it was delivered; the capture missed it), and one
-//!    `lost` otherwise, with the frame of its gap.
+//!    `lost` otherwise, with the frame of its gap; the numbers of one gap
+//!    judged alike make one finding, how many and the last in its detail
+//!    (`engine::missed`), and the counts count numbers.
 //!
 //! Before these, a seqno that skips 512 or more (beyond the window), or that is
 //! 512 or more below the highest seen, raises a `violation`
@@ -1398,11 +1400,11 @@ fn reliable_rules(
     }
     let session_id = raise.session;
     let out = &mut *raise.out;
-    let mut counts = MissedCounts::default();
+    let mut counts = MissedCounts::resume(this);
     this.seq
         .record(seqno, frame, ts, hash, |lost_seqno, gap_frame, acked| {
-            out.push(counts.missed(lost_seqno, gap_frame, acked, ts, session_id, direction));
+            counts.missed(lost_seqno, gap_frame, acked, ts, session_id, direction, out);
         });
-    counts.add_to(this);
+    counts.add_to(this, out);
     first_capture
 }
