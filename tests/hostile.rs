@@ -940,3 +940,124 @@ fn random_sequence_numbers_give_one_finding_per_gap() {
         assert!(findings.len() as u64 <= 4 * u64::from(packets), "{name}");
     }
 }
+
+/// Issue 36: timestamps that go backwards inside one file were not reported,
+/// and made sessions look shorter and acks take no time. A session's packet
+/// captured before its previous one raises one `time-backwards` note (the
+/// previous frame and the step in its detail); the session's duration adds
+/// up the steps forward only, and an ack captured before what it acks gives
+/// no ack delay.
+#[test]
+fn timestamps_going_backwards_are_one_note_and_bend_no_figure() {
+    let (client, server) = (peer(9), SocketAddr::from(SERVER));
+    let chat = |seqno| MessageRepr::Chat {
+        seqno,
+        player: Id::new(1, 1),
+        text: b"x".to_vec(),
+    };
+    // (capture time in ms, from the client, ack, messages)
+    let packets: Vec<(u64, bool, u32, Vec<MessageRepr>)> = vec![
+        (1000, true, 0, vec![chat(1)]),
+        (1100, false, 1, vec![]),
+        (1200, true, 0, vec![chat(2)]),
+        // The capture's clock steps back a second.
+        (200, false, 2, vec![]),
+        (300, true, 0, vec![chat(3)]),
+        (350, false, 3, vec![]),
+    ];
+    let r = run(&["-r", "-", "--format", "json"], move |w| {
+        let mut p = Pcap::new(w);
+        for (k, (ms, c2s, ack, msgs)) in packets.into_iter().enumerate() {
+            let (src, dst) = if c2s {
+                (client, server)
+            } else {
+                (server, client)
+            };
+            let f = udp_frame(
+                Link::Ethernet,
+                src,
+                dst,
+                &lwar(ack, k as u32 * 100 + 100, msgs),
+            );
+            if !p.record(ms * 1000, &f) {
+                return;
+            }
+        }
+    });
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let doc = r.json();
+    let back: Vec<_> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "time-backwards")
+        .map(|f| {
+            (
+                f["frame"].clone(),
+                f["dir"].clone(),
+                f["severity"].clone(),
+                f["detail"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        back,
+        [(
+            4.into(),
+            "s2c".into(),
+            "note".into(),
+            "captured 1000.000 ms before frame 3, the session's previous packet".into()
+        )]
+    );
+    let s = &doc["summary"]["sessions"][0];
+    // 100 + 100 + 100 + 50 ms forward; the step back counts as nothing.
+    assert_eq!(s["duration_secs"], 0.35);
+    // Acks of 1 (100 ms) and 3 (50 ms); the ack of 2, captured before it, none.
+    let acks = &s["c2s"]["ack_delay"];
+    assert_eq!(acks["samples"], 2, "{acks}");
+    // (As the histogram's two significant digits keep them: no 0 among them.)
+    let ms = |q: &str| acks[q].as_f64().unwrap();
+    assert!((99.0..101.0).contains(&ms("max_ms")), "{acks}");
+    assert!((49.0..51.0).contains(&ms("p50_ms")), "{acks}");
+}
+
+/// Issue 36: the messages table's byte column summed the sessions kept after
+/// eviction only, while its count column took every session: 3 000 peers
+/// past the 1024 kept showed 3 000 Connects in a third of their bytes. Both
+/// columns count every session.
+#[test]
+fn the_message_bytes_count_evicted_sessions_too() {
+    let connects = |n: u32| {
+        let r = run(&["-r", "-", "--format", "json"], move |w| {
+            let connect = lwar(
+                0,
+                0,
+                vec![MessageRepr::Connect {
+                    seqno: 1,
+                    name: b"x".to_vec(),
+                }],
+            );
+            let mut p = Pcap::new(w);
+            for i in 0..n {
+                let f = udp_frame(Link::Ethernet, peer(i), SERVER.into(), &connect);
+                if !p.record(u64::from(i) * 5, &f) {
+                    return;
+                }
+            }
+        });
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let doc = r.json();
+        let rates = doc["summary"]["message_rates"].as_array().unwrap().clone();
+        let connect = rates.iter().find(|m| m["type"] == "Connect").unwrap();
+        (
+            connect["count"].as_u64().unwrap(),
+            connect["bytes"].as_u64().unwrap(),
+            doc,
+        )
+    };
+    let (one_count, one_bytes, _) = connects(1);
+    assert_eq!(one_count, 1);
+    let (count, bytes, doc) = connects(3_000);
+    assert_eq!(doc["summary"]["evicted"]["sessions"], 3_000 - 1024);
+    assert_eq!((count, bytes), (3_000, 3_000 * one_bytes));
+}

@@ -96,8 +96,8 @@ impl Group {
 
 /// A registered kind of finding: a stable name, a group, a severity, and the slot
 /// its counters use. Protocols register their own kinds beside the shared ones
-/// ([`FindingKind::SHARED`]); slots `0..16` are the shared kinds', a protocol's own
-/// kinds use `16..`[`MAX_KINDS`].
+/// ([`FindingKind::SHARED`]); slots `0..17` are the shared kinds', a protocol's own
+/// kinds use `17..`[`MAX_KINDS`].
 #[derive(Debug)]
 pub struct KindDef {
     /// The kind's name, as users type it in `-Y`, `check` and see in JSON:
@@ -240,6 +240,16 @@ shared_kinds! {
     /// the tap and the sender after that ack (or in a packet overtaken on the
     /// way): "unconfirmed: the ack may not have reached the sender".
     REPEAT = "repeat", Sequence, Note, 15;
+    /// A packet of a session captured before the session's previous packet
+    /// (frame numbers in the capture's order): the capture's clock stepped
+    /// back (a clock set back while capturing, captures joined out of
+    /// order). One per step, at the packet captured before its predecessor,
+    /// in its direction; the detail names the previous packet's frame and
+    /// how far back it stepped.
+    /// A note: it is the capture's clock, not the protocol. The session's
+    /// durations add up only the steps forward, and an ack captured before
+    /// what it acknowledges gives no ack delay.
+    TIME_BACKWARDS = "time-backwards", Stream, Note, 16;
 }
 
 impl FindingKind {
@@ -463,7 +473,7 @@ mod tests {
             assert_eq!(k.ordinal(), i, "{k}");
             assert_eq!(FindingKind::shared(k.name()), Some(*k));
         }
-        assert!(FindingKind::SHARED.len() <= 16);
+        assert!(FindingKind::SHARED.len() <= 17);
         assert_eq!(FindingKind::shared("resends"), None);
     }
 
@@ -625,6 +635,9 @@ pub enum Detail {
     DuplicateOf { frame: u64 },
     /// A header timestamp below the highest seen.
     Timestamp { timestamp: u32, highest: u32 },
+    /// A packet captured `step_ns` before the session's previous packet,
+    /// of `previous_frame` (`time-backwards`).
+    Backwards { previous_frame: u64, step_ns: u64 },
     /// Acks below the highest ack `previous` (first carried in `previous_frame`),
     /// over `packets` packets in a row, the last in `last_frame`: `ack` is the
     /// first of them.
@@ -718,6 +731,14 @@ impl fmt::Display for Detail {
                 write!(f, "{count} seqnos, {first} to {last}")
             }
             Detail::DuplicateOf { frame } => write!(f, "same bytes as frame {frame}"),
+            Detail::Backwards {
+                previous_frame,
+                step_ns,
+            } => write!(
+                f,
+                "captured {:.3} ms before frame {previous_frame}, the session's previous packet",
+                step_ns as f64 / 1e6
+            ),
             Detail::Timestamp { timestamp, highest } => {
                 write!(f, "timestamp {timestamp} after {highest}")
             }

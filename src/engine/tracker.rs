@@ -417,6 +417,14 @@ impl<A: Analyzer> Tracker<A> {
             direction,
         };
         session.dir_mut(direction).count_packet(d.ts, d.payload_len);
+        if let Some((previous_frame, step_ns)) = session.clock(d.ts, d.frame) {
+            let this = session.dir_mut(direction);
+            let detail = Detail::Backwards {
+                previous_frame,
+                step_ns,
+            };
+            raise.raise(this, FindingKind::TIME_BACKWARDS, None, None, detail);
+        }
         if let Some(seen) = self.seen.get_mut(slot) {
             *seen = session.last_seen();
         }
@@ -524,6 +532,7 @@ impl<A: Analyzer> Tracker<A> {
             });
         }
         add_into(&mut c2s, &s2c);
+        let message_bytes = c2s.message_byte_counts(info);
         let DirectionSummary {
             messages,
             findings,
@@ -542,6 +551,7 @@ impl<A: Analyzer> Tracker<A> {
         });
         Summary {
             messages,
+            message_bytes,
             findings,
             violations,
             malformed,

@@ -483,7 +483,7 @@ pub struct Outcome {
     pub sessions: Vec<SessionView>,
     pub evicted_sessions: u64,
     /// Messages by type, per protocol (the summary merges them by name).
-    pub messages_by_protocol: Vec<(&'static ProtocolInfo, crate::engine::Counts)>,
+    pub messages_by_protocol: Vec<crate::engine::ProtocolMessages>,
     pub findings: FindingStats,
     /// The mean time between two transmissions of a resent reliable message, in
     /// ms: the sender's resend cycle (the specification's ~15 Hz is 66.7 ms).

@@ -1578,9 +1578,11 @@ fn payload_rules(
                 Some(p) => {
                     p.live = false;
                     let rtt = raise.ts.since(p.ts);
-                    s.rtt.add(rtt);
+                    if raise.ts >= p.ts {
+                        s.rtt.add(rtt);
+                    }
                     s.pings_outstanding = s.pings_outstanding.saturating_sub(1);
-                    session.c2s.ack_delay_sample(rtt);
+                    session.c2s.ack_delay_between(p.ts, raise.ts);
                 }
                 None => {
                     let detail = findings::pong_unmatched(Some(q), s.pings);
@@ -1596,9 +1598,10 @@ fn payload_rules(
         }
         Payload::Pong { seq: None, .. } if !c2s => {
             if let Some(at) = s.ping_at.take() {
-                let rtt = raise.ts.since(at);
-                s.rtt.add(rtt);
-                session.c2s.ack_delay_sample(rtt);
+                if raise.ts >= at {
+                    s.rtt.add(raise.ts.since(at));
+                }
+                session.c2s.ack_delay_between(at, raise.ts);
             }
             let s = &mut session.proto;
             match s.pings_outstanding.checked_sub(1) {
@@ -2117,8 +2120,7 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
             } else if !b.acked || b.unanswered > 0 {
                 b.unanswered = b.unanswered.saturating_sub(1);
                 if !b.acked && b.tries == 1 {
-                    let delay = ts.since(b.first_ts);
-                    session.dir_mut(owner).ack_delay_sample(delay);
+                    session.dir_mut(owner).ack_delay_between(b.first_ts, ts);
                 }
                 if !b.acked
                     && let Some(ns) = reliable(session).timing_ack(

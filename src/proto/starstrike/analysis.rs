@@ -1124,9 +1124,8 @@ fn acknowledgements(
                 {
                     m.acked = Some((d.frame, s));
                 }
-                let delay = d.ts.since(sent);
                 let peer_dir = session.dir_mut(direction.reverse());
-                peer_dir.ack_delay_sample(delay);
+                peer_dir.ack_delay_between(sent, d.ts);
             }
         }
     }
