@@ -759,8 +759,8 @@ impl App {
                 let path = std::path::PathBuf::from(input.text.trim());
                 self.input = None;
                 self.message = Some(match self.save_view(&path) {
-                    Ok(n) => format!("saved {n} packets to {}", path.display()),
-                    Err(e) => format!("not saved: {e}"),
+                    Ok(n) => format!("saved {n} packets to {}", crate::text::path(&path)),
+                    Err(e) => format!("not saved: {}", crate::text::printable(&e)),
                 });
                 return;
             }
