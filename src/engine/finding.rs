@@ -183,6 +183,8 @@ shared_kinds! {
     /// repeat captured sooner after the ack (or before that round trip is
     /// measured), or in a packet overtaken on the way (sent before it was
     /// captured), may have crossed the ack in flight: a `repeat`, "unconfirmed".
+    /// So is a repeat whose ack came only in packets that do not decode (the
+    /// capture cannot tell that their receiver took the ack from them).
     SPURIOUS_RESEND = "spurious-resend", Sequence, Warning, 0;
     /// A reliable message whose seqno was seen in an earlier packet.
     RESEND = "resend", Sequence, Note, 1;
@@ -238,7 +240,9 @@ shared_kinds! {
     /// sender repeating what is unacked, by design. Not a sign of loss. Also a
     /// repeat captured after an ack of it, but less than the round trip between
     /// the tap and the sender after that ack (or in a packet overtaken on the
-    /// way): "unconfirmed: the ack may not have reached the sender".
+    /// way): "unconfirmed: the ack may not have reached the sender"; or one
+    /// whose ack came only in packets that do not decode: "unconfirmed: the
+    /// ack (ack N) came only in packets that do not decode".
     REPEAT = "repeat", Sequence, Note, 15;
     /// A packet of a session captured before the session's previous packet
     /// (frame numbers in the capture's order): the capture's clock stepped
@@ -615,6 +619,10 @@ pub enum Detail {
         round_trip_ns: Option<u64>,
         overtaken: bool,
     },
+    /// For a repeat of a seqno that the other side acked (up to `ack`) only
+    /// in packets that do not decode: whether their receiver took the ack
+    /// from them the capture cannot tell.
+    AckUndecodable { ack: u32, first_frame: u64 },
     /// A seqno that jumped past `missing` unseen ones.
     Gap { highest: u32, missing: u32 },
     /// A seqno that fills a gap below `highest`.
@@ -715,6 +723,10 @@ impl fmt::Display for Detail {
                 }
                 write!(f, "); first in frame {first_frame}")
             }
+            Detail::AckUndecodable { ack, first_frame } => write!(
+                f,
+                "unconfirmed: the ack (ack {ack}) came only in packets that do not decode; first in frame {first_frame}"
+            ),
             Detail::Gap { highest, missing } => {
                 write!(f, "{missing} missing after seqno {highest}")
             }

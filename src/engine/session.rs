@@ -148,6 +148,10 @@ pub struct DirState {
     ack_regression: super::Regression,
     /// Frame of the packet that first carried `max_ack`.
     pub max_ack_frame: u64,
+    /// The highest ack (not of the unseen) carried by a packet that decoded
+    /// whole: an ack only in packets that do not decode proves nothing of
+    /// what their receiver took from them (set by the protocol).
+    pub max_ack_whole: Option<u32>,
     /// Highest sender timestamp seen, for protocols whose header has one.
     pub max_timestamp: Option<u32>,
     pub(crate) recent: DupWindow,
@@ -244,6 +248,7 @@ impl Default for DirState {
             ack_unseen: None,
             ack_regression: super::Regression::default(),
             max_ack_frame: 0,
+            max_ack_whole: None,
             max_timestamp: None,
             recent: DupWindow::default(),
             jitter_ms: 0.0,
@@ -484,18 +489,35 @@ impl DirState {
         now: Timestamp,
         overtaken: bool,
     ) -> AckReach {
+        other.ack_reached(self.seq.acked_at(seqno), now, overtaken)
+    }
+
+    /// The rule of [`DirState::ack_reached_sender`] for a protocol that
+    /// follows its acks itself: `self` is the direction whose messages the
+    /// repeat's sender acks (its smoothed ack delay is the round trip
+    /// between the tap and that sender), `acked_at` when the first ack of the
+    /// repeated message was captured (`None`: not followed), `now` the
+    /// repeat's capture, `overtaken` its packet was overtaken on the way.
+    /// Shared by every protocol that judges spurious repeats (lwar's
+    /// `spurious-resend`, Starstrike's `spurious-retransmission`).
+    pub fn ack_reached(
+        &self,
+        acked_at: Option<Timestamp>,
+        now: Timestamp,
+        overtaken: bool,
+    ) -> AckReach {
         if overtaken {
             return AckReach::Overtaken;
         }
-        let round_trip_ns = other.srtt_ns.map(|r| r as u64);
-        let Some(acked_at) = self.seq.acked_at(seqno) else {
+        let round_trip_ns = self.srtt_ns.map(|r| r as u64);
+        let Some(acked_at) = acked_at else {
             return AckReach::Unconfirmed {
                 since_ack_ns: None,
                 round_trip_ns,
             };
         };
         let since = now.since(acked_at);
-        match other.srtt_ns {
+        match self.srtt_ns {
             Some(rtt) if since as f64 >= rtt => AckReach::Reached,
             _ => AckReach::Unconfirmed {
                 since_ack_ns: Some(since),
