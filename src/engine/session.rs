@@ -289,7 +289,9 @@ impl DirState {
         self.first_ts.get_or_insert(ts);
         self.last_ts = self.last_ts.max(ts);
         if let Some(latest) = self.latest_ts {
-            self.elapsed_ns += ts.since(latest);
+            // Saturating: a clock jumping by years back and forth (a hostile
+            // capture) adds more than u64 nanoseconds hold.
+            self.elapsed_ns = self.elapsed_ns.saturating_add(ts.since(latest));
         }
         self.latest_ts = Some(ts);
     }
@@ -810,7 +812,7 @@ impl<S> Session<S> {
         let back = match self.latest {
             Some((latest, latest_frame)) if ts < latest => Some((latest_frame, latest.since(ts))),
             Some((latest, _)) => {
-                self.elapsed_ns += ts.since(latest);
+                self.elapsed_ns = self.elapsed_ns.saturating_add(ts.since(latest));
                 None
             }
             None => None,
