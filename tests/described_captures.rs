@@ -87,7 +87,7 @@ fn analyse(pcap: &Path, protocol: &str) -> (u64, Found) {
             .get_mut(f.direction.name())
             .unwrap()
             .entry(f.label().to_string())
-            .or_insert(0) += 1;
+            .or_insert(0) += f.numbers();
     }
     (frames, found)
 }

@@ -98,6 +98,53 @@ fn a_corrupt_compressed_capture_says_why_after_the_results_so_far() {
     assert_eq!(err.lines().count(), 1);
 }
 
+/// Issue 36: a small zstd capture cut short said "not a pcap or pcapng
+/// file": zstd decodes a block whole (up to 128 KiB), so a cut inside the
+/// first block leaves nothing to decode, and the file is a capture cut
+/// short, not another kind of file. It reads as a compressed capture cut
+/// later does, "read error after 0 packets", exit 2; one cut after its
+/// first block gives the packets before the cut, then the same error.
+#[test]
+fn a_small_zstd_capture_cut_short_is_a_cut_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read(root().join(LOSS)).unwrap();
+    assert!(plain.len() < 128 << 10, "one zstd block");
+    let whole = compressed(dir.path(), "whole.zst", "zstd", &plain);
+    let bytes = std::fs::read(&whole).unwrap();
+    let cut = dir.path().join("cut.pcap.zst");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let (out, err, code) = run(&["-r", cut.to_str().unwrap()]);
+    assert_eq!((out.as_str(), code), ("", Some(2)));
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: {}: read error after 0 packets: zstd: incomplete frame (cut off or damaged \
+             inside its first compressed block: nothing before the cut can be decoded)",
+            cut.display()
+        )
+    );
+    // Over 128 KiB: a cut in its last block gives the first's packets.
+    let mut two = plain.clone();
+    while two.len() < 200 << 10 {
+        two.extend_from_slice(&plain[24..]);
+    }
+    let whole = compressed(dir.path(), "two.zst", "zstd", &two);
+    let bytes = std::fs::read(&whole).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 8]).unwrap();
+    let (out, err, code) = run(&["-r", cut.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, Some(2));
+    let frames = serde_json::from_str::<serde_json::Value>(&out).unwrap()["capture"]["frames"]
+        .as_u64()
+        .unwrap();
+    assert!(frames > 0, "{err}");
+    assert!(
+        err.contains(&format!(
+            "read error after {frames} packets: zstd: incomplete frame"
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn stopping_early_does_not_wait_for_the_inflater() {
     // -c stops after a few packets; the inflating thread must not block the

@@ -1277,17 +1277,13 @@ fn a_far_tap_shows_no_spurious_resend_on_a_fault_free_capture() {
     }
     // sim-reorder's former spurious resends were repeats in packets overtaken on
     // the way, or captured less than a round trip after the ack: none is proven.
-    // sim-corrupt's 3 come more than a round trip after the ack, and stay
-    // warnings. (Their acks were captured in packets that do not decode whole,
-    // which the simulated receiver drops: whether a receiver reads the ack of
-    // such a packet, the capture cannot tell. Not judged here.)
+    // sim-corrupt's 3 came more than a round trip after the ack, but their acks
+    // were captured only in packets that do not decode whole (which the
+    // simulated receiver drops): whether a receiver reads the ack of such a
+    // packet, the capture cannot tell, so they are unconfirmed repeats now
+    // (issue 30), not warnings.
     let r = run(&["captures/sim-reorder.pcap", "--deny", "spurious-resend"]);
     assert_eq!(r.code, Some(0), "{}", r.stdout);
     let r = run(&["captures/sim-corrupt.pcap", "--max", "spurious-resend=0"]);
-    assert_eq!(r.code, Some(1), "{}", r.stdout);
-    assert!(
-        r.stdout.contains("spurious-resend is 3, above 0"),
-        "{}",
-        r.stdout
-    );
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
 }

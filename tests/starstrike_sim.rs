@@ -183,7 +183,7 @@ fn analyse(
             .get_mut(&client)
             .unwrap()
             .entry(f.label().to_string())
-            .or_default() += 1;
+            .or_default() += f.numbers();
     }
     (by_client, states)
 }

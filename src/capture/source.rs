@@ -1051,10 +1051,7 @@ fn open_file(
                             _ => format!("{reason}, inside {} compression", c.name()),
                         };
                         Err(match (e, why) {
-                            (_, Some(why)) => CaptureError::NotPcap {
-                                path: name,
-                                reason: in_compression(why),
-                            },
+                            (_, Some(why)) => cut_before_first(name, why),
                             (PipedOpenError::Open(OpenError::Unsupported(dlt)), None) => {
                                 CaptureError::UnsupportedLinkType {
                                     input: name,
@@ -1091,7 +1088,10 @@ fn open_file(
                     (cap, Some(inflater))
                 }
                 Err(e) => {
-                    let reason = inflater.abandon(spare).unwrap_or_else(|| pcap_reason(&e));
+                    if let Some(why) = inflater.abandon(spare) {
+                        return Err(cut_before_first(name, why));
+                    }
+                    let reason = pcap_reason(&e);
                     let reason = match c {
                         Compression::Stream => reason,
                         _ => format!("{reason}, inside {} compression", c.name()),
@@ -1104,6 +1104,22 @@ fn open_file(
     let dlt = cap.get_datalink();
     let link = link_type(dlt, &name)?;
     Ok(file(Reader::Libpcap { cap, inflater }, link))
+}
+
+/// A compressed file (or stream) whose decompression failed before it gave
+/// the capture's first bytes: cut off (or damaged) inside its first block. It
+/// is a capture cut short, as a compressed capture cut later is ("read error
+/// after N packets"), not a file of another kind: zstd and deflate decode a
+/// block whole (zstd's up to 128 KiB), so a cut inside the first leaves
+/// nothing before it to analyse.
+fn cut_before_first(path: String, why: String) -> CaptureError {
+    CaptureError::FileRead {
+        path,
+        packets: 0,
+        reason: format!(
+            "{why} (cut off or damaged inside its first compressed block: nothing before the cut can be decoded)"
+        ),
+    }
 }
 
 /// The first bytes of a pcapng file (a section header block's type).

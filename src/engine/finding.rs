@@ -96,8 +96,8 @@ impl Group {
 
 /// A registered kind of finding: a stable name, a group, a severity, and the slot
 /// its counters use. Protocols register their own kinds beside the shared ones
-/// ([`FindingKind::SHARED`]); slots `0..16` are the shared kinds', a protocol's own
-/// kinds use `16..`[`MAX_KINDS`].
+/// ([`FindingKind::SHARED`]); slots `0..17` are the shared kinds', a protocol's own
+/// kinds use `17..`[`MAX_KINDS`].
 #[derive(Debug)]
 pub struct KindDef {
     /// The kind's name, as users type it in `-Y`, `check` and see in JSON:
@@ -183,6 +183,8 @@ shared_kinds! {
     /// repeat captured sooner after the ack (or before that round trip is
     /// measured), or in a packet overtaken on the way (sent before it was
     /// captured), may have crossed the ack in flight: a `repeat`, "unconfirmed".
+    /// So is a repeat whose ack came only in packets that do not decode (the
+    /// capture cannot tell that their receiver took the ack from them).
     SPURIOUS_RESEND = "spurious-resend", Sequence, Warning, 0;
     /// A reliable message whose seqno was seen in an earlier packet.
     RESEND = "resend", Sequence, Note, 1;
@@ -192,7 +194,12 @@ shared_kinds! {
     OUT_OF_ORDER = "out-of-order", Sequence, Note, 3;
     /// A seqno more than one above the highest seen.
     GAP = "gap", Sequence, Note, 4;
-    /// A seqno skipped by a gap and never seen by the end of the capture.
+    /// A seqno skipped by a gap and never seen by the end of the capture (or
+    /// before it left the protocol's window), and never acknowledged. One
+    /// finding per gap: the numbers one packet skipped, judged alike, are
+    /// one finding at the frame of that packet, its seqno the first, its detail how
+    /// many and the last (`127 seqnos, 5 to 131`) when more than one. The
+    /// `lost` count (and the loss estimate) counts numbers, not findings.
     LOST = "lost", Sequence, Warning, 5;
     /// The same payload bytes as a recent packet in the same direction.
     DUPLICATE_PACKET = "duplicate-packet", Sequence, Note, 6;
@@ -225,15 +232,28 @@ shared_kinds! {
     /// ack window", a seqno never captured whose position no ack the other side
     /// sent ever covered (a protocol whose ack window can drift away from the
     /// peer's numbers): the capture cannot tell loss from a miss, so it is not
-    /// counted as loss either.
+    /// counted as loss either. One finding per gap, as `lost`; the count
+    /// counts numbers.
     NOT_CAPTURED = "not-captured", Sequence, Note, 14;
     /// A reliable message captured again before an ack could have come back
     /// (within the direction's smoothed ack delay of its first capture): the
     /// sender repeating what is unacked, by design. Not a sign of loss. Also a
     /// repeat captured after an ack of it, but less than the round trip between
     /// the tap and the sender after that ack (or in a packet overtaken on the
-    /// way): "unconfirmed: the ack may not have reached the sender".
+    /// way): "unconfirmed: the ack may not have reached the sender"; or one
+    /// whose ack came only in packets that do not decode: "unconfirmed: the
+    /// ack (ack N) came only in packets that do not decode".
     REPEAT = "repeat", Sequence, Note, 15;
+    /// A packet of a session captured before the session's previous packet
+    /// (frame numbers in the capture's order): the capture's clock stepped
+    /// back (a clock set back while capturing, captures joined out of
+    /// order). One per step, at the packet captured before its predecessor,
+    /// in its direction; the detail names the previous packet's frame and
+    /// how far back it stepped.
+    /// A note: it is the capture's clock, not the protocol. The session's
+    /// durations add up only the steps forward, and an ack captured before
+    /// what it acknowledges gives no ack delay.
+    TIME_BACKWARDS = "time-backwards", Stream, Note, 16;
 }
 
 impl FindingKind {
@@ -457,7 +477,7 @@ mod tests {
             assert_eq!(k.ordinal(), i, "{k}");
             assert_eq!(FindingKind::shared(k.name()), Some(*k));
         }
-        assert!(FindingKind::SHARED.len() <= 16);
+        assert!(FindingKind::SHARED.len() <= 17);
         assert_eq!(FindingKind::shared("resends"), None);
     }
 
@@ -512,6 +532,16 @@ pub struct Finding {
 impl Finding {
     pub const fn severity(&self) -> Severity {
         self.kind.severity()
+    }
+
+    /// How many sequence numbers it stands for: a `lost` or `not-captured`
+    /// finding stands for every number of its gap judged alike
+    /// ([`Detail::Missed`]); any other finding, for one.
+    pub const fn numbers(&self) -> u64 {
+        match self.detail {
+            Detail::Missed { count, .. } => count as u64,
+            _ => 1,
+        }
     }
 
     /// `violation/wrong-sender` for violations, the kind's name otherwise.
@@ -589,14 +619,33 @@ pub enum Detail {
         round_trip_ns: Option<u64>,
         overtaken: bool,
     },
+    /// For a repeat of a seqno that the other side acked (up to `ack`) only
+    /// in packets that do not decode: whether their receiver took the ack
+    /// from them the capture cannot tell.
+    AckUndecodable { ack: u32, first_frame: u64 },
     /// A seqno that jumped past `missing` unseen ones.
     Gap { highest: u32, missing: u32 },
     /// A seqno that fills a gap below `highest`.
     Fill { highest: u32 },
+    /// For `lost` and `not-captured`: the `count` numbers one packet
+    /// skipped (its gap) that the capture never showed, judged alike, from
+    /// `first` (the finding's seqno) to `last` (not always every number
+    /// between: some may have been captured late, or judged otherwise).
+    /// `reason`: why the capture cannot tell loss from a miss, for
+    /// unconfirmed ones.
+    Missed {
+        first: u32,
+        last: u32,
+        count: u32,
+        reason: Option<&'static str>,
+    },
     /// The same bytes as the packet of `frame`.
     DuplicateOf { frame: u64 },
     /// A header timestamp below the highest seen.
     Timestamp { timestamp: u32, highest: u32 },
+    /// A packet captured `step_ns` before the session's previous packet,
+    /// of `previous_frame` (`time-backwards`).
+    Backwards { previous_frame: u64, step_ns: u64 },
     /// Acks below the highest ack `previous` (first carried in `previous_frame`),
     /// over `packets` packets in a row, the last in `last_frame`: `ack` is the
     /// first of them.
@@ -674,11 +723,34 @@ impl fmt::Display for Detail {
                 }
                 write!(f, "); first in frame {first_frame}")
             }
+            Detail::AckUndecodable { ack, first_frame } => write!(
+                f,
+                "unconfirmed: the ack (ack {ack}) came only in packets that do not decode; first in frame {first_frame}"
+            ),
             Detail::Gap { highest, missing } => {
                 write!(f, "{missing} missing after seqno {highest}")
             }
             Detail::Fill { highest } => write!(f, "fills a gap below seqno {highest}"),
+            Detail::Missed {
+                first,
+                last,
+                count,
+                reason,
+            } => {
+                if let Some(why) = reason {
+                    write!(f, "unconfirmed: {why}; ")?;
+                }
+                write!(f, "{count} seqnos, {first} to {last}")
+            }
             Detail::DuplicateOf { frame } => write!(f, "same bytes as frame {frame}"),
+            Detail::Backwards {
+                previous_frame,
+                step_ns,
+            } => write!(
+                f,
+                "captured {:.3} ms before frame {previous_frame}, the session's previous packet",
+                step_ns as f64 / 1e6
+            ),
             Detail::Timestamp { timestamp, highest } => {
                 write!(f, "timestamp {timestamp} after {highest}")
             }

@@ -20,6 +20,7 @@ pub mod field;
 pub mod finding;
 pub mod incident;
 pub mod loss;
+pub mod missed;
 pub mod out;
 pub mod reassembly;
 pub mod seq;
@@ -36,13 +37,13 @@ pub use finding::{
 };
 pub use incident::{KeyedRuns, KeyedSpan, Regression, RegressionRun, Run, RunSpan};
 pub use loss::{Cadence, LossEstimate};
+
+pub use missed::MissedCounts;
 pub use session::{
     AckReach, AckTally, DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session,
 };
 pub use summary::{Counts, DirectionSummary, SessionSummary, Summary};
-pub use tracker::{
-    Flow, MissedCounts, Observer, PacketEvent, Preference, Raise, Tracker, TrackerConfig,
-};
+pub use tracker::{Flow, Observer, PacketEvent, Preference, Raise, Tracker, TrackerConfig};
 pub use window::{FrameSet, Window, WindowSummary};
 
 use crate::capture::Datagram;
@@ -56,7 +57,7 @@ pub struct ProtocolInfo {
     pub title: &'static str,
     /// Message types, by the ordinal the analyzer counts them with.
     pub message_types: &'static [&'static str],
-    /// The protocol's own finding kinds (slots `16..MAX_KINDS`), beside
+    /// The protocol's own finding kinds (slots `17..MAX_KINDS`), beside
     /// [`FindingKind::SHARED`].
     pub kinds: &'static [FindingKind],
     /// The protocol's rules, for `violation` findings.
@@ -163,6 +164,7 @@ pub struct SessionRef<'a> {
     pub recognised_by: RecognisedBy,
     pub c2s: &'a DirState,
     pub s2c: &'a DirState,
+    elapsed_ns: u64,
     proto: &'a dyn ProtoSessionDyn,
 }
 
@@ -185,14 +187,10 @@ impl<'a> SessionRef<'a> {
         }
     }
 
-    /// Seconds from the first to the last packet either way.
+    /// Seconds from the first to the last packet either way
+    /// ([`Session::duration_secs`]).
     pub fn duration_secs(&self) -> f64 {
-        let first = match (self.c2s.first_ts, self.s2c.first_ts) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => return 0.0,
-        };
-        self.c2s.last_ts.max(self.s2c.last_ts).since(first) as f64 / 1e9
+        self.elapsed_ns as f64 / 1e9
     }
 }
 
@@ -222,6 +220,7 @@ impl<'a, S: ProtoSession> Session<S> {
             recognised_by: self.recognised_by,
             c2s: &self.c2s,
             s2c: &self.s2c,
+            elapsed_ns: self.elapsed_ns,
             proto: &self.proto,
         }
     }
@@ -505,6 +504,24 @@ impl RecognisedBy {
     }
 }
 
+/// One protocol's messages by type: how many, and their bytes.
+#[derive(Debug, Clone)]
+pub struct ProtocolMessages {
+    pub protocol: &'static ProtocolInfo,
+    pub counts: summary::Counts,
+    pub bytes: summary::Counts,
+}
+
+impl ProtocolMessages {
+    pub fn of(protocol: &'static ProtocolInfo, s: Summary) -> Self {
+        ProtocolMessages {
+            protocol,
+            counts: s.messages,
+            bytes: s.message_bytes,
+        }
+    }
+}
+
 /// Datagrams no protocol recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Unrecognised {
@@ -641,13 +658,14 @@ impl Engine {
         total
     }
 
-    /// The message counts of each protocol that has any, by message type: a
-    /// capture that mixes protocols keeps their same-named types apart.
-    pub fn messages_by_protocol(&self) -> Vec<(&'static ProtocolInfo, summary::Counts)> {
+    /// The message counts and bytes of each protocol that has any, by message
+    /// type: a capture that mixes protocols keeps their same-named types
+    /// apart. Evicted sessions count.
+    pub fn messages_by_protocol(&self) -> Vec<ProtocolMessages> {
         self.entries
             .iter()
-            .map(|e| (e.tracker.info(), e.tracker.summary().messages))
-            .filter(|(_, m)| !m.is_empty())
+            .map(|e| ProtocolMessages::of(e.tracker.info(), e.tracker.summary()))
+            .filter(|m| !m.counts.is_empty())
             .collect()
     }
 
@@ -658,16 +676,13 @@ impl Engine {
 
     /// The counts of the sessions `keep` takes (evicted ones left out), and
     /// their messages by protocol: a report restricted to some sessions.
-    pub fn summary_of(
-        &self,
-        keep: &dyn Fn(SessionId) -> bool,
-    ) -> (Summary, Vec<(&'static ProtocolInfo, summary::Counts)>) {
+    pub fn summary_of(&self, keep: &dyn Fn(SessionId) -> bool) -> (Summary, Vec<ProtocolMessages>) {
         let mut total = Summary::default();
         let mut by_protocol = Vec::new();
         for e in &self.entries {
             let s = e.tracker.summary_of(keep);
             if !s.messages.is_empty() {
-                by_protocol.push((e.tracker.info(), s.messages.clone()));
+                by_protocol.push(ProtocolMessages::of(e.tracker.info(), s.clone()));
             }
             total.merge(s);
         }

@@ -148,6 +148,10 @@ pub struct DirState {
     ack_regression: super::Regression,
     /// Frame of the packet that first carried `max_ack`.
     pub max_ack_frame: u64,
+    /// The highest ack (not of the unseen) carried by a packet that decoded
+    /// whole: an ack only in packets that do not decode proves nothing of
+    /// what their receiver took from them (set by the protocol).
+    pub max_ack_whole: Option<u32>,
     /// Highest sender timestamp seen, for protocols whose header has one.
     pub max_timestamp: Option<u32>,
     pub(crate) recent: DupWindow,
@@ -169,6 +173,13 @@ pub struct DirState {
     /// capture takes its percentiles from. Cleared with each packet, so its
     /// capacity is reused.
     packet_samples: Vec<u64>,
+    /// The latest packet's own time (`last_ts` is the highest), and the
+    /// steps forward between consecutive packets added up.
+    latest_ts: Option<Timestamp>,
+    elapsed_ns: u64,
+    /// Numbers never captured being gathered into one finding per gap
+    /// ([`super::missed`]).
+    pub(crate) missed: super::missed::OpenRuns,
 }
 
 /// Whether an ack captured before a repeat had reached the repeat's sender
@@ -237,6 +248,7 @@ impl Default for DirState {
             ack_unseen: None,
             ack_regression: super::Regression::default(),
             max_ack_frame: 0,
+            max_ack_whole: None,
             max_timestamp: None,
             recent: DupWindow::default(),
             jitter_ms: 0.0,
@@ -246,6 +258,9 @@ impl Default for DirState {
             ack_delay_us: None,
             packet_acks: AckTally::default(),
             packet_samples: Vec::new(),
+            latest_ts: None,
+            elapsed_ns: 0,
+            missed: [None; 3],
         }
     }
 }
@@ -259,11 +274,12 @@ fn counts<'n>(values: &[u64], names: impl IntoIterator<Item = (usize, &'n str)>)
 }
 
 impl DirState {
-    /// Seconds from the first to the last packet.
+    /// Seconds from the first to the last packet: the steps forward between
+    /// consecutive packets added up, so that a capture clock set back in
+    /// between (`time-backwards`) neither shortens nor lengthens it by the
+    /// step.
     pub fn duration_secs(&self) -> f64 {
-        self.first_ts
-            .map(|first| self.last_ts.since(first) as f64 / 1e9)
-            .unwrap_or(0.0)
+        self.elapsed_ns as f64 / 1e9
     }
 
     /// Counts one captured packet of `len` bytes.
@@ -272,6 +288,12 @@ impl DirState {
         self.bytes += len as u64;
         self.first_ts.get_or_insert(ts);
         self.last_ts = self.last_ts.max(ts);
+        if let Some(latest) = self.latest_ts {
+            // Saturating: a clock jumping by years back and forth (a hostile
+            // capture) adds more than u64 nanoseconds hold.
+            self.elapsed_ns = self.elapsed_ns.saturating_add(ts.since(latest));
+        }
+        self.latest_ts = Some(ts);
     }
 
     /// Interarrival jitter (RFC 3550) of a packet that arrived at `arrival` and
@@ -357,6 +379,11 @@ impl DirState {
                 &mut other.packet_samples,
             );
             other.seq.ack(previous.unwrap_or(0), ack, ts, |first| {
+                // An ack captured before what it acks (the capture's clock
+                // stepped back) measures nothing.
+                if ts < first {
+                    return;
+                }
                 let delay = ts.since(first);
                 tally.add(delay);
                 samples.push(delay);
@@ -370,6 +397,15 @@ impl DirState {
     /// One ack delay (or round trip) of this direction's packets, in ns: into
     /// the histogram of its percentiles and the smoothed delay (TCP's SRTT,
     /// each sample weighing 1/8). Allocates nothing.
+    /// The ack delay of a packet captured at `sent` and acked by one
+    /// captured at `acked`: none when the ack was captured first (the
+    /// capture's clock stepped back in between: `time-backwards`).
+    pub fn ack_delay_between(&mut self, sent: Timestamp, acked: Timestamp) {
+        if acked >= sent {
+            self.ack_delay_sample(acked.since(sent));
+        }
+    }
+
     pub fn ack_delay_sample(&mut self, delay_ns: u64) {
         self.packet_acks.add(delay_ns);
         self.packet_samples.push(delay_ns);
@@ -455,18 +491,35 @@ impl DirState {
         now: Timestamp,
         overtaken: bool,
     ) -> AckReach {
+        other.ack_reached(self.seq.acked_at(seqno), now, overtaken)
+    }
+
+    /// The rule of [`DirState::ack_reached_sender`] for a protocol that
+    /// follows its acks itself: `self` is the direction whose messages the
+    /// repeat's sender acks (its smoothed ack delay is the round trip
+    /// between the tap and that sender), `acked_at` when the first ack of the
+    /// repeated message was captured (`None`: not followed), `now` the
+    /// repeat's capture, `overtaken` its packet was overtaken on the way.
+    /// Shared by every protocol that judges spurious repeats (lwar's
+    /// `spurious-resend`, Starstrike's `spurious-retransmission`).
+    pub fn ack_reached(
+        &self,
+        acked_at: Option<Timestamp>,
+        now: Timestamp,
+        overtaken: bool,
+    ) -> AckReach {
         if overtaken {
             return AckReach::Overtaken;
         }
-        let round_trip_ns = other.srtt_ns.map(|r| r as u64);
-        let Some(acked_at) = self.seq.acked_at(seqno) else {
+        let round_trip_ns = self.srtt_ns.map(|r| r as u64);
+        let Some(acked_at) = acked_at else {
             return AckReach::Unconfirmed {
                 since_ack_ns: None,
                 round_trip_ns,
             };
         };
         let since = now.since(acked_at);
-        match other.srtt_ns {
+        match self.srtt_ns {
             Some(rtt) if since as f64 >= rtt => AckReach::Reached,
             _ => AckReach::Unconfirmed {
                 since_ack_ns: Some(since),
@@ -576,6 +629,14 @@ impl DirState {
     }
 
     /// The counts by name, with the names `proto` registers.
+    /// The bytes of its messages by type, with the names `proto` registers.
+    pub fn message_byte_counts(&self, proto: &ProtocolInfo) -> Counts {
+        counts(
+            &self.message_bytes,
+            proto.message_types.iter().copied().enumerate(),
+        )
+    }
+
     pub fn summary(&self, proto: &ProtocolInfo) -> DirectionSummary {
         let kinds = FindingKind::SHARED.iter().chain(proto.kinds);
         DirectionSummary {
@@ -680,6 +741,10 @@ pub struct Session<S> {
     pub c2s: DirState,
     pub s2c: DirState,
     pub proto: S,
+    /// The latest packet either way: its time and frame.
+    pub(crate) latest: Option<(Timestamp, u64)>,
+    /// The steps forward between consecutive packets either way, added up.
+    pub(crate) elapsed_ns: u64,
 }
 
 impl<S: ProtoSession> Session<S> {
@@ -697,6 +762,8 @@ impl<S: ProtoSession> Session<S> {
             c2s: DirState::default(),
             s2c: DirState::default(),
             proto: S::default(),
+            latest: None,
+            elapsed_ns: 0,
         }
     }
 }
@@ -731,14 +798,27 @@ impl<S> Session<S> {
         }
     }
 
-    /// Seconds from the first to the last packet either way.
+    /// Seconds from the first to the last packet either way: the steps
+    /// forward between consecutive packets added up (a step back of the
+    /// capture's clock, `time-backwards`, counts as none).
     pub fn duration_secs(&self) -> f64 {
-        let first = match (self.c2s.first_ts, self.s2c.first_ts) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => return 0.0,
+        self.elapsed_ns as f64 / 1e9
+    }
+
+    /// Follows the session's clock with a packet of `frame` captured at
+    /// `ts`: the step back from the previous packet (its frame and the
+    /// step, in ns) when `ts` is before it.
+    pub(crate) fn clock(&mut self, ts: Timestamp, frame: u64) -> Option<(u64, u64)> {
+        let back = match self.latest {
+            Some((latest, latest_frame)) if ts < latest => Some((latest_frame, latest.since(ts))),
+            Some((latest, _)) => {
+                self.elapsed_ns = self.elapsed_ns.saturating_add(ts.since(latest));
+                None
+            }
+            None => None,
         };
-        self.last_seen().since(first) as f64 / 1e9
+        self.latest = Some((ts, frame));
+        back
     }
 }
 

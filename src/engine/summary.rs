@@ -66,6 +66,11 @@ pub struct SessionSummary {
 pub struct Summary {
     /// Messages by type over every session.
     pub messages: Counts,
+    /// Their bytes (the UDP payloads that carried them) by type, over every
+    /// session, evicted ones included (the messages table's column). Not
+    /// serialised: the JSON gives them in `message_rates`.
+    #[serde(skip)]
+    pub message_bytes: Counts,
     /// Findings by kind over every session.
     pub findings: Counts,
     /// Violations by rule over every session.
@@ -195,6 +200,7 @@ impl Summary {
     pub fn merge(&mut self, other: Summary) {
         for (mine, theirs) in [
             (&mut self.messages, other.messages),
+            (&mut self.message_bytes, other.message_bytes),
             (&mut self.findings, other.findings),
             (&mut self.violations, other.violations),
             (&mut self.malformed, other.malformed),

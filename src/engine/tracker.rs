@@ -2,6 +2,7 @@
 //! generic over the protocol's [`Analyzer`].
 
 use super::finding::{Detail, Direction, Finding, FindingKind, Rule, SessionId};
+use super::missed::MissedCounts;
 use super::session::{AckTally, DirState, ProtoSession, Session};
 use super::summary::{DirectionSummary, EvictedTotals, SessionSummary, Summary};
 use super::{Analyzer, ProtocolInfo, RecognisedBy};
@@ -416,6 +417,14 @@ impl<A: Analyzer> Tracker<A> {
             direction,
         };
         session.dir_mut(direction).count_packet(d.ts, d.payload_len);
+        if let Some((previous_frame, step_ns)) = session.clock(d.ts, d.frame) {
+            let this = session.dir_mut(direction);
+            let detail = Detail::Backwards {
+                previous_frame,
+                step_ns,
+            };
+            raise.raise(this, FindingKind::TIME_BACKWARDS, None, None, detail);
+        }
         if let Some(seen) = self.seen.get_mut(slot) {
             *seen = session.last_seen();
         }
@@ -523,6 +532,7 @@ impl<A: Analyzer> Tracker<A> {
             });
         }
         add_into(&mut c2s, &s2c);
+        let message_bytes = c2s.message_byte_counts(info);
         let DirectionSummary {
             messages,
             findings,
@@ -541,6 +551,7 @@ impl<A: Analyzer> Tracker<A> {
         });
         Summary {
             messages,
+            message_bytes,
             findings,
             violations,
             malformed,
@@ -692,83 +703,6 @@ fn flow_key(d: &Datagram<'_>) -> (SocketAddr, SocketAddr) {
     }
 }
 
-/// Seqnos skipped by a gap and never captured, counted as they are reported:
-/// `not-captured` when the other side acked them, `lost` otherwise.
-#[derive(Debug, Default)]
-pub struct MissedCounts {
-    lost: u64,
-    not_captured: u64,
-}
-
-impl MissedCounts {
-    /// The finding for `seqno`, skipped by the gap of `gap_frame`, reported at
-    /// `ts`; counted.
-    pub fn missed(
-        &mut self,
-        seqno: u32,
-        gap_frame: u64,
-        acked: bool,
-        ts: Timestamp,
-        session: SessionId,
-        direction: Direction,
-    ) -> Finding {
-        let kind = if acked {
-            self.not_captured += 1;
-            FindingKind::NOT_CAPTURED
-        } else {
-            self.lost += 1;
-            FindingKind::LOST
-        };
-        Finding {
-            kind,
-            rule: None,
-            frame: gap_frame,
-            ts,
-            session,
-            direction,
-            seqno: Some(seqno),
-            detail: Detail::None,
-        }
-    }
-
-    /// The finding for `seqno`, never captured, whose position no ack window
-    /// of the peer ever covered (a protocol whose literal ack window can miss
-    /// the peer's numbers): the capture cannot tell loss from a miss, so it is
-    /// a `not-captured` note "unconfirmed: outside every ack window", not
-    /// counted as lost. Counted.
-    pub fn unconfirmed(
-        &mut self,
-        seqno: u32,
-        gap_frame: u64,
-        ts: Timestamp,
-        session: SessionId,
-        direction: Direction,
-    ) -> Finding {
-        self.not_captured += 1;
-        Finding {
-            kind: FindingKind::NOT_CAPTURED,
-            rule: None,
-            frame: gap_frame,
-            ts,
-            session,
-            direction,
-            seqno: Some(seqno),
-            detail: Detail::Unconfirmed("outside every ack window"),
-        }
-    }
-
-    /// The `lost` findings counted.
-    pub fn lost(&self) -> u64 {
-        self.lost
-    }
-
-    /// Adds the counts to the direction's findings.
-    pub fn add_to(self, dir: &mut DirState) {
-        dir.findings[FindingKind::LOST.ordinal()] += self.lost;
-        dir.findings[FindingKind::NOT_CAPTURED.ordinal()] += self.not_captured;
-    }
-}
-
 /// The protocol's findings at the end of a session ([`Analyzer::end`]).
 fn end_session<A: Analyzer>(
     analyzer: &mut A,
@@ -802,13 +736,13 @@ fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Findin
         };
         dir.close_ack_incident(&mut raise);
         dir.close_ack_regression(&mut raise);
-        let mut counts = MissedCounts::default();
+        let mut counts = MissedCounts::resume(dir);
         dir.seq.drain_missing(|seqno, frame, acked| {
-            raise
-                .out
-                .push(counts.missed(seqno, frame, acked, now, id, direction));
+            counts.missed(seqno, frame, acked, now, id, direction, raise.out);
         });
-        counts.add_to(dir);
+        // The run the protocol's end (or earlier packets) left open.
+        counts.close(raise.out);
+        counts.add_to(dir, raise.out);
     }
 }
 

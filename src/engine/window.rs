@@ -23,8 +23,7 @@ use super::session::{DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES};
 use super::summary::{DirectionSummary, EvictedTotals, SessionSummary, Summary};
 use super::tracker::add_into;
 use super::{
-    Counts, Direction, Engine, Finding, LossEstimate, PacketEvent, ProtocolInfo, SessionId,
-    SessionRef,
+    Direction, Engine, Finding, LossEstimate, PacketEvent, ProtocolInfo, SessionId, SessionRef,
 };
 use rustc_hash::FxHashMap;
 
@@ -169,7 +168,7 @@ pub struct WindowSummary {
     /// engine) no longer follows one by one.
     pub summary: Summary,
     /// Messages by type, per protocol.
-    pub messages_by_protocol: Vec<(&'static ProtocolInfo, Counts)>,
+    pub messages_by_protocol: Vec<super::ProtocolMessages>,
 }
 
 impl Window {
@@ -282,7 +281,7 @@ impl Window {
         let part = self.part_mut(f.session, None);
         let dir = &mut part.dirs[f.direction.index()];
         if let Some(slot) = dir.findings.get_mut(f.kind.ordinal()) {
-            *slot += 1;
+            *slot += f.numbers();
         }
         if let Some(rule) = f.rule
             && let Some(slot) = dir.violations.get_mut(rule.ordinal())
@@ -411,6 +410,7 @@ impl Window {
         let mut summary = Summary::default();
         let mut messages_by_protocol = Vec::new();
         for (protocol, total) in &totals {
+            let message_bytes = total.message_byte_counts(protocol);
             let DirectionSummary {
                 messages,
                 findings,
@@ -419,10 +419,15 @@ impl Window {
                 ..
             } = total.summary(protocol);
             if !messages.is_empty() {
-                messages_by_protocol.push((*protocol, messages.clone()));
+                messages_by_protocol.push(super::ProtocolMessages {
+                    protocol,
+                    counts: messages.clone(),
+                    bytes: message_bytes.clone(),
+                });
             }
             summary.merge(Summary {
                 messages,
+                message_bytes,
                 findings,
                 violations,
                 malformed,

@@ -941,18 +941,15 @@ fn enrich_session(s: &mut Value, view: &super::SessionView) {
 /// specification's, as the messages table shows them.
 fn message_rates(o: &Outcome) -> Value {
     let mut rows = Vec::new();
-    for (protocol, counts) in &o.messages_by_protocol {
+    for m in &o.messages_by_protocol {
+        let protocol = &m.protocol;
         for (ordinal, name) in protocol.message_types.iter().copied().enumerate() {
-            let count = counts.get(name).copied().unwrap_or(0);
+            let count = m.counts.get(name).copied().unwrap_or(0);
             if count == 0 {
                 continue;
             }
-            let bytes: u64 = o
-                .sessions
-                .iter()
-                .filter(|s| std::ptr::eq(s.protocol, *protocol))
-                .map(|s| s.c2s.per_type_bytes[ordinal] + s.s2c.per_type_bytes[ordinal])
-                .sum();
+            // Every session's, evicted ones included, as the count.
+            let bytes = m.bytes.get(name).copied().unwrap_or(0);
             rows.push(json!({
                 "protocol": protocol.name,
                 "type": name,

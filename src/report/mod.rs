@@ -181,7 +181,11 @@ impl CaptureInfo {
 /// How many findings of one kind (or one violation rule), and the first frames.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Tally {
+    /// What the findings stand for: a `lost` or `not-captured` finding for
+    /// every number of its gap ([`Finding::numbers`]), as the summary counts.
     count: u64,
+    /// The findings.
+    rows: u64,
     /// The first distinct frames, `kept` of them.
     first: [u64; FIRST_FRAMES],
     kept: usize,
@@ -191,8 +195,9 @@ struct Tally {
 pub const FIRST_FRAMES: usize = 5;
 
 impl Tally {
-    fn add(&mut self, frame: u64) {
-        self.count += 1;
+    fn add(&mut self, frame: u64, numbers: u64) {
+        self.count += numbers;
+        self.rows += 1;
         if self.kept < FIRST_FRAMES && !self.first[..self.kept].contains(&frame) {
             self.first[self.kept] = frame;
             self.kept += 1;
@@ -201,7 +206,7 @@ impl Tally {
 
     /// True when frames other than those kept have findings of this kind.
     fn more(&self) -> bool {
-        self.kept == FIRST_FRAMES && self.count > FIRST_FRAMES as u64
+        self.kept == FIRST_FRAMES && self.rows > FIRST_FRAMES as u64
     }
 
     fn frames(&self) -> Vec<u64> {
@@ -255,12 +260,12 @@ impl FindingStats {
             self.kinds.iter_mut().find(|(k, _)| *k == f.kind)
         };
         if let Some((_, t)) = tally {
-            t.add(f.frame);
+            t.add(f.frame, f.numbers());
         }
         if let Some(rule) = f.rule
             && let Some((_, t)) = self.rules.iter_mut().find(|(r, _)| *r == rule)
         {
-            t.add(f.frame);
+            t.add(f.frame, 1);
         }
     }
 
@@ -482,7 +487,7 @@ pub struct Outcome {
     pub sessions: Vec<SessionView>,
     pub evicted_sessions: u64,
     /// Messages by type, per protocol (the summary merges them by name).
-    pub messages_by_protocol: Vec<(&'static ProtocolInfo, crate::engine::Counts)>,
+    pub messages_by_protocol: Vec<crate::engine::ProtocolMessages>,
     pub findings: FindingStats,
     /// The mean time between two transmissions of a resent reliable message, in
     /// ms: the sender's resend cycle (the specification's ~15 Hz is 66.7 ms).

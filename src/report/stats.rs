@@ -429,7 +429,7 @@ impl Observer for IoStat {
         let Some(i) = slot else {
             return;
         };
-        self.intervals[i][f.direction.index()].lost += 1;
+        self.intervals[i][f.direction.index()].lost += f.numbers();
     }
 }
 

@@ -494,8 +494,8 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
         &["message", "count", "bytes", "rate/session", "spec rate"],
     );
     let mixed = o.messages_by_protocol.len() > 1;
-    for (protocol, counts) in &o.messages_by_protocol {
-        message_rows(&mut t, o, protocol, counts, mixed);
+    for m in &o.messages_by_protocol {
+        message_rows(&mut t, o, m, mixed);
     }
     if let Some(ms) = o.resend_interval_ms {
         resend_cycle_row(&mut t, o, ms);
@@ -504,21 +504,12 @@ pub fn messages_table(o: &Outcome, layout: Layout) -> Table {
     t
 }
 
-fn message_rows(
-    t: &mut Table,
-    o: &Outcome,
-    protocol: &'static crate::engine::ProtocolInfo,
-    counts: &crate::engine::Counts,
-    mixed: bool,
-) {
+fn message_rows(t: &mut Table, o: &Outcome, m: &crate::engine::ProtocolMessages, mixed: bool) {
+    let protocol = m.protocol;
     for (ordinal, name) in protocol.message_types.iter().copied().enumerate() {
-        let bytes: u64 = o
-            .sessions
-            .iter()
-            .filter(|s| std::ptr::eq(s.protocol, protocol))
-            .map(|s| s.c2s.per_type_bytes[ordinal] + s.s2c.per_type_bytes[ordinal])
-            .sum();
-        let total = counts.get(name).copied().unwrap_or(0);
+        // Every session's, evicted ones included, as the count.
+        let bytes = m.bytes.get(name).copied().unwrap_or(0);
+        let total = m.counts.get(name).copied().unwrap_or(0);
         if total == 0 {
             continue;
         }

@@ -238,7 +238,7 @@ impl Observer for Timeline {
         };
         let i = self.bucket(ts);
         let series = self.series(f.session);
-        series.at(i)[f.direction.index()].lost += 1;
+        series.at(i)[f.direction.index()].lost += f.numbers();
     }
 }
 

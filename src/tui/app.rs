@@ -913,9 +913,9 @@ impl App {
                 self.message = Some(match self.save_view(&path) {
                     Ok(n) => {
                         self.saved.push((path.clone(), n));
-                        format!("saved {n} packets to {}", path.display())
+                        format!("saved {n} packets to {}", crate::text::path(&path))
                     }
-                    Err(e) => format!("not saved: {e}"),
+                    Err(e) => format!("not saved: {}", crate::text::printable(&e)),
                 });
                 return;
             }

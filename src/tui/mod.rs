@@ -118,6 +118,21 @@ impl Default for Options {
     }
 }
 
+/// The source's label in the TUI's title: a file's name escaped as
+/// everywhere it is shown (`text::path`: an ESC or a newline in a name is
+/// shown, never sent to the terminal).
+fn files_label(paths: &[PathBuf]) -> String {
+    match paths {
+        [one] => format!("file {}", crate::text::path(one)),
+        many => format!("{} files", many.len()),
+    }
+}
+
+/// A live interface's label, its name escaped as file names are.
+fn live_label(interface: &str) -> String {
+    format!("live {}", crate::text::printable(interface))
+}
+
 /// Opens the TUI on `source` and runs it until the user quits (or SIGTERM).
 pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
     if let Some(f) = &options.filter {
@@ -136,10 +151,7 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
                 src.set_file_filter(f)?;
             }
             let src = limit(src, &options);
-            let label = match paths.as_slice() {
-                [one] => format!("file {}", one.display()),
-                many => format!("{} files", many.len()),
-            };
+            let label = files_label(&paths);
             let stop = stop_for(&src);
             let feed = CaptureFeed::new(src, total);
             let info = SourceInfo { label, live: false };
@@ -153,7 +165,7 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
             let stop = stop_for(&src);
             let feed = CaptureFeed::new(src, None);
             let info = SourceInfo {
-                label: format!("live {}", opts.interface),
+                label: live_label(&opts.interface),
                 live: true,
             };
             (
@@ -430,4 +442,25 @@ pub fn load_app<F: Feed>(mut feed: F, source: SourceInfo) -> io::Result<App> {
     app.apply(model::Update::Finished);
     app.tick();
     Ok(app)
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::*;
+
+    /// Issue 36: the TUI's title showed a file's name raw: an OSC title
+    /// change and a screen clear in a name reached the terminal.
+    #[test]
+    fn file_and_interface_names_are_shown_escaped() {
+        let name = PathBuf::from("/tmp/a\u{1b}]0;pwned\u{7}\u{1b}[2J\nb.pcap");
+        assert_eq!(
+            files_label(&[name]),
+            "file /tmp/a\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\nb.pcap"
+        );
+        assert_eq!(
+            files_label(&[PathBuf::from("x"), PathBuf::from("y")]),
+            "2 files"
+        );
+        assert_eq!(live_label("lo\u{1b}[2J"), "live lo\\u{1b}[2J");
+    }
 }

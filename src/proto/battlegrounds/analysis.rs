@@ -158,7 +158,8 @@
 //!   msg_ids skipped by a higher one and never captured by the end of the
 //!   session (or pushed out of the window of the last 1024) raise `lost`, with
 //!   the frame that skipped them, unless a MSG_ACK for them was captured (then
-//!   `not-captured` was raised for it already).
+//!   `not-captured` was raised for it already): one finding per gap, how many
+//!   and the last in its detail (`engine::missed`); the count counts msg_ids.
 //! - The block rebuilds its message (`engine::reassembly`: at most 4 MiB per
 //!   message, 64 messages in progress per session, 64 MiB in total). A block
 //!   that disagrees with its message raises `violation/block-inconsistent`; a
@@ -238,8 +239,8 @@ use crate::engine::reassembly::{Block, Budget, Limits, Push, Reassembler};
 use crate::engine::serial::SerialSpace;
 use crate::engine::wire_map::WireMap;
 use crate::engine::{
-    self, Detail, DirState, Direction, FindingKind, ProtoSession, ProtocolInfo, Raise,
-    TrackerConfig,
+    self, Detail, DirState, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo,
+    Raise, TrackerConfig,
 };
 use std::collections::VecDeque;
 use std::fmt;
@@ -975,18 +976,13 @@ impl engine::Analyzer for Analyzer {
             let direction = direction_of(di as u8);
             for channel_ids in ids.iter_mut() {
                 let dir = session.dir_mut(direction);
+                let mut counts = MissedCounts::resume(dir);
+                let (out, sid) = (&mut *raise.out, raise.session);
                 channel_ids.drain(|msg_id, frame, ts| {
-                    raise_on(
-                        raise,
-                        dir,
-                        direction,
-                        FindingKind::LOST,
-                        frame,
-                        ts,
-                        Some(msg_id),
-                        Detail::None,
-                    );
+                    counts.missed(msg_id, frame, false, ts, sid, direction, out);
                 });
+                counts.close(out);
+                counts.add_to(dir, out);
             }
         }
         // Messages never completed.
@@ -1582,9 +1578,11 @@ fn payload_rules(
                 Some(p) => {
                     p.live = false;
                     let rtt = raise.ts.since(p.ts);
-                    s.rtt.add(rtt);
+                    if raise.ts >= p.ts {
+                        s.rtt.add(rtt);
+                    }
                     s.pings_outstanding = s.pings_outstanding.saturating_sub(1);
-                    session.c2s.ack_delay_sample(rtt);
+                    session.c2s.ack_delay_between(p.ts, raise.ts);
                 }
                 None => {
                     let detail = findings::pong_unmatched(Some(q), s.pings);
@@ -1600,9 +1598,10 @@ fn payload_rules(
         }
         Payload::Pong { seq: None, .. } if !c2s => {
             if let Some(at) = s.ping_at.take() {
-                let rtt = raise.ts.since(at);
-                s.rtt.add(rtt);
-                session.c2s.ack_delay_sample(rtt);
+                if raise.ts >= at {
+                    s.rtt.add(raise.ts.since(at));
+                }
+                session.c2s.ack_delay_between(at, raise.ts);
             }
             let s = &mut session.proto;
             match s.pings_outstanding.checked_sub(1) {
@@ -1834,24 +1833,18 @@ fn msg_block(
             };
             let tail = &mut session.proto.cut.msg_tail[usize::from(di)][ch];
             let after_cut = *tail;
+            let mut counts = MissedCounts::resume(this);
+            let (out, sid) = (&mut *raise.out, raise.session);
             let new_highest = ids.record(
                 m.msg_id,
                 frame,
                 ts,
                 after_cut,
                 &mut |id, gap_frame, gap_ts| {
-                    raise_on(
-                        raise,
-                        this,
-                        direction,
-                        FindingKind::LOST,
-                        gap_frame,
-                        gap_ts,
-                        Some(id),
-                        Detail::None,
-                    );
+                    counts.missed(id, gap_frame, false, gap_ts, sid, direction, out);
                 },
             );
+            counts.add_to(this, out);
             if new_highest {
                 *tail = false;
             }
@@ -2127,8 +2120,7 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
             } else if !b.acked || b.unanswered > 0 {
                 b.unanswered = b.unanswered.saturating_sub(1);
                 if !b.acked && b.tries == 1 {
-                    let delay = ts.since(b.first_ts);
-                    session.dir_mut(owner).ack_delay_sample(delay);
+                    session.dir_mut(owner).ack_delay_between(b.first_ts, ts);
                 }
                 if !b.acked
                     && let Some(ns) = reliable(session).timing_ack(

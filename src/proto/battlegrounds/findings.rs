@@ -9,52 +9,52 @@ use crate::engine::{Detail, DetailFormat, ProtoDetail, RegressionRun, Rule};
 crate::protocol_kinds! { "bg";
     /// A message some of whose blocks were captured, never completed by the end
     /// of the capture (or of its session).
-    MSG_INCOMPLETE = "msg-incomplete", Sequence, Warning, 16;
+    MSG_INCOMPLETE = "msg-incomplete", Sequence, Warning, 17;
     /// A message the analyzer stopped rebuilding: over a bound of what it
     /// buffers (per message, in total, messages at once).
-    MSG_GIVEN_UP = "msg-given-up", Sequence, Warning, 17;
+    MSG_GIVEN_UP = "msg-given-up", Sequence, Warning, 18;
     /// A MSG block its sender resent, never acknowledged by a MSG_ACK the
     /// other way by the end of its session: the sender's resends prove it got
     /// no ack (a block sent once, whose ack the capture may have missed, is
     /// `ack-missed`).
-    BLOCK_UNACKED = "block-unacked", Ack, Warning, 18;
+    BLOCK_UNACKED = "block-unacked", Ack, Warning, 19;
     /// An op_sig or event_sig that skipped values (u8 serial arithmetic).
-    SIG_GAP = "sig-gap", Stream, Note, 19;
+    SIG_GAP = "sig-gap", Stream, Note, 20;
     /// A run of op_sig or event_sig values older than the highest (u8 serial
     /// arithmetic): one per run, with its length.
-    SIG_REGRESSION = "sig-regression", Stream, Warning, 20;
+    SIG_REGRESSION = "sig-regression", Stream, Warning, 21;
     /// A MOVE_EVENT echoing an op_sig no MOVE_OP captured carried.
-    ECHO_UNSEEN = "echo-unseen", Stream, Note, 21;
+    ECHO_UNSEEN = "echo-unseen", Stream, Note, 22;
     /// A MSG_ACK captured again with no capture of its block in between, later
     /// than a network duplicate.
-    DUPLICATE_ACK = "duplicate-ack", Ack, Note, 22;
+    DUPLICATE_ACK = "duplicate-ack", Ack, Note, 23;
     /// A PONG no captured PING owed (the reference's form: no PING of its seq
     /// captured; the specification's: no PING owed): the tap missed the PING
     /// (or it was sent before the capture began). A capture miss, not a fault.
-    PONG_UNMATCHED = "pong-unmatched", Sequence, Note, 23;
+    PONG_UNMATCHED = "pong-unmatched", Sequence, Note, 24;
     /// A session whose client sent AUTH at least twice (it retried: the first
     /// went unanswered), never answered by an AUTH_OK, and never sent anything
     /// but AUTH and CLOSE (it never behaved as if one had reached it): the
     /// server is down or does not know the session. One per session, with the
     /// number of tries.
-    AUTH_UNANSWERED = "auth-unanswered", Protocol, Warning, 24;
+    AUTH_UNANSWERED = "auth-unanswered", Protocol, Warning, 25;
     /// The client's latest PING got no PONG captured, and the client closed
     /// the session (the reference client closes when a PING gets no PONG: its
     /// CLOSE proves the PONG did not reach it). Not for a PING sent after the
     /// server's CLOSE, which owes nothing. One per CLOSE, with the PINGs in a
     /// row that got none.
-    PING_UNANSWERED = "ping-unanswered", Protocol, Warning, 25;
+    PING_UNANSWERED = "ping-unanswered", Protocol, Warning, 26;
     /// A packet other than CLOSE after a CLOSE: from the side that closed,
     /// any; from the other side, one captured later than the CLOSE plus the
     /// session's longest round trip (1 s when none was measured), so that it
     /// could not have crossed the CLOSE in flight. One per session.
-    SENT_AFTER_CLOSE = "sent-after-close", Protocol, Warning, 26;
+    SENT_AFTER_CLOSE = "sent-after-close", Protocol, Warning, 27;
     /// A MSG block captured once, never resent, whose MSG_ACK was not
     /// captured: its sender's silence shows it was acknowledged (the capture
     /// missed the ack) once the sender went on for longer than the longest
     /// retransmission timeout (1 s) after it; "unconfirmed" when the capture
     /// ended sooner.
-    ACK_MISSED = "ack-missed", Ack, Note, 27;
+    ACK_MISSED = "ack-missed", Ack, Note, 28;
 }
 
 crate::protocol_rules! { "bg";

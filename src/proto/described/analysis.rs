@@ -51,7 +51,10 @@
 //!    now be newer) or the session ends: it raises `not-captured` if the peer
 //!    acknowledged it, `lost` otherwise, whatever the width of the numbers
 //!    (a `u1`'s number comes round every 256: a missing one is never
-//!    overwritten unreported). A jump past the window counts the numbers it
+//!    overwritten unreported); the numbers of one gap judged alike make one
+//!    finding, how many and the last in its detail (`engine::missed`), raised
+//!    with the first packet after them that judges none, and the counts
+//!    count numbers. A jump past the window counts the numbers it
 //!    skips beyond it as lost in the estimate, without a finding each.
 //!    Wrapping is the next number, never a
 //!    finding. The loss estimate counts the numbers expected and lost.
@@ -523,26 +526,27 @@ impl engine::Analyzer for Analyzer {
             let Some(highest) = session.proto.tracks[i].highest else {
                 continue;
             };
-            let mut counts = MissedCounts::default();
+            let mut counts = MissedCounts::resume(session.dir_mut(direction));
             for back in (0..rec.window()).rev() {
                 let s = rec.sub(highest, back);
                 let slot = session.proto.tracks[i].slot_mut(s);
                 if slot.seq == s && slot.state == SlotState::Missing {
                     slot.state = SlotState::Empty;
-                    let f = counts.missed(
+                    counts.missed(
                         s,
                         slot.frame,
                         slot.acked,
                         raise.ts,
                         raise.session,
                         direction,
+                        raise.out,
                     );
-                    raise.out.push(f);
                 }
             }
             let dir = session.dir_mut(direction);
             dir.count_lost(counts.lost());
-            counts.add_to(dir);
+            counts.close(raise.out);
+            counts.add_to(dir, raise.out);
         }
     }
 }
@@ -668,7 +672,8 @@ fn sequence(
     if rec.newer(seq, highest) {
         let ahead = rec.ahead(seq, highest);
         let window = rec.window();
-        let mut counts = MissedCounts::default();
+        let mut counts = MissedCounts::resume(session.dir_mut(direction));
+        let track = &mut session.proto.tracks[idx(direction)];
         let (id, ts) = (raise.session, d.ts);
         // The oldest followed numbers leave the window as the highest moves
         // on: one still missing is reported now (a late packet could no
@@ -677,9 +682,7 @@ fn sequence(
             let s = rec.sub(highest, window - 1 - k);
             let slot = track.slot_mut(s);
             if slot.seq == s && slot.state == SlotState::Missing {
-                raise
-                    .out
-                    .push(counts.missed(s, slot.frame, slot.acked, ts, id, direction));
+                counts.missed(s, slot.frame, slot.acked, ts, id, direction, raise.out);
             }
             if slot.seq == s {
                 slot.state = SlotState::Empty;
@@ -703,7 +706,7 @@ fn sequence(
         let dir = session.dir_mut(direction);
         dir.count_expected(u64::from(ahead));
         dir.count_lost(u64::from(skipped - followed) + counts.lost());
-        counts.add_to(dir);
+        counts.add_to(dir, raise.out);
         return;
     }
     let followed = rec.ahead(highest, seq) < rec.window();
@@ -738,9 +741,9 @@ fn evict(
 ) {
     let old = *track.slot_mut(seq);
     if old.state == SlotState::Missing && old.seq != seq {
-        raise
-            .out
-            .push(counts.missed(old.seq, old.frame, old.acked, ts, session, direction));
+        counts.missed(
+            old.seq, old.frame, old.acked, ts, session, direction, raise.out,
+        );
     }
 }
 
@@ -847,8 +850,10 @@ mod tests {
     fn a_missing_one_byte_number_is_lost_as_it_leaves_the_window_every_cycle() {
         // The client numbers 700 packets from 0 (serial, 8 bits: the window
         // is the highest and the 128 behind it), skipping 3 and, two cycles
-        // later, 3 + 512 = 515 (number 3 again): each is one `lost`, raised
-        // with the packet that pushes it out of the window (number 3 + 129).
+        // later, 3 + 512 = 515 (number 3 again): each is one `lost`, judged
+        // as the packet that pushes it out of the window comes (number 3 +
+        // 129) and raised with the next (engine::missed: the next packet
+        // judges nothing more of its gap, so the gap's finding is complete).
         let d = crate::proto::described::parse("t.ksy", CUMULATIVE).unwrap();
         let d = crate::proto::described::leak(d, usize::MAX);
         let mut t = crate::proto::described::tracker(d, Default::default());
@@ -868,8 +873,8 @@ mod tests {
         assert_eq!(
             raised_with,
             [
-                ("lost".to_owned(), Some(3), 3 + 129),
-                ("lost".to_owned(), Some(3), 515 + 129),
+                ("lost".to_owned(), Some(3), 3 + 130),
+                ("lost".to_owned(), Some(3), 515 + 130),
             ]
         );
         assert_eq!(seen.0.len(), 2, "{:?}", seen.0);

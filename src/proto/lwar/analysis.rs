@@ -64,7 +64,11 @@
 //!    delay is not measured, or when the repeat's packet was overtaken on the
 //!    way (step 4: sent before it was captured), `repeat`, "unconfirmed: the
 //!    ack may not have reached the sender" (a tap far from the sender
-//!    captures the ack long before the sender gets it).
+//!    captures the ack long before the sender gets it). When every ack that
+//!    covers it came in a packet with a message that does not decode (step
+//!    2), `repeat`, "unconfirmed: the ack (ack N) came only in packets that
+//!    do not decode": the capture cannot tell that their receiver took the
+//!    ack from a damaged packet.
 //! 3. `repeat`: the seqno was seen in an earlier packet, less than the smoothed
 //!    ack delay of this direction ago (or before any of its messages was
 //!    acked): an ack could not have come back yet, and the sender repeats its
@@ -80,7 +84,9 @@
 //!    the capture (or when it leaves the window of the last 512 seqnos, or its
 //!    session is evicted) raises one `not-captured` if a packet of the other
 //!    direction acked it (it was delivered; the capture missed it), and one
-//!    `lost` otherwise, with the frame of its gap.
+//!    `lost` otherwise, with the frame of its gap; the numbers of one gap
+//!    judged alike make one finding, how many and the last in its detail
+//!    (`engine::missed`), and the counts count numbers.
 //!
 //! Before these, a seqno that skips 512 or more (beyond the window), or that is
 //! 512 or more below the highest seen, raises a `violation`
@@ -642,6 +648,7 @@ fn analyse(
         session.proto.disconnect_processed_at = Some((d.frame, d.ts));
     }
     let timestamp = packet.timestamp();
+    let mut whole = true;
     let mut messages = packet.messages();
     let mut has_unreliable = false;
     let mut periodic = false;
@@ -658,7 +665,10 @@ fn analyse(
                     message(session, players, raise, &packet, &m);
                 }
             }
-            Err(e) => undecodable(raise, session.dir_mut(direction), d, e),
+            Err(e) => {
+                whole = false;
+                undecodable(raise, session.dir_mut(direction), d, e)
+            }
         }
     }
 
@@ -672,7 +682,13 @@ fn analyse(
         return;
     }
     let overtaken = header_timestamp(this, raise, timestamp, periodic);
-    this.cumulative_ack(other, raise, packet.ack(), d.ts, d.frame, overtaken);
+    let ack = packet.ack();
+    this.cumulative_ack(other, raise, ack, d.ts, d.frame, overtaken);
+    // An ack in a packet that decoded whole (and was not of the unseen, so
+    // taken): evidence of what its receiver had, for `spurious-resend`.
+    if whole && this.max_ack.is_some_and(|m| ack <= m) {
+        this.max_ack_whole = Some(this.max_ack_whole.map_or(ack, |w| w.max(ack)));
+    }
 
     // The length sent, not the length captured: a snaplen does not hide an oversize.
     if d.payload_len > MAX_PACKET_SIZE {
@@ -1247,7 +1263,17 @@ fn judge_repeat(
     // first capture was never resent, whatever the acks say.
     let in_same_packet = first.frame == raise.frame;
     let acked = other.max_ack.filter(|&a| a >= seqno && !in_same_packet);
-    let (kind, detail) = if let Some(ack) = acked {
+    let (kind, detail) = if let Some(ack) = acked
+        && other.max_ack_whole.is_none_or(|w| w < seqno)
+    {
+        // Acked only in packets that do not decode: unconfirmed.
+        this.repeats += 1;
+        let detail = Detail::AckUndecodable {
+            ack,
+            first_frame: first.frame,
+        };
+        (FindingKind::REPEAT, detail)
+    } else if let Some(ack) = acked {
         let reach = this.ack_reached_sender(other, seqno, raise.ts, overtaken);
         match reach {
             AckReach::Reached => {
@@ -1398,11 +1424,11 @@ fn reliable_rules(
     }
     let session_id = raise.session;
     let out = &mut *raise.out;
-    let mut counts = MissedCounts::default();
+    let mut counts = MissedCounts::resume(this);
     this.seq
         .record(seqno, frame, ts, hash, |lost_seqno, gap_frame, acked| {
-            out.push(counts.missed(lost_seqno, gap_frame, acked, ts, session_id, direction));
+            counts.missed(lost_seqno, gap_frame, acked, ts, session_id, direction, out);
         });
-    counts.add_to(this);
+    counts.add_to(this, out);
     first_capture
 }

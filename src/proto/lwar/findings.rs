@@ -11,15 +11,15 @@ crate::protocol_kinds! { "lwar";
     /// specification's way, not loss. One per Leave, however many repeats
     /// (each counted in the direction's `expected_repeats`); kept out of the
     /// resend rate.
-    EXPECTED_REPEAT = "expected-repeat", Sequence, Note, 16;
+    EXPECTED_REPEAT = "expected-repeat", Sequence, Note, 17;
     /// A run of Input frame numbers lower than the highest (one per run, with
     /// its length), in packets not overtaken on the way.
-    INPUT_REGRESSION = "input-regression", Stream, Warning, 17;
+    INPUT_REGRESSION = "input-regression", Stream, Warning, 18;
     /// Input frames skipped (7 or fewer: the eight history bits cover them).
-    INPUT_GAP = "input-gap", Stream, Note, 18;
+    INPUT_GAP = "input-gap", Stream, Note, 19;
     /// 8 or more Input frames skipped: inputs were lost for good (the spec: "an
     /// input is only missed if eight consecutive packets are lost").
-    INPUTS_LOST = "inputs-lost", Stream, Warning, 19;
+    INPUTS_LOST = "inputs-lost", Stream, Warning, 20;
 }
 
 crate::protocol_rules! { "lwar";

@@ -50,7 +50,10 @@
 //!    no window of the peer ever covered it (the literal windows drift apart),
 //!    one `not-captured` with the detail "unconfirmed: outside every ack
 //!    window": the capture cannot tell loss from a miss there. Each at the
-//!    frame of the packet that skipped it.
+//!    frame of the packet that skipped it; the numbers of one gap judged
+//!    alike make one finding, how many and the last in its detail
+//!    (`engine::missed`: random numbers give about one finding a packet, not
+//!    one per number), and the counts count numbers.
 //!    The direction's loss estimate (the sessions table's `loss`, the JSON
 //!    summary's `loss`) follows from it: `expected` counts the numbers from
 //!    the first captured to the highest (serial arithmetic, so a wrap counts
@@ -964,7 +967,8 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
         // Skipped numbers become missing; what they push out of the ring is judged.
         let skipped = ahead - 1;
         let followed = skipped.min(SEQ_RING as u32 - 1);
-        let mut counts = MissedCounts::default();
+        let mut counts = MissedCounts::resume(session.dir_mut(direction));
+        let track = &mut session.proto.tracks[i];
         let session_id = raise.session;
         for back in (1..=followed).rev() {
             let s = S16.sub(u32::from(seq), back) as u16;
@@ -1004,7 +1008,7 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
         // their acks not followed), the followed ones as they are judged.
         dir.count_expected(u64::from(ahead));
         dir.count_lost(u64::from(skipped - followed) + counts.lost());
-        counts.add_to(dir);
+        counts.add_to(dir, raise.out);
         return;
     }
     // Not newer: overtaken. A packet the capture cut short with the number of
@@ -1042,7 +1046,7 @@ fn evict(
 ) {
     let old = *track.slot(seq);
     if old.state == SlotState::Missing && old.seq != seq {
-        out.push(judge_missing(&old, counts, ts, session, direction));
+        judge_missing(&old, counts, ts, session, direction, out);
     }
 }
 
@@ -1055,12 +1059,13 @@ fn judge_missing(
     ts: Timestamp,
     session: usize,
     direction: Direction,
-) -> Finding {
+    out: &mut Vec<Finding>,
+) {
     let seq = u32::from(slot.seq);
     if slot.acked || slot.covered {
-        counts.missed(seq, slot.frame, slot.acked, ts, session, direction)
+        counts.missed(seq, slot.frame, slot.acked, ts, session, direction, out);
     } else {
-        counts.unconfirmed(seq, slot.frame, ts, session, direction)
+        counts.unconfirmed(seq, slot.frame, ts, session, direction, out);
     }
 }
 
@@ -1119,9 +1124,8 @@ fn acknowledgements(
                 {
                     m.acked = Some((d.frame, s));
                 }
-                let delay = d.ts.since(sent);
                 let peer_dir = session.dir_mut(direction.reverse());
-                peer_dir.ack_delay_sample(delay);
+                peer_dir.ack_delay_between(sent, d.ts);
             }
         }
     }
@@ -1544,25 +1548,28 @@ fn end_direction(session: &mut Session, raise: &mut Raise<'_>, direction: Direct
     close_unseen(session, raise, direction);
     // Missing numbers, in order from the oldest.
     if let Some(highest) = session.proto.tracks[i].highest {
-        let mut counts = MissedCounts::default();
+        let mut counts = MissedCounts::resume(session.dir_mut(direction));
         for back in (0..SEQ_RING as u32).rev() {
             let s = S16.sub(u32::from(highest), back) as u16;
             let slot = session.proto.tracks[i].slot_mut(s);
             if slot.seq == s && slot.state == SlotState::Missing {
                 slot.state = SlotState::Empty;
                 let judged = *slot;
-                raise.out.push(judge_missing(
+                judge_missing(
                     &judged,
                     &mut counts,
                     raise.ts,
                     raise.session,
                     direction,
-                ));
+                    raise.out,
+                );
             }
         }
         let dir = session.dir_mut(direction);
         dir.count_lost(counts.lost());
-        counts.add_to(dir);
+        // The session ends: its gaps are complete, reported in this direction's turn.
+        counts.close(raise.out);
+        counts.add_to(dir, raise.out);
     }
     // Unacknowledged messages, oldest first.
     let track = &mut session.proto.tracks[i];

@@ -9,29 +9,29 @@ use std::fmt;
 crate::protocol_kinds! { "strs";
     /// A reliable packet sent again (a new sequence number, the same type and
     /// payload) while no earlier copy was acknowledged.
-    RETRANSMISSION = "retransmission", Sequence, Note, 16;
+    RETRANSMISSION = "retransmission", Sequence, Note, 17;
     /// More than 5 retransmissions of one reliable packet.
-    RETRANSMIT_LIMIT = "retransmit-limit", Sequence, Error, 17;
+    RETRANSMIT_LIMIT = "retransmit-limit", Sequence, Error, 18;
     /// A retransmission of a reliable packet whose earlier copy the peer had
     /// already acknowledged in a packet captured before it.
-    SPURIOUS_RETRANSMISSION = "spurious-retransmission", Sequence, Warning, 18;
+    SPURIOUS_RETRANSMISSION = "spurious-retransmission", Sequence, Warning, 19;
     /// The two sides' sequence numbers are more than 32 apart: one side's
     /// packets fall outside every acknowledgement window the other sends.
-    ACK_DRIFT = "ack-drift", Ack, Warning, 19;
+    ACK_DRIFT = "ack-drift", Ack, Warning, 20;
     /// A side of an established session silent for more than the 1 s heartbeat
     /// interval.
-    HEARTBEAT_MISSING = "heartbeat-missing", Stream, Warning, 20;
+    HEARTBEAT_MISSING = "heartbeat-missing", Stream, Warning, 21;
     /// A reliable packet none of whose copies was acknowledged by the end,
     /// though the peer sent packets after it.
-    NEVER_ACKED = "never-acked", Ack, Warning, 21;
+    NEVER_ACKED = "never-acked", Ack, Warning, 22;
     /// The server rejected the connection (the reason in the detail).
-    REJECTED = "connection-rejected", Protocol, Note, 22;
+    REJECTED = "connection-rejected", Protocol, Note, 23;
     /// A side sent Disconnect (the reason in the detail).
-    DISCONNECTED = "disconnect-sent", Protocol, Note, 23;
+    DISCONNECTED = "disconnect-sent", Protocol, Note, 24;
     /// A direction carried more than the draft's bandwidth budget per client
     /// (upstream 10 KB/s, downstream 30 KB/s, UDP payload bytes) within one
     /// second: once per direction and session, at the packet that crosses it.
-    OVER_BUDGET = "over-budget", Stream, Warning, 24;
+    OVER_BUDGET = "over-budget", Stream, Warning, 25;
     /// Reliable messages of a direction that left the analyzer's log (the
     /// last 256 messages per direction) while still being sent (a copy less
     /// than 1 s, two retransmission timeouts, before): their later copies
@@ -39,7 +39,7 @@ crate::protocol_kinds! { "strs";
     /// most that many messages' copies. Once per direction and session, at the
     /// end, at the frame of the first, with the count. A note: a bound of the
     /// analyzer, not a fault of the capture.
-    RELIABLE_FORGOTTEN = "reliable-forgotten", Sequence, Note, 25;
+    RELIABLE_FORGOTTEN = "reliable-forgotten", Sequence, Note, 26;
 }
 
 crate::protocol_rules! { "strs";

@@ -10,16 +10,16 @@ crate::protocol_kinds! { "vessel";
     /// syncNumbers a newer packet skipped and that were never captured by the
     /// end: lost before the tap, or missed by the tap (Vessel has no acks to
     /// tell which): a note, with the numbers and how many in the detail.
-    SYNC_SKIPPED = "sync-skipped", Sequence, Note, 16;
+    SYNC_SKIPPED = "sync-skipped", Sequence, Note, 17;
     /// The environment denied the vessel's join (joinStatus false in a
     /// packet that is not a version-only reply): the session is `denied`.
-    JOIN_DENIED = "join-denied", Protocol, Note, 17;
+    JOIN_DENIED = "join-denied", Protocol, Note, 18;
     /// The environment answered with another protocol version than the
     /// vessel's (a version-only reply): the session is `version-mismatch`.
-    VERSION_REFUSED = "version-refused", Protocol, Note, 18;
+    VERSION_REFUSED = "version-refused", Protocol, Note, 19;
     /// The environment issued a vesselID: a join (the vessel sent none), or a
     /// rejoin that got another id than the one the vessel sent.
-    ID_ISSUED = "vessel-id-issued", Protocol, Note, 19;
+    ID_ISSUED = "vessel-id-issued", Protocol, Note, 20;
 }
 
 crate::protocol_rules! { "vessel";

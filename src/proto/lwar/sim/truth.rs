@@ -13,7 +13,8 @@
 //! - `spurious-resend` needs the first ack covering the seqno captured at least
 //!   the other direction's smoothed ack delay (as it stood before the repeat's
 //!   own packet added a sample to it) before the repeat, in a packet not
-//!   overtaken; otherwise the acked repeat is a `repeat`.
+//!   overtaken, and an ack covering it in a packet that decoded whole;
+//!   otherwise the acked repeat is a `repeat`.
 //! - `ack-unseen` compares with the highest reliable seqno captured in the other
 //!   direction, counted once per run; `lost` and `not-captured` are told apart by
 //!   the other direction's highest ack (not of the unseen) at the end.
@@ -87,6 +88,10 @@ struct Dir {
     max_ts: Option<u32>,
     /// The highest ack that was not of the unseen.
     max_ack: Option<u32>,
+    /// The same, of packets that decoded whole (an ack only in a packet that
+    /// does not decode proves nothing of what its sender had: no
+    /// `spurious-resend` on it).
+    max_ack_whole: Option<u32>,
     /// In a run of acks of the unseen.
     acking_unseen: bool,
     /// In a run of acks below `max_ack` (one `ack-regression` per run).
@@ -383,9 +388,10 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
     // The round trip between the tap and this packet's sender, as measured
     // before this packet's own ack adds a sample to it.
     let round_trip_ns = s.dirs[1 - di].srtt;
-    header_steps(s, di, &packet, ts_ns);
+    header_steps(s, di, &packet, ts_ns, error.is_none());
     let ack = packet.ack();
     let other_acked = s.dirs[1 - di].max_ack.unwrap_or(0);
+    let other_acked_whole = s.dirs[1 - di].max_ack_whole;
 
     // Seqnos of this packet so far, and those of them first seen in this packet.
     let mut in_packet: Vec<u32> = Vec::new();
@@ -471,6 +477,7 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
             in_packet: in_packet.contains(&seqno),
             expected,
             other_acked,
+            other_acked_whole,
             acked_ns: s.dirs[di].acked_ns.get(seqno as usize).copied().flatten(),
             round_trip_ns,
             overtaken: s.overtaken,
@@ -495,6 +502,8 @@ struct Repeat {
     expected: bool,
     /// The highest ack of the other direction.
     other_acked: u32,
+    /// The same, of its packets that decoded whole.
+    other_acked_whole: Option<u32>,
     /// When the first ack of the other direction covering it was captured.
     acked_ns: Option<u64>,
     /// The round trip between the tap and this direction's sender: the
@@ -524,8 +533,10 @@ fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat, ts_ns: u64) 
         } else if r.other_acked >= seqno {
             // Spurious only once the ack had had a round trip between the tap
             // and the sender to reach it; sooner, it may have crossed the repeat.
+            // An ack only in packets that do not decode proves nothing.
             let reached = match (r.acked_ns, r.round_trip_ns) {
                 _ if r.overtaken => false,
+                _ if r.other_acked_whole.is_none_or(|w| w < seqno) => false,
                 (Some(acked), Some(rtt)) => ts_ns.saturating_sub(acked) as f64 >= rtt,
                 _ => false,
             };
@@ -629,7 +640,7 @@ fn lifecycle(
 
 /// Steps 4 to 6 of the contract for one packet's header: timestamps, acks,
 /// oversize.
-fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64) {
+fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64, whole: bool) {
     let d = &mut s.dirs[di];
     let (ts, ack) = (packet.timestamp(), packet.ack());
     if d.max_ts.is_some_and(|m| ts < m) {
@@ -664,6 +675,9 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64) {
         }
         let previous = d.max_ack.unwrap_or(0);
         d.max_ack = Some(d.max_ack.map_or(ack, |m| m.max(ack)));
+        if whole {
+            d.max_ack_whole = Some(d.max_ack_whole.map_or(ack, |m| m.max(ack)));
+        }
         // Ack delays of the other direction's messages this ack newly covers, in
         // seqno order, into its smoothed ack delay.
         let other = &mut s.dirs[1 - di];
