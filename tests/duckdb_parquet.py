@@ -169,7 +169,7 @@ def main() -> int:
         total_intervals += len(want_i)
 
         counts = dict(
-            rows(f"SELECT kind, count(*) FROM {findings} WHERE capture = ? GROUP BY kind", name)
+            rows(f"SELECT kind, sum(numbers) FROM {findings} WHERE capture = ? GROUP BY kind", name)
         )
         if counts != summary["findings"]:
             problems.append(f"{name}: findings by kind {counts} != summary {summary['findings']}")

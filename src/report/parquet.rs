@@ -207,6 +207,10 @@ pub fn findings_schema() -> SchemaRef {
         field("direction", S, false),
         field("seqno", I, true),
         field("detail", S, true),
+        // What the finding stands for: a `lost` or `not-captured` finding,
+        // every number of its gap (`Finding::numbers`, as the summary
+        // counts); any other, 1. `sum(numbers)` by kind is the summary's.
+        field("numbers", I, false),
     ]))
 }
 
@@ -540,6 +544,7 @@ fn findings_batch(capture: &str, findings: &[Finding]) -> Result<RecordBatch, Pa
                 })
                 .collect::<StringArray>(),
         ) as ArrayRef,
+        ints(&|f| f.numbers()),
     ];
     Ok(RecordBatch::try_new(findings_schema(), columns)?)
 }
