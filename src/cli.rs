@@ -64,8 +64,11 @@ Files named one by one without -j are read as one stream.
 
 Display filter (-Y): fields type, seqno, ack, ts, frame, len, src, dst, peer, port,
 player, finding, severity, session, dir, malformed; operators == != < > <= >= && ||
-! and parentheses; message types (Join), finding kinds (resend, violation/<rule>)
-and directions (c2s) stand alone.
+! and parentheses; message types (Join), finding kinds (resend, violation/<rule>),
+directions (c2s) and protocols (lwar, strs, bg, vessel; udp, ip, ipv6; !lwar) stand
+alone.
+
+Man page and shell completions: lwarscope --generate man|bash|zsh|fish (docs/cli.md).
 
 Live capture needs root, or the capabilities:
   setcap cap_net_raw,cap_net_admin=eip /path/to/lwarscope

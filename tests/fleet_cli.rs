@@ -140,9 +140,8 @@ fn a_directory_is_every_capture_under_it_in_path_order() {
     assert!(
         r.stdout.contains(
             "\nERROR captures/bg-midsession.pcap: no packet of a known protocol among 224 UDP \
-             datagrams (top port 7777: 224); if the game uses another port or the capture \
-             began after its handshake, try -d udp.port==7777,PROTO (PROTO: lwar, strs, bg, \
-             vessel, vessel_fixed, timewarp, strs_ksy)\n"
+             datagrams; port 7777: 224 datagrams, 100 % decode as Battlegrounds: try -d \
+             udp.port==7777,bg\n"
         ),
         "{}",
         r.stdout

@@ -117,6 +117,18 @@ fn every_shell_gets_its_script() {
 }
 
 #[test]
+fn help_says_how_to_get_them() {
+    let out = lwarscope().arg("--help").output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        help.contains(
+            "\nMan page and shell completions: lwarscope --generate man|bash|zsh|fish (docs/cli.md).\n"
+        ),
+        "{help}"
+    );
+}
+
+#[test]
 fn an_unknown_kind_is_refused() {
     let out = lwarscope().args(["--generate", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

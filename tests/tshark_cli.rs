@@ -358,3 +358,70 @@ fn v_shows_each_top_nodes_bytes_and_offset_for_every_protocol() {
         assert_eq!(top, lines, "{capture}");
     }
 }
+
+/// `-l`: each packet's line reaches a pipe as soon as it is written, while
+/// the capture is still being read (here: standard input left open after a
+/// capture large enough for the reader to hand packets over before its end);
+/// without it, up to 64 KiB wait in the output buffer, cut anywhere.
+#[test]
+fn l_flushes_each_line_into_a_pipe() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let pcap = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/captures/vessel-clean.pcap"
+    ))
+    .unwrap();
+    // What reaches the pipe before the input ends: the bytes once nothing
+    // more came for two seconds.
+    let before_eof = |flag: Option<&str>| -> Vec<u8> {
+        let mut args = vec!["-r", "-", "--packets"];
+        args.extend(flag);
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lwarscope"))
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&pcap).unwrap();
+        stdin.flush().unwrap();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let mut stdout = child.stdout.take().unwrap();
+        let sink = got.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut buf) {
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut last = (usize::MAX, Instant::now());
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            let len = got.lock().unwrap().len();
+            if len != last.0 {
+                last = (len, Instant::now());
+            } else if len > 0 && last.1.elapsed() > Duration::from_secs(2) {
+                break;
+            }
+        }
+        let seen = got.lock().unwrap().clone();
+        drop(stdin);
+        assert!(child.wait().unwrap().success());
+        reader.join().unwrap();
+        seen
+    };
+    let flushed = before_eof(Some("-l"));
+    let buffered = before_eof(None);
+    assert!(flushed.ends_with(b"\n"), "-l writes whole lines");
+    assert!(
+        flushed.len() > buffered.len(),
+        "-l: {} bytes before the end of input, without: {}",
+        flushed.len(),
+        buffered.len()
+    );
+}
