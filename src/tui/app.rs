@@ -912,7 +912,7 @@ impl App {
                 self.message = Some(match self.save_view(&path) {
                     Ok(n) => {
                         self.saved.push((path.clone(), n));
-                        format!("saved {n} packets to {}", path.display())
+                        format!("saved {n} packets to {}", crate::text::path(&path))
                     }
                     Err(e) => format!("not saved: {e}"),
                 });
@@ -1130,7 +1130,11 @@ impl App {
         );
         for (i, (path, n)) in self.saved.iter().enumerate() {
             line.push_str(if i == 0 { "; saved " } else { ", " });
-            line.push_str(&format!("{} to {}", plural(*n, "packet"), path.display()));
+            line.push_str(&format!(
+                "{} to {}",
+                plural(*n, "packet"),
+                crate::text::path(path)
+            ));
         }
         line
     }
