@@ -341,6 +341,29 @@ fn browse_a_capture_open_filter_jump_and_quit() {
         "{s}"
     );
 
+    jump_to_the_last_finding_and_back(&t);
+
+    // Help lists the keys; any key closes it.
+    t.keys(&["?"]);
+    t.wait_for(
+        |s| s.contains("Keys") && s.contains("follow new packets"),
+        "help",
+    );
+    t.keys(&["Escape"]);
+    t.wait_for(|s| !s.contains("follow new packets"), "help closed");
+
+    t.keys(&["q"]);
+    t.assert_restored("0");
+    // One line sums it up on the terminal, as tshark prints its count.
+    assert_eq!(
+        summary_line(&t.joined()),
+        "lwarscope: 525 frames, 525 game packets, 2 sessions, 2 errors, 0 warnings, 3 notes"
+    );
+}
+
+/// From the findings by time, the last one: Enter shows its packet, whose
+/// detail lists it; Backspace comes back to it.
+fn jump_to_the_last_finding_and_back(t: &Tmux) {
     // Jump from the last finding by time to its packet, and back.
     let finding = |l: &String| l.contains(" s2c ") || l.contains(" c2s ");
     t.keys(&["5", "s"]);
@@ -374,23 +397,6 @@ fn browse_a_capture_open_filter_jump_and_quit() {
     t.wait_until(
         || t.selected().into_iter().find(|l| *l == last_line),
         "back on the finding",
-    );
-
-    // Help lists the keys; any key closes it.
-    t.keys(&["?"]);
-    t.wait_for(
-        |s| s.contains("Keys") && s.contains("follow new packets"),
-        "help",
-    );
-    t.keys(&["Escape"]);
-    t.wait_for(|s| !s.contains("follow new packets"), "help closed");
-
-    t.keys(&["q"]);
-    t.assert_restored("0");
-    // One line sums it up on the terminal, as tshark prints its count.
-    assert_eq!(
-        summary_line(&t.joined()),
-        "lwarscope: 525 frames, 525 game packets, 2 sessions, 2 errors, 0 warnings, 3 notes"
     );
 }
 
