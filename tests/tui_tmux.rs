@@ -154,7 +154,8 @@ impl Tmux {
 
     /// Runs lwarscope with `args` in the shell, its pid written to the pid file
     /// (`exec` keeps the pid of the `sh -c` that wrote it), then `EXIT=` and its
-    /// exit status.
+    /// exit status. `args` go inside `sh -c '...'`: quote in them with double
+    /// quotes only.
     fn launch(&self, args: &str) {
         let bin = env!("CARGO_BIN_EXE_lwarscope");
         self.type_text(&format!(
@@ -340,6 +341,29 @@ fn browse_a_capture_open_filter_jump_and_quit() {
         "{s}"
     );
 
+    jump_to_the_last_finding_and_back(&t);
+
+    // Help lists the keys; any key closes it.
+    t.keys(&["?"]);
+    t.wait_for(
+        |s| s.contains("Keys") && s.contains("follow new packets"),
+        "help",
+    );
+    t.keys(&["Escape"]);
+    t.wait_for(|s| !s.contains("follow new packets"), "help closed");
+
+    t.keys(&["q"]);
+    t.assert_restored("0");
+    // One line sums it up on the terminal, as tshark prints its count.
+    assert_eq!(
+        summary_line(&t.joined()),
+        "lwarscope: 525 frames, 525 game packets, 2 sessions, 2 errors, 0 warnings, 3 notes"
+    );
+}
+
+/// From the findings by time, the last one: Enter shows its packet, whose
+/// detail lists it; Backspace comes back to it.
+fn jump_to_the_last_finding_and_back(t: &Tmux) {
     // Jump from the last finding by time to its packet, and back.
     let finding = |l: &String| l.contains(" s2c ") || l.contains(" c2s ");
     t.keys(&["5", "s"]);
@@ -373,23 +397,6 @@ fn browse_a_capture_open_filter_jump_and_quit() {
     t.wait_until(
         || t.selected().into_iter().find(|l| *l == last_line),
         "back on the finding",
-    );
-
-    // Help lists the keys; any key closes it.
-    t.keys(&["?"]);
-    t.wait_for(
-        |s| s.contains("Keys") && s.contains("follow new packets"),
-        "help",
-    );
-    t.keys(&["Escape"]);
-    t.wait_for(|s| !s.contains("follow new packets"), "help closed");
-
-    t.keys(&["q"]);
-    t.assert_restored("0");
-    // One line sums it up on the terminal, as tshark prints its count.
-    assert_eq!(
-        summary_line(&t.joined()),
-        "lwarscope: 525 frames, 525 game packets, 2 sessions, 2 errors, 0 warnings, 3 notes"
     );
 }
 
@@ -628,8 +635,8 @@ fn check_first_screen(s: &str, what: &str) -> (u64, u64) {
     (errors, warnings)
 }
 
-/// Once quit, the summary counts what the strip counted.
-fn check_summary(t: &Tmux, (errors, warnings): (u64, u64), what: &str) {
+/// Once quit, the summary counts what the strip counted; returns it.
+fn check_summary(t: &Tmux, (errors, warnings): (u64, u64), what: &str) -> String {
     t.keys(&["q"]);
     t.assert_restored("0");
     let line = summary_line(&t.joined());
@@ -639,6 +646,7 @@ fn check_summary(t: &Tmux, (errors, warnings): (u64, u64), what: &str) {
         line.contains(&plural(warnings, "warning")),
         "{what}: {line}"
     );
+    line
 }
 
 #[test]
@@ -670,7 +678,12 @@ fn every_protocol_live_at_80x24_and_160x45() {
             .into_iter()
             .map(|(w, h)| {
                 let t = Tmux::start_sized(&format!("live-{name}-{w}"), w, h);
-                t.launch(&format!("-i lo -f 'udp port {port}' --tui"));
+                // Recording too (-w): the summary says where.
+                let save = t.dir.path().join("live.pcap");
+                t.launch(&format!(
+                    "-i lo -f \"udp port {port}\" -w {} --tui",
+                    save.display()
+                ));
                 t
             })
             .collect();
@@ -703,7 +716,14 @@ fn every_protocol_live_at_80x24_and_160x45() {
             );
             let counts = check_first_screen(&s, name);
             assert!(counts.0 + counts.1 > 0, "{name}: faults seen live\n{s}");
-            check_summary(t, counts, name);
+            let line = check_summary(t, counts, name);
+            let save = t.dir.path().join("live.pcap");
+            let written = format!("; frames written to {}", save.display());
+            assert!(line.ends_with(&written), "{name}: {line}\n{}", t.joined());
+            assert!(
+                std::fs::metadata(&save).is_ok_and(|m| m.len() > 24),
+                "{name}"
+            );
         }
     }
 }

@@ -1131,7 +1131,11 @@ impl App {
         );
         for (i, (path, n)) in self.saved.iter().enumerate() {
             line.push_str(if i == 0 { "; saved " } else { ", " });
-            line.push_str(&format!("{} to {}", plural(*n, "packet"), path.display()));
+            line.push_str(&format!(
+                "{} to {}",
+                plural(*n, "packet"),
+                crate::text::path(path)
+            ));
         }
         line
     }

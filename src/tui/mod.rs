@@ -140,6 +140,8 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
     }
     let (writer, reader) = store::store().map_err(TuiError::Store)?;
     let (tx, rx) = mpsc::channel();
+    // Where a live capture writes its frames (`-w`), for the summary.
+    let mut savefile = None;
     let (info, side) = match source {
         Source::Files(paths) => {
             let total = paths
@@ -161,6 +163,7 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
             )
         }
         Source::Live(opts) => {
+            savefile = opts.savefile.clone();
             let src = limit(capture::Source::live(&opts)?, &options);
             let stop = stop_for(&src);
             let feed = CaptureFeed::new(src, None);
@@ -214,7 +217,11 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
     // What was read and found, in one line on the terminal (as tshark ends
     // with its packet count), on standard error so that it never mixes with
     // output piped on.
-    eprintln!("{}", app.summary());
+    let mut summary = app.summary();
+    if let Some(path) = savefile {
+        summary.push_str(&format!("; frames written to {}", crate::text::path(&path)));
+    }
+    eprintln!("{summary}");
     Ok(())
 }
 

@@ -469,25 +469,29 @@ impl FindingLog {
     /// Groups the rows by kind, worst kind first ([`Group`]).
     fn group(&mut self) {
         self.groups.clear();
+        let mut places = rustc_hash::FxHashMap::<(u8, u8), usize>::default();
         // In time order, so that each kind's first incident comes first.
         for (_, i, newest) in self.by_row.iter().copied() {
             let Some(run) = self.rows.get(i as usize).filter(|_| !newest) else {
                 continue;
             };
             let key = run.first.group_key();
-            match self.groups.iter_mut().find(|g| g.key() == key) {
+            match places.get(&key).and_then(|&g| self.groups.get_mut(g)) {
                 Some(g) => {
                     g.incidents += 1;
                     g.findings += run.count;
                 }
-                None => self.groups.push(Group {
-                    kind: key.0,
-                    rule: key.1,
-                    severity: run.first.severity(),
-                    first: i,
-                    incidents: 1,
-                    findings: run.count,
-                }),
+                None => {
+                    places.insert(key, self.groups.len());
+                    self.groups.push(Group {
+                        kind: key.0,
+                        rule: key.1,
+                        severity: run.first.severity(),
+                        first: i,
+                        incidents: 1,
+                        findings: run.count,
+                    });
+                }
             }
         }
         // Worst first; among equals, the kind that began first (stable).

@@ -396,9 +396,14 @@ impl FindingList {
     /// of those opened, in time order.
     fn build_groups(&mut self, view: &LogView<'_>) {
         let groups = view.log.groups();
+        let places: rustc_hash::FxHashMap<(u8, u8), usize> = groups
+            .iter()
+            .enumerate()
+            .map(|(g, k)| (k.key(), g))
+            .collect();
         let at = |i: u32| {
             let key = view.log.get(i as usize)?.first.group_key();
-            groups.iter().position(|g| g.key() == key)
+            places.get(&key).copied()
         };
         // Per kind: incidents and findings shown, and the incidents if open.
         let mut shown = vec![(0u32, 0u64, Vec::new()); groups.len()];

@@ -36,6 +36,16 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         (true, _) => left.push_str("| stopped "),
         _ => {}
     }
+    // What the filter (or the session chosen) kept, before the totals: on a
+    // narrow screen it is what matters.
+    if app.view.filter.is_some() || app.view.session.is_some() {
+        let (_, findings) = app.finding_list.shown();
+        let _ = write!(
+            left,
+            "| kept {} packets, {findings} findings ",
+            app.view_len()
+        );
+    }
     let c = &app.counters;
     // The capture's counters come once a second, the rows as they are
     // analysed: a frame counted in a row was captured, so the frames shown are
@@ -52,14 +62,6 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             "| rx {rx} drop {}/{} ",
             c.dropped_kernel.unwrap_or(0),
             c.dropped_interface.unwrap_or(0)
-        );
-    }
-    if app.view.filter.is_some() || app.view.session.is_some() {
-        let (_, findings) = app.finding_list.shown();
-        let _ = write!(
-            left,
-            "| kept {} packets, {findings} findings ",
-            app.view_len()
         );
     }
     // A rate for a file only while it loads.
