@@ -11,7 +11,8 @@ hand-made inputs. Run from the repository root: python3 fuzz/seed.py
 - display_filter: expressions (README, tests), each with a few payloads.
 - rules_file: rules files and expected results (truth files).
 - description: each shipped description (protocols/*.ksy), a NUL, then
-  payloads of its captures;
+  payloads of its captures; the protobuf description of Vessel, a NUL, its
+  .proto, a NUL, then payloads of the Vessel captures;
 - decode, strs_decode, bg_decode, described_decode: the captures' payloads;
   described_decode also the shipped descriptions (protocols/*.ksy), for the
   description parser.
@@ -156,7 +157,7 @@ def main():
         for t in ("frames", "capture_file", "display_filter", "rules_file"):
             shutil.rmtree(os.path.join(CORPUS, t), ignore_errors=True)
     names = sorted(n for n in os.listdir(CAPTURES) if n.endswith(".pcap"))
-    payloads = {"lwar": [], "strs": [], "bg": [], "ksy": []}
+    payloads = {"lwar": [], "strs": [], "bg": [], "ksy": [], "vessel": []}
     for name in names:
         path = os.path.join(CAPTURES, name)
         linktype, header, recs, endian = records(path)
@@ -197,7 +198,8 @@ def main():
             write("capture_file", f"{stem}-mixed.pcapng", mixed)
             write("capture_file", f"{stem}-mixed.pcapng.gz", gzip.compress(mixed))
         kind = ("strs" if stem.startswith("strs") else "bg" if stem.startswith("bg")
-                else "ksy" if stem.startswith("ksy") else "lwar")
+                else "ksy" if stem.startswith("ksy")
+                else "vessel" if stem.startswith("vessel") else "lwar")
         for _, f in recs[:40]:
             p = udp_payload(f, linktype)
             if p is not None:
@@ -224,6 +226,16 @@ def main():
         for i in range(0, len(packets), 12):
             tail = b"".join(bytes([min(len(p), 255)]) + p[:255] for p in packets[i:i + 12])
             write("description", f"{name}-{i}", ksy + b"\0" + tail)
+    # A protobuf description: the YAML, a NUL, the .proto, a NUL, then
+    # Vessel's packets.
+    with open(os.path.join(protocols, "vessel-protobuf.yaml"), "rb") as f:
+        yaml = f.read()
+    with open(os.path.join(protocols, "vessel.proto"), "rb") as f:
+        proto = f.read()
+    packets = payloads["vessel"][:60]
+    for i in range(0, len(packets), 12):
+        tail = b"".join(bytes([min(len(p), 255)]) + p[:255] for p in packets[i:i + 12])
+        write("description", f"vessel-protobuf-{i}", yaml + b"\0" + proto + b"\0" + tail)
 
     exprs = [
         "type == Join && seqno > 1", "Join || Leave && c2s", "Join or (Leave and c2s)",

@@ -1290,7 +1290,6 @@ impl<'p> PWalker<'p, '_> {
         end: usize,
     ) -> Result<(), DecodeErr> {
         let p = self.p;
-        let value_at = *pos;
         let fixed = |pos: &mut usize, n: usize| -> Result<u64, DecodeErr> {
             let at = *pos;
             let b = at
@@ -1390,7 +1389,6 @@ impl<'p> PWalker<'p, '_> {
             }
             PType::Message(_) => (Value::None, None, None),
         };
-        let _ = value_at;
         if let Some(def) = self.c.defs.get(usize::from(f.def)) {
             self.ev.field(Field {
                 def,
