@@ -594,7 +594,7 @@ fn the_first_screen_names_the_errors_before_any_note() {
         t.assert_restored("0");
         assert_eq!(
             summary_line(&t.joined()),
-            "lwarscope: 1278 frames, 1251 game packets, 3 sessions, 55 errors, 11 warnings, 73 notes"
+            "lwarscope: 1278 frames, 1251 game packets, 3 sessions, 55 errors, 8 warnings, 76 notes"
         );
     }
 }

@@ -966,17 +966,17 @@ fn the_strip_counts_errors_and_warnings_by_kind_at_any_width() {
     let at = |w: usize| super::ui::strip_text(&a.findings, w);
     assert_eq!(
         at(160),
-        " 55 errors: malformed 41, violation 14 │ 11 warnings: spurious-resend 3, oversize 8 │ 73 notes  ! worst"
+        " 55 errors: malformed 41, violation 14 │ 8 warnings: oversize 8 │ 76 notes  ! worst"
     );
     assert_eq!(
         at(80),
-        " 55 errors: malformed 41, violation 14 │ 11 warnings"
+        " 55 errors: malformed 41, violation 14 │ 8 warnings: oversize 8  ! worst"
     );
-    assert_eq!(at(30), " 55 errors │ 11 warnings");
+    assert_eq!(at(30), " 55 errors │ 8 warnings");
     // The strip fits: at 20 columns, it ends in an ellipsis.
     let mut a = corrupt();
     let shown = text(&mut a, 20, 6);
-    assert_eq!(shown.lines().next().unwrap(), " 55 errors │ 11 war…");
+    assert_eq!(shown.lines().next().unwrap(), " 55 errors │ 8 warn…");
     let info = SourceInfo {
         label: "clean".into(),
         live: false,
@@ -1010,7 +1010,7 @@ fn on_quit_one_line_sums_up_the_session() {
     let mut a = corrupt();
     assert_eq!(
         a.summary(),
-        "lwarscope: 1278 frames, 1251 game packets, 3 sessions, 55 errors, 11 warnings, 73 notes"
+        "lwarscope: 1278 frames, 1251 game packets, 3 sessions, 55 errors, 8 warnings, 76 notes"
     );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v.pcapng");
