@@ -13,7 +13,7 @@ use common::lwarscope;
 use counting_alloc::allocations;
 use lwarscope::capture::{Datagram, FrameClass, Source};
 use lwarscope::engine::{Finding, Observer, RecognisedBy};
-use lwarscope::proto::described::{self, Described, decode::Events, protobuf::Side};
+use lwarscope::proto::described::{self, Described, decode::Events, decode::Side};
 use lwarscope::proto::field::{Field, FieldSink, Value};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,6 @@ use super::ksy::{
     Amount, Attr, Cond, Kind, Ksy, MAX_ATTRS, MAX_UNFOLDED_BYTES, MAX_VALID_FIELDS, Operand,
     Repeat, Valid,
 };
-pub use super::protobuf::Side;
 use crate::proto::field::{Field, FieldDef, FieldType, Value};
 use std::collections::HashMap;
 
@@ -285,6 +284,36 @@ pub trait Events {
     fn violation(&mut self, _field: u16, _offset: usize, _value: f64, _bound: Option<i64>) {}
 }
 
+/// Which side's message a walk reads (a protobuf description whose
+/// directions carry two messages; a layout reads the same either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The message its content tells (only one field decides: see
+    /// [`Messages::classify`]); the client's when nothing does.
+    Any,
+    Client,
+    Server,
+}
+
+/// A walk of its own in place of the layout's: a protobuf description's
+/// messages (`protobuf::Schema`), which this decoder drives without knowing
+/// them, so that the decoder stays below the formats built on it.
+pub trait Messages: Send + Sync + std::fmt::Debug {
+    /// Decodes `p` as the message of `side`, telling `ev` every field;
+    /// returns the bytes decoded.
+    fn walk(
+        &'static self,
+        c: &'static Compiled,
+        p: &[u8],
+        side: Side,
+        ev: &mut dyn Events,
+    ) -> Result<usize, DecodeErr>;
+    /// The side whose message `p` is, where its content tells.
+    fn classify(&self, p: &[u8]) -> Option<Side>;
+    /// Whether the two sides send two messages, told apart by a field.
+    fn two_messages(&self) -> bool;
+}
+
 /// A description ready to decode with.
 #[derive(Debug)]
 pub struct Compiled {
@@ -301,7 +330,7 @@ pub struct Compiled {
     pub enums: Vec<super::ksy::EnumDef>,
     /// A protobuf description's messages: then the walk is theirs, and
     /// `root` holds only the fields its keys may name (never walked).
-    pub proto: Option<Box<super::protobuf::Schema>>,
+    pub proto: Option<Box<dyn Messages>>,
 }
 
 /// A compile error (`ksy` turns it into file:line:column).

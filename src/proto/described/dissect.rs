@@ -14,7 +14,7 @@ use std::ops::Range;
 
 /// A described protocol's dissector: the registered one reads a protobuf
 /// description's packet as the message its content tells
-/// ([`Side::Any`](super::protobuf::Side)); a session's reads its packets as
+/// ([`Side::Any`](super::decode::Side)); a session's reads its packets as
 /// their direction's message ([`Described::side_dissector`]).
 #[derive(Debug)]
 pub struct Dissect(pub &'static Described, pub Side);

@@ -189,25 +189,21 @@ impl Described {
     /// protobuf messages (the registered one tells them by content).
     pub fn side_dissector(
         &'static self,
-        side: protobuf::Side,
+        side: decode::Side,
     ) -> Option<&'static dyn crate::proto::dissect::Dissector> {
-        self.compiled.proto.as_ref()?.message_field?;
+        if !self.compiled.proto.as_ref()?.two_messages() {
+            return None;
+        }
         let [c, s] = *self.sides.get_or_init(|| {
             [
-                Box::leak(Box::new(dissect::Dissect::side(
-                    self,
-                    protobuf::Side::Client,
-                ))),
-                Box::leak(Box::new(dissect::Dissect::side(
-                    self,
-                    protobuf::Side::Server,
-                ))),
+                Box::leak(Box::new(dissect::Dissect::side(self, decode::Side::Client))),
+                Box::leak(Box::new(dissect::Dissect::side(self, decode::Side::Server))),
             ]
         });
         match side {
-            protobuf::Side::Client => Some(c),
-            protobuf::Side::Server => Some(s),
-            protobuf::Side::Any => None,
+            decode::Side::Client => Some(c),
+            decode::Side::Server => Some(s),
+            decode::Side::Any => None,
         }
     }
 }
@@ -471,7 +467,7 @@ fn leak_info(d: &'static Described) -> &'static ProtocolInfo {
         },
         states: &["open", "timed-out"],
         spec_rates: Box::leak(rates.into_boxed_slice()),
-        dissector: Box::leak(Box::new(dissect::Dissect(d, protobuf::Side::Any))),
+        dissector: Box::leak(Box::new(dissect::Dissect(d, decode::Side::Any))),
     }))
 }
 

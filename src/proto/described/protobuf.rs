@@ -45,7 +45,7 @@
 //! (`optional`, members of a `oneof`) and absent messages are not read. A
 //! scalar sent twice is read twice (the keys take the first).
 
-use super::decode::{DecodeErr, ErrKind, Events};
+use super::decode::{Compiled, DecodeErr, ErrKind, Events, Messages, Side};
 use super::ksy::{self, Attr, EnumDef, Kind as KKind, Ksy, KsyError, Repeat, TypeDef, Valid};
 use super::yaml::{self, Node, Pos};
 use crate::proto::field::{Field, FieldType, Value};
@@ -62,16 +62,6 @@ pub const MAX_FIELDS: usize = 256;
 pub const MAX_REPEATED: usize = 64;
 /// `.proto` files one description may bring in (its imports included).
 pub const MAX_PROTO_FILES: usize = 64;
-
-/// Which side's message a walk reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// The message its content tells (only one field decides: see
-    /// [`Schema::classify`]); the client's when nothing does.
-    Any,
-    Client,
-    Server,
-}
 
 /// A field's protobuf type, as the walk reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1070,6 +1060,27 @@ fn zigzag(x: u64) -> i64 {
     ((x >> 1) as i64) ^ -((x & 1) as i64)
 }
 
+/// The decoder drives a protobuf description's walk through [`Messages`].
+impl Messages for Schema {
+    fn walk(
+        &'static self,
+        c: &'static Compiled,
+        p: &[u8],
+        side: Side,
+        ev: &mut dyn Events,
+    ) -> Result<usize, DecodeErr> {
+        Schema::walk(self, c, p, side, ev)
+    }
+
+    fn classify(&self, p: &[u8]) -> Option<Side> {
+        Schema::classify(self, p)
+    }
+
+    fn two_messages(&self) -> bool {
+        self.message_field.is_some()
+    }
+}
+
 impl Schema {
     /// Which side's message the payload holds, by its top-level fields: the
     /// first whose number and wire type only one of the two messages
@@ -1094,7 +1105,7 @@ impl Schema {
     /// Walks `p` as the message of `side`, telling `ev` every field.
     pub fn walk(
         &'static self,
-        c: &'static super::decode::Compiled,
+        c: &'static Compiled,
         p: &[u8],
         side: Side,
         ev: &mut dyn Events,
