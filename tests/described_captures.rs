@@ -155,9 +155,15 @@ fn timewarp_capture_gives_its_findings() {
 fn a_one_byte_sync_number_reports_every_loss_however_many_cycles_pass() {
     // 28 s of Vessel at 30 Hz each way, about 2.5 % lost before the tap:
     // the 8-bit sync numbers go round more than three times. Each number
-    // the script dropped is one `lost`, reported as soon as it is known.
+    // the script dropped is reported as soon as it is known: a
+    // `not-captured` note, unconfirmed (the fixed-layout Vessel has no acks
+    // to tell a loss from a tap miss).
     let script = sim::vessel_lossy(28, 25, 7);
-    let lost = |dir: &str| script.truth["sessions"][0][dir]["lost"].as_u64().unwrap();
+    let lost = |dir: &str| {
+        script.truth["sessions"][0][dir]["not-captured"]
+            .as_u64()
+            .unwrap()
+    };
     assert_eq!((lost("c2s"), lost("s2c")), (22, 21), "the script's drops");
     let dir = tempfile::tempdir().unwrap();
     let (pcap, truth) = (dir.path().join("x.pcap"), dir.path().join("x.json"));

@@ -654,3 +654,50 @@ fn the_walk_and_prost_accept_exactly_the_same_datagrams() {
         "{checked} checked, {refused} refused"
     );
 }
+
+/// A protocol without acks cannot tell a number lost before the tap from
+/// one the tap missed: on a capture whose only fault is tap misses, the
+/// numbers never captured are `not-captured` notes ("unconfirmed: the
+/// protocol has no acks ..."), never `lost` warnings (175 of them before),
+/// and the loss estimate still counts them.
+#[test]
+fn tap_misses_of_a_protocol_without_acks_are_notes_not_loss() {
+    let out = lwarscope()
+        .args(["-X", "proto:protocols/vessel-protobuf.yaml"])
+        .args(["-d", "udp.port==39461,vessel_pb"])
+        .args([
+            "-r",
+            "captures/vessel-tapmiss.pcap",
+            "-q",
+            "-z",
+            "expert,warn",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Expert information (-z expert,warn)\nNo findings.\n\n"
+    );
+    let out = lwarscope()
+        .args(["-X", "proto:protocols/vessel-protobuf.yaml"])
+        .args(["-d", "udp.port==39461,vessel_pb"])
+        .args(["-r", "captures/vessel-tapmiss.pcap", "--format", "json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = json["findings"].as_array().unwrap();
+    let missed: Vec<_> = findings
+        .iter()
+        .filter(|f| f["kind"] == "not-captured")
+        .collect();
+    assert!(!missed.is_empty());
+    assert!(findings.iter().all(|f| f["kind"] != "lost"));
+    for f in missed {
+        let detail = f["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("unconfirmed: the protocol has no acks"),
+            "{detail}"
+        );
+    }
+}

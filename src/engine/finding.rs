@@ -232,8 +232,12 @@ shared_kinds! {
     /// ack window", a seqno never captured whose position no ack the other side
     /// sent ever covered (a protocol whose ack window can drift away from the
     /// peer's numbers): the capture cannot tell loss from a miss, so it is not
-    /// counted as loss either. One finding per gap, as `lost`; the count
-    /// counts numbers.
+    /// counted as loss either. And, with the detail "unconfirmed: the protocol
+    /// has no acks ...", a number never captured of a protocol without acks (a
+    /// description with no `ack:` key): lost before the tap or missed by it,
+    /// which nothing in the capture tells; counted in the loss estimate as the
+    /// most that can have been lost, never a `lost` warning. One finding per
+    /// gap, as `lost`; the count counts numbers.
     NOT_CAPTURED = "not-captured", Sequence, Note, 14;
     /// A reliable message captured again before an ack could have come back
     /// (within the direction's smoothed ack delay of its first capture): the

@@ -41,6 +41,10 @@ enum Judged {
     Unconfirmed(&'static str),
 }
 
+/// Why a number skipped by a protocol without acks is unconfirmed.
+pub const NO_ACKS: &str =
+    "the protocol has no acks: lost before the tap or missed by it, the capture cannot tell";
+
 /// The run of numbers being gathered into one finding.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Open {
@@ -106,6 +110,11 @@ impl Judged {
 pub struct MissedCounts {
     lost: u64,
     not_captured: u64,
+    /// Of `not_captured`: numbers of a protocol without acks, which the
+    /// capture cannot tell lost from missed (counted in the loss estimate).
+    unproven: u64,
+    /// The protocol has no acks ([`MissedCounts::without_acks`]).
+    no_acks: bool,
     open: OpenRuns,
     /// A number joined or opened the run of that judgement here.
     grew: [bool; 3],
@@ -137,6 +146,10 @@ impl MissedCounts {
         let judged = if acked {
             self.not_captured += 1;
             Judged::NotCaptured
+        } else if self.no_acks {
+            self.not_captured += 1;
+            self.unproven += 1;
+            Judged::Unconfirmed(NO_ACKS)
         } else {
             self.lost += 1;
             Judged::Lost
@@ -213,6 +226,23 @@ impl MissedCounts {
     /// The numbers judged `lost` here.
     pub fn lost(&self) -> u64 {
         self.lost
+    }
+
+    /// For a protocol without acks: a number skipped and never captured was
+    /// lost before the tap or missed by it, and nothing in the capture tells
+    /// which, so it is a `not-captured` note, "unconfirmed: the protocol has
+    /// no acks ..." (the capture proves no loss), never a `lost` warning. It
+    /// still counts in the loss estimate ([`MissedCounts::lost_or_unproven`]),
+    /// as the most that can have been lost.
+    pub fn without_acks(mut self) -> Self {
+        self.no_acks = true;
+        self
+    }
+
+    /// The numbers judged `lost`, and those a protocol without acks cannot
+    /// tell lost from missed: what the loss estimate counts.
+    pub fn lost_or_unproven(&self) -> u64 {
+        self.lost + self.unproven
     }
 
     /// Adds the counts to the direction's findings. When a number was judged

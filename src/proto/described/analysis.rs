@@ -49,7 +49,11 @@
 //!    for Vessel's `ahead: 128`), at most 256. A missing number is known once
 //!    it leaves the window (no later packet can be it: the same number would
 //!    now be newer) or the session ends: it raises `not-captured` if the peer
-//!    acknowledged it, `lost` otherwise, whatever the width of the numbers
+//!    acknowledged it, `lost` otherwise; without an `ack:` key nothing tells
+//!    a number lost before the tap from one the tap missed, so it is a
+//!    `not-captured` note "unconfirmed: the protocol has no acks ..." (still
+//!    counted in the loss estimate, as the most that can have been lost),
+//!    whatever the width of the numbers
 //!    (a `u1`'s number comes round every 256: a missing one is never
 //!    overwritten unreported); the numbers of one gap judged alike make one
 //!    finding, how many and the last in its detail (`engine::missed`), raised
@@ -436,7 +440,8 @@ impl engine::Analyzer for Analyzer {
             && let (Some(rec), Some(seq)) = (self.recency, keys.seq.filter(|s| in_range(*s)))
         {
             let seq = (seq as u64 & rec.mask) as u32;
-            sequence(rec, session, raise, seq, d);
+            let no_acks = matches!(self.d.ack, AckFields::None);
+            sequence(rec, session, raise, seq, d, no_acks);
             acks(rec, self.d.ack, session, direction, &keys);
         }
         match result {
@@ -526,7 +531,8 @@ impl engine::Analyzer for Analyzer {
             let Some(highest) = session.proto.tracks[i].highest else {
                 continue;
             };
-            let mut counts = MissedCounts::resume(session.dir_mut(direction));
+            let no_acks = matches!(self.d.ack, AckFields::None);
+            let mut counts = missed_counts(session.dir_mut(direction), no_acks);
             for back in (0..rec.window()).rev() {
                 let s = rec.sub(highest, back);
                 let slot = session.proto.tracks[i].slot_mut(s);
@@ -544,7 +550,7 @@ impl engine::Analyzer for Analyzer {
                 }
             }
             let dir = session.dir_mut(direction);
-            dir.count_lost(counts.lost());
+            dir.count_lost(counts.lost_or_unproven());
             counts.close(raise.out);
             counts.add_to(dir, raise.out);
         }
@@ -654,6 +660,7 @@ fn sequence(
     raise: &mut Raise<'_>,
     seq: u32,
     d: &Datagram<'_>,
+    no_acks: bool,
 ) {
     let direction = raise.direction;
     let track = &mut session.proto.tracks[idx(direction)];
@@ -672,7 +679,7 @@ fn sequence(
     if rec.newer(seq, highest) {
         let ahead = rec.ahead(seq, highest);
         let window = rec.window();
-        let mut counts = MissedCounts::resume(session.dir_mut(direction));
+        let mut counts = missed_counts(session.dir_mut(direction), no_acks);
         let track = &mut session.proto.tracks[idx(direction)];
         let (id, ts) = (raise.session, d.ts);
         // The oldest followed numbers leave the window as the highest moves
@@ -705,7 +712,7 @@ fn sequence(
         track.highest = Some(seq);
         let dir = session.dir_mut(direction);
         dir.count_expected(u64::from(ahead));
-        dir.count_lost(u64::from(skipped - followed) + counts.lost());
+        dir.count_lost(u64::from(skipped - followed) + counts.lost_or_unproven());
         counts.add_to(dir, raise.out);
         return;
     }
@@ -728,6 +735,17 @@ fn sequence(
         Some(seq),
         Detail::Fill { highest },
     );
+}
+
+/// The direction's missed numbers, resumed: without acks (no `ack:` key), a
+/// number never captured is unconfirmed, not lost (rule 4).
+fn missed_counts(dir: &mut engine::DirState, no_acks: bool) -> MissedCounts {
+    let counts = MissedCounts::resume(dir);
+    if no_acks {
+        counts.without_acks()
+    } else {
+        counts
+    }
 }
 
 fn evict(

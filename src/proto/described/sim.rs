@@ -251,12 +251,12 @@ pub fn vessel() -> Script {
             "server": env.to_string(),
             "state": "timed-out",
             "c2s": {
-                "lost": 1,
+                "not-captured": 1,
                 "reordered": 1,
                 "violation/valid": 1,
             },
             "s2c": {
-                "lost": 3,
+                "not-captured": 3,
                 "duplicate-packet": 1,
                 "malformed": 1,
             },
@@ -316,7 +316,7 @@ pub fn vessel_lossy(seconds: u64, loss_permille: u64, seed: u64) -> Script {
         if n == 0 {
             json!({})
         } else {
-            json!({ "lost": n })
+            json!({ "not-captured": n })
         }
     };
     let truth = json!({
