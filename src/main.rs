@@ -122,27 +122,8 @@ fn check(args: &lwarscope::report::CheckArgs) -> anyhow::Result<u8> {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<u8> {
-    if let Some(kind) = cli.generate {
-        let text = cli::generate(kind)?;
-        let mut out = io::stdout().lock();
-        return match out.write_all(&text).and_then(|()| out.flush()) {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
-            r => Ok(r.map(|()| 0)?),
-        };
-    }
-    if cli.list_interfaces {
-        return list_interfaces().map(|()| 0);
-    }
-    if cli.list_fields || cli.list_findings {
-        let mut out = io::stdout().lock();
-        let listed = match cli.list_fields {
-            true => lwarscope::report::list_fields(&mut out),
-            false => lwarscope::report::list_findings(&mut out),
-        };
-        return match listed.and_then(|()| out.flush()) {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
-            r => Ok(r.map(|()| 0)?),
-        };
+    if let Some(listed) = list(cli) {
+        return listed;
     }
     // The terminal UI is the default of -i when it can run (a terminal both
     // ways) and no printed output was asked for.
@@ -158,26 +139,69 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         return run_tui(cli).map(|()| 0);
     }
     if cli.interface.is_none() && run::each_file(&cli.report, &cli.read) {
-        if cli.write.is_some() {
-            anyhow::bail!(
-                "-w exports from one stream: name the files without -j, a directory or a glob"
-            );
-        }
-        if cli.merge {
-            anyhow::bail!(
-                "--merge reads several files as one stream: name the files without -j, a directory or a glob"
-            );
-        }
-        let layout = Layout::for_stdout(cli.report.color.for_stdout());
-        let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-        let each = run::Each {
-            file_filter: cli.filter.as_deref(),
-            duration: cli.duration,
-        };
-        stop_fleet_on_signals()?;
-        run::report_each(&cli.report, &cli.read, each, layout, &mut out)?;
-        return Ok(0);
+        return report_each(cli);
     }
+    report_stream(cli)
+}
+
+/// What is listed, not analysed: the man page or a completion script, the
+/// interfaces, the registered fields or findings. `None` when nothing is.
+fn list(cli: &Cli) -> Option<anyhow::Result<u8>> {
+    let written = |out: &mut io::StdoutLock<'_>, r: io::Result<()>| -> anyhow::Result<u8> {
+        match r.and_then(|()| out.flush()) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+            r => Ok(r.map(|()| 0)?),
+        }
+    };
+    if let Some(kind) = cli.generate {
+        let text = match cli::generate(kind) {
+            Ok(text) => text,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let mut out = io::stdout().lock();
+        let r = out.write_all(&text);
+        return Some(written(&mut out, r));
+    }
+    if cli.list_interfaces {
+        return Some(list_interfaces().map(|()| 0));
+    }
+    if cli.list_fields || cli.list_findings {
+        let mut out = io::stdout().lock();
+        let r = match cli.list_fields {
+            true => lwarscope::report::list_fields(&mut out),
+            false => lwarscope::report::list_findings(&mut out),
+        };
+        return Some(written(&mut out, r));
+    }
+    None
+}
+
+/// Each file on its own (a directory, a glob, `-j`): its own output in turn.
+fn report_each(cli: &Cli) -> anyhow::Result<u8> {
+    if cli.write.is_some() {
+        anyhow::bail!(
+            "-w exports from one stream: name the files without -j, a directory or a glob"
+        );
+    }
+    if cli.merge {
+        anyhow::bail!(
+            "--merge reads several files as one stream: name the files without -j, a directory or a glob"
+        );
+    }
+    let layout = Layout::for_stdout(cli.report.color.for_stdout());
+    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let each = run::Each {
+        file_filter: cli.filter.as_deref(),
+        duration: cli.duration,
+    };
+    stop_fleet_on_signals()?;
+    run::report_each(&cli.report, &cli.read, each, layout, &mut out)?;
+    Ok(0)
+}
+
+/// One stream (a live interface, or the files read one after the other or
+/// merged): the report, the packet lines or the export.
+fn report_stream(cli: &Cli) -> anyhow::Result<u8> {
     let mut source = open(cli)?;
     if let Some(d) = cli.duration {
         source.stop_after(d);
