@@ -1118,27 +1118,42 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
     }
     let code = exit_code(&verdicts);
     if !text {
-        let doc = verdicts_json(&verdicts, code);
-        match super::json::to_writer(&mut *out, &doc)
-            .map_err(io::Error::from)
-            .and_then(|()| out.write_all(b"\n"))
-        {
-            Err(e) if is_broken_pipe(&e) => {}
-            r => r.map_err(RunError::Output)?,
-        }
+        write_verdicts_json(out, &verdicts, code)?;
     }
     if let Some(path) = &args.junit {
-        let write = || -> io::Result<()> {
-            let mut f = io::BufWriter::new(std::fs::File::create(path)?);
-            write_junit(&mut f, &verdicts)?;
-            f.flush()
-        };
-        write().map_err(|source| RunError::Write {
-            path: path.display().to_string(),
-            source,
-        })?;
+        write_junit_file(path, &verdicts)?;
     }
     Ok(code)
+}
+
+/// `check --format json`'s one document, to `out` (a reader gone is a
+/// normal end).
+fn write_verdicts_json(
+    out: &mut impl Write,
+    verdicts: &[Verdict],
+    code: u8,
+) -> Result<(), RunError> {
+    let doc = verdicts_json(verdicts, code);
+    match super::json::to_writer(&mut *out, &doc)
+        .map_err(io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+    {
+        Err(e) if is_broken_pipe(&e) => Ok(()),
+        r => r.map_err(RunError::Output),
+    }
+}
+
+/// `--junit FILE`: the verdicts as JUnit XML.
+fn write_junit_file(path: &Path, verdicts: &[Verdict]) -> Result<(), RunError> {
+    let write = || -> io::Result<()> {
+        let mut f = io::BufWriter::new(std::fs::File::create(path)?);
+        write_junit(&mut f, verdicts)?;
+        f.flush()
+    };
+    write().map_err(|source| RunError::Write {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 /// `check --format json`: every verdict, the totals and the exit status.
