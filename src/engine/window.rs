@@ -407,33 +407,7 @@ impl Window {
             add_into(&mut totals[t].1, d);
         }
         totals.sort_by_key(|(p, _)| rank(Some(*p)));
-        let mut summary = Summary::default();
-        let mut messages_by_protocol = Vec::new();
-        for (protocol, total) in &totals {
-            let message_bytes = total.message_byte_counts(protocol);
-            let DirectionSummary {
-                messages,
-                findings,
-                violations,
-                malformed,
-                ..
-            } = total.summary(protocol);
-            if !messages.is_empty() {
-                messages_by_protocol.push(super::ProtocolMessages {
-                    protocol,
-                    counts: messages.clone(),
-                    bytes: message_bytes.clone(),
-                });
-            }
-            summary.merge(Summary {
-                messages,
-                message_bytes,
-                findings,
-                violations,
-                malformed,
-                ..Summary::default()
-            });
-        }
+        let (mut summary, messages_by_protocol) = totals_summary(&totals);
         summary.sessions = sessions;
         if evicted.sessions > 0 {
             summary.evicted = Some(evicted);
@@ -490,4 +464,39 @@ impl FrameSet {
             *w |= 1 << (n % 64);
         }
     }
+}
+
+/// The counts of every protocol's totals, in their order, as one summary,
+/// and each protocol's message counts and bytes.
+fn totals_summary(
+    totals: &[(&'static ProtocolInfo, DirState)],
+) -> (Summary, Vec<super::ProtocolMessages>) {
+    let mut summary = Summary::default();
+    let mut messages_by_protocol = Vec::new();
+    for (protocol, total) in totals {
+        let message_bytes = total.message_byte_counts(protocol);
+        let DirectionSummary {
+            messages,
+            findings,
+            violations,
+            malformed,
+            ..
+        } = total.summary(protocol);
+        if !messages.is_empty() {
+            messages_by_protocol.push(super::ProtocolMessages {
+                protocol,
+                counts: messages.clone(),
+                bytes: message_bytes.clone(),
+            });
+        }
+        summary.merge(Summary {
+            messages,
+            message_bytes,
+            findings,
+            violations,
+            malformed,
+            ..Summary::default()
+        });
+    }
+    (summary, messages_by_protocol)
 }
