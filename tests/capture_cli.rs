@@ -155,8 +155,15 @@ fn an_invalid_filter_gives_libpcaps_message() {
 
 #[test]
 fn no_permission_to_capture_says_how_to_get_it() {
-    // As an unprivileged user (the tests run as root; CI too).
-    let bin = assert_cmd::cargo::cargo_bin("lwarscope");
+    // As an unprivileged user (the tests run as root; CI too). The binary is
+    // run from a copy that user may reach: a checkout under /root (mode 700)
+    // is not.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.path().join("lwarscope");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("lwarscope"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut cmd = std::process::Command::new(&bin);
     cmd.args(["-i", "lo"]).uid(65534).gid(65534);
     let out = Command::from_std(cmd).output().unwrap();
