@@ -386,28 +386,9 @@ impl engine::Analyzer for Analyzer {
 
     fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         let direction = raise.direction;
-        // 1. Network duplicates.
-        if let Some(frame) = self.duplicate(session, direction, d) {
-            let this = session.dir_mut(direction);
-            raise.raise(
-                this,
-                FindingKind::DUPLICATE_PACKET,
-                None,
-                None,
-                Detail::DuplicateOf { frame },
-            );
+        // 1, 2. Network duplicates (nothing more is read of one), oversize.
+        if self.duplicate_or_oversize(session, raise, d) {
             return;
-        }
-        // 2. Oversize.
-        if let Some(mtu) = self.d.ksy.sem.mtu
-            && d.payload_len > mtu
-        {
-            let this = session.dir_mut(direction);
-            let detail = Detail::Oversize {
-                len: d.payload_len,
-                max: mtu,
-            };
-            raise.raise(this, FindingKind::OVERSIZE, None, None, detail);
         }
         // 3. The layout (a protobuf description: the direction's message).
         let mut keys = self.keys();
@@ -562,6 +543,35 @@ impl engine::Analyzer for Analyzer {
 pub const DUPLICATE_WITHIN_NS: u64 = 5_000_000;
 
 impl Analyzer {
+    /// Rules 1 and 2: a network duplicate raises `duplicate-packet` (and is
+    /// read no further: true); a packet over the description's MTU raises
+    /// `oversize` and is read on.
+    fn duplicate_or_oversize(
+        &self,
+        session: &mut Session,
+        raise: &mut Raise<'_>,
+        d: &Datagram<'_>,
+    ) -> bool {
+        let direction = raise.direction;
+        if let Some(frame) = self.duplicate(session, direction, d) {
+            let this = session.dir_mut(direction);
+            let detail = Detail::DuplicateOf { frame };
+            raise.raise(this, FindingKind::DUPLICATE_PACKET, None, None, detail);
+            return true;
+        }
+        if let Some(mtu) = self.d.ksy.sem.mtu
+            && d.payload_len > mtu
+        {
+            let this = session.dir_mut(direction);
+            let detail = Detail::Oversize {
+                len: d.payload_len,
+                max: mtu,
+            };
+            raise.raise(this, FindingKind::OVERSIZE, None, None, detail);
+        }
+        false
+    }
+
     /// Rule 1: the frame this packet duplicates, if it does.
     fn duplicate(
         &self,
