@@ -299,3 +299,29 @@ fn wireshark_filter_dialect_selects_what_tshark_selects() {
         assert_eq!(ours, theirs, "{expr}");
     }
 }
+
+/// A protocol's magic number is written the same way in every view and for
+/// every protocol: hexadecimal, as tshark writes a hex field (Starstrike's
+/// `protocolId` was raw bytes, `53545253`, and lwar's appId a decimal in
+/// `-T fields` but hexadecimal under `-V`).
+#[test]
+fn magic_numbers_are_hexadecimal_in_every_view() {
+    let fields =
+        |pcap: &str, field: &str| run(&["-r", pcap, "-c", "1", "-T", "fields", "-e", field]);
+    assert_eq!(
+        fields("captures/sim-clean.pcap", "lwar.app_id"),
+        "0xf27087c5\n"
+    );
+    assert_eq!(
+        fields("captures/strs-clean.pcap", "strs.magic"),
+        "0x53545253\n"
+    );
+    let tree = |pcap: &str| run(&["-r", pcap, "-c", "1", "-V"]);
+    assert!(tree("captures/sim-clean.pcap").contains("\n      appId: 0xf27087c5\n"));
+    assert!(tree("captures/strs-clean.pcap").contains("\n      protocolId: 0x53545253\n"));
+    // And a number to the display filter, in either base.
+    for filter in ["strs.magic == 0x53545253", "strs.magic == 1398035027"] {
+        let lines = run(&["-r", "captures/strs-clean.pcap", "-c", "3", "-Y", filter]);
+        assert_eq!(lines.lines().count(), 3, "{filter}");
+    }
+}

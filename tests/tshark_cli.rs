@@ -119,7 +119,7 @@ fn t_json_is_tsharks_array_with_lwarscopes_layers() {
           "udp.length": "33"
         },
         "lwar": {
-          "lwar.app_id": "4067461061",
+          "lwar.app_id": "0xf27087c5",
           "lwar.ack": "0",
           "lwar.timestamp": "100",
           "lwar.type": "Connect",
@@ -176,7 +176,7 @@ fn t_ek_is_an_index_line_and_a_packet_line_per_packet() {
         concat!(
             r#"{"index":{"_index":"packets-2023-11-14","_type":"doc"}}"#,
             "\n",
-            r#"{"timestamp":"1700000000101","layers":{"frame":{"frame_frame_number":"2","frame_frame_time_epoch":"1700000000.101200000","frame_frame_time_relative":"0.001000000","frame_frame_protocols":"ip:udp:lwar"},"ip":{"ip_ip_src":"127.0.0.1","ip_ip_dst":"127.0.0.2"},"udp":{"udp_udp_srcport":"32422","udp_udp_dstport":"50001","udp_udp_length":"56"},"lwar":{"lwar_lwar_app_id":"4067461061","lwar_lwar_ack":"1","lwar_lwar_timestamp":"101","lwar_lwar_type":["Join","Synced","Add"],"lwar_lwar_seqno":["1","2","3"],"lwar_lwar_player":["1:1","1:1"],"lwar_lwar_name_len":"7","lwar_lwar_name":"player1","lwar_lwar_entity":"1:1","lwar_lwar_add_type_id":"1"},"lwarscope":{"lwarscope_lwarscope_session":"0","lwarscope_lwarscope_dir":"s2c"}}}"#,
+            r#"{"timestamp":"1700000000101","layers":{"frame":{"frame_frame_number":"2","frame_frame_time_epoch":"1700000000.101200000","frame_frame_time_relative":"0.001000000","frame_frame_protocols":"ip:udp:lwar"},"ip":{"ip_ip_src":"127.0.0.1","ip_ip_dst":"127.0.0.2"},"udp":{"udp_udp_srcport":"32422","udp_udp_dstport":"50001","udp_udp_length":"56"},"lwar":{"lwar_lwar_app_id":"0xf27087c5","lwar_lwar_ack":"1","lwar_lwar_timestamp":"101","lwar_lwar_type":["Join","Synced","Add"],"lwar_lwar_seqno":["1","2","3"],"lwar_lwar_player":["1:1","1:1"],"lwar_lwar_name_len":"7","lwar_lwar_name":"player1","lwar_lwar_entity":"1:1","lwar_lwar_add_type_id":"1"},"lwarscope":{"lwarscope_lwarscope_session":"0","lwarscope_lwarscope_dir":"s2c"}}}"#,
             "\n"
         )
     );

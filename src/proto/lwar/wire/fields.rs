@@ -302,7 +302,13 @@ impl Packet<'_> {
     /// error.
     pub fn walk_fields(&self, sink: &mut dyn FieldSink) -> Result<(), DecodeError> {
         let mut w = Walk { sink, at: 0 };
-        w.unsigned(field(F::APP_ID), 4, super::APP_ID);
+        // The magic, in hexadecimal as every view writes it.
+        w.put(
+            field(F::APP_ID),
+            None,
+            4,
+            Value::Hex(u64::from(super::APP_ID)),
+        );
         w.unsigned(field(F::ACK), 4, self.ack());
         w.unsigned(field(F::TIMESTAMP), HEADER_LEN - 8, self.timestamp());
         for m in self.messages() {

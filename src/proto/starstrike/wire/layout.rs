@@ -27,7 +27,7 @@ macro_rules! fields {
 
 fields! {
     HEADER = "strs.header", "header", Node, "The 12-byte packet header.";
-    MAGIC = "strs.magic", "protocolId", Bytes, "The magic 0x53545253 (\"STRS\").";
+    MAGIC = "strs.magic", "protocolId", Unsigned, "The magic 0x53545253 (\"STRS\").";
     TYPE = "strs.type", "packetType", Enum, "The packet type.";
     SEQ = "strs.seq", "sequenceNumber", Unsigned, "The sender's own sequence number (16 bits, wrapping).";
     ACK_BITS = "strs.ack_bits", "ackBits", Bits, "Bit N set: the sender received the peer's packet seq - N - 1.";
@@ -162,8 +162,8 @@ pub enum Prim {
     Enum(EnumKind),
     /// A bit field of `len * 8` bits.
     Bits,
-    /// Raw bytes.
-    Bytes,
+    /// A `u32` written in hexadecimal (a magic number, as lwar's appId).
+    Hex32,
 }
 
 /// One field of a layout: where it is (from the start of the payload, or of the
@@ -201,7 +201,7 @@ use Prim::*;
 
 /// The header, from the start of the packet.
 pub static HEADER: [Slot; 4] = [
-    s(f::MAGIC, 0, 4, Bytes),
+    s(f::MAGIC, 0, 4, Hex32),
     s(f::TYPE, 4, 2, U16),
     s(f::SEQ, 6, 2, U16),
     s(f::ACK_BITS, 8, 4, Bits),

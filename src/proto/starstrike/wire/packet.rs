@@ -307,7 +307,7 @@ fn value<'b>(slot: &Slot, raw: &'b [u8]) -> Value<'b> {
                 width: (raw.len() * 8) as u8,
             }
         }
-        Prim::Bytes => Value::Bytes(raw),
+        Prim::Hex32 => Value::Hex(u64::from(be_u32(raw, 0))),
     }
 }
 
