@@ -320,26 +320,16 @@ static COMPILED: std::sync::Mutex<
     Option<std::collections::HashMap<String, &'static crate::proto::described::Described>>,
 > = std::sync::Mutex::new(None);
 
-/// A protocol description. `data`: the `.ksy` text, then (after a NUL byte,
-/// if any) packets, each a u8 length and that many bytes; or a protobuf
-/// description (YAML with `protobuf:`), a NUL, the `.proto` it names (every
-/// file it names reads as that text), a NUL, then the packets. A description that
-/// parses is compiled, and every packet goes through it, in turn from a
-/// client to the description's port and back: the field walk (every span
-/// inside the packet), the dissector's header, messages and tree, and the
-/// analysis (findings and their details written out); then the sessions
-/// end. A description that does not parse gives an error with a line and a
-/// column.
-pub fn description(data: &[u8]) {
+/// The description at the start of `data` (and, for a protobuf one, the
+/// `.proto` after it), compiled once and kept; the bytes after it. `None`
+/// when it is not text or is refused (the error checked for its place).
+fn description_of(data: &[u8]) -> Option<(&'static crate::proto::described::Described, &[u8])> {
     use crate::proto::described;
-    use crate::proto::field::{Field, FieldSink};
     let (text, mut rest) = match data.iter().position(|&b| b == 0) {
         Some(i) => (&data[..i], &data[i + 1..]),
         None => (data, &[][..]),
     };
-    let Ok(text) = std::str::from_utf8(text) else {
-        return;
-    };
+    let text = std::str::from_utf8(text).ok()?;
     // A protobuf description: its `.proto` follows, up to the next NUL.
     let protobuf = described::protobuf::is_protobuf(text);
     let mut proto = String::new();
@@ -374,11 +364,29 @@ pub fn description(data: &[u8]) {
             Err(e) => {
                 assert!(e.line >= 1 && e.col >= 1, "{e}");
                 let _ = e.to_string();
-                return;
+                return None;
             }
         },
     };
-    drop(compiled);
+    Some((d, rest))
+}
+
+/// A protocol description. `data`: the `.ksy` text, then (after a NUL byte,
+/// if any) packets, each a u8 length and that many bytes; or a protobuf
+/// description (YAML with `protobuf:`), a NUL, the `.proto` it names (every
+/// file it names reads as that text), a NUL, then the packets. A description that
+/// parses is compiled, and every packet goes through it, in turn from a
+/// client to the description's port and back: the field walk (every span
+/// inside the packet), the dissector's header, messages and tree, and the
+/// analysis (findings and their details written out); then the sessions
+/// end. A description that does not parse gives an error with a line and a
+/// column.
+pub fn description(data: &[u8]) {
+    use crate::proto::described;
+    use crate::proto::field::{Field, FieldSink};
+    let Some((d, mut rest)) = description_of(data) else {
+        return;
+    };
     struct Spans(usize);
     impl FieldSink for Spans {
         fn field(&mut self, f: Field<'_>) {
