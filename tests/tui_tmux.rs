@@ -192,11 +192,13 @@ impl Tmux {
     /// After the TUI ends: the shell is back, in its normal screen, in cooked
     /// mode with echo.
     fn assert_restored(&self, exit: &str) {
-        // The command line holds `EXIT=$?` too: wait for the line the shell prints.
-        let s = self.wait_for(
-            |s| s.lines().any(|l| l.starts_with("EXIT=")),
-            "the TUI to end",
-        );
+        // The command line holds `EXIT=$?` too (at the start of a line when a
+        // long path wraps it): wait for the line the shell prints, a number.
+        let printed = |l: &str| {
+            l.strip_prefix("EXIT=")
+                .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        };
+        let s = self.wait_for(|s| s.lines().any(printed), "the TUI to end");
         assert!(s.contains(&format!("EXIT={exit}")), "{s}");
         assert!(!self.alternate_on(), "still in the alternate screen:\n{s}");
         assert!(!s.contains("2 Packets"), "the TUI is still on screen:\n{s}");
