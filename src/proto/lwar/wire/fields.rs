@@ -376,7 +376,7 @@ mod tests {
         let mut d = Dump::default();
         p.walk_fields(&mut d).unwrap();
         let want = [
-            "lwar.app_id@0+4=4067461061",
+            "lwar.app_id@0+4=0xf27087c5",
             "lwar.ack@4+4=3",
             "lwar.timestamp@8+4=1000",
             "lwar.message@12+13=",
