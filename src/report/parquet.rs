@@ -33,8 +33,8 @@
 //! docs/parquet.md lists the columns.
 
 use super::stats::IoStat;
-use super::{Analysis, DirView, Outcome, SessionView};
-use crate::capture::{Source, Timestamp};
+use super::{Analysis, CaptureInfo, DirView, Outcome, SessionView};
+use crate::capture::Timestamp;
 use crate::engine::{Engine, Finding, Flow, Observer, PacketEvent};
 use arrow_array::{
     ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
@@ -642,7 +642,7 @@ fn write_intervals(
 }
 
 /// What a capture's analysis feeds: its findings, and the intervals.
-struct Collect {
+pub struct Collect {
     findings: FindingSink,
     io: IoStat,
 }
@@ -659,14 +659,16 @@ impl Observer for Collect {
     }
 }
 
-/// Analyses one capture on `engine` and writes its rows to `tables`. A capture
-/// that fails leaves no file behind.
-pub fn write_capture(
+/// Analyses one capture on `engine` and writes its rows to `tables`: `drive`
+/// (the run's loop, which this renderer does not know) feeds it the capture
+/// and says how it ended, with what was read. A capture that fails leaves no
+/// file behind.
+pub fn write_capture<E: From<ParquetError>>(
     tables: &Tables,
-    source: &mut Source,
     path: &Path,
     engine: Engine,
-) -> Result<Rows, super::run::RunError> {
+    drive: impl FnOnce(&mut Analysis<Collect>) -> (Result<(), E>, CaptureInfo),
+) -> Result<Rows, E> {
     let capture = path.display().to_string();
     let name = file_name(path);
     let findings = TableFile::create(&tables.findings, &name, findings_schema())?;
@@ -679,8 +681,7 @@ pub fn write_capture(
     };
     let io = IoStat::new(tables.interval_ns, tables.interval.clone(), Vec::new());
     let mut analysis = Analysis::with_engine(engine, Collect { findings: sink, io });
-    let driven = super::run::drive(source, &mut analysis, None, None);
-    let info = super::run::capture_info(&source.stats(), &[path.to_path_buf()], None);
+    let (driven, info) = drive(&mut analysis);
     let (
         outcome,
         Collect {
@@ -776,9 +777,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let tables = Tables::create(dir.path(), DEFAULT_INTERVAL_NS).unwrap();
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/sim-loss.pcap");
-        let mut source = Source::files(&[&path]).unwrap();
+        let mut source = crate::capture::Source::files(&[&path]).unwrap();
         let engine = crate::proto::engine(crate::engine::TrackerConfig::default());
-        let rows = write_capture(&tables, &mut source, &path, engine).unwrap();
+        let rows = write_capture(&tables, &path, engine, |analysis| {
+            use crate::report::run::{RunError, capture_info, drive};
+            let driven: Result<(), RunError> = drive(&mut source, analysis, None, None);
+            (
+                driven,
+                capture_info(&source.stats(), std::slice::from_ref(&path), None),
+            )
+        })
+        .unwrap();
         assert_eq!(rows.sessions, 6);
         assert!(rows.findings > 0);
         assert!(rows.intervals > 0);

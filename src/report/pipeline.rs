@@ -24,7 +24,6 @@
 use super::Analysis;
 use super::ahead::{Render, Rendered};
 use super::progress::Progress;
-use super::run::RunError;
 use crate::capture::{
     CaptureError, Datagram, FrameClass, FrameCounts, Source, Timestamp, payload_digest,
 };
@@ -152,12 +151,20 @@ impl Batch {
     }
 }
 
+/// Why the two-thread drive stopped short: the reader thread could not be
+/// started, or the capture failed (the run turns either into its error).
+#[derive(Debug)]
+pub(crate) enum DriveError {
+    Spawn(std::io::Error),
+    Capture(CaptureError),
+}
+
 /// [`super::run::drive`] on two threads (see the module's docs).
 pub(crate) fn drive<O: Observer>(
     source: &mut Source,
     analysis: &mut Analysis<O>,
     progress: Option<&Progress>,
-) -> Result<(), RunError> {
+) -> Result<(), DriveError> {
     let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(IN_FLIGHT);
     let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
     for _ in 0..IN_FLIGHT {
@@ -180,7 +187,7 @@ pub(crate) fn drive<O: Observer>(
                 move || read(source, render, &full_tx, &empty_rx, engine_waited)
             });
         if let Err(e) = reader {
-            return Err(RunError::Output(e));
+            return Err(DriveError::Spawn(e));
         }
         let mut result = Ok(());
         'batches: loop {
@@ -219,7 +226,7 @@ pub(crate) fn drive<O: Observer>(
                 p.set(batch.counts.bytes + 16 * batch.counts.frames);
             }
             if let Some(end) = batch.end.take() {
-                result = end.map_err(RunError::from);
+                result = end.map_err(DriveError::Capture);
                 break;
             }
             batch.clear();

@@ -55,6 +55,15 @@ pub enum RunError {
     Parquet(#[from] super::parquet::ParquetError),
 }
 
+impl From<super::pipeline::DriveError> for RunError {
+    fn from(e: super::pipeline::DriveError) -> Self {
+        match e {
+            super::pipeline::DriveError::Spawn(e) => RunError::Output(e),
+            super::pipeline::DriveError::Capture(e) => RunError::Capture(e),
+        }
+    }
+}
+
 /// Checks `--out` and `--format parquet` against each other: one needs the
 /// other, and this build must have the `parquet` feature.
 pub fn check_out(args: &ReportArgs) -> Result<(), RunError> {
@@ -203,7 +212,7 @@ pub fn drive<O: Observer>(
     mut export: Option<&mut Export>,
 ) -> Result<(), RunError> {
     if export.is_none() && super::pipeline::worth_it(source, analysis) {
-        return super::pipeline::drive(source, analysis, progress);
+        return super::pipeline::drive(source, analysis, progress).map_err(RunError::from);
     }
     let live = source.is_live();
     let mut next_check = Instant::now() + Duration::from_secs(1);
@@ -741,9 +750,13 @@ pub fn report_each(
                 if let Some(tables) = &tables {
                     let rows = super::parquet::write_capture(
                         tables,
-                        &mut source,
                         path,
                         args.decode.engine(),
+                        |analysis| {
+                            let driven = drive(&mut source, analysis, None, None);
+                            let files = [path.to_path_buf()];
+                            (driven, capture_info(&source.stats(), &files, None))
+                        },
                     )?;
                     let mut spool = tempfile::spooled_tempfile(SPOOL_BYTES);
                     writeln!(spool, "{name}: {rows}").map_err(RunError::Output)?;
