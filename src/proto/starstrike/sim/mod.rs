@@ -1123,47 +1123,18 @@ fn truth(w: &World, records: &[Record]) -> Truth {
     let corrupting = !zero_rates(&w.config.corrupt);
     for (i, s) in w.sessions.iter().enumerate() {
         let recs: Vec<&Record> = records.iter().filter(|r| r.session == i).collect();
-        let mut f: BTreeMap<String, u64> = BTreeMap::new();
-        let mut kinds = vec![
-            "duplicate-packet",
-            "lost",
-            "not-captured",
-            "reordered",
-            "ack-unseen",
-            "malformed",
-            "truncated",
-            "oversize",
-            "retransmission",
-            "retransmit-limit",
-            "spurious-retransmission",
-            "never-acked",
-            "ack-drift",
-            "heartbeat-missing",
-            "connection-rejected",
-            "disconnect-sent",
-            "violation/before-accept",
-        ];
-        if corrupting {
-            kinds.extend([
-                "violation/invalid-enum",
-                "violation/non-finite-float",
-                "violation/input-range",
-                "violation/string-padding",
-            ]);
-        }
-        for k in kinds {
-            f.insert(k.to_owned(), 0);
-        }
-        let mut bump = |k: &str, n: u64| *f.entry(k.to_owned()).or_default() += n;
+        let mut f = zero_counts(corrupting);
         let packets = [
             recs.iter().filter(|r| r.c2s).count() as u64,
             recs.iter().filter(|r| !r.c2s).count() as u64,
         ];
         bump(
+            &mut f,
             "duplicate-packet",
             recs.iter().filter(|r| r.duplicate).count() as u64,
         );
         bump(
+            &mut f,
             "malformed",
             recs.iter()
                 .filter(|r| !r.duplicate && r.damage.is_some_and(|d| d.rule().is_none()))
@@ -1171,267 +1142,13 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         );
         // What the analyzer follows: numbers and acks (header decodes) ...
         let analysed: Vec<&Record> = recs.iter().copied().filter(|r| r.analysed()).collect();
-        // (numbers also of headers that do not decode) ...
+        // (numbers also of headers that do not decode).
         let numbered: Vec<&Record> = recs.iter().copied().filter(|r| r.numbered()).collect();
-        // ... and messages (the whole packet decodes).
-        let acks = |r: &Record, seq: u16| {
-            let n = r.seq.wrapping_sub(seq).wrapping_sub(1);
-            n < 32 && r.ack_bits & (1 << n) != 0
-        };
-        // Whether the ack window of `r` covers `seq`, acknowledged or not.
-        let covers = |r: &Record, seq: u16| r.seq.wrapping_sub(seq).wrapping_sub(1) < 32;
-        // Lost or not captured: numbers the analyzer never saw, between the
-        // first and last it saw of the direction. Not captured when a peer
-        // packet it analysed after the number went missing (a newer one of
-        // the direction came) acknowledges it, or when none of those covers
-        // it in its window (unconfirmed); lost otherwise.
-        for (d, numbers) in s.numbers.iter().enumerate() {
-            let c2s = d == 0;
-            let first = numbers.iter().position(|n| n.1);
-            let last = numbers.iter().rposition(|n| n.1);
-            let (Some(a), Some(b)) = (first, last) else {
-                continue;
-            };
-            for &(seq, _) in numbers[a..=b].iter().filter(|n| !n.1) {
-                let missing_at = numbered
-                    .iter()
-                    .position(|r| r.c2s == c2s && S16.newer(u32::from(r.seq), u32::from(seq)));
-                let delivered = missing_at.is_some_and(|p| {
-                    numbered[p + 1..]
-                        .iter()
-                        .any(|r| r.c2s != c2s && r.analysed() && acks(r, seq))
-                });
-                let covered = missing_at.is_some_and(|p| {
-                    numbered[p + 1..]
-                        .iter()
-                        .any(|r| r.c2s != c2s && r.analysed() && covers(r, seq))
-                });
-                bump(
-                    if delivered || !covered {
-                        "not-captured"
-                    } else {
-                        "lost"
-                    },
-                    1,
-                );
-            }
-        }
-        // Reordered: not newer than the highest of its direction so far;
-        // ack-unseen: runs of packets acknowledging a peer number newer than
-        // the peer's highest captured.
-        let mut highest: [Option<u16>; 2] = [None, None];
-        let mut unseen_run = [false; 2];
-        for r in &numbered {
-            let d = usize::from(!r.c2s);
-            match highest[d] {
-                Some(h) if !S16.newer(u32::from(r.seq), u32::from(h)) => bump("reordered", 1),
-                _ => highest[d] = Some(r.seq),
-            }
-            // A header that does not decode: its acks are not read.
-            if !r.analysed() {
-                continue;
-            }
-            let Some(peer) = highest[1 - d] else {
-                continue;
-            };
-            let unseen = (0..32u16).any(|n| {
-                r.ack_bits & (1 << n) != 0
-                    && S16.newer(
-                        u32::from(r.seq.wrapping_sub(n).wrapping_sub(1)),
-                        u32::from(peer),
-                    )
-            });
-            if unseen && !unseen_run[d] {
-                bump("ack-unseen", 1);
-            }
-            unseen_run[d] = unseen;
-        }
-        // Violations: incidents per (rule, type) and direction, the damage
-        // breaking one field per rule and type; a packet of the type that does
-        // not break it (or does not decode) ends the incident.
-        let mut open: Vec<(bool, &str, PacketType)> = Vec::new();
-        for r in &analysed {
-            let broken = r.damage.and_then(Damage::rule).filter(|_| r.decodes());
-            open.retain(|&(c2s, rule, t)| {
-                !(c2s == r.c2s && t == r.packet_type && Some(rule) != broken)
-            });
-            if let Some(rule) = broken
-                && !open.contains(&(r.c2s, rule, r.packet_type))
-            {
-                open.push((r.c2s, rule, r.packet_type));
-                bump(&format!("violation/{rule}"), 1);
-            }
-        }
-        let decoded: Vec<&Record> = analysed.iter().copied().filter(|r| r.decodes()).collect();
-        // Whether a packet analysed before position `before` (of `analysed`)
-        // acknowledges `seq` of direction `c2s`.
-        let acked_before = |c2s: bool, seq: u16, before: usize| -> bool {
-            analysed[..before]
-                .iter()
-                .any(|r| r.c2s != c2s && acks(r, seq))
-        };
-        let position = |r: &Record| {
-            analysed
-                .iter()
-                .position(|a| std::ptr::eq(*a, r))
-                .unwrap_or(analysed.len())
-        };
-        // Messages: copies in capture order.
-        let mut by_msg: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
-        for r in &decoded {
-            if let Some(m) = r.msg
-                && r.packet_type.is_reliable()
-            {
-                by_msg.entry(m).or_default().push(r);
-            }
-        }
-        for copies in by_msg.values() {
-            let c2s = copies[0].c2s;
-            for (tries, &k) in copies.iter().enumerate().skip(1) {
-                let at = position(k);
-                let spurious = copies[..tries].iter().any(|e| acked_before(c2s, e.seq, at));
-                if spurious {
-                    bump("spurious-retransmission", 1);
-                } else if tries > 5 {
-                    if tries == 6 {
-                        bump("retransmit-limit", 1);
-                    }
-                } else {
-                    bump("retransmission", 1);
-                }
-            }
-            let ever = copies
-                .iter()
-                .any(|e| acked_before(c2s, e.seq, analysed.len()));
-            let last_ts = copies[copies.len() - 1].ts_us;
-            let peer_last = analysed
-                .iter()
-                .filter(|r| r.c2s != c2s)
-                .map(|r| r.ts_us)
-                .max();
-            if !ever && peer_last.is_some_and(|p| p > last_ts + RETRANSMIT_MS * 1_000) {
-                bump("never-acked", 1);
-            }
-        }
-        // Drift incidents, and game packets before a captured Accept.
-        let mut highest: [Option<u16>; 2] = [None, None];
-        let mut open = false;
-        let mut accepted = false;
-        let saw_start = analysed
-            .first()
-            .is_some_and(|r| r.c2s && r.packet_type == PacketType::ConnectionRequest);
-        let mut before_accept = [false; 2];
-        // The first game packet of a direction before any captured answer:
-        // whether it acknowledges nothing.
-        let mut pending: [Option<bool>; 2] = [None, None];
-        let mut server_packets = 0u64;
-        let mut rejected = false;
-        let mut disconnect = [false; 2];
-        // The analyzer's lifecycle, for silences while connected.
-        let mut connected = !saw_start;
-        let mut last_us: [Option<u64>; 2] = [None, None];
-        for r in &numbered {
-            let d = usize::from(!r.c2s);
-            if !r.analysed() {
-                // Only its number: the peer's drift is judged against it.
-                let h = &mut highest[d];
-                if h.is_none_or(|h| S16.newer(u32::from(r.seq), u32::from(h))) {
-                    *h = Some(r.seq);
-                }
-                continue;
-            }
-            if connected
-                && let Some(prev) = last_us[d]
-                && r.ts_us - prev > HEARTBEAT_MS * 1_000
-            {
-                bump("heartbeat-missing", 1);
-            }
-            last_us[d] = Some(r.ts_us);
-            let decodes = r.decodes();
-            match r.packet_type {
-                _ if !decodes => {}
-                PacketType::ConnectionAccept if saw_start && !accepted && !rejected => {
-                    connected = true;
-                }
-                PacketType::ConnectionReject | PacketType::Disconnect => connected = false,
-                _ => {}
-            }
-            let h = &mut highest[d];
-            if h.is_none_or(|h| S16.newer(u32::from(r.seq), u32::from(h))) {
-                *h = Some(r.seq);
-            }
-            if let Some(peer) = highest[1 - d] {
-                let reach = S16
-                    .distance(u32::from(r.seq), u32::from(peer))
-                    .is_some_and(|x| (-32..=32).contains(&x));
-                if reach {
-                    open = false;
-                } else if !open {
-                    open = true;
-                    bump("ack-drift", 1);
-                }
-            }
-            if !r.c2s {
-                server_packets += 1;
-            }
-            // The first answer judges the game packets before it: a violation
-            // only for the client's, acknowledging nothing, when the answer is
-            // the server's first packet captured.
-            if decodes
-                && !accepted
-                && !rejected
-                && matches!(
-                    r.packet_type,
-                    PacketType::ConnectionAccept | PacketType::ConnectionReject
-                )
-            {
-                if pending[0].take() == Some(true) && server_packets == 1 {
-                    before_accept[0] = true;
-                    bump("violation/before-accept", 1);
-                }
-                pending[1] = None;
-            }
-            match r.packet_type {
-                _ if !decodes => {}
-                PacketType::ConnectionAccept => accepted = true,
-                PacketType::ConnectionReject if !rejected => {
-                    rejected = true;
-                    bump("connection-rejected", 1);
-                }
-                PacketType::Disconnect if !disconnect[d] => {
-                    disconnect[d] = true;
-                    bump("disconnect-sent", 1);
-                }
-                t if t.id() >= 0x0100 && saw_start && !accepted && !before_accept[d] => {
-                    if rejected {
-                        before_accept[d] = true;
-                        bump("violation/before-accept", 1);
-                    } else {
-                        pending[d].get_or_insert(r.ack_bits == 0);
-                    }
-                }
-                _ => {}
-            }
-        }
-        // Silent until the end.
-        if connected {
-            for d in 0..2 {
-                if let (Some(last), Some(peer)) = (last_us[d], last_us[1 - d])
-                    && peer > last + HEARTBEAT_MS * 1_000
-                {
-                    bump("heartbeat-missing", 1);
-                }
-            }
-        }
-        let state = if rejected {
-            "rejected"
-        } else if disconnect.iter().any(|&d| d) {
-            "disconnected"
-        } else if saw_start && !accepted {
-            "connecting"
-        } else {
-            "connected"
-        };
+        missing_truth(s, &numbered, &mut f);
+        order_truth(&numbered, &mut f);
+        violation_truth(&analysed, &mut f);
+        retransmission_truth(&analysed, &mut f);
+        let state = lifecycle_truth(&analysed, &numbered, &mut f);
         for (k, v) in &f {
             *total.entry(k.clone()).or_default() += v;
         }
@@ -1449,6 +1166,332 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         config: w.config.clone(),
         sessions,
         findings: total,
+    }
+}
+
+/// Every kind a session's truth lists, at 0 (the damage's violations when
+/// the run corrupts).
+fn zero_counts(corrupting: bool) -> BTreeMap<String, u64> {
+    let mut kinds = vec![
+        "duplicate-packet",
+        "lost",
+        "not-captured",
+        "reordered",
+        "ack-unseen",
+        "malformed",
+        "truncated",
+        "oversize",
+        "retransmission",
+        "retransmit-limit",
+        "spurious-retransmission",
+        "never-acked",
+        "ack-drift",
+        "heartbeat-missing",
+        "connection-rejected",
+        "disconnect-sent",
+        "violation/before-accept",
+    ];
+    if corrupting {
+        kinds.extend([
+            "violation/invalid-enum",
+            "violation/non-finite-float",
+            "violation/input-range",
+            "violation/string-padding",
+        ]);
+    }
+    kinds.into_iter().map(|k| (k.to_owned(), 0)).collect()
+}
+
+fn bump(f: &mut BTreeMap<String, u64>, k: &str, n: u64) {
+    *f.entry(k.to_owned()).or_default() += n;
+}
+
+/// Whether `r`'s ack bits acknowledge the peer's `seq`.
+fn acks(r: &Record, seq: u16) -> bool {
+    let n = r.seq.wrapping_sub(seq).wrapping_sub(1);
+    n < 32 && r.ack_bits & (1 << n) != 0
+}
+
+/// Whether the ack window of `r` covers `seq`, acknowledged or not.
+fn covers(r: &Record, seq: u16) -> bool {
+    r.seq.wrapping_sub(seq).wrapping_sub(1) < 32
+}
+
+/// Rule 4's missing numbers, of session `s`.
+fn missing_truth(s: &Session, numbered: &[&Record], f: &mut BTreeMap<String, u64>) {
+    // Lost or not captured: numbers the analyzer never saw, between the
+    // first and last it saw of the direction. Not captured when a peer
+    // packet it analysed after the number went missing (a newer one of
+    // the direction came) acknowledges it, or when none of those covers
+    // it in its window (unconfirmed); lost otherwise.
+    for (d, numbers) in s.numbers.iter().enumerate() {
+        let c2s = d == 0;
+        let first = numbers.iter().position(|n| n.1);
+        let last = numbers.iter().rposition(|n| n.1);
+        let (Some(a), Some(b)) = (first, last) else {
+            continue;
+        };
+        for &(seq, _) in numbers[a..=b].iter().filter(|n| !n.1) {
+            let missing_at = numbered
+                .iter()
+                .position(|r| r.c2s == c2s && S16.newer(u32::from(r.seq), u32::from(seq)));
+            let delivered = missing_at.is_some_and(|p| {
+                numbered[p + 1..]
+                    .iter()
+                    .any(|r| r.c2s != c2s && r.analysed() && acks(r, seq))
+            });
+            let covered = missing_at.is_some_and(|p| {
+                numbered[p + 1..]
+                    .iter()
+                    .any(|r| r.c2s != c2s && r.analysed() && covers(r, seq))
+            });
+            bump(
+                f,
+                if delivered || !covered {
+                    "not-captured"
+                } else {
+                    "lost"
+                },
+                1,
+            );
+        }
+    }
+}
+
+/// Reordered packets and ack-unseen runs.
+fn order_truth(numbered: &[&Record], f: &mut BTreeMap<String, u64>) {
+    // Reordered: not newer than the highest of its direction so far;
+    // ack-unseen: runs of packets acknowledging a peer number newer than
+    // the peer's highest captured.
+    let mut highest: [Option<u16>; 2] = [None, None];
+    let mut unseen_run = [false; 2];
+    for r in numbered {
+        let d = usize::from(!r.c2s);
+        match highest[d] {
+            Some(h) if !S16.newer(u32::from(r.seq), u32::from(h)) => bump(f, "reordered", 1),
+            _ => highest[d] = Some(r.seq),
+        }
+        // A header that does not decode: its acks are not read.
+        if !r.analysed() {
+            continue;
+        }
+        let Some(peer) = highest[1 - d] else {
+            continue;
+        };
+        let unseen = (0..32u16).any(|n| {
+            r.ack_bits & (1 << n) != 0
+                && S16.newer(
+                    u32::from(r.seq.wrapping_sub(n).wrapping_sub(1)),
+                    u32::from(peer),
+                )
+        });
+        if unseen && !unseen_run[d] {
+            bump(f, "ack-unseen", 1);
+        }
+        unseen_run[d] = unseen;
+    }
+}
+
+/// The damage's violations, as incidents.
+fn violation_truth(analysed: &[&Record], f: &mut BTreeMap<String, u64>) {
+    // Violations: incidents per (rule, type) and direction, the damage
+    // breaking one field per rule and type; a packet of the type that does
+    // not break it (or does not decode) ends the incident.
+    let mut open: Vec<(bool, &str, PacketType)> = Vec::new();
+    for r in analysed {
+        let broken = r.damage.and_then(Damage::rule).filter(|_| r.decodes());
+        open.retain(|&(c2s, rule, t)| {
+            !(c2s == r.c2s && t == r.packet_type && Some(rule) != broken)
+        });
+        if let Some(rule) = broken
+            && !open.contains(&(r.c2s, rule, r.packet_type))
+        {
+            open.push((r.c2s, rule, r.packet_type));
+            bump(f, &format!("violation/{rule}"), 1);
+        }
+    }
+}
+
+/// Copies of reliable messages: retransmissions, spurious ones, the limit,
+/// and messages never acknowledged.
+fn retransmission_truth(analysed: &[&Record], f: &mut BTreeMap<String, u64>) {
+    let decoded: Vec<&Record> = analysed.iter().copied().filter(|r| r.decodes()).collect();
+    // Whether a packet analysed before position `before` (of `analysed`)
+    // acknowledges `seq` of direction `c2s`.
+    let acked_before = |c2s: bool, seq: u16, before: usize| -> bool {
+        analysed[..before]
+            .iter()
+            .any(|r| r.c2s != c2s && acks(r, seq))
+    };
+    let position = |r: &Record| {
+        analysed
+            .iter()
+            .position(|a| std::ptr::eq(*a, r))
+            .unwrap_or(analysed.len())
+    };
+    // Messages: copies in capture order.
+    let mut by_msg: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
+    for r in &decoded {
+        if let Some(m) = r.msg
+            && r.packet_type.is_reliable()
+        {
+            by_msg.entry(m).or_default().push(r);
+        }
+    }
+    for copies in by_msg.values() {
+        let c2s = copies[0].c2s;
+        for (tries, &k) in copies.iter().enumerate().skip(1) {
+            let at = position(k);
+            let spurious = copies[..tries].iter().any(|e| acked_before(c2s, e.seq, at));
+            if spurious {
+                bump(f, "spurious-retransmission", 1);
+            } else if tries > 5 {
+                if tries == 6 {
+                    bump(f, "retransmit-limit", 1);
+                }
+            } else {
+                bump(f, "retransmission", 1);
+            }
+        }
+        let ever = copies
+            .iter()
+            .any(|e| acked_before(c2s, e.seq, analysed.len()));
+        let last_ts = copies[copies.len() - 1].ts_us;
+        let peer_last = analysed
+            .iter()
+            .filter(|r| r.c2s != c2s)
+            .map(|r| r.ts_us)
+            .max();
+        if !ever && peer_last.is_some_and(|p| p > last_ts + RETRANSMIT_MS * 1_000) {
+            bump(f, "never-acked", 1);
+        }
+    }
+}
+
+/// Drift, the handshake, heartbeats and the session's end state.
+fn lifecycle_truth(
+    analysed: &[&Record],
+    numbered: &[&Record],
+    f: &mut BTreeMap<String, u64>,
+) -> &'static str {
+    // Drift incidents, and game packets before a captured Accept.
+    let mut highest: [Option<u16>; 2] = [None, None];
+    let mut open = false;
+    let mut accepted = false;
+    let saw_start = analysed
+        .first()
+        .is_some_and(|r| r.c2s && r.packet_type == PacketType::ConnectionRequest);
+    let mut before_accept = [false; 2];
+    // The first game packet of a direction before any captured answer:
+    // whether it acknowledges nothing.
+    let mut pending: [Option<bool>; 2] = [None, None];
+    let mut server_packets = 0u64;
+    let mut rejected = false;
+    let mut disconnect = [false; 2];
+    // The analyzer's lifecycle, for silences while connected.
+    let mut connected = !saw_start;
+    let mut last_us: [Option<u64>; 2] = [None, None];
+    for r in numbered {
+        let d = usize::from(!r.c2s);
+        if !r.analysed() {
+            // Only its number: the peer's drift is judged against it.
+            let h = &mut highest[d];
+            if h.is_none_or(|h| S16.newer(u32::from(r.seq), u32::from(h))) {
+                *h = Some(r.seq);
+            }
+            continue;
+        }
+        if connected
+            && let Some(prev) = last_us[d]
+            && r.ts_us - prev > HEARTBEAT_MS * 1_000
+        {
+            bump(f, "heartbeat-missing", 1);
+        }
+        last_us[d] = Some(r.ts_us);
+        let decodes = r.decodes();
+        match r.packet_type {
+            _ if !decodes => {}
+            PacketType::ConnectionAccept if saw_start && !accepted && !rejected => {
+                connected = true;
+            }
+            PacketType::ConnectionReject | PacketType::Disconnect => connected = false,
+            _ => {}
+        }
+        let h = &mut highest[d];
+        if h.is_none_or(|h| S16.newer(u32::from(r.seq), u32::from(h))) {
+            *h = Some(r.seq);
+        }
+        if let Some(peer) = highest[1 - d] {
+            let reach = S16
+                .distance(u32::from(r.seq), u32::from(peer))
+                .is_some_and(|x| (-32..=32).contains(&x));
+            if reach {
+                open = false;
+            } else if !open {
+                open = true;
+                bump(f, "ack-drift", 1);
+            }
+        }
+        if !r.c2s {
+            server_packets += 1;
+        }
+        // The first answer judges the game packets before it: a violation
+        // only for the client's, acknowledging nothing, when the answer is
+        // the server's first packet captured.
+        if decodes
+            && !accepted
+            && !rejected
+            && matches!(
+                r.packet_type,
+                PacketType::ConnectionAccept | PacketType::ConnectionReject
+            )
+        {
+            if pending[0].take() == Some(true) && server_packets == 1 {
+                before_accept[0] = true;
+                bump(f, "violation/before-accept", 1);
+            }
+            pending[1] = None;
+        }
+        match r.packet_type {
+            _ if !decodes => {}
+            PacketType::ConnectionAccept => accepted = true,
+            PacketType::ConnectionReject if !rejected => {
+                rejected = true;
+                bump(f, "connection-rejected", 1);
+            }
+            PacketType::Disconnect if !disconnect[d] => {
+                disconnect[d] = true;
+                bump(f, "disconnect-sent", 1);
+            }
+            t if t.id() >= 0x0100 && saw_start && !accepted && !before_accept[d] => {
+                if rejected {
+                    before_accept[d] = true;
+                    bump(f, "violation/before-accept", 1);
+                } else {
+                    pending[d].get_or_insert(r.ack_bits == 0);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Silent until the end.
+    if connected {
+        for d in 0..2 {
+            if let (Some(last), Some(peer)) = (last_us[d], last_us[1 - d])
+                && peer > last + HEARTBEAT_MS * 1_000
+            {
+                bump(f, "heartbeat-missing", 1);
+            }
+        }
+    }
+    if rejected {
+        "rejected"
+    } else if disconnect.iter().any(|&d| d) {
+        "disconnected"
+    } else if saw_start && !accepted {
+        "connecting"
+    } else {
+        "connected"
     }
 }
 
