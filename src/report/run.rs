@@ -447,6 +447,71 @@ fn close_export(
     x.writer.finish().map(|_| dropped)
 }
 
+/// The output the options ask for, writing to what `take` creates (once:
+/// `-q` and the tables create none before the end).
+fn choose_output<W: Write>(
+    args: &ReportArgs,
+    fields: Option<FieldsFormat>,
+    options: PacketOptions,
+    lines: bool,
+    filter: Option<Filter>,
+    take: &mut impl FnMut() -> W,
+) -> Result<Output<W>, RunError> {
+    Ok(match (fields, args.format) {
+        _ if args.quiet => Output::Quiet,
+        _ if let Some(shape) = tshark_shape(args) => {
+            Output::Tshark(TsharkWriter::new(take(), shape, filter.clone()))
+        }
+        (Some(format), _) => {
+            // Checked before the writer is created: an unknown -e writes nothing.
+            FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
+            Output::Fields(
+                FieldsWriter::new(take(), &args.fields, format, filter)
+                    .map_err(RunError::Fields)?,
+            )
+        }
+        (None, format) => match format {
+            Format::Table if lines => Output::Packets(
+                PacketPrinter::new(take(), options, filter.clone()),
+                args.tables,
+            ),
+            Format::Table => Output::Table,
+            // -V: every field of every message, as the packet view's tree.
+            Format::Json => Output::Json(JsonWriter::with_fields(
+                take(),
+                filter,
+                args.packets || args.verbose,
+                args.verbose,
+            )),
+            Format::Jsonl => {
+                Output::Jsonl(JsonlWriter::new(take(), filter).with_fields(args.verbose))
+            }
+            Format::Parquet => {
+                return Err(RunError::Usage(
+                    "--format parquet reads capture files (-r), each on its own".to_owned(),
+                ));
+            }
+        },
+    })
+}
+
+/// The progress of reading `files` (a bar on a terminal when `bar`).
+fn progress_for(files: &[PathBuf], bar: bool) -> Progress {
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let name = match files {
+        [one] => crate::text::path(one).to_string(),
+        _ => format!("{} files", files.len()),
+    };
+    match bar {
+        true => Progress::for_file(&name, total),
+        false => Progress::new(&name, total, false),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report_on<W: Write>(
     args: &ReportArgs,
@@ -483,55 +548,8 @@ fn report_on<W: Write>(
         Some(_) => args.packets || args.verbose || args.hex,
         None => args.packet_lines(),
     };
-    let mut output = match (fields, args.format) {
-        _ if args.quiet => Output::Quiet,
-        _ if let Some(shape) = tshark_shape(args) => {
-            Output::Tshark(TsharkWriter::new(take(), shape, filter.clone()))
-        }
-        (Some(format), _) => {
-            // Checked before the writer is created: an unknown -e writes nothing.
-            FieldsWriter::new(io::sink(), &args.fields, format, None).map_err(RunError::Fields)?;
-            Output::Fields(
-                FieldsWriter::new(take(), &args.fields, format, filter)
-                    .map_err(RunError::Fields)?,
-            )
-        }
-        (None, format) => match format {
-            Format::Table if lines => Output::Packets(
-                PacketPrinter::new(take(), options, filter.clone()),
-                args.tables,
-            ),
-            Format::Table => Output::Table,
-            // -V: every field of every message, as the packet view's tree.
-            Format::Json => Output::Json(JsonWriter::with_fields(
-                take(),
-                filter,
-                args.packets || args.verbose,
-                args.verbose,
-            )),
-            Format::Jsonl => {
-                Output::Jsonl(JsonlWriter::new(take(), filter).with_fields(args.verbose))
-            }
-            Format::Parquet => {
-                return Err(RunError::Usage(
-                    "--format parquet reads capture files (-r), each on its own".to_owned(),
-                ));
-            }
-        },
-    };
-    let total: u64 = files
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
-    let name = match files {
-        [one] => crate::text::path(one).to_string(),
-        _ => format!("{} files", files.len()),
-    };
-    let progress = match bar {
-        true => Progress::for_file(&name, total),
-        false => Progress::new(&name, total, false),
-    };
+    let mut output = choose_output(args, fields, options, lines, filter, &mut take)?;
+    let progress = progress_for(files, bar);
     let ahead = match &mut output {
         Output::Packets(p, _) => Some(p.render_ahead()),
         Output::Jsonl(j) => j.render_ahead(),
