@@ -324,6 +324,17 @@ enum Output<W: Write> {
 }
 
 impl<W: Write> Output<W> {
+    /// The share of each packet's output the reader's thread may render
+    /// ahead, for the outputs that can.
+    fn render_ahead(&mut self) -> Option<super::ahead::RenderAhead> {
+        match self {
+            Output::Packets(p, _) => Some(p.render_ahead()),
+            Output::Jsonl(j) => j.render_ahead(),
+            Output::Fields(f) => f.render_ahead(),
+            _ => None,
+        }
+    }
+
     /// Writes what comes at the end, then the statistics; a closed pipe is a
     /// normal end.
     fn finish(
@@ -550,12 +561,7 @@ fn report_on<W: Write>(
     };
     let mut output = choose_output(args, fields, options, lines, filter, &mut take)?;
     let progress = progress_for(files, bar);
-    let ahead = match &mut output {
-        Output::Packets(p, _) => Some(p.render_ahead()),
-        Output::Jsonl(j) => j.render_ahead(),
-        Output::Fields(f) => f.render_ahead(),
-        _ => None,
-    };
+    let ahead = output.render_ahead();
     let mut analysis = Analysis::with_engine(
         args.decode.engine(),
         WithStats {
@@ -571,13 +577,8 @@ fn report_on<W: Write>(
         analysis.restrict(args.sessions.clone());
     }
     // The report's own counts follow -Y and --window where they are shown.
-    let counts_shown = match args.format {
-        Format::Table => !lines || args.tables || !args.stats.is_empty(),
-        Format::Json | Format::Jsonl => true,
-        Format::Parquet => false,
-    } && fields.is_none()
-        && args.output_type.is_none();
-    if let (Some(f), Some(label), true) = (filter_for_report, args.selection(), counts_shown) {
+    let shown = counts_shown(args, lines, fields.is_some());
+    if let (Some(f), Some(label), true) = (filter_for_report, args.selection(), shown) {
         analysis.restrict_to(f, label);
     }
     let mut export = match export {
@@ -591,11 +592,7 @@ fn report_on<W: Write>(
     // The export is finished before the report: a write error is an error.
     let exported = export.map(|x| close_export(x, source)).transpose();
     progress.finish();
-    let mut info = capture_info(&source.stats(), files, interface);
-    if let Some(signal) = source.interrupted_by() {
-        info.interrupted = true;
-        info.interrupted_by = Some(super::signal_name(signal));
-    }
+    let info = run_info(source, files, interface);
     let (
         outcome,
         WithStats {
@@ -622,17 +619,52 @@ fn report_on<W: Write>(
     if let (Some(path), Some(timeline)) = (&args.plot, &timeline) {
         write_plot(path, timeline, &outcome, &args.sessions)?;
     }
-    if let Some(missing) = args
-        .sessions
-        .iter()
-        .find(|&&id| !outcome.sessions.iter().any(|s| s.id == id))
-    {
+    if let Some(missing) = missing_session(&args.sessions, &outcome) {
         result?;
         return Err(RunError::Usage(format!(
             "--session {missing}: no such session in this capture (the report's first column numbers them)"
         )));
     }
-    if let Some(dropped) = exported?
+    warn_dropped(exported?);
+    result
+}
+
+/// Whether the report's own counts are shown (they follow -Y and --window
+/// then): the tables, JSON, statistics; not packet lines or fields alone.
+fn counts_shown(args: &ReportArgs, lines: bool, fields: bool) -> bool {
+    let shown = match args.format {
+        Format::Table => !lines || args.tables || !args.stats.is_empty(),
+        Format::Json | Format::Jsonl => true,
+        Format::Parquet => false,
+    };
+    shown && !fields && args.output_type.is_none()
+}
+
+/// What was read, and whether a signal cut it short.
+fn run_info(source: &mut Source, files: &[PathBuf], interface: Option<&str>) -> CaptureInfo {
+    let mut info = capture_info(&source.stats(), files, interface);
+    if let Some(signal) = source.interrupted_by() {
+        info.interrupted = true;
+        info.interrupted_by = Some(super::signal_name(signal));
+    }
+    info
+}
+
+/// A `--session` the capture does not have.
+fn missing_session(
+    sessions: &[crate::engine::SessionId],
+    outcome: &Outcome,
+) -> Option<crate::engine::SessionId> {
+    sessions
+        .iter()
+        .copied()
+        .find(|&id| !outcome.sessions.iter().any(|s| s.id == id))
+}
+
+/// Says on standard error when the export lacks fragment frames the hold no
+/// longer kept.
+fn warn_dropped(dropped: Option<u64>) {
+    if let Some(dropped) = dropped
         && dropped > 0
     {
         let _ = writeln!(
@@ -640,7 +672,6 @@ fn report_on<W: Write>(
             "warning: {dropped} fragment frames of selected datagrams were no longer held (the hold keeps 16 MiB) and are missing from the export"
         );
     }
-    result
 }
 
 /// Whether `lwarscope -r` analyses each file on its own (a fleet run, see
