@@ -1201,6 +1201,114 @@ impl Reader {
         Ok(v)
     }
 
+    /// `sequence:` of `-lwarscope`: the field (through `top`, which names a
+    /// top-level field), its recency rule, and its width when `bits:` narrows
+    /// it.
+    fn sequence_keys(
+        s: &Node,
+        root: &TypeDef,
+        top: &dyn Fn(&Node, &str) -> R<usize>,
+    ) -> R<((usize, Recency), Option<u32>)> {
+        let mut sequence_bits = None;
+        let sm = map(s, "`sequence`")?;
+        only_keys(sm, &["field", "recency", "bits"], "`sequence`")?;
+        let f = get(sm, "field").ok_or((s.pos, "`sequence` needs `field`".to_owned()))?;
+        let field = top(f, "`sequence.field`")?;
+        let width = match root.attrs[field].kind {
+            Kind::Int { bytes, .. } => u32::from(bytes) * 8,
+            _ => 32,
+        };
+        if let Some(b) = get(sm, "bits") {
+            let v = int(b, "`bits`")?;
+            if v < 1 || v > i64::from(width.min(32)) {
+                return err(
+                    b.pos,
+                    format!(
+                        "`bits: {v}`: the numbers' width is 1 to {} bits (the field's)",
+                        width.min(32)
+                    ),
+                );
+            }
+            sequence_bits = Some(v as u32);
+        }
+        let recency = match get(sm, "recency") {
+            None => Recency::Serial,
+            Some(r) => match &r.value {
+                Value::Scalar { text, .. } if text == "serial" => Recency::Serial,
+                Value::Map(rm) => {
+                    only_keys(rm, &["ahead"], "`recency`")?;
+                    let a = get(rm, "ahead")
+                        .ok_or((r.pos, "`recency` takes `serial` or `{ahead: N}`".to_owned()))?;
+                    let v = int(a, "`ahead`")?;
+                    let bits = sequence_bits.unwrap_or(width);
+                    if v < 1 || (bits < 63 && v >= 1i64 << bits) {
+                        return err(
+                            a.pos,
+                            format!(
+                                "`ahead: {v}` must be 1 or more and below the cycle (2^{bits})"
+                            ),
+                        );
+                    }
+                    Recency::Ahead(v as u32)
+                }
+                _ => return err(r.pos, "`recency` takes `serial` or `{ahead: N}`"),
+            },
+        };
+        if let Kind::Int { bytes: 8, .. } = root.attrs[field].kind
+            && sequence_bits.is_none()
+        {
+            return err(
+                f.pos,
+                "a sequence field of 64 bits is not supported: use at most 32 bits (`bits: N`)",
+            );
+        }
+        Ok(((field, recency), sequence_bits))
+    }
+
+    /// `server:` of `-lwarscope`: its port, the message types each side
+    /// sends (values of the message-type enum `enum_of_type`), and the client
+    /// addresses it drops.
+    fn server_keys(&self, s: &Node, enum_of_type: Option<usize>) -> R<ServerKeys> {
+        let mut k = ServerKeys::default();
+        let sm = map(s, "`server`")?;
+        only_keys(sm, &["port", "sends", "receives", "drops"], "`server`")?;
+        if let Some(d) = get(sm, "drops") {
+            k.drops = drops(d)?;
+        }
+        if let Some(p) = get(sm, "port") {
+            let v = int(p, "`port`")?;
+            k.port = Some(
+                u16::try_from(v).map_err(|_| (p.pos, format!("`port: {v}` is not a UDP port")))?,
+            );
+        }
+        for (key, out) in [("sends", &mut k.sends), ("receives", &mut k.receives)] {
+            if let Some(list) = get(sm, key) {
+                let Some(e) = enum_of_type else {
+                    return err(
+                        list.pos,
+                        format!("`server.{key}` needs `message-type` with an enum"),
+                    );
+                };
+                for item in list
+                    .as_seq()
+                    .ok_or((list.pos, format!("`{key}` takes a list")))?
+                {
+                    let name = scalar(item, key)?;
+                    let v = self.enums[e]
+                        .values
+                        .iter()
+                        .find(|(_, x)| x == name)
+                        .map(|(k, _)| *k);
+                    out.push(v.ok_or((
+                        item.pos,
+                        format!("`{name}` is not a value of enum `{}`", self.enums[e].name),
+                    ))?);
+                }
+            }
+        }
+        Ok(k)
+    }
+
     fn semantics(&self, n: &Node, root: &TypeDef) -> R<Semantics> {
         let m = map(n, "`-lwarscope`")?;
         only_keys(
@@ -1306,110 +1414,18 @@ impl Reader {
             .map(|t| top(t, "`message-type`"))
             .transpose()?;
         let enum_of_type = message_type.and_then(|i| root.attrs[i].enum_);
-        let mut server_port = port;
-        let (mut server_sends, mut client_sends) = (Vec::new(), Vec::new());
-        let mut drops_ipv4_last_byte = Vec::new();
-        if let Some(s) = get(m, "server") {
-            let sm = map(s, "`server`")?;
-            only_keys(sm, &["port", "sends", "receives", "drops"], "`server`")?;
-            if let Some(d) = get(sm, "drops") {
-                drops_ipv4_last_byte = drops(d)?;
-            }
-            if let Some(p) = get(sm, "port") {
-                let v = int(p, "`port`")?;
-                server_port = Some(
-                    u16::try_from(v)
-                        .map_err(|_| (p.pos, format!("`port: {v}` is not a UDP port")))?,
-                );
-            }
-            for (key, out) in [
-                ("sends", &mut server_sends),
-                ("receives", &mut client_sends),
-            ] {
-                if let Some(list) = get(sm, key) {
-                    let Some(e) = enum_of_type else {
-                        return err(
-                            list.pos,
-                            format!("`server.{key}` needs `message-type` with an enum"),
-                        );
-                    };
-                    for item in list
-                        .as_seq()
-                        .ok_or((list.pos, format!("`{key}` takes a list")))?
-                    {
-                        let name = scalar(item, key)?;
-                        let v = self.enums[e]
-                            .values
-                            .iter()
-                            .find(|(_, x)| x == name)
-                            .map(|(k, _)| *k);
-                        out.push(v.ok_or((
-                            item.pos,
-                            format!("`{name}` is not a value of enum `{}`", self.enums[e].name),
-                        ))?);
-                    }
-                }
-            }
-        }
-        let mut sequence_bits = None;
-        let sequence = match get(m, "sequence") {
-            None => None,
+        let server = match get(m, "server") {
+            Some(s) => self.server_keys(s, enum_of_type)?,
+            None => ServerKeys::default(),
+        };
+        let server_port = server.port.or(port);
+        let (server_sends, client_sends) = (server.sends, server.receives);
+        let drops_ipv4_last_byte = server.drops;
+        let (sequence, sequence_bits) = match get(m, "sequence") {
+            None => (None, None),
             Some(s) => {
-                let sm = map(s, "`sequence`")?;
-                only_keys(sm, &["field", "recency", "bits"], "`sequence`")?;
-                let f = get(sm, "field").ok_or((s.pos, "`sequence` needs `field`".to_owned()))?;
-                let field = top(f, "`sequence.field`")?;
-                let width = match root.attrs[field].kind {
-                    Kind::Int { bytes, .. } => u32::from(bytes) * 8,
-                    _ => 32,
-                };
-                if let Some(b) = get(sm, "bits") {
-                    let v = int(b, "`bits`")?;
-                    if v < 1 || v > i64::from(width.min(32)) {
-                        return err(
-                            b.pos,
-                            format!(
-                                "`bits: {v}`: the numbers' width is 1 to {} bits (the field's)",
-                                width.min(32)
-                            ),
-                        );
-                    }
-                    sequence_bits = Some(v as u32);
-                }
-                let recency = match get(sm, "recency") {
-                    None => Recency::Serial,
-                    Some(r) => match &r.value {
-                        Value::Scalar { text, .. } if text == "serial" => Recency::Serial,
-                        Value::Map(rm) => {
-                            only_keys(rm, &["ahead"], "`recency`")?;
-                            let a = get(rm, "ahead").ok_or((
-                                r.pos,
-                                "`recency` takes `serial` or `{ahead: N}`".to_owned(),
-                            ))?;
-                            let v = int(a, "`ahead`")?;
-                            let bits = sequence_bits.unwrap_or(width);
-                            if v < 1 || (bits < 63 && v >= 1i64 << bits) {
-                                return err(
-                                    a.pos,
-                                    format!(
-                                        "`ahead: {v}` must be 1 or more and below the cycle (2^{bits})"
-                                    ),
-                                );
-                            }
-                            Recency::Ahead(v as u32)
-                        }
-                        _ => return err(r.pos, "`recency` takes `serial` or `{ahead: N}`"),
-                    },
-                };
-                if let Kind::Int { bytes: 8, .. } = root.attrs[field].kind
-                    && sequence_bits.is_none()
-                {
-                    return err(
-                        f.pos,
-                        "a sequence field of 64 bits is not supported: use at most 32 bits (`bits: N`)",
-                    );
-                }
-                Some((field, recency))
+                let (sequence, bits) = Self::sequence_keys(s, root, &top)?;
+                (Some(sequence), bits)
             }
         };
         let ack = match get(m, "ack") {
@@ -1526,6 +1542,15 @@ impl Reader {
             mtu,
         })
     }
+}
+
+/// What `server:` says.
+#[derive(Default)]
+struct ServerKeys {
+    port: Option<u16>,
+    sends: Vec<i64>,
+    receives: Vec<i64>,
+    drops: Vec<u8>,
 }
 
 /// `server: drops: {ipv4-last-byte: [0, 255]}`: the last bytes of the client
