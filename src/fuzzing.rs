@@ -1,5 +1,5 @@
 //! Entry points for fuzzing, shared by the cargo-fuzz targets (`fuzz/`) and
-//! the short property pass of `cargo test` (`tests/fuzz_pass.rs`). Each takes
+//! the short property pass of `cargo test` (`tests/hostile/fuzz_pass.rs`). Each takes
 //! arbitrary bytes, runs one part of lwarscope on them, and panics on a bug: a
 //! panic of the code itself, or a broken invariant (asserted here).
 //!

@@ -11,7 +11,7 @@
 //! frame number, once the engine has recognised it as that same protocol,
 //! and renders them itself otherwise (a flow that a handshake gave to
 //! another protocol; one thread): the bytes are the same either way
-//! (`tests/pipeline.rs` compares every output on one and two threads).
+//! (`tests/engine/pipeline.rs` compares every output on one and two threads).
 
 use crate::capture::Datagram;
 use crate::engine::ProtocolInfo;

@@ -1039,12 +1039,12 @@ pub fn list_findings(out: &mut impl std::io::Write) -> std::io::Result<()> {
 /// The findings reference, `docs/findings.md`: every registered finding and
 /// rule as Markdown, by protocol (the shared kinds first), from the same
 /// registry as `--list-findings`, so the page cannot drift from the code
-/// (`tests/docs.rs` holds the file to it).
+/// (`tests/report/docs.rs` holds the file to it).
 pub fn findings_reference(out: &mut impl std::io::Write) -> std::io::Result<()> {
     writeln!(
         out,
         "# Findings reference\n\n\
-         Generated from the registry by `UPDATE_DOCS=1 cargo test --test docs` (the test\n\
+         Generated from the registry by `UPDATE_DOCS=1 cargo test --test report docs::` (the test\n\
          fails when this page and the code disagree); `lwarscope --list-findings` prints\n\
          the same. Each name is what `-Y`, `check --deny`, `--allow` and `--max` take.\n\
          A note never fails a healthy capture: it says what the capture cannot prove."

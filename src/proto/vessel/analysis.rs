@@ -102,7 +102,7 @@
 //!
 //! **Bounds.** Per direction: 256 sync numbers in a fixed array allocated
 //! with the session; the decoder's messages are the analyzer's, reused. No
-//! allocation per packet once they have grown (`tests/vessel_no_alloc.rs`),
+//! allocation per packet once they have grown (`tests/no_alloc/vessel.rs`),
 //! except for a malformed datagram: prost's `DecodeError` is boxed, so
 //! refusing one costs up to 2 allocations, freed at once.
 
