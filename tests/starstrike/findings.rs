@@ -507,7 +507,10 @@ fn more_than_five_retransmissions_raise_the_limit_once() {
 #[test]
 fn a_copy_of_what_was_acked_is_spurious_and_wins_over_the_limit() {
     let mut s = Script::connected();
-    s.c2s(102, &[], chat("x"));
+    // The chat acknowledges the Accept: the round trip between the tap and
+    // the client is measured (20 ms), and the copy 510 ms after the ack
+    // comes later than that.
+    s.c2s(102, &[101], chat("x"));
     let ack_frame = s.frame + 1;
     s.s2c(103, &[102], snapshot(1, 0));
     s.wait(500);
@@ -525,6 +528,82 @@ fn a_copy_of_what_was_acked_is_spurious_and_wins_over_the_limit() {
         assert_eq!(labels(&f), ["spurious-retransmission"]);
     }
     assert_eq!(s.count(strs::RETRANSMIT_LIMIT), 0);
+}
+
+/// Issue 30: a copy captured after the peer's ack of an earlier one, but
+/// sooner than the round trip between the tap and its sender (the peer
+/// direction's smoothed ack delay) after that ack, may have crossed the ack
+/// in flight: a `repeat` note saying so, still a resend. Once the round trip
+/// has passed since the ack, the sender had it: `spurious-retransmission`.
+/// A copy in a packet overtaken on the way (its number below the highest)
+/// was sent before it was captured: unconfirmed too.
+#[test]
+fn a_copy_that_crossed_the_ack_in_flight_is_a_repeat_note() {
+    let mut s = Script::connected();
+    // The chat acknowledges the Accept (frame 2) 20 ms after it: the round
+    // trip between the tap and the client is measured, 20 ms.
+    let first = s.frame + 1;
+    assert_eq!(s.c2s(102, &[101], chat("x")), []);
+    let ack_frame = s.frame + 1;
+    assert_eq!(s.s2c(103, &[102], snapshot(1, 0)), []);
+    // 10 ms after the ack: it cannot have reached the client yet.
+    let f = s.c2s(103, &[], chat("x"));
+    assert_eq!(
+        f,
+        [(
+            "c2s",
+            "repeat".to_owned(),
+            s.frame,
+            Some(103),
+            format!(
+                "unconfirmed: the ack may not have reached the sender (ack 102 captured 10.0 ms earlier < round trip 20.0 ms); first in frame {first}"
+            ),
+        )]
+    );
+    // 20 ms after the ack (a round trip): the client had it.
+    let f = s.c2s(104, &[], chat("x"));
+    assert_eq!(labels(&f), ["spurious-retransmission"]);
+    assert!(
+        f[0].4
+            .contains(&format!("seq 102 was acknowledged in frame {ack_frame}")),
+        "{}",
+        f[0].4
+    );
+    // A copy overtaken on the way (105 captured first): sent earlier, by how
+    // much the capture cannot tell.
+    s.wait(100);
+    assert_eq!(s.c2s(106, &[], input(2, 0.0)), []);
+    let f = s.c2s(105, &[], chat("x"));
+    assert_eq!(labels(&f), ["reordered", "repeat"]);
+    assert_eq!(
+        f[1].4,
+        format!(
+            "unconfirmed: the ack may not have reached the sender (ack 102; packet overtaken, sent earlier); first in frame {first}"
+        )
+    );
+    // Every copy is still a resend.
+    assert_eq!(s.session().c2s.resends, 3);
+    assert_eq!(s.session().c2s.repeats, 0);
+}
+
+/// Before the round trip between the tap and the sender is measured (the
+/// sender has acknowledged none of the peer's packets), an ack captured
+/// before a copy proves nothing of its arrival: `repeat`, unconfirmed.
+#[test]
+fn a_copy_acked_before_any_round_trip_is_measured_is_unconfirmed() {
+    let mut s = Script::connected();
+    let first = s.frame + 1;
+    s.c2s(102, &[], chat("x"));
+    s.s2c(103, &[102], snapshot(1, 0));
+    s.wait(500);
+    let f = s.c2s(103, &[], chat("x"));
+    assert_eq!(labels(&f), ["repeat"]);
+    assert_eq!(
+        f[0].4,
+        format!(
+            "unconfirmed: the ack may not have reached the sender (ack 102 captured 510.0 ms earlier, round trip not measured yet); first in frame {first}"
+        )
+    );
 }
 
 #[test]
@@ -1060,8 +1139,11 @@ fn hand_request(seq: &str) -> Vec<u8> {
 /// the same header (the sender's own)", mod 65536. Every byte below is written by
 /// hand, not through `bits()`: the client's Request is numbered 0xFFF0 (65520);
 /// each server answer sets one bit that names 65520 from its own number, across
-/// the wrap. The acknowledged Request's copy is then `spurious-retransmission`;
-/// a bit naming another number leaves the copy a plain `retransmission`.
+/// the wrap. The acknowledged Request's copy is then a `repeat` that may have
+/// crossed the ack in flight (the client acknowledged nothing of the server's,
+/// so the round trip between the tap and the client is not measured: it is
+/// not `spurious-retransmission`); a bit naming another number leaves the
+/// copy a plain `retransmission`.
 #[test]
 fn ack_bit_order_is_the_drafts_literally() {
     // (server seq, ackBits, whether it names 65520)
@@ -1093,7 +1175,7 @@ fn ack_bit_order_is_the_drafts_literally() {
         // The same Request again, as a new packet 0xFFF1 (the draft's resend).
         let f = s.raw(true, &hand_request("fff1"));
         let want = if names_request {
-            "spurious-retransmission"
+            "repeat"
         } else {
             "retransmission"
         };
@@ -1101,6 +1183,15 @@ fn ack_bit_order_is_the_drafts_literally() {
             labels(&f).contains(&want),
             "server seq {server_seq} ackBits {ack_bits}: {f:?}"
         );
+        if names_request {
+            assert!(
+                f.iter().any(|x| x.1 == "repeat"
+                    && x.4.contains(
+                        "(ack 65520 captured 510.0 ms earlier, round trip not measured yet)"
+                    )),
+                "server seq {server_seq} ackBits {ack_bits}: {f:?}"
+            );
+        }
     }
 }
 
