@@ -15,11 +15,11 @@
 //! simulated capture, `-e lwar.seqno` skips every Update message).
 
 use super::Filter;
-use super::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo};
 use crate::proto::dissect::WriteText as _;
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs, Value};
+use crate::run::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 use std::net::SocketAddr;

@@ -2,8 +2,8 @@
 //! report tables, the packet views, and the JSON forms.
 
 use lwarscope::capture::Source;
+use lwarscope::report::command::report;
 use lwarscope::report::json::read_summary;
-use lwarscope::report::run::report;
 use lwarscope::report::table::Layout;
 use lwarscope::report::{Format, ReportArgs};
 use std::path::PathBuf;

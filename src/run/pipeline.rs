@@ -21,13 +21,13 @@
 //! with another file of a fleet run, and a capture large enough for a thread
 //! to pay (`LWARSCOPE_THREADS=1` or `2` forces it off or on).
 
-use super::Analysis;
 use super::ahead::{Render, Rendered};
 use super::progress::Progress;
+use super::{Consumer, DriveError, ReadAhead};
 use crate::capture::{
     CaptureError, Datagram, FrameClass, FrameCounts, Source, Timestamp, payload_digest,
 };
-use crate::engine::{Flow, Guess, Observer};
+use crate::engine::{Flow, Guess};
 use std::cell::Cell;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -73,8 +73,8 @@ fn forced() -> Option<bool> {
 }
 
 /// Whether reading `source` on a thread of its own should be faster.
-pub(crate) fn worth_it<O: Observer>(source: &Source, analysis: &Analysis<O>) -> bool {
-    if source.is_live() || analysis.stops_early() {
+pub(crate) fn worth_it<C: Consumer>(source: &Source, consumer: &C) -> bool {
+    if source.is_live() || consumer.stops_early() {
         return false;
     }
     if let Some(on) = forced() {
@@ -151,18 +151,10 @@ impl Batch {
     }
 }
 
-/// Why the two-thread drive stopped short: the reader thread could not be
-/// started, or the capture failed (the run turns either into its error).
-#[derive(Debug)]
-pub(crate) enum DriveError {
-    Spawn(std::io::Error),
-    Capture(CaptureError),
-}
-
-/// [`super::run::drive`] on two threads (see the module's docs).
-pub(crate) fn drive<O: Observer>(
+/// [`super::drive`] on two threads (see the module's docs).
+pub(crate) fn drive<C: Consumer>(
     source: &mut Source,
-    analysis: &mut Analysis<O>,
+    consumer: &mut C,
     progress: Option<&Progress>,
 ) -> Result<(), DriveError> {
     let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(IN_FLIGHT);
@@ -170,13 +162,15 @@ pub(crate) fn drive<O: Observer>(
     for _ in 0..IN_FLIGHT {
         let _ = empty_tx.send(Batch::new());
     }
-    let mut ahead = analysis.take_ahead();
-    let mut guess = analysis.guess();
+    let mut ahead = consumer.take_ahead();
     // Set when the engine's thread found no batch waiting for it.
     let engine_waited = AtomicBool::new(false);
     let result = std::thread::scope(|scope| {
         let (render, shared) = match &mut ahead {
-            Some((render, shared)) => (Some((&mut **render, &mut guess)), Some(&*shared)),
+            Some(ReadAhead {
+                render: (render, shared),
+                guess,
+            }) => (Some((&mut **render, guess)), Some(&*shared)),
             None => (None, None),
         };
         // Named, for profiles (`perf report --sort comm`).
@@ -217,7 +211,7 @@ pub(crate) fn drive<O: Observer>(
                         .unwrap_or_default(),
                     payload_len: m.payload_len,
                 };
-                if analysis.datagram(&d) == Flow::Stop {
+                if consumer.datagram(&d) == Flow::Stop {
                     break 'batches;
                 }
             }
@@ -238,7 +232,7 @@ pub(crate) fn drive<O: Observer>(
         drop(empty_tx);
         result
     });
-    analysis.put_ahead(ahead);
+    consumer.put_ahead(ahead);
     result
 }
 

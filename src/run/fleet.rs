@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, mpsc};
+use std::time::Duration;
 
 /// Why the inputs of a run cannot be listed.
 #[derive(Debug, thiserror::Error)]
@@ -247,6 +248,15 @@ pub fn run_in_order<T: Send>(
             }
         }
     });
+}
+
+/// What the capture options of `lwarscope -r` set on each file of a fleet run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Each<'a> {
+    /// The capture filter, `-f`.
+    pub file_filter: Option<&'a str>,
+    /// `-a`: capture time read of each file, from its first frame.
+    pub duration: Option<Duration>,
 }
 
 #[cfg(test)]

@@ -1,22 +1,24 @@
-//! Runs a capture source through the tracker into the chosen output: what the
-//! binary calls for `lwarscope -r FILE` and `lwarscope check`.
+//! What the binary calls for `lwarscope -r FILE` and `lwarscope check`: the
+//! options checked against each other, the outputs chosen, and the run loop
+//! ([`crate::run::drive`]) driven into them, one stream or a fleet of files.
 
 use super::check::{Rules, Verdict, exit_code, write_junit};
 use super::fields::{FieldsFormat, FieldsWriter};
 use super::json::{JsonWriter, JsonlWriter};
 use super::packets::{PacketOptions, PacketPrinter, is_broken_pipe};
-use super::progress::Progress;
 use super::stats::Stats;
 use super::table::{Layout, render};
 use super::timeline::Timeline;
 use super::tshark::{Shape, TsharkWriter};
 use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
 use crate::capture::export::{ExportFormat, FrameWriter};
-use crate::capture::{CaptureError, CaptureStats, FrameClass, Source};
+use crate::capture::{CaptureError, CaptureStats, Source};
 use crate::engine::{Engine, Finding, Flow, Observer, PacketEvent};
+use crate::run::fleet::{self, Each};
+use crate::run::progress::Progress;
+use crate::run::{DriveError, Export, drive};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 /// What can stop a run.
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +48,7 @@ pub enum RunError {
     #[error("writing the selected frames: {0}")]
     Export(#[from] crate::capture::export::ExportError),
     #[error(transparent)]
-    Input(#[from] super::fleet::InputError),
+    Input(#[from] fleet::InputError),
     /// Some files of a fleet run could not be analysed (each was reported).
     #[error("{failed} of {total} files could not be analysed (each is reported above)")]
     Failed { failed: usize, total: usize },
@@ -55,11 +57,12 @@ pub enum RunError {
     Parquet(#[from] super::parquet::ParquetError),
 }
 
-impl From<super::pipeline::DriveError> for RunError {
-    fn from(e: super::pipeline::DriveError) -> Self {
+impl From<DriveError> for RunError {
+    fn from(e: DriveError) -> Self {
         match e {
-            super::pipeline::DriveError::Spawn(e) => RunError::Output(e),
-            super::pipeline::DriveError::Capture(e) => RunError::Capture(e),
+            DriveError::Spawn(e) => RunError::Output(e),
+            DriveError::Capture(e) => RunError::Capture(e),
+            DriveError::Export(e) => RunError::Export(e),
         }
     }
 }
@@ -193,113 +196,6 @@ pub fn capture_info(
     }
 }
 
-/// What an export writes, and where (`-w FILE` with `-r`).
-pub struct Export {
-    pub writer: FrameWriter,
-    /// Only the frames of packets that pass the display filter; every frame
-    /// when there is none.
-    pub filtered: bool,
-}
-
-/// Feeds every datagram of a registered protocol in `source` to `analysis`,
-/// until the source ends or the output says stop; writes the frames an export
-/// selects. For live captures, warns on standard error as soon as libpcap
-/// reports drops.
-pub fn drive<O: Observer>(
-    source: &mut Source,
-    analysis: &mut Analysis<O>,
-    progress: Option<&Progress>,
-    mut export: Option<&mut Export>,
-) -> Result<(), RunError> {
-    if export.is_none() && super::pipeline::worth_it(source, analysis) {
-        return super::pipeline::drive(source, analysis, progress).map_err(RunError::from);
-    }
-    let live = source.is_live();
-    let mut next_check = Instant::now() + Duration::from_secs(1);
-    let mut warned = 0;
-    let mut n = 0u64;
-    loop {
-        for w in source.take_warnings() {
-            let _ = writeln!(io::stderr(), "warning: {w}");
-        }
-        let Some(frame) = source.next_frame()? else {
-            return Ok(());
-        };
-        match export.as_deref_mut() {
-            None => {
-                if let FrameClass::Udp(d) = &frame.class
-                    && analysis.datagram(d) == Flow::Stop
-                {
-                    return Ok(());
-                }
-            }
-            Some(x) => {
-                // The export has nothing to do with the printed output: when
-                // that closes (`| head`), the frames are still exported, to
-                // the end or to the count of -c.
-                if export_frame(x, analysis, &frame)? == Flow::Stop && analysis.limit_reached() {
-                    return Ok(());
-                }
-            }
-        }
-        n += 1;
-        if n.is_multiple_of(4096)
-            && let Some(p) = progress
-        {
-            let c = source.counts();
-            // Captured bytes plus the 16-byte record headers: close to the file offset.
-            p.set(c.bytes + 16 * c.frames);
-        }
-        if live && Instant::now() >= next_check {
-            next_check = Instant::now() + Duration::from_secs(1);
-            if let Some(p) = source.stats().pcap {
-                let dropped = p.dropped_by_kernel + p.dropped_by_interface;
-                if dropped > warned {
-                    let _ = writeln!(
-                        io::stderr(),
-                        "warning: {dropped} packets dropped before analysis so far (kernel {}, interface {})",
-                        p.dropped_by_kernel,
-                        p.dropped_by_interface
-                    );
-                    warned = dropped;
-                }
-            }
-        }
-    }
-}
-
-/// Analyses a frame for an export and writes it if selected: a datagram that
-/// passes the display filter (any frame when there is none), with its held
-/// fragments; what the output wants next.
-fn export_frame<O: Observer>(
-    x: &mut Export,
-    analysis: &mut Analysis<O>,
-    frame: &crate::capture::Frame<'_>,
-) -> Result<Flow, RunError> {
-    match &frame.class {
-        FrameClass::Udp(d) => {
-            let before = analysis.recognised();
-            let flow = analysis.datagram(d);
-            let recognised = analysis.recognised() > before;
-            if (recognised && analysis.selected()) || (!recognised && !x.filtered) {
-                x.writer.write(frame)?;
-            } else {
-                x.writer.forget(frame);
-            }
-            Ok(flow)
-        }
-        FrameClass::Fragment => {
-            x.writer.hold(frame);
-            Ok(Flow::Continue)
-        }
-        _ if !x.filtered => {
-            x.writer.write(frame)?;
-            Ok(Flow::Continue)
-        }
-        _ => Ok(Flow::Continue),
-    }
-}
-
 /// `-T json` or `-T ek`, if asked for.
 fn tshark_shape(args: &ReportArgs) -> Option<Shape> {
     match args.output_type? {
@@ -326,7 +222,7 @@ enum Output<W: Write> {
 impl<W: Write> Output<W> {
     /// The share of each packet's output the reader's thread may render
     /// ahead, for the outputs that can.
-    fn render_ahead(&mut self) -> Option<super::ahead::RenderAhead> {
+    fn render_ahead(&mut self) -> Option<crate::run::ahead::RenderAhead> {
         match self {
             Output::Packets(p, _) => Some(p.render_ahead()),
             Output::Jsonl(j) => j.render_ahead(),
@@ -588,7 +484,8 @@ fn report_on<W: Write>(
         }
         None => None,
     };
-    let result = drive(source, &mut analysis, Some(&progress), export.as_mut());
+    let result =
+        drive(source, &mut analysis, Some(&progress), export.as_mut()).map_err(RunError::from);
     // The export is finished before the report: a write error is an error.
     let exported = export.map(|x| close_export(x, source)).transpose();
     progress.finish();
@@ -680,16 +577,7 @@ fn warn_dropped(dropped: Option<u64>) {
 pub fn each_file(args: &ReportArgs, read: &[PathBuf]) -> bool {
     args.jobs.is_some()
         || args.format == Format::Parquet
-        || read.iter().any(|a| super::fleet::names_many(a))
-}
-
-/// What the capture options of `lwarscope -r` set on each file of a fleet run.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Each<'a> {
-    /// The capture filter, `-f`.
-    pub file_filter: Option<&'a str>,
-    /// `-a`: capture time read of each file, from its first frame.
-    pub duration: Option<Duration>,
+        || read.iter().any(|a| fleet::names_many(a))
 }
 
 /// Output of one file of a fleet run, held (in memory up to this size, then
@@ -745,8 +633,8 @@ pub fn report_each(
             "-r -: standard input is one stream; -j, --format parquet, directories and globs read files".to_owned(),
         ));
     }
-    let files = super::fleet::expand(read)?;
-    let jobs = args.jobs.unwrap_or_else(super::fleet::default_jobs);
+    let files = fleet::expand(read)?;
+    let jobs = args.jobs.unwrap_or_else(fleet::default_jobs);
     #[cfg(feature = "parquet")]
     let tables = match (args.format, &args.out) {
         (Format::Parquet, Some(dir)) => Some(super::parquet::Tables::create(
@@ -767,7 +655,7 @@ pub fn report_each(
     let mut first = true;
     // Set when the output is closed (`| head`): the files not begun are skipped.
     let stop = std::sync::atomic::AtomicBool::new(false);
-    super::fleet::run_in_order(
+    fleet::run_in_order(
         files.len(),
         jobs,
         |i| {
@@ -802,7 +690,8 @@ pub fn report_each(
                         path,
                         args.decode.engine(),
                         |analysis| {
-                            let driven = drive(&mut source, analysis, None, None);
+                            let driven =
+                                drive(&mut source, analysis, None, None).map_err(RunError::from);
                             let files = [path.to_path_buf()];
                             (driven, capture_info(&source.stats(), &files, None))
                         },
@@ -1107,7 +996,7 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
     let window_filter = parse_filter(window.as_deref())?;
     let window = window_filter.as_ref().zip(window.as_deref());
     let text = args.format == super::args::CheckFormat::Text;
-    let files = super::fleet::expand(&args.files)?;
+    let files = fleet::expand(&args.files)?;
     if rules.limits.is_empty() && rules.expect.is_none() {
         let _ = writeln!(
             io::stderr(),
@@ -1120,11 +1009,11 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
         .flat_map(|(_, e)| e.decode_as().iter().copied())
         .chain(args.decode_as.iter().copied())
         .collect();
-    let jobs = args.jobs.unwrap_or_else(super::fleet::default_jobs);
+    let jobs = args.jobs.unwrap_or_else(fleet::default_jobs);
     let progress = Progress::for_files(files.len());
     let mut verdicts = Vec::with_capacity(files.len());
     let mut output = Ok(());
-    super::fleet::run_in_order(
+    fleet::run_in_order(
         files.len(),
         jobs,
         |i| {
