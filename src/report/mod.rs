@@ -1136,13 +1136,14 @@ pub(crate) mod testdata {
         let addr = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
         vectors::real_server()
             .into_iter()
-            .map(|v| OwnedDatagram {
-                frame: v.frame,
-                ts: Timestamp::from_millis(1_700_000_000_000 + v.frame * 33),
-                src: addr(v.src_port),
-                dst: addr(v.dst_port),
-                payload_len: v.payload.len(),
-                payload: v.payload,
+            .map(|v| {
+                OwnedDatagram::new(
+                    v.frame,
+                    Timestamp::from_millis(1_700_000_000_000 + v.frame * 33),
+                    addr(v.src_port),
+                    addr(v.dst_port),
+                    v.payload,
+                )
             })
             .collect()
     }

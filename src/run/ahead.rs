@@ -236,15 +236,7 @@ mod tests {
 
     fn datagram(frame: u64, payload: &[u8]) -> Datagram<'_> {
         let addr = "127.0.0.1:1".parse().unwrap();
-        Datagram {
-            digest: None,
-            frame,
-            ts: Timestamp(0),
-            src: addr,
-            dst: addr,
-            payload,
-            payload_len: payload.len(),
-        }
+        Datagram::new(frame, Timestamp(0), addr, addr, payload)
     }
 
     #[test]

@@ -61,15 +61,7 @@ impl Script {
         } else {
             (server, client)
         };
-        let d = Datagram {
-            digest: None,
-            frame: self.frame,
-            ts: Timestamp(self.now_ms * 1_000_000),
-            src,
-            dst,
-            payload: &b,
-            payload_len: b.len(),
-        };
+        let d = Datagram::new(self.frame, Timestamp(self.now_ms * 1_000_000), src, dst, &b);
         let mut c = Collect::default();
         self.tracker.observe(&d, &mut c);
         self.all.extend_from_slice(&c.0);
@@ -303,15 +295,13 @@ fn a_wrong_guess_from_the_session_id_is_overridden_by_the_numbers() {
         } else {
             (server, client)
         };
-        let d = Datagram {
-            digest: None,
-            frame: i as u64 + 1,
-            ts: Timestamp(1_000_000_000 + i as u64 * 10_000_000),
+        let d = Datagram::new(
+            i as u64 + 1,
+            Timestamp(1_000_000_000 + i as u64 * 10_000_000),
             src,
             dst,
-            payload: p,
-            payload_len: p.len(),
-        };
+            p,
+        );
         let mut c = Collect::default();
         s.tracker.observe(&d, &mut c);
         all.extend(c.0);

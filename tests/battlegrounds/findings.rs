@@ -70,15 +70,14 @@ impl Script {
         } else {
             (self.server, self.client)
         };
-        let d = Datagram {
-            digest: None,
-            frame: self.frame,
-            ts: Timestamp(self.now_ms * 1_000_000),
+        let d = Datagram::new(
+            self.frame,
+            Timestamp(self.now_ms * 1_000_000),
             src,
             dst,
             payload,
-            payload_len,
-        };
+        )
+        .with_payload_len(payload_len);
         let mut c = Collect::default();
         self.tracker.observe(&d, &mut c);
         self.all.extend_from_slice(&c.0);

@@ -175,14 +175,7 @@ fn bytes(sid: u32, channel: u8, payload: PayloadRepr) -> Vec<u8> {
 }
 
 fn dgram(frame: u64, src: SocketAddr, dst: SocketAddr, payload: Vec<u8>) -> OwnedDatagram {
-    OwnedDatagram {
-        frame,
-        ts: Timestamp::from_millis(frame * 10),
-        src,
-        dst,
-        payload_len: payload.len(),
-        payload,
-    }
+    OwnedDatagram::new(frame, Timestamp::from_millis(frame * 10), src, dst, payload)
 }
 
 fn move_op(sid: u32, op_sig: u8) -> Vec<u8> {

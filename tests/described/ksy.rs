@@ -585,15 +585,13 @@ fn findings(packets: &[(&str, &str, Vec<u8>)]) -> Vec<(String, u64, &'static str
     let mut engine = lwarscope::proto::engine(Default::default());
     let mut seen = Collect::default();
     for (i, (src, dst, payload)) in packets.iter().enumerate() {
-        let dg = Datagram {
-            digest: None,
-            frame: i as u64 + 1,
-            ts: Timestamp::from_millis(i as u64 * 10),
-            src: src.parse().unwrap(),
-            dst: dst.parse().unwrap(),
+        let dg = Datagram::new(
+            i as u64 + 1,
+            Timestamp::from_millis(i as u64 * 10),
+            src.parse().unwrap(),
+            dst.parse().unwrap(),
             payload,
-            payload_len: payload.len(),
-        };
+        );
         assert!(engine.observe(&dg, &mut seen).is_some(), "frame {}", i + 1);
     }
     engine.finish(&mut seen);
@@ -886,14 +884,9 @@ proptest! {
                 std::net::SocketAddr::from(([10, 0, 0, 1], port)),
             );
             let (src, dst) = if up { (client, server) } else { (server, client) };
-            let dg = Datagram { digest: None,
-                frame: i as u64 + 1,
-                ts: Timestamp::from_millis(i as u64 * 700),
-                src,
-                dst,
-                payload: &payload,
-                payload_len: payload.len() + (i % 3),
-            };
+            let ts = Timestamp::from_millis(i as u64 * 700);
+            let dg = Datagram::new(i as u64 + 1, ts, src, dst, &payload)
+                .with_payload_len(payload.len() + (i % 3));
             prop_assert!(engine.observe(&dg, &mut ()).is_some());
         }
         let _ = engine.finish(&mut ());

@@ -565,15 +565,13 @@ fn the_guides_own_example_loads_and_finds_what_its_packets_hold() {
         } else {
             (server, client)
         };
-        let dg = Datagram {
-            frame: i as u64 + 1,
-            ts: lwarscope::capture::Timestamp::from_millis(1_000 + 10 * i as u64),
+        let dg = Datagram::new(
+            i as u64 + 1,
+            lwarscope::capture::Timestamp::from_millis(1_000 + 10 * i as u64),
             src,
             dst,
-            payload: p,
-            payload_len: p.len(),
-            digest: None,
-        };
+            p,
+        );
         tracker.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
     }
     tracker.finish(&mut seen);

@@ -56,15 +56,13 @@ fn run() -> (Tracker, Vec<Finding>, Summary) {
     let mut tracker = Tracker::default();
     let mut seen = Collect::default();
     for row in rows() {
-        let d = Datagram {
-            digest: None,
-            frame: row.frame,
-            ts: Timestamp(START_NS + row.frame * STEP_NS),
-            src: v6(row.src_port),
-            dst: v6(row.dst_port),
-            payload: &row.payload,
-            payload_len: row.payload.len(),
-        };
+        let d = Datagram::new(
+            row.frame,
+            Timestamp(START_NS + row.frame * STEP_NS),
+            v6(row.src_port),
+            v6(row.dst_port),
+            &row.payload,
+        );
         tracker.observe(&d, &mut seen);
     }
     let summary = tracker.finish(&mut seen);

@@ -87,15 +87,13 @@ fn skipped_traffic_is_explained_without_allocating() {
         .collect();
     let mut analysis = Analysis::new(());
     let mut feed = |payload: &[u8], src, dst, frame| {
-        analysis.datagram(&Datagram {
+        analysis.datagram(&Datagram::new(
             frame,
-            ts: Timestamp::from_millis(1_700_000_000_000 + frame),
+            Timestamp::from_millis(1_700_000_000_000 + frame),
             src,
             dst,
             payload,
-            payload_len: payload.len(),
-            digest: None,
-        });
+        ));
     };
     // The first datagram allocates the port table, once; Vessel's decoder
     // allocates on bytes it does not read, for as long as the decoders are

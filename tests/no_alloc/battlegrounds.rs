@@ -129,15 +129,7 @@ fn the_steady_state_does_not_allocate() {
             } else {
                 (server, client)
             };
-            let d = Datagram {
-                digest: None,
-                frame,
-                ts: Timestamp(ms * 1_000_000),
-                src,
-                dst,
-                payload,
-                payload_len: payload.len(),
-            };
+            let d = Datagram::new(frame, Timestamp(ms * 1_000_000), src, dst, payload);
             tracker.observe(&d, tally);
         };
     feed(&mut tracker, &mut tally, true, &auth, 1);

@@ -48,15 +48,13 @@ fn the_hot_path_allocates_nothing() {
         if i == half {
             before = allocations();
         }
-        let d = Datagram {
-            digest: None,
-            frame: i as u64 + 1,
-            ts: Timestamp::from_millis(f.ms),
-            src: f.src,
-            dst: f.dst,
-            payload: &f.payload,
-            payload_len: f.payload.len(),
-        };
+        let d = Datagram::new(
+            i as u64 + 1,
+            Timestamp::from_millis(f.ms),
+            f.src,
+            f.dst,
+            &f.payload,
+        );
         tracker.observe(&d, &mut tally, &mut next_id, RecognisedBy::Probe);
         let _ = dissector.fields(&f.payload, &mut fields);
     }

@@ -35,6 +35,8 @@ fn field_output_allocates_nothing_per_packet() {
         "frame.number",
         "frame.time_epoch",
         "frame.time_relative",
+        "frame.len",
+        "frame.cap_len",
         "ipv6.src",
         "udp.srcport",
         "lwarscope.session",

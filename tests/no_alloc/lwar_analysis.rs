@@ -166,15 +166,13 @@ fn steady_state_tracking_allocates_nothing_per_packet() {
         } else {
             (server, client)
         };
-        let d = Datagram {
-            digest: None,
-            frame: i as u64 + 1,
-            ts: Timestamp::from_millis(1_704_067_200_000 + 15 * i as u64),
+        let d = Datagram::new(
+            i as u64 + 1,
+            Timestamp::from_millis(1_704_067_200_000 + 15 * i as u64),
             src,
             dst,
             payload,
-            payload_len: payload.len(),
-        };
+        );
         tracker.observe(&d, &mut tally);
     }
     let during = allocations() - before;

@@ -166,15 +166,7 @@ fn outputs_allocate_nothing(protocol: &'static ProtocolInfo, captures: &[&str]) 
     let owned: Vec<_> = captures.iter().flat_map(|c| capture_datagrams(c)).collect();
     let datagrams: Vec<Datagram<'_>> = owned
         .iter()
-        .map(|(frame, ts, src, dst, payload)| Datagram {
-            digest: None,
-            frame: *frame,
-            ts: *ts,
-            src: *src,
-            dst: *dst,
-            payload,
-            payload_len: payload.len(),
-        })
+        .map(|(frame, ts, src, dst, payload)| Datagram::new(*frame, *ts, *src, *dst, payload))
         .collect();
     assert!(datagrams.len() > 100, "{} datagrams", datagrams.len());
     let mut lines =

@@ -41,15 +41,13 @@ fn the_hot_path_allocates_nothing() {
         if i == half {
             before = allocations();
         }
-        let d = Datagram {
-            digest: None,
-            frame: i as u64 + 1,
-            ts: Timestamp(f.ts_us * 1_000),
-            src: f.src,
-            dst: f.dst,
-            payload: &f.payload,
-            payload_len: f.payload.len(),
-        };
+        let d = Datagram::new(
+            i as u64 + 1,
+            Timestamp(f.ts_us * 1_000),
+            f.src,
+            f.dst,
+            &f.payload,
+        );
         tracker.observe(&d, &mut tally);
     }
     let during = allocations() - before;

@@ -145,15 +145,13 @@ fn run(malformed: bool) -> (u64, u64, u64) {
             } else {
                 (env, vessel)
             };
-            let d = Datagram {
-                digest: None,
+            let d = Datagram::new(
                 frame,
-                ts: Timestamp((10 + i as u64 * 16 + k as u64) * 1_000_000),
+                Timestamp((10 + i as u64 * 16 + k as u64) * 1_000_000),
                 src,
                 dst,
-                payload: p,
-                payload_len: p.len(),
-            };
+                p,
+            );
             tracker.observe(&d, &mut tally);
             let _ = dissector.fields(p, &mut fields);
             dissector.tree_ref(p, &mut |e| {

@@ -85,15 +85,14 @@ impl Script {
         } else {
             (self.server, self.client)
         };
-        let d = Datagram {
-            digest: None,
-            frame: self.frame,
-            ts: Timestamp::from_millis(self.now_ms),
+        let d = Datagram::new(
+            self.frame,
+            Timestamp::from_millis(self.now_ms),
             src,
             dst,
             payload,
-            payload_len: len,
-        };
+        )
+        .with_payload_len(len);
         let mut seen = Collect::default();
         self.tracker.observe(&d, &mut seen);
         self.all.extend_from_slice(&seen.0);

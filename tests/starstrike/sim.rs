@@ -430,26 +430,16 @@ fn lwar_and_starstrike_share_one_engine() {
     let mut engine = proto::engine(Default::default());
     let lwar_client: std::net::SocketAddr = "10.9.9.9:5000".parse().unwrap();
     let lwar_server: std::net::SocketAddr = "10.9.9.1:32422".parse().unwrap();
-    let d = Datagram {
-        digest: None,
-        frame: 1,
-        ts: Timestamp(1),
-        src: lwar_client,
-        dst: lwar_server,
-        payload: &lwar,
-        payload_len: lwar.len(),
-    };
+    let d = Datagram::new(1, Timestamp(1), lwar_client, lwar_server, &lwar);
     assert!(engine.observe(&d, &mut ()).is_some());
     for (i, f) in sim.frames.iter().enumerate() {
-        let d = Datagram {
-            digest: None,
-            frame: i as u64 + 2,
-            ts: Timestamp(2 + f.ts_us * 1_000),
-            src: f.src,
-            dst: f.dst,
-            payload: &f.payload,
-            payload_len: f.payload.len(),
-        };
+        let d = Datagram::new(
+            i as u64 + 2,
+            Timestamp(2 + f.ts_us * 1_000),
+            f.src,
+            f.dst,
+            &f.payload,
+        );
         assert!(engine.observe(&d, &mut ()).is_some());
     }
     let summary = engine.finish(&mut ());

@@ -19,14 +19,7 @@ fn datagrams(port: u16) -> Vec<OwnedDatagram> {
     let mut out = Vec::new();
     while let Some(frame) = source.next_frame().unwrap() {
         if let FrameClass::Udp(d) = frame.class {
-            let mut d = OwnedDatagram {
-                frame: d.frame,
-                ts: d.ts,
-                src: d.src,
-                dst: d.dst,
-                payload: d.payload.to_vec(),
-                payload_len: d.payload_len,
-            };
+            let mut d = d.to_owned_datagram();
             for a in [&mut d.src, &mut d.dst] {
                 if a.port() == 39461 {
                     a.set_port(port);

@@ -98,15 +98,13 @@ impl Script {
         } else {
             (self.env, self.vessel)
         };
-        let d = Datagram {
-            digest: None,
-            frame: self.frame,
-            ts: Timestamp(self.now_ms * 1_000_000),
+        let d = Datagram::new(
+            self.frame,
+            Timestamp(self.now_ms * 1_000_000),
             src,
             dst,
             payload,
-            payload_len: payload.len(),
-        };
+        );
         let mut c = Collect::default();
         self.tracker.observe(&d, &mut c);
         self.all.extend_from_slice(&c.0);
