@@ -114,6 +114,7 @@ use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
     self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise, Run,
 };
+use crate::proto::field::GroupDefs;
 
 /// Sequence numbers followed per direction.
 pub const SEQ_RING: usize = 256;
@@ -277,6 +278,12 @@ struct Keys {
 }
 
 impl Events for Keys {
+    /// The analysis takes integers and violations, no field: the walk hands
+    /// none over.
+    fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
+        false
+    }
+
     fn int(&mut self, field: u16, value: i64) {
         if Some(field) == self.type_field && self.ty.is_none() {
             self.ty = Some(value);
@@ -340,6 +347,10 @@ impl engine::Analyzer for Analyzer {
         };
         struct Key(u16, Option<i64>);
         impl Events for Key {
+            fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
+                false
+            }
+
             fn int(&mut self, field: u16, value: i64) {
                 if field == self.0 && self.1.is_none() {
                     self.1 = Some(value);

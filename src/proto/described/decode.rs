@@ -56,6 +56,11 @@ pub enum CKind {
 #[derive(Debug, Default)]
 pub struct CType {
     pub attrs: Vec<CAttr>,
+    /// The bytes the type always takes, when nothing in it is checked or
+    /// decides a layout (integers and floats without a `valid`, fixed
+    /// counts and sizes, nested types alike): a walk whose sink takes none
+    /// of its fields skips it by this size ([`Events::wants_any`]).
+    pub fixed: Option<usize>,
 }
 
 /// A registered field before it is leaked: its name, label, type and doc,
@@ -270,6 +275,53 @@ fn depends_on(ca: &CAttr, i: usize) -> bool {
     cond || count || switch || names(a.size)
 }
 
+/// The bytes a type of these fields always takes ([`CType::fixed`]), if it
+/// has no `if`, no count or size but a fixed one, no `valid`, no contents,
+/// string or switch, and its nested types are alike.
+fn fixed_size(attrs: &[CAttr], specs: &[DefSpec]) -> Option<usize> {
+    let mut total: usize = 0;
+    for ca in attrs {
+        let a = &ca.attr;
+        if a.cond.is_some() {
+            return None;
+        }
+        let count = match a.repeat {
+            Repeat::None => 1,
+            Repeat::Expr(Amount::Fixed(n)) => usize::try_from(n).ok()?,
+            _ => return None,
+        };
+        let checked = specs
+            .get(usize::from(ca.field))
+            .is_none_or(|s| s.valid.is_some());
+        let natural = match &ca.kind {
+            CKind::Int { bytes, .. } | CKind::Float { bytes, .. } if !checked => {
+                Some(usize::from(*bytes))
+            }
+            CKind::User(t) => t.fixed,
+            CKind::Bytes => None,
+            _ => return None,
+        };
+        let one = match (a.size, natural) {
+            (None, Some(n)) => n,
+            // A size holds the element: what it holds must fit, or the walk
+            // has an error to tell.
+            (Some(Amount::Fixed(n)), inner) => {
+                let n = usize::try_from(n).ok()?;
+                if inner.is_some_and(|i| i > n) {
+                    return None;
+                }
+                if inner.is_none() && !matches!(ca.kind, CKind::Bytes) {
+                    return None;
+                }
+                n
+            }
+            _ => return None,
+        };
+        total = total.checked_add(one.checked_mul(count)?)?;
+    }
+    Some(total)
+}
+
 /// What the decoder tells as it walks.
 pub trait Events {
     fn field(&mut self, _field: Field<'_>) {}
@@ -284,7 +336,10 @@ pub trait Events {
     fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
         true
     }
-    /// An integer field's value (every one, in wire order).
+    /// An integer field's value (every one, in wire order; but a nested
+    /// type of a group the sink takes nothing of is skipped whole when its
+    /// size is fixed ([`CType::fixed`]), its integers untold: the keys an
+    /// analysis reads are the root type's).
     fn int(&mut self, _field: u16, _value: i64) {}
     /// A number outside its `valid`; `bound`, the value of the earlier field
     /// its `valid` names, if it names one.
@@ -556,6 +611,7 @@ impl Compiler<'_> {
                 kind,
             });
         }
+        out.fixed = fixed_size(&out.attrs, &self.specs);
         Ok(out)
     }
 
@@ -702,13 +758,19 @@ impl Compiled {
                 value: Value::None,
             });
         }
+        // A sink that takes none of the root type's fields (an analysis,
+        // which is told integers and violations only) gets none handed over.
+        let root: &'static CType = &self.root;
+        let quiet = !ev.wants_any(crate::proto::field::group_key(root), &|each| {
+            self.type_defs(root, each)
+        });
         let mut w = Walker {
             c: self,
             p,
             ev,
-            quiet: false,
+            quiet,
         };
-        let end = w.ty(&self.root, 0, p.len(), true);
+        let end = w.ty(root, 0, p.len(), true);
         if !self.defs.is_empty() {
             w.ev.leave();
         }
@@ -777,6 +839,15 @@ fn earlier(vals: &[Option<i64>; MAX_ATTRS]) -> impl Fn(usize) -> Option<i64> + C
 }
 
 fn read_uint(b: &[u8], le: bool) -> u64 {
+    // The common widths in one load each.
+    match (b.len(), le) {
+        (1, _) => return u64::from(b[0]),
+        (2, false) => return u64::from(u16::from_be_bytes([b[0], b[1]])),
+        (2, true) => return u64::from(u16::from_le_bytes([b[0], b[1]])),
+        (4, false) => return u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+        (4, true) => return u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        _ => {}
+    }
     let mut v = 0u64;
     if le {
         for x in b.iter().rev() {
@@ -1101,6 +1172,14 @@ impl<'p> Walker<'p, '_> {
         let c = self.c;
         let group = crate::proto::field::group_key(t);
         self.quiet = was_quiet || !self.ev.wants_any(group, &|each| c.group_defs(ca, t, each));
+        if self.quiet
+            && let Some(n) = t.fixed
+            && n <= limit.saturating_sub(pos)
+        {
+            // Nothing in it to check or tell: skipped by its size.
+            self.quiet = was_quiet;
+            return Ok((pos + n, None));
+        }
         let def = (!self.quiet)
             .then(|| c.defs.get(usize::from(ca.field)))
             .flatten();
@@ -1127,8 +1206,139 @@ impl<'p> Walker<'p, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{MAX_UNFOLDED, MAX_UNFOLDED_BYTES};
+    use super::{CKind, DecodeErr, Events, MAX_UNFOLDED, MAX_UNFOLDED_BYTES};
     use crate::proto::described;
+    use crate::proto::field::{Field, GroupDefs};
+
+    /// What a sink that takes no field is told: the root type's integers,
+    /// the violations.
+    #[derive(Default, PartialEq, Debug)]
+    struct Quiet(Vec<(u16, i64)>, Vec<(u16, usize)>);
+
+    impl Events for Quiet {
+        fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
+            false
+        }
+        fn int(&mut self, field: u16, value: i64) {
+            self.0.push((field, value));
+        }
+        fn violation(&mut self, field: u16, offset: usize, _value: f64, _bound: Option<i64>) {
+            self.1.push((field, offset));
+        }
+    }
+
+    /// What a sink that takes every field is told, fields included.
+    #[derive(Default)]
+    struct Loud(Quiet, usize);
+
+    impl Events for Loud {
+        fn field(&mut self, _field: Field<'_>) {
+            self.1 += 1;
+        }
+        fn int(&mut self, field: u16, value: i64) {
+            self.0.0.push((field, value));
+        }
+        fn violation(&mut self, field: u16, offset: usize, value: f64, bound: Option<i64>) {
+            self.0.violation(field, offset, value, bound);
+        }
+    }
+
+    fn strs_ksy() -> &'static described::Described {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/protocols/starstrike.ksy"
+        ))
+        .unwrap();
+        let d = described::parse("starstrike.ksy", &text).unwrap();
+        described::leak(d, usize::MAX)
+    }
+
+    /// A WorldSnapshot of two entities, by hand from the specification:
+    /// magic, type 0x0101, sequence 7, ack bits, tick, count, then each
+    /// entity's id, type, position, rotation, velocity, health and flags.
+    fn snapshot() -> Vec<u8> {
+        let mut p = b"STRS".to_vec();
+        p.extend([0x01, 0x01, 0x00, 0x07, 0x00, 0x00, 0x00, 0x03]);
+        p.extend([0x00, 0x00, 0x01, 0x00, 0x02]);
+        for (id, ty) in [(9u8, 2u8), (10, 3)] {
+            p.extend([0, 0, 0, id, ty]);
+            for f in 0..10u8 {
+                p.extend(f32::from(f).to_be_bytes());
+            }
+            p.extend([100, 0]);
+        }
+        p
+    }
+
+    #[test]
+    fn fixed_types_are_sized_once_and_checked_ones_are_not() {
+        let d = strs_ksy();
+        let root = &d.compiled.root;
+        assert_eq!(root.fixed, None, "a contents and a switch");
+        let CKind::Switch { cases, .. } = &root.attrs[4].kind else {
+            panic!("the payload is a switch");
+        };
+        let snapshot = &cases.iter().find(|(k, _)| *k == 0x0101).unwrap().1;
+        // A count read from a field: not fixed.
+        assert_eq!(snapshot.fixed, None);
+        let CKind::User(entity) = &snapshot.attrs[2].kind else {
+            panic!("entities");
+        };
+        // `entity_type` has a `valid`: checked, so not skipped.
+        assert_eq!(entity.fixed, None);
+        let sizes: Vec<Option<usize>> = entity
+            .attrs
+            .iter()
+            .filter_map(|a| match &a.kind {
+                CKind::User(t) => Some(t.fixed),
+                _ => None,
+            })
+            .collect();
+        // position, rotation, velocity: three, four and three floats.
+        assert_eq!(sizes, [Some(12), Some(16), Some(12)]);
+    }
+
+    #[test]
+    fn a_quiet_walk_skips_fixed_types_and_agrees_with_a_full_one_on_any_bytes() {
+        let d = strs_ksy();
+        let whole = snapshot();
+        assert_eq!(whole.len(), 17 + 2 * 47);
+        let mut inputs: Vec<Vec<u8>> = (0..=whole.len()).map(|n| whole[..n].to_vec()).collect();
+        for i in 0..whole.len() {
+            for x in [0x00, 0x05, 0xff] {
+                let mut p = whole.clone();
+                p[i] = x;
+                inputs.push(p);
+            }
+        }
+        for p in &inputs {
+            let mut quiet = Quiet::default();
+            let mut loud = Loud::default();
+            let q: Result<usize, DecodeErr> = d.compiled.walk(p, &mut quiet);
+            let l = d.compiled.walk(p, &mut loud);
+            assert_eq!(q, l, "{p:02x?}");
+            assert_eq!(quiet.1, loud.0.1, "violations of {p:02x?}");
+            // The root type's integers are told alike (nested types'
+            // integers of a skipped type are not).
+            let root_fields: Vec<u16> = d.compiled.root.attrs.iter().map(|a| a.field).collect();
+            let roots = |v: &[(u16, i64)]| -> Vec<(u16, i64)> {
+                v.iter()
+                    .copied()
+                    .filter(|(f, _)| root_fields.contains(f))
+                    .collect()
+            };
+            assert_eq!(roots(&quiet.0), roots(&loud.0.0), "{p:02x?}");
+        }
+        // On the whole packet the full walk hands over every field; the
+        // quiet one skips the six vectors (30 floats).
+        let mut loud = Loud::default();
+        let mut quiet = Quiet::default();
+        assert_eq!(d.compiled.walk(&whole, &mut loud), Ok(whole.len()));
+        assert_eq!(d.compiled.walk(&whole, &mut quiet), Ok(whole.len()));
+        assert!(loud.1 > 40, "{} fields", loud.1);
+        // No integer in a vector: every one told alike.
+        assert_eq!(quiet.0, loud.0.0);
+    }
 
     /// Each type holds a switch of eight cases of the next, nine deep: 8^9
     /// copies of the last. Compiled by copying each type at each use, this

@@ -54,6 +54,11 @@ struct Key {
 }
 
 impl Events for Key {
+    /// Only the root type's integers: no field handed over.
+    fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
+        false
+    }
+
     fn int(&mut self, field: u16, value: i64) {
         if Some(field) == self.type_field && self.ty.is_none() {
             self.ty = Some(value);

@@ -515,7 +515,10 @@ pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Describe
         .and_then(|i| c.keys.get(i))
         .and_then(|a| a.enum_);
     let compiled = super::decode::Compiled {
-        root: super::decode::CType { attrs: root_attrs },
+        root: super::decode::CType {
+            attrs: root_attrs,
+            fixed: None,
+        },
         specs,
         defs: &[],
         strict_enum: None,
