@@ -645,7 +645,7 @@ struct FileResult {
 /// `{"schema": N, "captures": [...]}` (N the JSON schema), each element the file's own document (or
 /// `{"file", "error"}` for a file that could not be read); jsonl and `-T
 /// fields` are each file's lines in turn. With `--format parquet` the tables
-/// go to `--out` (see [`super::parquet`]) and a line per file to `out`.
+/// go to `--out` (see `report::parquet`, feature `parquet`) and a line per file to `out`.
 ///
 /// A file that fails is reported on standard error (`error: FILE: why`) when
 /// its turn comes, and the others are still analysed; the run then returns
