@@ -2,7 +2,8 @@
 //! engine, for every output. Named `run` because it is what one run of
 //! lwarscope does between opening its inputs and writing its results: the
 //! report (`lwarscope -r`, `check`) and the terminal UI both drive their
-//! analysis through [`drive`], and only the outputs differ.
+//! analysis through the one loop, [`drive_with`], and only the outputs
+//! differ.
 //!
 //! Layers flow one way: `capture` (frames, datagrams) and `engine` below,
 //! the outputs (`report`, `tui`) above. The loop knows no output: it feeds a
