@@ -83,7 +83,7 @@ pub struct ReportArgs {
     /// Fields: type seqno ack ts frame len src dst peer port player finding severity
     /// session dir malformed time, Wireshark's ip.src ip.dst ip.addr udp.port
     /// udp.srcport udp.dstport udp.length frame.number frame.time_relative
-    /// frame.time_epoch; a protocol's name alone (lwar, strs, bg, vessel...;
+    /// frame.time_epoch frame.len frame.cap_len; a protocol's name alone (lwar, strs, bg, vessel...;
     /// !lwar) and udp, ip, ipv6 select its packets;
     /// and every protocol's registered fields by name (`lwar.name == "ann"`,
     /// `lwar.input.aim_x > 200`; see --list-fields); operators == != < > <= >=
@@ -135,7 +135,7 @@ pub struct ReportArgs {
 
     /// A field to print with -T fields (repeatable, in order): any name of
     /// --list-fields, or frame.number, frame.time_epoch, frame.time_relative,
-    /// ip.src, ip.dst, ipv6.src, ipv6.dst, udp.srcport, udp.dstport,
+    /// frame.len, frame.cap_len, ip.src, ip.dst, ipv6.src, ipv6.dst, udp.srcport, udp.dstport,
     /// udp.length, lwarscope.session, lwarscope.dir, lwarscope.finding. A field that occurs
     /// several times gives its values joined by the aggregator.
     /// Example: -T fields -e frame.number -e ip.src -e lwar.type

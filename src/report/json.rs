@@ -1411,15 +1411,13 @@ mod tests {
         let mut w = JsonWriter::new(Vec::new(), None, packets);
         let mut spilled = false;
         for frame in 1..=n {
-            let d = Datagram {
-                digest: None,
+            let d = Datagram::new(
                 frame,
-                ts: Timestamp::from_millis(frame),
-                src: "10.0.0.1:5000".parse().unwrap(),
-                dst: "10.0.0.2:32422".parse().unwrap(),
-                payload: &payload,
-                payload_len: payload.len(),
-            };
+                Timestamp::from_millis(frame),
+                "10.0.0.1:5000".parse().unwrap(),
+                "10.0.0.2:32422".parse().unwrap(),
+                &payload,
+            );
             let f = [finding(frame)];
             let e = PacketEvent {
                 datagram: &d,

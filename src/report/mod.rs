@@ -1057,12 +1057,12 @@ pub fn list_findings(out: &mut impl std::io::Write) -> std::io::Result<()> {
 /// The findings reference, `docs/findings.md`: every registered finding and
 /// rule as Markdown, by protocol (the shared kinds first), from the same
 /// registry as `--list-findings`, so the page cannot drift from the code
-/// (`tests/docs.rs` holds the file to it).
+/// (`tests/report/docs.rs` holds the file to it).
 pub fn findings_reference(out: &mut impl std::io::Write) -> std::io::Result<()> {
     writeln!(
         out,
         "# Findings reference\n\n\
-         Generated from the registry by `UPDATE_DOCS=1 cargo test --test docs` (the test\n\
+         Generated from the registry by `UPDATE_DOCS=1 cargo test --test report docs::` (the test\n\
          fails when this page and the code disagree); `lwarscope --list-findings` prints\n\
          the same. Each name is what `-Y`, `check --deny`, `--allow` and `--max` take.\n\
          A note never fails a healthy capture: it says what the capture cannot prove."
@@ -1136,13 +1136,14 @@ pub(crate) mod testdata {
         let addr = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
         vectors::real_server()
             .into_iter()
-            .map(|v| OwnedDatagram {
-                frame: v.frame,
-                ts: Timestamp::from_millis(1_700_000_000_000 + v.frame * 33),
-                src: addr(v.src_port),
-                dst: addr(v.dst_port),
-                payload_len: v.payload.len(),
-                payload: v.payload,
+            .map(|v| {
+                OwnedDatagram::new(
+                    v.frame,
+                    Timestamp::from_millis(1_700_000_000_000 + v.frame * 33),
+                    addr(v.src_port),
+                    addr(v.dst_port),
+                    v.payload,
+                )
             })
             .collect()
     }

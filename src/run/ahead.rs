@@ -11,7 +11,7 @@
 //! frame number, once the engine has recognised it as that same protocol,
 //! and renders them itself otherwise (a flow that a handshake gave to
 //! another protocol; one thread): the bytes are the same either way
-//! (`tests/pipeline.rs` compares every output on one and two threads).
+//! (`tests/engine/pipeline.rs` compares every output on one and two threads).
 
 use crate::capture::Datagram;
 use crate::engine::ProtocolInfo;
@@ -236,15 +236,7 @@ mod tests {
 
     fn datagram(frame: u64, payload: &[u8]) -> Datagram<'_> {
         let addr = "127.0.0.1:1".parse().unwrap();
-        Datagram {
-            digest: None,
-            frame,
-            ts: Timestamp(0),
-            src: addr,
-            dst: addr,
-            payload,
-            payload_len: payload.len(),
-        }
+        Datagram::new(frame, Timestamp(0), addr, addr, payload)
     }
 
     #[test]

@@ -56,8 +56,9 @@ impl Input for Source {
     }
 }
 
-/// UDP datagrams already in memory, read as frames that each carry one
-/// (no link, IP or UDP header: nothing to export).
+/// UDP datagrams already in memory, read as frames that each carry one, of
+/// the lengths the datagram tells (no link, IP or UDP header in their bytes:
+/// nothing to export).
 #[derive(Debug)]
 pub struct Datagrams {
     datagrams: std::vec::IntoIter<OwnedDatagram>,
@@ -97,13 +98,12 @@ impl Input for Datagrams {
         };
         self.counts.frames += 1;
         self.counts.udp += 1;
-        self.counts.bytes += d.payload.len() as u64;
-        let len = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        self.counts.bytes += u64::from(d.frame_cap_len);
         Ok(Some(Frame {
             number: d.frame,
             ts: d.ts,
-            orig_len: len(d.payload_len),
-            cap_len: len(d.payload.len()),
+            orig_len: d.frame_len,
+            cap_len: d.frame_cap_len,
             class: FrameClass::Udp(d.as_datagram()),
             data: &[],
             link: LinkType::RawIp,

@@ -94,6 +94,8 @@ struct Meta {
     start: usize,
     len: usize,
     payload_len: usize,
+    frame_len: u32,
+    frame_cap_len: u32,
     /// The payload's digest, taken while its bytes are in the cache: the
     /// engine's thread then need not read them again to find duplicates.
     digest: u64,
@@ -143,6 +145,8 @@ impl Batch {
             start,
             len: d.payload.len(),
             payload_len: d.payload_len,
+            frame_len: d.frame_len,
+            frame_cap_len: d.frame_cap_len,
             digest: payload_digest(d.payload),
         });
     }
@@ -216,6 +220,8 @@ pub(crate) fn drive<I: Input, C: Consumer, W: Watch>(
                         .get(m.start..m.start + m.len)
                         .unwrap_or_default(),
                     payload_len: m.payload_len,
+                    frame_len: m.frame_len,
+                    frame_cap_len: m.frame_cap_len,
                 };
                 if consumer.datagram(&d) == Flow::Stop {
                     break 'batches;
