@@ -1,12 +1,13 @@
 //! lwarscope: an analyzer and dissector for UDP game protocols (lwar,
 //! Starstrike, Battlegrounds, Vessel, and protocols described in a file).
 //!
-//! The crate is layered, and data flows one way:
+//! The crate is layered, and data flows one way; a layer imports only the
+//! layers before it:
 //!
 //! ```text
-//! capture  ->  engine  <-  proto/<name>/  ->  report / tui
-//! (frames,     (sessions,   (each protocol's    (what users read)
-//!  datagrams)   findings)    wire and rules)
+//! capture  ->  engine  <-  proto/<name>/      ->  run  ->  report / tui  ->  main.rs
+//! (frames,     (sessions,   (each protocol's      (the     (what users
+//!  datagrams)   findings)    wire and rules)       loop)    read)
 //! ```
 //!
 //! - [`capture`] turns frames (capture files read in place, streams, live
@@ -20,9 +21,15 @@
 //! - [`proto`] plugs each protocol into the engine: its wire format, its
 //!   analysis rules, its dissector and its simulator, one folder each; the
 //!   registry ([`proto::REGISTRY`]) is the only list of them.
-//! - [`report`] (tables, packet lines, JSON, Parquet, `check`) and [`tui`]
-//!   consume what the engine produces, through the registry's dissectors;
-//!   nothing outside [`proto`] names a protocol's types.
+//! - [`run`] is the run loop, one for every output: it reads the inputs (a
+//!   capture source, datagrams in memory), on one thread or two, and feeds
+//!   each datagram to a [`run::Consumer`] (the analysis an output drives);
+//!   fleet runs of many files, the engine's options, the progress bar.
+//! - [`report`] (tables, packet lines, JSON, Parquet, `check`, and
+//!   [`report::command`], what the binary calls) and [`tui`] consume what
+//!   the engine produces, through the run loop and the registry's
+//!   dissectors; nothing outside [`proto`] names a protocol's types. The
+//!   terminal UI reads the report's display filter and timeline.
 //! - [`text`] escapes what comes from the wire or the user for a terminal;
 //!   [`fuzzing`] holds the fuzz targets' entry points.
 

@@ -297,9 +297,7 @@ fn run_tui(cli: &Cli) -> anyhow::Result<()> {
         None => lwarscope::tui::Source::Files(cli.read.clone()),
     };
     let options = lwarscope::tui::Options {
-        count: cli.report.decode.count,
-        decode_as: cli.report.decode.decode_as.clone(),
-        preferences: cli.report.decode.preferences.clone(),
+        decode: cli.report.decode.clone(),
         duration: cli.duration,
         filter: cli.report.display_filter.clone(),
         file_filter: cli.filter.clone().filter(|_| cli.interface.is_none()),

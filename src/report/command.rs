@@ -318,12 +318,26 @@ pub fn report<W: Write>(
             "--format parquet reads capture files (-r), each on its own".to_owned(),
         ));
     }
-    report_on(args, source, files, interface, layout, export, out, true)
+    let stream = Stream {
+        source,
+        files,
+        interface,
+        bar: true,
+    };
+    report_on(args, stream, layout, export, out)
 }
 
-/// The report of one stream; `bar`: whether a large file may show its own
-/// progress bar and packet lines their note on the skipped traffic (not
-/// within a fleet run, which has one bar for the whole run).
+/// One stream to report on: its source and what it reads.
+struct Stream<'a> {
+    source: &'a mut Source,
+    files: &'a [PathBuf],
+    interface: Option<&'a str>,
+    /// Whether a large file may show its own progress bar and packet lines
+    /// their note on the skipped traffic (not within a fleet run, which has
+    /// one bar for the whole run).
+    bar: bool,
+}
+
 /// The export of `-w FILE` with `-r`: its file created, with a comment saying
 /// what it selects.
 fn open_export(args: &ReportArgs, path: &Path, format: ExportFormat) -> Result<Export, RunError> {
@@ -419,33 +433,16 @@ fn progress_for(files: &[PathBuf], bar: bool) -> Progress {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The report of one stream: the output the options ask for, driven by the
+/// run loop, then written with the statistics; the export's frames, if asked.
 fn report_on<W: Write>(
     args: &ReportArgs,
-    source: &mut Source,
-    files: &[PathBuf],
-    interface: Option<&str>,
+    stream: Stream<'_>,
     layout: Layout,
     export: Option<(&Path, ExportFormat)>,
     out: impl FnOnce() -> W,
-    bar: bool,
 ) -> Result<(), RunError> {
-    // -Y on its own first, so that an error points into what was typed.
-    let mut filter = parse_filter(args.display_filter.as_deref())?;
-    if args.window.is_some() {
-        filter = parse_filter(args.selection().as_deref())?;
-    }
-    quiet_applies(args, export.is_some())?;
-    tables_apply(args)?;
-    let fields = fields_format(args)?;
-    let filter_for_export = filter.clone();
-    let filter_for_report = filter.clone();
-    let options = PacketOptions {
-        verbose: args.verbose,
-        hex: args.hex,
-        color: layout.color,
-        time: args.time_format,
-    };
+    let (filter, fields) = stream_options(args, export.is_some())?;
     // The writer is created once: lazily for the tables (written at the end).
     let mut out = Some(out);
     let mut take = || out.take().map(|f| f()).expect("the writer is taken once");
@@ -455,8 +452,68 @@ fn report_on<W: Write>(
         Some(_) => args.packets || args.verbose || args.hex,
         None => args.packet_lines(),
     };
-    let mut output = choose_output(args, fields, options, lines, filter, &mut take)?;
-    let progress = progress_for(files, bar);
+    let options = PacketOptions {
+        verbose: args.verbose,
+        hex: args.hex,
+        color: layout.color,
+        time: args.time_format,
+    };
+    let output = choose_output(args, fields, options, lines, filter.clone(), &mut take)?;
+    let progress = progress_for(stream.files, stream.bar);
+    // The report's own counts follow -Y and --window where they are shown.
+    let shown = counts_shown(args, lines, fields.is_some());
+    let mut analysis = analysis_for(args, output, filter.clone().filter(|_| shown));
+    let mut export = match export {
+        Some((path, format)) => {
+            analysis.select(filter);
+            Some(open_export(args, path, format)?)
+        }
+        None => None,
+    };
+    let source = stream.source;
+    let result =
+        drive(source, &mut analysis, Some(&progress), export.as_mut()).map_err(RunError::from);
+    // The export is finished before the report: a write error is an error.
+    let exported = export.map(|x| close_export(x, source)).transpose();
+    progress.finish();
+    let info = run_info(source, stream.files, stream.interface);
+    let (outcome, results) = analysis.finish(info);
+    write_results(args, results, &outcome, layout, stream.bar, take)?;
+    if let Some(missing) = missing_session(&args.sessions, &outcome) {
+        result?;
+        return Err(RunError::Usage(format!(
+            "--session {missing}: no such session in this capture (the report's first column numbers them)"
+        )));
+    }
+    warn_dropped(exported?);
+    result
+}
+
+/// A stream's options checked against each other: the display filter (`-Y`,
+/// and `--window` within it) and the field output's format.
+fn stream_options(
+    args: &ReportArgs,
+    export: bool,
+) -> Result<(Option<Filter>, Option<FieldsFormat>), RunError> {
+    // -Y on its own first, so that an error points into what was typed.
+    let mut filter = parse_filter(args.display_filter.as_deref())?;
+    if args.window.is_some() {
+        filter = parse_filter(args.selection().as_deref())?;
+    }
+    quiet_applies(args, export)?;
+    tables_apply(args)?;
+    Ok((filter, fields_format(args)?))
+}
+
+/// The analysis of a stream: the engine of `-d`, `-o` and `-c`, the output
+/// with the `-z` statistics and the `--plot` timeline beside it, limited to
+/// `--session`'s sessions, and its counts to what `counted` (`-Y`,
+/// `--window`) selects when given.
+fn analysis_for<W: Write>(
+    args: &ReportArgs,
+    mut output: Output<W>,
+    counted: Option<Filter>,
+) -> Analysis<WithStats<W>> {
     let ahead = output.render_ahead();
     let mut analysis = Analysis::with_engine(
         args.decode.engine(),
@@ -472,32 +529,27 @@ fn report_on<W: Write>(
     if !args.sessions.is_empty() {
         analysis.restrict(args.sessions.clone());
     }
-    // The report's own counts follow -Y and --window where they are shown.
-    let shown = counts_shown(args, lines, fields.is_some());
-    if let (Some(f), Some(label), true) = (filter_for_report, args.selection(), shown) {
+    if let (Some(f), Some(label)) = (counted, args.selection()) {
         analysis.restrict_to(f, label);
     }
-    let mut export = match export {
-        Some((path, format)) => {
-            analysis.select(filter_for_export);
-            Some(open_export(args, path, format)?)
-        }
-        None => None,
-    };
-    let result =
-        drive(source, &mut analysis, Some(&progress), export.as_mut()).map_err(RunError::from);
-    // The export is finished before the report: a write error is an error.
-    let exported = export.map(|x| close_export(x, source)).transpose();
-    progress.finish();
-    let info = run_info(source, files, interface);
-    let (
-        outcome,
-        WithStats {
-            output,
-            stats,
-            timeline,
-        },
-    ) = analysis.finish(info);
+    analysis
+}
+
+/// Writes what the output writes at the end and the statistics, then (one
+/// stream: `bar`) the note on the skipped traffic, and `--plot`'s picture.
+fn write_results<W: Write>(
+    args: &ReportArgs,
+    results: WithStats<W>,
+    outcome: &Outcome,
+    layout: Layout,
+    bar: bool,
+    out: impl FnOnce() -> W,
+) -> Result<(), RunError> {
+    let WithStats {
+        output,
+        stats,
+        timeline,
+    } = results;
     // Packet lines and fields say on standard error what the report's
     // paragraph says of the traffic no protocol recognised (one stream only:
     // a fleet run's files would interleave their lines).
@@ -508,22 +560,15 @@ fn report_on<W: Write>(
         _ => None,
     };
     output
-        .finish(&outcome, &stats, layout, take)
+        .finish(outcome, &stats, layout, out)
         .map_err(RunError::Output)?;
     if let Some(hint) = hint {
         let _ = writeln!(io::stderr(), "lwarscope: {hint}");
     }
     if let (Some(path), Some(timeline)) = (&args.plot, &timeline) {
-        write_plot(path, timeline, &outcome, &args.sessions)?;
+        write_plot(path, timeline, outcome, &args.sessions)?;
     }
-    if let Some(missing) = missing_session(&args.sessions, &outcome) {
-        result?;
-        return Err(RunError::Usage(format!(
-            "--session {missing}: no such session in this capture (the report's first column numbers them)"
-        )));
-    }
-    warn_dropped(exported?);
-    result
+    Ok(())
 }
 
 /// Whether the report's own counts are shown (they follow -Y and --window
@@ -600,7 +645,7 @@ struct FileResult {
 /// `{"schema": N, "captures": [...]}` (N the JSON schema), each element the file's own document (or
 /// `{"file", "error"}` for a file that could not be read); jsonl and `-T
 /// fields` are each file's lines in turn. With `--format parquet` the tables
-/// go to `--out` (see [`super::parquet`]) and a line per file to `out`.
+/// go to `--out` (see `report::parquet`, feature `parquet`) and a line per file to `out`.
 ///
 /// A file that fails is reported on standard error (`error: FILE: why`) when
 /// its turn comes, and the others are still analysed; the run then returns
@@ -612,6 +657,49 @@ pub fn report_each(
     layout: Layout,
     out: &mut dyn Write,
 ) -> Result<(), RunError> {
+    check_each(args, read)?;
+    let files = fleet::expand(read)?;
+    let jobs = args.jobs.unwrap_or_else(fleet::default_jobs);
+    let job = FileJob {
+        args,
+        each,
+        layout,
+        #[cfg(feature = "parquet")]
+        tables: match (args.format, &args.out) {
+            (Format::Parquet, Some(dir)) => Some(super::parquet::Tables::create(
+                dir,
+                parquet_interval(args)?,
+            )?),
+            _ => None,
+        },
+    };
+    let progress = Progress::for_files(files.len());
+    let mut written = InOrder::start(out, args);
+    // Set when the output is closed (`| head`): the files not begun are skipped.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    fleet::run_in_order(
+        files.len(),
+        jobs,
+        |i| {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return FileResult::named(&files[i].path);
+            }
+            let result = job.run(&files[i]);
+            progress.inc();
+            result
+        },
+        |_, r| {
+            if !written.write(r) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        },
+    );
+    progress.finish();
+    written.finish(files.len())
+}
+
+/// The options a fleet run refuses, checked once before any file is read.
+fn check_each(args: &ReportArgs, read: &[PathBuf]) -> Result<(), RunError> {
     check_out(args)?;
     check_output_options(args)?;
     for (set, flag, what) in [
@@ -633,130 +721,168 @@ pub fn report_each(
             "-r -: standard input is one stream; -j, --format parquet, directories and globs read files".to_owned(),
         ));
     }
-    let files = fleet::expand(read)?;
-    let jobs = args.jobs.unwrap_or_else(fleet::default_jobs);
-    #[cfg(feature = "parquet")]
-    let tables = match (args.format, &args.out) {
-        (Format::Parquet, Some(dir)) => Some(super::parquet::Tables::create(
-            dir,
-            parquet_interval(args)?,
-        )?),
-        _ => None,
-    };
-    let json = args.format == Format::Json;
-    let headed = args.format == Format::Table && args.output_type.is_none();
-    let progress = Progress::for_files(files.len());
-    let mut failed = 0;
-    let mut output: io::Result<()> = if json {
-        write!(out, "{{\"schema\":{},\"captures\":[", super::json::SCHEMA)
-    } else {
-        Ok(())
-    };
-    let mut first = true;
-    // Set when the output is closed (`| head`): the files not begun are skipped.
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    fleet::run_in_order(
-        files.len(),
-        jobs,
-        |i| {
-            let path = &files[i].path;
-            // The name as text output shows it (escaped); JSON keeps it whole.
-            let name = crate::text::path(path).to_string();
-            let mut result = FileResult {
-                name: path.display().to_string(),
-                output: None,
-                error: None,
-            };
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return result;
-            }
-            if let Some(why) = files[i].refused {
-                result.error = Some(format!("{name}: {why}"));
-                progress.inc();
-                return result;
-            }
-            let mut run = || -> Result<(), RunError> {
-                let mut source = Source::files(std::slice::from_ref(path))?;
-                if let Some(f) = each.file_filter {
-                    source.set_file_filter(f)?;
-                }
-                if let Some(d) = each.duration {
-                    source.stop_after(d);
-                }
-                #[cfg(feature = "parquet")]
-                if let Some(tables) = &tables {
-                    let rows = super::parquet::write_capture(
-                        tables,
-                        path,
-                        args.decode.engine(),
-                        |analysis| {
-                            let driven =
-                                drive(&mut source, analysis, None, None).map_err(RunError::from);
-                            let files = [path.to_path_buf()];
-                            (driven, capture_info(&source.stats(), &files, None))
-                        },
-                    )?;
-                    let mut spool = tempfile::spooled_tempfile(SPOOL_BYTES);
-                    writeln!(spool, "{name}: {rows}").map_err(RunError::Output)?;
-                    result.output = Some(spool);
-                    return Ok(());
-                }
-                let spool = result
-                    .output
-                    .insert(tempfile::spooled_tempfile(SPOOL_BYTES));
-                report_on(
-                    args,
-                    &mut source,
-                    std::slice::from_ref(path),
-                    None,
-                    layout,
-                    None,
-                    || &mut *spool,
-                    false,
-                )
-            };
-            if let Err(e) = run() {
-                // Capture errors name their file already.
-                let text = e.to_string();
-                result.error = Some(match text.starts_with(&format!("{name}: ")) {
-                    true => text,
-                    false => format!("{name}: {text}"),
-                });
-            }
-            progress.inc();
-            result
-        },
-        |_, r| {
-            if let Some(e) = &r.error {
-                failed += 1;
-                let _ = writeln!(io::stderr(), "error: {}", crate::text::printable_lines(e));
-            }
-            if output.is_ok() {
-                output = write_file_result(out, r, json, headed, &mut first);
-                if output.is_err() {
-                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-            }
-        },
-    );
-    progress.finish();
-    let done = output.and_then(|()| {
-        if json {
-            out.write_all(b"]}\n")?;
-        }
-        out.flush()
-    });
-    match done {
-        Err(e) if is_broken_pipe(&e) => {}
-        r => r.map_err(RunError::Output)?,
-    }
-    if failed > 0 {
-        return Err(RunError::Failed {
-            failed,
-            total: files.len(),
-        });
-    }
     Ok(())
+}
+
+impl FileResult {
+    /// No output and no error yet, for `path`.
+    fn named(path: &Path) -> FileResult {
+        FileResult {
+            name: path.display().to_string(),
+            output: None,
+            error: None,
+        }
+    }
+}
+
+/// What a worker of a fleet run does with each file: the same options, and
+/// (`--format parquet`) the same tables.
+struct FileJob<'a> {
+    args: &'a ReportArgs,
+    each: Each<'a>,
+    layout: Layout,
+    #[cfg(feature = "parquet")]
+    tables: Option<super::parquet::Tables>,
+}
+
+impl FileJob<'_> {
+    /// Analyses one file on its own engine, its output spooled; its error
+    /// named by the file.
+    fn run(&self, input: &fleet::Input) -> FileResult {
+        let path = &input.path;
+        // The name as text output shows it (escaped); JSON keeps it whole.
+        let name = crate::text::path(path).to_string();
+        let mut result = FileResult::named(path);
+        if let Some(why) = input.refused {
+            result.error = Some(format!("{name}: {why}"));
+            return result;
+        }
+        if let Err(e) = self.analyse(input, &mut result.output) {
+            // Capture errors name their file already.
+            let text = e.to_string();
+            result.error = Some(match text.starts_with(&format!("{name}: ")) {
+                true => text,
+                false => format!("{name}: {text}"),
+            });
+        }
+        result
+    }
+
+    /// Reads `input` with the capture options of the run into its output
+    /// (its line of table rows, with `--format parquet`), spooled into
+    /// `spool`.
+    fn analyse(
+        &self,
+        input: &fleet::Input,
+        spool: &mut Option<tempfile::SpooledTempFile>,
+    ) -> Result<(), RunError> {
+        let path = &input.path;
+        let mut source = Source::files(std::slice::from_ref(path))?;
+        if let Some(f) = self.each.file_filter {
+            source.set_file_filter(f)?;
+        }
+        if let Some(d) = self.each.duration {
+            source.stop_after(d);
+        }
+        #[cfg(feature = "parquet")]
+        if let Some(tables) = &self.tables {
+            let rows = super::parquet::write_capture(
+                tables,
+                path,
+                self.args.decode.engine(),
+                |analysis| {
+                    let driven = drive(&mut source, analysis, None, None).map_err(RunError::from);
+                    let files = [path.to_path_buf()];
+                    (driven, capture_info(&source.stats(), &files, None))
+                },
+            )?;
+            let mut out = tempfile::spooled_tempfile(SPOOL_BYTES);
+            let name = crate::text::path(path);
+            writeln!(out, "{name}: {rows}").map_err(RunError::Output)?;
+            *spool = Some(out);
+            return Ok(());
+        }
+        let out = spool.insert(tempfile::spooled_tempfile(SPOOL_BYTES));
+        let stream = Stream {
+            source: &mut source,
+            files: std::slice::from_ref(path),
+            interface: None,
+            bar: false,
+        };
+        report_on(self.args, stream, self.layout, None, || &mut *out)
+    }
+}
+
+/// A fleet run's output, each file's in its turn: `==> FILE <==` heads, or
+/// the one JSON document around them.
+struct InOrder<'o> {
+    out: &'o mut dyn Write,
+    json: bool,
+    headed: bool,
+    first: bool,
+    failed: usize,
+    /// The first write error: nothing is written after it.
+    output: io::Result<()>,
+}
+
+impl<'o> InOrder<'o> {
+    /// Begins the output (the JSON document's head).
+    fn start(out: &'o mut dyn Write, args: &ReportArgs) -> Self {
+        let json = args.format == Format::Json;
+        let output = if json {
+            write!(out, "{{\"schema\":{},\"captures\":[", super::json::SCHEMA)
+        } else {
+            Ok(())
+        };
+        InOrder {
+            out,
+            json,
+            headed: args.format == Format::Table && args.output_type.is_none(),
+            first: true,
+            failed: 0,
+            output,
+        }
+    }
+
+    /// One file's result, in its turn: its error on standard error, its
+    /// output copied out; whether the output still takes more.
+    fn write(&mut self, r: FileResult) -> bool {
+        if let Some(e) = &r.error {
+            self.failed += 1;
+            let _ = writeln!(io::stderr(), "error: {}", crate::text::printable_lines(e));
+        }
+        if self.output.is_ok() {
+            self.output = write_file_result(self.out, r, self.json, self.headed, &mut self.first);
+            return self.output.is_ok();
+        }
+        true
+    }
+
+    /// Ends the output (the JSON document's tail) and flushes it; the run's
+    /// result of `total` files.
+    fn finish(self, total: usize) -> Result<(), RunError> {
+        let InOrder {
+            out,
+            json,
+            failed,
+            output,
+            ..
+        } = self;
+        let done = output.and_then(|()| {
+            if json {
+                out.write_all(b"]}\n")?;
+            }
+            out.flush()
+        });
+        match done {
+            Err(e) if is_broken_pipe(&e) => {}
+            r => r.map_err(RunError::Output)?,
+        }
+        if failed > 0 {
+            return Err(RunError::Failed { failed, total });
+        }
+        Ok(())
+    }
 }
 
 /// The field output options (`-T fields`, `-e`, `-E`), checked against each

@@ -945,7 +945,7 @@ impl<O: Observer> Consumer for Analysis<O> {
         Analysis::limit_reached(self)
     }
 
-    /// The renderer set by [`Analysis::render_ahead`], for a two-thread run.
+    /// The renderer set by `Analysis::render_ahead`, for a two-thread run.
     fn take_ahead(&mut self) -> Option<ReadAhead> {
         Some(ReadAhead {
             render: self.ahead.take()?,

@@ -2,15 +2,20 @@
 //! engine, for every output. Named `run` because it is what one run of
 //! lwarscope does between opening its inputs and writing its results: the
 //! report (`lwarscope -r`, `check`) and the terminal UI both drive their
-//! analysis through [`drive`], and only the outputs differ.
+//! analysis through the one loop, [`drive_with`], and only the outputs
+//! differ.
 //!
 //! Layers flow one way: `capture` (frames, datagrams) and `engine` below,
 //! the outputs (`report`, `tui`) above. The loop knows no output: it feeds a
 //! [`Consumer`] (the report's `Analysis`, the terminal UI's collector), the
 //! one trait where the loop and the outputs meet, ripgrep-style.
 //!
-//! - [`drive`]: the loop, on one thread, or on two ([`pipeline`]) when it
-//!   pays; it writes the frames an export (`-w` with `-r`) selects.
+//! - [`drive_with`]: the loop, on one thread, or on two (`pipeline`) when
+//!   it pays; it writes the frames an export (`-w` with `-r`) selects, and
+//!   tells a [`Watch`] how far it has read. [`drive`] is the printed runs'
+//!   (warnings on standard error, a progress bar).
+//! - `input`: what the loop reads, an [`Input`]: a capture `Source`, or
+//!   [`Datagrams`] already in memory.
 //! - `pipeline`: the two-thread loop (a reader thread and the engine's).
 //! - `ahead`: what an output renders ahead on the reader's thread.
 //! - [`fleet`]: many captures at once: directories, globs, and the worker
@@ -21,11 +26,14 @@
 pub(crate) mod ahead;
 pub mod args;
 pub mod fleet;
+mod input;
 mod pipeline;
 pub mod progress;
 
+pub use input::{Datagrams, Input};
+
 use crate::capture::export::{ExportError, FrameWriter};
-use crate::capture::{CaptureError, Datagram, Frame, FrameClass, Source};
+use crate::capture::{CaptureError, Datagram, Frame, FrameClass, FrameCounts};
 use crate::engine::{Flow, Guess};
 use progress::Progress;
 use std::io::{self, Write};
@@ -94,27 +102,111 @@ pub struct Export {
     pub filtered: bool,
 }
 
-/// Feeds every UDP datagram of `source` to `consumer`, until the source ends
-/// or the consumer says stop; writes the frames an export selects. For live
-/// captures, warns on standard error as soon as libpcap reports drops.
-pub fn drive<C: Consumer>(
-    source: &mut Source,
+/// What the loop tells besides the datagrams, as it reads: the input's
+/// warnings and how far it has got. The printed runs say it on standard
+/// error ([`Printed`]); the terminal UI shows it in its status line.
+pub trait Watch {
+    /// A warning of the input's (time going backwards where one file follows
+    /// another).
+    fn warning(&mut self, text: &str);
+
+    /// After each frame read on one thread, `read` of them so far: the watch
+    /// reads the input's counters at its own pace (and costs nothing on the
+    /// frames where it does not).
+    fn frame(&mut self, read: u64, input: &mut dyn Input);
+
+    /// After each batch analysed on two threads: the input's counters after
+    /// the batch's last frame.
+    fn batch(&mut self, counts: &FrameCounts);
+}
+
+/// The watch of the printed runs: warnings on standard error, a progress
+/// bar for files (when given one), and for live captures a warning as soon
+/// as libpcap reports drops (looked at once a second).
+pub struct Printed<'a> {
+    progress: Option<&'a Progress>,
+    next_check: Instant,
+    warned: u64,
+}
+
+impl<'a> Printed<'a> {
+    pub fn new(progress: Option<&'a Progress>) -> Self {
+        Printed {
+            progress,
+            next_check: Instant::now() + Duration::from_secs(1),
+            warned: 0,
+        }
+    }
+
+    fn progress(&self, c: &FrameCounts) {
+        if let Some(p) = self.progress {
+            // Captured bytes plus the 16-byte record headers: close to the file offset.
+            p.set(c.bytes + 16 * c.frames);
+        }
+    }
+}
+
+impl Watch for Printed<'_> {
+    fn warning(&mut self, text: &str) {
+        let _ = writeln!(io::stderr(), "warning: {text}");
+    }
+
+    fn frame(&mut self, read: u64, input: &mut dyn Input) {
+        if read.is_multiple_of(4096) && self.progress.is_some() {
+            self.progress(&input.counts());
+        }
+        if input.is_live() && Instant::now() >= self.next_check {
+            self.next_check = Instant::now() + Duration::from_secs(1);
+            if let Some(p) = input.stats().pcap {
+                let dropped = p.dropped_by_kernel + p.dropped_by_interface;
+                if dropped > self.warned {
+                    let _ = writeln!(
+                        io::stderr(),
+                        "warning: {dropped} packets dropped before analysis so far (kernel {}, interface {})",
+                        p.dropped_by_kernel,
+                        p.dropped_by_interface
+                    );
+                    self.warned = dropped;
+                }
+            }
+        }
+    }
+
+    fn batch(&mut self, counts: &FrameCounts) {
+        self.progress(counts);
+    }
+}
+
+/// [`drive_with`] as the printed runs watch it ([`Printed`]).
+pub fn drive<I: Input, C: Consumer>(
+    input: &mut I,
     consumer: &mut C,
     progress: Option<&Progress>,
+    export: Option<&mut Export>,
+) -> Result<(), DriveError> {
+    drive_with(input, consumer, &mut Printed::new(progress), export)
+}
+
+/// The run loop: feeds every UDP datagram of `input` to `consumer`, until
+/// the input ends or the consumer says stop, and tells `watch` how far it
+/// has got; writes the frames an export selects. On two threads when it
+/// pays (`pipeline::worth_it`; never with an export, which writes every
+/// frame).
+pub fn drive_with<I: Input, C: Consumer, W: Watch>(
+    input: &mut I,
+    consumer: &mut C,
+    watch: &mut W,
     mut export: Option<&mut Export>,
 ) -> Result<(), DriveError> {
-    if export.is_none() && pipeline::worth_it(source, consumer) {
-        return pipeline::drive(source, consumer, progress);
+    if export.is_none() && pipeline::worth_it(input, consumer) {
+        return pipeline::drive(input, consumer, watch);
     }
-    let live = source.is_live();
-    let mut next_check = Instant::now() + Duration::from_secs(1);
-    let mut warned = 0;
-    let mut n = 0u64;
+    let mut read = 0u64;
     loop {
-        for w in source.take_warnings() {
-            let _ = writeln!(io::stderr(), "warning: {w}");
+        for w in input.take_warnings() {
+            watch.warning(&w);
         }
-        let Some(frame) = source.next_frame()? else {
+        let Some(frame) = input.next_frame()? else {
             return Ok(());
         };
         match export.as_deref_mut() {
@@ -134,29 +226,8 @@ pub fn drive<C: Consumer>(
                 }
             }
         }
-        n += 1;
-        if n.is_multiple_of(4096)
-            && let Some(p) = progress
-        {
-            let c = source.counts();
-            // Captured bytes plus the 16-byte record headers: close to the file offset.
-            p.set(c.bytes + 16 * c.frames);
-        }
-        if live && Instant::now() >= next_check {
-            next_check = Instant::now() + Duration::from_secs(1);
-            if let Some(p) = source.stats().pcap {
-                let dropped = p.dropped_by_kernel + p.dropped_by_interface;
-                if dropped > warned {
-                    let _ = writeln!(
-                        io::stderr(),
-                        "warning: {dropped} packets dropped before analysis so far (kernel {}, interface {})",
-                        p.dropped_by_kernel,
-                        p.dropped_by_interface
-                    );
-                    warned = dropped;
-                }
-            }
-        }
+        read += 1;
+        watch.frame(read, input);
     }
 }
 

@@ -14,6 +14,9 @@
 //! the analysis (JSON Lines, `-V`), rendering them all would make the reader
 //! the thread the other waits for.
 //!
+//! What the source warns of travels in the batches, to the run's
+//! [`Watch`] on the engine's thread.
+//!
 //! [`worth_it`] decides: files only (not live captures, whose pace the
 //! interface sets), no export (`-w` writes every frame, not only datagrams),
 //! no `-c` (the count stops the engine mid-batch, and the frame counters of
@@ -22,11 +25,8 @@
 //! to pay (`LWARSCOPE_THREADS=1` or `2` forces it off or on).
 
 use super::ahead::{Render, Rendered};
-use super::progress::Progress;
-use super::{Consumer, DriveError, ReadAhead};
-use crate::capture::{
-    CaptureError, Datagram, FrameClass, FrameCounts, Source, Timestamp, payload_digest,
-};
+use super::{Consumer, DriveError, Input, ReadAhead, Watch};
+use crate::capture::{CaptureError, Datagram, FrameClass, FrameCounts, Timestamp, payload_digest};
 use crate::engine::{Flow, Guess};
 use std::cell::Cell;
 use std::io::Write;
@@ -73,15 +73,15 @@ fn forced() -> Option<bool> {
 }
 
 /// Whether reading `source` on a thread of its own should be faster.
-pub(crate) fn worth_it<C: Consumer>(source: &Source, consumer: &C) -> bool {
-    if source.is_live() || consumer.stops_early() {
+pub(crate) fn worth_it<I: Input, C: Consumer>(input: &I, consumer: &C) -> bool {
+    if input.is_live() || consumer.stops_early() {
         return false;
     }
     if let Some(on) = forced() {
         return on;
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores >= 2 && !SHARED.with(Cell::get) && source.input_bytes().is_none_or(|b| b >= MIN_BYTES)
+    cores >= 2 && !SHARED.with(Cell::get) && input.input_bytes().is_none_or(|b| b >= MIN_BYTES)
 }
 
 /// Where a datagram of a batch is, and what it says.
@@ -110,6 +110,8 @@ struct Batch {
     rendered: Rendered,
     /// The source's counters after the batch's last frame (for progress).
     counts: FrameCounts,
+    /// What the source warned of while the batch filled (rarely anything).
+    warnings: Vec<String>,
     /// Set on the last batch: how the source ended.
     end: Option<Result<(), CaptureError>>,
 }
@@ -128,6 +130,7 @@ impl Batch {
         self.meta.clear();
         self.bytes.clear();
         self.rendered.clear();
+        self.warnings.clear();
         self.end = None;
     }
 
@@ -156,10 +159,10 @@ impl Batch {
 }
 
 /// [`super::drive`] on two threads (see the module's docs).
-pub(crate) fn drive<C: Consumer>(
-    source: &mut Source,
+pub(crate) fn drive<I: Input, C: Consumer, W: Watch>(
+    source: &mut I,
     consumer: &mut C,
-    progress: Option<&Progress>,
+    watch: &mut W,
 ) -> Result<(), DriveError> {
     let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(IN_FLIGHT);
     let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
@@ -199,6 +202,9 @@ pub(crate) fn drive<C: Consumer>(
             let Some(mut batch) = next else {
                 break;
             };
+            for w in &batch.warnings {
+                watch.warning(w);
+            }
             if let Some(shared) = shared {
                 shared.borrow_mut().swap(&mut batch.rendered);
             }
@@ -221,10 +227,7 @@ pub(crate) fn drive<C: Consumer>(
                     break 'batches;
                 }
             }
-            if let Some(p) = progress {
-                // Captured bytes plus the 16-byte record headers: close to the file offset.
-                p.set(batch.counts.bytes + 16 * batch.counts.frames);
-            }
+            watch.batch(&batch.counts);
             if let Some(end) = batch.end.take() {
                 result = end.map_err(DriveError::Capture);
                 break;
@@ -245,8 +248,8 @@ pub(crate) fn drive<C: Consumer>(
 /// The reader's side: fills batches until the source ends, fails, or the
 /// analysis stops (the channels close); renders the output's parts of each
 /// datagram ahead as the protocol it names decodes it, given a renderer.
-fn read(
-    source: &mut Source,
+fn read<I: Input>(
+    source: &mut I,
     mut render: Option<(&mut (dyn Render + 'static), &mut Guess)>,
     full: &mpsc::SyncSender<Batch>,
     empty: &mpsc::Receiver<Batch>,
@@ -257,9 +260,7 @@ fn read(
     };
     let mut share = Share::from_env();
     loop {
-        for w in source.take_warnings() {
-            let _ = writeln!(std::io::stderr(), "warning: {w}");
-        }
+        batch.warnings.extend(source.take_warnings());
         match source.next_frame() {
             Ok(Some(frame)) => {
                 if let FrameClass::Udp(d) = &frame.class {
@@ -300,9 +301,7 @@ fn read(
             batch = b;
         }
     }
-    for w in source.take_warnings() {
-        let _ = writeln!(std::io::stderr(), "warning: {w}");
-    }
+    batch.warnings.extend(source.take_warnings());
     batch.counts = source.counts();
     let _ = full.send(batch);
 }

@@ -1,18 +1,23 @@
-//! The data side: a capture thread feeds the tracker and the packet index; a pump
-//! thread hands what accumulated to the UI over a channel at a steady pace.
+//! The data side: a capture thread runs the run loop ([`crate::run`], the
+//! same as the printed report's) into the tracker and the packet index; a
+//! pump thread hands what accumulated to the UI over a channel at a steady
+//! pace.
 //!
 //! The capture thread never waits for the screen: the channel is unbounded and the
 //! pump sends at most every [`PUMP_INTERVAL`], in batches. The two threads share
 //! the [`Collector`] behind a mutex that each holds only briefly (one datagram,
 //! or one hand-over), so a quiet interface still gets its last packets shown.
+//! The [`Collector`] is the loop's [`Consumer`]; the loop's [`Watch`] here
+//! keeps the status line's counters and progress.
 
 use super::model::{Activity, CaptureCounters, Endpoints, LoggedFinding, Row, SessionSnap, Update};
 use super::store::StoreWriter;
-use crate::capture::{self, Datagram, OwnedDatagram};
+use crate::capture::{CaptureStats, Datagram, FrameCounts};
 use crate::engine::{
     Direction, Engine, Finding, FindingKind, Flow, Observer, PacketEvent, SessionId,
 };
 use crate::report::timeline::Timeline;
+use crate::run::{Consumer, Input, Watch};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -26,16 +31,6 @@ pub const PUMP_INTERVAL: Duration = Duration::from_millis(50);
 const STORE_BUFFER: usize = 1 << 20;
 /// How often session snapshots are taken (every this many pump rounds).
 const SNAPSHOT_EVERY: u32 = 5;
-
-/// A source of datagrams the data side reads from.
-pub trait Feed {
-    /// Reads the next frame and passes its lwar datagram, if it carries one, to
-    /// `each`. `Ok(false)` at the end of the input (or once stopped).
-    fn step(&mut self, each: &mut dyn FnMut(&Datagram<'_>)) -> Result<bool, String>;
-
-    /// The capture counters so far, and for files how far the read has got.
-    fn status(&mut self) -> (CaptureCounters, Option<f64>);
-}
 
 /// Everything the data side knows, between two hand-overs.
 pub struct Collector {
@@ -232,6 +227,32 @@ impl Collector {
     }
 }
 
+/// The collector is what the run loop feeds ([`super::load_app`] drives it
+/// directly; the capture thread through its lock).
+impl Consumer for Collector {
+    fn datagram(&mut self, d: &Datagram<'_>) -> Flow {
+        self.push(d)
+    }
+
+    fn recognised(&self) -> u64 {
+        self.tracker.recognised()
+    }
+
+    /// Every datagram: the terminal UI exports nothing of its own (a live
+    /// capture's `-w` is libpcap's savefile).
+    fn selected(&self) -> bool {
+        true
+    }
+
+    fn stops_early(&self) -> bool {
+        self.tracker.has_limit()
+    }
+
+    fn limit_reached(&self) -> bool {
+        self.tracker.limit_reached()
+    }
+}
+
 /// Stops the data side from the UI.
 #[derive(Clone, Default)]
 pub struct Stop {
@@ -300,10 +321,128 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// How far an input has been read, for the status line: the total the
+/// read is measured against.
+#[derive(Debug, Clone, Copy)]
+pub enum Total {
+    /// Capture files of this many bytes in all (`None`: a live interface, or
+    /// sizes not known).
+    Bytes(Option<u64>),
+    /// Datagrams in memory, this many.
+    Datagrams(usize),
+}
+
+impl Total {
+    /// The status line's counters and progress, from the input's counters.
+    pub fn status(self, stats: &CaptureStats) -> (CaptureCounters, Option<f64>) {
+        let c = &stats.counts;
+        let counters = CaptureCounters {
+            frames: c.frames,
+            received: stats.pcap.map(|p| p.received),
+            dropped_kernel: stats.pcap.map(|p| p.dropped_by_kernel),
+            dropped_interface: stats.pcap.map(|p| p.dropped_by_interface),
+        };
+        let progress = match self {
+            // A pcap record is a 16-byte header and the captured bytes; pcapng
+            // blocks are a little bigger, so this estimate stays below 1.
+            Total::Bytes(total) => total.filter(|&t| t > 0).map(|total| {
+                let read = 24 + c.bytes + 16 * c.frames;
+                (read as f64 / total as f64).min(0.99)
+            }),
+            Total::Datagrams(0) => Some(1.0),
+            Total::Datagrams(n) => Some(c.frames as f64 / n as f64),
+        };
+        (counters, progress)
+    }
+}
+
+/// The collector as the capture thread's loop feeds it: locked for each
+/// datagram (the pump takes batches in between), stopped by the UI.
+struct Feeding<'a> {
+    collector: &'a Mutex<Collector>,
+    stop: &'a Stop,
+}
+
+impl Consumer for Feeding<'_> {
+    fn datagram(&mut self, d: &Datagram<'_>) -> Flow {
+        if self.stop.is_stopped() {
+            return Flow::Stop;
+        }
+        lock(self.collector).push(d)
+    }
+
+    fn recognised(&self) -> u64 {
+        Consumer::recognised(&*lock(self.collector))
+    }
+
+    fn selected(&self) -> bool {
+        Consumer::selected(&*lock(self.collector))
+    }
+
+    fn stops_early(&self) -> bool {
+        Consumer::stops_early(&*lock(self.collector))
+    }
+
+    fn limit_reached(&self) -> bool {
+        Consumer::limit_reached(&*lock(self.collector))
+    }
+}
+
+/// The status line's counters, read from the input at most every
+/// [`PUMP_INTERVAL`] (looked at every 64 frames); the input's warnings are
+/// not written (the terminal is the UI's).
+struct Status<'a> {
+    status: &'a Mutex<(CaptureCounters, Option<f64>)>,
+    total: Total,
+    next: Instant,
+}
+
+impl Status<'_> {
+    fn due(&mut self) -> bool {
+        let now = Instant::now();
+        let due = now >= self.next;
+        if due {
+            self.next = now + PUMP_INTERVAL;
+        }
+        due
+    }
+}
+
+impl Watch for Status<'_> {
+    fn warning(&mut self, _text: &str) {}
+
+    fn frame(&mut self, read: u64, input: &mut dyn Input) {
+        if read.is_multiple_of(64) && self.due() {
+            *lock(self.status) = self.total.status(&input.stats());
+        }
+    }
+
+    fn batch(&mut self, counts: &FrameCounts) {
+        if self.due() {
+            let stats = CaptureStats {
+                counts: *counts,
+                pcap: None,
+            };
+            *lock(self.status) = self.total.status(&stats);
+        }
+    }
+}
+
+/// The loop's watch where nothing is shown as it reads ([`super::load_app`]).
+pub(crate) struct Unwatched;
+
+impl Watch for Unwatched {
+    fn warning(&mut self, _text: &str) {}
+    fn frame(&mut self, _read: u64, _input: &mut dyn Input) {}
+    fn batch(&mut self, _counts: &FrameCounts) {}
+}
+
 /// Starts the capture and pump threads. `open` runs on the capture thread (a
-/// libpcap handle stays on the thread that opened it).
-pub fn spawn<F: Feed + 'static>(
-    open: impl FnOnce() -> F + Send + 'static,
+/// libpcap handle stays on the thread that opened it); `total` is what the
+/// status line measures the read against.
+pub fn spawn<I: Input + 'static>(
+    open: impl FnOnce() -> I + Send + 'static,
+    total: Total,
     engine: Engine,
     writer: StoreWriter,
     stop: Stop,
@@ -321,38 +460,22 @@ pub fn spawn<F: Feed + 'static>(
         std::thread::Builder::new()
             .name("lwarscope-capture".into())
             .spawn(move || {
-                let mut feed = open();
-                let mut n = 0u32;
-                let mut next_status = Instant::now();
-                loop {
-                    if stop.is_stopped() {
-                        break;
-                    }
-                    let mut more = true;
-                    let step = feed.step(&mut |d| {
-                        more &= lock(&shared.collector).push(d) == Flow::Continue;
-                    });
-                    // The engine has all it was asked for (`-c`).
-                    let step = step.map(|read| read && more);
-                    n = n.wrapping_add(1);
-                    if n.is_multiple_of(64) || !matches!(step, Ok(true)) {
-                        let now = Instant::now();
-                        if now >= next_status {
-                            next_status = now + PUMP_INTERVAL;
-                            *lock(&shared.status) = feed.status();
-                        }
-                    }
-                    match step {
-                        Ok(true) => {}
-                        Ok(false) => break,
-                        Err(e) => {
-                            *lock(&shared.failure) = Some(e);
-                            break;
-                        }
-                    }
+                let mut input = open();
+                let mut feeding = Feeding {
+                    collector: &shared.collector,
+                    stop: &stop,
+                };
+                let mut status = Status {
+                    status: &shared.status,
+                    total,
+                    next: Instant::now(),
+                };
+                if let Err(e) = crate::run::drive_with(&mut input, &mut feeding, &mut status, None)
+                {
+                    *lock(&shared.failure) = Some(e.to_string());
                 }
                 lock(&shared.collector).finish();
-                *lock(&shared.status) = feed.status();
+                *lock(&shared.status) = total.status(&input.stats());
                 shared.ended.store(true, Ordering::SeqCst);
             })?
     };
@@ -401,98 +524,5 @@ fn pump(shared: &Shared, tx: &Sender<Update>) {
         if ended {
             return;
         }
-    }
-}
-
-/// A [`Feed`] over datagrams in memory.
-#[derive(Debug)]
-pub struct MemoryFeed {
-    datagrams: std::vec::IntoIter<OwnedDatagram>,
-    total: usize,
-    read: u64,
-}
-
-impl MemoryFeed {
-    pub fn new(datagrams: Vec<OwnedDatagram>) -> Self {
-        MemoryFeed {
-            total: datagrams.len(),
-            datagrams: datagrams.into_iter(),
-            read: 0,
-        }
-    }
-}
-
-impl Feed for MemoryFeed {
-    fn step(&mut self, each: &mut dyn FnMut(&Datagram<'_>)) -> Result<bool, String> {
-        match self.datagrams.next() {
-            Some(d) => {
-                self.read += 1;
-                each(&d.as_datagram());
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-
-    fn status(&mut self) -> (CaptureCounters, Option<f64>) {
-        let progress = if self.total == 0 {
-            1.0
-        } else {
-            self.read as f64 / self.total as f64
-        };
-        (
-            CaptureCounters {
-                frames: self.read,
-                ..CaptureCounters::default()
-            },
-            Some(progress),
-        )
-    }
-}
-
-/// A [`Feed`] over capture files or a live interface.
-pub struct CaptureFeed {
-    source: capture::Source,
-    /// Total size of the files, for the load's progress.
-    file_bytes: Option<u64>,
-}
-
-impl CaptureFeed {
-    /// `file_bytes`: the total size of the files read, when known.
-    pub fn new(source: capture::Source, file_bytes: Option<u64>) -> Self {
-        CaptureFeed { source, file_bytes }
-    }
-}
-
-impl Feed for CaptureFeed {
-    fn step(&mut self, each: &mut dyn FnMut(&Datagram<'_>)) -> Result<bool, String> {
-        match self.source.next_frame() {
-            Ok(Some(frame)) => {
-                if let Some(d) = frame.datagram() {
-                    each(d);
-                }
-                Ok(true)
-            }
-            Ok(None) => Ok(false),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    fn status(&mut self) -> (CaptureCounters, Option<f64>) {
-        let stats = self.source.stats();
-        let c = &stats.counts;
-        let counters = CaptureCounters {
-            frames: c.frames,
-            received: stats.pcap.map(|p| p.received),
-            dropped_kernel: stats.pcap.map(|p| p.dropped_by_kernel),
-            dropped_interface: stats.pcap.map(|p| p.dropped_by_interface),
-        };
-        // A pcap record is a 16-byte header and the captured bytes; pcapng
-        // blocks are a little bigger, so this estimate stays below 1.
-        let progress = self.file_bytes.filter(|&t| t > 0).map(|total| {
-            let read = 24 + c.bytes + 16 * c.frames;
-            (read as f64 / total as f64).min(0.99)
-        });
-        (counters, progress)
     }
 }

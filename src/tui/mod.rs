@@ -3,7 +3,8 @@
 //!
 //! Two sides, as in gitui or bottom:
 //!
-//! - the **data side** ([`data`]): a capture thread reads the source and runs the
+//! - the **data side** ([`data`]): a capture thread runs the run loop
+//!   ([`crate::run`], the printed report's own) over the source into the
 //!   tracker; a pump thread hands compact [`model::Update`]s to the UI over a
 //!   channel every 50 ms. Payloads go to an append-only spill file
 //!   ([`store`]), and so do the findings' detail texts; the UI keeps a compact
@@ -36,8 +37,10 @@ mod ui;
 
 use crate::capture::OwnedDatagram;
 use crate::capture::{self, CaptureError, LiveOptions};
+use crate::run::Datagrams;
+use crate::run::args::DecodeArgs;
 use app::{App, SourceInfo};
-use data::{CaptureFeed, Feed, MemoryFeed, Stop};
+use data::{Stop, Total};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture};
@@ -91,12 +94,9 @@ pub struct Options {
     pub follow: Option<bool>,
     /// A display filter to start with.
     pub filter: Option<String>,
-    /// Stop reading after this many datagrams of a known protocol.
-    pub count: Option<u64>,
-    /// Ports decoded as a protocol (`-d`).
-    pub decode_as: Vec<crate::proto::DecodeAs>,
-    /// Protocol preferences (`-o`).
-    pub preferences: Vec<crate::engine::Preference>,
+    /// How the engine is set up: ports decoded as a protocol (`-d`),
+    /// protocol preferences (`-o`), a count of datagrams to stop after (`-c`).
+    pub decode: DecodeArgs,
     /// A capture filter for the files (`-f`).
     pub file_filter: Option<String>,
     /// Stop a live capture after this long.
@@ -109,9 +109,7 @@ impl Default for Options {
             fps: 15,
             follow: None,
             filter: None,
-            count: None,
-            decode_as: Vec::new(),
-            preferences: Vec::new(),
+            decode: DecodeArgs::default(),
             file_filter: None,
             duration: None,
         }
@@ -155,32 +153,30 @@ pub fn run(source: Source, options: Options) -> Result<(), TuiError> {
             let src = limit(src, &options);
             let label = files_label(&paths);
             let stop = stop_for(&src);
-            let feed = CaptureFeed::new(src, total);
             let info = SourceInfo { label, live: false };
-            (
-                info,
-                data::spawn(move || feed, engine(&options), writer, stop, tx),
-            )
+            let engine = options.decode.engine();
+            let side = data::spawn(move || src, Total::Bytes(total), engine, writer, stop, tx);
+            (info, side)
         }
         Source::Live(opts) => {
             savefile = opts.savefile.clone();
             let src = limit(capture::Source::live(&opts)?, &options);
             let stop = stop_for(&src);
-            let feed = CaptureFeed::new(src, None);
             let info = SourceInfo {
                 label: live_label(&opts.interface),
                 live: true,
             };
-            (
-                info,
-                data::spawn(move || feed, engine(&options), writer, stop, tx),
-            )
+            let engine = options.decode.engine();
+            let side = data::spawn(move || src, Total::Bytes(None), engine, writer, stop, tx);
+            (info, side)
         }
         Source::Memory { label, datagrams } => {
             let info = SourceInfo { label, live: false };
+            let total = Total::Datagrams(datagrams.len());
             let side = data::spawn(
-                move || MemoryFeed::new(datagrams),
-                engine(&options),
+                move || Datagrams::new(datagrams),
+                total,
+                options.decode.engine(),
                 writer,
                 Stop::default(),
                 tx,
@@ -230,18 +226,6 @@ fn limit(mut src: capture::Source, options: &Options) -> capture::Source {
         src.stop_after(d);
     }
     src
-}
-
-/// The engine the options ask for (`-d`, `-c`).
-fn engine(options: &Options) -> crate::engine::Engine {
-    let mut engine = crate::proto::engine_with(
-        crate::proto::config_with(&options.preferences),
-        &options.decode_as,
-    );
-    if let Some(n) = options.count {
-        engine.stop_after(n);
-    }
-    engine
 }
 
 /// Stopping the data side also stops the capture (and wakes a quiet live read).
@@ -422,18 +406,14 @@ fn restore_terminal() {
     );
 }
 
-/// Runs a [`Feed`] to its end synchronously and returns an [`App`] with
-/// everything in it: for tests and snapshots.
-pub fn load_app<F: Feed>(mut feed: F, source: SourceInfo) -> io::Result<App> {
+/// Runs the run loop over datagrams in memory to their end, synchronously,
+/// and returns an [`App`] with everything in it: for tests and snapshots.
+pub fn load_app(mut input: Datagrams, source: SourceInfo) -> io::Result<App> {
     let (writer, reader) = store::store()?;
-    let engine = engine(&Options::default());
+    let engine = Options::default().decode.engine();
     let mut collector = data::Collector::new(engine, writer);
-    while feed
-        .step(&mut |d| {
-            collector.push(d);
-        })
-        .map_err(io::Error::other)?
-    {}
+    crate::run::drive_with(&mut input, &mut collector, &mut data::Unwatched, None)
+        .map_err(io::Error::other)?;
     collector.finish();
     let mut app = App::new(source, reader);
     app.timeline = collector.timeline();
@@ -444,7 +424,8 @@ pub fn load_app<F: Feed>(mut feed: F, source: SourceInfo) -> io::Result<App> {
         return Err(io::Error::other(e));
     }
     app.apply(model::Update::Sessions(collector.sessions()));
-    let (counters, progress) = feed.status();
+    let (counters, progress) =
+        Total::Datagrams(input.len()).status(&crate::run::Input::stats(&mut input));
     app.apply(model::Update::Status { counters, progress });
     app.apply(model::Update::Finished);
     app.tick();

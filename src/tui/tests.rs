@@ -2,11 +2,11 @@
 //! 160x48, plus the behaviour behind the keys.
 
 use super::app::{App, SourceInfo};
-use super::data::MemoryFeed;
 use super::load_app;
 use super::pane::Pane;
 use crate::capture::OwnedDatagram;
 use crate::capture::Timestamp;
+use crate::run::Datagrams;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{
@@ -56,7 +56,7 @@ fn app() -> App {
         label: "file real-server-clean.pcap".into(),
         live: false,
     };
-    load_app(MemoryFeed::new(fixture()), info).unwrap()
+    load_app(Datagrams::new(fixture()), info).unwrap()
 }
 
 /// Sends a key, then lets the background filter finish, as a few screens would.
@@ -468,7 +468,7 @@ fn big_app(copies: u64) -> App {
         label: "big".into(),
         live: false,
     };
-    load_app(MemoryFeed::new(datagrams), info).unwrap()
+    load_app(Datagrams::new(datagrams), info).unwrap()
 }
 
 /// The rows `text` matches, evaluated one by one on this thread.
@@ -603,7 +603,7 @@ fn the_filter_selects_in_the_tui_what_it_selects_in_the_report() {
         label: "file sim-tap-miss.pcap".into(),
         live: false,
     };
-    let feed = MemoryFeed::new(datagrams_of("captures/sim-tap-miss.pcap"));
+    let feed = Datagrams::new(datagrams_of("captures/sim-tap-miss.pcap"));
     let mut a = load_app(feed, info).unwrap();
     keys(&mut a, "/not-captured && seqno == 37");
     key(&mut a, KeyCode::Enter);
@@ -621,7 +621,7 @@ fn the_filter_sees_each_frames_lengths_on_the_wire_and_captured() {
     let mut datagrams = datagrams_of("captures/sim-clean.pcap");
     // Frame 5 as a snaplen of 60 and Ethernet padding would have left it.
     (datagrams[4].frame_len, datagrams[4].frame_cap_len) = (1000, 60);
-    let mut a = load_app(MemoryFeed::new(datagrams), info).unwrap();
+    let mut a = load_app(Datagrams::new(datagrams), info).unwrap();
     a.set_filter("frame.len == 1000 && frame.cap_len == 60")
         .unwrap();
     a.finish_filtering();
@@ -641,7 +641,7 @@ fn w_saves_the_packets_in_view_with_their_payloads_and_times() {
         live: false,
     };
     let datagrams = datagrams_of("captures/strs-loss.pcap");
-    let feed = MemoryFeed::new(datagrams.clone());
+    let feed = Datagrams::new(datagrams.clone());
     let mut a = load_app(feed, info).unwrap();
     a.set_filter("strs.type == ChatMessage").unwrap();
     a.finish_filtering();
@@ -747,7 +747,7 @@ fn battlegrounds_sessions_are_read_in_their_own_byte_order() {
         label: "bg".into(),
         live: false,
     };
-    let a = load_app(MemoryFeed::new(datagrams), info).unwrap();
+    let a = load_app(Datagrams::new(datagrams), info).unwrap();
     let mut payload = Vec::new();
     let mut wrong = Vec::new();
     for (r, want) in expected.iter().enumerate() {
@@ -826,7 +826,7 @@ fn corrupt() -> App {
         live: false,
     };
     load_app(
-        MemoryFeed::new(datagrams_of("captures/sim-corrupt.pcap")),
+        Datagrams::new(datagrams_of("captures/sim-corrupt.pcap")),
         info,
     )
     .unwrap()
@@ -1004,7 +1004,7 @@ fn the_strip_counts_errors_and_warnings_by_kind_at_any_width() {
         label: "clean".into(),
         live: false,
     };
-    let feed = MemoryFeed::new(datagrams_of("captures/sim-clean.pcap"));
+    let feed = Datagrams::new(datagrams_of("captures/sim-clean.pcap"));
     let mut clean = load_app(feed, info).unwrap();
     let top = text(&mut clean, 80, 24);
     assert!(top.starts_with(" no errors, no warnings"), "{top}");

@@ -7,8 +7,8 @@
 //! first used.
 
 use lwarscope::capture::{FrameClass, OwnedDatagram, Source};
+use lwarscope::run::Datagrams;
 use lwarscope::tui::app::SourceInfo;
-use lwarscope::tui::data::MemoryFeed;
 use std::path::Path;
 
 /// Vessel's packets, moved from port 39461 (the built-in `vessel`'s) to
@@ -52,7 +52,7 @@ fn each_packet_is_read_as_its_directions_message() {
         label: "vessel-clean".into(),
         live: false,
     };
-    let app = lwarscope::tui::load_app(MemoryFeed::new(datagrams(40461)), info).unwrap();
+    let app = lwarscope::tui::load_app(Datagrams::new(datagrams(40461)), info).unwrap();
     let mut payload = Vec::new();
     let mut version_only = 0;
     for i in 0..app.rows.len() {
