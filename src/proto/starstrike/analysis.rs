@@ -169,9 +169,13 @@
 //!   captured earlier acknowledged the Disconnect (packets the peer sent before
 //!   it received the Disconnect are not its fault).
 //! - `heartbeat-missing`: in a `connected` session, a packet whose sender was
-//!   silent for more than 1 s before it (one per silence, with its length); and
-//!   at the end of a `connected` session, a side whose last packet is more than
-//!   1 s before the peer's last one (silent until the end).
+//!   silent for more than 1 s before it (one per silence, with its length):
+//!   its number is the next after that of the sender's previous packet with a
+//!   header. A number that skipped some shows the sender sent packets in
+//!   between (the tap missed them, or they were lost before it: rule 4
+//!   judges them), so the capture shows no silence and nothing is raised.
+//!   And at the end of a `connected` session, a side whose last packet is
+//!   more than 1 s before the peer's last one (silent until the end).
 //! - `timed-out`: a side that has sent packets silent for more than 10 s of
 //!   capture time (checked about once a second and at the end); `rejected`,
 //!   `disconnected` and `timed-out` sessions are over.
@@ -382,8 +386,9 @@ struct Track {
     log: Box<[Reliable; RELIABLE_LOG]>,
     next_log: usize,
     next_id: u32,
-    /// The latest packet with a header: its time and frame.
+    /// The latest packet with a header: its time and frame, and its number.
     last: Option<(Timestamp, u64)>,
+    last_seq: u16,
     unseen: Option<Unseen>,
     open: [Option<IncidentKey>; OPEN_INCIDENTS],
     next_open: usize,
@@ -418,6 +423,7 @@ impl Default for Track {
             next_log: 0,
             next_id: 1,
             last: None,
+            last_seq: 0,
             unseen: None,
             open: [None; OPEN_INCIDENTS],
             next_open: 0,
@@ -681,7 +687,7 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         }
     };
     let t = header.packet_type;
-    header_seen(session, raise, t, d);
+    header_seen(session, raise, t, header.seq, d);
     // 3. Oversize, as sent.
     oversize(session, raise, t, d);
     // 4 to 6. Numbers and acknowledgements. A number not newer than the
@@ -743,10 +749,17 @@ fn duplicate(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) -> 
     true
 }
 
-/// A packet of type `t` whose header decodes: the session's start (a
-/// ConnectionRequest first), and the silence of its sender before it
-/// (`heartbeat-missing` while connected).
-fn header_seen(session: &mut Session, raise: &mut Raise<'_>, t: PacketType, d: &Datagram<'_>) {
+/// A packet of type `t` numbered `seq` whose header decodes: the session's
+/// start (a ConnectionRequest first), and the silence of its sender before
+/// it (`heartbeat-missing` while connected, when no number was skipped
+/// since its previous packet).
+fn header_seen(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    t: PacketType,
+    seq: u16,
+    d: &Datagram<'_>,
+) {
     let direction = raise.direction;
     let i = idx(direction);
     if session.c2s.packets + session.s2c.packets == 1
@@ -757,10 +770,14 @@ fn header_seen(session: &mut Session, raise: &mut Raise<'_>, t: PacketType, d: &
         session.proto.state = State::Connecting;
     }
     // Heartbeat (silence before this packet).
-    let previous = session.proto.tracks[i].last;
-    session.proto.tracks[i].last = Some((d.ts, d.frame));
-    session.proto.tracks[i].headers += 1;
+    let track = &mut session.proto.tracks[i];
+    let previous = track.last;
+    let next = seq == track.last_seq.wrapping_add(1);
+    track.last = Some((d.ts, d.frame));
+    track.last_seq = seq;
+    track.headers += 1;
     if session.proto.state == State::Connected
+        && next
         && let Some((last_ts, last_frame)) = previous
     {
         let silence = d.ts.since(last_ts);

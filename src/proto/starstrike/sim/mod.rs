@@ -1549,6 +1549,7 @@ struct Life {
     /// The analyzer's lifecycle, for silences while connected.
     connected: bool,
     last_us: [Option<u64>; 2],
+    last_seq: [u16; 2],
 }
 
 impl Life {
@@ -1560,17 +1561,20 @@ impl Life {
         }
     }
 
-    /// A silence of more than 1 s before the record while connected, and
+    /// A silence of more than 1 s before the record while connected (its
+    /// number the next: a number skipped was sent, so no silence shows), and
     /// whether the session is connected after it.
     fn silence(&mut self, r: &Record, f: &mut BTreeMap<String, u64>) {
         let d = usize::from(!r.c2s);
         if self.connected
+            && r.seq == self.last_seq[d].wrapping_add(1)
             && let Some(prev) = self.last_us[d]
             && r.ts_us - prev > HEARTBEAT_MS * 1_000
         {
             bump(f, "heartbeat-missing", 1);
         }
         self.last_us[d] = Some(r.ts_us);
+        self.last_seq[d] = r.seq;
         match r.packet_type {
             _ if !r.decodes() => {}
             PacketType::ConnectionAccept if self.saw_start && !self.accepted && !self.rejected => {
