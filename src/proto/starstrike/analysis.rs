@@ -1847,15 +1847,13 @@ mod tests {
             } else {
                 (server, client)
             };
-            let d = Datagram {
-                digest: None,
-                frame: self.frame,
-                ts: Timestamp::from_millis(START_MS + ms),
+            let d = Datagram::new(
+                self.frame,
+                Timestamp::from_millis(START_MS + ms),
                 src,
                 dst,
                 payload,
-                payload_len: payload.len(),
-            };
+            );
             let mut seen = Seen::default();
             self.tracker.observe(&d, &mut seen);
             seen.0.iter().map(show).collect()
