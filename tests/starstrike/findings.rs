@@ -648,6 +648,35 @@ fn silence_over_a_second_is_a_missing_heartbeat() {
     assert_eq!(s.c2s(103, &[], heartbeat(5910)), []);
 }
 
+/// Issue 30: a packet more than a second after its side's previous one, but
+/// whose number skipped some, shows that its sender sent packets in between
+/// (the tap missed them, or they were lost before it: the missing numbers
+/// say which, at the end): the capture shows no silence, so no
+/// `heartbeat-missing`. A tap missing 21 packets in a row at 50 % misses
+/// raised one on a capture whose only fault was the tap's
+/// (`sim --proto starstrike --seed 108 -c 6 --tap-miss 50% -d 10`).
+#[test]
+fn a_silence_with_skipped_numbers_is_not_a_missing_heartbeat() {
+    let mut s = Script::connected();
+    s.wait(1500);
+    // 102 to 104 were sent, not captured.
+    assert_eq!(s.c2s(105, &[], heartbeat(5000)), []);
+    // A real silence after it: the next number.
+    let last = s.frame;
+    s.wait(1500);
+    let f = s.c2s(106, &[], heartbeat(6510));
+    assert_eq!(
+        f,
+        [(
+            "c2s",
+            "heartbeat-missing".to_owned(),
+            s.frame,
+            None,
+            format!("silent for 1.510 s after frame {last} (heartbeat interval 1 s)")
+        )]
+    );
+}
+
 #[test]
 fn a_side_silent_until_the_end() {
     let mut s = Script::connected();

@@ -169,9 +169,13 @@
 //!   captured earlier acknowledged the Disconnect (packets the peer sent before
 //!   it received the Disconnect are not its fault).
 //! - `heartbeat-missing`: in a `connected` session, a packet whose sender was
-//!   silent for more than 1 s before it (one per silence, with its length); and
-//!   at the end of a `connected` session, a side whose last packet is more than
-//!   1 s before the peer's last one (silent until the end).
+//!   silent for more than 1 s before it (one per silence, with its length):
+//!   its number is the next after that of the sender's previous packet with a
+//!   header. A number that skipped some shows the sender sent packets in
+//!   between (the tap missed them, or they were lost before it: rule 4
+//!   judges them), so the capture shows no silence and nothing is raised.
+//!   And at the end of a `connected` session, a side whose last packet is
+//!   more than 1 s before the peer's last one (silent until the end).
 //! - `timed-out`: a side that has sent packets silent for more than 10 s of
 //!   capture time (checked about once a second and at the end); `rejected`,
 //!   `disconnected` and `timed-out` sessions are over.
@@ -382,8 +386,9 @@ struct Track {
     log: Box<[Reliable; RELIABLE_LOG]>,
     next_log: usize,
     next_id: u32,
-    /// The latest packet with a header: its time and frame.
+    /// The latest packet with a header: its time and frame, and its number.
     last: Option<(Timestamp, u64)>,
+    last_seq: u16,
     unseen: Option<Unseen>,
     open: [Option<IncidentKey>; OPEN_INCIDENTS],
     next_open: usize,
@@ -418,6 +423,7 @@ impl Default for Track {
             next_log: 0,
             next_id: 1,
             last: None,
+            last_seq: 0,
             unseen: None,
             open: [None; OPEN_INCIDENTS],
             next_open: 0,
@@ -669,19 +675,7 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     let i = idx(direction);
     bandwidth(session, raise, d);
     // 1. Network duplicates.
-    if let Some(frame) = session.dir_mut(direction).duplicate_datagram(d) {
-        let this = session.dir_mut(direction);
-        if let Ok(h) = wire::check_header(d.payload) {
-            this.messages[h.packet_type.ordinal()] += 1;
-            this.message_bytes[h.packet_type.ordinal()] += d.payload_len as u64;
-        }
-        raise.raise(
-            this,
-            FindingKind::DUPLICATE_PACKET,
-            None,
-            None,
-            Detail::DuplicateOf { frame },
-        );
+    if duplicate(session, raise, d) {
         return;
     }
     // 2. The header.
@@ -693,46 +687,9 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         }
     };
     let t = header.packet_type;
-    if session.c2s.packets + session.s2c.packets == 1
-        && direction == Direction::ClientToServer
-        && t == PacketType::ConnectionRequest
-    {
-        session.proto.saw_start = true;
-        session.proto.state = State::Connecting;
-    }
-    // Heartbeat (silence before this packet).
-    let previous = session.proto.tracks[i].last;
-    session.proto.tracks[i].last = Some((d.ts, d.frame));
-    session.proto.tracks[i].headers += 1;
-    if session.proto.state == State::Connected
-        && let Some((last_ts, last_frame)) = previous
-    {
-        let silence = d.ts.since(last_ts);
-        if silence > HEARTBEAT_INTERVAL_MS * MS {
-            let this = session.dir_mut(direction);
-            raise.raise(
-                this,
-                findings::HEARTBEAT_MISSING,
-                None,
-                None,
-                findings::silence(silence, last_frame, false),
-            );
-        }
-    }
+    header_seen(session, raise, t, header.seq, d);
     // 3. Oversize, as sent.
-    let oversize = d.payload_len > MTU;
-    incident(
-        session,
-        raise,
-        (CODE_OVERSIZE, t.id(), 0),
-        oversize,
-        FindingKind::OVERSIZE,
-        None,
-        Detail::Oversize {
-            len: d.payload_len,
-            max: MTU,
-        },
-    );
+    oversize(session, raise, t, d);
     // 4 to 6. Numbers and acknowledgements. A number not newer than the
     // highest: the packet was overtaken on the way.
     let overtaken = session.proto.tracks[i]
@@ -767,6 +724,95 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         true
     };
     lifecycle(session, raise, &packet, first_copy, d);
+    metrics(session, direction, &packet, d);
+}
+
+/// Rule 1: a network duplicate of one of the direction's last 64 packets,
+/// counted by its type (when its header decodes) and raising nothing else.
+/// Returns true for a duplicate.
+fn duplicate(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) -> bool {
+    let this = session.dir_mut(raise.direction);
+    let Some(frame) = this.duplicate_datagram(d) else {
+        return false;
+    };
+    if let Ok(h) = wire::check_header(d.payload) {
+        this.messages[h.packet_type.ordinal()] += 1;
+        this.message_bytes[h.packet_type.ordinal()] += d.payload_len as u64;
+    }
+    raise.raise(
+        this,
+        FindingKind::DUPLICATE_PACKET,
+        None,
+        None,
+        Detail::DuplicateOf { frame },
+    );
+    true
+}
+
+/// A packet of type `t` numbered `seq` whose header decodes: the session's
+/// start (a ConnectionRequest first), and the silence of its sender before
+/// it (`heartbeat-missing` while connected, when no number was skipped
+/// since its previous packet).
+fn header_seen(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    t: PacketType,
+    seq: u16,
+    d: &Datagram<'_>,
+) {
+    let direction = raise.direction;
+    let i = idx(direction);
+    if session.c2s.packets + session.s2c.packets == 1
+        && direction == Direction::ClientToServer
+        && t == PacketType::ConnectionRequest
+    {
+        session.proto.saw_start = true;
+        session.proto.state = State::Connecting;
+    }
+    // Heartbeat (silence before this packet).
+    let track = &mut session.proto.tracks[i];
+    let previous = track.last;
+    let next = seq == track.last_seq.wrapping_add(1);
+    track.last = Some((d.ts, d.frame));
+    track.last_seq = seq;
+    track.headers += 1;
+    if session.proto.state == State::Connected
+        && next
+        && let Some((last_ts, last_frame)) = previous
+    {
+        let silence = d.ts.since(last_ts);
+        if silence > HEARTBEAT_INTERVAL_MS * MS {
+            let this = session.dir_mut(direction);
+            raise.raise(
+                this,
+                findings::HEARTBEAT_MISSING,
+                None,
+                None,
+                findings::silence(silence, last_frame, false),
+            );
+        }
+    }
+}
+
+/// Rule 3: a packet of type `t` over the MTU as sent, as an incident.
+fn oversize(session: &mut Session, raise: &mut Raise<'_>, t: PacketType, d: &Datagram<'_>) {
+    incident(
+        session,
+        raise,
+        (CODE_OVERSIZE, t.id(), 0),
+        d.payload_len > MTU,
+        FindingKind::OVERSIZE,
+        None,
+        Detail::Oversize {
+            len: d.payload_len,
+            max: MTU,
+        },
+    );
+}
+
+/// The metrics a decoded packet gives: the Heartbeats' jitter, the entities
+/// per WorldSnapshot.
+fn metrics(session: &mut Session, direction: Direction, packet: &Packet<'_>, d: &Datagram<'_>) {
     match packet.message() {
         Message::Heartbeat(hb) => session.dir_mut(direction).jitter_sample(d.ts, hb.timestamp),
         Message::WorldSnapshot(snapshot) => {
@@ -1398,58 +1444,15 @@ fn lifecycle(
     first_copy: bool,
     d: &Datagram<'_>,
 ) {
-    let direction = raise.direction;
-    let (i, j) = (idx(direction), idx(direction.reverse()));
+    let c2s = raise.direction == Direction::ClientToServer;
     let t = packet.packet_type();
-    let c2s = direction == Direction::ClientToServer;
     let seqno = Some(u32::from(packet.seq()));
     let payload_hash = xxh3_64(packet.payload());
-
-    // After a Disconnect: of this side (other than its copies), or of the peer
-    // once this side acknowledged it in an earlier packet.
-    if !session.proto.tracks[i].after_disconnect_reported {
-        let own = session.proto.tracks[i].disconnect;
-        let own_breach =
-            own.filter(|disc| !(t == PacketType::Disconnect && disc.hash == payload_hash));
-        let peer_breach = session.proto.tracks[j].disconnect.filter(|disc| {
-            t != PacketType::Disconnect
-                && session.proto.tracks[j]
-                    .log
-                    .iter()
-                    .any(|m| m.id == disc.msg && m.acked.is_some_and(|a| a.frame < d.frame))
-        });
-        if let Some(disc) = own_breach.or(peer_breach) {
-            session.proto.tracks[i].after_disconnect_reported = true;
-            let this = session.dir_mut(direction);
-            raise.violation(
-                this,
-                rules::SENT_AFTER_DISCONNECT,
-                seqno,
-                findings::after_disconnect(t, disc.frame, disc.reason),
-            );
-        }
-    }
-
-    let saw_start = session.proto.saw_start;
+    after_disconnect(session, raise, t, payload_hash, seqno, d);
     match packet.message() {
         Message::ConnectionRequest(r) if c2s => {
-            if session.proto.request_hash.is_none() {
-                session.proto.request_hash = Some(payload_hash);
-                let name = String::from_utf8_lossy(r.player_name.text()).into_owned();
-                session.proto.player_name = Some(name);
-            }
-            if first_copy
-                && let Some(answer) = session.proto.answer
-                && session.proto.request_hash != Some(payload_hash)
-            {
-                let this = session.dir_mut(direction);
-                raise.violation(
-                    this,
-                    rules::HANDSHAKE_ORDER,
-                    seqno,
-                    findings::handshake(t, answer),
-                );
-            }
+            let name = r.player_name.text();
+            request(session, raise, name, first_copy, payload_hash, seqno);
         }
         Message::ConnectionAccept(a) if !c2s => {
             judge_before_accept(session, raise);
@@ -1463,78 +1466,185 @@ fn lifecycle(
             }
         }
         Message::ConnectionReject(r) if !c2s => {
-            judge_before_accept(session, raise);
-            answer(session, raise, t, first_copy, seqno);
-            if first_copy {
-                let this = session.dir_mut(direction);
-                raise.raise(
-                    this,
-                    findings::REJECTED,
-                    None,
-                    seqno,
-                    findings::reject_reason(r.reason),
-                );
-            }
-            if session.proto.state == State::Connecting {
-                session.proto.state = State::Rejected;
-            }
-            session.proto.answer.get_or_insert(t);
+            rejected(session, raise, r.reason, first_copy, seqno);
         }
-        Message::Disconnect(r) => {
-            if session.proto.tracks[i].disconnect.is_none() {
-                // After one cut short, this is not the side's first.
-                let first = !session.proto.tracks[i].disconnect_cut;
-                let msg = session.proto.tracks[i].slot(packet.seq()).msg;
-                session.proto.tracks[i].disconnect = Some(Disconnect {
-                    frame: d.frame,
-                    reason: r.reason,
-                    hash: payload_hash,
-                    msg,
-                });
-                if first {
-                    let this = session.dir_mut(direction);
-                    raise.raise(
-                        this,
-                        findings::DISCONNECTED,
-                        None,
-                        seqno,
-                        findings::disconnect_reason(r.reason),
-                    );
-                }
-            }
-            if !matches!(session.proto.state, State::Rejected | State::TimedOut) {
-                session.proto.state = State::Disconnected;
-            }
-        }
+        Message::Disconnect(r) => disconnect(session, raise, packet, r.reason, payload_hash, d),
         Message::ChatMessage(_) if c2s && first_copy => session.proto.chats += 1,
         _ => {}
     }
+    game_before_answer(session, raise, packet, d);
+}
 
-    // Game packets before the Accept: after a captured Reject, at once;
-    // before any captured answer, judged when the answer comes.
-    if t.id() >= 0x0100 && saw_start && !session.proto.tracks[i].before_accept_reported {
-        match session.proto.answer {
-            Some(PacketType::ConnectionAccept) => {}
-            Some(_) => {
-                session.proto.tracks[i].before_accept_reported = true;
-                let this = session.dir_mut(direction);
-                raise.violation(
-                    this,
-                    rules::BEFORE_ACCEPT,
-                    seqno,
-                    findings::before_accept(t),
-                );
-            }
-            None => {
-                let track = &mut session.proto.tracks[i];
-                track.before_accept.get_or_insert(BeforeAccept {
-                    frame: d.frame,
-                    ts: d.ts,
-                    seq: packet.seq(),
-                    packet_type: t,
-                    acks_nothing: packet.ack_bits() == 0,
-                });
-            }
+/// `sent-after-disconnect`, once per direction: a packet of type `t` after a
+/// Disconnect of this side (other than its copies), or of the peer once
+/// this side acknowledged it in an earlier packet.
+fn after_disconnect(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    t: PacketType,
+    payload_hash: u64,
+    seqno: Option<u32>,
+    d: &Datagram<'_>,
+) {
+    let direction = raise.direction;
+    let (i, j) = (idx(direction), idx(direction.reverse()));
+    if session.proto.tracks[i].after_disconnect_reported {
+        return;
+    }
+    let own = session.proto.tracks[i].disconnect;
+    let own_breach = own.filter(|disc| !(t == PacketType::Disconnect && disc.hash == payload_hash));
+    let peer_breach = session.proto.tracks[j].disconnect.filter(|disc| {
+        t != PacketType::Disconnect
+            && session.proto.tracks[j]
+                .log
+                .iter()
+                .any(|m| m.id == disc.msg && m.acked.is_some_and(|a| a.frame < d.frame))
+    });
+    if let Some(disc) = own_breach.or(peer_breach) {
+        session.proto.tracks[i].after_disconnect_reported = true;
+        let this = session.dir_mut(direction);
+        raise.violation(
+            this,
+            rules::SENT_AFTER_DISCONNECT,
+            seqno,
+            findings::after_disconnect(t, disc.frame, disc.reason),
+        );
+    }
+}
+/// A ConnectionRequest of the client (its player name `name`): the first
+/// sets the session's Request; a first copy with another payload after the
+/// answer breaks the handshake's order.
+fn request(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    name: &[u8],
+    first_copy: bool,
+    payload_hash: u64,
+    seqno: Option<u32>,
+) {
+    if session.proto.request_hash.is_none() {
+        session.proto.request_hash = Some(payload_hash);
+        session.proto.player_name = Some(String::from_utf8_lossy(name).into_owned());
+    }
+    if first_copy
+        && let Some(answer) = session.proto.answer
+        && session.proto.request_hash != Some(payload_hash)
+    {
+        let this = session.dir_mut(raise.direction);
+        raise.violation(
+            this,
+            rules::HANDSHAKE_ORDER,
+            seqno,
+            findings::handshake(PacketType::ConnectionRequest, answer),
+        );
+    }
+}
+
+/// A ConnectionReject of the server (`reason`): it judges the game packets
+/// before it, and rejects a session still connecting.
+fn rejected(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    reason: u8,
+    first_copy: bool,
+    seqno: Option<u32>,
+) {
+    let t = PacketType::ConnectionReject;
+    judge_before_accept(session, raise);
+    answer(session, raise, t, first_copy, seqno);
+    if first_copy {
+        let this = session.dir_mut(raise.direction);
+        raise.raise(
+            this,
+            findings::REJECTED,
+            None,
+            seqno,
+            findings::reject_reason(reason),
+        );
+    }
+    if session.proto.state == State::Connecting {
+        session.proto.state = State::Rejected;
+    }
+    session.proto.answer.get_or_insert(t);
+}
+
+/// A Disconnect (`reason`) of the packet's side: its first is remembered
+/// (and raises `disconnect-sent`, unless one was cut short before), and the
+/// session is disconnected unless it was over already.
+fn disconnect(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    reason: u8,
+    payload_hash: u64,
+    d: &Datagram<'_>,
+) {
+    let direction = raise.direction;
+    let i = idx(direction);
+    if session.proto.tracks[i].disconnect.is_none() {
+        // After one cut short, this is not the side's first.
+        let first = !session.proto.tracks[i].disconnect_cut;
+        let msg = session.proto.tracks[i].slot(packet.seq()).msg;
+        session.proto.tracks[i].disconnect = Some(Disconnect {
+            frame: d.frame,
+            reason,
+            hash: payload_hash,
+            msg,
+        });
+        if first {
+            let this = session.dir_mut(direction);
+            raise.raise(
+                this,
+                findings::DISCONNECTED,
+                None,
+                Some(u32::from(packet.seq())),
+                findings::disconnect_reason(reason),
+            );
+        }
+    }
+    if !matches!(session.proto.state, State::Rejected | State::TimedOut) {
+        session.proto.state = State::Disconnected;
+    }
+}
+
+/// A game packet (0x0100 and up) of a session whose start was captured,
+/// before the Accept: after a captured Reject, `before-accept` at once;
+/// before any captured answer, the direction's first is kept, judged when
+/// the answer comes ([`judge_before_accept`]).
+fn game_before_answer(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    d: &Datagram<'_>,
+) {
+    let direction = raise.direction;
+    let i = idx(direction);
+    let t = packet.packet_type();
+    if t.id() < 0x0100 || !session.proto.saw_start || session.proto.tracks[i].before_accept_reported
+    {
+        return;
+    }
+    match session.proto.answer {
+        Some(PacketType::ConnectionAccept) => {}
+        Some(_) => {
+            session.proto.tracks[i].before_accept_reported = true;
+            let this = session.dir_mut(direction);
+            raise.violation(
+                this,
+                rules::BEFORE_ACCEPT,
+                Some(u32::from(packet.seq())),
+                findings::before_accept(t),
+            );
+        }
+        None => {
+            let track = &mut session.proto.tracks[i];
+            track.before_accept.get_or_insert(BeforeAccept {
+                frame: d.frame,
+                ts: d.ts,
+                seq: packet.seq(),
+                packet_type: t,
+                acks_nothing: packet.ack_bits() == 0,
+            });
         }
     }
 }
@@ -1680,5 +1790,375 @@ fn end_direction(session: &mut Session, raise: &mut Raise<'_>, direction: Direct
             None,
             detail,
         );
+    }
+}
+
+/// The rules above on hand-built packet sequences, with what the analyzer
+/// keeps of each direction (its number ring, its reliable log, its open
+/// incidents) in view. The contract's every finding, as users see it, is in
+/// `tests/starstrike_findings.rs`.
+#[cfg(test)]
+mod tests {
+    use super::super::wire::{
+        ChatMessage, EntityState, FixedStr, MessageRepr, PacketRepr, PlayerInput, Reason,
+        WorldSnapshot,
+    };
+    use super::*;
+    use crate::engine::Observer;
+
+    #[derive(Default)]
+    struct Seen(Vec<Finding>);
+
+    impl Observer for Seen {
+        fn finding(&mut self, f: &Finding) {
+            self.0.push(*f);
+        }
+    }
+
+    /// One capture played packet by packet; every packet at `ms` (from the
+    /// start), one frame each. The session starts mid-way (its first packet
+    /// is not a ConnectionRequest): connected, no handshake rules.
+    struct Run {
+        tracker: Tracker,
+        frame: u64,
+        ms: u64,
+    }
+
+    const START_MS: u64 = 1_704_067_200_000;
+
+    impl Run {
+        fn new() -> Self {
+            Run {
+                tracker: Tracker::new(TrackerConfig::default()),
+                frame: 0,
+                ms: 0,
+            }
+        }
+
+        /// Feeds `payload` of one side at `ms`: the findings it raised, as
+        /// `label frame seqno: detail`.
+        fn raw(&mut self, c2s: bool, ms: u64, payload: &[u8]) -> Vec<String> {
+            self.frame += 1;
+            self.ms = ms;
+            let client = "10.0.0.2:40000".parse().unwrap();
+            let server = "10.0.0.1:7777".parse().unwrap();
+            let (src, dst) = if c2s {
+                (client, server)
+            } else {
+                (server, client)
+            };
+            let d = Datagram::new(
+                self.frame,
+                Timestamp::from_millis(START_MS + ms),
+                src,
+                dst,
+                payload,
+            );
+            let mut seen = Seen::default();
+            self.tracker.observe(&d, &mut seen);
+            seen.0.iter().map(show).collect()
+        }
+
+        fn send(&mut self, c2s: bool, ms: u64, seq: u16, bits: u32, m: MessageRepr) -> Vec<String> {
+            self.raw(c2s, ms, &encode(seq, bits, m))
+        }
+
+        fn end(&mut self) -> Vec<String> {
+            let mut seen = Seen::default();
+            self.tracker.finish(&mut seen);
+            seen.0.iter().map(show).collect()
+        }
+
+        fn session(&self) -> &Session {
+            self.tracker.sessions().next().expect("a session").1
+        }
+
+        fn track(&self, c2s: bool) -> &Track {
+            &self.session().proto.tracks[usize::from(!c2s)]
+        }
+    }
+
+    fn show(f: &Finding) -> String {
+        let seqno = f.seqno.map_or(String::new(), |s| format!(" #{s}"));
+        format!("{} {}{seqno}: {}", f.label(), f.frame, f.detail)
+    }
+
+    fn encode(seq: u16, bits: u32, m: MessageRepr) -> Vec<u8> {
+        PacketRepr::new(seq, bits, m).to_bytes().unwrap()
+    }
+
+    fn input(move_x: f32) -> MessageRepr {
+        Message::PlayerInput(PlayerInput {
+            tick: 1,
+            move_x,
+            ..PlayerInput::default()
+        })
+    }
+
+    fn chat(text: &str) -> MessageRepr {
+        Message::ChatMessage(ChatMessage {
+            sender_id: 1,
+            channel: 1,
+            message: FixedStr::new(text.as_bytes()),
+        })
+    }
+
+    fn snapshot(entities: usize) -> MessageRepr {
+        let e = EntityState {
+            entity_id: 1,
+            entity_type: 1,
+            health: 100,
+            ..EntityState::default()
+        };
+        Message::WorldSnapshot(WorldSnapshot {
+            tick: 1,
+            entities: vec![e; entities],
+        })
+    }
+
+    fn disconnect() -> MessageRepr {
+        Message::Disconnect(Reason {
+            reason: 1,
+            message: FixedStr::new(b"bye"),
+        })
+    }
+
+    /// The bit of a packet numbered `own` that acknowledges the peer's `peer`.
+    fn bit(own: u16, peer: u16) -> u32 {
+        1 << own.wrapping_sub(peer).wrapping_sub(1)
+    }
+
+    /// Rule 4: numbers a newer one skips are missing, at the frame that
+    /// skipped them; an ack of a missing one is kept when it comes late
+    /// (reordered) and fills its slot; what is still missing at the end is
+    /// judged by the windows that covered it.
+    #[test]
+    fn skipped_numbers_are_missing_until_a_late_packet_fills_them() {
+        let mut r = Run::new();
+        assert_eq!(r.send(true, 0, 10, 0, input(0.0)), [""; 0]);
+        assert_eq!(r.send(true, 10, 13, 0, input(0.0)), [""; 0]);
+        for seq in [11, 12] {
+            let slot = r.track(true).slot(seq);
+            assert_eq!(
+                (slot.seq, slot.state, slot.frame),
+                (seq, SlotState::Missing, 2)
+            );
+            assert!(!slot.acked && !slot.covered);
+        }
+        // The server's window (14 - 1 down to 14 - 32) covers 11 to 13; its
+        // bit acknowledges 11 only.
+        assert_eq!(r.send(false, 20, 14, bit(14, 11), snapshot(1)), [""; 0]);
+        let slot = r.track(true).slot(11);
+        assert!(slot.acked && slot.covered);
+        assert!(r.track(true).slot(12).covered && !r.track(true).slot(12).acked);
+        // 11 comes late: reordered, its slot seen, its ack kept.
+        assert_eq!(
+            r.send(true, 30, 11, 0, input(0.0)),
+            ["reordered 4 #11: fills a gap below seqno 13"]
+        );
+        let slot = r.track(true).slot(11);
+        assert_eq!(
+            (slot.state, slot.acked, slot.frame),
+            (SlotState::Seen, true, 4)
+        );
+        // 12, covered and never acknowledged, is lost at the end.
+        assert_eq!(r.end(), ["lost 2 #12: "]);
+        assert_eq!(r.track(true).highest, Some(13));
+    }
+
+    /// Rule 5: the first bit that acknowledges a captured packet gives the
+    /// ack delay to the packet's direction and marks the reliable message it
+    /// carried acknowledged (the frame, the copy and the time); later bits
+    /// for it give nothing.
+    #[test]
+    fn the_first_ack_of_a_packet_gives_its_delay_and_acks_its_message() {
+        let mut r = Run::new();
+        r.send(true, 0, 100, 0, chat("hi"));
+        assert_eq!(r.send(false, 30, 110, bit(110, 100), snapshot(1)), [""; 0]);
+        assert_eq!(r.send(false, 60, 111, bit(111, 100), snapshot(1)), [""; 0]);
+        let c2s = &r.session().c2s;
+        assert_eq!(c2s.ack_delay_samples(), 1);
+        assert_eq!(c2s.srtt_ns(), Some(30e6));
+        let m = r.track(true).log.iter().find(|m| m.id != 0).unwrap();
+        let ack = m.acked.expect("acknowledged");
+        assert_eq!(
+            (ack.frame, ack.seq, ack.ts),
+            (2, 100, Timestamp::from_millis(START_MS + 30))
+        );
+        assert_eq!((m.first_frame, m.sends), (1, 1));
+    }
+
+    /// The detail of a copy that may have crossed the acknowledgement in
+    /// flight: the time since the ack against the round trip, or that its
+    /// packet was overtaken.
+    #[test]
+    fn a_copy_in_flight_says_why_it_is_unconfirmed() {
+        let unconfirmed = AckReach::Unconfirmed {
+            since_ack_ns: Some(5_000_000),
+            round_trip_ns: Some(40_000_000),
+        };
+        assert_eq!(
+            ack_in_flight(unconfirmed, 7, 3).to_string(),
+            "unconfirmed: the ack may not have reached the sender (ack 7 captured 5.0 ms earlier < round trip 40.0 ms); first in frame 3"
+        );
+        assert_eq!(
+            ack_in_flight(AckReach::Overtaken, 7, 3).to_string(),
+            "unconfirmed: the ack may not have reached the sender (ack 7; packet overtaken, sent earlier); first in frame 3"
+        );
+    }
+
+    /// Reliable messages: the same type and payload less than 10 s after the
+    /// latest copy is a copy (a resend); 10 s or more after it, a new
+    /// message (a first send).
+    #[test]
+    fn the_same_payload_is_a_copy_only_within_10_s_of_the_latest() {
+        let mut r = Run::new();
+        assert_eq!(r.send(true, 0, 100, 0, chat("gg")), [""; 0]);
+        assert_eq!(
+            r.send(true, 500, 101, 0, chat("gg")),
+            [
+                "retransmission 2 #101: ChatMessage retransmission 1, first sent in frame 1 500.0 ms earlier, 500.0 ms after the previous copy (the 500 ms timeout respected)"
+            ]
+        );
+        // 10 s after the latest copy: a new message. The silence is the
+        // client's own (the server sent nothing): no heartbeat finding
+        // before the session times out.
+        r.send(true, 10_500, 102, 0, chat("gg"));
+        let c2s = &r.session().c2s;
+        assert_eq!((c2s.first_sends, c2s.resends), (2, 1));
+        let used: Vec<u32> = r
+            .track(true)
+            .log
+            .iter()
+            .map(|m| m.sends)
+            .filter(|&n| n > 0)
+            .collect();
+        assert_eq!(used, [2, 1]);
+    }
+
+    /// Rule 2: a header that does not decode still counts its number when it
+    /// is within 32 of the direction's highest; further off, it is not
+    /// trusted.
+    #[test]
+    fn a_damaged_header_counts_its_number_only_near_the_highest() {
+        let mut r = Run::new();
+        r.send(true, 0, 100, 0, input(0.0));
+        let mut near = encode(102, 0, input(0.0));
+        near[0] = b's';
+        let f = r.raw(true, 10, &near);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].starts_with("malformed 2: "), "{f:?}");
+        assert_eq!(r.track(true).highest, Some(102));
+        assert_eq!(r.track(true).slot(101).state, SlotState::Missing);
+        let mut far = encode(140, 0, input(0.0));
+        far[0] = b's';
+        r.raw(true, 20, &far);
+        assert_eq!(r.track(true).highest, Some(102));
+        assert_eq!(r.session().c2s.packets, 3);
+    }
+
+    /// Bandwidth: one-second windows of payload bytes; the packet that takes
+    /// a window over the budget raises `over-budget`, once per direction.
+    #[test]
+    fn over_budget_once_per_direction_at_the_packet_that_crosses_it() {
+        let mut r = Run::new();
+        // 1192 bytes each (12 + 5 + 47 * 25): 25 make 29 800 bytes, the 26th
+        // 30 992, over the downstream 30 000 B/s.
+        let mut found = Vec::new();
+        for k in 0..60u16 {
+            found.extend(r.send(false, u64::from(k) * 10, 1000 + k, 0, snapshot(25)));
+        }
+        assert_eq!(
+            found,
+            [
+                "over-budget 26: 31.0 KB within the second from frame 1: over the draft's downstream budget of 30 KB/s"
+            ]
+        );
+        r.end();
+        let b = r.session().proto.bandwidth[1];
+        // Every packet within the first second: one window.
+        assert_eq!((b.bytes, b.peak_bytes_per_s), (60 * 1192, 60 * 1192));
+    }
+
+    /// `sent-after-disconnect`: the side's own copies of its Disconnect are
+    /// not after it, its first other packet is (once); the peer's packets
+    /// are only once a packet of the peer captured earlier acknowledged the
+    /// Disconnect.
+    #[test]
+    fn after_a_disconnect_once_per_direction() {
+        let mut r = Run::new();
+        r.send(true, 0, 100, 0, input(0.0));
+        assert_eq!(
+            r.send(true, 10, 101, 0, disconnect()),
+            ["disconnect-sent 2 #101: reason ClientQuit (1)"]
+        );
+        // The server had not received it: its packet acknowledges nothing.
+        assert_eq!(r.send(false, 20, 101, 0, snapshot(1)), [""; 0]);
+        // A copy of the Disconnect: a retransmission, not after it.
+        let f = r.send(true, 520, 102, 0, disconnect());
+        assert!(f.iter().all(|f| !f.starts_with("violation")), "{f:?}");
+        assert_eq!(
+            r.send(true, 530, 103, 0, input(0.0)),
+            [
+                "violation/sent-after-disconnect 5 #103: PlayerInput after the Disconnect of frame 2 (reason ClientQuit (1))"
+            ]
+        );
+        assert_eq!(r.send(true, 540, 104, 0, input(0.0)), [""; 0]);
+        assert!(r.track(true).after_disconnect_reported);
+        // The server acknowledges the Disconnect (in frame 7), then sends a
+        // snapshot: after it, once.
+        assert_eq!(r.send(false, 550, 102, bit(102, 101), snapshot(1)), [""; 0]);
+        assert_eq!(
+            r.send(false, 560, 103, 0, snapshot(1)),
+            [
+                "violation/sent-after-disconnect 8 #103: WorldSnapshot after the Disconnect of frame 2 (reason ClientQuit (1))"
+            ]
+        );
+        assert_eq!(r.send(false, 570, 104, 0, snapshot(1)), [""; 0]);
+        assert_eq!(r.session().proto.state, State::Disconnected);
+    }
+
+    /// Rule 6: the sides' numbers more than 32 apart open one incident, for
+    /// both sides, until a packet is back in reach.
+    #[test]
+    fn drift_is_one_incident_until_back_in_reach() {
+        let mut r = Run::new();
+        r.send(true, 0, 100, 0, input(0.0));
+        let f = r.send(false, 10, 200, 0, snapshot(1));
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].starts_with(
+                "ack-drift 2 #200: own seq 200 and the peer's newest seq 100 are 100 apart"
+            ),
+            "{f:?}"
+        );
+        assert!(r.session().proto.drift_open);
+        assert_eq!(r.send(false, 20, 201, 0, snapshot(1)), [""; 0]);
+        assert_eq!(r.send(true, 30, 101, 0, input(0.0)), [""; 0]);
+        // 199 is within 32 of the server's 201: back in reach.
+        assert_eq!(r.send(true, 40, 199, 0, input(0.0)), [""; 0]);
+        assert!(!r.session().proto.drift_open);
+        assert_eq!(r.send(false, 50, 300, 0, snapshot(1)).len(), 1);
+    }
+
+    /// Rule 8: a violation is an incident per (rule, type, field) and
+    /// direction: raised at the first packet that breaks it, silent while
+    /// the next ones of that type break it too, ended by one that does not.
+    #[test]
+    fn a_violation_is_one_incident_until_a_clean_packet_of_its_type() {
+        let mut r = Run::new();
+        assert_eq!(
+            r.send(true, 0, 100, 0, input(2.0)),
+            ["violation/input-range 1: PlayerInput moveX at offset 16 is 2, outside [-1, 1]"]
+        );
+        let open = |r: &Run| r.track(true).open.iter().flatten().count();
+        assert_eq!(open(&r), 1);
+        assert_eq!(r.send(true, 10, 101, 0, input(3.0)), [""; 0]);
+        // A chat does not end an incident of PlayerInput.
+        assert_eq!(r.send(true, 20, 102, 0, chat("x")), [""; 0]);
+        assert_eq!(open(&r), 1);
+        assert_eq!(r.send(true, 30, 103, 0, input(0.5)), [""; 0]);
+        assert_eq!(open(&r), 0);
+        assert_eq!(r.send(true, 40, 104, 0, input(2.0)).len(), 1);
     }
 }

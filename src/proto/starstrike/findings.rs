@@ -27,7 +27,9 @@ crate::protocol_kinds! { "strs";
     /// packets fall outside every acknowledgement window the other sends.
     ACK_DRIFT = "ack-drift", Ack, Warning, 20;
     /// A side of an established session silent for more than the 1 s heartbeat
-    /// interval.
+    /// interval: a packet more than 1 s after its side's previous one, its
+    /// number the next (a number that skipped some shows packets sent in
+    /// between, not captured: no silence), or a side silent until the end.
     HEARTBEAT_MISSING = "heartbeat-missing", Stream, Warning, 21;
     /// A reliable packet none of whose copies was acknowledged by the end,
     /// though the peer sent packets after it.

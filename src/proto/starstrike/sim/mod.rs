@@ -472,6 +472,22 @@ struct InFlight {
     payload: Vec<u8>,
 }
 
+/// A datagram a side sends, as the faults before the tap leave it.
+#[derive(Debug, Clone)]
+struct Outgoing {
+    session: usize,
+    c2s: bool,
+    seq: u16,
+    ack_bits: u32,
+    /// The reliable message it carries (a damaged copy: another id).
+    msg: Option<u64>,
+    packet_type: PacketType,
+    damage: Option<Damage>,
+    /// When it left the sender, delayed if the network reorders it (µs).
+    sent_us: u64,
+    payload: Vec<u8>,
+}
+
 /// What the simulator knows of a captured packet.
 #[derive(Debug, Clone, Copy)]
 struct Record {
@@ -664,22 +680,13 @@ impl World {
         let ack_bits = side.ack_bits(seq);
         let packet = PacketRepr::new(seq, ack_bits, m.clone());
         let payload = packet.to_bytes()?;
-        let (src, dst) = if c2s {
-            (session.client_addr, session.server_addr)
-        } else {
-            (session.server_addr, session.client_addr)
-        };
         let d = usize::from(!c2s);
         session.sent[d] += 1;
-        let rate = |c2s_rate: f64, s2c_rate: Option<f64>| {
-            if c2s {
-                c2s_rate
-            } else {
-                s2c_rate.unwrap_or(c2s_rate)
-            }
+        let loss = if c2s {
+            self.config.loss
+        } else {
+            self.config.loss_s2c.unwrap_or(self.config.loss)
         };
-        let loss = rate(self.config.loss, self.config.loss_s2c);
-        let duplicate = rate(self.config.duplicate, self.config.duplicate_s2c);
         // Draws only for the faults asked: a configuration without them gives
         // the bytes it always gave.
         let lost = self.rng.random::<f64>() < loss;
@@ -688,33 +695,67 @@ impl World {
             self.sessions[s].numbers[d].push((seq, false));
             return Ok(seq);
         }
-        let play = self.in_play(s, now_ms);
-        let t = m.packet_type();
-        let mut payload = payload;
-        let mut damage = None;
+        let mut out = Outgoing {
+            session: s,
+            c2s,
+            seq,
+            ack_bits,
+            msg,
+            packet_type: m.packet_type(),
+            damage: None,
+            sent_us: now_ms * 1_000,
+            payload,
+        };
+        self.damage_and_delay(&mut out, now_ms);
+        let captured = self.transmit(out, now_ms);
+        // Every damage keeps the number: a damaged packet is captured, not
+        // missing.
+        self.sessions[s].numbers[d].push((seq, captured));
+        Ok(seq)
+    }
+
+    /// During play, the network may damage a datagram (`corrupt`) and delay
+    /// a PlayerInput or WorldSnapshot past later ones (`reorder`). A damaged
+    /// copy of a reliable message is, to the analyzer, another message
+    /// (other payload bytes): it gets its own id, one per kind.
+    fn damage_and_delay(&mut self, out: &mut Outgoing, now_ms: u64) {
+        let d = usize::from(!out.c2s);
+        let play = self.in_play(out.session, now_ms);
+        let t = out.packet_type;
         let corrupt = self.config.corrupt[d];
         if play && corrupt > 0.0 && self.rng.random::<f64>() < corrupt {
             let kinds = Damage::applicable(t);
             let k = kinds[self.rng.random_range(0..kinds.len())];
-            k.apply(t, &mut payload, &mut self.rng);
-            damage = Some(k);
+            k.apply(t, &mut out.payload, &mut self.rng);
+            out.damage = Some(k);
+            out.msg = out.msg.map(|id| id | ((k as u64 + 1) << 48));
         }
         let reorder = self.config.reorder[d];
-        let delay_us =
-            if play && !t.is_reliable() && reorder > 0.0 && self.rng.random::<f64>() < reorder {
-                (2 * self.config.tick_ms + 5) * 1_000
-            } else {
-                0
-            };
-        // A damaged copy of a reliable message is, to the analyzer, another
-        // message (other payload bytes): it gets its own id, one per kind.
-        let msg = match (msg, damage) {
-            (Some(id), Some(k)) => Some(id | ((k as u64 + 1) << 48)),
-            (m, _) => m,
+        if play && !t.is_reliable() && reorder > 0.0 && self.rng.random::<f64>() < reorder {
+            out.sent_us += (2 * self.config.tick_ms + 5) * 1_000;
+        }
+    }
+
+    /// A datagram on the wire past the faults before the tap: captured half
+    /// way (unless the tap misses it), delivered at the latency (unless the
+    /// link died), and duplicated 1 ms later with the direction's rate.
+    /// Returns whether the tap captured it.
+    fn transmit(&mut self, out: Outgoing, now_ms: u64) -> bool {
+        let (s, c2s) = (out.session, out.c2s);
+        let d = usize::from(!c2s);
+        let session = &self.sessions[s];
+        let (src, dst) = if c2s {
+            (session.client_addr, session.server_addr)
+        } else {
+            (session.server_addr, session.client_addr)
         };
-        let sent_us = now_ms * 1_000 + delay_us;
-        let tap_us = sent_us + self.config.latency_ms * 500;
-        let deliver_us = sent_us + self.config.latency_ms * 1_000;
+        let duplicate = if c2s {
+            self.config.duplicate
+        } else {
+            self.config.duplicate_s2c.unwrap_or(self.config.duplicate)
+        };
+        let tap_us = out.sent_us + self.config.latency_ms * 500;
+        let deliver_us = out.sent_us + self.config.latency_ms * 1_000;
         let copies = if self.rng.random::<f64>() < duplicate {
             2
         } else {
@@ -730,17 +771,17 @@ impl World {
                     ts_us: tap_us + k * 1_000,
                     src,
                     dst,
-                    payload: payload.clone(),
+                    payload: out.payload.clone(),
                 });
                 self.records.push(Record {
                     session: s,
                     c2s,
-                    seq,
-                    ack_bits,
-                    msg,
-                    packet_type: t,
+                    seq: out.seq,
+                    ack_bits: out.ack_bits,
+                    msg: out.msg,
+                    packet_type: out.packet_type,
                     duplicate: captured,
-                    damage,
+                    damage: out.damage,
                     ts_us: tap_us + k * 1_000,
                 });
                 captured = true;
@@ -750,14 +791,11 @@ impl World {
                     deliver_us: deliver_us + k * 1_000,
                     session: s,
                     c2s,
-                    payload: payload.clone(),
+                    payload: out.payload.clone(),
                 });
             }
         }
-        // Every damage keeps the number: a damaged packet is captured, not
-        // missing.
-        self.sessions[s].numbers[d].push((seq, captured));
-        Ok(seq)
+        captured
     }
 
     /// True while the session plays (the client accepted, the server past its
@@ -1467,124 +1505,172 @@ fn lifecycle_truth(
     numbered: &[&Record],
     f: &mut BTreeMap<String, u64>,
 ) -> &'static str {
-    // Drift incidents, and game packets before a captured Accept.
-    let mut highest: [Option<u16>; 2] = [None, None];
-    let mut open = false;
-    let mut accepted = false;
     let saw_start = analysed
         .first()
         .is_some_and(|r| r.c2s && r.packet_type == PacketType::ConnectionRequest);
-    let mut before_accept = [false; 2];
-    // The first game packet of a direction before any captured answer:
-    // whether it acknowledges nothing.
-    let mut pending: [Option<bool>; 2] = [None, None];
-    let mut server_packets = 0u64;
-    let mut rejected = false;
-    let mut disconnect = [false; 2];
-    // The analyzer's lifecycle, for silences while connected.
-    let mut connected = !saw_start;
-    let mut last_us: [Option<u64>; 2] = [None, None];
+    let mut life = Life {
+        saw_start,
+        // The analyzer's lifecycle, for silences while connected.
+        connected: !saw_start,
+        ..Life::default()
+    };
     for r in numbered {
-        let d = usize::from(!r.c2s);
         if !r.analysed() {
             // Only its number: the peer's drift is judged against it.
-            let h = &mut highest[d];
-            if h.is_none_or(|h| S16.newer(u32::from(r.seq), u32::from(h))) {
-                *h = Some(r.seq);
-            }
+            life.number(r);
             continue;
         }
-        if connected
-            && let Some(prev) = last_us[d]
+        life.silence(r, f);
+        life.number(r);
+        life.drift(r, f);
+        life.handshake(r, f);
+    }
+    life.end(f)
+}
+
+/// What [`lifecycle_truth`] follows of a session, record by record: drift
+/// incidents, game packets before a captured Accept, heartbeats, the
+/// answer and the Disconnects.
+#[derive(Debug, Default)]
+struct Life {
+    saw_start: bool,
+    /// The highest number of each direction (c2s, s2c).
+    highest: [Option<u16>; 2],
+    /// A drift incident is open.
+    drift_open: bool,
+    accepted: bool,
+    rejected: bool,
+    before_accept: [bool; 2],
+    /// The first game packet of a direction before any captured answer:
+    /// whether it acknowledges nothing.
+    pending: [Option<bool>; 2],
+    server_packets: u64,
+    disconnect: [bool; 2],
+    /// The analyzer's lifecycle, for silences while connected.
+    connected: bool,
+    last_us: [Option<u64>; 2],
+    last_seq: [u16; 2],
+}
+
+impl Life {
+    /// The record's number, the highest of its direction if newer.
+    fn number(&mut self, r: &Record) {
+        let h = &mut self.highest[usize::from(!r.c2s)];
+        if h.is_none_or(|h| S16.newer(u32::from(r.seq), u32::from(h))) {
+            *h = Some(r.seq);
+        }
+    }
+
+    /// A silence of more than 1 s before the record while connected (its
+    /// number the next: a number skipped was sent, so no silence shows), and
+    /// whether the session is connected after it.
+    fn silence(&mut self, r: &Record, f: &mut BTreeMap<String, u64>) {
+        let d = usize::from(!r.c2s);
+        if self.connected
+            && r.seq == self.last_seq[d].wrapping_add(1)
+            && let Some(prev) = self.last_us[d]
             && r.ts_us - prev > HEARTBEAT_MS * 1_000
         {
             bump(f, "heartbeat-missing", 1);
         }
-        last_us[d] = Some(r.ts_us);
-        let decodes = r.decodes();
+        self.last_us[d] = Some(r.ts_us);
+        self.last_seq[d] = r.seq;
         match r.packet_type {
-            _ if !decodes => {}
-            PacketType::ConnectionAccept if saw_start && !accepted && !rejected => {
-                connected = true;
+            _ if !r.decodes() => {}
+            PacketType::ConnectionAccept if self.saw_start && !self.accepted && !self.rejected => {
+                self.connected = true;
             }
-            PacketType::ConnectionReject | PacketType::Disconnect => connected = false,
+            PacketType::ConnectionReject | PacketType::Disconnect => self.connected = false,
             _ => {}
         }
-        let h = &mut highest[d];
-        if h.is_none_or(|h| S16.newer(u32::from(r.seq), u32::from(h))) {
-            *h = Some(r.seq);
+    }
+
+    /// The record's number out of reach of the peer's (more than 32
+    /// apart): one `ack-drift` per incident.
+    fn drift(&mut self, r: &Record, f: &mut BTreeMap<String, u64>) {
+        let d = usize::from(!r.c2s);
+        let Some(peer) = self.highest[1 - d] else {
+            return;
+        };
+        let reach = S16
+            .distance(u32::from(r.seq), u32::from(peer))
+            .is_some_and(|x| (-32..=32).contains(&x));
+        if reach {
+            self.drift_open = false;
+        } else if !self.drift_open {
+            self.drift_open = true;
+            bump(f, "ack-drift", 1);
         }
-        if let Some(peer) = highest[1 - d] {
-            let reach = S16
-                .distance(u32::from(r.seq), u32::from(peer))
-                .is_some_and(|x| (-32..=32).contains(&x));
-            if reach {
-                open = false;
-            } else if !open {
-                open = true;
-                bump(f, "ack-drift", 1);
-            }
-        }
+    }
+
+    /// The answer, the Disconnects and game packets before the Accept.
+    fn handshake(&mut self, r: &Record, f: &mut BTreeMap<String, u64>) {
+        let d = usize::from(!r.c2s);
         if !r.c2s {
-            server_packets += 1;
+            self.server_packets += 1;
         }
+        let decodes = r.decodes();
         // The first answer judges the game packets before it: a violation
         // only for the client's, acknowledging nothing, when the answer is
         // the server's first packet captured.
         if decodes
-            && !accepted
-            && !rejected
+            && !self.accepted
+            && !self.rejected
             && matches!(
                 r.packet_type,
                 PacketType::ConnectionAccept | PacketType::ConnectionReject
             )
         {
-            if pending[0].take() == Some(true) && server_packets == 1 {
-                before_accept[0] = true;
+            if self.pending[0].take() == Some(true) && self.server_packets == 1 {
+                self.before_accept[0] = true;
                 bump(f, "violation/before-accept", 1);
             }
-            pending[1] = None;
+            self.pending[1] = None;
         }
         match r.packet_type {
             _ if !decodes => {}
-            PacketType::ConnectionAccept => accepted = true,
-            PacketType::ConnectionReject if !rejected => {
-                rejected = true;
+            PacketType::ConnectionAccept => self.accepted = true,
+            PacketType::ConnectionReject if !self.rejected => {
+                self.rejected = true;
                 bump(f, "connection-rejected", 1);
             }
-            PacketType::Disconnect if !disconnect[d] => {
-                disconnect[d] = true;
+            PacketType::Disconnect if !self.disconnect[d] => {
+                self.disconnect[d] = true;
                 bump(f, "disconnect-sent", 1);
             }
-            t if t.id() >= 0x0100 && saw_start && !accepted && !before_accept[d] => {
-                if rejected {
-                    before_accept[d] = true;
+            t if t.id() >= 0x0100 && self.saw_start && !self.accepted && !self.before_accept[d] => {
+                if self.rejected {
+                    self.before_accept[d] = true;
                     bump(f, "violation/before-accept", 1);
                 } else {
-                    pending[d].get_or_insert(r.ack_bits == 0);
+                    self.pending[d].get_or_insert(r.ack_bits == 0);
                 }
             }
             _ => {}
         }
     }
-    // Silent until the end.
-    if connected {
-        for d in 0..2 {
-            if let (Some(last), Some(peer)) = (last_us[d], last_us[1 - d])
-                && peer > last + HEARTBEAT_MS * 1_000
-            {
-                bump(f, "heartbeat-missing", 1);
+
+    /// A side silent until the end while connected, and the state the
+    /// session ends in.
+    fn end(&self, f: &mut BTreeMap<String, u64>) -> &'static str {
+        if self.connected {
+            for d in 0..2 {
+                if let (Some(last), Some(peer)) = (self.last_us[d], self.last_us[1 - d])
+                    && peer > last + HEARTBEAT_MS * 1_000
+                {
+                    bump(f, "heartbeat-missing", 1);
+                }
             }
         }
-    }
-    if rejected {
-        "rejected"
-    } else if disconnect.iter().any(|&d| d) {
-        "disconnected"
-    } else if saw_start && !accepted {
-        "connecting"
-    } else {
-        "connected"
+        if self.rejected {
+            "rejected"
+        } else if self.disconnect.iter().any(|&d| d) {
+            "disconnected"
+        } else if self.saw_start && !self.accepted {
+            "connecting"
+        } else {
+            "connected"
+        }
     }
 }
 
