@@ -425,7 +425,7 @@ pub struct FieldsWriter<W: Write> {
 }
 
 /// The columns of protocol fields, filled on the reader's thread
-/// (`report::ahead`) and handed over as [`Columns::put_fields`] writes them.
+/// (`run::ahead`) and handed over as [`Columns::put_fields`] writes them.
 struct RenderFields(Columns);
 
 impl Render for RenderFields {
@@ -498,7 +498,7 @@ impl<W: Write> FieldsWriter<W> {
     }
 
     /// What a reader thread may render ahead for this writer, linked to it
-    /// (`report::ahead`): the columns of protocol fields, if any.
+    /// (`run::ahead`): the columns of protocol fields, if any.
     pub(crate) fn render_ahead(&mut self) -> Option<RenderAhead> {
         self.cols.of_fields().next()?;
         let shared = SharedAhead::default();

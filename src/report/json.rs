@@ -782,7 +782,7 @@ fn payload_part(out: &mut Vec<u8>, dissector: &dyn Dissector, payload: &[u8]) ->
     decoded.is_ok()
 }
 
-/// [`payload_part`], rendered ahead on the reader's thread (`report::ahead`).
+/// [`payload_part`], rendered ahead on the reader's thread (`run::ahead`).
 pub(crate) struct RenderJsonl;
 
 impl Render for RenderJsonl {
@@ -1013,7 +1013,7 @@ impl<W: Write> JsonlWriter<W> {
     }
 
     /// What a reader thread may render ahead for this writer, linked to it
-    /// (`report::ahead`): the hand-written objects' payload part (not the
+    /// (`run::ahead`): the hand-written objects' payload part (not the
     /// fields of `-V`, which serde writes).
     pub(crate) fn render_ahead(&mut self) -> Option<RenderAhead> {
         if self.fields {

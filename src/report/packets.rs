@@ -189,7 +189,7 @@ impl<W: Write> PacketPrinter<W> {
     }
 
     /// What a reader thread may render ahead for this printer, linked to it
-    /// (`report::ahead`).
+    /// (`run::ahead`).
     pub(crate) fn render_ahead(&mut self) -> RenderAhead {
         let shared = SharedAhead::default();
         self.ahead = AheadLink::new(shared.clone());
@@ -401,7 +401,7 @@ fn hex_part(out: &mut Vec<u8>, options: &PacketOptions, d: &Datagram<'_>) -> io:
 }
 
 /// The payload's parts of packet lines, rendered ahead on the reader's
-/// thread (`report::ahead`): [`line_part`], [`tree_part`], [`hex_part`].
+/// thread (`run::ahead`): [`line_part`], [`tree_part`], [`hex_part`].
 pub(crate) struct RenderLines(PacketOptions);
 
 impl Render for RenderLines {
