@@ -449,6 +449,11 @@ impl DirState {
     /// each packet, for [`PacketEvent::acks`](super::PacketEvent), and appends
     /// each delay to `samples` ([`PacketEvent::ack_samples`](super::PacketEvent)).
     pub fn take_packet_acks(&mut self, samples: &mut Vec<u64>) -> AckTally {
+        // Most packets measure no delay of this direction (a tally counts
+        // every sample it adds): nothing to move.
+        if self.packet_acks.count == 0 && self.packet_samples.is_empty() {
+            return AckTally::default();
+        }
         samples.extend_from_slice(&self.packet_samples);
         self.packet_samples.clear();
         std::mem::take(&mut self.packet_acks)
