@@ -291,6 +291,9 @@ pub struct Tracker<A: Analyzer> {
     seen: Vec<Timestamp>,
     /// Sessions by address pair and the analyzer's session key.
     index: super::wire_map::WireMap<FlowKey, usize>,
+    /// The sessions and directions of recent IPv4 flows, found without
+    /// hashing into `index`.
+    flows: FlowCache,
     next_id: SessionId,
     evicted: Evicted,
     scratch: Vec<Finding>,
@@ -323,6 +326,7 @@ impl<A: Analyzer> Tracker<A> {
             sessions: Vec::new(),
             seen: Vec::new(),
             index: super::wire_map::wire_map(),
+            flows: FlowCache::default(),
             next_id: 0,
             evicted: Evicted::default(),
             scratch: Vec::with_capacity(64),
@@ -397,17 +401,25 @@ impl<A: Analyzer> Tracker<A> {
     ) -> Flow {
         self.scratch.clear();
         self.now = self.now.max(d.ts);
-        let slot = self.session_slot(d, next_id, by);
-        // The findings of an evicted session, not of this packet.
-        for f in self.scratch.drain(..) {
-            observer.finding(&f);
-        }
-        let session = &mut self.sessions[slot];
-        let direction = if d.src == session.client {
-            Direction::ClientToServer
-        } else {
-            Direction::ServerToClient
+        let (slot, direction) = match self.cached_flow(d) {
+            Some(hit) => hit,
+            None => {
+                let slot = self.session_slot(d, next_id, by);
+                // The findings of an evicted session, not of this packet.
+                for f in self.scratch.drain(..) {
+                    observer.finding(&f);
+                }
+                let direction = if d.src == self.sessions[slot].client {
+                    Direction::ClientToServer
+                } else {
+                    Direction::ServerToClient
+                };
+                let key = self.analyzer.session_key(d);
+                self.flows.keep((&d.src, &d.dst), key, slot, direction);
+                (slot, direction)
+            }
         };
+        let session = &mut self.sessions[slot];
         let id = session.id;
         let mut raise = Raise {
             out: &mut self.scratch,
@@ -588,6 +600,9 @@ impl<A: Analyzer> Tracker<A> {
             Some(&slot) => return slot,
             None => None,
         };
+        // A new session: the flows cached so far may name the one it
+        // supersedes or evicts.
+        self.flows.forget_all();
         if let Some(old) = superseded {
             // A new session on the same ports: nothing can fill the old one's gaps.
             let session = &mut self.sessions[old];
@@ -651,6 +666,141 @@ impl<A: Analyzer> Tracker<A> {
     fn key(&self, d: &Datagram<'_>) -> FlowKey {
         let (a, b) = flow_key(d);
         FlowKey::new(a, b, self.analyzer.session_key(d))
+    }
+
+    /// The session slot and direction of a datagram whose flow is cached and
+    /// whose packet does not begin a new session ([`Analyzer::restarts`]):
+    /// what [`Tracker::session_slot`] would find, without the index.
+    #[inline]
+    fn cached_flow(&self, d: &Datagram<'_>) -> Option<(usize, Direction)> {
+        let key = self.analyzer.session_key(d);
+        let (slot, direction) = self.flows.get((&d.src, &d.dst), key)?;
+        let session = self.sessions.get(slot)?;
+        if self.analyzer.restarts(session, d) {
+            return None;
+        }
+        Some((slot, direction))
+    }
+}
+
+/// Places in the [`FlowCache`].
+const FLOW_CACHE: usize = 256;
+
+/// The session slots of recent directed IPv4 address pairs (with the
+/// analyzer's session key), and the direction each pair is in that session:
+/// a packet of a flow seen before finds both by comparing four words, rather
+/// than by hashing its key into the index and comparing socket addresses.
+/// Two-way set-associative (a flow may be in either place of its set, the
+/// one it took last first): a flow that two others pushed out of its set
+/// (by chance, or because a crafted capture made them collide) is found
+/// through the index as before and takes its place back, so a collision
+/// costs one index lookup and never a scan. Every entry belongs to one `epoch`, and each new session starts a
+/// new one: a new session may supersede or evict the session a cached pair
+/// had, and no entry outlives the index mapping it copied.
+#[derive(Debug)]
+struct FlowCache {
+    entries: Box<[CachedFlow; FLOW_CACHE]>,
+    epoch: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CachedFlow {
+    src: u64,
+    dst: u64,
+    key: u64,
+    /// 0: never set.
+    epoch: u64,
+    slot: u32,
+    c2s: bool,
+}
+
+impl Default for FlowCache {
+    fn default() -> Self {
+        FlowCache {
+            entries: Box::new([CachedFlow::default(); FLOW_CACHE]),
+            epoch: 1,
+        }
+    }
+}
+
+impl FlowCache {
+    /// An IPv4 address and port as one word; `None` for IPv6 (not cached).
+    #[inline]
+    fn word(a: &SocketAddr) -> Option<u64> {
+        match a {
+            SocketAddr::V4(v4) => Some((u64::from(v4.ip().to_bits()) << 16) | u64::from(v4.port())),
+            SocketAddr::V6(_) => None,
+        }
+    }
+
+    /// The first of the two places a flow may take (the set's).
+    #[inline]
+    fn set(src: u64, dst: u64, key: u64) -> usize {
+        let h =
+            (src ^ dst.rotate_left(24) ^ key.rotate_left(48)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h >> (64 - (FLOW_CACHE / 2).trailing_zeros())) as usize) * 2
+    }
+
+    /// Whether entry `e` is the flow's, of this epoch.
+    #[inline]
+    fn holds(&self, e: &CachedFlow, src: u64, dst: u64, key: u64) -> bool {
+        e.epoch == self.epoch && e.src == src && e.dst == dst && e.key == key
+    }
+
+    /// The cached slot and direction of the datagram's flow.
+    #[inline]
+    fn get(&self, (src, dst): (&SocketAddr, &SocketAddr), key: u64) -> Option<(usize, Direction)> {
+        let (src, dst) = (Self::word(src)?, Self::word(dst)?);
+        let set = Self::set(src, dst, key);
+        let e = [self.entries.get(set)?, self.entries.get(set + 1)?]
+            .into_iter()
+            .find(|e| self.holds(e, src, dst, key))?;
+        let direction = if e.c2s {
+            Direction::ClientToServer
+        } else {
+            Direction::ServerToClient
+        };
+        Some((e.slot as usize, direction))
+    }
+
+    /// Remembers the session slot and direction of the datagram's flow.
+    fn keep(
+        &mut self,
+        (src, dst): (&SocketAddr, &SocketAddr),
+        key: u64,
+        slot: usize,
+        direction: Direction,
+    ) {
+        let (Some(src), Some(dst), Ok(slot)) =
+            (Self::word(src), Self::word(dst), u32::try_from(slot))
+        else {
+            return;
+        };
+        let set = Self::set(src, dst, key);
+        let Some(&first) = self.entries.get(set) else {
+            return;
+        };
+        // Two-way: kept only after a miss, so the flow is in neither place.
+        // It goes first, and a live entry there moves second (displacing the
+        // older one): two flows that share a set are both kept.
+        if first.epoch == self.epoch
+            && let Some(second) = self.entries.get_mut(set + 1)
+        {
+            *second = first;
+        }
+        self.entries[set] = CachedFlow {
+            src,
+            dst,
+            key,
+            epoch: self.epoch,
+            slot,
+            c2s: direction == Direction::ClientToServer,
+        };
+    }
+
+    /// Forgets every entry (a new session may change what they map).
+    fn forget_all(&mut self) {
+        self.epoch += 1;
     }
 }
 
@@ -751,6 +901,62 @@ mod tests {
     use super::*;
     use std::hash::BuildHasher;
     use std::net::{Ipv6Addr, SocketAddrV6};
+
+    #[test]
+    fn the_flow_cache_finds_what_it_kept_until_a_new_session() {
+        let addr = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let (client, server) = (addr("10.0.0.1:5000"), addr("10.0.0.2:32422"));
+        let mut c = FlowCache::default();
+        let d = (&client, &server);
+        let back = (&server, &client);
+        assert_eq!(c.get(d, 0), None);
+        c.keep(d, 0, 3, Direction::ClientToServer);
+        c.keep(back, 0, 3, Direction::ServerToClient);
+        assert_eq!(c.get(d, 0), Some((3, Direction::ClientToServer)));
+        assert_eq!(c.get(back, 0), Some((3, Direction::ServerToClient)));
+        // Another session key, or another port: not that flow.
+        assert_eq!(c.get(d, 1), None);
+        assert_eq!(c.get((&addr("10.0.0.1:5001"), &server), 0), None);
+        // A new session may have superseded or evicted it: nothing is kept.
+        c.forget_all();
+        assert_eq!(c.get(d, 0), None);
+        assert_eq!(c.get(back, 0), None);
+        // Two flows of one set are both kept, the older of three is not.
+        let mut c = FlowCache::default();
+        let clients: Vec<SocketAddr> = (0..2000u32)
+            .map(|i| addr(&format!("10.0.{}.{}:5000", i / 250, i % 250 + 1)))
+            .collect();
+        let set_of = |a: &SocketAddr| {
+            FlowCache::set(
+                FlowCache::word(a).unwrap(),
+                FlowCache::word(&server).unwrap(),
+                0,
+            )
+        };
+        let first = set_of(&clients[0]);
+        let same: Vec<&SocketAddr> = clients
+            .iter()
+            .filter(|a| set_of(a) == first)
+            .take(3)
+            .collect();
+        assert_eq!(same.len(), 3);
+        for (i, a) in same.iter().enumerate() {
+            c.keep((a, &server), 0, i, Direction::ClientToServer);
+        }
+        assert_eq!(c.get((same[0], &server), 0), None);
+        assert_eq!(
+            c.get((same[1], &server), 0),
+            Some((1, Direction::ClientToServer))
+        );
+        assert_eq!(
+            c.get((same[2], &server), 0),
+            Some((2, Direction::ClientToServer))
+        );
+        // IPv6 flows are not cached.
+        let (a6, b6) = (addr("[2001:db8::1]:5000"), addr("[2001:db8::2]:32422"));
+        c.keep((&a6, &b6), 0, 1, Direction::ClientToServer);
+        assert_eq!(c.get((&a6, &b6), 0), None);
+    }
 
     #[test]
     fn crafted_ipv6_addresses_hash_apart() {

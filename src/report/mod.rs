@@ -556,12 +556,14 @@ impl Observer for Collect {
         self.start = Some(self.start.map_or(ts, |s| s.min(ts)));
         self.end = Some(self.end.map_or(ts, |s| s.max(ts)));
         // A packet the capture cut short is truncated; one whose kept bytes do
-        // not decode is malformed too.
-        if e.findings.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
-            self.truncated += 1;
-        }
-        if e.findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
-            self.malformed += 1;
+        // not decode is malformed too. (Most packets raise nothing.)
+        if !e.findings.is_empty() {
+            if e.findings.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
+                self.truncated += 1;
+            }
+            if e.findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
+                self.malformed += 1;
+            }
         }
         Flow::Continue
     }
