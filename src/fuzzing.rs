@@ -1,5 +1,5 @@
 //! Entry points for fuzzing, shared by the cargo-fuzz targets (`fuzz/`) and
-//! the short property pass of `cargo test` (`tests/fuzz_pass.rs`). Each takes
+//! the short property pass of `cargo test` (`tests/hostile/fuzz_pass.rs`). Each takes
 //! arbitrary bytes, runs one part of lwarscope on them, and panics on a bug: a
 //! panic of the code itself, or a broken invariant (asserted here).
 //!
@@ -21,12 +21,13 @@ use crate::capture::{
 };
 use crate::engine::{Finding, Flow, Observer, PacketEvent};
 use crate::report::check::{Rules, compare, write_junit};
+use crate::report::command::capture_info;
 use crate::report::filter::Filter;
 use crate::report::json::JsonWriter;
 use crate::report::packets::{PacketOptions, PacketPrinter};
-use crate::report::run::{capture_info, drive};
 use crate::report::table::{Layout, render};
 use crate::report::{Analysis, Outcome};
+use crate::run::drive;
 use std::io;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -265,15 +266,14 @@ pub fn display_filter(data: &[u8]) {
         let (payload, next) = tail.split_at(len);
         rest = next;
         i += 1;
-        let d = Datagram {
-            digest: None,
-            frame: 10_000 + i as u64,
-            ts: Timestamp::from_millis(1_700_000_000_000 + i as u64),
-            src: std::net::SocketAddr::from(([10, 0, 0, 1], 40_000)),
-            dst: std::net::SocketAddr::from(([10, 0, 0, 2], ports[i % ports.len()])),
+        let d = Datagram::new(
+            10_000 + i as u64,
+            Timestamp::from_millis(1_700_000_000_000 + i as u64),
+            std::net::SocketAddr::from(([10, 0, 0, 1], 40_000)),
+            std::net::SocketAddr::from(([10, 0, 0, 2], ports[i % ports.len()])),
             payload,
-            payload_len: payload.len() + (i % 2),
-        };
+        )
+        .with_payload_len(payload.len() + (i % 2));
         engine.observe(&d, &mut judge);
     }
     engine.finish(&mut judge);
@@ -424,16 +424,15 @@ pub fn description(data: &[u8]) {
         } else {
             (server, client)
         };
-        let dg = Datagram {
-            digest: None,
-            frame: i,
-            ts: Timestamp::from_millis(1_700_000_000_000 + 10 * i),
+        // Every third one cut by the capture.
+        let dg = Datagram::new(
+            i,
+            Timestamp::from_millis(1_700_000_000_000 + 10 * i),
             src,
             dst,
             payload,
-            // Every third one cut by the capture.
-            payload_len: payload.len() + usize::from(i.is_multiple_of(3)),
-        };
+        )
+        .with_payload_len(payload.len() + usize::from(i.is_multiple_of(3)));
         tracker.observe(
             &dg,
             &mut Details,

@@ -23,7 +23,9 @@ use std::net::SocketAddr;
 /// );
 /// let mut framer = Framer::new(ReassemblyLimits::default());
 /// let class = framer.frame(LinkType::Ethernet, &frame, false, 1, Timestamp(0));
-/// assert!(matches!(class, FrameClass::Udp(d) if d.payload == b"hello"));
+/// // The frame: Ethernet (14 bytes), IPv4 (20), UDP (8) and the payload.
+/// assert!(matches!(class, FrameClass::Udp(d)
+///     if d.payload == b"hello" && (d.frame_len, d.frame_cap_len) == (47, 47)));
 /// assert_eq!(framer.counts().udp, 1);
 /// ```
 pub struct Framer {
@@ -44,7 +46,9 @@ impl Framer {
 
     /// Classifies frame `number` (its bytes as captured, `cut` when the
     /// capture kept less than the frame's length), captured at `ts`. The last
-    /// fragment of a datagram gives the whole datagram.
+    /// fragment of a datagram gives the whole datagram. A datagram's frame
+    /// lengths: `data`'s, and for a cut frame the UDP payload's bytes cut
+    /// off added to it.
     pub fn frame<'a>(
         &'a mut self,
         link: LinkType,
@@ -61,7 +65,7 @@ impl Framer {
         self.counts.bytes += data.len() as u64;
         self.reasm.expire(ts);
         let (class, reassembled) = match dissect(link, data, cut) {
-            Dissected::Udp(udp) => (FrameClass::Udp(datagram(udp, number, ts)), None),
+            Dissected::Udp(udp) => (FrameClass::Udp(datagram(udp, number, ts, data, cut)), None),
             Dissected::Fragment(frag) => {
                 self.counts.ip_fragments += 1;
                 match self.reasm.add(number, ts, &frag) {
@@ -82,7 +86,7 @@ impl Framer {
             Some((key, bytes)) => {
                 self.reassembled = bytes;
                 match reassembled_udp(&key, &self.reassembled) {
-                    Dissected::Udp(udp) => FrameClass::Udp(datagram(udp, number, ts)),
+                    Dissected::Udp(udp) => FrameClass::Udp(datagram(udp, number, ts, data, cut)),
                     _ => FrameClass::Malformed,
                 }
             }
@@ -112,7 +116,8 @@ impl Framer {
     }
 }
 
-fn datagram(udp: Udp<'_>, frame: u64, ts: Timestamp) -> Datagram<'_> {
+fn datagram<'a>(udp: Udp<'a>, frame: u64, ts: Timestamp, data: &[u8], cut: bool) -> Datagram<'a> {
+    let (frame_len, frame_cap_len) = frame_lens(&udp, data, cut);
     Datagram {
         digest: None,
         frame,
@@ -121,7 +126,25 @@ fn datagram(udp: Udp<'_>, frame: u64, ts: Timestamp) -> Datagram<'_> {
         dst: SocketAddr::new(udp.dst, udp.dst_port),
         payload: udp.payload,
         payload_len: udp.payload_len,
+        frame_len,
+        frame_cap_len,
     }
+}
+
+/// The lengths on the wire and captured of frame `data`, which carried (or
+/// completed) `udp`, for a caller that says only whether the capture cut it:
+/// what was captured, and for a cut frame the payload bytes the UDP header
+/// says are missing added (a link trailer cut off too is not known).
+pub(super) fn frame_lens(udp: &Udp<'_>, data: &[u8], cut: bool) -> (u32, u32) {
+    let captured = u32::try_from(data.len()).unwrap_or(u32::MAX);
+    let missing = match cut {
+        true => udp.payload_len.saturating_sub(udp.payload.len()),
+        false => 0,
+    };
+    (
+        captured.saturating_add(u32::try_from(missing).unwrap_or(u32::MAX)),
+        captured,
+    )
 }
 
 /// Counts a frame under its class, as a source does.

@@ -106,6 +106,14 @@ pub struct Datagram<'a> {
     /// The UDP payload length the UDP header states. Larger than `payload.len()`
     /// when the capture's snaplen cut the frame short.
     pub payload_len: usize,
+    /// The length of the frame that carried the datagram on the wire, link
+    /// header included (tshark's `frame.len`): the capture record's original
+    /// length, libpcap's `len` live. For a reassembled datagram: its last
+    /// fragment's frame.
+    pub frame_len: u32,
+    /// The bytes of that frame the capture kept (tshark's `frame.cap_len`):
+    /// `frame_len`, or fewer when the snaplen cut the frame.
+    pub frame_cap_len: u32,
     /// The payload's digest ([`payload_digest`]) when whoever built the
     /// datagram computed it already: the two-thread pipeline's reader, so that
     /// the engine's thread does not hash every payload again. `None` elsewhere;
@@ -128,6 +136,8 @@ impl PartialEq for Datagram<'_> {
             dst,
             payload,
             payload_len,
+            frame_len,
+            frame_cap_len,
             digest: _,
         } = *self;
         (frame, ts, src, dst, payload, payload_len)
@@ -139,10 +149,65 @@ impl PartialEq for Datagram<'_> {
                 other.payload,
                 other.payload_len,
             )
+            && (frame_len, frame_cap_len) == (other.frame_len, other.frame_cap_len)
     }
 }
 
 impl Eq for Datagram<'_> {}
+
+/// The length of the Ethernet frame that carries a UDP payload of
+/// `payload_len` bytes from `src`, as the simulators write it: the Ethernet
+/// header (14 bytes), an IP header without options (20 bytes for IPv4, 40 for
+/// IPv6), the UDP header (8) and the payload; no padding, no frame check
+/// sequence. What a datagram built without a capture takes as its frame's.
+pub fn ethernet_frame_len(src: SocketAddr, payload_len: usize) -> u32 {
+    let ip = match src {
+        SocketAddr::V4(_) => 20,
+        SocketAddr::V6(_) => 40,
+    };
+    u32::try_from(14 + ip + 8 + payload_len).unwrap_or(u32::MAX)
+}
+
+impl<'a> Datagram<'a> {
+    /// A datagram captured whole (the UDP header states `payload.len()`),
+    /// with no digest taken, in the frame a simulator writes for it: its
+    /// frame's lengths are [`ethernet_frame_len`]'s. For datagrams built
+    /// without a capture (simulators, tests).
+    pub fn new(
+        frame: u64,
+        ts: Timestamp,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: &'a [u8],
+    ) -> Self {
+        let len = ethernet_frame_len(src, payload.len());
+        Datagram {
+            frame,
+            ts,
+            src,
+            dst,
+            payload,
+            payload_len: payload.len(),
+            frame_len: len,
+            frame_cap_len: len,
+            digest: None,
+        }
+    }
+
+    /// The same datagram, its UDP header stating `payload_len` bytes: more
+    /// than the payload kept when the capture cut the frame, whose length on
+    /// the wire ([`frame_len`](Self::frame_len)) follows.
+    pub fn with_payload_len(self, payload_len: usize) -> Self {
+        let cut = payload_len.saturating_sub(self.payload.len());
+        Datagram {
+            payload_len,
+            frame_len: self
+                .frame_cap_len
+                .saturating_add(u32::try_from(cut).unwrap_or(u32::MAX)),
+            ..self
+        }
+    }
+}
 
 impl Datagram<'_> {
     /// True when the capture (not the sender) cut the payload short.
@@ -166,9 +231,32 @@ pub struct OwnedDatagram {
     pub dst: SocketAddr,
     pub payload: Vec<u8>,
     pub payload_len: usize,
+    pub frame_len: u32,
+    pub frame_cap_len: u32,
 }
 
 impl OwnedDatagram {
+    /// A datagram captured whole, as [`Datagram::new`] builds it.
+    pub fn new(
+        frame: u64,
+        ts: Timestamp,
+        src: SocketAddr,
+        dst: SocketAddr,
+        payload: Vec<u8>,
+    ) -> Self {
+        let len = ethernet_frame_len(src, payload.len());
+        OwnedDatagram {
+            frame,
+            ts,
+            src,
+            dst,
+            payload_len: payload.len(),
+            payload,
+            frame_len: len,
+            frame_cap_len: len,
+        }
+    }
+
     /// The borrowed view the tracker takes.
     pub fn as_datagram(&self) -> Datagram<'_> {
         Datagram {
@@ -179,6 +267,8 @@ impl OwnedDatagram {
             dst: self.dst,
             payload: &self.payload,
             payload_len: self.payload_len,
+            frame_len: self.frame_len,
+            frame_cap_len: self.frame_cap_len,
         }
     }
 }
@@ -193,6 +283,8 @@ impl Datagram<'_> {
             dst: self.dst,
             payload: self.payload.to_vec(),
             payload_len: self.payload_len,
+            frame_len: self.frame_len,
+            frame_cap_len: self.frame_cap_len,
         }
     }
 }
@@ -203,15 +295,13 @@ mod tests {
 
     #[test]
     fn a_digest_taken_ahead_is_the_one_taken_on_demand_and_not_compared() {
-        let on_demand = Datagram {
-            frame: 7,
-            ts: Timestamp::from_millis(5),
-            src: "10.0.0.2:4000".parse().unwrap(),
-            dst: "10.0.0.1:5000".parse().unwrap(),
-            payload: b"payload",
-            payload_len: 7,
-            digest: None,
-        };
+        let on_demand = Datagram::new(
+            7,
+            Timestamp::from_millis(5),
+            "10.0.0.2:4000".parse().unwrap(),
+            "10.0.0.1:5000".parse().unwrap(),
+            b"payload",
+        );
         let ahead = Datagram {
             digest: Some(payload_digest(b"payload")),
             ..on_demand
@@ -224,5 +314,44 @@ mod tests {
             ..on_demand
         };
         assert_ne!(other, on_demand);
+        let padded = Datagram {
+            frame_len: 60,
+            frame_cap_len: 60,
+            ..on_demand
+        };
+        assert_ne!(padded, on_demand);
+    }
+
+    #[test]
+    fn a_datagram_built_without_a_capture_has_the_frame_a_simulator_writes() {
+        let v4 = Datagram::new(
+            1,
+            Timestamp(0),
+            "10.0.0.2:4000".parse().unwrap(),
+            "10.0.0.1:5000".parse().unwrap(),
+            &[0; 25],
+        );
+        assert_eq!(
+            (v4.payload_len, v4.frame_len, v4.frame_cap_len),
+            (25, 67, 67)
+        );
+        let v6 = Datagram::new(
+            1,
+            Timestamp(0),
+            "[::1]:4000".parse().unwrap(),
+            "[::1]:5000".parse().unwrap(),
+            &[0; 25],
+        );
+        assert_eq!((v6.frame_len, v6.frame_cap_len), (87, 87));
+        // Cut by the capture: 10 of 25 payload bytes kept.
+        let cut = Datagram::new(1, Timestamp(0), v4.src, v4.dst, &[0; 10]).with_payload_len(25);
+        assert_eq!(
+            (cut.payload_len, cut.frame_len, cut.frame_cap_len),
+            (25, 67, 52)
+        );
+        assert!(cut.truncated_by_capture());
+        let owned = OwnedDatagram::new(1, Timestamp(0), v4.src, v4.dst, vec![0; 25]);
+        assert_eq!(owned.as_datagram(), v4);
+        assert_eq!(v4.to_owned_datagram(), owned);
     }
 }

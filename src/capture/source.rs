@@ -507,6 +507,7 @@ impl Source {
         counts.bytes += u64::from(header.cap_len);
         self.reasm.expire(header.ts);
         let cut = header.cap_len < header.orig_len;
+        let lens = (header.orig_len, header.cap_len);
         let data: &[u8] = match (header.at, &self.input) {
             (At::Map(offset, len), Input::Files(files)) => match files.front() {
                 Some(OfflineFile {
@@ -518,7 +519,7 @@ impl Source {
             _ => &self.buf,
         };
         let class = match dissect(header.link, data, cut) {
-            Dissected::Udp(udp) => classify_udp(udp, number, header.ts),
+            Dissected::Udp(udp) => classify_udp(udp, number, header.ts, lens),
             Dissected::Fragment(frag) => {
                 counts.ip_fragments += 1;
                 match self.reasm.add(number, header.ts, &frag) {
@@ -528,7 +529,7 @@ impl Source {
                         counts.reassembled += 1;
                         self.reassembled = data;
                         match reassembled_udp(&frag.key, &self.reassembled) {
-                            Dissected::Udp(udp) => classify_udp(udp, number, header.ts),
+                            Dissected::Udp(udp) => classify_udp(udp, number, header.ts, lens),
                             _ => FrameClass::Malformed,
                         }
                     }
@@ -692,7 +693,8 @@ fn count(counts: &mut FrameCounts, class: &FrameClass<'_>) {
 
 /// Classifies one frame on its own: what [`Source`] does with each frame, without
 /// IP reassembly (a fragment is [`FrameClass::Fragment`]) and without counters.
-/// `cut` says the capture kept less than the frame's length on the wire.
+/// `cut` says the capture kept less than the frame's length on the wire; a
+/// datagram's frame lengths are as [`Framer::frame`](super::Framer::frame) gives them.
 ///
 /// ```
 /// use lwarscope::capture::synth::{Link, udp_frame};
@@ -716,7 +718,10 @@ pub fn classify_frame(
     ts: Timestamp,
 ) -> FrameClass<'_> {
     match dissect(link, data, cut) {
-        Dissected::Udp(udp) => classify_udp(udp, number, ts),
+        Dissected::Udp(udp) => {
+            let lens = super::framer::frame_lens(&udp, data, cut);
+            classify_udp(udp, number, ts, lens)
+        }
         Dissected::Fragment(_) => FrameClass::Fragment,
         Dissected::NotUdp => FrameClass::NotUdp,
         Dissected::NotIp => FrameClass::NotIp,
@@ -726,8 +731,11 @@ pub fn classify_frame(
 }
 
 /// A UDP datagram, whatever it carries: the engine tells the protocols apart.
-fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp) -> FrameClass<'_> {
+/// `lens`: its frame's length on the wire and captured.
+fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp, lens: (u32, u32)) -> FrameClass<'_> {
     FrameClass::Udp(Datagram {
+        frame_len: lens.0,
+        frame_cap_len: lens.1,
         digest: None,
         frame,
         ts,

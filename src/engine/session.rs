@@ -828,15 +828,14 @@ mod tests {
     use crate::capture::Datagram;
 
     fn dgram(payload: &[u8], len: usize, frame: u64) -> Datagram<'_> {
-        Datagram {
-            digest: None,
+        Datagram::new(
             frame,
-            ts: Timestamp::from_millis(frame),
-            src: "10.0.0.1:1".parse().unwrap(),
-            dst: "10.0.0.2:2".parse().unwrap(),
+            Timestamp::from_millis(frame),
+            "10.0.0.1:1".parse().unwrap(),
+            "10.0.0.2:2".parse().unwrap(),
             payload,
-            payload_len: len,
-        }
+        )
+        .with_payload_len(len)
     }
 
     #[test]

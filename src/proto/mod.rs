@@ -325,15 +325,13 @@ mod tests {
     use crate::engine::{Observer, PacketEvent};
 
     fn dgram<'a>(payload: &'a [u8], src: &str, dst: &str, frame: u64) -> Datagram<'a> {
-        Datagram {
-            digest: None,
+        Datagram::new(
             frame,
-            ts: Timestamp::from_millis(frame),
-            src: src.parse().unwrap(),
-            dst: dst.parse().unwrap(),
+            Timestamp::from_millis(frame),
+            src.parse().unwrap(),
+            dst.parse().unwrap(),
             payload,
-            payload_len: payload.len(),
-        }
+        )
     }
 
     /// The protocol of every packet the engine analysed.

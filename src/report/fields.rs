@@ -15,11 +15,11 @@
 //! simulated capture, `-e lwar.seqno` skips every Update message).
 
 use super::Filter;
-use super::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo};
 use crate::proto::dissect::WriteText as _;
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs, Value};
+use crate::run::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 use std::net::SocketAddr;
@@ -30,6 +30,8 @@ pub enum FrameField {
     Number,
     TimeEpoch,
     TimeRelative,
+    Len,
+    CapLen,
     IpSrc,
     IpDst,
     Ipv6Src,
@@ -54,6 +56,16 @@ pub const FRAME_FIELDS: &[(&str, FrameField, &str)] = &[
         "frame.time_relative",
         FrameField::TimeRelative,
         "seconds since the first packet",
+    ),
+    (
+        "frame.len",
+        FrameField::Len,
+        "the frame's length on the wire, link header included",
+    ),
+    (
+        "frame.cap_len",
+        FrameField::CapLen,
+        "the frame's bytes the capture kept",
     ),
     ("ip.src", FrameField::IpSrc, "IPv4 source address"),
     ("ip.dst", FrameField::IpDst, "IPv4 destination address"),
@@ -570,6 +582,15 @@ impl<W: Write> FieldsWriter<W> {
                 }
                 FrameField::UdpLength => {
                     self.cols.occur(i, |s| number(s, d.payload_len as u64 + 8));
+                    None
+                }
+                FrameField::Len => {
+                    self.cols.occur(i, |s| number(s, u64::from(d.frame_len)));
+                    None
+                }
+                FrameField::CapLen => {
+                    self.cols
+                        .occur(i, |s| number(s, u64::from(d.frame_cap_len)));
                     None
                 }
                 FrameField::Session => Some(&e.session),

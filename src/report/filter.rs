@@ -24,7 +24,7 @@
 //! | field | value | meaning |
 //! |-------|-------|---------|
 //! | `type` | message type (`Join`, `update`...) | the packet carries such a message |
-//! | `seqno` | number | a reliable message, or a finding on the packet, with that seqno (`seqno` alone: any reliable message) |
+//! | `seqno` | number | a reliable message, or a finding on the packet, with that seqno (a finding for a gap of numbers, by any of them; `seqno` alone: any reliable message) |
 //! | `ack` | number | the header's ack |
 //! | `ts`, `timestamp` | number | the header's timestamp (sender's ms) |
 //! | `frame` | number | the capture's frame number |
@@ -40,12 +40,13 @@
 //! | `time`, `frame.time_relative` | seconds (`2.5`) | capture time since the first packet |
 //! | `frame.time_epoch` | seconds since 1970 | capture time |
 //! | `udp.length` | number | the UDP header's length: 8 + the payload's (`len`) |
+//! | `frame.len` | number | the length on the wire of the frame that carried the datagram, link header included (of a reassembled datagram: its last fragment's frame) |
+//! | `frame.cap_len` | number | the bytes of that frame the capture kept (`frame.len` or fewer) |
 //! | `lwar`, `strs`, `bg`, `vessel`... | (alone) | the packet is of that protocol (its name or title, `starstrike`, any case; `!lwar`: of another) |
 //! | `udp`, `ip`, `ipv6` | (alone) | the packet came over UDP (every packet does), IPv4, IPv6 |
 //!
 //! Only the packets of a known protocol reach the filter: the skipped
-//! traffic is counted in the report, not filtered. `frame.len` is refused
-//! with what to use instead: the analysis sees UDP datagrams, not frames.
+//! traffic is counted in the report, not filtered.
 //! Wireshark's names work as aliases: `ip.src`, `ip.dst`, `ip.addr` (and
 //! `ipv6.*`) for `src`, `dst`, `peer`; `udp.srcport`, `udp.dstport`,
 //! `udp.port`; `frame.number` for `frame`. Addresses take a CIDR block
@@ -75,7 +76,9 @@
 //! A compiled [`Filter`] evaluates without allocating.
 
 use crate::capture::Datagram;
-use crate::engine::{Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity};
+use crate::engine::{
+    Detail, Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity,
+};
 use crate::proto::dissect::{Dissector, MessageItem};
 use crate::proto::field::{FieldDef, FieldSink, FieldType, Value};
 use std::fmt;
@@ -220,6 +223,15 @@ impl Cmp {
             Cmp::Ge => a >= b,
         }
     }
+
+    /// Whether some number of `lo..=hi` (`lo <= hi`) passes `cmp v`.
+    fn holds_in(self, lo: u64, hi: u64, v: u64) -> bool {
+        match self {
+            Cmp::Eq => lo <= v && v <= hi,
+            Cmp::Lt | Cmp::Le => self.holds(lo, v),
+            Cmp::Gt | Cmp::Ge => self.holds(hi, v),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +247,10 @@ enum Num {
     Session,
     /// The UDP header's length: the payload's and the header's 8 bytes.
     UdpLength,
+    /// The frame's length on the wire.
+    FrameLen,
+    /// The frame's bytes captured.
+    FrameCapLen,
 }
 
 /// Which clock `time` fields read.
@@ -474,22 +490,40 @@ fn registered(name: &str) -> Option<&'static FieldDef> {
         .find(|f| f.name == name)
 }
 
+/// Whether a finding's sequence number passes `cmp v`. A finding that
+/// stands for a gap of numbers ([`Detail::Missed`]: `first` to `last`,
+/// wrapping past the top of the number space when `last < first`) passes
+/// when one of them does, as a field that occurs more than once does in
+/// Wireshark's filters: `seqno == 6` selects the finding of the gap 4 to 7.
+fn finding_seqno_holds(f: &Finding, cmp: Cmp, v: u64) -> bool {
+    match f.detail {
+        Detail::Missed { first, last, .. } if first != last => {
+            let (first, last) = (u64::from(first), u64::from(last));
+            if first <= last {
+                cmp.holds_in(first, last, v)
+            } else {
+                cmp.holds_in(first, u64::MAX, v) || cmp.holds_in(0, last, v)
+            }
+        }
+        _ => f.seqno.is_some_and(|s| cmp.holds(u64::from(s), v)),
+    }
+}
+
 fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
     let d = ctx.datagram;
     match *t {
         Test::Num(field, cmp, v) => match field {
             Num::Seqno => {
                 ctx.any_message(|m| m.seqno.is_some_and(|s| cmp.holds(s as u64, v)))
-                    || ctx
-                        .findings
-                        .iter()
-                        .any(|f| f.seqno.is_some_and(|s| cmp.holds(s as u64, v)))
+                    || ctx.findings.iter().any(|f| finding_seqno_holds(f, cmp, v))
             }
             Num::Ack => ctx.header("ack").is_some_and(|a| cmp.holds(a, v)),
             Num::Timestamp => ctx.header("timestamp").is_some_and(|t| cmp.holds(t, v)),
             Num::Frame => cmp.holds(ctx.frame, v),
             Num::Len => d.is_some_and(|d| cmp.holds(d.payload_len as u64, v)),
             Num::UdpLength => d.is_some_and(|d| cmp.holds(d.payload_len as u64 + 8, v)),
+            Num::FrameLen => d.is_some_and(|d| cmp.holds(u64::from(d.frame_len), v)),
+            Num::FrameCapLen => d.is_some_and(|d| cmp.holds(u64::from(d.frame_cap_len), v)),
             Num::Port => d.is_some_and(|d| {
                 cmp.holds(d.src.port() as u64, v) || cmp.holds(d.dst.port() as u64, v)
             }),
@@ -673,11 +707,6 @@ const MAX_DEPTH: usize = 64;
 /// How many tests and operators an expression may have.
 const MAX_TERMS: usize = 1024;
 
-/// What `frame.len` gets: the capture hands the analysis UDP datagrams, not
-/// their frames.
-const FRAME_LEN: &str = "`frame.len` is not kept: lwarscope sees each UDP datagram, not its frame; \
-     use `udp.length` (the UDP header's length, 8 + the payload) or `len` (the payload's)";
-
 /// The fields, for error messages.
 const FIELDS: &str = "type, seqno, ack, ts, timestamp, frame, len, src, dst, peer, port, player, finding, severity, session, dir, malformed, time";
 
@@ -705,6 +734,8 @@ const NAMES: &[&str] = &[
     "frame.time_relative",
     "frame.time_epoch",
     "frame.number",
+    "frame.len",
+    "frame.cap_len",
     "ip.src",
     "ip.dst",
     "ip.addr",
@@ -799,9 +830,6 @@ fn number(value: &str) -> Option<f64> {
 
 /// The error for a field no protocol registers.
 fn unknown_field(word: &str) -> String {
-    if word == "frame.len" {
-        return FRAME_LEN.to_owned();
-    }
     match word.split_once('.') {
         Some((proto, _)) if crate::proto::by_name(proto).is_some() => {
             format!(
@@ -850,6 +878,8 @@ fn field(name: &str) -> Option<Field> {
         "frame.time_epoch" => Field::Time(Clock::Epoch),
         // Wireshark's names.
         "frame.number" => Field::Num(Num::Frame),
+        "frame.len" => Field::Num(Num::FrameLen),
+        "frame.cap_len" => Field::Num(Num::FrameCapLen),
         "ip.src" | "ipv6.src" => Field::Addr(Side::Src),
         "ip.dst" | "ipv6.dst" => Field::Addr(Side::Dst),
         "ip.addr" | "ipv6.addr" => Field::Addr(Side::Peer),
@@ -1385,9 +1415,6 @@ impl<'a> Parser<'a> {
         if let Some((_, layer)) = Layer::NAMES.iter().find(|(n, _)| *n == word) {
             return Ok(Test::Layer(*layer));
         }
-        if word == "frame.len" {
-            return Err(self.error(at, FRAME_LEN));
-        }
         Err(self.error(
             at,
             format!(
@@ -1406,15 +1433,13 @@ mod tests {
     use crate::proto::lwar::wire::{MessageRepr, PacketRepr};
 
     fn dgram(payload: &[u8], frame: u64) -> Datagram<'_> {
-        Datagram {
-            digest: None,
+        Datagram::new(
             frame,
-            ts: Timestamp::from_millis(frame),
-            src: "10.0.0.1:5000".parse().unwrap(),
-            dst: "10.0.0.2:32422".parse().unwrap(),
+            Timestamp::from_millis(frame),
+            "10.0.0.1:5000".parse().unwrap(),
+            "10.0.0.2:32422".parse().unwrap(),
             payload,
-            payload_len: payload.len(),
-        }
+        )
     }
 
     fn finding(kind: FindingKind, rule: Option<Rule>) -> Finding {
@@ -1449,10 +1474,13 @@ mod tests {
     }
 
     fn eval_on(expr: &str, payload: &[u8], findings: &[Finding]) -> bool {
+        eval_datagram(expr, &dgram(payload, 7), findings)
+    }
+
+    fn eval_datagram(expr: &str, d: &Datagram<'_>, findings: &[Finding]) -> bool {
         let filter = Filter::parse(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
-        let d = dgram(payload, 7);
         let event = PacketEvent {
-            datagram: &d,
+            datagram: d,
             protocol: &crate::proto::lwar::INFO,
             session: 2,
             direction: Direction::ClientToServer,
@@ -1546,6 +1574,39 @@ mod tests {
     }
 
     #[test]
+    fn frame_len_and_cap_len_are_the_frames_lengths_on_the_wire_and_captured() {
+        let p = join_packet();
+        // Whole, in an Ethernet frame: 14 + 20 + 8 bytes of headers.
+        let whole = dgram(&p, 7);
+        let wire = p.len() as u64 + 42;
+        // Padded to Ethernet's 60 bytes, then cut by a snaplen of 54.
+        let cut = Datagram {
+            frame_len: 200,
+            frame_cap_len: 54,
+            ..whole
+        };
+        for (d, expr, want) in [
+            (&whole, format!("frame.len == {wire}"), true),
+            (&whole, format!("frame.cap_len == {wire}"), true),
+            (&whole, format!("frame.len > {wire}"), false),
+            (
+                &whole,
+                format!("frame.len eq {wire} && udp.length == {}", p.len() + 8),
+                true,
+            ),
+            (&cut, "frame.len == 200".to_owned(), true),
+            (&cut, "frame.cap_len == 54".to_owned(), true),
+            (&cut, "frame.len in {100..300}".to_owned(), true),
+            (&cut, "frame.cap_len >= 60".to_owned(), false),
+        ] {
+            assert_eq!(eval_datagram(&expr, d, &[]), want, "{expr}");
+        }
+        // A finding on its own has no frame.
+        let f = finding(FindingKind::LOST, None);
+        assert!(!Filter::parse("frame.len > 0").unwrap().matches_finding(&f));
+    }
+
+    #[test]
     fn protocol_and_layer_names_stand_alone_as_in_tshark() {
         let p = join_packet();
         // An lwar packet over IPv4 UDP; its payload's length in udp.length + 8.
@@ -1576,14 +1637,9 @@ mod tests {
         assert!(Filter::parse("!lwar").unwrap().matches_finding(&f));
         for (expr, column, message) in [
             (
-                "frame.len > 100",
-                1,
-                "`frame.len` is not kept: lwarscope sees each UDP datagram, not its frame; use `udp.length` (the UDP header's length, 8 + the payload) or `len` (the payload's)",
-            ),
-            (
                 "frame.len",
                 1,
-                "`frame.len` is not kept: lwarscope sees each UDP datagram, not its frame; use `udp.length` (the UDP header's length, 8 + the payload) or `len` (the payload's)",
+                "field `frame.len` needs a comparison, e.g. `frame.len == ...`",
             ),
             (
                 "lwarr",
@@ -1834,6 +1890,55 @@ mod tests {
         assert!(!filter.matches_finding(&finding(FindingKind::GAP, None)));
         let packet_only = Filter::parse("Join || port == 5000").unwrap();
         assert!(!packet_only.matches_finding(&finding(FindingKind::LOST, None)));
+    }
+
+    #[test]
+    fn a_gap_finding_matches_by_any_of_its_numbers() {
+        let gap = |first, last| Finding {
+            seqno: Some(first),
+            detail: Detail::Missed {
+                first,
+                last,
+                count: 4,
+                reason: None,
+            },
+            ..finding(FindingKind::LOST, None)
+        };
+        let holds = |expr: &str, f: &Finding| Filter::parse(expr).unwrap().matches_finding(f);
+        let four_to_seven = gap(4, 7);
+        for (expr, want) in [
+            ("seqno == 4", true),
+            ("seqno == 6", true),
+            ("seqno == 7", true),
+            ("seqno == 8", false),
+            ("seqno == 3", false),
+            ("seqno > 6", true),
+            ("seqno > 7", false),
+            ("seqno >= 7", true),
+            ("seqno < 5", true),
+            ("seqno < 4", false),
+            ("seqno <= 4", true),
+            ("seqno != 6", false),
+            ("lost && seqno >= 5 && seqno <= 6", true),
+        ] {
+            assert_eq!(holds(expr, &four_to_seven), want, "{expr}");
+        }
+        // 254, 255, 0, 1: the numbers wrapped.
+        let wrapped = gap(254, 1);
+        for (expr, want) in [
+            ("seqno == 255", true),
+            ("seqno == 0", true),
+            ("seqno == 1", true),
+            ("seqno == 2", false),
+            ("seqno == 100", false),
+            ("seqno < 1", true),
+            ("seqno > 254", true),
+        ] {
+            assert_eq!(holds(expr, &wrapped), want, "{expr}");
+        }
+        // A finding for one number, as before.
+        assert!(holds("seqno == 4", &finding(FindingKind::LOST, None)));
+        assert!(!holds("seqno == 5", &finding(FindingKind::LOST, None)));
     }
 
     #[test]

@@ -290,15 +290,13 @@ mod tests {
     use std::net::SocketAddr;
 
     fn datagram(src: u16, dst: u16, payload: &[u8]) -> Datagram<'_> {
-        Datagram {
-            frame: 1,
-            ts: Timestamp(0),
-            src: SocketAddr::from(([10, 0, 0, 1], src)),
-            dst: SocketAddr::from(([10, 0, 0, 2], dst)),
+        Datagram::new(
+            1,
+            Timestamp(0),
+            SocketAddr::from(([10, 0, 0, 1], src)),
+            SocketAddr::from(([10, 0, 0, 2], dst)),
             payload,
-            payload_len: payload.len(),
-            digest: None,
-        }
+        )
     }
 
     #[test]

@@ -250,15 +250,8 @@ mod tests {
 
     fn event_at(t: &mut Timeline, ms: u64, session: SessionId, direction: Direction, frame: u64) {
         let addr = "127.0.0.1:1".parse().expect("an address");
-        let d = Datagram {
-            digest: None,
-            frame,
-            ts: Timestamp(ms * 1_000_000),
-            src: addr,
-            dst: addr,
-            payload: &[0; 10],
-            payload_len: 10,
-        };
+        let d = Datagram::new(frame, Timestamp(ms * 1_000_000), addr, addr, &[0; 10])
+            .with_payload_len(10);
         let e = PacketEvent {
             datagram: &d,
             protocol: crate::proto::REGISTRY[0].info,

@@ -32,7 +32,8 @@
 //! `lwar_lwar_seqno`).
 //!
 //! The layers: `frame` (number, time since the epoch and since the first
-//! packet, the protocols: `ip:udp:lwar`), `ip` or `ipv6` (source and
+//! packet, the frame's length on the wire and captured, the protocols:
+//! `ip:udp:lwar`), `ip` or `ipv6` (source and
 //! destination), `udp` (ports and length), the packet's protocol by its name
 //! (every registered field it carries, in wire order of first occurrence, as
 //! `-T fields` writes its values; nodes, which have no value, left out) and
@@ -203,6 +204,8 @@ impl<W: Write> TsharkWriter<W> {
         p.number("frame.number", d.frame);
         p.secs("frame.time_epoch", d.ts.nanos());
         p.secs("frame.time_relative", d.ts.since(first));
+        p.number("frame.len", u64::from(d.frame_len));
+        p.number("frame.cap_len", u64::from(d.frame_cap_len));
         let ip = match d.src {
             SocketAddr::V4(_) => "ip",
             SocketAddr::V6(_) => "ipv6",

@@ -64,6 +64,7 @@ impl Observer for Sink {
         let lens = (d.payload.len(), d.payload_len);
         let record = self.writer.len();
         let mut row = Row::new(d.frame, d.ts, record, e.session, e.direction, lens);
+        (row.frame_len, row.frame_cap_len) = (d.frame_len, d.frame_cap_len);
         for f in e.findings {
             row.note(f.severity());
         }

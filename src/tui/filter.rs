@@ -61,6 +61,8 @@ impl DisplayFilter {
             dst,
             payload: ctx.payload,
             payload_len: usize::from(ctx.row.len),
+            frame_len: ctx.row.frame_len,
+            frame_cap_len: ctx.row.frame_cap_len,
         };
         self.filter.matches(&PacketEvent {
             datagram: &datagram,

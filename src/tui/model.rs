@@ -21,6 +21,10 @@ pub struct Row {
     pub len: u16,
     /// Payload bytes kept in the store.
     pub kept: u16,
+    /// The frame's length on the wire and captured (`frame.len`,
+    /// `frame.cap_len`): [`Datagram`](crate::capture::Datagram)'s.
+    pub frame_len: u32,
+    pub frame_cap_len: u32,
     flags: u8,
     /// Worst severity of the packet's findings: 0 none, 1 note, 2 warning, 3 error.
     worst: u8,
@@ -30,8 +34,9 @@ const S2C: u8 = 1;
 const CUT: u8 = 2;
 
 /// Bytes of a record's header in the store: time (8), session (4), UDP length
-/// (2), bytes kept (2), flags (1). The payload follows.
-pub const RECORD_HEADER: usize = 17;
+/// (2), bytes kept (2), flags (1), the frame's length on the wire (4) and
+/// captured (4). The payload follows.
+pub const RECORD_HEADER: usize = 25;
 
 /// A severity as a small number, 0 meaning none.
 pub const fn severity_rank(s: Severity) -> u8 {
@@ -44,7 +49,8 @@ pub const fn severity_rank(s: Severity) -> u8 {
 
 impl Row {
     /// A row for a packet whose record starts at `record` in the store, of
-    /// which `kept` payload bytes out of `payload_len` were captured.
+    /// which `kept` payload bytes out of `payload_len` were captured. Its
+    /// frame's lengths are zero until set.
     pub fn new(
         frame: u64,
         ts: Timestamp,
@@ -69,6 +75,8 @@ impl Row {
             session: u32::try_from(session).unwrap_or(u32::MAX),
             len: u16::try_from(payload_len).unwrap_or(u16::MAX),
             kept: kept as u16,
+            frame_len: 0,
+            frame_cap_len: 0,
             flags,
             worst: 0,
         }
@@ -114,6 +122,8 @@ impl Row {
         h[12..14].copy_from_slice(&self.len.to_le_bytes());
         h[14..16].copy_from_slice(&self.kept.to_le_bytes());
         h[16] = self.flags;
+        h[17..21].copy_from_slice(&self.frame_len.to_le_bytes());
+        h[21..25].copy_from_slice(&self.frame_cap_len.to_le_bytes());
         h
     }
 
@@ -131,6 +141,8 @@ impl Row {
             session: bytes(8..12) as u32,
             len: bytes(12..14) as u16,
             kept: bytes(14..16) as u16,
+            frame_len: bytes(17..21) as u32,
+            frame_cap_len: bytes(21..25) as u32,
             flags: h[16] & (S2C | CUT),
             worst: e.worst,
         }
@@ -1088,6 +1100,7 @@ mod tests {
     #[test]
     fn rows_keep_direction_and_worst_severity_through_the_index_and_store() {
         let mut r = Row::new(7, Timestamp(1), 40, 3, ServerToClient, (12, 20));
+        (r.frame_len, r.frame_cap_len) = (62, 54);
         assert_eq!(r.direction(), ServerToClient);
         assert!(r.cut_by_capture());
         assert_eq!(r.worst(), None);

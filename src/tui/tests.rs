@@ -22,13 +22,14 @@ fn fixture() -> Vec<OwnedDatagram> {
     let addr = |port: u16| SocketAddr::new("::1".parse().unwrap(), port);
     let mut out: Vec<OwnedDatagram> = vectors::real_server()
         .into_iter()
-        .map(|v| OwnedDatagram {
-            frame: v.frame,
-            ts: Timestamp::from_millis(1_700_000_000_000 + v.frame * 20),
-            src: addr(v.src_port),
-            dst: addr(v.dst_port),
-            payload_len: v.payload.len(),
-            payload: v.payload,
+        .map(|v| {
+            OwnedDatagram::new(
+                v.frame,
+                Timestamp::from_millis(1_700_000_000_000 + v.frame * 20),
+                addr(v.src_port),
+                addr(v.dst_port),
+                v.payload,
+            )
         })
         .collect();
     let extra = |out: &mut Vec<OwnedDatagram>, of: usize, edit: &dyn Fn(&mut OwnedDatagram)| {
@@ -609,6 +610,28 @@ fn the_filter_selects_in_the_tui_what_it_selects_in_the_report() {
     assert_eq!(a.view_len(), 1);
     let row = a.view_row(0).and_then(|i| a.row(i)).unwrap();
     assert_eq!(row.frame, 877);
+}
+
+#[test]
+fn the_filter_sees_each_frames_lengths_on_the_wire_and_captured() {
+    let info = SourceInfo {
+        label: "file sim-clean.pcap".into(),
+        live: false,
+    };
+    let mut datagrams = datagrams_of("captures/sim-clean.pcap");
+    // Frame 5 as a snaplen of 60 and Ethernet padding would have left it.
+    (datagrams[4].frame_len, datagrams[4].frame_cap_len) = (1000, 60);
+    let mut a = load_app(MemoryFeed::new(datagrams), info).unwrap();
+    a.set_filter("frame.len == 1000 && frame.cap_len == 60")
+        .unwrap();
+    a.finish_filtering();
+    assert_eq!(a.view_len(), 1);
+    let row = a.view_row(0).and_then(|i| a.row(i)).unwrap();
+    assert_eq!((row.frame, row.frame_len, row.frame_cap_len), (5, 1000, 60));
+    // Frame 1: 25 bytes of payload in an Ethernet frame.
+    a.set_filter("frame.len == 67 && frame < 3").unwrap();
+    a.finish_filtering();
+    assert_eq!(a.view_len(), 1);
 }
 
 #[test]

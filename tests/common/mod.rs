@@ -279,14 +279,14 @@ pub fn vector_datagrams(
 ) -> Vec<lwarscope::capture::Datagram<'_>> {
     vectors
         .iter()
-        .map(|(frame, src, dst, payload)| lwarscope::capture::Datagram {
-            digest: None,
-            frame: *frame,
-            ts: Timestamp::from_millis(*frame * 33),
-            src: SocketAddr::new(ip, *src),
-            dst: SocketAddr::new(ip, *dst),
-            payload,
-            payload_len: payload.len(),
+        .map(|(frame, src, dst, payload)| {
+            lwarscope::capture::Datagram::new(
+                *frame,
+                Timestamp::from_millis(*frame * 33),
+                SocketAddr::new(ip, *src),
+                SocketAddr::new(ip, *dst),
+                payload,
+            )
         })
         .collect()
 }

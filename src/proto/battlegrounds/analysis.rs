@@ -2166,6 +2166,338 @@ fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{Finding, Observer};
+    use crate::proto::battlegrounds::wire::{
+        ByteOrder, MoveEvent, MoveOp, Movement, PacketRepr, PayloadRepr, ShapeRepr, VectorD,
+    };
+
+    // The rules on packets built here (big-endian, session id 0x1234), fed
+    // to the tracker one frame every 10 ms unless told otherwise: each test
+    // shows one rule's findings exactly (direction, label, frame).
+
+    const SID: u32 = 0x1234;
+
+    #[derive(Default)]
+    struct Collect(Vec<Finding>);
+
+    impl Observer for Collect {
+        fn finding(&mut self, f: &Finding) {
+            self.0.push(*f);
+        }
+    }
+
+    type F = (&'static str, String, u64);
+
+    fn f(dir: &'static str, label: &str, frame: u64) -> F {
+        (dir, label.to_owned(), frame)
+    }
+
+    fn compact(found: &[Finding]) -> Vec<F> {
+        found
+            .iter()
+            .map(|f| (f.direction.name(), f.label().to_string(), f.frame))
+            .collect()
+    }
+
+    struct Capture {
+        tracker: Tracker,
+        frame: u64,
+        now_ms: u64,
+        all: Vec<Finding>,
+    }
+
+    impl Capture {
+        fn new() -> Self {
+            Capture {
+                tracker: Tracker::new(TrackerConfig::default()),
+                frame: 0,
+                now_ms: 1_000_000,
+                all: Vec::new(),
+            }
+        }
+
+        fn wait(&mut self, ms: u64) {
+            self.now_ms += ms;
+        }
+
+        fn raw(&mut self, c2s: bool, b: &[u8]) -> Vec<F> {
+            let client = "10.0.0.2:43267".parse().unwrap();
+            let server = "10.0.0.1:7455".parse().unwrap();
+            let (src, dst) = if c2s {
+                (client, server)
+            } else {
+                (server, client)
+            };
+            self.frame += 1;
+            self.now_ms += 10;
+            let d = Datagram::new(self.frame, Timestamp(self.now_ms * 1_000_000), src, dst, b);
+            let mut c = Collect::default();
+            self.tracker.observe(&d, &mut c);
+            self.all.extend_from_slice(&c.0);
+            compact(&c.0)
+        }
+
+        fn on(&mut self, c2s: bool, sid: u32, channel: u8, p: PayloadRepr) -> Vec<F> {
+            self.raw(c2s, &bytes(sid, channel, p))
+        }
+
+        fn c2s(&mut self, p: PayloadRepr) -> Vec<F> {
+            let channel = channel_of(&p);
+            self.on(true, SID, channel, p)
+        }
+
+        fn s2c(&mut self, p: PayloadRepr) -> Vec<F> {
+            let channel = channel_of(&p);
+            self.on(false, SID, channel, p)
+        }
+
+        fn finish(&mut self) -> Vec<F> {
+            let mut c = Collect::default();
+            self.tracker.finish(&mut c);
+            self.all.extend_from_slice(&c.0);
+            compact(&c.0)
+        }
+
+        fn session(&self) -> &Session {
+            self.tracker.sessions().last().map(|(_, s)| s).unwrap()
+        }
+
+        fn detail(&self, label: &str) -> String {
+            let f = self.all.iter().find(|f| f.label().to_string() == label);
+            f.map(|f| f.detail.to_string()).unwrap_or_default()
+        }
+
+        /// AUTH, AUTH_OK, PING, PONG (the specification's forms): frames 1-4.
+        fn established() -> Self {
+            let mut c = Capture::new();
+            assert_eq!(c.c2s(PayloadRepr::Auth), []);
+            assert_eq!(c.session().proto.state, State::AuthSent);
+            assert_eq!(c.s2c(auth_ok(1)), []);
+            assert_eq!(c.session().proto.state, State::AuthRecv);
+            assert_eq!(c.c2s(PayloadRepr::Ping), []);
+            assert_eq!(c.session().proto.state, State::Established);
+            assert_eq!(c.s2c(PayloadRepr::Pong { timestamp: 0 }), []);
+            c
+        }
+    }
+
+    fn bytes(sid: u32, channel: u8, p: PayloadRepr) -> Vec<u8> {
+        PacketRepr::new(sid, channel, p)
+            .to_bytes_in(ByteOrder::Big)
+            .unwrap()
+    }
+
+    /// The channel of a type that may travel on any (the header of the
+    /// others names theirs whatever is asked): movement on 1, MSG on 2, the
+    /// rest on 0.
+    fn channel_of(p: &PayloadRepr) -> u8 {
+        match p.packet_type() {
+            PacketType::MoveOp | PacketType::MoveEvent => 1,
+            PacketType::Msg | PacketType::MsgAck | PacketType::Prop => 2,
+            _ => 0,
+        }
+    }
+
+    /// An AUTH_OK: the server's clock at `timestamp`.
+    fn auth_ok(timestamp: i64) -> PayloadRepr {
+        PayloadRepr::AuthOk {
+            movement: Movement {
+                timestamp,
+                ..Default::default()
+            },
+            name: b"ann".to_vec(),
+        }
+    }
+
+    fn op(op_sig: u8) -> PayloadRepr {
+        PayloadRepr::MoveOp(MoveOp {
+            op_sig,
+            ..MoveOp::default()
+        })
+    }
+
+    fn event(op_sig: u8, event_sig: u8) -> PayloadRepr {
+        PayloadRepr::MoveEvent(MoveEvent {
+            op_sig,
+            event_sig,
+            ..MoveEvent::default()
+        })
+    }
+
+    fn prop() -> PayloadRepr {
+        PayloadRepr::Prop {
+            prop_id: 1,
+            position: VectorD::default(),
+            shape: ShapeRepr::Circle {
+                center: Default::default(),
+                radius: 1.0,
+            },
+            render_data: vec![],
+        }
+    }
+
+    /// One MSG carrying `inner` whole in its block 0.
+    fn msg(msg_id: u32, inner: Vec<u8>) -> PayloadRepr {
+        PayloadRepr::Msg {
+            msg_id,
+            msg_len: inner.len() as u32,
+            block_id: 0,
+            block: inner,
+        }
+    }
+
+    fn ack(msg_id: u32, block_id: u16) -> PayloadRepr {
+        PayloadRepr::MsgAck(MsgAck { msg_id, block_id })
+    }
+
+    #[test]
+    fn a_clean_handshake_raises_nothing_and_a_close_ends_the_session() {
+        let mut c = Capture::established();
+        assert_eq!(c.s2c(event(0, 1)), []);
+        assert_eq!(c.c2s(PayloadRepr::Close), []);
+        let s = &c.session().proto;
+        assert_eq!(s.state, State::Closed);
+        assert!(s.saw_auth);
+        assert_eq!(
+            s.closed.map(|c| (c.by, c.frame)),
+            Some((Direction::ClientToServer, 6))
+        );
+        assert_eq!(c.finish(), []);
+    }
+
+    #[test]
+    fn handshake_rules_judge_a_session_recognised_by_its_auth() {
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(PayloadRepr::Auth), []);
+        // A MOVE_OP before the AUTH_OK.
+        assert_eq!(c.c2s(op(1)), [f("c2s", "violation/auth-first", 2)]);
+        assert_eq!(c.s2c(auth_ok(1)), []);
+        // A second AUTH_OK for one AUTH.
+        assert_eq!(c.s2c(auth_ok(2)), [f("s2c", "violation/auth-ok-count", 4)]);
+        // Server data on channel 1 before the first PING: once.
+        assert_eq!(c.s2c(event(1, 1)), [f("s2c", "violation/before-ping", 5)]);
+        assert_eq!(c.s2c(event(1, 2)), []);
+        assert_eq!(c.c2s(PayloadRepr::Ping), []);
+        // An AUTH after a PING that followed the AUTH_OK.
+        assert_eq!(
+            c.c2s(PayloadRepr::Auth),
+            [f("c2s", "violation/auth-repeat", 8)]
+        );
+    }
+
+    #[test]
+    fn a_session_seen_midstream_is_not_judged_by_the_handshake() {
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(op(1)), []);
+        assert_eq!(c.s2c(event(1, 1)), []);
+        assert_eq!(c.session().proto.state, State::Midstream);
+        assert!(!c.session().proto.saw_auth);
+        assert_eq!(c.finish(), []);
+    }
+
+    #[test]
+    fn a_type_from_the_wrong_side_and_a_bare_prop_are_violations() {
+        let mut c = Capture::established();
+        assert_eq!(c.s2c(op(1)), [f("s2c", "violation/wrong-direction", 5)]);
+        assert_eq!(c.s2c(prop()), [f("s2c", "violation/bare-reliable", 6)]);
+    }
+
+    #[test]
+    fn a_foreign_session_id_is_one_violation_per_incident() {
+        let mut c = Capture::established();
+        let foreign = |c: &mut Capture, sig| c.on(true, 0x9999, 1, op(sig));
+        let changed = |frame| [f("c2s", "violation/session-id-changed", frame)];
+        assert_eq!(foreign(&mut c, 1), changed(5));
+        assert_eq!(foreign(&mut c, 2), []);
+        assert_eq!(c.c2s(op(3)), []);
+        assert_eq!(foreign(&mut c, 4), changed(8));
+    }
+
+    #[test]
+    fn movement_counters_skip_regress_and_echo() {
+        let mut c = Capture::established();
+        assert_eq!(c.c2s(op(1)), []);
+        assert_eq!(c.c2s(op(2)), []);
+        // Two values skipped.
+        assert_eq!(c.c2s(op(5)), [f("c2s", "sig-gap", 7)]);
+        assert_eq!(c.detail("sig-gap"), "op_sig 5 after 2 (2 skipped)");
+        // Behind the highest: one regression, raised when the stream is back.
+        assert_eq!(c.c2s(op(4)), []);
+        assert_eq!(c.c2s(op(6)), [f("c2s", "sig-regression", 8)]);
+        // The server echoes an op_sig no MOVE_OP carried: once per value.
+        assert_eq!(c.s2c(event(3, 1)), [f("s2c", "echo-unseen", 10)]);
+        assert_eq!(c.s2c(event(3, 2)), []);
+        assert_eq!(c.s2c(event(6, 3)), []);
+        // Answered: from the MOVE_OP of 6 (frame 9) to its first echo.
+        assert_eq!(c.session().proto.answer.samples, 1);
+        assert_eq!(c.finish(), []);
+    }
+
+    #[test]
+    fn a_pong_no_ping_is_owed_is_unmatched() {
+        let mut c = Capture::established();
+        assert_eq!(
+            c.s2c(PayloadRepr::Pong { timestamp: 1 }),
+            [f("s2c", "pong-unmatched", 5)]
+        );
+        // The round trip of the handshake's PING was sampled.
+        assert_eq!(c.session().proto.rtt.samples, 1);
+    }
+
+    #[test]
+    fn a_packet_sent_after_close_is_raised_once() {
+        let mut c = Capture::established();
+        assert_eq!(c.s2c(PayloadRepr::Close), []);
+        // From the other side, soon after: it may have crossed the CLOSE.
+        assert_eq!(c.c2s(op(1)), []);
+        // From the side that closed: raised, once.
+        assert_eq!(c.s2c(event(1, 1)), [f("s2c", "sent-after-close", 7)]);
+        assert_eq!(c.s2c(event(1, 2)), []);
+    }
+
+    #[test]
+    fn msg_blocks_are_first_sends_duplicates_and_resends_and_their_acks_are_judged() {
+        let mut c = Capture::established();
+        let inner = bytes(SID, 2, prop());
+        assert_eq!(c.s2c(msg(1, inner.clone())), []);
+        assert_eq!(c.session().s2c.first_sends, 1);
+        // The same block again within 100 ms: the network's copy.
+        assert_eq!(
+            c.s2c(msg(1, inner.clone())),
+            [f("s2c", "duplicate-packet", 6)]
+        );
+        // Later: the sender's resend.
+        c.wait(200);
+        assert_eq!(c.s2c(msg(1, inner.clone())), [f("s2c", "resend", 7)]);
+        // Three copies captured, three acks owed; a fourth is a duplicate ack.
+        for _ in 0..3 {
+            assert_eq!(c.c2s(ack(1, 0)), []);
+        }
+        c.wait(200);
+        assert_eq!(c.c2s(ack(1, 0)), [f("c2s", "duplicate-ack", 11)]);
+        // An ack above every msg_id captured: of a block unseen.
+        assert_eq!(c.c2s(ack(5, 0)), [f("c2s", "ack-unseen", 12)]);
+        // Block 0 of msg 3 never captured, acked below the highest: the tap
+        // missed it.
+        assert_eq!(c.s2c(msg(4, inner.clone())), []);
+        assert_eq!(c.c2s(ack(3, 0)), [f("s2c", "not-captured", 14)]);
+    }
+
+    #[test]
+    fn a_message_rebuilt_from_its_blocks_is_judged_as_a_packet() {
+        let mut c = Capture::established();
+        // A PROP inside a MSG: reliable, as it should be.
+        assert_eq!(c.s2c(msg(1, bytes(SID, 2, prop()))), []);
+        assert_eq!(c.session().s2c.messages[PacketType::Prop.ordinal()], 1);
+        // Another session id inside than outside.
+        assert_eq!(
+            c.s2c(msg(2, bytes(0x9999, 2, prop()))),
+            [f("s2c", "violation/inner-mismatch", 6)]
+        );
+        // A MSG inside a MSG.
+        let nested = bytes(SID, 2, msg(9, bytes(SID, 2, prop())));
+        assert_eq!(c.s2c(msg(3, nested)), [f("s2c", "violation/nested-msg", 7)]);
+    }
 
     /// The msg_id window as it was before issue 36: 1024 slots reserved
     /// whole, each holding the latest msg_id of its residue.

@@ -497,14 +497,7 @@ impl Sim {
             kind,
             client,
             copy,
-            datagram: OwnedDatagram {
-                frame: 0,
-                ts: Timestamp(at * 1_000_000),
-                src,
-                dst,
-                payload: payload.to_vec(),
-                payload_len: payload.len(),
-            },
+            datagram: OwnedDatagram::new(0, Timestamp(at * 1_000_000), src, dst, payload.to_vec()),
         });
     }
 

@@ -845,15 +845,13 @@ mod tests {
         } else {
             (server, client)
         };
-        Datagram {
-            digest: None,
-            frame: i as u64 + 1,
-            ts: Timestamp::from_millis(i as u64 * 10),
+        Datagram::new(
+            i as u64 + 1,
+            Timestamp::from_millis(i as u64 * 10),
             src,
             dst,
             payload,
-            payload_len: payload.len(),
-        }
+        )
     }
 
     fn run(packets: &[(bool, u8, u8)]) -> Vec<(String, Option<u32>, Direction)> {
@@ -928,15 +926,14 @@ mod tests {
             .enumerate()
         {
             let payload = [conn, seq];
-            let dg = Datagram {
-                digest: None,
-                frame: i as u64 + 1,
-                ts: Timestamp::from_millis(i as u64),
-                src: "10.0.0.2:4000".parse().unwrap(),
-                dst: "10.0.0.1:5556".parse().unwrap(),
-                payload: &payload,
-                payload_len: 2,
-            };
+            let dg = Datagram::new(
+                i as u64 + 1,
+                Timestamp::from_millis(i as u64),
+                "10.0.0.2:4000".parse().unwrap(),
+                "10.0.0.1:5556".parse().unwrap(),
+                &payload,
+            )
+            .with_payload_len(2);
             t.observe(&dg, &mut seen, &mut next, RecognisedBy::Probe);
         }
         t.finish(&mut seen);

@@ -1432,3 +1432,387 @@ fn reliable_rules(
     counts.add_to(this, out);
     first_capture
 }
+
+#[cfg(test)]
+mod tests {
+    //! The rules on packets built here, fed to the tracker one frame every
+    //! 10 ms: each test shows one rule's findings exactly (direction, label,
+    //! frame, and the detail where it says what the rule measured).
+    //! `tests/track_findings.rs` plays every precedence rule of the contract.
+
+    use super::*;
+    use crate::capture::Timestamp;
+    use crate::engine::{Finding, Observer};
+    use crate::proto::lwar::wire::{Header, Input, MessageRepr, PacketRepr, UpdateEntry};
+
+    const ALICE: Id = Id::new(0, 1);
+    const BOB: Id = Id::new(0, 2);
+
+    #[derive(Default)]
+    struct Collect(Vec<Finding>);
+
+    impl Observer for Collect {
+        fn finding(&mut self, f: &Finding) {
+            self.0.push(*f);
+        }
+    }
+
+    /// A finding as these tests compare it: direction, label, frame.
+    type F = (&'static str, String, u64);
+
+    /// One capture between a client and a server on lwar's port.
+    struct Capture {
+        tracker: Tracker,
+        frame: u64,
+        now_ms: u64,
+        all: Vec<Finding>,
+    }
+
+    impl Capture {
+        fn new() -> Self {
+            Capture {
+                tracker: Tracker::new(TrackerConfig::default()),
+                frame: 0,
+                now_ms: 1_000_000,
+                all: Vec::new(),
+            }
+        }
+
+        fn feed(&mut self, c2s: bool, payload: &[u8], len: usize) -> Vec<F> {
+            let client = "10.0.0.2:40000".parse().unwrap();
+            let server = "10.0.0.1:32422".parse().unwrap();
+            let (src, dst) = if c2s {
+                (client, server)
+            } else {
+                (server, client)
+            };
+            self.frame += 1;
+            self.now_ms += 10;
+            let d = Datagram::new(
+                self.frame,
+                Timestamp::from_millis(self.now_ms),
+                src,
+                dst,
+                payload,
+            )
+            .with_payload_len(len);
+            let mut seen = Collect::default();
+            self.tracker.observe(&d, &mut seen);
+            self.all.extend_from_slice(&seen.0);
+            compact(&seen.0)
+        }
+
+        fn send(&mut self, c2s: bool, ack: u32, timestamp: u32, m: Vec<MessageRepr>) -> Vec<F> {
+            let bytes = PacketRepr {
+                header: Header { ack, timestamp },
+                messages: m,
+            }
+            .to_bytes();
+            self.feed(c2s, &bytes, bytes.len())
+        }
+
+        fn c2s(&mut self, ack: u32, timestamp: u32, m: Vec<MessageRepr>) -> Vec<F> {
+            self.send(true, ack, timestamp, m)
+        }
+
+        fn s2c(&mut self, ack: u32, timestamp: u32, m: Vec<MessageRepr>) -> Vec<F> {
+            self.send(false, ack, timestamp, m)
+        }
+
+        fn finish(&mut self) -> Vec<F> {
+            let mut seen = Collect::default();
+            self.tracker.finish(&mut seen);
+            self.all.extend_from_slice(&seen.0);
+            compact(&seen.0)
+        }
+
+        fn session(&self) -> &Session {
+            self.tracker.sessions().last().map(|(_, s)| s).unwrap()
+        }
+
+        fn state(&self) -> State {
+            self.session().proto.state
+        }
+
+        fn detail(&self, label: &str) -> String {
+            let f = self.all.iter().find(|f| f.label().to_string() == label);
+            f.map(|f| f.detail.to_string()).unwrap_or_default()
+        }
+
+        /// Connect #1 (frame 1); Join #1 of alice and Synced #2 (frame 2);
+        /// alice's first Input, acking #2 (frame 3). Nothing raised.
+        fn playing() -> Self {
+            let mut c = Capture::new();
+            assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+            assert_eq!(c.state(), State::Connecting);
+            assert_eq!(c.s2c(1, 500, vec![join(1, ALICE), synced(2)]), []);
+            assert_eq!(c.c2s(2, 100, vec![input(ALICE, 1)]), []);
+            assert_eq!(c.state(), State::Playing);
+            c
+        }
+    }
+
+    fn compact(found: &[Finding]) -> Vec<F> {
+        found
+            .iter()
+            .map(|f| (f.direction.name(), f.label().to_string(), f.frame))
+            .collect()
+    }
+
+    fn f(dir: &'static str, label: &str, frame: u64) -> F {
+        (dir, label.to_owned(), frame)
+    }
+
+    fn connect(seqno: u32) -> MessageRepr {
+        MessageRepr::Connect {
+            seqno,
+            name: b"alice".to_vec(),
+        }
+    }
+
+    fn join(seqno: u32, player: Id) -> MessageRepr {
+        MessageRepr::Join {
+            seqno,
+            player,
+            name: b"alice".to_vec(),
+        }
+    }
+
+    fn synced(seqno: u32) -> MessageRepr {
+        MessageRepr::Synced { seqno }
+    }
+
+    fn input(player: Id, frame: u32) -> MessageRepr {
+        MessageRepr::Input(Input {
+            player,
+            frame,
+            ..Input::default()
+        })
+    }
+
+    fn update() -> MessageRepr {
+        MessageRepr::Update(vec![UpdateEntry {
+            entity: Id::new(1, 7),
+            x: 1,
+            y: 2,
+            orientation: 0,
+            health: 100,
+        }])
+    }
+
+    #[test]
+    fn the_handshake_names_the_player_and_the_lifecycle_ends_closed() {
+        let mut c = Capture::playing();
+        let s = &c.session().proto;
+        assert!(s.saw_start);
+        assert_eq!(
+            s.player.as_ref().map(|p| (p.id, p.name.as_str())),
+            Some((ALICE, "alice"))
+        );
+        assert_eq!(
+            c.c2s(2, 110, vec![MessageRepr::Disconnect { seqno: 2 }]),
+            []
+        );
+        assert_eq!(c.state(), State::Disconnecting);
+        // The server's own Leave of alice, acking the Disconnect: closed.
+        let leave = MessageRepr::Leave {
+            seqno: 3,
+            player: ALICE,
+        };
+        assert_eq!(c.s2c(2, 520, vec![leave]), []);
+        assert_eq!(c.state(), State::Closed);
+        assert_eq!(c.finish(), []);
+    }
+
+    #[test]
+    fn a_session_seen_mid_game_starts_playing_and_a_full_rejects() {
+        let mut c = Capture::new();
+        assert_eq!(c.s2c(0, 500, vec![update()]), []);
+        assert_eq!(c.state(), State::Playing);
+        assert!(!c.session().proto.saw_start);
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.s2c(1, 0, vec![MessageRepr::Full]), []);
+        assert_eq!(c.state(), State::Rejected);
+        assert_eq!(c.session().proto.rejected_attempts, 1);
+    }
+
+    #[test]
+    fn a_message_from_the_wrong_side_is_a_violation() {
+        let mut c = Capture::playing();
+        // Synced is the server's to send.
+        assert_eq!(
+            c.c2s(2, 110, vec![synced(2)]),
+            [f("c2s", "violation/wrong-sender", 4)]
+        );
+    }
+
+    #[test]
+    fn a_packet_over_512_bytes_as_sent_is_oversize_even_when_cut() {
+        let mut c = Capture::playing();
+        let bytes = PacketRepr {
+            header: Header {
+                ack: 2,
+                timestamp: 110,
+            },
+            messages: vec![input(ALICE, 2)],
+        }
+        .to_bytes();
+        // Sent as 600 bytes, the capture kept the first ones: the cut falls
+        // on a message boundary, so the engine raises `truncated` after the
+        // analysis.
+        let found = c.feed(true, &bytes, 600);
+        assert_eq!(found, [f("c2s", "oversize", 4), f("c2s", "truncated", 4)]);
+    }
+
+    #[test]
+    fn skipped_input_frames_are_a_gap_up_to_seven_and_lost_from_eight() {
+        let mut c = Capture::playing();
+        // Frames 2..=4 skipped: still held by frame 5's state bits.
+        assert_eq!(
+            c.c2s(2, 110, vec![input(ALICE, 5)]),
+            [f("c2s", "input-gap", 4)]
+        );
+        // Frames 6..=13 skipped: eight, lost.
+        assert_eq!(
+            c.c2s(2, 120, vec![input(ALICE, 14)]),
+            [f("c2s", "inputs-lost", 5)]
+        );
+        // The same frame again raises nothing.
+        assert_eq!(c.c2s(2, 130, vec![input(ALICE, 14)]), []);
+        // Below the highest: one regression when the stream is back.
+        assert_eq!(c.c2s(2, 140, vec![input(ALICE, 12)]), []);
+        assert_eq!(c.c2s(2, 150, vec![input(ALICE, 13)]), []);
+        assert_eq!(
+            c.c2s(2, 160, vec![input(ALICE, 15)]),
+            [f("c2s", "input-regression", 7)]
+        );
+    }
+
+    #[test]
+    fn an_input_in_an_overtaken_packet_is_not_judged() {
+        let mut c = Capture::playing();
+        assert_eq!(
+            c.c2s(2, 200, vec![input(ALICE, 3)]),
+            [f("c2s", "input-gap", 4)]
+        );
+        // Stamped before the packet before: reordered, its Input as old.
+        assert_eq!(
+            c.c2s(2, 150, vec![input(ALICE, 2)]),
+            [f("c2s", "reordered", 5)]
+        );
+        assert_eq!(c.c2s(2, 210, vec![input(ALICE, 4)]), []);
+    }
+
+    #[test]
+    fn inputs_before_synced_are_one_violation_when_the_synced_comes() {
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.s2c(1, 500, vec![join(1, ALICE)]), []);
+        assert_eq!(c.state(), State::Syncing);
+        assert_eq!(c.c2s(1, 100, vec![input(ALICE, 1)]), []);
+        assert_eq!(c.c2s(1, 110, vec![input(ALICE, 2)]), []);
+        assert_eq!(
+            c.s2c(1, 510, vec![synced(2)]),
+            [f("c2s", "violation/input-before-synced", 3)]
+        );
+        assert_eq!(c.state(), State::Playing);
+        assert_eq!(
+            c.detail("violation/input-before-synced"),
+            "Input before Synced; 2 Inputs until frame 4"
+        );
+    }
+
+    #[test]
+    fn another_players_id_from_the_client_is_one_incident() {
+        let mut c = Capture::playing();
+        assert_eq!(c.c2s(2, 110, vec![input(BOB, 2)]), []);
+        assert_eq!(c.c2s(2, 120, vec![input(BOB, 3)]), []);
+        assert_eq!(
+            c.c2s(2, 130, vec![input(ALICE, 4)]),
+            [f("c2s", "violation/wrong-player-id", 4)]
+        );
+        assert_eq!(c.finish(), []);
+    }
+
+    #[test]
+    fn the_servers_messages_after_it_processed_the_disconnect_are_one_violation() {
+        let mut c = Capture::playing();
+        assert_eq!(
+            c.c2s(2, 110, vec![MessageRepr::Disconnect { seqno: 2 }]),
+            []
+        );
+        // Not acking the Disconnect: sent before the server processed it.
+        assert_eq!(c.s2c(1, 510, vec![update()]), []);
+        // Acking it: only alice's Leave may follow.
+        assert_eq!(c.s2c(2, 520, vec![update()]), []);
+        assert_eq!(c.s2c(2, 530, vec![update()]), []);
+        assert_eq!(c.finish(), [f("s2c", "violation/after-disconnect", 6)]);
+    }
+
+    #[test]
+    fn a_ninth_player_on_a_server_is_a_violation() {
+        let mut c = Capture::playing();
+        let joins: Vec<MessageRepr> = (2..=9).map(|i| join(i + 1, Id::new(0, i as u16))).collect();
+        // alice and eight more: nine players.
+        assert_eq!(
+            c.s2c(2, 510, joins),
+            [f("s2c", "violation/too-many-players", 4)]
+        );
+    }
+
+    #[test]
+    fn the_same_bytes_again_are_a_duplicate_unless_stamped_zero() {
+        let mut c = Capture::playing();
+        assert_eq!(c.c2s(2, 110, vec![input(ALICE, 2)]), []);
+        assert_eq!(
+            c.c2s(2, 110, vec![input(ALICE, 2)]),
+            [f("c2s", "duplicate-packet", 5)]
+        );
+        // A Connect resent unstamped is its sender's own repeat.
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), [f("c2s", "repeat", 2)]);
+    }
+
+    #[test]
+    fn a_connect_after_the_session_closed_starts_a_new_session() {
+        let mut c = Capture::playing();
+        assert_eq!(
+            c.c2s(2, 110, vec![MessageRepr::Disconnect { seqno: 2 }]),
+            []
+        );
+        let leave = MessageRepr::Leave {
+            seqno: 3,
+            player: ALICE,
+        };
+        assert_eq!(c.s2c(2, 520, vec![leave]), []);
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.tracker.sessions().count(), 2);
+        assert_eq!(c.state(), State::Connecting);
+    }
+
+    #[test]
+    fn the_sender_is_told_by_its_messages_then_by_the_port() {
+        let packet = |m: Vec<MessageRepr>| {
+            PacketRepr {
+                header: Header::default(),
+                messages: m,
+            }
+            .to_bytes()
+        };
+        let side = |b: &[u8]| sender_side(&Packet::new_checked(b).unwrap());
+        assert_eq!(side(&packet(vec![connect(1)])), Some(Sender::Client));
+        assert_eq!(side(&packet(vec![update()])), Some(Sender::Server));
+        assert_eq!(side(&packet(vec![])), None);
+        // The clock wraps: a stamp just after the wrap is newer.
+        assert!(stamped_before(u32::MAX - 5, 3));
+        assert!(!stamped_before(3, u32::MAX - 5));
+        assert!(is_periodic(Direction::ClientToServer, MessageType::Input));
+        assert!(!is_periodic(Direction::ServerToClient, MessageType::Input));
+        assert!(is_periodic(
+            Direction::ServerToClient,
+            MessageType::UpdateRay
+        ));
+    }
+}
