@@ -44,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
                         .iter()
                         .all(|f| f.span.start >= view.offset && f.span.end <= end)
                 );
-                write!(out, "{} {}", view.message.token(), view.message).unwrap();
+                write!(out, "{} {}", view.message.token(), view.text()).unwrap();
             }
             Err(e) => {
                 assert_eq!(

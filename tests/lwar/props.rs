@@ -360,7 +360,7 @@ fn check_decode(bytes: &[u8]) -> Result<(), TestCaseError> {
                 // The analysis asks `may_violate` first: it must not miss one.
                 prop_assert!(view.may_violate() || view.violations().next().is_none());
                 check_fields(&view)?;
-                let line = view.message.to_string();
+                let line = view.to_string();
                 prop_assert!(line.starts_with(&view.message.token().to_string()));
             }
             Err(e) => {

@@ -57,7 +57,7 @@ fn decode(bytes: &[u8], sink: &mut Sink) -> usize {
             write!(sink, "{v}").unwrap();
             touched += v.offset();
         }
-        write!(sink, "{} {}", view.message.token(), view.message).unwrap();
+        write!(sink, "{} {}", view.message.token(), view.text()).unwrap();
         if let Some(s) = view.message.string() {
             touched += s.to_str().map_or(0, str::len) + usize::from(s.is_utf8());
         }

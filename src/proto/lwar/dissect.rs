@@ -1,7 +1,7 @@
 //! lwar's dissector: how outputs see an lwar packet.
 
 use super::findings;
-use super::wire::{DecodeError, HEADER_LEN, Packet};
+use super::wire::{DecodeError, HEADER_LEN, Packet, walk_header_tree};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeBufs, TreeRef, Written};
 
@@ -49,7 +49,7 @@ impl Dissector for Lwar {
                 offset: m.offset,
                 len: m.bytes.len(),
                 token: &Written(m.message.token()),
-                text: &Written(&m.message),
+                text: &Written(m.text()),
             });
         }
         Ok(())
@@ -60,38 +60,35 @@ impl Dissector for Lwar {
             Ok(p) => p,
             Err(e) => return f(error_ref(e)),
         };
-        let mut field = |label: &str, value: &str, span: std::ops::Range<usize>, depth: u8| {
-            f(TreeRef::Field {
-                label,
-                value,
-                span,
-                depth,
-            });
-        };
-        field("header", "", 0..HEADER_LEN, 0);
-        field("appId", "0xf27087c5", 0..4, 1);
-        field("ack", itoa::Buffer::new().format(p.ack()), 4..8, 1);
-        field(
-            "timestamp",
-            itoa::Buffer::new().format(p.timestamp()),
-            8..HEADER_LEN,
-            1,
-        );
-        TreeBufs::with(|bufs| {
+        f(TreeRef::Field {
+            label: "header",
+            value: "",
+            span: 0..HEADER_LEN,
+            depth: 0,
+        });
+        // Messages stop at the first that does not decode: its error ends
+        // the tree.
+        let error = TreeBufs::with(|bufs| {
+            let mut field = |label: &str, value: &str, span, depth| {
+                f(TreeRef::Field {
+                    label,
+                    value,
+                    span,
+                    depth,
+                });
+            };
+            walk_header_tree(payload, bufs, &mut field);
             for m in p.messages() {
                 match m {
-                    Ok(m) => m.walk_tree(bufs, &mut |label, value, span, depth| {
-                        f(TreeRef::Field {
-                            label,
-                            value,
-                            span,
-                            depth,
-                        });
-                    }),
-                    Err(e) => f(error_ref(e)),
+                    Ok(m) => m.walk_tree(bufs, &mut field),
+                    Err(e) => return Some(e),
                 }
             }
+            None
         });
+        if let Some(e) = error {
+            f(error_ref(e));
+        }
     }
 
     fn message_types(&self) -> &'static [&'static str] {

@@ -1,10 +1,10 @@
 //! Human-readable forms of messages: a compact token (`Join#1`, `Update(5)`), a
 //! one-line description, and a field list with the byte span of every field.
 
-use super::entries::Record;
-use super::message::{Message, MessageView, Str};
+use super::layout::{self, Entry, F, HEADER, Item, Val, Visit, field};
+use super::message::{Message, MessageView};
 use super::packet::Packet;
-use super::types::{HEADER_LEN, Id};
+use super::types::Id;
 use crate::proto::dissect::{Out, TreeBufs, WriteText, indexed_label};
 use std::fmt::{self, Write};
 use std::ops::Range;
@@ -64,163 +64,82 @@ fn keys(f: &mut impl Out, b: u8) -> fmt::Result {
     f.ascii(&bits)
 }
 
-/// A key state byte as a value of its own, `{:08b}`.
-struct Keys(u8);
+/// The one-line text of a message: its token, then each field the layout
+/// puts in the text (`Join#1 player=0:1 name="alice"`). Writes without
+/// allocating.
+pub struct Text<'m, 'a>(&'m MessageView<'a>);
 
-impl fmt::Display for Keys {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        keys(f, self.0)
+impl<'a> MessageView<'a> {
+    /// The one-line text: `Join#1 player=0:1 name="alice"`.
+    pub fn text(&self) -> Text<'_, 'a> {
+        Text(self)
     }
 }
 
-/// `(x,y)`.
-fn point(f: &mut impl Out, x: i16, y: i16) -> fmt::Result {
-    f.labelled("(", x)?;
-    f.labelled(",", y)?;
-    f.s(")")
+impl fmt::Display for Text<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        text(self.0, f)
+    }
 }
 
-/// ` [entity (x,y)`, the start of an update entry.
-fn entry_head(f: &mut impl Out, entity: Id, x: i16, y: i16) -> fmt::Result {
-    labelled_id(f, " [", entity)?;
-    f.s(" ")?;
-    point(f, x, y)
+impl WriteText for Text<'_, '_> {
+    fn write_text(&self, out: &mut impl Out) -> fmt::Result {
+        text(self.0, out)
+    }
 }
 
-/// One line with every scalar field: `Join#1 player=0:1 name="alice"`.
-impl fmt::Display for Message<'_> {
+/// [`MessageView::text`].
+impl fmt::Display for MessageView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         text(self, f)
     }
 }
 
-impl WriteText for Message<'_> {
-    fn write_text(&self, out: &mut impl Out) -> fmt::Result {
-        text(self, out)
+/// Writes the text's pieces of the layout's fields.
+struct TextOut<'f, O> {
+    f: &'f mut O,
+    r: fmt::Result,
+}
+
+#[inline(always)]
+fn text_item(f: &mut impl Out, pre: &str, post: &str, v: Val<'_>) -> fmt::Result {
+    f.s(pre)?;
+    match v {
+        Val::Num(n) | Val::Hex(n) => f.int(n)?,
+        Val::Signed(n) => f.int(n)?,
+        Val::Id(id) => labelled_id(f, "", id)?,
+        Val::Keys(k) => keys(f, k)?,
+        Val::Type(t) => f.s(t.name())?,
+        Val::Str(s) => f.display(&s)?,
     }
+    if post.is_empty() { Ok(()) } else { f.s(post) }
+}
+
+impl<O: Out> Visit for TextOut<'_, O> {
+    #[inline(always)]
+    fn item(&mut self, item: &'static Item, _at: usize, _len: usize, v: Val<'_>) {
+        if let Some(pre) = item.pre
+            && self.r.is_ok()
+        {
+            self.r = text_item(self.f, pre, item.post, v);
+        }
+    }
+    fn enter(&mut self, _e: &'static Entry, _index: u32, _at: usize) {}
+    fn leave(&mut self) {}
 }
 
 /// The one-line text of a message, into `f`.
-fn text(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
-    token(m, f)?;
-    match *m {
-        Message::Connect { name, .. } => {
-            f.s(" name=")?;
-            f.display(&name)
-        }
-        Message::Disconnect { .. } | Message::Synced { .. } | Message::Full => Ok(()),
-        Message::Join { player, name, .. } | Message::Name { player, name, .. } => {
-            labelled_id(f, " player=", player)?;
-            f.s(" name=")?;
-            f.display(&name)
-        }
-        Message::Leave { player, .. } => labelled_id(f, " player=", player),
-        Message::Chat { player, text, .. } => {
-            labelled_id(f, " player=", player)?;
-            f.s(" text=")?;
-            f.display(&text)
-        }
-        Message::Add {
-            entity,
-            player,
-            type_id,
-            ..
-        } => {
-            labelled_id(f, " entity=", entity)?;
-            labelled_id(f, " player=", player)?;
-            f.labelled(" type=", type_id)
-        }
-        Message::Remove { entity, .. } => labelled_id(f, " entity=", entity),
-        Message::Selection {
-            player,
-            ship_type,
-            weapon_types: w,
-            ..
-        } => {
-            labelled_id(f, " player=", player)?;
-            f.labelled(" ship=", ship_type)?;
-            f.labelled(" weapons=", w[0])?;
-            f.labelled(",", w[1])?;
-            f.labelled(",", w[2])?;
-            f.labelled(",", w[3])
-        }
-        Message::Input(i) => {
-            labelled_id(f, " player=", i.player)?;
-            f.labelled(" frame=", i.frame)?;
-            for (label, k) in [
-                (" fwd=", i.forward),
-                (" back=", i.backward),
-                (" left=", i.turn_left),
-                (" right=", i.turn_right),
-                (" sleft=", i.strafe_left),
-                (" sright=", i.strafe_right),
-                (" shoot=", i.shooting[0]),
-                (",", i.shooting[1]),
-                (",", i.shooting[2]),
-                (",", i.shooting[3]),
-            ] {
-                f.s(label)?;
-                keys(f, k)?;
-            }
-            f.s(" aim=")?;
-            point(f, i.aim_x, i.aim_y)
-        }
-        Message::Collision(c) => {
-            labelled_id(f, " entities=", c.entities[0])?;
-            labelled_id(f, ",", c.entities[1])?;
-            f.s(" at=")?;
-            point(f, c.x, c.y)
-        }
-        Message::Stats(e) => {
-            for s in e.iter() {
-                labelled_id(f, " [", s.player)?;
-                f.labelled(" k=", s.kills)?;
-                f.labelled(" d=", s.deaths)?;
-                f.labelled(" ping=", s.ping)?;
-                f.s("]")?;
-            }
-            Ok(())
-        }
-        Message::Update(e) => {
-            for u in e.iter() {
-                entry_head(f, u.entity, u.x, u.y)?;
-                f.labelled(" ", u.orientation)?;
-                f.labelled("° hp=", u.health)?;
-                f.s("]")?;
-            }
-            Ok(())
-        }
-        Message::UpdatePos(e) => {
-            for u in e.iter() {
-                entry_head(f, u.entity, u.x, u.y)?;
-                f.s("]")?;
-            }
-            Ok(())
-        }
-        Message::UpdateRay(e) => {
-            for u in e.iter() {
-                entry_head(f, u.entity, u.x, u.y)?;
-                f.labelled(" ", u.orientation)?;
-                f.labelled("° len=", u.length)?;
-                f.s("]")?;
-            }
-            Ok(())
-        }
-        Message::UpdateCircle(e) => {
-            for u in e.iter() {
-                entry_head(f, u.entity, u.x, u.y)?;
-                f.labelled(" r=", u.radius)?;
-                f.s("]")?;
-            }
-            Ok(())
-        }
-    }
+fn text(m: &MessageView<'_>, f: &mut impl Out) -> fmt::Result {
+    token(&m.message, f)?;
+    let mut out = TextOut { f, r: Ok(()) };
+    layout::walk(m.msg_type(), m.bytes, m.offset, &mut out);
+    out.r
 }
 
 /// One field of the detailed view: a label, its value, where its bytes are in the
 /// packet, and its depth in the tree (0 for the message line, 1 for its fields, 2
 /// for the fields of an entry).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Field {
     pub label: String,
     pub value: String,
@@ -233,101 +152,80 @@ pub struct Field {
 /// (the texts are valid during the call only).
 pub type EmitField<'e> = dyn FnMut(&str, &str, Range<usize>, u8) + 'e;
 
-/// A field's value, written into the tree's reused text as `{}` writes it
-/// (integers through `itoa`: `fmt`'s machinery was most of `-V`'s time once
-/// the allocations were gone).
-trait Val {
-    fn put(&self, s: &mut String);
-}
-
-macro_rules! int_val {
-    ($($t:ty),*) => {$(
-        impl Val for $t {
-            fn put(&self, s: &mut String) {
-                s.push_str(itoa::Buffer::new().format(*self));
-            }
-        }
-    )*};
-}
-
-int_val!(u8, u16, u32, i16, usize);
-
-impl Val for Id {
-    fn put(&self, s: &mut String) {
-        let _ = labelled_id(s, "", *self);
-    }
-}
-
-impl Val for Keys {
-    fn put(&self, s: &mut String) {
-        let _ = keys(s, self.0);
-    }
-}
-
-impl Val for fmt::Arguments<'_> {
-    fn put(&self, s: &mut String) {
-        let _ = s.write_fmt(*self);
-    }
-}
-
-impl<T: Val + ?Sized> Val for &T {
-    fn put(&self, s: &mut String) {
-        (**self).put(s);
-    }
-}
-
-/// Walks fields with running offsets.
-struct Fields<'f, 'e> {
+/// Writes the layout's fields as the tree's lines, their texts in reused
+/// buffers (integers through `itoa`: `fmt`'s machinery was most of `-V`'s
+/// time once the allocations were gone).
+struct Tree<'f, 'e> {
     emit: &'f mut EmitField<'e>,
     bufs: &'f mut TreeBufs,
-    at: usize,
     depth: u8,
 }
 
-impl Fields<'_, '_> {
-    fn push(&mut self, label: &str, len: usize, value: impl Val) {
-        self.bufs.value.clear();
-        value.put(&mut self.bufs.value);
-        (self.emit)(label, &self.bufs.value, self.at..self.at + len, self.depth);
-        self.at += len;
-    }
-
-    /// `label[i]`.
-    fn push_indexed(&mut self, label: &str, i: usize, len: usize, value: impl Val) {
-        let mut l = std::mem::take(&mut self.bufs.label);
-        l.clear();
-        let _ = indexed_label(&mut l, label, u32::try_from(i).ok());
-        self.push(&l, len, value);
-        self.bufs.label = l;
-    }
-
-    fn id(&mut self, label: &str, id: Id) {
-        self.push(label, 4, id);
-    }
-
-    fn string(&mut self, label: &str, s: Str<'_>) {
-        self.push("len", 1, s.len());
-        let note = if s.is_utf8() { "" } else { " (not UTF-8)" };
-        self.push(label, s.len(), format_args!("{s}{note}"));
-    }
-
-    fn entries<E: Record>(
-        &mut self,
-        kind: &str,
-        items: impl Iterator<Item = E>,
-        mut each: impl FnMut(&mut Self, E),
-    ) {
-        for (i, e) in items.enumerate() {
-            let mut l = std::mem::take(&mut self.bufs.label);
-            l.clear();
-            let _ = indexed_label(&mut l, kind, u32::try_from(i).ok());
-            (self.emit)(&l, "", self.at..self.at + E::LEN, self.depth);
-            self.bufs.label = l;
-            self.depth += 1;
-            each(self, e);
-            self.depth -= 1;
+impl Tree<'_, '_> {
+    #[inline(always)]
+    fn line(&mut self, label: &'static str, index: Option<u32>, span: Range<usize>) {
+        if index.is_none() {
+            return (self.emit)(label, &self.bufs.value, span, self.depth);
         }
+        self.bufs.label.clear();
+        let _ = indexed_label(&mut self.bufs.label, label, index);
+        (self.emit)(&self.bufs.label, &self.bufs.value, span, self.depth);
     }
+}
+
+impl Visit for Tree<'_, '_> {
+    #[inline(always)]
+    fn item(&mut self, item: &'static Item, at: usize, len: usize, v: Val<'_>) {
+        let value = &mut self.bufs.value;
+        value.clear();
+        let int = |value: &mut String, n: u64| value.push_str(itoa::Buffer::new().format(n));
+        let mut at = at;
+        let mut len = len;
+        match v {
+            Val::Num(n) => int(value, n),
+            Val::Signed(n) => value.push_str(itoa::Buffer::new().format(n)),
+            Val::Id(id) => {
+                let _ = labelled_id(value, "", id);
+            }
+            Val::Keys(k) => {
+                let _ = keys(value, k);
+            }
+            Val::Hex(n) => {
+                let _ = crate::proto::field::Value::Hex(n).write_text(value);
+            }
+            Val::Type(t) => int(value, u64::from(t.id())),
+            Val::Str(s) => {
+                int(value, s.len() as u64);
+                self.line(field(F::NAME_LEN).label, None, at..at + 1);
+                at += 1;
+                len -= 1;
+                let note = if s.is_utf8() { "" } else { " (not UTF-8)" };
+                self.bufs.value.clear();
+                let _ = write!(self.bufs.value, "{s}{note}");
+            }
+        }
+        self.line(item.label, item.index, at..at + len);
+    }
+
+    fn enter(&mut self, e: &'static Entry, index: u32, at: usize) {
+        self.bufs.value.clear();
+        self.line(field(e.node).label, Some(index), at..at + e.len);
+        self.depth += 1;
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+}
+
+/// The header's fields as the tree's lines, at depth 1.
+pub(crate) fn walk_header_tree(bytes: &[u8], bufs: &mut TreeBufs, emit: &mut EmitField<'_>) {
+    let mut tree = Tree {
+        emit,
+        bufs,
+        depth: 1,
+    };
+    layout::walk_items(&HEADER, bytes, 0, &mut 0, &mut tree);
 }
 
 impl MessageView<'_> {
@@ -360,141 +258,32 @@ impl MessageView<'_> {
             start..start + self.bytes.len(),
             0,
         );
-        let mut f = Fields {
+        let mut tree = Tree {
             emit,
             bufs,
-            at: start,
             depth: 1,
         };
-        f.push("type", 1, self.msg_type().id());
-        if let Some(seqno) = self.seqno() {
-            f.push("seqno", 4, seqno);
-        }
-        match self.message {
-            Message::Connect { name, .. } => f.string("name", name),
-            Message::Disconnect { .. } | Message::Synced { .. } | Message::Full => {}
-            Message::Join { player, name, .. } | Message::Name { player, name, .. } => {
-                f.id("playerId", player);
-                f.string("name", name);
-            }
-            Message::Leave { player, .. } => f.id("playerId", player),
-            Message::Chat { player, text, .. } => {
-                f.id("playerId", player);
-                f.string("msg", text);
-            }
-            Message::Add {
-                entity,
-                player,
-                type_id,
-                ..
-            } => {
-                f.id("entityId", entity);
-                f.id("playerId", player);
-                f.push("typeId", 1, type_id);
-            }
-            Message::Remove { entity, .. } => f.id("entityId", entity),
-            Message::Selection {
-                player,
-                ship_type,
-                weapon_types,
-                ..
-            } => {
-                f.id("playerId", player);
-                f.push("shipType", 1, ship_type);
-                for (i, w) in weapon_types.iter().enumerate() {
-                    f.push_indexed("weaponType", i, 1, w);
-                }
-            }
-            Message::Input(i) => {
-                f.id("playerId", i.player);
-                f.push("frameNo", 4, i.frame);
-                for (label, v) in [
-                    ("forward", i.forward),
-                    ("backward", i.backward),
-                    ("turnLeft", i.turn_left),
-                    ("turnRight", i.turn_right),
-                    ("strafeLeft", i.strafe_left),
-                    ("strafeRight", i.strafe_right),
-                ] {
-                    f.push(label, 1, Keys(v));
-                }
-                for (n, v) in i.shooting.iter().enumerate() {
-                    f.push_indexed("shooting", n, 1, Keys(*v));
-                }
-                f.push("aimX", 2, i.aim_x);
-                f.push("aimY", 2, i.aim_y);
-            }
-            Message::Collision(c) => {
-                f.id("entityId[0]", c.entities[0]);
-                f.id("entityId[1]", c.entities[1]);
-                f.push("x", 2, c.x);
-                f.push("y", 2, c.y);
-            }
-            Message::Stats(e) => {
-                f.push("num", 1, e.len());
-                f.entries("stats", e.iter(), |f, s| {
-                    f.id("player", s.player);
-                    f.push("kills", 2, s.kills);
-                    f.push("deaths", 2, s.deaths);
-                    f.push("ping", 2, s.ping);
-                });
-            }
-            Message::Update(e) => {
-                f.push("num", 1, e.len());
-                f.entries("update", e.iter(), |f, u| {
-                    f.id("entityId", u.entity);
-                    f.push("x", 2, u.x);
-                    f.push("y", 2, u.y);
-                    f.push("orientation", 2, u.orientation);
-                    f.push("health", 1, u.health);
-                });
-            }
-            Message::UpdatePos(e) => {
-                f.push("num", 1, e.len());
-                f.entries("update", e.iter(), |f, u| {
-                    f.id("entityId", u.entity);
-                    f.push("x", 2, u.x);
-                    f.push("y", 2, u.y);
-                });
-            }
-            Message::UpdateRay(e) => {
-                f.push("num", 1, e.len());
-                f.entries("update", e.iter(), |f, u| {
-                    f.id("entityId", u.entity);
-                    f.push("x", 2, u.x);
-                    f.push("y", 2, u.y);
-                    f.push("orientation", 2, u.orientation);
-                    f.push("length", 2, u.length);
-                });
-            }
-            Message::UpdateCircle(e) => {
-                f.push("num", 1, e.len());
-                f.entries("update", e.iter(), |f, u| {
-                    f.id("entityId", u.entity);
-                    f.push("x", 2, u.x);
-                    f.push("y", 2, u.y);
-                    f.push("radius", 2, u.radius);
-                });
-            }
-        }
-        debug_assert_eq!(f.at, start + self.bytes.len(), "{:?}", self.message);
+        layout::walk(self.msg_type(), self.bytes, start, &mut tree);
     }
 }
 
 impl Packet<'_> {
     /// The header's fields, with their byte spans.
     pub fn header_fields(&self) -> [Field; 3] {
-        let field = |label: &str, span: Range<usize>, value: String| Field {
-            label: label.to_owned(),
-            value,
-            span,
-            depth: 1,
-        };
-        [
-            field("appId", 0..4, "0xf27087c5".to_owned()),
-            field("ack", 4..8, self.ack().to_string()),
-            field("timestamp", 8..HEADER_LEN, self.timestamp().to_string()),
-        ]
+        let mut out = Vec::with_capacity(3);
+        walk_header_tree(
+            self.bytes(),
+            &mut TreeBufs::default(),
+            &mut |label, value, span, depth| {
+                out.push(Field {
+                    label: label.to_owned(),
+                    value: value.to_owned(),
+                    span,
+                    depth,
+                });
+            },
+        );
+        std::array::from_fn(|i| out.get(i).cloned().unwrap_or_default())
     }
 
     /// The tokens of every decodable message, space-separated: `Join#1 Add#2 Update(5)`.

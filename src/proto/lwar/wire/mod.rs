@@ -21,19 +21,21 @@ mod display;
 mod entries;
 mod error;
 mod fields;
+mod layout;
 mod message;
 mod packet;
 mod repr;
 mod types;
 
 pub use builder::{Filled, PacketBuilder};
-pub use display::{EmitField, Field, Token};
+pub(crate) use display::walk_header_tree;
+pub use display::{EmitField, Field, Text, Token};
 pub use entries::{
     Collision, Entries, Input, Record, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
     UpdateRayEntry,
 };
 pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
-pub use fields::FIELDS;
+pub use layout::FIELDS;
 pub use message::{Message, MessageView, Str, Violations};
 pub use packet::{Header, Messages, Packet, is_lwar};
 pub use repr::{MessageRepr, PacketRepr};

@@ -202,42 +202,20 @@ impl MessageType {
     }
 
     /// The bytes of the body that do not depend on a length or count: for strings and
-    /// counted messages this includes the u8 length or count itself.
-    pub const fn fixed_body_len(self) -> usize {
-        match self {
-            MessageType::Connect => 1,
-            MessageType::Disconnect | MessageType::Synced | MessageType::Full => 0,
-            MessageType::Join | MessageType::Chat | MessageType::Name => 5,
-            MessageType::Leave | MessageType::Remove => 4,
-            MessageType::Add | MessageType::Selection => 9,
-            MessageType::Stats
-            | MessageType::Update
-            | MessageType::UpdatePos
-            | MessageType::UpdateRay
-            | MessageType::UpdateCircle => 1,
-            MessageType::Input => 22,
-            MessageType::Collision => 12,
-        }
+    /// counted messages this includes the u8 length or count itself (from
+    /// the type's layout, `layout.rs`).
+    pub fn fixed_body_len(self) -> usize {
+        self.layout().fixed
     }
 
     /// For counted messages, the size of one entry.
-    pub const fn entry_len(self) -> Option<usize> {
-        match self {
-            MessageType::Stats => Some(10),
-            MessageType::Update => Some(11),
-            MessageType::UpdatePos => Some(8),
-            MessageType::UpdateRay => Some(12),
-            MessageType::UpdateCircle => Some(10),
-            _ => None,
-        }
+    pub fn entry_len(self) -> Option<usize> {
+        self.layout().entry.map(|e| e.len)
     }
 
     /// True for the messages whose body ends in a u8-length string.
-    pub const fn has_string(self) -> bool {
-        matches!(
-            self,
-            MessageType::Connect | MessageType::Join | MessageType::Chat | MessageType::Name
-        )
+    pub fn has_string(self) -> bool {
+        self.layout().string
     }
 
     /// True for the Update family (Update, UpdatePos, UpdateRay, UpdateCircle).
