@@ -294,110 +294,19 @@ impl protox::file::FileResolver for Files {
 /// Reads a protobuf description. `file` names it in errors; `resolve` gives
 /// the `.proto` files it names (relative to it).
 pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Described, KsyError> {
-    let at = |pos: Pos, msg: String| KsyError {
-        file: file.to_owned(),
-        line: pos.line,
-        col: pos.col,
-        msg,
-    };
+    let at = |pos: Pos, msg: String| located(file, pos, msg);
     let root = yaml::parse(text).map_err(|e| at(e.pos, e.msg))?;
     let desc = read(&root).map_err(|(p, m)| at(p, m))?;
     // The `.proto`, compiled.
-    let texts = std::rc::Rc::new(std::cell::RefCell::new(HashMap::new()));
-    let files = Files {
-        resolve,
-        texts: texts.clone(),
-        google: protox::file::GoogleFileResolver::new(),
-    };
-    let mut compiler = protox::Compiler::with_file_resolver(files);
-    compiler.include_source_info(true);
-    // A `.proto` is named in errors by its path beside the description.
-    let beside = |name: &str| -> String {
-        let dir = std::path::Path::new(file)
-            .parent()
-            .unwrap_or(std::path::Path::new(""));
-        dir.join(name).display().to_string()
-    };
-    if let Err(e) = compiler.open_file(&desc.proto) {
-        let texts = texts.borrow();
-        if e.is_file_not_found() && !texts.contains_key(&desc.proto) {
-            // The file itself is missing: the description's line says so.
-            return Err(at(
-                desc.proto_pos,
-                format!(
-                    "`{}`: no such file (the .proto is read from beside the description: {})",
-                    desc.proto,
-                    beside(&desc.proto)
-                ),
-            ));
-        }
-        let mut err = proto_error(&e, &texts, &desc.proto);
-        if texts.contains_key(&err.file) {
-            err.file = beside(&err.file);
-        }
-        return Err(err);
-    }
-    let pool = compiler.descriptor_pool();
-    let message = |(name, pos): &(String, Pos)| -> Result<MessageDescriptor, KsyError> {
-        pool.get_message_by_name(name)
-            .or_else(|| {
-                let mut short = pool
-                    .all_messages()
-                    .filter(|m| m.name() == name || m.full_name().ends_with(&format!(".{name}")));
-                let one = short.next()?;
-                short.next().is_none().then_some(one)
-            })
-            .ok_or_else(|| {
-                at(
-                    *pos,
-                    format!(
-                        "no message `{name}` in {} (name it with its package: `pkg.Message`)",
-                        desc.proto
-                    ),
-                )
-            })
-    };
+    let pool = compile_proto(file, &desc, resolve)?;
+    let message = |m: &(String, Pos)| find_message(file, &pool, &desc, m);
     let client = message(&desc.client)?;
     let server = message(&desc.server)?;
-    let mut c = Compiler {
-        id: desc.id.clone(),
-        specs: Vec::new(),
-        names: HashMap::new(),
-        msgs: Vec::new(),
-        enums: Vec::new(),
-        enum_index: HashMap::new(),
-        keys: Vec::new(),
-        proto: desc.proto.clone(),
-    };
-    c.specs.push(spec(
-        &desc.id,
-        &desc.id,
-        FieldType::Node,
-        "The packet".into(),
-    ));
     let two = client.full_name() != server.full_name();
-    let message_field = if two {
-        c.enums.push(EnumDef {
-            name: "message".into(),
-            values: vec![(0, client.name().into()), (1, server.name().into())],
-        });
-        c.specs.push(DefSpecLite {
-            enum_: Some(0),
-            ..spec(
-                &format!("{}.message", desc.id),
-                "message",
-                FieldType::Enum,
-                "The message the packet holds: the client's (0) or the server's (1), by its direction".into(),
-            )
-        });
-        c.keys.push(key_attr("message", 1, false, Some(0)));
-        Some(1u16)
-    } else {
-        None
-    };
+    let (mut c, message_field) = Compiler::for_packet(&desc, &client, &server, two);
     let mut stack = Vec::new();
     let placed = |e: ProtoErr| KsyError {
-        file: beside(&e.file),
+        file: beside(file, &e.file),
         line: e.pos.0,
         col: e.pos.1,
         msg: e.msg,
@@ -408,36 +317,118 @@ pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Describe
     } else {
         r0
     };
-    // The field checks of `fields:`.
-    for (path, pos, valid) in &desc.valid {
-        let name = format!("{}.{path}", desc.id);
-        let Some(&i) = c.names.get(&name) else {
-            return Err(at(
-                *pos,
-                format!("`{path}` is not a field of the messages (`{name}` is not registered)"),
+    c.field_checks(file, &desc)?;
+    let (types, sem) = keys(file, &desc, &c, [&client, &server], two)?;
+    let type_enum = sem
+        .message_type
+        .and_then(|i| c.keys.get(i))
+        .and_then(|a| a.enum_);
+    let names = [client.name().to_owned(), server.name().to_owned()];
+    let (compiled, enums) = c.compiled(type_enum, [r0, r1], message_field, names);
+    let k = Ksy {
+        id: desc.id,
+        types,
+        enums,
+        sem,
+        doc: desc.doc,
+    };
+    super::Described::with_compiled(file, k, compiled)
+}
+
+/// An error at `pos` of the description `file`.
+fn located(file: &str, pos: Pos, msg: String) -> KsyError {
+    KsyError {
+        file: file.to_owned(),
+        line: pos.line,
+        col: pos.col,
+        msg,
+    }
+}
+
+/// A `.proto` named in errors by its path beside the description `file`.
+fn beside(file: &str, name: &str) -> String {
+    let dir = std::path::Path::new(file)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    dir.join(name).display().to_string()
+}
+
+/// The description's `.proto` compiled (by `protox`, the files it imports
+/// from `resolve`): its descriptors, or where it is wrong.
+fn compile_proto(
+    file: &str,
+    desc: &Desc,
+    resolve: Resolve,
+) -> Result<prost_reflect::DescriptorPool, KsyError> {
+    let texts = std::rc::Rc::new(std::cell::RefCell::new(HashMap::new()));
+    let files = Files {
+        resolve,
+        texts: texts.clone(),
+        google: protox::file::GoogleFileResolver::new(),
+    };
+    let mut compiler = protox::Compiler::with_file_resolver(files);
+    compiler.include_source_info(true);
+    if let Err(e) = compiler.open_file(&desc.proto) {
+        let texts = texts.borrow();
+        if e.is_file_not_found() && !texts.contains_key(&desc.proto) {
+            // The file itself is missing: the description's line says so.
+            return Err(located(
+                file,
+                desc.proto_pos,
+                format!(
+                    "`{}`: no such file (the .proto is read from beside the description: {})",
+                    desc.proto,
+                    beside(file, &desc.proto)
+                ),
             ));
-        };
-        let s = &mut c.specs[usize::from(i)];
-        if !matches!(
-            s.ty,
-            FieldType::Signed
-                | FieldType::Unsigned
-                | FieldType::Float
-                | FieldType::Enum
-                | FieldType::Bool
-        ) {
-            return Err(at(*pos, format!("`{path}`: `valid` checks numbers only")));
         }
-        s.valid = Some(valid.clone());
+        let mut err = proto_error(&e, &texts, &desc.proto);
+        if texts.contains_key(&err.file) {
+            err.file = beside(file, &err.file);
+        }
+        return Err(err);
     }
-    if desc.valid.len() > ksy::MAX_VALID_FIELDS {
-        let pos = desc.valid[ksy::MAX_VALID_FIELDS].1;
-        return Err(at(
-            pos,
-            format!("more than {} fields with `valid`", ksy::MAX_VALID_FIELDS),
-        ));
-    }
-    // The keys, read against the fields they may name.
+    Ok(compiler.descriptor_pool())
+}
+
+/// The message the description names at `pos`: by its full name, or by a
+/// name only one message has.
+fn find_message(
+    file: &str,
+    pool: &prost_reflect::DescriptorPool,
+    desc: &Desc,
+    (name, pos): &(String, Pos),
+) -> Result<MessageDescriptor, KsyError> {
+    pool.get_message_by_name(name)
+        .or_else(|| {
+            let mut short = pool
+                .all_messages()
+                .filter(|m| m.name() == name || m.full_name().ends_with(&format!(".{name}")));
+            let one = short.next()?;
+            short.next().is_none().then_some(one)
+        })
+        .ok_or_else(|| {
+            located(
+                file,
+                *pos,
+                format!(
+                    "no message `{name}` in {} (name it with its package: `pkg.Message`)",
+                    desc.proto
+                ),
+            )
+        })
+}
+
+/// The keys (`-lwarscope:`), read against the fields they may name: the
+/// packet's type and its semantics. With two messages, the message type is
+/// which one (`message`) unless the keys name another.
+fn keys(
+    file: &str,
+    desc: &Desc,
+    c: &Compiler,
+    [client, server]: [&MessageDescriptor; 2],
+    two: bool,
+) -> Result<(Vec<TypeDef>, ksy::Semantics), KsyError> {
     let types = vec![TypeDef {
         name: desc.id.clone(),
         attrs: c.keys.clone(),
@@ -454,8 +445,6 @@ pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Describe
             client.name()
         )
     };
-    // With two messages, the message type is which one (`message`) unless
-    // the keys name another.
     let mut keys_node = desc.lwarscope.clone();
     if two
         && let yaml::Value::Map(m) = &mut keys_node.value
@@ -475,68 +464,159 @@ pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Describe
         ));
     }
     let mut sem = ksy::semantics_of(&keys_node, &types[0], c.enums.clone(), &what)
-        .map_err(|(p, m)| at(p, m))?;
+        .map_err(|(p, m)| located(file, p, m))?;
     // Nothing is trailing in a protobuf message.
     sem.trailing_malformed = false;
     if sem.title.is_empty() {
         sem.title = desc.title.clone();
     }
-    let specs: Vec<super::decode::DefSpec> = c
-        .specs
-        .iter()
-        .map(|s| super::decode::DefSpec {
-            name: s.name.clone(),
-            label: s.label.clone(),
-            ty: s.ty,
-            doc: s.doc.clone(),
-            valid: s.valid.clone(),
-            bound_signed: false,
-            enum_: s.enum_,
-        })
-        .collect();
-    let root_attrs = c
-        .keys
-        .iter()
-        .map(|a| super::decode::CAttr {
-            attr: a.clone(),
-            field: c
-                .names
-                .get(&format!("{}.{}", desc.id, a.id))
-                .copied()
-                .unwrap_or(1),
-            kind: match a.kind {
-                KKind::Int { bytes, signed, le } => super::decode::CKind::Int { bytes, signed, le },
-                _ => super::decode::CKind::Bytes,
-            },
-        })
-        .collect();
-    let type_enum = sem
-        .message_type
-        .and_then(|i| c.keys.get(i))
-        .and_then(|a| a.enum_);
-    let compiled = super::decode::Compiled {
-        root: super::decode::CType { attrs: root_attrs },
-        specs,
-        defs: &[],
-        strict_enum: None,
-        type_enum,
-        trailing_malformed: false,
-        enums: c.enums.clone(),
-        proto: Some(Box::new(Schema {
-            msgs: c.msgs,
-            roots: [r0, r1],
-            message_field,
-            names: [client.name().to_owned(), server.name().to_owned()],
-        })),
-    };
-    let k = Ksy {
-        id: desc.id,
-        types,
-        enums: c.enums,
-        sem,
-        doc: desc.doc,
-    };
-    super::Described::with_compiled(file, k, compiled)
+    Ok((types, sem))
+}
+
+impl Compiler {
+    /// The compiler of a packet: its node, and with two messages the
+    /// `message` field that says which one it holds (its field number).
+    fn for_packet(
+        desc: &Desc,
+        client: &MessageDescriptor,
+        server: &MessageDescriptor,
+        two: bool,
+    ) -> (Self, Option<u16>) {
+        let mut c = Compiler {
+            id: desc.id.clone(),
+            specs: Vec::new(),
+            names: HashMap::new(),
+            msgs: Vec::new(),
+            enums: Vec::new(),
+            enum_index: HashMap::new(),
+            keys: Vec::new(),
+            proto: desc.proto.clone(),
+        };
+        c.specs.push(spec(
+            &desc.id,
+            &desc.id,
+            FieldType::Node,
+            "The packet".into(),
+        ));
+        let message_field = if two {
+            c.enums.push(EnumDef {
+                name: "message".into(),
+                values: vec![(0, client.name().into()), (1, server.name().into())],
+            });
+            c.specs.push(DefSpecLite {
+                enum_: Some(0),
+                ..spec(
+                    &format!("{}.message", desc.id),
+                    "message",
+                    FieldType::Enum,
+                    "The message the packet holds: the client's (0) or the server's (1), by its direction".into(),
+                )
+            });
+            c.keys.push(key_attr("message", 1, false, Some(0)));
+            Some(1u16)
+        } else {
+            None
+        };
+        (c, message_field)
+    }
+
+    /// The field checks of `fields:`: each names a registered number field.
+    fn field_checks(&mut self, file: &str, desc: &Desc) -> Result<(), KsyError> {
+        for (path, pos, valid) in &desc.valid {
+            let name = format!("{}.{path}", desc.id);
+            let Some(&i) = self.names.get(&name) else {
+                return Err(located(
+                    file,
+                    *pos,
+                    format!("`{path}` is not a field of the messages (`{name}` is not registered)"),
+                ));
+            };
+            let s = &mut self.specs[usize::from(i)];
+            if !matches!(
+                s.ty,
+                FieldType::Signed
+                    | FieldType::Unsigned
+                    | FieldType::Float
+                    | FieldType::Enum
+                    | FieldType::Bool
+            ) {
+                return Err(located(
+                    file,
+                    *pos,
+                    format!("`{path}`: `valid` checks numbers only"),
+                ));
+            }
+            s.valid = Some(valid.clone());
+        }
+        if desc.valid.len() > ksy::MAX_VALID_FIELDS {
+            let pos = desc.valid[ksy::MAX_VALID_FIELDS].1;
+            return Err(located(
+                file,
+                pos,
+                format!("more than {} fields with `valid`", ksy::MAX_VALID_FIELDS),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The compiled layout: the registered fields, the keys as the root's
+    /// attributes, and the schema the walk follows (`roots`: the client's
+    /// and the server's message); with the enums, for the description.
+    fn compiled(
+        self,
+        type_enum: Option<usize>,
+        roots: [usize; 2],
+        message_field: Option<u16>,
+        names: [String; 2],
+    ) -> (super::decode::Compiled, Vec<EnumDef>) {
+        let specs: Vec<super::decode::DefSpec> = self
+            .specs
+            .iter()
+            .map(|s| super::decode::DefSpec {
+                name: s.name.clone(),
+                label: s.label.clone(),
+                ty: s.ty,
+                doc: s.doc.clone(),
+                valid: s.valid.clone(),
+                bound_signed: false,
+                enum_: s.enum_,
+            })
+            .collect();
+        let root_attrs = self
+            .keys
+            .iter()
+            .map(|a| super::decode::CAttr {
+                attr: a.clone(),
+                field: self
+                    .names
+                    .get(&format!("{}.{}", self.id, a.id))
+                    .copied()
+                    .unwrap_or(1),
+                kind: match a.kind {
+                    KKind::Int { bytes, signed, le } => {
+                        super::decode::CKind::Int { bytes, signed, le }
+                    }
+                    _ => super::decode::CKind::Bytes,
+                },
+            })
+            .collect();
+        let compiled = super::decode::Compiled {
+            root: super::decode::CType { attrs: root_attrs },
+            specs,
+            defs: &[],
+            strict_enum: None,
+            type_enum,
+            trailing_malformed: false,
+            enums: self.enums.clone(),
+            proto: Some(Box::new(Schema {
+                msgs: self.msgs,
+                roots,
+                message_field,
+                names,
+            })),
+        };
+        (compiled, self.enums)
+    }
 }
 
 /// A registered field before it is leaked.
@@ -1639,6 +1719,41 @@ message Other { string s = 6; bool b = 10; }
         let mut v = V::default();
         d.compiled.walk(&[0x22, 0x02, 0x08, 0x0a], &mut v).unwrap();
         assert_eq!(v.0, [(f, 2, 10.0)]);
+    }
+
+    #[test]
+    fn errors_of_the_description_name_their_line() {
+        let e = |yaml: &str| compile(yaml).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(
+            e(
+                "meta: {id: t}\nprotobuf: {file: t.proto, message: t.M}\nfields: {s: {valid: {max: 1}}}\n-lwarscope: {recognise: {port: 9}}\n"
+            ),
+            "t.yaml:3:10: `s`: `valid` checks numbers only"
+        );
+        let many: String = (1..=9)
+            .map(|i| format!("  a{i}: {{valid: {{max: 1}}}}\n"))
+            .collect();
+        assert_eq!(
+            e(&format!(
+                "meta: {{id: t}}\nprotobuf: {{file: t.proto, message: t.M}}\nfields:\n{many}-lwarscope: {{recognise: {{port: 9}}}}\n"
+            )),
+            "t.yaml:4:3: `a1` is not a field of the messages (`t.a1` is not registered)"
+        );
+        assert_eq!(
+            e(
+                "meta: {id: t}\nprotobuf: {file: t.proto, client: t.M, server: t.Other}\n-lwarscope:\n  recognise: {port: 9}\n  sequence: {field: s}\n"
+            ),
+            "t.yaml:5:21: `sequence.field`: `s` is not an integer, bool or enum field of `M` or `Other` (by its path: `header.seq`), not repeated, or `message`"
+        );
+        let d = parse(
+            "dir/t.yaml",
+            "meta: {id: t}\nprotobuf: {file: gone.proto, message: M}\n-lwarscope: {recognise: {port: 9}}\n",
+            Box::new(|_: &str| None),
+        );
+        assert_eq!(
+            d.map(|_| ()).unwrap_err().to_string(),
+            "dir/t.yaml:2:18: `gone.proto`: no such file (the .proto is read from beside the description: dir/gone.proto)"
+        );
     }
 
     #[test]
