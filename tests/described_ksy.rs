@@ -1012,3 +1012,102 @@ fn a_repeat_over_elements_that_may_take_no_bytes_is_refused_at_load() {
     }
     assert!(t.elapsed().as_secs() < 5);
 }
+
+/// The `-lwarscope:` keys that are refused, each with its line, column and
+/// what to write instead (after a layout of an enum field `a` and a `u2`
+/// field `s`; the keys start on line 14).
+#[test]
+fn refused_keys_say_where_and_what() {
+    let head = format!(
+        "{HEAD}seq:\n  - id: a\n    type: u1\n    enum: k\n  - id: s\n    type: u2\nenums:\n  k:\n    1: one\n-lwarscope:\n"
+    );
+    let cases: [(&str, usize, usize, &str); 13] = [
+        (
+            "  title: t\n",
+            14,
+            8,
+            "`-lwarscope` needs `recognise:` (`port:`, `magic:` with `offset:`, or both)",
+        ),
+        (
+            "  recognise: {}\n",
+            14,
+            14,
+            "`recognise` needs `port:` or `magic:`",
+        ),
+        (
+            "  recognise: {port: 1, offset: -1}\n",
+            14,
+            32,
+            "`offset` is negative",
+        ),
+        (
+            "  recognise: {port: 1}\n  session: {}\n",
+            15,
+            12,
+            "`session` takes `address-pair` or `{field: FIELD}`",
+        ),
+        (
+            "  recognise: {port: 1}\n  session: {field: x.y}\n",
+            15,
+            20,
+            "`session.field`: `x.y`: name a field of the top-level `seq` (nested fields are not supported here)",
+        ),
+        (
+            "  recognise: {port: 1}\n  ack: {cumulative: s}\n",
+            15,
+            8,
+            "`ack` needs `sequence`: acks name the peer's numbers",
+        ),
+        (
+            "  recognise: {port: 1}\n  sequence: {field: s}\n  ack: {bitfield: s}\n",
+            16,
+            8,
+            "`ack.bitfield` needs `anchor:` (the field bit 0 counts back from)",
+        ),
+        (
+            "  recognise: {port: 1}\n  sequence: {field: s}\n  ack: {}\n",
+            16,
+            8,
+            "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
+        ),
+        (
+            "  recognise: {port: 1}\n  ack: all\n",
+            15,
+            8,
+            "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
+        ),
+        (
+            "  recognise: {port: 1}\n  rates: {one: 5}\n",
+            15,
+            10,
+            "`rates` needs `message-type` with an enum: rates are per message type",
+        ),
+        (
+            "  recognise: {port: 1}\n  message-type: a\n  rates: {two: 5}\n",
+            16,
+            11,
+            "`two` is not a value of enum `k`",
+        ),
+        (
+            "  recognise: {port: 1}\n  message-type: a\n  rates: {one: 0}\n",
+            16,
+            16,
+            "a rate is a positive number of Hz",
+        ),
+        (
+            "  recognise: {port: 1}\n  trailing: keep\n",
+            15,
+            13,
+            "`trailing: keep`: use `malformed` or `allow`",
+        ),
+    ];
+    let mut bad = Vec::new();
+    for (keys, line, col, says) in cases {
+        let text = format!("{head}{keys}");
+        let e = err(&text);
+        if (e.line, e.col, e.msg.as_str()) != (line, col, says) {
+            bad.push(format!("{keys:?}: {}:{}: {}", e.line, e.col, e.msg));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

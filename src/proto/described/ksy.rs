@@ -1309,6 +1309,61 @@ impl Reader {
         Ok(k)
     }
 
+    /// A key's field (`what` names the key in errors): an integer field of
+    /// the top-level `seq` present in every packet, or with `keys_are` (a
+    /// protobuf description's keys) any integer field the keys may name.
+    fn top_field(&self, root: &TypeDef, node: &Node, what: &str) -> R<usize> {
+        let s = scalar(node, what)?.trim();
+        if let Some(keys_are) = &self.keys_are {
+            return root
+                .attrs
+                .iter()
+                .position(|a| a.id == s && matches!(a.kind, Kind::Int { .. }))
+                .ok_or((node.pos, format!("{what}: `{s}` is not {keys_are}")));
+        }
+        if s.contains('.') {
+            return err(
+                node.pos,
+                format!(
+                    "{what}: `{s}`: name a field of the top-level `seq` (nested fields are not supported here)"
+                ),
+            );
+        }
+        root.attrs
+            .iter()
+            .position(|a| a.id == s && a.repeat == Repeat::None && a.cond.is_none())
+            .filter(|&i| matches!(root.attrs[i].kind, Kind::Int { .. }))
+            .ok_or((node.pos, format!("{what}: `{s}` is not an integer field of the top-level `seq` (present in every packet)")))
+    }
+
+    /// `rates:`, per value of the message type's enum: (raw value, Hz).
+    fn rates(&self, r: &Node, enum_of_type: Option<usize>) -> R<Vec<(i64, f64)>> {
+        let Some(e) = enum_of_type else {
+            return err(
+                r.pos,
+                "`rates` needs `message-type` with an enum: rates are per message type",
+            );
+        };
+        let mut rates = Vec::new();
+        for (k, kpos, v) in map(r, "`rates`")? {
+            let value = self.enums[e]
+                .values
+                .iter()
+                .find(|(_, x)| x == k)
+                .map(|(raw, _)| *raw);
+            let value = value.ok_or((
+                *kpos,
+                format!("`{k}` is not a value of enum `{}`", self.enums[e].name),
+            ))?;
+            let hz = number(v, "a rate (Hz)")?;
+            if hz <= 0.0 || !hz.is_finite() {
+                return err(v.pos, "a rate is a positive number of Hz");
+            }
+            rates.push((value, hz));
+        }
+        Ok(rates)
+    }
+
     fn semantics(&self, n: &Node, root: &TypeDef) -> R<Semantics> {
         let m = map(n, "`-lwarscope`")?;
         only_keys(
@@ -1328,87 +1383,23 @@ impl Reader {
             ],
             "`-lwarscope`",
         )?;
-        let top = |node: &Node, what: &str| -> R<usize> {
-            let s = scalar(node, what)?.trim();
-            if let Some(keys_are) = &self.keys_are {
-                return root
-                    .attrs
-                    .iter()
-                    .position(|a| a.id == s && matches!(a.kind, Kind::Int { .. }))
-                    .ok_or((node.pos, format!("{what}: `{s}` is not {keys_are}")));
-            }
-            if s.contains('.') {
-                return err(
-                    node.pos,
-                    format!(
-                        "{what}: `{s}`: name a field of the top-level `seq` (nested fields are not supported here)"
-                    ),
-                );
-            }
-            root.attrs
-                .iter()
-                .position(|a| a.id == s && a.repeat == Repeat::None && a.cond.is_none())
-                .filter(|&i| matches!(root.attrs[i].kind, Kind::Int { .. }))
-                .ok_or((node.pos, format!("{what}: `{s}` is not an integer field of the top-level `seq` (present in every packet)")))
-        };
+        let top = |node: &Node, what: &str| self.top_field(root, node, what);
         let title = match get(m, "title") {
             Some(t) => shown(scalar(t, "`title`")?),
             None => String::new(),
         };
-        let (mut magic, mut magic_offset, mut port) = (Vec::new(), 0, None);
-        match get(m, "recognise") {
+        let (magic, magic_offset, port) = match get(m, "recognise") {
             None => {
                 return err(
                     n.pos,
                     "`-lwarscope` needs `recognise:` (`port:`, `magic:` with `offset:`, or both)",
                 );
             }
-            Some(r) => {
-                let rm = map(r, "`recognise`")?;
-                only_keys(rm, &["port", "magic", "offset"], "`recognise`")?;
-                if let Some(p) = get(rm, "port") {
-                    let v = int(p, "`port`")?;
-                    port = Some(
-                        u16::try_from(v)
-                            .ok()
-                            .filter(|p| *p != 0)
-                            .ok_or((p.pos, format!("`port: {v}` is not a UDP port (1-65535)")))?,
-                    );
-                }
-                if let Some(mg) = get(rm, "magic") {
-                    magic = bytes_of(mg, "`magic`")?;
-                }
-                if let Some(o) = get(rm, "offset") {
-                    magic_offset = usize::try_from(int(o, "`offset`")?)
-                        .map_err(|_| (o.pos, "`offset` is negative".to_owned()))?;
-                }
-                if magic.is_empty() && port.is_none() {
-                    return err(r.pos, "`recognise` needs `port:` or `magic:`");
-                }
-            }
-        }
+            Some(r) => recognise(r)?,
+        };
         let session = match get(m, "session") {
             None => None,
-            Some(s) => match &s.value {
-                Value::Scalar { text, .. } if text == "address-pair" => None,
-                Value::Map(sm) => {
-                    only_keys(sm, &["field"], "`session`")?;
-                    let f = get(sm, "field").ok_or((
-                        s.pos,
-                        "`session` takes `address-pair` or `{field: FIELD}`".to_owned(),
-                    ))?;
-                    Some(top(f, "`session.field`")?)
-                }
-                _ => {
-                    let text = s.as_str().unwrap_or("");
-                    return err(
-                        s.pos,
-                        format!(
-                            "`session: {text}`: use `address-pair` or `{{field: FIELD}}` (a field of the top-level `seq` in every packet)"
-                        ),
-                    );
-                }
-            },
+            Some(s) => session_key(s, &top)?,
         };
         let message_type = get(m, "message-type")
             .map(|t| top(t, "`message-type`"))
@@ -1430,90 +1421,19 @@ impl Reader {
         };
         let ack = match get(m, "ack") {
             None => Ack::None,
-            Some(a) => match &a.value {
-                Value::Scalar { text, .. } if text == "none" => Ack::None,
-                Value::Map(am) => {
-                    only_keys(am, &["cumulative", "bitfield", "anchor"], "`ack`")?;
-                    if sequence.is_none() {
-                        return err(
-                            a.pos,
-                            "`ack` needs `sequence`: acks name the peer's numbers",
-                        );
-                    }
-                    match (get(am, "cumulative"), get(am, "bitfield")) {
-                        (Some(c), None) => Ack::Cumulative {
-                            field: top(c, "`ack.cumulative`")?,
-                        },
-                        (None, Some(b)) => {
-                            let field = top(b, "`ack.bitfield`")?;
-                            let anchor = match get(am, "anchor") {
-                                Some(x) => top(x, "`ack.anchor`")?,
-                                None => {
-                                    return err(
-                                        a.pos,
-                                        "`ack.bitfield` needs `anchor:` (the field bit 0 counts back from)",
-                                    );
-                                }
-                            };
-                            Ack::Bitfield { field, anchor }
-                        }
-                        _ => {
-                            return err(
-                                a.pos,
-                                "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
-                            );
-                        }
-                    }
-                }
-                _ => {
-                    return err(
-                        a.pos,
-                        "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
-                    );
-                }
-            },
+            Some(a) => ack_keys(a, sequence.is_some(), &top)?,
         };
         let timeout_ms = match get(m, "timeout") {
             None => 10_000,
             Some(t) => duration_ms(t)?,
         };
-        let mut rates = Vec::new();
-        if let Some(r) = get(m, "rates") {
-            let Some(e) = enum_of_type else {
-                return err(
-                    r.pos,
-                    "`rates` needs `message-type` with an enum: rates are per message type",
-                );
-            };
-            for (k, kpos, v) in map(r, "`rates`")? {
-                let value = self.enums[e]
-                    .values
-                    .iter()
-                    .find(|(_, x)| x == k)
-                    .map(|(raw, _)| *raw);
-                let value = value.ok_or((
-                    *kpos,
-                    format!("`{k}` is not a value of enum `{}`", self.enums[e].name),
-                ))?;
-                let hz = number(v, "a rate (Hz)")?;
-                if hz <= 0.0 || !hz.is_finite() {
-                    return err(v.pos, "a rate is a positive number of Hz");
-                }
-                rates.push((value, hz));
-            }
-        }
+        let rates = match get(m, "rates") {
+            None => Vec::new(),
+            Some(r) => self.rates(r, enum_of_type)?,
+        };
         let trailing_malformed = match get(m, "trailing") {
             None => true,
-            Some(t) => match scalar(t, "`trailing`")? {
-                "malformed" => true,
-                "allow" => false,
-                other => {
-                    return err(
-                        t.pos,
-                        format!("`trailing: {other}`: use `malformed` or `allow`"),
-                    );
-                }
-            },
+            Some(t) => trailing(t)?,
         };
         let mtu = get(m, "mtu")
             .map(|x| {
@@ -1578,6 +1498,108 @@ fn drops(n: &Node) -> R<Vec<u8>> {
         );
     }
     Ok(out)
+}
+
+/// `trailing:`: bytes after the layout are `malformed` (true) or `allow`ed.
+fn trailing(t: &Node) -> R<bool> {
+    match scalar(t, "`trailing`")? {
+        "malformed" => Ok(true),
+        "allow" => Ok(false),
+        other => err(
+            t.pos,
+            format!("`trailing: {other}`: use `malformed` or `allow`"),
+        ),
+    }
+}
+
+/// `recognise:`: the magic bytes, their offset and the port.
+fn recognise(r: &Node) -> R<(Vec<u8>, usize, Option<u16>)> {
+    let (mut magic, mut magic_offset, mut port) = (Vec::new(), 0, None);
+    let rm = map(r, "`recognise`")?;
+    only_keys(rm, &["port", "magic", "offset"], "`recognise`")?;
+    if let Some(p) = get(rm, "port") {
+        let v = int(p, "`port`")?;
+        port = Some(
+            u16::try_from(v)
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or((p.pos, format!("`port: {v}` is not a UDP port (1-65535)")))?,
+        );
+    }
+    if let Some(mg) = get(rm, "magic") {
+        magic = bytes_of(mg, "`magic`")?;
+    }
+    if let Some(o) = get(rm, "offset") {
+        magic_offset = usize::try_from(int(o, "`offset`")?)
+            .map_err(|_| (o.pos, "`offset` is negative".to_owned()))?;
+    }
+    if magic.is_empty() && port.is_none() {
+        return err(r.pos, "`recognise` needs `port:` or `magic:`");
+    }
+    Ok((magic, magic_offset, port))
+}
+
+/// `session:`: `address-pair` (`None`) or the field that names it.
+fn session_key(s: &Node, top: &dyn Fn(&Node, &str) -> R<usize>) -> R<Option<usize>> {
+    match &s.value {
+        Value::Scalar { text, .. } if text == "address-pair" => Ok(None),
+        Value::Map(sm) => {
+            only_keys(sm, &["field"], "`session`")?;
+            let f = get(sm, "field").ok_or((
+                s.pos,
+                "`session` takes `address-pair` or `{field: FIELD}`".to_owned(),
+            ))?;
+            Ok(Some(top(f, "`session.field`")?))
+        }
+        _ => {
+            let text = s.as_str().unwrap_or("");
+            err(
+                s.pos,
+                format!(
+                    "`session: {text}`: use `address-pair` or `{{field: FIELD}}` (a field of the top-level `seq` in every packet)"
+                ),
+            )
+        }
+    }
+}
+
+/// `ack:`: none, cumulative or a bitfield with its anchor; acks need
+/// `sequence` (`sequenced`).
+fn ack_keys(a: &Node, sequenced: bool, top: &dyn Fn(&Node, &str) -> R<usize>) -> R<Ack> {
+    const TAKES: &str =
+        "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`";
+    match &a.value {
+        Value::Scalar { text, .. } if text == "none" => Ok(Ack::None),
+        Value::Map(am) => {
+            only_keys(am, &["cumulative", "bitfield", "anchor"], "`ack`")?;
+            if !sequenced {
+                return err(
+                    a.pos,
+                    "`ack` needs `sequence`: acks name the peer's numbers",
+                );
+            }
+            match (get(am, "cumulative"), get(am, "bitfield")) {
+                (Some(c), None) => Ok(Ack::Cumulative {
+                    field: top(c, "`ack.cumulative`")?,
+                }),
+                (None, Some(b)) => {
+                    let field = top(b, "`ack.bitfield`")?;
+                    let anchor = match get(am, "anchor") {
+                        Some(x) => top(x, "`ack.anchor`")?,
+                        None => {
+                            return err(
+                                a.pos,
+                                "`ack.bitfield` needs `anchor:` (the field bit 0 counts back from)",
+                            );
+                        }
+                    };
+                    Ok(Ack::Bitfield { field, anchor })
+                }
+                _ => err(a.pos, TAKES),
+            }
+        }
+        _ => err(a.pos, TAKES),
+    }
 }
 
 /// `10s`, `500ms`, or a number of milliseconds.
