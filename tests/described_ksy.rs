@@ -1111,3 +1111,138 @@ fn refused_keys_say_where_and_what() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A field's and `meta`'s refused forms, each with its line, column and a
+/// part of the message.
+#[test]
+fn refused_fields_say_where_and_what() {
+    let enums = "enums:\n  k:\n    1: one\n";
+    let cases: Vec<(String, usize, usize, &str)> = vec![
+        (
+            format!("meta:\n  id: t\n  endian: mid\nseq:\n  - id: a\n    type: u1\n{TAIL}"),
+            3,
+            11,
+            "`endian: mid` is not supported: use `be` or `le`",
+        ),
+        (
+            format!("meta:\n  endian: be\nseq:\n  - id: a\n    type: u1\n{TAIL}"),
+            2,
+            9,
+            "`meta` has no `id`: it names the protocol (`vessel`)",
+        ),
+        (
+            format!("{HEAD}seq:\n  - id: a\n    type: u1\nenums:\n  k:\n    1: {{doc: x}}\n{TAIL}"),
+            9,
+            8,
+            "an enum value given as a mapping needs `id`",
+        ),
+        (
+            with_seq("  - id: a\n    type:\n      cases: {}\n"),
+            7,
+            12,
+            "a switch needs `switch-on`",
+        ),
+        (
+            with_seq(
+                "  - id: s\n    size: 1\n  - id: b\n    type:\n      switch-on: s\n      cases: {}\n",
+            ),
+            9,
+            18,
+            "`switch-on` must name an integer field",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n  - id: b\n    type:\n      switch-on: a\n"),
+            9,
+            16,
+            "a switch needs `cases`",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    repeat-expr: 2\n"),
+            7,
+            18,
+            "`repeat-expr` without `repeat: expr`",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    repeat: expr\n"),
+            7,
+            13,
+            "`repeat: expr` needs `repeat-expr`",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    repeat: forever\n"),
+            7,
+            13,
+            "`repeat: forever`: use `eos` or `expr`",
+        ),
+        (
+            with_seq("  - id: a\n    type: str\n    size: 2\n    encoding: UTF-16\n"),
+            8,
+            15,
+            "encoding `UTF-16` is not supported: use UTF-8 or ASCII",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    size: 2\n"),
+            5,
+            5,
+            "`a`: `size` on a number: drop `size`, the type says it",
+        ),
+        (
+            format!(
+                "{HEAD}seq:\n  - id: a\n    type: str\n    size: 2\n    enum: k\n{enums}{TAIL}"
+            ),
+            5,
+            5,
+            "`a`: `enum` needs an integer type",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    enum: nope\n"),
+            7,
+            11,
+            "unknown enum `nope` (declare it in `enums`)",
+        ),
+        (
+            with_seq("  - id: a\n    contents: []\n"),
+            6,
+            15,
+            "`contents` is empty",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    contents: [1]\n"),
+            7,
+            15,
+            "`contents` with `type`: a magic has no type, drop `type`",
+        ),
+        (
+            with_seq("  - id: a\n    repeat: eos\n"),
+            5,
+            5,
+            "field `a` has neither `type` nor `size`",
+        ),
+        (
+            with_seq("  - id: a\n    size-eos: false\n"),
+            6,
+            15,
+            "`size-eos` takes `true`",
+        ),
+        (
+            with_seq("  - id: a\n    size: 1\n    size-eos: true\n"),
+            7,
+            15,
+            "`size` and `size-eos` together: keep one",
+        ),
+        (
+            with_seq("  - id: a\n    type: str\n    size: 2\n    valid: 1\n"),
+            5,
+            5,
+            "`a`: `valid` applies to numbers only (use `contents` for a magic)",
+        ),
+    ];
+    let mut bad = Vec::new();
+    for (text, line, col, says) in cases {
+        let e = err(&text);
+        if (e.line, e.col) != (line, col) || !e.msg.contains(says) {
+            bad.push(format!("{says:?}: {}:{}: {}", e.line, e.col, e.msg));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

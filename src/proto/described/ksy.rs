@@ -564,19 +564,8 @@ fn bytes_of(n: &Node, what: &str) -> R<Vec<u8>> {
 }
 
 impl Reader {
-    fn ksy(mut self, root: &Node) -> R<Ksy> {
-        let top = map(root, "a description")?;
-        // What the whole file lacks is reported at its start.
-        let start = Pos { line: 1, col: 1 };
-        only_keys(
-            top,
-            &["meta", "seq", "types", "enums", "-lwarscope"],
-            "a description",
-        )?;
-        let meta = get(top, "meta").ok_or((
-            start,
-            "no `meta:`: a description starts with `meta: {id: NAME, endian: be}`".to_owned(),
-        ))?;
+    /// `meta:`: the protocol's `id`, and the byte order (`endian`).
+    fn meta(&mut self, meta: &Node) -> R<String> {
         let meta_m = map(meta, "`meta`")?;
         only_keys(
             meta_m,
@@ -612,6 +601,23 @@ impl Reader {
                 }
             });
         }
+        Ok(id)
+    }
+
+    fn ksy(mut self, root: &Node) -> R<Ksy> {
+        let top = map(root, "a description")?;
+        // What the whole file lacks is reported at its start.
+        let start = Pos { line: 1, col: 1 };
+        only_keys(
+            top,
+            &["meta", "seq", "types", "enums", "-lwarscope"],
+            "a description",
+        )?;
+        let meta = get(top, "meta").ok_or((
+            start,
+            "no `meta:`: a description starts with `meta: {id: NAME, endian: be}`".to_owned(),
+        ))?;
+        let id = self.meta(meta)?;
         // Names first: a field may use a type or an enum declared later.
         let mut type_nodes = Vec::new();
         if let Some(t) = get(top, "types") {
@@ -628,30 +634,9 @@ impl Reader {
                 if !is_ident(name) {
                     return err(*pos, format!("enum name `{name}` must be lower_snake_case"));
                 }
-                let mut values = Vec::new();
-                for (k, kpos, v) in map(node, "an enum")? {
-                    let key = Node {
-                        pos: *kpos,
-                        value: Value::Scalar {
-                            text: k.clone(),
-                            quoted: false,
-                        },
-                    };
-                    let raw = int(&key, "an enum key")?;
-                    let label = match v.as_map() {
-                        Some(m) => match get(m, "id") {
-                            Some(id) => ident(id, "an enum value's `id`")?,
-                            None => {
-                                return err(v.pos, "an enum value given as a mapping needs `id`");
-                            }
-                        },
-                        None => ident(v, "an enum value")?,
-                    };
-                    values.push((raw, label));
-                }
                 self.enums.push(EnumDef {
                     name: name.clone(),
-                    values,
+                    values: enum_values(node)?,
                 });
             }
         }
@@ -882,6 +867,72 @@ impl Reader {
             ))
     }
 
+    /// A field's `type` that is a switch (`t`, its map `tm`): on an earlier
+    /// integer field, a type per value (`_`: the default).
+    fn switch(&self, t: &Node, tm: &[(String, Pos, Node)], attrs: &[Attr]) -> R<Kind> {
+        only_keys(tm, &["switch-on", "cases"], "a switch")?;
+        let on_node =
+            get(tm, "switch-on").ok_or((t.pos, "a switch needs `switch-on`".to_owned()))?;
+        let on = self.earlier(on_node, attrs, "`switch-on`")?;
+        if !matches!(attrs[on].kind, Kind::Int { .. }) {
+            return err(on_node.pos, "`switch-on` must name an integer field");
+        }
+        let cases_node = get(tm, "cases").ok_or((t.pos, "a switch needs `cases`".to_owned()))?;
+        let mut cases = Vec::new();
+        let mut default = None;
+        for (k, kpos, v) in map(cases_node, "`cases`")? {
+            let kind = self.type_ref(v)?;
+            if k == "_" {
+                default = Some(Box::new(kind));
+                continue;
+            }
+            let key = Node {
+                pos: *kpos,
+                value: Value::Scalar {
+                    text: k.clone(),
+                    quoted: false,
+                },
+            };
+            let value = self.enum_value(&key, attrs[on].enum_)?;
+            cases.push((value, kind));
+        }
+        Ok(Kind::Switch { on, cases, default })
+    }
+
+    /// A field's `enum:`: the enum it names, declared in `enums`.
+    fn enum_ref(&self, e: &Node) -> R<usize> {
+        let s = scalar(e, "`enum`")?;
+        self.enums
+            .iter()
+            .position(|x| x.name == s)
+            .ok_or((e.pos, format!("unknown enum `{s}` (declare it in `enums`)")))
+    }
+
+    /// A field's `repeat:` (and `repeat-expr:`).
+    fn repeat(&self, m: &[(String, Pos, Node)], attrs: &[Attr]) -> R<Repeat> {
+        match get(m, "repeat") {
+            None => {
+                if let Some(r) = get(m, "repeat-expr") {
+                    return err(r.pos, "`repeat-expr` without `repeat: expr`");
+                }
+                Ok(Repeat::None)
+            }
+            Some(r) => match scalar(r, "`repeat`")? {
+                "eos" => Ok(Repeat::Eos),
+                "expr" => {
+                    let e = get(m, "repeat-expr")
+                        .ok_or((r.pos, "`repeat: expr` needs `repeat-expr`".to_owned()))?;
+                    Ok(Repeat::Expr(self.amount(e, attrs, "`repeat-expr`")?))
+                }
+                "until" => err(
+                    r.pos,
+                    "`repeat: until` is not supported: use `repeat: eos` or `repeat: expr`",
+                ),
+                other => err(r.pos, format!("`repeat: {other}`: use `eos` or `expr`")),
+            },
+        }
+    }
+
     fn attr(&self, n: &Node, attrs: &[Attr]) -> R<Attr> {
         let m = map(n, "a field")?;
         only_keys(
@@ -917,18 +968,7 @@ impl Reader {
             (Some(_), Some(e)) => return err(e.pos, "`size` and `size-eos` together: keep one"),
             (None, None) => None,
         };
-        let enum_ = match get(m, "enum") {
-            Some(e) => {
-                let s = scalar(e, "`enum`")?;
-                Some(
-                    self.enums
-                        .iter()
-                        .position(|x| x.name == s)
-                        .ok_or((e.pos, format!("unknown enum `{s}` (declare it in `enums`)")))?,
-                )
-            }
-            None => None,
-        };
+        let enum_ = get(m, "enum").map(|e| self.enum_ref(e)).transpose()?;
         let kind = match (get(m, "type"), get(m, "contents")) {
             (Some(_), Some(c)) => {
                 return err(
@@ -950,94 +990,15 @@ impl Reader {
                 Kind::Bytes
             }
             (Some(t), None) => match t.as_map() {
-                Some(tm) => {
-                    only_keys(tm, &["switch-on", "cases"], "a switch")?;
-                    let on_node = get(tm, "switch-on")
-                        .ok_or((t.pos, "a switch needs `switch-on`".to_owned()))?;
-                    let on = self.earlier(on_node, attrs, "`switch-on`")?;
-                    if !matches!(attrs[on].kind, Kind::Int { .. }) {
-                        return err(on_node.pos, "`switch-on` must name an integer field");
-                    }
-                    let cases_node =
-                        get(tm, "cases").ok_or((t.pos, "a switch needs `cases`".to_owned()))?;
-                    let mut cases = Vec::new();
-                    let mut default = None;
-                    for (k, kpos, v) in map(cases_node, "`cases`")? {
-                        let kind = self.type_ref(v)?;
-                        if k == "_" {
-                            default = Some(Box::new(kind));
-                            continue;
-                        }
-                        let key = Node {
-                            pos: *kpos,
-                            value: Value::Scalar {
-                                text: k.clone(),
-                                quoted: false,
-                            },
-                        };
-                        let value = self.enum_value(&key, attrs[on].enum_)?;
-                        cases.push((value, kind));
-                    }
-                    Kind::Switch { on, cases, default }
-                }
+                Some(tm) => self.switch(t, tm, attrs)?,
                 None => self.type_ref(t)?,
             },
         };
-        match &kind {
-            Kind::Str { zero: false } if size.is_none() => {
-                return err(
-                    at,
-                    format!(
-                        "`{id}`: `type: str` needs `size` (or `size-eos: true`), or use `strz`"
-                    ),
-                );
-            }
-            Kind::Str { .. } => {
-                if let Some(e) = get(m, "encoding") {
-                    let enc = scalar(e, "`encoding`")?.to_ascii_uppercase();
-                    if !["UTF-8", "ASCII", "UTF8"].contains(&enc.as_str()) {
-                        return err(
-                            e.pos,
-                            format!("encoding `{enc}` is not supported: use UTF-8 or ASCII"),
-                        );
-                    }
-                }
-            }
-            Kind::Int { .. } | Kind::Float { .. } if size.is_some() => {
-                return err(
-                    at,
-                    format!("`{id}`: `size` on a number: drop `size`, the type says it"),
-                );
-            }
-            Kind::Contents(b) if size.is_none() => size = Some(Amount::Fixed(b.len() as u64)),
-            _ => {}
-        }
+        sized(m, &kind, &mut size, at, &id)?;
         if enum_.is_some() && !matches!(kind, Kind::Int { .. }) {
             return err(at, format!("`{id}`: `enum` needs an integer type"));
         }
-        let repeat = match get(m, "repeat") {
-            None => {
-                if let Some(r) = get(m, "repeat-expr") {
-                    return err(r.pos, "`repeat-expr` without `repeat: expr`");
-                }
-                Repeat::None
-            }
-            Some(r) => match scalar(r, "`repeat`")? {
-                "eos" => Repeat::Eos,
-                "expr" => {
-                    let e = get(m, "repeat-expr")
-                        .ok_or((r.pos, "`repeat: expr` needs `repeat-expr`".to_owned()))?;
-                    Repeat::Expr(self.amount(e, attrs, "`repeat-expr`")?)
-                }
-                "until" => {
-                    return err(
-                        r.pos,
-                        "`repeat: until` is not supported: use `repeat: eos` or `repeat: expr`",
-                    );
-                }
-                other => return err(r.pos, format!("`repeat: {other}`: use `eos` or `expr`")),
-            },
-        };
+        let repeat = self.repeat(m, attrs)?;
         let cond = match get(m, "if") {
             None => None,
             Some(c) => Some(self.cond(c, attrs)?),
@@ -1498,6 +1459,73 @@ fn drops(n: &Node) -> R<Vec<u8>> {
         );
     }
     Ok(out)
+}
+
+/// What a field's kind says of its `size` (a string needs one, a number
+/// takes none, a magic's is its bytes') and of its `encoding`; `at` is the
+/// field's `id`.
+fn sized(
+    m: &[(String, Pos, Node)],
+    kind: &Kind,
+    size: &mut Option<Amount>,
+    at: Pos,
+    id: &str,
+) -> R<()> {
+    match kind {
+        Kind::Str { zero: false } if size.is_none() => {
+            return err(
+                at,
+                format!("`{id}`: `type: str` needs `size` (or `size-eos: true`), or use `strz`"),
+            );
+        }
+        Kind::Str { .. } => {
+            if let Some(e) = get(m, "encoding") {
+                let enc = scalar(e, "`encoding`")?.to_ascii_uppercase();
+                if !["UTF-8", "ASCII", "UTF8"].contains(&enc.as_str()) {
+                    return err(
+                        e.pos,
+                        format!("encoding `{enc}` is not supported: use UTF-8 or ASCII"),
+                    );
+                }
+            }
+        }
+        Kind::Int { .. } | Kind::Float { .. } if size.is_some() => {
+            return err(
+                at,
+                format!("`{id}`: `size` on a number: drop `size`, the type says it"),
+            );
+        }
+        Kind::Contents(b) if size.is_none() => *size = Some(Amount::Fixed(b.len() as u64)),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// An enum's values: (raw value, label), each given as `KEY: label` or
+/// `KEY: {id: label}`.
+fn enum_values(node: &Node) -> R<Vec<(i64, String)>> {
+    let mut values = Vec::new();
+    for (k, kpos, v) in map(node, "an enum")? {
+        let key = Node {
+            pos: *kpos,
+            value: Value::Scalar {
+                text: k.clone(),
+                quoted: false,
+            },
+        };
+        let raw = int(&key, "an enum key")?;
+        let label = match v.as_map() {
+            Some(m) => match get(m, "id") {
+                Some(id) => ident(id, "an enum value's `id`")?,
+                None => {
+                    return err(v.pos, "an enum value given as a mapping needs `id`");
+                }
+            },
+            None => ident(v, "an enum value")?,
+        };
+        values.push((raw, label));
+    }
+    Ok(values)
 }
 
 /// `trailing:`: bytes after the layout are `malformed` (true) or `allow`ed.
