@@ -1231,6 +1231,75 @@ impl Schema {
     }
 }
 
+/// What [`PWalker::scalar`] reads of a value: the value, its integer for
+/// the keys, its number for `valid`.
+type Scalar<'p> = Result<(Value<'p>, Option<i64>, Option<f64>), DecodeErr>;
+
+/// A fixed-width value of `f` (4 or 8 bytes, little-endian) at `*pos`.
+fn fixed_value<'p>(p: &'p [u8], f: &PField, pos: &mut usize, end: usize) -> Scalar<'p> {
+    let fixed = |pos: &mut usize, n: usize| -> Result<u64, DecodeErr> {
+        let at = *pos;
+        let b = at
+            .checked_add(n)
+            .filter(|e| *e <= end)
+            .and_then(|e| p.get(at..e))
+            .ok_or(perr(ErrKind::PastEnd, f.def, at, n as u64, end - at))?;
+        *pos = at + n;
+        let mut v = 0u64;
+        for x in b.iter().rev() {
+            v = (v << 8) | u64::from(*x);
+        }
+        Ok(v)
+    };
+    Ok(match f.ty {
+        PType::Fixed32 => {
+            let v = fixed(pos, 4)?;
+            (Value::Unsigned(v), Some(v as i64), Some(v as f64))
+        }
+        PType::SFixed32 => {
+            let v = i64::from(fixed(pos, 4)? as u32 as i32);
+            (Value::Signed(v), Some(v), Some(v as f64))
+        }
+        PType::Float => {
+            let v = f64::from(f32::from_bits(fixed(pos, 4)? as u32));
+            (Value::Float(v), None, Some(v))
+        }
+        PType::Fixed64 => {
+            let v = fixed(pos, 8)?;
+            (Value::Unsigned(v), Some(v as i64), Some(v as f64))
+        }
+        PType::SFixed64 => {
+            let v = fixed(pos, 8)? as i64;
+            (Value::Signed(v), Some(v), Some(v as f64))
+        }
+        PType::Double => {
+            let v = f64::from_bits(fixed(pos, 8)?);
+            (Value::Float(v), None, Some(v))
+        }
+        _ => (Value::None, None, None),
+    })
+}
+
+/// A string or bytes of `f` at `*pos` (its key at `from`): its length, then
+/// its bytes; a string must be UTF-8.
+fn delimited<'p>(p: &'p [u8], f: &PField, from: usize, pos: &mut usize, end: usize) -> Scalar<'p> {
+    let len_at = *pos;
+    let len = varint(p, pos, end, f.def)?;
+    if len > (end - *pos) as u64 {
+        return Err(perr(ErrKind::PastEnd, f.def, len_at, len, end - *pos));
+    }
+    let body = p.get(*pos..*pos + len as usize).unwrap_or(&[]);
+    *pos += len as usize;
+    if f.ty == PType::String {
+        if std::str::from_utf8(body).is_err() {
+            return Err(perr(ErrKind::NotUtf8, f.def, from, 0, end - from));
+        }
+        Ok((Value::Text(body), None, None))
+    } else {
+        Ok((Value::Bytes(body), None, None))
+    }
+}
+
 struct PWalker<'p, 'e> {
     c: &'static super::decode::Compiled,
     s: &'static Schema,
@@ -1291,37 +1360,57 @@ impl<'p> PWalker<'p, '_> {
             }
             let index = next_index();
             match f.ty {
-                PType::Message(mi) => {
-                    let len_at = pos;
-                    let len = varint(p, &mut pos, end, f.def)?;
-                    if len > (end - pos) as u64 {
-                        return Err(perr(ErrKind::PastEnd, f.def, len_at, len, end - pos));
-                    }
-                    let body_end = pos + len as usize;
-                    let def = self.c.defs.get(usize::from(f.def));
-                    if let Some(def) = def {
-                        self.ev.enter(Field {
-                            def,
-                            index,
-                            offset: key_at,
-                            len: body_end - key_at,
-                            value: Value::None,
-                        });
-                    }
-                    let r = match self.s.msgs.get(mi) {
-                        Some(inner) => self.message(inner, pos, body_end),
-                        None => Ok(()),
-                    };
-                    if def.is_some() {
-                        self.ev.leave();
-                    }
-                    r?;
-                    pos = body_end;
-                }
+                PType::Message(mi) => self.nested(f, mi, index, key_at, &mut pos, end)?,
                 _ => self.scalar(f, index, key_at, &mut pos, end)?,
             }
         }
-        // Absent fields read as their defaults.
+        self.defaults(m, &seen, end);
+        Ok(())
+    }
+
+    /// A message field `f` of message `mi` at `*pos` (its key at `key_at`):
+    /// its length, then the message walked as a node of the tree.
+    fn nested(
+        &mut self,
+        f: &PField,
+        mi: usize,
+        index: Option<u32>,
+        key_at: usize,
+        pos: &mut usize,
+        end: usize,
+    ) -> Result<(), DecodeErr> {
+        let len_at = *pos;
+        let len = varint(self.p, pos, end, f.def)?;
+        if len > (end - *pos) as u64 {
+            return Err(perr(ErrKind::PastEnd, f.def, len_at, len, end - *pos));
+        }
+        let body_end = *pos + len as usize;
+        let def = self.c.defs.get(usize::from(f.def));
+        if let Some(def) = def {
+            self.ev.enter(Field {
+                def,
+                index,
+                offset: key_at,
+                len: body_end - key_at,
+                value: Value::None,
+            });
+        }
+        let r = match self.s.msgs.get(mi) {
+            Some(inner) => self.message(inner, *pos, body_end),
+            None => Ok(()),
+        };
+        if def.is_some() {
+            self.ev.leave();
+        }
+        r?;
+        *pos = body_end;
+        Ok(())
+    }
+
+    /// The fields of `m` absent from its bytes (`seen` the others), read as
+    /// their defaults at `end`: not the repeated ones, nor those with
+    /// presence, nor messages.
+    fn defaults(&mut self, m: &'static Msg, seen: &[u64; MAX_FIELDS / 64], end: usize) {
         for (i, f) in m.fields.iter().enumerate() {
             let was = seen.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0);
             if was || f.repeated || f.presence {
@@ -1368,35 +1457,13 @@ impl<'p> PWalker<'p, '_> {
                 self.ev.int(f.def, raw);
             }
         }
-        Ok(())
     }
 
-    /// One scalar value of `f` at `*pos` (its key, if any, at `from`).
-    fn scalar(
-        &mut self,
-        f: &PField,
-        index: Option<u32>,
-        from: usize,
-        pos: &mut usize,
-        end: usize,
-    ) -> Result<(), DecodeErr> {
+    /// A varint's value (the types read as one): the value, its integer
+    /// for the keys, its number for `valid`.
+    fn varint_value(&self, f: &PField, pos: &mut usize, end: usize) -> Scalar<'p> {
         let p = self.p;
-        let fixed = |pos: &mut usize, n: usize| -> Result<u64, DecodeErr> {
-            let at = *pos;
-            let b = at
-                .checked_add(n)
-                .filter(|e| *e <= end)
-                .and_then(|e| p.get(at..e))
-                .ok_or(perr(ErrKind::PastEnd, f.def, at, n as u64, end - at))?;
-            *pos = at + n;
-            let mut v = 0u64;
-            for x in b.iter().rev() {
-                v = (v << 8) | u64::from(*x);
-            }
-            Ok(v)
-        };
-        // (value, its integer for the keys, its number for `valid`)
-        let (value, int, num): (Value<'p>, Option<i64>, Option<f64>) = match f.ty {
+        Ok(match f.ty {
             PType::Int32 => {
                 let v = i64::from(varint(p, pos, end, f.def)? as i32);
                 (Value::Signed(v), Some(v), Some(v as f64))
@@ -1437,47 +1504,36 @@ impl<'p> PWalker<'p, '_> {
                 };
                 (value, Some(v), Some(v as f64))
             }
-            PType::Fixed32 => {
-                let v = fixed(pos, 4)?;
-                (Value::Unsigned(v), Some(v as i64), Some(v as f64))
-            }
-            PType::SFixed32 => {
-                let v = i64::from(fixed(pos, 4)? as u32 as i32);
-                (Value::Signed(v), Some(v), Some(v as f64))
-            }
-            PType::Float => {
-                let v = f64::from(f32::from_bits(fixed(pos, 4)? as u32));
-                (Value::Float(v), None, Some(v))
-            }
-            PType::Fixed64 => {
-                let v = fixed(pos, 8)?;
-                (Value::Unsigned(v), Some(v as i64), Some(v as f64))
-            }
-            PType::SFixed64 => {
-                let v = fixed(pos, 8)? as i64;
-                (Value::Signed(v), Some(v), Some(v as f64))
-            }
-            PType::Double => {
-                let v = f64::from_bits(fixed(pos, 8)?);
-                (Value::Float(v), None, Some(v))
-            }
-            PType::String | PType::Bytes => {
-                let len_at = *pos;
-                let len = varint(p, pos, end, f.def)?;
-                if len > (end - *pos) as u64 {
-                    return Err(perr(ErrKind::PastEnd, f.def, len_at, len, end - *pos));
-                }
-                let body = p.get(*pos..*pos + len as usize).unwrap_or(&[]);
-                *pos += len as usize;
-                if f.ty == PType::String {
-                    if std::str::from_utf8(body).is_err() {
-                        return Err(perr(ErrKind::NotUtf8, f.def, from, 0, end - from));
-                    }
-                    (Value::Text(body), None, None)
-                } else {
-                    (Value::Bytes(body), None, None)
-                }
-            }
+            _ => (Value::None, None, None),
+        })
+    }
+
+    /// One scalar value of `f` at `*pos` (its key, if any, at `from`).
+    fn scalar(
+        &mut self,
+        f: &PField,
+        index: Option<u32>,
+        from: usize,
+        pos: &mut usize,
+        end: usize,
+    ) -> Result<(), DecodeErr> {
+        // (value, its integer for the keys, its number for `valid`)
+        let (value, int, num): (Value<'p>, Option<i64>, Option<f64>) = match f.ty {
+            PType::Int32
+            | PType::Int64
+            | PType::UInt32
+            | PType::UInt64
+            | PType::SInt32
+            | PType::SInt64
+            | PType::Bool
+            | PType::Enum(_) => self.varint_value(f, pos, end)?,
+            PType::Fixed32
+            | PType::SFixed32
+            | PType::Float
+            | PType::Fixed64
+            | PType::SFixed64
+            | PType::Double => fixed_value(self.p, f, pos, end)?,
+            PType::String | PType::Bytes => delimited(self.p, f, from, pos, end)?,
             PType::Message(_) => (Value::None, None, None),
         };
         if let Some(def) = self.c.defs.get(usize::from(f.def)) {
