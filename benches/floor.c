@@ -26,7 +26,7 @@
 /* Per message type: header length (5 reliable, 1 unreliable), the fixed body
  * length (including the u8 length or count), whether that last byte counts a
  * string's bytes (1) or entries (0), and an entry's length.
- * Checked against the Rust codec by tests/floor_c.rs. */
+ * Checked against the Rust codec by tests/lwar/floor_c.rs. */
 struct msg_type {
     uint8_t id, head, fixed, string, entry;
 };

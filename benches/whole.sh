@@ -7,9 +7,11 @@
 # runs. Prints a markdown table of the median packets/s, each command's ratio
 # to the C floor's packets/s, and peak RSS (GNU time's maximum resident set
 # size). The C and Rust floors must print the same totals, or it stops.
+# With -I, it also counts each command's instructions a packet on each
+# thread (callgrind), which the machine's load does not change.
 #
 # Usage: benches/whole.sh [-n RUNS] [-s "SIZES"] [-c CLIENTS] [-o DIR] [-C "COMMANDS"]
-#                         [-P "PROTOCOLS"] [-t "THREADS"] [-d]
+#                         [-P "PROTOCOLS"] [-t "THREADS"] [-I PACKETS] [-d]
 #   -n RUNS      runs of each command (default 3); the median is reported
 #   -s SIZES     capture sizes in packets (default "1000000 10000000")
 #   -c CLIENTS   simulated clients (default 8)
@@ -26,10 +28,22 @@
 #   -t THREADS   run each lwarscope command once per value, with
 #                LWARSCOPE_THREADS set to it: "1 2" shows one thread against
 #                two in the same run (default: the environment's)
+#   -I PACKETS   also count instructions a packet (valgrind --tool=callgrind
+#                --separate-threads=yes --dump-instr=no), once per command,
+#                protocol and thread count, on the first PACKETS packets of
+#                the first size's capture (editcap -r; 200000 takes about a
+#                minute for jsonl, two for -V: valgrind is ~50x slower). The
+#                startup is left out: the same command on the first 1000
+#                packets is counted too and subtracted, so the figure is what
+#                each further packet costs. Columns: the main thread (the
+#                engine's: analysis and output), the other threads (the
+#                reader's with two threads), their total and its ratio to the
+#                C floor's. lwarscope commands run with LWARSCOPE_THREADS set
+#                (-t's value, else the environment's, else 2). Off by default.
 #   -d           delete the captures made here when done (a 10M one is 1.4 GB)
 # Environment: LWARSCOPE_THREADS is passed on to lwarscope (see benches/NOTEBOOK.md).
-# Needs: cargo, cc and libpcap's headers, GNU time as /usr/bin/time, and for -P
-# other than lwar Wireshark's editcap and mergecap. The
+# Needs: cargo, cc and libpcap's headers, GNU time as /usr/bin/time, for -P
+# other than lwar Wireshark's editcap and mergecap, for -I valgrind and editcap. The
 # captures take ~133 bytes a packet on disk (1.4 GB for 10 million): the
 # first run warms the page cache.
 set -euo pipefail
@@ -42,7 +56,8 @@ commands="cfloor floor floor-libpcap report check jsonl packets fields verbose h
 protocols=lwar
 threads=""
 delete=0
-while getopts "n:s:c:o:C:P:t:dh" opt; do
+instr=0
+while getopts "n:s:c:o:C:P:t:I:dh" opt; do
     case $opt in
     n) runs=$OPTARG ;;
     s) sizes=$OPTARG ;;
@@ -51,11 +66,17 @@ while getopts "n:s:c:o:C:P:t:dh" opt; do
     C) commands=$OPTARG ;;
     P) protocols=$OPTARG ;;
     t) threads=$OPTARG ;;
+    I) instr=$OPTARG ;;
     d) delete=1 ;;
-    *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
 [[ -x /usr/bin/time ]] || { echo "error: GNU time (/usr/bin/time) is needed for peak RSS" >&2; exit 2; }
+if ((instr)); then
+    command -v valgrind >/dev/null || { echo "error: -I needs valgrind" >&2; exit 2; }
+    command -v editcap >/dev/null || { echo "error: -I needs editcap (Wireshark's)" >&2; exit 2; }
+    ((instr > 1000)) || { echo "error: -I takes more than 1000 packets" >&2; exit 2; }
+fi
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -82,24 +103,44 @@ timed() {
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
-run() {
+# The command line of command $1 on capture $2, into the array argv.
+command_of() {
     local cmd=${1%@*} pcap=$2
+    case $cmd in
+    cfloor) argv=("$cfloor" "$pcap") ;;
+    floor) argv=("$floor" "$pcap") ;;
+    floor-libpcap) argv=("$floor" --libpcap "$pcap") ;;
+    report) argv=("$bin" -r "$pcap") ;;
+    check) argv=("$bin" check "$pcap") ;;
+    jsonl) argv=("$bin" -r "$pcap" --format jsonl) ;;
+    packets) argv=("$bin" -r "$pcap" --packets) ;;
+    fields) argv=("$bin" -r "$pcap" -T fields -e frame.number -e frame.time_epoch -e ip.src -e udp.srcport -e lwar.seqno) ;;
+    verbose) argv=("$bin" -r "$pcap" -V) ;;
+    hex) argv=("$bin" -r "$pcap" -x) ;;
+    *) echo "error: unknown command $cmd" >&2; exit 2 ;;
+    esac
+}
+
+run() {
     if [[ $1 == *@* ]]; then
         export LWARSCOPE_THREADS=${1#*@}
     fi
-    case $cmd in
-    cfloor) timed "$cfloor" "$pcap" ;;
-    floor) timed "$floor" "$pcap" ;;
-    floor-libpcap) timed "$floor" --libpcap "$pcap" ;;
-    report) timed "$bin" -r "$pcap" ;;
-    check) timed "$bin" check "$pcap" ;;
-    jsonl) timed "$bin" -r "$pcap" --format jsonl ;;
-    packets) timed "$bin" -r "$pcap" --packets ;;
-    fields) timed "$bin" -r "$pcap" -T fields -e frame.number -e frame.time_epoch -e ip.src -e udp.srcport -e lwar.seqno ;;
-    verbose) timed "$bin" -r "$pcap" -V ;;
-    hex) timed "$bin" -r "$pcap" -x ;;
-    *) echo "error: unknown command $cmd" >&2; exit 2 ;;
-    esac
+    command_of "$1" "$2"
+    timed "${argv[@]}"
+}
+
+# Instructions of one run of command $1 on capture $2 under callgrind:
+# prints "main_thread other_threads".
+counted() {
+    local cg=$out/callgrind.$$ threads=${LWARSCOPE_THREADS:-2}
+    [[ $1 == *@* ]] && threads=${1#*@}
+    command_of "$1" "$2"
+    rm -f "$cg".*
+    LWARSCOPE_THREADS=$threads valgrind --tool=callgrind --separate-threads=yes --dump-instr=no \
+        --callgrind-out-file="$cg.%p" "${argv[@]}" >/dev/null 2>>"$out/stderr.log"
+    # One file a thread, PID-01 the main one.
+    awk '/^totals:/ { if (FILENAME ~ /-01$/) m += $2; else o += $2 } END { printf "%d %d\n", m, o }' "$cg".*
+    rm -f "$cg".*
 }
 
 label() {
@@ -201,6 +242,24 @@ for proto in $protocols; do
     esac
 done
 
+# Instructions a packet of each command in $3 on the first $instr packets of
+# capture $2 (protocol $1), less the same on its first 1000: into ins_m (main
+# thread) and ins_o (the others).
+declare -A ins_m ins_o
+count_instructions() {
+    local proto=$1 pcap=$2 big=$out/instr-$instr.pcap small=$out/instr-1000.pcap cmd m1 o1 m0 o0
+    editcap -F pcap -r "$pcap" "$big" "1-$instr"
+    editcap -F pcap -r "$pcap" "$small" "1-1000"
+    for cmd in $3; do
+        echo "counting instructions: $proto $cmd ..." >&2
+        read -r m1 o1 <<<"$(counted "$cmd" "$big")"
+        read -r m0 o0 <<<"$(counted "$cmd" "$small")"
+        ins_m[$proto,$cmd]=$(((m1 - m0) / (instr - 1000)))
+        ins_o[$proto,$cmd]=$(((o1 - o0) / (instr - 1000)))
+    done
+    rm -f "$big" "$small"
+}
+
 declare -A secs cpus rss done_cmds
 for proto in $protocols; do
 for n in $sizes; do
@@ -244,6 +303,9 @@ for n in $sizes; do
         rss[$proto,$n,$cmd]=$(printf %s "${samples_m[$cmd]}" | sort -g | tail -1)
     done
     unset samples_s samples_c samples_m
+    if ((instr)) && [[ $n == "${sizes%% *}" ]]; then
+        count_instructions "$proto" "$pcap" "$these"
+    fi
     if ((delete && made)); then
         rm -f "$pcap"
     fi
@@ -251,18 +313,36 @@ done
 done
 echo
 
-echo "| capture | packets | command | median wall time | packets/s | x C floor | median CPU time | peak RSS |"
-echo "|:--------|--------:|:--------|-----------------:|----------:|----------:|----------------:|---------:|"
+if ((instr)); then
+    echo "Instructions a packet: callgrind on the first $instr packets of each protocol's ${sizes%% *}-packet capture, less the first 1000 (the startup)."
+    echo
+    echo "| capture | packets | command | median wall time | packets/s | x C floor | median CPU time | peak RSS | instructions a packet, main thread | other threads | total | x C floor (instructions) |"
+    echo "|:--------|--------:|:--------|-----------------:|----------:|----------:|----------------:|---------:|----:|----:|----:|----:|"
+else
+    echo "| capture | packets | command | median wall time | packets/s | x C floor | median CPU time | peak RSS |"
+    echo "|:--------|--------:|:--------|-----------------:|----------:|----------:|----------------:|---------:|"
+fi
 for proto in $protocols; do
     for n in $sizes; do
         for cmd in ${done_cmds[$proto,$n]}; do
             s=${secs[$proto,$n,$cmd]}
             base=""
             [[ $proto == lwar ]] && base=${secs[$proto,$n,cfloor]:-}
-            awk -v p="$proto" -v n="$n" -v s="$s" -v b="$base" -v c="${cpus[$proto,$n,$cmd]}" -v m="${rss[$proto,$n,$cmd]}" -v l="$(label "$cmd")" 'BEGIN {
+            im="" io="" ib=""
+            if ((instr)); then
+                im=${ins_m[$proto,$cmd]:-} io=${ins_o[$proto,$cmd]:-}
+                [[ $proto == lwar ]] && ib=${ins_m[lwar,cfloor]:-}
+            fi
+            awk -v p="$proto" -v n="$n" -v s="$s" -v b="$base" -v c="${cpus[$proto,$n,$cmd]}" -v m="${rss[$proto,$n,$cmd]}" -v l="$(label "$cmd")" \
+                -v I="$instr" -v im="$im" -v io="$io" -v ib="$ib" 'BEGIN {
                 pps = (s > 0) ? n / s : 0
                 ratio = (b != "" && s > 0) ? sprintf("%.2f", b / s) : "-"
-                printf "| %s | %d | %s | %.3f s | %.2f M | %s | %.2f s | %.1f MB |\n", p, n, l, s, pps / 1e6, ratio, c, m / 1024 }'
+                printf "| %s | %d | %s | %.3f s | %.2f M | %s | %.2f s | %.1f MB |", p, n, l, s, pps / 1e6, ratio, c, m / 1024
+                if (I > 0) {
+                    if (im == "") printf " - | - | - | - |"
+                    else printf " %d | %d | %d | %s |", im, io, im + io, (ib > 0) ? sprintf("%.2f", (im + io) / ib) : "-"
+                }
+                printf "\n" }'
         done
     done
 done

@@ -1,5 +1,5 @@
 //! Entry points for fuzzing, shared by the cargo-fuzz targets (`fuzz/`) and
-//! the short property pass of `cargo test` (`tests/fuzz_pass.rs`). Each takes
+//! the short property pass of `cargo test` (`tests/hostile/fuzz_pass.rs`). Each takes
 //! arbitrary bytes, runs one part of lwarscope on them, and panics on a bug: a
 //! panic of the code itself, or a broken invariant (asserted here).
 //!
@@ -21,12 +21,13 @@ use crate::capture::{
 };
 use crate::engine::{Finding, Flow, Observer, PacketEvent};
 use crate::report::check::{Rules, compare, write_junit};
+use crate::report::command::capture_info;
 use crate::report::filter::Filter;
 use crate::report::json::JsonWriter;
 use crate::report::packets::{PacketOptions, PacketPrinter};
-use crate::report::run::{capture_info, drive};
 use crate::report::table::{Layout, render};
 use crate::report::{Analysis, Outcome};
+use crate::run::drive;
 use std::io;
 use std::path::Path;
 use std::sync::OnceLock;

@@ -31,6 +31,7 @@ pub mod engine;
 pub mod fuzzing;
 pub mod proto;
 pub mod report;
+pub mod run;
 pub mod text;
 pub mod tui;
 

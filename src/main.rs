@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::Parser;
 use cli::{Cli, Command};
 use lwarscope::capture::{CaptureError, LiveOptions, Source};
-use lwarscope::report::{run, table::Layout};
+use lwarscope::report::{command, table::Layout};
 use lwarscope::text::printable_lines;
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -118,7 +118,7 @@ fn simulate(sim: &cli::SimCommand) -> anyhow::Result<()> {
 
 fn check(args: &lwarscope::report::CheckArgs) -> anyhow::Result<u8> {
     let color = args.color.for_stdout();
-    Ok(run::check(args, &mut io::stdout().lock(), color)?)
+    Ok(command::check(args, &mut io::stdout().lock(), color)?)
 }
 
 fn run(cli: &Cli) -> anyhow::Result<u8> {
@@ -138,7 +138,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
     if cli.interface.is_some() && on_terminal && !cli.no_tui && printed_output(cli).is_none() {
         return run_tui(cli).map(|()| 0);
     }
-    if cli.interface.is_none() && run::each_file(&cli.report, &cli.read) {
+    if cli.interface.is_none() && command::each_file(&cli.report, &cli.read) {
         return report_each(cli);
     }
     report_stream(cli)
@@ -190,12 +190,12 @@ fn report_each(cli: &Cli) -> anyhow::Result<u8> {
     }
     let layout = Layout::for_stdout(cli.report.color.for_stdout());
     let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    let each = run::Each {
+    let each = lwarscope::run::fleet::Each {
         file_filter: cli.filter.as_deref(),
         duration: cli.duration,
     };
     stop_fleet_on_signals()?;
-    run::report_each(&cli.report, &cli.read, each, layout, &mut out)?;
+    command::report_each(&cli.report, &cli.read, each, layout, &mut out)?;
     Ok(0)
 }
 
@@ -225,7 +225,7 @@ fn report_stream(cli: &Cli) -> anyhow::Result<u8> {
         (Some(path), None) => Some((path.as_path(), cli.write_format.unwrap_or_default())),
         _ => None,
     };
-    run::report(
+    command::report(
         &cli.report,
         &mut source,
         &cli.read,
@@ -279,7 +279,7 @@ fn refuse_with_tui(cli: &Cli) -> anyhow::Result<()> {
     if cli.write.is_some() && cli.interface.is_none() {
         anyhow::bail!("-w with -r exports from a printed run (--no-tui), not from the terminal UI");
     }
-    if cli.interface.is_none() && run::each_file(&cli.report, &cli.read) {
+    if cli.interface.is_none() && command::each_file(&cli.report, &cli.read) {
         anyhow::bail!(
             "the terminal UI reads one stream: name the files, without -j, a directory or a glob"
         );

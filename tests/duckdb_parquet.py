@@ -7,7 +7,7 @@ TABLES_DIR is the --out of `lwarscope -r DIR --format parquet`, FLEET.json the
 output of `lwarscope -r DIR --format json -z io,stat,1` (one document, one
 element per capture, with the 1 s intervals the intervals table holds by
 default). Exits 1 with the differences on standard error; run by
-tests/parquet_cli.rs. DuckDB missing is an error, never a skip.
+tests/report/parquet.rs. DuckDB missing is an error, never a skip.
 """
 
 import json

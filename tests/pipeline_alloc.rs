@@ -13,7 +13,7 @@ mod counting_alloc;
 fn the_pipeline_allocates_nothing_per_packet() {
     use lwarscope::capture::Source;
     use lwarscope::report::Analysis;
-    use lwarscope::report::run::drive;
+    use lwarscope::run::drive;
     let dir = tempfile::tempdir().unwrap();
     let pcap: PathBuf = dir.path().join("game.pcap");
     let out = Command::cargo_bin("lwarscope")
@@ -51,7 +51,7 @@ fn the_pipeline_allocates_nothing_per_packet() {
     );
 
     // The outputs whose parts the reader thread renders ahead
-    // (`report::ahead`): the same, every packet written.
+    // (`run::ahead`): the same, every packet written.
     #[derive(clap::Parser)]
     struct Cli {
         #[command(flatten)]
@@ -86,7 +86,7 @@ fn the_pipeline_allocates_nothing_per_packet() {
                 color: false,
             };
             let before = counting_alloc::allocations_of_all_threads();
-            lwarscope::report::run::report(
+            lwarscope::report::command::report(
                 &args,
                 &mut source,
                 std::slice::from_ref(&pcap),

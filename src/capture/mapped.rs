@@ -8,7 +8,7 @@
 //! original lengths, the same snapshot-length rules (a classic pcap record
 //! longer than the file's snapshot length is cut to it, a pcapng one is an
 //! error) and the same "cut off" at a record that ends early;
-//! `tests/capture_readers.rs` compares both over every capture of the
+//! `tests/capture/readers.rs` compares both over every capture of the
 //! corpus. Where libpcap gives up, it reads on: a pcapng file whose
 //! interfaces have different link types (Ethernet, raw IP, Linux cooked
 //! captures...), or whose sections change byte order. Files it does not

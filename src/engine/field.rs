@@ -237,12 +237,40 @@ impl Field<'_> {
 /// Receives the fields of a packet, in wire order, as a tree: [`FieldSink::enter`]
 /// opens a node (a message, an entry) whose children come until the matching
 /// [`FieldSink::leave`].
+///
+/// A sink that shows only some fields (`-T fields`) says so through
+/// [`FieldSink::wants_any`], and a walk skips the groups it does not want:
+/// the fields of a message type, of a node, of the header. The answer must
+/// not change during a walk; a sink that wants every field (the tree, JSON)
+/// keeps the default.
 pub trait FieldSink {
     fn field(&mut self, field: Field<'_>);
     fn enter(&mut self, node: Field<'_>) {
         self.field(node);
     }
     fn leave(&mut self) {}
+
+    /// Whether the sink takes any field of a group: `key` names the group
+    /// for the whole run (the address of the static table or type it is
+    /// walked from, never of an empty one), `defs` hands every definition
+    /// the group may hold (its node's included) to the callback it is
+    /// given. A walk asks it before a group and, told no, skips the group
+    /// whole (its node, its fields, their formatting; not the decoding a
+    /// later field's place depends on). A sink may remember the answer by
+    /// `key`, so `defs` is listed at most once per run. True by default.
+    fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
+        true
+    }
+}
+
+/// A group's definitions, for [`FieldSink::wants_any`]: handed one at a time
+/// to the callback it is given.
+pub type GroupDefs<'a> = dyn Fn(&mut dyn FnMut(&'static FieldDef)) + 'a;
+
+/// The key of a group for [`FieldSink::wants_any`]: the address of what it
+/// is walked from.
+pub fn group_key<T: ?Sized>(table: &'static T) -> usize {
+    std::ptr::from_ref(table).cast::<u8>() as usize
 }
 
 #[cfg(test)]

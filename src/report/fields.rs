@@ -8,14 +8,18 @@
 //! ```
 //!
 //! Nothing is allocated per packet: each column keeps its own text buffer,
-//! cleared and refilled.
+//! cleared and refilled. Only what the columns show is walked: the columns
+//! answer a protocol's walk, group by group (the header, a message type, a
+//! node and its entries: `FieldSink::wants_any`), whether they show one of
+//! its fields, and the walk skips the groups they do not (on lwar's
+//! simulated capture, `-e lwar.seqno` skips every Update message).
 
 use super::Filter;
-use super::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo};
 use crate::proto::dissect::WriteText as _;
-use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
+use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs, Value};
+use crate::run::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 use std::net::SocketAddr;
@@ -237,10 +241,16 @@ struct Columns {
     /// fall in neighbouring slots), a miss computed again: cheaper than a
     /// hash map, which took a quarter of `-T fields`.
     wanted: Box<[(usize, u64); WANTED_SLOTS]>,
+    /// For each group a walk asked of ([`FieldSink::wants_any`]): whether
+    /// a column shows one of its fields, direct-mapped by the group's key
+    /// as `wanted` is, a miss listed again.
+    groups: Box<[(usize, bool); GROUP_SLOTS]>,
 }
 
 /// Slots of [`Columns::wanted`].
 const WANTED_SLOTS: usize = 512;
+/// Slots of [`Columns::groups`].
+const GROUP_SLOTS: usize = 128;
 
 /// A value as `-T fields` shows it: text without its quotes (still escaped),
 /// enums by name.
@@ -347,7 +357,41 @@ impl Columns {
     }
 }
 
+impl Columns {
+    /// The columns that show fields of `def`, bit `i` for column `i`
+    /// (64 columns at most: [`FieldSink::field`] compares names past them).
+    fn mask(&mut self, def: &'static FieldDef) -> u64 {
+        let key = std::ptr::from_ref(def) as usize;
+        let slot = (key / std::mem::size_of::<FieldDef>().max(1)) % WANTED_SLOTS;
+        match self.wanted[slot] {
+            (k, m) if k == key => m,
+            _ => {
+                let m = (0..self.columns.len().min(64))
+                    .filter(|&i| self.shows(i, def))
+                    .fold(0u64, |m, i| m | 1 << i);
+                self.wanted[slot] = (key, m);
+                m
+            }
+        }
+    }
+}
+
 impl FieldSink for Columns {
+    fn wants_any(&mut self, key: usize, defs: &GroupDefs<'_>) -> bool {
+        let slot = (key / 8) % GROUP_SLOTS;
+        match self.groups[slot] {
+            (k, wanted) if k == key => wanted,
+            _ => {
+                let mut wanted = false;
+                defs(&mut |def| {
+                    wanted = wanted || (0..self.columns.len()).any(|i| self.shows(i, def));
+                });
+                self.groups[slot] = (key, wanted);
+                wanted
+            }
+        }
+    }
+
     fn field(&mut self, field: Field<'_>) {
         if self.columns.len() > 64 {
             for i in 0..self.columns.len() {
@@ -357,19 +401,7 @@ impl FieldSink for Columns {
             }
             return;
         }
-        let key = std::ptr::from_ref(field.def) as usize;
-        let slot = (key / std::mem::size_of::<FieldDef>().max(1)) % WANTED_SLOTS;
-        let mask = match self.wanted[slot] {
-            (k, m) if k == key => m,
-            _ => {
-                let m = (0..self.columns.len())
-                    .filter(|&i| self.shows(i, field.def))
-                    .fold(0u64, |m, i| m | 1 << i);
-                self.wanted[slot] = (key, m);
-                m
-            }
-        };
-        let mut rest = mask;
+        let mut rest = self.mask(field.def);
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
@@ -455,6 +487,7 @@ impl<W: Write> FieldsWriter<W> {
                 columns,
                 format,
                 wanted: Box::new([(0, 0); WANTED_SLOTS]),
+                groups: Box::new([(0, false); GROUP_SLOTS]),
             },
             first_ts: None,
             header_done: false,
@@ -794,6 +827,33 @@ mod tests {
         let mut longer = bytes.clone();
         longer.push(0);
         assert!(!w.cols.clone().take_fields(&longer));
+    }
+
+    /// The columns want a group when one of its fields is a column, and
+    /// remember the answer by the group's key.
+    #[test]
+    fn columns_want_the_groups_that_hold_their_fields() {
+        let names = ["frame.number", "lwar.seqno"].map(String::from);
+        let mut w = FieldsWriter::new(io::sink(), &names, FieldsFormat::default(), None).unwrap();
+        let seqno = match Source::resolve("lwar.seqno") {
+            Some(Source::Proto(d)) => d,
+            _ => unreachable!(),
+        };
+        let ack = match Source::resolve("lwar.ack") {
+            Some(Source::Proto(d)) => d,
+            _ => unreachable!(),
+        };
+        let listed = std::cell::Cell::new(0);
+        let with_seqno = |each: &mut dyn FnMut(&'static FieldDef)| {
+            listed.set(listed.get() + 1);
+            each(ack);
+            each(seqno);
+        };
+        let without = |each: &mut dyn FnMut(&'static FieldDef)| each(ack);
+        assert!(w.cols.wants_any(8, &with_seqno));
+        assert!(!w.cols.wants_any(16, &without));
+        assert!(w.cols.wants_any(8, &with_seqno));
+        assert_eq!(listed.get(), 1, "asked again, answered from memory");
     }
 
     #[test]

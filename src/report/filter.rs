@@ -24,7 +24,7 @@
 //! | field | value | meaning |
 //! |-------|-------|---------|
 //! | `type` | message type (`Join`, `update`...) | the packet carries such a message |
-//! | `seqno` | number | a reliable message, or a finding on the packet, with that seqno (`seqno` alone: any reliable message) |
+//! | `seqno` | number | a reliable message, or a finding on the packet, with that seqno (a finding for a gap of numbers, by any of them; `seqno` alone: any reliable message) |
 //! | `ack` | number | the header's ack |
 //! | `ts`, `timestamp` | number | the header's timestamp (sender's ms) |
 //! | `frame` | number | the capture's frame number |
@@ -76,7 +76,9 @@
 //! A compiled [`Filter`] evaluates without allocating.
 
 use crate::capture::Datagram;
-use crate::engine::{Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity};
+use crate::engine::{
+    Detail, Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity,
+};
 use crate::proto::dissect::{Dissector, MessageItem};
 use crate::proto::field::{FieldDef, FieldSink, FieldType, Value};
 use std::fmt;
@@ -219,6 +221,15 @@ impl Cmp {
             Cmp::Gt => a > b,
             Cmp::Le => a <= b,
             Cmp::Ge => a >= b,
+        }
+    }
+
+    /// Whether some number of `lo..=hi` (`lo <= hi`) passes `cmp v`.
+    fn holds_in(self, lo: u64, hi: u64, v: u64) -> bool {
+        match self {
+            Cmp::Eq => lo <= v && v <= hi,
+            Cmp::Lt | Cmp::Le => self.holds(lo, v),
+            Cmp::Gt | Cmp::Ge => self.holds(hi, v),
         }
     }
 }
@@ -479,16 +490,32 @@ fn registered(name: &str) -> Option<&'static FieldDef> {
         .find(|f| f.name == name)
 }
 
+/// Whether a finding's sequence number passes `cmp v`. A finding that
+/// stands for a gap of numbers ([`Detail::Missed`]: `first` to `last`,
+/// wrapping past the top of the number space when `last < first`) passes
+/// when one of them does, as a field that occurs more than once does in
+/// Wireshark's filters: `seqno == 6` selects the finding of the gap 4 to 7.
+fn finding_seqno_holds(f: &Finding, cmp: Cmp, v: u64) -> bool {
+    match f.detail {
+        Detail::Missed { first, last, .. } if first != last => {
+            let (first, last) = (u64::from(first), u64::from(last));
+            if first <= last {
+                cmp.holds_in(first, last, v)
+            } else {
+                cmp.holds_in(first, u64::MAX, v) || cmp.holds_in(0, last, v)
+            }
+        }
+        _ => f.seqno.is_some_and(|s| cmp.holds(u64::from(s), v)),
+    }
+}
+
 fn test(t: &Test, ctx: &Ctx<'_>) -> bool {
     let d = ctx.datagram;
     match *t {
         Test::Num(field, cmp, v) => match field {
             Num::Seqno => {
                 ctx.any_message(|m| m.seqno.is_some_and(|s| cmp.holds(s as u64, v)))
-                    || ctx
-                        .findings
-                        .iter()
-                        .any(|f| f.seqno.is_some_and(|s| cmp.holds(s as u64, v)))
+                    || ctx.findings.iter().any(|f| finding_seqno_holds(f, cmp, v))
             }
             Num::Ack => ctx.header("ack").is_some_and(|a| cmp.holds(a, v)),
             Num::Timestamp => ctx.header("timestamp").is_some_and(|t| cmp.holds(t, v)),
@@ -1863,6 +1890,55 @@ mod tests {
         assert!(!filter.matches_finding(&finding(FindingKind::GAP, None)));
         let packet_only = Filter::parse("Join || port == 5000").unwrap();
         assert!(!packet_only.matches_finding(&finding(FindingKind::LOST, None)));
+    }
+
+    #[test]
+    fn a_gap_finding_matches_by_any_of_its_numbers() {
+        let gap = |first, last| Finding {
+            seqno: Some(first),
+            detail: Detail::Missed {
+                first,
+                last,
+                count: 4,
+                reason: None,
+            },
+            ..finding(FindingKind::LOST, None)
+        };
+        let holds = |expr: &str, f: &Finding| Filter::parse(expr).unwrap().matches_finding(f);
+        let four_to_seven = gap(4, 7);
+        for (expr, want) in [
+            ("seqno == 4", true),
+            ("seqno == 6", true),
+            ("seqno == 7", true),
+            ("seqno == 8", false),
+            ("seqno == 3", false),
+            ("seqno > 6", true),
+            ("seqno > 7", false),
+            ("seqno >= 7", true),
+            ("seqno < 5", true),
+            ("seqno < 4", false),
+            ("seqno <= 4", true),
+            ("seqno != 6", false),
+            ("lost && seqno >= 5 && seqno <= 6", true),
+        ] {
+            assert_eq!(holds(expr, &four_to_seven), want, "{expr}");
+        }
+        // 254, 255, 0, 1: the numbers wrapped.
+        let wrapped = gap(254, 1);
+        for (expr, want) in [
+            ("seqno == 255", true),
+            ("seqno == 0", true),
+            ("seqno == 1", true),
+            ("seqno == 2", false),
+            ("seqno == 100", false),
+            ("seqno < 1", true),
+            ("seqno > 254", true),
+        ] {
+            assert_eq!(holds(expr, &wrapped), want, "{expr}");
+        }
+        // A finding for one number, as before.
+        assert!(holds("seqno == 4", &finding(FindingKind::LOST, None)));
+        assert!(!holds("seqno == 5", &finding(FindingKind::LOST, None)));
     }
 
     #[test]

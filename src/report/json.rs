@@ -135,7 +135,6 @@
 //! Counts of zero are left out of the maps; the maps themselves are always
 //! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
-use super::ahead::{AheadLink, Ends, Parts, Render, RenderAhead, SharedAhead};
 use super::{Filter, Outcome};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
@@ -143,6 +142,7 @@ use crate::engine::{
 };
 use crate::proto::dissect::{Dissector, MessageItem};
 use crate::proto::field::{Field, FieldSink, Value as FieldValue};
+use crate::run::ahead::{AheadLink, Ends, Parts, Render, RenderAhead, SharedAhead};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};

@@ -16,28 +16,23 @@
 //! - [`skipped`]: the UDP traffic no protocol recognised, explained by port.
 //! - [`stats`]: `-z io,stat`, `-z conv`, `-z expert`: statistics, as tshark's.
 //! - [`check`]: `lwarscope check`, the CI gate, and its JUnit output.
-//! - [`fleet`]: many captures at once: directories, globs, and the worker pool
-//!   that analyses files in parallel and returns results in input order.
 //! - `parquet` (with the `parquet` feature): `--format parquet`, the
 //!   sessions, findings and intervals tables.
-//! - [`progress`]: a progress bar on a terminal's standard error.
-//! - [`run`]: drives a capture source into an output (what the binary calls).
+//! - [`args`]: the options of the outputs and of `check`.
+//! - [`command`]: what the binary calls: the outputs the options ask for,
+//!   driven by the run loop ([`crate::run`]), which reads the inputs.
 
-mod ahead;
 pub mod args;
 pub mod check;
+pub mod command;
 mod fast;
 pub mod fields;
 pub mod filter;
-pub mod fleet;
 pub mod json;
 pub mod packets;
 #[cfg(feature = "parquet")]
 pub mod parquet;
-mod pipeline;
 pub mod plot;
-pub mod progress;
-pub mod run;
 pub mod skipped;
 pub mod stats;
 pub mod table;
@@ -61,6 +56,8 @@ use crate::engine::{
     Observer, PacketEvent, Player, ProtocolInfo, Rule, SessionId, SessionRef, Severity, Summary,
     TrackerConfig, Window,
 };
+use crate::run::ahead::RenderAhead;
+use crate::run::{Consumer, ReadAhead};
 use serde::Serialize;
 use std::fmt;
 use std::net::SocketAddr;
@@ -709,8 +706,8 @@ pub struct Analysis<O> {
     /// `-Y`, `--window`: the packets the report's own counts cover.
     selection: Option<Box<Selection>>,
     /// What a reader thread may render ahead for the output, and where the
-    /// output takes it (`ahead`).
-    ahead: Option<ahead::RenderAhead>,
+    /// output takes it (`run::ahead`).
+    ahead: Option<RenderAhead>,
 }
 
 impl<O: Observer> Analysis<O> {
@@ -732,24 +729,9 @@ impl<O: Observer> Analysis<O> {
         }
     }
 
-    /// Lets a reader thread render parts of the output ahead (`ahead`).
-    pub(crate) fn render_ahead(&mut self, link: ahead::RenderAhead) {
+    /// Lets a reader thread render parts of the output ahead (`run::ahead`).
+    pub(crate) fn render_ahead(&mut self, link: RenderAhead) {
         self.ahead = Some(link);
-    }
-
-    /// The renderer set by [`Analysis::render_ahead`], for a pipeline's run
-    /// (handed back with [`Analysis::put_ahead`]).
-    pub(crate) fn take_ahead(&mut self) -> Option<ahead::RenderAhead> {
-        self.ahead.take()
-    }
-
-    pub(crate) fn put_ahead(&mut self, link: Option<ahead::RenderAhead>) {
-        self.ahead = link;
-    }
-
-    /// What recognition can tell of a datagram away from the engine.
-    pub(crate) fn guess(&self) -> crate::engine::Guess {
-        self.tracker.guess()
     }
 
     /// Restricts the report's counts (its tables, the JSON summary) to the
@@ -940,6 +922,42 @@ impl<O: Observer> Analysis<O> {
     }
 }
 
+/// The loop feeds the analysis: the engine, the report's counts and the
+/// output see each datagram in turn.
+impl<O: Observer> Consumer for Analysis<O> {
+    fn datagram(&mut self, d: &Datagram<'_>) -> Flow {
+        Analysis::datagram(self, d)
+    }
+
+    fn recognised(&self) -> u64 {
+        Analysis::recognised(self)
+    }
+
+    fn selected(&self) -> bool {
+        Analysis::selected(self)
+    }
+
+    fn stops_early(&self) -> bool {
+        Analysis::stops_early(self)
+    }
+
+    fn limit_reached(&self) -> bool {
+        Analysis::limit_reached(self)
+    }
+
+    /// The renderer set by [`Analysis::render_ahead`], for a two-thread run.
+    fn take_ahead(&mut self) -> Option<ReadAhead> {
+        Some(ReadAhead {
+            render: self.ahead.take()?,
+            guess: self.tracker.guess(),
+        })
+    }
+
+    fn put_ahead(&mut self, ahead: Option<ReadAhead>) {
+        self.ahead = ahead.map(|a| a.render);
+    }
+}
+
 /// The expected rate of a message type (by its ordinal) per the protocol's
 /// specification, in Hz.
 pub fn spec_rate_hz(protocol: &ProtocolInfo, ordinal: usize) -> Option<f64> {
@@ -1039,12 +1057,12 @@ pub fn list_findings(out: &mut impl std::io::Write) -> std::io::Result<()> {
 /// The findings reference, `docs/findings.md`: every registered finding and
 /// rule as Markdown, by protocol (the shared kinds first), from the same
 /// registry as `--list-findings`, so the page cannot drift from the code
-/// (`tests/docs.rs` holds the file to it).
+/// (`tests/report/docs.rs` holds the file to it).
 pub fn findings_reference(out: &mut impl std::io::Write) -> std::io::Result<()> {
     writeln!(
         out,
         "# Findings reference\n\n\
-         Generated from the registry by `UPDATE_DOCS=1 cargo test --test docs` (the test\n\
+         Generated from the registry by `UPDATE_DOCS=1 cargo test --test report docs::` (the test\n\
          fails when this page and the code disagree); `lwarscope --list-findings` prints\n\
          the same. Each name is what `-Y`, `check --deny`, `--allow` and `--max` take.\n\
          A note never fails a healthy capture: it says what the capture cannot prove."

@@ -19,11 +19,11 @@
 //! ([`is_broken_pipe`]).
 
 use super::Filter;
-use super::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use super::fast;
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo, Severity};
 use crate::proto::dissect::{Dissector, TreeRef};
+use crate::run::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use std::fmt;
 use std::io::{self, Write};
 

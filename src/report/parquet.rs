@@ -780,8 +780,9 @@ mod tests {
         let mut source = crate::capture::Source::files(&[&path]).unwrap();
         let engine = crate::proto::engine(crate::engine::TrackerConfig::default());
         let rows = write_capture(&tables, &path, engine, |analysis| {
-            use crate::report::run::{RunError, capture_info, drive};
-            let driven: Result<(), RunError> = drive(&mut source, analysis, None, None);
+            use crate::report::command::{RunError, capture_info};
+            let driven: Result<(), RunError> =
+                crate::run::drive(&mut source, analysis, None, None).map_err(RunError::from);
             (
                 driven,
                 capture_info(&source.stats(), std::slice::from_ref(&path), None),

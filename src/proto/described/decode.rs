@@ -9,7 +9,7 @@ use super::ksy::{
     Amount, Attr, Cond, Kind, Ksy, MAX_ATTRS, MAX_UNFOLDED_BYTES, MAX_VALID_FIELDS, Operand,
     Repeat, Valid,
 };
-use crate::proto::field::{Field, FieldDef, FieldType, Value};
+use crate::proto::field::{Field, FieldDef, FieldType, GroupDefs, Value};
 use std::collections::HashMap;
 
 /// Types nested inside one another.
@@ -277,6 +277,13 @@ pub trait Events {
         self.field(node);
     }
     fn leave(&mut self) {}
+    /// Whether [`Events::field`] takes any field of a group (a node's
+    /// type): `FieldSink::wants_any`. Told no, the walk still decodes the
+    /// group (its integers, violations and errors are told) but hands none
+    /// of its fields over.
+    fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
+        true
+    }
     /// An integer field's value (every one, in wire order).
     fn int(&mut self, _field: u16, _value: i64) {}
     /// A number outside its `valid`; `bound`, the value of the earlier field
@@ -695,7 +702,12 @@ impl Compiled {
                 value: Value::None,
             });
         }
-        let mut w = Walker { c: self, p, ev };
+        let mut w = Walker {
+            c: self,
+            p,
+            ev,
+            quiet: false,
+        };
         let end = w.ty(&self.root, 0, p.len(), true);
         if !self.defs.is_empty() {
             w.ev.leave();
@@ -713,6 +725,37 @@ impl Compiled {
         Ok(end)
     }
 
+    /// A node's group: its own field, then every field its type `t` holds.
+    fn group_defs(
+        &'static self,
+        node: &CAttr,
+        t: &'static CType,
+        each: &mut dyn FnMut(&'static FieldDef),
+    ) {
+        if let Some(def) = self.defs.get(usize::from(node.field)) {
+            each(def);
+        }
+        self.type_defs(t, each);
+    }
+
+    /// Every registered field type `t` may hold, nested types' included.
+    fn type_defs(&'static self, t: &'static CType, each: &mut dyn FnMut(&'static FieldDef)) {
+        for ca in &t.attrs {
+            if let Some(def) = self.defs.get(usize::from(ca.field)) {
+                each(def);
+            }
+            match &ca.kind {
+                CKind::User(t) => self.type_defs(t, each),
+                CKind::Switch { cases, default, .. } => {
+                    for t in cases.iter().map(|(_, t)| t).chain(default) {
+                        self.type_defs(t, each);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The name of an enum value, borrowed for as long as the description.
     pub fn enum_name(&'static self, e: usize, v: i64) -> Option<&'static str> {
         self.enums.get(e)?.name_of(v)
@@ -723,6 +766,9 @@ struct Walker<'p, 'e> {
     c: &'static Compiled,
     p: &'p [u8],
     ev: &'e mut dyn Events,
+    /// Inside a node whose fields the sink does not take
+    /// ([`Events::wants_any`]): they are decoded, not handed over.
+    quiet: bool,
 }
 
 /// The value of the earlier field `i` of the type being walked, if decoded.
@@ -943,7 +989,7 @@ impl<'p> Walker<'p, '_> {
             None if signed => Value::Signed(v),
             None => Value::Unsigned(raw),
         };
-        if let Some(def) = self.c.defs.get(usize::from(ca.field)) {
+        if let Some(def) = self.def_of(ca) {
             self.ev.field(Field {
                 def,
                 index,
@@ -957,6 +1003,14 @@ impl<'p> Walker<'p, '_> {
         Ok(v)
     }
 
+    /// The registered field of `ca`, unless the walk is quiet (a group of
+    /// fields the sink does not want).
+    fn def_of(&self, ca: &CAttr) -> Option<&'static FieldDef> {
+        (!self.quiet)
+            .then(|| self.c.defs.get(usize::from(ca.field)))
+            .flatten()
+    }
+
     /// The bytes from `pos` to `limit`, as one field of bytes.
     fn rest(
         &mut self,
@@ -966,7 +1020,7 @@ impl<'p> Walker<'p, '_> {
         limit: usize,
     ) -> (usize, Option<i64>) {
         let b = self.p.get(pos..limit).unwrap_or(&[]);
-        if let Some(def) = self.c.defs.get(usize::from(ca.field)) {
+        if let Some(def) = self.def_of(ca) {
             self.ev.field(Field {
                 def,
                 index,
@@ -1003,7 +1057,7 @@ impl<'p> Walker<'p, '_> {
         root: bool,
     ) -> Result<(usize, Option<i64>), DecodeErr> {
         let p = self.p;
-        let def = self.c.defs.get(usize::from(ca.field));
+        let def = self.def_of(ca);
         let field = |len: usize, value: Value<'p>| {
             def.map(|def| Field {
                 def,
@@ -1098,7 +1152,13 @@ impl<'p> Walker<'p, '_> {
         sized: bool,
         t: &'static CType,
     ) -> Result<(usize, Option<i64>), DecodeErr> {
-        let def = self.c.defs.get(usize::from(ca.field));
+        let was_quiet = self.quiet;
+        let c = self.c;
+        let group = crate::proto::field::group_key(t);
+        self.quiet = was_quiet || !self.ev.wants_any(group, &|each| c.group_defs(ca, t, each));
+        let def = (!self.quiet)
+            .then(|| c.defs.get(usize::from(ca.field)))
+            .flatten();
         // The node's span: known when sized; otherwise up to what it holds,
         // unknown until walked (the sink gets the node first, its span from
         // `pos` to the limit).
@@ -1115,6 +1175,7 @@ impl<'p> Walker<'p, '_> {
         if def.is_some() {
             self.ev.leave();
         }
+        self.quiet = was_quiet;
         Ok((r?, None))
     }
 }

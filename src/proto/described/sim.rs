@@ -4,7 +4,7 @@
 //! what the script did, never from running the analyzer). The packets are
 //! encoded here byte by byte from the layouts, not by lwarscope's decoder.
 //!
-//! `tests/described_captures.rs` regenerates `captures/ksy-*.pcap` and their
+//! `tests/described/captures.rs` regenerates `captures/ksy-*.pcap` and their
 //! `.truth.json` byte for byte and checks the analysis against the truth.
 
 use crate::capture::Timestamp;

@@ -105,15 +105,29 @@
 //! retransmission: a new packet, a new number, the same type and payload). A
 //! message is acknowledged when a bit acknowledges any of its copies. For a
 //! copy, the first rule that applies wins:
-//! 1. `spurious-retransmission`: a copy was already acknowledged by a packet
-//!    captured before this one (the detail names the acknowledging frame).
+//! 1. A copy already acknowledged by a packet captured before this one:
+//!    `spurious-retransmission` (the detail names the acknowledging frame)
+//!    when the first such acknowledgement was captured at least the round
+//!    trip between the tap and this copy's sender before it (the peer
+//!    direction's smoothed ack delay: the packets this sender acknowledges,
+//!    from their capture to the capture of its acknowledgement, tap to
+//!    sender and back; `engine::DirState::ack_reached`): the acknowledgement
+//!    had reached the sender, which sent again what had arrived. Otherwise,
+//!    while that delay is not measured, or when the copy's packet was
+//!    overtaken on the way (its number not newer than the direction's
+//!    highest, rule 4: sent before it was captured), `repeat`, "unconfirmed:
+//!    the ack may not have reached the sender" (a tap far from the sender
+//!    captures the acknowledgement long before the sender gets it), with the
+//!    acknowledged copy's number, and the time since the acknowledgement
+//!    against the round trip.
 //! 2. `retransmit-limit`: the 6th retransmission (7th send) or later: raised
 //!    once per message, at the 6th; later copies raise nothing.
 //! 3. `retransmission`: otherwise, with the try count (1 for the first
 //!    retransmission), the delay since the first copy, the delay since the
 //!    previous copy, and whether that respected the 500 ms timeout.
 //!
-//! Copies count as resends, first copies as first sends. At the end of the
+//! Copies count as resends (an unconfirmed `repeat` too: the sender did send
+//! the message again, on its timeout), first copies as first sends. At the end of the
 //! session, every message none of whose copies was acknowledged raises one
 //! `never-acked` (at the frame of its first copy), if the peer sent a packet
 //! more than 500 ms after its last copy (it had every chance to acknowledge
@@ -206,7 +220,7 @@ use super::wire::{
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::serial::{SerialSpace, bitfield_acks};
 use crate::engine::{
-    self, Detail, DirState, Direction, Finding, FindingKind, MissedCounts, ProtoSession,
+    self, AckReach, Detail, DirState, Direction, Finding, FindingKind, MissedCounts, ProtoSession,
     ProtocolInfo, Raise, Rule, TrackerConfig,
 };
 use std::fmt;
@@ -308,11 +322,22 @@ struct Reliable {
     first_seq: u16,
     last_ts: Timestamp,
     sends: u32,
-    /// The frame and copy of the first acknowledgement.
-    acked: Option<(u64, u16)>,
+    /// The first acknowledgement: its frame, the copy it acknowledged, and
+    /// its capture time (whether it can have reached the sender before a
+    /// later copy).
+    acked: Option<Ack>,
     limit_reported: bool,
     /// The peer's packet count at the last copy.
     peer_packets: u64,
+}
+
+/// The first acknowledgement of a reliable message.
+#[derive(Debug, Clone, Copy)]
+struct Ack {
+    frame: u64,
+    /// The copy it acknowledged.
+    seq: u16,
+    ts: Timestamp,
 }
 
 /// An open run of acknowledgements of the unseen.
@@ -708,7 +733,11 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
             max: MTU,
         },
     );
-    // 4 to 6. Numbers and acknowledgements.
+    // 4 to 6. Numbers and acknowledgements. A number not newer than the
+    // highest: the packet was overtaken on the way.
+    let overtaken = session.proto.tracks[i]
+        .highest
+        .is_some_and(|h| !S16.newer(u32::from(header.seq), u32::from(h)));
     sequence(session, raise, header.seq, d);
     acknowledgements(session, raise, header.seq, header.ack_bits, d);
     drift(session, raise, header.seq);
@@ -733,7 +762,7 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
 
     // Reliable messages.
     let first_copy = if t.is_reliable() {
-        reliable(session, raise, &packet, d)
+        reliable(session, raise, &packet, d, overtaken)
     } else {
         true
     };
@@ -1122,7 +1151,11 @@ fn acknowledgements(
                 if let Some(m) = peer.message(msg)
                     && m.acked.is_none()
                 {
-                    m.acked = Some((d.frame, s));
+                    m.acked = Some(Ack {
+                        frame: d.frame,
+                        seq: s,
+                        ts: d.ts,
+                    });
                 }
                 let peer_dir = session.dir_mut(direction.reverse());
                 peer_dir.ack_delay_between(sent, d.ts);
@@ -1195,13 +1228,15 @@ fn drift(session: &mut Session, raise: &mut Raise<'_>, seq: u16) {
     }
 }
 
-/// A reliable packet: a first copy, or which kind of copy. Returns true for a
+/// A reliable packet: a first copy, or which kind of copy (`overtaken`: its
+/// number was not newer than the direction's highest). Returns true for a
 /// first copy.
 fn reliable(
     session: &mut Session,
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
     d: &Datagram<'_>,
+    overtaken: bool,
 ) -> bool {
     let direction = raise.direction;
     let i = idx(direction);
@@ -1259,15 +1294,25 @@ fn reliable(
         m.limit_reported = true;
     }
     mark_message(track, seq, id);
+    // Whether the acknowledgement had reached the sender: the round trip
+    // between the tap and the sender is the peer direction's ack delay.
+    let reach = acked.map(|a| {
+        let peer = session.dir(direction.reverse());
+        (a, peer.ack_reached(Some(a.ts), d.ts, overtaken))
+    });
     let this = session.dir_mut(direction);
     this.resends += 1;
     let seqno = Some(u32::from(seq));
     if uncertain {
         // A copy the capture cut short may have come between: the try count
         // and the acknowledgement are unknown.
-    } else if let Some((ack_frame, acked_seq)) = acked {
-        let detail = findings::spurious(t, tries, first_frame, ack_frame, acked_seq);
+    } else if let Some((ack, AckReach::Reached)) = reach {
+        let detail = findings::spurious(t, tries, first_frame, ack.frame, ack.seq);
         raise.raise(this, findings::SPURIOUS_RETRANSMISSION, None, seqno, detail);
+    } else if let Some((ack, reach)) = reach {
+        // The copy may have crossed the acknowledgement in flight.
+        let detail = ack_in_flight(reach, ack.seq, first_frame);
+        raise.raise(this, FindingKind::REPEAT, None, seqno, detail);
     } else if tries > wire::MAX_RETRANSMISSIONS {
         if !limit_reported {
             let detail = findings::retransmit_limit(t, tries, first_frame, since_first);
@@ -1278,6 +1323,25 @@ fn reliable(
         raise.raise(this, findings::RETRANSMISSION, None, seqno, detail);
     }
     false
+}
+
+/// The detail of a copy that may have crossed the acknowledgement of copy
+/// `acked_seq` in flight (`reach` is not [`AckReach::Reached`]).
+fn ack_in_flight(reach: AckReach, acked_seq: u16, first_frame: u64) -> Detail {
+    let (since_ack_ns, round_trip_ns) = match reach {
+        AckReach::Unconfirmed {
+            since_ack_ns,
+            round_trip_ns,
+        } => (since_ack_ns, round_trip_ns),
+        AckReach::Reached | AckReach::Overtaken => (None, None),
+    };
+    Detail::AckInFlight {
+        ack: u32::from(acked_seq),
+        first_frame,
+        since_ack_ns,
+        round_trip_ns,
+        overtaken: reach == AckReach::Overtaken,
+    }
 }
 
 /// The sequence slot of `seq` carries message `id`.
@@ -1352,7 +1416,7 @@ fn lifecycle(
                 && session.proto.tracks[j]
                     .log
                     .iter()
-                    .any(|m| m.id == disc.msg && m.acked.is_some_and(|(frame, _)| frame < d.frame))
+                    .any(|m| m.id == disc.msg && m.acked.is_some_and(|a| a.frame < d.frame))
         });
         if let Some(disc) = own_breach.or(peer_breach) {
             session.proto.tracks[i].after_disconnect_reported = true;

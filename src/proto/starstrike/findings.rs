@@ -13,7 +13,15 @@ crate::protocol_kinds! { "strs";
     /// More than 5 retransmissions of one reliable packet.
     RETRANSMIT_LIMIT = "retransmit-limit", Sequence, Error, 18;
     /// A retransmission of a reliable packet whose earlier copy the peer had
-    /// already acknowledged in a packet captured before it.
+    /// already acknowledged in a packet captured at least the round trip
+    /// between the tap and the sender before it (the peer direction's
+    /// smoothed ack delay, tap to sender and back): the acknowledgement had
+    /// reached the sender, which sent again what had arrived. A copy captured
+    /// sooner after the acknowledgement (or before that round trip is
+    /// measured), or in a packet overtaken on the way (sent before it was
+    /// captured), may have crossed the acknowledgement in flight: a `repeat`,
+    /// "unconfirmed: the ack may not have reached the sender", still counted
+    /// as a resend.
     SPURIOUS_RETRANSMISSION = "spurious-retransmission", Sequence, Warning, 19;
     /// The two sides' sequence numbers are more than 32 apart: one side's
     /// packets fall outside every acknowledgement window the other sends.

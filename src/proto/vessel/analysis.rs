@@ -102,7 +102,7 @@
 //!
 //! **Bounds.** Per direction: 256 sync numbers in a fixed array allocated
 //! with the session; the decoder's messages are the analyzer's, reused. No
-//! allocation per packet once they have grown (`tests/vessel_no_alloc.rs`),
+//! allocation per packet once they have grown (`tests/no_alloc/vessel.rs`),
 //! except for a malformed datagram: prost's `DecodeError` is boxed, so
 //! refusing one costs up to 2 allocations, freed at once.
 
@@ -285,6 +285,126 @@ impl engine::NewAnalyzer for Analyzer {
     }
 }
 
+impl Analyzer {
+    /// Whether the datagram repeats one of the direction's recent datagrams
+    /// (a network duplicate, raised here). Version-only replies are the same
+    /// bytes by design: not judged.
+    fn network_duplicate(
+        &mut self,
+        session: &mut Session,
+        raise: &mut Raise<'_>,
+        d: &Datagram<'_>,
+    ) -> bool {
+        let direction = raise.direction;
+        let Some(frame) = session.dir_mut(direction).duplicate_datagram(d) else {
+            return false;
+        };
+        let version_only = direction == Direction::ServerToClient
+            && self.decoder.environment(d.payload).is_ok_and(|m| {
+                Read::of_env(m, d.payload, session.proto.vessel_version.map(|(h, _)| h))
+                    .version_only
+            });
+        if version_only {
+            return false;
+        }
+        let this = session.dir_mut(direction);
+        raise.raise(
+            this,
+            FindingKind::DUPLICATE_PACKET,
+            None,
+            None,
+            Detail::DuplicateOf { frame },
+        );
+        true
+    }
+
+    /// What the analysis reads of a vessel's or the environment's packet.
+    fn read(
+        &mut self,
+        payload: &[u8],
+        from_vessel: bool,
+        vessel_version: Option<u64>,
+    ) -> Result<Read, super::wire::DecodeError> {
+        if from_vessel {
+            self.decoder.vessel(payload).map(|m| Read {
+                version: hash(&m.protocol_version),
+                sync: m.sync_number,
+                id: hash(&m.vessel_id),
+                join: false,
+                version_only: false,
+                throttle: throttle_out(&m.ship_input),
+            })
+        } else {
+            self.decoder
+                .environment(payload)
+                .map(|m| Read::of_env(m, payload, vessel_version))
+        }
+    }
+}
+
+/// Counts a decoded packet's message, by type (a version-only reply is its
+/// own type), with its bytes.
+fn count_message(session: &mut Session, direction: Direction, read: &Read, d: &Datagram<'_>) {
+    let ordinal = if read.version_only {
+        Which::Either.ordinal()
+    } else if direction == Direction::ClientToServer {
+        Which::ToEnvironment.ordinal()
+    } else {
+        Which::ToVessel.ordinal()
+    };
+    let this = session.dir_mut(direction);
+    if let Some(n) = this.messages.get_mut(ordinal) {
+        *n += 1;
+    }
+    if let Some(n) = this.message_bytes.get_mut(ordinal) {
+        *n += d.payload_len as u64;
+    }
+}
+
+/// A sync number's range (one violation per run out of range) and its
+/// sequence; returns whether the packet is in date (judged further).
+fn sync_rules(session: &mut Session, raise: &mut Raise<'_>, read: &Read, d: &Datagram<'_>) -> bool {
+    let direction = raise.direction;
+    let i = direction.index();
+    if read.sync > super::wire::SYNC_MAX {
+        if !session.proto.tracks[i].range_open {
+            session.proto.tracks[i].range_open = true;
+            let this = session.dir_mut(direction);
+            raise.violation(
+                this,
+                rules::SYNC_RANGE,
+                Some(read.sync),
+                findings::sync_range(read.sync),
+            );
+        }
+        true
+    } else {
+        session.proto.tracks[i].range_open = false;
+        sequence(session, raise, read.sync, d)
+    }
+}
+
+/// A throttle out of range: one violation per run of such packets.
+fn throttle_rule(session: &mut Session, raise: &mut Raise<'_>, read: &Read) {
+    let direction = raise.direction;
+    let i = direction.index();
+    match read.throttle {
+        Some((right, value)) => {
+            if !session.proto.tracks[i].throttle_open {
+                session.proto.tracks[i].throttle_open = true;
+                let this = session.dir_mut(direction);
+                raise.violation(
+                    this,
+                    rules::THROTTLE_RANGE,
+                    None,
+                    findings::throttle(right, value),
+                );
+            }
+        }
+        None => session.proto.tracks[i].throttle_open = false,
+    }
+}
+
 /// Vessel's registered data.
 pub static INFO: ProtocolInfo = ProtocolInfo {
     name: "vessel",
@@ -379,45 +499,14 @@ impl engine::Analyzer for Analyzer {
 
     fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
         let direction = raise.direction;
-        let i = direction.index();
-        // 1. Network duplicates (version-only replies are the same bytes by
-        // design: not judged).
-        if let Some(frame) = session.dir_mut(direction).duplicate_datagram(d) {
-            let version_only = direction == Direction::ServerToClient
-                && self.decoder.environment(d.payload).is_ok_and(|m| {
-                    Read::of_env(m, d.payload, session.proto.vessel_version.map(|(h, _)| h))
-                        .version_only
-                });
-            if !version_only {
-                let this = session.dir_mut(direction);
-                raise.raise(
-                    this,
-                    FindingKind::DUPLICATE_PACKET,
-                    None,
-                    None,
-                    Detail::DuplicateOf { frame },
-                );
-                return;
-            }
+        // 1. Network duplicates.
+        if self.network_duplicate(session, raise, d) {
+            return;
         }
         // 2. Decode.
         let from_vessel = direction == Direction::ClientToServer;
         let vessel_version = session.proto.vessel_version.map(|(h, _)| h);
-        let read = if from_vessel {
-            self.decoder.vessel(d.payload).map(|m| Read {
-                version: hash(&m.protocol_version),
-                sync: m.sync_number,
-                id: hash(&m.vessel_id),
-                join: false,
-                version_only: false,
-                throttle: throttle_out(&m.ship_input),
-            })
-        } else {
-            self.decoder
-                .environment(d.payload)
-                .map(|m| Read::of_env(m, d.payload, vessel_version))
-        };
-        let read = match read {
+        let read = match self.read(d.payload, from_vessel, vessel_version) {
             Ok(r) => r,
             Err(e) => {
                 let this = session.dir_mut(direction);
@@ -430,55 +519,11 @@ impl engine::Analyzer for Analyzer {
                 return;
             }
         };
-        let ordinal = if read.version_only {
-            Which::Either.ordinal()
-        } else if from_vessel {
-            Which::ToEnvironment.ordinal()
-        } else {
-            Which::ToVessel.ordinal()
-        };
-        let this = session.dir_mut(direction);
-        if let Some(n) = this.messages.get_mut(ordinal) {
-            *n += 1;
-        }
-        if let Some(n) = this.message_bytes.get_mut(ordinal) {
-            *n += d.payload_len as u64;
-        }
+        count_message(session, direction, &read, d);
         // 4, 5. Sync numbers.
-        let mut in_date = true;
-        if !read.version_only {
-            if read.sync > super::wire::SYNC_MAX {
-                if !session.proto.tracks[i].range_open {
-                    session.proto.tracks[i].range_open = true;
-                    let this = session.dir_mut(direction);
-                    raise.violation(
-                        this,
-                        rules::SYNC_RANGE,
-                        Some(read.sync),
-                        findings::sync_range(read.sync),
-                    );
-                }
-            } else {
-                session.proto.tracks[i].range_open = false;
-                in_date = sequence(session, raise, read.sync, d);
-            }
-        }
+        let in_date = read.version_only || sync_rules(session, raise, &read, d);
         // 6. Throttles.
-        match read.throttle {
-            Some((right, value)) => {
-                if !session.proto.tracks[i].throttle_open {
-                    session.proto.tracks[i].throttle_open = true;
-                    let this = session.dir_mut(direction);
-                    raise.violation(
-                        this,
-                        rules::THROTTLE_RANGE,
-                        None,
-                        findings::throttle(right, value),
-                    );
-                }
-            }
-            None => session.proto.tracks[i].throttle_open = false,
-        }
+        throttle_rule(session, raise, &read);
         if from_vessel {
             if in_date {
                 vessel_packet(session, raise, &read, d);

@@ -467,111 +467,17 @@ fn truth(
         if mine.is_empty() {
             continue;
         }
-        let mut m: BTreeMap<String, Value> = BTreeMap::new();
-        let add = |m: &mut BTreeMap<String, Value>, key: &str, n: u64| {
-            if n > 0 {
-                let e = m.entry(key.into()).or_insert(json!(0));
-                *e = json!(e.as_u64().unwrap_or(0) + n);
-            }
-        };
+        let mut m: Counts = BTreeMap::new();
         m.insert("violations".into(), json!(0));
         for c2s in [true, false] {
-            let dir: Vec<&&Captured> = mine.iter().filter(|f| f.c2s == c2s).collect();
-            let key = if c2s { "c2s_packets" } else { "s2c_packets" };
-            m.insert(key.into(), json!(dir.len()));
-            let mut newest: Option<u64> = None;
-            let mut seen = std::collections::BTreeSet::new();
-            for f in &dir {
-                if !f.readable {
-                    add(&mut m, "malformed", 1);
-                    continue;
-                }
-                if f.second_copy && !f.version_only {
-                    add(&mut m, "duplicates", 1);
-                    continue;
-                }
-                let name = match (c2s, f.version_only) {
-                    (true, _) => "vesselToEnvironment",
-                    (false, true) => "versionOnly",
-                    (false, false) => "environmentToVessel",
-                };
-                add(&mut m, name, 1);
-                if let Some(ix) = f.index {
-                    if newest.is_some_and(|n| ix < n) {
-                        add(&mut m, "reordered", 1);
-                    }
-                    newest = Some(newest.map_or(ix, |n| n.max(ix)));
-                    seen.insert(ix);
-                }
-            }
-            // Numbers below the newest captured never captured readable.
-            if let (Some(first), Some(last)) = (seen.first(), newest) {
-                let skipped = (*first..last).filter(|ix| !seen.contains(ix)).count() as u64;
-                add(
-                    &mut m,
-                    if c2s { "skipped_c2s" } else { "skipped_s2c" },
-                    skipped,
-                );
-            }
+            direction_truth(&mut m, &mine, c2s);
         }
-        // Notes and violations.
-        let refusals = mine.iter().filter(|f| {
-            !f.c2s
-                && f.readable
-                && (f.version_only || (f.index.is_some() && v.role == Role::Denied))
-        });
-        let first_refusal = refusals.map(|f| f.ts).min();
-        let e = &envs[k];
-        if v.role == Role::Version && first_refusal.is_some() {
-            add(&mut m, "refused", 1);
+        let first_refusal = session_notes(&mut m, v, &envs[k], &mine);
+        if first_refusal.is_some_and(|t| sent_after_refusal(&mine, t)) {
+            add(&mut m, "violations", 1);
+            add(&mut m, "sent_after_refusal", 1);
         }
-        if v.role == Role::Denied && first_refusal.is_some() {
-            add(&mut m, "denied", 1);
-        }
-        let issued_captured = mine
-            .iter()
-            .any(|f| !f.c2s && f.readable && e.issued.is_some() && id_in(&f.payload));
-        if issued_captured {
-            add(&mut m, "issued", 1);
-            if v.role == Role::Stale {
-                add(&mut m, "rejoin", 1);
-            }
-        }
-        if let Some(t) = first_refusal {
-            // Out-of-date packets are not judged: a vessel packet captured
-            // after one it sent later.
-            let mut newest = None;
-            let late = mine.iter().filter(|f| f.c2s && !f.second_copy).any(|f| {
-                let in_date = match f.index {
-                    Some(ix) if f.readable => {
-                        let d = newest.is_none_or(|n| ix > n);
-                        newest = Some(newest.map_or(ix, |n: u64| n.max(ix)));
-                        d
-                    }
-                    _ => true,
-                };
-                in_date && f.ts > t + 1_000_000
-            });
-            if late {
-                add(&mut m, "violations", 1);
-                add(&mut m, "sent_after_refusal", 1);
-            }
-        }
-        let last = |c2s: bool| mine.iter().filter(|f| f.c2s == c2s).map(|f| f.ts).max();
-        let silent = |c2s: bool, limit: u64| last(c2s).is_none_or(|l| capture_end - l > limit);
-        let state = if v.role == Role::Version && first_refusal.is_some() {
-            "version-mismatch"
-        } else if v.role == Role::Denied && first_refusal.is_some() {
-            "denied"
-        } else if last(true).is_some_and(|l| capture_end - l > 5_000_000)
-            || last(false).is_some_and(|l| capture_end - l > 5_000_000)
-        {
-            "timed-out"
-        } else if silent(true, 1_000_000) && silent(false, 1_000_000) {
-            "closed"
-        } else {
-            "open"
-        };
+        let state = session_state(v, &mine, first_refusal.is_some(), capture_end);
         m.insert("state".into(), json!(state));
         sessions.insert(v.addr.to_string(), Value::Object(m.into_iter().collect()));
     }
@@ -590,6 +496,117 @@ fn truth(
         },
         "sessions": sessions,
     })
+}
+
+/// A session's figures in its truth, by name.
+type Counts = BTreeMap<String, Value>;
+
+/// Adds `n` to the figure `key` (a figure of 0 is left out).
+fn add(m: &mut Counts, key: &str, n: u64) {
+    if n > 0 {
+        let e = m.entry(key.into()).or_insert(json!(0));
+        *e = json!(e.as_u64().unwrap_or(0) + n);
+    }
+}
+
+/// One direction's packets, malformed, duplicates, messages by type,
+/// reorders, and the numbers below the newest captured never captured
+/// readable.
+fn direction_truth(m: &mut Counts, mine: &[&Captured], c2s: bool) {
+    let dir: Vec<&&Captured> = mine.iter().filter(|f| f.c2s == c2s).collect();
+    let key = if c2s { "c2s_packets" } else { "s2c_packets" };
+    m.insert(key.into(), json!(dir.len()));
+    let mut newest: Option<u64> = None;
+    let mut seen = std::collections::BTreeSet::new();
+    for f in &dir {
+        if !f.readable {
+            add(m, "malformed", 1);
+            continue;
+        }
+        if f.second_copy && !f.version_only {
+            add(m, "duplicates", 1);
+            continue;
+        }
+        let name = match (c2s, f.version_only) {
+            (true, _) => "vesselToEnvironment",
+            (false, true) => "versionOnly",
+            (false, false) => "environmentToVessel",
+        };
+        add(m, name, 1);
+        if let Some(ix) = f.index {
+            if newest.is_some_and(|n| ix < n) {
+                add(m, "reordered", 1);
+            }
+            newest = Some(newest.map_or(ix, |n| n.max(ix)));
+            seen.insert(ix);
+        }
+    }
+    if let (Some(first), Some(last)) = (seen.first(), newest) {
+        let skipped = (*first..last).filter(|ix| !seen.contains(ix)).count() as u64;
+        add(m, if c2s { "skipped_c2s" } else { "skipped_s2c" }, skipped);
+    }
+}
+
+/// The session's notes (refused, denied, issued, rejoin); returns when the
+/// environment's first refusal was captured, if it was.
+fn session_notes(m: &mut Counts, v: &Vessel, e: &Env, mine: &[&Captured]) -> Option<u64> {
+    let refusals = mine.iter().filter(|f| {
+        !f.c2s && f.readable && (f.version_only || (f.index.is_some() && v.role == Role::Denied))
+    });
+    let first_refusal = refusals.map(|f| f.ts).min();
+    if v.role == Role::Version && first_refusal.is_some() {
+        add(m, "refused", 1);
+    }
+    if v.role == Role::Denied && first_refusal.is_some() {
+        add(m, "denied", 1);
+    }
+    let issued_captured = mine
+        .iter()
+        .any(|f| !f.c2s && f.readable && e.issued.is_some() && id_in(&f.payload));
+    if issued_captured {
+        add(m, "issued", 1);
+        if v.role == Role::Stale {
+            add(m, "rejoin", 1);
+        }
+    }
+    first_refusal
+}
+
+/// Whether the vessel sent an in-date packet more than a second after the
+/// refusal captured at `refused`. Out-of-date packets are not judged: a
+/// vessel packet captured after one it sent later.
+fn sent_after_refusal(mine: &[&Captured], refused: u64) -> bool {
+    let mut newest = None;
+    mine.iter().filter(|f| f.c2s && !f.second_copy).any(|f| {
+        let in_date = match f.index {
+            Some(ix) if f.readable => {
+                let d = newest.is_none_or(|n| ix > n);
+                newest = Some(newest.map_or(ix, |n: u64| n.max(ix)));
+                d
+            }
+            _ => true,
+        };
+        in_date && f.ts > refused + 1_000_000
+    })
+}
+
+/// The session's state at the capture's end.
+fn session_state(v: &Vessel, mine: &[&Captured], refused: bool, capture_end: u64) -> &'static str {
+    let last = |c2s: bool| mine.iter().filter(|f| f.c2s == c2s).map(|f| f.ts).max();
+    let silent = |c2s: bool, limit: u64| last(c2s).is_none_or(|l| capture_end - l > limit);
+    if v.role == Role::Version && refused {
+        "version-mismatch"
+    } else if v.role == Role::Denied && refused {
+        "denied"
+    } else if last(true).is_some_and(|l| capture_end - l > 5_000_000)
+        || last(false).is_some_and(|l| capture_end - l > 5_000_000)
+    {
+        "timed-out"
+    } else if silent(true, 1_000_000) && silent(false, 1_000_000) {
+        "closed"
+    } else {
+        "open"
+    }
 }
 
 /// Whether an environment packet carries a vesselID.

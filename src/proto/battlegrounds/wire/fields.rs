@@ -179,10 +179,22 @@ pub fn walk_in(
     sink: &mut dyn FieldSink,
 ) -> Result<(), DecodeError> {
     let header = Header::parse_in(bytes, dialect.order)?;
-    walk_header(&header, dialect.order, sink);
+    if wants(sink, &FIELDS[..Ix::PAYLOAD as usize]) {
+        walk_header(&header, dialect.order, sink);
+    }
     let p = Packet::new_checked_in(bytes, dialect)?;
-    walk_payload(&p, sink);
+    if wants(sink, &FIELDS[Ix::PAYLOAD as usize..]) {
+        walk_payload(&p, sink);
+    }
     Ok(())
+}
+
+/// Whether `sink` takes a field of `group`, the header's fields or the
+/// payload's: [`FieldSink::wants_any`].
+fn wants(sink: &mut dyn FieldSink, group: &'static [FieldDef]) -> bool {
+    sink.wants_any(crate::proto::field::group_key(group), &|each| {
+        group.iter().for_each(&mut *each);
+    })
 }
 
 /// Walks a decoded packet's payload.

@@ -41,7 +41,7 @@
 use crate::engine::summary::bump;
 use crate::engine::{Direction, DirectionSummary, FindingKind, Rule, SessionSummary, Summary};
 use crate::proto::lwar::wire::{
-    ErrorKind, Id, MAX_PLAYERS, Message, MessageType, Packet, Sender, ViolationKind,
+    ErrorKind, Id, MAX_PLAYERS, Message, MessageType, MessageView, Packet, Sender, ViolationKind,
 };
 use serde::Serialize;
 use std::collections::{BTreeSet, VecDeque};
@@ -357,38 +357,14 @@ fn malformed(d: &mut Dir, kind: ErrorKind) {
 
 fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, ts_ns: u64) {
     let di = dir.index();
-    let d = &mut s.dirs[di];
-    d.sum.packets += 1;
-    d.sum.bytes += payload.len() as u64;
-    let packet = match Packet::new_checked(payload) {
-        Ok(p) => p,
-        Err(e) => {
-            malformed(d, e.kind());
-            if d.is_duplicate(payload) {
-                d.finding(FindingKind::DUPLICATE_PACKET, 1);
-            }
-            return;
-        }
-    };
-    let mut error = None;
-    for m in packet.messages() {
-        match m {
-            Ok(v) => bump(&mut d.sum.messages, v.msg_type().name(), 1),
-            Err(e) => error = Some(e.kind()),
-        }
-    }
-    if let Some(kind) = error {
-        malformed(d, kind);
-    }
-    if d.is_duplicate(payload) {
-        d.finding(FindingKind::DUPLICATE_PACKET, 1);
+    let Some((packet, whole)) = count_packet(&mut s.dirs[di], payload) else {
         return;
-    }
+    };
 
     // The round trip between the tap and this packet's sender, as measured
     // before this packet's own ack adds a sample to it.
     let round_trip_ns = s.dirs[1 - di].srtt;
-    header_steps(s, di, &packet, ts_ns, error.is_none());
+    header_steps(s, di, &packet, ts_ns, whole);
     let ack = packet.ack();
     let other_acked = s.dirs[1 - di].max_ack.unwrap_or(0);
     let other_acked_whole = s.dirs[1 - di].max_ack_whole;
@@ -397,63 +373,9 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
     let mut in_packet: Vec<u32> = Vec::new();
     let mut new_in_packet: Vec<u32> = Vec::new();
     for view in packet.messages().map_while(Result::ok) {
+        message_rules(s, di, dir, &view, ack);
         let message = view.message;
         let t = view.msg_type();
-        let d = &mut s.dirs[di];
-        for v in view.violations() {
-            if v.kind() != ViolationKind::Oversize {
-                d.violation(super::super::findings::codec_rule(v.kind()));
-            }
-        }
-        let wrong_side = matches!(
-            (t.sender(), dir),
-            (Sender::Server, Direction::ClientToServer)
-                | (Sender::Client, Direction::ServerToClient)
-        );
-        if wrong_side {
-            d.violation(super::super::findings::rules::WRONG_SENDER);
-        }
-        // Only the server's packets that ack the Disconnect show that it was
-        // processed; those sent before may still have been in flight.
-        let own_leave = match message {
-            Message::Leave { player, .. } => s.player.is_none_or(|own| own == player),
-            _ => false,
-        };
-        if dir == Direction::ServerToClient
-            && s.disconnect_seqno.is_some_and(|d| ack >= d)
-            && !own_leave
-            && !s.after_disconnect_raised
-        {
-            s.after_disconnect_raised = true;
-            s.dirs[di].violation(super::super::findings::rules::AFTER_DISCONNECT);
-        }
-        if dir == Direction::ClientToServer {
-            // Consecutive messages naming the same wrong id: one run.
-            if let Some(p) = message.player()
-                && let Some(own) = s.player
-                && matches!(
-                    t,
-                    MessageType::Input
-                        | MessageType::Chat
-                        | MessageType::Name
-                        | MessageType::Selection
-                )
-            {
-                if own == p {
-                    s.wrong_player = None;
-                } else if s.wrong_player != Some(p) {
-                    s.wrong_player = Some(p);
-                    s.dirs[di].violation(super::super::findings::rules::WRONG_PLAYER_ID);
-                }
-            }
-            if let Message::Input(input) = message {
-                input_frame(s, di, input.frame);
-            }
-        }
-
-        if t == MessageType::Full && dir == Direction::ServerToClient && !s.life.is_final() {
-            s.life = Life::Rejected;
-        }
         let Some(seqno) = view.seqno() else {
             continue;
         };
@@ -486,6 +408,103 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
             new_in_packet.push(seqno);
         }
         in_packet.push(seqno);
+    }
+}
+
+/// Counts a captured packet, its messages and what is malformed in it.
+/// Returns the packet and whether all its messages decoded, or `None` when
+/// nothing more is judged: its header is malformed, or it is a duplicate.
+fn count_packet<'a>(d: &mut Dir, payload: &'a [u8]) -> Option<(Packet<'a>, bool)> {
+    d.sum.packets += 1;
+    d.sum.bytes += payload.len() as u64;
+    let packet = match Packet::new_checked(payload) {
+        Ok(p) => p,
+        Err(e) => {
+            malformed(d, e.kind());
+            if d.is_duplicate(payload) {
+                d.finding(FindingKind::DUPLICATE_PACKET, 1);
+            }
+            return None;
+        }
+    };
+    let mut error = None;
+    for m in packet.messages() {
+        match m {
+            Ok(v) => bump(&mut d.sum.messages, v.msg_type().name(), 1),
+            Err(e) => error = Some(e.kind()),
+        }
+    }
+    if let Some(kind) = error {
+        malformed(d, kind);
+    }
+    if d.is_duplicate(payload) {
+        d.finding(FindingKind::DUPLICATE_PACKET, 1);
+        return None;
+    }
+    Some((packet, error.is_none()))
+}
+
+/// The rules of one message whatever its reliability: the codec's
+/// violations, the sender's side, the server's packets after the
+/// Disconnect was processed, the client's player id and input frames, and a
+/// Full that rejects the session.
+fn message_rules(s: &mut Session, di: usize, dir: Direction, view: &MessageView<'_>, ack: u32) {
+    let message = view.message;
+    let t = view.msg_type();
+    let d = &mut s.dirs[di];
+    for v in view.violations() {
+        if v.kind() != ViolationKind::Oversize {
+            d.violation(super::super::findings::codec_rule(v.kind()));
+        }
+    }
+    let wrong_side = matches!(
+        (t.sender(), dir),
+        (Sender::Server, Direction::ClientToServer) | (Sender::Client, Direction::ServerToClient)
+    );
+    if wrong_side {
+        d.violation(super::super::findings::rules::WRONG_SENDER);
+    }
+    // Only the server's packets that ack the Disconnect show that it was
+    // processed; those sent before may still have been in flight.
+    let own_leave = match message {
+        Message::Leave { player, .. } => s.player.is_none_or(|own| own == player),
+        _ => false,
+    };
+    if dir == Direction::ServerToClient
+        && s.disconnect_seqno.is_some_and(|d| ack >= d)
+        && !own_leave
+        && !s.after_disconnect_raised
+    {
+        s.after_disconnect_raised = true;
+        s.dirs[di].violation(super::super::findings::rules::AFTER_DISCONNECT);
+    }
+    if dir == Direction::ClientToServer {
+        client_rules(s, di, message, t);
+    }
+    if t == MessageType::Full && dir == Direction::ServerToClient && !s.life.is_final() {
+        s.life = Life::Rejected;
+    }
+}
+
+/// A client's message: consecutive messages naming the same wrong player
+/// id are one run (one violation); an Input's frame.
+fn client_rules(s: &mut Session, di: usize, message: Message<'_>, t: MessageType) {
+    if let Some(p) = message.player()
+        && let Some(own) = s.player
+        && matches!(
+            t,
+            MessageType::Input | MessageType::Chat | MessageType::Name | MessageType::Selection
+        )
+    {
+        if own == p {
+            s.wrong_player = None;
+        } else if s.wrong_player != Some(p) {
+            s.wrong_player = Some(p);
+            s.dirs[di].violation(super::super::findings::rules::WRONG_PLAYER_ID);
+        }
+    }
+    if let Message::Input(input) = message {
+        input_frame(s, di, input.frame);
     }
 }
 

@@ -12,7 +12,7 @@ use super::entries::Record;
 use super::error::DecodeError;
 use super::message::{Message, MessageView, Str};
 use super::packet::Packet;
-use super::types::{HEADER_LEN, Id};
+use super::types::{HEADER_LEN, Id, MessageType};
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
 
 macro_rules! fields {
@@ -75,6 +75,78 @@ fields! {
     HEALTH = "lwar.update.health", "health", Unsigned, "An entity's health.";
     LENGTH = "lwar.update.length", "length", Unsigned, "A ray's length.";
     RADIUS = "lwar.update.radius", "radius", Unsigned, "A circle's radius.";
+}
+
+/// The fields a message of type `t` may hold, its node's included: the
+/// group a sink that shows only some fields is asked about
+/// ([`FieldSink::wants_any`]) before the message is walked.
+fn message_group(t: MessageType) -> &'static [F] {
+    use F::*;
+    match t {
+        MessageType::Connect => &[MESSAGE, TYPE, SEQNO, NAME_LEN, NAME],
+        MessageType::Disconnect | MessageType::Synced => &[MESSAGE, TYPE, SEQNO],
+        MessageType::Full => &[MESSAGE, TYPE],
+        MessageType::Join | MessageType::Name => &[MESSAGE, TYPE, SEQNO, PLAYER, NAME_LEN, NAME],
+        MessageType::Leave => &[MESSAGE, TYPE, SEQNO, PLAYER],
+        MessageType::Chat => &[MESSAGE, TYPE, SEQNO, PLAYER, NAME_LEN, CHAT],
+        MessageType::Add => &[MESSAGE, TYPE, SEQNO, ENTITY, PLAYER, TYPE_ID],
+        MessageType::Remove => &[MESSAGE, TYPE, SEQNO, ENTITY],
+        MessageType::Selection => &[MESSAGE, TYPE, SEQNO, PLAYER, SHIP, WEAPON],
+        MessageType::Input => &[
+            MESSAGE,
+            TYPE,
+            PLAYER,
+            INPUT_FRAME,
+            FORWARD,
+            BACKWARD,
+            TURN_LEFT,
+            TURN_RIGHT,
+            STRAFE_LEFT,
+            STRAFE_RIGHT,
+            SHOOTING,
+            AIM_X,
+            AIM_Y,
+        ],
+        MessageType::Collision => &[MESSAGE, TYPE, ENTITY, X, Y],
+        MessageType::Stats => &[MESSAGE, TYPE, NUM, STATS, PLAYER, KILLS, DEATHS, PING],
+        MessageType::Update => &[
+            MESSAGE,
+            TYPE,
+            NUM,
+            UPDATE,
+            ENTITY,
+            X,
+            Y,
+            ORIENTATION,
+            HEALTH,
+        ],
+        MessageType::UpdatePos => &[MESSAGE, TYPE, NUM, UPDATE, ENTITY, X, Y],
+        MessageType::UpdateRay => &[
+            MESSAGE,
+            TYPE,
+            NUM,
+            UPDATE,
+            ENTITY,
+            X,
+            Y,
+            ORIENTATION,
+            LENGTH,
+        ],
+        MessageType::UpdateCircle => &[MESSAGE, TYPE, NUM, UPDATE, ENTITY, X, Y, RADIUS],
+    }
+}
+
+/// The header's fields, a group of their own.
+static HEADER_GROUP: [F; 3] = [F::APP_ID, F::ACK, F::TIMESTAMP];
+
+/// Whether `sink` takes a field of `group`.
+fn wants(sink: &mut dyn FieldSink, group: &'static [F]) -> bool {
+    group.is_empty()
+        || sink.wants_any(crate::proto::field::group_key(group), &|f| {
+            for &id in group {
+                f(field(id));
+            }
+        })
 }
 
 /// Walks fields with a running offset.
@@ -152,12 +224,20 @@ impl Walk<'_> {
         self.sink.leave();
     }
 
+    /// The entries of a counted message, skipped whole when the sink takes
+    /// none of `group`'s fields (the entry node's and its own).
     fn entries<E: Record>(
         &mut self,
-        def: &'static FieldDef,
-        items: impl Iterator<Item = E>,
+        group: &'static [F],
+        items: impl ExactSizeIterator<Item = E>,
         mut each: impl FnMut(&mut Self, E),
     ) {
+        let Some(&node) = group.first() else { return };
+        if !wants(self.sink, group) {
+            self.at += items.len() * E::LEN;
+            return;
+        }
+        let def = field(node);
         for (i, e) in items.enumerate() {
             let index = u32::try_from(i).ok();
             self.node(def, index, E::LEN, Value::None, |w| each(w, e));
@@ -169,11 +249,14 @@ impl MessageView<'_> {
     /// Walks the message's fields: a `lwar.message` node, then its fields in
     /// wire order.
     pub fn walk_fields(&self, sink: &mut dyn FieldSink) {
+        let t = self.msg_type();
+        if !wants(sink, message_group(t)) {
+            return;
+        }
         let mut w = Walk {
             sink,
             at: self.offset,
         };
-        let t = self.msg_type();
         let value = Value::Enum {
             raw: u64::from(t.id()),
             name: Some(t.name()),
@@ -257,41 +340,57 @@ fn message_fields(w: &mut Walk<'_>, m: &Message<'_>) {
         }
         Message::Stats(e) => {
             w.unsigned(field(F::NUM), 1, e.len() as u64);
-            w.entries(field(F::STATS), e.iter(), |w, s| {
-                w.id(field(F::PLAYER), s.player, None);
-                w.unsigned(field(F::KILLS), 2, s.kills);
-                w.unsigned(field(F::DEATHS), 2, s.deaths);
-                w.unsigned(field(F::PING), 2, s.ping);
-            });
+            w.entries(
+                &[F::STATS, F::PLAYER, F::KILLS, F::DEATHS, F::PING],
+                e.iter(),
+                |w, s| {
+                    w.id(field(F::PLAYER), s.player, None);
+                    w.unsigned(field(F::KILLS), 2, s.kills);
+                    w.unsigned(field(F::DEATHS), 2, s.deaths);
+                    w.unsigned(field(F::PING), 2, s.ping);
+                },
+            );
         }
         Message::Update(e) => {
             w.unsigned(field(F::NUM), 1, e.len() as u64);
-            w.entries(field(F::UPDATE), e.iter(), |w, u| {
-                w.entity_at(u.entity, u.x, u.y);
-                w.unsigned(field(F::ORIENTATION), 2, u.orientation);
-                w.unsigned(field(F::HEALTH), 1, u.health);
-            });
+            w.entries(
+                &[F::UPDATE, F::ENTITY, F::X, F::Y, F::ORIENTATION, F::HEALTH],
+                e.iter(),
+                |w, u| {
+                    w.entity_at(u.entity, u.x, u.y);
+                    w.unsigned(field(F::ORIENTATION), 2, u.orientation);
+                    w.unsigned(field(F::HEALTH), 1, u.health);
+                },
+            );
         }
         Message::UpdatePos(e) => {
             w.unsigned(field(F::NUM), 1, e.len() as u64);
-            w.entries(field(F::UPDATE), e.iter(), |w, u| {
+            w.entries(&[F::UPDATE, F::ENTITY, F::X, F::Y], e.iter(), |w, u| {
                 w.entity_at(u.entity, u.x, u.y);
             });
         }
         Message::UpdateRay(e) => {
             w.unsigned(field(F::NUM), 1, e.len() as u64);
-            w.entries(field(F::UPDATE), e.iter(), |w, u| {
-                w.entity_at(u.entity, u.x, u.y);
-                w.unsigned(field(F::ORIENTATION), 2, u.orientation);
-                w.unsigned(field(F::LENGTH), 2, u.length);
-            });
+            w.entries(
+                &[F::UPDATE, F::ENTITY, F::X, F::Y, F::ORIENTATION, F::LENGTH],
+                e.iter(),
+                |w, u| {
+                    w.entity_at(u.entity, u.x, u.y);
+                    w.unsigned(field(F::ORIENTATION), 2, u.orientation);
+                    w.unsigned(field(F::LENGTH), 2, u.length);
+                },
+            );
         }
         Message::UpdateCircle(e) => {
             w.unsigned(field(F::NUM), 1, e.len() as u64);
-            w.entries(field(F::UPDATE), e.iter(), |w, u| {
-                w.entity_at(u.entity, u.x, u.y);
-                w.unsigned(field(F::RADIUS), 2, u.radius);
-            });
+            w.entries(
+                &[F::UPDATE, F::ENTITY, F::X, F::Y, F::RADIUS],
+                e.iter(),
+                |w, u| {
+                    w.entity_at(u.entity, u.x, u.y);
+                    w.unsigned(field(F::RADIUS), 2, u.radius);
+                },
+            );
         }
     }
 }
@@ -302,6 +401,21 @@ impl Packet<'_> {
     /// error.
     pub fn walk_fields(&self, sink: &mut dyn FieldSink) -> Result<(), DecodeError> {
         let mut w = Walk { sink, at: 0 };
+        if !wants(w.sink, &HEADER_GROUP) {
+            w.at = HEADER_LEN;
+        } else {
+            w.header(self);
+        }
+        for m in self.messages() {
+            m?.walk_fields(w.sink);
+        }
+        Ok(())
+    }
+}
+
+impl Walk<'_> {
+    fn header(&mut self, p: &Packet<'_>) {
+        let w = self;
         // The magic, in hexadecimal as every view writes it.
         w.put(
             field(F::APP_ID),
@@ -309,12 +423,8 @@ impl Packet<'_> {
             4,
             Value::Hex(u64::from(super::APP_ID)),
         );
-        w.unsigned(field(F::ACK), 4, self.ack());
-        w.unsigned(field(F::TIMESTAMP), HEADER_LEN - 8, self.timestamp());
-        for m in self.messages() {
-            m?.walk_fields(w.sink);
-        }
-        Ok(())
+        w.unsigned(field(F::ACK), 4, p.ack());
+        w.unsigned(field(F::TIMESTAMP), HEADER_LEN - 8, p.timestamp());
     }
 }
 
@@ -418,6 +528,50 @@ mod tests {
             "{:?}",
             d.0
         );
+    }
+
+    /// Takes only `lwar.seqno`: says so for each group asked.
+    #[derive(Default)]
+    struct SeqnoOnly {
+        got: Vec<String>,
+        asked: usize,
+    }
+    impl FieldSink for SeqnoOnly {
+        fn field(&mut self, f: Field<'_>) {
+            self.got
+                .push(format!("{}@{}={}", f.def.name, f.offset, f.value));
+        }
+        fn wants_any(&mut self, _key: usize, defs: &crate::proto::field::GroupDefs<'_>) -> bool {
+            self.asked += 1;
+            let mut any = false;
+            defs(&mut |d| any |= d.name == "lwar.seqno");
+            any
+        }
+    }
+
+    /// A sink that takes only some fields gets the groups that hold them,
+    /// and the walk skips the rest whole: no header, no Update (which has
+    /// no seqno), no entries, each group asked once.
+    #[test]
+    fn the_walk_skips_the_groups_a_sink_does_not_want() {
+        let bytes = packet(vec![
+            MessageRepr::Update(vec![UpdateEntry::default(); 3]),
+            MessageRepr::Synced { seqno: 4 },
+            MessageRepr::Stats(vec![Default::default(); 2]),
+        ]);
+        let p = Packet::new_checked(&bytes).unwrap();
+        let mut s = SeqnoOnly::default();
+        p.walk_fields(&mut s).unwrap();
+        assert_eq!(
+            s.got,
+            [
+                "lwar.message@47=",
+                "lwar.type@47=Synced (10)",
+                "lwar.seqno@48=4"
+            ]
+        );
+        // The header, each of the three messages.
+        assert_eq!(s.asked, 4);
     }
 
     #[test]

@@ -57,7 +57,9 @@
 //! tap saw, which it damaged and how, which ack bits each packet carries),
 //! never by running the analyzer: duplicates, malformed packets and violation
 //! incidents, lost and not-captured numbers, reordered packets, runs of acks
-//! of the unseen, retransmissions (spurious, over the limit), reliable
+//! of the unseen, retransmissions (spurious, over the limit; a copy that
+//! may have crossed the acknowledgement in flight, judged by the smoothed ack
+//! delay the capture measures as the analyzer does, is a `repeat`), reliable
 //! messages never acknowledged, ack drift incidents, silences, game packets
 //! before a captured Accept, rejections and disconnects. It also records, per
 //! session and direction, the datagrams sent and those lost before the tap
@@ -1147,7 +1149,7 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         missing_truth(s, &numbered, &mut f);
         order_truth(&numbered, &mut f);
         violation_truth(&analysed, &mut f);
-        retransmission_truth(&analysed, &mut f);
+        retransmission_truth(&analysed, &round_trips(&numbered), &mut f);
         let state = lifecycle_truth(&analysed, &numbered, &mut f);
         for (k, v) in &f {
             *total.entry(k.clone()).or_default() += v;
@@ -1184,6 +1186,7 @@ fn zero_counts(corrupting: bool) -> BTreeMap<String, u64> {
         "retransmission",
         "retransmit-limit",
         "spurious-retransmission",
+        "repeat",
         "never-acked",
         "ack-drift",
         "heartbeat-missing",
@@ -1312,9 +1315,84 @@ fn violation_truth(analysed: &[&Record], f: &mut BTreeMap<String, u64>) {
     }
 }
 
-/// Copies of reliable messages: retransmissions, spurious ones, the limit,
-/// and messages never acknowledged.
-fn retransmission_truth(analysed: &[&Record], f: &mut BTreeMap<String, u64>) {
+/// What judges whether an acknowledgement reached a sender, after each
+/// analysed record (in the order of `analysed`): the smoothed ack delay of
+/// each direction (c2s, s2c), in ns, and whether the record was overtaken
+/// (its number not newer than its direction's highest before it).
+///
+/// An ack delay is the time from the capture of a packet to the capture of
+/// the first packet of the peer whose bits acknowledge it (rule 5), for a
+/// number captured before any acknowledgement of it, the bits of a packet
+/// read from bit 0 up; the smoothed delay weighs each sample 1/8 (TCP's
+/// SRTT). Only numbers within the 256 below the peer's highest and not newer
+/// than it are judged, as the analyzer follows them.
+fn round_trips(numbered: &[&Record]) -> Vec<([Option<f64>; 2], bool)> {
+    let mut highest: [Option<u16>; 2] = [None, None];
+    // Per direction and number: when captured (None: skipped, missing), and
+    // whether an acknowledgement of it was captured.
+    let mut numbers: [BTreeMap<u16, (Option<u64>, bool)>; 2] = Default::default();
+    let mut srtt: [Option<f64>; 2] = [None, None];
+    let mut out = Vec::new();
+    for r in numbered {
+        let d = usize::from(!r.c2s);
+        let seq = u32::from(r.seq);
+        let overtaken = highest[d].is_some_and(|h| !S16.newer(seq, u32::from(h)));
+        match highest[d] {
+            Some(h) if overtaken => {
+                // A missing number filled, keeping its acknowledgement.
+                if S16.ahead(u32::from(h), seq) < 256
+                    && let Some(n) = numbers[d].get_mut(&r.seq)
+                    && n.0.is_none()
+                {
+                    n.0 = Some(r.ts_us);
+                }
+            }
+            _ => {
+                let skipped = highest[d].map_or(0, |h| S16.ahead(seq, u32::from(h)) - 1);
+                for back in 1..=skipped.min(255) {
+                    numbers[d].insert(S16.sub(seq, back) as u16, (None, false));
+                }
+                numbers[d].insert(r.seq, (Some(r.ts_us), false));
+                highest[d] = Some(r.seq);
+            }
+        }
+        if !r.analysed() {
+            continue;
+        }
+        if let Some(peer) = highest[1 - d] {
+            for n in (0..32u16).filter(|n| r.ack_bits & (1 << n) != 0) {
+                let s = r.seq.wrapping_sub(n).wrapping_sub(1);
+                if S16.newer(u32::from(s), u32::from(peer))
+                    || S16.ahead(u32::from(peer), u32::from(s)) >= 256
+                {
+                    continue;
+                }
+                let Some(number) = numbers[1 - d].get_mut(&s).filter(|x| !x.1) else {
+                    continue;
+                };
+                number.1 = true;
+                if let Some(sent) = number.0 {
+                    let sample = ((r.ts_us - sent) * 1_000) as f64;
+                    let smoothed = &mut srtt[1 - d];
+                    *smoothed = Some(smoothed.map_or(sample, |x| x + (sample - x) / 8.0));
+                }
+            }
+        }
+        out.push((srtt, overtaken));
+    }
+    out
+}
+
+/// Copies of reliable messages: retransmissions, spurious ones (the
+/// acknowledgement captured at least the round trip between the tap and
+/// the sender before the copy: `rtt`, the peer direction's smoothed ack
+/// delay, from [`round_trips`]), repeats that may have crossed the
+/// acknowledgement in flight, the limit, and messages never acknowledged.
+fn retransmission_truth(
+    analysed: &[&Record],
+    rtt: &[([Option<f64>; 2], bool)],
+    f: &mut BTreeMap<String, u64>,
+) {
     let decoded: Vec<&Record> = analysed.iter().copied().filter(|r| r.decodes()).collect();
     // Whether a packet analysed before position `before` (of `analysed`)
     // acknowledges `seq` of direction `c2s`.
@@ -1342,9 +1420,24 @@ fn retransmission_truth(analysed: &[&Record], f: &mut BTreeMap<String, u64>) {
         let c2s = copies[0].c2s;
         for (tries, &k) in copies.iter().enumerate().skip(1) {
             let at = position(k);
-            let spurious = copies[..tries].iter().any(|e| acked_before(c2s, e.seq, at));
-            if spurious {
-                bump(f, "spurious-retransmission", 1);
+            // The first packet captured before the copy acknowledging an
+            // earlier copy, and whether it reached the sender before it
+            // sent this one (as far as the capture proves).
+            let first_ack = analysed[..at]
+                .iter()
+                .find(|r| r.c2s != c2s && copies[..tries].iter().any(|e| acks(r, e.seq)));
+            let reached = |ack: &Record| {
+                let (srtt, overtaken) = rtt[at];
+                let since_ns = ((k.ts_us - ack.ts_us) * 1_000) as f64;
+                !overtaken && srtt[usize::from(c2s)].is_some_and(|x| since_ns >= x)
+            };
+            if let Some(ack) = first_ack {
+                let kind = if reached(ack) {
+                    "spurious-retransmission"
+                } else {
+                    "repeat"
+                };
+                bump(f, kind, 1);
             } else if tries > 5 {
                 if tries == 6 {
                     bump(f, "retransmit-limit", 1);

@@ -342,6 +342,39 @@ pub fn walk_fields(bytes: &[u8], sink: &mut dyn FieldSink) -> Result<(), DecodeE
     if bytes.len() < HEADER_LEN {
         return Err(DecodeError::ShortHeader { len: bytes.len() });
     }
+    if wants(sink, f::HEADER, &HEADER, None) {
+        walk_header(bytes, sink);
+    }
+    let h = check_header(bytes)?;
+    let t = h.packet_type;
+    let payload = bytes.get(HEADER_LEN..).unwrap_or_default();
+    let entities = (t == PacketType::WorldSnapshot).then_some(&ENTITY);
+    if wants(sink, layout::node(t), layout::payload_layout(t), entities) {
+        walk_payload(t, payload, sink);
+    }
+    check_payload(t, payload)
+}
+
+/// Whether `sink` takes a field of a group walked from `slots`, under the
+/// node `node` (a snapshot's `entities` too): [`FieldSink::wants_any`].
+fn wants(
+    sink: &mut dyn FieldSink,
+    node: FieldId,
+    slots: &'static [Slot],
+    entities: Option<&'static [Slot; 14]>,
+) -> bool {
+    sink.wants_any(crate::proto::field::group_key(slots), &|each| {
+        each(node.def());
+        for s in slots.iter().chain(entities.into_iter().flatten()) {
+            each(s.field.def());
+        }
+        if entities.is_some() {
+            each(f::N_ENTITY.def());
+        }
+    })
+}
+
+fn walk_header(bytes: &[u8], sink: &mut dyn FieldSink) {
     let header = bytes.get(..HEADER_LEN).unwrap_or_default();
     sink.enter(Field {
         def: f::HEADER.def(),
@@ -352,9 +385,9 @@ pub fn walk_fields(bytes: &[u8], sink: &mut dyn FieldSink) -> Result<(), DecodeE
     });
     walk_slots(header, 0, &HEADER, sink);
     sink.leave();
-    let h = check_header(bytes)?;
-    let t = h.packet_type;
-    let payload = bytes.get(HEADER_LEN..).unwrap_or_default();
+}
+
+fn walk_payload(t: PacketType, payload: &[u8], sink: &mut dyn FieldSink) {
     sink.enter(Field {
         def: layout::node(t).def(),
         index: None,
@@ -363,7 +396,7 @@ pub fn walk_fields(bytes: &[u8], sink: &mut dyn FieldSink) -> Result<(), DecodeE
         value: Value::None,
     });
     walk_slots(payload, HEADER_LEN, layout::payload_layout(t), sink);
-    if t == PacketType::WorldSnapshot {
+    if t == PacketType::WorldSnapshot && wants(sink, f::N_ENTITY, &ENTITY, None) {
         let entities = payload.get(SNAPSHOT_FIXED_LEN..).unwrap_or_default();
         let count = usize::from(payload.get(4).copied().unwrap_or(0));
         for (i, e) in entities.chunks(ENTITY_STATE_LEN).take(count).enumerate() {
@@ -380,7 +413,6 @@ pub fn walk_fields(bytes: &[u8], sink: &mut dyn FieldSink) -> Result<(), DecodeE
         }
     }
     sink.leave();
-    check_payload(t, payload)
 }
 
 #[cfg(test)]
