@@ -759,6 +759,157 @@ fn header_of(h: &pcap::PacketHeader, link: LinkType, at: At) -> Header {
     }
 }
 
+/// What a file's reader needs of the file to read its next record: its
+/// name and packets so far (for errors), its link type and its capture
+/// filter.
+struct Reading<'a> {
+    name: &'a str,
+    packets: u64,
+    link: LinkType,
+    filter: &'a mut Option<FileFilter>,
+}
+
+impl Reading<'_> {
+    /// Whether the capture filter rejects a frame of `link`.
+    fn rejects(&mut self, link: LinkType, data: &[u8]) -> Result<bool, CaptureError> {
+        match self.filter {
+            Some(f) => f.rejects(link, data),
+            None => Ok(false),
+        }
+    }
+
+    /// A read error after the packets so far.
+    fn read_error(&self, reason: String) -> CaptureError {
+        CaptureError::FileRead {
+            path: self.name.to_owned(),
+            packets: self.packets,
+            reason,
+        }
+    }
+
+    /// The file ends inside a record.
+    fn cut_off(&self) -> CaptureError {
+        CaptureError::CutOff {
+            path: self.name.to_owned(),
+            packets: self.packets,
+        }
+    }
+
+    /// libpcap's next record, copied into `buf` unless the filter rejects it
+    /// (copied all the same when `copy`).
+    fn libpcap(
+        mut self,
+        cap: &mut Capture<Offline>,
+        inflater: &mut Option<Inflater>,
+        buf: &mut Vec<u8>,
+        copy: bool,
+    ) -> Result<Option<(Header, bool)>, CaptureError> {
+        match cap.next_packet() {
+            Ok(p) => {
+                let header = header_of(p.header, self.link, At::Buf);
+                let rejected = self.rejects(self.link, p.data)?;
+                if !rejected || copy {
+                    buf.clear();
+                    buf.extend_from_slice(p.data);
+                }
+                Ok(Some((header, rejected)))
+            }
+            Err(pcap::Error::NoMorePackets) => {
+                // A compressed stream that ended early may still end at
+                // a record boundary.
+                match inflater.as_mut().and_then(|i| i.finish()) {
+                    Some(why) => Err(self.read_error(why)),
+                    None => Ok(None),
+                }
+            }
+            Err(e) => Err(pcap_file_error(
+                self.name,
+                self.packets,
+                inflater.as_mut(),
+                &e,
+            )),
+        }
+    }
+
+    /// The mapped file's next record, left in the map unless `copy`.
+    fn mapped(
+        mut self,
+        m: &mut MappedFile,
+        buf: &mut Vec<u8>,
+        copy: bool,
+    ) -> Result<Option<(Header, bool)>, CaptureError> {
+        match m.next() {
+            // Read from pages the file no longer has: zeros, not the file.
+            Ok(Next::Shrunk) => Err(CaptureError::Changed {
+                path: self.name.to_owned(),
+                packets: self.packets,
+                now: match std::fs::metadata(self.name) {
+                    Ok(meta) => format!("now {} bytes", meta.len()),
+                    Err(_) => "removed".to_owned(),
+                },
+            }),
+            Ok(Next::Packet(r)) => {
+                let rejected = self.rejects(r.link, r.data)?;
+                let at = if copy {
+                    buf.clear();
+                    buf.extend_from_slice(r.data);
+                    At::Buf
+                } else {
+                    At::Map(r.offset, r.data.len())
+                };
+                let header = Header {
+                    ts: r.ts,
+                    cap_len: r.cap_len,
+                    orig_len: r.orig_len,
+                    link: r.link,
+                    at,
+                };
+                Ok(Some((header, rejected)))
+            }
+            Ok(Next::End) => Ok(None),
+            Ok(Next::Cut) => Err(self.cut_off()),
+            Err(reason) => Err(self.read_error(reason)),
+        }
+    }
+
+    /// The pcapng stream's next record, read into `buf`.
+    fn piped(
+        mut self,
+        file: &mut PipedFile<std::io::PipeReader>,
+        inflater: &mut Inflater,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<(Header, bool)>, CaptureError> {
+        let next = file.next(buf);
+        // A corrupt compressed stream ends the pipe early: the stream's
+        // error is the one to tell.
+        let stream_error =
+            |this: &Self, inflater: &mut Inflater| inflater.finish().map(|r| this.read_error(r));
+        match next {
+            Ok(PipedNext::Packet(r)) => {
+                let rejected = self.rejects(r.link, buf)?;
+                let header = Header {
+                    ts: r.ts,
+                    cap_len: r.cap_len,
+                    orig_len: r.orig_len,
+                    link: r.link,
+                    at: At::Buf,
+                };
+                Ok(Some((header, rejected)))
+            }
+            Ok(PipedNext::End) => match stream_error(&self, inflater) {
+                Some(e) => Err(e),
+                None => Ok(None),
+            },
+            Ok(PipedNext::Cut) => {
+                Err(stream_error(&self, inflater).unwrap_or_else(|| self.cut_off()))
+            }
+            Err(reason) => {
+                Err(stream_error(&self, inflater).unwrap_or_else(|| self.read_error(reason)))
+            }
+        }
+    }
+}
+
 impl OfflineFile {
     /// The next record of this file, and whether the capture filter rejects
     /// it; `None` at its end. The frame's bytes are copied into `buf` when
@@ -769,130 +920,16 @@ impl OfflineFile {
         buf: &mut Vec<u8>,
         copy: bool,
     ) -> Result<Option<(Header, bool)>, CaptureError> {
+        let reading = Reading {
+            name: &self.name,
+            packets: self.packets,
+            link: self.link,
+            filter: &mut self.filter,
+        };
         match &mut self.reader {
-            Reader::Libpcap { cap, inflater } => match cap.next_packet() {
-                Ok(p) => {
-                    let header = header_of(p.header, self.link, At::Buf);
-                    let rejected = match &mut self.filter {
-                        Some(f) => f.rejects(self.link, p.data)?,
-                        None => false,
-                    };
-                    if !rejected || copy {
-                        buf.clear();
-                        buf.extend_from_slice(p.data);
-                    }
-                    Ok(Some((header, rejected)))
-                }
-                Err(pcap::Error::NoMorePackets) => {
-                    // A compressed stream that ended early may still end at
-                    // a record boundary.
-                    match inflater.as_mut().and_then(|i| i.finish()) {
-                        Some(why) => Err(CaptureError::FileRead {
-                            path: self.name.clone(),
-                            packets: self.packets,
-                            reason: why,
-                        }),
-                        None => Ok(None),
-                    }
-                }
-                Err(e) => Err(pcap_file_error(
-                    &self.name,
-                    self.packets,
-                    inflater.as_mut(),
-                    &e,
-                )),
-            },
-            Reader::Mapped(m) => match m.next() {
-                // Read from pages the file no longer has: zeros, not the file.
-                Ok(Next::Shrunk) => Err(CaptureError::Changed {
-                    path: self.name.clone(),
-                    packets: self.packets,
-                    now: match std::fs::metadata(&self.name) {
-                        Ok(meta) => format!("now {} bytes", meta.len()),
-                        Err(_) => "removed".to_owned(),
-                    },
-                }),
-                Ok(Next::Packet(r)) => {
-                    let rejected = match &mut self.filter {
-                        Some(f) => f.rejects(r.link, r.data)?,
-                        None => false,
-                    };
-                    let at = if copy {
-                        buf.clear();
-                        buf.extend_from_slice(r.data);
-                        At::Buf
-                    } else {
-                        At::Map(r.offset, r.data.len())
-                    };
-                    let header = Header {
-                        ts: r.ts,
-                        cap_len: r.cap_len,
-                        orig_len: r.orig_len,
-                        link: r.link,
-                        at,
-                    };
-                    Ok(Some((header, rejected)))
-                }
-                Ok(Next::End) => Ok(None),
-                Ok(Next::Cut) => Err(CaptureError::CutOff {
-                    path: self.name.clone(),
-                    packets: self.packets,
-                }),
-                Err(reason) => Err(CaptureError::FileRead {
-                    path: self.name.clone(),
-                    packets: self.packets,
-                    reason,
-                }),
-            },
-            Reader::Piped { file, inflater } => {
-                let next = file.next(buf);
-                // A corrupt compressed stream ends the pipe early: the
-                // stream's error is the one to tell.
-                let stream_error = |inflater: &mut Inflater| {
-                    inflater.finish().map(|reason| CaptureError::FileRead {
-                        path: self.name.clone(),
-                        packets: self.packets,
-                        reason,
-                    })
-                };
-                match next {
-                    Ok(PipedNext::Packet(r)) => {
-                        let rejected = match &mut self.filter {
-                            Some(f) => f.rejects(r.link, buf)?,
-                            None => false,
-                        };
-                        let header = Header {
-                            ts: r.ts,
-                            cap_len: r.cap_len,
-                            orig_len: r.orig_len,
-                            link: r.link,
-                            at: At::Buf,
-                        };
-                        Ok(Some((header, rejected)))
-                    }
-                    Ok(PipedNext::End) => match stream_error(inflater) {
-                        Some(e) => Err(e),
-                        None => Ok(None),
-                    },
-                    Ok(PipedNext::Cut) => {
-                        Err(
-                            stream_error(inflater).unwrap_or_else(|| CaptureError::CutOff {
-                                path: self.name.clone(),
-                                packets: self.packets,
-                            }),
-                        )
-                    }
-                    Err(reason) => {
-                        Err(
-                            stream_error(inflater).unwrap_or_else(|| CaptureError::FileRead {
-                                path: self.name.clone(),
-                                packets: self.packets,
-                                reason,
-                            }),
-                        )
-                    }
-                }
-            }
+            Reader::Libpcap { cap, inflater } => reading.libpcap(cap, inflater, buf, copy),
+            Reader::Mapped(m) => reading.mapped(m, buf, copy),
+            Reader::Piped { file, inflater } => reading.piped(file, inflater, buf),
         }
     }
 }
@@ -978,45 +1015,11 @@ fn open_file(
     // A FIFO is opened once, by the thread that reads it: opening it here to
     // check it would take its writer's first connection.
     let stream = super::compressed::is_stream(path);
-    if !stdin && !stream {
-        match std::fs::File::open(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(CaptureError::FileNotFound { path: name });
-            }
-            Err(e) => {
-                return Err(CaptureError::FileUnreadable {
-                    path: name,
-                    reason: e.to_string(),
-                });
-            }
-            Ok(f) if f.metadata().is_ok_and(|m| m.is_dir()) => {
-                return Err(CaptureError::FileUnreadable {
-                    path: name,
-                    reason: "is a directory".into(),
-                });
-            }
-            // A regular file, not compressed: read in place.
-            Ok(f) if how == FileReader::Mapped && f.metadata().is_ok_and(|m| m.is_file()) => {
-                match MappedFile::open(&f) {
-                    Ok((m, link)) => return Ok(file(Reader::Mapped(m), link)),
-                    Err(MapError::Open(OpenError::NotPcap(reason)))
-                        if Compression::of_file(path).ok().flatten().is_none() =>
-                    {
-                        return Err(CaptureError::NotPcap { path: name, reason });
-                    }
-                    Err(MapError::Open(OpenError::Unsupported(dlt))) => {
-                        return Err(CaptureError::UnsupportedLinkType {
-                            input: name,
-                            linktype: dlt,
-                            name: dlt_name(dlt),
-                        });
-                    }
-                    // Compressed, left to libpcap, or not mappable: below.
-                    Err(_) => {}
-                }
-            }
-            Ok(_) => {}
-        }
+    if !stdin
+        && !stream
+        && let Some((reader, link)) = open_in_place(path, how, &name)?
+    {
+        return Ok(file(reader, link));
     }
     let unreadable = |e: std::io::Error| CaptureError::FileUnreadable {
         path: name.clone(),
@@ -1041,77 +1044,160 @@ fn open_file(
             })?,
             None,
         ),
-        Some(c) => {
-            let (reader, inflater) = match c {
-                Compression::Stream => Inflater::stream(path, Arc::clone(stop)),
-                _ => Inflater::start(path, c),
-            }
-            .map_err(unreadable)?;
-            // pcapng: parsed here, every interface with its link type.
-            if inflater.head() == PCAPNG_MAGIC {
-                return match PipedFile::open(reader) {
-                    Ok((f, link)) => Ok(file(Reader::Piped { file: f, inflater }, link)),
-                    Err(e) => {
-                        let mut inflater = inflater;
-                        let why = inflater.finish();
-                        let in_compression = |reason: String| match c {
-                            Compression::Stream => reason,
-                            _ => format!("{reason}, inside {} compression", c.name()),
-                        };
-                        Err(match (e, why) {
-                            (_, Some(why)) => cut_before_first(name, why),
-                            (PipedOpenError::Open(OpenError::Unsupported(dlt)), None) => {
-                                CaptureError::UnsupportedLinkType {
-                                    input: name,
-                                    linktype: dlt,
-                                    name: dlt_name(dlt),
-                                }
-                            }
-                            (PipedOpenError::Open(OpenError::NotPcap(reason)), None) => {
-                                CaptureError::NotPcap {
-                                    path: name,
-                                    reason: in_compression(reason),
-                                }
-                            }
-                            (PipedOpenError::Open(OpenError::UseLibpcap), None) => {
-                                CaptureError::NotPcap {
-                                    path: name,
-                                    reason: in_compression("unknown file format".to_owned()),
-                                }
-                            }
-                            (PipedOpenError::Io(e), None) => unreadable(e),
-                        })
-                    }
-                };
-            }
-            let spare = reader.try_clone().map_err(unreadable)?;
-            let fd = std::os::fd::IntoRawFd::into_raw_fd(reader);
-            // SAFETY: the descriptor is the pipe's read end, which nothing else
-            // owns once `reader` gave it up: the capture takes it over.
-            match unsafe { Capture::from_raw_fd_with_precision(fd, Precision::Nano) } {
-                Ok(cap) => {
-                    // Only the capture holds the read end now: when it is
-                    // closed, the inflater stops.
-                    drop(spare);
-                    (cap, Some(inflater))
-                }
-                Err(e) => {
-                    if let Some(why) = inflater.abandon(spare) {
-                        return Err(cut_before_first(name, why));
-                    }
-                    let reason = pcap_reason(&e);
-                    let reason = match c {
-                        Compression::Stream => reason,
-                        _ => format!("{reason}, inside {} compression", c.name()),
-                    };
-                    return Err(CaptureError::NotPcap { path: name, reason });
-                }
-            }
-        }
+        Some(c) => match open_compressed(path, c, stop, &name)? {
+            Opened::Piped(reader, link) => return Ok(file(reader, link)),
+            Opened::Libpcap(cap, inflater) => (cap, Some(inflater)),
+        },
     };
     let dlt = cap.get_datalink();
     let link = link_type(dlt, &name)?;
     Ok(file(Reader::Libpcap { cap, inflater }, link))
+}
+
+/// A file that is there (not standard input, not a FIFO), checked: missing,
+/// unreadable or a directory is an error. A regular file, uncompressed, is
+/// read in place when `how` says so (its reader and link type); `None`
+/// leaves it to libpcap or to the inflating thread (compressed, or not
+/// mappable).
+fn open_in_place(
+    path: &Path,
+    how: FileReader,
+    name: &str,
+) -> Result<Option<(Reader, LinkType)>, CaptureError> {
+    let name = name.to_owned();
+    match std::fs::File::open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(CaptureError::FileNotFound { path: name })
+        }
+        Err(e) => Err(CaptureError::FileUnreadable {
+            path: name,
+            reason: e.to_string(),
+        }),
+        Ok(f) if f.metadata().is_ok_and(|m| m.is_dir()) => Err(CaptureError::FileUnreadable {
+            path: name,
+            reason: "is a directory".into(),
+        }),
+        // A regular file, not compressed: read in place.
+        Ok(f) if how == FileReader::Mapped && f.metadata().is_ok_and(|m| m.is_file()) => {
+            match MappedFile::open(&f) {
+                Ok((m, link)) => Ok(Some((Reader::Mapped(m), link))),
+                Err(MapError::Open(OpenError::NotPcap(reason)))
+                    if Compression::of_file(path).ok().flatten().is_none() =>
+                {
+                    Err(CaptureError::NotPcap { path: name, reason })
+                }
+                Err(MapError::Open(OpenError::Unsupported(dlt))) => {
+                    Err(CaptureError::UnsupportedLinkType {
+                        input: name,
+                        linktype: dlt,
+                        name: dlt_name(dlt),
+                    })
+                }
+                // Compressed, left to libpcap, or not mappable: below.
+                Err(_) => Ok(None),
+            }
+        }
+        Ok(_) => Ok(None),
+    }
+}
+
+/// A compressed file or a stream, opened through the inflating thread.
+enum Opened {
+    /// pcapng: parsed here, every interface with its link type.
+    Piped(Reader, LinkType),
+    /// Classic pcap: libpcap reads the pipe the inflater writes into.
+    Libpcap(Capture<Offline>, Inflater),
+}
+
+/// Starts the thread that inflates `path` (compressed as `c`, or a stream)
+/// and opens what it gives: a pcapng stream by the piped reader, anything
+/// else by libpcap.
+fn open_compressed(
+    path: &Path,
+    c: Compression,
+    stop: &Arc<AtomicBool>,
+    name: &str,
+) -> Result<Opened, CaptureError> {
+    let unreadable = |e: std::io::Error| CaptureError::FileUnreadable {
+        path: name.to_owned(),
+        reason: e.to_string(),
+    };
+    let (reader, inflater) = match c {
+        Compression::Stream => Inflater::stream(path, Arc::clone(stop)),
+        _ => Inflater::start(path, c),
+    }
+    .map_err(unreadable)?;
+    // pcapng: parsed here, every interface with its link type.
+    if inflater.head() == PCAPNG_MAGIC {
+        return match PipedFile::open(reader) {
+            Ok((f, link)) => Ok(Opened::Piped(Reader::Piped { file: f, inflater }, link)),
+            Err(e) => Err(piped_open_error(e, inflater, c, name)),
+        };
+    }
+    let spare = reader.try_clone().map_err(unreadable)?;
+    let fd = std::os::fd::IntoRawFd::into_raw_fd(reader);
+    // SAFETY: the descriptor is the pipe's read end, which nothing else
+    // owns once `reader` gave it up: the capture takes it over.
+    match unsafe { Capture::from_raw_fd_with_precision(fd, Precision::Nano) } {
+        Ok(cap) => {
+            // Only the capture holds the read end now: when it is
+            // closed, the inflater stops.
+            drop(spare);
+            Ok(Opened::Libpcap(cap, inflater))
+        }
+        Err(e) => {
+            if let Some(why) = inflater.abandon(spare) {
+                return Err(cut_before_first(name.to_owned(), why));
+            }
+            let reason = pcap_reason(&e);
+            let reason = match c {
+                Compression::Stream => reason,
+                _ => format!("{reason}, inside {} compression", c.name()),
+            };
+            Err(CaptureError::NotPcap {
+                path: name.to_owned(),
+                reason,
+            })
+        }
+    }
+}
+
+/// Why a pcapng stream inflated from `c` did not open: its decompression's
+/// failure first, else the reader's.
+fn piped_open_error(
+    e: PipedOpenError,
+    mut inflater: Inflater,
+    c: Compression,
+    name: &str,
+) -> CaptureError {
+    let name = name.to_owned();
+    let why = inflater.finish();
+    let in_compression = |reason: String| match c {
+        Compression::Stream => reason,
+        _ => format!("{reason}, inside {} compression", c.name()),
+    };
+    match (e, why) {
+        (_, Some(why)) => cut_before_first(name, why),
+        (PipedOpenError::Open(OpenError::Unsupported(dlt)), None) => {
+            CaptureError::UnsupportedLinkType {
+                input: name,
+                linktype: dlt,
+                name: dlt_name(dlt),
+            }
+        }
+        (PipedOpenError::Open(OpenError::NotPcap(reason)), None) => CaptureError::NotPcap {
+            path: name,
+            reason: in_compression(reason),
+        },
+        (PipedOpenError::Open(OpenError::UseLibpcap), None) => CaptureError::NotPcap {
+            path: name,
+            reason: in_compression("unknown file format".to_owned()),
+        },
+        (PipedOpenError::Io(e), None) => CaptureError::FileUnreadable {
+            path: name,
+            reason: e.to_string(),
+        },
+    }
 }
 
 /// A compressed file (or stream) whose decompression failed before it gave

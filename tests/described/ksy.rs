@@ -1012,3 +1012,237 @@ fn a_repeat_over_elements_that_may_take_no_bytes_is_refused_at_load() {
     }
     assert!(t.elapsed().as_secs() < 5);
 }
+
+/// The `-lwarscope:` keys that are refused, each with its line, column and
+/// what to write instead (after a layout of an enum field `a` and a `u2`
+/// field `s`; the keys start on line 14).
+#[test]
+fn refused_keys_say_where_and_what() {
+    let head = format!(
+        "{HEAD}seq:\n  - id: a\n    type: u1\n    enum: k\n  - id: s\n    type: u2\nenums:\n  k:\n    1: one\n-lwarscope:\n"
+    );
+    let cases: [(&str, usize, usize, &str); 13] = [
+        (
+            "  title: t\n",
+            14,
+            8,
+            "`-lwarscope` needs `recognise:` (`port:`, `magic:` with `offset:`, or both)",
+        ),
+        (
+            "  recognise: {}\n",
+            14,
+            14,
+            "`recognise` needs `port:` or `magic:`",
+        ),
+        (
+            "  recognise: {port: 1, offset: -1}\n",
+            14,
+            32,
+            "`offset` is negative",
+        ),
+        (
+            "  recognise: {port: 1}\n  session: {}\n",
+            15,
+            12,
+            "`session` takes `address-pair` or `{field: FIELD}`",
+        ),
+        (
+            "  recognise: {port: 1}\n  session: {field: x.y}\n",
+            15,
+            20,
+            "`session.field`: `x.y`: name a field of the top-level `seq` (nested fields are not supported here)",
+        ),
+        (
+            "  recognise: {port: 1}\n  ack: {cumulative: s}\n",
+            15,
+            8,
+            "`ack` needs `sequence`: acks name the peer's numbers",
+        ),
+        (
+            "  recognise: {port: 1}\n  sequence: {field: s}\n  ack: {bitfield: s}\n",
+            16,
+            8,
+            "`ack.bitfield` needs `anchor:` (the field bit 0 counts back from)",
+        ),
+        (
+            "  recognise: {port: 1}\n  sequence: {field: s}\n  ack: {}\n",
+            16,
+            8,
+            "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
+        ),
+        (
+            "  recognise: {port: 1}\n  ack: all\n",
+            15,
+            8,
+            "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
+        ),
+        (
+            "  recognise: {port: 1}\n  rates: {one: 5}\n",
+            15,
+            10,
+            "`rates` needs `message-type` with an enum: rates are per message type",
+        ),
+        (
+            "  recognise: {port: 1}\n  message-type: a\n  rates: {two: 5}\n",
+            16,
+            11,
+            "`two` is not a value of enum `k`",
+        ),
+        (
+            "  recognise: {port: 1}\n  message-type: a\n  rates: {one: 0}\n",
+            16,
+            16,
+            "a rate is a positive number of Hz",
+        ),
+        (
+            "  recognise: {port: 1}\n  trailing: keep\n",
+            15,
+            13,
+            "`trailing: keep`: use `malformed` or `allow`",
+        ),
+    ];
+    let mut bad = Vec::new();
+    for (keys, line, col, says) in cases {
+        let text = format!("{head}{keys}");
+        let e = err(&text);
+        if (e.line, e.col, e.msg.as_str()) != (line, col, says) {
+            bad.push(format!("{keys:?}: {}:{}: {}", e.line, e.col, e.msg));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A field's and `meta`'s refused forms, each with its line, column and a
+/// part of the message.
+#[test]
+fn refused_fields_say_where_and_what() {
+    let enums = "enums:\n  k:\n    1: one\n";
+    let cases: Vec<(String, usize, usize, &str)> = vec![
+        (
+            format!("meta:\n  id: t\n  endian: mid\nseq:\n  - id: a\n    type: u1\n{TAIL}"),
+            3,
+            11,
+            "`endian: mid` is not supported: use `be` or `le`",
+        ),
+        (
+            format!("meta:\n  endian: be\nseq:\n  - id: a\n    type: u1\n{TAIL}"),
+            2,
+            9,
+            "`meta` has no `id`: it names the protocol (`vessel`)",
+        ),
+        (
+            format!("{HEAD}seq:\n  - id: a\n    type: u1\nenums:\n  k:\n    1: {{doc: x}}\n{TAIL}"),
+            9,
+            8,
+            "an enum value given as a mapping needs `id`",
+        ),
+        (
+            with_seq("  - id: a\n    type:\n      cases: {}\n"),
+            7,
+            12,
+            "a switch needs `switch-on`",
+        ),
+        (
+            with_seq(
+                "  - id: s\n    size: 1\n  - id: b\n    type:\n      switch-on: s\n      cases: {}\n",
+            ),
+            9,
+            18,
+            "`switch-on` must name an integer field",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n  - id: b\n    type:\n      switch-on: a\n"),
+            9,
+            16,
+            "a switch needs `cases`",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    repeat-expr: 2\n"),
+            7,
+            18,
+            "`repeat-expr` without `repeat: expr`",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    repeat: expr\n"),
+            7,
+            13,
+            "`repeat: expr` needs `repeat-expr`",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    repeat: forever\n"),
+            7,
+            13,
+            "`repeat: forever`: use `eos` or `expr`",
+        ),
+        (
+            with_seq("  - id: a\n    type: str\n    size: 2\n    encoding: UTF-16\n"),
+            8,
+            15,
+            "encoding `UTF-16` is not supported: use UTF-8 or ASCII",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    size: 2\n"),
+            5,
+            5,
+            "`a`: `size` on a number: drop `size`, the type says it",
+        ),
+        (
+            format!(
+                "{HEAD}seq:\n  - id: a\n    type: str\n    size: 2\n    enum: k\n{enums}{TAIL}"
+            ),
+            5,
+            5,
+            "`a`: `enum` needs an integer type",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    enum: nope\n"),
+            7,
+            11,
+            "unknown enum `nope` (declare it in `enums`)",
+        ),
+        (
+            with_seq("  - id: a\n    contents: []\n"),
+            6,
+            15,
+            "`contents` is empty",
+        ),
+        (
+            with_seq("  - id: a\n    type: u1\n    contents: [1]\n"),
+            7,
+            15,
+            "`contents` with `type`: a magic has no type, drop `type`",
+        ),
+        (
+            with_seq("  - id: a\n    repeat: eos\n"),
+            5,
+            5,
+            "field `a` has neither `type` nor `size`",
+        ),
+        (
+            with_seq("  - id: a\n    size-eos: false\n"),
+            6,
+            15,
+            "`size-eos` takes `true`",
+        ),
+        (
+            with_seq("  - id: a\n    size: 1\n    size-eos: true\n"),
+            7,
+            15,
+            "`size` and `size-eos` together: keep one",
+        ),
+        (
+            with_seq("  - id: a\n    type: str\n    size: 2\n    valid: 1\n"),
+            5,
+            5,
+            "`a`: `valid` applies to numbers only (use `contents` for a magic)",
+        ),
+    ];
+    let mut bad = Vec::new();
+    for (text, line, col, says) in cases {
+        let e = err(&text);
+        if (e.line, e.col) != (line, col) || !e.msg.contains(says) {
+            bad.push(format!("{says:?}: {}:{}: {}", e.line, e.col, e.msg));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -231,8 +231,8 @@
 
 use super::findings::{self, BlockNote, Sig, rules};
 use super::wire::{
-    ByteOrder, CHANNELS, DecodeError, Dialect, ErrorKind, Evidence, Header, Msg, MsgAck, Packet,
-    PacketType, Part, Payload, PingForm, Sender,
+    ByteOrder, CHANNELS, DecodeError, Dialect, ErrorKind, Evidence, Header, MoveEvent, Msg, MsgAck,
+    Packet, PacketType, Part, Payload, PingForm, Sender,
 };
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::reassembly::{Block, Budget, Limits, Push, Reassembler};
@@ -1153,7 +1153,6 @@ fn undecodable(raise: &mut Raise<'_>, dir: &mut DirState, d: &Datagram<'_>, erro
 /// Everything about one datagram of one session.
 fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     let direction = raise.direction;
-    let c2s = direction == Direction::ClientToServer;
     let cut = d.truncated_by_capture();
     let dialect = session.proto.dialect();
     let header = match Header::parse_in(d.payload, dialect.order) {
@@ -1165,34 +1164,7 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
             return undecodable(raise, session.dir_mut(direction), d, e);
         }
     };
-    // The session's id is its first header's; it was recognised by its AUTH
-    // when that is its very first packet.
-    if session.proto.session_id.is_none() {
-        let first = session.c2s.packets + session.s2c.packets == 1;
-        session.proto.session_id = Some(header.session_id);
-        let is_auth = first && c2s && super::wire::is_auth(d.payload);
-        session.proto.saw_auth = is_auth;
-        session.proto.state = if is_auth {
-            State::AuthSent
-        } else {
-            State::Midstream
-        };
-    }
-    // The session id, once per incident.
-    let own = session.proto.session_id.unwrap_or(header.session_id);
-    if header.session_id != own {
-        if session.proto.wrong_id != Some(header.session_id) {
-            session.proto.wrong_id = Some(header.session_id);
-            raise.violation(
-                session.dir_mut(direction),
-                rules::SESSION_ID_CHANGED,
-                None,
-                findings::session_ids(header.session_id, own),
-            );
-        }
-    } else {
-        session.proto.wrong_id = None;
-    }
+    session_id(session, raise, d, &header);
 
     let packet = match Packet::new_checked_in(d.payload, dialect) {
         Ok(p) => p,
@@ -1206,27 +1178,7 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
         }
     };
     if cut {
-        // What was kept decodes, but its end is missing.
-        let this = session.dir_mut(direction);
-        let part = if packet.packet_type() == PacketType::Msg {
-            Part::Block
-        } else {
-            Part::Rest
-        };
-        let error = DecodeError::Truncated {
-            offset: d.payload.len(),
-            packet_type: packet.packet_type(),
-            part,
-            needed: d.payload_len - d.payload.len(),
-            available: 0,
-        };
-        raise.undecodable(
-            this,
-            d,
-            true,
-            ErrorKind::Truncated as usize,
-            findings::decode(error),
-        );
+        kept_decodes(session.dir_mut(direction), raise, d, &packet);
     }
     let t = packet.packet_type();
     {
@@ -1234,22 +1186,8 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
         this.messages[t.ordinal()] += 1;
         this.message_bytes[t.ordinal()] += d.payload.len() as u64;
     }
-    // Network duplicates, for the packets whose bytes vary.
-    if !matches!(
-        t,
-        PacketType::Auth | PacketType::Ping | PacketType::Msg | PacketType::MsgAck
-    ) {
-        let this = session.dir_mut(direction);
-        if let Some(frame) = this.duplicate_datagram(d) {
-            raise.raise(
-                this,
-                FindingKind::DUPLICATE_PACKET,
-                None,
-                None,
-                Detail::DuplicateOf { frame },
-            );
-            return;
-        }
+    if network_duplicate(session.dir_mut(direction), raise, d, t) {
+        return;
     }
     // A network duplicate above was no packet sent after a CLOSE.
     after_close(session, raise, t);
@@ -1283,6 +1221,92 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
             payload_rules(session, raise, packet.channel(), &payload, None);
         }
     }
+}
+
+/// The session's id is its first header's (it was recognised by its AUTH
+/// when that is its very first packet); another id is
+/// `session-id-changed`, once per incident.
+fn session_id(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>, header: &Header) {
+    let direction = raise.direction;
+    let c2s = direction == Direction::ClientToServer;
+    if session.proto.session_id.is_none() {
+        let first = session.c2s.packets + session.s2c.packets == 1;
+        session.proto.session_id = Some(header.session_id);
+        let is_auth = first && c2s && super::wire::is_auth(d.payload);
+        session.proto.saw_auth = is_auth;
+        session.proto.state = if is_auth {
+            State::AuthSent
+        } else {
+            State::Midstream
+        };
+    }
+    // The session id, once per incident.
+    let own = session.proto.session_id.unwrap_or(header.session_id);
+    if header.session_id != own {
+        if session.proto.wrong_id != Some(header.session_id) {
+            session.proto.wrong_id = Some(header.session_id);
+            raise.violation(
+                session.dir_mut(direction),
+                rules::SESSION_ID_CHANGED,
+                None,
+                findings::session_ids(header.session_id, own),
+            );
+        }
+    } else {
+        session.proto.wrong_id = None;
+    }
+}
+
+/// A datagram the capture cut whose kept bytes decode: its end is missing,
+/// one `truncated`.
+fn kept_decodes(this: &mut DirState, raise: &mut Raise<'_>, d: &Datagram<'_>, packet: &Packet<'_>) {
+    let part = if packet.packet_type() == PacketType::Msg {
+        Part::Block
+    } else {
+        Part::Rest
+    };
+    let error = DecodeError::Truncated {
+        offset: d.payload.len(),
+        packet_type: packet.packet_type(),
+        part,
+        needed: d.payload_len - d.payload.len(),
+        available: 0,
+    };
+    raise.undecodable(
+        this,
+        d,
+        true,
+        ErrorKind::Truncated as usize,
+        findings::decode(error),
+    );
+}
+
+/// Network duplicates, for the packets whose bytes vary (not AUTH, PING,
+/// MSG, MSG_ACK): true, with `duplicate-packet` raised, for the same bytes
+/// as a recent packet of the direction.
+fn network_duplicate(
+    this: &mut DirState,
+    raise: &mut Raise<'_>,
+    d: &Datagram<'_>,
+    t: PacketType,
+) -> bool {
+    if matches!(
+        t,
+        PacketType::Auth | PacketType::Ping | PacketType::Msg | PacketType::MsgAck
+    ) {
+        return false;
+    }
+    let Some(frame) = this.duplicate_datagram(d) else {
+        return false;
+    };
+    raise.raise(
+        this,
+        FindingKind::DUPLICATE_PACKET,
+        None,
+        None,
+        Detail::DuplicateOf { frame },
+    );
+    true
 }
 
 /// A packet after a CLOSE: `sent-after-close`, once per session, from the
@@ -1475,9 +1499,34 @@ fn payload_rules(
     payload: &Payload<'_>,
     msg_id: Option<u32>,
 ) {
+    let c2s = raise.direction == Direction::ClientToServer;
+    type_rules(session, raise, channel, payload.packet_type(), msg_id);
+    match *payload {
+        // A CLOSE inside a message closes nothing: it was not sent bare.
+        Payload::Close if msg_id.is_none() => close(session, raise),
+        Payload::Auth if c2s => auth(session, raise, msg_id),
+        Payload::AuthOk(_) if !c2s => auth_ok(session, raise, msg_id),
+        Payload::Ping { seq } if c2s => ping(session, raise, seq, msg_id),
+        Payload::Pong { seq: Some(q), .. } if !c2s => pong_of_seq(session, raise, q, msg_id),
+        Payload::Pong { seq: None, .. } if !c2s => pong(session, raise, msg_id),
+        Payload::MoveOp(m) if c2s => move_op(session, raise, m.op_sig),
+        Payload::MoveEvent(m) if !c2s => move_event(session, raise, m, msg_id),
+        _ => {}
+    }
+}
+
+/// The rules of a packet's type whatever it carries: who may send it, what
+/// comes before the AUTH_OK and before the first PING, and the client's
+/// packets other than AUTH and CLOSE.
+fn type_rules(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    channel: u8,
+    t: PacketType,
+    msg_id: Option<u32>,
+) {
     let direction = raise.direction;
     let c2s = direction == Direction::ClientToServer;
-    let t = payload.packet_type();
     let wrong = match t.sender() {
         Sender::Client => !c2s,
         Sender::Server => c2s,
@@ -1513,178 +1562,198 @@ fn payload_rules(
     if c2s && !matches!(t, PacketType::Auth | PacketType::Close) {
         s.client_other += 1;
     }
-    match *payload {
-        // A CLOSE inside a message closes nothing: it was not sent bare.
-        Payload::Close if msg_id.is_none() => close(session, raise),
-        Payload::Auth if c2s => {
-            s.auths += 1;
-            s.first_auth.get_or_insert((raise.frame, raise.ts));
-            s.last_auth = Some(raise.ts);
-            if s.saw_auth && s.pinged_after_ok {
-                raise.violation(
-                    &mut session.c2s,
-                    rules::AUTH_REPEAT,
-                    msg_id,
-                    findings::packet(t, msg_id),
-                );
-            }
-        }
-        Payload::AuthOk(_) if !c2s => {
-            s.auth_oks += 1;
-            if s.state == State::AuthSent {
-                s.state = State::AuthRecv;
-            }
-            if s.saw_auth && s.auth_oks > s.auths + s.cut.auths_maybe {
-                let detail = findings::auth_counts(s.auth_oks, s.auths);
-                raise.violation(&mut session.s2c, rules::AUTH_OK_COUNT, msg_id, detail);
-            }
-        }
-        Payload::Ping { seq } if c2s => {
-            s.pings += 1;
-            s.pinged_after_ok |= s.auth_oks > 0;
-            s.ping_at = Some(raise.ts);
-            s.ping_frame = raise.frame;
-            s.pings_outstanding = (s.pings_outstanding + 1).min(MAX_PINGS_OUTSTANDING);
-            if msg_id.is_none() && s.ping_form.is_none() {
-                s.ping_form = Some(if seq.is_some() {
-                    PingForm::Seq
-                } else {
-                    PingForm::Spec
-                });
-            }
-            if seq.is_some() {
-                let after_close = s.closed.is_some_and(|c| c.by == Direction::ServerToClient);
-                s.ping_recs[s.next_ping] = PingRec {
-                    seq,
-                    frame: raise.frame,
-                    ts: raise.ts,
-                    live: true,
-                    after_close,
-                };
-                s.next_ping = (s.next_ping + 1) % PINGS_FOLLOWED;
-            }
-            if matches!(s.state, State::AuthSent | State::AuthRecv) {
-                s.state = State::Established;
-            }
-        }
-        Payload::Pong { seq: Some(q), .. } if !c2s => {
-            // The reference's form: the latest PING of its seq.
-            let rec = s
-                .ping_recs
-                .iter_mut()
-                .filter(|p| p.live && p.seq == Some(q))
-                .max_by_key(|p| p.ts);
-            match rec {
-                Some(p) => {
-                    p.live = false;
-                    let rtt = raise.ts.since(p.ts);
-                    if raise.ts >= p.ts {
-                        s.rtt.add(rtt);
-                    }
-                    s.pings_outstanding = s.pings_outstanding.saturating_sub(1);
-                    session.c2s.ack_delay_between(p.ts, raise.ts);
-                }
-                None => {
-                    let detail = findings::pong_unmatched(Some(q), s.pings);
-                    raise.raise(
-                        &mut session.s2c,
-                        findings::PONG_UNMATCHED,
-                        None,
-                        msg_id,
-                        detail,
-                    );
-                }
-            }
-        }
-        Payload::Pong { seq: None, .. } if !c2s => {
-            if let Some(at) = s.ping_at.take() {
-                if raise.ts >= at {
-                    s.rtt.add(raise.ts.since(at));
-                }
-                session.c2s.ack_delay_between(at, raise.ts);
-            }
-            let s = &mut session.proto;
-            match s.pings_outstanding.checked_sub(1) {
-                Some(n) => s.pings_outstanding = n,
-                None if s.pings > 0 => {
-                    let detail = findings::pong_unmatched(None, s.pings);
-                    raise.raise(
-                        &mut session.s2c,
-                        findings::PONG_UNMATCHED,
-                        None,
-                        msg_id,
-                        detail,
-                    );
-                }
-                None => {}
-            }
-        }
-        Payload::MoveOp(m) if c2s => {
-            let last = s.op_sig.last;
-            let v = m.op_sig;
-            if s.cut.sigs[0] > 0
-                && let Some(last) = last
-            {
-                // The MOVE_OPs cut before their op_sig carried values between.
-                let mut x = last.wrapping_add(1);
-                while x != v && x != last.wrapping_add(128) {
-                    s.cut.op_maybe[usize::from(x / 64)] |= 1 << (x % 64);
-                    x = x.wrapping_add(1);
-                }
-            }
-            s.op_sigs[usize::from(v / 64)] |= 1 << (v % 64);
-            s.cut.op_maybe[usize::from(v / 64)] &= !(1 << (v % 64));
-            let far = v.wrapping_add(128);
-            s.op_sigs[usize::from(far / 64)] &= !(1 << (far % 64));
-            s.cut.op_maybe[usize::from(far / 64)] &= !(1 << (far % 64));
-            s.op_ts.0[usize::from(v)] = raise.ts;
-            s.op_answered[usize::from(v / 64)] &= !(1 << (v % 64));
-            sig_step(
-                &mut session.c2s,
-                raise,
-                Sig::Op,
-                &mut session.proto.op_sig,
-                v,
-                last,
-                &mut session.proto.cut.sigs[0],
-            );
-        }
-        Payload::MoveEvent(m) if !c2s => {
-            let last = s.event_sig.last;
-            if let Some(last_op) = s.op_sig.last {
-                let e = m.op_sig;
-                let seen = s.op_sigs[usize::from(e / 64)] & (1 << (e % 64)) != 0;
-                let answered = &mut s.op_answered[usize::from(e / 64)];
-                if seen && *answered & (1 << (e % 64)) == 0 {
-                    *answered |= 1 << (e % 64);
-                    s.answer.add(raise.ts.since(s.op_ts.0[usize::from(e)]));
-                }
-                // An op_sig a MOVE_OP cut short may have carried is not unseen.
-                let maybe =
-                    s.cut.sigs[0] > 0 || s.cut.op_maybe[usize::from(e / 64)] & (1 << (e % 64)) != 0;
-                if !seen && !maybe && s.echo_reported != Some(e) {
-                    s.echo_reported = Some(e);
-                    raise.raise(
-                        &mut session.s2c,
-                        findings::ECHO_UNSEEN,
-                        None,
-                        msg_id,
-                        findings::echo(e, last_op),
-                    );
-                }
-            }
-            sig_step(
-                &mut session.s2c,
-                raise,
-                Sig::Event,
-                &mut session.proto.event_sig,
-                m.event_sig,
-                last,
-                &mut session.proto.cut.sigs[1],
-            );
-        }
-        _ => {}
+}
+
+/// An AUTH from the client: counted; after a PING that followed an
+/// AUTH_OK, `auth-repeat`.
+fn auth(session: &mut Session, raise: &mut Raise<'_>, msg_id: Option<u32>) {
+    let s = &mut session.proto;
+    s.auths += 1;
+    s.first_auth.get_or_insert((raise.frame, raise.ts));
+    s.last_auth = Some(raise.ts);
+    if s.saw_auth && s.pinged_after_ok {
+        raise.violation(
+            &mut session.c2s,
+            rules::AUTH_REPEAT,
+            msg_id,
+            findings::packet(PacketType::Auth, msg_id),
+        );
     }
+}
+
+/// An AUTH_OK from the server: one beyond the AUTHs captured is
+/// `auth-ok-count`.
+fn auth_ok(session: &mut Session, raise: &mut Raise<'_>, msg_id: Option<u32>) {
+    let s = &mut session.proto;
+    s.auth_oks += 1;
+    if s.state == State::AuthSent {
+        s.state = State::AuthRecv;
+    }
+    if s.saw_auth && s.auth_oks > s.auths + s.cut.auths_maybe {
+        let detail = findings::auth_counts(s.auth_oks, s.auths);
+        raise.violation(&mut session.s2c, rules::AUTH_OK_COUNT, msg_id, detail);
+    }
+}
+
+/// A PING from the client: owed a PONG; the session's form is its first
+/// bare PING's; the reference's form is followed by its seq.
+fn ping(session: &mut Session, raise: &mut Raise<'_>, seq: Option<u8>, msg_id: Option<u32>) {
+    let s = &mut session.proto;
+    s.pings += 1;
+    s.pinged_after_ok |= s.auth_oks > 0;
+    s.ping_at = Some(raise.ts);
+    s.ping_frame = raise.frame;
+    s.pings_outstanding = (s.pings_outstanding + 1).min(MAX_PINGS_OUTSTANDING);
+    if msg_id.is_none() && s.ping_form.is_none() {
+        s.ping_form = Some(if seq.is_some() {
+            PingForm::Seq
+        } else {
+            PingForm::Spec
+        });
+    }
+    if seq.is_some() {
+        let after_close = s.closed.is_some_and(|c| c.by == Direction::ServerToClient);
+        s.ping_recs[s.next_ping] = PingRec {
+            seq,
+            frame: raise.frame,
+            ts: raise.ts,
+            live: true,
+            after_close,
+        };
+        s.next_ping = (s.next_ping + 1) % PINGS_FOLLOWED;
+    }
+    if matches!(s.state, State::AuthSent | State::AuthRecv) {
+        s.state = State::Established;
+    }
+}
+
+/// The reference's PONG of seq `q`: the round trip from the latest live PING
+/// of that seq, or `pong-unmatched` when none was captured.
+fn pong_of_seq(session: &mut Session, raise: &mut Raise<'_>, q: u8, msg_id: Option<u32>) {
+    let s = &mut session.proto;
+    let rec = s
+        .ping_recs
+        .iter_mut()
+        .filter(|p| p.live && p.seq == Some(q))
+        .max_by_key(|p| p.ts);
+    match rec {
+        Some(p) => {
+            p.live = false;
+            let rtt = raise.ts.since(p.ts);
+            if raise.ts >= p.ts {
+                s.rtt.add(rtt);
+            }
+            s.pings_outstanding = s.pings_outstanding.saturating_sub(1);
+            session.c2s.ack_delay_between(p.ts, raise.ts);
+        }
+        None => {
+            let detail = findings::pong_unmatched(Some(q), s.pings);
+            raise.raise(
+                &mut session.s2c,
+                findings::PONG_UNMATCHED,
+                None,
+                msg_id,
+                detail,
+            );
+        }
+    }
+}
+
+/// The specification's PONG: the round trip from the latest PING, and
+/// `pong-unmatched` when no PING is owed one (once a PING was captured).
+fn pong(session: &mut Session, raise: &mut Raise<'_>, msg_id: Option<u32>) {
+    let s = &mut session.proto;
+    if let Some(at) = s.ping_at.take() {
+        if raise.ts >= at {
+            s.rtt.add(raise.ts.since(at));
+        }
+        session.c2s.ack_delay_between(at, raise.ts);
+    }
+    let s = &mut session.proto;
+    match s.pings_outstanding.checked_sub(1) {
+        Some(n) => s.pings_outstanding = n,
+        None if s.pings > 0 => {
+            let detail = findings::pong_unmatched(None, s.pings);
+            raise.raise(
+                &mut session.s2c,
+                findings::PONG_UNMATCHED,
+                None,
+                msg_id,
+                detail,
+            );
+        }
+        None => {}
+    }
+}
+
+/// A MOVE_OP's `op_sig` (`v`): remembered for the echoes, and a step of the
+/// client's counter.
+fn move_op(session: &mut Session, raise: &mut Raise<'_>, v: u8) {
+    let s = &mut session.proto;
+    let last = s.op_sig.last;
+    if s.cut.sigs[0] > 0
+        && let Some(last) = last
+    {
+        // The MOVE_OPs cut before their op_sig carried values between.
+        let mut x = last.wrapping_add(1);
+        while x != v && x != last.wrapping_add(128) {
+            s.cut.op_maybe[usize::from(x / 64)] |= 1 << (x % 64);
+            x = x.wrapping_add(1);
+        }
+    }
+    s.op_sigs[usize::from(v / 64)] |= 1 << (v % 64);
+    s.cut.op_maybe[usize::from(v / 64)] &= !(1 << (v % 64));
+    let far = v.wrapping_add(128);
+    s.op_sigs[usize::from(far / 64)] &= !(1 << (far % 64));
+    s.cut.op_maybe[usize::from(far / 64)] &= !(1 << (far % 64));
+    s.op_ts.0[usize::from(v)] = raise.ts;
+    s.op_answered[usize::from(v / 64)] &= !(1 << (v % 64));
+    sig_step(
+        &mut session.c2s,
+        raise,
+        Sig::Op,
+        &mut session.proto.op_sig,
+        v,
+        last,
+        &mut session.proto.cut.sigs[0],
+    );
+}
+
+/// A MOVE_EVENT: the answer time of the `op_sig` it echoes, `echo-unseen`
+/// for one no MOVE_OP captured carried, and a step of the server's counter.
+fn move_event(session: &mut Session, raise: &mut Raise<'_>, m: MoveEvent, msg_id: Option<u32>) {
+    let s = &mut session.proto;
+    let last = s.event_sig.last;
+    if let Some(last_op) = s.op_sig.last {
+        let e = m.op_sig;
+        let seen = s.op_sigs[usize::from(e / 64)] & (1 << (e % 64)) != 0;
+        let answered = &mut s.op_answered[usize::from(e / 64)];
+        if seen && *answered & (1 << (e % 64)) == 0 {
+            *answered |= 1 << (e % 64);
+            s.answer.add(raise.ts.since(s.op_ts.0[usize::from(e)]));
+        }
+        // An op_sig a MOVE_OP cut short may have carried is not unseen.
+        let maybe = s.cut.sigs[0] > 0 || s.cut.op_maybe[usize::from(e / 64)] & (1 << (e % 64)) != 0;
+        if !seen && !maybe && s.echo_reported != Some(e) {
+            s.echo_reported = Some(e);
+            raise.raise(
+                &mut session.s2c,
+                findings::ECHO_UNSEEN,
+                None,
+                msg_id,
+                findings::echo(e, last_op),
+            );
+        }
+    }
+    sig_step(
+        &mut session.s2c,
+        raise,
+        Sig::Event,
+        &mut session.proto.event_sig,
+        m.event_sig,
+        last,
+        &mut session.proto.cut.sigs[1],
+    );
 }
 
 /// One value of a u8 counter stream. `cut`: packets of the stream cut before
@@ -1802,6 +1871,17 @@ fn msg_block(
     m: Msg<'_>,
     whole: bool,
 ) {
+    if !msg_id_window(session, raise, channel, &m) {
+        return;
+    }
+    block_capture(session, raise, channel, &m, whole);
+    rebuild(session, budget, raise, channel, &m, whole);
+}
+
+/// The msg_id window: a msg_id out of it raises `msg-id-window` (once per
+/// msg_id in a row) and is judged no further (false); one in it is
+/// recorded, and the msg_ids it skipped are followed.
+fn msg_id_window(session: &mut Session, raise: &mut Raise<'_>, channel: u8, m: &Msg<'_>) -> bool {
     let direction = raise.direction;
     let di = dir_index(direction);
     let (frame, ts) = (raise.frame, raise.ts);
@@ -1820,7 +1900,7 @@ fn msg_block(
                 findings::msg_window(m.msg_id, highest, MSG_ID_WINDOW),
             );
         }
-        return;
+        return false;
     }
     ids.out_of_window = None;
     {
@@ -1850,6 +1930,21 @@ fn msg_block(
             }
         }
     }
+    true
+}
+
+/// The block: its first capture, a network duplicate (within
+/// [`DUPLICATE_NS`] of the last copy) or a resend.
+fn block_capture(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    channel: u8,
+    m: &Msg<'_>,
+    whole: bool,
+) {
+    let direction = raise.direction;
+    let di = dir_index(direction);
+    let (frame, ts) = (raise.frame, raise.ts);
 
     // The block: first capture, duplicate or resend.
     let key = (di, channel, m.msg_id, m.block_id);
@@ -1930,6 +2025,22 @@ fn msg_block(
             follow(session, raise, key, state);
         }
     }
+}
+
+/// Rebuilds the message from its blocks: not from a block the capture cut
+/// short (`whole` false), and then not at all. A message complete is judged
+/// as a packet ([`inner`]); one given up or inconsistent raises its finding.
+fn rebuild(
+    session: &mut Session,
+    budget: &mut Budget,
+    raise: &mut Raise<'_>,
+    channel: u8,
+    m: &Msg<'_>,
+    whole: bool,
+) {
+    let direction = raise.direction;
+    let di = dir_index(direction);
+    let (frame, ts) = (raise.frame, raise.ts);
 
     // Rebuild the message: not from a block the capture cut short, and then
     // not at all (nothing can be said of a message one block of which is
@@ -2064,102 +2175,131 @@ fn inner(session: &mut Session, raise: &mut Raise<'_>, channel: u8, msg_id: u32,
 fn msg_ack(session: &mut Session, raise: &mut Raise<'_>, channel: u8, a: MsgAck) {
     let acker = raise.direction;
     let owner = acker.reverse();
-    let (frame, ts) = (raise.frame, raise.ts);
     let ch = usize::from(channel);
     let rel = reliable(session);
     rel.acks_sent[acker.index()][ch] += 1;
     let key = (dir_index(owner), channel, a.msg_id, a.block_id);
     let existing = rel.blocks.get(&key).copied();
     match existing {
-        None => {
-            let ids = &mut rel.ids[owner.index()][ch];
-            let above = ids.above_all(a.msg_id);
-            let highest = ids.highest;
-            let unknown = ids.unknown(a.msg_id);
-            ids.acked(a.msg_id);
-            // A MSG cut before its msg_id may have been that block.
-            let cut = &mut session.proto.cut;
-            let copies = &mut cut.msg_copies[owner.index()][ch];
-            let cut_may_hold = unknown || (above && cut.msg_tail[owner.index()][ch]) || *copies > 0;
-            *copies = copies.saturating_sub(1);
-            let state = BlockState {
-                acked: true,
-                last_ack_frame: frame,
-                last_ack_ts: ts,
-                ..BlockState::default()
-            };
-            follow(session, raise, key, state);
-            if cut_may_hold {
-            } else if above {
-                let detail =
-                    findings::block(a.msg_id, a.block_id, BlockNote::AckUnseen { highest });
-                raise.raise(
-                    session.dir_mut(acker),
-                    FindingKind::ACK_UNSEEN,
-                    None,
-                    Some(a.msg_id),
-                    detail,
-                );
-            } else {
-                let detail = findings::block(a.msg_id, a.block_id, BlockNote::NotCaptured);
-                raise_on(
-                    raise,
-                    session.dir_mut(owner),
-                    owner,
-                    FindingKind::NOT_CAPTURED,
-                    frame,
-                    ts,
-                    Some(a.msg_id),
-                    detail,
-                );
-            }
+        None => ack_of_unseen(session, raise, channel, a, key),
+        Some(b) => ack_of_followed(session, raise, channel, a, key, b),
+    }
+}
+
+/// A MSG_ACK of a block not followed: followed from now on, acked; the
+/// block above every msg_id captured is `ack-unseen`, one below
+/// `not-captured` (the tap missed it), unless a MSG the capture cut short
+/// may have been it.
+fn ack_of_unseen(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    channel: u8,
+    a: MsgAck,
+    key: BlockKey,
+) {
+    let acker = raise.direction;
+    let owner = acker.reverse();
+    let (frame, ts) = (raise.frame, raise.ts);
+    let ch = usize::from(channel);
+    let rel = reliable(session);
+    let ids = &mut rel.ids[owner.index()][ch];
+    let above = ids.above_all(a.msg_id);
+    let highest = ids.highest;
+    let unknown = ids.unknown(a.msg_id);
+    ids.acked(a.msg_id);
+    // A MSG cut before its msg_id may have been that block.
+    let cut = &mut session.proto.cut;
+    let copies = &mut cut.msg_copies[owner.index()][ch];
+    let cut_may_hold = unknown || (above && cut.msg_tail[owner.index()][ch]) || *copies > 0;
+    *copies = copies.saturating_sub(1);
+    let state = BlockState {
+        acked: true,
+        last_ack_frame: frame,
+        last_ack_ts: ts,
+        ..BlockState::default()
+    };
+    follow(session, raise, key, state);
+    if cut_may_hold {
+    } else if above {
+        let detail = findings::block(a.msg_id, a.block_id, BlockNote::AckUnseen { highest });
+        raise.raise(
+            session.dir_mut(acker),
+            FindingKind::ACK_UNSEEN,
+            None,
+            Some(a.msg_id),
+            detail,
+        );
+    } else {
+        let detail = findings::block(a.msg_id, a.block_id, BlockNote::NotCaptured);
+        raise_on(
+            raise,
+            session.dir_mut(owner),
+            owner,
+            FindingKind::NOT_CAPTURED,
+            frame,
+            ts,
+            Some(a.msg_id),
+            detail,
+        );
+    }
+}
+
+/// A MSG_ACK of a block followed: the first ack of a block captured is its
+/// ack delay and may complete its message's timing; an ack of a copy owed
+/// one raises nothing; another is a network duplicate (within
+/// [`DUPLICATE_NS`] of the last) or a `duplicate-ack`.
+fn ack_of_followed(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    channel: u8,
+    a: MsgAck,
+    key: BlockKey,
+    mut b: BlockState,
+) {
+    let acker = raise.direction;
+    let owner = acker.reverse();
+    let (frame, ts) = (raise.frame, raise.ts);
+    let ch = usize::from(channel);
+    if !b.captured {
+        // Acks of a block never captured: reported once, at the first.
+    } else if !b.acked || b.unanswered > 0 {
+        b.unanswered = b.unanswered.saturating_sub(1);
+        if !b.acked && b.tries == 1 {
+            session.dir_mut(owner).ack_delay_between(b.first_ts, ts);
         }
-        Some(mut b) => {
-            if !b.captured {
-                // Acks of a block never captured: reported once, at the first.
-            } else if !b.acked || b.unanswered > 0 {
-                b.unanswered = b.unanswered.saturating_sub(1);
-                if !b.acked && b.tries == 1 {
-                    session.dir_mut(owner).ack_delay_between(b.first_ts, ts);
-                }
-                if !b.acked
-                    && let Some(ns) = reliable(session).timing_ack(
-                        (dir_index(owner), channel, a.msg_id),
-                        b.len,
-                        ts,
-                    )
-                {
-                    session.proto.completion.add(ns);
-                }
-                b.acked = true;
-            } else if let Some(n) = session.proto.cut.msg_copies[owner.index()][ch].checked_sub(1) {
-                // The ack of a copy the capture cut before its block.
-                session.proto.cut.msg_copies[owner.index()][ch] = n;
-            } else if ts.since(b.last_ack_ts) < DUPLICATE_NS {
-                raise.raise(
-                    session.dir_mut(acker),
-                    FindingKind::DUPLICATE_PACKET,
-                    None,
-                    Some(a.msg_id),
-                    Detail::DuplicateOf {
-                        frame: b.last_ack_frame,
-                    },
-                );
-            } else {
-                raise.raise(
-                    session.dir_mut(acker),
-                    findings::DUPLICATE_ACK,
-                    None,
-                    Some(a.msg_id),
-                    findings::block(a.msg_id, a.block_id, BlockNote::AckedAgain),
-                );
-            }
-            b.last_ack_frame = frame;
-            b.last_ack_ts = ts;
-            if let Some(slot) = reliable(session).blocks.get_mut(&key) {
-                *slot = b;
-            }
+        if !b.acked
+            && let Some(ns) =
+                reliable(session).timing_ack((dir_index(owner), channel, a.msg_id), b.len, ts)
+        {
+            session.proto.completion.add(ns);
         }
+        b.acked = true;
+    } else if let Some(n) = session.proto.cut.msg_copies[owner.index()][ch].checked_sub(1) {
+        // The ack of a copy the capture cut before its block.
+        session.proto.cut.msg_copies[owner.index()][ch] = n;
+    } else if ts.since(b.last_ack_ts) < DUPLICATE_NS {
+        raise.raise(
+            session.dir_mut(acker),
+            FindingKind::DUPLICATE_PACKET,
+            None,
+            Some(a.msg_id),
+            Detail::DuplicateOf {
+                frame: b.last_ack_frame,
+            },
+        );
+    } else {
+        raise.raise(
+            session.dir_mut(acker),
+            findings::DUPLICATE_ACK,
+            None,
+            Some(a.msg_id),
+            findings::block(a.msg_id, a.block_id, BlockNote::AckedAgain),
+        );
+    }
+    b.last_ack_frame = frame;
+    b.last_ack_ts = ts;
+    if let Some(slot) = reliable(session).blocks.get_mut(&key) {
+        *slot = b;
     }
 }
 

@@ -838,6 +838,56 @@ fn earlier(vals: &[Option<i64>; MAX_ATTRS]) -> impl Fn(usize) -> Option<i64> + C
     move |i| vals.get(i).copied().flatten()
 }
 
+/// `n` bytes of `p` at `pos`, within `limit`; short, the error of field `ca`.
+fn take<'p>(
+    p: &'p [u8],
+    ca: &CAttr,
+    pos: usize,
+    limit: usize,
+    n: usize,
+) -> Result<&'p [u8], DecodeErr> {
+    pos.checked_add(n)
+        .filter(|e| *e <= limit)
+        .and_then(|e| p.get(pos..e))
+        .ok_or(DecodeErr {
+            kind: ErrKind::Short,
+            field: ca.field,
+            offset: pos,
+            need: n as u64,
+            have: limit.saturating_sub(pos),
+        })
+}
+
+/// A string's text and the bytes it takes of `avail` (at `pos`): all of
+/// them when `sized` (a `strz` ends at its first zero), else up to and with
+/// its terminating zero, which must be there.
+fn text<'p>(
+    avail: &'p [u8],
+    ca: &CAttr,
+    pos: usize,
+    sized: bool,
+    zero: bool,
+) -> Result<(&'p [u8], usize), DecodeErr> {
+    if sized {
+        let t = if zero {
+            avail.split(|b| *b == 0).next().unwrap_or(&[])
+        } else {
+            avail
+        };
+        return Ok((t, avail.len()));
+    }
+    match avail.iter().position(|b| *b == 0) {
+        Some(n) => Ok((&avail[..n], n + 1)),
+        None => Err(DecodeErr {
+            kind: ErrKind::Short,
+            field: ca.field,
+            offset: pos,
+            need: avail.len() as u64 + 1,
+            have: avail.len(),
+        }),
+    }
+}
+
 fn read_uint(b: &[u8], le: bool) -> u64 {
     // The common widths in one load each.
     match (b.len(), le) {
@@ -983,6 +1033,87 @@ impl<'p> Walker<'p, '_> {
         }
     }
 
+    /// An integer of `b` (`signed`, `le`): its field and value, and its
+    /// `valid` judged; its value.
+    fn int(
+        &mut self,
+        ca: &'static CAttr,
+        index: Option<u32>,
+        pos: usize,
+        b: &'p [u8],
+        (signed, le): (bool, bool),
+        vals: &[Option<i64>; MAX_ATTRS],
+    ) -> Result<i64, DecodeErr> {
+        let spec = self.c.specs.get(usize::from(ca.field));
+        let raw = read_uint(b, le);
+        let v = if signed {
+            let shift = 64 - b.len() as u32 * 8;
+            ((raw << shift) as i64) >> shift
+        } else {
+            raw as i64
+        };
+        let value = match spec.and_then(|s| s.enum_) {
+            Some(e) => Value::Enum {
+                raw,
+                name: self.c.enum_name(e, v),
+            },
+            None if signed => Value::Signed(v),
+            None => Value::Unsigned(raw),
+        };
+        if let Some(def) = self.def_of(ca) {
+            self.ev.field(Field {
+                def,
+                index,
+                offset: pos,
+                len: b.len(),
+                value,
+            });
+        }
+        self.ev.int(ca.field, v);
+        self.judge(ca, pos, if signed { v as f64 } else { raw as f64 }, vals);
+        Ok(v)
+    }
+
+    /// The registered field of `ca`, unless the walk is quiet (a group of
+    /// fields the sink does not want).
+    fn def_of(&self, ca: &CAttr) -> Option<&'static FieldDef> {
+        (!self.quiet)
+            .then(|| self.c.defs.get(usize::from(ca.field)))
+            .flatten()
+    }
+
+    /// The bytes from `pos` to `limit`, as one field of bytes.
+    fn rest(
+        &mut self,
+        ca: &CAttr,
+        index: Option<u32>,
+        pos: usize,
+        limit: usize,
+    ) -> (usize, Option<i64>) {
+        let b = self.p.get(pos..limit).unwrap_or(&[]);
+        if let Some(def) = self.def_of(ca) {
+            self.ev.field(Field {
+                def,
+                index,
+                offset: pos,
+                len: b.len(),
+                value: Value::Bytes(b),
+            });
+        }
+        (limit, None)
+    }
+
+    /// A number's `valid`, judged against the earlier fields' values.
+    fn judge(&mut self, ca: &CAttr, pos: usize, x: f64, vals: &[Option<i64>; MAX_ATTRS]) {
+        let spec = self.c.specs.get(usize::from(ca.field));
+        if let Some(valid) = spec.and_then(|s| s.valid.as_ref())
+            && !valid.holds(x, earlier(vals))
+        {
+            let bound = valid.bound_field().and_then(earlier(vals));
+            self.ev.violation(ca.field, pos, x, bound);
+        }
+    }
+
     /// One element of a field in `p[pos..limit]`: the offset after it, and its
     /// integer value.
     #[allow(clippy::too_many_arguments)]
@@ -997,10 +1128,7 @@ impl<'p> Walker<'p, '_> {
         root: bool,
     ) -> Result<(usize, Option<i64>), DecodeErr> {
         let p = self.p;
-        let def = (!self.quiet)
-            .then(|| self.c.defs.get(usize::from(ca.field)))
-            .flatten();
-        let spec = self.c.specs.get(usize::from(ca.field));
+        let def = self.def_of(ca);
         let field = |len: usize, value: Value<'p>| {
             def.map(|def| Field {
                 def,
@@ -1010,47 +1138,11 @@ impl<'p> Walker<'p, '_> {
                 value,
             })
         };
-        let take = |n: usize| -> Result<&'p [u8], DecodeErr> {
-            pos.checked_add(n)
-                .filter(|e| *e <= limit)
-                .and_then(|e| p.get(pos..e))
-                .ok_or(DecodeErr {
-                    kind: ErrKind::Short,
-                    field: ca.field,
-                    offset: pos,
-                    need: n as u64,
-                    have: limit.saturating_sub(pos),
-                })
-        };
+        let take = |n: usize| take(p, ca, pos, limit, n);
         match &ca.kind {
             CKind::Int { bytes, signed, le } => {
                 let b = take(usize::from(*bytes))?;
-                let raw = read_uint(b, *le);
-                let v = if *signed {
-                    let shift = 64 - u32::from(*bytes) * 8;
-                    ((raw << shift) as i64) >> shift
-                } else {
-                    raw as i64
-                };
-                let value = match spec.and_then(|s| s.enum_) {
-                    Some(e) => Value::Enum {
-                        raw,
-                        name: self.c.enum_name(e, v),
-                    },
-                    None if *signed => Value::Signed(v),
-                    None => Value::Unsigned(raw),
-                };
-                if let Some(f) = field(b.len(), value) {
-                    self.ev.field(f);
-                }
-                self.ev.int(ca.field, v);
-                let x = if *signed { v as f64 } else { raw as f64 };
-                if let Some(valid) = spec.and_then(|s| s.valid.as_ref())
-                    && !valid.holds(x, earlier(vals))
-                {
-                    let bound = valid.bound_field().and_then(earlier(vals));
-                    self.ev.violation(ca.field, pos, x, bound);
-                }
+                let v = self.int(ca, index, pos, b, (*signed, *le), vals)?;
                 if root
                     && let Some((f, e)) = self.c.strict_enum
                     && f == ca.field
@@ -1060,7 +1152,7 @@ impl<'p> Walker<'p, '_> {
                         kind: ErrKind::UnknownType,
                         field: ca.field,
                         offset: pos,
-                        need: raw,
+                        need: read_uint(b, *le),
                         have: limit.saturating_sub(pos),
                     });
                 }
@@ -1077,49 +1169,18 @@ impl<'p> Walker<'p, '_> {
                 if let Some(f) = field(b.len(), Value::Float(v)) {
                     self.ev.field(f);
                 }
-                if let Some(valid) = spec.and_then(|s| s.valid.as_ref())
-                    && !valid.holds(v, earlier(vals))
-                {
-                    let bound = valid.bound_field().and_then(earlier(vals));
-                    self.ev.violation(ca.field, pos, v, bound);
-                }
+                self.judge(ca, pos, v, vals);
                 Ok((pos + b.len(), None))
             }
             CKind::Str { zero } => {
                 let avail = p.get(pos..limit).unwrap_or(&[]);
-                let (text, used) = if sized {
-                    let t = if *zero {
-                        avail.split(|b| *b == 0).next().unwrap_or(&[])
-                    } else {
-                        avail
-                    };
-                    (t, avail.len())
-                } else {
-                    match avail.iter().position(|b| *b == 0) {
-                        Some(n) => (&avail[..n], n + 1),
-                        None => {
-                            return Err(DecodeErr {
-                                kind: ErrKind::Short,
-                                field: ca.field,
-                                offset: pos,
-                                need: avail.len() as u64 + 1,
-                                have: avail.len(),
-                            });
-                        }
-                    }
-                };
+                let (text, used) = text(avail, ca, pos, sized, *zero)?;
                 if let Some(f) = field(used, Value::Text(text)) {
                     self.ev.field(f);
                 }
                 Ok((pos + used, None))
             }
-            CKind::Bytes => {
-                let b = p.get(pos..limit).unwrap_or(&[]);
-                if let Some(f) = field(b.len(), Value::Bytes(b)) {
-                    self.ev.field(f);
-                }
-                Ok((limit, None))
-            }
+            CKind::Bytes => Ok(self.rest(ca, index, pos, limit)),
             CKind::Contents(want) => {
                 let b = take(want.len())?;
                 if let Some(f) = field(b.len(), Value::Bytes(b)) {
@@ -1146,13 +1207,7 @@ impl<'p> Walker<'p, '_> {
                     .or(default.as_ref());
                 match t {
                     Some(t) => self.node(ca, index, pos, limit, sized, t),
-                    None if sized => {
-                        let b = p.get(pos..limit).unwrap_or(&[]);
-                        if let Some(f) = field(b.len(), Value::Bytes(b)) {
-                            self.ev.field(f);
-                        }
-                        Ok((limit, None))
-                    }
+                    None if sized => Ok(self.rest(ca, index, pos, limit)),
                     None => Ok((pos, None)),
                 }
             }

@@ -564,19 +564,8 @@ fn bytes_of(n: &Node, what: &str) -> R<Vec<u8>> {
 }
 
 impl Reader {
-    fn ksy(mut self, root: &Node) -> R<Ksy> {
-        let top = map(root, "a description")?;
-        // What the whole file lacks is reported at its start.
-        let start = Pos { line: 1, col: 1 };
-        only_keys(
-            top,
-            &["meta", "seq", "types", "enums", "-lwarscope"],
-            "a description",
-        )?;
-        let meta = get(top, "meta").ok_or((
-            start,
-            "no `meta:`: a description starts with `meta: {id: NAME, endian: be}`".to_owned(),
-        ))?;
+    /// `meta:`: the protocol's `id`, and the byte order (`endian`).
+    fn meta(&mut self, meta: &Node) -> R<String> {
         let meta_m = map(meta, "`meta`")?;
         only_keys(
             meta_m,
@@ -612,6 +601,23 @@ impl Reader {
                 }
             });
         }
+        Ok(id)
+    }
+
+    fn ksy(mut self, root: &Node) -> R<Ksy> {
+        let top = map(root, "a description")?;
+        // What the whole file lacks is reported at its start.
+        let start = Pos { line: 1, col: 1 };
+        only_keys(
+            top,
+            &["meta", "seq", "types", "enums", "-lwarscope"],
+            "a description",
+        )?;
+        let meta = get(top, "meta").ok_or((
+            start,
+            "no `meta:`: a description starts with `meta: {id: NAME, endian: be}`".to_owned(),
+        ))?;
+        let id = self.meta(meta)?;
         // Names first: a field may use a type or an enum declared later.
         let mut type_nodes = Vec::new();
         if let Some(t) = get(top, "types") {
@@ -628,30 +634,9 @@ impl Reader {
                 if !is_ident(name) {
                     return err(*pos, format!("enum name `{name}` must be lower_snake_case"));
                 }
-                let mut values = Vec::new();
-                for (k, kpos, v) in map(node, "an enum")? {
-                    let key = Node {
-                        pos: *kpos,
-                        value: Value::Scalar {
-                            text: k.clone(),
-                            quoted: false,
-                        },
-                    };
-                    let raw = int(&key, "an enum key")?;
-                    let label = match v.as_map() {
-                        Some(m) => match get(m, "id") {
-                            Some(id) => ident(id, "an enum value's `id`")?,
-                            None => {
-                                return err(v.pos, "an enum value given as a mapping needs `id`");
-                            }
-                        },
-                        None => ident(v, "an enum value")?,
-                    };
-                    values.push((raw, label));
-                }
                 self.enums.push(EnumDef {
                     name: name.clone(),
-                    values,
+                    values: enum_values(node)?,
                 });
             }
         }
@@ -882,6 +867,72 @@ impl Reader {
             ))
     }
 
+    /// A field's `type` that is a switch (`t`, its map `tm`): on an earlier
+    /// integer field, a type per value (`_`: the default).
+    fn switch(&self, t: &Node, tm: &[(String, Pos, Node)], attrs: &[Attr]) -> R<Kind> {
+        only_keys(tm, &["switch-on", "cases"], "a switch")?;
+        let on_node =
+            get(tm, "switch-on").ok_or((t.pos, "a switch needs `switch-on`".to_owned()))?;
+        let on = self.earlier(on_node, attrs, "`switch-on`")?;
+        if !matches!(attrs[on].kind, Kind::Int { .. }) {
+            return err(on_node.pos, "`switch-on` must name an integer field");
+        }
+        let cases_node = get(tm, "cases").ok_or((t.pos, "a switch needs `cases`".to_owned()))?;
+        let mut cases = Vec::new();
+        let mut default = None;
+        for (k, kpos, v) in map(cases_node, "`cases`")? {
+            let kind = self.type_ref(v)?;
+            if k == "_" {
+                default = Some(Box::new(kind));
+                continue;
+            }
+            let key = Node {
+                pos: *kpos,
+                value: Value::Scalar {
+                    text: k.clone(),
+                    quoted: false,
+                },
+            };
+            let value = self.enum_value(&key, attrs[on].enum_)?;
+            cases.push((value, kind));
+        }
+        Ok(Kind::Switch { on, cases, default })
+    }
+
+    /// A field's `enum:`: the enum it names, declared in `enums`.
+    fn enum_ref(&self, e: &Node) -> R<usize> {
+        let s = scalar(e, "`enum`")?;
+        self.enums
+            .iter()
+            .position(|x| x.name == s)
+            .ok_or((e.pos, format!("unknown enum `{s}` (declare it in `enums`)")))
+    }
+
+    /// A field's `repeat:` (and `repeat-expr:`).
+    fn repeat(&self, m: &[(String, Pos, Node)], attrs: &[Attr]) -> R<Repeat> {
+        match get(m, "repeat") {
+            None => {
+                if let Some(r) = get(m, "repeat-expr") {
+                    return err(r.pos, "`repeat-expr` without `repeat: expr`");
+                }
+                Ok(Repeat::None)
+            }
+            Some(r) => match scalar(r, "`repeat`")? {
+                "eos" => Ok(Repeat::Eos),
+                "expr" => {
+                    let e = get(m, "repeat-expr")
+                        .ok_or((r.pos, "`repeat: expr` needs `repeat-expr`".to_owned()))?;
+                    Ok(Repeat::Expr(self.amount(e, attrs, "`repeat-expr`")?))
+                }
+                "until" => err(
+                    r.pos,
+                    "`repeat: until` is not supported: use `repeat: eos` or `repeat: expr`",
+                ),
+                other => err(r.pos, format!("`repeat: {other}`: use `eos` or `expr`")),
+            },
+        }
+    }
+
     fn attr(&self, n: &Node, attrs: &[Attr]) -> R<Attr> {
         let m = map(n, "a field")?;
         only_keys(
@@ -917,18 +968,7 @@ impl Reader {
             (Some(_), Some(e)) => return err(e.pos, "`size` and `size-eos` together: keep one"),
             (None, None) => None,
         };
-        let enum_ = match get(m, "enum") {
-            Some(e) => {
-                let s = scalar(e, "`enum`")?;
-                Some(
-                    self.enums
-                        .iter()
-                        .position(|x| x.name == s)
-                        .ok_or((e.pos, format!("unknown enum `{s}` (declare it in `enums`)")))?,
-                )
-            }
-            None => None,
-        };
+        let enum_ = get(m, "enum").map(|e| self.enum_ref(e)).transpose()?;
         let kind = match (get(m, "type"), get(m, "contents")) {
             (Some(_), Some(c)) => {
                 return err(
@@ -950,94 +990,15 @@ impl Reader {
                 Kind::Bytes
             }
             (Some(t), None) => match t.as_map() {
-                Some(tm) => {
-                    only_keys(tm, &["switch-on", "cases"], "a switch")?;
-                    let on_node = get(tm, "switch-on")
-                        .ok_or((t.pos, "a switch needs `switch-on`".to_owned()))?;
-                    let on = self.earlier(on_node, attrs, "`switch-on`")?;
-                    if !matches!(attrs[on].kind, Kind::Int { .. }) {
-                        return err(on_node.pos, "`switch-on` must name an integer field");
-                    }
-                    let cases_node =
-                        get(tm, "cases").ok_or((t.pos, "a switch needs `cases`".to_owned()))?;
-                    let mut cases = Vec::new();
-                    let mut default = None;
-                    for (k, kpos, v) in map(cases_node, "`cases`")? {
-                        let kind = self.type_ref(v)?;
-                        if k == "_" {
-                            default = Some(Box::new(kind));
-                            continue;
-                        }
-                        let key = Node {
-                            pos: *kpos,
-                            value: Value::Scalar {
-                                text: k.clone(),
-                                quoted: false,
-                            },
-                        };
-                        let value = self.enum_value(&key, attrs[on].enum_)?;
-                        cases.push((value, kind));
-                    }
-                    Kind::Switch { on, cases, default }
-                }
+                Some(tm) => self.switch(t, tm, attrs)?,
                 None => self.type_ref(t)?,
             },
         };
-        match &kind {
-            Kind::Str { zero: false } if size.is_none() => {
-                return err(
-                    at,
-                    format!(
-                        "`{id}`: `type: str` needs `size` (or `size-eos: true`), or use `strz`"
-                    ),
-                );
-            }
-            Kind::Str { .. } => {
-                if let Some(e) = get(m, "encoding") {
-                    let enc = scalar(e, "`encoding`")?.to_ascii_uppercase();
-                    if !["UTF-8", "ASCII", "UTF8"].contains(&enc.as_str()) {
-                        return err(
-                            e.pos,
-                            format!("encoding `{enc}` is not supported: use UTF-8 or ASCII"),
-                        );
-                    }
-                }
-            }
-            Kind::Int { .. } | Kind::Float { .. } if size.is_some() => {
-                return err(
-                    at,
-                    format!("`{id}`: `size` on a number: drop `size`, the type says it"),
-                );
-            }
-            Kind::Contents(b) if size.is_none() => size = Some(Amount::Fixed(b.len() as u64)),
-            _ => {}
-        }
+        sized(m, &kind, &mut size, at, &id)?;
         if enum_.is_some() && !matches!(kind, Kind::Int { .. }) {
             return err(at, format!("`{id}`: `enum` needs an integer type"));
         }
-        let repeat = match get(m, "repeat") {
-            None => {
-                if let Some(r) = get(m, "repeat-expr") {
-                    return err(r.pos, "`repeat-expr` without `repeat: expr`");
-                }
-                Repeat::None
-            }
-            Some(r) => match scalar(r, "`repeat`")? {
-                "eos" => Repeat::Eos,
-                "expr" => {
-                    let e = get(m, "repeat-expr")
-                        .ok_or((r.pos, "`repeat: expr` needs `repeat-expr`".to_owned()))?;
-                    Repeat::Expr(self.amount(e, attrs, "`repeat-expr`")?)
-                }
-                "until" => {
-                    return err(
-                        r.pos,
-                        "`repeat: until` is not supported: use `repeat: eos` or `repeat: expr`",
-                    );
-                }
-                other => return err(r.pos, format!("`repeat: {other}`: use `eos` or `expr`")),
-            },
-        };
+        let repeat = self.repeat(m, attrs)?;
         let cond = match get(m, "if") {
             None => None,
             Some(c) => Some(self.cond(c, attrs)?),
@@ -1309,6 +1270,61 @@ impl Reader {
         Ok(k)
     }
 
+    /// A key's field (`what` names the key in errors): an integer field of
+    /// the top-level `seq` present in every packet, or with `keys_are` (a
+    /// protobuf description's keys) any integer field the keys may name.
+    fn top_field(&self, root: &TypeDef, node: &Node, what: &str) -> R<usize> {
+        let s = scalar(node, what)?.trim();
+        if let Some(keys_are) = &self.keys_are {
+            return root
+                .attrs
+                .iter()
+                .position(|a| a.id == s && matches!(a.kind, Kind::Int { .. }))
+                .ok_or((node.pos, format!("{what}: `{s}` is not {keys_are}")));
+        }
+        if s.contains('.') {
+            return err(
+                node.pos,
+                format!(
+                    "{what}: `{s}`: name a field of the top-level `seq` (nested fields are not supported here)"
+                ),
+            );
+        }
+        root.attrs
+            .iter()
+            .position(|a| a.id == s && a.repeat == Repeat::None && a.cond.is_none())
+            .filter(|&i| matches!(root.attrs[i].kind, Kind::Int { .. }))
+            .ok_or((node.pos, format!("{what}: `{s}` is not an integer field of the top-level `seq` (present in every packet)")))
+    }
+
+    /// `rates:`, per value of the message type's enum: (raw value, Hz).
+    fn rates(&self, r: &Node, enum_of_type: Option<usize>) -> R<Vec<(i64, f64)>> {
+        let Some(e) = enum_of_type else {
+            return err(
+                r.pos,
+                "`rates` needs `message-type` with an enum: rates are per message type",
+            );
+        };
+        let mut rates = Vec::new();
+        for (k, kpos, v) in map(r, "`rates`")? {
+            let value = self.enums[e]
+                .values
+                .iter()
+                .find(|(_, x)| x == k)
+                .map(|(raw, _)| *raw);
+            let value = value.ok_or((
+                *kpos,
+                format!("`{k}` is not a value of enum `{}`", self.enums[e].name),
+            ))?;
+            let hz = number(v, "a rate (Hz)")?;
+            if hz <= 0.0 || !hz.is_finite() {
+                return err(v.pos, "a rate is a positive number of Hz");
+            }
+            rates.push((value, hz));
+        }
+        Ok(rates)
+    }
+
     fn semantics(&self, n: &Node, root: &TypeDef) -> R<Semantics> {
         let m = map(n, "`-lwarscope`")?;
         only_keys(
@@ -1328,87 +1344,23 @@ impl Reader {
             ],
             "`-lwarscope`",
         )?;
-        let top = |node: &Node, what: &str| -> R<usize> {
-            let s = scalar(node, what)?.trim();
-            if let Some(keys_are) = &self.keys_are {
-                return root
-                    .attrs
-                    .iter()
-                    .position(|a| a.id == s && matches!(a.kind, Kind::Int { .. }))
-                    .ok_or((node.pos, format!("{what}: `{s}` is not {keys_are}")));
-            }
-            if s.contains('.') {
-                return err(
-                    node.pos,
-                    format!(
-                        "{what}: `{s}`: name a field of the top-level `seq` (nested fields are not supported here)"
-                    ),
-                );
-            }
-            root.attrs
-                .iter()
-                .position(|a| a.id == s && a.repeat == Repeat::None && a.cond.is_none())
-                .filter(|&i| matches!(root.attrs[i].kind, Kind::Int { .. }))
-                .ok_or((node.pos, format!("{what}: `{s}` is not an integer field of the top-level `seq` (present in every packet)")))
-        };
+        let top = |node: &Node, what: &str| self.top_field(root, node, what);
         let title = match get(m, "title") {
             Some(t) => shown(scalar(t, "`title`")?),
             None => String::new(),
         };
-        let (mut magic, mut magic_offset, mut port) = (Vec::new(), 0, None);
-        match get(m, "recognise") {
+        let (magic, magic_offset, port) = match get(m, "recognise") {
             None => {
                 return err(
                     n.pos,
                     "`-lwarscope` needs `recognise:` (`port:`, `magic:` with `offset:`, or both)",
                 );
             }
-            Some(r) => {
-                let rm = map(r, "`recognise`")?;
-                only_keys(rm, &["port", "magic", "offset"], "`recognise`")?;
-                if let Some(p) = get(rm, "port") {
-                    let v = int(p, "`port`")?;
-                    port = Some(
-                        u16::try_from(v)
-                            .ok()
-                            .filter(|p| *p != 0)
-                            .ok_or((p.pos, format!("`port: {v}` is not a UDP port (1-65535)")))?,
-                    );
-                }
-                if let Some(mg) = get(rm, "magic") {
-                    magic = bytes_of(mg, "`magic`")?;
-                }
-                if let Some(o) = get(rm, "offset") {
-                    magic_offset = usize::try_from(int(o, "`offset`")?)
-                        .map_err(|_| (o.pos, "`offset` is negative".to_owned()))?;
-                }
-                if magic.is_empty() && port.is_none() {
-                    return err(r.pos, "`recognise` needs `port:` or `magic:`");
-                }
-            }
-        }
+            Some(r) => recognise(r)?,
+        };
         let session = match get(m, "session") {
             None => None,
-            Some(s) => match &s.value {
-                Value::Scalar { text, .. } if text == "address-pair" => None,
-                Value::Map(sm) => {
-                    only_keys(sm, &["field"], "`session`")?;
-                    let f = get(sm, "field").ok_or((
-                        s.pos,
-                        "`session` takes `address-pair` or `{field: FIELD}`".to_owned(),
-                    ))?;
-                    Some(top(f, "`session.field`")?)
-                }
-                _ => {
-                    let text = s.as_str().unwrap_or("");
-                    return err(
-                        s.pos,
-                        format!(
-                            "`session: {text}`: use `address-pair` or `{{field: FIELD}}` (a field of the top-level `seq` in every packet)"
-                        ),
-                    );
-                }
-            },
+            Some(s) => session_key(s, &top)?,
         };
         let message_type = get(m, "message-type")
             .map(|t| top(t, "`message-type`"))
@@ -1430,90 +1382,19 @@ impl Reader {
         };
         let ack = match get(m, "ack") {
             None => Ack::None,
-            Some(a) => match &a.value {
-                Value::Scalar { text, .. } if text == "none" => Ack::None,
-                Value::Map(am) => {
-                    only_keys(am, &["cumulative", "bitfield", "anchor"], "`ack`")?;
-                    if sequence.is_none() {
-                        return err(
-                            a.pos,
-                            "`ack` needs `sequence`: acks name the peer's numbers",
-                        );
-                    }
-                    match (get(am, "cumulative"), get(am, "bitfield")) {
-                        (Some(c), None) => Ack::Cumulative {
-                            field: top(c, "`ack.cumulative`")?,
-                        },
-                        (None, Some(b)) => {
-                            let field = top(b, "`ack.bitfield`")?;
-                            let anchor = match get(am, "anchor") {
-                                Some(x) => top(x, "`ack.anchor`")?,
-                                None => {
-                                    return err(
-                                        a.pos,
-                                        "`ack.bitfield` needs `anchor:` (the field bit 0 counts back from)",
-                                    );
-                                }
-                            };
-                            Ack::Bitfield { field, anchor }
-                        }
-                        _ => {
-                            return err(
-                                a.pos,
-                                "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
-                            );
-                        }
-                    }
-                }
-                _ => {
-                    return err(
-                        a.pos,
-                        "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`",
-                    );
-                }
-            },
+            Some(a) => ack_keys(a, sequence.is_some(), &top)?,
         };
         let timeout_ms = match get(m, "timeout") {
             None => 10_000,
             Some(t) => duration_ms(t)?,
         };
-        let mut rates = Vec::new();
-        if let Some(r) = get(m, "rates") {
-            let Some(e) = enum_of_type else {
-                return err(
-                    r.pos,
-                    "`rates` needs `message-type` with an enum: rates are per message type",
-                );
-            };
-            for (k, kpos, v) in map(r, "`rates`")? {
-                let value = self.enums[e]
-                    .values
-                    .iter()
-                    .find(|(_, x)| x == k)
-                    .map(|(raw, _)| *raw);
-                let value = value.ok_or((
-                    *kpos,
-                    format!("`{k}` is not a value of enum `{}`", self.enums[e].name),
-                ))?;
-                let hz = number(v, "a rate (Hz)")?;
-                if hz <= 0.0 || !hz.is_finite() {
-                    return err(v.pos, "a rate is a positive number of Hz");
-                }
-                rates.push((value, hz));
-            }
-        }
+        let rates = match get(m, "rates") {
+            None => Vec::new(),
+            Some(r) => self.rates(r, enum_of_type)?,
+        };
         let trailing_malformed = match get(m, "trailing") {
             None => true,
-            Some(t) => match scalar(t, "`trailing`")? {
-                "malformed" => true,
-                "allow" => false,
-                other => {
-                    return err(
-                        t.pos,
-                        format!("`trailing: {other}`: use `malformed` or `allow`"),
-                    );
-                }
-            },
+            Some(t) => trailing(t)?,
         };
         let mtu = get(m, "mtu")
             .map(|x| {
@@ -1578,6 +1459,175 @@ fn drops(n: &Node) -> R<Vec<u8>> {
         );
     }
     Ok(out)
+}
+
+/// What a field's kind says of its `size` (a string needs one, a number
+/// takes none, a magic's is its bytes') and of its `encoding`; `at` is the
+/// field's `id`.
+fn sized(
+    m: &[(String, Pos, Node)],
+    kind: &Kind,
+    size: &mut Option<Amount>,
+    at: Pos,
+    id: &str,
+) -> R<()> {
+    match kind {
+        Kind::Str { zero: false } if size.is_none() => {
+            return err(
+                at,
+                format!("`{id}`: `type: str` needs `size` (or `size-eos: true`), or use `strz`"),
+            );
+        }
+        Kind::Str { .. } => {
+            if let Some(e) = get(m, "encoding") {
+                let enc = scalar(e, "`encoding`")?.to_ascii_uppercase();
+                if !["UTF-8", "ASCII", "UTF8"].contains(&enc.as_str()) {
+                    return err(
+                        e.pos,
+                        format!("encoding `{enc}` is not supported: use UTF-8 or ASCII"),
+                    );
+                }
+            }
+        }
+        Kind::Int { .. } | Kind::Float { .. } if size.is_some() => {
+            return err(
+                at,
+                format!("`{id}`: `size` on a number: drop `size`, the type says it"),
+            );
+        }
+        Kind::Contents(b) if size.is_none() => *size = Some(Amount::Fixed(b.len() as u64)),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// An enum's values: (raw value, label), each given as `KEY: label` or
+/// `KEY: {id: label}`.
+fn enum_values(node: &Node) -> R<Vec<(i64, String)>> {
+    let mut values = Vec::new();
+    for (k, kpos, v) in map(node, "an enum")? {
+        let key = Node {
+            pos: *kpos,
+            value: Value::Scalar {
+                text: k.clone(),
+                quoted: false,
+            },
+        };
+        let raw = int(&key, "an enum key")?;
+        let label = match v.as_map() {
+            Some(m) => match get(m, "id") {
+                Some(id) => ident(id, "an enum value's `id`")?,
+                None => {
+                    return err(v.pos, "an enum value given as a mapping needs `id`");
+                }
+            },
+            None => ident(v, "an enum value")?,
+        };
+        values.push((raw, label));
+    }
+    Ok(values)
+}
+
+/// `trailing:`: bytes after the layout are `malformed` (true) or `allow`ed.
+fn trailing(t: &Node) -> R<bool> {
+    match scalar(t, "`trailing`")? {
+        "malformed" => Ok(true),
+        "allow" => Ok(false),
+        other => err(
+            t.pos,
+            format!("`trailing: {other}`: use `malformed` or `allow`"),
+        ),
+    }
+}
+
+/// `recognise:`: the magic bytes, their offset and the port.
+fn recognise(r: &Node) -> R<(Vec<u8>, usize, Option<u16>)> {
+    let (mut magic, mut magic_offset, mut port) = (Vec::new(), 0, None);
+    let rm = map(r, "`recognise`")?;
+    only_keys(rm, &["port", "magic", "offset"], "`recognise`")?;
+    if let Some(p) = get(rm, "port") {
+        let v = int(p, "`port`")?;
+        port = Some(
+            u16::try_from(v)
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or((p.pos, format!("`port: {v}` is not a UDP port (1-65535)")))?,
+        );
+    }
+    if let Some(mg) = get(rm, "magic") {
+        magic = bytes_of(mg, "`magic`")?;
+    }
+    if let Some(o) = get(rm, "offset") {
+        magic_offset = usize::try_from(int(o, "`offset`")?)
+            .map_err(|_| (o.pos, "`offset` is negative".to_owned()))?;
+    }
+    if magic.is_empty() && port.is_none() {
+        return err(r.pos, "`recognise` needs `port:` or `magic:`");
+    }
+    Ok((magic, magic_offset, port))
+}
+
+/// `session:`: `address-pair` (`None`) or the field that names it.
+fn session_key(s: &Node, top: &dyn Fn(&Node, &str) -> R<usize>) -> R<Option<usize>> {
+    match &s.value {
+        Value::Scalar { text, .. } if text == "address-pair" => Ok(None),
+        Value::Map(sm) => {
+            only_keys(sm, &["field"], "`session`")?;
+            let f = get(sm, "field").ok_or((
+                s.pos,
+                "`session` takes `address-pair` or `{field: FIELD}`".to_owned(),
+            ))?;
+            Ok(Some(top(f, "`session.field`")?))
+        }
+        _ => {
+            let text = s.as_str().unwrap_or("");
+            err(
+                s.pos,
+                format!(
+                    "`session: {text}`: use `address-pair` or `{{field: FIELD}}` (a field of the top-level `seq` in every packet)"
+                ),
+            )
+        }
+    }
+}
+
+/// `ack:`: none, cumulative or a bitfield with its anchor; acks need
+/// `sequence` (`sequenced`).
+fn ack_keys(a: &Node, sequenced: bool, top: &dyn Fn(&Node, &str) -> R<usize>) -> R<Ack> {
+    const TAKES: &str =
+        "`ack` takes `none`, `{cumulative: FIELD}` or `{bitfield: FIELD, anchor: FIELD}`";
+    match &a.value {
+        Value::Scalar { text, .. } if text == "none" => Ok(Ack::None),
+        Value::Map(am) => {
+            only_keys(am, &["cumulative", "bitfield", "anchor"], "`ack`")?;
+            if !sequenced {
+                return err(
+                    a.pos,
+                    "`ack` needs `sequence`: acks name the peer's numbers",
+                );
+            }
+            match (get(am, "cumulative"), get(am, "bitfield")) {
+                (Some(c), None) => Ok(Ack::Cumulative {
+                    field: top(c, "`ack.cumulative`")?,
+                }),
+                (None, Some(b)) => {
+                    let field = top(b, "`ack.bitfield`")?;
+                    let anchor = match get(am, "anchor") {
+                        Some(x) => top(x, "`ack.anchor`")?,
+                        None => {
+                            return err(
+                                a.pos,
+                                "`ack.bitfield` needs `anchor:` (the field bit 0 counts back from)",
+                            );
+                        }
+                    };
+                    Ok(Ack::Bitfield { field, anchor })
+                }
+                _ => err(a.pos, TAKES),
+            }
+        }
+        _ => err(a.pos, TAKES),
+    }
 }
 
 /// `10s`, `500ms`, or a number of milliseconds.

@@ -294,110 +294,19 @@ impl protox::file::FileResolver for Files {
 /// Reads a protobuf description. `file` names it in errors; `resolve` gives
 /// the `.proto` files it names (relative to it).
 pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Described, KsyError> {
-    let at = |pos: Pos, msg: String| KsyError {
-        file: file.to_owned(),
-        line: pos.line,
-        col: pos.col,
-        msg,
-    };
+    let at = |pos: Pos, msg: String| located(file, pos, msg);
     let root = yaml::parse(text).map_err(|e| at(e.pos, e.msg))?;
     let desc = read(&root).map_err(|(p, m)| at(p, m))?;
     // The `.proto`, compiled.
-    let texts = std::rc::Rc::new(std::cell::RefCell::new(HashMap::new()));
-    let files = Files {
-        resolve,
-        texts: texts.clone(),
-        google: protox::file::GoogleFileResolver::new(),
-    };
-    let mut compiler = protox::Compiler::with_file_resolver(files);
-    compiler.include_source_info(true);
-    // A `.proto` is named in errors by its path beside the description.
-    let beside = |name: &str| -> String {
-        let dir = std::path::Path::new(file)
-            .parent()
-            .unwrap_or(std::path::Path::new(""));
-        dir.join(name).display().to_string()
-    };
-    if let Err(e) = compiler.open_file(&desc.proto) {
-        let texts = texts.borrow();
-        if e.is_file_not_found() && !texts.contains_key(&desc.proto) {
-            // The file itself is missing: the description's line says so.
-            return Err(at(
-                desc.proto_pos,
-                format!(
-                    "`{}`: no such file (the .proto is read from beside the description: {})",
-                    desc.proto,
-                    beside(&desc.proto)
-                ),
-            ));
-        }
-        let mut err = proto_error(&e, &texts, &desc.proto);
-        if texts.contains_key(&err.file) {
-            err.file = beside(&err.file);
-        }
-        return Err(err);
-    }
-    let pool = compiler.descriptor_pool();
-    let message = |(name, pos): &(String, Pos)| -> Result<MessageDescriptor, KsyError> {
-        pool.get_message_by_name(name)
-            .or_else(|| {
-                let mut short = pool
-                    .all_messages()
-                    .filter(|m| m.name() == name || m.full_name().ends_with(&format!(".{name}")));
-                let one = short.next()?;
-                short.next().is_none().then_some(one)
-            })
-            .ok_or_else(|| {
-                at(
-                    *pos,
-                    format!(
-                        "no message `{name}` in {} (name it with its package: `pkg.Message`)",
-                        desc.proto
-                    ),
-                )
-            })
-    };
+    let pool = compile_proto(file, &desc, resolve)?;
+    let message = |m: &(String, Pos)| find_message(file, &pool, &desc, m);
     let client = message(&desc.client)?;
     let server = message(&desc.server)?;
-    let mut c = Compiler {
-        id: desc.id.clone(),
-        specs: Vec::new(),
-        names: HashMap::new(),
-        msgs: Vec::new(),
-        enums: Vec::new(),
-        enum_index: HashMap::new(),
-        keys: Vec::new(),
-        proto: desc.proto.clone(),
-    };
-    c.specs.push(spec(
-        &desc.id,
-        &desc.id,
-        FieldType::Node,
-        "The packet".into(),
-    ));
     let two = client.full_name() != server.full_name();
-    let message_field = if two {
-        c.enums.push(EnumDef {
-            name: "message".into(),
-            values: vec![(0, client.name().into()), (1, server.name().into())],
-        });
-        c.specs.push(DefSpecLite {
-            enum_: Some(0),
-            ..spec(
-                &format!("{}.message", desc.id),
-                "message",
-                FieldType::Enum,
-                "The message the packet holds: the client's (0) or the server's (1), by its direction".into(),
-            )
-        });
-        c.keys.push(key_attr("message", 1, false, Some(0)));
-        Some(1u16)
-    } else {
-        None
-    };
+    let (mut c, message_field) = Compiler::for_packet(&desc, &client, &server, two);
     let mut stack = Vec::new();
     let placed = |e: ProtoErr| KsyError {
-        file: beside(&e.file),
+        file: beside(file, &e.file),
         line: e.pos.0,
         col: e.pos.1,
         msg: e.msg,
@@ -408,36 +317,118 @@ pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Describe
     } else {
         r0
     };
-    // The field checks of `fields:`.
-    for (path, pos, valid) in &desc.valid {
-        let name = format!("{}.{path}", desc.id);
-        let Some(&i) = c.names.get(&name) else {
-            return Err(at(
-                *pos,
-                format!("`{path}` is not a field of the messages (`{name}` is not registered)"),
+    c.field_checks(file, &desc)?;
+    let (types, sem) = keys(file, &desc, &c, [&client, &server], two)?;
+    let type_enum = sem
+        .message_type
+        .and_then(|i| c.keys.get(i))
+        .and_then(|a| a.enum_);
+    let names = [client.name().to_owned(), server.name().to_owned()];
+    let (compiled, enums) = c.compiled(type_enum, [r0, r1], message_field, names);
+    let k = Ksy {
+        id: desc.id,
+        types,
+        enums,
+        sem,
+        doc: desc.doc,
+    };
+    super::Described::with_compiled(file, k, compiled)
+}
+
+/// An error at `pos` of the description `file`.
+fn located(file: &str, pos: Pos, msg: String) -> KsyError {
+    KsyError {
+        file: file.to_owned(),
+        line: pos.line,
+        col: pos.col,
+        msg,
+    }
+}
+
+/// A `.proto` named in errors by its path beside the description `file`.
+fn beside(file: &str, name: &str) -> String {
+    let dir = std::path::Path::new(file)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    dir.join(name).display().to_string()
+}
+
+/// The description's `.proto` compiled (by `protox`, the files it imports
+/// from `resolve`): its descriptors, or where it is wrong.
+fn compile_proto(
+    file: &str,
+    desc: &Desc,
+    resolve: Resolve,
+) -> Result<prost_reflect::DescriptorPool, KsyError> {
+    let texts = std::rc::Rc::new(std::cell::RefCell::new(HashMap::new()));
+    let files = Files {
+        resolve,
+        texts: texts.clone(),
+        google: protox::file::GoogleFileResolver::new(),
+    };
+    let mut compiler = protox::Compiler::with_file_resolver(files);
+    compiler.include_source_info(true);
+    if let Err(e) = compiler.open_file(&desc.proto) {
+        let texts = texts.borrow();
+        if e.is_file_not_found() && !texts.contains_key(&desc.proto) {
+            // The file itself is missing: the description's line says so.
+            return Err(located(
+                file,
+                desc.proto_pos,
+                format!(
+                    "`{}`: no such file (the .proto is read from beside the description: {})",
+                    desc.proto,
+                    beside(file, &desc.proto)
+                ),
             ));
-        };
-        let s = &mut c.specs[usize::from(i)];
-        if !matches!(
-            s.ty,
-            FieldType::Signed
-                | FieldType::Unsigned
-                | FieldType::Float
-                | FieldType::Enum
-                | FieldType::Bool
-        ) {
-            return Err(at(*pos, format!("`{path}`: `valid` checks numbers only")));
         }
-        s.valid = Some(valid.clone());
+        let mut err = proto_error(&e, &texts, &desc.proto);
+        if texts.contains_key(&err.file) {
+            err.file = beside(file, &err.file);
+        }
+        return Err(err);
     }
-    if desc.valid.len() > ksy::MAX_VALID_FIELDS {
-        let pos = desc.valid[ksy::MAX_VALID_FIELDS].1;
-        return Err(at(
-            pos,
-            format!("more than {} fields with `valid`", ksy::MAX_VALID_FIELDS),
-        ));
-    }
-    // The keys, read against the fields they may name.
+    Ok(compiler.descriptor_pool())
+}
+
+/// The message the description names at `pos`: by its full name, or by a
+/// name only one message has.
+fn find_message(
+    file: &str,
+    pool: &prost_reflect::DescriptorPool,
+    desc: &Desc,
+    (name, pos): &(String, Pos),
+) -> Result<MessageDescriptor, KsyError> {
+    pool.get_message_by_name(name)
+        .or_else(|| {
+            let mut short = pool
+                .all_messages()
+                .filter(|m| m.name() == name || m.full_name().ends_with(&format!(".{name}")));
+            let one = short.next()?;
+            short.next().is_none().then_some(one)
+        })
+        .ok_or_else(|| {
+            located(
+                file,
+                *pos,
+                format!(
+                    "no message `{name}` in {} (name it with its package: `pkg.Message`)",
+                    desc.proto
+                ),
+            )
+        })
+}
+
+/// The keys (`-lwarscope:`), read against the fields they may name: the
+/// packet's type and its semantics. With two messages, the message type is
+/// which one (`message`) unless the keys name another.
+fn keys(
+    file: &str,
+    desc: &Desc,
+    c: &Compiler,
+    [client, server]: [&MessageDescriptor; 2],
+    two: bool,
+) -> Result<(Vec<TypeDef>, ksy::Semantics), KsyError> {
     let types = vec![TypeDef {
         name: desc.id.clone(),
         attrs: c.keys.clone(),
@@ -454,8 +445,6 @@ pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Describe
             client.name()
         )
     };
-    // With two messages, the message type is which one (`message`) unless
-    // the keys name another.
     let mut keys_node = desc.lwarscope.clone();
     if two
         && let yaml::Value::Map(m) = &mut keys_node.value
@@ -475,71 +464,162 @@ pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Describe
         ));
     }
     let mut sem = ksy::semantics_of(&keys_node, &types[0], c.enums.clone(), &what)
-        .map_err(|(p, m)| at(p, m))?;
+        .map_err(|(p, m)| located(file, p, m))?;
     // Nothing is trailing in a protobuf message.
     sem.trailing_malformed = false;
     if sem.title.is_empty() {
         sem.title = desc.title.clone();
     }
-    let specs: Vec<super::decode::DefSpec> = c
-        .specs
-        .iter()
-        .map(|s| super::decode::DefSpec {
-            name: s.name.clone(),
-            label: s.label.clone(),
-            ty: s.ty,
-            doc: s.doc.clone(),
-            valid: s.valid.clone(),
-            bound_signed: false,
-            enum_: s.enum_,
-        })
-        .collect();
-    let root_attrs = c
-        .keys
-        .iter()
-        .map(|a| super::decode::CAttr {
-            attr: a.clone(),
-            field: c
-                .names
-                .get(&format!("{}.{}", desc.id, a.id))
-                .copied()
-                .unwrap_or(1),
-            kind: match a.kind {
-                KKind::Int { bytes, signed, le } => super::decode::CKind::Int { bytes, signed, le },
-                _ => super::decode::CKind::Bytes,
+    Ok((types, sem))
+}
+
+impl Compiler {
+    /// The compiler of a packet: its node, and with two messages the
+    /// `message` field that says which one it holds (its field number).
+    fn for_packet(
+        desc: &Desc,
+        client: &MessageDescriptor,
+        server: &MessageDescriptor,
+        two: bool,
+    ) -> (Self, Option<u16>) {
+        let mut c = Compiler {
+            id: desc.id.clone(),
+            specs: Vec::new(),
+            names: HashMap::new(),
+            msgs: Vec::new(),
+            enums: Vec::new(),
+            enum_index: HashMap::new(),
+            keys: Vec::new(),
+            proto: desc.proto.clone(),
+        };
+        c.specs.push(spec(
+            &desc.id,
+            &desc.id,
+            FieldType::Node,
+            "The packet".into(),
+        ));
+        let message_field = if two {
+            c.enums.push(EnumDef {
+                name: "message".into(),
+                values: vec![(0, client.name().into()), (1, server.name().into())],
+            });
+            c.specs.push(DefSpecLite {
+                enum_: Some(0),
+                ..spec(
+                    &format!("{}.message", desc.id),
+                    "message",
+                    FieldType::Enum,
+                    "The message the packet holds: the client's (0) or the server's (1), by its direction".into(),
+                )
+            });
+            c.keys.push(key_attr("message", 1, false, Some(0)));
+            Some(1u16)
+        } else {
+            None
+        };
+        (c, message_field)
+    }
+
+    /// The field checks of `fields:`: each names a registered number field.
+    fn field_checks(&mut self, file: &str, desc: &Desc) -> Result<(), KsyError> {
+        for (path, pos, valid) in &desc.valid {
+            let name = format!("{}.{path}", desc.id);
+            let Some(&i) = self.names.get(&name) else {
+                return Err(located(
+                    file,
+                    *pos,
+                    format!("`{path}` is not a field of the messages (`{name}` is not registered)"),
+                ));
+            };
+            let s = &mut self.specs[usize::from(i)];
+            if !matches!(
+                s.ty,
+                FieldType::Signed
+                    | FieldType::Unsigned
+                    | FieldType::Float
+                    | FieldType::Enum
+                    | FieldType::Bool
+            ) {
+                return Err(located(
+                    file,
+                    *pos,
+                    format!("`{path}`: `valid` checks numbers only"),
+                ));
+            }
+            s.valid = Some(valid.clone());
+        }
+        if desc.valid.len() > ksy::MAX_VALID_FIELDS {
+            let pos = desc.valid[ksy::MAX_VALID_FIELDS].1;
+            return Err(located(
+                file,
+                pos,
+                format!("more than {} fields with `valid`", ksy::MAX_VALID_FIELDS),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The compiled layout: the registered fields, the keys as the root's
+    /// attributes, and the schema the walk follows (`roots`: the client's
+    /// and the server's message); with the enums, for the description.
+    fn compiled(
+        self,
+        type_enum: Option<usize>,
+        roots: [usize; 2],
+        message_field: Option<u16>,
+        names: [String; 2],
+    ) -> (super::decode::Compiled, Vec<EnumDef>) {
+        let specs: Vec<super::decode::DefSpec> = self
+            .specs
+            .iter()
+            .map(|s| super::decode::DefSpec {
+                name: s.name.clone(),
+                label: s.label.clone(),
+                ty: s.ty,
+                doc: s.doc.clone(),
+                valid: s.valid.clone(),
+                bound_signed: false,
+                enum_: s.enum_,
+            })
+            .collect();
+        let root_attrs = self
+            .keys
+            .iter()
+            .map(|a| super::decode::CAttr {
+                attr: a.clone(),
+                field: self
+                    .names
+                    .get(&format!("{}.{}", self.id, a.id))
+                    .copied()
+                    .unwrap_or(1),
+                kind: match a.kind {
+                    KKind::Int { bytes, signed, le } => {
+                        super::decode::CKind::Int { bytes, signed, le }
+                    }
+                    _ => super::decode::CKind::Bytes,
+                },
+            })
+            .collect();
+        let compiled = super::decode::Compiled {
+            root: super::decode::CType {
+                attrs: root_attrs,
+                fixed: None,
             },
-        })
-        .collect();
-    let type_enum = sem
-        .message_type
-        .and_then(|i| c.keys.get(i))
-        .and_then(|a| a.enum_);
-    let compiled = super::decode::Compiled {
-        root: super::decode::CType {
-            attrs: root_attrs,
-            fixed: None,
-        },
-        specs,
-        defs: &[],
-        strict_enum: None,
-        type_enum,
-        trailing_malformed: false,
-        enums: c.enums.clone(),
-        proto: Some(Box::new(Schema {
-            msgs: c.msgs,
-            roots: [r0, r1],
-            message_field,
-            names: [client.name().to_owned(), server.name().to_owned()],
-        })),
-    };
-    let k = Ksy {
-        id: desc.id,
-        types,
-        enums: c.enums,
-        sem,
-        doc: desc.doc,
-    };
-    super::Described::with_compiled(file, k, compiled)
+            specs,
+            defs: &[],
+            strict_enum: None,
+            type_enum,
+            trailing_malformed: false,
+            enums: self.enums.clone(),
+            proto: Some(Box::new(Schema {
+                msgs: self.msgs,
+                roots,
+                message_field,
+                names,
+            })),
+        };
+        (compiled, self.enums)
+    }
 }
 
 /// A registered field before it is leaked.
@@ -1154,6 +1234,75 @@ impl Schema {
     }
 }
 
+/// What [`PWalker::scalar`] reads of a value: the value, its integer for
+/// the keys, its number for `valid`.
+type Scalar<'p> = Result<(Value<'p>, Option<i64>, Option<f64>), DecodeErr>;
+
+/// A fixed-width value of `f` (4 or 8 bytes, little-endian) at `*pos`.
+fn fixed_value<'p>(p: &'p [u8], f: &PField, pos: &mut usize, end: usize) -> Scalar<'p> {
+    let fixed = |pos: &mut usize, n: usize| -> Result<u64, DecodeErr> {
+        let at = *pos;
+        let b = at
+            .checked_add(n)
+            .filter(|e| *e <= end)
+            .and_then(|e| p.get(at..e))
+            .ok_or(perr(ErrKind::PastEnd, f.def, at, n as u64, end - at))?;
+        *pos = at + n;
+        let mut v = 0u64;
+        for x in b.iter().rev() {
+            v = (v << 8) | u64::from(*x);
+        }
+        Ok(v)
+    };
+    Ok(match f.ty {
+        PType::Fixed32 => {
+            let v = fixed(pos, 4)?;
+            (Value::Unsigned(v), Some(v as i64), Some(v as f64))
+        }
+        PType::SFixed32 => {
+            let v = i64::from(fixed(pos, 4)? as u32 as i32);
+            (Value::Signed(v), Some(v), Some(v as f64))
+        }
+        PType::Float => {
+            let v = f64::from(f32::from_bits(fixed(pos, 4)? as u32));
+            (Value::Float(v), None, Some(v))
+        }
+        PType::Fixed64 => {
+            let v = fixed(pos, 8)?;
+            (Value::Unsigned(v), Some(v as i64), Some(v as f64))
+        }
+        PType::SFixed64 => {
+            let v = fixed(pos, 8)? as i64;
+            (Value::Signed(v), Some(v), Some(v as f64))
+        }
+        PType::Double => {
+            let v = f64::from_bits(fixed(pos, 8)?);
+            (Value::Float(v), None, Some(v))
+        }
+        _ => (Value::None, None, None),
+    })
+}
+
+/// A string or bytes of `f` at `*pos` (its key at `from`): its length, then
+/// its bytes; a string must be UTF-8.
+fn delimited<'p>(p: &'p [u8], f: &PField, from: usize, pos: &mut usize, end: usize) -> Scalar<'p> {
+    let len_at = *pos;
+    let len = varint(p, pos, end, f.def)?;
+    if len > (end - *pos) as u64 {
+        return Err(perr(ErrKind::PastEnd, f.def, len_at, len, end - *pos));
+    }
+    let body = p.get(*pos..*pos + len as usize).unwrap_or(&[]);
+    *pos += len as usize;
+    if f.ty == PType::String {
+        if std::str::from_utf8(body).is_err() {
+            return Err(perr(ErrKind::NotUtf8, f.def, from, 0, end - from));
+        }
+        Ok((Value::Text(body), None, None))
+    } else {
+        Ok((Value::Bytes(body), None, None))
+    }
+}
+
 struct PWalker<'p, 'e> {
     c: &'static super::decode::Compiled,
     s: &'static Schema,
@@ -1214,37 +1363,57 @@ impl<'p> PWalker<'p, '_> {
             }
             let index = next_index();
             match f.ty {
-                PType::Message(mi) => {
-                    let len_at = pos;
-                    let len = varint(p, &mut pos, end, f.def)?;
-                    if len > (end - pos) as u64 {
-                        return Err(perr(ErrKind::PastEnd, f.def, len_at, len, end - pos));
-                    }
-                    let body_end = pos + len as usize;
-                    let def = self.c.defs.get(usize::from(f.def));
-                    if let Some(def) = def {
-                        self.ev.enter(Field {
-                            def,
-                            index,
-                            offset: key_at,
-                            len: body_end - key_at,
-                            value: Value::None,
-                        });
-                    }
-                    let r = match self.s.msgs.get(mi) {
-                        Some(inner) => self.message(inner, pos, body_end),
-                        None => Ok(()),
-                    };
-                    if def.is_some() {
-                        self.ev.leave();
-                    }
-                    r?;
-                    pos = body_end;
-                }
+                PType::Message(mi) => self.nested(f, mi, index, key_at, &mut pos, end)?,
                 _ => self.scalar(f, index, key_at, &mut pos, end)?,
             }
         }
-        // Absent fields read as their defaults.
+        self.defaults(m, &seen, end);
+        Ok(())
+    }
+
+    /// A message field `f` of message `mi` at `*pos` (its key at `key_at`):
+    /// its length, then the message walked as a node of the tree.
+    fn nested(
+        &mut self,
+        f: &PField,
+        mi: usize,
+        index: Option<u32>,
+        key_at: usize,
+        pos: &mut usize,
+        end: usize,
+    ) -> Result<(), DecodeErr> {
+        let len_at = *pos;
+        let len = varint(self.p, pos, end, f.def)?;
+        if len > (end - *pos) as u64 {
+            return Err(perr(ErrKind::PastEnd, f.def, len_at, len, end - *pos));
+        }
+        let body_end = *pos + len as usize;
+        let def = self.c.defs.get(usize::from(f.def));
+        if let Some(def) = def {
+            self.ev.enter(Field {
+                def,
+                index,
+                offset: key_at,
+                len: body_end - key_at,
+                value: Value::None,
+            });
+        }
+        let r = match self.s.msgs.get(mi) {
+            Some(inner) => self.message(inner, *pos, body_end),
+            None => Ok(()),
+        };
+        if def.is_some() {
+            self.ev.leave();
+        }
+        r?;
+        *pos = body_end;
+        Ok(())
+    }
+
+    /// The fields of `m` absent from its bytes (`seen` the others), read as
+    /// their defaults at `end`: not the repeated ones, nor those with
+    /// presence, nor messages.
+    fn defaults(&mut self, m: &'static Msg, seen: &[u64; MAX_FIELDS / 64], end: usize) {
         for (i, f) in m.fields.iter().enumerate() {
             let was = seen.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0);
             if was || f.repeated || f.presence {
@@ -1291,35 +1460,13 @@ impl<'p> PWalker<'p, '_> {
                 self.ev.int(f.def, raw);
             }
         }
-        Ok(())
     }
 
-    /// One scalar value of `f` at `*pos` (its key, if any, at `from`).
-    fn scalar(
-        &mut self,
-        f: &PField,
-        index: Option<u32>,
-        from: usize,
-        pos: &mut usize,
-        end: usize,
-    ) -> Result<(), DecodeErr> {
+    /// A varint's value (the types read as one): the value, its integer
+    /// for the keys, its number for `valid`.
+    fn varint_value(&self, f: &PField, pos: &mut usize, end: usize) -> Scalar<'p> {
         let p = self.p;
-        let fixed = |pos: &mut usize, n: usize| -> Result<u64, DecodeErr> {
-            let at = *pos;
-            let b = at
-                .checked_add(n)
-                .filter(|e| *e <= end)
-                .and_then(|e| p.get(at..e))
-                .ok_or(perr(ErrKind::PastEnd, f.def, at, n as u64, end - at))?;
-            *pos = at + n;
-            let mut v = 0u64;
-            for x in b.iter().rev() {
-                v = (v << 8) | u64::from(*x);
-            }
-            Ok(v)
-        };
-        // (value, its integer for the keys, its number for `valid`)
-        let (value, int, num): (Value<'p>, Option<i64>, Option<f64>) = match f.ty {
+        Ok(match f.ty {
             PType::Int32 => {
                 let v = i64::from(varint(p, pos, end, f.def)? as i32);
                 (Value::Signed(v), Some(v), Some(v as f64))
@@ -1360,47 +1507,36 @@ impl<'p> PWalker<'p, '_> {
                 };
                 (value, Some(v), Some(v as f64))
             }
-            PType::Fixed32 => {
-                let v = fixed(pos, 4)?;
-                (Value::Unsigned(v), Some(v as i64), Some(v as f64))
-            }
-            PType::SFixed32 => {
-                let v = i64::from(fixed(pos, 4)? as u32 as i32);
-                (Value::Signed(v), Some(v), Some(v as f64))
-            }
-            PType::Float => {
-                let v = f64::from(f32::from_bits(fixed(pos, 4)? as u32));
-                (Value::Float(v), None, Some(v))
-            }
-            PType::Fixed64 => {
-                let v = fixed(pos, 8)?;
-                (Value::Unsigned(v), Some(v as i64), Some(v as f64))
-            }
-            PType::SFixed64 => {
-                let v = fixed(pos, 8)? as i64;
-                (Value::Signed(v), Some(v), Some(v as f64))
-            }
-            PType::Double => {
-                let v = f64::from_bits(fixed(pos, 8)?);
-                (Value::Float(v), None, Some(v))
-            }
-            PType::String | PType::Bytes => {
-                let len_at = *pos;
-                let len = varint(p, pos, end, f.def)?;
-                if len > (end - *pos) as u64 {
-                    return Err(perr(ErrKind::PastEnd, f.def, len_at, len, end - *pos));
-                }
-                let body = p.get(*pos..*pos + len as usize).unwrap_or(&[]);
-                *pos += len as usize;
-                if f.ty == PType::String {
-                    if std::str::from_utf8(body).is_err() {
-                        return Err(perr(ErrKind::NotUtf8, f.def, from, 0, end - from));
-                    }
-                    (Value::Text(body), None, None)
-                } else {
-                    (Value::Bytes(body), None, None)
-                }
-            }
+            _ => (Value::None, None, None),
+        })
+    }
+
+    /// One scalar value of `f` at `*pos` (its key, if any, at `from`).
+    fn scalar(
+        &mut self,
+        f: &PField,
+        index: Option<u32>,
+        from: usize,
+        pos: &mut usize,
+        end: usize,
+    ) -> Result<(), DecodeErr> {
+        // (value, its integer for the keys, its number for `valid`)
+        let (value, int, num): (Value<'p>, Option<i64>, Option<f64>) = match f.ty {
+            PType::Int32
+            | PType::Int64
+            | PType::UInt32
+            | PType::UInt64
+            | PType::SInt32
+            | PType::SInt64
+            | PType::Bool
+            | PType::Enum(_) => self.varint_value(f, pos, end)?,
+            PType::Fixed32
+            | PType::SFixed32
+            | PType::Float
+            | PType::Fixed64
+            | PType::SFixed64
+            | PType::Double => fixed_value(self.p, f, pos, end)?,
+            PType::String | PType::Bytes => delimited(self.p, f, from, pos, end)?,
             PType::Message(_) => (Value::None, None, None),
         };
         if let Some(def) = self.c.defs.get(usize::from(f.def)) {
@@ -1642,6 +1778,41 @@ message Other { string s = 6; bool b = 10; }
         let mut v = V::default();
         d.compiled.walk(&[0x22, 0x02, 0x08, 0x0a], &mut v).unwrap();
         assert_eq!(v.0, [(f, 2, 10.0)]);
+    }
+
+    #[test]
+    fn errors_of_the_description_name_their_line() {
+        let e = |yaml: &str| compile(yaml).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(
+            e(
+                "meta: {id: t}\nprotobuf: {file: t.proto, message: t.M}\nfields: {s: {valid: {max: 1}}}\n-lwarscope: {recognise: {port: 9}}\n"
+            ),
+            "t.yaml:3:10: `s`: `valid` checks numbers only"
+        );
+        let many: String = (1..=9)
+            .map(|i| format!("  a{i}: {{valid: {{max: 1}}}}\n"))
+            .collect();
+        assert_eq!(
+            e(&format!(
+                "meta: {{id: t}}\nprotobuf: {{file: t.proto, message: t.M}}\nfields:\n{many}-lwarscope: {{recognise: {{port: 9}}}}\n"
+            )),
+            "t.yaml:4:3: `a1` is not a field of the messages (`t.a1` is not registered)"
+        );
+        assert_eq!(
+            e(
+                "meta: {id: t}\nprotobuf: {file: t.proto, client: t.M, server: t.Other}\n-lwarscope:\n  recognise: {port: 9}\n  sequence: {field: s}\n"
+            ),
+            "t.yaml:5:21: `sequence.field`: `s` is not an integer, bool or enum field of `M` or `Other` (by its path: `header.seq`), not repeated, or `message`"
+        );
+        let d = parse(
+            "dir/t.yaml",
+            "meta: {id: t}\nprotobuf: {file: gone.proto, message: M}\n-lwarscope: {recognise: {port: 9}}\n",
+            Box::new(|_: &str| None),
+        );
+        assert_eq!(
+            d.map(|_| ()).unwrap_err().to_string(),
+            "dir/t.yaml:2:18: `gone.proto`: no such file (the .proto is read from beside the description: dir/gone.proto)"
+        );
     }
 
     #[test]

@@ -620,10 +620,71 @@ fn analyse(
     decoded: &Result<Packet<'_>, DecodeError>,
 ) {
     let direction = raise.direction;
-    // Network duplicates: the same bytes as a recent packet of this direction,
-    // whether they decode or not. A packet stamped 0 carries no clock: its sender
-    // repeats the same bytes on purpose (a Connect resent, a Full answered
-    // again), so it is not checked.
+    let copy = copy_of(session, direction, d, decoded);
+    let packet = match decoded {
+        Ok(p) => *p,
+        Err(e) => {
+            let this = session.dir_mut(direction);
+            undecodable(raise, this, d, *e);
+            if let Some(frame) = copy.duplicate_of {
+                let detail = Detail::DuplicateOf { frame };
+                raise.raise(this, FindingKind::DUPLICATE_PACKET, None, None, detail);
+            }
+            return;
+        }
+    };
+
+    if direction == Direction::ServerToClient
+        && copy.is_original()
+        && session.proto.disconnect_processed_at.is_none()
+        && session
+            .proto
+            .disconnect_seqno
+            .is_some_and(|d| packet.ack() >= d)
+    {
+        session.proto.disconnect_processed_at = Some((d.frame, d.ts));
+    }
+    let walk = messages(session, players, raise, d, &packet, copy.is_original());
+
+    let (this, other) = session.split(direction);
+    if let Some(frame) = copy.duplicate_of {
+        let detail = Detail::DuplicateOf { frame };
+        raise.raise(this, FindingKind::DUPLICATE_PACKET, None, None, detail);
+        return;
+    }
+    if copy.maybe_duplicate {
+        return;
+    }
+    header_rules(this, other, raise, d, &packet, walk);
+}
+
+/// Whether a packet repeats a recent one of its direction.
+struct NetworkCopy {
+    /// The frame of the recent packet with the same bytes (a network
+    /// duplicate).
+    duplicate_of: Option<u64>,
+    /// A packet the capture cut short that starts as a recent one does: it
+    /// may be its network duplicate.
+    maybe_duplicate: bool,
+}
+
+impl NetworkCopy {
+    /// Neither: the packet is judged.
+    fn is_original(&self) -> bool {
+        self.duplicate_of.is_none() && !self.maybe_duplicate
+    }
+}
+
+/// Network duplicates: the same bytes as a recent packet of this direction,
+/// whether they decode or not. A packet stamped 0 carries no clock: its
+/// sender repeats the same bytes on purpose (a Connect resent, a Full
+/// answered again), so it is not checked.
+fn copy_of(
+    session: &mut Session,
+    direction: Direction,
+    d: &Datagram<'_>,
+    decoded: &Result<Packet<'_>, DecodeError>,
+) -> NetworkCopy {
     let stamped_zero = matches!(decoded, Ok(p) if p.timestamp() == 0);
     // A packet the capture cut short is never judged a duplicate (its bytes
     // are a prefix); if a recent packet of its direction starts as it does, it
@@ -634,71 +695,78 @@ fn analyse(
     } else {
         session.dir_mut(direction).duplicate_datagram(d)
     };
-
-    let packet = match decoded {
-        Ok(p) => *p,
-        Err(e) => {
-            let this = session.dir_mut(direction);
-            undecodable(raise, this, d, *e);
-            if let Some(frame) = duplicate_of {
-                let detail = Detail::DuplicateOf { frame };
-                raise.raise(this, FindingKind::DUPLICATE_PACKET, None, None, detail);
-            }
-            return;
-        }
-    };
-
-    if direction == Direction::ServerToClient
-        && duplicate_of.is_none()
-        && !maybe_duplicate
-        && session.proto.disconnect_processed_at.is_none()
-        && session
-            .proto
-            .disconnect_seqno
-            .is_some_and(|d| packet.ack() >= d)
-    {
-        session.proto.disconnect_processed_at = Some((d.frame, d.ts));
+    NetworkCopy {
+        duplicate_of,
+        maybe_duplicate,
     }
-    let timestamp = packet.timestamp();
-    let mut whole = true;
-    let mut messages = packet.messages();
-    let mut has_unreliable = false;
-    let mut periodic = false;
-    for item in &mut messages {
+}
+
+/// What a packet's messages told of it.
+#[derive(Debug, Clone, Copy)]
+struct Walk {
+    /// Every message decoded.
+    whole: bool,
+    /// It carries an unreliable message.
+    has_unreliable: bool,
+    /// It carries a message of its sender's periodic stream.
+    periodic: bool,
+}
+
+/// A packet's messages: counted by type, and each judged ([`message`]) when
+/// the packet is `original` (not a network duplicate).
+fn messages(
+    session: &mut Session,
+    players: &mut Players,
+    raise: &mut Raise<'_>,
+    d: &Datagram<'_>,
+    packet: &Packet<'_>,
+    original: bool,
+) -> Walk {
+    let direction = raise.direction;
+    let mut walk = Walk {
+        whole: true,
+        has_unreliable: false,
+        periodic: false,
+    };
+    for item in &mut packet.messages() {
         match item {
             Ok(m) => {
                 let t = m.msg_type();
                 let this = session.dir_mut(direction);
                 this.messages[t.ordinal()] += 1;
                 this.message_bytes[t.ordinal()] += m.bytes.len() as u64;
-                has_unreliable |= !t.is_reliable();
-                periodic |= is_periodic(direction, t);
-                if duplicate_of.is_none() && !maybe_duplicate {
-                    message(session, players, raise, &packet, &m);
+                walk.has_unreliable |= !t.is_reliable();
+                walk.periodic |= is_periodic(direction, t);
+                if original {
+                    message(session, players, raise, packet, &m);
                 }
             }
             Err(e) => {
-                whole = false;
+                walk.whole = false;
                 undecodable(raise, session.dir_mut(direction), d, e)
             }
         }
     }
+    walk
+}
 
-    let (this, other) = session.split(direction);
-    if let Some(frame) = duplicate_of {
-        let detail = Detail::DuplicateOf { frame };
-        raise.raise(this, FindingKind::DUPLICATE_PACKET, None, None, detail);
-        return;
-    }
-    if maybe_duplicate {
-        return;
-    }
-    let overtaken = header_timestamp(this, raise, timestamp, periodic);
+/// The rules of a judged packet's header and size: its timestamp, its ack,
+/// oversize, and the jitter sample.
+fn header_rules(
+    this: &mut DirState,
+    other: &mut DirState,
+    raise: &mut Raise<'_>,
+    d: &Datagram<'_>,
+    packet: &Packet<'_>,
+    walk: Walk,
+) {
+    let timestamp = packet.timestamp();
+    let overtaken = header_timestamp(this, raise, timestamp, walk.periodic);
     let ack = packet.ack();
     this.cumulative_ack(other, raise, ack, d.ts, d.frame, overtaken);
     // An ack in a packet that decoded whole (and was not of the unseen, so
     // taken): evidence of what its receiver had, for `spurious-resend`.
-    if whole && this.max_ack.is_some_and(|m| ack <= m) {
+    if walk.whole && this.max_ack.is_some_and(|m| ack <= m) {
         this.max_ack_whole = Some(this.max_ack_whole.map_or(ack, |w| w.max(ack)));
     }
 
@@ -710,7 +778,7 @@ fn analyse(
         };
         raise.raise(this, FindingKind::OVERSIZE, None, None, detail);
     }
-    if has_unreliable && timestamp != 0 {
+    if walk.has_unreliable && timestamp != 0 {
         this.jitter_sample(d.ts, timestamp);
     }
 }
@@ -862,13 +930,18 @@ fn message(
         Some(seqno) => reliable(session, raise, packet, m, seqno),
         None => true,
     };
+    if !c2s && first_capture {
+        early_regular(session, raise, m);
+    }
+    lifecycle(session, players, raise, packet, m, first_capture);
+}
 
-    // A regular reliable message while the client is syncing: sent before the
-    // Synced if its seqno is lower, which the Synced's seqno will tell.
-    if !c2s
-        && first_capture
-        && session.proto.state == State::Syncing
-        && let Some(seqno) = seqno
+/// A regular reliable message of the server while the client is syncing:
+/// sent before the Synced if its seqno is lower, which the Synced's seqno
+/// will tell.
+fn early_regular(session: &mut Session, raise: &mut Raise<'_>, m: &MessageView<'_>) {
+    if session.proto.state == State::Syncing
+        && let Some(seqno) = m.seqno()
         && matches!(
             m.message,
             Message::Leave { .. } | Message::Chat { .. } | Message::Remove { .. }
@@ -880,8 +953,20 @@ fn message(
         }
         p.early_regular_max = p.early_regular_max.max(seqno);
     }
+}
 
-    // The lifecycle, the players, and the client's own id.
+/// What a message does to the session: the lifecycle, the players, and the
+/// client's own id (`first_capture`: not a repeat of a reliable message).
+fn lifecycle(
+    session: &mut Session,
+    players: &mut Players,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    m: &MessageView<'_>,
+    first_capture: bool,
+) {
+    let seqno = m.seqno();
+    let c2s = raise.direction == Direction::ClientToServer;
     let own = session.proto.player.as_ref().map(|p| p.id);
     match m.message {
         Message::Connect { seqno, .. } if c2s => {
