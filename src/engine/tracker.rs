@@ -403,21 +403,7 @@ impl<A: Analyzer> Tracker<A> {
         self.now = self.now.max(d.ts);
         let (slot, direction) = match self.cached_flow(d) {
             Some(hit) => hit,
-            None => {
-                let slot = self.session_slot(d, next_id, by);
-                // The findings of an evicted session, not of this packet.
-                for f in self.scratch.drain(..) {
-                    observer.finding(&f);
-                }
-                let direction = if d.src == self.sessions[slot].client {
-                    Direction::ClientToServer
-                } else {
-                    Direction::ServerToClient
-                };
-                let key = self.analyzer.session_key(d);
-                self.flows.keep((&d.src, &d.dst), key, slot, direction);
-                (slot, direction)
-            }
+            None => self.new_flow(d, observer, next_id, by),
         };
         let session = &mut self.sessions[slot];
         let id = session.id;
@@ -444,18 +430,7 @@ impl<A: Analyzer> Tracker<A> {
         self.analyzer.packet(session, &mut raise, d);
         let dissector = self.analyzer.dissector(session);
         if d.truncated_by_capture() {
-            // The capture cut it: one `truncated` for the packet, whether or
-            // not its decoder stopped at the cut (a cut on a message boundary
-            // decodes cleanly), and its lost tail is unknown from now on.
-            let this = session.dir_mut(direction);
-            if !raise.out.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
-                let detail = Detail::Cut {
-                    captured: d.payload.len(),
-                    len: d.payload_len,
-                };
-                raise.raise(this, FindingKind::TRUNCATED, None, None, detail);
-            }
-            this.seq.mark_cut();
+            cut_by_capture(session.dir_mut(direction), &mut raise, d);
         }
         let resends = session
             .dir_mut(direction)
@@ -491,6 +466,32 @@ impl<A: Analyzer> Tracker<A> {
             resends: u32::try_from(resends).unwrap_or(u32::MAX),
             dissector,
         })
+    }
+
+    /// The session and direction of a datagram whose flow is not in the
+    /// flow cache: found or opened (telling `observer` the findings of a
+    /// session evicted for it), then cached.
+    #[cold]
+    fn new_flow<O: Observer + ?Sized>(
+        &mut self,
+        d: &Datagram<'_>,
+        observer: &mut O,
+        next_id: &mut SessionId,
+        by: RecognisedBy,
+    ) -> (usize, Direction) {
+        let slot = self.session_slot(d, next_id, by);
+        // The findings of an evicted session, not of this packet.
+        for f in self.scratch.drain(..) {
+            observer.finding(&f);
+        }
+        let direction = if d.src == self.sessions[slot].client {
+            Direction::ClientToServer
+        } else {
+            Direction::ServerToClient
+        };
+        let key = self.analyzer.session_key(d);
+        self.flows.keep((&d.src, &d.dst), key, slot, direction);
+        (slot, direction)
     }
 
     /// Ends the capture: silent sessions time out, and the seqnos that gaps
@@ -894,6 +895,20 @@ fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Findin
         counts.close(raise.out);
         counts.add_to(dir, raise.out);
     }
+}
+
+/// A datagram the capture cut: one `truncated` for the packet, whether or
+/// not its decoder stopped at the cut (a cut on a message boundary decodes
+/// cleanly), and its direction's lost tail unknown from now on.
+fn cut_by_capture(this: &mut DirState, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+    if !raise.out.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
+        let detail = Detail::Cut {
+            captured: d.payload.len(),
+            len: d.payload_len,
+        };
+        raise.raise(this, FindingKind::TRUNCATED, None, None, detail);
+    }
+    this.seq.mark_cut();
 }
 
 #[cfg(test)]

@@ -540,100 +540,9 @@ impl<W: Write> FieldsWriter<W> {
         let mut wants_proto = false;
         self.cols.clear();
         for i in 0..self.cols.columns.len() {
-            let Source::Frame(f) = self.cols.columns[i].source else {
-                wants_proto = true;
-                continue;
-            };
-            let ip = |a: SocketAddr, v4: bool| match (a, v4) {
-                (SocketAddr::V4(a), true) => Some(std::net::IpAddr::V4(*a.ip())),
-                (SocketAddr::V6(a), false) => Some(std::net::IpAddr::V6(*a.ip())),
-                _ => None,
-            };
-            // Numbers without `write!`: these are written for every packet.
-            let number = |s: &mut String, n: u64| s.push_str(itoa::Buffer::new().format(n));
-            let secs = |s: &mut String, ns: u64| {
-                number(s, ns / 1_000_000_000);
-                let mut b = itoa::Buffer::new();
-                let frac = b.format(ns % 1_000_000_000);
-                s.push('.');
-                s.extend(std::iter::repeat_n('0', 9 - frac.len()));
-                s.push_str(frac);
-            };
-            let one: Option<&dyn fmt::Display> = match f {
-                FrameField::Number => {
-                    self.cols.occur(i, |s| number(s, d.frame));
-                    None
-                }
-                FrameField::TimeEpoch => {
-                    self.cols.occur(i, |s| secs(s, d.ts.nanos()));
-                    None
-                }
-                FrameField::TimeRelative => {
-                    self.cols.occur(i, |s| secs(s, d.ts.since(first)));
-                    None
-                }
-                FrameField::UdpSrcPort => {
-                    self.cols.occur(i, |s| number(s, u64::from(d.src.port())));
-                    None
-                }
-                FrameField::UdpDstPort => {
-                    self.cols.occur(i, |s| number(s, u64::from(d.dst.port())));
-                    None
-                }
-                FrameField::UdpLength => {
-                    self.cols.occur(i, |s| number(s, d.payload_len as u64 + 8));
-                    None
-                }
-                FrameField::Len => {
-                    self.cols.occur(i, |s| number(s, u64::from(d.frame_len)));
-                    None
-                }
-                FrameField::CapLen => {
-                    self.cols
-                        .occur(i, |s| number(s, u64::from(d.frame_cap_len)));
-                    None
-                }
-                FrameField::Session => Some(&e.session),
-                FrameField::Dir => Some(&e.direction),
-                FrameField::IpSrc
-                | FrameField::IpDst
-                | FrameField::Ipv6Src
-                | FrameField::Ipv6Dst => {
-                    let addr = match f {
-                        FrameField::IpSrc | FrameField::Ipv6Src => d.src,
-                        _ => d.dst,
-                    };
-                    let v4 = matches!(f, FrameField::IpSrc | FrameField::IpDst);
-                    if let Some(a) = ip(addr, v4) {
-                        self.cols.occur(i, |s| match a {
-                            std::net::IpAddr::V4(v4) => {
-                                for (k, o) in v4.octets().into_iter().enumerate() {
-                                    if k > 0 {
-                                        s.push('.');
-                                    }
-                                    s.push_str(itoa::Buffer::new().format(o));
-                                }
-                            }
-                            std::net::IpAddr::V6(_) => {
-                                let _ = write!(s, "{a}");
-                            }
-                        });
-                    }
-                    None
-                }
-                FrameField::Finding => {
-                    for finding in e.findings {
-                        self.cols.occur(i, |s| {
-                            let _ = write!(s, "{}", finding.label());
-                        });
-                    }
-                    None
-                }
-            };
-            if let Some(v) = one {
-                self.cols.occur(i, |s| {
-                    let _ = write!(s, "{v}");
-                });
+            match self.cols.columns[i].source {
+                Source::Frame(f) => frame_field(&mut self.cols, i, f, e, first),
+                _ => wants_proto = true,
             }
         }
         if wants_proto {
@@ -780,6 +689,87 @@ pub fn time_column(
             }
         }
     })
+}
+
+/// Column `i`, a field of the frame (`f`), of the packet `e`; `first`, the
+/// first packet's time (`frame.time_relative`). Numbers are written without
+/// `write!`: these are written for every packet.
+fn frame_field(cols: &mut Columns, i: usize, f: FrameField, e: &PacketEvent<'_>, first: Timestamp) {
+    let d = e.datagram;
+    match f {
+        FrameField::Number => cols.occur(i, |s| number(s, d.frame)),
+        FrameField::TimeEpoch => cols.occur(i, |s| secs(s, d.ts.nanos())),
+        FrameField::TimeRelative => cols.occur(i, |s| secs(s, d.ts.since(first))),
+        FrameField::UdpSrcPort => cols.occur(i, |s| number(s, u64::from(d.src.port()))),
+        FrameField::UdpDstPort => cols.occur(i, |s| number(s, u64::from(d.dst.port()))),
+        FrameField::UdpLength => cols.occur(i, |s| number(s, d.payload_len as u64 + 8)),
+        FrameField::Len => cols.occur(i, |s| number(s, u64::from(d.frame_len))),
+        FrameField::CapLen => cols.occur(i, |s| number(s, u64::from(d.frame_cap_len))),
+        FrameField::Session => cols.occur(i, |s| {
+            let _ = write!(s, "{}", e.session);
+        }),
+        FrameField::Dir => cols.occur(i, |s| {
+            let _ = write!(s, "{}", e.direction);
+        }),
+        FrameField::IpSrc | FrameField::IpDst | FrameField::Ipv6Src | FrameField::Ipv6Dst => {
+            let addr = match f {
+                FrameField::IpSrc | FrameField::Ipv6Src => d.src,
+                _ => d.dst,
+            };
+            let v4 = matches!(f, FrameField::IpSrc | FrameField::IpDst);
+            if let Some(a) = ip_of(addr, v4) {
+                cols.occur(i, |s| write_ip(s, a));
+            }
+        }
+        FrameField::Finding => {
+            for finding in e.findings {
+                cols.occur(i, |s| {
+                    let _ = write!(s, "{}", finding.label());
+                });
+            }
+        }
+    }
+}
+
+/// The address of `a` if it is of the family asked (`v4`, else IPv6).
+fn ip_of(a: SocketAddr, v4: bool) -> Option<std::net::IpAddr> {
+    match (a, v4) {
+        (SocketAddr::V4(a), true) => Some(std::net::IpAddr::V4(*a.ip())),
+        (SocketAddr::V6(a), false) => Some(std::net::IpAddr::V6(*a.ip())),
+        _ => None,
+    }
+}
+
+/// An IPv4 address by its octets (without `write!`), an IPv6 one as Rust
+/// writes it.
+fn write_ip(s: &mut String, a: std::net::IpAddr) {
+    match a {
+        std::net::IpAddr::V4(v4) => {
+            for (k, o) in v4.octets().into_iter().enumerate() {
+                if k > 0 {
+                    s.push('.');
+                }
+                s.push_str(itoa::Buffer::new().format(o));
+            }
+        }
+        std::net::IpAddr::V6(_) => {
+            let _ = write!(s, "{a}");
+        }
+    }
+}
+
+fn number(s: &mut String, n: u64) {
+    s.push_str(itoa::Buffer::new().format(n));
+}
+
+/// Seconds with nine decimals.
+fn secs(s: &mut String, ns: u64) {
+    number(s, ns / 1_000_000_000);
+    let mut b = itoa::Buffer::new();
+    let frac = b.format(ns % 1_000_000_000);
+    s.push('.');
+    s.extend(std::iter::repeat_n('0', 9 - frac.len()));
+    s.push_str(frac);
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! order ([`walk`]): what the dissector, the filter and field output read.
 
 use super::error::DecodeError;
-use super::packet::{Header, Movement, Packet, Payload, Shape};
+use super::packet::{Header, Movement, Msg, MsgAck, Packet, Payload, Prop, Shape};
 use super::types::{
     ByteOrder, Dialect, HEADER_LEN, MOVEMENT_LEN, PROP_FIXED_LEN, PacketType, VERTEX_LEN,
 };
@@ -253,98 +253,115 @@ pub fn walk_payload(p: &Packet<'_>, sink: &mut dyn FieldSink) {
                 Value::Unsigned(u64::from(m.event_sig)),
             );
         }
-        Payload::Prop(prop) => {
-            w.field(defs::PROP_ID, at, 8, Value::Signed(prop.prop_id));
-            w.field(defs::POSITION_X, at + 8, 8, Value::Float(prop.position.x));
-            w.field(defs::POSITION_Y, at + 16, 8, Value::Float(prop.position.y));
-            let s = at + PROP_FIXED_LEN - 1;
-            let shape_type = prop.shape.shape_type();
-            w.field(
-                defs::SHAPE_TYPE,
-                s,
-                1,
-                Value::Enum {
-                    raw: u64::from(shape_type),
-                    name: Some(if shape_type == 0 { "circle" } else { "polygon" }),
-                },
-            );
-            let mut end = s + 1;
-            match prop.shape {
-                Shape::Circle { center, radius } => {
-                    w.field(defs::CENTER_X, end, 4, Value::Float(f64::from(center.x)));
-                    w.field(
-                        defs::CENTER_Y,
-                        end + 4,
-                        4,
-                        Value::Float(f64::from(center.y)),
-                    );
-                    w.field(defs::RADIUS, end + 8, 4, Value::Float(f64::from(radius)));
-                    end += 12;
-                }
-                Shape::Polygon(vertices) => {
-                    w.field(
-                        defs::VERTICES_LEN,
-                        end,
-                        2,
-                        Value::Signed(vertices.len() as i64),
-                    );
-                    end += 2;
-                    for (i, v) in vertices.iter().enumerate() {
-                        w.sink.enter(Field {
-                            def: defs::VERTEX,
-                            index: Some(i as u32),
-                            offset: end,
-                            len: VERTEX_LEN,
-                            value: Value::None,
-                        });
-                        w.field(defs::VERTEX_X, end, 4, Value::Float(f64::from(v.x)));
-                        w.field(defs::VERTEX_Y, end + 4, 4, Value::Float(f64::from(v.y)));
-                        w.sink.leave();
-                        end += VERTEX_LEN;
-                    }
-                }
-            }
-            let n = prop.render_data.len();
-            w.field(defs::RENDER_DATA_LEN, end, 2, Value::Signed(n as i64));
-            w.field(
-                defs::RENDER_DATA,
-                end + 2,
-                n,
-                Value::Bytes(prop.render_data),
-            );
-        }
-        Payload::Msg(m) => {
-            w.field(defs::MSG_ID, at, 4, Value::Unsigned(u64::from(m.msg_id)));
-            w.field(
-                defs::MSG_LEN,
-                at + 4,
-                4,
-                Value::Unsigned(u64::from(m.msg_len)),
-            );
-            w.field(
-                defs::MSG_BLOCK,
-                at + 8,
-                2,
-                Value::Unsigned(u64::from(m.block_id)),
-            );
-            w.field(
-                defs::MSG_DATA,
-                at + 10,
-                m.block.len(),
-                Value::Bytes(m.block),
-            );
-        }
-        Payload::MsgAck(a) => {
-            w.field(defs::MSG_ID, at, 4, Value::Unsigned(u64::from(a.msg_id)));
-            w.field(
-                defs::MSG_BLOCK,
-                at + 4,
-                2,
-                Value::Unsigned(u64::from(a.block_id)),
-            );
-        }
+        Payload::Prop(prop) => w.prop(&prop, at),
+        Payload::Msg(m) => w.msg(&m, at),
+        Payload::MsgAck(a) => w.msg_ack(&a, at),
     }
     w.sink.leave();
+}
+
+impl Walk<'_> {
+    /// A PROP's fields from `at`: id, position, shape, render data.
+    fn prop(&mut self, prop: &Prop<'_>, at: usize) {
+        self.field(defs::PROP_ID, at, 8, Value::Signed(prop.prop_id));
+        self.field(defs::POSITION_X, at + 8, 8, Value::Float(prop.position.x));
+        self.field(defs::POSITION_Y, at + 16, 8, Value::Float(prop.position.y));
+        let s = at + PROP_FIXED_LEN - 1;
+        let shape_type = prop.shape.shape_type();
+        self.field(
+            defs::SHAPE_TYPE,
+            s,
+            1,
+            Value::Enum {
+                raw: u64::from(shape_type),
+                name: Some(if shape_type == 0 { "circle" } else { "polygon" }),
+            },
+        );
+        let end = self.shape(&prop.shape, s + 1);
+        let n = prop.render_data.len();
+        self.field(defs::RENDER_DATA_LEN, end, 2, Value::Signed(n as i64));
+        self.field(
+            defs::RENDER_DATA,
+            end + 2,
+            n,
+            Value::Bytes(prop.render_data),
+        );
+    }
+
+    /// A shape's fields from `at`; the offset after them.
+    fn shape(&mut self, shape: &Shape<'_>, at: usize) -> usize {
+        let mut end = at;
+        match *shape {
+            Shape::Circle { center, radius } => {
+                self.field(defs::CENTER_X, end, 4, Value::Float(f64::from(center.x)));
+                self.field(
+                    defs::CENTER_Y,
+                    end + 4,
+                    4,
+                    Value::Float(f64::from(center.y)),
+                );
+                self.field(defs::RADIUS, end + 8, 4, Value::Float(f64::from(radius)));
+                end += 12;
+            }
+            Shape::Polygon(vertices) => {
+                self.field(
+                    defs::VERTICES_LEN,
+                    end,
+                    2,
+                    Value::Signed(vertices.len() as i64),
+                );
+                end += 2;
+                for (i, v) in vertices.iter().enumerate() {
+                    self.sink.enter(Field {
+                        def: defs::VERTEX,
+                        index: Some(i as u32),
+                        offset: end,
+                        len: VERTEX_LEN,
+                        value: Value::None,
+                    });
+                    self.field(defs::VERTEX_X, end, 4, Value::Float(f64::from(v.x)));
+                    self.field(defs::VERTEX_Y, end + 4, 4, Value::Float(f64::from(v.y)));
+                    self.sink.leave();
+                    end += VERTEX_LEN;
+                }
+            }
+        }
+        end
+    }
+
+    /// A MSG block's fields from `at`.
+    fn msg(&mut self, m: &Msg<'_>, at: usize) {
+        self.field(defs::MSG_ID, at, 4, Value::Unsigned(u64::from(m.msg_id)));
+        self.field(
+            defs::MSG_LEN,
+            at + 4,
+            4,
+            Value::Unsigned(u64::from(m.msg_len)),
+        );
+        self.field(
+            defs::MSG_BLOCK,
+            at + 8,
+            2,
+            Value::Unsigned(u64::from(m.block_id)),
+        );
+        self.field(
+            defs::MSG_DATA,
+            at + 10,
+            m.block.len(),
+            Value::Bytes(m.block),
+        );
+    }
+
+    /// A MSG_ACK's fields from `at`.
+    fn msg_ack(&mut self, a: &MsgAck, at: usize) {
+        self.field(defs::MSG_ID, at, 4, Value::Unsigned(u64::from(a.msg_id)));
+        self.field(
+            defs::MSG_BLOCK,
+            at + 4,
+            2,
+            Value::Unsigned(u64::from(a.block_id)),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -407,39 +407,7 @@ fn decode_payload(
             op_sig: byte(MOVEMENT_LEN),
             event_sig: byte(MOVEMENT_LEN + 1),
         }),
-        PacketType::Prop => {
-            let shape_offset = HEADER_LEN + PROP_FIXED_LEN - 1;
-            let shape = match byte(PROP_FIXED_LEN - 1) {
-                0 => {
-                    let c = r.take(CIRCLE_LEN, Part::Shape)?;
-                    Shape::Circle {
-                        center: o.vector_f(c, 0).unwrap_or_default(),
-                        radius: o.f32(c, 8).unwrap_or(0.0),
-                    }
-                }
-                1 => {
-                    let n = r.length(Part::Shape, o)?;
-                    Shape::Polygon(Vertices {
-                        bytes: r.take(n * VERTEX_LEN, Part::Vertices)?,
-                        order: o,
-                    })
-                }
-                shape_type => {
-                    return Err(DecodeError::UnknownShape {
-                        offset: shape_offset,
-                        shape_type,
-                    });
-                }
-            };
-            let n = r.length(Part::RenderData, o)?;
-            let render_data = r.take(n, Part::RenderData)?;
-            Payload::Prop(Prop {
-                prop_id: o.i64(fixed, 0).unwrap_or(0),
-                position: o.vector_d(fixed, 8).unwrap_or_default(),
-                shape,
-                render_data,
-            })
-        }
+        PacketType::Prop => Payload::Prop(read_prop(&mut r, fixed, o)?),
         PacketType::Msg => {
             let block = bytes.get(r.pos..).unwrap_or_default();
             r.pos = bytes.len();
@@ -457,6 +425,46 @@ fn decode_payload(
     };
     r.finish()?;
     Ok(payload)
+}
+
+/// A PROP's payload: its fixed part `fixed` (id, position, shape type),
+/// then from `r` its shape and render data.
+fn read_prop<'a>(
+    r: &mut Reader<'a>,
+    fixed: &'a [u8],
+    o: ByteOrder,
+) -> Result<Prop<'a>, DecodeError> {
+    let shape_offset = HEADER_LEN + PROP_FIXED_LEN - 1;
+    let shape = match fixed.get(PROP_FIXED_LEN - 1).copied().unwrap_or(0) {
+        0 => {
+            let c = r.take(CIRCLE_LEN, Part::Shape)?;
+            Shape::Circle {
+                center: o.vector_f(c, 0).unwrap_or_default(),
+                radius: o.f32(c, 8).unwrap_or(0.0),
+            }
+        }
+        1 => {
+            let n = r.length(Part::Shape, o)?;
+            Shape::Polygon(Vertices {
+                bytes: r.take(n * VERTEX_LEN, Part::Vertices)?,
+                order: o,
+            })
+        }
+        shape_type => {
+            return Err(DecodeError::UnknownShape {
+                offset: shape_offset,
+                shape_type,
+            });
+        }
+    };
+    let n = r.length(Part::RenderData, o)?;
+    let render_data = r.take(n, Part::RenderData)?;
+    Ok(Prop {
+        prop_id: o.i64(fixed, 0).unwrap_or(0),
+        position: o.vector_d(fixed, 8).unwrap_or_default(),
+        shape,
+        render_data,
+    })
 }
 
 /// A checked view of one packet: a UDP payload, or a message rebuilt from its

@@ -321,6 +321,19 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
     }
 
     let bytes = &rest[..total];
+    let message = read_message(msg_type, bytes, head, fixed_end);
+    Ok(MessageView {
+        offset,
+        bytes,
+        message,
+    })
+}
+
+/// The message of `msg_type` in `bytes`, whose length was checked: `head`
+/// bytes of header, then the fixed body up to `fixed_end`, then the string
+/// or the entries.
+#[inline]
+fn read_message(msg_type: MessageType, bytes: &[u8], head: usize, fixed_end: usize) -> Message<'_> {
     let seqno = if msg_type.is_reliable() {
         be_u32(bytes, 1)
     } else {
@@ -328,7 +341,7 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
     };
     let body = &bytes[head..];
     let tail = &bytes[fixed_end..];
-    let message = match msg_type {
+    match msg_type {
         MessageType::Connect => Message::Connect {
             seqno,
             name: Str(tail),
@@ -378,10 +391,5 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
         MessageType::UpdatePos => Message::UpdatePos(Entries::new(tail)),
         MessageType::UpdateRay => Message::UpdateRay(Entries::new(tail)),
         MessageType::UpdateCircle => Message::UpdateCircle(Entries::new(tail)),
-    };
-    Ok(MessageView {
-        offset,
-        bytes,
-        message,
-    })
+    }
 }
