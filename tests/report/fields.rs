@@ -319,6 +319,21 @@ fn magic_numbers_are_hexadecimal_in_every_view() {
     let tree = |pcap: &str| run(&["-r", pcap, "-c", "1", "-V"]);
     assert!(tree("captures/sim-clean.pcap").contains("\n      appId: 0xf27087c5\n"));
     assert!(tree("captures/strs-clean.pcap").contains("\n      protocolId: 0x53545253\n"));
+    // A described protocol's `contents` too, in its tree (`-T fields` and
+    // JSON give a described field's bytes as they are: `53545253`).
+    let described = run(&[
+        "-r",
+        "captures/strs-clean.pcap",
+        "-d",
+        "udp.port==7777,strs_ksy",
+        "-c",
+        "1",
+        "-V",
+    ]);
+    assert!(
+        described.contains("\n      protocol_id: 0x53545253\n"),
+        "{described}"
+    );
     // And a number to the display filter, in either base.
     for filter in ["strs.magic == 0x53545253", "strs.magic == 1398035027"] {
         let lines = run(&["-r", "captures/strs-clean.pcap", "-c", "3", "-Y", filter]);
