@@ -40,6 +40,9 @@ pub struct MessageItem<'a> {
 
 /// One line of the field tree: a label, its value, where its bytes are, and its
 /// depth (0 for a message or the header, 1 for their fields, 2 for an entry's).
+/// An item at depth 0, or without a value, is a node (the header, a message, a
+/// structure whose fields follow): `-V` shows its span for every protocol alike,
+/// `header (12 bytes at offset 0)`, so a dissector gives nodes their whole span.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeItem {
     pub label: String,

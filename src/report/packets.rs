@@ -7,12 +7,15 @@
 //!      2   0.033000 127.0.0.1:32422 -> 127.0.0.1:38379 ack=1 ts=1658 len=104 Join#1 Join#2 Add#3 [resend#3]
 //! ```
 //!
-//! In the tree of `-V`, each top node but the header (a message; a described
-//! protocol's packet) says where it lies, the same for every protocol:
-//! `Connect#1 (13 bytes at offset 12)`, `ConnectionRequest (41 bytes at
-//! offset 12)`, `timewarp (1 byte at offset 0)`. The fields' values are the
-//! protocols' own (lwar's appId `0xf27087c5`, Starstrike's protocolId
-//! `53545253`).
+//! In the tree of `-V`, each node says where it lies, the same for every
+//! protocol: the header (`header (12 bytes at offset 0)`), each message
+//! (`Connect#1 (13 bytes at offset 12)`, `ConnectionRequest (41 bytes at
+//! offset 12)`), a described protocol's packet (`timewarp (1 byte at offset
+//! 0)`) and, below them, each structure whose fields follow (`shipInput (12
+//! bytes at offset 20)`, `entities[0] (22 bytes at offset 18)`): an item
+//! without a value. A field with a value shows it (`appId: 0xf27087c5`);
+//! magic numbers are hexadecimal in every protocol (lwar's appId
+//! `0xf27087c5`, Starstrike's protocolId `0x53545253`).
 //!
 //! Write errors are kept, not raised: the caller stops reading when
 //! [`PacketPrinter::failed`] says so, and treats a closed pipe as a normal end
@@ -466,12 +469,12 @@ fn tree(
             if depth > 3 {
                 out.resize(out.len() + 2 * (usize::from(depth) - 3), b' ');
             }
-            // A top node other than the header (a message, a described
-            // protocol's packet) says where it lies, for every protocol
-            // alike: `Connect#1 (13 bytes at offset 12)`, `AUTH (0 bytes at
-            // offset 8)`.
-            let top = depth == 0 && label != "header";
-            if top {
+            // A node (a top item: the header, a message, a described
+            // protocol's packet; below them, an item without a value: a
+            // structure whose fields follow) says where it lies, for every
+            // protocol alike: `header (12 bytes at offset 0)`, `Connect#1
+            // (13 bytes at offset 12)`, `shipInput (12 bytes at offset 20)`.
+            if depth == 0 || value.is_empty() {
                 out.extend_from_slice(match value.is_empty() {
                     true => label.as_bytes(),
                     false => value.as_bytes(),

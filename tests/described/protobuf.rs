@@ -165,7 +165,7 @@ fn fields_by_path_in_t_fields_y_and_json() {
     let tree =
         stdout(with_description().args(["-r", "captures/vessel-clean.pcap", "-c", "1", "-V"]));
     assert!(
-        tree.contains("      shipInput\n        throttleLeftEngine: 0.25\n"),
+        tree.contains("      shipInput (14 bytes at offset 9)\n        throttleLeftEngine: 0.25\n"),
         "{tree}"
     );
 }

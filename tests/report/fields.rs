@@ -319,9 +319,112 @@ fn magic_numbers_are_hexadecimal_in_every_view() {
     let tree = |pcap: &str| run(&["-r", pcap, "-c", "1", "-V"]);
     assert!(tree("captures/sim-clean.pcap").contains("\n      appId: 0xf27087c5\n"));
     assert!(tree("captures/strs-clean.pcap").contains("\n      protocolId: 0x53545253\n"));
+    // A described protocol's `contents` too, in its tree (`-T fields` and
+    // JSON give a described field's bytes as they are: `53545253`).
+    let described = run(&[
+        "-r",
+        "captures/strs-clean.pcap",
+        "-d",
+        "udp.port==7777,strs_ksy",
+        "-c",
+        "1",
+        "-V",
+    ]);
+    assert!(
+        described.contains("\n      protocol_id: 0x53545253\n"),
+        "{described}"
+    );
     // And a number to the display filter, in either base.
     for filter in ["strs.magic == 0x53545253", "strs.magic == 1398035027"] {
         let lines = run(&["-r", "captures/strs-clean.pcap", "-c", "3", "-Y", filter]);
         assert_eq!(lines.lines().count(), 3, "{filter}");
+    }
+}
+
+/// Every node of `-V`'s tree (the header, a message, a described protocol's
+/// packet, and below them each structure whose fields follow) says where it
+/// lies in the same form for every protocol: `label (N bytes at offset M)`.
+/// Before, only the top nodes but the header did.
+#[test]
+fn every_protocols_tree_says_where_each_node_lies() {
+    let tree = |args: &[&str]| run(&[args, &["-V"]].concat());
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["-r", "captures/sim-clean.pcap", "-c", "1"],
+            &[
+                "    header (12 bytes at offset 0)",
+                "    Connect#1 (13 bytes at offset 12)",
+            ],
+        ),
+        (
+            &["-r", "captures/strs-clean.pcap", "-Y", "frame == 4"],
+            &[
+                "    header (12 bytes at offset 0)",
+                "    WorldSnapshot (99 bytes at offset 12)",
+                "      EntityState[0] (47 bytes at offset 17)",
+                "      EntityState[1] (47 bytes at offset 64)",
+            ],
+        ),
+        (
+            &["-r", "captures/bg-clean.pcap", "-c", "1"],
+            &[
+                "    header (8 bytes at offset 0)",
+                "    AUTH (0 bytes at offset 8)",
+            ],
+        ),
+        (
+            &["-r", "captures/vessel-clean.pcap", "-c", "1"],
+            &[
+                "    vesselToEnvironment (23 bytes at offset 0)",
+                "      shipInput (14 bytes at offset 9)",
+            ],
+        ),
+        (
+            &[
+                "-r",
+                "captures/ksy-timewarp-faults.pcap",
+                "-Y",
+                "frame == 18",
+            ],
+            &[
+                "    timewarp (102 bytes at offset 0)",
+                "      body (101 bytes at offset 1)",
+                "        ships[0] (25 bytes at offset 2)",
+            ],
+        ),
+        (
+            &[
+                "-r",
+                "captures/strs-clean.pcap",
+                "-d",
+                "udp.port==7777,strs_ksy",
+                "-c",
+                "1",
+            ],
+            &[
+                "    strs_ksy (53 bytes at offset 0)",
+                "      payload (41 bytes at offset 12)",
+            ],
+        ),
+    ];
+    let node = regex::Regex::new(r"^ {4,}\S.* \(\d+ bytes? at offset \d+\)$").unwrap();
+    for (args, nodes) in cases {
+        let out = tree(args);
+        let lines: Vec<&str> = out.lines().collect();
+        for want in nodes {
+            assert!(lines.contains(want), "{args:?}: no {want:?} in\n{out}");
+        }
+        // Every other line under the packet's line is a field with its value
+        // (`label: value`), a finding or why decoding stopped.
+        for line in lines.iter().skip(1).filter(|l| !l.is_empty()) {
+            let t = line.trim_start();
+            assert!(
+                node.is_match(line)
+                    || t.contains(": ")
+                    || t.starts_with("finding ")
+                    || t.starts_with("undecodable: "),
+                "{args:?}: {line:?}"
+            );
+        }
     }
 }

@@ -437,8 +437,9 @@ fn a_live_capture_records_quietly() {
     assert_eq!(&header[..4], &[0x4d, 0x3c, 0xb2, 0xa1], "a pcap file");
 }
 
-/// `-V`: every protocol's messages (or a described protocol's packet) say
-/// where they lie in the payload, as lwar's always did.
+/// `-V`: every protocol's header and messages (or a described protocol's
+/// packet) say where they lie in the payload, alike (the nodes below them
+/// too: `fields::every_protocols_tree_says_where_each_node_lies`).
 #[test]
 fn v_shows_each_top_nodes_bytes_and_offset_for_every_protocol() {
     for (capture, frame, lines) in [
@@ -446,7 +447,7 @@ fn v_shows_each_top_nodes_bytes_and_offset_for_every_protocol() {
             "captures/sim-clean.pcap",
             "2",
             &[
-                "    header",
+                "    header (12 bytes at offset 0)",
                 "    Join#1 (17 bytes at offset 12)",
                 "    Synced#2 (5 bytes at offset 29)",
                 "    Add#3 (14 bytes at offset 34)",
@@ -456,14 +457,17 @@ fn v_shows_each_top_nodes_bytes_and_offset_for_every_protocol() {
             "captures/strs-clean.pcap",
             "1",
             &[
-                "    header",
+                "    header (12 bytes at offset 0)",
                 "    ConnectionRequest (41 bytes at offset 12)",
             ],
         ),
         (
             "captures/bg-clean.pcap",
             "1",
-            &["    header", "    AUTH (0 bytes at offset 8)"],
+            &[
+                "    header (8 bytes at offset 0)",
+                "    AUTH (0 bytes at offset 8)",
+            ],
         ),
         (
             "captures/ksy-vessel-faults.pcap",
