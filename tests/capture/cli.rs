@@ -164,9 +164,21 @@ fn no_permission_to_capture_says_how_to_get_it() {
     let bin = dir.path().join("lwarscope");
     std::fs::copy(assert_cmd::cargo::cargo_bin("lwarscope"), &bin).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut cmd = std::process::Command::new(&bin);
-    cmd.args(["-i", "lo"]).uid(65534).gid(65534);
-    let out = Command::from_std(cmd).output().unwrap();
+    // Another test's child, forked while the copy was open for writing and
+    // not yet exec'd, may hold it open a moment: exec then fails with
+    // ETXTBSY ("text file busy"), so that one error is retried.
+    let mut tries = 0;
+    let out = loop {
+        let mut cmd = std::process::Command::new(&bin);
+        cmd.args(["-i", "lo"]).uid(65534).gid(65534);
+        match Command::from_std(cmd).output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            out => break out.unwrap(),
+        }
+    };
     one_error_line(
         &out,
         "error: no permission to capture on lo: run as root, or give the binary the capabilities: setcap cap_net_raw,cap_net_admin=eip ",
