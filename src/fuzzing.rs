@@ -20,8 +20,8 @@ use crate::capture::{
     Datagram, FrameClass, Framer, LinkType, OwnedDatagram, ReassemblyLimits, Source, Timestamp,
 };
 use crate::engine::{Finding, Flow, Observer, PacketEvent};
+use crate::report::capture_info;
 use crate::report::check::{Rules, compare, write_junit};
-use crate::report::command::capture_info;
 use crate::report::filter::Filter;
 use crate::report::json::JsonWriter;
 use crate::report::packets::{PacketOptions, PacketPrinter};

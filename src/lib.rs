@@ -5,9 +5,10 @@
 //! layers before it:
 //!
 //! ```text
-//! capture  ->  engine  <-  proto/<name>/      ->  run  ->  report / tui  ->  main.rs
-//! (frames,     (sessions,   (each protocol's      (the     (what users
-//!  datagrams)   findings)    wire and rules)       loop)    read)
+//! capture  ->  engine  <-  proto/<name>/  ->  run  ->  report  ->  command / tui  ->  main.rs
+//! (frames,     (sessions,   (each protocol's  (the     (what      (what the binary
+//!  datagrams)   findings)    wire and rules)   loop)    users      calls: outputs
+//!                                                       read)      driven by the loop)
 //! ```
 //!
 //! - [`capture`] turns frames (capture files read in place, streams, live
@@ -25,15 +26,19 @@
 //!   capture source, datagrams in memory), on one thread or two, and feeds
 //!   each datagram to a [`run::Consumer`] (the analysis an output drives);
 //!   fleet runs of many files, the engine's options, the progress bar.
-//! - [`report`] (tables, packet lines, JSON, Parquet, `check`, and
-//!   [`report::command`], what the binary calls) and [`tui`] consume what
-//!   the engine produces, through the run loop and the registry's
-//!   dissectors; nothing outside [`proto`] names a protocol's types. The
-//!   terminal UI reads the report's display filter and timeline.
+//! - [`report`] holds the renderers (tables, packet lines, JSON, Parquet,
+//!   statistics, `check`'s verdicts): they consume what the engine produces,
+//!   through the registry's dissectors; nothing outside [`proto`] names a
+//!   protocol's types.
+//! - [`command`] is what the binary calls for `-r`/`-i` and `check`: the
+//!   options checked against each other, the renderers chosen, and the run
+//!   loop driven into them; [`tui`] is the terminal UI's side of the same
+//!   loop (it reads the report's display filter and timeline).
 //! - [`text`] escapes what comes from the wire or the user for a terminal;
 //!   [`fuzzing`] holds the fuzz targets' entry points.
 
 pub mod capture;
+pub mod command;
 pub mod engine;
 pub mod fuzzing;
 pub mod proto;

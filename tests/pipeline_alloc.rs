@@ -86,7 +86,7 @@ fn the_pipeline_allocates_nothing_per_packet() {
                 color: false,
             };
             let before = counting_alloc::allocations_of_all_threads();
-            lwarscope::report::command::report(
+            lwarscope::command::report(
                 &args,
                 &mut source,
                 std::slice::from_ref(&pcap),

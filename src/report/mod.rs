@@ -19,12 +19,9 @@
 //! - `parquet` (with the `parquet` feature): `--format parquet`, the
 //!   sessions, findings and intervals tables.
 //! - [`args`]: the options of the outputs and of `check`.
-//! - [`command`]: what the binary calls: the outputs the options ask for,
-//!   driven by the run loop ([`crate::run`]), which reads the inputs.
 
 pub mod args;
 pub mod check;
-pub mod command;
 mod fast;
 pub mod fields;
 pub mod filter;
@@ -1148,6 +1145,45 @@ pub(crate) mod testdata {
                 )
             })
             .collect()
+    }
+}
+
+/// The capture counters in the report's terms.
+pub fn capture_info(
+    stats: &crate::capture::CaptureStats,
+    files: &[std::path::PathBuf],
+    interface: Option<&str>,
+) -> CaptureInfo {
+    let c = &stats.counts;
+    CaptureInfo {
+        files: files.iter().map(|f| f.display().to_string()).collect(),
+        interface: interface.map(str::to_owned),
+        start: None,
+        end: None,
+        frames: c.frames,
+        lwar_packets: 0,
+        protocols: Default::default(),
+        other: c.not_udp + c.not_ip + c.truncated,
+        filtered: c.filtered,
+        broken: c.malformed,
+        truncated: 0,
+        malformed: 0,
+        reassembled: c.reassembled,
+        incomplete: c.incomplete,
+        incomplete_reasons: c
+            .incomplete_by
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(r, n)| (r.key().to_owned(), n))
+            .collect(),
+        duplicate_fragments: c.duplicate_fragments,
+        received: stats.pcap.map(|p| p.received),
+        kernel_dropped: stats.pcap.map(|p| p.dropped_by_kernel),
+        interface_dropped: stats.pcap.map(|p| p.dropped_by_interface),
+        sessions_only: None,
+        selection: None,
+        interrupted: false,
+        interrupted_by: None,
     }
 }
 

@@ -779,13 +779,24 @@ mod tests {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/sim-loss.pcap");
         let mut source = crate::capture::Source::files(&[&path]).unwrap();
         let engine = crate::proto::engine(crate::engine::TrackerConfig::default());
+        // The run's error, as the binary's command keeps it (a layer above).
+        #[derive(Debug)]
+        #[allow(dead_code)]
+        enum Failed {
+            Drive(crate::run::DriveError),
+            Parquet(ParquetError),
+        }
+        impl From<ParquetError> for Failed {
+            fn from(e: ParquetError) -> Self {
+                Failed::Parquet(e)
+            }
+        }
         let rows = write_capture(&tables, &path, engine, |analysis| {
-            use crate::report::command::{RunError, capture_info};
-            let driven: Result<(), RunError> =
-                crate::run::drive(&mut source, analysis, None, None).map_err(RunError::from);
+            let driven =
+                crate::run::drive(&mut source, analysis, None, None).map_err(Failed::Drive);
             (
                 driven,
-                capture_info(&source.stats(), std::slice::from_ref(&path), None),
+                crate::report::capture_info(&source.stats(), std::slice::from_ref(&path), None),
             )
         })
         .unwrap();

@@ -753,9 +753,9 @@ fn expect_passes_every_corpus_capture_with_its_own_truth() {
 /// two captures no count tells apart excepted.
 #[test]
 fn expect_fails_every_capture_paired_with_another_captures_truth() {
+    use lwarscope::command::analyse_file;
     use lwarscope::engine::TrackerConfig;
     use lwarscope::proto::truth;
-    use lwarscope::report::command::analyse_file;
     let (pcaps, truths) = corpus_truths();
     let mut analyses = std::collections::HashMap::new();
     let mut pairs = 0;
@@ -999,7 +999,7 @@ fn an_endless_expected_result_is_refused_not_read_until_memory_runs_out() {
 fn evicted_sessions_still_count_in_the_gates_metrics() {
     use lwarscope::capture::Source;
     use lwarscope::engine::TrackerConfig;
-    use lwarscope::report::command::capture_info;
+    use lwarscope::report::capture_info;
     use lwarscope::report::{Analysis, Outcome};
     use lwarscope::run::drive;
     // Three sessions one after the other: each client's packets exported to

@@ -2,7 +2,7 @@
 //! report tables, the packet views, and the JSON forms.
 
 use lwarscope::capture::Source;
-use lwarscope::report::command::report;
+use lwarscope::command::report;
 use lwarscope::report::json::read_summary;
 use lwarscope::report::table::Layout;
 use lwarscope::report::{Format, ReportArgs};

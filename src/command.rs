@@ -2,18 +2,21 @@
 //! options checked against each other, the outputs chosen, and the run loop
 //! ([`crate::run::drive`]) driven into them, one stream or a fleet of files.
 
-use super::check::{Rules, Verdict, exit_code, write_junit};
-use super::fields::{FieldsFormat, FieldsWriter};
-use super::json::{JsonWriter, JsonlWriter};
-use super::packets::{PacketOptions, PacketPrinter, is_broken_pipe};
-use super::stats::Stats;
-use super::table::{Layout, render};
-use super::timeline::Timeline;
-use super::tshark::{Shape, TsharkWriter};
-use super::{Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs};
 use crate::capture::export::{ExportFormat, FrameWriter};
-use crate::capture::{CaptureError, CaptureStats, Source};
+use crate::capture::{CaptureError, Source};
 use crate::engine::{Engine, Finding, Flow, Observer, PacketEvent};
+use crate::report::check::{Rules, Verdict, exit_code, write_junit};
+use crate::report::fields::{FieldsFormat, FieldsWriter};
+use crate::report::json::{JsonWriter, JsonlWriter};
+use crate::report::packets::{PacketOptions, PacketPrinter, is_broken_pipe};
+use crate::report::stats::Stats;
+use crate::report::table::{Layout, render};
+use crate::report::timeline::Timeline;
+use crate::report::tshark::{Shape, TsharkWriter};
+use crate::report::{
+    Analysis, CaptureInfo, CheckArgs, Filter, FilterError, Format, Outcome, ReportArgs,
+    capture_info,
+};
 use crate::run::fleet::{self, Each};
 use crate::run::progress::Progress;
 use crate::run::{DriveError, Export, drive};
@@ -30,7 +33,7 @@ pub enum RunError {
     #[error(transparent)]
     Capture(#[from] CaptureError),
     #[error(transparent)]
-    Check(#[from] super::check::CheckError),
+    Check(#[from] crate::report::check::CheckError),
     #[error("{path}: {source}", path = crate::text::printable(.path))]
     Write {
         path: String,
@@ -54,7 +57,7 @@ pub enum RunError {
     Failed { failed: usize, total: usize },
     #[cfg(feature = "parquet")]
     #[error(transparent)]
-    Parquet(#[from] super::parquet::ParquetError),
+    Parquet(#[from] crate::report::parquet::ParquetError),
 }
 
 impl From<DriveError> for RunError {
@@ -113,7 +116,7 @@ pub fn check_out(args: &ReportArgs) -> Result<(), RunError> {
     let io_stat = args
         .stats
         .iter()
-        .any(|s| matches!(s, super::stats::StatSpec::IoStat { .. }));
+        .any(|s| matches!(s, crate::report::stats::StatSpec::IoStat { .. }));
     if io_stat && args.window.is_some() {
         return usage(
             "-z io,stat counts the whole capture by time already: drop --window and read its rows from START to END (or give it a filter: -z io,stat,1,\"time >= 60\")",
@@ -126,7 +129,7 @@ pub fn check_out(args: &ReportArgs) -> Result<(), RunError> {
 /// when given (one, without filter columns: the table has fixed columns), 1 s
 /// otherwise. Other `-z` statistics are refused: the tables hold them.
 pub fn parquet_interval(args: &ReportArgs) -> Result<u64, RunError> {
-    use super::stats::StatSpec;
+    use crate::report::stats::StatSpec;
     let usage = |m: &str| Err(RunError::Usage(m.to_owned()));
     match args.stats.as_slice() {
         [] => Ok(1_000_000_000),
@@ -157,51 +160,12 @@ pub fn parse_filter(expr: Option<&str>) -> Result<Option<Filter>, RunError> {
     .transpose()
 }
 
-/// The capture counters in the report's terms.
-pub fn capture_info(
-    stats: &CaptureStats,
-    files: &[PathBuf],
-    interface: Option<&str>,
-) -> CaptureInfo {
-    let c = &stats.counts;
-    CaptureInfo {
-        files: files.iter().map(|f| f.display().to_string()).collect(),
-        interface: interface.map(str::to_owned),
-        start: None,
-        end: None,
-        frames: c.frames,
-        lwar_packets: 0,
-        protocols: Default::default(),
-        other: c.not_udp + c.not_ip + c.truncated,
-        filtered: c.filtered,
-        broken: c.malformed,
-        truncated: 0,
-        malformed: 0,
-        reassembled: c.reassembled,
-        incomplete: c.incomplete,
-        incomplete_reasons: c
-            .incomplete_by
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(r, n)| (r.key().to_owned(), n))
-            .collect(),
-        duplicate_fragments: c.duplicate_fragments,
-        received: stats.pcap.map(|p| p.received),
-        kernel_dropped: stats.pcap.map(|p| p.dropped_by_kernel),
-        interface_dropped: stats.pcap.map(|p| p.dropped_by_interface),
-        sessions_only: None,
-        selection: None,
-        interrupted: false,
-        interrupted_by: None,
-    }
-}
-
 /// `-T json` or `-T ek`, if asked for.
 fn tshark_shape(args: &ReportArgs) -> Option<Shape> {
     match args.output_type? {
-        super::args::OutputType::Json => Some(Shape::Json),
-        super::args::OutputType::Ek => Some(Shape::Ek),
-        super::args::OutputType::Fields => None,
+        crate::report::args::OutputType::Json => Some(Shape::Json),
+        crate::report::args::OutputType::Ek => Some(Shape::Ek),
+        crate::report::args::OutputType::Fields => None,
     }
 }
 
@@ -360,7 +324,7 @@ fn close_export(
     if let Some(signal) = source.interrupted_by() {
         x.writer.note(&format!(
             "lwarscope: interrupted by {} after frame {}: the files were not read to their end",
-            super::signal_name(signal),
+            crate::report::signal_name(signal),
             source.counts().frames
         ))?;
     }
@@ -555,7 +519,7 @@ fn write_results<W: Write>(
     // a fleet run's files would interleave their lines).
     let hint = match output {
         Output::Packets(..) | Output::Fields(_) | Output::Tshark(_) if bar => {
-            super::skipped::hint(&outcome.unknown)
+            crate::report::skipped::hint(&outcome.unknown)
         }
         _ => None,
     };
@@ -587,7 +551,7 @@ fn run_info(source: &mut Source, files: &[PathBuf], interface: Option<&str>) -> 
     let mut info = capture_info(&source.stats(), files, interface);
     if let Some(signal) = source.interrupted_by() {
         info.interrupted = true;
-        info.interrupted_by = Some(super::signal_name(signal));
+        info.interrupted_by = Some(crate::report::signal_name(signal));
     }
     info
 }
@@ -666,7 +630,7 @@ pub fn report_each(
         layout,
         #[cfg(feature = "parquet")]
         tables: match (args.format, &args.out) {
-            (Format::Parquet, Some(dir)) => Some(super::parquet::Tables::create(
+            (Format::Parquet, Some(dir)) => Some(crate::report::parquet::Tables::create(
                 dir,
                 parquet_interval(args)?,
             )?),
@@ -742,7 +706,7 @@ struct FileJob<'a> {
     each: Each<'a>,
     layout: Layout,
     #[cfg(feature = "parquet")]
-    tables: Option<super::parquet::Tables>,
+    tables: Option<crate::report::parquet::Tables>,
 }
 
 impl FileJob<'_> {
@@ -786,7 +750,7 @@ impl FileJob<'_> {
         }
         #[cfg(feature = "parquet")]
         if let Some(tables) = &self.tables {
-            let rows = super::parquet::write_capture(
+            let rows = crate::report::parquet::write_capture(
                 tables,
                 path,
                 self.args.decode.engine(),
@@ -830,7 +794,11 @@ impl<'o> InOrder<'o> {
     fn start(out: &'o mut dyn Write, args: &ReportArgs) -> Self {
         let json = args.format == Format::Json;
         let output = if json {
-            write!(out, "{{\"schema\":{},\"captures\":[", super::json::SCHEMA)
+            write!(
+                out,
+                "{{\"schema\":{},\"captures\":[",
+                crate::report::json::SCHEMA
+            )
         } else {
             Ok(())
         };
@@ -1034,7 +1002,7 @@ fn write_file_result(
         *first = false;
         if empty {
             let error = r.error.as_deref().unwrap_or("no output");
-            super::json::to_writer(
+            crate::report::json::to_writer(
                 &mut *out,
                 &serde_json::json!({"file": r.name, "error": error}),
             )?;
@@ -1083,8 +1051,8 @@ fn write_plot(
     outcome: &Outcome,
     sessions: &[usize],
 ) -> Result<(), RunError> {
-    let sessions = super::plot::pick(timeline, sessions);
-    let svg = super::plot::svg(timeline, outcome, &sessions)
+    let sessions = crate::report::plot::pick(timeline, sessions);
+    let svg = crate::report::plot::svg(timeline, outcome, &sessions)
         .map_err(|e| RunError::Usage(format!("--plot {}: {e}", crate::text::path(path))))?;
     std::fs::write(path, svg).map_err(|source| RunError::Write {
         path: path.display().to_string(),
@@ -1121,7 +1089,7 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
     let window = args.window.map(|w| w.expr());
     let window_filter = parse_filter(window.as_deref())?;
     let window = window_filter.as_ref().zip(window.as_deref());
-    let text = args.format == super::args::CheckFormat::Text;
+    let text = args.format == crate::report::args::CheckFormat::Text;
     let files = fleet::expand(&args.files)?;
     if rules.limits.is_empty() && rules.expect.is_none() {
         let _ = writeln!(
@@ -1157,7 +1125,7 @@ pub fn check(args: &CheckArgs, out: &mut impl Write, color: bool) -> Result<u8, 
             let verdict = match analysed {
                 Ok(outcome) => {
                     if outcome.unknown.recognised > 0 {
-                        hint = super::skipped::hint(&outcome.unknown);
+                        hint = crate::report::skipped::hint(&outcome.unknown);
                     }
                     Verdict {
                         window: args.window.map(|w| w.to_string()),
@@ -1211,7 +1179,7 @@ fn write_verdicts_json(
     code: u8,
 ) -> Result<(), RunError> {
     let doc = verdicts_json(verdicts, code);
-    match super::json::to_writer(&mut *out, &doc)
+    match crate::report::json::to_writer(&mut *out, &doc)
         .map_err(io::Error::from)
         .and_then(|()| out.write_all(b"\n"))
     {
@@ -1237,7 +1205,7 @@ fn write_junit_file(path: &Path, verdicts: &[Verdict]) -> Result<(), RunError> {
 fn verdicts_json(verdicts: &[Verdict], code: u8) -> serde_json::Value {
     let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count();
     serde_json::json!({
-        "schema": super::json::SCHEMA,
+        "schema": crate::report::json::SCHEMA,
         "type": "check",
         "files": verdicts.iter().map(|v| serde_json::json!({
             "file": v.file,
