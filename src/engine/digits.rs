@@ -44,6 +44,12 @@ pub fn put_int(out: &mut Vec<u8>, n: impl Decimal) {
         out.push(b'-');
     }
     match u32::try_from(m) {
+        // One or two digits (ids, counts, offsets, an address's octets):
+        // no eight-digit word to compute and shift.
+        Ok(digit @ 0..=9) => out.push(b'0' + digit as u8),
+        Ok(two @ 10..=99) => {
+            out.extend_from_slice(&[b'0' + (two / 10) as u8, b'0' + (two % 10) as u8])
+        }
         Ok(small) if small < 100_000_000 => {
             let (digits, len) = eight_digits(small);
             let end = out.len() + len;

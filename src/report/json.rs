@@ -542,71 +542,84 @@ static ESCAPE: [u8; 256] = {
     t
 };
 
-/// Whether any byte of `s` needs an escape in a JSON string: eight bytes at
-/// a time (a byte below 0x20, a `"` or a `\` in the word).
-fn needs_escape(s: &[u8]) -> bool {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let mut words = s.chunks_exact(8);
-    for w in &mut words {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(w);
-        let x = u64::from_le_bytes(b);
-        let quote = x ^ (LO * u64::from(b'"'));
-        let backslash = x ^ (LO * u64::from(b'\\'));
-        let c2 = x ^ (LO * 0xc2);
-        // Some byte below 0x20, or equal to `"`, `\` or 0xc2 (the first byte
-        // of a C1 control: a zero after the xor).
-        let found = (x.wrapping_sub(LO * 0x20) & !x)
-            | (quote.wrapping_sub(LO) & !quote)
-            | (backslash.wrapping_sub(LO) & !backslash)
-            | (c2.wrapping_sub(LO) & !c2);
-        if found & HI != 0 {
-            return true;
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each of the eight bytes of `x` (little-endian) that may
+/// need an escape in a JSON string: below 0x20, `"`, `\`, or 0xc2 (the
+/// first byte of a C1 control). Exact for the lowest one (a byte's test may
+/// borrow from the one below it only when that one is flagged too).
+#[inline]
+fn specials(x: u64) -> u64 {
+    let quote = x ^ (LO * u64::from(b'"'));
+    let backslash = x ^ (LO * u64::from(b'\\'));
+    let c2 = x ^ (LO * 0xc2);
+    ((x.wrapping_sub(LO * 0x20) & !x)
+        | (quote.wrapping_sub(LO) & !quote)
+        | (backslash.wrapping_sub(LO) & !backslash)
+        | (c2.wrapping_sub(LO) & !c2))
+        & HI
+}
+
+/// Where the first byte of `s` that may need an escape is (see
+/// [`specials`]), or `s.len()`: eight bytes at a time, the last few padded
+/// with a letter.
+#[inline]
+fn first_special(s: &[u8]) -> usize {
+    let mut i = 0;
+    while let Some(w) = s.get(i..i + 8) {
+        let found = specials(u64::from_le_bytes(w.try_into().unwrap_or_default()));
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
         }
+        i += 8;
     }
-    words
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\' || b == 0xc2)
+    let rest = s.get(i..).unwrap_or_default();
+    let mut b = [b'a'; 8];
+    if let Some(head) = b.get_mut(..rest.len()) {
+        head.copy_from_slice(rest);
+    }
+    match specials(u64::from_le_bytes(b)) {
+        0 => s.len(),
+        found => i + (found.trailing_zeros() / 8) as usize,
+    }
 }
 
 /// The inside of a JSON string: `s` escaped (`"`, `\` and the control
-/// characters, C1 included, nothing else), copied at once when nothing needs
-/// it.
+/// characters, C1 included, nothing else). The runs between the bytes that
+/// may need it are found eight bytes at a time and copied whole (a `°`,
+/// 0xc2 0xb0, in a message's text made a byte-by-byte walk of all of it a
+/// fifth of `--format jsonl`).
 fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    if !needs_escape(s) {
-        out.extend_from_slice(s);
-        return;
-    }
-    let mut start = 0;
-    for (i, &b) in s.iter().enumerate() {
-        // A C1 control (0xc2 0x80..=0x9f): `\u0080` to `\u009f`.
-        if b == 0xc2
-            && let Some(&next) = s.get(i + 1)
-            && (0x80..=0x9f).contains(&next)
-        {
-            out.extend_from_slice(&s[start..i]);
-            out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(next >> 4)],
-                HEX[usize::from(next & 15)],
-            ]);
-            start = i + 2;
-            continue;
-        }
-        if i < start {
+    // Copied up to `start`, searched up to `scan`.
+    let (mut start, mut scan) = (0, 0);
+    loop {
+        let i = scan + first_special(s.get(scan..).unwrap_or_default());
+        let Some(&b) = s.get(i) else { break };
+        scan = i + 1;
+        if b == 0xc2 {
+            // A C1 control (0xc2 0x80..=0x9f): `\u0080` to `\u009f`; any
+            // other character of two bytes stays as it is.
+            if let Some(&next) = s.get(i + 1)
+                && (0x80..=0x9f).contains(&next)
+            {
+                out.extend_from_slice(s.get(start..i).unwrap_or_default());
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(next >> 4)],
+                    HEX[usize::from(next & 15)],
+                ]);
+                start = i + 2;
+                scan = i + 2;
+            }
             continue;
         }
         let e = ESCAPE[usize::from(b)];
-        if e == 0 {
-            continue;
-        }
-        out.extend_from_slice(&s[start..i]);
+        out.extend_from_slice(s.get(start..i).unwrap_or_default());
         out.push(b'\\');
         out.push(e);
         if e == b'u' {
@@ -619,7 +632,7 @@ fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
         }
         start = i + 1;
     }
-    out.extend_from_slice(&s[start..]);
+    out.extend_from_slice(s.get(start..).unwrap_or_default());
 }
 
 /// A JSON string.
@@ -649,19 +662,22 @@ fn json_text(out: &mut Vec<u8>, v: &dyn crate::proto::dissect::TextBytes) {
     out.push(b'"');
     let start = out.len();
     v.write_bytes(out);
-    if needs_escape(&out[start..]) {
+    // Escaped from the first byte that may need it on (the bytes before it
+    // need nothing, and no escape looks back).
+    let from = start + first_special(out.get(start..).unwrap_or_default());
+    if from < out.len() {
         thread_local! {
             static RAW: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         RAW.with(|raw| match raw.try_borrow_mut() {
             Ok(mut raw) => {
                 raw.clear();
-                raw.extend_from_slice(&out[start..]);
-                out.truncate(start);
+                raw.extend_from_slice(out.get(from..).unwrap_or_default());
+                out.truncate(from);
                 escape_into(out, &raw);
             }
             Err(_) => {
-                let raw = out.split_off(start);
+                let raw = out.split_off(from);
                 escape_into(out, &raw);
             }
         });
@@ -1389,6 +1405,53 @@ mod tests {
             let mut out = Vec::new();
             json_f64(&mut out, v);
             assert_eq!(out, serde_json::to_vec(&v).unwrap(), "{v}");
+        }
+    }
+
+    struct Plain<'a>(&'a str);
+
+    impl std::fmt::Display for Plain<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl crate::proto::dissect::TextBytes for Plain<'_> {}
+
+    /// Strings mixing every kind of character at every place of a word,
+    /// escaped by the word-at-a-time search as serde_json (with the C1
+    /// controls) escapes them; and a message's text escaped from its first
+    /// special byte on.
+    #[test]
+    fn runs_between_escapes_are_found_a_word_at_a_time() {
+        let pool = [
+            'a', '"', '\\', '\n', '\u{1}', '\u{1f}', '°', '\u{85}', '\u{c2}', 'é', '\u{9f}',
+            '\u{a0}',
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 40) as usize;
+            let text: String = (0..len)
+                .map(|i| {
+                    let r = (x >> (i % 60)) as usize ^ i.wrapping_mul(7);
+                    if r.is_multiple_of(3) {
+                        pool[(r / 3) % pool.len()]
+                    } else {
+                        'a'
+                    }
+                })
+                .collect();
+            let mut want = Vec::new();
+            to_writer(&mut want, &text).unwrap();
+            let mut out = Vec::new();
+            json_str(&mut out, text.as_bytes());
+            assert_eq!(out, want, "{text:?}");
+            let mut out = b"[".to_vec();
+            json_text(&mut out, &Plain(&text));
+            assert_eq!(&out[1..], &want[..], "{text:?}");
         }
     }
 
