@@ -186,9 +186,9 @@ pub struct ReportArgs {
     /// alone with -q): io,stat,INTERVAL[,FILTER...] packets, bytes, lost,
     /// resends and ack delay per interval of INTERVAL seconds (0: the whole
     /// capture), per direction, with packets and bytes matching each FILTER;
-    /// conv[,udp][,FILTER], the conversations (sessions), with a FILTER the
+    /// `conv[,udp][,FILTER]`, the conversations (sessions), with a FILTER the
     /// packets and bytes of each session that match it;
-    /// expert[,error|warn|note][,FILTER], the findings from that severity up,
+    /// `expert[,error|warn|note][,FILTER]`, the findings from that severity up,
     /// with a FILTER those of the frames that match it. With --format json
     /// they are the document's `statistics`.
     /// Example: lwarscope -r game.pcap -q -z io,stat,1,resend -z expert,warn

@@ -567,7 +567,7 @@ impl Rules {
     /// Checks one outcome against every rule. An outcome with no packet of a
     /// known protocol is an error (exit status 2), with why and what to try,
     /// unless the rules judge the number of packets themselves
-    /// ([`Rules::judge_empty`]): no rule can pass on nothing.
+    /// (`Rules::judge_empty`): no rule can pass on nothing.
     pub fn check(&self, file: &str, o: &Outcome) -> Verdict {
         if o.capture.packets() == 0 && !self.judge_empty() {
             return Verdict {

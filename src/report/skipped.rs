@@ -4,7 +4,7 @@
 //!
 //! Bounded: one table of 65 536 counters (allocated at the first such
 //! datagram, so that a capture of game traffic alone allocates nothing) counts
-//! every port exactly; a fixed table of [`SLOTS`] ports holds the decoders'
+//! every port exactly; a fixed table of `SLOTS` ports holds the decoders'
 //! results, each port's first [`SAMPLE`] datagrams tried by every protocol's
 //! [`Dissector`](crate::proto::dissect::Dissector). A port with more datagrams
 //! than the least of those held takes its slot (its sample starts anew), so

@@ -561,7 +561,7 @@ const ROWS_PER_CHUNK: usize = 4096;
 /// The packet index: for each row, its frame, where its record lies and its
 /// worst severity, in 7 bytes.
 ///
-/// Rows come in chunks of up to [`ROWS_PER_CHUNK`]. A chunk keeps its first
+/// Rows come in chunks of up to `ROWS_PER_CHUNK`. A chunk keeps its first
 /// frame and record offset in full and, per row, the differences from them in
 /// a `u16` and a `u32`, and the severity in a byte. A row whose differences do
 /// not fit (a long run of frames that are not lwar, or a chunk spanning more

@@ -278,7 +278,7 @@ pub enum Order {
 /// One line of the findings pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindingItem {
-    /// A kind (a [`Group`] of the log, by its place in
+    /// A kind (a [`Group`](super::model::Group) of the log, by its place in
     /// [`FindingLog::groups`]), with the incidents and findings shown of it.
     Group {
         group: u32,

@@ -416,7 +416,7 @@ fn type_of(kind: &Kind, enum_: Option<usize>) -> FieldType {
 }
 
 /// Whether a registered field is a `contents` (a magic): its doc ends with the
-/// wire name, as [`wire_name`] writes it (`protocolId, 0x53545253. (contents)`).
+/// wire name, as `wire_name` writes it (`protocolId, 0x53545253. (contents)`).
 /// Its tree shows it as a number in hexadecimal (`0x53545253`), as the native
 /// protocols show theirs.
 pub fn is_contents(def: &FieldDef) -> bool {
