@@ -27,6 +27,8 @@ pub mod seq;
 pub mod serial;
 pub mod session;
 pub mod summary;
+#[cfg(test)]
+pub(crate) mod testing;
 mod tracker;
 pub mod window;
 pub mod wire_map;

@@ -2306,7 +2306,7 @@ fn ack_of_followed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Finding, Observer};
+    use crate::engine::testing::{F, Played, compact, f};
     use crate::proto::battlegrounds::wire::{
         ByteOrder, MoveEvent, MoveOp, Movement, PacketRepr, PayloadRepr, ShapeRepr, VectorD,
     };
@@ -2317,64 +2317,35 @@ mod tests {
 
     const SID: u32 = 0x1234;
 
-    #[derive(Default)]
-    struct Collect(Vec<Finding>);
+    /// One capture between a client and a server on Battlegrounds' port, a
+    /// frame every 10 ms unless told to wait.
+    struct Capture(Played<Analyzer>);
 
-    impl Observer for Collect {
-        fn finding(&mut self, f: &Finding) {
-            self.0.push(*f);
+    impl std::ops::Deref for Capture {
+        type Target = Played<Analyzer>;
+        fn deref(&self) -> &Self::Target {
+            &self.0
         }
     }
 
-    type F = (&'static str, String, u64);
-
-    fn f(dir: &'static str, label: &str, frame: u64) -> F {
-        (dir, label.to_owned(), frame)
-    }
-
-    fn compact(found: &[Finding]) -> Vec<F> {
-        found
-            .iter()
-            .map(|f| (f.direction.name(), f.label().to_string(), f.frame))
-            .collect()
-    }
-
-    struct Capture {
-        tracker: Tracker,
-        frame: u64,
-        now_ms: u64,
-        all: Vec<Finding>,
+    impl std::ops::DerefMut for Capture {
+        fn deref_mut(&mut self) -> &mut Self::Target {
+            &mut self.0
+        }
     }
 
     impl Capture {
         fn new() -> Self {
-            Capture {
-                tracker: Tracker::new(TrackerConfig::default()),
-                frame: 0,
-                now_ms: 1_000_000,
-                all: Vec::new(),
-            }
+            Capture(Played::new("10.0.0.2:43267", "10.0.0.1:7455", 1_000_000))
         }
 
         fn wait(&mut self, ms: u64) {
-            self.now_ms += ms;
+            self.0.now_ms += ms;
         }
 
         fn raw(&mut self, c2s: bool, b: &[u8]) -> Vec<F> {
-            let client = "10.0.0.2:43267".parse().unwrap();
-            let server = "10.0.0.1:7455".parse().unwrap();
-            let (src, dst) = if c2s {
-                (client, server)
-            } else {
-                (server, client)
-            };
-            self.frame += 1;
-            self.now_ms += 10;
-            let d = Datagram::new(self.frame, Timestamp(self.now_ms * 1_000_000), src, dst, b);
-            let mut c = Collect::default();
-            self.tracker.observe(&d, &mut c);
-            self.all.extend_from_slice(&c.0);
-            compact(&c.0)
+            let at = self.0.now_ms + 10;
+            compact(&self.0.feed_at(c2s, at, b, b.len()))
         }
 
         fn on(&mut self, c2s: bool, sid: u32, channel: u8, p: PayloadRepr) -> Vec<F> {
@@ -2392,19 +2363,7 @@ mod tests {
         }
 
         fn finish(&mut self) -> Vec<F> {
-            let mut c = Collect::default();
-            self.tracker.finish(&mut c);
-            self.all.extend_from_slice(&c.0);
-            compact(&c.0)
-        }
-
-        fn session(&self) -> &Session {
-            self.tracker.sessions().last().map(|(_, s)| s).unwrap()
-        }
-
-        fn detail(&self, label: &str) -> String {
-            let f = self.all.iter().find(|f| f.label().to_string() == label);
-            f.map(|f| f.detail.to_string()).unwrap_or_default()
+            compact(&self.0.finish())
         }
 
         /// AUTH, AUTH_OK, PING, PONG (the specification's forms): frames 1-4.

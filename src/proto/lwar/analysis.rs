@@ -1535,68 +1535,40 @@ mod tests {
     //! The rules on packets built here, fed to the tracker one frame every
     //! 10 ms: each test shows one rule's findings exactly (direction, label,
     //! frame, and the detail where it says what the rule measured).
-    //! `tests/track_findings.rs` plays every precedence rule of the contract.
+    //! `tests/lwar/findings.rs` plays every precedence rule of the contract.
 
     use super::*;
-    use crate::capture::Timestamp;
-    use crate::engine::{Finding, Observer};
+    use crate::engine::testing::{F, Played, compact, f};
     use crate::proto::lwar::wire::{Header, Input, MessageRepr, PacketRepr, UpdateEntry};
 
     const ALICE: Id = Id::new(0, 1);
     const BOB: Id = Id::new(0, 2);
 
-    #[derive(Default)]
-    struct Collect(Vec<Finding>);
+    /// One capture between a client and a server on lwar's port, a frame
+    /// every 10 ms.
+    struct Capture(Played<Analyzer>);
 
-    impl Observer for Collect {
-        fn finding(&mut self, f: &Finding) {
-            self.0.push(*f);
+    impl std::ops::Deref for Capture {
+        type Target = Played<Analyzer>;
+        fn deref(&self) -> &Self::Target {
+            &self.0
         }
     }
 
-    /// A finding as these tests compare it: direction, label, frame.
-    type F = (&'static str, String, u64);
-
-    /// One capture between a client and a server on lwar's port.
-    struct Capture {
-        tracker: Tracker,
-        frame: u64,
-        now_ms: u64,
-        all: Vec<Finding>,
+    impl std::ops::DerefMut for Capture {
+        fn deref_mut(&mut self) -> &mut Self::Target {
+            &mut self.0
+        }
     }
 
     impl Capture {
         fn new() -> Self {
-            Capture {
-                tracker: Tracker::new(TrackerConfig::default()),
-                frame: 0,
-                now_ms: 1_000_000,
-                all: Vec::new(),
-            }
+            Capture(Played::new("10.0.0.2:40000", "10.0.0.1:32422", 1_000_000))
         }
 
         fn feed(&mut self, c2s: bool, payload: &[u8], len: usize) -> Vec<F> {
-            let client = "10.0.0.2:40000".parse().unwrap();
-            let server = "10.0.0.1:32422".parse().unwrap();
-            let (src, dst) = if c2s {
-                (client, server)
-            } else {
-                (server, client)
-            };
-            self.frame += 1;
-            self.now_ms += 10;
-            let d = Datagram::new(
-                self.frame,
-                Timestamp::from_millis(self.now_ms),
-                src,
-                dst,
-                payload,
-            )
-            .with_payload_len(len);
-            let mut seen = Collect::default();
-            self.tracker.observe(&d, &mut seen);
-            self.all.extend_from_slice(&seen.0);
-            compact(&seen.0)
+            let at = self.0.now_ms + 10;
+            compact(&self.0.feed_at(c2s, at, payload, len))
         }
 
         fn send(&mut self, c2s: bool, ack: u32, timestamp: u32, m: Vec<MessageRepr>) -> Vec<F> {
@@ -1617,23 +1589,11 @@ mod tests {
         }
 
         fn finish(&mut self) -> Vec<F> {
-            let mut seen = Collect::default();
-            self.tracker.finish(&mut seen);
-            self.all.extend_from_slice(&seen.0);
-            compact(&seen.0)
-        }
-
-        fn session(&self) -> &Session {
-            self.tracker.sessions().last().map(|(_, s)| s).unwrap()
+            compact(&self.0.finish())
         }
 
         fn state(&self) -> State {
             self.session().proto.state
-        }
-
-        fn detail(&self, label: &str) -> String {
-            let f = self.all.iter().find(|f| f.label().to_string() == label);
-            f.map(|f| f.detail.to_string()).unwrap_or_default()
         }
 
         /// Connect #1 (frame 1); Join #1 of alice and Synced #2 (frame 2);
@@ -1647,17 +1607,6 @@ mod tests {
             assert_eq!(c.state(), State::Playing);
             c
         }
-    }
-
-    fn compact(found: &[Finding]) -> Vec<F> {
-        found
-            .iter()
-            .map(|f| (f.direction.name(), f.label().to_string(), f.frame))
-            .collect()
-    }
-
-    fn f(dir: &'static str, label: &str, frame: u64) -> F {
-        (dir, label.to_owned(), frame)
     }
 
     fn connect(seqno: u32) -> MessageRepr {

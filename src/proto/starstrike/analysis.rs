@@ -1804,59 +1804,25 @@ mod tests {
         WorldSnapshot,
     };
     use super::*;
-    use crate::engine::Observer;
-
-    #[derive(Default)]
-    struct Seen(Vec<Finding>);
-
-    impl Observer for Seen {
-        fn finding(&mut self, f: &Finding) {
-            self.0.push(*f);
-        }
-    }
+    use crate::engine::testing::Played;
 
     /// One capture played packet by packet; every packet at `ms` (from the
     /// start), one frame each. The session starts mid-way (its first packet
     /// is not a ConnectionRequest): connected, no handshake rules.
-    struct Run {
-        tracker: Tracker,
-        frame: u64,
-        ms: u64,
-    }
+    struct Run(Played<Analyzer>);
 
     const START_MS: u64 = 1_704_067_200_000;
 
     impl Run {
         fn new() -> Self {
-            Run {
-                tracker: Tracker::new(TrackerConfig::default()),
-                frame: 0,
-                ms: 0,
-            }
+            Run(Played::new("10.0.0.2:40000", "10.0.0.1:7777", START_MS))
         }
 
         /// Feeds `payload` of one side at `ms`: the findings it raised, as
         /// `label frame seqno: detail`.
         fn raw(&mut self, c2s: bool, ms: u64, payload: &[u8]) -> Vec<String> {
-            self.frame += 1;
-            self.ms = ms;
-            let client = "10.0.0.2:40000".parse().unwrap();
-            let server = "10.0.0.1:7777".parse().unwrap();
-            let (src, dst) = if c2s {
-                (client, server)
-            } else {
-                (server, client)
-            };
-            let d = Datagram::new(
-                self.frame,
-                Timestamp::from_millis(START_MS + ms),
-                src,
-                dst,
-                payload,
-            );
-            let mut seen = Seen::default();
-            self.tracker.observe(&d, &mut seen);
-            seen.0.iter().map(show).collect()
+            let found = self.0.feed_at(c2s, START_MS + ms, payload, payload.len());
+            found.iter().map(show).collect()
         }
 
         fn send(&mut self, c2s: bool, ms: u64, seq: u16, bits: u32, m: MessageRepr) -> Vec<String> {
@@ -1864,13 +1830,11 @@ mod tests {
         }
 
         fn end(&mut self) -> Vec<String> {
-            let mut seen = Seen::default();
-            self.tracker.finish(&mut seen);
-            seen.0.iter().map(show).collect()
+            self.0.finish().iter().map(show).collect()
         }
 
         fn session(&self) -> &Session {
-            self.tracker.sessions().next().expect("a session").1
+            self.0.tracker.sessions().next().expect("a session").1
         }
 
         fn track(&self, c2s: bool) -> &Track {
