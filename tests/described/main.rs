@@ -11,6 +11,8 @@ mod common;
 // fixtures; the other hot-path tests are in `tests/no_alloc/`.
 #[path = "../counting_alloc/mod.rs"]
 mod counting_alloc;
+#[path = "../vessel_common/mod.rs"]
+mod vessel_common;
 
 mod captures;
 mod cli;

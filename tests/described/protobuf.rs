@@ -8,13 +8,14 @@
 
 use crate::common;
 use crate::counting_alloc;
+use crate::vessel_common;
 
 use common::lwarscope;
 use counting_alloc::allocations;
 use lwarscope::capture::{Datagram, FrameClass, Source};
 use lwarscope::engine::{Finding, Observer, RecognisedBy};
 use lwarscope::proto::described::{self, Described, decode::Events, decode::Side};
-use lwarscope::proto::field::{Field, FieldSink, Value};
+use lwarscope::proto::field::{Field, FieldSink};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
@@ -262,14 +263,7 @@ impl Events for OnWire {
         if f.len == 0 {
             return; // absent (its default), or `vessel_pb.message`
         }
-        let j = match f.value {
-            Value::Text(t) => Json::from(String::from_utf8(t.to_vec()).unwrap()),
-            Value::Bool(b) => Json::from(b),
-            Value::Unsigned(n) => Json::from(n),
-            Value::Enum { raw, .. } => Json::from(raw),
-            Value::Float(x) => Json::from(x),
-            other => panic!("{}: {other:?}", f.def.name),
-        };
+        let j = vessel_common::google_json(f.def.name, f.value);
         let name = f.def.name.replacen("vessel_pb.", "vessel.", 1);
         self.0.push((name, j));
     }
@@ -284,55 +278,18 @@ impl Events for OnWire {
 #[test]
 fn the_google_encoded_fixture_decodes_field_for_field() {
     let d = vessel_pb();
-    let dir = root("tests/fixtures/vessel-google");
-    let truth: Json = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("vessel-google.truth.json")).unwrap(),
-    )
-    .unwrap();
-    let frames = truth["frames"].as_array().unwrap();
-    let mut source = Source::files(&[dir.join("vessel-google.pcap")]).unwrap();
-    let (mut n, mut malformed) = (0, 0);
-    while let Some(frame) = source.next_frame().unwrap() {
-        let FrameClass::Udp(dg) = frame.class else {
-            panic!("frame {}: not UDP", n + 1);
-        };
-        let want = &frames[n];
-        n += 1;
+    vessel_common::check_google_fixture(|dg| {
         let side = if dg.dst.port() == 39461 {
             Side::Client
         } else {
             Side::Server
         };
         let mut got = OnWire::default();
-        let r = d.compiled.walk_as(dg.payload, side, &mut got);
-        if want["malformed"] == true {
-            assert!(r.is_err(), "frame {n}: decodes, injected malformed");
-            malformed += 1;
-            continue;
-        }
-        r.unwrap_or_else(|e| panic!("frame {n}: {e:?}"));
-        let want: Vec<(String, Json)> = want["fields"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p[0].as_str().unwrap().to_owned(), p[1].clone()))
-            .collect();
-        assert_eq!(
-            got.0.len(),
-            want.len(),
-            "frame {n}: {:?} vs {want:?}",
-            got.0
-        );
-        for ((gp, gv), (wp, wv)) in got.0.iter().zip(&want) {
-            assert_eq!(gp, wp, "frame {n}");
-            match (gv.as_f64(), wv.as_f64()) {
-                (Some(a), Some(b)) => assert_eq!(a, b, "frame {n}: {gp}"),
-                _ => assert_eq!(gv, wv, "frame {n}: {gp}"),
-            }
-        }
-    }
-    assert_eq!(n, frames.len());
-    assert_eq!(malformed, 1);
+        d.compiled
+            .walk_as(dg.payload, side, &mut got)
+            .map_err(|e| format!("{e:?}"))?;
+        Ok(got.0)
+    });
 }
 
 #[derive(Default)]
