@@ -553,7 +553,7 @@ fn a_starstrike_heartbeat_and_a_wrong_magic_written_by_hand() {
         fields,
         [
             "strs_ksy@0+16",
-            "strs_ksy.protocol_id@0+4=53545253",
+            "strs_ksy.protocol_id@0+4=0x53545253",
             "strs_ksy.packet_type@4+2=heartbeat (5)",
             "strs_ksy.sequence_number@6+2=65535",
             "strs_ksy.ack_bits@8+4=3",

@@ -410,8 +410,27 @@ fn type_of(kind: &Kind, enum_: Option<usize>) -> FieldType {
         Kind::Int { .. } => FieldType::Enum,
         Kind::Float { .. } => FieldType::Float,
         Kind::Str { .. } => FieldType::Text,
+        // A magic of up to 8 bytes is a number, as the native protocols'
+        // are (Starstrike's `strs.magic`): see [`magic_value`].
+        Kind::Contents(b) if b.len() <= MAX_MAGIC_NUMBER => FieldType::Unsigned,
         Kind::Bytes | Kind::Contents(_) => FieldType::Bytes,
         Kind::User(_) | Kind::Switch { .. } => FieldType::Node,
+    }
+}
+
+/// The longest `contents` walked as a number.
+const MAX_MAGIC_NUMBER: usize = 8;
+
+/// A `contents` (a magic) as its field's value: up to 8 bytes, the number
+/// they spell in the order sent, shown in hexadecimal (`0x53545253`), as the
+/// native protocols give theirs ([`Value::Hex`]: every view, `-V`, `-T
+/// fields`, JSON and the filter, writes and compares it as theirs); longer,
+/// its bytes.
+fn magic_value(b: &[u8]) -> Value<'_> {
+    if b.len() <= MAX_MAGIC_NUMBER {
+        Value::Hex(read_uint(b, false))
+    } else {
+        Value::Bytes(b)
     }
 }
 
@@ -1191,7 +1210,7 @@ impl<'p> Walker<'p, '_> {
             CKind::Bytes => Ok(self.rest(ca, index, pos, limit)),
             CKind::Contents(want) => {
                 let b = take(want.len())?;
-                if let Some(f) = field(b.len(), Value::Bytes(b)) {
+                if let Some(f) = field(b.len(), magic_value(b)) {
                     self.ev.field(f);
                 }
                 if b != want.as_slice() {
