@@ -425,21 +425,15 @@ const MAX_MAGIC_NUMBER: usize = 8;
 /// they spell in the order sent, shown in hexadecimal (`0x53545253`), as the
 /// native protocols give theirs ([`Value::Hex`]: every view, `-V`, `-T
 /// fields`, JSON and the filter, writes and compares it as theirs); longer,
-/// its bytes.
+/// its bytes, written as every bytes field is. The compiler's own kind
+/// (`CKind::Contents`) is what makes a field a magic: no output looks at a
+/// field's name or doc to tell.
 fn magic_value(b: &[u8]) -> Value<'_> {
     if b.len() <= MAX_MAGIC_NUMBER {
         Value::Hex(read_uint(b, false))
     } else {
         Value::Bytes(b)
     }
-}
-
-/// Whether a registered field is a `contents` (a magic): its doc ends with the
-/// wire name, as `wire_name` writes it (`protocolId, 0x53545253. (contents)`).
-/// Its tree shows it as a number in hexadecimal (`0x53545253`), as the native
-/// protocols show theirs.
-pub fn is_contents(def: &FieldDef) -> bool {
-    def.ty == FieldType::Bytes && (def.doc == "contents" || def.doc.ends_with(" (contents)"))
 }
 
 fn wire_name(kind: &Kind) -> String {
