@@ -664,3 +664,78 @@ fn tap_misses_of_a_protocol_without_acks_are_notes_not_loss() {
         );
     }
 }
+
+/// A sink that shows one field (as `-T fields -e NAME` does): it wants only
+/// the groups that may hold it, and records every field it is handed.
+struct OnlyOne {
+    name: &'static str,
+    handed: Vec<&'static str>,
+    asked: usize,
+}
+
+impl FieldSink for OnlyOne {
+    fn field(&mut self, f: Field<'_>) {
+        self.handed.push(f.def.name);
+    }
+    fn wants_any(&mut self, _key: usize, defs: &lwarscope::proto::field::GroupDefs<'_>) -> bool {
+        self.asked += 1;
+        let mut any = false;
+        defs(&mut |d| any |= d.name == self.name);
+        any
+    }
+}
+
+/// Every field, as `-V` or JSON take them.
+#[derive(Default)]
+struct Every(Vec<&'static str>);
+
+impl FieldSink for Every {
+    fn field(&mut self, f: Field<'_>) {
+        self.0.push(f.def.name);
+    }
+}
+
+/// Native Vessel and its protobuf description skip the messages a sink wants
+/// no field of (`FieldSink::wants_any`, as lwar, Starstrike, Battlegrounds
+/// and `.ksy` protocols do), with the same result: a sink that shows the
+/// sync number is handed no field of `shipInput` or `shipSensors`, and the
+/// same sync numbers and errors as a sink that takes every field. Before,
+/// neither asked.
+#[test]
+fn vessel_and_its_description_skip_the_messages_a_sink_does_not_want() {
+    let native = lwarscope::proto::by_name("vessel").unwrap().info.dissector;
+    let described = vessel_pb().info().dissector;
+    let mut source = Source::files(&[root("captures/vessel-faults.pcap")]).unwrap();
+    let mut packets = 0;
+    while let Some(frame) = source.next_frame().unwrap() {
+        let FrameClass::Udp(d) = frame.class else {
+            continue;
+        };
+        for (dissector, name) in [
+            (native, "vessel.syncNumber"),
+            (described, "vessel_pb.syncNumber"),
+        ] {
+            let mut one = OnlyOne {
+                name,
+                handed: Vec::new(),
+                asked: 0,
+            };
+            let mut every = Every::default();
+            let r1 = dissector.fields(d.payload, &mut one).map(|_| ());
+            let r2 = dissector.fields(d.payload, &mut every).map(|_| ());
+            assert_eq!(r1.map_err(|e| e.to_string()), r2.map_err(|e| e.to_string()));
+            assert!(one.asked > 0, "{name}: never asked");
+            assert!(
+                !one.handed
+                    .iter()
+                    .any(|n| n.contains(".shipInput") || n.contains(".shipSensors")),
+                "{name}: {:?}",
+                one.handed
+            );
+            let syncs = |names: &[&str]| names.iter().filter(|n| **n == name).count();
+            assert_eq!(syncs(&one.handed), syncs(&every.0), "{name}");
+        }
+        packets += 1;
+    }
+    assert!(packets > 1000, "{packets}");
+}

@@ -1222,8 +1222,22 @@ impl Schema {
             });
             ev.int(f, which as i64);
         }
-        let mut w = PWalker { c, s: self, p, ev };
-        let r = match self.msgs.get(self.roots[which]) {
+        let root = self.msgs.get(self.roots[which]);
+        // A sink that takes none of the message's fields (`-T fields` of
+        // others) gets none handed over; the message is decoded all the same.
+        let quiet = root.is_some_and(|m| {
+            !ev.wants_any(crate::proto::field::group_key(m), &|each| {
+                self.msg_defs(c, m, each, 0);
+            })
+        });
+        let mut w = PWalker {
+            c,
+            s: self,
+            p,
+            ev,
+            quiet,
+        };
+        let r = match root {
             Some(m) => w.message(m, 0, p.len()),
             None => Ok(()),
         };
@@ -1231,6 +1245,31 @@ impl Schema {
             w.ev.leave();
         }
         r.map(|()| p.len())
+    }
+}
+
+impl Schema {
+    /// Every registered field of message `m` and of the messages in it, for
+    /// `FieldSink::wants_any` (the messages unfold per path, so their nesting
+    /// is a tree; `depth` bounds it all the same).
+    fn msg_defs(
+        &'static self,
+        c: &'static Compiled,
+        m: &'static Msg,
+        each: &mut dyn FnMut(&'static crate::proto::field::FieldDef),
+        depth: usize,
+    ) {
+        for f in &m.fields {
+            if let Some(def) = c.defs.get(usize::from(f.def)) {
+                each(def);
+            }
+            if let PType::Message(mi) = f.ty
+                && let Some(inner) = self.msgs.get(mi)
+                && depth < MAX_GROUPS
+            {
+                self.msg_defs(c, inner, each, depth + 1);
+            }
+        }
     }
 }
 
@@ -1308,6 +1347,8 @@ struct PWalker<'p, 'e> {
     s: &'static Schema,
     p: &'p [u8],
     ev: &'e mut dyn Events,
+    /// Within a message the sink wants no field of: decoded, not handed over.
+    quiet: bool,
 }
 
 impl<'p> PWalker<'p, '_> {
@@ -1388,7 +1429,24 @@ impl<'p> PWalker<'p, '_> {
             return Err(perr(ErrKind::PastEnd, f.def, len_at, len, end - *pos));
         }
         let body_end = *pos + len as usize;
-        let def = self.c.defs.get(usize::from(f.def));
+        let inner = self.s.msgs.get(mi);
+        let was_quiet = self.quiet;
+        if !self.quiet
+            && let Some(inner) = inner
+        {
+            let (s, c) = (self.s, self.c);
+            self.quiet = !self
+                .ev
+                .wants_any(crate::proto::field::group_key(inner), &|each| {
+                    if let Some(def) = c.defs.get(usize::from(f.def)) {
+                        each(def);
+                    }
+                    s.msg_defs(c, inner, each, 0);
+                });
+        }
+        let def = (!self.quiet)
+            .then(|| self.c.defs.get(usize::from(f.def)))
+            .flatten();
         if let Some(def) = def {
             self.ev.enter(Field {
                 def,
@@ -1398,13 +1456,14 @@ impl<'p> PWalker<'p, '_> {
                 value: Value::None,
             });
         }
-        let r = match self.s.msgs.get(mi) {
+        let r = match inner {
             Some(inner) => self.message(inner, *pos, body_end),
             None => Ok(()),
         };
         if def.is_some() {
             self.ev.leave();
         }
+        self.quiet = was_quiet;
         r?;
         *pos = body_end;
         Ok(())
@@ -1447,7 +1506,9 @@ impl<'p> PWalker<'p, '_> {
                 Value::Enum { raw, .. } => raw as i64,
                 _ => 0,
             };
-            if let Some(def) = self.c.defs.get(usize::from(f.def)) {
+            if !self.quiet
+                && let Some(def) = self.c.defs.get(usize::from(f.def))
+            {
                 self.ev.field(Field {
                     def,
                     index: None,
@@ -1539,7 +1600,9 @@ impl<'p> PWalker<'p, '_> {
             PType::String | PType::Bytes => delimited(self.p, f, from, pos, end)?,
             PType::Message(_) => (Value::None, None, None),
         };
-        if let Some(def) = self.c.defs.get(usize::from(f.def)) {
+        if !self.quiet
+            && let Some(def) = self.c.defs.get(usize::from(f.def))
+        {
             self.ev.field(Field {
                 def,
                 index,

@@ -14,7 +14,7 @@ use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
     Dissector, HeaderNumber, MessageItem, Out, TreeRef, WriteText, Written, indexed_label, reused,
 };
-use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, Value};
+use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs, Value};
 use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
@@ -56,6 +56,9 @@ impl Visit for ToSink<'_> {
     }
     fn leave(&mut self) {
         self.0.leave();
+    }
+    fn wants_any(&mut self, key: usize, defs: &GroupDefs<'_>) -> bool {
+        self.0.wants_any(key, defs)
     }
 }
 

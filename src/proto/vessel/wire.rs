@@ -21,7 +21,7 @@
 //! field numbers are skipped (proto3), absent fields read as their defaults
 //! (a syncNumber of 0 is not on the wire).
 
-use crate::proto::field::{FieldDef, FieldType, Value};
+use crate::proto::field::{FieldDef, FieldType, GroupDefs, Value, group_key};
 use crate::proto::wire_error::{At, Short, Within};
 use prost::Message as _;
 use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
@@ -530,6 +530,23 @@ pub trait Visit {
     );
     fn enter(&mut self, def: &'static FieldDef, index: Option<u32>, span: (usize, usize));
     fn leave(&mut self);
+    /// Whether any field of a message is wanted ([`crate::proto::field::FieldSink::wants_any`]:
+    /// the group is the message's declarations, `key` their address);
+    /// told no, the walk decodes the message without handing anything on.
+    fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
+        true
+    }
+}
+
+/// Every registered field of a message of `decls` (and of the messages in
+/// it), for [`Visit::wants_any`].
+fn message_defs(decls: &'static [Decl], each: &mut dyn FnMut(&'static FieldDef)) {
+    for d in decls {
+        each(d.def);
+        if let Kind::Msg(fields) = d.kind {
+            message_defs(fields, each);
+        }
+    }
 }
 
 /// Nesting of the declared messages at most (packet, sensors, visual,
@@ -540,8 +557,18 @@ const MAX_FIELDS: usize = 16;
 /// order, then (within each message walked) the declared scalar fields that
 /// were absent, with their default value and an empty span at the message's
 /// end. The root node spans the payload.
+///
+/// A visitor that wants none of a message's fields ([`Visit::wants_any`],
+/// asked of the packet's message and of each nested one) is handed none of
+/// them: the message is still decoded, so the walk's result is the same.
 pub fn walk(payload: &[u8], which: Which, v: &mut dyn Visit) -> Result<(), DecodeError> {
     let (decls, node) = which.schema();
+    if !v.wants_any(group_key(decls), &|each| {
+        each(node);
+        message_defs(decls, each);
+    }) {
+        return walk_message(payload, 0, decls, &mut Nothing);
+    }
     v.enter(node, None, (0, payload.len()));
     let r = walk_message(payload, 0, decls, v);
     v.leave();
@@ -653,10 +680,18 @@ fn walk_message(
                 buf = rest;
                 match d.kind {
                     Kind::Msg(fields) => {
-                        v.enter(d.def, index, (key_at, at(buf)));
-                        let r = walk_message(body, body_at, fields, v);
-                        v.leave();
-                        r?;
+                        let wanted = v.wants_any(group_key(fields), &|each| {
+                            each(d.def);
+                            message_defs(fields, each);
+                        });
+                        if wanted {
+                            v.enter(d.def, index, (key_at, at(buf)));
+                            let r = walk_message(body, body_at, fields, v);
+                            v.leave();
+                            r?;
+                        } else {
+                            walk_message(body, body_at, fields, &mut Nothing)?;
+                        }
                     }
                     _ => {
                         if std::str::from_utf8(body).is_err() {
