@@ -62,7 +62,9 @@
 //! operator (`0x` hexadecimal works), text and `a:b` pairs with `==` and `!=`,
 //! enums by number or by name (any case); a name alone holds when the packet has
 //! such a field. A field holds when *any* of its occurrences matches. `lwarscope
-//! --list-fields` lists them.
+//! --list-fields` lists them. A field test walks only the groups of fields
+//! that may hold its field (`FieldSink::wants_any`, as `-T fields` does:
+//! `lwar.name` skips the header and every message type without a name).
 //!
 //! Fields of messages and findings (`type`, `seqno`, `player`, `finding`,
 //! `severity`) hold when *any* message or finding matches, and `a != b` is always
@@ -80,7 +82,8 @@ use crate::engine::{
     Detail, Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity,
 };
 use crate::proto::dissect::{Dissector, MessageItem};
-use crate::proto::field::{FieldDef, FieldSink, FieldType, Value};
+use crate::proto::field::{FieldDef, FieldSink, FieldType, GroupDefs, Value};
+use std::cell::Cell;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
@@ -201,6 +204,45 @@ impl FieldSink for FieldMatch<'_> {
             self.found = self.test.holds(&f.value);
         }
     }
+
+    /// Only the groups that may hold the tested field: the walk skips the
+    /// others (a message type, a node, a header without it), as it does for
+    /// `-T fields`.
+    fn wants_any(&mut self, key: usize, defs: &GroupDefs<'_>) -> bool {
+        group_holds(key, self.test.def, defs)
+    }
+}
+
+/// Slots of [`GROUPS`].
+const GROUP_SLOTS: usize = 256;
+
+thread_local! {
+    /// Whether a group (by its key) holds a field (by its definition's
+    /// address), direct-mapped: a filter asks the same few groups of every
+    /// packet, and the answer never changes (keys and definitions are
+    /// static), so it is worked out once a run rather than once a packet;
+    /// a miss is listed again. Per thread, as a filter may be shared between
+    /// threads (the terminal UI's).
+    static GROUPS: [Cell<(usize, usize, bool)>; GROUP_SLOTS] =
+        const { [const { Cell::new((0, 0, false)) }; GROUP_SLOTS] };
+}
+
+/// Whether the group `key`, whose definitions `defs` lists, holds `def`.
+fn group_holds(key: usize, def: &'static FieldDef, defs: &GroupDefs<'_>) -> bool {
+    let d = std::ptr::from_ref(def) as usize;
+    let slot = ((key / 8) ^ (d / std::mem::size_of::<FieldDef>().max(1))) % GROUP_SLOTS;
+    GROUPS.with(|groups| {
+        let cell = &groups[slot];
+        match cell.get() {
+            (k, f, holds) if k == key && f == d => holds,
+            _ => {
+                let mut holds = false;
+                defs(&mut |g| holds = holds || std::ptr::eq(g, def));
+                cell.set((key, d, holds));
+                holds
+            }
+        }
+    })
 }
 
 /// An ordered comparison.
@@ -1509,6 +1551,58 @@ mod tests {
             resends: 0,
             dissector: None,
         })
+    }
+
+    /// A field test is handed only the groups that may hold its field (the
+    /// header, a message type), as `-T fields` is: `lwar.name` is looked for
+    /// in Join's fields, not in the header's nor Synced's; `lwar.ack` in the
+    /// header's alone. Before, every field of the packet was handed over.
+    #[test]
+    fn a_field_test_walks_only_the_groups_that_may_hold_its_field() {
+        struct Seen<'t>(FieldMatch<'t>, Vec<&'static str>);
+        impl FieldSink for Seen<'_> {
+            fn field(&mut self, f: crate::proto::field::Field<'_>) {
+                self.1.push(f.def.name);
+                self.0.field(f);
+            }
+            fn wants_any(&mut self, key: usize, defs: &GroupDefs<'_>) -> bool {
+                self.0.wants_any(key, defs)
+            }
+        }
+        let p = join_packet();
+        let dissector = crate::proto::lwar::INFO.dissector;
+        for (expr, found, handed) in [
+            (
+                "lwar.name == \"alice\"",
+                true,
+                &[
+                    "lwar.message",
+                    "lwar.type",
+                    "lwar.seqno",
+                    "lwar.player",
+                    "lwar.name_len",
+                    "lwar.name",
+                ][..],
+            ),
+            (
+                "lwar.ack == 3",
+                true,
+                &["lwar.app_id", "lwar.ack", "lwar.timestamp"][..],
+            ),
+            ("lwar.update.health", false, &[][..]),
+        ] {
+            let filter = Filter::parse(expr).unwrap();
+            let Node::Field(test) = &filter.root else {
+                panic!("{expr}: not a field test");
+            };
+            // Twice: the second answers come from the cache.
+            for _ in 0..2 {
+                let mut seen = Seen(FieldMatch { test, found: false }, Vec::new());
+                let _ = dissector.fields(&p, &mut seen);
+                assert_eq!((seen.0.found, &seen.1[..]), (found, handed), "{expr}");
+            }
+            assert_eq!(eval_on(expr, &p, &[]), found, "{expr}");
+        }
     }
 
     #[test]
