@@ -10,6 +10,7 @@ pub mod sim;
 pub mod starstrike;
 pub mod truth;
 pub mod vessel;
+pub mod wire_error;
 
 // The dissector and field vocabulary is the engine's (below every protocol
 // and every output); protocols name it as their own.

@@ -353,3 +353,58 @@ fn a_description_file_over_16_mib_is_refused_before_it_is_read() {
         )
     );
 }
+
+/// A magic is a field of the described compiler's own kind (`contents`),
+/// not one whose doc ends in `(contents)`, and reads the same in every view:
+/// one of up to 8 bytes is a number (`0x…`), a longer one its bytes, in `-V`
+/// as in `-T fields`. Before, `-V` alone wrote a long magic after `0x`, having
+/// recognised it by its doc.
+#[test]
+fn a_long_magic_reads_the_same_in_every_view() {
+    use lwarscope::capture::LinkType;
+    use lwarscope::capture::synth::{Link, udp_frame};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.ksy");
+    std::fs::write(
+        &file,
+        "meta:\n  id: long\nseq:\n  - id: magic\n    contents: [0x4c, 0x4f, 0x4e, 0x47, 0x4d, 0x41, 0x47, 0x49, 0x43, 0x21]\n  - id: short\n    contents: [0x00, 0x2a]\n  - id: sync\n    type: u1\n-lwarscope:\n  recognise:\n    port: 7654\n",
+    )
+    .unwrap();
+    let pcap = dir.path().join("long.pcap");
+    let payload = b"LONGMAGIC!\x00\x2a\x07";
+    let frame = udp_frame(
+        Link::Ethernet,
+        "10.0.0.1:40000".parse().unwrap(),
+        "10.0.0.2:7654".parse().unwrap(),
+        payload,
+    );
+    common::write_pcap(&pcap, LinkType::Ethernet, &[common::Fx::whole(0, frame)]);
+    let run = |args: &[&str]| {
+        let out = lwarscope()
+            .arg(format!("-Xproto:{}", file.display()))
+            .arg("-r")
+            .arg(&pcap)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        run(&["-T", "fields", "-e", "long.magic", "-e", "long.short"]),
+        "4c4f4e474d4147494321\t0x2a\n"
+    );
+    let tree = run(&["-V"]);
+    let value = |label: &str| {
+        tree.lines()
+            .find_map(|l| l.trim().strip_prefix(label))
+            .unwrap_or_else(|| panic!("no {label} in {tree}"))
+            .to_owned()
+    };
+    assert_eq!(value("magic: "), "4c4f4e474d4147494321");
+    assert_eq!(value("short: "), "0x2a");
+}

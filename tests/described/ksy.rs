@@ -452,7 +452,7 @@ fn an_environment_packet_with_sensor_readings_written_by_hand() {
     assert_eq!(
         r,
         Err(
-            "short: field `vessel_fixed.body.objects.vel_y` at byte 40 needs 4 bytes, 3 left"
+            "short: field `vessel_fixed.body.objects.vel_y` at offset 40 is truncated: it needs 4 bytes, 3 are left"
                 .into()
         )
     );
@@ -462,7 +462,7 @@ fn an_environment_packet_with_sensor_readings_written_by_hand() {
     let (_, r) = decode("vessel_fixed", &long);
     assert_eq!(
         r,
-        Err("trailing-bytes: 1 bytes after the layout ends at byte 44".into())
+        Err("trailing-bytes: 1 bytes after the layout ends at offset 44".into())
     );
 }
 
@@ -495,7 +495,7 @@ fn a_timewarp_update_and_an_unknown_flag_written_by_hand() {
     let (_, r) = decode("timewarp", &[0x42, 0]);
     assert_eq!(
         r,
-        Err("unknown-type: field `timewarp.flag` at byte 0: 66 is not in its enum".into())
+        Err("unknown-type: field `timewarp.flag` at offset 0: 66 is not in its enum".into())
     );
 }
 
@@ -527,7 +527,7 @@ fn the_last_game_state_chunk_carries_its_data_then_the_checksum_and_crc() {
     assert!(!fields.iter().any(|f| f.contains("checksum")), "{fields:?}");
     assert_eq!(
         r,
-        Err("trailing-bytes: 8 bytes after the layout ends at byte 7".into())
+        Err("trailing-bytes: 8 bytes after the layout ends at offset 7".into())
     );
     // The last chunk without its checksum is cut short.
     let (_, r) = decode("timewarp", &last[..9]);
@@ -553,7 +553,7 @@ fn a_starstrike_heartbeat_and_a_wrong_magic_written_by_hand() {
         fields,
         [
             "strs_ksy@0+16",
-            "strs_ksy.protocol_id@0+4=53545253",
+            "strs_ksy.protocol_id@0+4=0x53545253",
             "strs_ksy.packet_type@4+2=heartbeat (5)",
             "strs_ksy.sequence_number@6+2=65535",
             "strs_ksy.ack_bits@8+4=3",
@@ -566,7 +566,7 @@ fn a_starstrike_heartbeat_and_a_wrong_magic_written_by_hand() {
     let (_, r) = decode("strs_ksy", &bad);
     assert_eq!(
         r,
-        Err("contents: field `strs_ksy.protocol_id` at byte 0: not the described magic".into())
+        Err("contents: field `strs_ksy.protocol_id` at offset 0: not the described magic".into())
     );
 }
 
@@ -634,13 +634,13 @@ fn a_game_state_chunk_numbered_past_its_total_or_from_zero_is_a_violation() {
                 "violation/valid".to_owned(),
                 2,
                 "s2c",
-                "`timewarp.body.total_packets` = 2 at byte 2, not >= this_packet (3)".to_owned()
+                "`timewarp.body.total_packets` = 2 at offset 2, not >= this_packet (3)".to_owned()
             ),
             (
                 "violation/valid".to_owned(),
                 4,
                 "s2c",
-                "`timewarp.body.this_packet` = 0 at byte 1, not >= 1".to_owned()
+                "`timewarp.body.this_packet` = 0 at offset 1, not >= 1".to_owned()
             ),
         ]
     );
@@ -673,7 +673,7 @@ fn an_initial_connection_response_is_flag_and_id_unless_the_game_type_is_unknown
     let (_, r) = decode("timewarp", &[4, 0xfc, 0xff, 3, b'c', b't', b'f']);
     assert_eq!(
         r,
-        Err("trailing-bytes: 4 bytes after the layout ends at byte 3".into())
+        Err("trailing-bytes: 4 bytes after the layout ends at offset 3".into())
     );
 }
 
@@ -709,7 +709,7 @@ fn a_sensor_object_neither_ship_nor_bullet_is_a_violation() {
             "violation/valid".to_owned(),
             1,
             "s2c",
-            "`vessel_fixed.body.objects.object_type` = 3 at byte 44, not one of 1, 2".to_owned()
+            "`vessel_fixed.body.objects.object_type` = 3 at offset 44, not one of 1, 2".to_owned()
         )]
     );
 }
@@ -899,7 +899,7 @@ fn a_packet_of_an_unknown_type_keeps_its_sequence_number_malformed_not_lost() {
     const VESSEL: &str = "10.0.2.1:40000";
     const ENV: &str = "10.0.0.1:7600";
     // Sync numbers 10 to 14; the third's message type is 9, outside the
-    // enum (the sync number is before the body, at byte 5).
+    // enum (the sync number is before the body, at offset 5).
     let packets: Vec<_> = (10u8..15)
         .map(|sync| {
             let mut p = vessel_input(sync, Some(7), 0.25, 0.75);
@@ -915,7 +915,7 @@ fn a_packet_of_an_unknown_type_keeps_its_sequence_number_malformed_not_lost() {
             "malformed".to_owned(),
             3,
             "c2s",
-            "unknown-type: field `vessel_fixed.msg_type` at byte 4: 9 is not in its enum"
+            "unknown-type: field `vessel_fixed.msg_type` at offset 4: 9 is not in its enum"
                 .to_owned()
         )]
     );

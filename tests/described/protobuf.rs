@@ -183,8 +183,8 @@ fn malformed_packets_name_the_field_and_the_byte() {
     ]));
     assert_eq!(
         text,
-        "   100    0.388337 10.7.0.100:39461 -> 10.7.0.5:41004 seq=69 len=115 [malformed: past-end: `vessel_pb.shipSensors` at byte 24 needs 92 bytes, 90 left in its message]\n   \
-         120    0.450005 10.7.0.5:41004 -> 10.7.0.100:39461 seq=71 len=31 [malformed: past-end: `vessel_pb.shipInput` at byte 20 needs 12 bytes, 10 left in its message]\n"
+        "   100    0.388337 10.7.0.100:39461 -> 10.7.0.5:41004 seq=69 len=115 [malformed: past-end: `vessel_pb.shipSensors` at offset 24 is truncated: it needs 92 bytes, 90 are left in its message]\n   \
+         120    0.450005 10.7.0.5:41004 -> 10.7.0.100:39461 seq=71 len=31 [malformed: past-end: `vessel_pb.shipInput` at offset 20 is truncated: it needs 12 bytes, 10 are left in its message]\n"
     );
 }
 
@@ -536,7 +536,7 @@ fn the_guides_own_example_loads_and_finds_what_its_packets_hold() {
     assert_eq!(
         seen.0,
         [
-            "violation/valid `?` = 101 at byte 4",
+            "violation/valid `?` = 101 at offset 4",
             "violation/wrong-direction `?` (1) from the client: only the server sends it",
             "not-captured ",
         ]

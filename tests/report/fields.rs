@@ -428,3 +428,76 @@ fn every_protocols_tree_says_where_each_node_lies() {
         }
     }
 }
+
+/// A magic number reads the same whichever way the protocol is known, in
+/// every view: Starstrike's `protocolId` natively (`strs.magic`) and as
+/// `protocols/starstrike.ksy` describes it (`strs_ksy.protocol_id`, a
+/// `contents`) is `0x53545253` in `-T fields`, `-T json`, `-T ek`, `-V` and
+/// the message's text, and filters as the number. Before, the described one
+/// was the bytes `53545253` everywhere but `-V`.
+#[test]
+fn a_magic_reads_the_same_natively_and_described() {
+    let strs = ["-r", "captures/strs-clean.pcap", "-c", "1"];
+    let ksy = [&strs[..], &["-d", "udp.port==7777,strs_ksy"]].concat();
+    let native = |args: &[&str]| run(&[&strs[..], args].concat());
+    let described = |args: &[&str]| run(&[&ksy[..], args].concat());
+    assert_eq!(
+        native(&["-T", "fields", "-e", "strs.magic"]),
+        "0x53545253\n"
+    );
+    assert_eq!(
+        described(&["-T", "fields", "-e", "strs_ksy.protocol_id"]),
+        "0x53545253\n"
+    );
+    let line = |out: String, key: &str| {
+        out.lines()
+            .find(|l| l.contains(key))
+            .unwrap_or_else(|| panic!("no {key} in {out}"))
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(
+        line(native(&["-T", "json"]), "\"strs.magic\""),
+        "\"strs.magic\": \"0x53545253\","
+    );
+    assert_eq!(
+        line(described(&["-T", "json"]), "\"strs_ksy.protocol_id\""),
+        "\"strs_ksy.protocol_id\": \"0x53545253\","
+    );
+    assert!(
+        native(&["-T", "ek"]).contains("\"strs_strs_magic\":\"0x53545253\""),
+        "native ek"
+    );
+    assert!(
+        described(&["-T", "ek"]).contains("\"strs_ksy_strs_ksy_protocol_id\":\"0x53545253\""),
+        "described ek"
+    );
+    assert_eq!(
+        line(native(&["-V"]), "protocolId:"),
+        "protocolId: 0x53545253"
+    );
+    assert_eq!(
+        line(described(&["-V"]), "protocol_id:"),
+        "protocol_id: 0x53545253"
+    );
+    assert!(
+        described(&["--format", "jsonl"]).contains("\"text\":\"protocol_id=0x53545253 "),
+        "the message's text"
+    );
+    // It filters and lists as the number native `strs.magic` is.
+    for (args, field) in [
+        (&strs[..], "strs.magic"),
+        (&ksy[..], "strs_ksy.protocol_id"),
+    ] {
+        let out = run(&[args, &["-Y", &format!("{field} == 0x53545253")]].concat());
+        assert_eq!(out.lines().count(), 1, "{field}");
+    }
+    let list = run(&["--list-fields"]);
+    for field in ["strs.magic ", "strs_ksy.protocol_id "] {
+        assert_eq!(
+            line(list.clone(), field).split_whitespace().nth(1),
+            Some("unsigned"),
+            "{field}"
+        );
+    }
+}

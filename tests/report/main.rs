@@ -11,6 +11,7 @@ mod program;
 
 mod check;
 mod cli;
+mod details;
 mod docs;
 mod export;
 mod fields;

@@ -264,7 +264,7 @@ fn reordered_duplicated_and_malformed() {
         s.raw(true, &c[..c.len() - 2]),
         [f("c2s", "malformed", 24, None)]
     );
-    assert!(s.detail_of("malformed").contains("at byte"));
+    assert!(s.detail_of("malformed").contains("at offset"));
     assert!(s.v(&vp("0.0.2", "v7", 13, 0.5)).is_empty());
     assert_eq!(s.finish(), [f("c2s", "sync-skipped", 25, None)]);
     assert_eq!(s.detail_of("sync-skipped").split(' ').nth(1), Some("12"));

@@ -1015,10 +1015,10 @@ mod tests {
         assert_eq!(
             got,
             [
-                (1, ClientToServer, "`?` = 20 at byte 0".to_owned()),
-                (3, ServerToClient, "`?` = 50 at byte 0".to_owned()),
-                (5, ClientToServer, "`?` = 99 at byte 0".to_owned()),
-                (5, ClientToServer, "`?` = 99 at byte 1".to_owned()),
+                (1, ClientToServer, "`?` = 20 at offset 0".to_owned()),
+                (3, ServerToClient, "`?` = 50 at offset 0".to_owned()),
+                (5, ClientToServer, "`?` = 99 at offset 0".to_owned()),
+                (5, ClientToServer, "`?` = 99 at offset 1".to_owned()),
             ]
         );
     }
@@ -1062,7 +1062,7 @@ mod tests {
                 .filter(|f| f.label().to_string() == "violation/valid")
                 .map(|f| {
                     let detail = f.detail.to_string();
-                    let at = detail.split("at byte ").nth(1).unwrap_or_default();
+                    let at = detail.split("at offset ").nth(1).unwrap_or_default();
                     at.trim().parse().unwrap_or(usize::MAX)
                 })
                 .collect();

@@ -410,17 +410,30 @@ fn type_of(kind: &Kind, enum_: Option<usize>) -> FieldType {
         Kind::Int { .. } => FieldType::Enum,
         Kind::Float { .. } => FieldType::Float,
         Kind::Str { .. } => FieldType::Text,
+        // A magic of up to 8 bytes is a number, as the native protocols'
+        // are (Starstrike's `strs.magic`): see [`magic_value`].
+        Kind::Contents(b) if b.len() <= MAX_MAGIC_NUMBER => FieldType::Unsigned,
         Kind::Bytes | Kind::Contents(_) => FieldType::Bytes,
         Kind::User(_) | Kind::Switch { .. } => FieldType::Node,
     }
 }
 
-/// Whether a registered field is a `contents` (a magic): its doc ends with the
-/// wire name, as `wire_name` writes it (`protocolId, 0x53545253. (contents)`).
-/// Its tree shows it as a number in hexadecimal (`0x53545253`), as the native
-/// protocols show theirs.
-pub fn is_contents(def: &FieldDef) -> bool {
-    def.ty == FieldType::Bytes && (def.doc == "contents" || def.doc.ends_with(" (contents)"))
+/// The longest `contents` walked as a number.
+const MAX_MAGIC_NUMBER: usize = 8;
+
+/// A `contents` (a magic) as its field's value: up to 8 bytes, the number
+/// they spell in the order sent, shown in hexadecimal (`0x53545253`), as the
+/// native protocols give theirs ([`Value::Hex`]: every view, `-V`, `-T
+/// fields`, JSON and the filter, writes and compares it as theirs); longer,
+/// its bytes, written as every bytes field is. The compiler's own kind
+/// (`CKind::Contents`) is what makes a field a magic: no output looks at a
+/// field's name or doc to tell.
+fn magic_value(b: &[u8]) -> Value<'_> {
+    if b.len() <= MAX_MAGIC_NUMBER {
+        Value::Hex(read_uint(b, false))
+    } else {
+        Value::Bytes(b)
+    }
 }
 
 fn wire_name(kind: &Kind) -> String {
@@ -1191,7 +1204,7 @@ impl<'p> Walker<'p, '_> {
             CKind::Bytes => Ok(self.rest(ca, index, pos, limit)),
             CKind::Contents(want) => {
                 let b = take(want.len())?;
-                if let Some(f) = field(b.len(), Value::Bytes(b)) {
+                if let Some(f) = field(b.len(), magic_value(b)) {
                     self.ev.field(f);
                 }
                 if b != want.as_slice() {

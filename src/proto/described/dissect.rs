@@ -229,10 +229,6 @@ impl FieldSink for TreeSink {
         let _ = indexed_label(&mut self.text, field.def.label, field.index);
         let label = start..self.text.len();
         if field.def.ty != FieldType::Node {
-            // A magic reads as the native protocols' do: `0x53545253`.
-            if super::decode::is_contents(field.def) {
-                self.text.push_str("0x");
-            }
             let _ = field.value.write_text(&mut self.text);
         }
         let value = label.end..self.text.len();

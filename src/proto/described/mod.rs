@@ -613,65 +613,56 @@ fn field_name(proto: usize, field: u64) -> &'static str {
 }
 
 fn fmt_decode(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    use crate::proto::wire_error::{At, Short, Within};
     let (proto, e) = DecodeErr::from_args(args);
     let name = field_name(proto, u64::from(e.field));
+    let at = At::of(e.offset);
+    let short = |what, within| Short {
+        what,
+        offset: at.0,
+        needed: e.need,
+        left: e.have as u64,
+        within,
+    };
     match e.kind {
         ErrKind::Short => write!(
             f,
-            "short: field `{name}` at byte {} needs {} bytes, {} left",
-            e.offset, e.need, e.have
+            "short: {}",
+            short(format_args!("field `{name}`"), Within::Datagram)
         ),
-        ErrKind::Contents => write!(
-            f,
-            "contents: field `{name}` at byte {}: not the described magic",
-            e.offset
-        ),
+        ErrKind::Contents => write!(f, "contents: field `{name}` {at}: not the described magic"),
         ErrKind::Trailing => write!(
             f,
-            "trailing-bytes: {} bytes after the layout ends at byte {}",
-            e.have, e.offset
+            "trailing-bytes: {} bytes after the layout ends {at}",
+            e.have
         ),
         ErrKind::UnknownType => write!(
             f,
-            "unknown-type: field `{name}` at byte {}: {} is not in its enum",
-            e.offset, e.need
+            "unknown-type: field `{name}` {at}: {} is not in its enum",
+            e.need
         ),
         ErrKind::TruncatedVarint => write!(
             f,
-            "truncated-varint: varint cut short at byte {} ({} bytes left)",
-            e.offset, e.have
+            "truncated-varint: varint cut short {at} ({} bytes left)",
+            e.have
         ),
-        ErrKind::BadVarint => write!(
-            f,
-            "bad-varint: varint over 10 bytes or 64 bits at byte {}",
-            e.offset
-        ),
+        ErrKind::BadVarint => write!(f, "bad-varint: varint over 10 bytes or 64 bits {at}"),
         ErrKind::BadKey => write!(
             f,
-            "bad-key: invalid key at byte {} (wire type 6 or 7, or field number 0)",
-            e.offset
+            "bad-key: invalid key {at} (wire type 6 or 7, or field number 0)"
         ),
         ErrKind::PastEnd => write!(
             f,
-            "past-end: `{name}` at byte {} needs {} bytes, {} left in its message",
-            e.offset, e.need, e.have
+            "past-end: {}",
+            short(format_args!("`{name}`"), Within::Message)
         ),
         ErrKind::WireType => write!(
             f,
-            "wire-type: `{name}` at byte {} sent as {}, its type needs another wire type",
-            e.offset,
+            "wire-type: `{name}` {at} sent as {}, its type needs another wire type",
             wire_name(e.need)
         ),
-        ErrKind::NotUtf8 => write!(
-            f,
-            "not-utf8: `{name}` at byte {}: a string that is not UTF-8",
-            e.offset
-        ),
-        ErrKind::Group => write!(
-            f,
-            "group: the group of field {} at byte {} does not end",
-            e.need, e.offset
-        ),
+        ErrKind::NotUtf8 => write!(f, "not-utf8: `{name}` {at}: a string that is not UTF-8"),
+        ErrKind::Group => write!(f, "group: the group of field {} {at} does not end", e.need),
     }
 }
 
@@ -693,14 +684,14 @@ fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Resu
     let field = (args[0] >> 16) & 0xffff;
     let name = field_name(proto, field);
     let value = f64::from_bits(args[1]);
-    let offset = args[2] & 0xffff_ffff;
+    let at = crate::proto::wire_error::At(args[2] & 0xffff_ffff);
     let spec = LOADED
         .get()
         .and_then(|l| l.get(proto))
         .and_then(|d| d.compiled.specs.get(usize::try_from(field).ok()?));
     match spec.and_then(|s| Some((s.valid.as_ref()?, s.bound_signed))) {
         Some((v, signed)) => {
-            write!(f, "`{name}` = {value} at byte {offset}, not {v}")?;
+            write!(f, "`{name}` = {value} {at}, not {v}")?;
             if v.bound_field().is_some() {
                 // The bound field's value, as it was read (u4 or s4 at most).
                 let raw = (args[0] >> 32) as u32;
@@ -712,7 +703,7 @@ fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Resu
                 write!(f, " ({bound})")?;
             }
         }
-        None => write!(f, "`{name}` = {value} at byte {offset}")?,
+        None => write!(f, "`{name}` = {value} {at}")?,
     }
     Ok(())
 }

@@ -22,6 +22,7 @@
 //! (a syncNumber of 0 is not on the wire).
 
 use crate::proto::field::{FieldDef, FieldType, Value};
+use crate::proto::wire_error::{At, Short, Within};
 use prost::Message as _;
 use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
 use std::fmt;
@@ -289,44 +290,39 @@ fn wire_name(w: u8) -> &'static str {
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let field = |f: &mut fmt::Formatter<'_>| match self.def {
-            Some(d) => write!(f, "field {} ({})", self.field, d.name),
-            None => write!(f, "field {}", self.field),
-        };
+        let at = At::of(self.offset);
+        let field = FieldName(self);
         match self.kind {
-            ErrorKind::TruncatedVarint => {
-                write!(f, "varint cut short at byte {}", self.offset)
+            ErrorKind::TruncatedVarint => write!(f, "varint cut short {at}"),
+            ErrorKind::BadVarint => write!(f, "varint over 64 bits {at}"),
+            ErrorKind::BadKey => write!(f, "invalid key {at}"),
+            ErrorKind::PastEnd => Short {
+                what: field,
+                offset: at.0,
+                needed: self.needed,
+                left: self.left,
+                within: Within::Datagram,
             }
-            ErrorKind::BadVarint => write!(f, "varint over 64 bits at byte {}", self.offset),
-            ErrorKind::BadKey => write!(f, "invalid key at byte {}", self.offset),
-            ErrorKind::PastEnd => {
-                field(f)?;
-                write!(
-                    f,
-                    " at byte {} needs {} bytes, {} left",
-                    self.offset, self.needed, self.left
-                )
-            }
-            ErrorKind::WireType => {
-                field(f)?;
-                write!(
-                    f,
-                    " at byte {} sent as {}, its type needs another wire type",
-                    self.offset,
-                    wire_name(self.wire)
-                )
-            }
-            ErrorKind::NotUtf8 => {
-                field(f)?;
-                write!(f, " at byte {}: string not UTF-8", self.offset)
-            }
-            ErrorKind::Group => {
-                write!(
-                    f,
-                    "group of field {} unended at byte {}",
-                    self.field, self.offset
-                )
-            }
+            .fmt(f),
+            ErrorKind::WireType => write!(
+                f,
+                "{field} {at} sent as {}, its type needs another wire type",
+                wire_name(self.wire)
+            ),
+            ErrorKind::NotUtf8 => write!(f, "{field} {at}: string not UTF-8"),
+            ErrorKind::Group => write!(f, "group of field {} unended {at}", self.field),
+        }
+    }
+}
+
+/// A field as an error names it: `field 4 (vessel.syncNumber)`.
+struct FieldName<'a>(&'a DecodeError);
+
+impl fmt::Display for FieldName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.def {
+            Some(d) => write!(f, "field {} ({})", self.0.field, d.name),
+            None => write!(f, "field {}", self.0.field),
         }
     }
 }
@@ -843,7 +839,7 @@ impl Visit for Nothing {
 }
 
 /// Where a datagram prost refused fails, by the walk; a refusal the walk
-/// does not place (never seen: a test holds them together) at byte 0.
+/// does not place (never seen: a test holds them together) at offset 0.
 pub fn locate(payload: &[u8], which: Which) -> DecodeError {
     walk(payload, which, &mut Nothing)
         .err()
@@ -1034,7 +1030,7 @@ mod tests {
         assert_eq!((x.kind, x.offset, x.field), (ErrorKind::WireType, 3, 4));
         assert_eq!(
             x.to_string(),
-            "field 4 (vessel.syncNumber) at byte 3 sent as length-delimited, its type needs another wire type"
+            "field 4 (vessel.syncNumber) at offset 3 sent as length-delimited, its type needs another wire type"
         );
         // A length past the end.
         let x = d.vessel(&[0x0a, 0x05, b'1']).unwrap_err();
