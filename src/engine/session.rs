@@ -110,10 +110,16 @@ impl DupWindow {
     /// skipped).
     fn keep_prefix(&mut self, payload: &[u8], sent: usize) {
         let slot = (self.next + DUP_WINDOW - 1) % DUP_WINDOW;
+        self.sent_lens[slot] = u32::try_from(sent).unwrap_or(u32::MAX);
+        // Almost every packet has the whole prefix: one fixed copy.
+        if let Some(p) = payload.first_chunk::<PREFIX>() {
+            self.prefixes[slot] = *p;
+            self.prefix_lens[slot] = PREFIX as u8;
+            return;
+        }
         let n = payload.len().min(PREFIX);
         self.prefixes[slot][..n].copy_from_slice(&payload[..n]);
         self.prefix_lens[slot] = n as u8;
-        self.sent_lens[slot] = u32::try_from(sent).unwrap_or(u32::MAX);
     }
 
     /// A packet that is not compared (the capture cut it short) still takes
@@ -357,7 +363,32 @@ impl DirState {
     /// raised `reordered`): an ack below the highest is then as old as the
     /// packet, not the sender going back, and is not judged (a cumulative ack
     /// only ever grows in the order of sending).
+    #[inline]
     pub fn cumulative_ack(
+        &mut self,
+        other: &mut DirState,
+        raise: &mut super::Raise<'_>,
+        ack: u32,
+        ts: Timestamp,
+        frame: u64,
+        overtaken: bool,
+    ) {
+        // Most packets repeat the highest ack, with no incident open and
+        // nothing of the unseen: they change nothing (the rules below agree),
+        // found inline.
+        if self.max_ack == Some(ack)
+            && self.ack_unseen.is_none()
+            && !self.ack_regression.is_open()
+            && other.seq.highest().is_none_or(|highest| ack <= highest)
+        {
+            return;
+        }
+        self.new_ack(other, raise, ack, ts, frame, overtaken);
+    }
+
+    /// [`DirState::cumulative_ack`] of an ack that may change something.
+    #[inline(never)]
+    fn new_ack(
         &mut self,
         other: &mut DirState,
         raise: &mut super::Raise<'_>,
