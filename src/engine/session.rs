@@ -190,7 +190,9 @@ pub struct DirState {
     pub(crate) recent: DupWindow,
     /// Interarrival jitter of packets carrying unreliable messages (RFC 3550), in ms.
     pub jitter_ms: f64,
-    pub jitter_prev: Option<(Timestamp, u32)>,
+    /// The previous sample's arrival, in ms as the jitter reckons it, and
+    /// its sender's stamp.
+    pub jitter_prev: Option<(f64, u32)>,
     /// The sender's tick, for the estimate of packets lost before the capture.
     pub cadence: super::Cadence,
     /// The protocol's own count of packets lost before the capture point, for
@@ -333,14 +335,13 @@ impl DirState {
     /// was stamped `sent_ms` by its sender's clock, in ms.
     pub fn jitter_sample(&mut self, arrival: Timestamp, sent_ms: u32) {
         let arrival_ms = arrival.nanos() as f64 / 1e6;
-        if let Some((prev_ts, prev_stamp)) = self.jitter_prev {
-            let prev_arrival = prev_ts.nanos() as f64 / 1e6;
+        if let Some((prev_arrival, prev_stamp)) = self.jitter_prev {
             // The stamps' difference wrap-safe: a u32 millisecond clock wraps.
             let sent_delta = f64::from(sent_ms.wrapping_sub(prev_stamp) as i32);
             let delta = (arrival_ms - prev_arrival) - sent_delta;
             self.jitter_ms += (delta.abs() - self.jitter_ms) / 16.0;
         }
-        self.jitter_prev = Some((arrival, sent_ms));
+        self.jitter_prev = Some((arrival_ms, sent_ms));
     }
 
     /// A cumulative ack this direction sent, acknowledging `other`'s reliable

@@ -922,7 +922,8 @@ fn senders_rules(
     let t = m.msg_type();
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
-    if m.may_violate() {
+    // Only reliable messages have a seqno or a string to break a rule with.
+    if k.reliable && m.may_violate() {
         for v in m.violations() {
             let this = session.dir_mut(direction);
             raise.violation(
