@@ -731,14 +731,15 @@ fn messages(
     for item in &mut packet.messages() {
         match item {
             Ok(m) => {
-                let t = m.msg_type();
+                let k = kind_of(m.msg_type());
                 let this = session.dir_mut(direction);
-                this.messages[t.ordinal()] += 1;
-                this.message_bytes[t.ordinal()] += m.bytes.len() as u64;
-                walk.has_unreliable |= !t.is_reliable();
-                walk.periodic |= is_periodic(direction, t);
+                let ordinal = usize::from(k.ordinal) % engine::MAX_MESSAGE_TYPES;
+                this.messages[ordinal] += 1;
+                this.message_bytes[ordinal] += m.bytes.len() as u64;
+                walk.has_unreliable |= !k.reliable;
+                walk.periodic |= k.periodic[direction as usize];
                 if original {
-                    message(session, players, raise, packet, &m);
+                    message(session, players, raise, packet, &m, k);
                 }
             }
             Err(e) => {
@@ -805,9 +806,9 @@ fn stamped_before(timestamp: u32, highest: u32) -> bool {
 /// on (`engine::loss`): the client's Input (every frame, ~30 Hz), the
 /// server's Update family (every tick, ~15 Hz). Before them, the handshake's
 /// packets and keepalives are sent at its own pace, not on the tick.
-fn is_periodic(direction: Direction, t: MessageType) -> bool {
+const fn is_periodic(direction: Direction, t: MessageType) -> bool {
     match direction {
-        Direction::ClientToServer => t == MessageType::Input,
+        Direction::ClientToServer => matches!(t, MessageType::Input),
         Direction::ServerToClient => matches!(
             t,
             MessageType::Update
@@ -816,6 +817,61 @@ fn is_periodic(direction: Direction, t: MessageType) -> bool {
                 | MessageType::UpdateCircle
         ),
     }
+}
+
+/// What the analysis asks of a message type on every message, looked up by
+/// its wire id in one load ([`KINDS_BY_ID`]) rather than by matches on the
+/// type: its counters' ordinal, whether it is reliable, whether it comes from
+/// the wrong side and whether it is of the sender's periodic stream, for
+/// each direction (indexed by `Direction as usize`).
+#[derive(Debug, Clone, Copy)]
+struct Kind {
+    ordinal: u8,
+    reliable: bool,
+    wrong_side: [bool; 2],
+    periodic: [bool; 2],
+}
+
+/// [`Kind`] by wire id (ids that are no type are never asked: a message
+/// decoded has a type).
+static KINDS_BY_ID: [Kind; 256] = kinds_by_id();
+
+const fn kinds_by_id() -> [Kind; 256] {
+    let mut out = [Kind {
+        ordinal: 0,
+        reliable: false,
+        wrong_side: [false; 2],
+        periodic: [false; 2],
+    }; 256];
+    let mut i = 0;
+    while i < MessageType::COUNT {
+        let t = MessageType::ALL[i];
+        let c2s = Direction::ClientToServer as usize;
+        let s2c = Direction::ServerToClient as usize;
+        let mut wrong_side = [false; 2];
+        match t.sender() {
+            Sender::Client => wrong_side[s2c] = true,
+            Sender::Server => wrong_side[c2s] = true,
+            Sender::Both => {}
+        }
+        let mut periodic = [false; 2];
+        periodic[c2s] = is_periodic(Direction::ClientToServer, t);
+        periodic[s2c] = is_periodic(Direction::ServerToClient, t);
+        out[t.id() as usize] = Kind {
+            ordinal: t.ordinal() as u8,
+            reliable: t.is_reliable(),
+            wrong_side,
+            periodic,
+        };
+        i += 1;
+    }
+    out
+}
+
+/// The [`Kind`] of message type `t`.
+#[inline(always)]
+fn kind_of(t: MessageType) -> &'static Kind {
+    &KINDS_BY_ID[t.id() as usize]
 }
 
 /// The header timestamp: lower than the highest seen means the packet was
@@ -860,50 +916,45 @@ fn senders_rules(
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
     m: &MessageView<'_>,
+    k: &Kind,
 ) {
     let direction = raise.direction;
     let t = m.msg_type();
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
-    for v in m
-        .may_violate()
-        .then(|| m.violations())
-        .into_iter()
-        .flatten()
-    {
-        let this = session.dir_mut(direction);
-        raise.violation(
-            this,
-            findings::codec_rule(v.kind()),
-            seqno,
-            findings::codec(v),
-        );
+    // Only reliable messages have a seqno or a string to break a rule with.
+    if k.reliable && m.may_violate() {
+        for v in m.violations() {
+            let this = session.dir_mut(direction);
+            raise.violation(
+                this,
+                findings::codec_rule(v.kind()),
+                seqno,
+                findings::codec(v),
+            );
+        }
     }
-    let wrong_side = match t.sender() {
-        Sender::Client => !c2s,
-        Sender::Server => c2s,
-        Sender::Both => false,
-    };
-    if wrong_side {
+    if k.wrong_side[direction as usize] {
         let this = session.dir_mut(direction);
         raise.violation(this, rules::WRONG_SENDER, seqno, findings::message(t));
     }
     // After Disconnect the server may send only the Leave of the client's own player;
     // judged from the server's first packet that acks the Disconnect (packets it
     // sent before it processed the Disconnect may still be on their way).
+    let disconnect_processed = session
+        .proto
+        .disconnect_seqno
+        .is_some_and(|d| packet.ack() >= d);
+    if c2s || !disconnect_processed {
+        return;
+    }
     let own_leave = match m.message {
         Message::Leave { player, .. } => {
             session.proto.player.as_ref().is_none_or(|p| p.id == player)
         }
         _ => false,
     };
-    let disconnect_processed = session
-        .proto
-        .disconnect_seqno
-        .is_some_and(|d| packet.ack() >= d);
-    if !c2s
-        && disconnect_processed
-        && !own_leave
+    if !own_leave
         && session
             .proto
             .after_disconnect
@@ -920,11 +971,12 @@ fn message(
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
     m: &MessageView<'_>,
+    k: &Kind,
 ) {
     let direction = raise.direction;
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
-    senders_rules(session, raise, packet, m);
+    senders_rules(session, raise, packet, m, k);
     // Repeats of a reliable message are not new chats.
     let first_capture = match seqno {
         Some(seqno) => reliable(session, raise, packet, m, seqno),
@@ -1154,6 +1206,7 @@ fn close_input_regression(dir: &mut DirState, stream: &mut InputStream, raise: &
 /// with the same id other than its own (`own`, once known) make one
 /// `wrong-player-id`, reported when a message with another id ends the run
 /// (or the session ends).
+#[inline(always)]
 fn player_id(
     session: &mut Session,
     raise: &mut Raise<'_>,
@@ -1164,6 +1217,22 @@ fn player_id(
     let Some(own) = own else {
         return;
     };
+    // The common case, inline: the client's own id, no run open.
+    if used == own && !session.proto.wrong_player.is_open() {
+        return;
+    }
+    wrong_player_id(session, raise, own, seqno, used);
+}
+
+/// [`player_id`] once `used` is another id than `own`, or a run is open.
+#[inline(never)]
+fn wrong_player_id(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    own: Id,
+    seqno: Option<u32>,
+    used: Id,
+) {
     let s = &session.proto;
     if used == own || (s.wrong_player.is_open() && s.wrong_ids != (used, own)) {
         close_wrong_player(session, raise);

@@ -279,14 +279,27 @@ impl<'a> MessageView<'a> {
     }
 }
 
+/// [`MessageType::from_u8`] as one load: asked of every message.
+static TYPES_BY_ID: [Option<MessageType>; 256] = {
+    let mut out = [None; 256];
+    let mut i = 0;
+    while i < MessageType::ALL.len() {
+        let t = MessageType::ALL[i];
+        out[t.id() as usize] = Some(t);
+        i += 1;
+    }
+    out
+};
+
 /// Decodes the message whose type byte is at `offset` (which must be inside `packet`).
+#[inline]
 pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>, DecodeError> {
     let rest = packet.get(offset..).unwrap_or_default();
     let Some(&type_id) = rest.first() else {
         // The iterator never asks past the end; answer sensibly all the same.
         return Err(DecodeError::UnknownType { offset, type_id: 0 });
     };
-    let Some(msg_type) = MessageType::from_u8(type_id) else {
+    let Some(msg_type) = TYPES_BY_ID[usize::from(type_id)] else {
         return Err(if type_id == DEPRECATED_TYPE_ID {
             DecodeError::DeprecatedType { offset }
         } else {
