@@ -1083,6 +1083,49 @@ fn an_unknown_type_is_malformed_past_the_header() {
     );
 }
 
+/// A packet of a type the draft does not define, with the magic intact, was
+/// captured: its number is the sender's as much as any packet's, however far
+/// past the direction's highest. Counted only within 32 of it, a number 38
+/// ahead (the tap had missed the 37 before it) went missing when the next
+/// packet came, and was judged `lost` though the capture holds it.
+#[test]
+fn an_unknown_types_number_is_captured_however_far_ahead() {
+    let mut s = Script::connected();
+    s.c2s(102, &[], input(2, 0.0));
+    let mut p = encode(140, 0, heartbeat(1));
+    p[4] = 0x04; // type 0x0405
+    let gap_frame = s.frame + 1;
+    assert_eq!(labels(&s.raw(true, &p)), ["malformed"]);
+    s.c2s(141, &[], input(3, 0.0));
+    // The server acknowledges 141, not 140 (it drops a type it does not
+    // know), nor 110 to 139 (never delivered); its window does not reach
+    // 103 to 109.
+    s.s2c(142, &[141], snapshot(1, 0));
+    let (end, summary) = s.finish();
+    let client: Vec<F> = end.into_iter().filter(|f| f.0 == "c2s").collect();
+    assert_eq!(
+        client,
+        [
+            (
+                "c2s",
+                "not-captured".to_owned(),
+                gap_frame,
+                Some(103),
+                "unconfirmed: no ack window reached it after it could have arrived; 7 seqnos, 103 to 109".to_owned()
+            ),
+            (
+                "c2s",
+                "lost".to_owned(),
+                gap_frame,
+                Some(110),
+                "30 seqnos, 110 to 139".to_owned()
+            )
+        ]
+    );
+    let loss = summary.sessions[0].c2s.loss.expect("a loss estimate");
+    assert_eq!(loss.lost, 30);
+}
+
 #[test]
 fn ten_silent_seconds_time_the_session_out() {
     let mut s = Script::connected();

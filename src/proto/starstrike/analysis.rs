@@ -33,8 +33,10 @@
 //!    sequence number still counts (rule 4, so it may raise `reordered`) when
 //!    its first 8 bytes are there and the number is within 32 of the
 //!    direction's highest (a number further off is not trusted from a damaged
-//!    header): the packet was captured, malformed, not lost. Nothing else is
-//!    read from it (no acknowledgements, no type).
+//!    header), or wherever it is when only the `packetType` is unknown (the
+//!    magic intact: the header is the sender's): the packet was captured,
+//!    malformed, not lost. Nothing else is read from it (no acknowledgements,
+//!    no type).
 //! 3. `oversize`: a packet over 1200 bytes as sent (`payload_len`, whatever the
 //!    capture kept); it is decoded all the same.
 //! 4. Sequence numbers of the direction. The first packet sets the baseline.
@@ -710,7 +712,7 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     let header = match wire::check_header(d.payload) {
         Ok(h) => h,
         Err(e) => {
-            damaged_number(session, raise, d);
+            damaged_number(session, raise, d, e.kind() == ErrorKind::UnknownType);
             return undecodable(raise, session.dir_mut(direction), d, e);
         }
     };
@@ -915,8 +917,10 @@ fn bandwidth(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
 
 /// A header that does not decode but keeps its sequence number (bytes 6 and
 /// 7): the number counts (rule 4) when it is within 32 of the direction's
-/// highest, so that a damaged packet is malformed and not lost as well.
-fn damaged_number(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+/// highest, so that a damaged packet is malformed and not lost as well; or
+/// wherever it is when only the type is unknown (`whole`: the magic is
+/// intact, the number as much the sender's as any packet's).
+fn damaged_number(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>, whole: bool) {
     let Some(&[a, b]) = d.payload.get(6..8) else {
         return;
     };
@@ -925,9 +929,10 @@ fn damaged_number(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>
         return;
     };
     let window = i64::from(ACK_WINDOW);
-    if S16
-        .distance(u32::from(seq), u32::from(highest))
-        .is_some_and(|x| (-window..=window).contains(&x))
+    if whole
+        || S16
+            .distance(u32::from(seq), u32::from(highest))
+            .is_some_and(|x| (-window..=window).contains(&x))
     {
         sequence(session, raise, seq, d);
     }
