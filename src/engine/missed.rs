@@ -158,10 +158,11 @@ impl MissedCounts {
     }
 
     /// `seqno`, never captured, whose position no ack window of the peer
-    /// ever covered (a protocol whose literal ack window can miss the
-    /// peer's numbers): the capture cannot tell loss from a miss, so it is a
-    /// `not-captured` note "unconfirmed: outside every ack window", not
-    /// counted as lost. Counted; gathered as [`MissedCounts::missed`].
+    /// covered after it could have arrived (a protocol whose literal ack
+    /// window can miss the peer's numbers, or whose windows came only while
+    /// it was in flight): the capture cannot tell loss from a miss, so it is
+    /// a `not-captured` note "unconfirmed: no ack window reached it after it
+    /// could have arrived", not counted as lost. Counted; gathered as [`MissedCounts::missed`].
     pub fn unconfirmed(
         &mut self,
         seqno: u32,
@@ -172,7 +173,7 @@ impl MissedCounts {
         out: &mut Vec<Finding>,
     ) {
         self.not_captured += 1;
-        let judged = Judged::Unconfirmed("outside every ack window");
+        let judged = Judged::Unconfirmed("no ack window reached it after it could have arrived");
         self.gather(judged, seqno, gap_frame, ts, session, direction, out);
     }
 
@@ -329,7 +330,7 @@ mod tests {
                     20,
                     Some(32),
                     41,
-                    "unconfirmed: outside every ack window".to_owned()
+                    "unconfirmed: no ack window reached it after it could have arrived".to_owned()
                 ),
             ]
         );
