@@ -122,11 +122,14 @@ pub struct MissedCounts {
 
 impl MissedCounts {
     /// The counts of this packet, continuing the runs `dir` holds open.
+    #[inline]
     pub fn resume(dir: &mut DirState) -> Self {
-        MissedCounts {
-            open: std::mem::take(&mut dir.missed),
-            ..Self::default()
+        let mut counts = Self::default();
+        // Almost always no run is open: nothing to move.
+        if dir.missed.iter().any(Option::is_some) {
+            counts.open = std::mem::take(&mut dir.missed);
         }
+        counts
     }
 
     /// `seqno`, skipped by the gap of `gap_frame`, judged at `ts`: `acked`
@@ -255,13 +258,18 @@ impl MissedCounts {
     /// packets judge (the rest of a gap, leaving the window one a packet);
     /// when none was (the window moved past the gaps' last numbers), they
     /// are complete and go to `out`.
+    #[inline]
     pub fn add_to(mut self, dir: &mut DirState, out: &mut Vec<Finding>) {
         dir.findings[FindingKind::LOST.ordinal()] += self.lost;
         dir.findings[FindingKind::NOT_CAPTURED.ordinal()] += self.not_captured;
         if !self.grew.iter().any(|&g| g) {
             self.close(out);
         }
-        dir.missed = self.open;
+        // `resume` left the direction's runs empty (it took them, or there
+        // were none): only open runs need moving back.
+        if self.open.iter().any(Option::is_some) {
+            dir.missed = self.open;
+        }
     }
 }
 

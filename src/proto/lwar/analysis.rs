@@ -738,7 +738,10 @@ fn messages(
                 this.message_bytes[ordinal] += m.bytes.len() as u64;
                 walk.has_unreliable |= !k.reliable;
                 walk.periodic |= k.periodic[direction as usize];
-                if original {
+                // A message no rule reads, unless the client said Disconnect
+                // (the server's messages after it): nothing to judge.
+                let inert = k.inert[direction as usize] && session.proto.disconnect_seqno.is_none();
+                if original && !inert {
                     message(session, players, raise, packet, &m, k);
                 }
             }
@@ -830,6 +833,11 @@ struct Kind {
     reliable: bool,
     wrong_side: [bool; 2],
     periodic: [bool; 2],
+    /// Of the rules of [`message`], only the server's messages after the
+    /// Disconnect can read it: unreliable (no seqno, no string), from its
+    /// right side, and no arm of [`lifecycle`] takes it (the Update family,
+    /// Stats and Collision from the server).
+    inert: [bool; 2],
 }
 
 /// [`Kind`] by wire id (ids that are no type are never asked: a message
@@ -842,6 +850,7 @@ const fn kinds_by_id() -> [Kind; 256] {
         reliable: false,
         wrong_side: [false; 2],
         periodic: [false; 2],
+        inert: [false; 2],
     }; 256];
     let mut i = 0;
     while i < MessageType::COUNT {
@@ -857,15 +866,45 @@ const fn kinds_by_id() -> [Kind; 256] {
         let mut periodic = [false; 2];
         periodic[c2s] = is_periodic(Direction::ClientToServer, t);
         periodic[s2c] = is_periodic(Direction::ServerToClient, t);
+        let mut inert = [false; 2];
+        inert[c2s] =
+            !t.is_reliable() && !wrong_side[c2s] && !has_lifecycle(Direction::ClientToServer, t);
+        inert[s2c] =
+            !t.is_reliable() && !wrong_side[s2c] && !has_lifecycle(Direction::ServerToClient, t);
         out[t.id() as usize] = Kind {
             ordinal: t.ordinal() as u8,
             reliable: t.is_reliable(),
             wrong_side,
             periodic,
+            inert,
         };
         i += 1;
     }
     out
+}
+
+/// Whether an arm of [`lifecycle`] takes a message of type `t` in
+/// `direction` (kept beside it: its match, type by type and side by side).
+const fn has_lifecycle(direction: Direction, t: MessageType) -> bool {
+    match direction {
+        Direction::ClientToServer => matches!(
+            t,
+            MessageType::Connect
+                | MessageType::Disconnect
+                | MessageType::Name
+                | MessageType::Chat
+                | MessageType::Selection
+                | MessageType::Input
+        ),
+        Direction::ServerToClient => matches!(
+            t,
+            MessageType::Join
+                | MessageType::Synced
+                | MessageType::Leave
+                | MessageType::Full
+                | MessageType::Name
+        ),
+    }
 }
 
 /// The [`Kind`] of message type `t`.
@@ -1009,6 +1048,7 @@ fn early_regular(session: &mut Session, raise: &mut Raise<'_>, m: &MessageView<'
 
 /// What a message does to the session: the lifecycle, the players, and the
 /// client's own id (`first_capture`: not a repeat of a reliable message).
+/// [`has_lifecycle`] lists the types and sides its arms take.
 fn lifecycle(
     session: &mut Session,
     players: &mut Players,
@@ -1713,6 +1753,28 @@ mod tests {
             orientation: 0,
             health: 100,
         }])
+    }
+
+    #[test]
+    fn inert_messages_are_the_servers_unreliable_ones_no_lifecycle_takes() {
+        let inert = |d: Direction| {
+            MessageType::ALL
+                .into_iter()
+                .filter(|t| kind_of(*t).inert[d as usize])
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(inert(Direction::ClientToServer), []);
+        assert_eq!(
+            inert(Direction::ServerToClient),
+            [
+                MessageType::Stats,
+                MessageType::Collision,
+                MessageType::Update,
+                MessageType::UpdatePos,
+                MessageType::UpdateRay,
+                MessageType::UpdateCircle,
+            ]
+        );
     }
 
     #[test]

@@ -212,7 +212,7 @@ const COUNT: Item = hidden(NUM, COUNT_BYTE, "num");
 /// (by [`MessageType::ordinal`]). A constant, so that each row's walk is
 /// compiled with the row's fields as constants (`walk`); [`ROWS`] is where
 /// it lives at run time.
-const LAYOUTS: [Layout; MessageType::COUNT] = [
+pub(super) const LAYOUTS: [Layout; MessageType::COUNT] = [
     // Connect
     layout(&[STR_LEN, NAME_STR], None),
     // Disconnect
