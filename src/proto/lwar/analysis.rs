@@ -158,7 +158,9 @@
 //! duplicates nor overtaken), from the sender's first packet of its periodic
 //! stream on: the client's first carrying an Input, the server's first
 //! carrying a message of the Update family. A client waiting for the
-//! handshake sends at the handshake's pace, not on its tick: no loss.
+//! handshake sends at the handshake's pace, not on its tick: no loss. An
+//! overtaken packet (`reordered`) was captured: it fills a hole its gap
+//! counted, and is not lost (`Cadence::overtaken`).
 //!
 //! **Reconnects**: a packet of the client that connects again from the same
 //! address and port starts a new session (Wireshark's "port numbers reused"): a
@@ -834,6 +836,7 @@ fn header_timestamp(
     }
     match this.max_timestamp {
         Some(highest) if stamped_before(timestamp, highest) => {
+            this.cadence.overtaken(timestamp);
             raise.raise(
                 this,
                 FindingKind::REORDERED,
