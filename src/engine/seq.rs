@@ -95,6 +95,9 @@ pub struct SeqWindow {
     /// When `acked_to` last rose: a seqno first captured at or below it was
     /// acked by then (or earlier).
     acked_to_ts: Option<Timestamp>,
+    /// The highest ack of the unseen ([`SeqWindow::unseen_ack`]): a seqno a
+    /// later jump skips at or below it was delivered, the capture missed it.
+    unseen_acked_to: u32,
 }
 
 impl SeqWindow {
@@ -202,6 +205,9 @@ impl SeqWindow {
                     SlotState::Missing
                 };
                 let acked_ts = if acked { self.acked_to_ts } else { None };
+                // Covered by an ack of the unseen: sent (the jump shows it)
+                // and delivered, missed by the capture.
+                let acked = acked || s <= self.unseen_acked_to;
                 *self.slot_mut(s) = Slot {
                     seqno: s,
                     state,
@@ -249,6 +255,13 @@ impl SeqWindow {
         if old.state == SlotState::Missing && old.seqno != seqno {
             lost(old.seqno, old.frame, old.acked);
         }
+    }
+
+    /// The other side acked up to `ack`, above every seqno captured here (an
+    /// ack of the unseen, which judges nothing else): a seqno at or below it
+    /// that a later jump skips was delivered, not lost.
+    pub fn unseen_ack(&mut self, ack: u32) {
+        self.unseen_acked_to = self.unseen_acked_to.max(ack);
     }
 
     /// The other side acked up to `ack` (having acked up to `previous` before)
