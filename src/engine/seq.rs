@@ -95,8 +95,8 @@ pub struct SeqWindow {
     /// When `acked_to` last rose: a seqno first captured at or below it was
     /// acked by then (or earlier).
     acked_to_ts: Option<Timestamp>,
-    /// The highest ack of the unseen ([`SeqWindow::unseen_ack`]): a seqno a
-    /// later jump skips at or below it was delivered, the capture missed it.
+    /// The highest ack of the unseen ([`SeqWindow::unseen_ack`]): a missing
+    /// seqno at or below it was delivered, the capture missed it.
     unseen_acked_to: u32,
 }
 
@@ -205,9 +205,6 @@ impl SeqWindow {
                     SlotState::Missing
                 };
                 let acked_ts = if acked { self.acked_to_ts } else { None };
-                // Covered by an ack of the unseen: sent (the jump shows it)
-                // and delivered, missed by the capture.
-                let acked = acked || s <= self.unseen_acked_to;
                 *self.slot_mut(s) = Slot {
                     seqno: s,
                     state,
@@ -253,13 +250,18 @@ impl SeqWindow {
     fn evict(&mut self, seqno: u32, lost: &mut impl FnMut(u32, u64, bool)) {
         let old = *self.slot(seqno);
         if old.state == SlotState::Missing && old.seqno != seqno {
-            lost(old.seqno, old.frame, old.acked);
+            lost(
+                old.seqno,
+                old.frame,
+                old.acked || old.seqno <= self.unseen_acked_to,
+            );
         }
     }
 
     /// The other side acked up to `ack`, above every seqno captured here (an
-    /// ack of the unseen, which judges nothing else): a seqno at or below it
-    /// that a later jump skips was delivered, not lost.
+    /// ack of the unseen, which judges nothing else): a missing seqno at or
+    /// below it (skipped by a jump before or after it: sent) was delivered,
+    /// not lost, when it is judged.
     pub fn unseen_ack(&mut self, ack: u32) {
         self.unseen_acked_to = self.unseen_acked_to.max(ack);
     }
@@ -308,13 +310,14 @@ impl SeqWindow {
     /// Calls `lost` for every seqno still missing (at the end of the capture),
     /// with the frame of its gap and whether the other side acknowledged it.
     pub fn drain_missing(&mut self, mut lost: impl FnMut(u32, u64, bool)) {
+        let unseen_acked_to = self.unseen_acked_to;
         let mut missing: Vec<(u32, u64, bool)> = self
             .slots
             .iter_mut()
             .filter(|s| s.state == SlotState::Missing)
             .map(|s| {
                 s.state = SlotState::Empty;
-                (s.seqno, s.frame, s.acked)
+                (s.seqno, s.frame, s.acked || s.seqno <= unseen_acked_to)
             })
             .collect();
         missing.sort_unstable();

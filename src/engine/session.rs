@@ -341,9 +341,9 @@ impl DirState {
     /// messages up to `ack`. Acks above every seqno captured the other way form
     /// one incident, reported once when it ends ([`DirState::close_ack_incident`]),
     /// with the number of packets it spans; they judge nothing else (not
-    /// regressions, not resends), except that a seqno a later jump of the
-    /// other way skips at or below them was delivered: `not-captured`, never
-    /// `lost` ([`SeqWindow::unseen_ack`]). While the other way has shown no reliable
+    /// regressions, not resends), except that a missing seqno of the other
+    /// way at or below them was delivered: `not-captured`, never `lost`
+    /// ([`SeqWindow::unseen_ack`]). While the other way has shown no reliable
     /// message, acks are not judged (they may cover messages sent before the
     /// capture). An ack above them that may cover messages in the tail of a
     /// packet the capture cut short ([`SeqWindow::cut_may_cover`]) is no ack

@@ -34,8 +34,8 @@
 //!    whose ack is not of the unseen, or at the end of the capture), at the frame
 //!    where it began, with the highest ack and the number of packets in the
 //!    detail. An ack of the unseen judges nothing else: it is never the highest
-//!    ack for the rules below; only a seqno at or below it that a later gap
-//!    skips (so it was sent) counts as acked by it at rule 7 (delivered:
+//!    ack for the rules below; only a missing seqno at or below it (a gap
+//!    skipped it: it was sent) counts as acked by it at rule 7 (delivered:
 //!    `not-captured`). Otherwise, an ack lower than the highest ack seen
 //!    in that direction is an `ack-regression`: consecutive packets of a
 //!    direction with acks below the highest make one incident (the highest
@@ -86,7 +86,7 @@
 //!    the capture (or when it leaves the window of the last 512 seqnos, or its
 //!    session is evicted) raises one `not-captured` if a packet of the other
 //!    direction acked it (it was delivered; the capture missed it; an ack of
-//!    the unseen captured before the gap counts, step 5), and one
+//!    the unseen counts, step 5), and one
 //!    `lost` otherwise, with the frame of its gap; the numbers of one gap
 //!    judged alike make one finding, how many and the last in its detail
 //!    (`engine::missed`), and the counts count numbers.
