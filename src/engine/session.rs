@@ -348,7 +348,9 @@ impl DirState {
     /// messages up to `ack`. Acks above every seqno captured the other way form
     /// one incident, reported once when it ends ([`DirState::close_ack_incident`]),
     /// with the number of packets it spans; they judge nothing else (not
-    /// regressions, not resends). While the other way has shown no reliable
+    /// regressions, not resends), except that a missing seqno of the other
+    /// way at or below them was delivered: `not-captured`, never `lost`
+    /// ([`SeqWindow::unseen_ack`]). While the other way has shown no reliable
     /// message, acks are not judged (they may cover messages sent before the
     /// capture). An ack above them that may cover messages in the tail of a
     /// packet the capture cut short ([`SeqWindow::cut_may_cover`]) is no ack
@@ -402,6 +404,7 @@ impl DirState {
             && ack > highest
             && !other.seq.cut_may_cover(ack)
         {
+            other.seq.unseen_ack(ack);
             match &mut self.ack_unseen {
                 Some(incident) => {
                     incident.packets += 1;

@@ -34,7 +34,9 @@
 //!    whose ack is not of the unseen, or at the end of the capture), at the frame
 //!    where it began, with the highest ack and the number of packets in the
 //!    detail. An ack of the unseen judges nothing else: it is never the highest
-//!    ack for the rules below. Otherwise, an ack lower than the highest ack seen
+//!    ack for the rules below; only a missing seqno at or below it (a gap
+//!    skipped it: it was sent) counts as acked by it at rule 7 (delivered:
+//!    `not-captured`). Otherwise, an ack lower than the highest ack seen
 //!    in that direction is an `ack-regression`: consecutive packets of a
 //!    direction with acks below the highest make one incident (the highest
 //!    stays, so one bogus high ack is one finding, not one per packet after
@@ -83,7 +85,8 @@
 //!    missing count in the detail. Every skipped seqno still unseen at the end of
 //!    the capture (or when it leaves the window of the last 512 seqnos, or its
 //!    session is evicted) raises one `not-captured` if a packet of the other
-//!    direction acked it (it was delivered; the capture missed it), and one
+//!    direction acked it (it was delivered; the capture missed it; an ack of
+//!    the unseen counts, step 5), and one
 //!    `lost` otherwise, with the frame of its gap; the numbers of one gap
 //!    judged alike make one finding, how many and the last in its detail
 //!    (`engine::missed`), and the counts count numbers.
@@ -158,7 +161,9 @@
 //! duplicates nor overtaken), from the sender's first packet of its periodic
 //! stream on: the client's first carrying an Input, the server's first
 //! carrying a message of the Update family. A client waiting for the
-//! handshake sends at the handshake's pace, not on its tick: no loss.
+//! handshake sends at the handshake's pace, not on its tick: no loss. An
+//! overtaken packet (`reordered`) was captured: it fills a hole its gap
+//! counted, and is not lost (`Cadence::overtaken`).
 //!
 //! **Reconnects**: a packet of the client that connects again from the same
 //! address and port starts a new session (Wireshark's "port numbers reused"): a
@@ -929,6 +934,7 @@ fn header_timestamp(
     }
     match this.max_timestamp {
         Some(highest) if stamped_before(timestamp, highest) => {
+            this.cadence.overtaken(timestamp);
             raise.raise(
                 this,
                 FindingKind::REORDERED,

@@ -61,7 +61,11 @@
 //! may have crossed the acknowledgement in flight, judged by the smoothed ack
 //! delay the capture measures as the analyzer does, is a `repeat`), reliable
 //! messages never acknowledged, ack drift incidents, silences, game packets
-//! before a captured Accept, rejections and disconnects. It also records, per
+//! before a captured Accept, rejections and disconnects. A message is what
+//! the capture shows (the same type and bytes, the latest copy less than
+//! 10 s before), not the peer's own bookkeeping: a lenient client that gives
+//! its ConnectionRequest up after 6 sends and sends the same bytes again is
+//! still copying it, past the notes' limit. It also records, per
 //! session and direction, the datagrams sent and those lost before the tap
 //! (`sent`, `lost_before_tap`): the loss the analysis estimates.
 
@@ -501,6 +505,9 @@ struct Record {
     duplicate: bool,
     damage: Option<Damage>,
     ts_us: u64,
+    /// The hash of its bytes after the header, as the analyzer hashes them
+    /// to tell a copy of a message (the same type and bytes) from another.
+    body: u64,
 }
 
 impl Record {
@@ -783,6 +790,7 @@ impl World {
                     duplicate: captured,
                     damage: out.damage,
                     ts_us: tap_us + k * 1_000,
+                    body: xxhash_rust::xxh3::xxh3_64(out.payload.get(12..).unwrap_or_default()),
                 });
                 captured = true;
             }
@@ -1488,16 +1496,30 @@ fn retransmission_truth(analysed: &[&Record], rtt: &[Trip], f: &mut BTreeMap<Str
             .position(|a| std::ptr::eq(*a, r))
             .unwrap_or(analysed.len())
     };
-    // Messages: copies in capture order.
-    let mut by_msg: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
+    // Messages as the capture shows them (the analyzer's contract): a packet
+    // of the same type and bytes as an earlier one of its direction, whose
+    // latest copy was captured less than 10 s before, is a copy of it. A peer
+    // that gives a message up and sends the same bytes again as a new one
+    // (the lenient peers' ConnectionRequest) goes on copying it, as far as
+    // the capture can tell. Copies in capture order.
+    let mut by_msg: Vec<Vec<&Record>> = Vec::new();
     for r in &decoded {
-        if let Some(m) = r.msg
-            && r.packet_type.is_reliable()
-        {
-            by_msg.entry(m).or_default().push(r);
+        if r.msg.is_none() || !r.packet_type.is_reliable() {
+            continue;
+        }
+        let copy_of = by_msg.iter_mut().rev().find(|m| {
+            let last = m[m.len() - 1];
+            last.c2s == r.c2s
+                && last.packet_type == r.packet_type
+                && last.body == r.body
+                && r.ts_us < last.ts_us + CONNECTION_TIMEOUT_MS * 1_000
+        });
+        match copy_of {
+            Some(m) => m.push(r),
+            None => by_msg.push(vec![r]),
         }
     }
-    for copies in by_msg.values() {
+    for copies in &by_msg {
         let c2s = copies[0].c2s;
         for (tries, &k) in copies.iter().enumerate().skip(1) {
             let at = position(k);
