@@ -37,19 +37,32 @@ unsigned!(u8, u16, u32, u64, usize);
 signed!(i8, i16, i32, i64);
 
 /// Appends `n` in decimal to `out`, as `{}` writes it.
-#[inline]
+///
+/// Always inlined: most numbers written have up to three digits (ids,
+/// counts, offsets, angles, an address's octets), read from a table with
+/// no call (whose saving and restoring of registers was half the cost of
+/// one); the rest go to [`put_large`].
+#[inline(always)]
 pub fn put_int(out: &mut Vec<u8>, n: impl Decimal) {
     let (negative, m) = n.sign_magnitude();
     if negative {
         out.push(b'-');
     }
+    if m < 1000 {
+        // Three bytes copied (a copy of fixed size), then cut.
+        let [a, b, c, len] = SMALL[m as usize];
+        let end = out.len() + usize::from(len);
+        out.extend_from_slice(&[a, b, c]);
+        out.truncate(end);
+    } else {
+        put_large(out, m);
+    }
+}
+
+/// A magnitude of four digits or more, for [`put_int`].
+#[inline(never)]
+fn put_large(out: &mut Vec<u8>, m: u64) {
     match u32::try_from(m) {
-        // One or two digits (ids, counts, offsets, an address's octets):
-        // no eight-digit word to compute and shift.
-        Ok(digit @ 0..=9) => out.push(b'0' + digit as u8),
-        Ok(two @ 10..=99) => {
-            out.extend_from_slice(&[b'0' + (two / 10) as u8, b'0' + (two % 10) as u8])
-        }
         Ok(small) if small < 100_000_000 => {
             let (digits, len) = eight_digits(small);
             let end = out.len() + len;
@@ -59,6 +72,25 @@ pub fn put_int(out: &mut Vec<u8>, n: impl Decimal) {
         _ => out.extend_from_slice(itoa::Buffer::new().format(m).as_bytes()),
     }
 }
+
+/// Each number below 1000: its digits, the most significant first, padded
+/// to three bytes, and how many they are.
+static SMALL: [[u8; 4]; 1000] = {
+    let mut t = [[0u8; 4]; 1000];
+    let mut n = 0;
+    while n < 1000 {
+        let (a, b, c) = ((n / 100) as u8, (n / 10 % 10) as u8, (n % 10) as u8);
+        t[n] = if n < 10 {
+            [b'0' + c, 0, 0, 1]
+        } else if n < 100 {
+            [b'0' + b, b'0' + c, 0, 2]
+        } else {
+            [b'0' + a, b'0' + b, b'0' + c, 3]
+        };
+        n += 1;
+    }
+    t
+};
 
 /// `n` (below 10^8) as ASCII digits, the most significant first, and how
 /// many of the eight bytes they take (the rest is to be dropped).

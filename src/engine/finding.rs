@@ -228,10 +228,12 @@ shared_kinds! {
     VIOLATION = "violation", Protocol, Error, 13;
     /// A seqno never captured that the other side acknowledged: it was delivered,
     /// and the capture missed it (Wireshark's "ACKed segment that wasn't
-    /// captured"). Not loss. Also, with the detail "unconfirmed: outside every
-    /// ack window", a seqno never captured whose position no ack the other side
-    /// sent ever covered (a protocol whose ack window can drift away from the
-    /// peer's numbers): the capture cannot tell loss from a miss, so it is not
+    /// captured"). Not loss. Also, with the detail "unconfirmed: no ack window
+    /// reached it after it could have arrived", a seqno never captured whose
+    /// position no ack the other side sent after it could have arrived
+    /// covered (a protocol whose ack window can drift away from the peer's
+    /// numbers, or whose windows that reached it were sent while it was in
+    /// flight): the capture cannot tell loss from a miss, so it is not
     /// counted as loss either. And, with the detail "unconfirmed: the protocol
     /// has no acks ...", a number never captured of a protocol without acks (a
     /// description with no `ack:` key): lost before the tap or missed by it,
@@ -683,7 +685,7 @@ pub enum Detail {
     /// A packet over the protocol's size limit of `max` bytes.
     Oversize { len: usize, max: usize },
     /// A seqno never captured about which the capture cannot tell loss from
-    /// a miss: the reason (`outside every ack window`).
+    /// a miss: the reason (`no ack window reached it after it could have arrived`).
     Unconfirmed(&'static str),
     /// The protocol's own numbers.
     Proto(ProtoDetail),

@@ -122,11 +122,14 @@ pub struct MissedCounts {
 
 impl MissedCounts {
     /// The counts of this packet, continuing the runs `dir` holds open.
+    #[inline]
     pub fn resume(dir: &mut DirState) -> Self {
-        MissedCounts {
-            open: std::mem::take(&mut dir.missed),
-            ..Self::default()
+        let mut counts = Self::default();
+        // Almost always no run is open: nothing to move.
+        if dir.missed.iter().any(Option::is_some) {
+            counts.open = std::mem::take(&mut dir.missed);
         }
+        counts
     }
 
     /// `seqno`, skipped by the gap of `gap_frame`, judged at `ts`: `acked`
@@ -158,10 +161,11 @@ impl MissedCounts {
     }
 
     /// `seqno`, never captured, whose position no ack window of the peer
-    /// ever covered (a protocol whose literal ack window can miss the
-    /// peer's numbers): the capture cannot tell loss from a miss, so it is a
-    /// `not-captured` note "unconfirmed: outside every ack window", not
-    /// counted as lost. Counted; gathered as [`MissedCounts::missed`].
+    /// covered after it could have arrived (a protocol whose literal ack
+    /// window can miss the peer's numbers, or whose windows came only while
+    /// it was in flight): the capture cannot tell loss from a miss, so it is
+    /// a `not-captured` note "unconfirmed: no ack window reached it after it
+    /// could have arrived", not counted as lost. Counted; gathered as [`MissedCounts::missed`].
     pub fn unconfirmed(
         &mut self,
         seqno: u32,
@@ -172,7 +176,7 @@ impl MissedCounts {
         out: &mut Vec<Finding>,
     ) {
         self.not_captured += 1;
-        let judged = Judged::Unconfirmed("outside every ack window");
+        let judged = Judged::Unconfirmed("no ack window reached it after it could have arrived");
         self.gather(judged, seqno, gap_frame, ts, session, direction, out);
     }
 
@@ -218,6 +222,10 @@ impl MissedCounts {
     /// Reports the open runs (at the end of the session), the earliest gap
     /// first.
     pub fn close(&mut self, out: &mut Vec<Finding>) {
+        // Almost always none is open (a reliable message that judged nothing).
+        if self.open.iter().all(Option::is_none) {
+            return;
+        }
         let mut open: OpenRuns = std::mem::take(&mut self.open);
         open.sort_by_key(|o| o.map(|o| (o.gap_frame, o.first)));
         out.extend(open.iter().flatten().map(Open::finding));
@@ -250,13 +258,18 @@ impl MissedCounts {
     /// packets judge (the rest of a gap, leaving the window one a packet);
     /// when none was (the window moved past the gaps' last numbers), they
     /// are complete and go to `out`.
+    #[inline]
     pub fn add_to(mut self, dir: &mut DirState, out: &mut Vec<Finding>) {
         dir.findings[FindingKind::LOST.ordinal()] += self.lost;
         dir.findings[FindingKind::NOT_CAPTURED.ordinal()] += self.not_captured;
         if !self.grew.iter().any(|&g| g) {
             self.close(out);
         }
-        dir.missed = self.open;
+        // `resume` left the direction's runs empty (it took them, or there
+        // were none): only open runs need moving back.
+        if self.open.iter().any(Option::is_some) {
+            dir.missed = self.open;
+        }
     }
 }
 
@@ -325,7 +338,7 @@ mod tests {
                     20,
                     Some(32),
                     41,
-                    "unconfirmed: outside every ack window".to_owned()
+                    "unconfirmed: no ack window reached it after it could have arrived".to_owned()
                 ),
             ]
         );

@@ -592,7 +592,23 @@ impl Engine {
     }
 
     /// The entry that takes `d`, and how it was recognised.
+    #[inline]
     fn recognise(&self, d: &Datagram<'_>) -> Option<(usize, RecognisedBy)> {
+        // The common case first, inline: no port named, and the first
+        // protocol's mark on the datagram (what `recognition` finds first
+        // too).
+        if self.decode_as.is_empty()
+            && let Some(first) = self.entries.first()
+            && first.probe.matches(d)
+        {
+            return Some((0, RecognisedBy::Probe));
+        }
+        self.recognise_all(d)
+    }
+
+    /// [`Engine::recognise`] past its common case.
+    #[inline(never)]
+    fn recognise_all(&self, d: &Datagram<'_>) -> Option<(usize, RecognisedBy)> {
         let protocols = self.entries.iter().enumerate();
         recognition(
             d,

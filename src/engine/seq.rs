@@ -95,6 +95,9 @@ pub struct SeqWindow {
     /// When `acked_to` last rose: a seqno first captured at or below it was
     /// acked by then (or earlier).
     acked_to_ts: Option<Timestamp>,
+    /// The highest ack of the unseen ([`SeqWindow::unseen_ack`]): a missing
+    /// seqno at or below it was delivered, the capture missed it.
+    unseen_acked_to: u32,
 }
 
 impl SeqWindow {
@@ -247,8 +250,20 @@ impl SeqWindow {
     fn evict(&mut self, seqno: u32, lost: &mut impl FnMut(u32, u64, bool)) {
         let old = *self.slot(seqno);
         if old.state == SlotState::Missing && old.seqno != seqno {
-            lost(old.seqno, old.frame, old.acked);
+            lost(
+                old.seqno,
+                old.frame,
+                old.acked || old.seqno <= self.unseen_acked_to,
+            );
         }
+    }
+
+    /// The other side acked up to `ack`, above every seqno captured here (an
+    /// ack of the unseen, which judges nothing else): a missing seqno at or
+    /// below it (skipped by a jump before or after it: sent) was delivered,
+    /// not lost, when it is judged.
+    pub fn unseen_ack(&mut self, ack: u32) {
+        self.unseen_acked_to = self.unseen_acked_to.max(ack);
     }
 
     /// The other side acked up to `ack` (having acked up to `previous` before)
@@ -295,13 +310,14 @@ impl SeqWindow {
     /// Calls `lost` for every seqno still missing (at the end of the capture),
     /// with the frame of its gap and whether the other side acknowledged it.
     pub fn drain_missing(&mut self, mut lost: impl FnMut(u32, u64, bool)) {
+        let unseen_acked_to = self.unseen_acked_to;
         let mut missing: Vec<(u32, u64, bool)> = self
             .slots
             .iter_mut()
             .filter(|s| s.state == SlotState::Missing)
             .map(|s| {
                 s.state = SlotState::Empty;
-                (s.seqno, s.frame, s.acked)
+                (s.seqno, s.frame, s.acked || s.seqno <= unseen_acked_to)
             })
             .collect();
         missing.sort_unstable();

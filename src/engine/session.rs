@@ -110,10 +110,16 @@ impl DupWindow {
     /// skipped).
     fn keep_prefix(&mut self, payload: &[u8], sent: usize) {
         let slot = (self.next + DUP_WINDOW - 1) % DUP_WINDOW;
+        self.sent_lens[slot] = u32::try_from(sent).unwrap_or(u32::MAX);
+        // Almost every packet has the whole prefix: one fixed copy.
+        if let Some(p) = payload.first_chunk::<PREFIX>() {
+            self.prefixes[slot] = *p;
+            self.prefix_lens[slot] = PREFIX as u8;
+            return;
+        }
         let n = payload.len().min(PREFIX);
         self.prefixes[slot][..n].copy_from_slice(&payload[..n]);
         self.prefix_lens[slot] = n as u8;
-        self.sent_lens[slot] = u32::try_from(sent).unwrap_or(u32::MAX);
     }
 
     /// A packet that is not compared (the capture cut it short) still takes
@@ -184,7 +190,9 @@ pub struct DirState {
     pub(crate) recent: DupWindow,
     /// Interarrival jitter of packets carrying unreliable messages (RFC 3550), in ms.
     pub jitter_ms: f64,
-    pub jitter_prev: Option<(Timestamp, u32)>,
+    /// The previous sample's arrival, in ms as the jitter reckons it, and
+    /// its sender's stamp.
+    pub jitter_prev: Option<(f64, u32)>,
     /// The sender's tick, for the estimate of packets lost before the capture.
     pub cadence: super::Cadence,
     /// The protocol's own count of packets lost before the capture point, for
@@ -327,21 +335,22 @@ impl DirState {
     /// was stamped `sent_ms` by its sender's clock, in ms.
     pub fn jitter_sample(&mut self, arrival: Timestamp, sent_ms: u32) {
         let arrival_ms = arrival.nanos() as f64 / 1e6;
-        if let Some((prev_ts, prev_stamp)) = self.jitter_prev {
-            let prev_arrival = prev_ts.nanos() as f64 / 1e6;
+        if let Some((prev_arrival, prev_stamp)) = self.jitter_prev {
             // The stamps' difference wrap-safe: a u32 millisecond clock wraps.
             let sent_delta = f64::from(sent_ms.wrapping_sub(prev_stamp) as i32);
             let delta = (arrival_ms - prev_arrival) - sent_delta;
             self.jitter_ms += (delta.abs() - self.jitter_ms) / 16.0;
         }
-        self.jitter_prev = Some((arrival, sent_ms));
+        self.jitter_prev = Some((arrival_ms, sent_ms));
     }
 
     /// A cumulative ack this direction sent, acknowledging `other`'s reliable
     /// messages up to `ack`. Acks above every seqno captured the other way form
     /// one incident, reported once when it ends ([`DirState::close_ack_incident`]),
     /// with the number of packets it spans; they judge nothing else (not
-    /// regressions, not resends). While the other way has shown no reliable
+    /// regressions, not resends), except that a missing seqno of the other
+    /// way at or below them was delivered: `not-captured`, never `lost`
+    /// ([`SeqWindow::unseen_ack`]). While the other way has shown no reliable
     /// message, acks are not judged (they may cover messages sent before the
     /// capture). An ack above them that may cover messages in the tail of a
     /// packet the capture cut short ([`SeqWindow::cut_may_cover`]) is no ack
@@ -357,7 +366,32 @@ impl DirState {
     /// raised `reordered`): an ack below the highest is then as old as the
     /// packet, not the sender going back, and is not judged (a cumulative ack
     /// only ever grows in the order of sending).
+    #[inline]
     pub fn cumulative_ack(
+        &mut self,
+        other: &mut DirState,
+        raise: &mut super::Raise<'_>,
+        ack: u32,
+        ts: Timestamp,
+        frame: u64,
+        overtaken: bool,
+    ) {
+        // Most packets repeat the highest ack, with no incident open and
+        // nothing of the unseen: they change nothing (the rules below agree),
+        // found inline.
+        if self.max_ack == Some(ack)
+            && self.ack_unseen.is_none()
+            && !self.ack_regression.is_open()
+            && other.seq.highest().is_none_or(|highest| ack <= highest)
+        {
+            return;
+        }
+        self.new_ack(other, raise, ack, ts, frame, overtaken);
+    }
+
+    /// [`DirState::cumulative_ack`] of an ack that may change something.
+    #[inline(never)]
+    fn new_ack(
         &mut self,
         other: &mut DirState,
         raise: &mut super::Raise<'_>,
@@ -370,6 +404,7 @@ impl DirState {
             && ack > highest
             && !other.seq.cut_may_cover(ack)
         {
+            other.seq.unseen_ack(ack);
             match &mut self.ack_unseen {
                 Some(incident) => {
                     incident.packets += 1;

@@ -46,6 +46,8 @@ struct Counters {
     cadence_gaps: u64,
     /// Whether the sender's periodic stream had begun.
     cadence_started: bool,
+    /// The packets the cadence counted back ([`super::Cadence::late`]).
+    cadence_late: u64,
 }
 
 impl Counters {
@@ -60,6 +62,7 @@ impl Counters {
         proto_loss: None,
         cadence_gaps: 0,
         cadence_started: false,
+        cadence_late: 0,
     };
 
     fn of(d: &DirState) -> Self {
@@ -74,6 +77,7 @@ impl Counters {
             proto_loss: d.proto_loss(),
             cadence_gaps: d.cadence.samples(),
             cadence_started: d.cadence.started(),
+            cadence_late: d.cadence.late(),
         }
     }
 
@@ -103,6 +107,8 @@ impl Counters {
         if after.cadence.samples() > self.cadence_gaps {
             to.cadence.sample(after.cadence.last_ms());
         }
+        to.cadence
+            .add_late(after.cadence.late().saturating_sub(self.cadence_late));
     }
 
     /// Whether the packet counted began the sender's periodic stream (the

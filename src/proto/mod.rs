@@ -4,6 +4,7 @@
 
 pub mod battlegrounds;
 pub mod described;
+pub mod layout;
 pub mod lwar;
 pub mod replay;
 pub mod sim;

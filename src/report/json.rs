@@ -135,6 +135,7 @@
 //! Counts of zero are left out of the maps; the maps themselves are always
 //! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
+use super::fast::AddrTexts;
 use super::{Filter, Outcome};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
@@ -546,7 +547,7 @@ const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
 /// The high bit of each of the eight bytes of `x` (little-endian) that may
-/// need an escape in a JSON string: below 0x20, `"`, `\`, or 0xc2 (the
+/// need an escape in a JSON string: below 0x20, `"`, `\\`, or 0xc2 (the
 /// first byte of a C1 control). Exact for the lowest one (a byte's test may
 /// borrow from the one below it only when that one is flagged too).
 #[inline]
@@ -561,27 +562,40 @@ fn specials(x: u64) -> u64 {
         & HI
 }
 
-/// Where the first byte of `s` that may need an escape is (see
-/// [`specials`]), or `s.len()`: eight bytes at a time, the last few padded
-/// with a letter.
+/// Where the first byte of `s` that needs an escape is, or `s.len()`: the
+/// bytes that may need one are found eight at a time ([`specials`], the
+/// last few padded with a letter), and a 0xc2 that begins another character
+/// than a C1 control (the `°` of every lwar Update text) is passed over, so
+/// that a text with one needs no escape and no second pass.
 #[inline]
 fn first_special(s: &[u8]) -> usize {
     let mut i = 0;
-    while let Some(w) = s.get(i..i + 8) {
-        let found = specials(u64::from_le_bytes(w.try_into().unwrap_or_default()));
-        if found != 0 {
-            return i + (found.trailing_zeros() / 8) as usize;
+    loop {
+        let found = match s.get(i..i + 8) {
+            Some(w) => specials(u64::from_le_bytes(w.try_into().unwrap_or_default())),
+            None => {
+                let rest = s.get(i..).unwrap_or_default();
+                let mut b = [b'a'; 8];
+                if let Some(head) = b.get_mut(..rest.len()) {
+                    head.copy_from_slice(rest);
+                }
+                specials(u64::from_le_bytes(b))
+            }
+        };
+        if found == 0 {
+            i += 8;
+            if i >= s.len() {
+                return s.len();
+            }
+            continue;
         }
-        i += 8;
-    }
-    let rest = s.get(i..).unwrap_or_default();
-    let mut b = [b'a'; 8];
-    if let Some(head) = b.get_mut(..rest.len()) {
-        head.copy_from_slice(rest);
-    }
-    match specials(u64::from_le_bytes(b)) {
-        0 => s.len(),
-        found => i + (found.trailing_zeros() / 8) as usize,
+        let at = i + (found.trailing_zeros() / 8) as usize;
+        if s.get(at) == Some(&0xc2) && !s.get(at + 1).is_some_and(|n| (0x80..=0x9f).contains(n)) {
+            // Not a C1 control: on from the byte after it.
+            i = at + 1;
+            continue;
+        }
+        return at.min(s.len());
     }
 }
 
@@ -642,6 +656,42 @@ pub(super) fn json_str(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
 }
 
+thread_local! {
+    /// Registered names known to need no escape, by address and length
+    /// (see [`json_name`]): 64 places, 0 for none.
+    static PLAIN_NAMES: [std::cell::Cell<usize>; 64] =
+        const { [const { std::cell::Cell::new(0) }; 64] };
+}
+
+/// A registered name (a message type, a header field) as a JSON string,
+/// as [`json_str`] writes it. A name is `'static`, so once seen to need no
+/// escape it is remembered as such by its address and length, and copied
+/// as it is from then on (the search for escapes in a name of a few bytes
+/// cost as much as a long text's).
+fn json_name(out: &mut Vec<u8>, name: &'static str) {
+    let key = (name.as_ptr() as usize) ^ (name.len() << 48);
+    let place = (key ^ (key >> 6)) & 63;
+    if name.len() >= 1 << 12 {
+        return json_str(out, name.as_bytes());
+    }
+    let known = PLAIN_NAMES.with(|names| names.get(place).is_some_and(|n| n.get() == key));
+    out.push(b'"');
+    if known {
+        out.extend_from_slice(name.as_bytes());
+    } else {
+        let start = out.len();
+        escape_into(out, name.as_bytes());
+        if out.len() - start == name.len() {
+            PLAIN_NAMES.with(|names| {
+                if let Some(n) = names.get(place) {
+                    n.set(key);
+                }
+            });
+        }
+    }
+    out.push(b'"');
+}
+
 /// A `Display` value as a JSON string: formatted into a reused string (its
 /// pieces are small), then escaped in one pass.
 fn json_display(out: &mut Vec<u8>, v: &dyn std::fmt::Display) {
@@ -696,17 +746,71 @@ fn json_f64(out: &mut Vec<u8>, v: f64) {
 }
 
 /// A socket address as a JSON string.
-fn json_addr(out: &mut Vec<u8>, a: &std::net::SocketAddr) {
+fn json_addr(out: &mut Vec<u8>, addrs: &mut AddrTexts, a: &std::net::SocketAddr) {
     out.push(b'"');
-    super::fast::addr(out, a);
+    addrs.addr(out, a);
     out.push(b'"');
+}
+
+/// A finding's label (`kind` or `kind/rule`) as a JSON string, as
+/// `json_display(out, &f.label())` writes it, without `fmt`.
+fn json_label(out: &mut Vec<u8>, f: &Finding) {
+    out.push(b'"');
+    escape_into(out, f.kind.name().as_bytes());
+    if let Some(rule) = f.rule {
+        out.push(b'/');
+        escape_into(out, rule.name().as_bytes());
+    }
+    out.push(b'"');
+}
+
+/// The finding object of `--format jsonl`, written by hand: the bytes
+/// serde_json writes for [`FindingJson`] (tagged; a test compares them on
+/// every finding of the corpus), without serde's escaping of every key.
+fn finding_line(out: &mut Vec<u8>, f: &Finding) {
+    use super::fast::int;
+    out.extend_from_slice(b"{\"schema\":");
+    int(out, SCHEMA);
+    out.extend_from_slice(b",\"type\":\"finding\",\"kind\":");
+    json_str(out, f.kind.name().as_bytes());
+    out.extend_from_slice(b",\"rule\":");
+    match f.rule {
+        Some(rule) => json_str(out, rule.name().as_bytes()),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"severity\":");
+    json_str(out, f.severity().name().as_bytes());
+    out.extend_from_slice(b",\"frame\":");
+    int(out, f.frame);
+    out.extend_from_slice(b",\"time\":");
+    json_f64(out, secs(f.ts));
+    out.extend_from_slice(b",\"session\":");
+    int(out, f.session);
+    out.extend_from_slice(b",\"dir\":\"");
+    out.extend_from_slice(f.direction.name().as_bytes());
+    out.extend_from_slice(b"\",\"seqno\":");
+    match f.seqno {
+        Some(n) => int(out, n),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"detail\":");
+    match f.detail {
+        crate::engine::Detail::None => out.extend_from_slice(b"null"),
+        _ => json_display(out, &f.detail),
+    }
+    out.extend_from_slice(b"}\n");
 }
 
 /// The packet object of `--format jsonl` (without `-V`'s fields), written
 /// by hand: the bytes serde_json writes for [`PacketJson`] (a test compares
 /// them on every packet of the corpus), at a fraction of the cost (serde
 /// escaped every key and formatted every address through `fmt`).
-fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>, ahead: Option<Parts<'_>>) {
+fn packet_line(
+    out: &mut Vec<u8>,
+    addrs: &mut AddrTexts,
+    e: &PacketEvent<'_>,
+    ahead: Option<Parts<'_>>,
+) {
     use super::fast::int;
     let d = e.datagram;
     out.extend_from_slice(b"{\"schema\":");
@@ -716,9 +820,9 @@ fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>, ahead: Option<Parts<'_>>)
     out.extend_from_slice(b",\"time\":");
     json_f64(out, secs(d.ts));
     out.extend_from_slice(b",\"src\":");
-    json_addr(out, &d.src);
+    json_addr(out, addrs, &d.src);
     out.extend_from_slice(b",\"dst\":");
-    json_addr(out, &d.dst);
+    json_addr(out, addrs, &d.dst);
     out.extend_from_slice(b",\"session\":");
     int(out, e.session);
     out.extend_from_slice(b",\"dir\":\"");
@@ -738,7 +842,7 @@ fn packet_line(out: &mut Vec<u8>, e: &PacketEvent<'_>, ahead: Option<Parts<'_>>)
         if i > 0 {
             out.push(b',');
         }
-        json_display(out, &f.label());
+        json_label(out, f);
     }
     out.extend_from_slice(b"]}\n");
 }
@@ -759,7 +863,7 @@ fn payload_part(out: &mut Vec<u8>, dissector: &dyn Dissector, payload: &[u8]) ->
         Ok(()) => {
             for h in header.iter().flatten() {
                 out.push(b',');
-                json_str(out, h.name.as_bytes());
+                json_name(out, h.name);
                 out.push(b':');
                 int(out, h.value);
             }
@@ -771,7 +875,7 @@ fn payload_part(out: &mut Vec<u8>, dissector: &dyn Dissector, payload: &[u8]) ->
                 }
                 first = false;
                 out.extend_from_slice(b"{\"type\":");
-                json_str(out, m.type_name.as_bytes());
+                json_name(out, m.type_name);
                 if let Some(seqno) = m.seqno {
                     out.extend_from_slice(b",\"seqno\":");
                     int(out, seqno);
@@ -1001,6 +1105,8 @@ pub struct JsonlWriter<W: Write> {
     line: Vec<u8>,
     /// The payload parts rendered ahead on a reader thread.
     ahead: AheadLink,
+    /// The addresses' texts, remembered.
+    addrs: AddrTexts,
 }
 
 impl<W: Write> JsonlWriter<W> {
@@ -1013,6 +1119,7 @@ impl<W: Write> JsonlWriter<W> {
             fields: false,
             line: Vec::with_capacity(1024),
             ahead: AheadLink::default(),
+            addrs: AddrTexts::default(),
         }
     }
 
@@ -1057,12 +1164,15 @@ impl<W: Write> JsonlWriter<W> {
             })?;
         } else if selected {
             self.line.clear();
-            self.ahead.with(e, |a| packet_line(&mut self.line, e, a));
+            self.ahead
+                .with(e, |a| packet_line(&mut self.line, &mut self.addrs, e, a));
             self.out.write_all(&self.line)?;
         }
         for f in e.findings {
             if keep(self.filter.as_ref(), selected, f) {
-                self.line(&FindingJson::new(f, true))?;
+                self.line.clear();
+                finding_line(&mut self.line, f);
+                self.out.write_all(&self.line)?;
             }
         }
         Ok(())
@@ -1086,7 +1196,9 @@ impl<W: Write> JsonlWriter<W> {
         }
         for f in std::mem::take(&mut self.pending) {
             if keep(self.filter.as_ref(), false, &f) {
-                self.line(&FindingJson::new(&f, true))?;
+                self.line.clear();
+                finding_line(&mut self.line, &f);
+                self.out.write_all(&self.line)?;
             }
         }
         let mut summary = summary_value(outcome);
@@ -1333,11 +1445,26 @@ mod tests {
     /// (every protocol, malformed and cut packets, IPv6, findings).
     #[test]
     fn the_fast_packet_line_is_serde_jsons() {
-        struct Compare(u64);
+        struct Compare(u64, AddrTexts, u64);
+        fn same_finding(f: &Finding) {
+            let mut fast = Vec::new();
+            finding_line(&mut fast, f);
+            let mut want = Vec::new();
+            to_writer(&mut want, &FindingJson::new(f, true)).unwrap();
+            want.push(b'\n');
+            assert_eq!(
+                String::from_utf8_lossy(&fast),
+                String::from_utf8_lossy(&want)
+            );
+        }
         impl Observer for Compare {
             fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
                 let mut fast = Vec::new();
-                packet_line(&mut fast, e, None);
+                packet_line(&mut fast, &mut self.1, e, None);
+                for f in e.findings {
+                    same_finding(f);
+                    self.2 += 1;
+                }
                 let mut want = serde_json::to_vec(&PacketJson {
                     e,
                     tagged: true,
@@ -1352,25 +1479,30 @@ mod tests {
                 self.0 += 1;
                 Flow::Continue
             }
-            fn finding(&mut self, _: &Finding) {}
+            fn finding(&mut self, f: &Finding) {
+                same_finding(f);
+                self.2 += 1;
+            }
         }
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
-        let mut packets = 0;
+        let (mut packets, mut findings) = (0, 0);
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_none_or(|e| e != "pcap") {
                 continue;
             }
             let mut source = crate::capture::Source::files(&[&path]).unwrap();
-            let mut analysis = super::super::Analysis::new(Compare(0));
+            let mut analysis = super::super::Analysis::new(Compare(0, AddrTexts::default(), 0));
             while let Some(frame) = source.next_frame().unwrap() {
                 if let crate::capture::FrameClass::Udp(d) = &frame.class {
                     analysis.datagram(d);
                 }
             }
             packets += analysis.output().0;
+            findings += analysis.output().2;
         }
         assert!(packets > 10_000, "{packets}");
+        assert!(findings > 1_000, "{findings}");
     }
 
     #[test]
@@ -1405,6 +1537,52 @@ mod tests {
             let mut out = Vec::new();
             json_f64(&mut out, v);
             assert_eq!(out, serde_json::to_vec(&v).unwrap(), "{v}");
+        }
+    }
+
+    /// A character of two bytes beginning with 0xc2 that is not a C1
+    /// control (the `°` of every lwar Update text) is not a stop of the
+    /// search, wherever it falls in a word; a C1 control is.
+    #[test]
+    fn the_degree_sign_needs_no_escape() {
+        for at in 0..20 {
+            let mut t = "a".repeat(at);
+            t.push('°');
+            t.push('b');
+            assert_eq!(first_special(t.as_bytes()), t.len(), "{t:?}");
+            let mut t = "a".repeat(at);
+            t.push('\u{85}');
+            t.push_str("°b");
+            assert_eq!(first_special(t.as_bytes()), at, "{t:?}");
+        }
+        // 0xc2 last, with nothing after it.
+        assert_eq!(first_special(b"abc\xc2"), 4);
+    }
+
+    /// Names written once and again (remembered as plain or not) are
+    /// what `json_str` writes.
+    #[test]
+    fn names_are_written_as_strings_are() {
+        let names: Vec<&'static str> = [
+            "Update",
+            "ack",
+            "a\"b",
+            "tab\there",
+            "°",
+            "\u{85}x",
+            "",
+            "UpdateCircle",
+        ]
+        .into_iter()
+        .chain((0..200).map(|i| &*format!("name{i}").leak()))
+        .collect();
+        for _ in 0..3 {
+            for &n in &names {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                json_name(&mut a, n);
+                json_str(&mut b, n.as_bytes());
+                assert_eq!(a, b, "{n:?}");
+            }
         }
     }
 

@@ -540,27 +540,14 @@ impl Observer for Collect {
         // Most captures hold one protocol: the last one counted first.
         match self.protocols.last_mut() {
             Some((p, n)) if std::ptr::eq(*p, e.protocol) => *n += 1,
-            _ => match self
-                .protocols
-                .iter_mut()
-                .find(|(p, _)| std::ptr::eq(*p, e.protocol))
-            {
-                Some((_, n)) => *n += 1,
-                None => self.protocols.push((e.protocol, 1)),
-            },
+            _ => self.count_protocol(e.protocol),
         }
         let ts = e.datagram.ts;
         self.start = Some(self.start.map_or(ts, |s| s.min(ts)));
         self.end = Some(self.end.map_or(ts, |s| s.max(ts)));
-        // A packet the capture cut short is truncated; one whose kept bytes do
-        // not decode is malformed too. (Most packets raise nothing.)
+        // Most packets raise nothing.
         if !e.findings.is_empty() {
-            if e.findings.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
-                self.truncated += 1;
-            }
-            if e.findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
-                self.malformed += 1;
-            }
+            self.count_cut(e.findings);
         }
         Flow::Continue
     }
@@ -577,6 +564,33 @@ impl Observer for Collect {
             // Absurd clocks (timestamps centuries apart) must not overflow.
             self.resend_intervals_ns = self.resend_intervals_ns.saturating_add(delay_ns);
             self.resend_intervals = self.resend_intervals.saturating_add(u64::from(tries - 1));
+        }
+    }
+}
+
+impl Collect {
+    /// A packet of another protocol than the last one counted.
+    #[inline(never)]
+    fn count_protocol(&mut self, protocol: &'static ProtocolInfo) {
+        match self
+            .protocols
+            .iter_mut()
+            .find(|(p, _)| std::ptr::eq(*p, protocol))
+        {
+            Some((_, n)) => *n += 1,
+            None => self.protocols.push((protocol, 1)),
+        }
+    }
+
+    /// A packet the capture cut short is truncated; one whose kept bytes do
+    /// not decode is malformed too.
+    #[inline(never)]
+    fn count_cut(&mut self, findings: &[Finding]) {
+        if findings.iter().any(|f| f.kind == FindingKind::TRUNCATED) {
+            self.truncated += 1;
+        }
+        if findings.iter().any(|f| f.kind == FindingKind::MALFORMED) {
+            self.malformed += 1;
         }
     }
 }

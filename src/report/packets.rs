@@ -65,6 +65,8 @@ pub struct PacketPrinter<W: Write> {
     line: Vec<u8>,
     /// The payload parts rendered ahead on a reader thread.
     ahead: AheadLink,
+    /// The addresses' texts, remembered.
+    addrs: fast::AddrTexts,
 }
 
 const RED: &str = "\x1b[31m";
@@ -188,6 +190,7 @@ impl<W: Write> PacketPrinter<W> {
             pending: Vec::with_capacity(16),
             line: Vec::with_capacity(512),
             ahead: AheadLink::default(),
+            addrs: fast::AddrTexts::default(),
         }
     }
 
@@ -196,7 +199,10 @@ impl<W: Write> PacketPrinter<W> {
     pub(crate) fn render_ahead(&mut self) -> RenderAhead {
         let shared = SharedAhead::default();
         self.ahead = AheadLink::new(shared.clone());
-        (Box::new(RenderLines(self.options)), shared)
+        (
+            Box::new(RenderLines(self.options, fast::AddrTexts::default())),
+            shared,
+        )
     }
 
     /// The first write error, if any: once set, nothing more is written.
@@ -246,7 +252,7 @@ impl<W: Write> PacketPrinter<W> {
     }
 
     /// The packet's line (and tree, and hex dump), into `out`.
-    fn packet_text(&self, out: &mut Vec<u8>, e: &PacketEvent<'_>) -> io::Result<()> {
+    fn packet_text(&mut self, out: &mut Vec<u8>, e: &PacketEvent<'_>) -> io::Result<()> {
         let color = self.options.color;
         let d = e.datagram;
         let first = self.first_ts.unwrap_or(d.ts);
@@ -281,7 +287,7 @@ impl<W: Write> PacketPrinter<W> {
                     out.extend_from_slice(parts.get(0));
                     parts.decoded
                 }
-                None => line_part(out, color, dissector, d)?,
+                None => line_part(out, &mut self.addrs, color, dissector, d)?,
             };
             if !e.findings.is_empty() {
                 out.extend_from_slice(b" [");
@@ -342,13 +348,14 @@ impl<W: Write> PacketPrinter<W> {
 /// (or why the header does not decode); whether the header decodes.
 fn line_part(
     out: &mut Vec<u8>,
+    addrs: &mut fast::AddrTexts,
     color: bool,
     dissector: &dyn Dissector,
     d: &Datagram<'_>,
 ) -> io::Result<bool> {
-    fast::addr(out, &d.src);
+    addrs.addr(out, &d.src);
     out.extend_from_slice(b" -> ");
-    fast::addr(out, &d.dst);
+    addrs.addr(out, &d.dst);
     out.push(b' ');
     let header = dissector.header(d.payload, &mut |n| {
         out.extend_from_slice(n.short.as_bytes());
@@ -405,7 +412,7 @@ fn hex_part(out: &mut Vec<u8>, options: &PacketOptions, d: &Datagram<'_>) -> io:
 
 /// The payload's parts of packet lines, rendered ahead on the reader's
 /// thread (`run::ahead`): [`line_part`], [`tree_part`], [`hex_part`].
-pub(crate) struct RenderLines(PacketOptions);
+pub(crate) struct RenderLines(PacketOptions, fast::AddrTexts);
 
 impl Render for RenderLines {
     fn render(
@@ -417,7 +424,7 @@ impl Render for RenderLines {
     ) -> bool {
         // Writes into a `Vec` fail only as `fmt` does, which they do not.
         let dissector = protocol.dissector;
-        let decoded = line_part(out, self.0.color, dissector, d).unwrap_or(false);
+        let decoded = line_part(out, &mut self.1, self.0.color, dissector, d).unwrap_or(false);
         parts.end(out);
         let _ = tree_part(out, &self.0, dissector, d.payload, decoded);
         parts.end(out);

@@ -89,12 +89,27 @@ fn analyse(pcap: &Path, protocol: &str) -> Outcome {
                 f.direction.name(),
             );
             let (counts, loss) = out.get_mut(&key).unwrap();
+            // The second difference (issue 30): the built-in analyzer judges
+            // a missing number no window of the peer reached after it could
+            // have arrived an unconfirmed `not-captured`, out of the loss
+            // estimate; the generic analysis calls every unacknowledged
+            // missing number lost. Counted as the generic analysis does.
+            if protocol == "strs"
+                && name == "not-captured"
+                && f.detail.to_string().starts_with("unconfirmed:")
+            {
+                *counts.get_mut("lost").unwrap() += 1;
+                if let Some((_, lost)) = loss {
+                    *lost += f.numbers();
+                }
+                continue;
+            }
             *counts.get_mut(name).unwrap() += 1;
-            // The one difference, on purpose (issue 30): the generic analysis
-            // reads the sequence number of a packet whose type is not in its
-            // enum (it is before the body) and takes it, malformed, not lost;
-            // the built-in analyzer reads nothing of an unknown `packetType`
-            // and counts its number lost. Counted back as the built-in does.
+            // The generic analysis reads the sequence number of a packet whose
+            // type is not in its enum (it is before the body) and takes it,
+            // malformed, not lost, as the built-in analyzer does; the
+            // comparison below counts every damaged header as lost to the
+            // description (`damaged_headers`), so this one is counted so here.
             if protocol == "strs_ksy"
                 && name == "malformed"
                 && f.detail.to_string().starts_with("unknown-type")
@@ -140,10 +155,11 @@ fn described_starstrike_gives_the_built_ins_sequence_findings_on_the_corpus() {
     for pcap in &files {
         let built_in = normalise(analyse(pcap, "strs"));
         let described = normalise(analyse(pcap, "strs_ksy"));
-        // The one deliberate difference (issue 30): the built-in still reads
-        // the sequence number of a header that does not decode (its magic or
-        // type damaged, or cut short after the number): a malformed packet of
-        // its session, not lost as well; the description stops at the damaged
+        // A deliberate difference (issue 30; the others are counted back in
+        // `analyse`): the built-in still reads the sequence number of a
+        // header that does not decode (its magic or type damaged, or cut
+        // short after the number): a malformed packet of its session, not
+        // lost as well; the description stops at the damaged
         // field, so those numbers are lost to it (never acknowledged: the
         // receiver dropped them).
         let damaged = damaged_headers(pcap);

@@ -94,3 +94,50 @@ fn the_loss_estimate_follows_the_ground_truth() {
     );
     assert!(worst < 0.02, "worst error {:.2} points", worst * 100.0);
 }
+
+/// Issue 30: a packet overtaken on the way (reordered before the tap) was
+/// captured: the gap it left behind counted it as lost, and a capture whose
+/// only fault is reordering showed 3 to 8 % loss (`sim-reorder.pcap`: as
+/// many lost as reordered). It fills that hole now: no loss, but for two
+/// holes the cadence counts where a leaving server stamped a Leave off its
+/// tick and sent nothing on the tick between (seed 1, 127.0.0.5:50004:
+/// 17 688, 17 700, 17 820 ms; seed 4, 127.0.0.3:50002: 17 556, 17 595,
+/// 17 706 ms), which is no reordering: a limit of the cadence's estimate.
+#[test]
+fn packets_reordered_before_the_tap_are_not_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("reorder.pcap");
+    let mut reordered = 0;
+    let mut lost = 0;
+    for seed in 1..=4 {
+        let cfg = VirtualConfig {
+            c2s: Faults {
+                reorder: 0.05,
+                ..Faults::default()
+            },
+            s2c: Faults {
+                reorder: 0.05,
+                ..Faults::default()
+            },
+            ..VirtualConfig::clean(seed, 4, 20)
+        };
+        run_virtual(&cfg, &pcap, None).unwrap();
+        let mut source = Source::files(&[&pcap]).unwrap();
+        let mut tracker = Tracker::default();
+        while let Some(frame) = source.next_frame().unwrap() {
+            if let Some(d) = frame.datagram() {
+                tracker.observe(d, &mut ());
+            }
+        }
+        let summary = tracker.finish(&mut ());
+        for s in &summary.sessions {
+            for (d, name) in [(&s.c2s, "c2s"), (&s.s2c, "s2c")] {
+                let e = d.loss.expect("an estimate after 20 s");
+                reordered += d.findings.get("reordered").copied().unwrap_or(0);
+                lost += e.lost;
+                println!("seed {seed} {} {name}: {e:?}", s.client);
+            }
+        }
+    }
+    assert_eq!((reordered, lost), (594, 2));
+}

@@ -323,6 +323,63 @@ fn a_number_skipped_and_never_acked_is_lost_at_the_end() {
 /// Issue 30: a number never captured that no ack window of the peer ever
 /// covered (the literal windows drift apart) cannot be told lost from missed:
 /// an unconfirmed `not-captured` note, not counted as loss.
+/// Issue 30: `lost` warnings came from captures whose only fault was the
+/// tap's (300 ms latency, 33 ms ticks): the peer's windows that reached a
+/// number the tap missed had been sent while it was in flight. A window
+/// shows a number had not arrived only if it acknowledges a newer one of
+/// its direction, or was captured at least the round trip after the
+/// packet that skipped it; otherwise the number is not proven lost.
+#[test]
+fn a_number_only_windows_in_flight_reached_is_unconfirmed() {
+    // The round trip to the server: about 21 ms (the Accept acknowledged
+    // the Request 10 ms after it, 102 the Input 100 ms after it).
+    fn slow() -> Script {
+        let mut s = Script::connected();
+        s.wait(90);
+        for sv in 102..105 {
+            s.s2c(sv, &[101], snapshot(1, 0));
+        }
+        s.c2s(102, &[], input(2, 0.0));
+        s
+    }
+    let mut s = slow();
+    let srtt = s.session().c2s.srtt_ns().expect("measured");
+    assert!(srtt > 20e6, "{srtt}");
+    let gap_frame = s.frame + 1;
+    s.c2s(104, &[], input(4, 0.0)); // 103 skipped
+    // 10 ms later, the server's window reaches 103 and 104, acknowledging
+    // neither: it may have been sent before they arrived.
+    s.s2c(105, &[102], snapshot(2, 0));
+    let (end, summary) = s.finish();
+    assert_eq!(
+        end,
+        [(
+            "c2s",
+            "not-captured".to_owned(),
+            gap_frame,
+            Some(103),
+            "unconfirmed: no ack window reached it after it could have arrived".to_owned()
+        )]
+    );
+    assert_eq!(summary.findings.get("lost").copied().unwrap_or(0), 0);
+
+    // The same window acknowledging 104 shows 103 had not arrived: lost.
+    let mut s = slow();
+    s.c2s(104, &[], input(4, 0.0));
+    s.s2c(105, &[102, 104], snapshot(2, 0));
+    let (end, _) = s.finish();
+    assert_eq!(labels(&end), ["lost"]);
+    assert_eq!((end[0].2, end[0].3), (gap_frame, Some(103)));
+
+    // So does one captured a round trip after 104.
+    let mut s = slow();
+    s.c2s(104, &[], input(4, 0.0));
+    s.wait(30);
+    s.s2c(105, &[102], snapshot(2, 0));
+    let (end, _) = s.finish();
+    assert_eq!(labels(&end), ["lost"]);
+}
+
 #[test]
 fn a_number_outside_every_ack_window_is_unconfirmed() {
     let mut s = Script::connected();
@@ -339,7 +396,7 @@ fn a_number_outside_every_ack_window_is_unconfirmed() {
             "not-captured".to_owned(),
             gap_frame,
             Some(103),
-            "unconfirmed: outside every ack window".to_owned()
+            "unconfirmed: no ack window reached it after it could have arrived".to_owned()
         )]
     );
     assert_eq!(summary.findings.get("lost").copied().unwrap_or(0), 0);
@@ -611,7 +668,9 @@ fn a_reliable_packet_never_acked_though_the_peer_kept_sending() {
     let first = s.frame + 1;
     s.c2s(102, &[], chat("lost"));
     s.wait(600);
-    s.s2c(102, &[101], snapshot(1, 0)); // acks the Input, not the chat
+    // Acks the Input, not the chat, 610 ms after it (the round trip to the
+    // server is 10 ms): the chat had not arrived.
+    s.s2c(103, &[101], snapshot(1, 0));
     let (end, _) = s.finish();
     let never: Vec<_> = end.iter().filter(|f| f.1 == "never-acked").collect();
     assert_eq!(never.len(), 1);
@@ -621,6 +680,117 @@ fn a_reliable_packet_never_acked_though_the_peer_kept_sending() {
             .4
             .contains("the peer sent 1 packets after its last copy")
     );
+}
+
+/// 254 `never-acked` warnings came from captures whose only fault was the
+/// tap's (300 ms latency, 33 ms ticks): the server's windows that could have
+/// acknowledged the copies were missed, or were sent while the copies were
+/// in flight. No acknowledgement captured is not proof that none was sent:
+/// `never-acked` needs every copy shown unacknowledged by a window of the
+/// peer, and is otherwise a `no-ack-captured` note.
+#[test]
+fn a_copy_no_window_showed_unacknowledged_is_not_proven_never_acked() {
+    let mut s = Script::connected();
+    let first = s.frame + 1;
+    s.c2s(102, &[], chat("unsure"));
+    s.wait(600);
+    // The server's window (101 down to 70) cannot reach the chat; the
+    // packets after it that could have acknowledged it were not captured.
+    s.s2c(102, &[101], snapshot(1, 0));
+    let (end, _) = s.finish();
+    assert_eq!(
+        end,
+        [(
+            "c2s",
+            "no-ack-captured".to_owned(),
+            first,
+            Some(102),
+            format!(
+                "unconfirmed: ChatMessage sent 1 times from frame {first}, no acknowledgement captured, but no captured window of the peer showed 1 of its copies unacknowledged (a packet the tap missed may have acknowledged it); the peer sent 1 packets after its last copy"
+            )
+        )]
+    );
+    assert_eq!(s.count(strs::NEVER_ACKED), 0);
+}
+
+/// A window that reaches a copy but acknowledges nothing newer, captured
+/// sooner than the round trip after it, may have been sent while the copy
+/// was in flight: it shows nothing. The last window that can reach a copy
+/// (the peer's number 32 past it) shows it whenever it was sent: no later
+/// one can acknowledge it. Each copy must be shown.
+#[test]
+fn never_acked_needs_every_copy_shown_unacknowledged() {
+    // The client's findings, by label.
+    fn client(end: &[F]) -> Vec<&str> {
+        end.iter()
+            .filter(|f| f.0 == "c2s")
+            .map(|f| f.1.as_str())
+            .collect()
+    }
+    // The round trip to the server: about 21 ms (acks 10 ms, then 100 ms,
+    // after the client's packets).
+    fn slow() -> Script {
+        let mut s = Script::connected();
+        s.wait(90);
+        s.s2c(102, &[101], snapshot(1, 0));
+        s.s2c(103, &[101], snapshot(2, 0));
+        s
+    }
+    let mut s = slow();
+    let first = s.frame + 1;
+    s.c2s(102, &[], chat("twice"));
+    s.wait(490);
+    s.c2s(103, &[], chat("twice")); // its copy, 500 ms later
+    // 104 reaches both, acknowledging neither nor anything newer, 10 ms
+    // after the copy: it shows the first (510 ms after it), not the copy.
+    s.s2c(104, &[101], snapshot(3, 0));
+    s.wait(600);
+    s.s2c(105, &[101], snapshot(4, 0)); // 620 ms after: shows the copy
+    let (end, _) = s.finish();
+    assert_eq!(client(&end), ["never-acked"]);
+    let never = end.iter().find(|f| f.0 == "c2s").unwrap();
+    assert_eq!((never.2, never.3), (first, Some(102)));
+
+    // The copy shown by no window (the next one is out of its reach): not
+    // proven.
+    let mut s = slow();
+    s.c2s(102, &[], chat("twice"));
+    s.wait(490);
+    s.c2s(103, &[], chat("twice"));
+    s.s2c(104, &[101], snapshot(3, 0));
+    s.wait(600);
+    s.s2c(103 + 33, &[], snapshot(4, 0));
+    let (end, _) = s.finish();
+    assert_eq!(client(&end), ["no-ack-captured"]);
+    let note = end.iter().find(|f| f.0 == "c2s").unwrap();
+    assert!(note.4.contains("showed 1 of its copies"), "{end:?}");
+
+    // The last window that can reach the chat (server 134 for client 102)
+    // shows it, though captured right after it: nothing later can
+    // acknowledge it.
+    let mut s = Script::connected();
+    s.s2c(133, &[101], snapshot(1, 0));
+    let first = s.frame + 1;
+    s.c2s(102, &[], chat("once"));
+    s.s2c(134, &[], snapshot(2, 0));
+    s.wait(600);
+    s.s2c(135, &[], snapshot(3, 0));
+    let (end, _) = s.finish();
+    assert_eq!(client(&end), ["never-acked"]);
+    assert_eq!(end.iter().find(|f| f.0 == "c2s").unwrap().2, first);
+
+    // The server's numbers already past every window that can reach the
+    // chat when it was captured (140 against 102 + 32): no later packet of
+    // the server can acknowledge it.
+    let mut s = Script::connected();
+    s.s2c(140, &[], snapshot(1, 0));
+    let first = s.frame + 1;
+    s.c2s(102, &[], chat("far"));
+    s.wait(600);
+    s.s2c(141, &[], snapshot(2, 0));
+    let (end, _) = s.finish();
+    assert_eq!(client(&end), ["never-acked"]);
+    assert_eq!(end.iter().find(|f| f.0 == "c2s").unwrap().2, first);
 }
 
 #[test]
@@ -913,6 +1083,49 @@ fn an_unknown_type_is_malformed_past_the_header() {
     );
 }
 
+/// A packet of a type the draft does not define, with the magic intact, was
+/// captured: its number is the sender's as much as any packet's, however far
+/// past the direction's highest. Counted only within 32 of it, a number 38
+/// ahead (the tap had missed the 37 before it) went missing when the next
+/// packet came, and was judged `lost` though the capture holds it.
+#[test]
+fn an_unknown_types_number_is_captured_however_far_ahead() {
+    let mut s = Script::connected();
+    s.c2s(102, &[], input(2, 0.0));
+    let mut p = encode(140, 0, heartbeat(1));
+    p[4] = 0x04; // type 0x0405
+    let gap_frame = s.frame + 1;
+    assert_eq!(labels(&s.raw(true, &p)), ["malformed"]);
+    s.c2s(141, &[], input(3, 0.0));
+    // The server acknowledges 141, not 140 (it drops a type it does not
+    // know), nor 110 to 139 (never delivered); its window does not reach
+    // 103 to 109.
+    s.s2c(142, &[141], snapshot(1, 0));
+    let (end, summary) = s.finish();
+    let client: Vec<F> = end.into_iter().filter(|f| f.0 == "c2s").collect();
+    assert_eq!(
+        client,
+        [
+            (
+                "c2s",
+                "not-captured".to_owned(),
+                gap_frame,
+                Some(103),
+                "unconfirmed: no ack window reached it after it could have arrived; 7 seqnos, 103 to 109".to_owned()
+            ),
+            (
+                "c2s",
+                "lost".to_owned(),
+                gap_frame,
+                Some(110),
+                "30 seqnos, 110 to 139".to_owned()
+            )
+        ]
+    );
+    let loss = summary.sessions[0].c2s.loss.expect("a loss estimate");
+    assert_eq!(loss.lost, 30);
+}
+
 #[test]
 fn ten_silent_seconds_time_the_session_out() {
     let mut s = Script::connected();
@@ -1029,18 +1242,25 @@ fn old_unacked_messages_leave_the_log_judged() {
     s.wait(600);
     s.s2c(102, &[], snapshot(1, 0));
     let f = s.c2s(102 + log, &[], chat(&format!("m{log}")));
-    assert_eq!(labels(&f), ["never-acked"]);
+    // No window of the server reached the chats: unacknowledged as far as
+    // the capture shows, not proven (issue 30: `no-ack-captured`).
+    assert_eq!(labels(&f), ["no-ack-captured"]);
     assert_eq!(f[0].3, Some(102));
     let (end, _) = s.finish();
     // The others at the end (the last had no chance: the peer spoke before
-    // it); and the server's Accept, which no client packet could reach. None
-    // was forgotten: the first had not been sent for more than 1 s.
-    let never = |dir: &str| {
-        end.iter()
-            .filter(|f| f.1 == "never-acked" && f.0 == dir)
-            .count()
-    };
-    assert_eq!((never("c2s"), never("s2c")), (usize::from(log) - 1, 1));
+    // it); and the server's Accept, proven never acknowledged: the last
+    // client window that can reach it (133) left it out. None was
+    // forgotten: the first had not been sent for more than 1 s.
+    let count = |label: &str, dir: &str| end.iter().filter(|f| f.1 == label && f.0 == dir).count();
+    assert_eq!(
+        (
+            count("no-ack-captured", "c2s"),
+            count("no-ack-captured", "s2c"),
+            count("never-acked", "s2c")
+        ),
+        (usize::from(log) - 1, 0, 1)
+    );
+    assert_eq!(s.count(strs::NEVER_ACKED), 1);
     assert_eq!(s.count(strs::RELIABLE_FORGOTTEN), 0);
 }
 

@@ -34,7 +34,9 @@
 //!    whose ack is not of the unseen, or at the end of the capture), at the frame
 //!    where it began, with the highest ack and the number of packets in the
 //!    detail. An ack of the unseen judges nothing else: it is never the highest
-//!    ack for the rules below. Otherwise, an ack lower than the highest ack seen
+//!    ack for the rules below; only a missing seqno at or below it (a gap
+//!    skipped it: it was sent) counts as acked by it at rule 7 (delivered:
+//!    `not-captured`). Otherwise, an ack lower than the highest ack seen
 //!    in that direction is an `ack-regression`: consecutive packets of a
 //!    direction with acks below the highest make one incident (the highest
 //!    stays, so one bogus high ack is one finding, not one per packet after
@@ -83,7 +85,8 @@
 //!    missing count in the detail. Every skipped seqno still unseen at the end of
 //!    the capture (or when it leaves the window of the last 512 seqnos, or its
 //!    session is evicted) raises one `not-captured` if a packet of the other
-//!    direction acked it (it was delivered; the capture missed it), and one
+//!    direction acked it (it was delivered; the capture missed it; an ack of
+//!    the unseen counts, step 5), and one
 //!    `lost` otherwise, with the frame of its gap; the numbers of one gap
 //!    judged alike make one finding, how many and the last in its detail
 //!    (`engine::missed`), and the counts count numbers.
@@ -158,7 +161,9 @@
 //! duplicates nor overtaken), from the sender's first packet of its periodic
 //! stream on: the client's first carrying an Input, the server's first
 //! carrying a message of the Update family. A client waiting for the
-//! handshake sends at the handshake's pace, not on its tick: no loss.
+//! handshake sends at the handshake's pace, not on its tick: no loss. An
+//! overtaken packet (`reordered`) was captured: it fills a hole its gap
+//! counted, and is not lost (`Cadence::overtaken`).
 //!
 //! **Reconnects**: a packet of the client that connects again from the same
 //! address and port starts a new session (Wireshark's "port numbers reused"): a
@@ -731,14 +736,18 @@ fn messages(
     for item in &mut packet.messages() {
         match item {
             Ok(m) => {
-                let t = m.msg_type();
+                let k = kind_of(m.msg_type());
                 let this = session.dir_mut(direction);
-                this.messages[t.ordinal()] += 1;
-                this.message_bytes[t.ordinal()] += m.bytes.len() as u64;
-                walk.has_unreliable |= !t.is_reliable();
-                walk.periodic |= is_periodic(direction, t);
-                if original {
-                    message(session, players, raise, packet, &m);
+                let ordinal = usize::from(k.ordinal) % engine::MAX_MESSAGE_TYPES;
+                this.messages[ordinal] += 1;
+                this.message_bytes[ordinal] += m.bytes.len() as u64;
+                walk.has_unreliable |= !k.reliable;
+                walk.periodic |= k.periodic[direction as usize];
+                // A message no rule reads, unless the client said Disconnect
+                // (the server's messages after it): nothing to judge.
+                let inert = k.inert[direction as usize] && session.proto.disconnect_seqno.is_none();
+                if original && !inert {
+                    message(session, players, raise, packet, &m, k);
                 }
             }
             Err(e) => {
@@ -805,9 +814,9 @@ fn stamped_before(timestamp: u32, highest: u32) -> bool {
 /// on (`engine::loss`): the client's Input (every frame, ~30 Hz), the
 /// server's Update family (every tick, ~15 Hz). Before them, the handshake's
 /// packets and keepalives are sent at its own pace, not on the tick.
-fn is_periodic(direction: Direction, t: MessageType) -> bool {
+const fn is_periodic(direction: Direction, t: MessageType) -> bool {
     match direction {
-        Direction::ClientToServer => t == MessageType::Input,
+        Direction::ClientToServer => matches!(t, MessageType::Input),
         Direction::ServerToClient => matches!(
             t,
             MessageType::Update
@@ -816,6 +825,97 @@ fn is_periodic(direction: Direction, t: MessageType) -> bool {
                 | MessageType::UpdateCircle
         ),
     }
+}
+
+/// What the analysis asks of a message type on every message, looked up by
+/// its wire id in one load ([`KINDS_BY_ID`]) rather than by matches on the
+/// type: its counters' ordinal, whether it is reliable, whether it comes from
+/// the wrong side and whether it is of the sender's periodic stream, for
+/// each direction (indexed by `Direction as usize`).
+#[derive(Debug, Clone, Copy)]
+struct Kind {
+    ordinal: u8,
+    reliable: bool,
+    wrong_side: [bool; 2],
+    periodic: [bool; 2],
+    /// Of the rules of [`message`], only the server's messages after the
+    /// Disconnect can read it: unreliable (no seqno, no string), from its
+    /// right side, and no arm of [`lifecycle`] takes it (the Update family,
+    /// Stats and Collision from the server).
+    inert: [bool; 2],
+}
+
+/// [`Kind`] by wire id (ids that are no type are never asked: a message
+/// decoded has a type).
+static KINDS_BY_ID: [Kind; 256] = kinds_by_id();
+
+const fn kinds_by_id() -> [Kind; 256] {
+    let mut out = [Kind {
+        ordinal: 0,
+        reliable: false,
+        wrong_side: [false; 2],
+        periodic: [false; 2],
+        inert: [false; 2],
+    }; 256];
+    let mut i = 0;
+    while i < MessageType::COUNT {
+        let t = MessageType::ALL[i];
+        let c2s = Direction::ClientToServer as usize;
+        let s2c = Direction::ServerToClient as usize;
+        let mut wrong_side = [false; 2];
+        match t.sender() {
+            Sender::Client => wrong_side[s2c] = true,
+            Sender::Server => wrong_side[c2s] = true,
+            Sender::Both => {}
+        }
+        let mut periodic = [false; 2];
+        periodic[c2s] = is_periodic(Direction::ClientToServer, t);
+        periodic[s2c] = is_periodic(Direction::ServerToClient, t);
+        let mut inert = [false; 2];
+        inert[c2s] =
+            !t.is_reliable() && !wrong_side[c2s] && !has_lifecycle(Direction::ClientToServer, t);
+        inert[s2c] =
+            !t.is_reliable() && !wrong_side[s2c] && !has_lifecycle(Direction::ServerToClient, t);
+        out[t.id() as usize] = Kind {
+            ordinal: t.ordinal() as u8,
+            reliable: t.is_reliable(),
+            wrong_side,
+            periodic,
+            inert,
+        };
+        i += 1;
+    }
+    out
+}
+
+/// Whether an arm of [`lifecycle`] takes a message of type `t` in
+/// `direction` (kept beside it: its match, type by type and side by side).
+const fn has_lifecycle(direction: Direction, t: MessageType) -> bool {
+    match direction {
+        Direction::ClientToServer => matches!(
+            t,
+            MessageType::Connect
+                | MessageType::Disconnect
+                | MessageType::Name
+                | MessageType::Chat
+                | MessageType::Selection
+                | MessageType::Input
+        ),
+        Direction::ServerToClient => matches!(
+            t,
+            MessageType::Join
+                | MessageType::Synced
+                | MessageType::Leave
+                | MessageType::Full
+                | MessageType::Name
+        ),
+    }
+}
+
+/// The [`Kind`] of message type `t`.
+#[inline(always)]
+fn kind_of(t: MessageType) -> &'static Kind {
+    &KINDS_BY_ID[t.id() as usize]
 }
 
 /// The header timestamp: lower than the highest seen means the packet was
@@ -834,6 +934,7 @@ fn header_timestamp(
     }
     match this.max_timestamp {
         Some(highest) if stamped_before(timestamp, highest) => {
+            this.cadence.overtaken(timestamp);
             raise.raise(
                 this,
                 FindingKind::REORDERED,
@@ -860,50 +961,45 @@ fn senders_rules(
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
     m: &MessageView<'_>,
+    k: &Kind,
 ) {
     let direction = raise.direction;
     let t = m.msg_type();
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
-    for v in m
-        .may_violate()
-        .then(|| m.violations())
-        .into_iter()
-        .flatten()
-    {
-        let this = session.dir_mut(direction);
-        raise.violation(
-            this,
-            findings::codec_rule(v.kind()),
-            seqno,
-            findings::codec(v),
-        );
+    // Only reliable messages have a seqno or a string to break a rule with.
+    if k.reliable && m.may_violate() {
+        for v in m.violations() {
+            let this = session.dir_mut(direction);
+            raise.violation(
+                this,
+                findings::codec_rule(v.kind()),
+                seqno,
+                findings::codec(v),
+            );
+        }
     }
-    let wrong_side = match t.sender() {
-        Sender::Client => !c2s,
-        Sender::Server => c2s,
-        Sender::Both => false,
-    };
-    if wrong_side {
+    if k.wrong_side[direction as usize] {
         let this = session.dir_mut(direction);
         raise.violation(this, rules::WRONG_SENDER, seqno, findings::message(t));
     }
     // After Disconnect the server may send only the Leave of the client's own player;
     // judged from the server's first packet that acks the Disconnect (packets it
     // sent before it processed the Disconnect may still be on their way).
+    let disconnect_processed = session
+        .proto
+        .disconnect_seqno
+        .is_some_and(|d| packet.ack() >= d);
+    if c2s || !disconnect_processed {
+        return;
+    }
     let own_leave = match m.message {
         Message::Leave { player, .. } => {
             session.proto.player.as_ref().is_none_or(|p| p.id == player)
         }
         _ => false,
     };
-    let disconnect_processed = session
-        .proto
-        .disconnect_seqno
-        .is_some_and(|d| packet.ack() >= d);
-    if !c2s
-        && disconnect_processed
-        && !own_leave
+    if !own_leave
         && session
             .proto
             .after_disconnect
@@ -920,11 +1016,12 @@ fn message(
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
     m: &MessageView<'_>,
+    k: &Kind,
 ) {
     let direction = raise.direction;
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
-    senders_rules(session, raise, packet, m);
+    senders_rules(session, raise, packet, m, k);
     // Repeats of a reliable message are not new chats.
     let first_capture = match seqno {
         Some(seqno) => reliable(session, raise, packet, m, seqno),
@@ -957,6 +1054,7 @@ fn early_regular(session: &mut Session, raise: &mut Raise<'_>, m: &MessageView<'
 
 /// What a message does to the session: the lifecycle, the players, and the
 /// client's own id (`first_capture`: not a repeat of a reliable message).
+/// [`has_lifecycle`] lists the types and sides its arms take.
 fn lifecycle(
     session: &mut Session,
     players: &mut Players,
@@ -1154,6 +1252,7 @@ fn close_input_regression(dir: &mut DirState, stream: &mut InputStream, raise: &
 /// with the same id other than its own (`own`, once known) make one
 /// `wrong-player-id`, reported when a message with another id ends the run
 /// (or the session ends).
+#[inline(always)]
 fn player_id(
     session: &mut Session,
     raise: &mut Raise<'_>,
@@ -1164,6 +1263,22 @@ fn player_id(
     let Some(own) = own else {
         return;
     };
+    // The common case, inline: the client's own id, no run open.
+    if used == own && !session.proto.wrong_player.is_open() {
+        return;
+    }
+    wrong_player_id(session, raise, own, seqno, used);
+}
+
+/// [`player_id`] once `used` is another id than `own`, or a run is open.
+#[inline(never)]
+fn wrong_player_id(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    own: Id,
+    seqno: Option<u32>,
+    used: Id,
+) {
     let s = &session.proto;
     if used == own || (s.wrong_player.is_open() && s.wrong_ids != (used, own)) {
         close_wrong_player(session, raise);
@@ -1644,6 +1759,28 @@ mod tests {
             orientation: 0,
             health: 100,
         }])
+    }
+
+    #[test]
+    fn inert_messages_are_the_servers_unreliable_ones_no_lifecycle_takes() {
+        let inert = |d: Direction| {
+            MessageType::ALL
+                .into_iter()
+                .filter(|t| kind_of(*t).inert[d as usize])
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(inert(Direction::ClientToServer), []);
+        assert_eq!(
+            inert(Direction::ServerToClient),
+            [
+                MessageType::Stats,
+                MessageType::Collision,
+                MessageType::Update,
+                MessageType::UpdatePos,
+                MessageType::UpdateRay,
+                MessageType::UpdateCircle,
+            ]
+        );
     }
 
     #[test]

@@ -33,8 +33,10 @@
 //!    sequence number still counts (rule 4, so it may raise `reordered`) when
 //!    its first 8 bytes are there and the number is within 32 of the
 //!    direction's highest (a number further off is not trusted from a damaged
-//!    header): the packet was captured, malformed, not lost. Nothing else is
-//!    read from it (no acknowledgements, no type).
+//!    header), or wherever it is when only the `packetType` is unknown (the
+//!    magic intact: the header is the sender's): the packet was captured,
+//!    malformed, not lost. Nothing else is read from it (no acknowledgements,
+//!    no type).
 //! 3. `oversize`: a packet over 1200 bytes as sent (`payload_len`, whatever the
 //!    capture kept); it is decoded all the same.
 //! 4. Sequence numbers of the direction. The first packet sets the baseline.
@@ -44,12 +46,17 @@
 //!    fills its number if it was missing. Every missing number still missing at
 //!    the end of the session (or when 256 newer numbers push it out) raises one
 //!    `not-captured` if the peer acknowledged it (it was delivered: the capture
-//!    missed it); one `lost` if the ack window of a peer packet captured after
-//!    it went missing covered it (rule 5: the peer's window reached it) and none
-//!    acknowledged it (never captured, never acknowledged); and otherwise, when
-//!    no window of the peer ever covered it (the literal windows drift apart),
-//!    one `not-captured` with the detail "unconfirmed: outside every ack
-//!    window": the capture cannot tell loss from a miss there. Each at the
+//!    missed it); one `lost` if a peer packet captured after it went missing
+//!    showed it had not arrived (rule 5: its window reached it without
+//!    acknowledging it, and acknowledged a newer number of its direction, or
+//!    was captured at least the round trip after the packet that skipped it)
+//!    and none acknowledged it (never captured, never acknowledged); and
+//!    otherwise, when no window of the peer reached it after it could have
+//!    arrived (the literal windows drift apart, or the only ones that reached
+//!    it were sent while it was in flight: a tap far from the peer captures
+//!    them before the number arrives), one `not-captured` with the detail
+//!    "unconfirmed: no ack window reached it after it could have arrived":
+//!    the capture cannot tell loss from a miss there. Each at the
 //!    frame of the packet that skipped it; the numbers of one gap judged
 //!    alike make one finding, how many and the last in its detail
 //!    (`engine::missed`: random numbers give about one finding a packet, not
@@ -75,6 +82,16 @@
 //!    tell which. The first bit that acknowledges a captured packet gives an
 //!    ack delay sample (capture of the packet to capture of the acknowledging
 //!    packet) to the packet's direction: its histogram and smoothed ack delay.
+//!    A peer number the window reaches and leaves unacknowledged is *shown
+//!    not arrived* when the packet was sent after it could have arrived: the
+//!    window acknowledges a newer number of the peer (a packet sent after
+//!    it had arrived), or the packet was captured at least the round trip
+//!    between the tap and its sender (the peer direction's smoothed ack
+//!    delay, before this packet's samples) after the number could last have
+//!    passed the tap (a captured packet's capture; for a missing number, the
+//!    capture of the packet that skipped it). A window acknowledging nothing
+//!    newer, captured sooner, may have been sent while the number was in
+//!    flight, and shows nothing.
 //! 6. `ack-drift`: after a packet of side A numbered `a`, with the peer B's
 //!    newest captured number `b`: the window of A's packets reaches B's packets
 //!    only while `-32 <= a - b <= 32` (serial distance; exactly half the space
@@ -128,10 +145,18 @@
 //!
 //! Copies count as resends (an unconfirmed `repeat` too: the sender did send
 //! the message again, on its timeout), first copies as first sends. At the end of the
-//! session, every message none of whose copies was acknowledged raises one
-//! `never-acked` (at the frame of its first copy), if the peer sent a packet
-//! more than 500 ms after its last copy (it had every chance to acknowledge
-//! it); otherwise nothing is judged. The last 256 messages per direction are
+//! session, every message none of whose copies was acknowledged, if the peer
+//! sent a packet more than 500 ms after its last copy (it had every chance
+//! to acknowledge it), raises one finding at the frame of its first copy
+//! (otherwise nothing is judged): `never-acked` when the capture shows every
+//! copy unacknowledged, `no-ack-captured` (a note, "unconfirmed", with the
+//! copies not shown) when it does not: a packet of the peer the tap missed
+//! may have acknowledged one. A copy is shown unacknowledged when a window of
+//! the peer showed it not arrived (rule 5), when the last window that can
+//! reach it (the peer's number 32 past it) left it out, whenever that was
+//! sent, or when the peer's highest number captured before the copy was
+//! already that far past it: no later packet of the peer can acknowledge
+//! it. The last 256 messages per direction are
 //! followed ([`RELIABLE_LOG`]: 4 s of the draft's fastest rate, more than the
 //! 2.5 s a message's copies span); one pushed out earlier is judged then, the
 //! same way. A message pushed out while still being sent (its latest copy
@@ -304,8 +329,10 @@ struct SeqSlot {
     seq: u16,
     state: SlotState,
     acked: bool,
-    /// Missing: a peer packet captured after it went missing had it in its
-    /// ack window (its bit set or not).
+    /// Missing: a peer packet captured after it went missing acknowledged
+    /// it, or left it unacknowledged while acknowledging a newer number.
+    /// Seen, carrying a reliable message: a peer packet showed it
+    /// unacknowledged (rule 5's coverage), counted in [`Reliable::shown`].
     covered: bool,
     /// Seen: the frame of the capture; Missing: the frame that skipped it.
     frame: u64,
@@ -333,6 +360,9 @@ struct Reliable {
     limit_reported: bool,
     /// The peer's packet count at the last copy.
     peer_packets: u64,
+    /// Copies a window of the peer showed unacknowledged (see
+    /// [`acknowledgements`]): when every copy is, `never-acked` is proven.
+    shown: u32,
 }
 
 /// The first acknowledgement of a reliable message.
@@ -682,7 +712,7 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     let header = match wire::check_header(d.payload) {
         Ok(h) => h,
         Err(e) => {
-            damaged_number(session, raise, d);
+            damaged_number(session, raise, d, e.kind() == ErrorKind::UnknownType);
             return undecodable(raise, session.dir_mut(direction), d, e);
         }
     };
@@ -887,8 +917,10 @@ fn bandwidth(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
 
 /// A header that does not decode but keeps its sequence number (bytes 6 and
 /// 7): the number counts (rule 4) when it is within 32 of the direction's
-/// highest, so that a damaged packet is malformed and not lost as well.
-fn damaged_number(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
+/// highest, so that a damaged packet is malformed and not lost as well; or
+/// wherever it is when only the type is unknown (`whole`: the magic is
+/// intact, the number as much the sender's as any packet's).
+fn damaged_number(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>, whole: bool) {
     let Some(&[a, b]) = d.payload.get(6..8) else {
         return;
     };
@@ -897,9 +929,10 @@ fn damaged_number(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>
         return;
     };
     let window = i64::from(ACK_WINDOW);
-    if S16
-        .distance(u32::from(seq), u32::from(highest))
-        .is_some_and(|x| (-window..=window).contains(&x))
+    if whole
+        || S16
+            .distance(u32::from(seq), u32::from(highest))
+            .is_some_and(|x| (-window..=window).contains(&x))
     {
         sequence(session, raise, seq, d);
     }
@@ -1157,8 +1190,18 @@ fn acknowledgements(
     let Some(peer_highest) = session.proto.tracks[j].highest else {
         return;
     };
-    // The window of this packet covers the peer's numbers seq - 1 to seq - 32,
-    // acknowledged or not: a missing one there could have been acknowledged.
+    // The window of this packet covers the peer's numbers seq - 1 to seq - 32.
+    // A number it leaves unacknowledged had not arrived when this packet was
+    // sent if it acknowledges a newer one (a packet sent after it), or if
+    // it was captured at least the round trip between the tap and this
+    // packet's sender after the number could have passed the tap (the peer
+    // direction's smoothed ack delay; for a missing number, after the packet
+    // that skipped it): a missing one is covered (lost, unless acknowledged);
+    // a captured copy of a reliable message is shown unacknowledged, as it
+    // is when this is the last window that can reach it (seq - 32).
+    // Otherwise this packet may have been sent while the number was in
+    // flight, and shows nothing.
+    let round_trip = session.dir(direction.reverse()).srtt_ns();
     for n in 0..ACK_WINDOW {
         let s = S16.sub(u32::from(seq), n + 1) as u16;
         if S16.newer(u32::from(s), u32::from(peer_highest))
@@ -1166,9 +1209,28 @@ fn acknowledgements(
         {
             continue;
         }
+        let acked_here = bits & (1 << n) != 0;
         let slot = session.proto.tracks[j].slot_mut(s);
-        if slot.seq == s && slot.state == SlotState::Missing {
-            slot.covered = true;
+        if slot.seq != s {
+            continue;
+        }
+        let passed = bits & ((1 << n) - 1) != 0
+            || round_trip.is_some_and(|r| d.ts.since(slot.ts) as f64 >= r);
+        match slot.state {
+            SlotState::Missing if acked_here || passed => slot.covered = true,
+            SlotState::Seen
+                if !acked_here
+                    && !slot.covered
+                    && slot.msg != 0
+                    && (passed || n == ACK_WINDOW - 1) =>
+            {
+                slot.covered = true;
+                let msg = slot.msg;
+                if let Some(m) = session.proto.tracks[j].message(msg) {
+                    m.shown += 1;
+                }
+            }
+            _ => {}
         }
     }
     let mut unseen: Option<u16> = None;
@@ -1290,6 +1352,14 @@ fn reliable(
     let hash = xxh3_64(packet.payload());
     let seq = packet.seq();
     let peer_packets = session.dir(direction.reverse()).packets;
+    // The peer's numbers already past every window that can reach this copy
+    // (the last is seq + 32): its later packets cannot acknowledge it.
+    let beyond = session.proto.tracks[idx(direction.reverse())]
+        .highest
+        .is_some_and(|h| {
+            S16.newer(u32::from(h), u32::from(seq))
+                && S16.ahead(u32::from(h), u32::from(seq)) >= ACK_WINDOW
+        });
     let track = &mut session.proto.tracks[i];
     let copy_of = track.log.iter().position(|m| {
         m.id != 0
@@ -1314,9 +1384,12 @@ fn reliable(
             acked: None,
             limit_reported: false,
             peer_packets,
+            shown: 0,
         };
+        if mark_message(track, seq, id, beyond) {
+            track.log[track.next_log].shown = 1;
+        }
         track.next_log = (track.next_log + 1) % RELIABLE_LOG;
-        mark_message(track, seq, id);
         if old.id != 0 && d.ts.since(old.last_ts) < 2 * RETRANSMIT_TIMEOUT_MS * MS {
             track.forgotten += 1;
             track.first_forgotten.get_or_insert((d.frame, d.ts));
@@ -1339,7 +1412,9 @@ fn reliable(
     if tries > wire::MAX_RETRANSMISSIONS {
         m.limit_reported = true;
     }
-    mark_message(track, seq, id);
+    if mark_message(track, seq, id, beyond) {
+        track.log[pos].shown += 1;
+    }
     // Whether the acknowledgement had reached the sender: the round trip
     // between the tap and the sender is the peer direction's ack delay.
     let reach = acked.map(|a| {
@@ -1391,11 +1466,18 @@ fn ack_in_flight(reach: AckReach, acked_seq: u16, first_frame: u64) -> Detail {
 }
 
 /// The sequence slot of `seq` carries message `id`.
-fn mark_message(track: &mut Track, seq: u16, id: u32) {
+/// With `beyond` (no window of the peer that can still come reaches it), the
+/// copy is shown unacknowledged: returns true when it is counted so.
+fn mark_message(track: &mut Track, seq: u16, id: u32, beyond: bool) -> bool {
     let slot = track.slot_mut(seq);
     if slot.seq == seq && slot.state == SlotState::Seen {
         slot.msg = id;
+        if beyond && !slot.covered && !slot.acked {
+            slot.covered = true;
+            return true;
+        }
     }
+    false
 }
 
 /// `never-acked` for a message leaving the log or the session: unacknowledged,
@@ -1420,14 +1502,23 @@ fn judge_never_acked(
         .dir(direction.reverse())
         .packets
         .saturating_sub(m.peer_packets);
-    let detail = findings::never_acked(t, m.sends, m.first_frame, after);
+    // Proven only when the peer's windows showed every copy unacknowledged:
+    // otherwise a packet of the peer the tap missed may have acknowledged one.
+    let unshown = m.sends.saturating_sub(m.shown);
+    let (kind, detail) = if unshown == 0 {
+        let detail = findings::never_acked(t, m.sends, m.first_frame, after);
+        (findings::NEVER_ACKED, detail)
+    } else {
+        let detail = findings::no_ack_captured(t, m.sends, m.first_frame, after, unshown);
+        (findings::NO_ACK_CAPTURED, detail)
+    };
     let saved = raise.direction;
     raise.direction = direction;
     let dir = session.dir_mut(direction);
     raise_earlier(
         raise,
         dir,
-        findings::NEVER_ACKED,
+        kind,
         m.first_frame,
         m.first_ts,
         Some(u32::from(m.first_seq)),
@@ -1910,8 +2001,12 @@ mod tests {
             assert!(!slot.acked && !slot.covered);
         }
         // The server's window (14 - 1 down to 14 - 32) covers 11 to 13; its
-        // bit acknowledges 11 only.
-        assert_eq!(r.send(false, 20, 14, bit(14, 11), snapshot(1)), [""; 0]);
+        // bits acknowledge 11 and 13: 12, left out while 13 (sent after it)
+        // had arrived, is covered.
+        assert_eq!(
+            r.send(false, 20, 14, bit(14, 11) | bit(14, 13), snapshot(1)),
+            [""; 0]
+        );
         let slot = r.track(true).slot(11);
         assert!(slot.acked && slot.covered);
         assert!(r.track(true).slot(12).covered && !r.track(true).slot(12).acked);

@@ -32,7 +32,12 @@ crate::protocol_kinds! { "strs";
     /// between, not captured: no silence), or a side silent until the end.
     HEARTBEAT_MISSING = "heartbeat-missing", Stream, Warning, 21;
     /// A reliable packet none of whose copies was acknowledged by the end,
-    /// though the peer sent packets after it.
+    /// though the peer sent packets more than 500 ms after its last copy,
+    /// and each copy shown unacknowledged by a captured packet of the peer:
+    /// one whose window left it out while acknowledging a newer packet of
+    /// its sender (it had not arrived when a later one had), or the last
+    /// window that can reach it (the peer's number 32 past it). Without that
+    /// for every copy, `no-ack-captured` (a note).
     NEVER_ACKED = "never-acked", Ack, Warning, 22;
     /// The server rejected the connection (the reason in the detail).
     REJECTED = "connection-rejected", Protocol, Note, 23;
@@ -50,6 +55,14 @@ crate::protocol_kinds! { "strs";
     /// end, at the frame of the first, with the count. A note: a bound of the
     /// analyzer, not a fault of the capture.
     RELIABLE_FORGOTTEN = "reliable-forgotten", Sequence, Note, 26;
+    /// A reliable packet no captured packet acknowledged, though the peer
+    /// sent packets more than 500 ms after its last copy, where a copy was
+    /// never shown unacknowledged (as `never-acked` requires): the peer's
+    /// windows that could have acknowledged it were not captured (the tap
+    /// missed them, or they came before the copy could arrive), so a packet
+    /// the tap missed may have. A note, "unconfirmed", with the copies not
+    /// shown.
+    NO_ACK_CAPTURED = "no-ack-captured", Ack, Note, 27;
 }
 
 crate::protocol_rules! { "strs";
@@ -351,10 +364,15 @@ static RETRANSMIT: DetailFormat = DetailFormat {
                 "{t} retransmission {tries}, first sent in frame {first}: its copy seq {} was acknowledged in frame {}",
                 a[3], a[2]
             ),
-            _ => write!(
+            3 => write!(
                 f,
                 "{t} sent {tries} times from frame {first}, never acknowledged; the peer sent {} packets after its last copy",
                 a[2]
+            ),
+            _ => write!(
+                f,
+                "unconfirmed: {t} sent {tries} times from frame {first}, no acknowledgement captured, but no captured window of the peer showed {} of its copies unacknowledged (a packet the tap missed may have acknowledged it); the peer sent {} packets after its last copy",
+                a[3], a[2]
             ),
         }
     },
@@ -410,6 +428,19 @@ pub fn spurious(
 /// sent `peer_packets` packets after its last copy.
 pub fn never_acked(t: PacketType, sends: u32, first_frame: u64, peer_packets: u64) -> Detail {
     retransmit(3, t, sends, first_frame, peer_packets, 0)
+}
+
+/// A reliable packet sent `sends` times, no acknowledgement of it captured,
+/// `unshown` of its copies never shown unacknowledged by a window of the
+/// peer; the peer sent `peer_packets` packets after its last copy.
+pub fn no_ack_captured(
+    t: PacketType,
+    sends: u32,
+    first_frame: u64,
+    peer_packets: u64,
+    unshown: u32,
+) -> Detail {
+    retransmit(4, t, sends, first_frame, peer_packets, u64::from(unshown))
 }
 
 // Acks, heartbeats, reasons.

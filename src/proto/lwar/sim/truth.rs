@@ -17,7 +17,8 @@
 //!   otherwise the acked repeat is a `repeat`.
 //! - `ack-unseen` compares with the highest reliable seqno captured in the other
 //!   direction, counted once per run; `lost` and `not-captured` are told apart by
-//!   the other direction's highest ack (not of the unseen) at the end.
+//!   the other direction's highest ack at the end (of the unseen included: an
+//!   ack covering a number a gap skipped says it was delivered).
 //! - The input stream compares with the highest frame number seen so far.
 //! - Handshake rules and `input-before-synced` apply only to sessions whose Connect
 //!   was captured; the assigned player id is the one of the s2c Join with seqno 1.
@@ -92,6 +93,8 @@ struct Dir {
     /// does not decode proves nothing of what its sender had: no
     /// `spurious-resend` on it).
     max_ack_whole: Option<u32>,
+    /// The highest ack of the unseen.
+    max_unseen_ack: Option<u32>,
     /// In a run of acks of the unseen.
     acking_unseen: bool,
     /// In a run of acks below `max_ack` (one `ack-regression` per run).
@@ -312,7 +315,7 @@ impl Truth {
                 s.life = Life::TimedOut;
             }
             // A missing seqno the other side acked was delivered: the tap missed it.
-            let acked = [s.dirs[1].max_ack, s.dirs[0].max_ack];
+            let acked = [1, 0].map(|o: usize| s.dirs[o].max_ack.max(s.dirs[o].max_unseen_ack));
             for (d, acked) in s.dirs.iter_mut().zip(acked) {
                 let delivered = d
                     .missing
@@ -676,6 +679,7 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64, who
         d.finding(FindingKind::OVERSIZE, 1);
     }
     if unseen {
+        d.max_unseen_ack = d.max_unseen_ack.max(Some(ack));
         if !d.acking_unseen {
             d.finding(FindingKind::ACK_UNSEEN, 1);
         }

@@ -1,11 +1,12 @@
 //! Human-readable forms of messages: a compact token (`Join#1`, `Update(5)`), a
 //! one-line description, and a field list with the byte span of every field.
 
-use super::layout::{self, Entry, F, HEADER, Item, Val, Visit, field};
+use super::layout;
 use super::message::{Message, MessageView};
 use super::packet::Packet;
-use super::types::Id;
-use crate::proto::dissect::{Out, TreeBufs, WriteText, indexed_label};
+use crate::proto::dissect::{Out, TreeBufs, WriteText};
+pub use crate::proto::layout::EmitField;
+use crate::proto::layout::{TextOut, TreeOut};
 use std::fmt::{self, Write};
 use std::ops::Range;
 
@@ -49,21 +50,6 @@ impl<'a> Message<'a> {
 // line's bytes), numbers through `itoa`, rather than through `write!`'s
 // argument machinery (which took a third of `--format jsonl`).
 
-/// `label` then an id, `generation:index`.
-fn labelled_id(f: &mut impl Out, label: &str, id: Id) -> fmt::Result {
-    f.labelled(label, id.generation)?;
-    f.labelled(":", id.index)
-}
-
-/// A key state byte, as `{:08b}` writes it.
-fn keys(f: &mut impl Out, b: u8) -> fmt::Result {
-    let mut bits = [b'0'; 8];
-    for (i, c) in bits.iter_mut().enumerate() {
-        *c += (b >> (7 - i)) & 1;
-    }
-    f.ascii(&bits)
-}
-
 /// The one-line text of a message: its token, then each field the layout
 /// puts in the text (`Join#1 player=0:1 name="alice"`). Writes without
 /// allocating.
@@ -95,43 +81,10 @@ impl fmt::Display for MessageView<'_> {
     }
 }
 
-/// Writes the text's pieces of the layout's fields.
-struct TextOut<'f, O> {
-    f: &'f mut O,
-    r: fmt::Result,
-}
-
-#[inline(always)]
-fn text_item(f: &mut impl Out, pre: &str, post: &str, v: Val<'_>) -> fmt::Result {
-    f.s(pre)?;
-    match v {
-        Val::Num(n) | Val::Hex(n) => f.int(n)?,
-        Val::Signed(n) => f.int(n)?,
-        Val::Id(id) => labelled_id(f, "", id)?,
-        Val::Keys(k) => keys(f, k)?,
-        Val::Type(t) => f.s(t.name())?,
-        Val::Str(s) => f.display(&s)?,
-    }
-    if post.is_empty() { Ok(()) } else { f.s(post) }
-}
-
-impl<O: Out> Visit for TextOut<'_, O> {
-    #[inline(always)]
-    fn item(&mut self, item: &'static Item, _at: usize, _len: usize, v: Val<'_>) {
-        if let Some(pre) = item.pre
-            && self.r.is_ok()
-        {
-            self.r = text_item(self.f, pre, item.post, v);
-        }
-    }
-    fn enter(&mut self, _e: &'static Entry, _index: u32, _at: usize) {}
-    fn leave(&mut self) {}
-}
-
 /// The one-line text of a message, into `f`.
 fn text(m: &MessageView<'_>, f: &mut impl Out) -> fmt::Result {
     token(&m.message, f)?;
-    let mut out = TextOut { f, r: Ok(()) };
+    let mut out = TextOut::new(f);
     layout::walk(m.msg_type(), m.bytes, m.offset, &mut out);
     out.r
 }
@@ -148,84 +101,14 @@ pub struct Field {
     pub depth: u8,
 }
 
-/// What receives each field: its label, its value, its byte span and depth
-/// (the texts are valid during the call only).
-pub type EmitField<'e> = dyn FnMut(&str, &str, Range<usize>, u8) + 'e;
-
-/// Writes the layout's fields as the tree's lines, their texts in reused
-/// buffers (integers through `itoa`: `fmt`'s machinery was most of `-V`'s
-/// time once the allocations were gone).
-struct Tree<'f, 'e> {
-    emit: &'f mut EmitField<'e>,
-    bufs: &'f mut TreeBufs,
-    depth: u8,
-}
-
-impl Tree<'_, '_> {
-    #[inline(always)]
-    fn line(&mut self, label: &'static str, index: Option<u32>, span: Range<usize>) {
-        if index.is_none() {
-            return (self.emit)(label, &self.bufs.value, span, self.depth);
-        }
-        self.bufs.label.clear();
-        let _ = indexed_label(&mut self.bufs.label, label, index);
-        (self.emit)(&self.bufs.label, &self.bufs.value, span, self.depth);
-    }
-}
-
-impl Visit for Tree<'_, '_> {
-    #[inline(always)]
-    fn item(&mut self, item: &'static Item, at: usize, len: usize, v: Val<'_>) {
-        let value = &mut self.bufs.value;
-        value.clear();
-        let int = |value: &mut String, n: u64| value.push_str(itoa::Buffer::new().format(n));
-        let mut at = at;
-        let mut len = len;
-        match v {
-            Val::Num(n) => int(value, n),
-            Val::Signed(n) => value.push_str(itoa::Buffer::new().format(n)),
-            Val::Id(id) => {
-                let _ = labelled_id(value, "", id);
-            }
-            Val::Keys(k) => {
-                let _ = keys(value, k);
-            }
-            Val::Hex(n) => {
-                let _ = crate::proto::field::Value::Hex(n).write_text(value);
-            }
-            Val::Type(t) => int(value, u64::from(t.id())),
-            Val::Str(s) => {
-                int(value, s.len() as u64);
-                self.line(field(F::NAME_LEN).label, None, at..at + 1);
-                at += 1;
-                len -= 1;
-                let note = if s.is_utf8() { "" } else { " (not UTF-8)" };
-                self.bufs.value.clear();
-                let _ = write!(self.bufs.value, "{s}{note}");
-            }
-        }
-        self.line(item.label, item.index, at..at + len);
-    }
-
-    fn enter(&mut self, e: &'static Entry, index: u32, at: usize) {
-        self.bufs.value.clear();
-        self.line(field(e.node).label, Some(index), at..at + e.len);
-        self.depth += 1;
-    }
-
-    fn leave(&mut self) {
-        self.depth -= 1;
-    }
-}
-
 /// The header's fields as the tree's lines, at depth 1.
 pub(crate) fn walk_header_tree(bytes: &[u8], bufs: &mut TreeBufs, emit: &mut EmitField<'_>) {
-    let mut tree = Tree {
+    let mut tree = TreeOut {
         emit,
         bufs,
         depth: 1,
     };
-    layout::walk_items(&HEADER, bytes, 0, &mut 0, &mut tree);
+    layout::walk_header(bytes, &mut tree);
 }
 
 impl MessageView<'_> {
@@ -258,7 +141,7 @@ impl MessageView<'_> {
             start..start + self.bytes.len(),
             0,
         );
-        let mut tree = Tree {
+        let mut tree = TreeOut {
             emit,
             bufs,
             depth: 1,

@@ -202,6 +202,11 @@ impl Record for UpdateCircleEntry {
 impl Record for Input {
     const LEN: usize = 22;
     fn read(b: &[u8]) -> Self {
+        // One length check for the 22 bytes, not one per byte: every Input
+        // of every client packet is read so.
+        let Some(b) = b.first_chunk::<22>() else {
+            return Input::default();
+        };
         Input {
             player: id_at(b, 0),
             frame: be_u32(b, 4),

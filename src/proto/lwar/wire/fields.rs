@@ -9,81 +9,11 @@
 //! `seqno`, `player`, `entity`, `name`) have one name.
 
 use super::error::DecodeError;
-use super::layout::{self, Entry, F, HEADER, Item, Val, Visit, field};
+use super::layout::{self, F, HEADER, field};
 use super::message::MessageView;
 use super::packet::Packet;
 use crate::proto::field::{Field, FieldSink, Value, group_key};
-
-/// Hands the layout's fields to a [`FieldSink`].
-struct ToSink<'s>(&'s mut dyn FieldSink);
-
-impl Visit for ToSink<'_> {
-    #[inline(always)]
-    fn item(&mut self, item: &'static Item, at: usize, len: usize, v: Val<'_>) {
-        let (at, len, value) = match v {
-            Val::Num(n) => (at, len, Value::Unsigned(n)),
-            Val::Signed(n) => (at, len, Value::Signed(n)),
-            Val::Id(id) => (
-                at,
-                len,
-                Value::Pair(u32::from(id.generation), u32::from(id.index)),
-            ),
-            Val::Keys(k) => (
-                at,
-                len,
-                Value::Bits {
-                    raw: u64::from(k),
-                    width: 8,
-                },
-            ),
-            Val::Hex(n) => (at, len, Value::Hex(n)),
-            Val::Type(t) => (
-                at,
-                len,
-                Value::Enum {
-                    raw: u64::from(t.id()),
-                    name: Some(t.name()),
-                },
-            ),
-            Val::Str(s) => {
-                self.0.field(Field {
-                    def: field(F::NAME_LEN),
-                    index: None,
-                    offset: at,
-                    len: 1,
-                    value: Value::Unsigned(s.len() as u64),
-                });
-                (at + 1, s.len(), Value::Text(s.as_bytes()))
-            }
-        };
-        self.0.field(Field {
-            def: field(item.def),
-            index: item.index,
-            offset: at,
-            len,
-            value,
-        });
-    }
-
-    fn wants_entries(&mut self, e: &'static Entry) -> bool {
-        self.0
-            .wants_any(group_key(e), &|each| layout::entry_defs(e, each))
-    }
-
-    fn enter(&mut self, e: &'static Entry, index: u32, at: usize) {
-        self.0.enter(Field {
-            def: field(e.node),
-            index: Some(index),
-            offset: at,
-            len: e.len,
-            value: Value::None,
-        });
-    }
-
-    fn leave(&mut self) {
-        self.0.leave();
-    }
-}
+use crate::proto::layout::{ToSink, items_defs};
 
 impl MessageView<'_> {
     /// Walks the message's fields: a `lwar.message` node, then its fields in
@@ -110,10 +40,8 @@ impl Packet<'_> {
     /// message; the first message that does not decode ends the walk with its
     /// error.
     pub fn walk_fields(&self, sink: &mut dyn FieldSink) -> Result<(), DecodeError> {
-        if sink.wants_any(group_key(&HEADER), &|each| {
-            layout::items_defs(&HEADER, each)
-        }) {
-            layout::walk_items(&HEADER, self.bytes(), 0, &mut 0, &mut ToSink(sink));
+        if sink.wants_any(group_key(&HEADER), &|each| items_defs(&HEADER, each)) {
+            layout::walk_header(self.bytes(), &mut ToSink(sink));
         }
         for m in self.messages() {
             m?.walk_fields(sink);

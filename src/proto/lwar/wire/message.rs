@@ -279,14 +279,61 @@ impl<'a> MessageView<'a> {
     }
 }
 
+/// [`MessageType::from_u8`] as one load: asked of every message.
+/// What the decoder asks of a type byte, found with one load: its type,
+/// and the lengths its layout decides (`layout.rs`).
+#[derive(Clone, Copy)]
+struct Shape {
+    msg_type: Option<MessageType>,
+    /// The header: type byte and seqno, if any.
+    head: u8,
+    /// The header and the body the type alone decides.
+    fixed_end: u8,
+    /// The body ends in a u8-length string.
+    string: bool,
+    /// The size of one entry of a counted message; 0 for the others.
+    entry_len: u8,
+}
+
+/// [`Shape`] by type byte, from the layouts; `None` for ids that are no type.
+static SHAPES: [Shape; 256] = {
+    let mut out = [Shape {
+        msg_type: None,
+        head: 0,
+        fixed_end: 0,
+        string: false,
+        entry_len: 0,
+    }; 256];
+    let mut i = 0;
+    while i < MessageType::ALL.len() {
+        let t = MessageType::ALL[i];
+        let layout = &super::layout::LAYOUTS[t.ordinal()];
+        let head = t.header_len();
+        out[t.id() as usize] = Shape {
+            msg_type: Some(t),
+            head: head as u8,
+            fixed_end: (head + layout.fixed) as u8,
+            string: layout.string,
+            entry_len: match layout.entry {
+                Some(e) => e.len as u8,
+                None => 0,
+            },
+        };
+        i += 1;
+    }
+    out
+};
+
 /// Decodes the message whose type byte is at `offset` (which must be inside `packet`).
+#[inline]
 pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>, DecodeError> {
     let rest = packet.get(offset..).unwrap_or_default();
     let Some(&type_id) = rest.first() else {
         // The iterator never asks past the end; answer sensibly all the same.
         return Err(DecodeError::UnknownType { offset, type_id: 0 });
     };
-    let Some(msg_type) = MessageType::from_u8(type_id) else {
+    let shape = SHAPES[usize::from(type_id)];
+    let Some(msg_type) = shape.msg_type else {
         return Err(if type_id == DEPRECATED_TYPE_ID {
             DecodeError::DeprecatedType { offset }
         } else {
@@ -303,17 +350,15 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
 
     // First the part whose length the type alone decides; its last byte is the
     // string length or entry count where there is one.
-    let head = msg_type.header_len();
-    let fixed_end = head + msg_type.fixed_body_len();
+    let head = usize::from(shape.head);
+    let fixed_end = usize::from(shape.fixed_end);
     if available < fixed_end {
         return Err(truncated(fixed_end));
     }
-    let variable = if msg_type.has_string() {
-        rest[fixed_end - 1] as usize
-    } else if let Some(entry) = msg_type.entry_len() {
-        rest[fixed_end - 1] as usize * entry
-    } else {
-        0
+    let variable = match rest.get(fixed_end.wrapping_sub(1)) {
+        Some(&n) if shape.string => usize::from(n),
+        Some(&n) => usize::from(n) * usize::from(shape.entry_len),
+        None => 0,
     };
     let total = fixed_end + variable;
     if available < total {
@@ -327,6 +372,28 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
         bytes,
         message,
     })
+}
+
+#[cfg(test)]
+#[test]
+fn shapes_agree_with_the_layouts() {
+    for id in 0..=255u8 {
+        let shape = SHAPES[usize::from(id)];
+        assert_eq!(shape.msg_type, MessageType::from_u8(id), "{id}");
+        let Some(t) = shape.msg_type else { continue };
+        assert_eq!(usize::from(shape.head), t.header_len(), "{t}");
+        assert_eq!(
+            usize::from(shape.fixed_end),
+            t.header_len() + t.fixed_body_len(),
+            "{t}"
+        );
+        assert_eq!(shape.string, t.has_string(), "{t}");
+        assert_eq!(
+            usize::from(shape.entry_len),
+            t.entry_len().unwrap_or(0),
+            "{t}"
+        );
+    }
 }
 
 /// The message of `msg_type` in `bytes`, whose length was checked: `head`

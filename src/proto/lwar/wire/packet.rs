@@ -138,6 +138,7 @@ impl<'a> Messages<'a> {
 impl<'a> Iterator for Messages<'a> {
     type Item = Result<MessageView<'a>, DecodeError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.offset >= self.bytes.len() {
             return None;

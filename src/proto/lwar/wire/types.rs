@@ -102,6 +102,7 @@ macro_rules! message_types {
             pub const ALL: [MessageType; 18] = [ $( MessageType::$name, )* ];
 
             /// The type for a wire id; `None` for unknown ids and the deprecated 102.
+            #[inline]
             pub const fn from_u8(id: u8) -> Option<Self> {
                 match id {
                     $( $id => Some(MessageType::$name), )*

@@ -61,7 +61,11 @@
 //! may have crossed the acknowledgement in flight, judged by the smoothed ack
 //! delay the capture measures as the analyzer does, is a `repeat`), reliable
 //! messages never acknowledged, ack drift incidents, silences, game packets
-//! before a captured Accept, rejections and disconnects. It also records, per
+//! before a captured Accept, rejections and disconnects. A message is what
+//! the capture shows (the same type and bytes, the latest copy less than
+//! 10 s before), not the peer's own bookkeeping: a lenient client that gives
+//! its ConnectionRequest up after 6 sends and sends the same bytes again is
+//! still copying it, past the notes' limit. It also records, per
 //! session and direction, the datagrams sent and those lost before the tap
 //! (`sent`, `lost_before_tap`): the loss the analysis estimates.
 
@@ -501,6 +505,9 @@ struct Record {
     duplicate: bool,
     damage: Option<Damage>,
     ts_us: u64,
+    /// The hash of its bytes after the header, as the analyzer hashes them
+    /// to tell a copy of a message (the same type and bytes) from another.
+    body: u64,
 }
 
 impl Record {
@@ -783,6 +790,7 @@ impl World {
                     duplicate: captured,
                     damage: out.damage,
                     ts_us: tap_us + k * 1_000,
+                    body: xxhash_rust::xxh3::xxh3_64(out.payload.get(12..).unwrap_or_default()),
                 });
                 captured = true;
             }
@@ -1184,10 +1192,18 @@ fn truth(w: &World, records: &[Record]) -> Truth {
         let analysed: Vec<&Record> = recs.iter().copied().filter(|r| r.analysed()).collect();
         // (numbers also of headers that do not decode).
         let numbered: Vec<&Record> = recs.iter().copied().filter(|r| r.numbered()).collect();
-        missing_truth(s, &numbered, &mut f);
+        let trips = round_trips(&numbered);
+        missing_truth(s, &numbered, &trips, &mut f);
         order_truth(&numbered, &mut f);
         violation_truth(&analysed, &mut f);
-        retransmission_truth(&analysed, &round_trips(&numbered), &mut f);
+        // The analysed records' trips (every analysed record is numbered).
+        let analysed_trips: Vec<Trip> = numbered
+            .iter()
+            .zip(&trips)
+            .filter(|(r, _)| r.analysed())
+            .map(|(_, t)| *t)
+            .collect();
+        retransmission_truth(&analysed, &analysed_trips, &mut f);
         let state = lifecycle_truth(&analysed, &numbered, &mut f);
         for (k, v) in &f {
             *total.entry(k.clone()).or_default() += v;
@@ -1226,6 +1242,7 @@ fn zero_counts(corrupting: bool) -> BTreeMap<String, u64> {
         "spurious-retransmission",
         "repeat",
         "never-acked",
+        "no-ack-captured",
         "ack-drift",
         "heartbeat-missing",
         "connection-rejected",
@@ -1253,18 +1270,29 @@ fn acks(r: &Record, seq: u16) -> bool {
     n < 32 && r.ack_bits & (1 << n) != 0
 }
 
-/// Whether the ack window of `r` covers `seq`, acknowledged or not.
-fn covers(r: &Record, seq: u16) -> bool {
-    r.seq.wrapping_sub(seq).wrapping_sub(1) < 32
+/// Whether `r`'s window shows `seq` had not arrived when `r` was sent: it
+/// leaves `seq` unacknowledged while acknowledging a newer number of the
+/// peer (a packet sent after it), or `r` was captured at least `round_trip`
+/// (ns; the smoothed ack delay of `seq`'s direction before `r`) after
+/// `since_us`, when `seq` could last have passed the tap. With `last`, also
+/// when `r` is the last window that can reach `seq` (numbered 32 past it).
+fn passes_over(r: &Record, seq: u16, since_us: u64, round_trip: Option<f64>, last: bool) -> bool {
+    let n = r.seq.wrapping_sub(seq).wrapping_sub(1);
+    let late = round_trip.is_some_and(|x| (r.ts_us.saturating_sub(since_us) * 1_000) as f64 >= x);
+    n < 32
+        && r.ack_bits & (1 << n) == 0
+        && (r.ack_bits & ((1 << n) - 1) != 0 || late || last && n == 31)
 }
 
 /// Rule 4's missing numbers, of session `s`.
-fn missing_truth(s: &Session, numbered: &[&Record], f: &mut BTreeMap<String, u64>) {
+fn missing_truth(s: &Session, numbered: &[&Record], trips: &[Trip], f: &mut BTreeMap<String, u64>) {
     // Lost or not captured: numbers the analyzer never saw, between the
     // first and last it saw of the direction. Not captured when a peer
     // packet it analysed after the number went missing (a newer one of
-    // the direction came) acknowledges it, or when none of those covers
-    // it in its window (unconfirmed); lost otherwise.
+    // the direction came) acknowledges it, or when none of those leaves it
+    // unacknowledged after it could have arrived ([`passes_over`]: from the
+    // packet that skipped it; unconfirmed: a window sent while it was in
+    // flight shows nothing); lost otherwise.
     for (d, numbers) in s.numbers.iter().enumerate() {
         let c2s = d == 0;
         let first = numbers.iter().position(|n| n.1);
@@ -1282,9 +1310,10 @@ fn missing_truth(s: &Session, numbered: &[&Record], f: &mut BTreeMap<String, u64
                     .any(|r| r.c2s != c2s && r.analysed() && acks(r, seq))
             });
             let covered = missing_at.is_some_and(|p| {
-                numbered[p + 1..]
-                    .iter()
-                    .any(|r| r.c2s != c2s && r.analysed() && covers(r, seq))
+                let since = numbered[p].ts_us;
+                numbered[p + 1..].iter().zip(&trips[p + 1..]).any(|(r, t)| {
+                    r.c2s != c2s && r.analysed() && passes_over(r, seq, since, t.before[d], false)
+                })
             });
             bump(
                 f,
@@ -1353,10 +1382,12 @@ fn violation_truth(analysed: &[&Record], f: &mut BTreeMap<String, u64>) {
     }
 }
 
-/// What judges whether an acknowledgement reached a sender, after each
-/// analysed record (in the order of `analysed`): the smoothed ack delay of
-/// each direction (c2s, s2c), in ns, and whether the record was overtaken
-/// (its number not newer than its direction's highest before it).
+/// What judges whether an acknowledgement reached a sender, and whether a
+/// window came after a number could have arrived, for each numbered record
+/// (in the order of `numbered`): the smoothed ack delay of each direction
+/// (c2s, s2c), in ns, before and after the record's acknowledgements, and
+/// whether the record was overtaken (its number not newer than its
+/// direction's highest before it).
 ///
 /// An ack delay is the time from the capture of a packet to the capture of
 /// the first packet of the peer whose bits acknowledge it (rule 5), for a
@@ -1364,7 +1395,7 @@ fn violation_truth(analysed: &[&Record], f: &mut BTreeMap<String, u64>) {
 /// read from bit 0 up; the smoothed delay weighs each sample 1/8 (TCP's
 /// SRTT). Only numbers within the 256 below the peer's highest and not newer
 /// than it are judged, as the analyzer follows them.
-fn round_trips(numbered: &[&Record]) -> Vec<([Option<f64>; 2], bool)> {
+fn round_trips(numbered: &[&Record]) -> Vec<Trip> {
     let mut highest: [Option<u16>; 2] = [None, None];
     // Per direction and number: when captured (None: skipped, missing), and
     // whether an acknowledgement of it was captured.
@@ -1394,7 +1425,15 @@ fn round_trips(numbered: &[&Record]) -> Vec<([Option<f64>; 2], bool)> {
                 highest[d] = Some(r.seq);
             }
         }
+        let before = srtt;
+        let peer_highest = highest[1 - d];
         if !r.analysed() {
+            out.push(Trip {
+                before,
+                after: srtt,
+                overtaken,
+                peer_highest,
+            });
             continue;
         }
         if let Some(peer) = highest[1 - d] {
@@ -1416,9 +1455,25 @@ fn round_trips(numbered: &[&Record]) -> Vec<([Option<f64>; 2], bool)> {
                 }
             }
         }
-        out.push((srtt, overtaken));
+        out.push(Trip {
+            before,
+            after: srtt,
+            overtaken,
+            peer_highest,
+        });
     }
     out
+}
+
+/// What [`round_trips`] gives for one record: the smoothed ack delay of each
+/// direction (c2s, s2c) before and after its acknowledgements, and whether it
+/// was overtaken, and the peer's highest number captured before it.
+#[derive(Debug, Clone, Copy)]
+struct Trip {
+    before: [Option<f64>; 2],
+    after: [Option<f64>; 2],
+    overtaken: bool,
+    peer_highest: Option<u16>,
 }
 
 /// Copies of reliable messages: retransmissions, spurious ones (the
@@ -1426,11 +1481,7 @@ fn round_trips(numbered: &[&Record]) -> Vec<([Option<f64>; 2], bool)> {
 /// the sender before the copy: `rtt`, the peer direction's smoothed ack
 /// delay, from [`round_trips`]), repeats that may have crossed the
 /// acknowledgement in flight, the limit, and messages never acknowledged.
-fn retransmission_truth(
-    analysed: &[&Record],
-    rtt: &[([Option<f64>; 2], bool)],
-    f: &mut BTreeMap<String, u64>,
-) {
+fn retransmission_truth(analysed: &[&Record], rtt: &[Trip], f: &mut BTreeMap<String, u64>) {
     let decoded: Vec<&Record> = analysed.iter().copied().filter(|r| r.decodes()).collect();
     // Whether a packet analysed before position `before` (of `analysed`)
     // acknowledges `seq` of direction `c2s`.
@@ -1445,16 +1496,30 @@ fn retransmission_truth(
             .position(|a| std::ptr::eq(*a, r))
             .unwrap_or(analysed.len())
     };
-    // Messages: copies in capture order.
-    let mut by_msg: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
+    // Messages as the capture shows them (the analyzer's contract): a packet
+    // of the same type and bytes as an earlier one of its direction, whose
+    // latest copy was captured less than 10 s before, is a copy of it. A peer
+    // that gives a message up and sends the same bytes again as a new one
+    // (the lenient peers' ConnectionRequest) goes on copying it, as far as
+    // the capture can tell. Copies in capture order.
+    let mut by_msg: Vec<Vec<&Record>> = Vec::new();
     for r in &decoded {
-        if let Some(m) = r.msg
-            && r.packet_type.is_reliable()
-        {
-            by_msg.entry(m).or_default().push(r);
+        if r.msg.is_none() || !r.packet_type.is_reliable() {
+            continue;
+        }
+        let copy_of = by_msg.iter_mut().rev().find(|m| {
+            let last = m[m.len() - 1];
+            last.c2s == r.c2s
+                && last.packet_type == r.packet_type
+                && last.body == r.body
+                && r.ts_us < last.ts_us + CONNECTION_TIMEOUT_MS * 1_000
+        });
+        match copy_of {
+            Some(m) => m.push(r),
+            None => by_msg.push(vec![r]),
         }
     }
-    for copies in by_msg.values() {
+    for copies in &by_msg {
         let c2s = copies[0].c2s;
         for (tries, &k) in copies.iter().enumerate().skip(1) {
             let at = position(k);
@@ -1465,7 +1530,11 @@ fn retransmission_truth(
                 .iter()
                 .find(|r| r.c2s != c2s && copies[..tries].iter().any(|e| acks(r, e.seq)));
             let reached = |ack: &Record| {
-                let (srtt, overtaken) = rtt[at];
+                let Trip {
+                    after: srtt,
+                    overtaken,
+                    ..
+                } = rtt[at];
                 let since_ns = ((k.ts_us - ack.ts_us) * 1_000) as f64;
                 !overtaken && srtt[usize::from(c2s)].is_some_and(|x| since_ns >= x)
             };
@@ -1493,8 +1562,33 @@ fn retransmission_truth(
             .filter(|r| r.c2s != c2s)
             .map(|r| r.ts_us)
             .max();
+        // Proven when each copy was shown unacknowledged: the peer's numbers
+        // were already past every window that can reach it when it was
+        // captured, or a peer packet analysed after it left it out (see
+        // [`passes_over`]); otherwise a packet the tap missed may have
+        // acknowledged one.
+        let shown = copies.iter().all(|e| {
+            let at = position(e);
+            let beyond = rtt[at].peer_highest.is_some_and(|h| {
+                S16.newer(u32::from(h), u32::from(e.seq))
+                    && S16.ahead(u32::from(h), u32::from(e.seq)) >= 32
+            });
+            beyond
+                || analysed[at + 1..].iter().zip(&rtt[at + 1..]).any(|(r, t)| {
+                    r.c2s != c2s
+                        && passes_over(r, e.seq, e.ts_us, t.before[usize::from(!c2s)], true)
+                })
+        });
         if !ever && peer_last.is_some_and(|p| p > last_ts + RETRANSMIT_MS * 1_000) {
-            bump(f, "never-acked", 1);
+            bump(
+                f,
+                if shown {
+                    "never-acked"
+                } else {
+                    "no-ack-captured"
+                },
+                1,
+            );
         }
     }
 }
