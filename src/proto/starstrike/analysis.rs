@@ -247,7 +247,7 @@ use super::wire::{
     layout::f,
 };
 use crate::capture::{Datagram, Timestamp};
-use crate::engine::serial::{SerialSpace, bitfield_acks};
+use crate::engine::serial::SerialSpace;
 use crate::engine::{
     self, AckReach, Detail, DirState, Direction, Finding, FindingKind, MissedCounts, ProtoSession,
     ProtocolInfo, Raise, Rule, TrackerConfig,
@@ -1202,11 +1202,14 @@ fn acknowledgements(
     // Otherwise this packet may have been sent while the number was in
     // flight, and shows nothing.
     let round_trip = session.dir(direction.reverse()).srtt_ns();
+    // A number up to `SEQ_RING - 1` behind the peer's highest is never newer
+    // than it (RFC 1982: it is `2^16 - k` ahead of it, `k < SEQ_RING`), so
+    // one test of the distance behind says both what the rule asks (not
+    // newer, and within the ring).
+    let behind = |s: u16| usize::from(peer_highest.wrapping_sub(s)) < SEQ_RING;
     for n in 0..ACK_WINDOW {
-        let s = S16.sub(u32::from(seq), n + 1) as u16;
-        if S16.newer(u32::from(s), u32::from(peer_highest))
-            || S16.ahead(u32::from(peer_highest), u32::from(s)) >= SEQ_RING as u32
-        {
+        let s = seq.wrapping_sub(n as u16 + 1);
+        if !behind(s) {
             continue;
         }
         let acked_here = bits & (1 << n) != 0;
@@ -1234,15 +1237,18 @@ fn acknowledgements(
         }
     }
     let mut unseen: Option<u16> = None;
-    for s in bitfield_acks(S16, u32::from(seq), bits) {
-        let s = s as u16;
-        if S16.newer(u32::from(s), u32::from(peer_highest)) {
-            if unseen.is_none_or(|u| S16.newer(u32::from(s), u32::from(u))) {
+    // The set bits in order, as `bitfield_acks` gives them: bit n acks seq - n - 1.
+    let mut rest = bits;
+    while rest != 0 {
+        let n = rest.trailing_zeros();
+        rest &= rest - 1;
+        let s = seq.wrapping_sub(n as u16 + 1);
+        if !behind(s) {
+            if S16.newer(u32::from(s), u32::from(peer_highest))
+                && unseen.is_none_or(|u| S16.newer(u32::from(s), u32::from(u)))
+            {
                 unseen = Some(s);
             }
-            continue;
-        }
-        if S16.ahead(u32::from(peer_highest), u32::from(s)) >= SEQ_RING as u32 {
             continue;
         }
         let peer = &mut session.proto.tracks[j];
