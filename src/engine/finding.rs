@@ -248,7 +248,10 @@ shared_kinds! {
     /// the tap and the sender after that ack (or in a packet overtaken on the
     /// way): "unconfirmed: the ack may not have reached the sender"; or one
     /// whose ack came only in packets that do not decode: "unconfirmed: the
-    /// ack (ack N) came only in packets that do not decode".
+    /// ack (ack N) came only in packets that do not decode"; or (a protocol
+    /// whose packets acknowledge the peer's packets, Starstrike) one whose own
+    /// acks leave out the packet that carried the ack: "unconfirmed: its
+    /// sender had not received the acknowledging packet".
     REPEAT = "repeat", Sequence, Note, 15;
     /// A packet of a session captured before the session's previous packet
     /// (frame numbers in the capture's order): the capture's clock stepped

@@ -578,9 +578,10 @@ fn a_copy_of_what_was_acked_is_spurious_and_wins_over_the_limit() {
         "{}",
         f[0].4
     );
-    // Acked copies make every later copy spurious, the 6th included.
+    // Acked copies make every later copy spurious, the 6th included (each
+    // acknowledging the server's 103: the client had it).
     for k in 0..6u16 {
-        let f = s.c2s(104 + k, &[], chat("x"));
+        let f = s.c2s(104 + k, &[103], chat("x"));
         assert_eq!(labels(&f), ["spurious-retransmission"]);
     }
     assert_eq!(s.count(strs::RETRANSMIT_LIMIT), 0);
@@ -616,8 +617,8 @@ fn a_copy_that_crossed_the_ack_in_flight_is_a_repeat_note() {
             ),
         )]
     );
-    // 20 ms after the ack (a round trip): the client had it.
-    let f = s.c2s(104, &[], chat("x"));
+    // 20 ms after the ack (a round trip): the client had it (and says so).
+    let f = s.c2s(104, &[103], chat("x"));
     assert_eq!(labels(&f), ["spurious-retransmission"]);
     assert!(
         f[0].4
@@ -629,7 +630,7 @@ fn a_copy_that_crossed_the_ack_in_flight_is_a_repeat_note() {
     // much the capture cannot tell.
     s.wait(100);
     assert_eq!(s.c2s(106, &[], input(2, 0.0)), []);
-    let f = s.c2s(105, &[], chat("x"));
+    let f = s.c2s(105, &[103], chat("x"));
     assert_eq!(labels(&f), ["reordered", "repeat"]);
     assert_eq!(
         f[1].4,
@@ -640,6 +641,41 @@ fn a_copy_that_crossed_the_ack_in_flight_is_a_repeat_note() {
     // Every copy is still a resend.
     assert_eq!(s.session().c2s.resends, 3);
     assert_eq!(s.session().c2s.repeats, 0);
+}
+
+/// Both spurious rules took an ack captured in time as proof that the sender
+/// had it; on a dead uplink (the acks captured, then lost) that made every
+/// copy of the starved sender `spurious-retransmission`. A copy whose own ack
+/// bits reach the acknowledging packet and leave it out shows its sender had
+/// not received it: a `repeat`, unconfirmed, however long after the ack.
+#[test]
+fn a_copy_whose_ack_bits_leave_out_the_ack_is_no_spurious_retransmission() {
+    let mut s = Script::connected();
+    let first = s.frame + 1;
+    s.c2s(102, &[101], chat("x"));
+    s.s2c(103, &[102], snapshot(1, 0)); // acks the chat: lost after the tap
+    s.wait(500);
+    // 510 ms later (the round trip is 20 ms), the copy acknowledges the
+    // server's 101, not its 103.
+    let f = s.c2s(104, &[101], chat("x"));
+    assert_eq!(
+        f,
+        [(
+            "c2s",
+            "repeat".to_owned(),
+            s.frame,
+            Some(104),
+            "unconfirmed: its sender had not received the acknowledging packet (the copy's ack bits leave it out)".to_owned()
+        )]
+    );
+    // A copy that acknowledges it: the sender had it.
+    let f = s.c2s(105, &[103], chat("x"));
+    assert_eq!(labels(&f), ["spurious-retransmission"]);
+    assert!(
+        f[0].4.contains(&format!("first sent in frame {first}")),
+        "{f:?}"
+    );
+    assert_eq!(s.session().c2s.resends, 2);
 }
 
 /// Before the round trip between the tap and the sender is measured (the

@@ -123,7 +123,11 @@
 //! message is acknowledged when a bit acknowledges any of its copies. For a
 //! copy, the first rule that applies wins:
 //! 1. A copy already acknowledged by a packet captured before this one:
-//!    `spurious-retransmission` (the detail names the acknowledging frame)
+//!    `repeat`, "unconfirmed: its sender had not received the acknowledging
+//!    packet", when the copy's own `ackBits` reach the first acknowledging
+//!    packet's number and leave it out (the acknowledgement was lost after
+//!    the tap, as on a dead uplink: the copy is no fault of its sender);
+//!    else `spurious-retransmission` (the detail names the acknowledging frame)
 //!    when the first such acknowledgement was captured at least the round
 //!    trip between the tap and this copy's sender before it (the peer
 //!    direction's smoothed ack delay: the packets this sender acknowledges,
@@ -372,6 +376,8 @@ struct Ack {
     /// The copy it acknowledged.
     seq: u16,
     ts: Timestamp,
+    /// The acknowledging packet's own number (the peer's numbering).
+    by: u16,
 }
 
 /// An open run of acknowledgements of the unseen.
@@ -1269,6 +1275,7 @@ fn acknowledgements(
                         frame: d.frame,
                         seq: s,
                         ts: d.ts,
+                        by: seq,
                     });
                 }
                 let peer_dir = session.dir_mut(direction.reverse());
@@ -1427,12 +1434,21 @@ fn reliable(
         let peer = session.dir(direction.reverse());
         (a, peer.ack_reached(Some(a.ts), d.ts, overtaken))
     });
+    // The copy's own ack bits reach the acknowledging packet and leave it
+    // out: its sender had not received it (lost after the tap).
+    let unreceived = acked.is_some_and(|a| {
+        let n = u32::from(seq.wrapping_sub(a.by).wrapping_sub(1));
+        n < ACK_WINDOW && packet.ack_bits() & (1 << n) == 0
+    });
     let this = session.dir_mut(direction);
     this.resends += 1;
     let seqno = Some(u32::from(seq));
     if uncertain {
         // A copy the capture cut short may have come between: the try count
         // and the acknowledgement are unknown.
+    } else if reach.is_some() && unreceived {
+        let detail = Detail::Unconfirmed(ACK_UNRECEIVED);
+        raise.raise(this, FindingKind::REPEAT, None, seqno, detail);
     } else if let Some((ack, AckReach::Reached)) = reach {
         let detail = findings::spurious(t, tries, first_frame, ack.frame, ack.seq);
         raise.raise(this, findings::SPURIOUS_RETRANSMISSION, None, seqno, detail);
@@ -1451,6 +1467,11 @@ fn reliable(
     }
     false
 }
+
+/// The reason of a copy whose own ack bits show its sender had not received
+/// the packet that acknowledged an earlier copy.
+const ACK_UNRECEIVED: &str =
+    "its sender had not received the acknowledging packet (the copy's ack bits leave it out)";
 
 /// The detail of a copy that may have crossed the acknowledgement of copy
 /// `acked_seq` in flight (`reach` is not [`AckReach::Reached`]).

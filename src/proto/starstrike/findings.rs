@@ -21,7 +21,9 @@ crate::protocol_kinds! { "strs";
     /// measured), or in a packet overtaken on the way (sent before it was
     /// captured), may have crossed the acknowledgement in flight: a `repeat`,
     /// "unconfirmed: the ack may not have reached the sender", still counted
-    /// as a resend.
+    /// as a resend. So is a copy whose own ack bits reach the acknowledging
+    /// packet and leave it out: its sender had not received it (lost after
+    /// the tap).
     SPURIOUS_RETRANSMISSION = "spurious-retransmission", Sequence, Warning, 19;
     /// The two sides' sequence numbers are more than 32 apart: one side's
     /// packets fall outside every acknowledgement window the other sends.

@@ -59,7 +59,8 @@
 //! incidents, lost and not-captured numbers, reordered packets, runs of acks
 //! of the unseen, retransmissions (spurious, over the limit; a copy that
 //! may have crossed the acknowledgement in flight, judged by the smoothed ack
-//! delay the capture measures as the analyzer does, is a `repeat`), reliable
+//! delay the capture measures as the analyzer does, or whose own ack bits
+//! leave out the acknowledging packet, is a `repeat`), reliable
 //! messages never acknowledged, ack drift incidents, silences, game packets
 //! before a captured Accept, rejections and disconnects. A message is what
 //! the capture shows (the same type and bytes, the latest copy less than
@@ -1538,8 +1539,14 @@ fn retransmission_truth(analysed: &[&Record], rtt: &[Trip], f: &mut BTreeMap<Str
                 let since_ns = ((k.ts_us - ack.ts_us) * 1_000) as f64;
                 !overtaken && srtt[usize::from(c2s)].is_some_and(|x| since_ns >= x)
             };
+            // The copy's own ack bits reach the acknowledging packet and
+            // leave it out: its sender had not received it.
+            let unreceived = |ack: &Record| {
+                let n = k.seq.wrapping_sub(ack.seq).wrapping_sub(1);
+                n < 32 && k.ack_bits & (1 << n) == 0
+            };
             if let Some(ack) = first_ack {
-                let kind = if reached(ack) {
+                let kind = if !unreceived(ack) && reached(ack) {
                     "spurious-retransmission"
                 } else {
                     "repeat"
