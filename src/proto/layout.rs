@@ -44,7 +44,7 @@ pub enum ByteOrder {
 }
 
 /// `N` bytes at `offset`, if the slice has them.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn array<const N: usize>(bytes: &[u8], offset: usize) -> Option<[u8; N]> {
     let end = offset.checked_add(N)?;
     bytes.get(offset..end)?.try_into().ok()
@@ -54,7 +54,7 @@ macro_rules! reads {
     ($( $name:ident: $t:ty; )*) => {
         $(
             /// Reads one value at `offset`, if the slice has its bytes.
-            #[inline(always)]
+            #[cfg_attr(not(debug_assertions), inline(always))]
             pub fn $name(self, bytes: &[u8], offset: usize) -> Option<$t> {
                 let a = array(bytes, offset)?;
                 Some(match self {
@@ -413,7 +413,7 @@ fn byte(b: &[u8], at: usize) -> u8 {
 }
 
 /// An integer of `int` at `r`, as unsigned bits or signed, if `b` has it.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn read_int(int: Int, order: ByteOrder, b: &[u8], r: usize) -> Option<Val<'static>> {
     Some(match int {
         Int::U8 => Val::U(u64::from(*b.get(r)?)),
@@ -428,7 +428,7 @@ fn read_int(int: Int, order: ByteOrder, b: &[u8], r: usize) -> Option<Val<'stati
 
 /// A read count or length: a negative one (which a checked view never
 /// has) as none.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn as_len(v: Val<'_>) -> usize {
     match v {
         Val::U(n) => usize::try_from(n).unwrap_or(usize::MAX),
@@ -442,7 +442,7 @@ fn as_len(v: Val<'_>) -> usize {
 /// value with no name ends the walk. Always inlined: the walks call it with
 /// each item of a row as a constant, so that each row's walk is straight
 /// code of its own, its primitives and texts folded.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn walk_one<H: 'static, V: Visit<H>>(
     item: &'static Item<H>,
     b: &[u8],
@@ -740,7 +740,7 @@ pub fn items_defs<H: Handle>(items: &[Item<H>], each: &mut dyn FnMut(&'static Fi
 }
 
 /// A value as a registered field's.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn value(v: Val<'_>) -> Value<'_> {
     match v {
         Val::U(n) => Value::Unsigned(n),
@@ -761,7 +761,7 @@ pub fn value(v: Val<'_>) -> Value<'_> {
 pub struct ToSink<'s>(pub &'s mut dyn FieldSink);
 
 impl<H: Handle> Visit<H> for ToSink<'_> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn item(&mut self, item: &'static Item<H>, at: usize, len: usize, v: Val<'_>) {
         self.0.field(Field {
             def: item.def.def(),
@@ -814,7 +814,7 @@ impl fmt::Display for DebugQuoted<'_> {
 }
 
 /// A byte in binary, as `{:08b}` writes it.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn bits8(f: &mut impl Out, b: u8) -> fmt::Result {
     let mut bits = [b'0'; 8];
     for (i, c) in bits.iter_mut().enumerate() {
@@ -824,7 +824,7 @@ fn bits8(f: &mut impl Out, b: u8) -> fmt::Result {
 }
 
 /// `n` bits of `raw`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn bits(f: &mut impl Out, raw: u64, width: u8) -> fmt::Result {
     if width == 8 && raw <= 0xff {
         bits8(f, raw as u8)
@@ -834,14 +834,14 @@ fn bits(f: &mut impl Out, raw: u64, width: u8) -> fmt::Result {
 }
 
 /// `g:i`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn pair(f: &mut impl Out, a: u32, b: u32) -> fmt::Result {
     f.int(a)?;
     f.labelled(":", b)
 }
 
 /// A value as the one-line text writes it.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn text_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
     match v {
         Val::U(n) | Val::Hex(n) | Val::Enum(n, _, _) => f.int(n),
@@ -858,7 +858,7 @@ fn text_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
 }
 
 /// `pre`, a value as the text writes it, `post`.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn text_item(f: &mut impl Out, pre: &str, post: &str, v: Val<'_>) -> fmt::Result {
     f.s(pre)?;
     text_value(f, v)?;
@@ -879,7 +879,7 @@ impl<'f, O: Out> TextOut<'f, O> {
 }
 
 impl<H: 'static, O: Out> Visit<H> for TextOut<'_, O> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn item(&mut self, item: &'static Item<H>, _at: usize, _len: usize, v: Val<'_>) {
         if let Some(pre) = item.pre
             && self.r.is_ok()
@@ -905,7 +905,7 @@ pub struct TreeOut<'f, 'e> {
 }
 
 impl TreeOut<'_, '_> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn line(&mut self, label: &'static str, index: Option<u32>, span: Range<usize>) {
         if index.is_none() {
             return (self.emit)(label, &self.bufs.value, span, self.depth);
@@ -917,7 +917,7 @@ impl TreeOut<'_, '_> {
 }
 
 impl<H: Handle> Visit<H> for TreeOut<'_, '_> {
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn item(&mut self, item: &'static Item<H>, at: usize, len: usize, v: Val<'_>) {
         let value = &mut self.bufs.value;
         value.clear();
