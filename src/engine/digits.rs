@@ -41,7 +41,7 @@ signed!(i8, i16, i32, i64);
 /// Always inlined: most numbers written have up to three digits (ids,
 /// counts, offsets, angles, an address's octets), read from a table with
 /// no call (whose saving and restoring of registers was half the cost of
-/// one); the rest go to [`put_large`].
+/// one); the rest go to `put_large`.
 #[inline(always)]
 pub fn put_int(out: &mut Vec<u8>, n: impl Decimal) {
     let (negative, m) = n.sign_magnitude();
