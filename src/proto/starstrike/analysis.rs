@@ -1192,56 +1192,16 @@ fn acknowledgements(
     d: &Datagram<'_>,
 ) {
     let direction = raise.direction;
-    let (i, j) = (idx(direction), idx(direction.reverse()));
+    let j = idx(direction.reverse());
     let Some(peer_highest) = session.proto.tracks[j].highest else {
         return;
     };
-    // The window of this packet covers the peer's numbers seq - 1 to seq - 32.
-    // A number it leaves unacknowledged had not arrived when this packet was
-    // sent if it acknowledges a newer one (a packet sent after it), or if
-    // it was captured at least the round trip between the tap and this
-    // packet's sender after the number could have passed the tap (the peer
-    // direction's smoothed ack delay; for a missing number, after the packet
-    // that skipped it): a missing one is covered (lost, unless acknowledged);
-    // a captured copy of a reliable message is shown unacknowledged, as it
-    // is when this is the last window that can reach it (seq - 32).
-    // Otherwise this packet may have been sent while the number was in
-    // flight, and shows nothing.
-    let round_trip = session.dir(direction.reverse()).srtt_ns();
     // A number up to `SEQ_RING - 1` behind the peer's highest is never newer
     // than it (RFC 1982: it is `2^16 - k` ahead of it, `k < SEQ_RING`), so
     // one test of the distance behind says both what the rule asks (not
     // newer, and within the ring).
     let behind = |s: u16| usize::from(peer_highest.wrapping_sub(s)) < SEQ_RING;
-    for n in 0..ACK_WINDOW {
-        let s = seq.wrapping_sub(n as u16 + 1);
-        if !behind(s) {
-            continue;
-        }
-        let acked_here = bits & (1 << n) != 0;
-        let slot = session.proto.tracks[j].slot_mut(s);
-        if slot.seq != s {
-            continue;
-        }
-        let passed = bits & ((1 << n) - 1) != 0
-            || round_trip.is_some_and(|r| d.ts.since(slot.ts) as f64 >= r);
-        match slot.state {
-            SlotState::Missing if acked_here || passed => slot.covered = true,
-            SlotState::Seen
-                if !acked_here
-                    && !slot.covered
-                    && slot.msg != 0
-                    && (passed || n == ACK_WINDOW - 1) =>
-            {
-                slot.covered = true;
-                let msg = slot.msg;
-                if let Some(m) = session.proto.tracks[j].message(msg) {
-                    m.shown += 1;
-                }
-            }
-            _ => {}
-        }
-    }
+    window_shows(session, direction, seq, bits, d.ts, behind);
     let mut unseen: Option<u16> = None;
     // The set bits in order, as `bitfield_acks` gives them: bit n acks seq - n - 1.
     let mut rest = bits;
@@ -1283,7 +1243,73 @@ fn acknowledgements(
             }
         }
     }
-    let track = &mut session.proto.tracks[i];
+    note_unseen(session, raise, unseen, peer_highest, d);
+}
+
+/// The window of this packet covers the peer's numbers seq - 1 to seq - 32.
+/// A number it leaves unacknowledged had not arrived when this packet was
+/// sent if it acknowledges a newer one (a packet sent after it), or if
+/// it was captured at least the round trip between the tap and this
+/// packet's sender after the number could have passed the tap (the peer
+/// direction's smoothed ack delay; for a missing number, after the packet
+/// that skipped it): a missing one is covered (lost, unless acknowledged);
+/// a captured copy of a reliable message is shown unacknowledged, as it
+/// is when this is the last window that can reach it (seq - 32).
+/// Otherwise this packet may have been sent while the number was in
+/// flight, and shows nothing.
+fn window_shows(
+    session: &mut Session,
+    direction: Direction,
+    seq: u16,
+    bits: u32,
+    ts: Timestamp,
+    behind: impl Fn(u16) -> bool,
+) {
+    let j = idx(direction.reverse());
+    let round_trip = session.dir(direction.reverse()).srtt_ns();
+    for n in 0..ACK_WINDOW {
+        let s = seq.wrapping_sub(n as u16 + 1);
+        if !behind(s) {
+            continue;
+        }
+        let acked_here = bits & (1 << n) != 0;
+        let slot = session.proto.tracks[j].slot_mut(s);
+        if slot.seq != s {
+            continue;
+        }
+        let passed =
+            bits & ((1 << n) - 1) != 0 || round_trip.is_some_and(|r| ts.since(slot.ts) as f64 >= r);
+        match slot.state {
+            SlotState::Missing if acked_here || passed => slot.covered = true,
+            SlotState::Seen
+                if !acked_here
+                    && !slot.covered
+                    && slot.msg != 0
+                    && (passed || n == ACK_WINDOW - 1) =>
+            {
+                slot.covered = true;
+                let msg = slot.msg;
+                if let Some(m) = session.proto.tracks[j].message(msg) {
+                    m.shown += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Extends or opens this direction's run of acknowledgements of numbers the
+/// peer was not seen to send (`unseen`, the newest of this packet), or ends
+/// the run when this packet has none.
+fn note_unseen(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    unseen: Option<u16>,
+    peer_highest: u16,
+    d: &Datagram<'_>,
+) {
+    let direction = raise.direction;
+    let track = &mut session.proto.tracks[idx(direction)];
     match (unseen, &mut track.unseen) {
         (Some(ack), Some(run)) => {
             run.packets += 1;
@@ -1349,6 +1375,49 @@ fn drift(session: &mut Session, raise: &mut Raise<'_>, seq: u16) {
     }
 }
 
+/// Whether the peer's numbers are already past every window that can reach
+/// `seq` of `direction` (the last is seq + 32): its later packets cannot
+/// acknowledge it.
+fn past_every_window(session: &Session, direction: Direction, seq: u16) -> bool {
+    session.proto.tracks[idx(direction.reverse())]
+        .highest
+        .is_some_and(|h| {
+            S16.newer(u32::from(h), u32::from(seq))
+                && S16.ahead(u32::from(h), u32::from(seq)) >= ACK_WINDOW
+        })
+}
+
+/// A first copy of a reliable message (`first`, its id still 0): into the
+/// direction's log under a new id, judging the message it pushes out
+/// (`beyond`: the peer's numbers are already past every window that can
+/// reach it).
+fn first_copy(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    mut first: Reliable,
+    beyond: bool,
+    d: &Datagram<'_>,
+) {
+    let direction = raise.direction;
+    let track = &mut session.proto.tracks[idx(direction)];
+    let old = track.log[track.next_log];
+    first.id = track.next_id;
+    track.next_id = track.next_id.wrapping_add(1).max(1);
+    track.log[track.next_log] = first;
+    if mark_message(track, first.first_seq, first.id, beyond) {
+        track.log[track.next_log].shown = 1;
+    }
+    track.next_log = (track.next_log + 1) % RELIABLE_LOG;
+    if old.id != 0 && d.ts.since(old.last_ts) < 2 * RETRANSMIT_TIMEOUT_MS * MS {
+        track.forgotten += 1;
+        track.first_forgotten.get_or_insert((d.frame, d.ts));
+    }
+    if old.id != 0 {
+        judge_never_acked(session, raise, direction, &old);
+    }
+    session.dir_mut(direction).first_sends += 1;
+}
+
 /// A reliable packet: a first copy, or which kind of copy (`overtaken`: its
 /// number was not newer than the direction's highest). Returns true for a
 /// first copy.
@@ -1365,14 +1434,7 @@ fn reliable(
     let hash = xxh3_64(packet.payload());
     let seq = packet.seq();
     let peer_packets = session.dir(direction.reverse()).packets;
-    // The peer's numbers already past every window that can reach this copy
-    // (the last is seq + 32): its later packets cannot acknowledge it.
-    let beyond = session.proto.tracks[idx(direction.reverse())]
-        .highest
-        .is_some_and(|h| {
-            S16.newer(u32::from(h), u32::from(seq))
-                && S16.ahead(u32::from(h), u32::from(seq)) >= ACK_WINDOW
-        });
+    let beyond = past_every_window(session, direction, seq);
     let track = &mut session.proto.tracks[i];
     let copy_of = track.log.iter().position(|m| {
         m.id != 0
@@ -1381,12 +1443,8 @@ fn reliable(
             && d.ts.since(m.last_ts) < CONNECTION_TIMEOUT_MS * MS
     });
     let Some(pos) = copy_of else {
-        // A first copy: into the log, judging what it pushes out.
-        let old = track.log[track.next_log];
-        let id = track.next_id;
-        track.next_id = track.next_id.wrapping_add(1).max(1);
-        track.log[track.next_log] = Reliable {
-            id,
+        let first = Reliable {
+            id: 0,
             packet_type: t.id(),
             hash,
             first_frame: d.frame,
@@ -1399,18 +1457,7 @@ fn reliable(
             peer_packets,
             shown: 0,
         };
-        if mark_message(track, seq, id, beyond) {
-            track.log[track.next_log].shown = 1;
-        }
-        track.next_log = (track.next_log + 1) % RELIABLE_LOG;
-        if old.id != 0 && d.ts.since(old.last_ts) < 2 * RETRANSMIT_TIMEOUT_MS * MS {
-            track.forgotten += 1;
-            track.first_forgotten.get_or_insert((d.frame, d.ts));
-        }
-        if old.id != 0 {
-            judge_never_acked(session, raise, direction, &old);
-        }
-        session.dir_mut(direction).first_sends += 1;
+        first_copy(session, raise, first, beyond, d);
         return true;
     };
     let uncertain = track.cut_may_copy(&track.log[pos]);

@@ -605,6 +605,31 @@ fn varint(buf: &mut &[u8], at: usize) -> Result<u64, DecodeError> {
     })
 }
 
+/// A nested message (`def`, its element `index` if repeated, its key and
+/// bytes over `span`): walked into `v` if it wants any of its fields, else
+/// only checked.
+fn walk_nested(
+    body: &[u8],
+    body_at: usize,
+    def: &'static FieldDef,
+    fields: &'static [Decl],
+    index: Option<u32>,
+    span: (usize, usize),
+    v: &mut dyn Visit,
+) -> Result<(), DecodeError> {
+    let wanted = v.wants_any(group_key(fields), &|each| {
+        each(def);
+        message_defs(fields, each);
+    });
+    if !wanted {
+        return walk_message(body, body_at, fields, &mut Nothing);
+    }
+    v.enter(def, index, span);
+    let r = walk_message(body, body_at, fields, v);
+    v.leave();
+    r
+}
+
 fn walk_message(
     bytes: &[u8],
     base: usize,
@@ -680,18 +705,8 @@ fn walk_message(
                 buf = rest;
                 match d.kind {
                     Kind::Msg(fields) => {
-                        let wanted = v.wants_any(group_key(fields), &|each| {
-                            each(d.def);
-                            message_defs(fields, each);
-                        });
-                        if wanted {
-                            v.enter(d.def, index, (key_at, at(buf)));
-                            let r = walk_message(body, body_at, fields, v);
-                            v.leave();
-                            r?;
-                        } else {
-                            walk_message(body, body_at, fields, &mut Nothing)?;
-                        }
+                        let span = (key_at, at(buf));
+                        walk_nested(body, body_at, d.def, fields, index, span, v)?;
                     }
                     _ => {
                         if std::str::from_utf8(body).is_err() {

@@ -290,101 +290,15 @@ impl fmt::Display for VectorD {
     }
 }
 
-/// `N` bytes at `offset`, if the slice has them.
-pub(crate) fn array<const N: usize>(bytes: &[u8], offset: usize) -> Option<[u8; N]> {
-    let end = offset.checked_add(N)?;
-    bytes.get(offset..end)?.try_into().ok()
-}
-
 /// The byte order of every integer and float of a packet, header included.
-/// The reference implementation sends big-endian (network order); the first
-/// notes and the corpus's earlier captures little-endian. A session uses one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
-pub enum ByteOrder {
-    /// Network order: what the reference implementation sends, and the
-    /// default when nothing tells.
-    #[default]
-    Big,
-    /// The first notes' form (the corpus's `bg-*.pcap`).
-    Little,
-}
+/// The reference implementation sends big-endian (network order, the
+/// default when nothing tells); the first notes and the corpus's earlier
+/// `bg-*.pcap` little-endian. A session uses one. The shared layout's type,
+/// with its reads and writes.
+pub use crate::proto::layout::ByteOrder;
 
-macro_rules! reads {
-    ($( $name:ident: $t:ty; )*) => {
-        $(
-            /// Reads one value at `offset`, if the slice has its bytes.
-            pub fn $name(self, bytes: &[u8], offset: usize) -> Option<$t> {
-                let a = array(bytes, offset)?;
-                Some(match self {
-                    ByteOrder::Big => <$t>::from_be_bytes(a),
-                    ByteOrder::Little => <$t>::from_le_bytes(a),
-                })
-            }
-        )*
-    };
-}
-
-macro_rules! writes {
-    ($( $name:ident: $t:ty; )*) => {
-        $(
-            /// Appends one value's bytes.
-            pub fn $name(self, out: &mut Vec<u8>, v: $t) {
-                match self {
-                    ByteOrder::Big => out.extend_from_slice(&v.to_be_bytes()),
-                    ByteOrder::Little => out.extend_from_slice(&v.to_le_bytes()),
-                }
-            }
-        )*
-    };
-}
-
+/// Battlegrounds' vectors in either order.
 impl ByteOrder {
-    pub const ALL: [ByteOrder; 2] = [ByteOrder::Big, ByteOrder::Little];
-
-    /// `big-endian`, `little-endian`: as reports and JSON say it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ByteOrder::Big => "big-endian",
-            ByteOrder::Little => "little-endian",
-        }
-    }
-
-    /// `be`, `le`: as the user sets it (`-o bg.byte_order:be`).
-    pub const fn short(self) -> &'static str {
-        match self {
-            ByteOrder::Big => "be",
-            ByteOrder::Little => "le",
-        }
-    }
-
-    /// The other order.
-    pub const fn other(self) -> ByteOrder {
-        match self {
-            ByteOrder::Big => ByteOrder::Little,
-            ByteOrder::Little => ByteOrder::Big,
-        }
-    }
-
-    reads! {
-        u16: u16;
-        i16: i16;
-        u32: u32;
-        u64: u64;
-        i64: i64;
-        f32: f32;
-        f64: f64;
-    }
-
-    writes! {
-        put_u16: u16;
-        put_i16: i16;
-        put_u32: u32;
-        put_u64: u64;
-        put_i64: i64;
-        put_f32: f32;
-        put_f64: f64;
-    }
-
     pub(crate) fn vector_f(self, bytes: &[u8], offset: usize) -> Option<VectorF> {
         Some(VectorF {
             x: self.f32(bytes, offset)?,
@@ -397,12 +311,6 @@ impl ByteOrder {
             x: self.f64(bytes, offset)?,
             y: self.f64(bytes, offset.checked_add(8)?)?,
         })
-    }
-}
-
-impl fmt::Display for ByteOrder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

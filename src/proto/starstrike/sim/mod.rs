@@ -1477,6 +1477,33 @@ struct Trip {
     peer_highest: Option<u16>,
 }
 
+/// Messages as the capture shows them (the analyzer's contract): a packet
+/// of the same type and bytes as an earlier one of its direction, whose
+/// latest copy was captured less than 10 s before, is a copy of it. A peer
+/// that gives a message up and sends the same bytes again as a new one
+/// (the lenient peers' ConnectionRequest) goes on copying it, as far as
+/// the capture can tell. Copies in capture order.
+fn messages_as_captured<'a>(decoded: &[&'a Record]) -> Vec<Vec<&'a Record>> {
+    let mut by_msg: Vec<Vec<&Record>> = Vec::new();
+    for r in decoded {
+        if r.msg.is_none() || !r.packet_type.is_reliable() {
+            continue;
+        }
+        let copy_of = by_msg.iter_mut().rev().find(|m| {
+            let last = m[m.len() - 1];
+            last.c2s == r.c2s
+                && last.packet_type == r.packet_type
+                && last.body == r.body
+                && r.ts_us < last.ts_us + CONNECTION_TIMEOUT_MS * 1_000
+        });
+        match copy_of {
+            Some(m) => m.push(r),
+            None => by_msg.push(vec![r]),
+        }
+    }
+    by_msg
+}
+
 /// Copies of reliable messages: retransmissions, spurious ones (the
 /// acknowledgement captured at least the round trip between the tap and
 /// the sender before the copy: `rtt`, the peer direction's smoothed ack
@@ -1497,29 +1524,7 @@ fn retransmission_truth(analysed: &[&Record], rtt: &[Trip], f: &mut BTreeMap<Str
             .position(|a| std::ptr::eq(*a, r))
             .unwrap_or(analysed.len())
     };
-    // Messages as the capture shows them (the analyzer's contract): a packet
-    // of the same type and bytes as an earlier one of its direction, whose
-    // latest copy was captured less than 10 s before, is a copy of it. A peer
-    // that gives a message up and sends the same bytes again as a new one
-    // (the lenient peers' ConnectionRequest) goes on copying it, as far as
-    // the capture can tell. Copies in capture order.
-    let mut by_msg: Vec<Vec<&Record>> = Vec::new();
-    for r in &decoded {
-        if r.msg.is_none() || !r.packet_type.is_reliable() {
-            continue;
-        }
-        let copy_of = by_msg.iter_mut().rev().find(|m| {
-            let last = m[m.len() - 1];
-            last.c2s == r.c2s
-                && last.packet_type == r.packet_type
-                && last.body == r.body
-                && r.ts_us < last.ts_us + CONNECTION_TIMEOUT_MS * 1_000
-        });
-        match copy_of {
-            Some(m) => m.push(r),
-            None => by_msg.push(vec![r]),
-        }
-    }
+    let by_msg = messages_as_captured(&decoded);
     for copies in &by_msg {
         let c2s = copies[0].c2s;
         for (tries, &k) in copies.iter().enumerate().skip(1) {
