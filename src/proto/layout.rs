@@ -226,7 +226,8 @@ pub enum Prim {
     /// Every byte left in the slice walked; the text shows their number.
     Rest,
     /// No bytes: the byte order the walk reads in, as an enum (0 big, 1
-    /// little).
+    /// little), placed at the start of the slice walked (it is the whole
+    /// slice's, wherever the row lists it).
     Order,
     /// No bytes: true (a message whose type is its meaning).
     Flag,
@@ -530,7 +531,11 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
         ),
         Prim::Flag => (0, Val::Bool(true)),
     };
-    v.item(item, base + r, len, val);
+    let at = match item.prim {
+        Prim::Order => base,
+        _ => base + r,
+    };
+    v.item(item, at, len, val);
     c.at += len;
     true
 }
