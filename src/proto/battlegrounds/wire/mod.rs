@@ -16,6 +16,11 @@
 //! - **Representations** own their data: [`PacketRepr`] and [`PayloadRepr`]
 //!   `parse` and `emit` (lengths that do not fit their field are an
 //!   [`EmitError`], not a wrapped length byte).
+//! - **The layout** (`layout.rs`) declares the packets once, on the shared
+//!   core (`crate::proto::layout`): the registered fields ([`FIELDS`]) and a
+//!   row per payload form, from which the field walk (`fields.rs`), the `-V`
+//!   tree, the one-line text and the lengths both sides read come. Its
+//!   module docs say what adding a field takes.
 //!
 //! Three outcomes, kept apart:
 //!
