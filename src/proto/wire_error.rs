@@ -12,10 +12,10 @@
 //! once decoded is a `violation` with its own text, which places itself the
 //! same way.
 //!
-//! lwar's, Starstrike's and Battlegrounds' errors write these words in their
-//! own `thiserror` attributes (their tests hold them to [`At`] and
-//! [`Short`]); Vessel's and the described protocols' errors write them with
-//! these two types.
+//! lwar's and Starstrike's errors write these words in their own `thiserror`
+//! attributes (their tests hold them to [`At`] and [`Short`]);
+//! Battlegrounds', Vessel's and the described protocols' errors write them
+//! with these two types.
 
 use std::fmt;
 
@@ -98,7 +98,8 @@ mod tests {
             short(Within::Message).to_string(),
             "Input at offset 12 is truncated: it needs 8 bytes, 5 are left in its message"
         );
-        // lwar's and Battlegrounds' own attributes write the same sentence.
+        // lwar's own attribute writes the same sentence, and Battlegrounds'
+        // through `Short`.
         use crate::proto::battlegrounds::wire as bg;
         use crate::proto::lwar::wire as lwar;
         let e = lwar::DecodeError::Truncated {

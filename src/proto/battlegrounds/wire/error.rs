@@ -1,8 +1,11 @@
 //! What can go wrong with bytes: decode errors (the bytes cannot be read),
 //! violations (the bytes read, but break a rule), and encode errors (a
-//! representation whose lengths do not fit their fields).
+//! representation whose lengths do not fit their fields). Each text places
+//! itself as every protocol's does: `at offset N` ([`At`]), a shortage in
+//! [`Short`]'s one sentence (`crate::proto::wire_error`).
 
 use super::types::{HEADER_LEN, PacketType};
+use crate::proto::wire_error::{At, Short, Within};
 use std::fmt;
 
 /// Which part of a payload a length or truncation concerns.
@@ -76,15 +79,22 @@ pub enum DecodeError {
     #[error("packet of {len} bytes is shorter than the {HEADER_LEN}-byte header")]
     ShortHeader { len: usize },
     /// A version other than 0: the payload's layout is unknown.
-    #[error("version {version} at offset 6 is unknown (only version 0 is defined)")]
+    #[error("version {version} {} is unknown (only version 0 is defined)", At(6))]
     UnknownVersion { version: u8 },
     /// A (channel, op_code) pair the specification does not define.
-    #[error("channel {channel}, op 0x{op:02x} at offset 4 is not a defined packet type")]
+    #[error(
+        "channel {channel}, op 0x{op:02x} {} is not a defined packet type",
+        At(4)
+    )]
     UnknownType { channel: u8, op: u8 },
     /// A part of the payload needs more bytes than are left.
-    #[error(
-        "{packet_type} {part} at offset {offset} is truncated: it needs {needed} bytes, {available} are left"
-    )]
+    #[error("{}", Short {
+        what: format_args!("{packet_type} {part}"),
+        offset: *offset as u64,
+        needed: *needed as u64,
+        left: *available as u64,
+        within: Within::Datagram,
+    })]
     Truncated {
         offset: usize,
         packet_type: PacketType,
@@ -93,7 +103,7 @@ pub enum DecodeError {
         available: usize,
     },
     /// A signed length field below zero.
-    #[error("{packet_type} {part} length at offset {offset} is negative ({len})")]
+    #[error("{packet_type} {part} length {} is negative ({len})", At::of(*offset))]
     NegativeLength {
         offset: usize,
         packet_type: PacketType,
@@ -101,10 +111,10 @@ pub enum DecodeError {
         len: i16,
     },
     /// A PROP `shape_type` other than 0 (Circle) or 1 (Polygon).
-    #[error("PROP shape_type {shape_type} at offset {offset} is unknown (0 circle, 1 polygon)")]
+    #[error("PROP shape_type {shape_type} {} is unknown (0 circle, 1 polygon)", At::of(*offset))]
     UnknownShape { offset: usize, shape_type: u8 },
     /// Bytes after a fully decoded payload.
-    #[error("{count} trailing bytes at offset {offset} after a complete {packet_type}")]
+    #[error("{count} trailing bytes {} after a complete {packet_type}", At::of(*offset))]
     TrailingBytes {
         offset: usize,
         packet_type: PacketType,
@@ -279,21 +289,23 @@ impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Violation::ReservedNonZero { reserved } => {
-                write!(f, "reserved byte at offset 7 is {reserved}, not 0")
+                write!(f, "reserved byte {} is {reserved}, not 0", At(7))
             }
             Violation::InvalidUtf8 { offset } => {
-                write!(f, "AUTH_OK name at offset {offset} is not UTF-8")
+                write!(f, "AUTH_OK name {} is not UTF-8", At::of(offset))
             }
             Violation::MsgLenShort { msg_len } => write!(
                 f,
-                "MSG msg_len {msg_len} at offset 12 is shorter than a {HEADER_LEN}-byte packet header"
+                "MSG msg_len {msg_len} {} is shorter than a {HEADER_LEN}-byte packet header",
+                At(12)
             ),
             Violation::BlockOverrun { block_len, msg_len } => write!(
                 f,
-                "MSG block of {block_len} bytes at offset 18 exceeds msg_len {msg_len}"
+                "MSG block of {block_len} bytes {} exceeds msg_len {msg_len}",
+                At(18)
             ),
             Violation::EmptyBlock { block_id } => {
-                write!(f, "MSG block {block_id} at offset 18 is empty")
+                write!(f, "MSG block {block_id} {} is empty", At(18))
             }
         }
     }
@@ -342,6 +354,77 @@ mod tests {
         let mut names: Vec<_> = ErrorKind::ALL.iter().map(|k| k.name()).collect();
         names.dedup();
         assert_eq!(names.len(), ErrorKind::ALL.len());
+    }
+
+    /// Every text, as the findings' details show it: each places itself
+    /// as every protocol's does (`proto::wire_error`).
+    #[test]
+    fn every_text_places_itself() {
+        let t = PacketType::Prop;
+        let texts: Vec<String> = [
+            DecodeError::ShortHeader { len: 5 },
+            DecodeError::UnknownVersion { version: 2 },
+            DecodeError::UnknownType {
+                channel: 3,
+                op: 0x1f,
+            },
+            DecodeError::Truncated {
+                offset: 33,
+                packet_type: t,
+                part: Part::Vertices,
+                needed: 16,
+                available: 9,
+            },
+            DecodeError::NegativeLength {
+                offset: 33,
+                packet_type: t,
+                part: Part::Shape,
+                len: -2,
+            },
+            DecodeError::UnknownShape {
+                offset: 32,
+                shape_type: 7,
+            },
+            DecodeError::TrailingBytes {
+                offset: 16,
+                packet_type: PacketType::Pong,
+                count: 3,
+            },
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .chain(
+            [
+                Violation::ReservedNonZero { reserved: 4 },
+                Violation::InvalidUtf8 { offset: 42 },
+                Violation::MsgLenShort { msg_len: 3 },
+                Violation::BlockOverrun {
+                    block_len: 20,
+                    msg_len: 10,
+                },
+                Violation::EmptyBlock { block_id: 2 },
+            ]
+            .iter()
+            .map(ToString::to_string),
+        )
+        .collect();
+        assert_eq!(
+            texts,
+            [
+                "packet of 5 bytes is shorter than the 8-byte header",
+                "version 2 at offset 6 is unknown (only version 0 is defined)",
+                "channel 3, op 0x1f at offset 4 is not a defined packet type",
+                "PROP vertices at offset 33 is truncated: it needs 16 bytes, 9 are left",
+                "PROP shape length at offset 33 is negative (-2)",
+                "PROP shape_type 7 at offset 32 is unknown (0 circle, 1 polygon)",
+                "3 trailing bytes at offset 16 after a complete PONG",
+                "reserved byte at offset 7 is 4, not 0",
+                "AUTH_OK name at offset 42 is not UTF-8",
+                "MSG msg_len 3 at offset 12 is shorter than a 8-byte packet header",
+                "MSG block of 20 bytes at offset 18 exceeds msg_len 10",
+                "MSG block 2 at offset 18 is empty",
+            ]
+        );
     }
 
     #[test]
