@@ -158,26 +158,23 @@ const U32: Prim = Prim::Int(Int::U32, Show::Dec);
 const I64: Prim = Prim::Int(Int::I64, Show::Dec);
 const F32: Prim = Prim::F32;
 const F64: Prim = Prim::F64;
+/// A u32 shown in hex as sent (the session id).
+const HEX32: Prim = Prim::Int(Int::U32, Show::Hex);
+/// A byte shown in binary (the movement bits).
+const BITS8: Prim = Prim::Int(Int::U8, Show::Bits);
+const CHANNEL_BYTE: Prim = Prim::Int(Int::U8, Show::Enum(&CHANNEL_NAMES));
+const OP_BYTE: Prim = Prim::Int(Int::U8, Show::Enum(&OP_NAMES));
+const SHAPE_BYTE: Prim = Prim::Int(Int::U8, Show::Enum(&SHAPE_NAMES));
 
 use F::*;
 
 /// The packet header, from the start of the packet: the byte order it is
-/// read in is a field of no bytes at its start.
+/// read in is a field of no bytes, placed at its start.
 const HEADER_ITEMS: &[Item] = &[
-    it(
-        SESSION_ID,
-        Prim::Int(Int::U32, Show::Hex),
-        "session_id",
-        " session=",
-    ),
+    it(SESSION_ID, HEX32, "session_id", " session="),
     hidden(BYTE_ORDER, Prim::Order, "byte_order"),
-    it(
-        CHANNEL,
-        Prim::Int(Int::U8, Show::Enum(&CHANNEL_NAMES)),
-        "channel",
-        " ch=",
-    ),
-    hidden(OP, Prim::Int(Int::U8, Show::Enum(&OP_NAMES)), "op_code"),
+    it(CHANNEL, CHANNEL_BYTE, "channel", " ch="),
+    hidden(OP, OP_BYTE, "op_code"),
     hidden(VERSION, U8, "version"),
     hidden(RESERVED, U8, "reserved"),
 ];
@@ -188,29 +185,30 @@ const POS_X: Item = it(POSITION_X, F64, "position.x", " pos=(");
 const POS_Y: Item = it(POSITION_Y, F64, "position.y", ", ").then(")");
 const FWD_X: Item = it(FORWARD_X, F32, "forward.x", " fwd=(");
 const FWD_Y: Item = it(FORWARD_Y, F32, "forward.y", ", ").then(")");
-const BITS: Item = it(
-    MOVEMENT_BITS,
-    Prim::Int(Int::U8, Show::Bits),
-    "movementBits",
-    " bits=",
-);
+const BITS: Item = it(MOVEMENT_BITS, BITS8, "movementBits", " bits=");
 const MOVEMENT: &[Item] = &[TS, POS_X, POS_Y, FWD_X, FWD_Y, BITS];
 
+// AUTH_OK's name, PING's and PONG's seq, the movement's counters.
+const NAME_LEN_ITEM: Item = hidden(NAME_LEN, Prim::Len(Int::U8), "name_len");
+const NAME_ITEM: Item = it(NAME, Prim::Text(Quote::Value), "name", " name=");
 const SEQ: Item = hidden(PING_SEQ, U8, "seq");
 const OP_SIG_ITEM: Item = it(OP_SIG, U8, "op_sig", " op_sig=");
+const EVENT_SIG_ITEM: Item = it(EVENT_SIG, U8, "event_sig", " event_sig=");
 
 // PROP's fixed part, up to its shape.
 const ID: Item = it(PROP_ID, I64, "prop_id", " id=");
-const SHAPE: Item = hidden(
-    SHAPE_TYPE,
-    Prim::Int(Int::U8, Show::Enum(&SHAPE_NAMES)),
-    "shape_type",
-);
+const SHAPE: Item = hidden(SHAPE_TYPE, SHAPE_BYTE, "shape_type");
 const PROP_FIXED: &[Item] = &[ID, POS_X, POS_Y, SHAPE];
 const C_X: Item = it(CENTER_X, F32, "center.x", " circle center=(");
 const C_Y: Item = it(CENTER_Y, F32, "center.y", ", ").then(")");
 const C_R: Item = it(RADIUS, F32, "radius", " radius=");
 const CIRCLE: &[Item] = &[C_X, C_Y, C_R];
+const N_VERTICES: Item = it(
+    VERTICES_LEN,
+    Prim::Count(Int::I16),
+    "vertices_len",
+    " polygon vertices=",
+);
 /// The render data every PROP ends with: an i16 length, then its bytes.
 const RENDER: &[Item] = &[
     it(
@@ -228,7 +226,10 @@ const VERTEX_ENTRY: core::Entry<F> = entry(
 );
 
 const MSG_ID_ITEM: Item = it(MSG_ID, U32, "msg_id", " msg_id=");
+const MSG_LEN_ITEM: Item = it(MSG_LEN, U32, "msg_len", " msg_len=");
 const BLOCK_ID: Item = it(MSG_BLOCK, U16, "block_id", " block=");
+/// A MSG's block: every byte after its fixed part.
+const BLOCK: Item = it(MSG_DATA, Prim::Rest, "block", " bytes=");
 
 /// A payload's form: a row of [`ROWS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,8 +276,8 @@ const LAYOUTS: [Layout; 15] = [
         FWD_X,
         FWD_Y,
         BITS,
-        hidden(NAME_LEN, Prim::Len(Int::U8), "name_len"),
-        it(NAME, Prim::Text(Quote::Value), "name", " name="),
+        NAME_LEN_ITEM,
+        NAME_ITEM,
     ]),
     // Ping
     row(&[]),
@@ -297,35 +298,19 @@ const LAYOUTS: [Layout; 15] = [
         FWD_Y,
         BITS,
         OP_SIG_ITEM,
-        it(EVENT_SIG, U8, "event_sig", " event_sig="),
+        EVENT_SIG_ITEM,
     ]),
     // PropCircle
     core::layout(&[], &[ID, POS_X, POS_Y, SHAPE, C_X, C_Y, C_R], None, RENDER),
     // PropPolygon
     core::layout(
         &[],
-        &[
-            ID,
-            POS_X,
-            POS_Y,
-            SHAPE,
-            it(
-                VERTICES_LEN,
-                Prim::Count(Int::I16),
-                "vertices_len",
-                " polygon vertices=",
-            ),
-        ],
+        &[ID, POS_X, POS_Y, SHAPE, N_VERTICES],
         Some(&VERTEX_ENTRY),
         RENDER,
     ),
-    // Msg: the block is every byte after the fixed part.
-    row(&[
-        MSG_ID_ITEM,
-        it(MSG_LEN, U32, "msg_len", " msg_len="),
-        BLOCK_ID,
-        it(MSG_DATA, Prim::Rest, "block", " bytes="),
-    ]),
+    // Msg
+    row(&[MSG_ID_ITEM, MSG_LEN_ITEM, BLOCK_ID, BLOCK]),
     // MsgAck
     row(&[MSG_ID_ITEM, BLOCK_ID]),
     // Close: its type is its meaning.
