@@ -425,10 +425,6 @@ pub struct Cursor {
     pub len: usize,
 }
 
-fn byte(b: &[u8], at: usize) -> u8 {
-    b.get(at).copied().unwrap_or(0)
-}
-
 /// An integer of `int` at `r`, as unsigned bits or signed, if `b` has it.
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn read_int(int: Int, order: ByteOrder, b: &[u8], r: usize) -> Option<Val<'static>> {
@@ -470,8 +466,16 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
 ) -> bool {
     let r = c.at;
     let (len, val) = match item.prim {
-        Prim::Int(Int::U8, Show::Dec) => (1, Val::U(u64::from(byte(b, r)))),
-        Prim::Int(Int::U8, Show::Bits) => (1, Val::Bits(u64::from(byte(b, r)), 8)),
+        Prim::Int(Int::U8, Show::Dec | Show::Bits) => {
+            let Some(&x) = b.get(r) else {
+                return false;
+            };
+            let x = u64::from(x);
+            match item.prim {
+                Prim::Int(_, Show::Bits) => (1, Val::Bits(x, 8)),
+                _ => (1, Val::U(x)),
+            }
+        }
         Prim::Int(int, show) => {
             let Some(n) = read_int(int, order, b, r) else {
                 return false;
@@ -1127,5 +1131,9 @@ mod tests {
         let mut log = Log(Vec::new());
         walk_cut(&L, &b[..3], 12, ByteOrder::Big, &mut log);
         assert!(log.0.is_empty(), "{:?}", log.0);
+        // A u8 past the end ends the walk, as every primitive does.
+        let mut log = Log(Vec::new());
+        walk_cut(&L, &b[..4], 12, ByteOrder::Big, &mut log);
+        assert_eq!(log.0, ["name@12+4=\"ab\""]);
     }
 }
