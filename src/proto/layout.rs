@@ -2,7 +2,8 @@
 //! with, protocol-independent: primitives ([`Prim`]: size, byte order, sign
 //! and how each displays), the fields of a layout ([`Item`]), repeated
 //! entries ([`Entry`]), a message's layout ([`Layout`]), the one walk over
-//! a layout's bytes ([`walk_row`], [`walk_items`]) with its visitor
+//! a layout's bytes ([`walk_row`], [`walk_items`]; [`walk_cut`] for a
+//! message cut short) with its visitor
 //! ([`Visit`]), and the visitors every protocol shares: the typed field walk
 //! of `-Y`, `-T fields` and JSON ([`ToSink`]), the lines of the `-V` tree
 //! ([`TreeOut`]) and the pieces of the one-line text ([`TextOut`]).
@@ -225,6 +226,10 @@ pub enum Prim {
     Bytes,
     /// Every byte left in the slice walked; the text shows their number.
     Rest,
+    /// A text of a fixed number of bytes, padded with NULs: its value is
+    /// the bytes before the first NUL (all of them if there is none), in
+    /// [`Quote::Value`]'s form (Starstrike's `char name[32]`).
+    Padded(usize),
     /// No bytes: the byte order the walk reads in, as an enum (0 big, 1
     /// little), placed at the start of the slice walked (it is the whole
     /// slice's, wherever the row lists it).
@@ -241,6 +246,7 @@ impl Prim {
             Prim::Int(i, _) | Prim::Len(i) | Prim::Count(i) => i.size(),
             Prim::F32 | Prim::Pair16 => 4,
             Prim::F64 => 8,
+            Prim::Padded(n) => n,
             Prim::Text(_) | Prim::Bytes | Prim::Rest | Prim::Order | Prim::Flag => 0,
         }
     }
@@ -403,6 +409,12 @@ pub trait Visit<H: 'static> {
     }
     /// Entry `index` starts at `at`; its items follow, then [`Visit::leave`].
     fn enter(&mut self, e: &'static Entry<H>, index: u32, at: usize);
+    /// Entry `index`, of which only `len` bytes are present (the last of a
+    /// message cut short, [`walk_cut`]); [`Visit::enter`] unless the
+    /// visitor shows spans.
+    fn enter_part(&mut self, e: &'static Entry<H>, index: u32, at: usize, _len: usize) {
+        self.enter(e, index, at);
+    }
     fn leave(&mut self);
 }
 
@@ -412,10 +424,6 @@ pub struct Cursor {
     pub at: usize,
     pub count: usize,
     pub len: usize,
-}
-
-fn byte(b: &[u8], at: usize) -> u8 {
-    b.get(at).copied().unwrap_or(0)
 }
 
 /// An integer of `int` at `r`, as unsigned bits or signed, if `b` has it.
@@ -459,8 +467,16 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
 ) -> bool {
     let r = c.at;
     let (len, val) = match item.prim {
-        Prim::Int(Int::U8, Show::Dec) => (1, Val::U(u64::from(byte(b, r)))),
-        Prim::Int(Int::U8, Show::Bits) => (1, Val::Bits(u64::from(byte(b, r)), 8)),
+        Prim::Int(Int::U8, Show::Dec | Show::Bits) => {
+            let Some(&x) = b.get(r) else {
+                return false;
+            };
+            let x = u64::from(x);
+            match item.prim {
+                Prim::Int(_, Show::Bits) => (1, Val::Bits(x, 8)),
+                _ => (1, Val::U(x)),
+            }
+        }
         Prim::Int(int, show) => {
             let Some(n) = read_int(int, order, b, r) else {
                 return false;
@@ -521,6 +537,16 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
             let s = b.get(r..).unwrap_or_default();
             (s.len(), Val::Bytes(s))
         }
+        Prim::Padded(n) => {
+            let Some(s) = b.get(r..r.saturating_add(n)) else {
+                return false;
+            };
+            let text = match s.iter().position(|&c| c == 0) {
+                Some(end) => s.get(..end).unwrap_or(s),
+                None => s,
+            };
+            (n, Val::Text(text, Quote::Value))
+        }
         Prim::Order => (
             0,
             Val::Enum(
@@ -569,6 +595,46 @@ pub fn walk_items<H: 'static, V: Visit<H>>(
         }
     }
     true
+}
+
+/// Walks `l` over `b` (at `base` in the packet), which may end before the
+/// layout does, with plain loops: every item whose bytes are all present,
+/// up to the first that is not, and the entries present, the last perhaps
+/// cut short ([`Visit::enter_part`], with the items it holds). For a
+/// message cut short (the fields of a truncated packet before its error):
+/// [`walk_row`] walks a whole one.
+pub fn walk_cut<H: 'static, V: Visit<H>>(
+    l: &'static Layout<H>,
+    b: &[u8],
+    base: usize,
+    order: ByteOrder,
+    v: &mut V,
+) {
+    let c = &mut Cursor::default();
+    if !walk_items(l.head, b, base, order, c, v) || !walk_items(l.items, b, base, order, c, v) {
+        return;
+    }
+    if let Some(e) = l.entry {
+        if !v.wants_entries(e) {
+            return;
+        }
+        for i in 0..c.count {
+            let rest = b.get(c.at..).unwrap_or_default();
+            if rest.is_empty() {
+                return;
+            }
+            let entry = rest.get(..e.len).unwrap_or(rest);
+            let at = base + c.at;
+            v.enter_part(e, i as u32, at, entry.len());
+            walk_items(e.items, entry, at, order, &mut Cursor::default(), v);
+            v.leave();
+            if entry.len() < e.len {
+                return;
+            }
+            c.at += e.len;
+        }
+    }
+    walk_items(l.tail, b, base, order, c, v);
 }
 
 /// Which part of a row.
@@ -787,11 +853,15 @@ impl<H: Handle> Visit<H> for ToSink<'_> {
     }
 
     fn enter(&mut self, e: &'static Entry<H>, index: u32, at: usize) {
+        self.enter_part(e, index, at, e.len);
+    }
+
+    fn enter_part(&mut self, e: &'static Entry<H>, index: u32, at: usize, len: usize) {
         self.0.enter(Field {
             def: e.node.def(),
             index: Some(index),
             offset: at,
-            len: e.len,
+            len,
             value: Value::None,
         });
     }
@@ -962,12 +1032,113 @@ impl<H: Handle> Visit<H> for TreeOut<'_, '_> {
     }
 
     fn enter(&mut self, e: &'static Entry<H>, index: u32, at: usize) {
+        self.enter_part(e, index, at, e.len);
+    }
+
+    fn enter_part(&mut self, e: &'static Entry<H>, index: u32, at: usize, len: usize) {
         self.bufs.value.clear();
-        self.line(e.node.def().label, Some(index), at..at + e.len);
+        self.line(e.node.def().label, Some(index), at..at + len);
         self.depth += 1;
     }
 
     fn leave(&mut self) {
         self.depth -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::field::FieldType;
+
+    #[derive(Debug, Clone, Copy)]
+    enum T {
+        Name,
+        Count,
+        Node,
+        X,
+    }
+
+    const fn def(name: &'static str, ty: FieldType) -> FieldDef {
+        FieldDef {
+            name,
+            label: name,
+            ty,
+            doc: "",
+        }
+    }
+
+    static DEFS: [FieldDef; 4] = [
+        def("name", FieldType::Text),
+        def("n", FieldType::Unsigned),
+        def("e", FieldType::Node),
+        def("x", FieldType::Unsigned),
+    ];
+
+    impl Handle for T {
+        fn def(self) -> &'static FieldDef {
+            &DEFS[self as usize]
+        }
+    }
+
+    static E: Entry<T> = entry(
+        T::Node,
+        &[hidden(T::X, Prim::Int(Int::U16, Show::Dec), "x")],
+    );
+    static L: Layout<T> = layout(
+        &[],
+        &[
+            hidden(T::Name, Prim::Padded(4), "name"),
+            hidden(T::Count, Prim::Count(Int::U8), "n"),
+        ],
+        Some(&E),
+        &[],
+    );
+
+    struct Log(Vec<String>);
+
+    impl Visit<T> for Log {
+        fn item(&mut self, item: &'static Item<T>, at: usize, len: usize, v: Val<'_>) {
+            self.0
+                .push(format!("{}@{at}+{len}={}", item.label, value(v)));
+        }
+        fn enter(&mut self, _e: &'static Entry<T>, index: u32, at: usize) {
+            self.0.push(format!("[{index}]@{at}"));
+        }
+        fn enter_part(&mut self, _e: &'static Entry<T>, index: u32, at: usize, len: usize) {
+            self.0.push(format!("[{index}]@{at}+{len}"));
+        }
+        fn leave(&mut self) {
+            self.0.push("]".into());
+        }
+    }
+
+    /// A padded text is the bytes before its first NUL; a walk of bytes
+    /// cut short gives every item present and the entry cut short with
+    /// the bytes it has.
+    #[test]
+    fn a_cut_walk_gives_what_is_present() {
+        let b = [b'a', b'b', 0, 0, 3, 0, 7, 0];
+        let mut log = Log(Vec::new());
+        walk_cut(&L, &b, 12, ByteOrder::Big, &mut log);
+        assert_eq!(
+            log.0,
+            [
+                "name@12+4=\"ab\"",
+                "n@16+1=3",
+                "[0]@17+2",
+                "x@17+2=7",
+                "]",
+                "[1]@19+1",
+                "]"
+            ]
+        );
+        let mut log = Log(Vec::new());
+        walk_cut(&L, &b[..3], 12, ByteOrder::Big, &mut log);
+        assert!(log.0.is_empty(), "{:?}", log.0);
+        // A u8 past the end ends the walk, as every primitive does.
+        let mut log = Log(Vec::new());
+        walk_cut(&L, &b[..4], 12, ByteOrder::Big, &mut log);
+        assert_eq!(log.0, ["name@12+4=\"ab\""]);
     }
 }

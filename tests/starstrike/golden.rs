@@ -652,17 +652,14 @@ fn packet() -> impl Strategy<Value = PacketRepr> {
     (any::<u16>(), any::<u32>(), message()).prop_map(|(s, a, m)| PacketRepr::new(s, a, m))
 }
 
-/// The length of the slot of `field` in the layouts.
+/// The length of the field that holds a payload's byte, in the layout.
 fn slot_len(t: PacketType, offset_in_payload: usize) -> usize {
-    let (start, field) = layout::field_at(t, offset_in_payload).unwrap();
-    let slots = layout::payload_layout(t)
-        .iter()
-        .chain(layout::ENTITY.iter());
-    let len = slots
-        .filter(|s| s.field == field)
-        .map(|s| s.len)
-        .next()
-        .unwrap();
+    let (start, item) = layout::item_at_offset(t, offset_in_payload).unwrap();
+    let len = item.prim.size();
+    assert_eq!(
+        layout::field_at(t, offset_in_payload),
+        Some((start, item.def))
+    );
     assert!(start <= offset_in_payload && offset_in_payload < start + len);
     len
 }

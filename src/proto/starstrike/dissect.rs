@@ -196,7 +196,7 @@ impl Dissector for Starstrike {
     }
 
     fn field_defs(&self) -> &'static [FieldDef] {
-        FIELDS
+        &FIELDS
     }
 
     fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {

@@ -1,28 +1,74 @@
-//! The registered fields ([`FIELDS`]) and where each sits in each packet type:
-//! one table drives the field walk, the violation checks and the offset of a
-//! truncation, so that the three always agree with the byte layout.
+//! Starstrike's wire layout, declared once: the registered fields
+//! ([`FIELDS`]) and, for the header and each packet type, its fields in wire
+//! order with their primitive (size, sign, how each shows). The machinery is
+//! shared by every native protocol (`crate::proto::layout`: primitives,
+//! items, entries, the walk and the visitors); this file holds Starstrike's
+//! table only. One walk over a payload's bytes ([`walk`]) reads it, and
+//! every view is a visitor of it: the typed field walk of `-Y`, `-T fields`
+//! and JSON ([`super::walk_fields`]), the `-V` tree ([`super::walk_tree`]),
+//! the one-line text (`dissect.rs`) and the violation checks
+//! ([`super::Packet::for_each_violation`]). The lengths come from it too:
+//! each type's payload ([`PacketType::min_payload_len`], [`needed_len`]), an
+//! entity's ([`ENTITY`]), and the field a truncation's first missing byte
+//! belongs to ([`field_at`]).
+//!
+//! What stays hand-written: the typed messages the analysis and the
+//! simulator read and write, with their reader and writer (`message.rs`;
+//! the round-trip tests check them against this table), the compact token
+//! (`WorldSnapshot(3)`, `dissect.rs`), and the rules the violations check
+//! (which enums, floats and strings they look at come from here).
+//!
+//! # Adding a field to a message
+//!
+//! 1. Register it in `fields!` below (filter name, tree label, type,
+//!    documentation).
+//! 2. Add one item to its type's row in `LAYOUTS` (or to [`ENTITY`]): its
+//!    primitive. The field walk, the tree, the text, the violation checks
+//!    (an enum, a float, a padded text), the payload length, the field of a
+//!    truncation and `--list-fields`' groups follow.
+//! 3. Add it to the typed message (`message.rs`: its struct,
+//!    `read_message`, `Message::write`) where the analysis or the simulator
+//!    uses it, and to `protocols/starstrike.ksy` (the cross-check compares
+//!    the fields of both on the corpus).
 
-use super::types::{EnumKind, PacketType, SNAPSHOT_FIXED_LEN};
+use super::types::{
+    CHAT_MESSAGE_LEN, EnumKind, HEADER_LEN, PLAYER_NAME_LEN, PacketType, REASON_MESSAGE_LEN,
+};
 use crate::proto::field::{FieldDef, FieldType};
+use crate::proto::layout::{
+    self as core, ByteOrder, Handle, Int, Names, Prim, Show, Table, Visit, entry, hidden,
+};
 
 macro_rules! fields {
     ($( $id:ident = $name:literal, $label:literal, $ty:ident, $doc:literal; )*) => {
+        /// A registered field: its index in [`FIELDS`]. Small enough to travel
+        /// inside a finding's numbers.
         #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[repr(u16)]
-        enum Idx { $( $id, )* }
+        pub enum FieldId { $( $id, )* }
 
-        /// Every Starstrike field, registered for the display filter (`strs.seq`),
-        /// field output and documentation.
-        pub static FIELDS: &[FieldDef] = &[
-            $( FieldDef { name: $name, label: $label, ty: FieldType::$ty, doc: $doc }, )*
-        ];
-
-        /// Handles on the registered fields.
-        pub mod f {
-            use super::{FieldId, Idx};
-            $( pub const $id: FieldId = FieldId(Idx::$id as u16); )*
+        impl FieldId {
+            /// Every field, in the order of [`FIELDS`].
+            const ALL: [FieldId; [$( FieldId::$id, )*].len()] = [$( FieldId::$id, )*];
         }
+
+        const DEFS: [FieldDef; FieldId::ALL.len()] = [ $( FieldDef {
+            name: $name,
+            label: $label,
+            ty: FieldType::$ty,
+            doc: $doc,
+        }, )* ];
     };
+}
+
+/// Every Starstrike field, registered for the display filter (`strs.seq`),
+/// field output and documentation.
+pub static FIELDS: [FieldDef; FieldId::ALL.len()] = DEFS;
+
+/// The registered fields by name (`f::SEQ`).
+pub mod f {
+    pub use super::FieldId::*;
 }
 
 fields! {
@@ -118,263 +164,378 @@ fields! {
     CH_MESSAGE = "strs.chat.message", "message", Text, "Message content (256 bytes).";
 }
 
-/// A handle on a registered field: its index in [`FIELDS`]. Small enough to
-/// travel inside a finding's numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FieldId(u16);
-
 impl FieldId {
-    /// The registered definition.
+    /// The registered definition: a stable address in [`FIELDS`], which the
+    /// filter compares by identity.
     pub fn def(self) -> &'static FieldDef {
-        // Every FieldId is made from the table's own indices.
-        FIELDS.get(usize::from(self.0)).unwrap_or(&PLACEHOLDER)
+        &FIELDS[self as usize]
     }
 
     /// The index, as a number.
     pub const fn index(self) -> u16 {
-        self.0
+        self as u16
     }
 
     /// A field by its index, if there is one.
     pub fn from_index(i: u64) -> Option<FieldId> {
-        (i < FIELDS.len() as u64).then_some(FieldId(i as u16))
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| FieldId::ALL.get(i))
+            .copied()
     }
 }
 
-static PLACEHOLDER: FieldDef = FieldDef {
-    name: "strs",
-    label: "?",
-    ty: FieldType::Node,
-    doc: "",
+impl Handle for FieldId {
+    #[inline(always)]
+    fn def(self) -> &'static FieldDef {
+        FieldId::def(self)
+    }
+}
+
+/// Starstrike's items, entries and layouts (every number big-endian).
+pub type Item = core::Item<FieldId>;
+pub type Entry = core::Entry<FieldId>;
+pub type Layout = core::Layout<FieldId>;
+
+/// A field, labelled in the tree and the text as registered.
+const fn it(f: FieldId, prim: Prim) -> Item {
+    hidden(f, prim, DEFS[f as usize].label)
+}
+
+// Starstrike's primitives.
+const U8: Prim = Prim::Int(Int::U8, Show::Dec);
+const U16: Prim = Prim::Int(Int::U16, Show::Dec);
+const U32: Prim = Prim::Int(Int::U32, Show::Dec);
+const U64: Prim = Prim::Int(Int::U64, Show::Dec);
+const F32: Prim = Prim::F32;
+/// A u32 shown in hex (the magic).
+const HEX32: Prim = Prim::Int(Int::U32, Show::Hex);
+/// Bit fields, shown in binary.
+const BITS8: Prim = Prim::Int(Int::U8, Show::Bits);
+const BITS32: Prim = Prim::Int(Int::U32, Show::Bits);
+/// A `char name[N]`: `N` bytes, NUL-padded.
+const fn text(n: usize) -> Prim {
+    Prim::Padded(n)
+}
+/// A `u8` enumeration: a value it does not list still reads (a violation).
+const fn enum8(names: &'static Names) -> Prim {
+    Prim::Int(Int::U8, Show::Enum(names))
+}
+
+macro_rules! enum_names {
+    ($( $id:ident = $kind:ident; )*) => {
+        $(
+            const $id: Names = Names {
+                name: |raw, _| EnumKind::$kind.value_name(raw),
+                known: false,
+                tree_named: true,
+            };
+        )*
+    };
+}
+
+enum_names! {
+    ENTITY_TYPE = EntityType;
+    REJECT_REASON = RejectReason;
+    DISCONNECT_REASON = DisconnectReason;
+    DESTROY_REASON = DestroyReason;
+    SCORE_TYPE = ScoreType;
+    DEATH_TYPE = DeathType;
+    GAME_STATE = GameState;
+    CHAT_CHANNEL = ChatChannel;
+}
+
+const PACKET_TYPE: Names = Names {
+    name: |raw, _| match u16::try_from(raw) {
+        Ok(id) => match PacketType::from_u16(id) {
+            Some(t) => Some(t.name()),
+            None => None,
+        },
+        Err(_) => None,
+    },
+    known: false,
+    tree_named: true,
 };
 
-/// How the bytes of a field read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Prim {
-    U8,
-    U16,
-    U32,
-    U64,
-    F32,
-    /// A fixed string, NUL-padded.
-    Str,
-    /// A `u8` enumeration.
-    Enum(EnumKind),
-    /// A bit field of `len * 8` bits.
-    Bits,
-    /// A `u32` written in hexadecimal (a magic number, as lwar's appId).
-    Hex32,
+use FieldId::*;
+
+/// The header's fields, from the start of the packet.
+const HEADER_ITEMS: [Item; 4] = [
+    it(MAGIC, HEX32),
+    it(TYPE, Prim::Int(Int::U16, Show::Enum(&PACKET_TYPE))),
+    it(SEQ, U16),
+    it(ACK_BITS, BITS32),
+];
+/// [`HEADER_ITEMS`] at a fixed address (the key of its group).
+pub static HEADER: [Item; 4] = HEADER_ITEMS;
+
+/// One EntityState of a WorldSnapshot, from the start of the entity.
+pub const ENTITY: Entry = entry(
+    N_ENTITY,
+    &[
+        it(EN_ID, U32),
+        it(EN_TYPE, enum8(&ENTITY_TYPE)),
+        it(EN_POS_X, F32),
+        it(EN_POS_Y, F32),
+        it(EN_POS_Z, F32),
+        it(EN_ROT_X, F32),
+        it(EN_ROT_Y, F32),
+        it(EN_ROT_Z, F32),
+        it(EN_ROT_W, F32),
+        it(EN_VEL_X, F32),
+        it(EN_VEL_Y, F32),
+        it(EN_VEL_Z, F32),
+        it(EN_HEALTH, U8),
+        it(EN_FLAGS, BITS8),
+    ],
+);
+
+/// A payload of `items`.
+const fn row(items: &'static [Item]) -> Layout {
+    core::layout(&[], items, None, &[])
 }
 
-/// One field of a layout: where it is (from the start of the payload, or of the
-/// entity), how long, how it reads, and for a repeated field its index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slot {
-    pub field: FieldId,
-    pub offset: usize,
-    pub len: usize,
-    pub prim: Prim,
-    pub index: Option<u32>,
-}
+/// Every type's payload, in the order of [`PacketType::ALL`] (by
+/// [`PacketType::ordinal`]), with the node its fields hang from. A
+/// constant, so that each row's walk is compiled with its fields as
+/// constants ([`walk`]); [`ROWS`] is where it lives at run time.
+pub(super) const LAYOUTS: [(FieldId, Layout); PacketType::COUNT] = [
+    (
+        N_REQUEST,
+        row(&[
+            it(REQ_VERSION, U8),
+            it(REQ_NAME, text(PLAYER_NAME_LEN)),
+            it(REQ_CLIENT_ID, U64),
+        ]),
+    ),
+    (
+        N_ACCEPT,
+        row(&[
+            it(ACC_PLAYER_ID, U32),
+            it(ACC_SERVER_TICK, U32),
+            it(ACC_TICK_RATE, U32),
+        ]),
+    ),
+    (
+        N_REJECT,
+        row(&[
+            it(REJ_REASON, enum8(&REJECT_REASON)),
+            it(REJ_MESSAGE, text(REASON_MESSAGE_LEN)),
+        ]),
+    ),
+    (
+        N_DISCONNECT,
+        row(&[
+            it(DIS_REASON, enum8(&DISCONNECT_REASON)),
+            it(DIS_MESSAGE, text(REASON_MESSAGE_LEN)),
+        ]),
+    ),
+    (N_HEARTBEAT, row(&[it(HB_TIMESTAMP, U32)])),
+    (
+        N_INPUT,
+        row(&[
+            it(IN_TICK, U32),
+            it(IN_MOVE_X, F32),
+            it(IN_MOVE_Y, F32),
+            it(IN_LOOK_X, F32),
+            it(IN_LOOK_Y, F32),
+            it(IN_BUTTONS, BITS32),
+        ]),
+    ),
+    (
+        N_SNAPSHOT,
+        core::layout(
+            &[],
+            &[it(SN_TICK, U32), it(SN_COUNT, Prim::Count(Int::U8))],
+            Some(&ENTITY),
+            &[],
+        ),
+    ),
+    (
+        N_SPAWN,
+        row(&[
+            it(SP_ID, U32),
+            it(SP_TYPE, enum8(&ENTITY_TYPE)),
+            it(SP_POS_X, F32),
+            it(SP_POS_Y, F32),
+            it(SP_POS_Z, F32),
+            it(SP_ROT_X, F32),
+            it(SP_ROT_Y, F32),
+            it(SP_ROT_Z, F32),
+            it(SP_ROT_W, F32),
+            it(SP_OWNER, U8),
+        ]),
+    ),
+    (
+        N_DESTROY,
+        row(&[it(DE_ID, U32), it(DE_REASON, enum8(&DESTROY_REASON))]),
+    ),
+    (
+        N_SCORED,
+        row(&[
+            it(SC_PLAYER, U32),
+            it(SC_POINTS, U32),
+            it(SC_TYPE, enum8(&SCORE_TYPE)),
+        ]),
+    ),
+    (
+        N_DIED,
+        row(&[
+            it(DI_VICTIM, U32),
+            it(DI_KILLER, U32),
+            it(DI_TYPE, enum8(&DEATH_TYPE)),
+        ]),
+    ),
+    (
+        N_MATCH,
+        row(&[
+            it(MS_STATE, enum8(&GAME_STATE)),
+            it(MS_TIME, U32),
+            it(MS_TEAM_SCORE, U8).at(0),
+            it(MS_TEAM_SCORE, U8).at(1),
+            it(MS_TEAM_SCORE, U8).at(2),
+            it(MS_TEAM_SCORE, U8).at(3),
+        ]),
+    ),
+    (
+        N_CHAT,
+        row(&[
+            it(CH_SENDER, U32),
+            it(CH_CHANNEL, enum8(&CHAT_CHANNEL)),
+            it(CH_MESSAGE, text(CHAT_MESSAGE_LEN)),
+        ]),
+    ),
+];
 
-const fn s(field: FieldId, offset: usize, len: usize, prim: Prim) -> Slot {
-    Slot {
-        field,
-        offset,
-        len,
-        prim,
-        index: None,
+/// The rows alone, a constant (what the walk reads).
+const PAYLOADS: [Layout; PacketType::COUNT] = {
+    let mut rows = [row(&[]); PacketType::COUNT];
+    let mut i = 0;
+    while i < rows.len() {
+        rows[i] = LAYOUTS[i].1;
+        i += 1;
+    }
+    rows
+};
+
+/// [`PAYLOADS`] at a fixed address (a group's key is its row's).
+static ROWS: [Layout; PacketType::COUNT] = PAYLOADS;
+
+impl PacketType {
+    /// This type's payload layout.
+    pub fn layout(self) -> &'static Layout {
+        &ROWS[self.ordinal()]
+    }
+
+    /// The node of this type's message (`strs.heartbeat`).
+    pub const fn node(self) -> FieldId {
+        LAYOUTS[self.ordinal()].0
+    }
+
+    /// The payload length of a fixed-size type; for WorldSnapshot, its
+    /// fixed part (the entities follow): the layout's.
+    pub const fn min_payload_len(self) -> usize {
+        PAYLOADS[self.ordinal()].fixed
     }
 }
 
-const fn si(field: FieldId, offset: usize, index: u32) -> Slot {
-    Slot {
-        field,
-        offset,
-        len: 1,
-        prim: Prim::U8,
-        index: Some(index),
+/// Starstrike's payloads, for the shared walk.
+struct Payloads;
+
+impl Table for Payloads {
+    type H = FieldId;
+    const ROWS: &'static [Layout] = &PAYLOADS;
+}
+
+/// The header, for the shared walk.
+struct HeaderTable;
+
+impl Table for HeaderTable {
+    type H = FieldId;
+    const ROWS: &'static [Layout] = &[row(&HEADER_ITEMS)];
+}
+
+/// The payload length a type needs, given what is present: a fixed type
+/// its size; a counted one (WorldSnapshot) its fixed part and as many
+/// entries as its count (a u8, the last of its items) says, or its fixed
+/// part while the count is missing.
+pub fn needed_len(t: PacketType, payload: &[u8]) -> usize {
+    let l = t.layout();
+    match (l.entry, l.fixed.checked_sub(1).and_then(|i| payload.get(i))) {
+        (Some(e), Some(&count)) => l.fixed + e.len * usize::from(count),
+        _ => l.fixed,
     }
 }
 
-use Prim::*;
-
-/// The header, from the start of the packet.
-pub static HEADER: [Slot; 4] = [
-    s(f::MAGIC, 0, 4, Hex32),
-    s(f::TYPE, 4, 2, U16),
-    s(f::SEQ, 6, 2, U16),
-    s(f::ACK_BITS, 8, 4, Bits),
-];
-
-static REQUEST: [Slot; 3] = [
-    s(f::REQ_VERSION, 0, 1, U8),
-    s(f::REQ_NAME, 1, 32, Str),
-    s(f::REQ_CLIENT_ID, 33, 8, U64),
-];
-static ACCEPT: [Slot; 3] = [
-    s(f::ACC_PLAYER_ID, 0, 4, U32),
-    s(f::ACC_SERVER_TICK, 4, 4, U32),
-    s(f::ACC_TICK_RATE, 8, 4, U32),
-];
-static REJECT: [Slot; 2] = [
-    s(f::REJ_REASON, 0, 1, Enum(EnumKind::RejectReason)),
-    s(f::REJ_MESSAGE, 1, 128, Str),
-];
-static DISCONNECT: [Slot; 2] = [
-    s(f::DIS_REASON, 0, 1, Enum(EnumKind::DisconnectReason)),
-    s(f::DIS_MESSAGE, 1, 128, Str),
-];
-static HEARTBEAT: [Slot; 1] = [s(f::HB_TIMESTAMP, 0, 4, U32)];
-static INPUT: [Slot; 6] = [
-    s(f::IN_TICK, 0, 4, U32),
-    s(f::IN_MOVE_X, 4, 4, F32),
-    s(f::IN_MOVE_Y, 8, 4, F32),
-    s(f::IN_LOOK_X, 12, 4, F32),
-    s(f::IN_LOOK_Y, 16, 4, F32),
-    s(f::IN_BUTTONS, 20, 4, Bits),
-];
-static SNAPSHOT: [Slot; 2] = [s(f::SN_TICK, 0, 4, U32), s(f::SN_COUNT, 4, 1, U8)];
-/// One EntityState, from the start of the entity.
-pub static ENTITY: [Slot; 14] = [
-    s(f::EN_ID, 0, 4, U32),
-    s(f::EN_TYPE, 4, 1, Enum(EnumKind::EntityType)),
-    s(f::EN_POS_X, 5, 4, F32),
-    s(f::EN_POS_Y, 9, 4, F32),
-    s(f::EN_POS_Z, 13, 4, F32),
-    s(f::EN_ROT_X, 17, 4, F32),
-    s(f::EN_ROT_Y, 21, 4, F32),
-    s(f::EN_ROT_Z, 25, 4, F32),
-    s(f::EN_ROT_W, 29, 4, F32),
-    s(f::EN_VEL_X, 33, 4, F32),
-    s(f::EN_VEL_Y, 37, 4, F32),
-    s(f::EN_VEL_Z, 41, 4, F32),
-    s(f::EN_HEALTH, 45, 1, U8),
-    s(f::EN_FLAGS, 46, 1, Bits),
-];
-static SPAWN: [Slot; 10] = [
-    s(f::SP_ID, 0, 4, U32),
-    s(f::SP_TYPE, 4, 1, Enum(EnumKind::EntityType)),
-    s(f::SP_POS_X, 5, 4, F32),
-    s(f::SP_POS_Y, 9, 4, F32),
-    s(f::SP_POS_Z, 13, 4, F32),
-    s(f::SP_ROT_X, 17, 4, F32),
-    s(f::SP_ROT_Y, 21, 4, F32),
-    s(f::SP_ROT_Z, 25, 4, F32),
-    s(f::SP_ROT_W, 29, 4, F32),
-    s(f::SP_OWNER, 33, 1, U8),
-];
-static DESTROY: [Slot; 2] = [
-    s(f::DE_ID, 0, 4, U32),
-    s(f::DE_REASON, 4, 1, Enum(EnumKind::DestroyReason)),
-];
-static SCORED: [Slot; 3] = [
-    s(f::SC_PLAYER, 0, 4, U32),
-    s(f::SC_POINTS, 4, 4, U32),
-    s(f::SC_TYPE, 8, 1, Enum(EnumKind::ScoreType)),
-];
-static DIED: [Slot; 3] = [
-    s(f::DI_VICTIM, 0, 4, U32),
-    s(f::DI_KILLER, 4, 4, U32),
-    s(f::DI_TYPE, 8, 1, Enum(EnumKind::DeathType)),
-];
-static MATCH: [Slot; 6] = [
-    s(f::MS_STATE, 0, 1, Enum(EnumKind::GameState)),
-    s(f::MS_TIME, 1, 4, U32),
-    si(f::MS_TEAM_SCORE, 5, 0),
-    si(f::MS_TEAM_SCORE, 6, 1),
-    si(f::MS_TEAM_SCORE, 7, 2),
-    si(f::MS_TEAM_SCORE, 8, 3),
-];
-static CHAT: [Slot; 3] = [
-    s(f::CH_SENDER, 0, 4, U32),
-    s(f::CH_CHANNEL, 4, 1, Enum(EnumKind::ChatChannel)),
-    s(f::CH_MESSAGE, 5, 256, Str),
-];
-
-/// The fields of a type's payload, in wire order (for WorldSnapshot, its fixed
-/// part: the entities follow, each laid out as [`ENTITY`]).
-pub fn payload_layout(t: PacketType) -> &'static [Slot] {
-    match t {
-        PacketType::ConnectionRequest => &REQUEST,
-        PacketType::ConnectionAccept => &ACCEPT,
-        PacketType::ConnectionReject => &REJECT,
-        PacketType::Disconnect => &DISCONNECT,
-        PacketType::Heartbeat => &HEARTBEAT,
-        PacketType::PlayerInput => &INPUT,
-        PacketType::WorldSnapshot => &SNAPSHOT,
-        PacketType::EntitySpawn => &SPAWN,
-        PacketType::EntityDestroy => &DESTROY,
-        PacketType::PlayerScored => &SCORED,
-        PacketType::PlayerDied => &DIED,
-        PacketType::MatchState => &MATCH,
-        PacketType::ChatMessage => &CHAT,
+/// Walks a payload of type `t` (`payload`, after the header): its fields,
+/// a snapshot's entities. A whole payload's walk is straight code of its
+/// own per type (`core::walk_row`), inlined into each view's one caller;
+/// one cut short walks every field whose bytes are all present
+/// (`core::walk_cut`).
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(super) fn walk<V: Visit<FieldId>>(t: PacketType, payload: &[u8], v: &mut V) {
+    if payload.len() >= needed_len(t, payload) {
+        core::walk_table::<Payloads, V>(t.ordinal(), payload, HEADER_LEN, ByteOrder::Big, v);
+    } else {
+        core::walk_cut(t.layout(), payload, HEADER_LEN, ByteOrder::Big, v);
     }
 }
 
-/// The node field of a type's message.
-pub const fn node(t: PacketType) -> FieldId {
-    match t {
-        PacketType::ConnectionRequest => f::N_REQUEST,
-        PacketType::ConnectionAccept => f::N_ACCEPT,
-        PacketType::ConnectionReject => f::N_REJECT,
-        PacketType::Disconnect => f::N_DISCONNECT,
-        PacketType::Heartbeat => f::N_HEARTBEAT,
-        PacketType::PlayerInput => f::N_INPUT,
-        PacketType::WorldSnapshot => f::N_SNAPSHOT,
-        PacketType::EntitySpawn => f::N_SPAWN,
-        PacketType::EntityDestroy => f::N_DESTROY,
-        PacketType::PlayerScored => f::N_SCORED,
-        PacketType::PlayerDied => f::N_DIED,
-        PacketType::MatchState => f::N_MATCH,
-        PacketType::ChatMessage => f::N_CHAT,
-    }
+/// Walks the header's fields (`bytes`, the packet, at least a header long).
+pub(super) fn walk_header<V: Visit<FieldId>>(bytes: &[u8], v: &mut V) {
+    core::walk_row::<HeaderTable, 0, V>(bytes, 0, ByteOrder::Big, v);
 }
 
-/// The field of a payload that holds the byte at `offset` (from the start of the
-/// payload), for a payload of type `t` with `entities` entities; `None` past
-/// its end. A truncation names the field its first missing byte belongs to.
+/// The item of `items` (laid out from `at`) that holds the byte at `offset`.
+fn item_at(items: &'static [Item], mut at: usize, offset: usize) -> Option<(usize, &'static Item)> {
+    for item in items {
+        let len = item.prim.size();
+        if at <= offset && offset < at + len {
+            return Some((at, item));
+        }
+        at += len;
+    }
+    None
+}
+
+/// The item of a payload of type `t` that holds the byte at `offset` (from
+/// the start of the payload), with where it starts; `None` past the fixed
+/// part of a type without entries. A truncation names the field its first
+/// missing byte belongs to.
+pub fn item_at_offset(t: PacketType, offset: usize) -> Option<(usize, &'static Item)> {
+    let l = t.layout();
+    if let Some(hit) = item_at(l.items, 0, offset) {
+        return Some(hit);
+    }
+    let e = l.entry?;
+    let rel = offset.checked_sub(l.fixed)?;
+    item_at(e.items, l.fixed + rel - rel % e.len, offset)
+}
+
+/// [`item_at_offset`]'s field.
 pub fn field_at(t: PacketType, offset: usize) -> Option<(usize, FieldId)> {
-    let fixed = payload_layout(t);
-    if let Some(slot) = fixed
-        .iter()
-        .find(|s| s.offset <= offset && offset < s.offset + s.len)
-    {
-        return Some((slot.offset, slot.field));
-    }
-    if t != PacketType::WorldSnapshot || offset < SNAPSHOT_FIXED_LEN {
-        return None;
-    }
-    let rel = offset - SNAPSHOT_FIXED_LEN;
-    let base = rel - rel % super::types::ENTITY_STATE_LEN;
-    let within = rel % super::types::ENTITY_STATE_LEN;
-    ENTITY
-        .iter()
-        .find(|s| s.offset <= within && within < s.offset + s.len)
-        .map(|s| (SNAPSHOT_FIXED_LEN + base + s.offset, s.field))
+    item_at_offset(t, offset).map(|(at, item)| (at, item.def))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::types::ENTITY_STATE_LEN;
+    use super::super::types::{ENTITY_STATE_LEN, SNAPSHOT_FIXED_LEN};
     use super::*;
-
-    fn contiguous(slots: &[Slot], len: usize) {
-        let mut at = 0;
-        for slot in slots {
-            assert_eq!(slot.offset, at, "{}", slot.field.def().name);
-            at += slot.len;
-        }
-        assert_eq!(at, len);
-    }
+    use crate::proto::layout::size;
 
     #[test]
-    fn layouts_are_contiguous_and_as_long_as_the_notes_say() {
-        for t in PacketType::ALL {
-            contiguous(payload_layout(t), t.min_payload_len());
+    fn layouts_are_as_long_as_the_notes_say() {
+        let sizes = [41, 12, 129, 129, 4, 24, 5, 34, 5, 9, 9, 9, 261];
+        for (t, n) in PacketType::ALL.iter().zip(sizes) {
+            assert_eq!(size(t.layout().items), n, "{t}");
         }
-        contiguous(&ENTITY, ENTITY_STATE_LEN);
-        contiguous(&HEADER, super::super::types::HEADER_LEN);
+        assert_eq!(ENTITY.len, 47);
+        assert_eq!(size(&HEADER), HEADER_LEN);
+        // A row a type, as ALL lists them, under the node of its name.
+        for t in PacketType::ALL {
+            assert_eq!(t.node().def().label, t.name());
+            assert_eq!(t.layout().entry.is_some(), t == PacketType::WorldSnapshot);
+        }
     }
 
     #[test]
@@ -406,5 +567,13 @@ mod tests {
             field_at(PacketType::WorldSnapshot, health),
             Some((health, f::EN_HEALTH))
         );
+    }
+
+    #[test]
+    fn a_snapshot_needs_its_count_of_entities() {
+        let t = PacketType::WorldSnapshot;
+        assert_eq!(needed_len(t, &[0, 0, 0, 1]), 5);
+        assert_eq!(needed_len(t, &[0, 0, 0, 1, 2]), 5 + 94);
+        assert_eq!(needed_len(PacketType::Heartbeat, &[]), 4);
     }
 }

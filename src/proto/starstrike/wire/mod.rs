@@ -23,8 +23,10 @@
 //! - nothing, for a valid packet.
 //!
 //! The registered fields ([`FIELDS`]) and the byte layout of each type
-//! ([`layout`]) come from one table, which drives the field walk
-//! ([`walk_fields`]), the violation checks and truncation offsets.
+//! ([`layout`]) come from one table, on the layout core shared by every
+//! native protocol: it drives the field walk ([`walk_fields`]), the `-V`
+//! tree ([`walk_tree`]), the one-line text, the violation checks, the
+//! payload lengths and the truncation offsets.
 
 mod error;
 pub mod layout;
@@ -40,6 +42,6 @@ pub use message::{
     EntitySpawn, EntityState, FixedStr, Heartbeat, MatchState, Message, MessageRepr, PlayerDied,
     PlayerInput, PlayerScored, Quaternion, Reason, Vector3, WorldSnapshot, padding_error, text_of,
 };
-pub use packet::{Header, Packet, check_header, is_starstrike, walk_fields};
+pub use packet::{Header, Packet, check_header, is_starstrike, walk_fields, walk_tree};
 pub use repr::{EmitError, PacketRepr, emit_packet};
 pub use types::*;

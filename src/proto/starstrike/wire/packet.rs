@@ -2,12 +2,12 @@
 //! then every accessor reads in place and cannot panic.
 
 use super::error::{DecodeError, Violation};
-use super::layout::{self, ENTITY, FieldId, HEADER, Prim, Slot, f};
-use super::message::{Entities, Message, padding_error, read_message, text_of};
-use super::types::{
-    ENTITY_STATE_LEN, EnumKind, HEADER_LEN, MAGIC, MTU, PacketType, SNAPSHOT_FIXED_LEN,
-};
-use crate::proto::field::{Field, FieldSink, Value};
+use super::layout::{self, Entry, FieldId, HEADER, Item, f};
+use super::message::{Entities, Message, padding_error, read_message};
+use super::types::{HEADER_LEN, MAGIC, MTU, PacketType};
+use crate::proto::dissect::TreeBufs;
+use crate::proto::field::{Field, FieldSink, Value, group_key};
+use crate::proto::layout::{EmitField, ToSink, TreeOut, Val, Visit, items_defs, layout_defs};
 
 /// True when a UDP payload starts with the magic "STRS": how Starstrike is
 /// recognised on any port. A payload this accepts may still not decode.
@@ -29,14 +29,6 @@ pub(crate) fn be_u32(b: &[u8], at: usize) -> u32 {
         out.copy_from_slice(s);
     }
     u32::from_be_bytes(out)
-}
-
-fn be_u64(b: &[u8], at: usize) -> u64 {
-    let mut out = [0u8; 8];
-    if let Some(s) = b.get(at..at.saturating_add(8)) {
-        out.copy_from_slice(s);
-    }
-    u64::from_be_bytes(out)
 }
 
 /// The header's numbers.
@@ -65,21 +57,9 @@ pub fn check_header(bytes: &[u8]) -> Result<Header, DecodeError> {
     })
 }
 
-/// The payload length a type needs, given what is present: fixed types their
-/// size; WorldSnapshot `5 + 47 * entityCount`, or 5 while its count is missing.
-fn needed_len(t: PacketType, payload: &[u8]) -> usize {
-    match t {
-        PacketType::WorldSnapshot => match payload.get(4) {
-            Some(&count) => SNAPSHOT_FIXED_LEN + ENTITY_STATE_LEN * usize::from(count),
-            None => SNAPSHOT_FIXED_LEN,
-        },
-        t => t.min_payload_len(),
-    }
-}
-
 /// Checks the payload's length against its type.
 fn check_payload(t: PacketType, payload: &[u8]) -> Result<(), DecodeError> {
-    let needed = needed_len(t, payload);
+    let needed = layout::needed_len(t, payload);
     let available = payload.len();
     if available < needed {
         // The field of the first missing byte; every byte below `needed` has one.
@@ -198,17 +178,19 @@ impl<'a> Packet<'a> {
     /// outside their values, NaN and infinite floats, moveX/moveY outside
     /// [-1, 1], non-NUL bytes after a fixed string's first NUL. (Oversize is
     /// [`Packet::oversize`].) Allocates nothing.
-    pub fn for_each_violation(&self, mut f: impl FnMut(Violation)) {
-        let t = self.header.packet_type;
-        let payload = self.payload();
-        check_slots(t, payload, HEADER_LEN, layout::payload_layout(t), &mut f);
-        if t == PacketType::WorldSnapshot {
-            let entities = payload.get(SNAPSHOT_FIXED_LEN..).unwrap_or_default();
-            for (i, e) in entities.chunks_exact(ENTITY_STATE_LEN).enumerate() {
-                let base = HEADER_LEN + SNAPSHOT_FIXED_LEN + i * ENTITY_STATE_LEN;
-                check_slots(t, e, base, &ENTITY, &mut f);
-            }
-        }
+    pub fn for_each_violation(&self, f: impl FnMut(Violation)) {
+        self.walk(&mut Check {
+            packet: self.bytes,
+            t: self.header.packet_type,
+            f,
+        });
+    }
+
+    /// Walks the payload's fields with `v`, a visitor of the layout (the
+    /// one-line text's, the violation checks').
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn walk<V: Visit<FieldId>>(&self, v: &mut V) {
+        layout::walk(self.header.packet_type, self.payload(), v);
     }
 
     /// The violations, collected (for tests and tools; allocates).
@@ -219,54 +201,48 @@ impl<'a> Packet<'a> {
     }
 }
 
-fn check_slots(
+/// The violations of the fields a walk reads: a visitor of the layout.
+struct Check<'b, F> {
+    packet: &'b [u8],
     t: PacketType,
-    bytes: &[u8],
-    base: usize,
-    slots: &[Slot],
-    f: &mut impl FnMut(Violation),
-) {
-    for slot in slots {
-        let Some(raw) = bytes.get(slot.offset..slot.offset + slot.len) else {
-            continue;
-        };
-        let offset = base + slot.offset;
-        match slot.prim {
-            Prim::Enum(kind) => {
-                let value = raw.first().copied().unwrap_or(0);
-                if !kind.is_valid(u64::from(value)) {
-                    f(Violation::InvalidEnum {
-                        offset,
-                        packet_type: t,
-                        field: slot.field,
-                        value,
-                    });
-                }
+    f: F,
+}
+
+impl<F: FnMut(Violation)> Visit<FieldId> for Check<'_, F> {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn item(&mut self, item: &'static Item, offset: usize, len: usize, v: Val<'_>) {
+        let field = item.def;
+        match v {
+            Val::Enum(value, None, _) => (self.f)(Violation::InvalidEnum {
+                offset,
+                packet_type: self.t,
+                field,
+                value: value as u8,
+            }),
+            Val::F32(value) if !value.is_finite() => (self.f)(Violation::NonFinite {
+                offset,
+                packet_type: self.t,
+                field,
+                // As sent (a NaN's payload included).
+                bits: be_u32(self.packet, offset),
+            }),
+            Val::F32(value)
+                if (field == f::IN_MOVE_X || field == f::IN_MOVE_Y)
+                    && !(-1.0..=1.0).contains(&value) =>
+            {
+                (self.f)(Violation::InputRange {
+                    offset,
+                    field,
+                    value,
+                })
             }
-            Prim::F32 => {
-                let bits = be_u32(raw, 0);
-                let value = f32::from_bits(bits);
-                if !value.is_finite() {
-                    f(Violation::NonFinite {
-                        offset,
-                        packet_type: t,
-                        field: slot.field,
-                        bits,
-                    });
-                } else if is_move(slot.field) && !(-1.0..=1.0).contains(&value) {
-                    f(Violation::InputRange {
-                        offset,
-                        field: slot.field,
-                        value,
-                    });
-                }
-            }
-            Prim::Str => {
+            Val::Text(..) => {
+                let raw = self.packet.get(offset..offset + len).unwrap_or_default();
                 if let Some(at) = padding_error(raw) {
-                    f(Violation::StringPadding {
+                    (self.f)(Violation::StringPadding {
                         offset,
-                        packet_type: t,
-                        field: slot.field,
+                        packet_type: self.t,
+                        field,
                         at: offset + at,
                     });
                 }
@@ -274,63 +250,8 @@ fn check_slots(
             _ => {}
         }
     }
-}
-
-fn is_move(field: FieldId) -> bool {
-    field == f::IN_MOVE_X || field == f::IN_MOVE_Y
-}
-
-/// The value of a slot's bytes.
-fn value<'b>(slot: &Slot, raw: &'b [u8]) -> Value<'b> {
-    match slot.prim {
-        Prim::U8 => Value::Unsigned(u64::from(raw.first().copied().unwrap_or(0))),
-        Prim::U16 if slot.field == f::TYPE => {
-            let raw = be_u16(raw, 0);
-            Value::Enum {
-                raw: u64::from(raw),
-                name: PacketType::from_u16(raw).map(PacketType::name),
-            }
-        }
-        Prim::U16 => Value::Unsigned(u64::from(be_u16(raw, 0))),
-        Prim::U32 => Value::Unsigned(u64::from(be_u32(raw, 0))),
-        Prim::U64 => Value::Unsigned(be_u64(raw, 0)),
-        Prim::F32 => Value::Float(f64::from(f32::from_bits(be_u32(raw, 0)))),
-        Prim::Str => Value::Text(text_of(raw)),
-        Prim::Enum(kind) => enum_value(kind, raw.first().copied().unwrap_or(0)),
-        Prim::Bits => {
-            let mut v = 0u64;
-            for b in raw {
-                v = v << 8 | u64::from(*b);
-            }
-            Value::Bits {
-                raw: v,
-                width: (raw.len() * 8) as u8,
-            }
-        }
-        Prim::Hex32 => Value::Hex(u64::from(be_u32(raw, 0))),
-    }
-}
-
-fn enum_value(kind: EnumKind, raw: u8) -> Value<'static> {
-    Value::Enum {
-        raw: u64::from(raw),
-        name: kind.value_name(u64::from(raw)),
-    }
-}
-
-fn walk_slots(bytes: &[u8], base: usize, slots: &[Slot], sink: &mut dyn FieldSink) {
-    for slot in slots {
-        let Some(raw) = bytes.get(slot.offset..slot.offset + slot.len) else {
-            return;
-        };
-        sink.field(Field {
-            def: slot.field.def(),
-            index: slot.index,
-            offset: base + slot.offset,
-            len: slot.len,
-            value: value(slot, raw),
-        });
-    }
+    fn enter(&mut self, _e: &'static Entry, _index: u32, _at: usize) {}
+    fn leave(&mut self) {}
 }
 
 /// Walks the typed fields of any bytes, in wire order, as far as they decode:
@@ -342,81 +263,67 @@ pub fn walk_fields(bytes: &[u8], sink: &mut dyn FieldSink) -> Result<(), DecodeE
     if bytes.len() < HEADER_LEN {
         return Err(DecodeError::ShortHeader { len: bytes.len() });
     }
-    if wants(sink, f::HEADER, &HEADER, None) {
-        walk_header(bytes, sink);
+    if sink.wants_any(group_key(&HEADER), &|each| {
+        each(f::HEADER.def());
+        items_defs(&HEADER, each);
+    }) {
+        sink.enter(node(f::HEADER, 0, HEADER_LEN));
+        layout::walk_header(bytes, &mut ToSink(sink));
+        sink.leave();
     }
-    let h = check_header(bytes)?;
-    let t = h.packet_type;
+    let t = check_header(bytes)?.packet_type;
     let payload = bytes.get(HEADER_LEN..).unwrap_or_default();
-    let entities = (t == PacketType::WorldSnapshot).then_some(&ENTITY);
-    if wants(sink, layout::node(t), layout::payload_layout(t), entities) {
-        walk_payload(t, payload, sink);
+    let l = t.layout();
+    if sink.wants_any(group_key(l), &|each| {
+        each(t.node().def());
+        layout_defs(l, each);
+    }) {
+        sink.enter(node(t.node(), HEADER_LEN, payload.len()));
+        layout::walk(t, payload, &mut ToSink(sink));
+        sink.leave();
     }
     check_payload(t, payload)
 }
 
-/// Whether `sink` takes a field of a group walked from `slots`, under the
-/// node `node` (a snapshot's `entities` too): [`FieldSink::wants_any`].
-fn wants(
-    sink: &mut dyn FieldSink,
-    node: FieldId,
-    slots: &'static [Slot],
-    entities: Option<&'static [Slot; 14]>,
-) -> bool {
-    sink.wants_any(crate::proto::field::group_key(slots), &|each| {
-        each(node.def());
-        for s in slots.iter().chain(entities.into_iter().flatten()) {
-            each(s.field.def());
-        }
-        if entities.is_some() {
-            each(f::N_ENTITY.def());
-        }
-    })
-}
-
-fn walk_header(bytes: &[u8], sink: &mut dyn FieldSink) {
-    let header = bytes.get(..HEADER_LEN).unwrap_or_default();
-    sink.enter(Field {
-        def: f::HEADER.def(),
+fn node(id: FieldId, offset: usize, len: usize) -> Field<'static> {
+    Field {
+        def: id.def(),
         index: None,
-        offset: 0,
-        len: HEADER_LEN,
+        offset,
+        len,
         value: Value::None,
-    });
-    walk_slots(header, 0, &HEADER, sink);
-    sink.leave();
-}
-
-fn walk_payload(t: PacketType, payload: &[u8], sink: &mut dyn FieldSink) {
-    sink.enter(Field {
-        def: layout::node(t).def(),
-        index: None,
-        offset: HEADER_LEN,
-        len: payload.len(),
-        value: Value::None,
-    });
-    walk_slots(payload, HEADER_LEN, layout::payload_layout(t), sink);
-    if t == PacketType::WorldSnapshot && wants(sink, f::N_ENTITY, &ENTITY, None) {
-        let entities = payload.get(SNAPSHOT_FIXED_LEN..).unwrap_or_default();
-        let count = usize::from(payload.get(4).copied().unwrap_or(0));
-        for (i, e) in entities.chunks(ENTITY_STATE_LEN).take(count).enumerate() {
-            let base = HEADER_LEN + SNAPSHOT_FIXED_LEN + i * ENTITY_STATE_LEN;
-            sink.enter(Field {
-                def: f::N_ENTITY.def(),
-                index: Some(i as u32),
-                offset: base,
-                len: e.len(),
-                value: Value::None,
-            });
-            walk_slots(e, base, &ENTITY, sink);
-            sink.leave();
-        }
     }
-    sink.leave();
+}
+
+/// The fields of any bytes as the `-V` tree's lines, as far as they decode
+/// ([`walk_fields`]'s, the nodes with empty values), their texts in `bufs`:
+/// allocates nothing once `bufs` has grown. Returns why the packet does
+/// not decode, if it does not.
+pub fn walk_tree(
+    bytes: &[u8],
+    bufs: &mut TreeBufs,
+    emit: &mut EmitField<'_>,
+) -> Result<(), DecodeError> {
+    if bytes.len() < HEADER_LEN {
+        return Err(DecodeError::ShortHeader { len: bytes.len() });
+    }
+    emit(f::HEADER.def().label, "", 0..HEADER_LEN, 0);
+    let tree = &mut TreeOut {
+        emit,
+        bufs,
+        depth: 1,
+    };
+    layout::walk_header(bytes, tree);
+    let t = check_header(bytes)?.packet_type;
+    let payload = bytes.get(HEADER_LEN..).unwrap_or_default();
+    (tree.emit)(t.node().def().label, "", HEADER_LEN..bytes.len(), 0);
+    layout::walk(t, payload, tree);
+    check_payload(t, payload)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::types::ENTITY_STATE_LEN;
     use super::*;
 
     fn heartbeat(seq: u16) -> Vec<u8> {

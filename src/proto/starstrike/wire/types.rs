@@ -13,10 +13,11 @@ pub const HEADER_LEN: usize = 12;
 pub const MTU: usize = 1200;
 /// The largest payload within the MTU.
 pub const MAX_PAYLOAD: usize = MTU - HEADER_LEN;
-/// One `EntityState` of a WorldSnapshot.
-pub const ENTITY_STATE_LEN: usize = 47;
-/// The WorldSnapshot's fixed part: `u32 tick`, `u8 entityCount`.
-pub const SNAPSHOT_FIXED_LEN: usize = 5;
+/// One `EntityState` of a WorldSnapshot (47 bytes: its layout's).
+pub const ENTITY_STATE_LEN: usize = super::layout::ENTITY.len;
+/// The WorldSnapshot's fixed part: `u32 tick`, `u8 entityCount` (its
+/// layout's).
+pub const SNAPSHOT_FIXED_LEN: usize = PacketType::WorldSnapshot.min_payload_len();
 /// Entities that fit in one snapshot within the MTU: (1188 - 5) / 47.
 pub const MAX_ENTITIES_IN_MTU: usize = (MAX_PAYLOAD - SNAPSHOT_FIXED_LEN) / ENTITY_STATE_LEN;
 /// The default server port (Starstrike is recognised by its magic on any port).
@@ -47,7 +48,7 @@ pub enum Sender {
 }
 
 macro_rules! packet_types {
-    ($( $(#[$doc:meta])* $name:ident = $id:literal, $payload:expr, $reliable:literal, $sender:ident; )*) => {
+    ($( $(#[$doc:meta])* $name:ident = $id:literal, $reliable:literal, $sender:ident; )*) => {
         /// A `packetType`: one message per packet, its payload after the header.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u16)]
@@ -55,7 +56,21 @@ macro_rules! packet_types {
             $( $(#[$doc])* $name = $id, )*
         }
 
+        /// The types' ordinals (their order in the specification).
+        #[repr(usize)]
+        enum Ordinal {
+            $( $name, )*
+        }
+
         impl PacketType {
+            /// The index in [`PacketType::ALL`]: the counter slot of the type
+            /// and its row of the layout.
+            pub const fn ordinal(self) -> usize {
+                match self {
+                    $( PacketType::$name => Ordinal::$name as usize, )*
+                }
+            }
+
             /// Every type, in the order of the specification (the ordinal).
             pub const ALL: [PacketType; 13] = [ $( PacketType::$name, )* ];
             pub const COUNT: usize = Self::ALL.len();
@@ -72,14 +87,6 @@ macro_rules! packet_types {
             pub const fn name(self) -> &'static str {
                 match self {
                     $( PacketType::$name => stringify!($name), )*
-                }
-            }
-
-            /// The payload length of a fixed-size type; for WorldSnapshot, its
-            /// fixed part (the entities follow).
-            pub const fn min_payload_len(self) -> usize {
-                match self {
-                    $( PacketType::$name => $payload, )*
                 }
             }
 
@@ -102,49 +109,37 @@ macro_rules! packet_types {
 
 packet_types! {
     /// 0x0001, client to server: version, player name, client id.
-    ConnectionRequest = 0x0001, 41, true, Client;
+    ConnectionRequest = 0x0001, true, Client;
     /// 0x0002, server to client: assigned player id, server tick, tick rate.
-    ConnectionAccept = 0x0002, 12, true, Server;
+    ConnectionAccept = 0x0002, true, Server;
     /// 0x0003, server to client: reason and message.
-    ConnectionReject = 0x0003, 129, true, Server;
+    ConnectionReject = 0x0003, true, Server;
     /// 0x0004, either way: reason and message; ends the session.
-    Disconnect = 0x0004, 129, true, Both;
+    Disconnect = 0x0004, true, Both;
     /// 0x0005, either way: the sender's clock in ms.
-    Heartbeat = 0x0005, 4, true, Both;
+    Heartbeat = 0x0005, true, Both;
     /// 0x0100, client to server, every frame: tick, move, look, buttons.
-    PlayerInput = 0x0100, 24, false, Client;
+    PlayerInput = 0x0100, false, Client;
     /// 0x0101, server to client at the tick rate: tick and entity states.
-    WorldSnapshot = 0x0101, SNAPSHOT_FIXED_LEN, false, Server;
+    WorldSnapshot = 0x0101, false, Server;
     /// 0x0102, server to client.
-    EntitySpawn = 0x0102, 34, true, Server;
+    EntitySpawn = 0x0102, true, Server;
     /// 0x0103, server to client.
-    EntityDestroy = 0x0103, 5, true, Server;
+    EntityDestroy = 0x0103, true, Server;
     /// 0x0200, server to clients.
-    PlayerScored = 0x0200, 9, true, Server;
+    PlayerScored = 0x0200, true, Server;
     /// 0x0201, server to clients.
-    PlayerDied = 0x0201, 9, true, Server;
+    PlayerDied = 0x0201, true, Server;
     /// 0x0202, server to clients.
-    MatchState = 0x0202, 9, true, Server;
+    MatchState = 0x0202, true, Server;
     /// 0x0300, either way.
-    ChatMessage = 0x0300, 261, true, Both;
+    ChatMessage = 0x0300, true, Both;
 }
 
 impl PacketType {
     /// The `packetType` value.
     pub const fn id(self) -> u16 {
         self as u16
-    }
-
-    /// The index in [`PacketType::ALL`]: the counter slot of the type.
-    pub const fn ordinal(self) -> usize {
-        let mut i = 0;
-        while i < Self::ALL.len() {
-            if Self::ALL[i] as u16 == self as u16 {
-                return i;
-            }
-            i += 1;
-        }
-        0
     }
 
     /// The exact payload length of a fixed-size type (`None` for WorldSnapshot).
