@@ -3,7 +3,7 @@
 //! order with their primitive (size, sign, how each shows). The machinery is
 //! shared by every native protocol (`crate::proto::layout`: primitives,
 //! items, entries, the walk and the visitors); this file holds Starstrike's
-//! table only. One walk over a payload's bytes ([`walk`]) reads it, and
+//! table only. One walk over a payload's bytes (`walk`) reads it, and
 //! every view is a visitor of it: the typed field walk of `-Y`, `-T fields`
 //! and JSON ([`super::walk_fields`]), the `-V` tree ([`super::walk_tree`]),
 //! the one-line text (`dissect.rs`) and the violation checks
@@ -266,7 +266,7 @@ const HEADER_ITEMS: [Item; 4] = [
     it(SEQ, U16),
     it(ACK_BITS, BITS32),
 ];
-/// [`HEADER_ITEMS`] at a fixed address (the key of its group).
+/// The header's fields at a fixed address (the key of its group).
 pub static HEADER: [Item; 4] = HEADER_ITEMS;
 
 /// One EntityState of a WorldSnapshot, from the start of the entity.
