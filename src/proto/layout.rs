@@ -231,7 +231,8 @@ pub enum Prim {
     /// [`Quote::Value`]'s form (Starstrike's `char name[32]`).
     Padded(usize),
     /// No bytes: the byte order the walk reads in, as an enum (0 big, 1
-    /// little).
+    /// little), placed at the start of the slice walked (it is the whole
+    /// slice's, wherever the row lists it).
     Order,
     /// No bytes: true (a message whose type is its meaning).
     Flag,
@@ -556,7 +557,11 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
         ),
         Prim::Flag => (0, Val::Bool(true)),
     };
-    v.item(item, base + r, len, val);
+    let at = match item.prim {
+        Prim::Order => base,
+        _ => base + r,
+    };
+    v.item(item, at, len, val);
     c.at += len;
     true
 }

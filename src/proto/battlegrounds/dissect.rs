@@ -27,7 +27,6 @@
 use super::findings;
 use super::wire::{
     self, ByteOrder, DecodeError, Dialect, HEADER_LEN, MSG_BLOCK_OFFSET, Packet, Payload, PingForm,
-    Shape,
 };
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
@@ -112,71 +111,15 @@ impl WriteText for Token<'_, '_> {
     }
 }
 
-/// One line with every scalar field: `AUTH_OK ts=1000 pos=(1.5, -2) ...`.
+/// One line with every scalar field: `AUTH_OK ts=1000 pos=(1.5, -2) ...`:
+/// the token, then the pieces the layout gives the fields
+/// ([`wire::write_fields_text`]).
 pub struct Text<'p, 'a>(pub &'p Packet<'a>);
-
-/// ` ts=… pos=… fwd=… bits=…` of a movement.
-fn movement(f: &mut impl Out, m: &wire::Movement) -> fmt::Result {
-    f.labelled(" ts=", m.timestamp)?;
-    f.s(" pos=")?;
-    m.position.write_text(f)?;
-    f.s(" fwd=")?;
-    m.forward.write_text(f)?;
-    f.s(" bits=")?;
-    f.bits(u64::from(m.movement_bits), 8)
-}
 
 impl WriteText for Text<'_, '_> {
     fn write_text(&self, f: &mut impl Out) -> fmt::Result {
-        let p = self.0;
-        Token(p).write_text(f)?;
-        f.labelled(" session=", p.session_id())?;
-        f.labelled(" ch=", p.channel())?;
-        match p.payload() {
-            Payload::Auth | Payload::Ping { .. } | Payload::Close => Ok(()),
-            Payload::Pong { timestamp, .. } => f.labelled(" ts=", timestamp),
-            Payload::AuthOk(a) if !a.full => f.labelled(" ts=", a.movement.timestamp),
-            Payload::AuthOk(a) => {
-                movement(f, &a.movement)?;
-                f.s(" name=")?;
-                Value::Text(a.name).write_text(f)
-            }
-            Payload::MoveOp(m) => {
-                movement(f, &m.movement)?;
-                f.labelled(" op_sig=", m.op_sig)
-            }
-            Payload::MoveEvent(m) => {
-                movement(f, &m.movement)?;
-                f.labelled(" op_sig=", m.op_sig)?;
-                f.labelled(" event_sig=", m.event_sig)
-            }
-            Payload::Prop(prop) => {
-                f.labelled(" id=", prop.prop_id)?;
-                f.s(" pos=")?;
-                prop.position.write_text(f)?;
-                match prop.shape {
-                    Shape::Circle { center, radius } => {
-                        f.s(" circle center=")?;
-                        center.write_text(f)?;
-                        f.s(" radius=")?;
-                        f.float(radius)?;
-                    }
-                    Shape::Polygon(v) => f.labelled(" polygon vertices=", v.len())?,
-                }
-                f.labelled(" render_data=", prop.render_data.len())?;
-                f.s("B")
-            }
-            Payload::Msg(m) => {
-                f.labelled(" msg_id=", m.msg_id)?;
-                f.labelled(" msg_len=", m.msg_len)?;
-                f.labelled(" block=", m.block_id)?;
-                f.labelled(" bytes=", m.block.len())
-            }
-            Payload::MsgAck(a) => {
-                f.labelled(" msg_id=", a.msg_id)?;
-                f.labelled(" block=", a.block_id)
-            }
-        }
+        Token(self.0).write_text(f)?;
+        wire::write_fields_text(self.0, f)
     }
 }
 
@@ -457,10 +400,8 @@ fn tree_ref(d: Dialect, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
             sink.message(msg_id, span, |v| {
                 let _ = block_place(v, block_id, msg_len, block, d.order);
             });
-            if block_id == 0
-                && let Ok(h) = wire::Header::parse_in(block, d.order)
-            {
-                wire::walk_header(&h, d.order, &mut sink);
+            if block_id == 0 {
+                wire::walk_header(block, d.order, &mut sink);
             }
         }
     });

@@ -37,13 +37,15 @@
 
 mod error;
 mod fields;
+mod layout;
 mod order;
 mod packet;
 mod repr;
 mod types;
 
 pub use error::{DecodeError, EmitError, ErrorKind, Part, Violation, ViolationKind};
-pub use fields::{FIELDS, channel_name, defs, walk, walk_header, walk_in, walk_payload};
+pub use fields::{walk, walk_header, walk_in, walk_payload, write_fields_text};
+pub use layout::{FIELDS, channel_name};
 pub use order::{Evidence, evidence, guess};
 pub use packet::{
     AuthOk, Header, MoveEvent, MoveOp, Movement, Msg, MsgAck, Packet, Payload, Prop, Shape,

@@ -350,16 +350,15 @@ fn decode_payload(
     };
     let len = bytes.len().saturating_sub(HEADER_LEN);
     // The reference's forms, told apart by size (or by the session's form).
-    let seq_form = match t {
-        PacketType::Ping => ping_form(len, 1, dialect.ping) == PingForm::Seq,
-        PacketType::Pong => ping_form(len, 9, dialect.ping) == PingForm::Seq,
+    let seq_form = match (t, t.seq_len()) {
+        (PacketType::Ping | PacketType::Pong, Some(seq)) => {
+            ping_form(len, seq, dialect.ping) == PingForm::Seq
+        }
         _ => false,
     };
-    let short_auth_ok = t == PacketType::AuthOk && len == 8;
-    let fixed_len = match t {
-        PacketType::Ping if seq_form => 1,
-        PacketType::Pong if seq_form => 9,
-        PacketType::AuthOk if short_auth_ok => 8,
+    let short_auth_ok = t == PacketType::AuthOk && Some(len) == t.seq_len();
+    let fixed_len = match t.seq_len() {
+        Some(n) if seq_form || short_auth_ok => n,
         _ => t.fixed_len(),
     };
     let fixed = r.take(fixed_len, Part::Fixed)?;

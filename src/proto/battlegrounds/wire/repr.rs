@@ -2,6 +2,7 @@
 //! simulator) build packets from.
 
 use super::error::{DecodeError, EmitError, Part};
+use super::layout::Form;
 use super::packet::{Header, MoveEvent, MoveOp, Movement, MsgAck, Packet, Payload, Shape};
 use super::types::{ByteOrder, Dialect, HEADER_LEN, MSG_FIXED_LEN, PacketType, VectorD, VectorF};
 
@@ -73,30 +74,47 @@ impl PayloadRepr {
         }
     }
 
-    /// The number of bytes [`PayloadRepr::emit`] writes.
-    pub fn wire_len(&self) -> usize {
-        let t = self.packet_type();
+    /// Its form: the layout's row it is written by.
+    pub(super) fn form(&self) -> Form {
         match self {
-            PayloadRepr::PingSeq { .. } => return 1,
-            PayloadRepr::PongSeq { .. } => return 9,
-            PayloadRepr::AuthOkTimestamp { .. } => return 8,
-            _ => {}
+            PayloadRepr::Auth => Form::Auth,
+            PayloadRepr::AuthOk { .. } => Form::AuthOk,
+            PayloadRepr::AuthOkTimestamp { .. } => Form::AuthOkShort,
+            PayloadRepr::Ping => Form::Ping,
+            PayloadRepr::PingSeq { .. } => Form::PingSeq,
+            PayloadRepr::Pong { .. } => Form::Pong,
+            PayloadRepr::PongSeq { .. } => Form::PongSeq,
+            PayloadRepr::MoveOp(_) => Form::MoveOp,
+            PayloadRepr::MoveEvent(_) => Form::MoveEvent,
+            PayloadRepr::Prop {
+                shape: ShapeRepr::Circle { .. },
+                ..
+            } => Form::PropCircle,
+            PayloadRepr::Prop {
+                shape: ShapeRepr::Polygon(_),
+                ..
+            } => Form::PropPolygon,
+            PayloadRepr::Msg { .. } => Form::Msg,
+            PayloadRepr::MsgAck(_) => Form::MsgAck,
+            PayloadRepr::Close => Form::Close,
         }
-        t.fixed_len()
-            + match self {
-                PayloadRepr::AuthOk { name, .. } => name.len(),
-                PayloadRepr::Prop {
-                    shape, render_data, ..
-                } => {
-                    let shape = match shape {
-                        ShapeRepr::Circle { .. } => super::types::CIRCLE_LEN,
-                        ShapeRepr::Polygon(v) => 2 + v.len() * super::types::VERTEX_LEN,
-                    };
-                    shape + 2 + render_data.len()
-                }
-                PayloadRepr::Msg { block, .. } => block.len(),
-                _ => 0,
-            }
+    }
+
+    /// The number of bytes [`PayloadRepr::emit`] writes: its form's
+    /// layout, with its entries and variable bytes.
+    pub fn wire_len(&self) -> usize {
+        let (entries, bytes) = match self {
+            PayloadRepr::AuthOk { name, .. } => (0, name.len()),
+            PayloadRepr::Prop {
+                shape, render_data, ..
+            } => match shape {
+                ShapeRepr::Circle { .. } => (0, render_data.len()),
+                ShapeRepr::Polygon(v) => (v.len(), render_data.len()),
+            },
+            PayloadRepr::Msg { block, .. } => (0, block.len()),
+            _ => (0, 0),
+        };
+        self.form().wire_len(entries, bytes)
     }
 
     /// Appends the payload's wire bytes, little-endian; lengths that do not
