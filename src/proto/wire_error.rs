@@ -14,8 +14,9 @@
 //!
 //! lwar's, Starstrike's and Battlegrounds' errors write these words in their
 //! own `thiserror` attributes (their tests hold them to [`At`] and
-//! [`Short`]); Vessel's and the described protocols' errors write them with
-//! these two types.
+//! [`Short`]; Starstrike's truncation is a [`Short`], counted from the field
+//! cut); Vessel's and the described protocols' errors write them with these
+//! two types.
 
 use std::fmt;
 
