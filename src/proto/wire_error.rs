@@ -12,8 +12,9 @@
 //! once decoded is a `violation` with its own text, which places itself the
 //! same way.
 //!
-//! lwar's and Starstrike's errors write these words in their own `thiserror`
-//! attributes (their tests hold them to [`At`] and [`Short`]);
+//! lwar's errors, and Starstrike's but its truncation, write these words in
+//! their own `thiserror` attributes (their tests hold them to [`At`] and
+//! [`Short`]); Starstrike's truncation (counted from the field cut) and
 //! Battlegrounds', Vessel's and the described protocols' errors write them
 //! with these two types.
 

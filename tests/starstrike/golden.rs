@@ -492,7 +492,7 @@ fn malformed_packets_name_the_type_and_offset() {
     let e = Packet::new_checked(&h("53545253 0103 0004 00000001 0000000a")).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "EntityDestroy is truncated at offset 16 (reason): its payload needs 5 bytes, 4 are present"
+        "EntityDestroy reason at offset 16 is truncated: it needs 1 bytes, 0 are left"
     );
     let e = Packet::new_checked(&h("53545253 0103 0004 00000001 0000000a 0100")).unwrap_err();
     assert_eq!(

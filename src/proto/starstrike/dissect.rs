@@ -1,14 +1,17 @@
 //! Starstrike's dissector: how outputs see a Starstrike packet. Everything is
-//! derived from the wire's field walk ([`wire::walk_fields`]), so the tree, the
-//! one-line text and the typed fields always agree.
+//! a walk of the wire's one layout (`wire::layout`): the typed fields
+//! ([`wire::walk_fields`]), the tree ([`wire::walk_tree`]) and the one-line
+//! text (a visitor here), so they always agree. The compact token is
+//! hand-written.
 
 use super::findings;
-use super::wire::{self, FIELDS, Message, Packet};
+use super::wire::{self, FIELDS, FieldId, Message, Packet};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
     Dissector, HeaderNumber, MessageItem, Out, TreeBufs, TreeRef, WriteText, Written, indexed_label,
 };
-use crate::proto::field::{Field, FieldDef, FieldSink, FieldType};
+use crate::proto::field::{FieldDef, FieldSink};
+use crate::proto::layout::{Entry, Item, Val, Visit, value};
 use std::fmt;
 
 /// The Starstrike dissector.
@@ -46,96 +49,62 @@ fn reason(f: &mut impl Out, kind: wire::EnumKind, raw: u8) -> fmt::Result {
 /// a snapshot's entity fields are prefixed with their index (`[0].entityId=9`).
 struct Text<'a>(&'a Packet<'a>);
 
-struct LineSink<'o, O> {
+/// Writes each field of the walk as ` label=value`, ` label[i]=value`, or
+/// ` [e].label=value` for a field of entity `e`: a visitor of the layout.
+struct Line<'o, O> {
     f: &'o mut O,
     result: fmt::Result,
-    depth: u32,
     entity: Option<u32>,
 }
 
-impl<O: Out> FieldSink for LineSink<'_, O> {
-    fn field(&mut self, field: Field<'_>) {
-        // Only the message's fields: below the message node.
-        if self.depth < 1 || self.result.is_err() || field.def.ty == FieldType::Node {
-            return;
+impl<O: Out> Visit<FieldId> for Line<'_, O> {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn item(&mut self, item: &'static Item<FieldId>, _at: usize, _len: usize, v: Val<'_>) {
+        if self.result.is_ok() {
+            self.result = line_field(self.f, self.entity, item, v);
         }
-        self.result = line_field(self.f, self.entity, &field);
     }
 
-    fn enter(&mut self, node: Field<'_>) {
-        if node.def.name == "strs.header" {
-            self.depth = 0;
-            return;
-        }
-        self.depth += 1;
-        if node.def.name == "strs.entity" {
-            self.entity = node.index;
-        }
+    fn enter(&mut self, _e: &'static Entry<FieldId>, index: u32, _at: usize) {
+        self.entity = Some(index);
     }
 
     fn leave(&mut self) {
         self.entity = None;
-        self.depth = self.depth.saturating_sub(1);
     }
 }
 
-/// ` label=value`, ` label[i]=value`, or ` [e].label=value` for a field of
-/// entity `e`.
-fn line_field(f: &mut impl Out, entity: Option<u32>, field: &Field<'_>) -> fmt::Result {
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn line_field(
+    f: &mut impl Out,
+    entity: Option<u32>,
+    item: &'static Item<FieldId>,
+    v: Val<'_>,
+) -> fmt::Result {
     f.s(" ")?;
     match entity {
         Some(e) => {
             f.s("[")?;
             f.int(e)?;
             f.s("].")?;
-            f.s(field.def.label)?;
+            f.s(item.label)?;
         }
-        None => indexed_label(f, field.def.label, field.index)?,
+        None => indexed_label(f, item.label, item.index)?,
     }
     f.s("=")?;
-    field.value.write_text(f)
+    value(v).write_text(f)
 }
 
 impl WriteText for Text<'_> {
     fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         f.s(self.0.packet_type().name())?;
-        let mut sink = LineSink {
+        let mut line = Line {
             f,
             result: Ok(()),
-            depth: 0,
             entity: None,
         };
-        // Decodes: the packet was checked.
-        let _ = wire::walk_fields(self.0.bytes(), &mut sink);
-        sink.result
-    }
-}
-
-/// Hands the field walk to the tree, its texts written into reused buffers.
-struct TreeSink<'a, 'b> {
-    out: &'a mut dyn FnMut(TreeRef<'_>),
-    bufs: &'b mut TreeBufs,
-    depth: u8,
-}
-
-impl FieldSink for TreeSink<'_, '_> {
-    fn field(&mut self, field: Field<'_>) {
-        self.bufs.field(field.def.label, field.index, &field.value);
-        (self.out)(TreeRef::Field {
-            label: &self.bufs.label,
-            value: &self.bufs.value,
-            span: field.span(),
-            depth: self.depth,
-        });
-    }
-
-    fn enter(&mut self, node: Field<'_>) {
-        self.field(node);
-        self.depth = self.depth.saturating_add(1);
-    }
-
-    fn leave(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
+        self.0.walk(&mut line);
+        line.result
     }
 }
 
@@ -176,12 +145,14 @@ impl Dissector for Starstrike {
 
     fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
         let result = TreeBufs::with(|bufs| {
-            let mut sink = TreeSink {
-                out: f,
-                bufs,
-                depth: 0,
-            };
-            wire::walk_fields(payload, &mut sink)
+            wire::walk_tree(payload, bufs, &mut |label, value, span, depth| {
+                f(TreeRef::Field {
+                    label,
+                    value,
+                    span,
+                    depth,
+                })
+            })
         });
         if let Err(e) = result {
             f(TreeRef::Error {
@@ -311,5 +282,30 @@ mod tests {
             Some(TreeEntry::Error { offset: 20, .. })
         ));
         assert_eq!(Starstrike.field_defs().len(), FIELDS.len());
+    }
+
+    /// A text that is not UTF-8 says so in the tree, as every protocol's
+    /// tree does (the layout core's); the fields and the text do not.
+    #[test]
+    fn the_tree_names_a_text_that_is_not_utf8() {
+        let b = bytes(Message::Disconnect(Reason {
+            reason: 2,
+            message: wire::FixedStr::new(b"ab\xffc"),
+        }));
+        let mut tree = Vec::new();
+        Starstrike.tree(&b, &mut |e| tree.push(e));
+        let values: Vec<_> = tree
+            .iter()
+            .filter_map(|e| match e {
+                TreeEntry::Field(i) if i.label == "message" => Some(i.value.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(values, ["\"ab\\xffc\" (not UTF-8)"]);
+        let mut text = String::new();
+        Starstrike
+            .messages(&b, &mut |m| text = m.text.to_string())
+            .unwrap();
+        assert_eq!(text, "Disconnect reason=Timeout (2) message=\"ab\\xffc\"");
     }
 }

@@ -3,7 +3,27 @@
 
 use super::layout::FieldId;
 use super::types::{HEADER_LEN, MAGIC, MTU, PacketType};
+use crate::proto::wire_error::{Short, Within};
 use std::fmt;
+
+/// A truncation's text: the type and field cut, at the field's offset, the
+/// payload's counts taken from there.
+fn truncated(
+    t: PacketType,
+    offset: usize,
+    field: FieldId,
+    needed: usize,
+    available: usize,
+) -> Short<impl fmt::Display> {
+    let from = offset.saturating_sub(HEADER_LEN);
+    Short {
+        what: fmt::from_fn(move |f| write!(f, "{t} {}", field.def().label)),
+        offset: offset as u64,
+        needed: needed.saturating_sub(from) as u64,
+        left: available.saturating_sub(from) as u64,
+        within: Within::Datagram,
+    }
+}
 
 /// The bytes cannot be decoded. Offsets are from the start of the UDP payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -20,10 +40,12 @@ pub enum DecodeError {
     UnknownType { type_id: u16 },
     /// The payload is shorter than its type needs (for WorldSnapshot: than
     /// `5 + 47 * entityCount`). `offset` is where the first missing byte's field
-    /// starts; `needed` and `available` count payload bytes.
+    /// starts; `needed` and `available` count payload bytes. The text is the
+    /// shared shortage ([`Short`]), which counts from `offset`: `WorldSnapshot
+    /// position.y at offset 73 is truncated: it needs 38 bytes, 0 are left`.
     #[error(
-        "{packet_type} is truncated at offset {offset} ({}): its payload needs {needed} bytes, {available} are present",
-        field.def().label
+        "{}",
+        truncated(*packet_type, *offset, *field, *needed, *available)
     )]
     Truncated {
         packet_type: PacketType,
@@ -262,5 +284,47 @@ impl fmt::Display for Violation {
                 field.def().label
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::layout::f;
+    use super::*;
+    use crate::proto::wire_error::At;
+
+    /// A truncation reads as every protocol's shortage, counted from the
+    /// field cut; the other errors place themselves `at offset N`.
+    #[test]
+    fn errors_say_where_they_lie_as_every_protocol_does() {
+        let e = DecodeError::Truncated {
+            packet_type: PacketType::WorldSnapshot,
+            offset: 73,
+            field: f::EN_POS_Y,
+            needed: 99,
+            available: 63,
+        };
+        let short = Short {
+            what: "WorldSnapshot position.y",
+            offset: 73,
+            needed: 38,
+            left: 2,
+            within: Within::Datagram,
+        };
+        assert_eq!(e.to_string(), short.to_string());
+        assert_eq!(
+            e.to_string(),
+            "WorldSnapshot position.y at offset 73 is truncated: it needs 38 bytes, 2 are left"
+        );
+        assert!(
+            DecodeError::UnknownType { type_id: 9 }
+                .to_string()
+                .ends_with(&At(4).to_string())
+        );
+        assert!(
+            DecodeError::WrongMagic { found: 0 }
+                .to_string()
+                .contains(&At(0).to_string())
+        );
     }
 }

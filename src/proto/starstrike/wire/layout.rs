@@ -3,7 +3,7 @@
 //! order with their primitive (size, sign, how each shows). The machinery is
 //! shared by every native protocol (`crate::proto::layout`: primitives,
 //! items, entries, the walk and the visitors); this file holds Starstrike's
-//! table only. One walk over a payload's bytes ([`walk`]) reads it, and
+//! table only. One walk over a payload's bytes (`walk`) reads it, and
 //! every view is a visitor of it: the typed field walk of `-Y`, `-T fields`
 //! and JSON ([`super::walk_fields`]), the `-V` tree ([`super::walk_tree`]),
 //! the one-line text (`dissect.rs`) and the violation checks
@@ -22,7 +22,7 @@
 //!
 //! 1. Register it in `fields!` below (filter name, tree label, type,
 //!    documentation).
-//! 2. Add one item to its type's row in `LAYOUTS` (or to [`ENTITY`]): its
+//! 2. Add it to its type's row in `payloads!` (or to [`ENTITY`]), with its
 //!    primitive. The field walk, the tree, the text, the violation checks
 //!    (an enum, a float, a padded text), the payload length, the field of a
 //!    truncation and `--list-fields`' groups follow.
@@ -266,146 +266,76 @@ const HEADER_ITEMS: [Item; 4] = [
     it(SEQ, U16),
     it(ACK_BITS, BITS32),
 ];
-/// [`HEADER_ITEMS`] at a fixed address (the key of its group).
+/// The header's fields at a fixed address (the key of its group).
 pub static HEADER: [Item; 4] = HEADER_ITEMS;
 
 /// One EntityState of a WorldSnapshot, from the start of the entity.
-pub const ENTITY: Entry = entry(
-    N_ENTITY,
-    &[
-        it(EN_ID, U32),
-        it(EN_TYPE, enum8(&ENTITY_TYPE)),
-        it(EN_POS_X, F32),
-        it(EN_POS_Y, F32),
-        it(EN_POS_Z, F32),
-        it(EN_ROT_X, F32),
-        it(EN_ROT_Y, F32),
-        it(EN_ROT_Z, F32),
-        it(EN_ROT_W, F32),
-        it(EN_VEL_X, F32),
-        it(EN_VEL_Y, F32),
-        it(EN_VEL_Z, F32),
-        it(EN_HEALTH, U8),
-        it(EN_FLAGS, BITS8),
-    ],
-);
+#[rustfmt::skip]
+pub const ENTITY: Entry = entry(N_ENTITY, &[
+    it(EN_ID, U32), it(EN_TYPE, enum8(&ENTITY_TYPE)),
+    it(EN_POS_X, F32), it(EN_POS_Y, F32), it(EN_POS_Z, F32),
+    it(EN_ROT_X, F32), it(EN_ROT_Y, F32), it(EN_ROT_Z, F32), it(EN_ROT_W, F32),
+    it(EN_VEL_X, F32), it(EN_VEL_Y, F32), it(EN_VEL_Z, F32),
+    it(EN_HEALTH, U8), it(EN_FLAGS, BITS8),
+]);
 
 /// A payload of `items`.
 const fn row(items: &'static [Item]) -> Layout {
     core::layout(&[], items, None, &[])
 }
 
-/// Every type's payload, in the order of [`PacketType::ALL`] (by
-/// [`PacketType::ordinal`]), with the node its fields hang from. A
-/// constant, so that each row's walk is compiled with its fields as
-/// constants ([`walk`]); [`ROWS`] is where it lives at run time.
-pub(super) const LAYOUTS: [(FieldId, Layout); PacketType::COUNT] = [
-    (
-        N_REQUEST,
-        row(&[
-            it(REQ_VERSION, U8),
-            it(REQ_NAME, text(PLAYER_NAME_LEN)),
-            it(REQ_CLIENT_ID, U64),
-        ]),
-    ),
-    (
-        N_ACCEPT,
-        row(&[
-            it(ACC_PLAYER_ID, U32),
-            it(ACC_SERVER_TICK, U32),
-            it(ACC_TICK_RATE, U32),
-        ]),
-    ),
-    (
-        N_REJECT,
-        row(&[
-            it(REJ_REASON, enum8(&REJECT_REASON)),
-            it(REJ_MESSAGE, text(REASON_MESSAGE_LEN)),
-        ]),
-    ),
-    (
-        N_DISCONNECT,
-        row(&[
-            it(DIS_REASON, enum8(&DISCONNECT_REASON)),
-            it(DIS_MESSAGE, text(REASON_MESSAGE_LEN)),
-        ]),
-    ),
-    (N_HEARTBEAT, row(&[it(HB_TIMESTAMP, U32)])),
-    (
-        N_INPUT,
-        row(&[
-            it(IN_TICK, U32),
-            it(IN_MOVE_X, F32),
-            it(IN_MOVE_Y, F32),
-            it(IN_LOOK_X, F32),
-            it(IN_LOOK_Y, F32),
-            it(IN_BUTTONS, BITS32),
-        ]),
-    ),
-    (
-        N_SNAPSHOT,
-        core::layout(
-            &[],
-            &[it(SN_TICK, U32), it(SN_COUNT, Prim::Count(Int::U8))],
-            Some(&ENTITY),
-            &[],
-        ),
-    ),
-    (
-        N_SPAWN,
-        row(&[
-            it(SP_ID, U32),
-            it(SP_TYPE, enum8(&ENTITY_TYPE)),
-            it(SP_POS_X, F32),
-            it(SP_POS_Y, F32),
-            it(SP_POS_Z, F32),
-            it(SP_ROT_X, F32),
-            it(SP_ROT_Y, F32),
-            it(SP_ROT_Z, F32),
-            it(SP_ROT_W, F32),
-            it(SP_OWNER, U8),
-        ]),
-    ),
-    (
-        N_DESTROY,
-        row(&[it(DE_ID, U32), it(DE_REASON, enum8(&DESTROY_REASON))]),
-    ),
-    (
-        N_SCORED,
-        row(&[
-            it(SC_PLAYER, U32),
-            it(SC_POINTS, U32),
-            it(SC_TYPE, enum8(&SCORE_TYPE)),
-        ]),
-    ),
-    (
-        N_DIED,
-        row(&[
-            it(DI_VICTIM, U32),
-            it(DI_KILLER, U32),
-            it(DI_TYPE, enum8(&DEATH_TYPE)),
-        ]),
-    ),
-    (
-        N_MATCH,
-        row(&[
-            it(MS_STATE, enum8(&GAME_STATE)),
-            it(MS_TIME, U32),
-            it(MS_TEAM_SCORE, U8).at(0),
-            it(MS_TEAM_SCORE, U8).at(1),
-            it(MS_TEAM_SCORE, U8).at(2),
-            it(MS_TEAM_SCORE, U8).at(3),
-        ]),
-    ),
-    (
-        N_CHAT,
-        row(&[
-            it(CH_SENDER, U32),
-            it(CH_CHANNEL, enum8(&CHAT_CHANNEL)),
-            it(CH_MESSAGE, text(CHAT_MESSAGE_LEN)),
-        ]),
-    ),
-];
+/// `LAYOUTS`: a row per type, `Type: NODE [FIELD: primitive, ...]`, then
+/// `+ ENTRY` for the entries its count counts; `FIELD(i)` is element `i`
+/// of a repeated field. The types must come in the order of
+/// [`PacketType::ALL`] (checked at compile time).
+macro_rules! payloads {
+    ($( $t:ident: $node:ident [ $( $f:ident $(($i:literal))? : $prim:expr ),* ] $(+ $entry:ident)?; )*) => {
+        /// Every type's payload, in the order of [`PacketType::ALL`] (by
+        /// [`PacketType::ordinal`]), with the node its fields hang from. A
+        /// constant, so that each row's walk is compiled with its fields as
+        /// constants ([`walk`]); [`ROWS`] is where it lives at run time.
+        pub(super) const LAYOUTS: [(FieldId, Layout); PacketType::COUNT] = [$(
+            ($node, core::layout(&[], &[$( it($f, $prim) $(.at($i))? ),*], payloads!(@entry $($entry)?), &[])),
+        )*];
+
+        const _: () = {
+            let mut i = 0;
+            $(
+                assert!(PacketType::$t.ordinal() == i, "LAYOUTS: the types out of order");
+                i += 1;
+            )*
+            assert!(i == PacketType::COUNT);
+        };
+    };
+    (@entry) => { None };
+    (@entry $e:ident) => { Some(&$e) };
+}
+
+payloads! {
+    ConnectionRequest: N_REQUEST [REQ_VERSION: U8, REQ_NAME: text(PLAYER_NAME_LEN), REQ_CLIENT_ID: U64];
+    ConnectionAccept: N_ACCEPT [ACC_PLAYER_ID: U32, ACC_SERVER_TICK: U32, ACC_TICK_RATE: U32];
+    ConnectionReject: N_REJECT [REJ_REASON: enum8(&REJECT_REASON), REJ_MESSAGE: text(REASON_MESSAGE_LEN)];
+    Disconnect: N_DISCONNECT [DIS_REASON: enum8(&DISCONNECT_REASON), DIS_MESSAGE: text(REASON_MESSAGE_LEN)];
+    Heartbeat: N_HEARTBEAT [HB_TIMESTAMP: U32];
+    PlayerInput: N_INPUT [
+        IN_TICK: U32, IN_MOVE_X: F32, IN_MOVE_Y: F32, IN_LOOK_X: F32, IN_LOOK_Y: F32, IN_BUTTONS: BITS32
+    ];
+    WorldSnapshot: N_SNAPSHOT [SN_TICK: U32, SN_COUNT: Prim::Count(Int::U8)] + ENTITY;
+    EntitySpawn: N_SPAWN [
+        SP_ID: U32, SP_TYPE: enum8(&ENTITY_TYPE),
+        SP_POS_X: F32, SP_POS_Y: F32, SP_POS_Z: F32,
+        SP_ROT_X: F32, SP_ROT_Y: F32, SP_ROT_Z: F32, SP_ROT_W: F32,
+        SP_OWNER: U8
+    ];
+    EntityDestroy: N_DESTROY [DE_ID: U32, DE_REASON: enum8(&DESTROY_REASON)];
+    PlayerScored: N_SCORED [SC_PLAYER: U32, SC_POINTS: U32, SC_TYPE: enum8(&SCORE_TYPE)];
+    PlayerDied: N_DIED [DI_VICTIM: U32, DI_KILLER: U32, DI_TYPE: enum8(&DEATH_TYPE)];
+    MatchState: N_MATCH [
+        MS_STATE: enum8(&GAME_STATE), MS_TIME: U32,
+        MS_TEAM_SCORE(0): U8, MS_TEAM_SCORE(1): U8, MS_TEAM_SCORE(2): U8, MS_TEAM_SCORE(3): U8
+    ];
+    ChatMessage: N_CHAT [CH_SENDER: U32, CH_CHANNEL: enum8(&CHAT_CHANNEL), CH_MESSAGE: text(CHAT_MESSAGE_LEN)];
+}
 
 /// The rows alone, a constant (what the walk reads).
 const PAYLOADS: [Layout; PacketType::COUNT] = {
