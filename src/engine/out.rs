@@ -17,6 +17,17 @@ pub trait TextBytes: fmt::Display {
         use std::io::Write as _;
         let _ = write!(out, "{self}");
     }
+
+    /// Appends what `Display` writes to `out`, for a JSON string, and tells
+    /// where in `out` the bytes that may need an escape begin (`out.len()`
+    /// when none can): a writer that knows which of its pieces come from
+    /// the wire ([`Out::wire_piece`], [`Marked`]) spares JSON Lines the
+    /// search of the rest. By default, all of them.
+    fn write_json(&self, out: &mut Vec<u8>) -> usize {
+        let start = out.len();
+        self.write_bytes(out);
+        start
+    }
 }
 
 /// Where a text goes: a formatter (its `Display`), a line's bytes (packet
@@ -30,6 +41,12 @@ pub trait Out {
     /// A value through its `Display` (rare pieces: a control character's
     /// escape).
     fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result;
+
+    /// Told before a piece whose bytes come from the wire (a text field's)
+    /// rather than from the protocol's own tables or digits: [`Marked`]
+    /// remembers where the first one began.
+    #[inline]
+    fn wire_piece(&mut self) {}
 
     /// An integer, as `{}` writes it.
     #[inline]
@@ -112,6 +129,51 @@ impl Out for String {
     fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
         use std::fmt::Write as _;
         write!(self, "{v}")
+    }
+}
+
+/// A line's bytes that remember where the first piece from the wire
+/// ([`Out::wire_piece`]) or written through `Display` began: what may need
+/// a JSON escape is after it ([`TextBytes::write_json`]), where the
+/// writer's other pieces (its own names and texts, digits) need none.
+pub struct Marked<'o> {
+    pub out: &'o mut Vec<u8>,
+    pub from: Option<usize>,
+}
+
+impl<'o> Marked<'o> {
+    pub fn new(out: &'o mut Vec<u8>) -> Self {
+        Marked { out, from: None }
+    }
+
+    /// Where the bytes that may need an escape begin: the end if none.
+    pub fn escape_from(&self) -> usize {
+        self.from.unwrap_or(self.out.len())
+    }
+}
+
+impl Out for Marked<'_> {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn s(&mut self, s: &str) -> fmt::Result {
+        self.out.s(s)
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
+        self.out.ascii(b)
+    }
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
+        self.wire_piece();
+        self.out.display(v)
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn int(&mut self, n: impl itoa::Integer + Decimal) -> fmt::Result {
+        self.out.int(n)
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn wire_piece(&mut self) {
+        if self.from.is_none() {
+            self.from = Some(self.out.len());
+        }
     }
 }
 
