@@ -49,7 +49,7 @@ impl Dissector for Lwar {
                 offset: m.offset,
                 len: m.bytes.len(),
                 token: &Written(m.message.token()),
-                text: &Written(m.text()),
+                text: &m.text(),
             });
         }
         Ok(())
