@@ -85,7 +85,7 @@ impl TextBytes for Text<'_, '_> {
     fn write_json(&self, out: &mut Vec<u8>) -> usize {
         let mut marked = Marked::new(out);
         let _ = text(self.0, &mut marked);
-        marked.escape_from()
+        marked.finish()
     }
 }
 
