@@ -1572,6 +1572,16 @@ mod tests {
             "\u{85}x",
             "",
             "UpdateCircle",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopq",
+            "abcdefg\"",
+            "abcdefghijklmn\\p",
+            "abcdefghi\u{1}klmnop",
+            "abc\ndefghijkl",
+            "\u{90}abcdefghijklmn",
         ]
         .into_iter()
         .chain((0..200).map(|i| &*format!("name{i}").leak()))
