@@ -59,6 +59,47 @@ pub fn put_int(out: &mut Vec<u8>, n: impl Decimal) {
     }
 }
 
+/// `n` in decimal at the start of `dst`, as `{}` writes it: how many bytes
+/// it took. For a writer that stages its text in a buffer of its own
+/// (`out::Marked`): numbers below 10^8 with no call.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn int_into(dst: &mut [u8; 24], n: impl Decimal) -> usize {
+    let (negative, m) = n.sign_magnitude();
+    // The sign written always, then overwritten where there is none.
+    dst[0] = b'-';
+    let s = usize::from(negative);
+    if m < 1000 {
+        let [a, b, c, len] = SMALL[m as usize];
+        dst[s] = a;
+        dst[s + 1] = b;
+        dst[s + 2] = c;
+        s + usize::from(len)
+    } else if m < 100_000_000 {
+        let (digits, len) = eight_digits(m as u32);
+        if let Some(d) = dst.get_mut(s..s + 8) {
+            d.copy_from_slice(&digits);
+        }
+        s + len
+    } else {
+        s + large_into(dst.get_mut(s..).unwrap_or_default(), m)
+    }
+}
+
+/// A magnitude of nine digits or more (at most twenty) at the start of
+/// `dst`, for [`int_into`].
+#[inline(never)]
+fn large_into(dst: &mut [u8], m: u64) -> usize {
+    let mut buffer = itoa::Buffer::new();
+    let text = buffer.format(m).as_bytes();
+    match dst.get_mut(..text.len()) {
+        Some(d) => {
+            d.copy_from_slice(text);
+            text.len()
+        }
+        None => 0,
+    }
+}
+
 /// A magnitude of four digits or more, for [`put_int`].
 #[inline(never)]
 fn put_large(out: &mut Vec<u8>, m: u64) {
@@ -130,6 +171,24 @@ mod tests {
         let mut out = b"x".to_vec();
         put_int(&mut out, n);
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn int_into_writes_as_display_does() {
+        let into = |n: i64| {
+            let mut dst = [b'x'; 24];
+            let len = int_into(&mut dst, n);
+            String::from_utf8(dst[..len].to_vec()).unwrap()
+        };
+        for n in [0, 7, -7, 999, -999, 1000, -1000, 99_999_999, -100_000_000] {
+            assert_eq!(into(n), n.to_string());
+        }
+        for n in [i64::MIN, i64::MAX] {
+            assert_eq!(into(n), n.to_string());
+        }
+        let mut dst = [0; 24];
+        let len = int_into(&mut dst, u64::MAX);
+        assert_eq!(&dst[..len], u64::MAX.to_string().as_bytes());
     }
 
     #[test]

@@ -132,6 +132,7 @@ impl WriteText for Value<'_> {
             Value::Float(v) => f.float(v),
             Value::Bool(v) => f.s(if v { "true" } else { "false" }),
             Value::Text(bytes) => {
+                f.wire_piece();
                 f.s("\"")?;
                 text_escaped(f, bytes)?;
                 f.s("\"")

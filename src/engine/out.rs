@@ -3,7 +3,7 @@
 //! writers behind every one-line text and tree value, and numbers and floats
 //! written as `fmt` writes them without its machinery.
 
-use super::digits::{Decimal, put_int};
+use super::digits::{Decimal, int_into, put_int};
 use std::fmt;
 
 /// A text written once per message of every packet line and JSON Lines
@@ -16,6 +16,17 @@ pub trait TextBytes: fmt::Display {
     fn write_bytes(&self, out: &mut Vec<u8>) {
         use std::io::Write as _;
         let _ = write!(out, "{self}");
+    }
+
+    /// Appends what `Display` writes to `out`, for a JSON string, and tells
+    /// where in `out` the bytes that may need an escape begin (`out.len()`
+    /// when none can): a writer that knows which of its pieces come from
+    /// the wire ([`Out::wire_piece`], [`Marked`]) spares JSON Lines the
+    /// search of the rest. By default, all of them.
+    fn write_json(&self, out: &mut Vec<u8>) -> usize {
+        let start = out.len();
+        self.write_bytes(out);
+        start
     }
 }
 
@@ -30,6 +41,12 @@ pub trait Out {
     /// A value through its `Display` (rare pieces: a control character's
     /// escape).
     fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result;
+
+    /// Told before a piece whose bytes come from the wire (a text field's)
+    /// rather than from the protocol's own tables or digits: [`Marked`]
+    /// remembers where the first one began.
+    #[inline]
+    fn wire_piece(&mut self) {}
 
     /// An integer, as `{}` writes it.
     #[inline]
@@ -112,6 +129,123 @@ impl Out for String {
     fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
         use std::fmt::Write as _;
         write!(self, "{v}")
+    }
+}
+
+/// A line's bytes that remember where the first piece from the wire
+/// ([`Out::wire_piece`]) or written through `Display` began: what may need
+/// a JSON escape is after it ([`TextBytes::write_json`]), where the
+/// writer's other pieces (its own names and texts, digits) need none.
+///
+/// The pieces are staged in a buffer of its own and copied into the line a
+/// few hundred bytes at a time ([`Marked::finish`] copies the last): a
+/// byte written into a `Vec` may be its length for all the compiler knows,
+/// which it then reads again for every piece; the buffer's fill stays in a
+/// register.
+pub struct Marked<'o> {
+    out: &'o mut Vec<u8>,
+    buf: [u8; STAGE],
+    n: usize,
+    from: Option<usize>,
+}
+
+/// The bytes [`Marked`] stages.
+const STAGE: usize = 256;
+
+impl<'o> Marked<'o> {
+    pub fn new(out: &'o mut Vec<u8>) -> Self {
+        Marked {
+            out,
+            buf: [0; STAGE],
+            n: 0,
+            from: None,
+        }
+    }
+
+    /// Copies what is staged into the line, and tells where the bytes that
+    /// may need an escape begin: the end if none.
+    pub fn finish(&mut self) -> usize {
+        self.flush();
+        self.from.unwrap_or(self.out.len())
+    }
+
+    fn flush(&mut self) {
+        self.out
+            .extend_from_slice(self.buf.get(..self.n).unwrap_or_default());
+        self.n = 0;
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&mut self, b: &[u8]) {
+        let n = self.n;
+        match self.buf.get_mut(n..n + b.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(b);
+                self.n = n + b.len();
+            }
+            None => self.put_full(b),
+        }
+    }
+
+    /// [`Marked::put`] where the buffer has no room.
+    #[cold]
+    #[inline(never)]
+    fn put_full(&mut self, b: &[u8]) {
+        self.flush();
+        match self.buf.get_mut(..b.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(b);
+                self.n = b.len();
+            }
+            None => self.out.extend_from_slice(b),
+        }
+    }
+}
+
+impl Out for Marked<'_> {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn s(&mut self, s: &str) -> fmt::Result {
+        self.put(s.as_bytes());
+        Ok(())
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn ascii(&mut self, b: &[u8]) -> fmt::Result {
+        self.put(b);
+        Ok(())
+    }
+    fn display(&mut self, v: &dyn fmt::Display) -> fmt::Result {
+        self.wire_piece();
+        self.flush();
+        self.out.display(v)
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn int(&mut self, n: impl itoa::Integer + Decimal) -> fmt::Result {
+        let at = self.n;
+        match self
+            .buf
+            .get_mut(at..at + 24)
+            .and_then(|d| <&mut [u8; 24]>::try_from(d).ok())
+        {
+            Some(dst) => self.n = at + int_into(dst, n),
+            None => {
+                self.flush();
+                put_int(self.out, n);
+            }
+        }
+        Ok(())
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn wire_piece(&mut self) {
+        if self.from.is_none() {
+            self.from = Some(self.out.len() + self.n);
+        }
+    }
+}
+
+impl Drop for Marked<'_> {
+    /// What is staged reaches the line even without [`Marked::finish`].
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 
@@ -449,6 +583,48 @@ mod tests {
             let mut bytes = Vec::new();
             Written(v).write_bytes(&mut bytes);
             assert_eq!(bytes, s.as_bytes());
+            let mut staged = b"line ".to_vec();
+            let mut marked = Marked::new(&mut staged);
+            v.write_text(&mut marked).unwrap();
+            let from = marked.finish();
+            drop(marked);
+            assert_eq!(&staged[5..], s.as_bytes());
+            assert_eq!(
+                from,
+                if matches!(v, Value::Text(_)) {
+                    5
+                } else {
+                    staged.len()
+                }
+            );
         }
+    }
+
+    /// [`Marked`] stages its pieces and copies them into the line whole,
+    /// past its buffer's end too, and remembers where the first piece from
+    /// the wire began.
+    #[test]
+    fn marked_keeps_every_piece_in_order() {
+        let mut line = b"{".to_vec();
+        let mut expected = String::from("{");
+        {
+            let mut m = Marked::new(&mut line);
+            for i in 0..200i64 {
+                m.s(" [").unwrap();
+                m.int(i * 7919 - 500_000).unwrap();
+                m.ascii(b"0110").unwrap();
+                expected.push_str(&format!(" [{}0110", i * 7919 - 500_000));
+                if i == 150 {
+                    m.wire_piece();
+                    assert_eq!(m.finish(), expected.len());
+                }
+            }
+            let long = "x".repeat(STAGE + 3);
+            m.s(&long).unwrap();
+            m.display(&7u8).unwrap();
+            m.int(u64::MAX).unwrap();
+            expected.push_str(&format!("{long}7{}", u64::MAX));
+        }
+        assert_eq!(String::from_utf8(line).unwrap(), expected);
     }
 }

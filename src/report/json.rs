@@ -710,10 +710,10 @@ fn json_display(out: &mut Vec<u8>, v: &dyn std::fmt::Display) {
 /// escaped in place in the rare case it needs it (only quoted text fields do).
 fn json_text(out: &mut Vec<u8>, v: &dyn crate::proto::dissect::TextBytes) {
     out.push(b'"');
-    let start = out.len();
-    v.write_bytes(out);
-    // Escaped from the first byte that may need it on (the bytes before it
-    // need nothing, and no escape looks back).
+    // Searched from where the writer says a byte may need an escape (its
+    // own names and digits need none), escaped from the first that does on
+    // (the bytes before it need nothing, and no escape looks back).
+    let start = v.write_json(out);
     let from = start + first_special(out.get(start..).unwrap_or_default());
     if from < out.len() {
         thread_local! {
@@ -1572,6 +1572,16 @@ mod tests {
             "\u{85}x",
             "",
             "UpdateCircle",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopq",
+            "abcdefg\"",
+            "abcdefghijklmn\\p",
+            "abcdefghi\u{1}klmnop",
+            "abc\ndefghijkl",
+            "\u{90}abcdefghijklmn",
         ]
         .into_iter()
         .chain((0..200).map(|i| &*format!("name{i}").leak()))

@@ -3,7 +3,7 @@
 use super::findings;
 use super::wire::{DecodeError, HEADER_LEN, Packet, walk_header_tree};
 use crate::engine::ProtoDetail;
-use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeBufs, TreeRef, Written};
+use crate::proto::dissect::{Dissector, HeaderNumber, MessageItem, TreeBufs, TreeRef};
 
 fn error_ref(e: DecodeError) -> TreeRef<'static> {
     TreeRef::Error {
@@ -48,8 +48,8 @@ impl Dissector for Lwar {
                     .map(|id| (u32::from(id.generation), u32::from(id.index))),
                 offset: m.offset,
                 len: m.bytes.len(),
-                token: &Written(m.message.token()),
-                text: &Written(m.text()),
+                token: &m.message.token(),
+                text: &m.text(),
             });
         }
         Ok(())

@@ -4,7 +4,8 @@
 use super::layout;
 use super::message::{Message, MessageView};
 use super::packet::Packet;
-use crate::proto::dissect::{Out, TreeBufs, WriteText};
+use super::types::MessageType;
+use crate::proto::dissect::{Marked, Out, TextBytes, TreeBufs, WriteText};
 pub use crate::proto::layout::EmitField;
 use crate::proto::layout::{TextOut, TreeOut};
 use std::fmt::{self, Write};
@@ -35,6 +36,69 @@ impl fmt::Display for Token<'_, '_> {
 impl WriteText for Token<'_, '_> {
     fn write_text(&self, out: &mut impl Out) -> fmt::Result {
         token(self.0, out)
+    }
+}
+
+/// Each type's name padded to 16 bytes, and its length: copied as 16
+/// bytes then cut.
+static PADDED_NAMES: [([u8; 16], usize); MessageType::COUNT] = {
+    let mut t = [([0u8; 16], 0); MessageType::COUNT];
+    let mut i = 0;
+    while i < MessageType::COUNT {
+        let name = MessageType::ALL[i].name().as_bytes();
+        assert!(name.len() <= 16);
+        let mut j = 0;
+        while j < name.len() {
+            t[i].0[j] = name[j];
+            j += 1;
+        }
+        t[i].1 = name.len();
+        i += 1;
+    }
+    t
+};
+
+/// The token's bytes, as [`token`] writes them, put together in a local
+/// array (the name a copy of 16 bytes, the number by
+/// `digits::int_into`) and copied into the line at once, a copy of fixed
+/// size then cut: written for every message of every packet line, where
+/// the pieces one by one, a call each, cost more than the line's other
+/// columns.
+impl TextBytes for Token<'_, '_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let m = self.0;
+        let (name, len) = PADDED_NAMES
+            .get(m.msg_type().ordinal())
+            .copied()
+            .unwrap_or_default();
+        let mut t = [0u8; 48];
+        if let Some(place) = t.get_mut(..16) {
+            place.copy_from_slice(&name);
+        }
+        let (open, n, close) = match (m.seqno(), m.entry_count()) {
+            (Some(seqno), _) => (b'#', seqno as u64, None),
+            (None, Some(n)) => (b'(', n as u64, Some(b')')),
+            (None, None) => (0, 0, None),
+        };
+        let mut end = len;
+        if open != 0 {
+            if let Some(b) = t.get_mut(end) {
+                *b = open;
+            }
+            if let Some(digits) = t
+                .get_mut(end + 1..end + 25)
+                .and_then(|d| <&mut [u8; 24]>::try_from(d).ok())
+            {
+                end += 1 + crate::proto::digits::int_into(digits, n);
+            }
+            if let (Some(c), Some(b)) = (close, t.get_mut(end)) {
+                *b = c;
+                end += 1;
+            }
+        }
+        let at = out.len() + end;
+        out.extend_from_slice(&t);
+        out.truncate(at);
     }
 }
 
@@ -71,6 +135,21 @@ impl fmt::Display for Text<'_, '_> {
 impl WriteText for Text<'_, '_> {
     fn write_text(&self, out: &mut impl Out) -> fmt::Result {
         text(self.0, out)
+    }
+}
+
+/// The text's bytes; for JSON, where the first from the wire begins (a
+/// name's or a chat's): the token and the layout's pieces and numbers never
+/// need an escape (`fixed_texts_need_no_json_escape`).
+impl TextBytes for Text<'_, '_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let _ = text(self.0, out);
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> usize {
+        let mut marked = Marked::new(out);
+        let _ = text(self.0, &mut marked);
+        marked.finish()
     }
 }
 
