@@ -58,7 +58,7 @@ static PADDED_NAMES: [([u8; 16], usize); MessageType::COUNT] = {
     t
 };
 
-/// The token's bytes, as [`token`] writes them, put together in a local
+/// The token's bytes, as `token` writes them, put together in a local
 /// array (the name a copy of 16 bytes, the number by
 /// `digits::int_into`) and copied into the line at once, a copy of fixed
 /// size then cut: written for every message of every packet line, where
