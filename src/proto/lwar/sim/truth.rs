@@ -22,8 +22,13 @@
 //! - The input stream compares with the highest frame number seen so far.
 //! - Handshake rules and `input-before-synced` apply only to sessions whose Connect
 //!   was captured; the assigned player id is the one of the s2c Join with seqno 1.
-//!   `input-before-synced` is one per session: the run of Inputs before Synced
-//!   ends at the Synced, and nothing opens another.
+//!   The handshake is judged on the first capture of the server's seqno 1 (a
+//!   first reliable message captured with a later seqno judges nothing).
+//!   `input-before-synced` is at most one per session: the run of Inputs before
+//!   Synced ends at the first Synced captured, and raises when its first
+//!   Input's packet acks below the Synced's seqno (at the session's end, with
+//!   no Synced captured, below 2: the Synced follows Join #1); nothing opens
+//!   another.
 //! - `closed` is reached by a Leave (for the client's player, when known) captured
 //!   after its Disconnect; `closed`, `rejected` and `timed-out` are final; otherwise
 //!   states only move forward (connecting, syncing, playing, disconnecting).
@@ -177,9 +182,10 @@ struct Session {
     /// In a run of Input frames below `last_frame` (one `input-regression`
     /// per run).
     input_regressing: bool,
-    /// Inputs before Synced raised their one `input-before-synced` (one per
-    /// run: the run ends at Synced, which never comes back).
-    early_inputs_raised: bool,
+    /// The ack of the packet of the first Input captured before Synced:
+    /// judged when the Synced comes (one run per session: it ends at Synced,
+    /// which never comes back).
+    early_inputs_ack: Option<u32>,
     /// The wrong player id of the client's current run of messages naming
     /// one (one `wrong-player-id` per run).
     wrong_player: Option<Id>,
@@ -256,7 +262,9 @@ impl Truth {
                 client: client_addr.to_owned(),
                 server: server_addr.to_owned(),
                 server_key,
-                life: Life::Connecting,
+                // A session whose first packet is not a Connect starts as
+                // playing (the capture began, or the tap missed, before it).
+                life: Life::Playing,
                 dirs: Default::default(),
                 first_ns: ts_ns,
                 last_ns: [None, None],
@@ -268,7 +276,7 @@ impl Truth {
                 player: None,
                 last_frame: None,
                 input_regressing: false,
-                early_inputs_raised: false,
+                early_inputs_ack: None,
                 wrong_player: None,
                 after_disconnect_raised: false,
                 overtaken: false,
@@ -313,6 +321,11 @@ impl Truth {
                     .any(|last| end.saturating_sub(last.unwrap_or(s.first_ns)) > TIMEOUT_NS)
             {
                 s.life = Life::TimedOut;
+            }
+            // Inputs before a Synced never captured: early if acking below 2.
+            if !s.synced_seen && s.early_inputs_ack.is_some_and(|ack| ack < 2) {
+                s.dirs[Direction::ClientToServer as usize]
+                    .violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
             }
             // A missing seqno the other side acked was delivered: the tap missed it.
             let acked = [1, 0].map(|o: usize| s.dirs[o].max_ack.max(s.dirs[o].max_unseen_ack));
@@ -384,9 +397,9 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
         };
 
         // Handshake rules, on the first reliable message to the client.
-        if dir == Direction::ServerToClient && !s.first_s2c_reliable {
+        if dir == Direction::ServerToClient && !s.first_s2c_reliable && seqno == 1 {
             s.first_s2c_reliable = true;
-            if s.connect_seen && !(t == MessageType::Join && seqno == 1) {
+            if s.connect_seen && t != MessageType::Join {
                 s.dirs[di].violation(super::super::findings::rules::HANDSHAKE_FIRST_NOT_JOIN);
             }
         }
@@ -482,7 +495,7 @@ fn message_rules(s: &mut Session, di: usize, dir: Direction, view: &MessageView<
         s.dirs[di].violation(super::super::findings::rules::AFTER_DISCONNECT);
     }
     if dir == Direction::ClientToServer {
-        client_rules(s, di, message, t);
+        client_rules(s, di, message, t, ack);
     }
     if t == MessageType::Full && dir == Direction::ServerToClient && !s.life.is_final() {
         s.life = Life::Rejected;
@@ -491,7 +504,7 @@ fn message_rules(s: &mut Session, di: usize, dir: Direction, view: &MessageView<
 
 /// A client's message: consecutive messages naming the same wrong player
 /// id are one run (one violation); an Input's frame.
-fn client_rules(s: &mut Session, di: usize, message: Message<'_>, t: MessageType) {
+fn client_rules(s: &mut Session, di: usize, message: Message<'_>, t: MessageType, ack: u32) {
     if let Some(p) = message.player()
         && let Some(own) = s.player
         && matches!(
@@ -507,7 +520,7 @@ fn client_rules(s: &mut Session, di: usize, message: Message<'_>, t: MessageType
         }
     }
     if let Message::Input(input) = message {
-        input_frame(s, di, input.frame);
+        input_frame(s, di, input.frame, ack);
     }
 }
 
@@ -621,9 +634,14 @@ fn lifecycle(
     busy: usize,
 ) {
     match message {
-        Message::Connect { .. } if dir == Direction::ClientToServer => {
+        // Only a Connect in the session's first packet shows its start.
+        Message::Connect { .. }
+            if dir == Direction::ClientToServer
+                && s.dirs[di].sum.packets == 1
+                && s.dirs[1 - di].sum.packets == 0 =>
+        {
             s.connect_seen = true;
-            s.advance(Life::Connecting);
+            s.life = Life::Connecting;
         }
         Message::Join { player, .. } if dir == Direction::ServerToClient => {
             if seqno == 1 && s.player.is_none() {
@@ -640,6 +658,12 @@ fn lifecycle(
             }
         }
         Message::Synced { .. } if dir == Direction::ServerToClient => {
+            if !s.synced_seen
+                && let Some(early) = s.early_inputs_ack.take()
+                && early < seqno
+            {
+                s.dirs[1 - di].violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
+            }
             s.synced_seen = true;
             s.advance(Life::Playing);
         }
@@ -723,10 +747,9 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64, who
 
 /// The input stream of the client: regressions, gaps and lost inputs, and
 /// Input before Synced.
-fn input_frame(s: &mut Session, di: usize, frame: u32) {
-    if s.connect_seen && !s.synced_seen && !s.early_inputs_raised {
-        s.early_inputs_raised = true;
-        s.dirs[di].violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
+fn input_frame(s: &mut Session, di: usize, frame: u32, ack: u32) {
+    if s.connect_seen && !s.synced_seen && s.early_inputs_ack.is_none() {
+        s.early_inputs_ack = Some(ack);
     }
     if let Some(last) = s.last_frame {
         let d = &mut s.dirs[di];
