@@ -8,7 +8,7 @@
 
 use lwarscope::capture::{Datagram, Timestamp};
 use lwarscope::engine::{
-    Detail, Finding, FindingKind, Observer, RegressionRun, Summary, TrackerConfig,
+    Detail, Finding, FindingKind, Observer, RegressionRun, Severity, Summary, TrackerConfig,
 };
 use lwarscope::proto::lwar::findings as lwar;
 use lwarscope::proto::lwar::wire::{
@@ -1634,7 +1634,15 @@ fn input_frame_numbers_regress_skip_or_lose() {
     // consecutive packets are lost" (spec, Input).
     assert_eq!(
         s.c2s(3, 250, vec![input(ALICE, 21)]),
-        [f("c2s", "inputs-lost", 8, None, frames(12, 21))]
+        [f("c2s", "inputs-lost", 8, None, lwar::inputs_lost(21, 12))]
+    );
+    // Inputs are never acknowledged: the tap may have missed their packets
+    // (a note, unconfirmed; it was a warning).
+    assert_eq!(lwar::INPUTS_LOST.severity(), Severity::Note);
+    assert_eq!(
+        lwar::inputs_lost(21, 12).to_string(),
+        "frame 21 after frame 12; unconfirmed: Inputs are not acknowledged, \
+         the tap may have missed their packets"
     );
     // Lower than the last: a regression, and the last stays 21; reported
     // when a frame at or above 21 ends it, at the frame where it began.
@@ -1662,7 +1670,7 @@ fn input_frame_numbers_regress_skip_or_lose() {
                 None,
                 lwar::input_regression(run, 8)
             ),
-            f("c2s", "inputs-lost", 10, None, frames(21, 31))
+            f("c2s", "inputs-lost", 10, None, lwar::inputs_lost(31, 21))
         ]
     );
     assert_eq!(s.c2s(3, 310, vec![input(ALICE, 32)]), []);
@@ -1713,7 +1721,7 @@ fn input_frames_below_a_frame_that_jumped_ahead_are_one_input_regression() {
     // A client bug sends frame 500 once (frame 5): inputs lost...
     assert_eq!(
         s.c2s(3, 160, vec![input(ALICE, 500)]),
-        [f("c2s", "inputs-lost", 5, None, lwar::input_frames(500, 2))]
+        [f("c2s", "inputs-lost", 5, None, lwar::inputs_lost(500, 2))]
     );
     // ... then goes on from 3: ten Inputs below 500, one incident, still open
     // at the end of the capture.

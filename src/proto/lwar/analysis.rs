@@ -109,7 +109,9 @@
 //! frames are skipped (the new Input's eight state bits, its own frame's and
 //! the seven before, still hold every skipped state), `inputs-lost` when 8 or
 //! more are (the spec: "an input is only missed if eight consecutive packets
-//! are lost"). A repeated frame number raises nothing. A frame number lower
+//! are lost"), a note, "unconfirmed" in its detail: Inputs are never
+//! acknowledged, so nothing in the capture tells packets the network lost
+//! from packets the tap missed. A repeated frame number raises nothing. A frame number lower
 //! than the highest is an `input-regression`: consecutive Inputs below the
 //! highest make one incident (the highest stays), which raises one finding
 //! when it ends (at the first Input at or above the highest, or at the end of
@@ -1262,7 +1264,10 @@ fn input_stream(
         1 => {}
         _ if after_cut => {}
         2..=INPUT_HISTORY => raise.raise(dir, findings::INPUT_GAP, None, None, detail),
-        _ => raise.raise(dir, findings::INPUTS_LOST, None, None, detail),
+        _ => {
+            let detail = findings::inputs_lost(frame, last);
+            raise.raise(dir, findings::INPUTS_LOST, None, None, detail)
+        }
     }
     stream.last = Some(frame);
     stream.last_at = raise.frame;
