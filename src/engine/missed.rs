@@ -45,6 +45,24 @@ enum Judged {
 pub const NO_ACKS: &str =
     "the protocol has no acks: lost before the tap or missed by it, the capture cannot tell";
 
+/// Whether the capture shows a packet of the acking side (its last captured
+/// at `acker_last`) captured at least the smoothed ack delay of the numbers'
+/// direction (`ack_delay`, ns) after a gap captured at `gap_ts`: an ack of
+/// what the gap skipped, had it been delivered, could have been captured, so
+/// a number no ack covered is `lost`. Otherwise (a gap in the capture's last
+/// round trip, an acker never captured, no ack delay measured) the capture
+/// cannot tell: [`MissedCounts::unconfirmed`].
+pub fn ack_could_come(
+    gap_ts: Timestamp,
+    ack_delay: Option<f64>,
+    acker_last: Option<Timestamp>,
+) -> bool {
+    match (ack_delay, acker_last) {
+        (Some(delay), Some(last)) => last.0.saturating_sub(gap_ts.0) as f64 >= delay,
+        _ => false,
+    }
+}
+
 /// The run of numbers being gathered into one finding.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Open {

@@ -87,7 +87,13 @@
 //!    session is evicted) raises one `not-captured` if a packet of the other
 //!    direction acked it (it was delivered; the capture missed it; an ack of
 //!    the unseen counts, step 5), and one
-//!    `lost` otherwise, with the frame of its gap; the numbers of one gap
+//!    `lost` otherwise, with the frame of its gap, when the capture could
+//!    have shown its ack: only if a packet of the other direction was
+//!    captured at least this direction's smoothed ack delay after the gap
+//!    (`engine::ack_could_come`; otherwise, a gap in the capture's last round
+//!    trip, a capture of one direction only, or no ack delay measured, a
+//!    `not-captured` note "unconfirmed: no ack window reached it after it
+//!    could have arrived"); the numbers of one gap
 //!    judged alike make one finding, how many and the last in its detail
 //!    (`engine::missed`), and the counts count numbers.
 //!
@@ -1735,10 +1741,23 @@ fn reliable_rules(
     let session_id = raise.session;
     let out = &mut *raise.out;
     let mut counts = MissedCounts::resume(this);
-    this.seq
-        .record(seqno, frame, ts, hash, |lost_seqno, gap_frame, acked| {
-            counts.missed(lost_seqno, gap_frame, acked, ts, session_id, direction, out);
-        });
+    // A number pushed out of the window unacked is lost only if an ack of it
+    // could have been captured (`engine::ack_could_come`).
+    let acker_last = (other.packets > 0).then_some(other.last_ts);
+    let ack_delay = this.srtt_ns();
+    this.seq.record(
+        seqno,
+        frame,
+        ts,
+        hash,
+        |lost_seqno, gap_frame, gap_ts, acked| {
+            if acked || engine::ack_could_come(gap_ts, ack_delay, acker_last) {
+                counts.missed(lost_seqno, gap_frame, acked, ts, session_id, direction, out);
+            } else {
+                counts.unconfirmed(lost_seqno, gap_frame, ts, session_id, direction, out);
+            }
+        },
+    );
     counts.add_to(this, out);
     first_capture
 }

@@ -18,7 +18,10 @@
 //! - `ack-unseen` compares with the highest reliable seqno captured in the other
 //!   direction, counted once per run; `lost` and `not-captured` are told apart by
 //!   the other direction's highest ack at the end (of the unseen included: an
-//!   ack covering a number a gap skipped says it was delivered).
+//!   ack covering a number a gap skipped says it was delivered), and a number
+//!   no ack covered is `lost` only when the other direction's last packet was
+//!   captured at least the direction's smoothed ack delay after its gap
+//!   (`not-captured`, unconfirmed, otherwise).
 //! - The input stream compares with the highest frame number seen so far.
 //! - Handshake rules and `input-before-synced` apply only to sessions whose Connect
 //!   was captured; the assigned player id is the one of the s2c Join with seqno 1.
@@ -50,7 +53,7 @@ use crate::proto::lwar::wire::{
     ErrorKind, Id, MAX_PLAYERS, Message, MessageType, MessageView, Packet, Sender, ViolationKind,
 };
 use serde::Serialize;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 const DUP_WINDOW: usize = 64;
 const TIMEOUT_NS: u64 = crate::proto::lwar::wire::DISCONNECT_TIMEOUT_SECS * 1_000_000_000;
@@ -117,7 +120,8 @@ struct Dir {
     seen: Vec<Option<(u32, u32)>>,
     arena: Vec<u8>,
     /// Seqnos skipped by a gap and not seen since.
-    missing: BTreeSet<u32>,
+    /// with the capture time of the gap that skipped them.
+    missing: BTreeMap<u32, u64>,
     /// The Leaves repeated to a client that said Disconnect: one
     /// `expected-repeat` each, however many times.
     repeated_leaves: BTreeSet<u32>,
@@ -327,15 +331,24 @@ impl Truth {
                 s.dirs[Direction::ClientToServer as usize]
                     .violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
             }
-            // A missing seqno the other side acked was delivered: the tap missed it.
+            // A missing seqno the other side acked was delivered: the tap
+            // missed it. One it did not is lost only when a packet of the
+            // other side was captured at least this direction's ack delay
+            // after the gap (its ack could have been captured): otherwise,
+            // unconfirmed (`not-captured` too).
             let acked = [1, 0].map(|o: usize| s.dirs[o].max_ack.max(s.dirs[o].max_unseen_ack));
-            for (d, acked) in s.dirs.iter_mut().zip(acked) {
-                let delivered = d
+            let acker_last = [1, 0].map(|o: usize| s.last_ns[o]);
+            for ((d, acked), acker_last) in s.dirs.iter_mut().zip(acked).zip(acker_last) {
+                let could_ack = |gap: u64| match (d.srtt, acker_last) {
+                    (Some(delay), Some(last)) => last.saturating_sub(gap) as f64 >= delay,
+                    _ => false,
+                };
+                let lost = d
                     .missing
                     .iter()
-                    .filter(|&&m| acked.is_some_and(|a| a >= m))
+                    .filter(|&(&m, &gap)| acked.is_none_or(|a| a < m) && could_ack(gap))
                     .count() as u64;
-                let lost = d.missing.len() as u64 - delivered;
+                let delivered = d.missing.len() as u64 - lost;
                 d.finding(FindingKind::LOST, lost);
                 d.finding(FindingKind::NOT_CAPTURED, delivered);
             }
@@ -606,7 +619,7 @@ fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat, ts_ns: u64) 
             }
             Some(h) if seqno > h.saturating_add(1) => {
                 d.finding(FindingKind::GAP, 1);
-                d.missing.extend(h + 1..seqno);
+                d.missing.extend((h + 1..seqno).map(|m| (m, ts_ns)));
             }
             Some(_) => {}
         }
