@@ -158,7 +158,10 @@
 //!   msg_ids skipped by a higher one and never captured by the end of the
 //!   session (or pushed out of the window of the last 1024) raise `lost`, with
 //!   the frame that skipped them, unless a MSG_ACK for them was captured (then
-//!   `not-captured` was raised for it already): one finding per gap, how many
+//!   `not-captured` was raised for it already, or `ack-unseen` when the ack
+//!   came while the msg_id was above every one captured: the last 16 such
+//!   msg_ids per direction and channel are remembered, so a later jump past
+//!   one finds it delivered): one finding per gap, how many
 //!   and the last in its detail (`engine::missed`); the count counts msg_ids.
 //! - The block rebuilds its message (`engine::reassembly`: at most 4 MiB per
 //!   message, 64 messages in progress per session, 64 MiB in total). A block
@@ -370,6 +373,37 @@ struct MsgIds {
     slots: VecDeque<Slot>,
     /// The msg_id of the open out-of-window incident.
     out_of_window: Option<u32>,
+    /// The latest msg_ids acked while above every one captured (acks of
+    /// the unseen): delivered, so not `lost` when a later jump skips them.
+    acked_ahead: AckedAhead,
+}
+
+/// The latest msg_ids acked above every one captured, a few at once (the
+/// receiver acks each block as it comes: they are the last sent). Fixed
+/// size, no allocation.
+#[derive(Debug, Default, Clone, Copy)]
+struct AckedAhead {
+    ids: [u32; ACKED_AHEAD],
+    len: usize,
+    next: usize,
+}
+
+/// Acks of the unseen remembered per direction and channel.
+const ACKED_AHEAD: usize = 16;
+
+impl AckedAhead {
+    fn insert(&mut self, id: u32) {
+        if self.contains(id) {
+            return;
+        }
+        self.ids[self.next] = id;
+        self.next = (self.next + 1) % ACKED_AHEAD;
+        self.len = (self.len + 1).min(ACKED_AHEAD);
+    }
+
+    fn contains(&self, id: u32) -> bool {
+        self.ids[..self.len].contains(&id)
+    }
 }
 
 /// What the window says of a msg_id.
@@ -446,7 +480,18 @@ impl MsgIds {
                 }
             };
             while self.base.wrapping_add(self.slots.len() as u32) != id {
-                self.slots.push_back(skipped);
+                let next = self.base.wrapping_add(self.slots.len() as u32);
+                let slot = match skipped {
+                    Slot::Missing { frame, ts, .. } if self.acked_ahead.contains(next) => {
+                        Slot::Missing {
+                            frame,
+                            ts,
+                            acked: true,
+                        }
+                    }
+                    other => other,
+                };
+                self.slots.push_back(slot);
             }
             self.slots.push_back(Slot::Seen);
             self.highest = Some(id);
@@ -471,7 +516,9 @@ impl MsgIds {
 
     /// A MSG_ACK of `id` from the other side: a missing msg_id is delivered.
     fn acked(&mut self, id: u32) {
-        if let Some(Slot::Missing { acked, .. }) = self.slot_mut(id) {
+        if self.above_all(id) {
+            self.acked_ahead.insert(id);
+        } else if let Some(Slot::Missing { acked, .. }) = self.slot_mut(id) {
             *acked = true;
         }
     }
@@ -2582,6 +2629,21 @@ mod tests {
         assert_eq!(c.c2s(ack(3, 0)), [f("s2c", "not-captured", 14)]);
     }
 
+    /// A tap missing the server's MSG #2 while the client's ack of it was
+    /// captured (an ack of the unseen: #2 above every msg_id captured then):
+    /// #3 skips it, and it was `lost` at the end; the ack shows it delivered.
+    #[test]
+    fn a_msg_id_acked_before_a_jump_skipped_it_is_not_lost() {
+        let mut c = Capture::established();
+        let inner = bytes(SID, 2, prop());
+        assert_eq!(c.s2c(msg(1, inner.clone())), []);
+        assert_eq!(c.c2s(ack(1, 0)), []);
+        assert_eq!(c.c2s(ack(2, 0)), [f("c2s", "ack-unseen", 7)]);
+        assert_eq!(c.s2c(msg(3, inner.clone())), []);
+        assert_eq!(c.c2s(ack(3, 0)), []);
+        assert_eq!(c.finish(), []);
+    }
+
     #[test]
     fn a_message_rebuilt_from_its_blocks_is_judged_as_a_packet() {
         let mut c = Capture::established();
@@ -2600,9 +2662,11 @@ mod tests {
 
     /// The msg_id window as it was before issue 36: 1024 slots reserved
     /// whole, each holding the latest msg_id of its residue.
+    /// With the acks of the unseen of today's window (`AckedAhead`).
     struct Model {
         highest: Option<u32>,
         slots: Vec<(u32, Slot)>,
+        acked_ahead: AckedAhead,
     }
 
     impl Model {
@@ -2610,6 +2674,7 @@ mod tests {
             Model {
                 highest: None,
                 slots: vec![(0, Slot::Empty); MSG_ID_WINDOW as usize],
+                acked_ahead: AckedAhead::default(),
             }
         }
 
@@ -2645,7 +2710,7 @@ mod tests {
                         Slot::Missing {
                             frame,
                             ts: Timestamp(frame),
-                            acked: false,
+                            acked: self.acked_ahead.contains(m),
                         }
                     };
                     self.slots[Self::index(m)] = (m, slot);
@@ -2661,7 +2726,9 @@ mod tests {
         }
 
         fn acked(&mut self, id: u32) {
-            if let (m, Slot::Missing { acked, .. }) = &mut self.slots[Self::index(id)]
+            if self.highest.is_none_or(|h| SerialSpace::U32.newer(id, h)) {
+                self.acked_ahead.insert(id);
+            } else if let (m, Slot::Missing { acked, .. }) = &mut self.slots[Self::index(id)]
                 && *m == id
             {
                 *acked = true;
