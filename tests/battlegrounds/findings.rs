@@ -7,8 +7,9 @@
 //! the findings it raised as `(direction, label, frame, seqno)`.
 
 use lwarscope::capture::{Datagram, Timestamp};
-use lwarscope::engine::{Finding, Observer, TrackerConfig};
+use lwarscope::engine::{Finding, Observer, Severity, TrackerConfig};
 use lwarscope::proto::battlegrounds::Tracker;
+use lwarscope::proto::battlegrounds::findings as bg;
 use lwarscope::proto::battlegrounds::wire::{
     MoveEvent, MoveOp, Movement, MsgAck, PacketRepr, PayloadRepr, ShapeRepr, VectorD, VectorF,
 };
@@ -741,8 +742,11 @@ fn incomplete_and_given_up_messages() {
     assert_eq!(s.finish(), [f("s2c", "msg-incomplete", 5, Some(1))]);
     assert_eq!(
         s.detail_of("msg-incomplete"),
-        "message 1 of 161 bytes: 2 blocks of 3; never completed"
+        "message 1 of 161 bytes: 2 blocks of 3; never completed in the capture; \
+         unconfirmed: the tap may have missed the rest"
     );
+    // The block never captured may have been missed by the tap: a note.
+    assert_eq!(bg::MSG_INCOMPLETE.severity(), Severity::Note);
 }
 
 #[test]

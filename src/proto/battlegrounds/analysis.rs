@@ -168,7 +168,9 @@
 //!   that disagrees with its message raises `violation/block-inconsistent`; a
 //!   refused message, or one given up to make room, raises `msg-given-up`
 //!   (once); a message still incomplete when the session ends raises
-//!   `msg-incomplete` at the frame of its first block. A completed message is
+//!   `msg-incomplete`, a note ("unconfirmed": the blocks the capture never
+//!   showed may have been missed by the tap, their acks too), at the frame of
+//!   its first block. A completed message is
 //!   decoded as a packet: it is counted by its type, undecodable bytes raise
 //!   `malformed` (offsets in the message, its msg_id in the detail), a packet of
 //!   another channel or session id raises `violation/inner-mismatch`, a MSG or
