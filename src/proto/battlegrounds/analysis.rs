@@ -92,7 +92,13 @@
 //! - `auth-ok-count`: an AUTH_OK beyond the number of AUTHs captured (one
 //!   AUTH_OK per AUTH). One per extra AUTH_OK.
 //! - `before-ping`: server data on channel 1 or 2 (MOVE_EVENT, PROP, MSG; not
-//!   MSG_ACK) before the client's first PING. Once per session.
+//!   MSG_ACK) before the client's first PING. Once per session: the first
+//!   such packet captured before any PING is judged at the first PING the
+//!   capture shows, and raised (at its frame) only when that PING is the
+//!   reference's of seq 1, the client's first (its seq counts from 1). A
+//!   later seq shows that the tap missed the first PINGs, and the
+//!   specification's PING carries no seq: the capture cannot tell, nothing
+//!   is raised; nor when no PING is captured.
 //!
 //! **PING and PONG**: the reference's form matches a PONG to the latest
 //! live PING of its seq (the last 16 PINGs are followed): the round trip is
@@ -729,6 +735,9 @@ pub struct BgSession {
     /// PINGs captured and not answered yet (at most [`MAX_PINGS_OUTSTANDING`]).
     pings_outstanding: u32,
     before_ping_raised: bool,
+    /// The server's first data before any PING captured (its frame, time and
+    /// type): judged at the first PING captured.
+    before_ping_pending: Option<(u64, Timestamp, PacketType)>,
     op_sig: SigStream,
     event_sig: SigStream,
     /// op_sigs captured among the last 128 values.
@@ -1530,13 +1539,32 @@ fn before_ping(session: &mut Session, raise: &mut Raise<'_>, channel: u8, t: Pac
         && t != PacketType::MsgAck
     {
         s.before_ping_raised = true;
-        raise.violation(
-            &mut session.s2c,
-            rules::BEFORE_PING,
-            None,
-            findings::packet(t, None),
-        );
+        s.before_ping_pending = Some((raise.frame, raise.ts, t));
     }
+}
+
+/// The first PING captured (`seq`: the reference's): the server's data
+/// captured before it, if any, came before the client's first PING only if
+/// this is it (seq 1); otherwise the tap may have missed the first.
+fn judge_before_ping(session: &mut Session, raise: &mut Raise<'_>, seq: Option<u8>) {
+    let Some((frame, ts, t)) = session.proto.before_ping_pending.take() else {
+        return;
+    };
+    if seq != Some(1) {
+        return;
+    }
+    let at = engine::RunSpan {
+        frame,
+        ts,
+        seqno: None,
+        messages: 1,
+        packets: 1,
+        last_frame: frame,
+    };
+    let direction = std::mem::replace(&mut raise.direction, Direction::ServerToClient);
+    let detail = findings::packet(t, None);
+    raise.violation_at(&mut session.s2c, rules::BEFORE_PING, &at, detail);
+    raise.direction = direction;
 }
 
 /// The rules of a payload by its type, for a bare packet or one rebuilt from a
@@ -1647,6 +1675,9 @@ fn auth_ok(session: &mut Session, raise: &mut Raise<'_>, msg_id: Option<u32>) {
 /// A PING from the client: owed a PONG; the session's form is its first
 /// bare PING's; the reference's form is followed by its seq.
 fn ping(session: &mut Session, raise: &mut Raise<'_>, seq: Option<u8>, msg_id: Option<u32>) {
+    if session.proto.pings == 0 {
+        judge_before_ping(session, raise, seq);
+    }
     let s = &mut session.proto;
     s.pings += 1;
     s.pinged_after_ok |= s.auth_oks > 0;
@@ -2522,10 +2553,14 @@ mod tests {
         assert_eq!(c.s2c(auth_ok(1)), []);
         // A second AUTH_OK for one AUTH.
         assert_eq!(c.s2c(auth_ok(2)), [f("s2c", "violation/auth-ok-count", 4)]);
-        // Server data on channel 1 before the first PING: once.
-        assert_eq!(c.s2c(event(1, 1)), [f("s2c", "violation/before-ping", 5)]);
+        // Server data on channel 1 before the first PING: once, judged at
+        // the client's PING seq 1.
+        assert_eq!(c.s2c(event(1, 1)), []);
         assert_eq!(c.s2c(event(1, 2)), []);
-        assert_eq!(c.c2s(PayloadRepr::Ping), []);
+        assert_eq!(
+            c.raw(true, &seq_ping(1)),
+            [f("s2c", "violation/before-ping", 5)]
+        );
         // An AUTH after a PING that followed the AUTH_OK.
         assert_eq!(
             c.c2s(PayloadRepr::Auth),
@@ -2643,6 +2678,40 @@ mod tests {
         assert_eq!(c.c2s(ack(2, 0)), [f("c2s", "ack-unseen", 7)]);
         assert_eq!(c.s2c(msg(3, inner.clone())), []);
         assert_eq!(c.c2s(ack(3, 0)), []);
+        assert_eq!(c.finish(), []);
+    }
+
+    /// The reference's PING: the specification's and its `u8` seq.
+    fn seq_ping(seq: u8) -> Vec<u8> {
+        let mut b = bytes(SID, 0, PayloadRepr::Ping);
+        b.push(seq);
+        b
+    }
+
+    /// A tap missing the client's first PINGs made the server's data after
+    /// them `violation/before-ping`: only data captured before PING seq 1 is.
+    #[test]
+    fn data_before_ping_is_judged_by_the_first_pings_seq() {
+        let start = |c: &mut Capture| {
+            assert_eq!(c.c2s(PayloadRepr::Auth), []);
+            assert_eq!(c.s2c(auth_ok(1)), []);
+            assert_eq!(c.s2c(event(1, 1)), []);
+        };
+        // PING 3 first: PINGs 1 and 2 were missed.
+        let mut c = Capture::new();
+        start(&mut c);
+        assert_eq!(c.raw(true, &seq_ping(3)), []);
+        assert_eq!(c.finish(), []);
+        // PING 1: the client's first came after the data.
+        let mut c = Capture::new();
+        start(&mut c);
+        assert_eq!(
+            c.raw(true, &seq_ping(1)),
+            [f("s2c", "violation/before-ping", 3)]
+        );
+        // No PING at all: nothing.
+        let mut c = Capture::new();
+        start(&mut c);
         assert_eq!(c.finish(), []);
     }
 

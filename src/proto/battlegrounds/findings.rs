@@ -78,7 +78,8 @@ crate::protocol_rules! { "bg";
     AUTH_OK_COUNT = "auth-ok-count", 6;
     /// AUTH after the client's first PING: it had its AUTH_OK.
     AUTH_REPEAT = "auth-repeat", 7;
-    /// Server data on channel 1 or 2 before the client's first PING.
+    /// Server data on channel 1 or 2 captured before the client's first PING,
+    /// shown as such: the first PING captured is the reference's of seq 1.
     BEFORE_PING = "before-ping", 8;
     /// A session id other than the session's, inside its flow.
     SESSION_ID_CHANGED = "session-id-changed", 9;
