@@ -41,6 +41,9 @@ enum Judged {
     Unconfirmed(&'static str),
 }
 
+/// Why a number no ack window reached is unconfirmed.
+pub const UNREACHED: &str = "no ack window reached it after it could have arrived";
+
 /// Why a number skipped by a protocol without acks is unconfirmed.
 pub const NO_ACKS: &str =
     "the protocol has no acks: lost before the tap or missed by it, the capture cannot tell";
@@ -193,9 +196,32 @@ impl MissedCounts {
         direction: Direction,
         out: &mut Vec<Finding>,
     ) {
+        self.unconfirmed_for(UNREACHED, seqno, gap_frame, ts, session, direction, out);
+    }
+
+    /// [`MissedCounts::unconfirmed`] for another reason `why` (the detail's
+    /// "unconfirmed: ..."): a `not-captured` note, not counted as lost.
+    #[allow(clippy::too_many_arguments)]
+    pub fn unconfirmed_for(
+        &mut self,
+        why: &'static str,
+        seqno: u32,
+        gap_frame: u64,
+        ts: Timestamp,
+        session: SessionId,
+        direction: Direction,
+        out: &mut Vec<Finding>,
+    ) {
         self.not_captured += 1;
-        let judged = Judged::Unconfirmed("no ack window reached it after it could have arrived");
-        self.gather(judged, seqno, gap_frame, ts, session, direction, out);
+        self.gather(
+            Judged::Unconfirmed(why),
+            seqno,
+            gap_frame,
+            ts,
+            session,
+            direction,
+            out,
+        );
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -162,7 +162,10 @@
 //!   nothing. A msg_id 1024 or more away from the highest (either way) raises
 //!   `violation/msg-id-window` (once per msg_id in a row) and is not recorded.
 //!   msg_ids skipped by a higher one and never captured by the end of the
-//!   session (or pushed out of the window of the last 1024) raise `lost`, with
+//!   session (or pushed out of the window of the last 1024) raise a
+//!   `not-captured` note, "unconfirmed: neither it nor an ack of it was
+//!   captured: the tap may have missed both" (never `lost`: a block lost on
+//!   the way is resent until acked, and the capture shows its resend), with
 //!   the frame that skipped them, unless a MSG_ACK for them was captured (then
 //!   `not-captured` was raised for it already, or `ack-unseen` when the ack
 //!   came while the msg_id was above every one captured: the last 16 such
@@ -283,6 +286,13 @@ pub const PINGS_FOLLOWED: usize = 16;
 /// The server's idle timeout in the reference implementation: it closes a
 /// session after this long without a packet from the client.
 pub const SERVER_IDLE_NS: u64 = 500_000_000;
+/// Why a msg_id never captured and never acked is not `lost`: a block lost
+/// on the way is resent until acked, and the capture shows the resend; one
+/// neither captured nor acked in the capture was missed by the tap with its
+/// acks, or was still in flight.
+pub const NEITHER_CAPTURED: &str =
+    "neither it nor an ack of it was captured: the tap may have missed both";
+
 /// The user's preference for the byte order (`-o bg.byte_order:be|le|auto`).
 pub const BYTE_ORDER_PREF: &str = "bg.byte_order";
 
@@ -1037,7 +1047,15 @@ impl engine::Analyzer for Analyzer {
                 let mut counts = MissedCounts::resume(dir);
                 let (out, sid) = (&mut *raise.out, raise.session);
                 channel_ids.drain(|msg_id, frame, ts| {
-                    counts.missed(msg_id, frame, false, ts, sid, direction, out);
+                    counts.unconfirmed_for(
+                        NEITHER_CAPTURED,
+                        msg_id,
+                        frame,
+                        ts,
+                        sid,
+                        direction,
+                        out,
+                    );
                 });
                 counts.close(out);
                 counts.add_to(dir, out);
@@ -2001,7 +2019,15 @@ fn msg_id_window(session: &mut Session, raise: &mut Raise<'_>, channel: u8, m: &
                 ts,
                 after_cut,
                 &mut |id, gap_frame, gap_ts| {
-                    counts.missed(id, gap_frame, false, gap_ts, sid, direction, out);
+                    counts.unconfirmed_for(
+                        NEITHER_CAPTURED,
+                        id,
+                        gap_frame,
+                        gap_ts,
+                        sid,
+                        direction,
+                        out,
+                    );
                 },
             );
             counts.add_to(this, out);
