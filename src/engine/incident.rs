@@ -81,6 +81,11 @@ impl Run {
     pub fn is_open(&self) -> bool {
         self.open.is_some()
     }
+
+    /// The open run as it stands, if one is open.
+    pub fn span(&self) -> Option<RunSpan> {
+        self.open
+    }
 }
 
 /// One run of packets below a stream's highest value.

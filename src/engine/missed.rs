@@ -41,9 +41,30 @@ enum Judged {
     Unconfirmed(&'static str),
 }
 
+/// Why a number no ack window reached is unconfirmed.
+pub const UNREACHED: &str = "no ack window reached it after it could have arrived";
+
 /// Why a number skipped by a protocol without acks is unconfirmed.
 pub const NO_ACKS: &str =
     "the protocol has no acks: lost before the tap or missed by it, the capture cannot tell";
+
+/// Whether the capture shows a packet of the acking side (its last captured
+/// at `acker_last`) captured at least the smoothed ack delay of the numbers'
+/// direction (`ack_delay`, ns) after a gap captured at `gap_ts`: an ack of
+/// what the gap skipped, had it been delivered, could have been captured, so
+/// a number no ack covered is `lost`. Otherwise (a gap in the capture's last
+/// round trip, an acker never captured, no ack delay measured) the capture
+/// cannot tell: [`MissedCounts::unconfirmed`].
+pub fn ack_could_come(
+    gap_ts: Timestamp,
+    ack_delay: Option<f64>,
+    acker_last: Option<Timestamp>,
+) -> bool {
+    match (ack_delay, acker_last) {
+        (Some(delay), Some(last)) => last.0.saturating_sub(gap_ts.0) as f64 >= delay,
+        _ => false,
+    }
+}
 
 /// The run of numbers being gathered into one finding.
 #[derive(Debug, Clone, Copy)]
@@ -175,9 +196,32 @@ impl MissedCounts {
         direction: Direction,
         out: &mut Vec<Finding>,
     ) {
+        self.unconfirmed_for(UNREACHED, seqno, gap_frame, ts, session, direction, out);
+    }
+
+    /// [`MissedCounts::unconfirmed`] for another reason `why` (the detail's
+    /// "unconfirmed: ..."): a `not-captured` note, not counted as lost.
+    #[allow(clippy::too_many_arguments)]
+    pub fn unconfirmed_for(
+        &mut self,
+        why: &'static str,
+        seqno: u32,
+        gap_frame: u64,
+        ts: Timestamp,
+        session: SessionId,
+        direction: Direction,
+        out: &mut Vec<Finding>,
+    ) {
         self.not_captured += 1;
-        let judged = Judged::Unconfirmed("no ack window reached it after it could have arrived");
-        self.gather(judged, seqno, gap_frame, ts, session, direction, out);
+        self.gather(
+            Judged::Unconfirmed(why),
+            seqno,
+            gap_frame,
+            ts,
+            session,
+            direction,
+            out,
+        );
     }
 
     #[allow(clippy::too_many_arguments)]

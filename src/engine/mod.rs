@@ -40,7 +40,7 @@ pub use finding::{
 pub use incident::{KeyedRuns, KeyedSpan, Regression, RegressionRun, Run, RunSpan};
 pub use loss::{Cadence, LossEstimate};
 
-pub use missed::MissedCounts;
+pub use missed::{MissedCounts, ack_could_come};
 pub use session::{
     AckReach, AckTally, DirState, MAX_MALFORMED, MAX_MESSAGE_TYPES, Player, ProtoSession, Session,
 };

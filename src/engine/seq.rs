@@ -11,7 +11,7 @@ pub const WINDOW: usize = 512;
 enum SlotState {
     #[default]
     Empty,
-    /// Skipped by a gap, not captured yet; `frame` is the frame of the gap.
+    /// Skipped by a gap, not captured yet; `frame` and `ts` are the gap's.
     /// `acked`: the other side acknowledged it, so it was delivered and the
     /// capture missed it.
     Missing,
@@ -172,15 +172,16 @@ impl SeqWindow {
 
     /// Records a capture of `seqno`. For a jump, the skipped seqnos become missing;
     /// `lost` is called for each missing seqno pushed out of the window unseen,
-    /// with the frame of the gap that skipped it and whether the other side
-    /// acknowledged it (then the capture missed it; otherwise it was lost).
+    /// with the frame and capture time of the gap that skipped it and whether
+    /// the other side acknowledged it (then the capture missed it; otherwise
+    /// it was lost, if an ack could have been captured).
     pub fn record(
         &mut self,
         seqno: u32,
         frame: u64,
         ts: Timestamp,
         hash: u64,
-        mut lost: impl FnMut(u32, u64, bool),
+        mut lost: impl FnMut(u32, u64, Timestamp, bool),
     ) {
         if self.base.is_none() {
             self.base = Some(seqno);
@@ -210,6 +211,7 @@ impl SeqWindow {
                     state,
                     acked,
                     frame,
+                    ts,
                     acked_ts,
                     ..Slot::default()
                 };
@@ -247,12 +249,13 @@ impl SeqWindow {
         }
     }
 
-    fn evict(&mut self, seqno: u32, lost: &mut impl FnMut(u32, u64, bool)) {
+    fn evict(&mut self, seqno: u32, lost: &mut impl FnMut(u32, u64, Timestamp, bool)) {
         let old = *self.slot(seqno);
         if old.state == SlotState::Missing && old.seqno != seqno {
             lost(
                 old.seqno,
                 old.frame,
+                old.ts,
                 old.acked || old.seqno <= self.unseen_acked_to,
             );
         }
@@ -308,21 +311,23 @@ impl SeqWindow {
     }
 
     /// Calls `lost` for every seqno still missing (at the end of the capture),
-    /// with the frame of its gap and whether the other side acknowledged it.
-    pub fn drain_missing(&mut self, mut lost: impl FnMut(u32, u64, bool)) {
+    /// with the frame and capture time of its gap and whether the other side
+    /// acknowledged it.
+    pub fn drain_missing(&mut self, mut lost: impl FnMut(u32, u64, Timestamp, bool)) {
         let unseen_acked_to = self.unseen_acked_to;
-        let mut missing: Vec<(u32, u64, bool)> = self
+        let mut missing: Vec<(u32, u64, Timestamp, bool)> = self
             .slots
             .iter_mut()
             .filter(|s| s.state == SlotState::Missing)
             .map(|s| {
                 s.state = SlotState::Empty;
-                (s.seqno, s.frame, s.acked || s.seqno <= unseen_acked_to)
+                let acked = s.acked || s.seqno <= unseen_acked_to;
+                (s.seqno, s.frame, s.ts, acked)
             })
             .collect();
         missing.sort_unstable();
-        for (seqno, frame, acked) in missing {
-            lost(seqno, frame, acked);
+        for (seqno, frame, ts, acked) in missing {
+            lost(seqno, frame, ts, acked);
         }
     }
 
@@ -357,7 +362,7 @@ mod tests {
 
     fn rec(w: &mut SeqWindow, s: u32, frame: u64) -> Vec<u32> {
         let mut lost = Vec::new();
-        w.record(s, frame, Timestamp(frame), 0, |s, _, _| lost.push(s));
+        w.record(s, frame, Timestamp(frame), 0, |s, _, _, _| lost.push(s));
         lost
     }
 
@@ -397,7 +402,7 @@ mod tests {
         rec(&mut w, 3, 3);
         assert!(matches!(w.lookup(3), Lookup::Seen { .. }));
         let mut lost = Vec::new();
-        w.drain_missing(|s, frame, _| lost.push((s, frame)));
+        w.drain_missing(|s, frame, _, _| lost.push((s, frame)));
         assert_eq!(lost, vec![(2, 2), (4, 2)]);
     }
 

@@ -872,12 +872,21 @@ fn end_session<A: Analyzer>(
 }
 
 /// Reports the incidents still open (acks of the unseen, acks below the
-/// highest) and raises `lost` for every seqno a gap skipped and nothing
-/// filled: at the end of the capture, or when the session is evicted.
+/// highest) and judges every seqno a gap skipped and nothing filled: at the
+/// end of the capture, or when the session is evicted. `not-captured` when
+/// the other side acked it; `lost` when it did not, though the capture went
+/// on long enough for its ack to be captured (a packet of the other side
+/// captured at least this direction's smoothed ack delay after the gap);
+/// otherwise (a gap in the capture's last round trip, or no ack delay
+/// measured) a `not-captured` note, "unconfirmed: no ack window reached it
+/// after it could have arrived".
 fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Finding>) {
     let id = session.id;
     for direction in [Direction::ClientToServer, Direction::ServerToClient] {
+        let acker = session.dir(direction.reverse());
+        let acker_last = (acker.packets > 0).then_some(acker.last_ts);
         let dir = session.dir_mut(direction);
+        let ack_delay = dir.srtt_ns();
         let mut raise = Raise {
             out: &mut *out,
             frame: 0,
@@ -888,8 +897,12 @@ fn report_lost<S>(session: &mut Session<S>, now: Timestamp, out: &mut Vec<Findin
         dir.close_ack_incident(&mut raise);
         dir.close_ack_regression(&mut raise);
         let mut counts = MissedCounts::resume(dir);
-        dir.seq.drain_missing(|seqno, frame, acked| {
-            counts.missed(seqno, frame, acked, now, id, direction, raise.out);
+        dir.seq.drain_missing(|seqno, frame, gap_ts, acked| {
+            if acked || super::missed::ack_could_come(gap_ts, ack_delay, acker_last) {
+                counts.missed(seqno, frame, acked, now, id, direction, raise.out);
+            } else {
+                counts.unconfirmed(seqno, frame, now, id, direction, raise.out);
+            }
         });
         // The run the protocol's end (or earlier packets) left open.
         counts.close(raise.out);

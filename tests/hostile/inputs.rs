@@ -472,8 +472,9 @@ fn four_hundred_thousand_players_are_linear_and_bounded() {
 #[test]
 fn findings_by_the_hundred_thousand_through_every_output() {
     // Each packet: four reliable messages, each seqno 3 past the last: a gap
-    // each, and `lost` for the skipped ones at the end (pushed out of the
-    // window as it goes).
+    // each, and the skipped ones judged as they leave the window (or at the
+    // end): `not-captured`, unconfirmed, since no packet of the server was
+    // captured to ack them.
     let packets = scaled(10_000) as u32;
     let make = move |w: &mut dyn Write| {
         let mut p = Pcap::new(w);
@@ -493,8 +494,8 @@ fn findings_by_the_hundred_thousand_through_every_output() {
         }
     };
     let gaps = u64::from(packets) * 4 - 1;
-    // A gap, and two lost seqnos, each: counted as three, written as a gap
-    // each and a `lost` a packet (the eight numbers its messages skipped,
+    // A gap, and two seqnos not captured, each: counted as three, written as
+    // a gap each and a `not-captured` a packet (the eight numbers its messages skipped,
     // six for the first, in its detail: issue 36).
     let expected_findings = gaps * 3;
     let expected_rows = gaps + u64::from(packets);

@@ -23,3 +23,4 @@ mod sim_corpus;
 mod sim_delivery;
 mod sim_determinism;
 mod sim_disconnect_in_flight;
+mod tap_miss;

@@ -92,7 +92,13 @@
 //! - `auth-ok-count`: an AUTH_OK beyond the number of AUTHs captured (one
 //!   AUTH_OK per AUTH). One per extra AUTH_OK.
 //! - `before-ping`: server data on channel 1 or 2 (MOVE_EVENT, PROP, MSG; not
-//!   MSG_ACK) before the client's first PING. Once per session.
+//!   MSG_ACK) before the client's first PING. Once per session: the first
+//!   such packet captured before any PING is judged at the first PING the
+//!   capture shows, and raised (at its frame) only when that PING is the
+//!   reference's of seq 1, the client's first (its seq counts from 1). A
+//!   later seq shows that the tap missed the first PINGs, and the
+//!   specification's PING carries no seq: the capture cannot tell, nothing
+//!   is raised; nor when no PING is captured.
 //!
 //! **PING and PONG**: the reference's form matches a PONG to the latest
 //! live PING of its seq (the last 16 PINGs are followed): the round trip is
@@ -156,16 +162,24 @@
 //!   nothing. A msg_id 1024 or more away from the highest (either way) raises
 //!   `violation/msg-id-window` (once per msg_id in a row) and is not recorded.
 //!   msg_ids skipped by a higher one and never captured by the end of the
-//!   session (or pushed out of the window of the last 1024) raise `lost`, with
+//!   session (or pushed out of the window of the last 1024) raise a
+//!   `not-captured` note, "unconfirmed: neither it nor an ack of it was
+//!   captured: the tap may have missed both" (never `lost`: a block lost on
+//!   the way is resent until acked, and the capture shows its resend), with
 //!   the frame that skipped them, unless a MSG_ACK for them was captured (then
-//!   `not-captured` was raised for it already): one finding per gap, how many
+//!   `not-captured` was raised for it already, or `ack-unseen` when the ack
+//!   came while the msg_id was above every one captured: the last 16 such
+//!   msg_ids per direction and channel are remembered, so a later jump past
+//!   one finds it delivered): one finding per gap, how many
 //!   and the last in its detail (`engine::missed`); the count counts msg_ids.
 //! - The block rebuilds its message (`engine::reassembly`: at most 4 MiB per
 //!   message, 64 messages in progress per session, 64 MiB in total). A block
 //!   that disagrees with its message raises `violation/block-inconsistent`; a
 //!   refused message, or one given up to make room, raises `msg-given-up`
 //!   (once); a message still incomplete when the session ends raises
-//!   `msg-incomplete` at the frame of its first block. A completed message is
+//!   `msg-incomplete`, a note ("unconfirmed": the blocks the capture never
+//!   showed may have been missed by the tap, their acks too), at the frame of
+//!   its first block. A completed message is
 //!   decoded as a packet: it is counted by its type, undecodable bytes raise
 //!   `malformed` (offsets in the message, its msg_id in the detail), a packet of
 //!   another channel or session id raises `violation/inner-mismatch`, a MSG or
@@ -272,6 +286,13 @@ pub const PINGS_FOLLOWED: usize = 16;
 /// The server's idle timeout in the reference implementation: it closes a
 /// session after this long without a packet from the client.
 pub const SERVER_IDLE_NS: u64 = 500_000_000;
+/// Why a msg_id never captured and never acked is not `lost`: a block lost
+/// on the way is resent until acked, and the capture shows the resend; one
+/// neither captured nor acked in the capture was missed by the tap with its
+/// acks, or was still in flight.
+pub const NEITHER_CAPTURED: &str =
+    "neither it nor an ack of it was captured: the tap may have missed both";
+
 /// The user's preference for the byte order (`-o bg.byte_order:be|le|auto`).
 pub const BYTE_ORDER_PREF: &str = "bg.byte_order";
 
@@ -370,6 +391,37 @@ struct MsgIds {
     slots: VecDeque<Slot>,
     /// The msg_id of the open out-of-window incident.
     out_of_window: Option<u32>,
+    /// The latest msg_ids acked while above every one captured (acks of
+    /// the unseen): delivered, so not `lost` when a later jump skips them.
+    acked_ahead: AckedAhead,
+}
+
+/// The latest msg_ids acked above every one captured, a few at once (the
+/// receiver acks each block as it comes: they are the last sent). Fixed
+/// size, no allocation.
+#[derive(Debug, Default, Clone, Copy)]
+struct AckedAhead {
+    ids: [u32; ACKED_AHEAD],
+    len: usize,
+    next: usize,
+}
+
+/// Acks of the unseen remembered per direction and channel.
+const ACKED_AHEAD: usize = 16;
+
+impl AckedAhead {
+    fn insert(&mut self, id: u32) {
+        if self.contains(id) {
+            return;
+        }
+        self.ids[self.next] = id;
+        self.next = (self.next + 1) % ACKED_AHEAD;
+        self.len = (self.len + 1).min(ACKED_AHEAD);
+    }
+
+    fn contains(&self, id: u32) -> bool {
+        self.ids[..self.len].contains(&id)
+    }
 }
 
 /// What the window says of a msg_id.
@@ -446,7 +498,18 @@ impl MsgIds {
                 }
             };
             while self.base.wrapping_add(self.slots.len() as u32) != id {
-                self.slots.push_back(skipped);
+                let next = self.base.wrapping_add(self.slots.len() as u32);
+                let slot = match skipped {
+                    Slot::Missing { frame, ts, .. } if self.acked_ahead.contains(next) => {
+                        Slot::Missing {
+                            frame,
+                            ts,
+                            acked: true,
+                        }
+                    }
+                    other => other,
+                };
+                self.slots.push_back(slot);
             }
             self.slots.push_back(Slot::Seen);
             self.highest = Some(id);
@@ -471,7 +534,9 @@ impl MsgIds {
 
     /// A MSG_ACK of `id` from the other side: a missing msg_id is delivered.
     fn acked(&mut self, id: u32) {
-        if let Some(Slot::Missing { acked, .. }) = self.slot_mut(id) {
+        if self.above_all(id) {
+            self.acked_ahead.insert(id);
+        } else if let Some(Slot::Missing { acked, .. }) = self.slot_mut(id) {
             *acked = true;
         }
     }
@@ -680,6 +745,9 @@ pub struct BgSession {
     /// PINGs captured and not answered yet (at most [`MAX_PINGS_OUTSTANDING`]).
     pings_outstanding: u32,
     before_ping_raised: bool,
+    /// The server's first data before any PING captured (its frame, time and
+    /// type): judged at the first PING captured.
+    before_ping_pending: Option<(u64, Timestamp, PacketType)>,
     op_sig: SigStream,
     event_sig: SigStream,
     /// op_sigs captured among the last 128 values.
@@ -979,7 +1047,15 @@ impl engine::Analyzer for Analyzer {
                 let mut counts = MissedCounts::resume(dir);
                 let (out, sid) = (&mut *raise.out, raise.session);
                 channel_ids.drain(|msg_id, frame, ts| {
-                    counts.missed(msg_id, frame, false, ts, sid, direction, out);
+                    counts.unconfirmed_for(
+                        NEITHER_CAPTURED,
+                        msg_id,
+                        frame,
+                        ts,
+                        sid,
+                        direction,
+                        out,
+                    );
                 });
                 counts.close(out);
                 counts.add_to(dir, out);
@@ -1481,13 +1557,32 @@ fn before_ping(session: &mut Session, raise: &mut Raise<'_>, channel: u8, t: Pac
         && t != PacketType::MsgAck
     {
         s.before_ping_raised = true;
-        raise.violation(
-            &mut session.s2c,
-            rules::BEFORE_PING,
-            None,
-            findings::packet(t, None),
-        );
+        s.before_ping_pending = Some((raise.frame, raise.ts, t));
     }
+}
+
+/// The first PING captured (`seq`: the reference's): the server's data
+/// captured before it, if any, came before the client's first PING only if
+/// this is it (seq 1); otherwise the tap may have missed the first.
+fn judge_before_ping(session: &mut Session, raise: &mut Raise<'_>, seq: Option<u8>) {
+    let Some((frame, ts, t)) = session.proto.before_ping_pending.take() else {
+        return;
+    };
+    if seq != Some(1) {
+        return;
+    }
+    let at = engine::RunSpan {
+        frame,
+        ts,
+        seqno: None,
+        messages: 1,
+        packets: 1,
+        last_frame: frame,
+    };
+    let direction = std::mem::replace(&mut raise.direction, Direction::ServerToClient);
+    let detail = findings::packet(t, None);
+    raise.violation_at(&mut session.s2c, rules::BEFORE_PING, &at, detail);
+    raise.direction = direction;
 }
 
 /// The rules of a payload by its type, for a bare packet or one rebuilt from a
@@ -1598,6 +1693,9 @@ fn auth_ok(session: &mut Session, raise: &mut Raise<'_>, msg_id: Option<u32>) {
 /// A PING from the client: owed a PONG; the session's form is its first
 /// bare PING's; the reference's form is followed by its seq.
 fn ping(session: &mut Session, raise: &mut Raise<'_>, seq: Option<u8>, msg_id: Option<u32>) {
+    if session.proto.pings == 0 {
+        judge_before_ping(session, raise, seq);
+    }
     let s = &mut session.proto;
     s.pings += 1;
     s.pinged_after_ok |= s.auth_oks > 0;
@@ -1921,7 +2019,15 @@ fn msg_id_window(session: &mut Session, raise: &mut Raise<'_>, channel: u8, m: &
                 ts,
                 after_cut,
                 &mut |id, gap_frame, gap_ts| {
-                    counts.missed(id, gap_frame, false, gap_ts, sid, direction, out);
+                    counts.unconfirmed_for(
+                        NEITHER_CAPTURED,
+                        id,
+                        gap_frame,
+                        gap_ts,
+                        sid,
+                        direction,
+                        out,
+                    );
                 },
             );
             counts.add_to(this, out);
@@ -2473,10 +2579,14 @@ mod tests {
         assert_eq!(c.s2c(auth_ok(1)), []);
         // A second AUTH_OK for one AUTH.
         assert_eq!(c.s2c(auth_ok(2)), [f("s2c", "violation/auth-ok-count", 4)]);
-        // Server data on channel 1 before the first PING: once.
-        assert_eq!(c.s2c(event(1, 1)), [f("s2c", "violation/before-ping", 5)]);
+        // Server data on channel 1 before the first PING: once, judged at
+        // the client's PING seq 1.
+        assert_eq!(c.s2c(event(1, 1)), []);
         assert_eq!(c.s2c(event(1, 2)), []);
-        assert_eq!(c.c2s(PayloadRepr::Ping), []);
+        assert_eq!(
+            c.raw(true, &seq_ping(1)),
+            [f("s2c", "violation/before-ping", 5)]
+        );
         // An AUTH after a PING that followed the AUTH_OK.
         assert_eq!(
             c.c2s(PayloadRepr::Auth),
@@ -2582,6 +2692,55 @@ mod tests {
         assert_eq!(c.c2s(ack(3, 0)), [f("s2c", "not-captured", 14)]);
     }
 
+    /// A tap missing the server's MSG #2 while the client's ack of it was
+    /// captured (an ack of the unseen: #2 above every msg_id captured then):
+    /// #3 skips it, and it was `lost` at the end; the ack shows it delivered.
+    #[test]
+    fn a_msg_id_acked_before_a_jump_skipped_it_is_not_lost() {
+        let mut c = Capture::established();
+        let inner = bytes(SID, 2, prop());
+        assert_eq!(c.s2c(msg(1, inner.clone())), []);
+        assert_eq!(c.c2s(ack(1, 0)), []);
+        assert_eq!(c.c2s(ack(2, 0)), [f("c2s", "ack-unseen", 7)]);
+        assert_eq!(c.s2c(msg(3, inner.clone())), []);
+        assert_eq!(c.c2s(ack(3, 0)), []);
+        assert_eq!(c.finish(), []);
+    }
+
+    /// The reference's PING: the specification's and its `u8` seq.
+    fn seq_ping(seq: u8) -> Vec<u8> {
+        let mut b = bytes(SID, 0, PayloadRepr::Ping);
+        b.push(seq);
+        b
+    }
+
+    /// A tap missing the client's first PINGs made the server's data after
+    /// them `violation/before-ping`: only data captured before PING seq 1 is.
+    #[test]
+    fn data_before_ping_is_judged_by_the_first_pings_seq() {
+        let start = |c: &mut Capture| {
+            assert_eq!(c.c2s(PayloadRepr::Auth), []);
+            assert_eq!(c.s2c(auth_ok(1)), []);
+            assert_eq!(c.s2c(event(1, 1)), []);
+        };
+        // PING 3 first: PINGs 1 and 2 were missed.
+        let mut c = Capture::new();
+        start(&mut c);
+        assert_eq!(c.raw(true, &seq_ping(3)), []);
+        assert_eq!(c.finish(), []);
+        // PING 1: the client's first came after the data.
+        let mut c = Capture::new();
+        start(&mut c);
+        assert_eq!(
+            c.raw(true, &seq_ping(1)),
+            [f("s2c", "violation/before-ping", 3)]
+        );
+        // No PING at all: nothing.
+        let mut c = Capture::new();
+        start(&mut c);
+        assert_eq!(c.finish(), []);
+    }
+
     #[test]
     fn a_message_rebuilt_from_its_blocks_is_judged_as_a_packet() {
         let mut c = Capture::established();
@@ -2600,9 +2759,11 @@ mod tests {
 
     /// The msg_id window as it was before issue 36: 1024 slots reserved
     /// whole, each holding the latest msg_id of its residue.
+    /// With the acks of the unseen of today's window (`AckedAhead`).
     struct Model {
         highest: Option<u32>,
         slots: Vec<(u32, Slot)>,
+        acked_ahead: AckedAhead,
     }
 
     impl Model {
@@ -2610,6 +2771,7 @@ mod tests {
             Model {
                 highest: None,
                 slots: vec![(0, Slot::Empty); MSG_ID_WINDOW as usize],
+                acked_ahead: AckedAhead::default(),
             }
         }
 
@@ -2645,7 +2807,7 @@ mod tests {
                         Slot::Missing {
                             frame,
                             ts: Timestamp(frame),
-                            acked: false,
+                            acked: self.acked_ahead.contains(m),
                         }
                     };
                     self.slots[Self::index(m)] = (m, slot);
@@ -2661,7 +2823,9 @@ mod tests {
         }
 
         fn acked(&mut self, id: u32) {
-            if let (m, Slot::Missing { acked, .. }) = &mut self.slots[Self::index(id)]
+            if self.highest.is_none_or(|h| SerialSpace::U32.newer(id, h)) {
+                self.acked_ahead.insert(id);
+            } else if let (m, Slot::Missing { acked, .. }) = &mut self.slots[Self::index(id)]
                 && *m == id
             {
                 *acked = true;

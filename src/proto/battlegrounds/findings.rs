@@ -7,9 +7,12 @@ use crate::engine::reassembly::{GiveUpReason, Inconsistency, Refusal};
 use crate::engine::{Detail, DetailFormat, ProtoDetail, RegressionRun, Rule};
 
 crate::protocol_kinds! { "bg";
-    /// A message some of whose blocks were captured, never completed by the end
-    /// of the capture (or of its session).
-    MSG_INCOMPLETE = "msg-incomplete", Sequence, Warning, 17;
+    /// A message some of whose blocks were captured, never completed in the
+    /// capture by its end (or of its session). A note, "unconfirmed": a
+    /// block the capture never showed was lost or missed by the tap, and a
+    /// capture cannot tell which (its ack may have been missed too), so the
+    /// message may well have reached its receiver whole.
+    MSG_INCOMPLETE = "msg-incomplete", Sequence, Note, 17;
     /// A message the analyzer stopped rebuilding: over a bound of what it
     /// buffers (per message, in total, messages at once).
     MSG_GIVEN_UP = "msg-given-up", Sequence, Warning, 18;
@@ -75,7 +78,8 @@ crate::protocol_rules! { "bg";
     AUTH_OK_COUNT = "auth-ok-count", 6;
     /// AUTH after the client's first PING: it had its AUTH_OK.
     AUTH_REPEAT = "auth-repeat", 7;
-    /// Server data on channel 1 or 2 before the client's first PING.
+    /// Server data on channel 1 or 2 captured before the client's first PING,
+    /// shown as such: the first PING captured is the reference's of seq 1.
     BEFORE_PING = "before-ping", 8;
     /// A session id other than the session's, inside its flow.
     SESSION_ID_CHANGED = "session-id-changed", 9;
@@ -490,7 +494,10 @@ static INCOMPLETE: DetailFormat = DetailFormat {
         let reason = match a[3] {
             0 => "too many messages in progress",
             1 => "the total buffer budget needed room",
-            _ => "never completed",
+            _ => {
+                "never completed in the capture; unconfirmed: the tap may have missed \
+                 the rest"
+            }
         };
         write!(
             f,

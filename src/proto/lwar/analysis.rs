@@ -87,7 +87,13 @@
 //!    session is evicted) raises one `not-captured` if a packet of the other
 //!    direction acked it (it was delivered; the capture missed it; an ack of
 //!    the unseen counts, step 5), and one
-//!    `lost` otherwise, with the frame of its gap; the numbers of one gap
+//!    `lost` otherwise, with the frame of its gap, when the capture could
+//!    have shown its ack: only if a packet of the other direction was
+//!    captured at least this direction's smoothed ack delay after the gap
+//!    (`engine::ack_could_come`; otherwise, a gap in the capture's last round
+//!    trip, a capture of one direction only, or no ack delay measured, a
+//!    `not-captured` note "unconfirmed: no ack window reached it after it
+//!    could have arrived"); the numbers of one gap
 //!    judged alike make one finding, how many and the last in its detail
 //!    (`engine::missed`), and the counts count numbers.
 //!
@@ -109,7 +115,9 @@
 //! frames are skipped (the new Input's eight state bits, its own frame's and
 //! the seven before, still hold every skipped state), `inputs-lost` when 8 or
 //! more are (the spec: "an input is only missed if eight consecutive packets
-//! are lost"). A repeated frame number raises nothing. A frame number lower
+//! are lost"), a note, "unconfirmed" in its detail: Inputs are never
+//! acknowledged, so nothing in the capture tells packets the network lost
+//! from packets the tap missed. A repeated frame number raises nothing. A frame number lower
 //! than the highest is an `input-regression`: consecutive Inputs below the
 //! highest make one incident (the highest stays), which raises one finding
 //! when it ends (at the first Input at or above the highest, or at the end of
@@ -121,11 +129,32 @@
 //! such unreliable messages by their timestamp.
 //!
 //! **Input before Synced**: the client's Inputs while a session whose Connect
-//! was captured is connecting or syncing make one incident, which raises one
-//! `violation` (`input-before-synced`) when it ends (at the server's Synced, or
-//! at the end of the session), at the frame of its first Input, with the
-//! number of Inputs (and of packets, when they differ) and the last frame in
-//! the detail.
+//! was captured is connecting or syncing make one incident, judged when the
+//! capture shows the server's Synced (seqno S; a Synced captured while the
+//! session is still connecting, the Join missed by the tap, counts as well).
+//! The client acks the last reliable message it processed, in order: an Input
+//! in a packet acking below S was sent before the client had the Synced (the
+//! proof); one acking S or more came after it had it, the tap having missed
+//! the Synced's first send. The Inputs proven early raise one `violation`
+//! (`input-before-synced`) at the frame of the run's first Input, with their
+//! number (and of packets, when they differ) and the last one's frame in the
+//! detail; the run raises nothing when its first Input's packet acks S or
+//! more. An ack lower than one before it in the run (an overtaken packet)
+//! counts as the highest before it, and the run keeps the Inputs' counts at
+//! its first three acks only, so the proven part is never overstated. A
+//! session whose Synced the capture never shows is judged at its end against
+//! seqno 2 (the Synced follows Join #1: its seqno is at least 2): only the
+//! Inputs of packets acking nothing or Join #1 are proven early, the tap may
+//! have missed the rest.
+//!
+//! **Handshake**: the server's reliable message with seqno 1 to a client
+//! whose Connect was captured is the first it sent the client: when the
+//! capture shows it (whenever it comes: a first send the tap missed may come
+//! again as a resend) and no packet of the server cut short came before, it
+//! must be a Join (`handshake-first-not-join`, with its type), in a packet
+//! that acks the Connect (`handshake-join-no-ack`). A first reliable message
+//! captured with a higher seqno proves nothing of the first: the tap missed
+//! it (its gap says so), and it is not judged.
 //!
 //! **Violations** (`violation` with a rule): the codec's (seqno 0, name or chat
 //! too long, invalid UTF-8: one finding per message and rule;
@@ -151,7 +180,9 @@
 //! unreliable ones are not judged: without a seqno, a capture that missed the
 //! Synced's first send would make every Update after it look early).
 //!
-//! **Players**: the Join answering the client's Connect names its player; a
+//! **Players**: the Join answering the client's Connect (seqno 1, while
+//! connecting) names its player (a capture that missed it names none: a later
+//! Join may be another player's, broadcast to this client); a
 //! rename counts when a Name changes that player's name (the client's request and
 //! the server's broadcast count once); chats count the client's Chat messages,
 //! first captures only.
@@ -307,8 +338,8 @@ pub struct LwarSession {
     pub rejected_attempts: u64,
     inputs: InputStream,
     /// The client's Inputs sent while the session is connecting or syncing:
-    /// one `input-before-synced` when the Synced (or the session's end) ends it.
-    early_inputs: engine::Run,
+    /// one `input-before-synced` for those proven early when the Synced comes.
+    early_inputs: EarlyInputs,
     /// The server's regular reliable messages (Leave, Chat, Remove) captured
     /// while the session is syncing, the first one's type and seqno, and the
     /// highest seqno: judged by the Synced's seqno when it comes.
@@ -517,7 +548,8 @@ impl engine::Analyzer for Analyzer {
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
         raise.direction = Direction::ClientToServer;
         close_input_regression(&mut session.c2s, &mut session.proto.inputs, raise);
-        close_early_inputs(session, raise);
+        // The Synced follows Join #1: its seqno is at least 2.
+        close_early_inputs(session, raise, SYNCED_AT_LEAST);
         close_wrong_player(session, raise);
         raise.direction = Direction::ServerToClient;
         session
@@ -1077,9 +1109,11 @@ fn lifecycle(
         Message::Join { player, name, .. } if !c2s => {
             join(session, players, raise, seqno, player, name.as_bytes());
         }
-        Message::Synced { .. } if !c2s && session.proto.state == State::Syncing => {
+        Message::Synced { .. }
+            if !c2s && matches!(session.proto.state, State::Connecting | State::Syncing) =>
+        {
             session.proto.state = State::Playing;
-            close_early_inputs(session, raise);
+            close_early_inputs(session, raise, seqno);
             if let Some(synced) = seqno {
                 close_early_regular(session, raise, synced);
             }
@@ -1119,7 +1153,8 @@ fn lifecycle(
                 && !session.proto.lifecycle_cut
                 && matches!(session.proto.state, State::Connecting | State::Syncing)
             {
-                session.proto.early_inputs.hit(raise.frame, raise.ts, None);
+                let ack = packet.ack();
+                session.proto.early_inputs.hit(raise.frame, raise.ts, ack);
             }
             player_id(session, raise, own, seqno, input.player);
             let after_cut = std::mem::take(&mut session.proto.inputs_cut);
@@ -1152,8 +1187,10 @@ fn join(
     if session.proto.state == State::Connecting {
         session.proto.state = State::Syncing;
         // A packet cut before it may have held the Join that answered the
-        // Connect: then this one may be another player's, and names no one.
-        if !session.proto.lifecycle_cut {
+        // Connect, and a Join with a later seqno comes after the first (the
+        // tap missed it): then this one may be another player's, and names
+        // no one.
+        if !session.proto.lifecycle_cut && seqno == Some(1) {
             let mut own_name = String::with_capacity(MAX_NAME_LEN);
             own_name.push_str(&String::from_utf8_lossy(name));
             session.proto.player = Some(Player {
@@ -1233,7 +1270,10 @@ fn input_stream(
         1 => {}
         _ if after_cut => {}
         2..=INPUT_HISTORY => raise.raise(dir, findings::INPUT_GAP, None, None, detail),
-        _ => raise.raise(dir, findings::INPUTS_LOST, None, None, detail),
+        _ => {
+            let detail = findings::inputs_lost(frame, last);
+            raise.raise(dir, findings::INPUTS_LOST, None, None, detail)
+        }
     }
     stream.last = Some(frame);
     stream.last_at = raise.frame;
@@ -1300,10 +1340,71 @@ fn close_wrong_player(session: &mut Session, raise: &mut Raise<'_>) {
     }
 }
 
-/// Ends the run of the client's Inputs before Synced, if one is open: one
-/// `input-before-synced`, at its first Input.
-fn close_early_inputs(session: &mut Session, raise: &mut Raise<'_>) {
-    if let Some(run) = session.proto.early_inputs.end() {
+/// The client's Inputs while connecting or syncing, with the acks of their
+/// packets: an Input proves it came before the Synced only if its packet acks
+/// below the Synced's seqno, which is known when the Synced is captured.
+/// Acks only grow in the order of sending, so the Inputs proven early are the
+/// run's first ones; the run keeps how far it stood at its first three acks.
+/// Allocates nothing.
+#[derive(Debug, Clone, Copy, Default)]
+struct EarlyInputs {
+    run: engine::Run,
+    /// The highest ack of the run's packets so far.
+    ack: u32,
+    /// The run as it stood at the end of its first ack, and at the end of
+    /// the ack before the current one (each with that ack).
+    first: Option<(u32, engine::RunSpan)>,
+    before: Option<(u32, engine::RunSpan)>,
+}
+
+impl EarlyInputs {
+    /// An Input of packet `frame`, which acks `ack`.
+    fn hit(&mut self, frame: u64, ts: crate::capture::Timestamp, ack: u32) {
+        match self.run.span() {
+            None => {
+                self.ack = ack;
+                self.first = None;
+                self.before = None;
+            }
+            Some(span) if ack > self.ack => {
+                let at = Some((self.ack, span));
+                if self.first.is_none() {
+                    self.first = at;
+                } else {
+                    self.before = at;
+                }
+                self.ack = ack;
+            }
+            Some(_) => {}
+        }
+        self.run.hit(frame, ts, None);
+    }
+
+    /// The run ends: the Inputs proven sent before the Synced numbered
+    /// `synced` (those of packets acking below it).
+    fn end(&mut self, synced: Option<u32>) -> Option<engine::RunSpan> {
+        let run = self.run.end()?;
+        let synced = synced?;
+        if self.ack < synced {
+            return Some(run);
+        }
+        [self.before, self.first]
+            .into_iter()
+            .flatten()
+            .find(|&(ack, _)| ack < synced)
+            .map(|(_, span)| span)
+    }
+}
+
+/// The lowest seqno a Synced can have (Join #1 comes first): what a session
+/// that ends without a captured Synced judges its early Inputs against.
+const SYNCED_AT_LEAST: Option<u32> = Some(2);
+
+/// Ends the run of the client's Inputs before Synced, if one is open, at the
+/// Synced numbered `synced` (at the session's end, [`SYNCED_AT_LEAST`]): one
+/// `input-before-synced` for the Inputs proven early, at the run's first.
+fn close_early_inputs(session: &mut Session, raise: &mut Raise<'_>, synced: Option<u32>) {
+    if let Some(run) = session.proto.early_inputs.end(synced) {
         let direction = std::mem::replace(&mut raise.direction, Direction::ClientToServer);
         let detail = findings::input_before_synced(&run);
         raise.violation_at(&mut session.c2s, rules::INPUT_BEFORE_SYNCED, &run, detail);
@@ -1342,7 +1443,8 @@ fn close_early_regular(session: &mut Session, raise: &mut Raise<'_>, synced: u32
 }
 
 /// The handshake: the first reliable message to a client whose Connect was
-/// captured must be Join #1, in a packet that acks the Connect.
+/// captured (seqno 1, when the capture shows it) must be Join #1, in a packet
+/// that acks the Connect.
 fn handshake(
     session: &mut Session,
     raise: &mut Raise<'_>,
@@ -1350,7 +1452,9 @@ fn handshake(
     t: MessageType,
     seqno: u32,
 ) {
-    if !session.proto.saw_start || session.proto.first_s2c_reliable_checked {
+    if !session.proto.saw_start || session.proto.first_s2c_reliable_checked || seqno != 1 {
+        // A first reliable message captured with a later seqno: the tap
+        // missed the first, which is judged if it comes again.
         return;
     }
     session.proto.first_s2c_reliable_checked = true;
@@ -1637,10 +1741,23 @@ fn reliable_rules(
     let session_id = raise.session;
     let out = &mut *raise.out;
     let mut counts = MissedCounts::resume(this);
-    this.seq
-        .record(seqno, frame, ts, hash, |lost_seqno, gap_frame, acked| {
-            counts.missed(lost_seqno, gap_frame, acked, ts, session_id, direction, out);
-        });
+    // A number pushed out of the window unacked is lost only if an ack of it
+    // could have been captured (`engine::ack_could_come`).
+    let acker_last = (other.packets > 0).then_some(other.last_ts);
+    let ack_delay = this.srtt_ns();
+    this.seq.record(
+        seqno,
+        frame,
+        ts,
+        hash,
+        |lost_seqno, gap_frame, gap_ts, acked| {
+            if acked || engine::ack_could_come(gap_ts, ack_delay, acker_last) {
+                counts.missed(lost_seqno, gap_frame, acked, ts, session_id, direction, out);
+            } else {
+                counts.unconfirmed(lost_seqno, gap_frame, ts, session_id, direction, out);
+            }
+        },
+    );
     counts.add_to(this, out);
     first_capture
 }
@@ -1904,6 +2021,96 @@ mod tests {
             c.detail("violation/input-before-synced"),
             "Input before Synced; 2 Inputs until frame 4"
         );
+    }
+
+    fn chat(seqno: u32, player: Id) -> MessageRepr {
+        MessageRepr::Chat {
+            seqno,
+            player,
+            text: b"hi".to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_handshake_the_tap_missed_judges_nothing() {
+        // Join #1 and Synced #2 (and a Chat #3) delivered, not captured: the
+        // client acks #3 and plays. The first reliable message captured is
+        // #4, a Join broadcast of another player: no handshake rule, no
+        // player named, no Input before Synced.
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.c2s(3, 100, vec![input(ALICE, 1)]), []);
+        assert_eq!(c.s2c(1, 500, vec![join(4, BOB)]), []);
+        assert!(c.session().proto.player.is_none());
+        assert_eq!(c.c2s(4, 110, vec![input(ALICE, 2)]), []);
+        assert_eq!(c.s2c(1, 510, vec![chat(5, BOB)]), []);
+        assert_eq!(c.c2s(5, 120, vec![input(ALICE, 3)]), []);
+        assert_eq!(c.finish(), []);
+    }
+
+    #[test]
+    fn seqno_1_is_judged_when_the_capture_shows_it_even_late() {
+        // The first send of #1 missed; it comes again after #2, and is no Join.
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.s2c(1, 500, vec![chat(2, BOB)]), []);
+        assert_eq!(
+            c.s2c(1, 510, vec![chat(1, BOB)]),
+            [f("s2c", "violation/handshake-first-not-join", 3)]
+        );
+    }
+
+    #[test]
+    fn inputs_acking_the_synced_came_after_it_even_when_the_tap_missed_it() {
+        // Join #1 captured; Synced #2 missed. The Inputs ack #1, then #2:
+        // the client had the Synced from its second Input on. Synced #2,
+        // resent, is captured: only the first Input is proven early.
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.s2c(1, 500, vec![join(1, ALICE)]), []);
+        assert_eq!(c.c2s(1, 100, vec![input(ALICE, 1)]), []);
+        assert_eq!(c.c2s(2, 110, vec![input(ALICE, 2)]), []);
+        assert_eq!(c.c2s(2, 120, vec![input(ALICE, 3)]), []);
+        assert_eq!(
+            c.s2c(1, 510, vec![synced(2)]),
+            [f("c2s", "violation/input-before-synced", 3)]
+        );
+        assert_eq!(c.state(), State::Playing);
+        assert_eq!(
+            c.detail("violation/input-before-synced"),
+            "Input before Synced"
+        );
+        // All of them ack #2 or more: nothing proven.
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.s2c(1, 500, vec![join(1, ALICE)]), []);
+        assert_eq!(c.c2s(2, 110, vec![input(ALICE, 2)]), []);
+        assert_eq!(c.s2c(1, 510, vec![synced(2)]), []);
+        assert_eq!(c.finish(), [f("c2s", "ack-unseen", 3)]);
+    }
+
+    #[test]
+    fn a_synced_captured_while_connecting_ends_the_early_inputs() {
+        // Join #1 missed; the client sends an Input acking nothing before
+        // Synced #2, which the capture shows: proven early.
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.c2s(0, 100, vec![input(ALICE, 1)]), []);
+        assert_eq!(
+            c.s2c(1, 510, vec![synced(2)]),
+            [f("c2s", "violation/input-before-synced", 2)]
+        );
+        assert_eq!(c.state(), State::Playing);
+        // Without the Synced, at the end: an Input acking nothing is early
+        // (the Synced's seqno is at least 2), one acking #2 is not proven.
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.c2s(0, 100, vec![input(ALICE, 1)]), []);
+        assert_eq!(c.finish(), [f("c2s", "violation/input-before-synced", 2)]);
+        let mut c = Capture::new();
+        assert_eq!(c.c2s(0, 0, vec![connect(1)]), []);
+        assert_eq!(c.c2s(2, 100, vec![input(ALICE, 1)]), []);
+        assert_eq!(c.finish(), []);
     }
 
     #[test]

@@ -17,9 +17,12 @@ crate::protocol_kinds! { "lwar";
     INPUT_REGRESSION = "input-regression", Stream, Warning, 18;
     /// Input frames skipped (7 or fewer: the eight history bits cover them).
     INPUT_GAP = "input-gap", Stream, Note, 19;
-    /// 8 or more Input frames skipped: inputs were lost for good (the spec: "an
-    /// input is only missed if eight consecutive packets are lost").
-    INPUTS_LOST = "inputs-lost", Stream, Warning, 20;
+    /// 8 or more Input frames skipped in the capture: if the network lost
+    /// their packets, inputs were lost for good (the spec: "an input is only
+    /// missed if eight consecutive packets are lost"). A note, "unconfirmed":
+    /// Inputs are never acknowledged, so the capture cannot tell packets the
+    /// network lost from packets the tap missed.
+    INPUTS_LOST = "inputs-lost", Stream, Note, 20;
 }
 
 crate::protocol_rules! { "lwar";
@@ -228,6 +231,27 @@ static INPUT_FRAMES: DetailFormat = DetailFormat {
 pub fn input_frames(frame: u32, last: u32) -> Detail {
     Detail::Proto(ProtoDetail {
         format: &INPUT_FRAMES,
+        args: [u64::from(frame), u64::from(last), 0, 0],
+    })
+}
+
+static INPUTS_LOST_FRAMES: DetailFormat = DetailFormat {
+    name: "lwar.inputs-lost",
+    fmt: |a, f| {
+        write!(
+            f,
+            "frame {} after frame {}; unconfirmed: Inputs are not acknowledged, \
+             the tap may have missed their packets",
+            a[0], a[1]
+        )
+    },
+};
+
+/// 8 or more Input frames skipped: the new frame and the last one, and why
+/// the capture cannot tell they were lost.
+pub fn inputs_lost(frame: u32, last: u32) -> Detail {
+    Detail::Proto(ProtoDetail {
+        format: &INPUTS_LOST_FRAMES,
         args: [u64::from(frame), u64::from(last), 0, 0],
     })
 }

@@ -18,12 +18,20 @@
 //! - `ack-unseen` compares with the highest reliable seqno captured in the other
 //!   direction, counted once per run; `lost` and `not-captured` are told apart by
 //!   the other direction's highest ack at the end (of the unseen included: an
-//!   ack covering a number a gap skipped says it was delivered).
+//!   ack covering a number a gap skipped says it was delivered), and a number
+//!   no ack covered is `lost` only when the other direction's last packet was
+//!   captured at least the direction's smoothed ack delay after its gap
+//!   (`not-captured`, unconfirmed, otherwise).
 //! - The input stream compares with the highest frame number seen so far.
 //! - Handshake rules and `input-before-synced` apply only to sessions whose Connect
 //!   was captured; the assigned player id is the one of the s2c Join with seqno 1.
-//!   `input-before-synced` is one per session: the run of Inputs before Synced
-//!   ends at the Synced, and nothing opens another.
+//!   The handshake is judged on the first capture of the server's seqno 1 (a
+//!   first reliable message captured with a later seqno judges nothing).
+//!   `input-before-synced` is at most one per session: the run of Inputs before
+//!   Synced ends at the first Synced captured, and raises when its first
+//!   Input's packet acks below the Synced's seqno (at the session's end, with
+//!   no Synced captured, below 2: the Synced follows Join #1); nothing opens
+//!   another.
 //! - `closed` is reached by a Leave (for the client's player, when known) captured
 //!   after its Disconnect; `closed`, `rejected` and `timed-out` are final; otherwise
 //!   states only move forward (connecting, syncing, playing, disconnecting).
@@ -45,7 +53,7 @@ use crate::proto::lwar::wire::{
     ErrorKind, Id, MAX_PLAYERS, Message, MessageType, MessageView, Packet, Sender, ViolationKind,
 };
 use serde::Serialize;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 const DUP_WINDOW: usize = 64;
 const TIMEOUT_NS: u64 = crate::proto::lwar::wire::DISCONNECT_TIMEOUT_SECS * 1_000_000_000;
@@ -112,7 +120,8 @@ struct Dir {
     seen: Vec<Option<(u32, u32)>>,
     arena: Vec<u8>,
     /// Seqnos skipped by a gap and not seen since.
-    missing: BTreeSet<u32>,
+    /// with the capture time of the gap that skipped them.
+    missing: BTreeMap<u32, u64>,
     /// The Leaves repeated to a client that said Disconnect: one
     /// `expected-repeat` each, however many times.
     repeated_leaves: BTreeSet<u32>,
@@ -177,9 +186,10 @@ struct Session {
     /// In a run of Input frames below `last_frame` (one `input-regression`
     /// per run).
     input_regressing: bool,
-    /// Inputs before Synced raised their one `input-before-synced` (one per
-    /// run: the run ends at Synced, which never comes back).
-    early_inputs_raised: bool,
+    /// The ack of the packet of the first Input captured before Synced:
+    /// judged when the Synced comes (one run per session: it ends at Synced,
+    /// which never comes back).
+    early_inputs_ack: Option<u32>,
     /// The wrong player id of the client's current run of messages naming
     /// one (one `wrong-player-id` per run).
     wrong_player: Option<Id>,
@@ -256,7 +266,9 @@ impl Truth {
                 client: client_addr.to_owned(),
                 server: server_addr.to_owned(),
                 server_key,
-                life: Life::Connecting,
+                // A session whose first packet is not a Connect starts as
+                // playing (the capture began, or the tap missed, before it).
+                life: Life::Playing,
                 dirs: Default::default(),
                 first_ns: ts_ns,
                 last_ns: [None, None],
@@ -268,7 +280,7 @@ impl Truth {
                 player: None,
                 last_frame: None,
                 input_regressing: false,
-                early_inputs_raised: false,
+                early_inputs_ack: None,
                 wrong_player: None,
                 after_disconnect_raised: false,
                 overtaken: false,
@@ -314,15 +326,29 @@ impl Truth {
             {
                 s.life = Life::TimedOut;
             }
-            // A missing seqno the other side acked was delivered: the tap missed it.
+            // Inputs before a Synced never captured: early if acking below 2.
+            if !s.synced_seen && s.early_inputs_ack.is_some_and(|ack| ack < 2) {
+                s.dirs[Direction::ClientToServer as usize]
+                    .violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
+            }
+            // A missing seqno the other side acked was delivered: the tap
+            // missed it. One it did not is lost only when a packet of the
+            // other side was captured at least this direction's ack delay
+            // after the gap (its ack could have been captured): otherwise,
+            // unconfirmed (`not-captured` too).
             let acked = [1, 0].map(|o: usize| s.dirs[o].max_ack.max(s.dirs[o].max_unseen_ack));
-            for (d, acked) in s.dirs.iter_mut().zip(acked) {
-                let delivered = d
+            let acker_last = [1, 0].map(|o: usize| s.last_ns[o]);
+            for ((d, acked), acker_last) in s.dirs.iter_mut().zip(acked).zip(acker_last) {
+                let could_ack = |gap: u64| match (d.srtt, acker_last) {
+                    (Some(delay), Some(last)) => last.saturating_sub(gap) as f64 >= delay,
+                    _ => false,
+                };
+                let lost = d
                     .missing
                     .iter()
-                    .filter(|&&m| acked.is_some_and(|a| a >= m))
+                    .filter(|&(&m, &gap)| acked.is_none_or(|a| a < m) && could_ack(gap))
                     .count() as u64;
-                let lost = d.missing.len() as u64 - delivered;
+                let delivered = d.missing.len() as u64 - lost;
                 d.finding(FindingKind::LOST, lost);
                 d.finding(FindingKind::NOT_CAPTURED, delivered);
             }
@@ -384,9 +410,9 @@ fn observe_packet(s: &mut Session, dir: Direction, payload: &[u8], busy: usize, 
         };
 
         // Handshake rules, on the first reliable message to the client.
-        if dir == Direction::ServerToClient && !s.first_s2c_reliable {
+        if dir == Direction::ServerToClient && !s.first_s2c_reliable && seqno == 1 {
             s.first_s2c_reliable = true;
-            if s.connect_seen && !(t == MessageType::Join && seqno == 1) {
+            if s.connect_seen && t != MessageType::Join {
                 s.dirs[di].violation(super::super::findings::rules::HANDSHAKE_FIRST_NOT_JOIN);
             }
         }
@@ -482,7 +508,7 @@ fn message_rules(s: &mut Session, di: usize, dir: Direction, view: &MessageView<
         s.dirs[di].violation(super::super::findings::rules::AFTER_DISCONNECT);
     }
     if dir == Direction::ClientToServer {
-        client_rules(s, di, message, t);
+        client_rules(s, di, message, t, ack);
     }
     if t == MessageType::Full && dir == Direction::ServerToClient && !s.life.is_final() {
         s.life = Life::Rejected;
@@ -491,7 +517,7 @@ fn message_rules(s: &mut Session, di: usize, dir: Direction, view: &MessageView<
 
 /// A client's message: consecutive messages naming the same wrong player
 /// id are one run (one violation); an Input's frame.
-fn client_rules(s: &mut Session, di: usize, message: Message<'_>, t: MessageType) {
+fn client_rules(s: &mut Session, di: usize, message: Message<'_>, t: MessageType, ack: u32) {
     if let Some(p) = message.player()
         && let Some(own) = s.player
         && matches!(
@@ -507,7 +533,7 @@ fn client_rules(s: &mut Session, di: usize, message: Message<'_>, t: MessageType
         }
     }
     if let Message::Input(input) = message {
-        input_frame(s, di, input.frame);
+        input_frame(s, di, input.frame, ack);
     }
 }
 
@@ -593,7 +619,7 @@ fn reliable_rules(d: &mut Dir, seqno: u32, bytes: &[u8], r: Repeat, ts_ns: u64) 
             }
             Some(h) if seqno > h.saturating_add(1) => {
                 d.finding(FindingKind::GAP, 1);
-                d.missing.extend(h + 1..seqno);
+                d.missing.extend((h + 1..seqno).map(|m| (m, ts_ns)));
             }
             Some(_) => {}
         }
@@ -621,9 +647,14 @@ fn lifecycle(
     busy: usize,
 ) {
     match message {
-        Message::Connect { .. } if dir == Direction::ClientToServer => {
+        // Only a Connect in the session's first packet shows its start.
+        Message::Connect { .. }
+            if dir == Direction::ClientToServer
+                && s.dirs[di].sum.packets == 1
+                && s.dirs[1 - di].sum.packets == 0 =>
+        {
             s.connect_seen = true;
-            s.advance(Life::Connecting);
+            s.life = Life::Connecting;
         }
         Message::Join { player, .. } if dir == Direction::ServerToClient => {
             if seqno == 1 && s.player.is_none() {
@@ -640,6 +671,12 @@ fn lifecycle(
             }
         }
         Message::Synced { .. } if dir == Direction::ServerToClient => {
+            if !s.synced_seen
+                && let Some(early) = s.early_inputs_ack.take()
+                && early < seqno
+            {
+                s.dirs[1 - di].violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
+            }
             s.synced_seen = true;
             s.advance(Life::Playing);
         }
@@ -723,10 +760,9 @@ fn header_steps(s: &mut Session, di: usize, packet: &Packet<'_>, ts_ns: u64, who
 
 /// The input stream of the client: regressions, gaps and lost inputs, and
 /// Input before Synced.
-fn input_frame(s: &mut Session, di: usize, frame: u32) {
-    if s.connect_seen && !s.synced_seen && !s.early_inputs_raised {
-        s.early_inputs_raised = true;
-        s.dirs[di].violation(super::super::findings::rules::INPUT_BEFORE_SYNCED);
+fn input_frame(s: &mut Session, di: usize, frame: u32, ack: u32) {
+    if s.connect_seen && !s.synced_seen && s.early_inputs_ack.is_none() {
+        s.early_inputs_ack = Some(ack);
     }
     if let Some(last) = s.last_frame {
         let d = &mut s.dirs[di];

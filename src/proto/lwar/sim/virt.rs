@@ -351,19 +351,9 @@ impl Recorder {
     /// tap missed it), the truth's view of it, and its faults.
     fn capture(&mut self, world: &World, d: &InFlight, now: u64) -> Result<(), SimError> {
         let k = d.client;
-        let (src, dst, src_name, dst_name) = match d.dir {
-            Direction::ClientToServer => (
-                world.client_addrs[k],
-                world.server_addr,
-                &world.client_names[k],
-                &world.server_name,
-            ),
-            Direction::ServerToClient => (
-                world.server_addr,
-                world.client_addrs[k],
-                &world.server_name,
-                &world.client_names[k],
-            ),
+        let (src, dst) = match d.dir {
+            Direction::ClientToServer => (world.client_addrs[k], world.server_addr),
+            Direction::ServerToClient => (world.server_addr, world.client_addrs[k]),
         };
         if let Some(noise) = &d.noise {
             let (nsrc, ndst) = noise_ends(src, dst, d.dir, k);
@@ -379,11 +369,11 @@ impl Recorder {
             self.stats.lwar_frames += 1;
             self.last_capture_ms = now;
             if let Some(t) = &mut self.truth {
-                let server = dst_name_for(d.dir, src_name, dst_name);
+                // The session's ends, whichever way the datagram goes.
                 t.observe(
                     k,
-                    src_name,
-                    server,
+                    &world.client_names[k],
+                    &world.server_name,
                     0,
                     d.dir,
                     d.arrival_us * 1000,
@@ -435,14 +425,6 @@ impl Recorder {
             w.flush()?;
         }
         Ok(self.stats)
-    }
-}
-
-/// The server's name, whichever way the datagram goes.
-fn dst_name_for<'a>(dir: Direction, src: &'a str, dst: &'a str) -> &'a str {
-    match dir {
-        Direction::ClientToServer => dst,
-        Direction::ServerToClient => src,
     }
 }
 
