@@ -378,19 +378,77 @@ fn codec_violations() {
 
 #[test]
 fn auth_first() {
+    // The client's AUTH again after a MOVE_OP and a PING shows it had no
+    // AUTH_OK when it sent them: one finding, at the first, when shown.
     let mut s = Script::new();
     s.c2s(&auth(SID));
+    assert!(s.c2s(&move_op(1)).is_empty());
+    assert!(s.c2s(&ping(SID)).is_empty());
     assert_eq!(
-        s.c2s(&move_op(1)),
+        s.c2s(&auth(SID)),
         [f("c2s", "violation/auth-first", 2, None)]
     );
     assert_eq!(
-        s.c2s(&ping(SID)),
-        [f("c2s", "violation/auth-first", 3, None)]
+        s.detail_of("violation/auth-first"),
+        "MOVE_OP and 1 more client packet (frame 3) before the client's AUTH again at frame 4: it had no AUTH_OK yet"
     );
-    assert!(s.c2s(&auth(SID)).is_empty());
     assert!(s.s2c(&auth_ok(SID)).is_empty());
     assert!(s.c2s(&ping(SID)).is_empty());
+    assert!(s.finish().is_empty());
+}
+
+#[test]
+fn auth_first_shown_by_the_auth_ok_of_the_only_auth() {
+    let mut s = Script::new();
+    s.c2s(&auth(SID));
+    for sig in 1..=3 {
+        assert!(s.c2s(&move_op(sig)).is_empty());
+    }
+    assert_eq!(
+        s.s2c(&auth_ok(SID)),
+        [f("c2s", "violation/auth-first", 2, None)]
+    );
+    assert_eq!(
+        s.detail_of("violation/auth-first"),
+        "MOVE_OP and 2 more client packets (to frame 4) before the AUTH_OK at frame 5, the answer to the only AUTH captured"
+    );
+    assert!(s.finish().is_empty());
+}
+
+/// The tap missed the AUTH_OK: the client's packets after it prove nothing
+/// (it was one `auth-first` error a packet), a note at the end.
+#[test]
+fn client_packets_after_an_auth_ok_the_tap_missed_are_a_note() {
+    let mut s = Script::new();
+    s.c2s(&auth(SID));
+    // The AUTH_OK: not captured.
+    assert!(s.c2s(&ping(SID)).is_empty());
+    assert!(s.s2c(&pong(SID, 1000)).is_empty());
+    for sig in 1..=20u8 {
+        assert!(s.c2s(&move_op(sig)).is_empty());
+        assert!(s.s2c(&move_event(sig, sig)).is_empty());
+    }
+    assert_eq!(s.finish(), [f("c2s", "auth-ok-unseen", 2, None)]);
+    assert_eq!(
+        s.detail_of("auth-ok-unseen"),
+        "PING and 20 more client packets (to frame 42) with no AUTH_OK captured before them; unconfirmed: the tap may have missed the AUTH_OK"
+    );
+}
+
+/// Two AUTHs before the client's packets: the AUTH_OK captured after them
+/// may answer the second, the first's missed by the tap.
+#[test]
+fn an_auth_ok_that_may_answer_a_later_auth_proves_nothing() {
+    let mut s = Script::new();
+    s.c2s(&auth(SID));
+    s.c2s(&auth(SID));
+    assert!(s.c2s(&move_op(1)).is_empty());
+    assert_eq!(s.s2c(&auth_ok(SID)), [f("c2s", "auth-ok-unseen", 3, None)]);
+    assert_eq!(
+        s.detail_of("auth-ok-unseen"),
+        "MOVE_OP before the AUTH_OK at frame 4; unconfirmed: the client sent more than one AUTH, this may answer a later one, and the tap may have missed the AUTH_OK of an earlier one"
+    );
+    assert!(s.finish().is_empty());
 }
 
 #[test]

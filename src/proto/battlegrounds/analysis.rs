@@ -86,7 +86,17 @@
 //!    one from the client (MSG and MSG_ACK go both ways). One per packet.
 //!
 //! **Handshake** (sessions recognised by their AUTH only):
-//! - `auth-first`: a client packet other than AUTH before the first AUTH_OK.
+//! - `auth-first`: client packets other than AUTH captured before the first
+//!   AUTH_OK, shown to have come first: the capture later shows the AUTH_OK
+//!   answering the session's only AUTH captured, or the client sending AUTH
+//!   again (it had no AUTH_OK yet: a client that had one would break
+//!   `auth-repeat`). One per session, at the first such packet, with their
+//!   number, the last one's frame and the frame that proved them early. A
+//!   tap that missed the AUTH_OK shows the same packets with no proof: they
+//!   raise `auth-ok-unseen`, a note ("unconfirmed"), when the session ends,
+//!   or at an AUTH_OK that may answer another AUTH than the first (the
+//!   client sent more than one before it). (A capture with the AUTH_OK
+//!   missed was one `auth-first` error for every client packet.)
 //! - `auth-repeat`: an AUTH after a PING that followed an AUTH_OK (the client
 //!   had its AUTH_OK).
 //! - `auth-ok-count`: an AUTH_OK beyond the number of AUTHs captured (one
@@ -243,7 +253,7 @@
 //! tables for 1024 of each. Once a table has reached its bound it no longer
 //! allocates; the rest of the hot path allocates nothing per packet.
 
-use super::findings::{self, BlockNote, Sig, rules};
+use super::findings::{self, AuthFirstBy, BlockNote, Sig, rules};
 use super::wire::{
     ByteOrder, CHANNELS, DecodeError, Dialect, ErrorKind, Evidence, Header, MoveEvent, Msg, MsgAck,
     Packet, PacketType, Part, Payload, PingForm, Sender,
@@ -705,6 +715,17 @@ struct PingRec {
     after_close: bool,
 }
 
+/// Client packets other than AUTH captured before any AUTH_OK: one incident
+/// (see the contract's `auth-first`).
+#[derive(Debug, Clone, Copy)]
+struct AuthFirst {
+    frame: u64,
+    ts: Timestamp,
+    t: PacketType,
+    packets: u64,
+    last_frame: u64,
+}
+
 /// Battlegrounds' part of a session.
 #[derive(Debug, Default)]
 pub struct BgSession {
@@ -748,6 +769,9 @@ pub struct BgSession {
     /// The server's first data before any PING captured (its frame, time and
     /// type): judged at the first PING captured.
     before_ping_pending: Option<(u64, Timestamp, PacketType)>,
+    /// Client packets other than AUTH captured while no AUTH_OK had been:
+    /// judged when the capture shows they came first, or at the end.
+    auth_first: Option<AuthFirst>,
     op_sig: SigStream,
     event_sig: SigStream,
     /// op_sigs captured among the last 128 values.
@@ -1023,6 +1047,9 @@ impl engine::Analyzer for Analyzer {
 
     fn end(&mut self, session: &mut Session, raise: &mut Raise<'_>) {
         auth_unanswered(session, raise);
+        if let Some(a) = session.proto.auth_first.take() {
+            judge_auth_first(session, raise, a, AuthFirstBy::Nothing);
+        }
         // Counters still behind their highest.
         raise.direction = Direction::ClientToServer;
         close_sig_regression(&mut session.c2s, raise, Sig::Op, &mut session.proto.op_sig);
@@ -1643,12 +1670,22 @@ fn type_rules(
         && t != PacketType::Auth
         && t.sender() == Sender::Client
     {
-        raise.violation(
-            &mut session.c2s,
-            rules::AUTH_FIRST,
-            msg_id,
-            findings::packet(t, msg_id),
-        );
+        let frame = raise.frame;
+        match &mut s.auth_first {
+            Some(a) => {
+                a.packets += 1;
+                a.last_frame = frame;
+            }
+            None => {
+                s.auth_first = Some(AuthFirst {
+                    frame,
+                    ts: raise.ts,
+                    t,
+                    packets: 1,
+                    last_frame: frame,
+                });
+            }
+        }
     }
     if msg_id.is_none() {
         before_ping(session, raise, channel, t);
@@ -1662,6 +1699,9 @@ fn type_rules(
 /// An AUTH from the client: counted; after a PING that followed an
 /// AUTH_OK, `auth-repeat`.
 fn auth(session: &mut Session, raise: &mut Raise<'_>, msg_id: Option<u32>) {
+    if let Some(a) = session.proto.auth_first.take() {
+        judge_auth_first(session, raise, a, AuthFirstBy::Auth);
+    }
     let s = &mut session.proto;
     s.auths += 1;
     s.first_auth.get_or_insert((raise.frame, raise.ts));
@@ -1676,9 +1716,49 @@ fn auth(session: &mut Session, raise: &mut Raise<'_>, msg_id: Option<u32>) {
     }
 }
 
+/// Client packets before any AUTH_OK, judged at the packet that shows
+/// whether they came first (`by`, this frame) or at the end: `auth-first`
+/// when shown, else `auth-ok-unseen`, at their first packet.
+fn judge_auth_first(session: &mut Session, raise: &mut Raise<'_>, a: AuthFirst, by: AuthFirstBy) {
+    let detail = findings::auth_first(a.t, a.packets, a.last_frame, by, raise.frame);
+    if by.proves() {
+        let at = engine::RunSpan {
+            frame: a.frame,
+            ts: a.ts,
+            seqno: None,
+            messages: a.packets.min(u64::from(u32::MAX)) as u32,
+            packets: a.packets.min(u64::from(u32::MAX)) as u32,
+            last_frame: a.last_frame,
+        };
+        let direction = std::mem::replace(&mut raise.direction, Direction::ClientToServer);
+        raise.violation_at(&mut session.c2s, rules::AUTH_FIRST, &at, detail);
+        raise.direction = direction;
+    } else {
+        raise_on(
+            raise,
+            &mut session.c2s,
+            Direction::ClientToServer,
+            findings::AUTH_OK_UNSEEN,
+            a.frame,
+            a.ts,
+            None,
+            detail,
+        );
+    }
+}
+
 /// An AUTH_OK from the server: one beyond the AUTHs captured is
 /// `auth-ok-count`.
 fn auth_ok(session: &mut Session, raise: &mut Raise<'_>, msg_id: Option<u32>) {
+    if let Some(a) = session.proto.auth_first.take() {
+        let s = &session.proto;
+        let by = if s.auths == 1 && s.cut.auths_maybe == 0 {
+            AuthFirstBy::AuthOk
+        } else {
+            AuthFirstBy::AuthOkOfAnother
+        };
+        judge_auth_first(session, raise, a, by);
+    }
     let s = &mut session.proto;
     s.auth_oks += 1;
     if s.state == State::AuthSent {
@@ -2574,9 +2654,9 @@ mod tests {
     fn handshake_rules_judge_a_session_recognised_by_its_auth() {
         let mut c = Capture::new();
         assert_eq!(c.c2s(PayloadRepr::Auth), []);
-        // A MOVE_OP before the AUTH_OK.
-        assert_eq!(c.c2s(op(1)), [f("c2s", "violation/auth-first", 2)]);
-        assert_eq!(c.s2c(auth_ok(1)), []);
+        // A MOVE_OP before the AUTH_OK of the only AUTH: shown by it.
+        assert_eq!(c.c2s(op(1)), []);
+        assert_eq!(c.s2c(auth_ok(1)), [f("c2s", "violation/auth-first", 2)]);
         // A second AUTH_OK for one AUTH.
         assert_eq!(c.s2c(auth_ok(2)), [f("s2c", "violation/auth-ok-count", 4)]);
         // Server data on channel 1 before the first PING: once, judged at

@@ -58,6 +58,12 @@ crate::protocol_kinds! { "bg";
     /// retransmission timeout (1 s) after it; "unconfirmed" when the capture
     /// ended sooner.
     ACK_MISSED = "ack-missed", Ack, Note, 28;
+    /// Client packets other than AUTH captured before any AUTH_OK, which the
+    /// capture does not show came first: no AUTH_OK captured after them
+    /// answers the session's only AUTH, and the client sent no AUTH after
+    /// them (the tap may have missed the AUTH_OK). A note, "unconfirmed"; one
+    /// per session, at the first such packet, with their number.
+    AUTH_OK_UNSEEN = "auth-ok-unseen", Protocol, Note, 29;
 }
 
 crate::protocol_rules! { "bg";
@@ -71,8 +77,10 @@ crate::protocol_rules! { "bg";
     BLOCK_OVERRUN = "block-overrun", 3;
     /// An empty MSG block of a message that has bytes.
     EMPTY_BLOCK = "empty-block", 4;
-    /// A client packet other than AUTH before the first AUTH_OK, in a session
-    /// whose AUTH was captured: AUTH must come first.
+    /// Client packets other than AUTH before the first AUTH_OK, in a session
+    /// whose AUTH was captured, shown to have come first: the AUTH_OK
+    /// answering the only AUTH, or an AUTH from the client, captured after
+    /// them. AUTH must come first. One per session.
     AUTH_FIRST = "auth-first", 5;
     /// More AUTH_OKs than AUTHs captured: one AUTH_OK per AUTH.
     AUTH_OK_COUNT = "auth-ok-count", 6;
@@ -662,6 +670,81 @@ pub fn pong_unmatched(seq: Option<u8>, pings: u64) -> Detail {
             pings,
             0,
         ],
+    )
+}
+
+/// What judged client packets captured before any AUTH_OK (`auth-first`,
+/// `auth-ok-unseen`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthFirstBy {
+    /// The AUTH_OK answering the session's only AUTH, captured after them.
+    AuthOk,
+    /// An AUTH from the client captured after them.
+    Auth,
+    /// An AUTH_OK that may answer a later AUTH than the first.
+    AuthOkOfAnother,
+    /// Nothing by the session's end.
+    Nothing,
+}
+
+impl AuthFirstBy {
+    /// The capture shows the packets came before the client had an AUTH_OK.
+    pub const fn proves(self) -> bool {
+        matches!(self, AuthFirstBy::AuthOk | AuthFirstBy::Auth)
+    }
+}
+
+static AUTH_FIRST_FMT: DetailFormat = DetailFormat {
+    name: "bg.auth-first",
+    fmt: |a, f| {
+        write!(f, "{}", packet_type(a[0] & 0xff))?;
+        match a[1] {
+            0 | 1 => {}
+            2 => write!(f, " and 1 more client packet (frame {})", a[2])?,
+            n => write!(f, " and {} more client packets (to frame {})", n - 1, a[2])?,
+        }
+        match a[0] >> 8 {
+            0 => write!(
+                f,
+                " before the AUTH_OK at frame {}, the answer to the only AUTH captured",
+                a[3]
+            ),
+            1 => write!(
+                f,
+                " before the client's AUTH again at frame {}: it had no AUTH_OK yet",
+                a[3]
+            ),
+            2 => write!(
+                f,
+                " before the AUTH_OK at frame {}; unconfirmed: the client sent more than one AUTH, this may answer a later one, and the tap may have missed the AUTH_OK of an earlier one",
+                a[3]
+            ),
+            _ => write!(
+                f,
+                " with no AUTH_OK captured before them; unconfirmed: the tap may have missed the AUTH_OK"
+            ),
+        }
+    },
+};
+
+/// Client packets before any AUTH_OK: the first one's type, how many, the
+/// last one's frame, what judged them and at which frame.
+pub fn auth_first(
+    t: PacketType,
+    packets: u64,
+    last_frame: u64,
+    by: AuthFirstBy,
+    frame: u64,
+) -> Detail {
+    let by = match by {
+        AuthFirstBy::AuthOk => 0,
+        AuthFirstBy::Auth => 1,
+        AuthFirstBy::AuthOkOfAnother => 2,
+        AuthFirstBy::Nothing => 3,
+    };
+    detail(
+        &AUTH_FIRST_FMT,
+        [t.ordinal() as u64 | by << 8, packets, last_frame, frame],
     )
 }
 
