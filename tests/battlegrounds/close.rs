@@ -199,6 +199,35 @@ fn a_ping_never_answered_before_the_clients_close() {
     assert!(s.finish().is_empty());
 }
 
+/// The server's packets captured after the PING show it answering: the
+/// PONG the capture lacks may have been missed by the tap, and the client
+/// may have closed for its own reasons: a note, never the warning.
+#[test]
+fn a_ping_unanswered_while_the_server_answered_is_a_note() {
+    let mut s = Script::new();
+    s.handshake();
+    assert!(s.c2s(PayloadRepr::PingSeq { seq: 2 }).is_empty());
+    s.wait(100);
+    // A PONG of another seq: the server was sending.
+    assert_eq!(
+        s.s2c(PayloadRepr::PongSeq {
+            seq: 9,
+            timestamp: 0
+        }),
+        [f("s2c", "pong-unmatched", 6)]
+    );
+    s.wait(380);
+    assert_eq!(
+        s.c2s(PayloadRepr::Close),
+        [f("c2s", "pong-not-captured", 7)]
+    );
+    assert_eq!(
+        s.detail_of("pong-not-captured"),
+        "PING seq 2 of frame 5 got no PONG in 500 ms; the client closed the session; unconfirmed: server packets were captured after the PING, the tap may have missed the PONG"
+    );
+    assert!(s.finish().is_empty());
+}
+
 /// The reference sample's ending: the server closes (idle timeout), a PING
 /// crosses its CLOSE in flight, the client closes later: no finding.
 #[test]

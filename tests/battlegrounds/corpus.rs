@@ -266,6 +266,7 @@ fn check(stem: &str, pcap: &Path, t: &Value) {
             "violation/auth-repeat",
             "auth-unanswered",
             "ping-unanswered",
+            "pong-not-captured",
         ] {
             let n = t[dir][kind].as_u64().unwrap_or(0);
             if n > 0 {

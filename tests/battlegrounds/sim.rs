@@ -60,6 +60,7 @@ fn check_form(faults: Faults, seed: u64, form: Form) {
         ("c2s", t.c2s.sig_gaps, "sig-gap"),
         ("s2c", t.s2c.sig_gaps, "sig-gap"),
         ("c2s", t.c2s.ping_unanswered, "ping-unanswered"),
+        ("c2s", t.c2s.pong_not_captured, "pong-not-captured"),
         ("c2s", t.c2s.auth_unanswered, "auth-unanswered"),
     ] {
         if n > 0 {

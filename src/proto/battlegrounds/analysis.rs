@@ -48,7 +48,12 @@
 //! PONG (`ping-unanswered`, a warning, with the PINGs in a row before it that
 //! got none: the reference client closes for it, so its CLOSE proves the
 //! PONG did not reach it; a PING sent after the server's CLOSE is owed
-//! nothing), or the client whose AUTHs were never answered. A packet other than CLOSE after the first CLOSE raises
+//! nothing), or the client whose AUTHs were never answered. The warning
+//! needs the server silent in the capture from that PING to the CLOSE: a
+//! server packet captured after the PING shows the server answering, and a
+//! client may close for its own reasons, so the PONG the capture lacks may
+//! have been missed by the tap: `pong-not-captured`, a note
+//! ("unconfirmed"), with the same detail. A packet other than CLOSE after the first CLOSE raises
 //! `sent-after-close` (once per session): from the side that closed, any;
 //! from the other, one captured later than the CLOSE plus the session's
 //! longest PING round trip (1 s when none was measured): earlier, it may
@@ -1472,30 +1477,38 @@ fn close(session: &mut Session, raise: &mut Raise<'_>) {
             reason = CloseReason::AuthUnanswered { tries: s.auths };
         } else if let Some(p) = unanswered {
             reason = CloseReason::MissedPong { seq: p.seq };
-            let detail =
-                findings::ping_unanswered(p.seq, p.frame, ts.since(p.ts) / 1_000_000, count);
+            let answering = server_since(&session.s2c, p.ts);
+            let detail = findings::ping_unanswered(
+                p.seq,
+                p.frame,
+                ts.since(p.ts) / 1_000_000,
+                count,
+                answering,
+            );
             for r in s.ping_recs.iter_mut() {
                 r.live = false;
             }
             raise.raise(
                 &mut session.c2s,
-                findings::PING_UNANSWERED,
+                unanswered_kind(answering),
                 None,
                 None,
                 detail,
             );
         } else if spec_owed && let Some(at) = s.ping_at {
             reason = CloseReason::MissedPong { seq: None };
+            let answering = server_since(&session.s2c, at);
             let detail = findings::ping_unanswered(
                 None,
                 s.ping_frame,
                 ts.since(at) / 1_000_000,
                 u64::from(s.pings_outstanding),
+                answering,
             );
             s.pings_outstanding = 0;
             raise.raise(
                 &mut session.c2s,
-                findings::PING_UNANSWERED,
+                unanswered_kind(answering),
                 None,
                 None,
                 detail,
@@ -1517,6 +1530,22 @@ fn close(session: &mut Session, raise: &mut Raise<'_>) {
             reason,
         });
         s.state = State::Closed;
+    }
+}
+
+/// A server packet captured after `ts`: the server was answering.
+fn server_since(s2c: &DirState, ts: Timestamp) -> bool {
+    s2c.packets > 0 && s2c.last_ts > ts
+}
+
+/// A PING unanswered when its client closed: a warning when the server was
+/// silent in the capture since, a note otherwise (the tap may have missed
+/// the PONG).
+fn unanswered_kind(answering: bool) -> FindingKind {
+    if answering {
+        findings::PONG_NOT_CAPTURED
+    } else {
+        findings::PING_UNANSWERED
     }
 }
 

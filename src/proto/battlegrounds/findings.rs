@@ -41,9 +41,10 @@ crate::protocol_kinds! { "bg";
     /// server is down or does not know the session. One per session, with the
     /// number of tries.
     AUTH_UNANSWERED = "auth-unanswered", Protocol, Warning, 25;
-    /// The client's latest PING got no PONG captured, and the client closed
-    /// the session (the reference client closes when a PING gets no PONG: its
-    /// CLOSE proves the PONG did not reach it). Not for a PING sent after the
+    /// The client's latest PING got no PONG captured, the server sent
+    /// nothing captured since, and the client closed the session (the
+    /// reference client closes when a PING gets no PONG: its CLOSE proves the
+    /// PONG did not reach it). Not for a PING sent after the
     /// server's CLOSE, which owes nothing. One per CLOSE, with the PINGs in a
     /// row that got none.
     PING_UNANSWERED = "ping-unanswered", Protocol, Warning, 26;
@@ -64,6 +65,12 @@ crate::protocol_kinds! { "bg";
     /// them (the tap may have missed the AUTH_OK). A note, "unconfirmed"; one
     /// per session, at the first such packet, with their number.
     AUTH_OK_UNSEEN = "auth-ok-unseen", Protocol, Note, 29;
+    /// The client closed after its latest PING got no PONG captured, while
+    /// server packets were captured after the PING: the server was
+    /// answering, and the PONG was lost or missed by the tap (a capture
+    /// cannot tell which; a client may close for its own reasons). A note,
+    /// "unconfirmed"; `ping-unanswered` when the server was silent since.
+    PONG_NOT_CAPTURED = "pong-not-captured", Protocol, Note, 30;
 }
 
 crate::protocol_rules! { "bg";
@@ -773,7 +780,7 @@ static PING_UNANSWERED_FMT: DetailFormat = DetailFormat {
     name: "bg.ping-unanswered",
     fmt: |a, f| {
         write!(f, "PING")?;
-        if a[0] >> 8 == 1 {
+        if a[0] >> 8 & 1 == 1 {
             write!(f, " seq {}", a[0] & 0xff)?;
         }
         write!(
@@ -784,13 +791,26 @@ static PING_UNANSWERED_FMT: DetailFormat = DetailFormat {
         if a[3] > 1 {
             write!(f, " ({} PINGs unanswered)", a[3])?;
         }
+        if a[0] >> 9 & 1 == 1 {
+            write!(
+                f,
+                "; unconfirmed: server packets were captured after the PING, the tap may have missed the PONG"
+            )?;
+        }
         Ok(())
     },
 };
 
-/// The latest PING without a PONG before the client's CLOSE.
-pub fn ping_unanswered(seq: Option<u8>, frame: u64, waited_ms: u64, count: u64) -> Detail {
-    let s = seq.map_or(0, |s| 1 << 8 | u64::from(s));
+/// The latest PING without a PONG before the client's CLOSE; `answering`:
+/// server packets were captured after it.
+pub fn ping_unanswered(
+    seq: Option<u8>,
+    frame: u64,
+    waited_ms: u64,
+    count: u64,
+    answering: bool,
+) -> Detail {
+    let s = seq.map_or(0, |s| 1 << 8 | u64::from(s)) | u64::from(answering) << 9;
     detail(&PING_UNANSWERED_FMT, [s, frame, waited_ms, count])
 }
 

@@ -203,6 +203,9 @@ pub struct DirTruth {
     pub auth_unanswered: u64,
     /// Client CLOSEs after PINGs that got no PONG.
     pub ping_unanswered: u64,
+    /// The same with a server packet captured after the PING
+    /// (`pong-not-captured`, a note).
+    pub pong_not_captured: u64,
 }
 
 impl DirTruth {
@@ -242,6 +245,7 @@ impl DirTruth {
         {
             m.insert("auth-unanswered".into(), self.auth_unanswered.into());
             m.insert("ping-unanswered".into(), self.ping_unanswered.into());
+            m.insert("pong-not-captured".into(), self.pong_not_captured.into());
         }
         v
     }
@@ -1082,7 +1086,8 @@ fn truth_of(captured: &[Captured], servers: &[Server], truth: &mut Truth) {
 /// captured, as the analysis's contract says: a client's CLOSE after AUTHs
 /// captured at least twice and never answered, with no other client packet
 /// (`auth-unanswered`, counted on c2s), or after its latest captured PING got
-/// no PONG captured (`ping-unanswered`).
+/// no PONG captured, with no server packet captured since
+/// (`ping-unanswered`), or with one (`pong-not-captured`).
 fn closes_of(captured: &[Captured], truth: &mut Truth) {
     #[derive(Default)]
     struct C {
@@ -1091,6 +1096,8 @@ fn closes_of(captured: &[Captured], truth: &mut Truth) {
         other: u64,
         /// The latest PING captured, and whether a PONG of its seq came.
         last_ping: Option<(u8, bool)>,
+        /// A server packet captured since the latest PING.
+        server_since: bool,
     }
     let dialect = Dialect {
         order: ByteOrder::Big,
@@ -1098,17 +1105,19 @@ fn closes_of(captured: &[Captured], truth: &mut Truth) {
     };
     let mut clients: HashMap<usize, C> = HashMap::new();
     for c in captured {
-        let Ok(p) = Packet::new_checked_in(&c.datagram.payload, dialect) else {
-            continue;
-        };
         let from_client = c.datagram.dst.port() == SERVER.1;
         let s = clients.entry(c.client).or_default();
+        let Ok(p) = Packet::new_checked_in(&c.datagram.payload, dialect) else {
+            s.server_since |= !from_client;
+            continue;
+        };
         match p.payload() {
             Payload::Auth if from_client => s.auths += 1,
             Payload::AuthOk(_) if !from_client => s.auth_ok = true,
             Payload::Ping { seq: Some(q) } if from_client => {
                 s.other += 1;
                 s.last_ping = Some((q, false));
+                s.server_since = false;
             }
             Payload::Pong { seq: Some(q), .. } if !from_client => {
                 if let Some((last, answered)) = &mut s.last_ping
@@ -1121,11 +1130,18 @@ fn closes_of(captured: &[Captured], truth: &mut Truth) {
                 if !s.auth_ok && s.auths >= 2 && s.other == 0 {
                     truth.c2s.auth_unanswered += 1;
                 } else if s.last_ping.is_some_and(|(_, answered)| !answered) {
-                    truth.c2s.ping_unanswered += 1;
+                    if s.server_since {
+                        truth.c2s.pong_not_captured += 1;
+                    } else {
+                        truth.c2s.ping_unanswered += 1;
+                    }
                 }
             }
             _ if from_client => s.other += 1,
             _ => {}
+        }
+        if !from_client {
+            s.server_since = true;
         }
     }
 }
