@@ -444,6 +444,38 @@ impl Dissector for InDialect {
     fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
         wire::walk_in(payload, self.0, sink).map_err(findings::decode)
     }
+
+    /// Where the packet's own bytes tell the session's order (or tell
+    /// nothing and the session's is big-endian), and its PING/PONG (or the
+    /// one a MSG carries whole) has the size of the session's form, or the
+    /// form is not known yet: the registered dissector reads it alike, so
+    /// what the reader's thread rendered ahead is its output.
+    fn reads_as_registered(&self, payload: &[u8]) -> bool {
+        wire::guess(payload) == self.0.order && pings_alike(payload, self.0, true)
+    }
+}
+
+/// Whether `bytes` reads in `d` as with its PING/PONG form told by size (the
+/// registered dissector's reading): no PING or PONG, or one of the size of
+/// `d`'s form; `inner`: the packet a MSG carries whole too.
+fn pings_alike(bytes: &[u8], d: Dialect, inner: bool) -> bool {
+    let Some(form) = d.ping else {
+        return true;
+    };
+    let Ok(t) = wire::Header::parse_in(bytes, d.order).and_then(|h| h.packet_type()) else {
+        return true;
+    };
+    match (t, t.seq_len()) {
+        (PacketType::Ping | PacketType::Pong, Some(seq)) => {
+            let len = bytes.len().saturating_sub(HEADER_LEN);
+            (len >= seq) == (form == PingForm::Seq)
+        }
+        (PacketType::Msg, _) if inner => Packet::new_checked_in(bytes, d)
+            .ok()
+            .and_then(|p| whole_message(&p))
+            .is_none_or(|(_, block)| pings_alike(block, d, false)),
+        _ => true,
+    }
 }
 
 fn header(d: Dialect, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
@@ -643,6 +675,59 @@ mod tests {
             .messages(&blocks[0], &mut |m| items.push(m.type_name))
             .unwrap();
         assert_eq!(items, ["MSG"]);
+    }
+
+    /// A session's dissector reads a packet as the registered one does
+    /// where the packet's bytes tell the session's order and its PING or
+    /// PONG (or the one a MSG carries whole) has the size of the session's
+    /// form: only then is what the reader rendered ahead used.
+    #[test]
+    fn a_sessions_dissector_reads_as_the_registered_one_where_the_bytes_agree() {
+        use crate::proto::battlegrounds::wire::{MoveOp, Movement, VectorD, VectorF};
+        let op = PayloadRepr::MoveOp(MoveOp {
+            movement: Movement {
+                timestamp: 1250,
+                position: VectorD { x: 12.5, y: -3.0 },
+                forward: VectorF { x: 0.6, y: 0.8 },
+                movement_bits: 3,
+            },
+            op_sig: 7,
+        });
+        let bytes = |p: &PayloadRepr, order| {
+            PacketRepr::new(0x0102_0304, 1, p.clone())
+                .to_bytes_in(order)
+                .unwrap()
+        };
+        let session = |order, ping| for_dialect(Dialect { order, ping });
+        for order in ByteOrder::ALL {
+            let b = bytes(&op, order);
+            for ping in [None, Some(PingForm::Spec), Some(PingForm::Seq)] {
+                assert!(session(order, ping).reads_as_registered(&b));
+                assert!(!session(order.other(), ping).reads_as_registered(&b));
+            }
+        }
+        let seq = bytes(
+            &PayloadRepr::PongSeq {
+                seq: 3,
+                timestamp: 9,
+            },
+            ByteOrder::Big,
+        );
+        let spec = bytes(&PayloadRepr::Pong { timestamp: 9 }, ByteOrder::Big);
+        let big = |ping| session(ByteOrder::Big, ping);
+        assert!(big(None).reads_as_registered(&seq) && big(None).reads_as_registered(&spec));
+        assert!(big(Some(PingForm::Seq)).reads_as_registered(&seq));
+        assert!(!big(Some(PingForm::Seq)).reads_as_registered(&spec));
+        assert!(!big(Some(PingForm::Spec)).reads_as_registered(&seq));
+        // A spec PONG carried whole in a MSG.
+        let msg = PacketRepr::split_message(0x0102_0304, 0, 3, &spec, 512)
+            .remove(0)
+            .to_bytes_in(ByteOrder::Big)
+            .unwrap();
+        assert!(big(Some(PingForm::Spec)).reads_as_registered(&msg));
+        assert!(!big(Some(PingForm::Seq)).reads_as_registered(&msg));
+        // The registered dissector's own: never asked, false.
+        assert!(!Battlegrounds.reads_as_registered(&seq));
     }
 
     #[test]
