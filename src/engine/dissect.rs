@@ -177,4 +177,13 @@ pub trait Dissector: Sync + 'static {
     fn fields(&self, _payload: &[u8], _sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
         Ok(())
     }
+
+    /// Whether this dissector (a session's,
+    /// [`Analyzer::dissector`](crate::engine::Analyzer::dissector)) reads
+    /// `payload` exactly as its protocol's registered one does: then what
+    /// the reader's thread rendered ahead with the registered one is this
+    /// packet's output too (`run::ahead`). `false` by default.
+    fn reads_as_registered(&self, _payload: &[u8]) -> bool {
+        false
+    }
 }

@@ -196,14 +196,18 @@ impl AheadLink {
     /// Runs `f` with the parts rendered for `e`'s frame as its protocol
     /// decodes it, if any: none for a packet its session reads with another
     /// dissector than the protocol's registered one (the reader rendered it
-    /// with the registered one).
+    /// with the registered one), unless that one reads this packet as the
+    /// registered one does (`Dissector::reads_as_registered`).
     pub(crate) fn with<T>(
         &self,
         e: &crate::engine::PacketEvent<'_>,
         f: impl FnOnce(Option<Parts<'_>>) -> T,
     ) -> T {
         match &self.0 {
-            Some(shared) if e.dissector.is_none() => {
+            Some(shared)
+                if e.dissector
+                    .is_none_or(|d| d.reads_as_registered(e.datagram.payload)) =>
+            {
                 f(shared.borrow_mut().take(e.datagram.frame, e.protocol))
             }
             _ => f(None),

@@ -4,12 +4,14 @@
 //! tests: round trips, arbitrary bytes never panic, every cut is a truncation at
 //! the right offset.
 
+use lwarscope::proto::battlegrounds::dissect::{Text, Token};
 use lwarscope::proto::battlegrounds::wire::{ByteOrder, Dialect, walk_in};
 use lwarscope::proto::battlegrounds::wire::{
     DecodeError, ErrorKind, Header, MoveEvent, MoveOp, Movement, MsgAck, Packet, PacketRepr,
     PacketType, Part, Payload, PayloadRepr, Shape, ShapeRepr, VectorD, VectorF, Violation, is_auth,
     plausible, walk,
 };
+use lwarscope::proto::dissect::TextBytes;
 use lwarscope::proto::field::{Field, FieldSink};
 use proptest::prelude::*;
 
@@ -28,7 +30,32 @@ fn check(hex: &str, expected: PacketRepr) -> Vec<u8> {
     assert_eq!(parsed, expected);
     assert_eq!(expected.to_bytes().unwrap(), wire, "re-encoding differs");
     assert_eq!(expected.wire_len(), wire.len());
+    same_texts(&wire);
     wire
+}
+
+/// A token's or text's bytes for packet lines and JSON Lines (written by
+/// hand for speed) are what its `Display` writes; JSON's search for escapes
+/// begins at or before its first quoted text (AUTH_OK's name).
+fn same_bytes_as_display(t: &dyn TextBytes) {
+    let shown = t.to_string();
+    let mut bytes = b"x".to_vec();
+    t.write_bytes(&mut bytes);
+    assert_eq!(&bytes[1..], shown.as_bytes());
+    let mut json = b"x".to_vec();
+    let from = t.write_json(&mut json);
+    assert_eq!(&json[1..], shown.as_bytes());
+    assert!(
+        from <= 1 + shown.find('"').unwrap_or(shown.len()),
+        "{shown}"
+    );
+}
+
+/// Every golden vector's token and text: their bytes are their `Display`.
+fn same_texts(wire: &[u8]) {
+    let view = Packet::new_checked(wire).unwrap();
+    same_bytes_as_display(&Token(&view));
+    same_bytes_as_display(&Text(&view));
 }
 
 fn movement_a() -> Movement {
@@ -509,6 +536,9 @@ proptest! {
         let mut spans = Count(0);
         walk_in(&wire, dialect, &mut spans).unwrap();
         prop_assert_eq!(spans.0, wire.len());
+        let view = Packet::new_checked_in(&wire, dialect).unwrap();
+        same_bytes_as_display(&Token(&view));
+        same_bytes_as_display(&Text(&view));
     }
 
     #[test]

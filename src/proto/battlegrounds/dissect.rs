@@ -26,11 +26,12 @@
 
 use super::findings;
 use super::wire::{
-    self, ByteOrder, DecodeError, Dialect, HEADER_LEN, MSG_BLOCK_OFFSET, Packet, Payload, PingForm,
+    self, ByteOrder, DecodeError, Dialect, HEADER_LEN, MSG_BLOCK_OFFSET, Packet, PacketType,
+    Payload, PingForm,
 };
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
-    Dissector, HeaderNumber, MessageItem, Out, TreeBufs, TreeRef, WriteText, Written,
+    Dissector, HeaderNumber, Marked, MessageItem, Out, TextBytes, TreeBufs, TreeRef, WriteText,
 };
 use crate::proto::field::{Field, FieldDef, FieldSink, Value};
 use std::fmt;
@@ -111,6 +112,111 @@ impl WriteText for Token<'_, '_> {
     }
 }
 
+impl fmt::Display for Token<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_text(f)
+    }
+}
+
+/// Each type's name padded to 16 bytes, and its length: copied as 16
+/// bytes then cut.
+static PADDED_NAMES: [([u8; 16], usize); PacketType::COUNT] = {
+    let mut t = [([0u8; 16], 0); PacketType::COUNT];
+    let mut i = 0;
+    while i < PacketType::COUNT {
+        let name = PacketType::ALL[i].name().as_bytes();
+        assert!(name.len() <= 16);
+        let mut j = 0;
+        while j < name.len() {
+            t[i].0[j] = name[j];
+            j += 1;
+        }
+        t[i].1 = name.len();
+        i += 1;
+    }
+    t
+};
+
+/// A token being put together in a local array: a byte, or a number by
+/// `digits::int_into`, at `end`.
+struct TokenBuf {
+    t: [u8; 80],
+    end: usize,
+}
+
+impl TokenBuf {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn byte(&mut self, b: u8) {
+        if let Some(place) = self.t.get_mut(self.end) {
+            *place = b;
+            self.end += 1;
+        }
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn number(&mut self, open: u8, n: impl crate::proto::digits::Decimal) {
+        self.byte(open);
+        if let Some(digits) = self
+            .t
+            .get_mut(self.end..self.end + 24)
+            .and_then(|d| <&mut [u8; 24]>::try_from(d).ok())
+        {
+            self.end += crate::proto::digits::int_into(digits, n);
+        }
+    }
+}
+
+/// The token's bytes, as its `write_text` writes them, put together in a
+/// local array (the name a copy of 16 bytes, numbers by
+/// `digits::int_into`) and copied into the line at once, a copy of fixed
+/// size then cut: written for every packet line, where the pieces one by
+/// one, each reloading the line's length, cost more than the line's other
+/// columns (lwar's token does the same).
+impl TextBytes for Token<'_, '_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let p = self.0;
+        let (name, len) = PADDED_NAMES
+            .get(p.packet_type().ordinal())
+            .copied()
+            .unwrap_or_default();
+        let mut b = TokenBuf {
+            t: [0u8; 80],
+            end: len,
+        };
+        if let Some(place) = b.t.get_mut(..16) {
+            place.copy_from_slice(&name);
+        }
+        match p.payload() {
+            Payload::Msg(m) => {
+                b.number(b'#', m.msg_id);
+                b.number(b'/', m.block_id);
+            }
+            Payload::MsgAck(a) => {
+                b.number(b'#', a.msg_id);
+                b.number(b'/', a.block_id);
+            }
+            Payload::MoveOp(m) => {
+                b.number(b'(', m.op_sig);
+                b.byte(b')');
+            }
+            Payload::MoveEvent(m) => {
+                b.number(b'(', m.op_sig);
+                b.number(b'/', m.event_sig);
+                b.byte(b')');
+            }
+            Payload::Prop(prop) => b.number(b'#', prop.prop_id),
+            Payload::Ping { seq: Some(seq) } | Payload::Pong { seq: Some(seq), .. } => {
+                b.number(b'(', seq);
+                b.byte(b')');
+            }
+            _ => {}
+        }
+        let at = out.len() + b.end;
+        out.extend_from_slice(&b.t);
+        out.truncate(at);
+    }
+}
+
 /// One line with every scalar field: `AUTH_OK ts=1000 pos=(1.5, -2) ...`:
 /// the token, then the pieces the layout gives the fields
 /// ([`wire::write_fields_text`]).
@@ -120,6 +226,29 @@ impl WriteText for Text<'_, '_> {
     fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         Token(self.0).write_text(f)?;
         wire::write_fields_text(self.0, f)
+    }
+}
+
+impl fmt::Display for Text<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_text(f)
+    }
+}
+
+/// The text's bytes; for JSON, staged in [`Marked`], which tells where the
+/// first piece from the wire begins (AUTH_OK's name, the only one): the
+/// token, the layout's pieces, numbers and floats never need an escape
+/// (`fixed_texts_need_no_json_escape`), so JSON Lines searches the rest
+/// only.
+impl TextBytes for Text<'_, '_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let _ = self.write_text(out);
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> usize {
+        let mut marked = Marked::new(out);
+        let _ = self.write_text(&mut marked);
+        marked.finish()
     }
 }
 
@@ -315,6 +444,38 @@ impl Dissector for InDialect {
     fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
         wire::walk_in(payload, self.0, sink).map_err(findings::decode)
     }
+
+    /// Where the packet's own bytes tell the session's order (or tell
+    /// nothing and the session's is big-endian), and its PING/PONG (or the
+    /// one a MSG carries whole) has the size of the session's form, or the
+    /// form is not known yet: the registered dissector reads it alike, so
+    /// what the reader's thread rendered ahead is its output.
+    fn reads_as_registered(&self, payload: &[u8]) -> bool {
+        wire::guess(payload) == self.0.order && pings_alike(payload, self.0, true)
+    }
+}
+
+/// Whether `bytes` reads in `d` as with its PING/PONG form told by size (the
+/// registered dissector's reading): no PING or PONG, or one of the size of
+/// `d`'s form; `inner`: the packet a MSG carries whole too.
+fn pings_alike(bytes: &[u8], d: Dialect, inner: bool) -> bool {
+    let Some(form) = d.ping else {
+        return true;
+    };
+    let Ok(t) = wire::Header::parse_in(bytes, d.order).and_then(|h| h.packet_type()) else {
+        return true;
+    };
+    match (t, t.seq_len()) {
+        (PacketType::Ping | PacketType::Pong, Some(seq)) => {
+            let len = bytes.len().saturating_sub(HEADER_LEN);
+            (len >= seq) == (form == PingForm::Seq)
+        }
+        (PacketType::Msg, _) if inner => Packet::new_checked_in(bytes, d)
+            .ok()
+            .and_then(|p| whole_message(&p))
+            .is_none_or(|(_, block)| pings_alike(block, d, false)),
+        _ => true,
+    }
 }
 
 fn header(d: Dialect, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
@@ -354,8 +515,8 @@ fn messages(
         player: None,
         offset: HEADER_LEN,
         len: p.len() - HEADER_LEN,
-        token: &Written(Token(&p)),
-        text: &Written(Text(&p)),
+        token: &Token(&p),
+        text: &Text(&p),
     });
     if let Some((msg_id, bytes)) = whole_message(&p) {
         let inner =
@@ -366,8 +527,8 @@ fn messages(
             player: None,
             offset: MSG_BLOCK_OFFSET,
             len: bytes.len(),
-            token: &Written(Token(&inner)),
-            text: &Written(Text(&inner)),
+            token: &Token(&inner),
+            text: &Text(&inner),
         });
     }
     Ok(())
@@ -514,6 +675,59 @@ mod tests {
             .messages(&blocks[0], &mut |m| items.push(m.type_name))
             .unwrap();
         assert_eq!(items, ["MSG"]);
+    }
+
+    /// A session's dissector reads a packet as the registered one does
+    /// where the packet's bytes tell the session's order and its PING or
+    /// PONG (or the one a MSG carries whole) has the size of the session's
+    /// form: only then is what the reader rendered ahead used.
+    #[test]
+    fn a_sessions_dissector_reads_as_the_registered_one_where_the_bytes_agree() {
+        use crate::proto::battlegrounds::wire::{MoveOp, Movement, VectorD, VectorF};
+        let op = PayloadRepr::MoveOp(MoveOp {
+            movement: Movement {
+                timestamp: 1250,
+                position: VectorD { x: 12.5, y: -3.0 },
+                forward: VectorF { x: 0.6, y: 0.8 },
+                movement_bits: 3,
+            },
+            op_sig: 7,
+        });
+        let bytes = |p: &PayloadRepr, order| {
+            PacketRepr::new(0x0102_0304, 1, p.clone())
+                .to_bytes_in(order)
+                .unwrap()
+        };
+        let session = |order, ping| for_dialect(Dialect { order, ping });
+        for order in ByteOrder::ALL {
+            let b = bytes(&op, order);
+            for ping in [None, Some(PingForm::Spec), Some(PingForm::Seq)] {
+                assert!(session(order, ping).reads_as_registered(&b));
+                assert!(!session(order.other(), ping).reads_as_registered(&b));
+            }
+        }
+        let seq = bytes(
+            &PayloadRepr::PongSeq {
+                seq: 3,
+                timestamp: 9,
+            },
+            ByteOrder::Big,
+        );
+        let spec = bytes(&PayloadRepr::Pong { timestamp: 9 }, ByteOrder::Big);
+        let big = |ping| session(ByteOrder::Big, ping);
+        assert!(big(None).reads_as_registered(&seq) && big(None).reads_as_registered(&spec));
+        assert!(big(Some(PingForm::Seq)).reads_as_registered(&seq));
+        assert!(!big(Some(PingForm::Seq)).reads_as_registered(&spec));
+        assert!(!big(Some(PingForm::Spec)).reads_as_registered(&seq));
+        // A spec PONG carried whole in a MSG.
+        let msg = PacketRepr::split_message(0x0102_0304, 0, 3, &spec, 512)
+            .remove(0)
+            .to_bytes_in(ByteOrder::Big)
+            .unwrap();
+        assert!(big(Some(PingForm::Spec)).reads_as_registered(&msg));
+        assert!(!big(Some(PingForm::Seq)).reads_as_registered(&msg));
+        // The registered dissector's own: never asked, false.
+        assert!(!Battlegrounds.reads_as_registered(&seq));
     }
 
     #[test]
