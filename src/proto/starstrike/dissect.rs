@@ -8,7 +8,8 @@ use super::findings;
 use super::wire::{self, FIELDS, FieldId, Message, Packet};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
-    Dissector, HeaderNumber, MessageItem, Out, TreeBufs, TreeRef, WriteText, Written, indexed_label,
+    Dissector, HeaderNumber, Marked, MessageItem, Out, TextBytes, TreeBufs, TreeRef, WriteText,
+    Written, indexed_label,
 };
 use crate::proto::field::{FieldDef, FieldSink};
 use crate::proto::layout::{Entry, Item, Val, Visit, value};
@@ -95,16 +96,38 @@ fn line_field(
     value(v).write_text(f)
 }
 
-impl WriteText for Text<'_> {
-    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
-        f.s(self.0.packet_type().name())?;
-        let mut line = Line {
-            f,
-            result: Ok(()),
-            entity: None,
-        };
-        self.0.walk(&mut line);
-        line.result
+/// The one-line text of `p`, into `f`.
+fn text(p: &Packet<'_>, f: &mut impl Out) -> fmt::Result {
+    f.s(p.packet_type().name())?;
+    let mut line = Line {
+        f,
+        result: Ok(()),
+        entity: None,
+    };
+    p.walk(&mut line);
+    line.result
+}
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        text(self.0, f)
+    }
+}
+
+/// The text's bytes; for JSON, where the first from the wire begins (a
+/// padded name's, a message's or a chat's, told by `Value::Text`): the type's
+/// name, the labels, the enums' names and the numbers never need an escape
+/// (`fixed_texts_need_no_json_escape`), so a snapshot's or an input's text
+/// is not searched at all.
+impl TextBytes for Text<'_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let _ = text(self.0, out);
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> usize {
+        let mut marked = Marked::new(out);
+        let _ = text(self.0, &mut marked);
+        marked.finish()
     }
 }
 
@@ -138,7 +161,7 @@ impl Dissector for Starstrike {
             offset: wire::HEADER_LEN,
             len: p.payload().len(),
             token: &Written(Token(&p)),
-            text: &Written(Text(&p)),
+            text: &Text(&p),
         });
         Ok(())
     }
