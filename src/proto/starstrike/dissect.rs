@@ -55,7 +55,10 @@ struct Text<'a>(&'a Packet<'a>);
 struct Line<'o, O> {
     f: &'o mut O,
     result: fmt::Result,
-    entity: Option<u32>,
+    /// The entity whose fields come, if any: its number, and ` [e].` when
+    /// `e` is a single digit (a snapshot's usual few), written as one
+    /// piece of five bytes.
+    entity: Option<(u32, Option<[u8; 5]>)>,
 }
 
 impl<O: Out> Visit<FieldId> for Line<'_, O> {
@@ -67,7 +70,8 @@ impl<O: Out> Visit<FieldId> for Line<'_, O> {
     }
 
     fn enter(&mut self, _e: &'static Entry<FieldId>, index: u32, _at: usize) {
-        self.entity = Some(index);
+        let digit = u8::try_from(index).ok().filter(|&i| i < 10);
+        self.entity = Some((index, digit.map(|d| [b' ', b'[', b'0' + d, b']', b'.'])));
     }
 
     fn leave(&mut self) {
@@ -78,23 +82,87 @@ impl<O: Out> Visit<FieldId> for Line<'_, O> {
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn line_field(
     f: &mut impl Out,
-    entity: Option<u32>,
+    entity: Option<(u32, Option<[u8; 5]>)>,
     item: &'static Item<FieldId>,
     v: Val<'_>,
 ) -> fmt::Result {
-    f.s(" ")?;
     match entity {
-        Some(e) => {
-            f.s("[")?;
+        Some((_, Some(prefix))) => {
+            f.ascii(&prefix)?;
+            f.s(item.label)?;
+        }
+        Some((e, None)) => {
+            f.s(" [")?;
             f.int(e)?;
             f.s("].")?;
             f.s(item.label)?;
         }
-        None => indexed_label(f, item.label, item.index)?,
+        None => {
+            f.s(" ")?;
+            indexed_label(f, item.label, item.index)?;
+        }
     }
     f.s("=")?;
-    value(v).write_text(f)
+    line_value(f, v)
 }
+
+/// A value as the text writes it, its registered field's `Display`
+/// ([`value`]): the common ones without going through [`Value`] (whose
+/// writer, not inlined, matched each again), the same bytes.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn line_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
+    match v {
+        Val::U(n) => f.int(n),
+        Val::F32(x) => float32(f, x),
+        Val::Bits(raw, 8) => match u8::try_from(raw) {
+            Ok(b) => f.ascii(&BITS8[usize::from(b)]),
+            Err(_) => f.bits(raw, 8),
+        },
+        Val::Bits(raw, 32) => match u32::try_from(raw) {
+            Ok(w) => {
+                for b in w.to_be_bytes() {
+                    f.ascii(&BITS8[usize::from(b)])?;
+                }
+                Ok(())
+            }
+            Err(_) => f.bits(raw, 32),
+        },
+        _ => value(v).write_text(f),
+    }
+}
+
+/// An `f32` as `{}` writes it. An integer of magnitude below 2^24 (most of
+/// a snapshot's positions, rotations and velocities) is its digits: every
+/// integer there is a float, one apart, so no shorter decimal lies within
+/// half a unit of it (`-0` for negative zero); the rest through
+/// [`Out::float`].
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn float32(f: &mut impl Out, x: f32) -> fmt::Result {
+    const LIMIT: i32 = 1 << 24;
+    let i = x as i32;
+    if i as f32 == x && -LIMIT < i && i < LIMIT {
+        if i == 0 && x.is_sign_negative() {
+            return f.s("-0");
+        }
+        return f.int(i);
+    }
+    f.float(x)
+}
+
+/// Each byte's eight binary digits, the highest bit first: `{:08b}`.
+static BITS8: [[u8; 8]; 256] = {
+    let mut t = [[b'0'; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b][i] += ((b >> (7 - i)) & 1) as u8;
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
 
 /// The one-line text of `p`, into `f`.
 fn text(p: &Packet<'_>, f: &mut impl Out) -> fmt::Result {
@@ -273,6 +341,67 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("[1].flags=00000000"), "{text}");
+    }
+
+    /// The text's own writers of floats and bits write what `Display`
+    /// writes for the field's value.
+    #[test]
+    fn floats_and_bits_are_written_as_display_writes_them() {
+        let mut floats = vec![
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            651.0,
+            -651.0,
+            0.5,
+            -0.7,
+            16_777_215.0,
+            -16_777_215.0,
+            16_777_216.0,
+            -16_777_216.0,
+            16_777_218.0,
+            3e10,
+            1e-7,
+            f32::MAX,
+            f32::MIN,
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        floats.extend((0..100_000u32).map(|i| f32::from_bits(i.wrapping_mul(42_949))));
+        floats.extend((-3000..3000).map(|i| i as f32 * 0.25));
+        for x in floats {
+            let mut line = String::new();
+            line_value(&mut line, Val::F32(x)).unwrap();
+            assert_eq!(line, value(Val::F32(x)).to_string(), "{:#x}", x.to_bits());
+        }
+        for raw in (0..=255).chain([256, 0x1234_5678, u64::from(u32::MAX), u64::MAX]) {
+            for width in [8, 32] {
+                let mut line = String::new();
+                line_value(&mut line, Val::Bits(raw, width)).unwrap();
+                assert_eq!(line, value(Val::Bits(raw, width)).to_string(), "{raw}");
+            }
+        }
+    }
+
+    /// An entity of two digits has its prefix written piece by piece.
+    #[test]
+    fn entities_past_the_ninth_are_numbered() {
+        let b = bytes(Message::WorldSnapshot(WorldSnapshot {
+            tick: 1,
+            entities: vec![wire::EntityState::default(); 12],
+        }));
+        let mut text = String::new();
+        Starstrike
+            .messages(&b, &mut |m| text = m.text.to_string())
+            .unwrap();
+        assert!(
+            text.contains(" [9].flags=00000000 [10].entityId=0 "),
+            "{text}"
+        );
+        assert!(text.ends_with(" [11].flags=00000000"), "{text}");
     }
 
     #[test]
