@@ -3,7 +3,9 @@
 //! every packet type. Then property tests: round trips, arbitrary bytes never
 //! panic, and every cut of a valid packet is a truncation at the right offset.
 
+use lwarscope::proto::dissect::{Dissector, TextBytes};
 use lwarscope::proto::field::{Field, FieldSink, Value};
+use lwarscope::proto::starstrike::dissect::Starstrike;
 use lwarscope::proto::starstrike::wire::{
     ChatMessage, ConnectionAccept, ConnectionRequest, DecodeError, EntityDestroy, EntitySpawn,
     EntityState, EnumKind, FixedStr, Heartbeat, MatchState, Message, MessageRepr, Packet,
@@ -29,7 +31,38 @@ fn cat(parts: &[&[u8]]) -> Vec<u8> {
     parts.concat()
 }
 
-/// Checks bytes -> repr -> bytes, the view against the repr, and no violation.
+/// A token's or text's bytes for packet lines and JSON Lines (written by
+/// hand for speed) are what its `Display` writes; JSON's search for escapes
+/// begins at or before its first quoted text.
+fn same_bytes_as_display(t: &dyn TextBytes) {
+    let shown = t.to_string();
+    let mut bytes = b"x".to_vec();
+    t.write_bytes(&mut bytes);
+    assert_eq!(&bytes[1..], shown.as_bytes());
+    let mut json = b"x".to_vec();
+    let from = t.write_json(&mut json);
+    assert_eq!(&json[1..], shown.as_bytes());
+    assert!(
+        from <= 1 + shown.find('"').unwrap_or(shown.len()),
+        "{shown}"
+    );
+}
+
+/// The packet's token and text, each as [`same_bytes_as_display`] checks.
+fn texts_as_display(bytes: &[u8]) {
+    let mut n = 0;
+    Starstrike
+        .messages(bytes, &mut |m| {
+            same_bytes_as_display(m.token);
+            same_bytes_as_display(m.text);
+            n += 1;
+        })
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+/// Checks bytes -> repr -> bytes, the view against the repr, and no
+/// violation; the text's bytes against its `Display`.
 fn golden(bytes: &[u8], expected: &PacketRepr) {
     assert!(is_starstrike(bytes));
     let parsed = PacketRepr::parse(bytes).expect("golden vector decodes");
@@ -47,6 +80,7 @@ fn golden(bytes: &[u8], expected: &PacketRepr) {
     assert_eq!(p.message().to_owned_repr(), expected.message);
     assert_eq!(p.violations(), vec![]);
     assert_eq!(p.oversize(), None);
+    texts_as_display(bytes);
 }
 
 #[test]
@@ -321,6 +355,26 @@ fn chat_message() {
                 message: FixedStr::new(b"gg"),
             }),
         ),
+    );
+}
+
+/// A text from the wire with what JSON must escape (a quote, a backslash,
+/// a control character, a byte that is not UTF-8): the JSON text's search
+/// begins at or before it, and its bytes are its `Display`'s.
+#[test]
+fn a_text_that_needs_escapes_is_searched_from_its_quote() {
+    let bytes = cat(&[
+        &h("53545253 0300 0008 00000000 00000003 02"),
+        &padded(b"say \"hi\" \\ \x01 \xff", 256),
+    ]);
+    texts_as_display(&bytes);
+    let mut text = String::new();
+    Starstrike
+        .messages(&bytes, &mut |m| text = m.text.to_string())
+        .unwrap();
+    assert_eq!(
+        text,
+        "ChatMessage senderId=3 channel=Team (2) message=\"say \\\"hi\\\" \\\\ \\u{1} \\xff\""
     );
 }
 
@@ -682,6 +736,7 @@ proptest! {
         prop_assert_eq!(&again[..n], &bytes[..]);
         prop_assert_eq!(view.oversize().is_some(), bytes.len() > 1200);
         let _ = view.violations();
+        texts_as_display(&bytes);
     }
 
     #[test]
@@ -748,6 +803,7 @@ fn check_anything(bytes: &[u8]) {
             if let Message::WorldSnapshot(s) = p.message() {
                 assert_eq!(s.entities.len(), p.entity_count());
             }
+            texts_as_display(bytes);
         }
         Err(e) => {
             assert_eq!(parsed, Err(e));

@@ -5,10 +5,11 @@
 //! hand-written.
 
 use super::findings;
-use super::wire::{self, FIELDS, FieldId, Message, Packet};
+use super::wire::{self, FIELDS, FieldId, Message, Packet, PacketType};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
-    Dissector, HeaderNumber, MessageItem, Out, TreeBufs, TreeRef, WriteText, Written, indexed_label,
+    Dissector, HeaderNumber, Marked, MessageItem, Out, TextBytes, TreeBufs, TreeRef, WriteText,
+    indexed_label,
 };
 use crate::proto::field::{FieldDef, FieldSink};
 use crate::proto::layout::{Entry, Item, Val, Visit, value};
@@ -36,6 +37,71 @@ impl WriteText for Token<'_> {
     }
 }
 
+impl fmt::Display for Token<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_text(f)
+    }
+}
+
+/// Each type's name padded to 32 bytes, and its length: copied as 32
+/// bytes then cut.
+static PADDED_NAMES: [([u8; 32], usize); PacketType::COUNT] = {
+    let mut t = [([0u8; 32], 0); PacketType::COUNT];
+    let mut i = 0;
+    while i < PacketType::COUNT {
+        let name = PacketType::ALL[i].name().as_bytes();
+        assert!(name.len() <= 32);
+        let mut j = 0;
+        while j < name.len() {
+            t[i].0[j] = name[j];
+            j += 1;
+        }
+        t[i].1 = name.len();
+        i += 1;
+    }
+    t
+};
+
+/// The token's bytes, as its `write_text` writes them, put together in a
+/// local array (the name a copy of 32 bytes, a snapshot's count by
+/// `digits::int_into`) and copied into the line at once, a copy of fixed
+/// size then cut: piece by piece into the line's `Vec` it cost about 150
+/// instructions a packet of `--packets`. A reason's token (rare) is
+/// written piece by piece.
+impl TextBytes for Token<'_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let t = self.0.packet_type();
+        if matches!(t, PacketType::ConnectionReject | PacketType::Disconnect) {
+            let _ = self.write_text(out);
+            return;
+        }
+        let (name, len) = PADDED_NAMES.get(t.ordinal()).copied().unwrap_or_default();
+        let mut b = [0u8; 64];
+        if let Some(place) = b.get_mut(..32) {
+            place.copy_from_slice(&name);
+        }
+        let mut end = len;
+        if t == PacketType::WorldSnapshot {
+            if let Some(open) = b.get_mut(end) {
+                *open = b'(';
+            }
+            if let Some(digits) = b
+                .get_mut(end + 1..end + 25)
+                .and_then(|d| <&mut [u8; 24]>::try_from(d).ok())
+            {
+                end += 1 + crate::proto::digits::int_into(digits, self.0.entity_count());
+            }
+            if let Some(close) = b.get_mut(end) {
+                *close = b')';
+                end += 1;
+            }
+        }
+        let at = out.len() + end;
+        out.extend_from_slice(&b);
+        out.truncate(at);
+    }
+}
+
 fn reason(f: &mut impl Out, kind: wire::EnumKind, raw: u8) -> fmt::Result {
     f.s("(")?;
     match kind.value_name(u64::from(raw)) {
@@ -54,7 +120,10 @@ struct Text<'a>(&'a Packet<'a>);
 struct Line<'o, O> {
     f: &'o mut O,
     result: fmt::Result,
-    entity: Option<u32>,
+    /// The entity whose fields come, if any: its number, and ` [e].` when
+    /// `e` is a single digit (a snapshot's usual few), written as one
+    /// piece of five bytes.
+    entity: Option<(u32, Option<[u8; 5]>)>,
 }
 
 impl<O: Out> Visit<FieldId> for Line<'_, O> {
@@ -66,7 +135,8 @@ impl<O: Out> Visit<FieldId> for Line<'_, O> {
     }
 
     fn enter(&mut self, _e: &'static Entry<FieldId>, index: u32, _at: usize) {
-        self.entity = Some(index);
+        let digit = u8::try_from(index).ok().filter(|&i| i < 10);
+        self.entity = Some((index, digit.map(|d| [b' ', b'[', b'0' + d, b']', b'.'])));
     }
 
     fn leave(&mut self) {
@@ -77,34 +147,120 @@ impl<O: Out> Visit<FieldId> for Line<'_, O> {
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn line_field(
     f: &mut impl Out,
-    entity: Option<u32>,
+    entity: Option<(u32, Option<[u8; 5]>)>,
     item: &'static Item<FieldId>,
     v: Val<'_>,
 ) -> fmt::Result {
-    f.s(" ")?;
     match entity {
-        Some(e) => {
-            f.s("[")?;
+        Some((_, Some(prefix))) => {
+            f.ascii(&prefix)?;
+            f.s(item.label)?;
+        }
+        Some((e, None)) => {
+            f.s(" [")?;
             f.int(e)?;
             f.s("].")?;
             f.s(item.label)?;
         }
-        None => indexed_label(f, item.label, item.index)?,
+        None => {
+            f.s(" ")?;
+            indexed_label(f, item.label, item.index)?;
+        }
     }
     f.s("=")?;
-    value(v).write_text(f)
+    line_value(f, v)
 }
 
-impl WriteText for Text<'_> {
-    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
-        f.s(self.0.packet_type().name())?;
-        let mut line = Line {
-            f,
-            result: Ok(()),
-            entity: None,
-        };
-        self.0.walk(&mut line);
-        line.result
+/// A value as the text writes it, its registered field's `Display`
+/// ([`value`]): the common ones without going through [`Value`] (whose
+/// writer, not inlined, matched each again), the same bytes.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn line_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
+    match v {
+        Val::U(n) => f.int(n),
+        Val::F32(x) => float32(f, x),
+        Val::Bits(raw, 8) => match u8::try_from(raw) {
+            Ok(b) => f.ascii(&BITS8[usize::from(b)]),
+            Err(_) => f.bits(raw, 8),
+        },
+        Val::Bits(raw, 32) => match u32::try_from(raw) {
+            Ok(w) => {
+                for b in w.to_be_bytes() {
+                    f.ascii(&BITS8[usize::from(b)])?;
+                }
+                Ok(())
+            }
+            Err(_) => f.bits(raw, 32),
+        },
+        _ => value(v).write_text(f),
+    }
+}
+
+/// An `f32` as `{}` writes it. An integer of magnitude below 2^24 (most of
+/// a snapshot's positions, rotations and velocities) is its digits: every
+/// integer there is a float, one apart, so no shorter decimal lies within
+/// half a unit of it (`-0` for negative zero); the rest through
+/// [`Out::float`].
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn float32(f: &mut impl Out, x: f32) -> fmt::Result {
+    const LIMIT: i32 = 1 << 24;
+    let i = x as i32;
+    if i as f32 == x && -LIMIT < i && i < LIMIT {
+        if i == 0 && x.is_sign_negative() {
+            return f.s("-0");
+        }
+        return f.int(i);
+    }
+    f.float(x)
+}
+
+/// Each byte's eight binary digits, the highest bit first: `{:08b}`.
+static BITS8: [[u8; 8]; 256] = {
+    let mut t = [[b'0'; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b][i] += ((b >> (7 - i)) & 1) as u8;
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The one-line text of `p`, into `f`.
+fn text(p: &Packet<'_>, f: &mut impl Out) -> fmt::Result {
+    f.s(p.packet_type().name())?;
+    let mut line = Line {
+        f,
+        result: Ok(()),
+        entity: None,
+    };
+    p.walk(&mut line);
+    line.result
+}
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        text(self.0, f)
+    }
+}
+
+/// The text's bytes; for JSON, where the first from the wire begins (a
+/// padded name's, a message's or a chat's, told by `Value::Text`): the type's
+/// name, the labels, the enums' names and the numbers never need an escape
+/// (`fixed_texts_need_no_json_escape`), so a snapshot's or an input's text
+/// is not searched at all.
+impl TextBytes for Text<'_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let _ = text(self.0, out);
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> usize {
+        let mut marked = Marked::new(out);
+        let _ = text(self.0, &mut marked);
+        marked.finish()
     }
 }
 
@@ -137,8 +293,8 @@ impl Dissector for Starstrike {
             player: None,
             offset: wire::HEADER_LEN,
             len: p.payload().len(),
-            token: &Written(Token(&p)),
-            text: &Written(Text(&p)),
+            token: &Token(&p),
+            text: &Text(&p),
         });
         Ok(())
     }
@@ -250,6 +406,72 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("[1].flags=00000000"), "{text}");
+    }
+
+    /// The text's own writers of floats and bits write what `Display`
+    /// writes for the field's value.
+    #[test]
+    fn floats_and_bits_are_written_as_display_writes_them() {
+        let mut floats = vec![
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            651.0,
+            -651.0,
+            0.5,
+            -0.7,
+            16_777_215.0,
+            -16_777_215.0,
+            16_777_216.0,
+            -16_777_216.0,
+            16_777_218.0,
+            3e10,
+            1e-7,
+            f32::MAX,
+            f32::MIN,
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        floats.extend((0..100_000u32).map(|i| f32::from_bits(i.wrapping_mul(42_949))));
+        floats.extend((-3000..3000).map(|i| i as f32 * 0.25));
+        for x in floats {
+            let mut line = String::new();
+            line_value(&mut line, Val::F32(x)).unwrap();
+            assert_eq!(line, value(Val::F32(x)).to_string(), "{:#x}", x.to_bits());
+        }
+        for raw in (0..=255).chain([256, 0x1234_5678, u64::from(u32::MAX), u64::MAX]) {
+            for width in [8, 32] {
+                let mut line = String::new();
+                line_value(&mut line, Val::Bits(raw, width)).unwrap();
+                assert_eq!(line, value(Val::Bits(raw, width)).to_string(), "{raw}");
+            }
+        }
+    }
+
+    /// An entity of two digits has its prefix written piece by piece; the
+    /// token's bytes hold a count of two digits.
+    #[test]
+    fn entities_past_the_ninth_are_numbered() {
+        let b = bytes(Message::WorldSnapshot(WorldSnapshot {
+            tick: 1,
+            entities: vec![wire::EntityState::default(); 12],
+        }));
+        let (mut text, mut token) = (String::new(), Vec::new());
+        Starstrike
+            .messages(&b, &mut |m| {
+                text = m.text.to_string();
+                m.token.write_bytes(&mut token);
+            })
+            .unwrap();
+        assert_eq!(token, b"WorldSnapshot(12)");
+        assert!(
+            text.contains(" [9].flags=00000000 [10].entityId=0 "),
+            "{text}"
+        );
+        assert!(text.ends_with(" [11].flags=00000000"), "{text}");
     }
 
     #[test]
