@@ -465,12 +465,33 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
     c: &mut Cursor,
     v: &mut V,
 ) -> bool {
+    let Some((len, val)) = read_prim(item, b, order, c) else {
+        return false;
+    };
+    let at = match item.prim {
+        Prim::Order => base,
+        _ => base + c.at,
+    };
+    v.item(item, at, len, val);
+    c.at += len;
+    true
+}
+
+/// Reads `item`'s value at `c.at` in `b`: its length and value, a length
+/// or count kept in `c`; none where `b` ends before it or a value with no
+/// name ends the walk. Inlined into [`walk_one`] (in release), for the same
+/// reason.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn read_prim<'b, H: 'static>(
+    item: &'static Item<H>,
+    b: &'b [u8],
+    order: ByteOrder,
+    c: &mut Cursor,
+) -> Option<(usize, Val<'b>)> {
     let r = c.at;
-    let (len, val) = match item.prim {
+    Some(match item.prim {
         Prim::Int(Int::U8, Show::Dec | Show::Bits) => {
-            let Some(&x) = b.get(r) else {
-                return false;
-            };
+            let &x = b.get(r)?;
             let x = u64::from(x);
             match item.prim {
                 Prim::Int(_, Show::Bits) => (1, Val::Bits(x, 8)),
@@ -478,9 +499,7 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
             }
         }
         Prim::Int(int, show) => {
-            let Some(n) = read_int(int, order, b, r) else {
-                return false;
-            };
+            let n = read_int(int, order, b, r)?;
             let val = match (show, n) {
                 (Show::Dec, n) => n,
                 (Show::Hex, Val::U(n)) => Val::Hex(n),
@@ -488,7 +507,7 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
                 (Show::Enum(names), Val::U(n)) => {
                     let name = (names.name)(n, b);
                     if names.known && name.is_none() {
-                        return false;
+                        return None;
                     }
                     Val::Enum(n, name, names)
                 }
@@ -497,9 +516,7 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
             (int.size(), val)
         }
         Prim::Len(int) | Prim::Count(int) => {
-            let Some(n) = read_int(int, order, b, r) else {
-                return false;
-            };
+            let n = read_int(int, order, b, r)?;
             if matches!(item.prim, Prim::Count(_)) {
                 c.count = as_len(n);
             } else {
@@ -509,28 +526,24 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
         }
         Prim::F32 => match order.f32(b, r) {
             Some(x) => (4, Val::F32(x)),
-            None => return false,
+            None => return None,
         },
         Prim::F64 => match order.f64(b, r) {
             Some(x) => (8, Val::F64(x)),
-            None => return false,
+            None => return None,
         },
         Prim::Pair16 => match (order.u16(b, r), order.u16(b, r + 2)) {
             (Some(g), Some(i)) => (4, Val::Pair(u32::from(g), u32::from(i))),
-            _ => return false,
+            _ => return None,
         },
         Prim::Text(q) => {
             let n = c.len;
-            let Some(s) = b.get(r..r.saturating_add(n)) else {
-                return false;
-            };
+            let s = b.get(r..r.saturating_add(n))?;
             (n, Val::Text(s, q))
         }
         Prim::Bytes => {
             let n = c.len;
-            let Some(s) = b.get(r..r.saturating_add(n)) else {
-                return false;
-            };
+            let s = b.get(r..r.saturating_add(n))?;
             (n, Val::Bytes(s))
         }
         Prim::Rest => {
@@ -538,9 +551,7 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
             (s.len(), Val::Bytes(s))
         }
         Prim::Padded(n) => {
-            let Some(s) = b.get(r..r.saturating_add(n)) else {
-                return false;
-            };
+            let s = b.get(r..r.saturating_add(n))?;
             let text = match s.iter().position(|&c| c == 0) {
                 Some(end) => s.get(..end).unwrap_or(s),
                 None => s,
@@ -556,14 +567,7 @@ pub fn walk_one<H: 'static, V: Visit<H>>(
             ),
         ),
         Prim::Flag => (0, Val::Bool(true)),
-    };
-    let at = match item.prim {
-        Prim::Order => base,
-        _ => base + r,
-    };
-    v.item(item, at, len, val);
-    c.at += len;
-    true
+    })
 }
 
 /// The names of [`Prim::Order`]'s values.
