@@ -13,3 +13,4 @@ mod metrics;
 mod recognition;
 mod reference;
 mod sim;
+mod tap_miss;
