@@ -32,12 +32,21 @@
 //!    the fields of both on the corpus).
 
 use super::types::{
-    CHAT_MESSAGE_LEN, EnumKind, HEADER_LEN, PLAYER_NAME_LEN, PacketType, REASON_MESSAGE_LEN,
+    CHAT_MESSAGE_LEN, EnumKind, HEADER_LEN, MAX_PAYLOAD, PLAYER_NAME_LEN, PacketType,
+    REASON_MESSAGE_LEN,
 };
 use crate::proto::field::{FieldDef, FieldType};
 use crate::proto::layout::{
     self as core, ByteOrder, Handle, Int, Names, Prim, Show, Table, Visit, entry, hidden,
 };
+
+/// One `EntityState` of a WorldSnapshot (47 bytes: its layout's).
+pub const ENTITY_STATE_LEN: usize = ENTITY.len;
+/// The WorldSnapshot's fixed part: `u32 tick`, `u8 entityCount` (its
+/// layout's).
+pub const SNAPSHOT_FIXED_LEN: usize = PacketType::WorldSnapshot.min_payload_len();
+/// Entities that fit in one snapshot within the MTU: (1188 - 5) / 47.
+pub const MAX_ENTITIES_IN_MTU: usize = (MAX_PAYLOAD - SNAPSHOT_FIXED_LEN) / ENTITY_STATE_LEN;
 
 macro_rules! fields {
     ($( $id:ident = $name:literal, $label:literal, $ty:ident, $doc:literal; )*) => {
@@ -449,9 +458,17 @@ pub fn field_at(t: PacketType, offset: usize) -> Option<(usize, FieldId)> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::types::{ENTITY_STATE_LEN, SNAPSHOT_FIXED_LEN};
     use super::*;
     use crate::proto::layout::size;
+
+    /// The notes' sizes: an entity of 47 bytes, a snapshot's fixed 5, and
+    /// 25 entities within the MTU.
+    #[test]
+    fn snapshot_lengths_are_the_notes() {
+        assert_eq!(ENTITY_STATE_LEN, 47);
+        assert_eq!(SNAPSHOT_FIXED_LEN, 5);
+        assert_eq!(MAX_ENTITIES_IN_MTU, 25);
+    }
 
     #[test]
     fn layouts_are_as_long_as_the_notes_say() {

@@ -9,10 +9,8 @@
 //! enumerations stay raw `u8` so that any byte round-trips (an out-of-range value
 //! is a violation, not an error).
 
-use super::types::{
-    CHAT_MESSAGE_LEN, ENTITY_STATE_LEN, PLAYER_NAME_LEN, PacketType, REASON_MESSAGE_LEN,
-    SNAPSHOT_FIXED_LEN,
-};
+use super::layout::{ENTITY_STATE_LEN, SNAPSHOT_FIXED_LEN};
+use super::types::{CHAT_MESSAGE_LEN, PLAYER_NAME_LEN, PacketType, REASON_MESSAGE_LEN};
 use std::fmt;
 
 /// A fixed string of `N` bytes on the wire: UTF-8, NUL-padded after the text. A

@@ -36,7 +36,7 @@ mod repr;
 mod types;
 
 pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
-pub use layout::{FIELDS, FieldId};
+pub use layout::{ENTITY_STATE_LEN, FIELDS, FieldId, MAX_ENTITIES_IN_MTU, SNAPSHOT_FIXED_LEN};
 pub use message::{
     ChatMessage, ConnectionAccept, ConnectionRequest, Entities, EntityDestroy, EntityList,
     EntitySpawn, EntityState, FixedStr, Heartbeat, MatchState, Message, MessageRepr, PlayerDied,

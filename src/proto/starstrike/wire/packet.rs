@@ -323,7 +323,7 @@ pub fn walk_tree(
 
 #[cfg(test)]
 mod tests {
-    use super::super::types::ENTITY_STATE_LEN;
+    use super::super::layout::ENTITY_STATE_LEN;
     use super::*;
 
     fn heartbeat(seq: u16) -> Vec<u8> {

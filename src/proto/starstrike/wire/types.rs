@@ -13,13 +13,6 @@ pub const HEADER_LEN: usize = 12;
 pub const MTU: usize = 1200;
 /// The largest payload within the MTU.
 pub const MAX_PAYLOAD: usize = MTU - HEADER_LEN;
-/// One `EntityState` of a WorldSnapshot (47 bytes: its layout's).
-pub const ENTITY_STATE_LEN: usize = super::layout::ENTITY.len;
-/// The WorldSnapshot's fixed part: `u32 tick`, `u8 entityCount` (its
-/// layout's).
-pub const SNAPSHOT_FIXED_LEN: usize = PacketType::WorldSnapshot.min_payload_len();
-/// Entities that fit in one snapshot within the MTU: (1188 - 5) / 47.
-pub const MAX_ENTITIES_IN_MTU: usize = (MAX_PAYLOAD - SNAPSHOT_FIXED_LEN) / ENTITY_STATE_LEN;
 /// The default server port (Starstrike is recognised by its magic on any port).
 pub const DEFAULT_PORT: u16 = 7777;
 /// The protocol version of the draft.
@@ -237,7 +230,6 @@ mod tests {
             assert_eq!(t.min_payload_len(), n, "{t}");
         }
         assert_eq!(PacketType::WorldSnapshot.payload_len(), None);
-        assert_eq!(MAX_ENTITIES_IN_MTU, 25);
     }
 
     #[test]
