@@ -467,6 +467,21 @@ pub fn indexed_label(out: &mut impl Out, label: &str, index: Option<u32>) -> fmt
     }
 }
 
+/// `name` padded with zeros to `W` bytes, and its length: a token's name
+/// in a table built at compile time, copied as `W` bytes then cut (a copy
+/// of fixed size is a few moves; one of the name's length, a call).
+pub const fn padded<const W: usize>(name: &str) -> ([u8; W], usize) {
+    let name = name.as_bytes();
+    assert!(name.len() <= W, "a name longer than its padded place");
+    let mut b = [0u8; W];
+    let mut j = 0;
+    while j < name.len() {
+        b[j] = name[j];
+        j += 1;
+    }
+    (b, name.len())
+}
+
 /// Appends `s` to `out`: the few bytes of a number or a label, copied a byte
 /// at a time when short (a call to `memmove` for each of them took a sixth of
 /// `--format jsonl`).
@@ -484,6 +499,13 @@ pub fn put_small(out: &mut Vec<u8>, s: &[u8]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_padded_name_is_its_bytes_then_zeros() {
+        const P: ([u8; 8], usize) = super::padded("Input");
+        assert_eq!(P, (*b"Input\0\0\0", 5));
+        assert_eq!(super::padded::<4>(""), ([0; 4], 0));
+    }
+
     use super::*;
     use crate::engine::field::Value;
 

@@ -124,14 +124,7 @@ static PADDED_NAMES: [([u8; 16], usize); PacketType::COUNT] = {
     let mut t = [([0u8; 16], 0); PacketType::COUNT];
     let mut i = 0;
     while i < PacketType::COUNT {
-        let name = PacketType::ALL[i].name().as_bytes();
-        assert!(name.len() <= 16);
-        let mut j = 0;
-        while j < name.len() {
-            t[i].0[j] = name[j];
-            j += 1;
-        }
-        t[i].1 = name.len();
+        t[i] = crate::engine::out::padded(PacketType::ALL[i].name());
         i += 1;
     }
     t

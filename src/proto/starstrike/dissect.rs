@@ -49,14 +49,7 @@ static PADDED_NAMES: [([u8; 32], usize); PacketType::COUNT] = {
     let mut t = [([0u8; 32], 0); PacketType::COUNT];
     let mut i = 0;
     while i < PacketType::COUNT {
-        let name = PacketType::ALL[i].name().as_bytes();
-        assert!(name.len() <= 32);
-        let mut j = 0;
-        while j < name.len() {
-            t[i].0[j] = name[j];
-            j += 1;
-        }
-        t[i].1 = name.len();
+        t[i] = crate::engine::out::padded(PacketType::ALL[i].name());
         i += 1;
     }
     t

@@ -45,14 +45,7 @@ static PADDED_NAMES: [([u8; 16], usize); MessageType::COUNT] = {
     let mut t = [([0u8; 16], 0); MessageType::COUNT];
     let mut i = 0;
     while i < MessageType::COUNT {
-        let name = MessageType::ALL[i].name().as_bytes();
-        assert!(name.len() <= 16);
-        let mut j = 0;
-        while j < name.len() {
-            t[i].0[j] = name[j];
-            j += 1;
-        }
-        t[i].1 = name.len();
+        t[i] = crate::engine::out::padded(MessageType::ALL[i].name());
         i += 1;
     }
     t
