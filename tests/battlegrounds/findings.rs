@@ -392,6 +392,9 @@ fn auth_first() {
         s.detail_of("violation/auth-first"),
         "MOVE_OP and 1 more client packet (frame 3) before the client's AUTH again at frame 4: it had no AUTH_OK yet"
     );
+    // One finding a session: another packet and AUTH raise no second.
+    assert!(s.c2s(&move_op(2)).is_empty());
+    assert!(s.c2s(&auth(SID)).is_empty());
     assert!(s.s2c(&auth_ok(SID)).is_empty());
     assert!(s.c2s(&ping(SID)).is_empty());
     assert!(s.finish().is_empty());

@@ -777,6 +777,8 @@ pub struct BgSession {
     /// Client packets other than AUTH captured while no AUTH_OK had been:
     /// judged when the capture shows they came first, or at the end.
     auth_first: Option<AuthFirst>,
+    /// `auth_first` was judged: one finding a session.
+    auth_first_judged: bool,
     op_sig: SigStream,
     event_sig: SigStream,
     /// op_sigs captured among the last 128 values.
@@ -1696,6 +1698,7 @@ fn type_rules(
         && s.saw_auth
         && s.auth_oks == 0
         && !s.cut.auth_ok_maybe
+        && !s.auth_first_judged
         && t != PacketType::Auth
         && t.sender() == Sender::Client
     {
@@ -1749,6 +1752,7 @@ fn auth(session: &mut Session, raise: &mut Raise<'_>, msg_id: Option<u32>) {
 /// whether they came first (`by`, this frame) or at the end: `auth-first`
 /// when shown, else `auth-ok-unseen`, at their first packet.
 fn judge_auth_first(session: &mut Session, raise: &mut Raise<'_>, a: AuthFirst, by: AuthFirstBy) {
+    session.proto.auth_first_judged = true;
     let detail = findings::auth_first(a.t, a.packets, a.last_frame, by, raise.frame);
     if by.proves() {
         let at = engine::RunSpan {
