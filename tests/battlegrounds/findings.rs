@@ -809,17 +809,37 @@ fn incomplete_and_given_up_messages() {
     );
     assert!(
         s.detail_of("msg-given-up")
-            .contains("over the 4194304-byte limit")
+            .contains("not rebuilt (the analyzer's bound, not a fault of the traffic): msg_len 32112640 is over the 4194304-byte limit")
     );
     assert!(s.s2c(&raw_msg(2, 2, 490 * 65536, 1, &[0; 490])).is_empty());
     assert_eq!(s.finish(), [f("s2c", "msg-incomplete", 5, Some(1))]);
     assert_eq!(
         s.detail_of("msg-incomplete"),
-        "message 1 of 161 bytes: 2 blocks of 3; never completed in the capture; \
+        "message 1 of 161 bytes: 2 of its 3 blocks captured; never completed in the capture; \
          unconfirmed: the tap may have missed the rest"
     );
     // The block never captured may have been missed by the tap: a note.
     assert_eq!(bg::MSG_INCOMPLETE.severity(), Severity::Note);
+}
+
+#[test]
+fn messages_piling_up_under_tap_misses_are_given_up_as_a_note() {
+    // The tap missed the last block of 65 messages in a row: the 65th in
+    // progress makes the analyzer give up the oldest. The bound is the
+    // analyzer's, so it says nothing against the traffic: a note.
+    let mut s = Script::new();
+    s.handshake();
+    let mut raised = Vec::new();
+    for id in 1..=65 {
+        raised.extend(s.s2c(&msg(2, id, &prop(id.into(), 100), 60)[0]));
+    }
+    assert_eq!(raised, [f("s2c", "msg-given-up", 69, Some(1))]);
+    assert_eq!(
+        s.detail_of("msg-given-up"),
+        "message 1 of 161 bytes: 1 of its 3 blocks captured; given up: too many messages in \
+         progress (the analyzer's bound, not a fault of the traffic)"
+    );
+    assert_eq!(bg::MSG_GIVEN_UP.severity(), Severity::Note);
 }
 
 #[test]

@@ -191,7 +191,8 @@
 //!   message, 64 messages in progress per session, 64 MiB in total). A block
 //!   that disagrees with its message raises `violation/block-inconsistent`; a
 //!   refused message, or one given up to make room, raises `msg-given-up`
-//!   (once); a message still incomplete when the session ends raises
+//!   (once), a note: the bound is the analyzer's, and messages pile up in
+//!   progress when the tap misses blocks; a message still incomplete when the session ends raises
 //!   `msg-incomplete`, a note ("unconfirmed": the blocks the capture never
 //!   showed may have been missed by the tap, their acks too), at the frame of
 //!   its first block. A completed message is

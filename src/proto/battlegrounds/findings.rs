@@ -14,8 +14,11 @@ crate::protocol_kinds! { "bg";
     /// message may well have reached its receiver whole.
     MSG_INCOMPLETE = "msg-incomplete", Sequence, Note, 17;
     /// A message the analyzer stopped rebuilding: over a bound of what it
-    /// buffers (per message, in total, messages at once).
-    MSG_GIVEN_UP = "msg-given-up", Sequence, Warning, 18;
+    /// buffers (per message, in total, messages at once). A note: the bound
+    /// is the analyzer's, not the protocol's, and messages pile up in
+    /// progress when the tap misses blocks, so it says nothing against the
+    /// traffic.
+    MSG_GIVEN_UP = "msg-given-up", Sequence, Note, 18;
     /// A MSG block its sender resent, never acknowledged by a MSG_ACK the
     /// other way by the end of its session: the sender's resends prove it got
     /// no ack (a block sent once, whose ack the capture may have missed, is
@@ -507,21 +510,25 @@ static INCOMPLETE: DetailFormat = DetailFormat {
     fmt: |a, f| {
         let (msg_id, received) = (a[0] as u32, a[1] as u32);
         let reason = match a[3] {
-            0 => "too many messages in progress",
-            1 => "the total buffer budget needed room",
+            0 => {
+                "given up: too many messages in progress (the analyzer's bound, not a fault of the traffic)"
+            }
+            1 => {
+                "given up: the total buffer budget needed room (the analyzer's bound, not a fault of the traffic)"
+            }
             _ => {
                 "never completed in the capture; unconfirmed: the tap may have missed \
                  the rest"
             }
         };
-        write!(
-            f,
-            "message {msg_id} of {} bytes: {received} blocks",
-            a[2] >> 32
-        )?;
+        write!(f, "message {msg_id} of {} bytes: {received}", a[2] >> 32)?;
         match a[2] as u32 {
-            0 => write!(f, " (block 0 never captured, count unknown)")?,
-            blocks => write!(f, " of {blocks}")?,
+            0 => write!(
+                f,
+                " {} captured (block 0 never captured, count unknown)",
+                if received == 1 { "block" } else { "blocks" }
+            )?,
+            blocks => write!(f, " of its {blocks} blocks captured")?,
         }
         write!(f, "; {reason}")
     },
@@ -554,7 +561,11 @@ pub fn incomplete(
 static REFUSED: DetailFormat = DetailFormat {
     name: "bg.refused",
     fmt: |a, f| {
-        write!(f, "message {} refused: ", a[0])?;
+        write!(
+            f,
+            "message {} not rebuilt (the analyzer's bound, not a fault of the traffic): ",
+            a[0]
+        )?;
         match a[1] {
             0 => write!(
                 f,
