@@ -796,6 +796,30 @@ fn a_block_resent_and_never_acked_is_block_unacked() {
 }
 
 #[test]
+fn a_block_resent_then_left_alone_was_acknowledged() {
+    // The first copy's ack did not come (the resend says so, once); the
+    // sender then went on 1.5 s without a third copy: the resend's ack
+    // reached it, and the capture missed that ack. A note, not
+    // `block-unacked`.
+    let mut s = Script::new();
+    s.handshake();
+    let b = &msg(2, 1, &prop(1, 0), 512)[0];
+    s.s2c(b);
+    s.s2c(&msg(2, 2, &prop(2, 0), 512)[0]);
+    s.c2s(&ack(2, 2, 0));
+    s.wait(500);
+    assert_eq!(s.s2c(b), [f("s2c", "resend", 8, Some(1))]);
+    s.wait(1500);
+    s.s2c(&msg(2, 3, &prop(3, 0), 512)[0]);
+    s.c2s(&ack(2, 3, 0));
+    assert_eq!(s.finish(), [f("s2c", "ack-missed", 5, Some(1))]);
+    assert_eq!(
+        s.detail_of("ack-missed"),
+        "block 0 of message 1, captured 2 times, its last ack not captured: the sender went on 1510 ms after its last copy without resending it"
+    );
+}
+
+#[test]
 fn incomplete_and_given_up_messages() {
     let mut s = Script::new();
     s.handshake();

@@ -218,13 +218,16 @@
 //! - At the end of the session, every captured block never acked is judged
 //!   (its direction, the frame of its first capture), if the other direction
 //!   sent at least one MSG_ACK on that channel (otherwise the capture sees one
-//!   way only): a block its sender resent raises `block-unacked` (a warning:
-//!   the resends prove no ack reached the sender); a block sent once raises
-//!   `ack-missed`, a note, since the sender resends every unacked block after
-//!   its timeout and did not: "the sender went on N ms without resending it"
-//!   when its direction's capture went on longer than the longest timeout of
-//!   the notes (1 s) after it, "unconfirmed" otherwise (issue 30: it was
-//!   `block-unacked`). Blocks are followed up to 1024 per session: the oldest
+//!   way only). The sender resends every unacked block after its timeout, so
+//!   a block its direction's capture went on longer than the longest timeout
+//!   of the notes (1 s) after, without a copy of it, got its ack (the capture
+//!   missed it): `ack-missed`, a note, "the sender went on N ms without
+//!   resending it" (for a block resent before, "captured N times, its last
+//!   ack not captured": the resends were `resend` already). Otherwise a block
+//!   sent once raises `ack-missed`, "unconfirmed" (issue 30: it was
+//!   `block-unacked`), and a block resent raises `block-unacked` (a warning:
+//!   its resends until its sender's capture ended prove no ack reached the
+//!   sender). Blocks are followed up to 1024 per session: the oldest
 //!   is judged the same way when it leaves.
 //!
 //! **Packets the capture cut short** (snaplen): the engine raises one
@@ -1156,20 +1159,27 @@ fn judge_unacked(
         // Sent once and never again: the sender resends every unacked block
         // after its timeout, so its silence says the ack reached it, once it
         // went on for longer than the longest timeout.
-        let (kind, note) = if b.tries > 1 {
-            (
-                findings::BLOCK_UNACKED,
-                BlockNote::Unacked { tries: b.tries },
-            )
-        } else {
-            let after = session.dir(direction).last_ts.since(b.last_ts);
-            (
+        // A block resent and then left alone for longer than the longest
+        // timeout got its ack as well: its resends prove only that earlier
+        // acks did not come, which `resend` said already.
+        let after = session.dir(direction).last_ts.since(b.last_ts);
+        let silent = after > MAX_RTO_NS;
+        let (kind, note) = match (b.tries, silent) {
+            (1, _) => (
                 findings::ACK_MISSED,
                 BlockNote::AckMissed {
                     ms: after / 1_000_000,
-                    confirmed: after > MAX_RTO_NS,
+                    confirmed: silent,
                 },
-            )
+            ),
+            (tries, true) => (
+                findings::ACK_MISSED,
+                BlockNote::ResentThenSilent {
+                    tries,
+                    ms: u32::try_from(after / 1_000_000).unwrap_or(u32::MAX),
+                },
+            ),
+            (tries, false) => (findings::BLOCK_UNACKED, BlockNote::Unacked { tries }),
         };
         raise_on(
             raise,

@@ -20,9 +20,11 @@ crate::protocol_kinds! { "bg";
     /// traffic.
     MSG_GIVEN_UP = "msg-given-up", Sequence, Note, 18;
     /// A MSG block its sender resent, never acknowledged by a MSG_ACK the
-    /// other way by the end of its session: the sender's resends prove it got
-    /// no ack (a block sent once, whose ack the capture may have missed, is
-    /// `ack-missed`).
+    /// other way by the end of its session, and resent until its sender's
+    /// capture ended (its last copy within the longest retransmission
+    /// timeout, 1 s, of it): the sender's resends prove no ack reached it (a
+    /// block whose sender went on longer without resending it got its ack,
+    /// which the capture missed: `ack-missed`).
     BLOCK_UNACKED = "block-unacked", Ack, Warning, 19;
     /// An op_sig or event_sig that skipped values (u8 serial arithmetic).
     SIG_GAP = "sig-gap", Stream, Note, 20;
@@ -56,11 +58,12 @@ crate::protocol_kinds! { "bg";
     /// session's longest round trip (1 s when none was measured), so that it
     /// could not have crossed the CLOSE in flight. One per session.
     SENT_AFTER_CLOSE = "sent-after-close", Protocol, Warning, 27;
-    /// A MSG block captured once, never resent, whose MSG_ACK was not
-    /// captured: its sender's silence shows it was acknowledged (the capture
+    /// A MSG block whose MSG_ACK was not captured and whose sender stopped
+    /// sending it: its sender's silence shows it was acknowledged (the capture
     /// missed the ack) once the sender went on for longer than the longest
-    /// retransmission timeout (1 s) after it; "unconfirmed" when the capture
-    /// ended sooner.
+    /// retransmission timeout (1 s) after its last copy. A block captured
+    /// once whose capture ended sooner: "unconfirmed" (one resent is
+    /// `block-unacked` then).
     ACK_MISSED = "ack-missed", Ack, Note, 28;
     /// Client packets other than AUTH captured before any AUTH_OK, which the
     /// capture does not show came first: no AUTH_OK captured after them
@@ -466,6 +469,12 @@ static BLOCK: DetailFormat = DetailFormat {
                 " sent once, its ack not captured; unconfirmed: the sender's capture ended {} ms after it, within a retransmission timeout",
                 a[3]
             ),
+            7 => write!(
+                f,
+                ", captured {} times, its last ack not captured: the sender went on {} ms after its last copy without resending it",
+                a[3] >> 32,
+                a[3] as u32
+            ),
             2 => write!(f, " was never captured: the other side acknowledged it"),
             3 => write!(
                 f,
@@ -491,6 +500,10 @@ pub enum BlockNote {
     /// Sent once, its ack not captured; the sender went on `ms` without
     /// resending it (`confirmed`: longer than a retransmission timeout).
     AckMissed { ms: u64, confirmed: bool },
+    /// Captured `tries` times, its last ack not captured; the sender went on
+    /// `ms`, longer than a retransmission timeout, after its last copy
+    /// without resending it.
+    ResentThenSilent { tries: u32, ms: u32 },
 }
 
 /// One block of one message, and what is said of it.
@@ -500,6 +513,7 @@ pub fn block(msg_id: u32, block_id: u16, note: BlockNote) -> Detail {
         BlockNote::NotCaptured => (2, 0),
         BlockNote::AckUnseen { highest } => (3, highest.map_or(0, u64::from)),
         BlockNote::AckedAgain => (4, 0),
+        BlockNote::ResentThenSilent { tries, ms } => (7, u64::from(tries) << 32 | u64::from(ms)),
         BlockNote::AckMissed { ms, confirmed } => (if confirmed { 5 } else { 6 }, ms),
     };
     detail(&BLOCK, [u64::from(msg_id), u64::from(block_id), tag, n])
