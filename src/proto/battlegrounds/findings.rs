@@ -53,10 +53,11 @@ crate::protocol_kinds! { "bg";
     /// server's CLOSE, which owes nothing. One per CLOSE, with the PINGs in a
     /// row that got none.
     PING_UNANSWERED = "ping-unanswered", Protocol, Warning, 26;
-    /// A packet other than CLOSE after a CLOSE: from the side that closed,
-    /// any; from the other side, one captured later than the CLOSE plus the
-    /// session's longest round trip (1 s when none was measured), so that it
-    /// could not have crossed the CLOSE in flight. One per session.
+    /// A packet other than CLOSE after a CLOSE, from either side, captured
+    /// later than the CLOSE plus the session's longest round trip (1 s when
+    /// none was measured), so that it could not have crossed the CLOSE in
+    /// flight (the other side's) nor been overtaken by it on the way to the
+    /// tap (the closing side's). One per session.
     SENT_AFTER_CLOSE = "sent-after-close", Protocol, Warning, 27;
     /// A MSG block whose MSG_ACK was not captured and whose sender stopped
     /// sending it: its sender's silence shows it was acknowledged (the capture
