@@ -345,6 +345,20 @@ struct SeqSlot {
     msg: u32,
 }
 
+impl SeqSlot {
+    /// Whether no window of the peer can change it any more (rule 5): an
+    /// empty slot, or one acknowledged and, unless it carries no reliable
+    /// message (Seen), covered. [`window_shows`] and [`acknowledgements`]
+    /// would leave it as it is, whatever packet's window reaches it.
+    fn settled(&self) -> bool {
+        match self.state {
+            SlotState::Empty => true,
+            SlotState::Missing => self.acked && self.covered,
+            SlotState::Seen => self.acked && (self.covered || self.msg == 0),
+        }
+    }
+}
+
 /// One reliable message of a direction: its copies.
 #[derive(Debug, Clone, Copy, Default)]
 struct Reliable {
@@ -418,6 +432,11 @@ type IncidentKey = (u8, u16, u16);
 #[derive(Debug)]
 struct Track {
     slots: Box<[SeqSlot; SEQ_RING]>,
+    /// One bit a slot, by its place in `slots`: clear when the slot is
+    /// [`SeqSlot::settled`]. Rule 5's windows visit only the slots whose bit
+    /// is set (most of a window's 32 numbers are settled, acknowledged by an
+    /// earlier window): [`Track::slot_mut`] sets it, the windows clear it.
+    unsettled: [u64; SEQ_RING / 64],
     highest: Option<u16>,
     log: Box<[Reliable; RELIABLE_LOG]>,
     next_log: usize,
@@ -454,6 +473,7 @@ impl Default for Track {
     fn default() -> Self {
         Track {
             slots: Box::new([SeqSlot::default(); SEQ_RING]),
+            unsettled: [0; SEQ_RING / 64],
             highest: None,
             log: Box::new([Reliable::default(); RELIABLE_LOG]),
             next_log: 0,
@@ -489,15 +509,50 @@ impl Track {
             .is_some_and(|cut| cut.0 >= m.first_ts.0.saturating_sub(CONNECTION_TIMEOUT_MS * MS))
     }
 
+    /// The slot of `seq`, to change: marked unsettled.
     fn slot_mut(&mut self, seq: u16) -> &mut SeqSlot {
+        let i = usize::from(seq) % SEQ_RING;
+        self.unsettled[i / 64] |= 1 << (i % 64);
+        &mut self.slots[i]
+    }
+
+    /// The slot of `seq` for rule 5's windows, which mark it settled when
+    /// they leave it so ([`Track::settle`]).
+    fn window_slot(&mut self, seq: u16) -> &mut SeqSlot {
         &mut self.slots[usize::from(seq) % SEQ_RING]
     }
 
-    fn message(&mut self, id: u32) -> Option<&mut Reliable> {
-        if id == 0 {
-            return None;
+    /// Clears the slot's bit in [`Track::unsettled`] if it is settled.
+    fn settle(&mut self, seq: u16) {
+        let i = usize::from(seq) % SEQ_RING;
+        if self.slots[i].settled() {
+            self.unsettled[i / 64] &= !(1 << (i % 64));
         }
-        self.log.iter_mut().find(|m| m.id == id)
+    }
+
+    /// The numbers of the window below `seq` (bit n: `seq - n - 1`, n below
+    /// [`ACK_WINDOW`]) whose slot is not settled: the 32 bits of
+    /// [`Track::unsettled`] from the slot of `seq - 32` on, reversed.
+    fn unsettled_window(&self, seq: u16) -> u32 {
+        const WORDS: usize = SEQ_RING / 64;
+        let start = usize::from(seq.wrapping_sub(ACK_WINDOW as u16)) % SEQ_RING;
+        let (word, shift) = (start / 64, start % 64);
+        let low = self.unsettled[word] >> shift;
+        let high = match shift {
+            0 => 0,
+            _ => self.unsettled[(word + 1) % WORDS] << (64 - shift),
+        };
+        // Bit j is the slot of seq - 32 + j, that is n = 31 - j.
+        ((low | high) as u32).reverse_bits()
+    }
+
+    /// The message of id `id` (0: none), if the log still holds it: ids are
+    /// given in the order of the log's places ([`first_copy`]), so message
+    /// `id` can only be in place `(id - 1) % RELIABLE_LOG`.
+    fn message(&mut self, id: u32) -> Option<&mut Reliable> {
+        let pos = (id.wrapping_sub(1) as usize) % RELIABLE_LOG;
+        let m = &mut self.log[pos];
+        (id != 0 && m.id == id).then_some(m)
     }
 }
 
@@ -1200,48 +1255,43 @@ fn acknowledgements(
     // than it (RFC 1982: it is `2^16 - k` ahead of it, `k < SEQ_RING`), so
     // one test of the distance behind says both what the rule asks (not
     // newer, and within the ring).
-    let behind = |s: u16| usize::from(peer_highest.wrapping_sub(s)) < SEQ_RING;
+    let behind = behind_window(peer_highest, seq);
     window_shows(session, direction, seq, bits, d.ts, behind);
-    let mut unseen: Option<u16> = None;
     // The set bits in order, as `bitfield_acks` gives them: bit n acks seq - n - 1.
-    let mut rest = bits;
+    let unseen = newest_unseen(bits & !behind, seq, peer_highest);
+    // Of those in the ring, a settled slot is left as it is (acknowledged
+    // already): only the others are visited.
+    let peer = &mut session.proto.tracks[j];
+    let mut rest = bits & behind & peer.unsettled_window(seq);
     while rest != 0 {
         let n = rest.trailing_zeros();
         rest &= rest - 1;
         let s = seq.wrapping_sub(n as u16 + 1);
-        if !behind(s) {
-            if S16.newer(u32::from(s), u32::from(peer_highest))
-                && unseen.is_none_or(|u| S16.newer(u32::from(s), u32::from(u)))
-            {
-                unseen = Some(s);
-            }
-            continue;
-        }
         let peer = &mut session.proto.tracks[j];
-        let slot = peer.slot_mut(s);
-        if slot.seq != s || slot.acked {
-            continue;
-        }
-        match slot.state {
-            SlotState::Empty => {}
-            SlotState::Missing => slot.acked = true,
-            SlotState::Seen => {
-                slot.acked = true;
-                let (sent, msg) = (slot.ts, slot.msg);
-                if let Some(m) = peer.message(msg)
-                    && m.acked.is_none()
-                {
-                    m.acked = Some(Ack {
-                        frame: d.frame,
-                        seq: s,
-                        ts: d.ts,
-                        by: seq,
-                    });
+        let slot = peer.window_slot(s);
+        if slot.seq == s && !slot.acked {
+            match slot.state {
+                SlotState::Empty => {}
+                SlotState::Missing => slot.acked = true,
+                SlotState::Seen => {
+                    slot.acked = true;
+                    let (sent, msg) = (slot.ts, slot.msg);
+                    if let Some(m) = peer.message(msg)
+                        && m.acked.is_none()
+                    {
+                        m.acked = Some(Ack {
+                            frame: d.frame,
+                            seq: s,
+                            ts: d.ts,
+                            by: seq,
+                        });
+                    }
+                    let peer_dir = session.dir_mut(direction.reverse());
+                    peer_dir.ack_delay_between(sent, d.ts);
                 }
-                let peer_dir = session.dir_mut(direction.reverse());
-                peer_dir.ack_delay_between(sent, d.ts);
             }
         }
+        session.proto.tracks[j].settle(s);
     }
     note_unseen(session, raise, unseen, peer_highest, d);
 }
@@ -1263,17 +1313,19 @@ fn window_shows(
     seq: u16,
     bits: u32,
     ts: Timestamp,
-    behind: impl Fn(u16) -> bool,
+    behind: u32,
 ) {
     let j = idx(direction.reverse());
     let round_trip = session.dir(direction.reverse()).srtt_ns();
-    for n in 0..ACK_WINDOW {
+    let track = &mut session.proto.tracks[j];
+    // A settled slot shows nothing more: only the others are visited, in order.
+    let mut rest = behind & track.unsettled_window(seq);
+    while rest != 0 {
+        let n = rest.trailing_zeros();
+        rest &= rest - 1;
         let s = seq.wrapping_sub(n as u16 + 1);
-        if !behind(s) {
-            continue;
-        }
         let acked_here = bits & (1 << n) != 0;
-        let slot = session.proto.tracks[j].slot_mut(s);
+        let slot = track.window_slot(s);
         if slot.seq != s {
             continue;
         }
@@ -1289,13 +1341,55 @@ fn window_shows(
             {
                 slot.covered = true;
                 let msg = slot.msg;
-                if let Some(m) = session.proto.tracks[j].message(msg) {
+                if let Some(m) = track.message(msg) {
                     m.shown += 1;
                 }
             }
             _ => {}
         }
+        track.settle(s);
     }
+}
+
+/// The numbers of the window below `seq` (bit n: `seq - n - 1`, n below
+/// [`ACK_WINDOW`]) at most `SEQ_RING - 1` behind `highest`, the peer's
+/// highest number: number n is `k + n` behind it (mod 2^16), `k` the
+/// distance of `seq - 1`.
+fn behind_window(highest: u16, seq: u16) -> u32 {
+    let k = u32::from(highest.wrapping_sub(seq.wrapping_sub(1)));
+    let (ring, wrap) = (SEQ_RING as u32, 1 << 16);
+    if k < ring {
+        // From n = 0 while k + n < SEQ_RING.
+        match ring - k {
+            count if count >= ACK_WINDOW => u32::MAX,
+            count => (1 << count) - 1,
+        }
+    } else if k > wrap - ACK_WINDOW {
+        // k + n reaches 2^16 (0 behind) at n = 2^16 - k, and stays in the
+        // ring to the window's end.
+        u32::MAX << (wrap - k)
+    } else {
+        0
+    }
+}
+
+/// The newest of the numbers `bits` acknowledges (bit n: `seq - n - 1`)
+/// that is newer than the peer's highest, if any: an acknowledgement of
+/// the unseen.
+fn newest_unseen(bits: u32, seq: u16, peer_highest: u16) -> Option<u16> {
+    let mut unseen: Option<u16> = None;
+    let mut rest = bits;
+    while rest != 0 {
+        let n = rest.trailing_zeros();
+        rest &= rest - 1;
+        let s = seq.wrapping_sub(n as u16 + 1);
+        if S16.newer(u32::from(s), u32::from(peer_highest))
+            && unseen.is_none_or(|u| S16.newer(u32::from(s), u32::from(u)))
+        {
+            unseen = Some(s);
+        }
+    }
+    unseen
 }
 
 /// Extends or opens this direction's run of acknowledgements of numbers the
@@ -1402,7 +1496,12 @@ fn first_copy(
     let track = &mut session.proto.tracks[idx(direction)];
     let old = track.log[track.next_log];
     first.id = track.next_id;
-    track.next_id = track.next_id.wrapping_add(1).max(1);
+    // The place of message `id` is `(id - 1) % RELIABLE_LOG` (what
+    // `Track::message` looks up): ids run from 1 to LAST_ID, a multiple of
+    // the log's size, and start again at 1.
+    const LAST_ID: u32 = u32::MAX - u32::MAX % RELIABLE_LOG as u32;
+    debug_assert_eq!(track.next_log, (first.id - 1) as usize % RELIABLE_LOG);
+    track.next_id = if first.id == LAST_ID { 1 } else { first.id + 1 };
     track.log[track.next_log] = first;
     if mark_message(track, first.first_seq, first.id, beyond) {
         track.log[track.next_log].shown = 1;
@@ -1977,6 +2076,55 @@ mod tests {
     struct Run(Played<Analyzer>);
 
     const START_MS: u64 = 1_704_067_200_000;
+
+    /// The window's masks agree with the tests they stand for, number by
+    /// number: every distance behind the peer's highest, and every place of
+    /// the window in the ring.
+    #[test]
+    fn the_window_masks_are_the_per_number_tests() {
+        for seq in [0u16, 1, 31, 32, 255, 256, 40_000, u16::MAX] {
+            for highest in 0..=u16::MAX {
+                let expected = (0..ACK_WINDOW).fold(0u32, |m, n| {
+                    let s = seq.wrapping_sub(n as u16 + 1);
+                    let behind = usize::from(highest.wrapping_sub(s)) < SEQ_RING;
+                    m | (u32::from(behind) << n)
+                });
+                assert_eq!(behind_window(highest, seq), expected, "{highest} {seq}");
+            }
+        }
+        let mut track = Track::default();
+        // Every third slot unsettled.
+        for i in (0..SEQ_RING as u16).step_by(3) {
+            track.slot_mut(i);
+        }
+        for seq in 0..=u16::MAX {
+            let expected = (0..ACK_WINDOW).fold(0u32, |m, n| {
+                let s = usize::from(seq.wrapping_sub(n as u16 + 1)) % SEQ_RING;
+                m | (u32::from(s.is_multiple_of(3)) << n)
+            });
+            assert_eq!(track.unsettled_window(seq), expected, "{seq}");
+        }
+    }
+
+    /// Message `id` is found in its place of the log, and only while the
+    /// log holds it.
+    #[test]
+    fn a_message_is_found_by_its_id_while_the_log_holds_it() {
+        let mut track = Track::default();
+        for id in 1..=(RELIABLE_LOG as u32 + 10) {
+            let pos = track.next_log;
+            track.log[pos] = Reliable {
+                id,
+                ..Reliable::default()
+            };
+            track.next_log = (pos + 1) % RELIABLE_LOG;
+        }
+        assert!(track.message(0).is_none());
+        assert!(track.message(10).is_none(), "pushed out");
+        for id in 11..=(RELIABLE_LOG as u32 + 10) {
+            assert_eq!(track.message(id).map(|m| m.id), Some(id));
+        }
+    }
 
     impl Run {
         fn new() -> Self {
