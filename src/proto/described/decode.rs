@@ -6,7 +6,7 @@
 //! needed.
 
 use super::ksy::{
-    Amount, Attr, Cond, Kind, Ksy, MAX_ATTRS, MAX_UNFOLDED_BYTES, MAX_VALID_FIELDS, Operand,
+    Amount, Attr, Bound, Cond, Kind, Ksy, MAX_ATTRS, MAX_UNFOLDED_BYTES, MAX_VALID_FIELDS, Operand,
     Repeat, Valid,
 };
 use crate::proto::field::{Field, FieldDef, FieldType, GroupDefs, Value};
@@ -27,6 +27,23 @@ pub struct CAttr {
     /// Index in [`Compiled::defs`].
     pub field: u16,
     pub kind: CKind,
+    /// Its registered field has a `valid` to judge.
+    pub checked: bool,
+    /// In a quiet walk of a nested type, this field and the ones after it
+    /// that tell nothing: skipped together by their bytes ([`QuietRun`]).
+    pub quiet_run: Option<QuietRun>,
+}
+
+/// Fields of a nested type that a quiet walk (a sink that takes none of
+/// their group's fields: [`Events::wants_any`]) skips by their bytes: each
+/// takes a fixed size ([`CType::fixed`]'s rules), has no `valid`, and no
+/// later field reads its value. Where fewer bytes are left, the walk goes
+/// field by field, to tell the error of the one that runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuietRun {
+    /// The index of the first field after the run.
+    pub next: usize,
+    pub bytes: usize,
 }
 
 #[derive(Debug)]
@@ -281,45 +298,121 @@ fn depends_on(ca: &CAttr, i: usize) -> bool {
 fn fixed_size(attrs: &[CAttr], specs: &[DefSpec]) -> Option<usize> {
     let mut total: usize = 0;
     for ca in attrs {
-        let a = &ca.attr;
-        if a.cond.is_some() {
-            return None;
-        }
-        let count = match a.repeat {
-            Repeat::None => 1,
-            Repeat::Expr(Amount::Fixed(n)) => usize::try_from(n).ok()?,
-            _ => return None,
-        };
-        let checked = specs
-            .get(usize::from(ca.field))
-            .is_none_or(|s| s.valid.is_some());
-        let natural = match &ca.kind {
-            CKind::Int { bytes, .. } | CKind::Float { bytes, .. } if !checked => {
-                Some(usize::from(*bytes))
-            }
-            CKind::User(t) => t.fixed,
-            CKind::Bytes => None,
-            _ => return None,
-        };
-        let one = match (a.size, natural) {
-            (None, Some(n)) => n,
-            // A size holds the element: what it holds must fit, or the walk
-            // has an error to tell.
-            (Some(Amount::Fixed(n)), inner) => {
-                let n = usize::try_from(n).ok()?;
-                if inner.is_some_and(|i| i > n) {
-                    return None;
-                }
-                if inner.is_none() && !matches!(ca.kind, CKind::Bytes) {
-                    return None;
-                }
-                n
-            }
-            _ => return None,
-        };
-        total = total.checked_add(one.checked_mul(count)?)?;
+        total = total.checked_add(fixed_field(ca, specs)?)?;
     }
     Some(total)
+}
+
+/// The bytes one field (all its elements) always takes, by the rules of
+/// [`fixed_size`].
+fn fixed_field(ca: &CAttr, specs: &[DefSpec]) -> Option<usize> {
+    let a = &ca.attr;
+    if a.cond.is_some() {
+        return None;
+    }
+    let count = match a.repeat {
+        Repeat::None => 1,
+        Repeat::Expr(Amount::Fixed(n)) => usize::try_from(n).ok()?,
+        _ => return None,
+    };
+    let checked = specs
+        .get(usize::from(ca.field))
+        .is_none_or(|s| s.valid.is_some());
+    let natural = match &ca.kind {
+        CKind::Int { bytes, .. } | CKind::Float { bytes, .. } if !checked => {
+            Some(usize::from(*bytes))
+        }
+        CKind::User(t) => t.fixed,
+        CKind::Bytes => None,
+        _ => return None,
+    };
+    let one = match (a.size, natural) {
+        (None, Some(n)) => n,
+        // A size holds the element: what it holds must fit, or the walk
+        // has an error to tell.
+        (Some(Amount::Fixed(n)), inner) => {
+            let n = usize::try_from(n).ok()?;
+            if inner.is_some_and(|i| i > n) {
+                return None;
+            }
+            if inner.is_none() && !matches!(ca.kind, CKind::Bytes) {
+                return None;
+            }
+            n
+        }
+        _ => return None,
+    };
+    one.checked_mul(count)
+}
+
+/// The fields of a `seq` whose values later fields read (an `if`, a count
+/// or a size, a switch, a `valid` bound), as a mask by index.
+fn read_later(attrs: &[CAttr], specs: &[DefSpec]) -> u64 {
+    let mut mask = 0u64;
+    let mut mark = |i: usize| {
+        mask |= u32::try_from(i)
+            .ok()
+            .and_then(|i| 1u64.checked_shl(i))
+            .unwrap_or(0);
+    };
+    for ca in attrs {
+        let a = &ca.attr;
+        if let Some(c) = a.cond {
+            mark(c.field);
+            if let Operand::Field(f) = c.value {
+                mark(f);
+            }
+        }
+        let count = match a.repeat {
+            Repeat::Expr(n) => Some(n),
+            _ => None,
+        };
+        for amount in [a.size, count].into_iter().flatten() {
+            if let Amount::Field(f) = amount {
+                mark(f);
+            }
+        }
+        if let CKind::Switch { on, .. } = ca.kind {
+            mark(on);
+        }
+        let bounds = match specs
+            .get(usize::from(ca.field))
+            .and_then(|s| s.valid.as_ref())
+        {
+            Some(Valid::Eq(b)) => [Some(b), None],
+            Some(Valid::Range { min, max }) => [min.as_ref(), max.as_ref()],
+            _ => [None, None],
+        };
+        for f in bounds.into_iter().flatten().filter_map(Bound::field) {
+            mark(f);
+        }
+    }
+    mask
+}
+
+/// Sets each field's [`CAttr::checked`] and [`CAttr::quiet_run`].
+fn quiet_runs(attrs: &mut [CAttr], specs: &[DefSpec]) {
+    let read = read_later(attrs, specs);
+    let mut after: Option<QuietRun> = None;
+    for (i, ca) in attrs.iter_mut().enumerate().rev() {
+        ca.checked = specs
+            .get(usize::from(ca.field))
+            .is_some_and(|s| s.valid.is_some());
+        let read_later = (read >> i) & 1 == 1;
+        let own = fixed_field(ca, specs).filter(|_| !read_later);
+        let run = own.and_then(|n| match after {
+            Some(r) => Some(QuietRun {
+                next: r.next,
+                bytes: n.checked_add(r.bytes)?,
+            }),
+            None => Some(QuietRun {
+                next: i + 1,
+                bytes: n,
+            }),
+        });
+        ca.quiet_run = run;
+        after = run;
+    }
 }
 
 /// What the decoder tells as it walks.
@@ -336,11 +429,17 @@ pub trait Events {
     fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
         true
     }
-    /// An integer field's value (every one, in wire order; but a nested
-    /// type of a group the sink takes nothing of is skipped whole when its
-    /// size is fixed ([`CType::fixed`]), its integers untold: the keys an
-    /// analysis reads are the root type's).
+    /// An integer field of the root type, its value, in wire order (the
+    /// keys an analysis reads: the message type, the sequence number, the
+    /// acks; a nested type's integers are not told).
     fn int(&mut self, _field: u16, _value: i64) {}
+    /// Whether the sink has all it wants, asked after each field of the
+    /// root type: then the walk stops there and returns the offset reached
+    /// (the error of a message type outside its enum, if one was read),
+    /// without reading on or judging the bytes after it.
+    fn done(&self) -> bool {
+        false
+    }
     /// A number outside its `valid`; `bound`, the value of the earlier field
     /// its `valid` names, if it names one.
     fn violation(&mut self, _field: u16, _offset: usize, _value: f64, _bound: Option<i64>) {}
@@ -630,8 +729,11 @@ impl Compiler<'_> {
                 },
                 field,
                 kind,
+                checked: false,
+                quiet_run: None,
             });
         }
+        quiet_runs(&mut out.attrs, &self.specs);
         out.fixed = fixed_size(&out.attrs, &self.specs);
         Ok(out)
     }
@@ -790,13 +892,14 @@ impl Compiled {
             p,
             ev,
             quiet,
+            stopped: false,
         };
         let end = w.ty(root, 0, p.len(), true);
         if !self.defs.is_empty() {
             w.ev.leave();
         }
         let end = end?;
-        if self.trailing_malformed && end < p.len() {
+        if self.trailing_malformed && !w.stopped && end < p.len() {
             return Err(DecodeErr {
                 kind: ErrKind::Trailing,
                 field: self.root.attrs.last().map_or(0, |a| a.field),
@@ -852,6 +955,8 @@ struct Walker<'p, 'e> {
     /// Inside a node whose fields the sink does not take
     /// ([`Events::wants_any`]): they are decoded, not handed over.
     quiet: bool,
+    /// The sink had all it wanted ([`Events::done`]): the walk stopped.
+    stopped: bool,
 }
 
 /// The value of the earlier field `i` of the type being walked, if decoded.
@@ -971,87 +1076,122 @@ impl<'p> Walker<'p, '_> {
         // first that depends on it (the sequence number, before the body, is
         // still read); the error is then returned.
         let mut unknown: Option<(DecodeErr, usize)> = None;
-        for (i, ca) in t.attrs.iter().enumerate() {
-            let a = &ca.attr;
+        // A nested type of a group the sink takes nothing of tells nothing
+        // but its violations and errors: its runs of fields that can have
+        // neither are skipped by their bytes.
+        let skips = self.quiet && !root;
+        let mut i = 0;
+        while let Some(ca) = t.attrs.get(i) {
+            if skips
+                && let Some(run) = ca.quiet_run
+                && run.bytes <= end.saturating_sub(pos)
+            {
+                pos += run.bytes;
+                i = run.next;
+                continue;
+            }
             if let Some((e, ti)) = unknown
                 && depends_on(ca, ti)
             {
                 return Err(e);
             }
-            if let Some(Cond { field, op, value }) = a.cond {
-                let value = match value {
-                    Operand::Number(v) => Some(v),
-                    Operand::Field(f) => vals.get(f).copied().flatten(),
-                };
-                let holds = vals
-                    .get(field)
-                    .copied()
-                    .flatten()
-                    .zip(value)
-                    .is_some_and(|(v, w)| op.holds(v, w));
-                if !holds {
-                    continue;
+            pos = match self.field(ca, i, pos, end, &mut vals, root) {
+                Ok(pos) => pos,
+                Err(e) if e.kind == ErrKind::UnknownType && unknown.is_none() => {
+                    // Read, but not a type: what depends on it is not.
+                    unknown = Some((e, i));
+                    let bytes = match ca.kind {
+                        CKind::Int { bytes, .. } => usize::from(bytes),
+                        _ => 0,
+                    };
+                    e.offset + bytes
                 }
-            }
-            let count = match a.repeat {
-                Repeat::None => None,
-                Repeat::Expr(n) => Some(self.amount(n, &vals, pos, end)),
-                Repeat::Eos => Some(u64::MAX),
+                // The first error, by offset.
+                Err(e) => return Err(unknown.map_or(e, |(u, _)| u)),
             };
-            let mut k: u64 = 0;
-            loop {
-                match count {
-                    None if k == 1 => break,
-                    Some(n) if k >= n => break,
-                    Some(u64::MAX) if pos >= end => break,
-                    _ => {}
-                }
-                let index = count.map(|_| u32::try_from(k).unwrap_or(u32::MAX));
-                let before = pos;
-                let size = a.size.map(|s| self.amount(s, &vals, pos, end));
-                let (elem_end, limit) = match size {
-                    Some(n) => {
-                        let avail = end.saturating_sub(pos) as u64;
-                        if n > avail {
-                            return Err(self.short(ca.field, pos, n, end));
-                        }
-                        (Some(pos + n as usize), pos + n as usize)
-                    }
-                    None => (None, end),
-                };
-                let v = match self.element(ca, index, pos, limit, elem_end.is_some(), &vals, root) {
-                    Ok(v) => v,
-                    Err(e) if e.kind == ErrKind::UnknownType && unknown.is_none() => {
-                        // Read, but not a type: what depends on it is not.
-                        unknown = Some((e, i));
-                        let bytes = match ca.kind {
-                            CKind::Int { bytes, .. } => usize::from(bytes),
-                            _ => 0,
-                        };
-                        (e.offset + bytes, None)
-                    }
-                    // The first error, by offset.
-                    Err(e) => return Err(unknown.map_or(e, |(u, _)| u)),
-                };
-                pos = elem_end.unwrap_or(v.0);
-                if let Some(x) = v.1
-                    && let Some(slot) = vals.get_mut(i)
-                {
-                    *slot = Some(x);
-                }
-                k += 1;
-                if count.is_some() && pos == before {
-                    // An element of no bytes: repeating it cannot end. A
-                    // description that allows one is refused when it is
-                    // compiled (`element_min_size`): never reached.
-                    break;
-                }
+            if root && self.ev.done() {
+                // The sink has what it wants: nothing after is read.
+                self.stopped = true;
+                break;
             }
+            i += 1;
         }
         match unknown {
             Some((e, _)) => Err(e),
             None => Ok(pos),
         }
+    }
+
+    /// Field `ca` (at index `i` of its type) from `pos`, every element of
+    /// it if it repeats (none if its `if` does not hold); the offset after
+    /// it. Its integer value is kept in `vals` for the fields after it.
+    fn field(
+        &mut self,
+        ca: &'static CAttr,
+        i: usize,
+        mut pos: usize,
+        end: usize,
+        vals: &mut [Option<i64>; MAX_ATTRS],
+        root: bool,
+    ) -> Result<usize, DecodeErr> {
+        let a = &ca.attr;
+        if let Some(Cond { field, op, value }) = a.cond {
+            let value = match value {
+                Operand::Number(v) => Some(v),
+                Operand::Field(f) => vals.get(f).copied().flatten(),
+            };
+            let holds = vals
+                .get(field)
+                .copied()
+                .flatten()
+                .zip(value)
+                .is_some_and(|(v, w)| op.holds(v, w));
+            if !holds {
+                return Ok(pos);
+            }
+        }
+        let count = match a.repeat {
+            Repeat::None => None,
+            Repeat::Expr(n) => Some(self.amount(n, vals, pos, end)),
+            Repeat::Eos => Some(u64::MAX),
+        };
+        let mut k: u64 = 0;
+        loop {
+            match count {
+                None if k == 1 => break,
+                Some(n) if k >= n => break,
+                Some(u64::MAX) if pos >= end => break,
+                _ => {}
+            }
+            let index = count.map(|_| u32::try_from(k).unwrap_or(u32::MAX));
+            let before = pos;
+            let size = a.size.map(|s| self.amount(s, vals, pos, end));
+            let (elem_end, limit) = match size {
+                Some(n) => {
+                    let avail = end.saturating_sub(pos) as u64;
+                    if n > avail {
+                        return Err(self.short(ca.field, pos, n, end));
+                    }
+                    (Some(pos + n as usize), pos + n as usize)
+                }
+                None => (None, end),
+            };
+            let v = self.element(ca, index, pos, limit, elem_end.is_some(), vals, root)?;
+            pos = elem_end.unwrap_or(v.0);
+            if let Some(x) = v.1
+                && let Some(slot) = vals.get_mut(i)
+            {
+                *slot = Some(x);
+            }
+            k += 1;
+            if count.is_some() && pos == before {
+                // An element of no bytes: repeating it cannot end. A
+                // description that allows one is refused when it is
+                // compiled (`element_min_size`): never reached.
+                break;
+            }
+        }
+        Ok(pos)
     }
 
     /// An integer of `b` (`signed`, `le`): its field and value, and its
@@ -1064,8 +1204,7 @@ impl<'p> Walker<'p, '_> {
         b: &'p [u8],
         (signed, le): (bool, bool),
         vals: &[Option<i64>; MAX_ATTRS],
-    ) -> Result<i64, DecodeErr> {
-        let spec = self.c.specs.get(usize::from(ca.field));
+    ) -> i64 {
         let raw = read_uint(b, le);
         let v = if signed {
             let shift = 64 - b.len() as u32 * 8;
@@ -1073,15 +1212,16 @@ impl<'p> Walker<'p, '_> {
         } else {
             raw as i64
         };
-        let value = match spec.and_then(|s| s.enum_) {
-            Some(e) => Value::Enum {
-                raw,
-                name: self.c.enum_name(e, v),
-            },
-            None if signed => Value::Signed(v),
-            None => Value::Unsigned(raw),
-        };
         if let Some(def) = self.def_of(ca) {
+            let spec = self.c.specs.get(usize::from(ca.field));
+            let value = match spec.and_then(|s| s.enum_) {
+                Some(e) => Value::Enum {
+                    raw,
+                    name: self.c.enum_name(e, v),
+                },
+                None if signed => Value::Signed(v),
+                None => Value::Unsigned(raw),
+            };
             self.ev.field(Field {
                 def,
                 index,
@@ -1090,9 +1230,10 @@ impl<'p> Walker<'p, '_> {
                 value,
             });
         }
-        self.ev.int(ca.field, v);
-        self.judge(ca, pos, if signed { v as f64 } else { raw as f64 }, vals);
-        Ok(v)
+        if ca.checked {
+            self.judge(ca, pos, if signed { v as f64 } else { raw as f64 }, vals);
+        }
+        v
     }
 
     /// The registered field of `ca`, unless the walk is quiet (a group of
@@ -1163,7 +1304,11 @@ impl<'p> Walker<'p, '_> {
         match &ca.kind {
             CKind::Int { bytes, signed, le } => {
                 let b = take(usize::from(*bytes))?;
-                let v = self.int(ca, index, pos, b, (*signed, *le), vals)?;
+                let v = self.int(ca, index, pos, b, (*signed, *le), vals);
+                if root {
+                    // The keys an analysis reads are the root type's.
+                    self.ev.int(ca.field, v);
+                }
                 if root
                     && let Some((f, e)) = self.c.strict_enum
                     && f == ca.field
@@ -1190,7 +1335,9 @@ impl<'p> Walker<'p, '_> {
                 if let Some(f) = field(b.len(), Value::Float(v)) {
                     self.ev.field(f);
                 }
-                self.judge(ca, pos, v, vals);
+                if ca.checked {
+                    self.judge(ca, pos, v, vals);
+                }
                 Ok((pos + b.len(), None))
             }
             CKind::Str { zero } => {
@@ -1282,7 +1429,7 @@ impl<'p> Walker<'p, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{CKind, DecodeErr, Events, MAX_UNFOLDED, MAX_UNFOLDED_BYTES};
+    use super::{CKind, DecodeErr, Events, MAX_UNFOLDED, MAX_UNFOLDED_BYTES, QuietRun};
     use crate::proto::described;
     use crate::proto::field::{Field, GroupDefs};
 
@@ -1372,6 +1519,25 @@ mod tests {
             .collect();
         // position, rotation, velocity: three, four and three floats.
         assert_eq!(sizes, [Some(12), Some(16), Some(12)]);
+        // A quiet walk skips the id alone, then the vectors, the health and
+        // the flags together; never the checked type.
+        let runs: Vec<Option<QuietRun>> = entity.attrs.iter().map(|a| a.quiet_run).collect();
+        let run = |next, bytes| Some(QuietRun { next, bytes });
+        assert_eq!(
+            runs,
+            [
+                run(1, 4),
+                None,
+                run(7, 42),
+                run(7, 30),
+                run(7, 14),
+                run(7, 2),
+                run(7, 1)
+            ]
+        );
+        // A count read by a later field is kept: not skipped.
+        assert_eq!(snapshot.attrs[0].quiet_run, run(1, 4));
+        assert_eq!(snapshot.attrs[1].quiet_run, None);
     }
 
     #[test]
@@ -1394,16 +1560,10 @@ mod tests {
             let l = d.compiled.walk(p, &mut loud);
             assert_eq!(q, l, "{p:02x?}");
             assert_eq!(quiet.1, loud.0.1, "violations of {p:02x?}");
-            // The root type's integers are told alike (nested types'
-            // integers of a skipped type are not).
+            // The root type's integers are told alike, and only they.
             let root_fields: Vec<u16> = d.compiled.root.attrs.iter().map(|a| a.field).collect();
-            let roots = |v: &[(u16, i64)]| -> Vec<(u16, i64)> {
-                v.iter()
-                    .copied()
-                    .filter(|(f, _)| root_fields.contains(f))
-                    .collect()
-            };
-            assert_eq!(roots(&quiet.0), roots(&loud.0.0), "{p:02x?}");
+            assert!(quiet.0.iter().all(|(f, _)| root_fields.contains(f)));
+            assert_eq!(quiet.0, loud.0.0, "{p:02x?}");
         }
         // On the whole packet the full walk hands over every field; the
         // quiet one skips the six vectors (30 floats).
@@ -1412,8 +1572,9 @@ mod tests {
         assert_eq!(d.compiled.walk(&whole, &mut loud), Ok(whole.len()));
         assert_eq!(d.compiled.walk(&whole, &mut quiet), Ok(whole.len()));
         assert!(loud.1 > 40, "{} fields", loud.1);
-        // No integer in a vector: every one told alike.
+        // The root's three integers (the magic is a `contents`).
         assert_eq!(quiet.0, loud.0.0);
+        assert_eq!(quiet.0.len(), 3);
     }
 
     /// Each type holds a switch of eight cases of the next, nine deep: 8^9

@@ -51,6 +51,8 @@ struct Key {
     seq_field: Option<u16>,
     ty: Option<i64>,
     seq: Option<i64>,
+    /// Only the sequence number is wanted: the walk stops once it is read.
+    seq_only: bool,
 }
 
 impl Events for Key {
@@ -67,6 +69,10 @@ impl Events for Key {
             self.seq = Some(value);
         }
     }
+
+    fn done(&self) -> bool {
+        self.seq_only && self.seq.is_some()
+    }
 }
 
 impl Dissect {
@@ -74,10 +80,13 @@ impl Dissect {
         super::decode_detail(self.0, e)
     }
 
-    fn key(&self, payload: &[u8]) -> (Key, Result<usize, DecodeErr>) {
+    /// The packet's keys, and how its decode ended (with `seq_only`, the
+    /// walk stops at the sequence number: then it ends there).
+    fn key(&self, payload: &[u8], seq_only: bool) -> (Key, Result<usize, DecodeErr>) {
         let mut k = Key {
             type_field: self.0.type_field,
             seq_field: self.0.seq_field.map(|(f, _)| f),
+            seq_only,
             ..Key::default()
         };
         let r = self.0.compiled.walk_as(payload, self.1, &mut k);
@@ -256,7 +265,8 @@ impl FieldSink for TreeSink {
 
 impl Dissector for Dissect {
     fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
-        let (k, r) = self.key(payload);
+        // The error matters only without a sequence number.
+        let (k, r) = self.key(payload, true);
         if let Some(seq) = k.seq {
             f(HeaderNumber {
                 name: "seq",
@@ -275,7 +285,7 @@ impl Dissector for Dissect {
         payload: &[u8],
         f: &mut dyn FnMut(&MessageItem<'_>),
     ) -> Result<(), ProtoDetail> {
-        let (k, r) = self.key(payload);
+        let (k, r) = self.key(payload, false);
         if let Err(e) = r {
             return Err(self.error(e));
         }

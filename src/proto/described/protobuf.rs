@@ -598,6 +598,9 @@ impl Compiler {
                     }
                     _ => super::decode::CKind::Bytes,
                 },
+                // Never walked: a protobuf message's walk is its own.
+                checked: false,
+                quiet_run: None,
             })
             .collect();
         let compiled = super::decode::Compiled {
