@@ -58,9 +58,25 @@ impl LossEstimate {
     }
 }
 
+/// Gaps below this many ms are counted one by one ([`Cadence::short`]).
+const SHORT_MS: usize = 256;
+
 /// The gaps between a sender's stamps, in ms.
+///
+/// A gap is sampled for almost every packet, and a sender's tick is far
+/// below [`SHORT_MS`]: the gaps below it are counted in an array, one
+/// increment, and the rest in a histogram. The histogram keeps 2
+/// significant digits, which holds every value below 256 exactly (its
+/// first bucket: 256 steps of 1 ms), so the two together answer as one
+/// histogram of every gap would (a test holds them to it).
 #[derive(Debug)]
 pub struct Cadence {
+    /// Gaps of `i` ms, for `i` below [`SHORT_MS`] (saturating: 2^32 gaps of
+    /// one value are 4 years of a 30 Hz stream).
+    short: [u32; SHORT_MS],
+    /// How many gaps `short` counts.
+    short_total: u64,
+    /// The gaps of [`SHORT_MS`] and more.
     gaps_ms: Histogram<u64>,
     /// The latest gap recorded, in ms.
     last_ms: u64,
@@ -76,6 +92,8 @@ pub struct Cadence {
 impl Default for Cadence {
     fn default() -> Self {
         Cadence {
+            short: [0; SHORT_MS],
+            short_total: 0,
             // 1 ms to 3 s, 2 significant digits: a fixed size, allocated once.
             gaps_ms: Histogram::new_with_bounds(1, MAX_GAP_MS, 2)
                 .expect("static histogram bounds are valid"),
@@ -144,15 +162,46 @@ impl Cadence {
     /// A packet stamped `gap_ms` after the latest stamp before it.
     pub fn sample(&mut self, gap_ms: u64) {
         if (1..=MAX_GAP_MS).contains(&gap_ms) {
-            // In bounds: recording cannot fail.
-            let _ = self.gaps_ms.record(gap_ms);
+            match self.short.get_mut(gap_ms as usize) {
+                Some(n) => {
+                    *n = n.saturating_add(1);
+                    self.short_total += 1;
+                }
+                // In bounds: recording cannot fail.
+                None => _ = self.gaps_ms.record(gap_ms),
+            }
             self.last_ms = gap_ms;
         }
     }
 
-    /// Gaps recorded so far (cheap: a count kept by the histogram).
+    /// Gaps recorded so far (cheap: two counts).
     pub fn samples(&self) -> u64 {
-        self.gaps_ms.len()
+        self.short_total + self.gaps_ms.len()
+    }
+
+    /// Every gap recorded, by value (each value the highest the histogram
+    /// holds it as), in increasing order: the values with a count.
+    fn recorded(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let short = (self.short.iter().enumerate())
+            .filter(|(_, n)| **n != 0)
+            .map(|(v, n)| (v as u64, u64::from(*n)));
+        let long =
+            (self.gaps_ms.iter_recorded()).map(|v| (v.value_iterated_to(), v.count_at_value()));
+        short.chain(long)
+    }
+
+    /// The median gap, as hdrhistogram's `value_at_quantile(0.5)` gives it:
+    /// the first value at which the count reaches half the gaps (rounded
+    /// up, at least 1).
+    fn median(&self) -> u64 {
+        let target = ((0.5 * self.samples() as f64).ceil() as u64).max(1);
+        let mut below = 0;
+        self.recorded()
+            .find(|(_, n)| {
+                below += n;
+                below >= target
+            })
+            .map_or(0, |(v, _)| v)
     }
 
     /// The latest gap recorded, in ms.
@@ -162,7 +211,7 @@ impl Cadence {
 
     /// The sender's tick, once enough gaps are known: their median, in ms.
     pub fn tick_ms(&self) -> Option<u64> {
-        (self.gaps_ms.len() >= MIN_GAPS).then(|| self.gaps_ms.value_at_quantile(0.5).max(1))
+        (self.samples() >= MIN_GAPS).then(|| self.median().max(1))
     }
 
     /// The packets lost in these gaps with the tick of `tick_ms` (the whole
@@ -179,17 +228,16 @@ impl Cadence {
         let lost = holes.saturating_sub(self.late);
         LossEstimate {
             lost,
-            expected: self.gaps_ms.len() + first + self.late + lost,
+            expected: self.samples() + first + self.late + lost,
         }
     }
 
     fn lost_with(&self, tick: f64) -> u64 {
-        self.gaps_ms
-            .iter_recorded()
-            .map(|v| {
-                let missed = (v.value_iterated_to() as f64 / tick).round() - 1.0;
+        self.recorded()
+            .map(|(value, count)| {
+                let missed = (value as f64 / tick).round() - 1.0;
                 if missed >= 1.0 {
-                    missed as u64 * v.count_at_value()
+                    missed as u64 * count
                 } else {
                     0
                 }
@@ -199,11 +247,7 @@ impl Cadence {
 
     /// The estimate, once the tick is known.
     pub fn estimate(&self) -> Option<LossEstimate> {
-        let gaps = self.gaps_ms.len();
-        if gaps < MIN_GAPS {
-            return None;
-        }
-        let tick = self.gaps_ms.value_at_quantile(0.5).max(1) as f64;
+        let tick = self.tick_ms()? as f64;
         Some(self.counted(self.lost_with(tick), 1))
     }
 }
@@ -314,6 +358,47 @@ mod tests {
                 expected: 30
             })
         );
+    }
+
+    /// The array of short gaps and the histogram of the others answer as
+    /// one histogram of every gap: the tick, the estimate and the count.
+    #[test]
+    fn short_and_long_gaps_answer_as_one_histogram() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            seed >> 33
+        };
+        for round in 0..200 {
+            let (mut c, mut h) = (
+                Cadence::default(),
+                Histogram::<u64>::new_with_bounds(1, MAX_GAP_MS, 2).unwrap(),
+            );
+            let spread = [40, 300, 3_001, 600][round % 4];
+            for _ in 0..(10 + round) {
+                let gap = 1 + next() % spread;
+                c.sample(gap);
+                if gap <= MAX_GAP_MS {
+                    h.record(gap).unwrap();
+                }
+            }
+            assert_eq!(c.samples(), h.len());
+            assert_eq!(c.median(), h.value_at_quantile(0.5), "round {round}");
+            let tick = h.value_at_quantile(0.5).max(1);
+            assert_eq!(c.tick_ms(), Some(tick));
+            let lost: u64 = h
+                .iter_recorded()
+                .map(|v| {
+                    let missed = (v.value_iterated_to() as f64 / tick as f64).round() - 1.0;
+                    if missed >= 1.0 {
+                        missed as u64 * v.count_at_value()
+                    } else {
+                        0
+                    }
+                })
+                .sum();
+            assert_eq!(c.lost_with(tick as f64), lost, "round {round}");
+        }
     }
 
     #[test]

@@ -365,9 +365,16 @@ impl<A: Analyzer> Tracker<A> {
         self.evicted.sessions
     }
 
-    /// Whether a session is kept for the datagram's address pair.
+    /// Whether a session is kept for the datagram's address pair. Asked of
+    /// every datagram a protocol recognised by its flow may take: the flow
+    /// cache first (a cached flow is in the index: every change to the
+    /// index forgets the cache), the index only when it misses.
     pub fn has_flow(&self, d: &Datagram<'_>) -> bool {
-        !self.index.is_empty() && self.index.contains_key(&self.key(d))
+        if self.index.is_empty() {
+            return false;
+        }
+        let key = self.analyzer.session_key(d);
+        self.flows.get((&d.src, &d.dst), key).is_some() || self.index.contains_key(&self.key(d))
     }
 
     /// The session kept for the datagram's address pair (and session key).
