@@ -5,7 +5,8 @@ use super::Described;
 use super::decode::{DecodeErr, Events, Side};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
-    Dissector, HeaderNumber, MessageItem, Out, TreeRef, WriteText, Written, indexed_label, reused,
+    Dissector, HeaderNumber, Marked, MessageItem, Out, TextBytes, TreeRef, WriteText, Written,
+    indexed_label, reused,
 };
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs};
 use std::cell::RefCell;
@@ -137,7 +138,9 @@ impl<O: Out> LineSink<'_, O> {
     }
 }
 
-impl<O: Out> FieldSink for LineSink<'_, O> {
+/// The walk's fields straight into the line (no [`FieldSink`] between: one
+/// call per field).
+impl<O: Out> Events for LineSink<'_, O> {
     fn field(&mut self, field: Field<'_>) {
         if self.result.is_err() || field.def.ty == FieldType::Node {
             return;
@@ -163,8 +166,8 @@ impl<O: Out> FieldSink for LineSink<'_, O> {
     }
 }
 
-impl WriteText for Text<'_> {
-    fn write_text(&self, f: &mut impl Out) -> fmt::Result {
+impl Text<'_> {
+    fn write(&self, f: &mut impl Out) -> fmt::Result {
         let mut sink = LineSink {
             f,
             result: Ok(()),
@@ -173,11 +176,29 @@ impl WriteText for Text<'_> {
             element: None,
             protobuf: self.0.compiled.proto.is_some(),
         };
-        let _ = self
-            .0
-            .compiled
-            .walk_as(self.2, self.1, &mut ToSink(&mut sink));
+        let _ = self.0.compiled.walk_as(self.2, self.1, &mut sink);
         sink.result
+    }
+}
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f)
+    }
+}
+
+/// The text's bytes; for JSON, where the first from the wire begins (a text
+/// field's, told by `Value::Text`): labels, enum names and numbers never
+/// need an escape, so a text without a string is not searched.
+impl TextBytes for Text<'_> {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let _ = self.write(out);
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> usize {
+        let mut marked = Marked::new(out);
+        let _ = self.write(&mut marked);
+        marked.finish()
     }
 }
 
@@ -297,7 +318,7 @@ impl Dissector for Dissect {
             offset: 0,
             len: payload.len(),
             token: &Written(Token(name)),
-            text: &Written(Text(self.0, self.1, payload)),
+            text: &Text(self.0, self.1, payload),
         });
         Ok(())
     }
@@ -335,5 +356,39 @@ impl Dissector for Dissect {
             .walk_as(payload, self.1, &mut ToSink(sink))
             .map(|_| ())
             .map_err(|e| self.error(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::proto::described;
+
+    /// The text's labels and enum names need no JSON escape
+    /// (`Text::write_json` tells JSON Lines to search only from the first
+    /// text field): a `.ksy`'s ids are lower_snake_case, a `.proto`'s names
+    /// identifiers. Every shipped description, and the protobuf example.
+    #[test]
+    fn labels_and_enum_names_need_no_json_escape() {
+        let plain = |s: &str| !s.contains(|c: char| c == '"' || c == '\\' || c.is_control());
+        let mut all: Vec<described::Described> = described::SHIPPED
+            .iter()
+            .map(|(f, t)| described::parse(f, t).unwrap())
+            .collect();
+        let proto = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/protocols/vessel-protobuf.yaml"
+        );
+        all.push(described::parse(proto, &std::fs::read_to_string(proto).unwrap()).unwrap());
+        for d in &all {
+            for s in &d.compiled.specs {
+                assert!(plain(&s.label), "{:?}", s.label);
+            }
+            for e in &d.compiled.enums {
+                for (_, name) in &e.values {
+                    assert!(plain(name), "{name:?}");
+                }
+            }
+        }
+        assert!(!plain("a\"b"));
     }
 }
