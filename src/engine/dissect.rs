@@ -180,12 +180,23 @@ pub trait Dissector: Sync + 'static {
         Ok(())
     }
 
+    /// The dissector that reads `payload` exactly as this one does, with
+    /// what this one decides from the payload's own bytes decided once
+    /// (Battlegrounds' registered dissector guesses a packet's byte order
+    /// in each of its calls, some 440 instructions: the dissector of the
+    /// order it guessed reads on without guessing). An output that calls
+    /// several methods on one payload settles it first. `None`: this one.
+    fn settled(&self, _payload: &[u8]) -> Option<&'static dyn Dissector> {
+        None
+    }
+
     /// Whether this dissector (a session's,
     /// [`Analyzer::dissector`](crate::engine::Analyzer::dissector)) reads
-    /// `payload` exactly as its protocol's registered one does: then what
-    /// the reader's thread rendered ahead with the registered one is this
-    /// packet's output too (`run::ahead`). `false` by default.
-    fn reads_as_registered(&self, _payload: &[u8]) -> bool {
+    /// `payload` exactly as `rendered_with` did: the protocol's registered
+    /// dissector, or what it [settled](Dissector::settled) to for this
+    /// payload. Then what the reader's thread rendered ahead with it is
+    /// this packet's output too (`run::ahead`). `false` by default.
+    fn reads_as_registered(&self, _payload: &[u8], _rendered_with: &dyn Dissector) -> bool {
         false
     }
 }

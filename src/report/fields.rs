@@ -16,7 +16,8 @@
 
 use super::Filter;
 use crate::capture::{Datagram, Timestamp};
-use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo};
+use crate::engine::{Finding, Flow, Observer, PacketEvent};
+use crate::proto::dissect::Dissector;
 use crate::proto::dissect::WriteText as _;
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs, Value};
 use crate::run::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
@@ -431,13 +432,13 @@ struct RenderFields(Columns);
 impl Render for RenderFields {
     fn render(
         &mut self,
-        protocol: &'static ProtocolInfo,
+        dissector: &'static dyn Dissector,
         d: &Datagram<'_>,
         out: &mut Vec<u8>,
         parts: &mut Ends,
     ) -> bool {
         self.0.clear();
-        let decoded = protocol.dissector.fields(d.payload, &mut self.0).is_ok();
+        let decoded = dissector.fields(d.payload, &mut self.0).is_ok();
         self.0.put_fields(out);
         parts.end(out);
         decoded

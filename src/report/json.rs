@@ -138,9 +138,7 @@
 use super::fast::AddrTexts;
 use super::{Filter, Outcome};
 use crate::capture::{Datagram, Timestamp};
-use crate::engine::{
-    Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, ProtocolInfo, Summary,
-};
+use crate::engine::{Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, Summary};
 use crate::proto::dissect::{Dissector, MessageItem};
 use crate::proto::field::{Field, FieldSink, Value as FieldValue};
 use crate::run::ahead::{AheadLink, Ends, Parts, Render, RenderAhead, SharedAhead};
@@ -851,6 +849,7 @@ fn packet_line(
 /// header's numbers, the messages, why the rest does not decode.
 fn payload_part(out: &mut Vec<u8>, dissector: &dyn Dissector, payload: &[u8]) -> bool {
     use super::fast::int;
+    let dissector = dissector.settled(payload).unwrap_or(dissector);
     let mut header = [None; 4];
     let mut n = 0;
     let decoded = dissector.header(payload, &mut |h| {
@@ -908,12 +907,12 @@ pub(crate) struct RenderJsonl;
 impl Render for RenderJsonl {
     fn render(
         &mut self,
-        protocol: &'static ProtocolInfo,
+        dissector: &'static dyn Dissector,
         d: &Datagram<'_>,
         out: &mut Vec<u8>,
         parts: &mut Ends,
     ) -> bool {
-        let decoded = payload_part(out, protocol.dissector, d.payload);
+        let decoded = payload_part(out, dissector, d.payload);
         parts.end(out);
         decoded
     }

@@ -24,7 +24,7 @@
 use super::Filter;
 use super::fast;
 use crate::capture::{Datagram, Timestamp};
-use crate::engine::{Finding, Flow, Observer, PacketEvent, ProtocolInfo, Severity};
+use crate::engine::{Finding, Flow, Observer, PacketEvent, Severity};
 use crate::proto::dissect::{Dissector, TreeRef};
 use crate::run::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use std::fmt;
@@ -280,6 +280,7 @@ impl<W: Write> PacketPrinter<W> {
         }
         out.push(b' ');
         let dissector = e.dissector();
+        let dissector = dissector.settled(d.payload).unwrap_or(dissector);
         let options = &self.options;
         self.ahead.with(e, |ahead| {
             let decoded = match ahead {
@@ -417,13 +418,12 @@ pub(crate) struct RenderLines(PacketOptions, fast::AddrTexts);
 impl Render for RenderLines {
     fn render(
         &mut self,
-        protocol: &'static ProtocolInfo,
+        dissector: &'static dyn Dissector,
         d: &Datagram<'_>,
         out: &mut Vec<u8>,
         parts: &mut Ends,
     ) -> bool {
         // Writes into a `Vec` fail only as `fmt` does, which they do not.
-        let dissector = protocol.dissector;
         let decoded = line_part(out, &mut self.1, self.0.color, dissector, d).unwrap_or(false);
         parts.end(out);
         let _ = tree_part(out, &self.0, dissector, d.payload, decoded);

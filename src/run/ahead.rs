@@ -15,6 +15,7 @@
 
 use crate::capture::Datagram;
 use crate::engine::ProtocolInfo;
+use crate::engine::dissect::Dissector;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -24,12 +25,13 @@ pub(crate) const MAX_PARTS: usize = 3;
 /// What an output writes of a packet that its payload alone decides, for
 /// the reader's thread (which owns it while it reads).
 pub(crate) trait Render: Send {
-    /// Writes the parts of `d`'s output as `protocol` decodes it, each after
-    /// the other into `out`, calling `parts.end(out)` after each one; whether
-    /// the payload's header decodes.
+    /// Writes the parts of `d`'s output as `dissector` (its protocol's
+    /// registered one, [settled](Dissector::settled) for `d`) decodes it,
+    /// each after the other into `out`, calling `parts.end(out)` after each
+    /// one; whether the payload's header decodes.
     fn render(
         &mut self,
-        protocol: &'static ProtocolInfo,
+        dissector: &'static dyn Dissector,
         d: &Datagram<'_>,
         out: &mut Vec<u8>,
         parts: &mut Ends,
@@ -67,6 +69,9 @@ pub(crate) struct Rendered {
 struct Span {
     frame: u64,
     protocol: &'static ProtocolInfo,
+    /// The dissector it was rendered with: the protocol's registered one,
+    /// settled for the datagram.
+    rendered_with: &'static dyn Dissector,
     start: usize,
     ends: Ends,
     decoded: bool,
@@ -100,10 +105,13 @@ impl Rendered {
     ) {
         let start = self.bytes.len();
         let mut ends = Ends::default();
-        let decoded = render.render(protocol, d, &mut self.bytes, &mut ends);
+        let registered = protocol.dissector;
+        let rendered_with = registered.settled(d.payload).unwrap_or(registered);
+        let decoded = render.render(rendered_with, d, &mut self.bytes, &mut ends);
         self.spans.push(Span {
             frame: d.frame,
             protocol,
+            rendered_with,
             start,
             ends,
             decoded,
@@ -117,6 +125,8 @@ pub(crate) struct Parts<'a> {
     bytes: &'a [u8],
     start: usize,
     ends: Ends,
+    /// The dissector they were rendered with.
+    rendered_with: &'static dyn Dissector,
     /// Whether the payload's header decodes.
     pub(crate) decoded: bool,
 }
@@ -179,6 +189,7 @@ impl Ahead {
             bytes: &self.current.bytes,
             start: span.start,
             ends: span.ends,
+            rendered_with: span.rendered_with,
             decoded: span.decoded,
         })
     }
@@ -195,24 +206,31 @@ impl AheadLink {
 
     /// Runs `f` with the parts rendered for `e`'s frame as its protocol
     /// decodes it, if any: none for a packet its session reads with another
-    /// dissector than the protocol's registered one (the reader rendered it
-    /// with the registered one), unless that one reads this packet as the
-    /// registered one does (`Dissector::reads_as_registered`).
+    /// dissector than the one the reader rendered it with (the protocol's
+    /// registered one, settled), unless that one reads this packet alike
+    /// (`Dissector::reads_as_registered`, asked only of a frame rendered
+    /// ahead).
     pub(crate) fn with<T>(
         &self,
         e: &crate::engine::PacketEvent<'_>,
         f: impl FnOnce(Option<Parts<'_>>) -> T,
     ) -> T {
-        match &self.0 {
-            Some(shared)
-                if e.dissector
-                    .is_none_or(|d| d.reads_as_registered(e.datagram.payload)) =>
-            {
-                f(shared.borrow_mut().take(e.datagram.frame, e.protocol))
-            }
-            _ => f(None),
-        }
+        let Some(shared) = &self.0 else {
+            return f(None);
+        };
+        let mut ahead = shared.borrow_mut();
+        let parts = ahead
+            .take(e.datagram.frame, e.protocol)
+            .filter(|p| e.dissector.is_none_or(|d| read_alike(d, p, e)));
+        f(parts)
     }
+}
+
+/// Whether the session's dissector `d` reads `e`'s payload as the one its
+/// parts `p` were rendered with.
+fn read_alike(d: &dyn Dissector, p: &Parts<'_>, e: &crate::engine::PacketEvent<'_>) -> bool {
+    std::ptr::addr_eq(d, p.rendered_with)
+        || d.reads_as_registered(e.datagram.payload, p.rendered_with)
 }
 
 #[cfg(test)]
@@ -225,7 +243,7 @@ mod tests {
     impl Render for Two {
         fn render(
             &mut self,
-            _: &'static ProtocolInfo,
+            _: &'static dyn Dissector,
             d: &Datagram<'_>,
             out: &mut Vec<u8>,
             parts: &mut Ends,
@@ -281,6 +299,7 @@ mod tests {
             bytes: &out,
             start: 0,
             ends,
+            rendered_with: crate::proto::REGISTRY[0].info.dissector,
             decoded: false,
         };
         assert_eq!(

@@ -407,6 +407,12 @@ impl Dissector for Battlegrounds {
     fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
         wire::walk_in(payload, self.dialect(payload), sink).map_err(findings::decode)
     }
+
+    /// The dissector of the order `payload`'s bytes tell, with no PING/PONG
+    /// form (read by size): what each of this one's calls reads it in.
+    fn settled(&self, payload: &[u8]) -> Option<&'static dyn Dissector> {
+        Some(for_dialect(self.dialect(payload)))
+    }
 }
 
 impl Dissector for InDialect {
@@ -442,9 +448,19 @@ impl Dissector for InDialect {
     /// nothing and the session's is big-endian), and its PING/PONG (or the
     /// one a MSG carries whole) has the size of the session's form, or the
     /// form is not known yet: the registered dissector reads it alike, so
-    /// what the reader's thread rendered ahead is its output.
-    fn reads_as_registered(&self, payload: &[u8]) -> bool {
-        wire::guess(payload) == self.0.order && pings_alike(payload, self.0, true)
+    /// what the reader's thread rendered ahead is its output. The order
+    /// the bytes tell is the one `rendered_with` was settled to, if it was
+    /// (guessed once, on the reader's thread).
+    fn reads_as_registered(&self, payload: &[u8], rendered_with: &dyn Dissector) -> bool {
+        let told = match DIALECTS
+            .iter()
+            .find(|d| std::ptr::addr_eq(*d, rendered_with))
+        {
+            Some(settled) if settled.0.ping.is_none() => settled.0.order,
+            Some(_) => return false,
+            None => wire::guess(payload),
+        };
+        told == self.0.order && pings_alike(payload, self.0, true)
     }
 }
 
@@ -692,11 +708,18 @@ mod tests {
                 .unwrap()
         };
         let session = |order, ping| for_dialect(Dialect { order, ping });
+        let reads_alike = |d: &InDialect, b: &[u8]| {
+            // Told the order by the settled dissector, or guessing it.
+            let settled = Battlegrounds.settled(b).unwrap();
+            let alike = d.reads_as_registered(b, settled);
+            assert_eq!(alike, d.reads_as_registered(b, &Battlegrounds));
+            alike
+        };
         for order in ByteOrder::ALL {
             let b = bytes(&op, order);
             for ping in [None, Some(PingForm::Spec), Some(PingForm::Seq)] {
-                assert!(session(order, ping).reads_as_registered(&b));
-                assert!(!session(order.other(), ping).reads_as_registered(&b));
+                assert!(reads_alike(session(order, ping), &b));
+                assert!(!reads_alike(session(order.other(), ping), &b));
             }
         }
         let seq = bytes(
@@ -708,19 +731,69 @@ mod tests {
         );
         let spec = bytes(&PayloadRepr::Pong { timestamp: 9 }, ByteOrder::Big);
         let big = |ping| session(ByteOrder::Big, ping);
-        assert!(big(None).reads_as_registered(&seq) && big(None).reads_as_registered(&spec));
-        assert!(big(Some(PingForm::Seq)).reads_as_registered(&seq));
-        assert!(!big(Some(PingForm::Seq)).reads_as_registered(&spec));
-        assert!(!big(Some(PingForm::Spec)).reads_as_registered(&seq));
+        assert!(reads_alike(big(None), &seq) && reads_alike(big(None), &spec));
+        assert!(reads_alike(big(Some(PingForm::Seq)), &seq));
+        assert!(!reads_alike(big(Some(PingForm::Seq)), &spec));
+        assert!(!reads_alike(big(Some(PingForm::Spec)), &seq));
         // A spec PONG carried whole in a MSG.
         let msg = PacketRepr::split_message(0x0102_0304, 0, 3, &spec, 512)
             .remove(0)
             .to_bytes_in(ByteOrder::Big)
             .unwrap();
-        assert!(big(Some(PingForm::Spec)).reads_as_registered(&msg));
-        assert!(!big(Some(PingForm::Seq)).reads_as_registered(&msg));
+        assert!(reads_alike(big(Some(PingForm::Spec)), &msg));
+        assert!(!reads_alike(big(Some(PingForm::Seq)), &msg));
+        // Rendered with a dialect that has a PING/PONG form (never settled
+        // to): not alike.
+        assert!(!big(None).reads_as_registered(&seq, big(Some(PingForm::Seq))));
         // The registered dissector's own: never asked, false.
-        assert!(!Battlegrounds.reads_as_registered(&seq));
+        assert!(!Battlegrounds.reads_as_registered(&seq, &Battlegrounds));
+    }
+
+    /// Everything an output reads of a packet through the registered
+    /// dissector is what the dissector it settles to reads (which spares
+    /// the byte order's guess in each call after the first), in both
+    /// orders, and where the bytes tell nothing.
+    #[test]
+    fn the_settled_dissector_reads_as_the_registered_one() {
+        use crate::proto::battlegrounds::wire::{MoveOp, Movement, VectorD, VectorF};
+        let op = PayloadRepr::MoveOp(MoveOp {
+            movement: Movement {
+                timestamp: 1250,
+                position: VectorD { x: 12.5, y: -3.0 },
+                forward: VectorF { x: 0.6, y: 0.8 },
+                movement_bits: 3,
+            },
+            op_sig: 7,
+        });
+        let pong = PayloadRepr::PongSeq {
+            seq: 3,
+            timestamp: 9,
+        };
+        let mut packets = vec![vec![0u8; 8], vec![0, 0x10, 0, 0, 0, 0, 0, 0]];
+        for order in ByteOrder::ALL {
+            for p in [&op, &pong, &PayloadRepr::Auth] {
+                let b = PacketRepr::new(0x0102_0304, 1, p.clone()).to_bytes_in(order);
+                let b = b.unwrap();
+                let msg = PacketRepr::split_message(0x0102_0304, 0, 3, &b, 512).remove(0);
+                packets.push(msg.to_bytes_in(order).unwrap());
+                packets.push(b);
+            }
+        }
+        let read = |d: &dyn Dissector, b: &[u8]| {
+            let mut out = Vec::new();
+            let _ = d.header(b, &mut |h| out.push(format!("{h:?}")));
+            let result = d.messages(b, &mut |m| {
+                out.push(format!("{} {:?} {}", m.type_name, m.seqno, m.text));
+                out.push(m.token.to_string());
+            });
+            out.push(format!("{result:?}"));
+            d.tree_ref(b, &mut |t| out.push(format!("{t:?}")));
+            out
+        };
+        for b in &packets {
+            let settled = Battlegrounds.settled(b).unwrap();
+            assert_eq!(read(settled, b), read(&Battlegrounds, b), "{b:02x?}");
+        }
     }
 
     #[test]
