@@ -10,8 +10,9 @@
 //!
 //! A protocol keeps only its table: its registered fields behind a
 //! [`Handle`] (an enum indexing its `FIELDS`), its rows (a [`Table`]), and
-//! what is truly its own (its token, its decoder's typed values, its
-//! analysis). This module imports no protocol.
+//! what is truly its own (its token, its analysis). Its typed messages are
+//! read and written at its rows' offsets by `super::codec` (`record!`).
+//! This module imports no protocol.
 //!
 //! # Straight-line code
 //!

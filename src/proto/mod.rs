@@ -3,6 +3,7 @@
 //! protocol's types; the rest of the crate sees protocols through this registry.
 
 pub mod battlegrounds;
+pub mod codec;
 pub mod described;
 pub mod layout;
 pub mod lwar;

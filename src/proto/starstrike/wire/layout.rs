@@ -12,11 +12,15 @@
 //! entity's ([`ENTITY`]), and the field a truncation's first missing byte
 //! belongs to ([`field_at`]).
 //!
-//! What stays hand-written: the typed messages the analysis and the
-//! simulator read and write, with their reader and writer (`message.rs`;
-//! the round-trip tests check them against this table), the compact token
-//! (`WorldSnapshot(3)`, `dissect.rs`), and the rules the violations check
-//! (which enums, floats and strings they look at come from here).
+//! The typed messages the analysis and the simulator read and write are
+//! declared on these rows too (`message.rs`, `record!` of
+//! `crate::proto::codec`): each struct's fields name the items they start
+//! at, and their reader and writer take offsets, sizes and byte order from
+//! the row, checked at compile time to hold it field for field. What stays
+//! hand-written: the dispatch on the type, a snapshot's entities, the
+//! compact token (`WorldSnapshot(3)`, `dissect.rs`), and the rules the
+//! violations check (which enums, floats and strings they look at come
+//! from here).
 //!
 //! # Adding a field to a message
 //!
@@ -26,10 +30,12 @@
 //!    primitive. The field walk, the tree, the text, the violation checks
 //!    (an enum, a float, a padded text), the payload length, the field of a
 //!    truncation and `--list-fields`' groups follow.
-//! 3. Add it to the typed message (`message.rs`: its struct,
-//!    `read_message`, `Message::write`) where the analysis or the simulator
-//!    uses it, and to `protocols/starstrike.ksy` (the cross-check compares
-//!    the fields of both on the corpus).
+//! 3. Add it to the message's struct in `message.rs`, in row order, naming
+//!    its item (`pub owner_id: u8 = f::SP_OWNER`): the decoder and the
+//!    encoder follow (until then the struct does not compile against its
+//!    row). Set it where the simulator builds the message, and add it to
+//!    `protocols/starstrike.ksy` (the cross-check compares the fields of
+//!    both on the corpus).
 
 use super::types::{
     CHAT_MESSAGE_LEN, EnumKind, HEADER_LEN, MAX_PAYLOAD, PLAYER_NAME_LEN, PacketType,
@@ -269,7 +275,7 @@ const PACKET_TYPE: Names = Names {
 use FieldId::*;
 
 /// The header's fields, from the start of the packet.
-const HEADER_ITEMS: [Item; 4] = [
+pub(super) const HEADER_ITEMS: [Item; 4] = [
     it(MAGIC, HEX32),
     it(TYPE, Prim::Int(Int::U16, Show::Enum(&PACKET_TYPE))),
     it(SEQ, U16),
@@ -359,6 +365,12 @@ const PAYLOADS: [Layout; PacketType::COUNT] = {
 
 /// [`PAYLOADS`] at a fixed address (a group's key is its row's).
 static ROWS: [Layout; PacketType::COUNT] = PAYLOADS;
+
+/// The items of a payload of type `t` (what its typed message reads,
+/// `message.rs`).
+pub(super) const fn items(t: PacketType) -> &'static [Item] {
+    PAYLOADS[t.ordinal()].items
+}
 
 impl PacketType {
     /// This type's payload layout.

@@ -8,10 +8,22 @@
 //! owned [`MessageRepr`] keeps a `Vec`. Every other field is a plain value, and
 //! enumerations stay raw `u8` so that any byte round-trips (an out-of-range value
 //! is a violation, not an error).
+//!
+//! Each struct is declared on its row of `layout.rs` (`record!`,
+//! `crate::proto::codec`): a field names the item it starts at, and its
+//! reader and writer take their offsets, sizes and byte order from the row;
+//! a struct that does not hold its row field for field, in order and shape,
+//! does not compile. Only the dispatch on the type ([`read_message`],
+//! [`Message::write`]) and a snapshot's entities are written here.
 
-use super::layout::{ENTITY_STATE_LEN, SNAPSHOT_FIXED_LEN};
+use super::layout::{ENTITY, ENTITY_STATE_LEN, HEADER_ITEMS, Item, SNAPSHOT_FIXED_LEN, f, items};
 use super::types::{CHAT_MESSAGE_LEN, PLAYER_NAME_LEN, PacketType, REASON_MESSAGE_LEN};
+use crate::proto::codec::{Record, Shape, Wire, fits, item_offset, put_bytes, record, same_shapes};
+use crate::proto::layout::ByteOrder;
 use std::fmt;
+
+/// Every Starstrike number is big-endian.
+pub(super) const ORDER: ByteOrder = ByteOrder::Big;
 
 /// A fixed string of `N` bytes on the wire: UTF-8, NUL-padded after the text. A
 /// field with no NUL is a full-length string. The bytes are kept as sent, so
@@ -87,58 +99,134 @@ pub struct Quaternion {
     pub w: f32,
 }
 
-/// 0x0001: 41 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ConnectionRequest {
-    pub protocol_version: u8,
-    pub player_name: FixedStr<PLAYER_NAME_LEN>,
-    pub client_id: u64,
+/// Three `f32` items.
+impl Wire for Vector3 {
+    const SHAPE: &'static [Shape] = &[Shape::Float(4); 3];
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn get(b: &[u8], at: usize, order: ByteOrder) -> Self {
+        let [x, y, z] = <[f32; 3]>::get(b, at, order);
+        Vector3 { x, y, z }
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&self, b: &mut [u8], at: usize, order: ByteOrder) {
+        [self.x, self.y, self.z].put(b, at, order);
+    }
 }
 
-/// 0x0002: 12 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ConnectionAccept {
-    pub assigned_player_id: u32,
-    pub server_tick: u32,
-    pub tick_rate: u32,
+/// Four `f32` items.
+impl Wire for Quaternion {
+    const SHAPE: &'static [Shape] = &[Shape::Float(4); 4];
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn get(b: &[u8], at: usize, order: ByteOrder) -> Self {
+        let [x, y, z, w] = <[f32; 4]>::get(b, at, order);
+        Quaternion { x, y, z, w }
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&self, b: &mut [u8], at: usize, order: ByteOrder) {
+        [self.x, self.y, self.z, self.w].put(b, at, order);
+    }
 }
 
-/// 0x0003 ConnectionReject and 0x0004 Disconnect: 129 bytes, a reason code
-/// (RejectReason or DisconnectReason) and a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Reason {
-    pub reason: u8,
-    pub message: FixedStr<REASON_MESSAGE_LEN>,
+/// One padded text item of `N` bytes, kept as sent.
+impl<const N: usize> Wire for FixedStr<N> {
+    const SHAPE: &'static [Shape] = &[Shape::Bytes(N)];
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn get(b: &[u8], at: usize, order: ByteOrder) -> Self {
+        FixedStr(Wire::get(b, at, order))
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&self, b: &mut [u8], at: usize, _order: ByteOrder) {
+        put_bytes(b, at, &self.0);
+    }
 }
 
-/// 0x0005: 4 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Heartbeat {
-    /// The sender's clock, in ms.
-    pub timestamp: u32,
+record! {
+    /// The header as sent (`check_header` checks it, `emit_packet` writes it).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(super) struct WireHeader in [&HEADER_ITEMS] {
+        pub(super) magic: u32 = f::MAGIC,
+        pub(super) packet_type: u16 = f::TYPE,
+        pub(super) seq: u16 = f::SEQ,
+        pub(super) ack_bits: u32 = f::ACK_BITS,
+    }
 }
 
-/// 0x0100: 24 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct PlayerInput {
-    pub tick: u32,
-    pub move_x: f32,
-    pub move_y: f32,
-    pub look_x: f32,
-    pub look_y: f32,
-    pub button_state: u32,
+record! {
+    /// 0x0001: 41 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct ConnectionRequest in [items(PacketType::ConnectionRequest)] {
+        pub protocol_version: u8 = f::REQ_VERSION,
+        pub player_name: FixedStr<PLAYER_NAME_LEN> = f::REQ_NAME,
+        pub client_id: u64 = f::REQ_CLIENT_ID,
+    }
 }
 
-/// One entity of a WorldSnapshot: 47 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct EntityState {
-    pub entity_id: u32,
-    pub entity_type: u8,
-    pub position: Vector3,
-    pub rotation: Quaternion,
-    pub velocity: Vector3,
-    pub health: u8,
-    pub flags: u8,
+record! {
+    /// 0x0002: 12 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct ConnectionAccept in [items(PacketType::ConnectionAccept)] {
+        pub assigned_player_id: u32 = f::ACC_PLAYER_ID,
+        pub server_tick: u32 = f::ACC_SERVER_TICK,
+        pub tick_rate: u32 = f::ACC_TICK_RATE,
+    }
+}
+
+record! {
+    /// 0x0003 ConnectionReject and 0x0004 Disconnect: 129 bytes, a reason code
+    /// (RejectReason or DisconnectReason) and a message (read by
+    /// ConnectionReject's row; Disconnect's has the same shapes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct Reason in [items(PacketType::ConnectionReject)] {
+        pub reason: u8 = f::REJ_REASON,
+        pub message: FixedStr<REASON_MESSAGE_LEN> = f::REJ_MESSAGE,
+    }
+}
+
+const _: () = assert!(
+    same_shapes(
+        items(PacketType::ConnectionReject),
+        items(PacketType::Disconnect)
+    ),
+    "Reason: ConnectionReject and Disconnect differ"
+);
+
+/// The offset of a Reject's or a Disconnect's reason.
+pub(super) const REASON: usize = item_offset!(items(PacketType::ConnectionReject), f::REJ_REASON);
+
+record! {
+    /// 0x0005: 4 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct Heartbeat in [items(PacketType::Heartbeat)] {
+        /// The sender's clock, in ms.
+        pub timestamp: u32 = f::HB_TIMESTAMP,
+    }
+}
+
+record! {
+    /// 0x0100: 24 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct PlayerInput in [items(PacketType::PlayerInput)] {
+        pub tick: u32 = f::IN_TICK,
+        pub move_x: f32 = f::IN_MOVE_X,
+        pub move_y: f32 = f::IN_MOVE_Y,
+        pub look_x: f32 = f::IN_LOOK_X,
+        pub look_y: f32 = f::IN_LOOK_Y,
+        pub button_state: u32 = f::IN_BUTTONS,
+    }
+}
+
+record! {
+    /// One entity of a WorldSnapshot: 47 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct EntityState in [ENTITY.items] {
+        pub entity_id: u32 = f::EN_ID,
+        pub entity_type: u8 = f::EN_TYPE,
+        pub position: Vector3 = f::EN_POS_X,
+        pub rotation: Quaternion = f::EN_ROT_X,
+        pub velocity: Vector3 = f::EN_VEL_X,
+        pub health: u8 = f::EN_HEALTH,
+        pub flags: u8 = f::EN_FLAGS,
+    }
 }
 
 /// 0x0101: `5 + 47 * entityCount` bytes. `E` holds the entities: borrowed
@@ -149,53 +237,75 @@ pub struct WorldSnapshot<E> {
     pub entities: E,
 }
 
-/// 0x0102: 34 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct EntitySpawn {
-    pub entity_id: u32,
-    pub entity_type: u8,
-    pub position: Vector3,
-    pub rotation: Quaternion,
-    pub owner_id: u8,
+/// The snapshot's items: its tick, then the count of the entities that
+/// follow them.
+const SNAPSHOT: &[Item] = items(PacketType::WorldSnapshot);
+const SNAPSHOT_TICK: usize = item_offset!(SNAPSHOT, f::SN_TICK);
+pub(super) const SNAPSHOT_COUNT: usize = item_offset!(SNAPSHOT, f::SN_COUNT);
+const _: () = assert!(
+    fits(SNAPSHOT, 0, &[Shape::Uint(4), Shape::Uint(1)]) && SNAPSHOT.len() == 2,
+    "WorldSnapshot: its row is not a u32 tick and a u8 count"
+);
+
+record! {
+    /// 0x0102: 34 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct EntitySpawn in [items(PacketType::EntitySpawn)] {
+        pub entity_id: u32 = f::SP_ID,
+        pub entity_type: u8 = f::SP_TYPE,
+        pub position: Vector3 = f::SP_POS_X,
+        pub rotation: Quaternion = f::SP_ROT_X,
+        pub owner_id: u8 = f::SP_OWNER,
+    }
 }
 
-/// 0x0103: 5 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct EntityDestroy {
-    pub entity_id: u32,
-    pub reason: u8,
+record! {
+    /// 0x0103: 5 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct EntityDestroy in [items(PacketType::EntityDestroy)] {
+        pub entity_id: u32 = f::DE_ID,
+        pub reason: u8 = f::DE_REASON,
+    }
 }
 
-/// 0x0200: 9 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PlayerScored {
-    pub player_id: u32,
-    pub points: u32,
-    pub score_type: u8,
+record! {
+    /// 0x0200: 9 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct PlayerScored in [items(PacketType::PlayerScored)] {
+        pub player_id: u32 = f::SC_PLAYER,
+        pub points: u32 = f::SC_POINTS,
+        pub score_type: u8 = f::SC_TYPE,
+    }
 }
 
-/// 0x0201: 9 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PlayerDied {
-    pub victim_id: u32,
-    pub killer_id: u32,
-    pub death_type: u8,
+record! {
+    /// 0x0201: 9 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct PlayerDied in [items(PacketType::PlayerDied)] {
+        pub victim_id: u32 = f::DI_VICTIM,
+        pub killer_id: u32 = f::DI_KILLER,
+        pub death_type: u8 = f::DI_TYPE,
+    }
 }
 
-/// 0x0202: 9 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct MatchState {
-    pub state: u8,
-    pub time_remaining: u32,
-    pub team_scores: [u8; 4],
+record! {
+    /// 0x0202: 9 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct MatchState in [items(PacketType::MatchState)] {
+        pub state: u8 = f::MS_STATE,
+        pub time_remaining: u32 = f::MS_TIME,
+        pub team_scores: [u8; 4] = f::MS_TEAM_SCORE,
+    }
 }
 
-/// 0x0300: 261 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ChatMessage {
-    pub sender_id: u32,
-    pub channel: u8,
-    pub message: FixedStr<CHAT_MESSAGE_LEN>,
+record! {
+    /// 0x0300: 261 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct ChatMessage in [items(PacketType::ChatMessage)] {
+        pub sender_id: u32 = f::CH_SENDER,
+        pub channel: u8 = f::CH_CHANNEL,
+        pub message: FixedStr<CHAT_MESSAGE_LEN> = f::CH_MESSAGE,
+    }
 }
 
 /// The one message of a packet. `E` holds a WorldSnapshot's entities.
@@ -247,14 +357,14 @@ impl<'a> Entities<'a> {
     pub fn get(&self, i: usize) -> Option<EntityState> {
         let start = i.checked_mul(ENTITY_STATE_LEN)?;
         let bytes = self.bytes.get(start..start + ENTITY_STATE_LEN)?;
-        Some(read_entity(&mut Reader { bytes, pos: 0 }))
+        Some(EntityState::read(bytes, ORDER))
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = EntityState> + 'a {
         let bytes = self.bytes;
         bytes
             .chunks_exact(ENTITY_STATE_LEN)
-            .map(|bytes| read_entity(&mut Reader { bytes, pos: 0 }))
+            .map(|bytes| EntityState::read(bytes, ORDER))
     }
 }
 
@@ -313,76 +423,33 @@ impl<E: EntityList> Message<E> {
         }
     }
 
-    /// Writes the payload.
-    pub(super) fn write(&self, w: &mut Writer<'_>) {
+    /// Writes the payload into `b` (sized by the caller: what does not
+    /// fit is left out), each message at its row's offsets.
+    pub(super) fn write(&self, b: &mut [u8]) {
         match self {
-            Message::ConnectionRequest(m) => {
-                w.u8(m.protocol_version);
-                w.bytes(&m.player_name.0);
-                w.u64(m.client_id);
-            }
-            Message::ConnectionAccept(m) => {
-                w.u32(m.assigned_player_id);
-                w.u32(m.server_tick);
-                w.u32(m.tick_rate);
-            }
-            Message::ConnectionReject(m) | Message::Disconnect(m) => {
-                w.u8(m.reason);
-                w.bytes(&m.message.0);
-            }
-            Message::Heartbeat(m) => w.u32(m.timestamp),
-            Message::PlayerInput(m) => {
-                w.u32(m.tick);
-                for v in [m.move_x, m.move_y, m.look_x, m.look_y] {
-                    w.f32(v);
-                }
-                w.u32(m.button_state);
-            }
+            Message::ConnectionRequest(m) => m.write(b, ORDER),
+            Message::ConnectionAccept(m) => m.write(b, ORDER),
+            Message::ConnectionReject(m) | Message::Disconnect(m) => m.write(b, ORDER),
+            Message::Heartbeat(m) => m.write(b, ORDER),
+            Message::PlayerInput(m) => m.write(b, ORDER),
             Message::WorldSnapshot(m) => {
-                w.u32(m.tick);
+                m.tick.put(b, SNAPSHOT_TICK, ORDER);
                 // Checked by the caller: at most 255.
-                w.u8(m.entities.count() as u8);
+                (m.entities.count() as u8).put(b, SNAPSHOT_COUNT, ORDER);
+                let mut at = SNAPSHOT_FIXED_LEN;
                 m.entities.each(&mut |e| {
-                    w.u32(e.entity_id);
-                    w.u8(e.entity_type);
-                    w.vector(e.position);
-                    w.quaternion(e.rotation);
-                    w.vector(e.velocity);
-                    w.u8(e.health);
-                    w.u8(e.flags);
+                    if let Some(rest) = b.get_mut(at..) {
+                        e.write(rest, ORDER);
+                    }
+                    at += ENTITY_STATE_LEN;
                 });
             }
-            Message::EntitySpawn(m) => {
-                w.u32(m.entity_id);
-                w.u8(m.entity_type);
-                w.vector(m.position);
-                w.quaternion(m.rotation);
-                w.u8(m.owner_id);
-            }
-            Message::EntityDestroy(m) => {
-                w.u32(m.entity_id);
-                w.u8(m.reason);
-            }
-            Message::PlayerScored(m) => {
-                w.u32(m.player_id);
-                w.u32(m.points);
-                w.u8(m.score_type);
-            }
-            Message::PlayerDied(m) => {
-                w.u32(m.victim_id);
-                w.u32(m.killer_id);
-                w.u8(m.death_type);
-            }
-            Message::MatchState(m) => {
-                w.u8(m.state);
-                w.u32(m.time_remaining);
-                w.bytes(&m.team_scores);
-            }
-            Message::ChatMessage(m) => {
-                w.u32(m.sender_id);
-                w.u8(m.channel);
-                w.bytes(&m.message.0);
-            }
+            Message::EntitySpawn(m) => m.write(b, ORDER),
+            Message::EntityDestroy(m) => m.write(b, ORDER),
+            Message::PlayerScored(m) => m.write(b, ORDER),
+            Message::PlayerDied(m) => m.write(b, ORDER),
+            Message::MatchState(m) => m.write(b, ORDER),
+            Message::ChatMessage(m) => m.write(b, ORDER),
         }
     }
 }
@@ -411,180 +478,29 @@ impl Message<Entities<'_>> {
     }
 }
 
-/// Reads big-endian values from bytes whose length was checked; a read past
-/// the end gives zeros instead of panicking.
-pub(crate) struct Reader<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) pos: usize,
-}
-
-impl Reader<'_> {
-    fn take<const N: usize>(&mut self) -> [u8; N] {
-        let mut out = [0u8; N];
-        if let Some(src) = self
-            .pos
-            .checked_add(N)
-            .and_then(|end| self.bytes.get(self.pos..end))
-        {
-            out.copy_from_slice(src);
-        }
-        self.pos = self.pos.saturating_add(N);
-        out
-    }
-    fn u8(&mut self) -> u8 {
-        self.take::<1>()[0]
-    }
-    fn u32(&mut self) -> u32 {
-        u32::from_be_bytes(self.take())
-    }
-    fn u64(&mut self) -> u64 {
-        u64::from_be_bytes(self.take())
-    }
-    fn f32(&mut self) -> f32 {
-        f32::from_be_bytes(self.take())
-    }
-    fn vector(&mut self) -> Vector3 {
-        Vector3 {
-            x: self.f32(),
-            y: self.f32(),
-            z: self.f32(),
-        }
-    }
-    fn quaternion(&mut self) -> Quaternion {
-        Quaternion {
-            x: self.f32(),
-            y: self.f32(),
-            z: self.f32(),
-            w: self.f32(),
-        }
-    }
-    fn fixed<const N: usize>(&mut self) -> FixedStr<N> {
-        FixedStr(self.take())
-    }
-}
-
-fn read_entity(r: &mut Reader<'_>) -> EntityState {
-    EntityState {
-        entity_id: r.u32(),
-        entity_type: r.u8(),
-        position: r.vector(),
-        rotation: r.quaternion(),
-        velocity: r.vector(),
-        health: r.u8(),
-        flags: r.u8(),
-    }
-}
-
-/// Reads the message of type `t` from its payload (whose length the caller
-/// checked: missing bytes would read as zeros).
+/// Reads the message of type `t` from its payload, each at its row's
+/// offsets (the caller checked the length: missing bytes would read as
+/// zeros).
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn read_message(t: PacketType, payload: &[u8]) -> Message<Entities<'_>> {
-    let r = &mut Reader {
-        bytes: payload,
-        pos: 0,
-    };
+    let b = payload;
     match t {
-        PacketType::ConnectionRequest => Message::ConnectionRequest(ConnectionRequest {
-            protocol_version: r.u8(),
-            player_name: r.fixed(),
-            client_id: r.u64(),
-        }),
-        PacketType::ConnectionAccept => Message::ConnectionAccept(ConnectionAccept {
-            assigned_player_id: r.u32(),
-            server_tick: r.u32(),
-            tick_rate: r.u32(),
-        }),
-        PacketType::ConnectionReject => Message::ConnectionReject(Reason {
-            reason: r.u8(),
-            message: r.fixed(),
-        }),
-        PacketType::Disconnect => Message::Disconnect(Reason {
-            reason: r.u8(),
-            message: r.fixed(),
-        }),
-        PacketType::Heartbeat => Message::Heartbeat(Heartbeat { timestamp: r.u32() }),
-        PacketType::PlayerInput => Message::PlayerInput(PlayerInput {
-            tick: r.u32(),
-            move_x: r.f32(),
-            move_y: r.f32(),
-            look_x: r.f32(),
-            look_y: r.f32(),
-            button_state: r.u32(),
-        }),
+        PacketType::ConnectionRequest => Message::ConnectionRequest(Record::read(b, ORDER)),
+        PacketType::ConnectionAccept => Message::ConnectionAccept(Record::read(b, ORDER)),
+        PacketType::ConnectionReject => Message::ConnectionReject(Record::read(b, ORDER)),
+        PacketType::Disconnect => Message::Disconnect(Record::read(b, ORDER)),
+        PacketType::Heartbeat => Message::Heartbeat(Record::read(b, ORDER)),
+        PacketType::PlayerInput => Message::PlayerInput(Record::read(b, ORDER)),
         PacketType::WorldSnapshot => Message::WorldSnapshot(WorldSnapshot {
-            tick: r.u32(),
-            entities: Entities::new(payload.get(SNAPSHOT_FIXED_LEN..).unwrap_or_default()),
+            tick: Wire::get(b, SNAPSHOT_TICK, ORDER),
+            entities: Entities::new(b.get(SNAPSHOT_FIXED_LEN..).unwrap_or_default()),
         }),
-        PacketType::EntitySpawn => Message::EntitySpawn(EntitySpawn {
-            entity_id: r.u32(),
-            entity_type: r.u8(),
-            position: r.vector(),
-            rotation: r.quaternion(),
-            owner_id: r.u8(),
-        }),
-        PacketType::EntityDestroy => Message::EntityDestroy(EntityDestroy {
-            entity_id: r.u32(),
-            reason: r.u8(),
-        }),
-        PacketType::PlayerScored => Message::PlayerScored(PlayerScored {
-            player_id: r.u32(),
-            points: r.u32(),
-            score_type: r.u8(),
-        }),
-        PacketType::PlayerDied => Message::PlayerDied(PlayerDied {
-            victim_id: r.u32(),
-            killer_id: r.u32(),
-            death_type: r.u8(),
-        }),
-        PacketType::MatchState => Message::MatchState(MatchState {
-            state: r.u8(),
-            time_remaining: r.u32(),
-            team_scores: r.take(),
-        }),
-        PacketType::ChatMessage => Message::ChatMessage(ChatMessage {
-            sender_id: r.u32(),
-            channel: r.u8(),
-            message: r.fixed(),
-        }),
-    }
-}
-
-/// Writes big-endian values into a buffer the caller sized.
-pub(super) struct Writer<'a> {
-    pub(super) buf: &'a mut [u8],
-    pub(super) pos: usize,
-}
-
-impl Writer<'_> {
-    fn bytes(&mut self, b: &[u8]) {
-        if let Some(dst) = self.buf.get_mut(self.pos..self.pos + b.len()) {
-            dst.copy_from_slice(b);
-        }
-        self.pos += b.len();
-    }
-    fn u8(&mut self, v: u8) {
-        self.bytes(&[v]);
-    }
-    pub(super) fn u16(&mut self, v: u16) {
-        self.bytes(&v.to_be_bytes());
-    }
-    pub(super) fn u32(&mut self, v: u32) {
-        self.bytes(&v.to_be_bytes());
-    }
-    fn u64(&mut self, v: u64) {
-        self.bytes(&v.to_be_bytes());
-    }
-    fn f32(&mut self, v: f32) {
-        self.bytes(&v.to_be_bytes());
-    }
-    fn vector(&mut self, v: Vector3) {
-        for x in [v.x, v.y, v.z] {
-            self.f32(x);
-        }
-    }
-    fn quaternion(&mut self, q: Quaternion) {
-        for x in [q.x, q.y, q.z, q.w] {
-            self.f32(x);
-        }
+        PacketType::EntitySpawn => Message::EntitySpawn(Record::read(b, ORDER)),
+        PacketType::EntityDestroy => Message::EntityDestroy(Record::read(b, ORDER)),
+        PacketType::PlayerScored => Message::PlayerScored(Record::read(b, ORDER)),
+        PacketType::PlayerDied => Message::PlayerDied(Record::read(b, ORDER)),
+        PacketType::MatchState => Message::MatchState(Record::read(b, ORDER)),
+        PacketType::ChatMessage => Message::ChatMessage(Record::read(b, ORDER)),
     }
 }
 
@@ -604,13 +520,36 @@ mod tests {
         assert_eq!(text_of(b"xy\0z"), b"xy");
     }
 
+    /// A value whose bytes are missing reads as zeros, without a panic.
     #[test]
     fn reading_past_the_end_gives_zeros() {
-        let mut r = Reader {
-            bytes: &[1, 2],
-            pos: 0,
+        assert_eq!(
+            read_message(PacketType::PlayerScored, &[0, 0, 0, 7, 0, 0]),
+            Message::PlayerScored(PlayerScored {
+                player_id: 7,
+                points: 0,
+                score_type: 0
+            })
+        );
+    }
+
+    /// Each struct's fields land at its row's offsets: a ConnectionRequest
+    /// written by hand from the notes (u8 version, char name[32], u64 id).
+    #[test]
+    fn a_record_is_its_rows_bytes() {
+        let m = ConnectionRequest {
+            protocol_version: 1,
+            player_name: FixedStr::new(b"ab"),
+            client_id: 0x0102_0304_0506_0708,
         };
-        assert_eq!(r.u32(), 0);
-        assert_eq!(r.u8(), 0);
+        let mut b = [0xffu8; 41];
+        m.write(&mut b, ORDER);
+        let mut want = [0u8; 41];
+        want[0] = 1;
+        want[1..3].copy_from_slice(b"ab");
+        want[33..].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(b, want);
+        assert_eq!(ConnectionRequest::read(&b, ORDER), m);
+        assert_eq!(ConnectionRequest::LEN, 41);
     }
 }

@@ -3,8 +3,11 @@
 
 use super::error::{DecodeError, Violation};
 use super::layout::{self, Entry, FieldId, HEADER, Item, f};
-use super::message::{Entities, Message, padding_error, read_message};
+use super::message::{
+    Entities, Message, ORDER, REASON, SNAPSHOT_COUNT, WireHeader, padding_error, read_message,
+};
 use super::types::{HEADER_LEN, MAGIC, MTU, PacketType};
+use crate::proto::codec::Record;
 use crate::proto::dissect::TreeBufs;
 use crate::proto::field::{Field, FieldSink, Value, group_key};
 use crate::proto::layout::{EmitField, ToSink, TreeOut, Val, Visit, items_defs, layout_defs};
@@ -13,14 +16,6 @@ use crate::proto::layout::{EmitField, ToSink, TreeOut, Val, Visit, items_defs, l
 /// recognised on any port. A payload this accepts may still not decode.
 pub fn is_starstrike(payload: &[u8]) -> bool {
     payload.get(..4) == Some(&MAGIC.to_be_bytes()[..])
-}
-
-pub(crate) fn be_u16(b: &[u8], at: usize) -> u16 {
-    let mut out = [0u8; 2];
-    if let Some(s) = b.get(at..at.saturating_add(2)) {
-        out.copy_from_slice(s);
-    }
-    u16::from_be_bytes(out)
 }
 
 pub(crate) fn be_u32(b: &[u8], at: usize) -> u32 {
@@ -44,16 +39,16 @@ pub fn check_header(bytes: &[u8]) -> Result<Header, DecodeError> {
     if bytes.len() < HEADER_LEN {
         return Err(DecodeError::ShortHeader { len: bytes.len() });
     }
-    let magic = be_u32(bytes, 0);
-    if magic != MAGIC {
-        return Err(DecodeError::WrongMagic { found: magic });
+    let h = WireHeader::read(bytes, ORDER);
+    if h.magic != MAGIC {
+        return Err(DecodeError::WrongMagic { found: h.magic });
     }
-    let type_id = be_u16(bytes, 4);
+    let type_id = h.packet_type;
     let packet_type = PacketType::from_u16(type_id).ok_or(DecodeError::UnknownType { type_id })?;
     Ok(Header {
         packet_type,
-        seq: be_u16(bytes, 6),
-        ack_bits: be_u32(bytes, 8),
+        seq: h.seq,
+        ack_bits: h.ack_bits,
     })
 }
 
@@ -148,16 +143,18 @@ impl<'a> Packet<'a> {
     /// A WorldSnapshot's entity count (0 for other types).
     pub fn entity_count(&self) -> usize {
         match self.header.packet_type {
-            PacketType::WorldSnapshot => usize::from(self.payload().get(4).copied().unwrap_or(0)),
+            PacketType::WorldSnapshot => {
+                usize::from(self.payload().get(SNAPSHOT_COUNT).copied().unwrap_or(0))
+            }
             _ => 0,
         }
     }
 
-    /// The first byte of a Reject's or a Disconnect's payload: its reason.
+    /// A Reject's or a Disconnect's reason.
     pub fn reason(&self) -> Option<u8> {
         match self.header.packet_type {
             PacketType::ConnectionReject | PacketType::Disconnect => {
-                self.payload().first().copied()
+                self.payload().get(REASON).copied()
             }
             _ => None,
         }

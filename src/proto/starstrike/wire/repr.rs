@@ -1,11 +1,12 @@
 //! The owned [`PacketRepr`]: a whole packet as a value, parsed from bytes
 //! through the checked view ([`Packet`]) and emitted through the messages'
-//! own writer.
+//! own writer (each at its row's offsets, `message.rs`).
 
 use super::error::DecodeError;
 use super::message::*;
 use super::packet::Packet;
 use super::types::{HEADER_LEN, MAGIC, PacketType};
+use crate::proto::codec::Record;
 
 /// Why a representation cannot be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -90,13 +91,16 @@ pub fn emit_packet<E: EntityList>(
             available: buf.len(),
         });
     }
-    let mut w = Writer { buf, pos: 0 };
-    w.u32(MAGIC);
-    w.u16(message.packet_type().id());
-    w.u16(seq);
-    w.u32(ack_bits);
-    message.write(&mut w);
-    Ok(w.pos)
+    let (header, payload) = buf.split_at_mut(HEADER_LEN);
+    let header_fields = WireHeader {
+        magic: MAGIC,
+        packet_type: message.packet_type().id(),
+        seq,
+        ack_bits,
+    };
+    header_fields.write(header, ORDER);
+    message.write(payload.get_mut(..needed - HEADER_LEN).unwrap_or_default());
+    Ok(needed)
 }
 
 #[cfg(test)]
