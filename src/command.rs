@@ -184,6 +184,19 @@ enum Output<W: Write> {
 }
 
 impl<W: Write> Output<W> {
+    /// [`Observer::packet`] of the outputs that write packets.
+    #[inline(never)]
+    fn write_packet(&mut self, e: &PacketEvent<'_>) -> Flow {
+        match self {
+            Output::Quiet | Output::Table => Flow::Continue,
+            Output::Packets(p, _) => p.packet(e),
+            Output::Json(j) => j.packet(e),
+            Output::Jsonl(j) => j.packet(e),
+            Output::Fields(f) => f.packet(e),
+            Output::Tshark(t) => t.packet(e),
+        }
+    }
+
     /// The share of each packet's output the reader's thread may render
     /// ahead, for the outputs that can.
     fn render_ahead(&mut self) -> Option<crate::run::ahead::RenderAhead> {
@@ -241,14 +254,14 @@ impl<W: Write> Output<W> {
 }
 
 impl<W: Write> Observer for Output<W> {
+    /// The report writes nothing per packet: that case inline, the writers
+    /// in [`Output::write_packet`]. Inlined here, they made every packet of
+    /// the report save and restore the registers they use.
+    #[inline]
     fn packet(&mut self, e: &PacketEvent<'_>) -> Flow {
         match self {
             Output::Quiet | Output::Table => Flow::Continue,
-            Output::Packets(p, _) => p.packet(e),
-            Output::Json(j) => j.packet(e),
-            Output::Jsonl(j) => j.packet(e),
-            Output::Fields(f) => f.packet(e),
-            Output::Tshark(t) => t.packet(e),
+            _ => self.write_packet(e),
         }
     }
 

@@ -68,6 +68,7 @@ impl Default for DupWindow {
 impl DupWindow {
     /// The frame of a recent packet with this hash; if there is none, the packet
     /// is remembered as `frame`.
+    #[inline]
     pub(crate) fn check(&mut self, hash: u64, frame: u64) -> Option<u64> {
         // Almost no packet is a duplicate: a scan of the tags without early exit
         // (a few vector compares), then the full hashes only on a tag match.
@@ -87,12 +88,15 @@ impl DupWindow {
         {
             return Some(self.frames[i]);
         }
-        self.leave(self.next);
+        // The place read once, known below DUP_WINDOW: no bounds check, and
+        // no reload after each store.
+        let i = self.next % DUP_WINDOW;
+        self.leave(i);
         self.buckets[bucket(hash)] += 1;
-        self.tags[self.next] = tag;
-        self.hashes[self.next] = hash;
-        self.frames[self.next] = frame;
-        self.next = (self.next + 1) % DUP_WINDOW;
+        self.tags[i] = tag;
+        self.hashes[i] = hash;
+        self.frames[i] = frame;
+        self.next = (i + 1) % DUP_WINDOW;
         None
     }
 
@@ -109,7 +113,7 @@ impl DupWindow {
     /// Keeps the start and the length sent of the packet just checked (or
     /// skipped).
     fn keep_prefix(&mut self, payload: &[u8], sent: usize) {
-        let slot = (self.next + DUP_WINDOW - 1) % DUP_WINDOW;
+        let slot = (self.next % DUP_WINDOW + DUP_WINDOW - 1) % DUP_WINDOW;
         self.sent_lens[slot] = u32::try_from(sent).unwrap_or(u32::MAX);
         // Almost every packet has the whole prefix: one fixed copy.
         if let Some(p) = payload.first_chunk::<PREFIX>() {
@@ -126,10 +130,11 @@ impl DupWindow {
     /// its place in the window, which matches nothing: the window spans the
     /// same packets as in a capture that kept them whole.
     pub(crate) fn skip(&mut self) {
-        self.leave(self.next);
-        self.frames[self.next] = u64::MAX;
-        self.prefix_lens[self.next] = 0;
-        self.next = (self.next + 1) % DUP_WINDOW;
+        let i = self.next % DUP_WINDOW;
+        self.leave(i);
+        self.frames[i] = u64::MAX;
+        self.prefix_lens[i] = 0;
+        self.next = (i + 1) % DUP_WINDOW;
     }
 
     /// Whether a recent packet of the same length as sent starts as `kept`
@@ -627,6 +632,7 @@ impl DirState {
 
     /// Whether `hash` is a recent packet's: the frame of that packet; otherwise the
     /// packet is remembered as `frame`.
+    #[inline]
     pub fn duplicate_of(&mut self, hash: u64, frame: u64) -> Option<u64> {
         self.recent.check(hash, frame)
     }

@@ -784,7 +784,30 @@ impl<O: Observer> Analysis<O> {
 
     /// Analyses one datagram of a registered protocol; what the output wants
     /// next (a failed output says stop).
+    #[inline]
     pub fn datagram(&mut self, d: &Datagram<'_>) -> Flow {
+        if self.selection.is_some() || self.scope.is_some() {
+            return self.datagram_in_part(d);
+        }
+        // The whole capture, every session: the same as below without the
+        // part's counts and the scope, inline. With them inlined, every
+        // packet saved and restored the registers they use.
+        self.select.hit = false;
+        let on = self.select.on;
+        let mut rest = Both(&mut self.output, &mut self.select);
+        let all: &mut dyn Observer = if on { &mut rest } else { rest.0 };
+        let mut both = Both(&mut self.collect, all);
+        let flow = self.tracker.observe(d, &mut both);
+        if flow.is_none() {
+            self.collect.unknown.add(d);
+        }
+        flow.unwrap_or(Flow::Continue)
+    }
+
+    /// [`Analysis::datagram`] with a part of the capture selected
+    /// (`selection`) or some sessions only (`scope`).
+    #[inline(never)]
+    fn datagram_in_part(&mut self, d: &Datagram<'_>) -> Flow {
         self.select.hit = false;
         let on = self.select.on;
         let mut rest = Both(&mut self.output, &mut self.select);
