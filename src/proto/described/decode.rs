@@ -32,6 +32,9 @@ pub struct CAttr {
     /// In a quiet walk of a nested type, this field and the ones after it
     /// that tell nothing: skipped together by their bytes ([`QuietRun`]).
     pub quiet_run: Option<QuietRun>,
+    /// Where the walk keeps its value, if a later field of its `seq` reads
+    /// it: its place among those ([`CType::kept`]).
+    pub slot: Option<u8>,
 }
 
 /// Fields of a nested type that a quiet walk (a sink that takes none of
@@ -78,6 +81,9 @@ pub struct CType {
     /// counts and sizes, nested types alike): a walk whose sink takes none
     /// of its fields skips it by this size ([`Events::wants_any`]).
     pub fixed: Option<usize>,
+    /// Its fields whose values later fields read (an `if`, a count or a
+    /// size, a switch, a `valid` bound): a walk keeps only theirs.
+    pub kept: usize,
 }
 
 /// A registered field before it is leaked: its name, label, type and doc,
@@ -390,9 +396,17 @@ fn read_later(attrs: &[CAttr], specs: &[DefSpec]) -> u64 {
     mask
 }
 
-/// Sets each field's [`CAttr::checked`] and [`CAttr::quiet_run`].
-fn quiet_runs(attrs: &mut [CAttr], specs: &[DefSpec]) {
+/// Sets each field's [`CAttr::checked`], [`CAttr::quiet_run`] and
+/// [`CAttr::slot`]; returns [`CType::kept`].
+fn plan_fields(attrs: &mut [CAttr], specs: &[DefSpec]) -> usize {
     let read = read_later(attrs, specs);
+    let mut kept = 0;
+    for (i, ca) in attrs.iter_mut().enumerate() {
+        if (read >> i) & 1 == 1 {
+            ca.slot = u8::try_from(kept).ok();
+            kept += 1;
+        }
+    }
     let mut after: Option<QuietRun> = None;
     for (i, ca) in attrs.iter_mut().enumerate().rev() {
         ca.checked = specs
@@ -413,6 +427,7 @@ fn quiet_runs(attrs: &mut [CAttr], specs: &[DefSpec]) {
         ca.quiet_run = run;
         after = run;
     }
+    kept
 }
 
 /// What the decoder tells as it walks.
@@ -731,9 +746,10 @@ impl Compiler<'_> {
                 kind,
                 checked: false,
                 quiet_run: None,
+                slot: None,
             });
         }
-        quiet_runs(&mut out.attrs, &self.specs);
+        out.kept = plan_fields(&mut out.attrs, &self.specs);
         out.fixed = fixed_size(&out.attrs, &self.specs);
         Ok(out)
     }
@@ -959,9 +975,54 @@ struct Walker<'p, 'e> {
     stopped: bool,
 }
 
+/// The values a walk of a type keeps of its fields, for the later fields
+/// that read them ([`CType::kept`]), by the field's index in the type.
+trait Vals {
+    fn get(&self, i: usize) -> Option<i64>;
+    fn set(&mut self, i: usize, v: i64);
+}
+
+/// Kept fields at most: a type with more keeps them in [`ByIndex`].
+const SLOTS: usize = 4;
+
+/// The few values of a type, by their fields' [`CAttr::slot`]: the array
+/// a walk fills per type (and for every copy of a nested one) stays small.
+struct BySlot<'t> {
+    attrs: &'t [CAttr],
+    v: [Option<i64>; SLOTS],
+}
+
+impl Vals for BySlot<'_> {
+    fn get(&self, i: usize) -> Option<i64> {
+        let slot = self.attrs.get(i)?.slot?;
+        self.v.get(usize::from(slot)).copied().flatten()
+    }
+    fn set(&mut self, i: usize, v: i64) {
+        if let Some(slot) = self.attrs.get(i).and_then(|a| a.slot)
+            && let Some(x) = self.v.get_mut(usize::from(slot))
+        {
+            *x = Some(v);
+        }
+    }
+}
+
+/// Any number of values, by field index.
+struct ByIndex([Option<i64>; MAX_ATTRS]);
+
+impl Vals for ByIndex {
+    fn get(&self, i: usize) -> Option<i64> {
+        self.0.get(i).copied().flatten()
+    }
+    fn set(&mut self, i: usize, v: i64) {
+        if let Some(x) = self.0.get_mut(i) {
+            *x = Some(v);
+        }
+    }
+}
+
 /// The value of the earlier field `i` of the type being walked, if decoded.
-fn earlier(vals: &[Option<i64>; MAX_ATTRS]) -> impl Fn(usize) -> Option<i64> + Copy + '_ {
-    move |i| vals.get(i).copied().flatten()
+fn earlier(vals: &impl Vals) -> impl Fn(usize) -> Option<i64> + Copy + '_ {
+    move |i| vals.get(i)
 }
 
 /// `n` bytes of `p` at `pos`, within `limit`; short, the error of field `ca`.
@@ -1048,15 +1109,10 @@ impl<'p> Walker<'p, '_> {
         }
     }
 
-    fn amount(&self, a: Amount, vals: &[Option<i64>; MAX_ATTRS], pos: usize, end: usize) -> u64 {
+    fn amount(&self, a: Amount, vals: &impl Vals, pos: usize, end: usize) -> u64 {
         match a {
             Amount::Fixed(n) => n,
-            Amount::Field(i) => vals
-                .get(i)
-                .copied()
-                .flatten()
-                .and_then(|v| u64::try_from(v).ok())
-                .unwrap_or(0),
+            Amount::Field(i) => vals.get(i).and_then(|v| u64::try_from(v).ok()).unwrap_or(0),
             Amount::Eos => end.saturating_sub(pos) as u64,
         }
     }
@@ -1069,7 +1125,26 @@ impl<'p> Walker<'p, '_> {
         end: usize,
         root: bool,
     ) -> Result<usize, DecodeErr> {
-        let mut vals: [Option<i64>; MAX_ATTRS] = [None; MAX_ATTRS];
+        if t.kept <= SLOTS {
+            let vals = BySlot {
+                attrs: &t.attrs,
+                v: [None; SLOTS],
+            };
+            self.ty_keeping(t, start, end, root, vals)
+        } else {
+            self.ty_keeping(t, start, end, root, ByIndex([None; MAX_ATTRS]))
+        }
+    }
+
+    /// [`Walker::ty`], keeping the values later fields read in `vals`.
+    fn ty_keeping(
+        &mut self,
+        t: &'static CType,
+        start: usize,
+        end: usize,
+        root: bool,
+        mut vals: impl Vals,
+    ) -> Result<usize, DecodeErr> {
         let mut pos = start;
         // A message type outside its enum (the root's only): the error, and
         // the type field's index. The fields after it are read up to the
@@ -1131,19 +1206,25 @@ impl<'p> Walker<'p, '_> {
         i: usize,
         mut pos: usize,
         end: usize,
-        vals: &mut [Option<i64>; MAX_ATTRS],
+        vals: &mut impl Vals,
         root: bool,
     ) -> Result<usize, DecodeErr> {
         let a = &ca.attr;
+        if a.cond.is_none() && a.size.is_none() && a.repeat == Repeat::None {
+            // The common field: one element, up to the end of its type.
+            let (next, v) = self.element(ca, None, pos, end, false, vals, root)?;
+            if let Some(x) = v {
+                vals.set(i, x);
+            }
+            return Ok(next);
+        }
         if let Some(Cond { field, op, value }) = a.cond {
             let value = match value {
                 Operand::Number(v) => Some(v),
-                Operand::Field(f) => vals.get(f).copied().flatten(),
+                Operand::Field(f) => vals.get(f),
             };
             let holds = vals
                 .get(field)
-                .copied()
-                .flatten()
                 .zip(value)
                 .is_some_and(|(v, w)| op.holds(v, w));
             if !holds {
@@ -1178,10 +1259,8 @@ impl<'p> Walker<'p, '_> {
             };
             let v = self.element(ca, index, pos, limit, elem_end.is_some(), vals, root)?;
             pos = elem_end.unwrap_or(v.0);
-            if let Some(x) = v.1
-                && let Some(slot) = vals.get_mut(i)
-            {
-                *slot = Some(x);
+            if let Some(x) = v.1 {
+                vals.set(i, x);
             }
             k += 1;
             if count.is_some() && pos == before {
@@ -1203,7 +1282,7 @@ impl<'p> Walker<'p, '_> {
         pos: usize,
         b: &'p [u8],
         (signed, le): (bool, bool),
-        vals: &[Option<i64>; MAX_ATTRS],
+        vals: &impl Vals,
     ) -> i64 {
         let raw = read_uint(b, le);
         let v = if signed {
@@ -1266,7 +1345,7 @@ impl<'p> Walker<'p, '_> {
     }
 
     /// A number's `valid`, judged against the earlier fields' values.
-    fn judge(&mut self, ca: &CAttr, pos: usize, x: f64, vals: &[Option<i64>; MAX_ATTRS]) {
+    fn judge(&mut self, ca: &CAttr, pos: usize, x: f64, vals: &impl Vals) {
         let spec = self.c.specs.get(usize::from(ca.field));
         if let Some(valid) = spec.and_then(|s| s.valid.as_ref())
             && !valid.holds(x, earlier(vals))
@@ -1286,7 +1365,7 @@ impl<'p> Walker<'p, '_> {
         pos: usize,
         limit: usize,
         sized: bool,
-        vals: &[Option<i64>; MAX_ATTRS],
+        vals: &impl Vals,
         root: bool,
     ) -> Result<(usize, Option<i64>), DecodeErr> {
         let p = self.p;
@@ -1367,7 +1446,7 @@ impl<'p> Walker<'p, '_> {
             }
             CKind::User(t) => self.node(ca, index, pos, limit, sized, t),
             CKind::Switch { on, cases, default } => {
-                let v = vals.get(*on).copied().flatten();
+                let v = vals.get(*on);
                 let t = cases
                     .iter()
                     .find(|(k, _)| Some(*k) == v)
@@ -1538,6 +1617,13 @@ mod tests {
         // A count read by a later field is kept: not skipped.
         assert_eq!(snapshot.attrs[0].quiet_run, run(1, 4));
         assert_eq!(snapshot.attrs[1].quiet_run, None);
+        // Only what a later field reads is kept: the message type (the
+        // switch's), the count; nothing of an entity.
+        let slots =
+            |t: &super::CType| -> Vec<Option<u8>> { t.attrs.iter().map(|a| a.slot).collect() };
+        assert_eq!(slots(root), [None, Some(0), None, None, None]);
+        assert_eq!(slots(snapshot), [None, Some(0), None]);
+        assert_eq!((root.kept, snapshot.kept, entity.kept), (1, 1, 0));
     }
 
     #[test]

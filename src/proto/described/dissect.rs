@@ -253,7 +253,8 @@ impl TreeSink {
     }
 }
 
-impl FieldSink for TreeSink {
+/// The walk's fields straight into the tree (one call per field).
+impl Events for TreeSink {
     fn field(&mut self, field: Field<'_>) {
         let start = self.text.len();
         let _ = indexed_label(&mut self.text, field.def.label, field.index);
@@ -327,10 +328,7 @@ impl Dissector for Dissect {
         // The walk's root node is the packet; its fields are below it.
         let r = reused(&TREE, |sink| {
             sink.clear();
-            let r = self
-                .0
-                .compiled
-                .walk_as(payload, self.1, &mut ToSink(&mut *sink));
+            let r = self.0.compiled.walk_as(payload, self.1, &mut *sink);
             sink.emit(f);
             r
         });

@@ -601,12 +601,14 @@ impl Compiler {
                 // Never walked: a protobuf message's walk is its own.
                 checked: false,
                 quiet_run: None,
+                slot: None,
             })
             .collect();
         let compiled = super::decode::Compiled {
             root: super::decode::CType {
                 attrs: root_attrs,
                 fixed: None,
+                kept: 0,
             },
             specs,
             defs: &[],
