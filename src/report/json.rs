@@ -654,40 +654,95 @@ pub(super) fn json_str(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
 }
 
+/// A registered name remembered by [`json_name`] as needing no escape:
+/// its key (address and length; 0 for an empty place) and its JSON
+/// string, quotes included, padded to [`QUOTED`] bytes.
+#[derive(Clone, Copy)]
+struct PlainName {
+    key: usize,
+    quoted: [u8; QUOTED],
+    len: u8,
+}
+
+/// The bytes a [`PlainName`] holds: a name of up to 30 bytes and its quotes.
+const QUOTED: usize = 32;
+/// The places of the table of [`PlainName`]s, and how many of them a name
+/// may take after its own (then it is escaped each time).
+const NAME_PLACES: usize = 64;
+const NAME_PROBES: usize = 4;
+
+impl PlainName {
+    const EMPTY: PlainName = PlainName {
+        key: 0,
+        quoted: [0; QUOTED],
+        len: 0,
+    };
+
+    fn new(key: usize, name: &[u8]) -> Self {
+        let mut quoted = [0; QUOTED];
+        if let Some(inside) = quoted.get_mut(1..=name.len()) {
+            inside.copy_from_slice(name);
+        }
+        if let Some(open) = quoted.first_mut() {
+            *open = b'"';
+        }
+        if let Some(end) = quoted.get_mut(name.len() + 1) {
+            *end = b'"';
+        }
+        PlainName {
+            key,
+            quoted,
+            len: u8::try_from(name.len() + 2).unwrap_or(0),
+        }
+    }
+}
+
 thread_local! {
-    /// Registered names known to need no escape, by address and length
-    /// (see [`json_name`]): 64 places, 0 for none.
-    static PLAIN_NAMES: [std::cell::Cell<usize>; 64] =
-        const { [const { std::cell::Cell::new(0) }; 64] };
+    /// Registered names known to need no escape (see [`json_name`]).
+    static PLAIN_NAMES: [std::cell::Cell<PlainName>; NAME_PLACES] =
+        const { [const { std::cell::Cell::new(PlainName::EMPTY) }; NAME_PLACES] };
 }
 
 /// A registered name (a message type, a header field) as a JSON string,
 /// as [`json_str`] writes it. A name is `'static`, so once seen to need no
-/// escape it is remembered as such by its address and length, and copied
-/// as it is from then on (the search for escapes in a name of a few bytes
-/// cost as much as a long text's).
+/// escape it is remembered as such by its address and length, quoted and
+/// padded, and copied as a piece of fixed size then cut from then on: the
+/// search for escapes in a name of a few bytes cost as much as a long
+/// text's, and a copy of the name's length is a call to `memmove`. The
+/// places are probed in turn from the name's own (one place each, two
+/// names of Battlegrounds took the same and put each other out: half its
+/// names were searched, some 250 instructions a packet of JSON Lines).
 fn json_name(out: &mut Vec<u8>, name: &'static str) {
     let key = (name.as_ptr() as usize) ^ (name.len() << 48);
-    let place = (key ^ (key >> 6)) & 63;
-    if name.len() >= 1 << 12 {
+    if name.len() + 2 > QUOTED {
         return json_str(out, name.as_bytes());
     }
-    let known = PLAIN_NAMES.with(|names| names.get(place).is_some_and(|n| n.get() == key));
-    out.push(b'"');
-    if known {
-        out.extend_from_slice(name.as_bytes());
-    } else {
-        let start = out.len();
-        escape_into(out, name.as_bytes());
-        if out.len() - start == name.len() {
-            PLAIN_NAMES.with(|names| {
-                if let Some(n) = names.get(place) {
-                    n.set(key);
+    // The key's high bits mixed into the top ones (Fibonacci hashing).
+    let home =
+        key.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as usize) >> (usize::BITS - NAME_PLACES.ilog2());
+    PLAIN_NAMES.with(|names| {
+        for i in 0..NAME_PROBES {
+            let Some(place) = names.get((home + i) % NAME_PLACES) else {
+                break;
+            };
+            let known = place.get();
+            if known.key == key {
+                let at = out.len() + usize::from(known.len);
+                out.extend_from_slice(&known.quoted);
+                out.truncate(at);
+                return;
+            }
+            if known.key == 0 {
+                let start = out.len();
+                json_str(out, name.as_bytes());
+                if out.len() - start == name.len() + 2 {
+                    place.set(PlainName::new(key, name.as_bytes()));
                 }
-            });
+                return;
+            }
         }
-    }
-    out.push(b'"');
+        json_str(out, name.as_bytes());
+    });
 }
 
 /// A `Display` value as a JSON string: formatted into a reused string (its
@@ -1581,6 +1636,8 @@ mod tests {
             "abcdefghi\u{1}klmnop",
             "abc\ndefghijkl",
             "\u{90}abcdefghijklmn",
+            "abcdefghijklmnopqrstuvwxyz0123",
+            "abcdefghijklmnopqrstuvwxyz01234",
         ]
         .into_iter()
         .chain((0..200).map(|i| &*format!("name{i}").leak()))
