@@ -41,6 +41,86 @@ pub trait Handle: Copy + fmt::Debug + 'static {
     fn def(self) -> &'static FieldDef;
 }
 
+/// A protocol's field registry: its handle (an enum, a variant a field,
+/// its index in the registry) and its `static` of definitions, from one
+/// line a field (`ID = "filter.name", "treeLabel", Type, "Documentation.";`).
+/// The enum gets [`Handle`], its definitions as a constant (`DEFS`, for
+/// the tables' `const fn`s), every variant (`ALL`), its index as a
+/// constant (`index`, what `codec::record!` compares) and back
+/// (`from_index`); the static is what the filter compares by address.
+///
+/// ```text
+/// fields! {
+///     /// A registered field.
+///     pub enum FieldId;
+///     /// Every field.
+///     pub static FIELDS;
+///     SEQ = "strs.seq", "sequenceNumber", Unsigned, "The sender's sequence number.";
+/// }
+/// ```
+macro_rules! fields {
+    (
+        $(#[$em:meta])* $evis:vis enum $f:ident;
+        $(#[$sm:meta])* $svis:vis static $fields:ident;
+        $( $id:ident = $name:literal, $label:literal, $ty:ident, $doc:literal; )*
+    ) => {
+        $(#[$em])*
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms, clippy::enum_variant_names)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u16)]
+        $evis enum $f { $( $id, )* }
+
+        $(#[$sm])*
+        $svis static $fields: [$crate::engine::field::FieldDef; $f::ALL.len()] = $f::DEFS;
+
+        #[allow(dead_code)]
+        impl $f {
+            /// Every field, in the order of the registry.
+            pub const ALL: [$f; [$( $f::$id, )*].len()] = [$( $f::$id, )*];
+
+            /// The definitions, a constant (the registry's static is their
+            /// address at run time).
+            pub const DEFS: [$crate::engine::field::FieldDef; $f::ALL.len()] = [ $(
+                $crate::engine::field::FieldDef {
+                    name: $name,
+                    label: $label,
+                    ty: $crate::engine::field::FieldType::$ty,
+                    doc: $doc,
+                },
+            )* ];
+
+            /// The registered definition: a stable address in the registry,
+            /// which the filter compares by identity.
+            #[inline(always)]
+            pub fn def(self) -> &'static $crate::engine::field::FieldDef {
+                &$fields[self as usize]
+            }
+
+            /// The index, as a number.
+            pub const fn index(self) -> u16 {
+                self as u16
+            }
+
+            /// A field by its index, if there is one.
+            pub fn from_index(i: u64) -> Option<$f> {
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| $f::ALL.get(i))
+                    .copied()
+            }
+        }
+
+        impl $crate::proto::layout::Handle for $f {
+            #[inline(always)]
+            fn def(self) -> &'static $crate::engine::field::FieldDef {
+                $f::def(self)
+            }
+        }
+    };
+}
+
+pub(crate) use fields;
+
 /// The byte order of a number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub enum ByteOrder {

@@ -38,41 +38,21 @@
 //!    (`the_decoder_and_the_encoder_agree_with_the_layout`) fails until the
 //!    encoder's lengths agree with the table.
 
-use crate::proto::field::{FieldDef, FieldType};
+use crate::proto::field::FieldDef;
 use crate::proto::layout::{
-    self as core, Handle, Int, Names, Prim, Quote, Show, Table, entry, hidden, it, size,
+    self as core, Int, Names, Prim, Quote, Show, Table, entry, hidden, it, size,
 };
-
-macro_rules! fields {
-    ($( $id:ident = $name:literal, $label:literal, $ty:ident, $doc:literal; )*) => {
-        /// Each field's index in [`FIELDS`].
-        #[allow(non_camel_case_types, clippy::upper_case_acronyms, clippy::enum_variant_names)]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub(super) enum F { $( $id, )* }
-
-        /// Every Battlegrounds field, in wire order.
-        pub static FIELDS: [FieldDef; [$( F::$id, )*].len()] = [ $( FieldDef {
-            name: $name,
-            label: $label,
-            ty: FieldType::$ty,
-            doc: $doc,
-        }, )* ];
-    };
-}
 
 /// A registered field by its index: a stable address in [`FIELDS`].
 pub(super) fn field(f: F) -> &'static FieldDef {
-    &FIELDS[f as usize]
+    f.def()
 }
 
-impl Handle for F {
-    #[inline(always)]
-    fn def(self) -> &'static FieldDef {
-        field(self)
-    }
-}
-
-fields! {
+core::fields! {
+    /// Each field's index in [`FIELDS`].
+    pub(super) enum F;
+    /// Every Battlegrounds field, in wire order.
+    pub static FIELDS;
     HEADER = "bg.header", "header", Node, "The 8-byte packet header.";
     SESSION_ID = "bg.session_id", "session_id", Unsigned, "The session id the REST API gave (u32), read in the session's byte order and shown in hex as sent (0x1234); it compares as a number (bg.session_id == 4660 or == 0x1234).";
     BYTE_ORDER = "bg.byte_order", "byte_order", Enum, "The byte order the packet is read in, its session's: 0 big-endian (the reference's), 1 little-endian (the corpus's first form).";

@@ -32,39 +32,14 @@
 //!    (`records_agree_with_the_layout`) fails until their lengths agree.
 
 use super::types::MessageType;
-use crate::proto::field::{FieldDef, FieldType};
+use crate::proto::field::FieldDef;
 use crate::proto::layout::{
-    self as core, ByteOrder, Handle, Int, Names, Quote, Show, Table, Visit, entry, hidden, it,
+    self as core, ByteOrder, Int, Names, Quote, Show, Table, Visit, entry, hidden, it,
 };
 
-macro_rules! fields {
-    ($( $id:ident = $name:literal, $label:literal, $ty:ident, $doc:literal; )*) => {
-        /// Each field's index in [`FIELDS`].
-        #[allow(non_camel_case_types, clippy::upper_case_acronyms, clippy::enum_variant_names)]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub(super) enum F { $( $id, )* }
-
-        /// Every field lwar registers, in wire order of first appearance.
-        pub static FIELDS: [FieldDef; [$( F::$id, )*].len()] = [ $( FieldDef {
-            name: $name,
-            label: $label,
-            ty: FieldType::$ty,
-            doc: $doc,
-        }, )* ];
-    };
-}
-
-/// A registered field by its index: a stable address in [`FIELDS`], which the
-/// filter compares by identity.
+/// A registered field by its index: a stable address in [`FIELDS`].
 pub(super) fn field(f: F) -> &'static FieldDef {
-    &FIELDS[f as usize]
-}
-
-impl Handle for F {
-    #[inline(always)]
-    fn def(self) -> &'static FieldDef {
-        field(self)
-    }
+    f.def()
 }
 
 /// lwar's items, entries and layouts (every number big-endian).
@@ -105,7 +80,11 @@ static TYPE_NAMES: Names = Names {
     tree_named: false,
 };
 
-fields! {
+core::fields! {
+    /// Each field's index in [`FIELDS`].
+    pub(super) enum F;
+    /// Every field lwar registers, in wire order of first appearance.
+    pub static FIELDS;
     APP_ID = "lwar.app_id", "appId", Unsigned, "The protocol's identifier, 0xf27087c5.";
     ACK = "lwar.ack", "ack", Unsigned, "Highest reliable seqno received from the peer, in order.";
     TIMESTAMP = "lwar.timestamp", "timestamp", Unsigned, "The sender's clock, in ms.";

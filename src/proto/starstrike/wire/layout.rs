@@ -41,9 +41,8 @@ use super::types::{
     CHAT_MESSAGE_LEN, EnumKind, HEADER_LEN, MAX_PAYLOAD, PLAYER_NAME_LEN, PacketType,
     REASON_MESSAGE_LEN,
 };
-use crate::proto::field::{FieldDef, FieldType};
 use crate::proto::layout::{
-    self as core, ByteOrder, Handle, Int, Names, Prim, Show, Table, Visit, entry, hidden,
+    self as core, ByteOrder, Int, Names, Prim, Show, Table, Visit, entry, hidden,
 };
 
 /// One `EntityState` of a WorldSnapshot (47 bytes: its layout's).
@@ -54,39 +53,18 @@ pub const SNAPSHOT_FIXED_LEN: usize = PacketType::WorldSnapshot.min_payload_len(
 /// Entities that fit in one snapshot within the MTU: (1188 - 5) / 47.
 pub const MAX_ENTITIES_IN_MTU: usize = (MAX_PAYLOAD - SNAPSHOT_FIXED_LEN) / ENTITY_STATE_LEN;
 
-macro_rules! fields {
-    ($( $id:ident = $name:literal, $label:literal, $ty:ident, $doc:literal; )*) => {
-        /// A registered field: its index in [`FIELDS`]. Small enough to travel
-        /// inside a finding's numbers.
-        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[repr(u16)]
-        pub enum FieldId { $( $id, )* }
-
-        impl FieldId {
-            /// Every field, in the order of [`FIELDS`].
-            const ALL: [FieldId; [$( FieldId::$id, )*].len()] = [$( FieldId::$id, )*];
-        }
-
-        const DEFS: [FieldDef; FieldId::ALL.len()] = [ $( FieldDef {
-            name: $name,
-            label: $label,
-            ty: FieldType::$ty,
-            doc: $doc,
-        }, )* ];
-    };
-}
-
-/// Every Starstrike field, registered for the display filter (`strs.seq`),
-/// field output and documentation.
-pub static FIELDS: [FieldDef; FieldId::ALL.len()] = DEFS;
-
 /// The registered fields by name (`f::SEQ`).
 pub mod f {
     pub use super::FieldId::*;
 }
 
-fields! {
+core::fields! {
+    /// A registered field: its index in [`FIELDS`]. Small enough to travel
+    /// inside a finding's numbers.
+    pub enum FieldId;
+    /// Every Starstrike field, registered for the display filter (`strs.seq`),
+    /// field output and documentation.
+    pub static FIELDS;
     HEADER = "strs.header", "header", Node, "The 12-byte packet header.";
     MAGIC = "strs.magic", "protocolId", Unsigned, "The magic 0x53545253 (\"STRS\").";
     TYPE = "strs.type", "packetType", Enum, "The packet type.";
@@ -179,34 +157,6 @@ fields! {
     CH_MESSAGE = "strs.chat.message", "message", Text, "Message content (256 bytes).";
 }
 
-impl FieldId {
-    /// The registered definition: a stable address in [`FIELDS`], which the
-    /// filter compares by identity.
-    pub fn def(self) -> &'static FieldDef {
-        &FIELDS[self as usize]
-    }
-
-    /// The index, as a number.
-    pub const fn index(self) -> u16 {
-        self as u16
-    }
-
-    /// A field by its index, if there is one.
-    pub fn from_index(i: u64) -> Option<FieldId> {
-        usize::try_from(i)
-            .ok()
-            .and_then(|i| FieldId::ALL.get(i))
-            .copied()
-    }
-}
-
-impl Handle for FieldId {
-    #[inline(always)]
-    fn def(self) -> &'static FieldDef {
-        FieldId::def(self)
-    }
-}
-
 /// Starstrike's items, entries and layouts (every number big-endian).
 pub type Item = core::Item<FieldId>;
 pub type Entry = core::Entry<FieldId>;
@@ -214,7 +164,7 @@ pub type Layout = core::Layout<FieldId>;
 
 /// A field, labelled in the tree and the text as registered.
 const fn it(f: FieldId, prim: Prim) -> Item {
-    hidden(f, prim, DEFS[f as usize].label)
+    hidden(f, prim, FieldId::DEFS[f as usize].label)
 }
 
 // Starstrike's primitives.
