@@ -904,6 +904,13 @@ fn oversize(session: &mut Session, raise: &mut Raise<'_>, t: PacketType, d: &Dat
 /// The metrics a decoded packet gives: the Heartbeats' jitter, the entities
 /// per WorldSnapshot.
 fn metrics(session: &mut Session, direction: Direction, packet: &Packet<'_>, d: &Datagram<'_>) {
+    // Only these two types give one: the others are not read.
+    if !matches!(
+        packet.packet_type(),
+        PacketType::Heartbeat | PacketType::WorldSnapshot
+    ) {
+        return;
+    }
     match packet.message() {
         Message::Heartbeat(hb) => session.dir_mut(direction).jitter_sample(d.ts, hb.timestamp),
         Message::WorldSnapshot(snapshot) => {
@@ -1711,8 +1718,24 @@ fn lifecycle(
     let c2s = raise.direction == Direction::ClientToServer;
     let t = packet.packet_type();
     let seqno = Some(u32::from(packet.seq()));
+    after_disconnect(session, raise, packet, seqno, d);
+    // Only these types move the lifecycle: the others (almost every packet)
+    // are neither read nor hashed.
+    let read = matches!(
+        t,
+        PacketType::ConnectionRequest
+            | PacketType::ConnectionAccept
+            | PacketType::ConnectionReject
+            | PacketType::Disconnect
+    );
+    if !read {
+        if t == PacketType::ChatMessage && c2s && first_copy {
+            session.proto.chats += 1;
+        }
+        game_before_answer(session, raise, packet, d);
+        return;
+    }
     let payload_hash = xxh3_64(packet.payload());
-    after_disconnect(session, raise, t, payload_hash, seqno, d);
     match packet.message() {
         Message::ConnectionRequest(r) if c2s => {
             let name = r.player_name.text();
@@ -1733,7 +1756,6 @@ fn lifecycle(
             rejected(session, raise, r.reason, first_copy, seqno);
         }
         Message::Disconnect(r) => disconnect(session, raise, packet, r.reason, payload_hash, d),
-        Message::ChatMessage(_) if c2s && first_copy => session.proto.chats += 1,
         _ => {}
     }
     game_before_answer(session, raise, packet, d);
@@ -1745,18 +1767,20 @@ fn lifecycle(
 fn after_disconnect(
     session: &mut Session,
     raise: &mut Raise<'_>,
-    t: PacketType,
-    payload_hash: u64,
+    packet: &Packet<'_>,
     seqno: Option<u32>,
     d: &Datagram<'_>,
 ) {
     let direction = raise.direction;
+    let t = packet.packet_type();
     let (i, j) = (idx(direction), idx(direction.reverse()));
     if session.proto.tracks[i].after_disconnect_reported {
         return;
     }
     let own = session.proto.tracks[i].disconnect;
-    let own_breach = own.filter(|disc| !(t == PacketType::Disconnect && disc.hash == payload_hash));
+    // A copy of this side's Disconnect: its type, and its payload's hash.
+    let copy = |hash: u64| t == PacketType::Disconnect && hash == xxh3_64(packet.payload());
+    let own_breach = own.filter(|disc| !copy(disc.hash));
     let peer_breach = session.proto.tracks[j].disconnect.filter(|disc| {
         t != PacketType::Disconnect
             && session.proto.tracks[j]
