@@ -792,10 +792,10 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
     let Some(peer_highest) = peer.highest else {
         return;
     };
+    // A number the peer's window follows: fewer than `window` behind its
+    // highest (a newer one is at least `2^w - newest` behind: never).
+    let window = rec.window();
     let mark = |s: u32, peer: &mut Track| {
-        if rec.newer(s, peer_highest) || rec.ahead(peer_highest, s) >= rec.window() {
-            return;
-        }
         let slot = peer.slot_mut(s);
         if slot.seq == s && slot.state != SlotState::Empty {
             slot.acked = true;
@@ -807,7 +807,7 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
             if let Some(a) = keys.ack_value {
                 let a = (a as u64 & rec.mask) as u32;
                 // The peer's followed numbers at or behind the ack.
-                for back in 0..rec.window() {
+                for back in 0..window {
                     let s = rec.sub(peer_highest, back);
                     if s == a || rec.newer(a, s) {
                         mark(s, peer);
@@ -818,9 +818,15 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
         AckFields::Bitfield { width, .. } => {
             if let (Some(bits), Some(anchor)) = (keys.ack_value, keys.anchor) {
                 let anchor = (anchor as u64 & rec.mask) as u32;
-                for n in 0..width.min(64) {
-                    if (bits as u64 >> n) & 1 == 1 {
-                        mark(rec.sub(anchor, n + 1), peer);
+                let width_mask = 1u64.checked_shl(width).map_or(u64::MAX, |b| b - 1);
+                // Bit N set acknowledges `anchor - N - 1`: the set ones only.
+                let mut set = bits as u64 & width_mask;
+                while set != 0 {
+                    let n = set.trailing_zeros();
+                    set &= set - 1;
+                    let s = rec.sub(anchor, n + 1);
+                    if rec.ahead(peer_highest, s) < window {
+                        mark(s, peer);
                     }
                 }
             }
