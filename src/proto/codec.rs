@@ -4,7 +4,7 @@
 //! analysis reads and the encoder the simulators write through are not
 //! written by hand.
 //!
-//! A struct declared with [`record!`] names, for each of its fields, the
+//! A struct declared with `record!` names, for each of its fields, the
 //! registered field of the row it starts at (`pub tick: u32 = SN_TICK`).
 //! From that come [`Record::read`] and [`Record::write`], each field at a
 //! constant offset (the sizes of the row's items before it, computed at
@@ -171,7 +171,7 @@ impl<T: Scalar, const N: usize> Wire for [T; N] {
     }
 }
 
-/// A struct read from and written to a row's items ([`record!`]).
+/// A struct read from and written to a row's items (`record!`).
 pub trait Record: Sized {
     /// The bytes of its items.
     const LEN: usize;
