@@ -4,7 +4,7 @@
 //! analysis reads and the encoder the simulators write through are not
 //! written by hand.
 //!
-//! A struct declared with [`record!`] names, for each of its fields, the
+//! A struct declared with `record!` names, for each of its fields, the
 //! registered field of the row it starts at (`pub tick: u32 = SN_TICK`).
 //! From that come [`Record::read`] and [`Record::write`], each field at a
 //! constant offset (the sizes of the row's items before it, computed at
@@ -171,7 +171,7 @@ impl<T: Scalar, const N: usize> Wire for [T; N] {
     }
 }
 
-/// A struct read from and written to a row's items ([`record!`]).
+/// A struct read from and written to a row's items (`record!`).
 pub trait Record: Sized {
     /// The bytes of its items.
     const LEN: usize;
@@ -179,6 +179,30 @@ pub trait Record: Sized {
     fn read(b: &[u8], order: ByteOrder) -> Self;
     /// Writes it into `b` (its first item at 0) in `order`.
     fn write(&self, b: &mut [u8], order: ByteOrder);
+
+    /// Appends its bytes to `out` in `order` (for an encoder that builds
+    /// its packet in a `Vec`).
+    fn append(&self, out: &mut Vec<u8>, order: ByteOrder) {
+        let at = out.len();
+        out.resize(at + Self::LEN, 0);
+        if let Some(b) = out.get_mut(at..) {
+            self.write(b, order);
+        }
+    }
+}
+
+/// The shapes of `N` items (a record's, when it is a field of another).
+pub const fn shapes<const N: usize, H>(items: &[Item<H>]) -> [Shape; N] {
+    let mut out = [Shape::Bytes(0); N];
+    let mut j = 0;
+    while j < N {
+        out[j] = match shape(items[j].prim) {
+            Some(s) => s,
+            None => panic!("a record of items without a fixed size is no field"),
+        };
+        j += 1;
+    }
+    out
 }
 
 /// The offset of item `j` of `items`: the sizes of those before it.
@@ -304,6 +328,23 @@ macro_rules! record {
                         order,
                     );
                 )*
+            }
+        }
+
+        /// A record is a value of its items in another record (a
+        /// movement in a move).
+        impl $crate::proto::codec::Wire for $name {
+            const SHAPE: &'static [$crate::proto::codec::Shape] =
+                &$crate::proto::codec::shapes::<{ $items.len() }, _>($items);
+            #[cfg_attr(not(debug_assertions), inline(always))]
+            fn get(b: &[u8], at: usize, order: $crate::proto::layout::ByteOrder) -> Self {
+                <$name as $crate::proto::codec::Record>::read(b.get(at..).unwrap_or_default(), order)
+            }
+            #[cfg_attr(not(debug_assertions), inline(always))]
+            fn put(&self, b: &mut [u8], at: usize, order: $crate::proto::layout::ByteOrder) {
+                if let Some(b) = b.get_mut(at..) {
+                    <$name as $crate::proto::codec::Record>::write(self, b, order);
+                }
             }
         }
 

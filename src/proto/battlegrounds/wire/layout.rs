@@ -19,10 +19,19 @@
 //! [`PacketType::fixed_len`](super::PacketType::fixed_len) and the others of
 //! `types.rs`).
 //!
-//! What stays hand-written: the checked view's typed [`super::Payload`]
-//! (what the analysis reads, zero-copy) with the decoder's checks (lengths,
-//! shapes, trailing bytes), the owned [`super::PayloadRepr`] that encodes,
-//! the byte-order evidence (`order.rs`) and the compact token (`MSG#5/2`).
+//! The fixed-size structs of the typed payload (`Movement`, `MoveOp`,
+//! `MoveEvent`, `MsgAck`, and the fixed parts of MSG and PROP and a
+//! circle, `packet.rs`) are declared on these rows too (`record!` of
+//! `crate::proto::codec`): their decoder and encoder take offsets, sizes
+//! and byte order from the rows, checked at compile time to hold them
+//! field for field; the other offsets the decoder reads (a PONG's
+//! timestamp, AUTH_OK's name) are the rows' (`item_offset!`).
+//!
+//! What stays hand-written: the dispatch on the form with the decoder's
+//! checks (lengths, shapes, trailing bytes), the variable parts (a name,
+//! the vertices, the render data, a block), the owned
+//! [`super::PayloadRepr`]'s enum, the byte-order evidence (`order.rs`) and
+//! the compact token (`MSG#5/2`).
 //!
 //! # Adding a field to a message
 //!
@@ -32,11 +41,13 @@
 //!    for a type of several forms): its primitive, tree label and text
 //!    piece. The field walk, the `-V` tree, the text, `-T fields`' groups
 //!    and the lengths of `types.rs` follow.
-//! 3. Where the analysis or the simulator reads or writes it, add the value
-//!    to [`super::Payload`] (read at the offset the row gives) and
-//!    [`super::PayloadRepr`]; the layout test
-//!    (`the_decoder_and_the_encoder_agree_with_the_layout`) fails until the
-//!    encoder's lengths agree with the table.
+//! 3. Add it to its struct in `packet.rs`, in row order, naming its item
+//!    (`pub op_sig: u8 = F::OP_SIG`): the decoder and the encoder follow
+//!    (until then the struct does not compile against its row). For a
+//!    payload that is no record (a PONG, AUTH_OK), read it at its
+//!    `item_offset!` in the decoder and add it to [`super::PayloadRepr`];
+//!    the layout test (`the_decoder_and_the_encoder_agree_with_the_layout`)
+//!    fails until the encoder's lengths agree with the table.
 
 use crate::proto::field::FieldDef;
 use crate::proto::layout::{
@@ -166,7 +177,7 @@ const POS_Y: Item = it(POSITION_Y, F64, "position.y", ", ").then(")");
 const FWD_X: Item = it(FORWARD_X, F32, "forward.x", " fwd=(");
 const FWD_Y: Item = it(FORWARD_Y, F32, "forward.y", ", ").then(")");
 const BITS: Item = it(MOVEMENT_BITS, BITS8, "movementBits", " bits=");
-const MOVEMENT: &[Item] = &[TS, POS_X, POS_Y, FWD_X, FWD_Y, BITS];
+pub(super) const MOVEMENT: &[Item] = &[TS, POS_X, POS_Y, FWD_X, FWD_Y, BITS];
 
 // AUTH_OK's name, PING's and PONG's seq, the movement's counters.
 const NAME_LEN_ITEM: Item = hidden(NAME_LEN, Prim::Len(Int::U8), "name_len");
@@ -178,11 +189,11 @@ const EVENT_SIG_ITEM: Item = it(EVENT_SIG, U8, "event_sig", " event_sig=");
 // PROP's fixed part, up to its shape.
 const ID: Item = it(PROP_ID, I64, "prop_id", " id=");
 const SHAPE: Item = hidden(SHAPE_TYPE, SHAPE_BYTE, "shape_type");
-const PROP_FIXED: &[Item] = &[ID, POS_X, POS_Y, SHAPE];
+pub(super) const PROP_FIXED: &[Item] = &[ID, POS_X, POS_Y, SHAPE];
 const C_X: Item = it(CENTER_X, F32, "center.x", " circle center=(");
 const C_Y: Item = it(CENTER_Y, F32, "center.y", ", ").then(")");
 const C_R: Item = it(RADIUS, F32, "radius", " radius=");
-const CIRCLE: &[Item] = &[C_X, C_Y, C_R];
+pub(super) const CIRCLE: &[Item] = &[C_X, C_Y, C_R];
 const N_VERTICES: Item = it(
     VERTICES_LEN,
     Prim::Count(Int::I16),
@@ -308,6 +319,12 @@ pub(super) struct Bg;
 impl Table for Bg {
     type H = F;
     const ROWS: &'static [Layout] = &LAYOUTS;
+}
+
+/// The items of a form's row (what its typed payload reads,
+/// `packet.rs`).
+pub(super) const fn items(form: Form) -> &'static [Item] {
+    LAYOUTS[form as usize].items
 }
 
 impl Form {

@@ -2,10 +2,12 @@
 //! checked once by [`Packet::new_checked`], then read without failing.
 
 use super::error::{DecodeError, Part, Violation};
+use super::layout::{CIRCLE, F, Form, MOVEMENT, PROP_FIXED, items};
 use super::types::{
-    ByteOrder, CIRCLE_LEN, Dialect, HEADER_LEN, MOVEMENT_LEN, PROP_FIXED_LEN, PacketType, PingForm,
-    VERSION, VERTEX_LEN, VectorD, VectorF,
+    ByteOrder, CIRCLE_LEN, Dialect, HEADER_LEN, PacketType, PingForm, VERSION, VERTEX_LEN, VectorD,
+    VectorF,
 };
+use crate::proto::codec::{Record, Wire, item_offset, record};
 
 /// The 8-byte header, as read from the wire (whatever its version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -103,31 +105,15 @@ pub fn plausible(payload: &[u8]) -> bool {
     Header::parse(payload).is_ok_and(|h| h.packet_type().is_ok())
 }
 
-/// The movement structure AUTH_OK, MOVE_OP and MOVE_EVENT start with.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Movement {
-    pub timestamp: i64,
-    pub position: VectorD,
-    /// A unit vector.
-    pub forward: VectorF,
-    pub movement_bits: u8,
-}
-
-impl Movement {
-    pub(crate) fn read(bytes: &[u8], offset: usize, order: ByteOrder) -> Option<Movement> {
-        Some(Movement {
-            timestamp: order.i64(bytes, offset)?,
-            position: order.vector_d(bytes, offset + 8)?,
-            forward: order.vector_f(bytes, offset + 24)?,
-            movement_bits: *bytes.get(offset + 32)?,
-        })
-    }
-
-    pub fn write(&self, order: ByteOrder, out: &mut Vec<u8>) {
-        order.put_i64(out, self.timestamp);
-        self.position.write(order, out);
-        self.forward.write(order, out);
-        out.push(self.movement_bits);
+record! {
+    /// The movement structure AUTH_OK, MOVE_OP and MOVE_EVENT start with.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct Movement in [MOVEMENT] {
+        pub timestamp: i64 = F::TIMESTAMP,
+        pub position: VectorD = F::POSITION_X,
+        /// A unit vector.
+        pub forward: VectorF = F::FORWARD_X,
+        pub movement_bits: u8 = F::MOVEMENT_BITS,
     }
 }
 
@@ -187,22 +173,26 @@ pub struct AuthOk<'a> {
     pub name: &'a [u8],
 }
 
-/// MOVE_OP's payload.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct MoveOp {
-    pub movement: Movement,
-    /// The client's operation counter (u8, wrapping).
-    pub op_sig: u8,
+record! {
+    /// MOVE_OP's payload.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct MoveOp in [items(Form::MoveOp)] {
+        pub movement: Movement = F::TIMESTAMP,
+        /// The client's operation counter (u8, wrapping).
+        pub op_sig: u8 = F::OP_SIG,
+    }
 }
 
-/// MOVE_EVENT's payload.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct MoveEvent {
-    pub movement: Movement,
-    /// The last op_sig the server received.
-    pub op_sig: u8,
-    /// The server's event counter (u8, wrapping).
-    pub event_sig: u8,
+record! {
+    /// MOVE_EVENT's payload.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct MoveEvent in [items(Form::MoveEvent)] {
+        pub movement: Movement = F::TIMESTAMP,
+        /// The last op_sig the server received.
+        pub op_sig: u8 = F::OP_SIG,
+        /// The server's event counter (u8, wrapping).
+        pub event_sig: u8 = F::EVENT_SIG,
+    }
 }
 
 /// PROP's payload.
@@ -226,12 +216,55 @@ pub struct Msg<'a> {
     pub block: &'a [u8],
 }
 
-/// MSG_ACK's payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct MsgAck {
-    pub msg_id: u32,
-    pub block_id: u16,
+record! {
+    /// MSG_ACK's payload.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct MsgAck in [items(Form::MsgAck)] {
+        pub msg_id: u32 = F::MSG_ID,
+        pub block_id: u16 = F::MSG_BLOCK,
+    }
 }
+
+record! {
+    /// MSG's fixed part: its items before the block.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) struct MsgHead in [items(Form::Msg).split_at(3).0] {
+        pub(super) msg_id: u32 = F::MSG_ID,
+        pub(super) msg_len: u32 = F::MSG_LEN,
+        pub(super) block_id: u16 = F::MSG_BLOCK,
+    }
+}
+
+record! {
+    /// PROP's fixed part, before its shape.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) struct PropHead in [PROP_FIXED] {
+        pub(super) prop_id: i64 = F::PROP_ID,
+        pub(super) position: VectorD = F::POSITION_X,
+        pub(super) shape_type: u8 = F::SHAPE_TYPE,
+    }
+}
+
+record! {
+    /// A circle shape.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) struct Circle in [CIRCLE] {
+        pub(super) center: VectorF = F::CENTER_X,
+        pub(super) radius: f32 = F::RADIUS,
+    }
+}
+
+/// Where a PONG's timestamp is, in each form.
+const PONG_TS: usize = item_offset!(items(Form::Pong), F::TIMESTAMP);
+const PONG_SEQ_TS: usize = item_offset!(items(Form::PongSeq), F::TIMESTAMP);
+/// Where AUTH_OK's name length and name are.
+const AUTH_OK_NAME_LEN: usize = item_offset!(items(Form::AuthOk), F::NAME_LEN);
+const AUTH_OK_NAME: usize = item_offset!(items(Form::AuthOk), F::NAME);
+/// Where the reference's AUTH_OK has its timestamp.
+const AUTH_OK_SHORT_TS: usize = item_offset!(items(Form::AuthOkShort), F::TIMESTAMP);
+/// Where the ping counter is.
+const PING_SEQ: usize = item_offset!(items(Form::PingSeq), F::PING_SEQ);
+const PONG_SEQ: usize = item_offset!(items(Form::PongSeq), F::PING_SEQ);
 
 /// The payload of a packet, by type.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -362,65 +395,55 @@ fn decode_payload(
         _ => t.fixed_len(),
     };
     let fixed = r.take(fixed_len, Part::Fixed)?;
-    // Every read below is within `fixed`, whose length the table fixes: the
-    // fallbacks are never taken.
-    let movement = || Movement::read(fixed, 0, o).unwrap_or_default();
+    // Every read below is within `fixed`, whose length the table fixes (a
+    // record reads zeros past its end: never here).
     let byte = |i: usize| fixed.get(i).copied().unwrap_or(0);
     let payload = match t {
         PacketType::Auth => Payload::Auth,
         PacketType::Close => Payload::Close,
         PacketType::Ping => Payload::Ping {
-            seq: seq_form.then(|| byte(0)),
+            seq: seq_form.then(|| byte(PING_SEQ)),
         },
         PacketType::Pong if seq_form => Payload::Pong {
-            seq: Some(byte(0)),
-            timestamp: o.i64(fixed, 1).unwrap_or(0),
+            seq: Some(byte(PONG_SEQ)),
+            timestamp: Wire::get(fixed, PONG_SEQ_TS, o),
         },
         PacketType::Pong => Payload::Pong {
             seq: None,
-            timestamp: o.i64(fixed, 0).unwrap_or(0),
+            timestamp: Wire::get(fixed, PONG_TS, o),
         },
         PacketType::AuthOk if short_auth_ok => Payload::AuthOk(AuthOk {
             movement: Movement {
-                timestamp: o.i64(fixed, 0).unwrap_or(0),
+                timestamp: Wire::get(fixed, AUTH_OK_SHORT_TS, o),
                 ..Movement::default()
             },
             full: false,
             name: &[],
         }),
         PacketType::AuthOk => {
-            let name_len = usize::from(byte(MOVEMENT_LEN));
+            let name_len = usize::from(byte(AUTH_OK_NAME_LEN));
             let name = r.take(name_len, Part::Name)?;
             Payload::AuthOk(AuthOk {
-                movement: movement(),
+                movement: Movement::read(fixed, o),
                 full: true,
                 name,
             })
         }
-        PacketType::MoveOp => Payload::MoveOp(MoveOp {
-            movement: movement(),
-            op_sig: byte(MOVEMENT_LEN),
-        }),
-        PacketType::MoveEvent => Payload::MoveEvent(MoveEvent {
-            movement: movement(),
-            op_sig: byte(MOVEMENT_LEN),
-            event_sig: byte(MOVEMENT_LEN + 1),
-        }),
+        PacketType::MoveOp => Payload::MoveOp(MoveOp::read(fixed, o)),
+        PacketType::MoveEvent => Payload::MoveEvent(MoveEvent::read(fixed, o)),
         PacketType::Prop => Payload::Prop(read_prop(&mut r, fixed, o)?),
         PacketType::Msg => {
             let block = bytes.get(r.pos..).unwrap_or_default();
             r.pos = bytes.len();
+            let head = MsgHead::read(fixed, o);
             Payload::Msg(Msg {
-                msg_id: o.u32(fixed, 0).unwrap_or(0),
-                msg_len: o.u32(fixed, 4).unwrap_or(0),
-                block_id: o.u16(fixed, 8).unwrap_or(0),
+                msg_id: head.msg_id,
+                msg_len: head.msg_len,
+                block_id: head.block_id,
                 block,
             })
         }
-        PacketType::MsgAck => Payload::MsgAck(MsgAck {
-            msg_id: o.u32(fixed, 0).unwrap_or(0),
-            block_id: o.u16(fixed, 4).unwrap_or(0),
-        }),
+        PacketType::MsgAck => Payload::MsgAck(MsgAck::read(fixed, o)),
     };
     r.finish()?;
     Ok(payload)
@@ -433,13 +456,13 @@ fn read_prop<'a>(
     fixed: &'a [u8],
     o: ByteOrder,
 ) -> Result<Prop<'a>, DecodeError> {
-    let shape_offset = HEADER_LEN + PROP_FIXED_LEN - 1;
-    let shape = match fixed.get(PROP_FIXED_LEN - 1).copied().unwrap_or(0) {
+    let head = PropHead::read(fixed, o);
+    let shape = match head.shape_type {
         0 => {
-            let c = r.take(CIRCLE_LEN, Part::Shape)?;
+            let c = Circle::read(r.take(CIRCLE_LEN, Part::Shape)?, o);
             Shape::Circle {
-                center: o.vector_f(c, 0).unwrap_or_default(),
-                radius: o.f32(c, 8).unwrap_or(0.0),
+                center: c.center,
+                radius: c.radius,
             }
         }
         1 => {
@@ -451,7 +474,7 @@ fn read_prop<'a>(
         }
         shape_type => {
             return Err(DecodeError::UnknownShape {
-                offset: shape_offset,
+                offset: HEADER_LEN + PROP_SHAPE_TYPE,
                 shape_type,
             });
         }
@@ -459,12 +482,15 @@ fn read_prop<'a>(
     let n = r.length(Part::RenderData, o)?;
     let render_data = r.take(n, Part::RenderData)?;
     Ok(Prop {
-        prop_id: o.i64(fixed, 0).unwrap_or(0),
-        position: o.vector_d(fixed, 8).unwrap_or_default(),
+        prop_id: head.prop_id,
+        position: head.position,
         shape,
         render_data,
     })
 }
+
+/// Where a PROP's shape type is.
+const PROP_SHAPE_TYPE: usize = item_offset!(PROP_FIXED, F::SHAPE_TYPE);
 
 /// A checked view of one packet: a UDP payload, or a message rebuilt from its
 /// MSG blocks.
@@ -551,7 +577,7 @@ impl<'a> Packet<'a> {
         match self.payload {
             Payload::AuthOk(a) if std::str::from_utf8(a.name).is_err() => {
                 out[1] = Some(Violation::InvalidUtf8 {
-                    offset: HEADER_LEN + MOVEMENT_LEN + 1,
+                    offset: HEADER_LEN + AUTH_OK_NAME,
                 });
             }
             Payload::Msg(m) => {

@@ -3,8 +3,11 @@
 
 use super::error::{DecodeError, EmitError, Part};
 use super::layout::Form;
-use super::packet::{Header, MoveEvent, MoveOp, Movement, MsgAck, Packet, Payload, Shape};
+use super::packet::{
+    Circle, Header, MoveEvent, MoveOp, Movement, MsgAck, MsgHead, Packet, Payload, PropHead, Shape,
+};
 use super::types::{ByteOrder, Dialect, HEADER_LEN, MSG_FIXED_LEN, PacketType, VectorD, VectorF};
+use crate::proto::codec::Record;
 
 /// An owned PROP shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,36 +159,35 @@ impl PayloadRepr {
             }
             PayloadRepr::AuthOkTimestamp { timestamp } => o.put_u64(out, *timestamp),
             PayloadRepr::AuthOk { movement, name } => {
-                movement.write(o, out);
+                movement.append(out, o);
                 out.push(name.len() as u8);
                 out.extend_from_slice(name);
             }
             PayloadRepr::Pong { timestamp } => o.put_i64(out, *timestamp),
-            PayloadRepr::MoveOp(m) => {
-                m.movement.write(o, out);
-                out.push(m.op_sig);
-            }
-            PayloadRepr::MoveEvent(m) => {
-                m.movement.write(o, out);
-                out.push(m.op_sig);
-                out.push(m.event_sig);
-            }
+            PayloadRepr::MoveOp(m) => m.append(out, o),
+            PayloadRepr::MoveEvent(m) => m.append(out, o),
             PayloadRepr::Prop {
                 prop_id,
                 position,
                 shape,
                 render_data,
             } => {
-                o.put_i64(out, *prop_id);
-                position.write(o, out);
+                let head = PropHead {
+                    prop_id: *prop_id,
+                    position: *position,
+                    shape_type: match shape {
+                        ShapeRepr::Circle { .. } => 0,
+                        ShapeRepr::Polygon(_) => 1,
+                    },
+                };
+                head.append(out, o);
                 match shape {
-                    ShapeRepr::Circle { center, radius } => {
-                        out.push(0);
-                        center.write(o, out);
-                        o.put_f32(out, *radius);
+                    ShapeRepr::Circle { center, radius } => Circle {
+                        center: *center,
+                        radius: *radius,
                     }
+                    .append(out, o),
                     ShapeRepr::Polygon(vertices) => {
-                        out.push(1);
                         o.put_i16(out, vertices.len() as i16);
                         for v in vertices {
                             v.write(o, out);
@@ -201,15 +203,15 @@ impl PayloadRepr {
                 block_id,
                 block,
             } => {
-                o.put_u32(out, *msg_id);
-                o.put_u32(out, *msg_len);
-                o.put_u16(out, *block_id);
+                let head = MsgHead {
+                    msg_id: *msg_id,
+                    msg_len: *msg_len,
+                    block_id: *block_id,
+                };
+                head.append(out, o);
                 out.extend_from_slice(block);
             }
-            PayloadRepr::MsgAck(a) => {
-                o.put_u32(out, a.msg_id);
-                o.put_u16(out, a.block_id);
-            }
+            PayloadRepr::MsgAck(a) => a.append(out, o),
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! The numbers of the format: header length, channels, the (channel, op) table,
 //! the vector types, and little-endian reads that cannot panic.
 
+use crate::proto::codec::{Shape, Wire};
 use crate::proto::dissect::{Float, Out, WriteText};
 use std::fmt;
 
@@ -267,10 +268,31 @@ impl VectorF {
     }
 }
 
-impl VectorD {
-    pub fn write(&self, order: ByteOrder, out: &mut Vec<u8>) {
-        order.put_f64(out, self.x);
-        order.put_f64(out, self.y);
+/// Two `f32` items.
+impl Wire for VectorF {
+    const SHAPE: &'static [Shape] = &[Shape::Float(4); 2];
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn get(b: &[u8], at: usize, order: ByteOrder) -> Self {
+        let [x, y] = <[f32; 2]>::get(b, at, order);
+        VectorF { x, y }
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&self, b: &mut [u8], at: usize, order: ByteOrder) {
+        [self.x, self.y].put(b, at, order);
+    }
+}
+
+/// Two `f64` items.
+impl Wire for VectorD {
+    const SHAPE: &'static [Shape] = &[Shape::Float(8); 2];
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn get(b: &[u8], at: usize, order: ByteOrder) -> Self {
+        let [x, y] = <[f64; 2]>::get(b, at, order);
+        VectorD { x, y }
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&self, b: &mut [u8], at: usize, order: ByteOrder) {
+        [self.x, self.y].put(b, at, order);
     }
 }
 
@@ -320,13 +342,6 @@ impl ByteOrder {
         Some(VectorF {
             x: self.f32(bytes, offset)?,
             y: self.f32(bytes, offset.checked_add(4)?)?,
-        })
-    }
-
-    pub(crate) fn vector_d(self, bytes: &[u8], offset: usize) -> Option<VectorD> {
-        Some(VectorD {
-            x: self.f64(bytes, offset)?,
-            y: self.f64(bytes, offset.checked_add(8)?)?,
         })
     }
 }

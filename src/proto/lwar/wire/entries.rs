@@ -1,21 +1,19 @@
 //! Fixed-size records: the entries of counted messages, Input, Collision, and
-//! the zero-copy sequences that hold the entries of one message.
+//! the zero-copy sequences that hold the entries of one message. Each record
+//! is declared on its row of `layout.rs` (`record!`): its reader and writer
+//! take their offsets and sizes from the row.
 
-use super::types::Id;
+use super::layout::{
+    F, STATS_ENTRY, UPDATE_CIRCLE_ENTRY, UPDATE_ENTRY, UPDATE_POS_ENTRY, UPDATE_RAY_ENTRY, items,
+};
+use super::types::{Id, MessageType};
+pub use crate::proto::codec::Record;
+use crate::proto::codec::{Scalar, Shape, Wire, record};
+use crate::proto::layout::ByteOrder;
 use std::fmt;
 use std::marker::PhantomData;
 
-/// Reads a big-endian u16 at `at`. Callers have checked the length once, beforehand.
-#[inline]
-pub(crate) fn be_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-
-#[inline]
-pub(crate) fn be_i16(b: &[u8], at: usize) -> i16 {
-    i16::from_be_bytes([b[at], b[at + 1]])
-}
-
+/// Reads a big-endian u32 at `at`. Callers have checked the length once, beforehand.
 #[inline]
 pub(crate) fn be_u32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
@@ -26,232 +24,111 @@ pub(crate) fn id_at(b: &[u8], at: usize) -> Id {
     Id::from_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-/// A fixed-size record of the wire format.
-pub trait Record: Copy + 'static {
-    /// Its size on the wire.
-    const LEN: usize;
-    /// Reads the record from exactly [`Record::LEN`] bytes.
-    fn read(b: &[u8]) -> Self;
-    /// Appends its wire bytes.
-    fn write(&self, out: &mut Vec<u8>);
-}
+/// Every lwar number is big-endian.
+pub(crate) const ORDER: ByteOrder = ByteOrder::Big;
 
-/// One player's line of a Stats message (10 bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct StatsEntry {
-    pub player: Id,
-    pub kills: u16,
-    pub deaths: u16,
-    pub ping: u16,
-}
-
-/// One entity of an Update message (11 bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct UpdateEntry {
-    pub entity: Id,
-    pub x: i16,
-    pub y: i16,
-    pub orientation: u16,
-    pub health: u8,
-}
-
-/// One entity of an UpdatePos message (8 bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct UpdatePosEntry {
-    pub entity: Id,
-    pub x: i16,
-    pub y: i16,
-}
-
-/// One entity of an UpdateRay message (12 bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct UpdateRayEntry {
-    pub entity: Id,
-    pub x: i16,
-    pub y: i16,
-    pub orientation: u16,
-    pub length: u16,
-}
-
-/// One entity of an UpdateCircle message (10 bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct UpdateCircleEntry {
-    pub entity: Id,
-    pub x: i16,
-    pub y: i16,
-    pub radius: u16,
-}
-
-/// The body of an Input message (22 bytes). Each key state holds the current state
-/// in bit 0 and the seven previous ones in bits 1 to 7.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Input {
-    pub player: Id,
-    pub frame: u32,
-    pub forward: u8,
-    pub backward: u8,
-    pub turn_left: u8,
-    pub turn_right: u8,
-    pub strafe_left: u8,
-    pub strafe_right: u8,
-    pub shooting: [u8; 4],
-    pub aim_x: i16,
-    pub aim_y: i16,
-}
-
-/// The body of a Collision message (12 bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Collision {
-    pub entities: [Id; 2],
-    pub x: i16,
-    pub y: i16,
-}
-
-impl Record for StatsEntry {
-    const LEN: usize = 10;
-    fn read(b: &[u8]) -> Self {
-        StatsEntry {
-            player: id_at(b, 0),
-            kills: be_u16(b, 4),
-            deaths: be_u16(b, 6),
-            ping: be_u16(b, 8),
-        }
+/// A generational id: one item of 4 bytes, a u16 generation then a u16
+/// index.
+impl Wire for Id {
+    const SHAPE: &'static [Shape] = &[Shape::Uint(4)];
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn get(b: &[u8], at: usize, order: ByteOrder) -> Self {
+        Id::new(u16::get(b, at, order), u16::get(b, at + 2, order))
     }
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.player.to_bytes());
-        out.extend_from_slice(&self.kills.to_be_bytes());
-        out.extend_from_slice(&self.deaths.to_be_bytes());
-        out.extend_from_slice(&self.ping.to_be_bytes());
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&self, b: &mut [u8], at: usize, order: ByteOrder) {
+        self.generation.put(b, at, order);
+        self.index.put(b, at + 2, order);
     }
 }
 
-impl Record for UpdateEntry {
-    const LEN: usize = 11;
-    fn read(b: &[u8]) -> Self {
-        UpdateEntry {
-            entity: id_at(b, 0),
-            x: be_i16(b, 4),
-            y: be_i16(b, 6),
-            orientation: be_u16(b, 8),
-            health: b[10],
-        }
-    }
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.entity.to_bytes());
-        out.extend_from_slice(&self.x.to_be_bytes());
-        out.extend_from_slice(&self.y.to_be_bytes());
-        out.extend_from_slice(&self.orientation.to_be_bytes());
-        out.push(self.health);
+impl Scalar for Id {
+    const ONE: Shape = Shape::Uint(4);
+    const SIZE: usize = 4;
+}
+
+record! {
+    /// One player's line of a Stats message (10 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct StatsEntry in [STATS_ENTRY.items] {
+        pub player: Id = F::PLAYER,
+        pub kills: u16 = F::KILLS,
+        pub deaths: u16 = F::DEATHS,
+        pub ping: u16 = F::PING,
     }
 }
 
-impl Record for UpdatePosEntry {
-    const LEN: usize = 8;
-    fn read(b: &[u8]) -> Self {
-        UpdatePosEntry {
-            entity: id_at(b, 0),
-            x: be_i16(b, 4),
-            y: be_i16(b, 6),
-        }
-    }
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.entity.to_bytes());
-        out.extend_from_slice(&self.x.to_be_bytes());
-        out.extend_from_slice(&self.y.to_be_bytes());
+record! {
+    /// One entity of an Update message (11 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct UpdateEntry in [UPDATE_ENTRY.items] {
+        pub entity: Id = F::ENTITY,
+        pub x: i16 = F::X,
+        pub y: i16 = F::Y,
+        pub orientation: u16 = F::ORIENTATION,
+        pub health: u8 = F::HEALTH,
     }
 }
 
-impl Record for UpdateRayEntry {
-    const LEN: usize = 12;
-    fn read(b: &[u8]) -> Self {
-        UpdateRayEntry {
-            entity: id_at(b, 0),
-            x: be_i16(b, 4),
-            y: be_i16(b, 6),
-            orientation: be_u16(b, 8),
-            length: be_u16(b, 10),
-        }
-    }
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.entity.to_bytes());
-        out.extend_from_slice(&self.x.to_be_bytes());
-        out.extend_from_slice(&self.y.to_be_bytes());
-        out.extend_from_slice(&self.orientation.to_be_bytes());
-        out.extend_from_slice(&self.length.to_be_bytes());
+record! {
+    /// One entity of an UpdatePos message (8 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct UpdatePosEntry in [UPDATE_POS_ENTRY.items] {
+        pub entity: Id = F::ENTITY,
+        pub x: i16 = F::X,
+        pub y: i16 = F::Y,
     }
 }
 
-impl Record for UpdateCircleEntry {
-    const LEN: usize = 10;
-    fn read(b: &[u8]) -> Self {
-        UpdateCircleEntry {
-            entity: id_at(b, 0),
-            x: be_i16(b, 4),
-            y: be_i16(b, 6),
-            radius: be_u16(b, 8),
-        }
-    }
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.entity.to_bytes());
-        out.extend_from_slice(&self.x.to_be_bytes());
-        out.extend_from_slice(&self.y.to_be_bytes());
-        out.extend_from_slice(&self.radius.to_be_bytes());
+record! {
+    /// One entity of an UpdateRay message (12 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct UpdateRayEntry in [UPDATE_RAY_ENTRY.items] {
+        pub entity: Id = F::ENTITY,
+        pub x: i16 = F::X,
+        pub y: i16 = F::Y,
+        pub orientation: u16 = F::ORIENTATION,
+        pub length: u16 = F::LENGTH,
     }
 }
 
-impl Record for Input {
-    const LEN: usize = 22;
-    fn read(b: &[u8]) -> Self {
-        // One length check for the 22 bytes, not one per byte: every Input
-        // of every client packet is read so.
-        let Some(b) = b.first_chunk::<22>() else {
-            return Input::default();
-        };
-        Input {
-            player: id_at(b, 0),
-            frame: be_u32(b, 4),
-            forward: b[8],
-            backward: b[9],
-            turn_left: b[10],
-            turn_right: b[11],
-            strafe_left: b[12],
-            strafe_right: b[13],
-            shooting: [b[14], b[15], b[16], b[17]],
-            aim_x: be_i16(b, 18),
-            aim_y: be_i16(b, 20),
-        }
-    }
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.player.to_bytes());
-        out.extend_from_slice(&self.frame.to_be_bytes());
-        out.extend_from_slice(&[
-            self.forward,
-            self.backward,
-            self.turn_left,
-            self.turn_right,
-            self.strafe_left,
-            self.strafe_right,
-        ]);
-        out.extend_from_slice(&self.shooting);
-        out.extend_from_slice(&self.aim_x.to_be_bytes());
-        out.extend_from_slice(&self.aim_y.to_be_bytes());
+record! {
+    /// One entity of an UpdateCircle message (10 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct UpdateCircleEntry in [UPDATE_CIRCLE_ENTRY.items] {
+        pub entity: Id = F::ENTITY,
+        pub x: i16 = F::X,
+        pub y: i16 = F::Y,
+        pub radius: u16 = F::RADIUS,
     }
 }
 
-impl Record for Collision {
-    const LEN: usize = 12;
-    fn read(b: &[u8]) -> Self {
-        Collision {
-            entities: [id_at(b, 0), id_at(b, 4)],
-            x: be_i16(b, 8),
-            y: be_i16(b, 10),
-        }
+record! {
+    /// The body of an Input message (22 bytes). Each key state holds the
+    /// current state in bit 0 and the seven previous ones in bits 1 to 7.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct Input in [items(MessageType::Input)] {
+        pub player: Id = F::PLAYER,
+        pub frame: u32 = F::INPUT_FRAME,
+        pub forward: u8 = F::FORWARD,
+        pub backward: u8 = F::BACKWARD,
+        pub turn_left: u8 = F::TURN_LEFT,
+        pub turn_right: u8 = F::TURN_RIGHT,
+        pub strafe_left: u8 = F::STRAFE_LEFT,
+        pub strafe_right: u8 = F::STRAFE_RIGHT,
+        pub shooting: [u8; 4] = F::SHOOTING,
+        pub aim_x: i16 = F::AIM_X,
+        pub aim_y: i16 = F::AIM_Y,
     }
-    fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.entities[0].to_bytes());
-        out.extend_from_slice(&self.entities[1].to_bytes());
-        out.extend_from_slice(&self.x.to_be_bytes());
-        out.extend_from_slice(&self.y.to_be_bytes());
+}
+
+record! {
+    /// The body of a Collision message (12 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct Collision in [items(MessageType::Collision)] {
+        pub entities: [Id; 2] = F::ENTITY,
+        pub x: i16 = F::X,
+        pub y: i16 = F::Y,
     }
 }
 
@@ -285,12 +162,14 @@ impl<'a, E: Record> Entries<'a, E> {
     /// The `i`-th entry, if there is one.
     pub fn get(&self, i: usize) -> Option<E> {
         let start = i.checked_mul(E::LEN)?;
-        self.bytes.get(start..start + E::LEN).map(E::read)
+        self.bytes
+            .get(start..start + E::LEN)
+            .map(|b| E::read(b, ORDER))
     }
 
     /// The entries in wire order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = E> + 'a {
-        self.bytes.chunks_exact(E::LEN).map(E::read)
+        self.bytes.chunks_exact(E::LEN).map(|b| E::read(b, ORDER))
     }
 
     /// The raw bytes of all entries.
@@ -311,9 +190,9 @@ mod tests {
 
     fn round_trip<E: Record + PartialEq + fmt::Debug>(bytes: &[u8], expected: E) {
         assert_eq!(bytes.len(), E::LEN);
-        assert_eq!(E::read(bytes), expected);
+        assert_eq!(E::read(bytes, ORDER), expected);
         let mut out = Vec::new();
-        expected.write(&mut out);
+        expected.append(&mut out, ORDER);
         assert_eq!(out, bytes);
     }
 

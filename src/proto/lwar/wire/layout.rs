@@ -12,10 +12,15 @@
 //! [`MessageType::has_string`]), so the views and the decoder cannot
 //! disagree on where a field is.
 //!
-//! What stays hand-written: the checked view's [`super::Message`] (the
-//! typed values the analysis reads, zero-copy) and the owned
-//! [`super::MessageRepr`] that encodes, with the records of `entries.rs`
-//! (tests check them against this table: same lengths, same bytes), and
+//! The fixed-size records of `entries.rs` (the entries of Stats and the
+//! Update family, Input, Collision) are declared on these rows
+//! (`record!` of `crate::proto::codec`): their reader and writer take
+//! offsets, sizes and byte order from the rows, checked at compile time to
+//! hold them field for field; the reliable messages' fixed fields are read
+//! at their rows' offsets (`item_offset!`, `message.rs`). What stays
+//! hand-written: the enums of the checked view's [`super::Message`] (the
+//! typed values the analysis reads, zero-copy) and of the owned
+//! [`super::MessageRepr`] that encodes the reliable messages in order, and
 //! the compact token (`Join#1`, `Update(5)`).
 //!
 //! # Adding a field to a message
@@ -26,10 +31,13 @@
 //!    table): its primitive, tree label and text piece. The field walk, the
 //!    tree, the text, `--list-fields`' groups and the decoder's lengths
 //!    follow.
-//! 3. Add the value to the typed views the analysis and the simulator use,
-//!    [`super::Message`] and [`super::MessageRepr`] (or the record of
-//!    `entries.rs`), where they read or write it; the layout test
-//!    (`records_agree_with_the_layout`) fails until their lengths agree.
+//! 3. For a record of `entries.rs`: add it to the struct, in row order,
+//!    naming its item (`pub health: u8 = F::HEALTH`); its decoder and
+//!    encoder follow (until then the struct does not compile against its
+//!    row). For a reliable message: add the value to [`super::Message`]
+//!    (read at its `item_offset!`) and [`super::MessageRepr`] (written in
+//!    order); the layout test (`records_agree_with_the_layout`) fails until
+//!    their lengths agree.
 
 use super::types::MessageType;
 use crate::proto::field::FieldDef;
@@ -142,7 +150,7 @@ const PLAYER_ID: Item = it(PLAYER, ID, "playerId", " player=");
 const STR_LEN: Item = hidden(NAME_LEN, LEN, "len");
 const NAME_STR: Item = it(NAME, TEXT, "name", " name=");
 
-const STATS_ENTRY: Entry = entry(
+pub(super) const STATS_ENTRY: Entry = entry(
     STATS,
     &[
         it(PLAYER, ID, "player", " ["),
@@ -155,7 +163,7 @@ const STATS_ENTRY: Entry = entry(
 const UPDATE_ENTITY: Item = it(ENTITY, ID, "entityId", " [");
 const UPDATE_X: Item = it(X, I16, "x", " (");
 const UPDATE_Y: Item = it(Y, I16, "y", ",");
-const UPDATE_ENTRY: Entry = entry(
+pub(super) const UPDATE_ENTRY: Entry = entry(
     UPDATE,
     &[
         UPDATE_ENTITY,
@@ -165,8 +173,9 @@ const UPDATE_ENTRY: Entry = entry(
         it(HEALTH, U8, "health", "° hp=").then("]"),
     ],
 );
-const UPDATE_POS_ENTRY: Entry = entry(UPDATE, &[UPDATE_ENTITY, UPDATE_X, UPDATE_Y.then(")]")]);
-const UPDATE_RAY_ENTRY: Entry = entry(
+pub(super) const UPDATE_POS_ENTRY: Entry =
+    entry(UPDATE, &[UPDATE_ENTITY, UPDATE_X, UPDATE_Y.then(")]")]);
+pub(super) const UPDATE_RAY_ENTRY: Entry = entry(
     UPDATE,
     &[
         UPDATE_ENTITY,
@@ -176,7 +185,7 @@ const UPDATE_RAY_ENTRY: Entry = entry(
         it(LENGTH, U16, "length", "° len=").then("]"),
     ],
 );
-const UPDATE_CIRCLE_ENTRY: Entry = entry(
+pub(super) const UPDATE_CIRCLE_ENTRY: Entry = entry(
     UPDATE,
     &[
         UPDATE_ENTITY,
@@ -272,6 +281,12 @@ pub(super) const LAYOUTS: [Layout; MessageType::COUNT] = [
     // UpdateCircle
     layout(&[COUNT], Some(&UPDATE_CIRCLE_ENTRY)),
 ];
+
+/// The items of a message type's body, after its head (what its typed
+/// record reads, `entries.rs`).
+pub(super) const fn items(t: MessageType) -> &'static [Item] {
+    LAYOUTS[t.ordinal()].items
+}
 
 /// [`LAYOUTS`] at a fixed address (a group's key is its row's), each row
 /// headed by its type byte and, for a reliable type, its seqno.

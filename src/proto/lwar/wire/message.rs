@@ -1,11 +1,13 @@
 //! Zero-copy views of the messages inside a packet.
 
 use super::entries::{
-    Collision, Entries, Input, Record, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
-    UpdateRayEntry, be_u32, id_at,
+    Collision, Entries, Input, ORDER, Record, StatsEntry, UpdateCircleEntry, UpdateEntry,
+    UpdatePosEntry, UpdateRayEntry, be_u32, id_at,
 };
 use super::error::{DecodeError, Violation};
+use super::layout::{F, items};
 use super::types::{DEPRECATED_TYPE_ID, Id, MAX_CHAT_LEN, MAX_NAME_LEN, MessageType};
+use crate::proto::codec::{Wire, item_offset};
 use std::fmt::{self, Write};
 
 /// A string of the wire format: its raw bytes, which may or may not be UTF-8.
@@ -399,6 +401,25 @@ fn shapes_agree_with_the_layouts() {
     }
 }
 
+// Where the fixed bodies' fields are, from their rows.
+/// A player's id, first in every body that names one.
+const PLAYER_AT: usize = {
+    let at = item_offset!(items(MessageType::Join), F::PLAYER);
+    assert!(
+        at == item_offset!(items(MessageType::Leave), F::PLAYER)
+            && at == item_offset!(items(MessageType::Chat), F::PLAYER)
+            && at == item_offset!(items(MessageType::Name), F::PLAYER)
+            && at == item_offset!(items(MessageType::Selection), F::PLAYER)
+    );
+    at
+};
+const ADD_ENTITY: usize = item_offset!(items(MessageType::Add), F::ENTITY);
+const ADD_PLAYER: usize = item_offset!(items(MessageType::Add), F::PLAYER);
+const ADD_TYPE_ID: usize = item_offset!(items(MessageType::Add), F::TYPE_ID);
+const REMOVE_ENTITY: usize = item_offset!(items(MessageType::Remove), F::ENTITY);
+const SELECTION_SHIP: usize = item_offset!(items(MessageType::Selection), F::SHIP);
+const SELECTION_WEAPONS: usize = item_offset!(items(MessageType::Selection), F::WEAPON);
+
 /// The message of `msg_type` in `bytes`, whose length was checked: `head`
 /// bytes of header, then the fixed body up to `fixed_end`, then the string
 /// or the entries.
@@ -419,44 +440,44 @@ fn read_message(msg_type: MessageType, bytes: &[u8], head: usize, fixed_end: usi
         MessageType::Disconnect => Message::Disconnect { seqno },
         MessageType::Join => Message::Join {
             seqno,
-            player: id_at(body, 0),
+            player: id_at(body, PLAYER_AT),
             name: Str(tail),
         },
         MessageType::Leave => Message::Leave {
             seqno,
-            player: id_at(body, 0),
+            player: id_at(body, PLAYER_AT),
         },
         MessageType::Chat => Message::Chat {
             seqno,
-            player: id_at(body, 0),
+            player: id_at(body, PLAYER_AT),
             text: Str(tail),
         },
         MessageType::Add => Message::Add {
             seqno,
-            entity: id_at(body, 0),
-            player: id_at(body, 4),
-            type_id: body[8],
+            entity: id_at(body, ADD_ENTITY),
+            player: id_at(body, ADD_PLAYER),
+            type_id: body[ADD_TYPE_ID],
         },
         MessageType::Remove => Message::Remove {
             seqno,
-            entity: id_at(body, 0),
+            entity: id_at(body, REMOVE_ENTITY),
         },
         MessageType::Selection => Message::Selection {
             seqno,
-            player: id_at(body, 0),
-            ship_type: body[4],
-            weapon_types: [body[5], body[6], body[7], body[8]],
+            player: id_at(body, PLAYER_AT),
+            ship_type: body[SELECTION_SHIP],
+            weapon_types: Wire::get(body, SELECTION_WEAPONS, ORDER),
         },
         MessageType::Name => Message::Name {
             seqno,
-            player: id_at(body, 0),
+            player: id_at(body, PLAYER_AT),
             name: Str(tail),
         },
         MessageType::Synced => Message::Synced { seqno },
         MessageType::Stats => Message::Stats(Entries::new(tail)),
-        MessageType::Input => Message::Input(Input::read(body)),
+        MessageType::Input => Message::Input(Input::read(body, ORDER)),
         MessageType::Full => Message::Full,
-        MessageType::Collision => Message::Collision(Collision::read(body)),
+        MessageType::Collision => Message::Collision(Collision::read(body, ORDER)),
         MessageType::Update => Message::Update(Entries::new(tail)),
         MessageType::UpdatePos => Message::UpdatePos(Entries::new(tail)),
         MessageType::UpdateRay => Message::UpdateRay(Entries::new(tail)),

@@ -2,7 +2,7 @@
 //! tests build packets from.
 
 use super::entries::{
-    Collision, Input, Record, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
+    Collision, Input, ORDER, Record, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
     UpdateRayEntry,
 };
 use super::error::DecodeError;
@@ -81,7 +81,7 @@ fn push_entries<E: Record>(out: &mut Vec<u8>, entries: &[E]) {
     debug_assert!(entries.len() <= u8::MAX as usize);
     out.push(entries.len() as u8);
     for e in entries {
-        e.write(out);
+        e.append(out, ORDER);
     }
 }
 
@@ -206,8 +206,8 @@ impl MessageRepr {
                 out.extend_from_slice(weapon_types);
             }
             MessageRepr::Stats(e) => push_entries(out, e),
-            MessageRepr::Input(input) => input.write(out),
-            MessageRepr::Collision(c) => c.write(out),
+            MessageRepr::Input(input) => input.append(out, ORDER),
+            MessageRepr::Collision(c) => c.append(out, ORDER),
             MessageRepr::Update(e) => push_entries(out, e),
             MessageRepr::UpdatePos(e) => push_entries(out, e),
             MessageRepr::UpdateRay(e) => push_entries(out, e),
