@@ -877,6 +877,39 @@ pub fn walk_table<T: Table, V: Visit<T::H>>(
     rows!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 }
 
+/// The item of `items` (laid out from `at`) that holds the byte at `offset`,
+/// with where it starts.
+fn item_in<H>(
+    items: &'static [Item<H>],
+    mut at: usize,
+    offset: usize,
+) -> Option<(usize, &'static Item<H>)> {
+    for item in items {
+        let len = item.prim.size();
+        if at <= offset && offset < at + len {
+            return Some((at, item));
+        }
+        at += len;
+    }
+    None
+}
+
+/// The item of a message of layout `l` that holds the byte at `offset`
+/// (from the start of its head), with where it starts: one of its head or
+/// items, or of the entry the offset falls in; `None` past them (a text,
+/// the tail). A truncation names the field its first missing byte belongs
+/// to.
+pub fn item_at<H>(l: &'static Layout<H>, offset: usize) -> Option<(usize, &'static Item<H>)> {
+    let head = size(l.head);
+    if let Some(hit) = item_in(l.head, 0, offset).or_else(|| item_in(l.items, head, offset)) {
+        return Some(hit);
+    }
+    let e = l.entry?;
+    let start = head + l.fixed;
+    let rel = offset.checked_sub(start)?;
+    item_in(e.items, start + rel - rel % e.len, offset)
+}
+
 /// Every definition a layout may hold, for [`FieldSink::wants_any`].
 pub fn layout_defs<H: Handle>(l: &Layout<H>, each: &mut dyn FnMut(&'static FieldDef)) {
     items_defs(l.head, each);
@@ -1260,6 +1293,18 @@ mod tests {
         let mut log = Log(Vec::new());
         walk_cut(&L, &b[..4], 12, ByteOrder::Big, &mut log);
         assert_eq!(log.0, ["name@12+4=\"ab\""]);
+    }
+
+    /// The item of a byte: an item's, an entry's (the second entry's
+    /// `x` at 19), none past the fixed part.
+    #[test]
+    fn the_item_of_a_byte() {
+        let label = |o| item_at(&L, o).map(|(at, i)| (at, i.label));
+        assert_eq!(label(2), Some((0, "name")));
+        assert_eq!(label(4), Some((4, "n")));
+        assert_eq!(label(8), Some((7, "x")));
+        static EMPTY: Layout<T> = layout(&[], &[], None, &[]);
+        assert!(item_at(&EMPTY, 0).is_none());
     }
 
     #[test]

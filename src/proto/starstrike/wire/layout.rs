@@ -387,30 +387,12 @@ pub(super) fn walk_header<V: Visit<FieldId>>(bytes: &[u8], v: &mut V) {
     core::walk_row::<HeaderTable, 0, V>(bytes, 0, ByteOrder::Big, v);
 }
 
-/// The item of `items` (laid out from `at`) that holds the byte at `offset`.
-fn item_at(items: &'static [Item], mut at: usize, offset: usize) -> Option<(usize, &'static Item)> {
-    for item in items {
-        let len = item.prim.size();
-        if at <= offset && offset < at + len {
-            return Some((at, item));
-        }
-        at += len;
-    }
-    None
-}
-
 /// The item of a payload of type `t` that holds the byte at `offset` (from
 /// the start of the payload), with where it starts; `None` past the fixed
-/// part of a type without entries. A truncation names the field its first
-/// missing byte belongs to.
+/// part of a type without entries (`core::item_at`). A truncation names
+/// the field its first missing byte belongs to.
 pub fn item_at_offset(t: PacketType, offset: usize) -> Option<(usize, &'static Item)> {
-    let l = t.layout();
-    if let Some(hit) = item_at(l.items, 0, offset) {
-        return Some(hit);
-    }
-    let e = l.entry?;
-    let rel = offset.checked_sub(l.fixed)?;
-    item_at(e.items, l.fixed + rel - rel % e.len, offset)
+    core::item_at(t.layout(), offset)
 }
 
 /// [`item_at_offset`]'s field.
