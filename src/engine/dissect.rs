@@ -6,9 +6,7 @@
 
 use super::field::{FieldDef, FieldSink, Value};
 use super::finding::ProtoDetail;
-pub use super::out::{
-    Float, Marked, Out, TextBytes, WriteText, Written, float32, indexed_label, put_small,
-};
+pub use super::out::{Float, Marked, Out, TextBytes, WriteText, Written, indexed_label, put_small};
 use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;

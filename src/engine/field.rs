@@ -7,7 +7,7 @@
 //! packet. The packet view (`-V`, `-x`), the terminal UI's tree and hex panes, the
 //! display filter, field output and JSON are all sinks. Walking allocates nothing.
 
-use super::out::{Out, WriteText, float32};
+use super::out::{Out, WriteText};
 use std::fmt;
 
 /// What kind of value a registered field holds (for the filter's type checks and
@@ -128,7 +128,7 @@ impl WriteText for Value<'_> {
             Value::Signed(v) => f.int(v),
             // A binary32 from the wire, widened: shown as its shortest binary32
             // form (-0.7, not -0.699999988079071).
-            Value::Float(v) if f64::from(v as f32) == v => float32(f, v as f32),
+            Value::Float(v) if f64::from(v as f32) == v => f.float(v as f32),
             Value::Float(v) => f.float(v),
             Value::Bool(v) => f.s(if v { "true" } else { "false" }),
             Value::Text(bytes) => {

@@ -64,9 +64,16 @@ pub trait Out {
     }
 
     /// A float, as `{}` writes it: its shortest digits, never with an
-    /// exponent.
+    /// exponent. An integer whose neighbours are a unit apart or closer
+    /// ([`Float::small_int`]: most of Starstrike's positions, many of
+    /// Battlegrounds' and lwar's) is its digits, written as an integer:
+    /// `zmij` and the move of its point cost some 150 instructions a float.
+    #[inline]
     fn float(&mut self, v: impl Float) -> fmt::Result {
-        float(self, v)
+        match v.small_int() {
+            Some(i) => self.int(i),
+            None => float(self, v),
+        }
     }
 
     /// `raw` in binary, at least `width` digits, as `{raw:0width$b}` writes it.
@@ -260,29 +267,21 @@ fn zeros(out: &mut (impl Out + ?Sized), mut n: usize) -> fmt::Result {
     Ok(())
 }
 
-/// An `f32` as `{}` writes it. An integer of magnitude below 2^24 (most of
-/// a snapshot's positions, rotations and velocities) is its digits: every
-/// integer there is a float, one apart, so no shorter decimal lies within
-/// half a unit of it (`-0` for negative zero); the rest through
-/// [`Out::float`]. Inlined where it is called, so an integer costs no call.
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub fn float32(f: &mut impl Out, x: f32) -> fmt::Result {
-    const LIMIT: i32 = 1 << 24;
-    let i = x as i32;
-    if i as f32 == x && -LIMIT < i && i < LIMIT {
-        if i == 0 && x.is_sign_negative() {
-            return f.s("-0");
-        }
-        return f.int(i);
-    }
-    f.float(x)
-}
-
 /// A float [`Out::float`] writes: `f32` or `f64`.
 pub trait Float: zmij::Float + Copy {
     /// The absolute value as an odd significand times a power of two, if it
     /// is finite and not zero.
     fn odd_binary(self) -> Option<(u64, i64)>;
+
+    /// The value, if it is an integer of magnitude below 2^24 (`f32`) or
+    /// 2^53 (`f64`), negative zero aside: its neighbours are then at most
+    /// one apart, so no decimal with fewer digits lies within half of that
+    /// of it, and its shortest digits, which `{}` writes, are its own.
+    fn small_int(self) -> Option<Self::Int>;
+
+    /// The integer [`Float::small_int`] gives: `i32` for `f32`, whose
+    /// digits cost less than an `i64`'s.
+    type Int: itoa::Integer + Decimal;
 }
 
 /// `significand × 2^exponent` with the significand made odd.
@@ -304,6 +303,16 @@ impl Float for f32 {
             _ => odd(fraction | 1 << 23, biased - 150),
         }
     }
+
+    type Int = i32;
+
+    #[inline]
+    fn small_int(self) -> Option<i32> {
+        const LIMIT: i32 = 1 << 24;
+        let i = self as i32;
+        let exact = i as f32 == self && -LIMIT < i && i < LIMIT;
+        (exact && (i != 0 || self.is_sign_positive())).then_some(i)
+    }
 }
 
 impl Float for f64 {
@@ -315,6 +324,16 @@ impl Float for f64 {
             0 => odd(fraction, -1074),
             _ => odd(fraction | 1 << 52, biased - 1075),
         }
+    }
+
+    type Int = i64;
+
+    #[inline]
+    fn small_int(self) -> Option<i64> {
+        const LIMIT: i64 = 1 << 53;
+        let i = self as i64;
+        let exact = i as f64 == self && -LIMIT < i && i < LIMIT;
+        (exact && (i != 0 || self.is_sign_positive())).then_some(i)
     }
 }
 
@@ -583,6 +602,49 @@ mod tests {
         });
         for v in f64s.into_iter().chain(spread.take(100_000).flatten()) {
             assert_eq!(written(|o| o.float(v)), v.to_string(), "{:#x}", v.to_bits());
+        }
+    }
+
+    /// The integers [`Out::float`] writes as integers are what the long
+    /// way (`float`) and `{}` write, at and around the limits of the fast
+    /// path, and the values beside them that it leaves to the long way.
+    #[test]
+    fn small_integers_are_written_as_the_long_way_writes_them() {
+        let mut f32s: Vec<f32> = vec![0.0, -0.0, 1.0, -1.0, 651.0, 0.5, -0.5, 1e-45];
+        for limit in [16_777_216.0f32, 8_388_608.0, 1024.0] {
+            for d in [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0] {
+                f32s.extend([limit + d, -(limit + d)]);
+            }
+        }
+        f32s.extend((-3000..3000).map(|i| i as f32 * 0.25));
+        f32s.extend([
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MAX,
+            f32::MIN,
+        ]);
+        for v in f32s {
+            let fast = written(|o| o.float(v));
+            assert_eq!(fast, written(|o| float(o, v)), "{:#x}", v.to_bits());
+            assert_eq!(fast, v.to_string(), "{:#x}", v.to_bits());
+        }
+        let mut f64s: Vec<f64> = vec![0.0, -0.0, 1e15, 1e16, -7.0, 0.1];
+        for limit in [
+            9_007_199_254_740_992.0f64,
+            4_503_599_627_370_496.0,
+            16_777_216.0,
+        ] {
+            for d in [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 4.0] {
+                f64s.extend([limit + d, -(limit + d)]);
+            }
+        }
+        f64s.extend((-3000..3000).map(|i| f64::from(i) * 0.25));
+        f64s.extend([f64::NAN, f64::INFINITY, f64::MAX, f64::MIN, 1e300]);
+        for v in f64s {
+            let fast = written(|o| o.float(v));
+            assert_eq!(fast, written(|o| float(o, v)), "{:#x}", v.to_bits());
+            assert_eq!(fast, v.to_string(), "{:#x}", v.to_bits());
         }
     }
 
