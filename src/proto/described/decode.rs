@@ -1355,6 +1355,34 @@ impl<'p> Walker<'p, '_> {
         }
     }
 
+    /// An integer `v` of the root type (read from `b` at `pos`): told to
+    /// the sink (the keys an analysis reads are the root type's), and, if it
+    /// is the message type, an error outside its enum.
+    fn root_int(
+        &mut self,
+        ca: &CAttr,
+        pos: usize,
+        limit: usize,
+        b: &[u8],
+        le: bool,
+        v: i64,
+    ) -> Result<(), DecodeErr> {
+        self.ev.int(ca.field, v);
+        if let Some((f, e)) = self.c.strict_enum
+            && f == ca.field
+            && self.c.enum_name(e, v).is_none()
+        {
+            return Err(DecodeErr {
+                kind: ErrKind::UnknownType,
+                field: ca.field,
+                offset: pos,
+                need: read_uint(b, le),
+                have: limit.saturating_sub(pos),
+            });
+        }
+        Ok(())
+    }
+
     /// One element of a field in `p[pos..limit]`: the offset after it, and its
     /// integer value.
     #[allow(clippy::too_many_arguments)]
@@ -1385,21 +1413,7 @@ impl<'p> Walker<'p, '_> {
                 let b = take(usize::from(*bytes))?;
                 let v = self.int(ca, index, pos, b, (*signed, *le), vals);
                 if root {
-                    // The keys an analysis reads are the root type's.
-                    self.ev.int(ca.field, v);
-                }
-                if root
-                    && let Some((f, e)) = self.c.strict_enum
-                    && f == ca.field
-                    && self.c.enum_name(e, v).is_none()
-                {
-                    return Err(DecodeErr {
-                        kind: ErrKind::UnknownType,
-                        field: ca.field,
-                        offset: pos,
-                        need: read_uint(b, *le),
-                        have: limit.saturating_sub(pos),
-                    });
+                    self.root_int(ca, pos, limit, b, *le, v)?;
                 }
                 Ok((pos + b.len(), Some(v)))
             }
