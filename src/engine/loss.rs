@@ -64,7 +64,7 @@ const SHORT_MS: usize = 256;
 /// The gaps between a sender's stamps, in ms.
 ///
 /// A gap is sampled for almost every packet, and a sender's tick is far
-/// below [`SHORT_MS`]: the gaps below it are counted in an array, one
+/// below 256 ms (`SHORT_MS`): the gaps below it are counted in an array, one
 /// increment, and the rest in a histogram. The histogram keeps 2
 /// significant digits, which holds every value below 256 exactly (its
 /// first bucket: 256 steps of 1 ms), so the two together answer as one

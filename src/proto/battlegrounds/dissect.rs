@@ -692,16 +692,7 @@ mod tests {
     /// form: only then is what the reader rendered ahead used.
     #[test]
     fn a_sessions_dissector_reads_as_the_registered_one_where_the_bytes_agree() {
-        use crate::proto::battlegrounds::wire::{MoveOp, Movement, VectorD, VectorF};
-        let op = PayloadRepr::MoveOp(MoveOp {
-            movement: Movement {
-                timestamp: 1250,
-                position: VectorD { x: 12.5, y: -3.0 },
-                forward: VectorF { x: 0.6, y: 0.8 },
-                movement_bits: 3,
-            },
-            op_sig: 7,
-        });
+        let op = crate::proto::battlegrounds::wire::sample_move_op();
         let bytes = |p: &PayloadRepr, order| {
             PacketRepr::new(0x0102_0304, 1, p.clone())
                 .to_bytes_in(order)
@@ -755,16 +746,7 @@ mod tests {
     /// orders, and where the bytes tell nothing.
     #[test]
     fn the_settled_dissector_reads_as_the_registered_one() {
-        use crate::proto::battlegrounds::wire::{MoveOp, Movement, VectorD, VectorF};
-        let op = PayloadRepr::MoveOp(MoveOp {
-            movement: Movement {
-                timestamp: 1250,
-                position: VectorD { x: 12.5, y: -3.0 },
-                forward: VectorF { x: 0.6, y: 0.8 },
-                movement_bits: 3,
-            },
-            op_sig: 7,
-        });
+        let op = crate::proto::battlegrounds::wire::sample_move_op();
         let pong = PayloadRepr::PongSeq {
             seq: 3,
             timestamp: 9,

@@ -56,6 +56,8 @@ pub use packet::{
     AuthOk, Header, MoveEvent, MoveOp, Movement, Msg, MsgAck, Packet, Payload, Prop, Shape,
     Vertices, is_auth, plausible,
 };
+#[cfg(test)]
+pub(crate) use repr::sample_move_op;
 pub use repr::{MSG_BLOCK_OFFSET, PacketRepr, PayloadRepr, ShapeRepr};
 pub use types::{
     ByteOrder, CHANNEL_COMMAND, CHANNEL_ENVIRONMENT, CHANNEL_MOVEMENT, CHANNELS, CIRCLE_LEN,

@@ -117,7 +117,7 @@ pub fn guess(payload: &[u8]) -> ByteOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::battlegrounds::wire::{MoveOp, PacketRepr, PayloadRepr, VectorD, VectorF};
+    use crate::proto::battlegrounds::wire::{PacketRepr, sample_move_op};
 
     #[test]
     fn the_reference_auth_tells_by_its_session_id_only() {
@@ -131,15 +131,7 @@ mod tests {
 
     #[test]
     fn movement_and_messages_tell_by_their_numbers() {
-        let op = PayloadRepr::MoveOp(MoveOp {
-            movement: Movement {
-                timestamp: 1250,
-                position: VectorD { x: 12.5, y: -3.0 },
-                forward: VectorF { x: 0.6, y: 0.8 },
-                movement_bits: 3,
-            },
-            op_sig: 7,
-        });
+        let op = sample_move_op();
         for order in ByteOrder::ALL {
             let p = PacketRepr::new(0x01020304, 1, op.clone())
                 .to_bytes_in(order)

@@ -366,6 +366,21 @@ impl PacketRepr {
 /// The bytes before a MSG's block: header and fixed part.
 pub const MSG_BLOCK_OFFSET: usize = HEADER_LEN + MSG_FIXED_LEN;
 
+/// A MOVE_OP whose numbers read differently in the two byte orders: what
+/// the tests of the order's evidence and of the dissectors encode.
+#[cfg(test)]
+pub(crate) fn sample_move_op() -> PayloadRepr {
+    PayloadRepr::MoveOp(super::MoveOp {
+        movement: super::Movement {
+            timestamp: 1250,
+            position: super::VectorD { x: 12.5, y: -3.0 },
+            forward: super::VectorF { x: 0.6, y: 0.8 },
+            movement_bits: 3,
+        },
+        op_sig: 7,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
