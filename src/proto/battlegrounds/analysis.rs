@@ -193,8 +193,8 @@
 //!   that disagrees with its message raises `violation/block-inconsistent`; a
 //!   refused message, or one given up to make room, raises `msg-given-up`
 //!   (once), a note: the bound is the analyzer's, and messages pile up in
-//!   progress when the tap misses blocks; a message still incomplete when the session ends raises
-//!   `msg-incomplete`, a note ("unconfirmed": the blocks the capture never
+//!   progress when the tap misses blocks; a message still incomplete when
+//!   the session ends raises `msg-incomplete`, a note ("unconfirmed": the blocks the capture never
 //!   showed may have been missed by the tap, their acks too), at the frame of
 //!   its first block. A completed message is
 //!   decoded as a packet: it is counted by its type, undecodable bytes raise
@@ -1157,12 +1157,11 @@ fn judge_unacked(
         .is_some_and(|at| at >= b.first_ts);
     if b.captured && !b.acked && acker_acks > 0 && !ack_cut {
         let direction = direction_of(di);
-        // Sent once and never again: the sender resends every unacked block
-        // after its timeout, so its silence says the ack reached it, once it
-        // went on for longer than the longest timeout.
-        // A block resent and then left alone for longer than the longest
-        // timeout got its ack as well: its resends prove only that earlier
-        // acks did not come, which `resend` said already.
+        // The sender resends every unacked block after its timeout, so its
+        // silence since the block's last copy says the ack reached it, once
+        // it went on for longer than the longest timeout: for a block resent
+        // before as well, whose resends prove only that earlier acks did not
+        // come (`resend` said so already).
         let after = session.dir(direction).last_ts.since(b.last_ts);
         let silent = after > MAX_RTO_NS;
         let (kind, note) = match (b.tries, silent) {
