@@ -11,9 +11,12 @@ use lwarscope::proto::battlegrounds::wire::{
     PacketType, Part, Payload, PayloadRepr, Shape, ShapeRepr, VectorD, VectorF, Violation, is_auth,
     plausible, walk,
 };
-use lwarscope::proto::dissect::TextBytes;
 use lwarscope::proto::field::{Field, FieldSink};
 use proptest::prelude::*;
+
+#[path = "../common/text_bytes.rs"]
+mod text_bytes;
+use text_bytes::same_bytes_as_display;
 
 /// Hex with spaces and `|` separators between fields, for reading.
 fn bytes(hex: &str) -> Vec<u8> {
@@ -32,23 +35,6 @@ fn check(hex: &str, expected: PacketRepr) -> Vec<u8> {
     assert_eq!(expected.wire_len(), wire.len());
     same_texts(&wire);
     wire
-}
-
-/// A token's or text's bytes for packet lines and JSON Lines (written by
-/// hand for speed) are what its `Display` writes; JSON's search for escapes
-/// begins at or before its first quoted text (AUTH_OK's name).
-fn same_bytes_as_display(t: &dyn TextBytes) {
-    let shown = t.to_string();
-    let mut bytes = b"x".to_vec();
-    t.write_bytes(&mut bytes);
-    assert_eq!(&bytes[1..], shown.as_bytes());
-    let mut json = b"x".to_vec();
-    let from = t.write_json(&mut json);
-    assert_eq!(&json[1..], shown.as_bytes());
-    assert!(
-        from <= 1 + shown.find('"').unwrap_or(shown.len()),
-        "{shown}"
-    );
 }
 
 /// Every golden vector's token and text: their bytes are their `Display`.

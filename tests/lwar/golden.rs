@@ -7,12 +7,15 @@
 //! (`PacketRepr::to_bytes`). Then the error and violation cases, with their
 //! offsets, and the boundaries that are *not* violations.
 
-use lwarscope::proto::dissect::TextBytes;
 use lwarscope::proto::lwar::wire::{
     Collision, DecodeError, ErrorKind, Header, Id, Input, Message, MessageRepr, MessageType,
     MessageView, Packet, PacketRepr, StatsEntry, Str, UpdateCircleEntry, UpdateEntry,
     UpdatePosEntry, UpdateRayEntry, Violation, ViolationKind,
 };
+
+#[path = "../common/text_bytes.rs"]
+mod text_bytes;
+use text_bytes::same_bytes_as_display;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -47,23 +50,6 @@ fn views<'a>(bytes: &'a [u8], header: Header, offsets: &[usize]) -> Vec<MessageV
         same_bytes_as_display(&v.text());
     }
     views
-}
-
-/// A token's or text's bytes for packet lines and JSON Lines (written by
-/// hand for speed) are what its `Display` writes; JSON's search for escapes
-/// begins at or before its first quoted text.
-fn same_bytes_as_display(t: &dyn TextBytes) {
-    let shown = t.to_string();
-    let mut bytes = b"x".to_vec();
-    t.write_bytes(&mut bytes);
-    assert_eq!(&bytes[1..], shown.as_bytes());
-    let mut json = b"x".to_vec();
-    let from = t.write_json(&mut json);
-    assert_eq!(&json[1..], shown.as_bytes());
-    assert!(
-        from <= 1 + shown.find('"').unwrap_or(shown.len()),
-        "{shown}"
-    );
 }
 
 /// Bytes -> fields through `PacketRepr::parse`, and fields -> the same bytes.

@@ -3,7 +3,7 @@
 //! every packet type. Then property tests: round trips, arbitrary bytes never
 //! panic, and every cut of a valid packet is a truncation at the right offset.
 
-use lwarscope::proto::dissect::{Dissector, TextBytes};
+use lwarscope::proto::dissect::Dissector;
 use lwarscope::proto::field::{Field, FieldSink, Value};
 use lwarscope::proto::starstrike::dissect::Starstrike;
 use lwarscope::proto::starstrike::wire::{
@@ -13,6 +13,10 @@ use lwarscope::proto::starstrike::wire::{
     Violation, WorldSnapshot, is_starstrike, layout, walk_fields,
 };
 use proptest::prelude::*;
+
+#[path = "../common/text_bytes.rs"]
+mod text_bytes;
+use text_bytes::same_bytes_as_display;
 
 /// Bytes from hex, spaces ignored.
 fn h(s: &str) -> Vec<u8> {
@@ -29,23 +33,6 @@ fn padded(text: &[u8], n: usize) -> Vec<u8> {
 
 fn cat(parts: &[&[u8]]) -> Vec<u8> {
     parts.concat()
-}
-
-/// A token's or text's bytes for packet lines and JSON Lines (written by
-/// hand for speed) are what its `Display` writes; JSON's search for escapes
-/// begins at or before its first quoted text.
-fn same_bytes_as_display(t: &dyn TextBytes) {
-    let shown = t.to_string();
-    let mut bytes = b"x".to_vec();
-    t.write_bytes(&mut bytes);
-    assert_eq!(&bytes[1..], shown.as_bytes());
-    let mut json = b"x".to_vec();
-    let from = t.write_json(&mut json);
-    assert_eq!(&json[1..], shown.as_bytes());
-    assert!(
-        from <= 1 + shown.find('"').unwrap_or(shown.len()),
-        "{shown}"
-    );
 }
 
 /// The packet's token and text, each as [`same_bytes_as_display`] checks.
