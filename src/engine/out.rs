@@ -519,6 +519,22 @@ pub const fn padded<const W: usize>(name: &str) -> ([u8; W], usize) {
     (b, name.len())
 }
 
+/// The [`padded`] names of every value of a protocol's type enum (one with
+/// `ALL`, `COUNT` and a const `name()`), `W` bytes each, as a table built
+/// at compile time: what each protocol's token copies its name from.
+macro_rules! padded_names {
+    ($ty:ident, $w:literal) => {{
+        let mut t = [([0u8; $w], 0usize); $ty::COUNT];
+        let mut i = 0;
+        while i < $ty::COUNT {
+            t[i] = $crate::engine::out::padded($ty::ALL[i].name());
+            i += 1;
+        }
+        t
+    }};
+}
+pub(crate) use padded_names;
+
 /// Appends `s` to `out`: the few bytes of a number or a label, copied a byte
 /// at a time when short (a call to `memmove` for each of them took a sixth of
 /// `--format jsonl`).

@@ -120,15 +120,8 @@ impl fmt::Display for Token<'_, '_> {
 
 /// Each type's name padded to 16 bytes, and its length: copied as 16
 /// bytes then cut.
-static PADDED_NAMES: [([u8; 16], usize); PacketType::COUNT] = {
-    let mut t = [([0u8; 16], 0); PacketType::COUNT];
-    let mut i = 0;
-    while i < PacketType::COUNT {
-        t[i] = crate::engine::out::padded(PacketType::ALL[i].name());
-        i += 1;
-    }
-    t
-};
+static PADDED_NAMES: [([u8; 16], usize); PacketType::COUNT] =
+    crate::engine::out::padded_names!(PacketType, 16);
 
 /// A token being put together in a local array: a byte, or a number by
 /// `digits::int_into`, at `end`.

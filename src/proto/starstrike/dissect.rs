@@ -45,15 +45,8 @@ impl fmt::Display for Token<'_> {
 
 /// Each type's name padded to 32 bytes, and its length: copied as 32
 /// bytes then cut.
-static PADDED_NAMES: [([u8; 32], usize); PacketType::COUNT] = {
-    let mut t = [([0u8; 32], 0); PacketType::COUNT];
-    let mut i = 0;
-    while i < PacketType::COUNT {
-        t[i] = crate::engine::out::padded(PacketType::ALL[i].name());
-        i += 1;
-    }
-    t
-};
+static PADDED_NAMES: [([u8; 32], usize); PacketType::COUNT] =
+    crate::engine::out::padded_names!(PacketType, 32);
 
 /// The token's bytes, as its `write_text` writes them, put together in a
 /// local array (the name a copy of 32 bytes, a snapshot's count by

@@ -41,15 +41,8 @@ impl WriteText for Token<'_, '_> {
 
 /// Each type's name padded to 16 bytes, and its length: copied as 16
 /// bytes then cut.
-static PADDED_NAMES: [([u8; 16], usize); MessageType::COUNT] = {
-    let mut t = [([0u8; 16], 0); MessageType::COUNT];
-    let mut i = 0;
-    while i < MessageType::COUNT {
-        t[i] = crate::engine::out::padded(MessageType::ALL[i].name());
-        i += 1;
-    }
-    t
-};
+static PADDED_NAMES: [([u8; 16], usize); MessageType::COUNT] =
+    crate::engine::out::padded_names!(MessageType, 16);
 
 /// The token's bytes, as `token` writes them, put together in a local
 /// array (the name a copy of 16 bytes, the number by
