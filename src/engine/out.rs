@@ -519,6 +519,28 @@ pub const fn padded<const W: usize>(name: &str) -> ([u8; W], usize) {
     (b, name.len())
 }
 
+/// Each byte's eight binary digits, the highest bit first.
+static BITS8: [[u8; 8]; 256] = {
+    let mut t = [[b'0'; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut i = 0;
+        while i < 8 {
+            t[b][i] += ((b >> (7 - i)) & 1) as u8;
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// A byte in binary, as `{:08b}` writes it: from a table (a bit at a time
+/// was a sixth of lwar's text, its Input writing nine key bytes).
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn bits8(f: &mut (impl Out + ?Sized), b: u8) -> fmt::Result {
+    f.ascii(&BITS8[usize::from(b)])
+}
+
 /// The [`padded`] names of every value of a protocol's type enum (one with
 /// `ALL`, `COUNT` and a const `name()`), `W` bytes each, as a table built
 /// at compile time: what each protocol's token copies its name from.

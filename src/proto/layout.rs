@@ -31,7 +31,7 @@
 
 use crate::engine::dissect::{TreeBufs, indexed_label};
 use crate::engine::field::{Field, FieldDef, FieldSink, Value, group_key};
-use crate::engine::out::{Out, WriteText};
+use crate::engine::out::{Out, WriteText, bits8};
 use std::fmt::{self, Write as _};
 use std::ops::Range;
 
@@ -1026,28 +1026,6 @@ fn debug_quoted(f: &mut impl Out, s: &[u8]) -> fmt::Result {
     } else {
         f.display(&DebugQuoted(s))
     }
-}
-
-/// Each byte's eight binary digits, the highest bit first.
-static BITS8: [[u8; 8]; 256] = {
-    let mut t = [[b'0'; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut i = 0;
-        while i < 8 {
-            t[b][i] += ((b >> (7 - i)) & 1) as u8;
-            i += 1;
-        }
-        b += 1;
-    }
-    t
-};
-
-/// A byte in binary, as `{:08b}` writes it: from a table (a bit at a time
-/// was a sixth of lwar's text, its Input writing nine key bytes).
-#[cfg_attr(not(debug_assertions), inline(always))]
-fn bits8(f: &mut impl Out, b: u8) -> fmt::Result {
-    f.ascii(&BITS8[usize::from(b)])
 }
 
 /// `n` bits of `raw`.

@@ -7,6 +7,7 @@
 use super::findings;
 use super::wire::{self, FIELDS, FieldId, Message, Packet, PacketType};
 use crate::engine::ProtoDetail;
+use crate::engine::out::bits8;
 use crate::proto::dissect::{
     Dissector, Float as _, HeaderNumber, Marked, MessageItem, Out, TextBytes, TreeBufs, TreeRef,
     WriteText, indexed_label,
@@ -173,13 +174,13 @@ fn line_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
             None => f.float(x),
         },
         Val::Bits(raw, 8) => match u8::try_from(raw) {
-            Ok(b) => f.ascii(&BITS8[usize::from(b)]),
+            Ok(b) => bits8(f, b),
             Err(_) => f.bits(raw, 8),
         },
         Val::Bits(raw, 32) => match u32::try_from(raw) {
             Ok(w) => {
                 for b in w.to_be_bytes() {
-                    f.ascii(&BITS8[usize::from(b)])?;
+                    bits8(f, b)?;
                 }
                 Ok(())
             }
@@ -188,21 +189,6 @@ fn line_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
         _ => value(v).write_text(f),
     }
 }
-
-/// Each byte's eight binary digits, the highest bit first: `{:08b}`.
-static BITS8: [[u8; 8]; 256] = {
-    let mut t = [[b'0'; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut i = 0;
-        while i < 8 {
-            t[b][i] += ((b >> (7 - i)) & 1) as u8;
-            i += 1;
-        }
-        b += 1;
-    }
-    t
-};
 
 /// The one-line text of `p`, into `f`.
 fn text(p: &Packet<'_>, f: &mut impl Out) -> fmt::Result {
