@@ -6,7 +6,9 @@
 
 use super::field::{FieldDef, FieldSink, Value};
 use super::finding::ProtoDetail;
-pub use super::out::{Float, Marked, Out, TextBytes, WriteText, Written, indexed_label, put_small};
+pub use super::out::{
+    Float, Marked, MarksWire, Out, TextBytes, WriteText, Written, indexed_label, put_small,
+};
 use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;

@@ -475,6 +475,26 @@ impl<T: WriteText + ?Sized> WriteText for &T {
     }
 }
 
+/// A [`WriteText`] writer that calls [`Out::wire_piece`] before every piece
+/// it takes from the wire (the core's `TextOut` and `Value::Text` do):
+/// its bytes for JSON are staged in [`Marked`], which tells where the first
+/// such piece begins, so JSON Lines searches for escapes from there only.
+/// Its fixed pieces (names, labels, numbers) must need no escape; each
+/// protocol's `fixed_texts_need_no_json_escape` test holds them to it.
+pub trait MarksWire: WriteText + fmt::Display {}
+
+impl<T: MarksWire> TextBytes for T {
+    fn write_bytes(&self, out: &mut Vec<u8>) {
+        let _ = self.write_text(out);
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> usize {
+        let mut marked = Marked::new(out);
+        let _ = self.write_text(&mut marked);
+        marked.finish()
+    }
+}
+
 /// A message's token or text: its `Display` and its bytes are the one
 /// [`WriteText`] writer's, so the two cannot differ.
 pub struct Written<T>(pub T);

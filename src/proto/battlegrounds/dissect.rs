@@ -31,7 +31,7 @@ use super::wire::{
 };
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
-    Dissector, HeaderNumber, Marked, MessageItem, Out, TextBytes, TreeBufs, TreeRef, WriteText,
+    Dissector, HeaderNumber, MarksWire, MessageItem, Out, TextBytes, TreeBufs, TreeRef, WriteText,
 };
 use crate::proto::field::{Field, FieldDef, FieldSink, Value};
 use std::fmt;
@@ -221,22 +221,12 @@ impl fmt::Display for Text<'_, '_> {
     }
 }
 
-/// The text's bytes; for JSON, staged in [`Marked`], which tells where the
+/// The text's bytes; for JSON, staged in [`Marked`](crate::engine::out::Marked), which tells where the
 /// first piece from the wire begins (AUTH_OK's name, the only one): the
 /// token, the layout's pieces, numbers and floats never need an escape
 /// (`fixed_texts_need_no_json_escape`), so JSON Lines searches the rest
 /// only.
-impl TextBytes for Text<'_, '_> {
-    fn write_bytes(&self, out: &mut Vec<u8>) {
-        let _ = self.write_text(out);
-    }
-
-    fn write_json(&self, out: &mut Vec<u8>) -> usize {
-        let mut marked = Marked::new(out);
-        let _ = self.write_text(&mut marked);
-        marked.finish()
-    }
-}
+impl MarksWire for Text<'_, '_> {}
 
 /// The packet a MSG carries whole: block 0 of a message of one block.
 fn whole_message<'a>(p: &Packet<'a>) -> Option<(u32, &'a [u8])> {

@@ -5,7 +5,7 @@ use super::Described;
 use super::decode::{DecodeErr, Events, Side};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
-    Dissector, HeaderNumber, Marked, MessageItem, Out, TextBytes, TreeRef, WriteText, Written,
+    Dissector, HeaderNumber, MarksWire, MessageItem, Out, TreeRef, WriteText, Written,
     indexed_label, reused,
 };
 use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs};
@@ -187,20 +187,16 @@ impl fmt::Display for Text<'_> {
     }
 }
 
+impl WriteText for Text<'_> {
+    fn write_text(&self, out: &mut impl Out) -> fmt::Result {
+        self.write(out)
+    }
+}
+
 /// The text's bytes; for JSON, where the first from the wire begins (a text
 /// field's, told by `Value::Text`): labels, enum names and numbers never
 /// need an escape, so a text without a string is not searched.
-impl TextBytes for Text<'_> {
-    fn write_bytes(&self, out: &mut Vec<u8>) {
-        let _ = self.write(out);
-    }
-
-    fn write_json(&self, out: &mut Vec<u8>) -> usize {
-        let mut marked = Marked::new(out);
-        let _ = self.write(&mut marked);
-        marked.finish()
-    }
-}
+impl MarksWire for Text<'_> {}
 
 /// The message type's name.
 struct Token(&'static str);

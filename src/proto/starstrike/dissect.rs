@@ -9,7 +9,7 @@ use super::wire::{self, FIELDS, FieldId, Message, Packet, PacketType};
 use crate::engine::ProtoDetail;
 use crate::engine::out::bits8;
 use crate::proto::dissect::{
-    Dissector, Float as _, HeaderNumber, Marked, MessageItem, Out, TextBytes, TreeBufs, TreeRef,
+    Dissector, Float as _, HeaderNumber, MarksWire, MessageItem, Out, TextBytes, TreeBufs, TreeRef,
     WriteText, indexed_label,
 };
 use crate::proto::field::{FieldDef, FieldSink};
@@ -208,22 +208,18 @@ impl fmt::Display for Text<'_> {
     }
 }
 
+impl WriteText for Text<'_> {
+    fn write_text(&self, out: &mut impl Out) -> fmt::Result {
+        text(self.0, out)
+    }
+}
+
 /// The text's bytes; for JSON, where the first from the wire begins (a
 /// padded name's, a message's or a chat's, told by `Value::Text`): the type's
 /// name, the labels, the enums' names and the numbers never need an escape
 /// (`fixed_texts_need_no_json_escape`), so a snapshot's or an input's text
 /// is not searched at all.
-impl TextBytes for Text<'_> {
-    fn write_bytes(&self, out: &mut Vec<u8>) {
-        let _ = text(self.0, out);
-    }
-
-    fn write_json(&self, out: &mut Vec<u8>) -> usize {
-        let mut marked = Marked::new(out);
-        let _ = text(self.0, &mut marked);
-        marked.finish()
-    }
-}
+impl MarksWire for Text<'_> {}
 
 impl Dissector for Starstrike {
     fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {

@@ -5,7 +5,7 @@ use super::layout;
 use super::message::{Message, MessageView};
 use super::packet::Packet;
 use super::types::MessageType;
-use crate::proto::dissect::{Marked, Out, TextBytes, TreeBufs, WriteText};
+use crate::proto::dissect::{MarksWire, Out, TextBytes, TreeBufs, WriteText};
 pub use crate::proto::layout::EmitField;
 use crate::proto::layout::{TextOut, TreeOut};
 use std::fmt::{self, Write};
@@ -127,17 +127,7 @@ impl WriteText for Text<'_, '_> {
 /// The text's bytes; for JSON, where the first from the wire begins (a
 /// name's or a chat's): the token and the layout's pieces and numbers never
 /// need an escape (`fixed_texts_need_no_json_escape`).
-impl TextBytes for Text<'_, '_> {
-    fn write_bytes(&self, out: &mut Vec<u8>) {
-        let _ = text(self.0, out);
-    }
-
-    fn write_json(&self, out: &mut Vec<u8>) -> usize {
-        let mut marked = Marked::new(out);
-        let _ = text(self.0, &mut marked);
-        marked.finish()
-    }
-}
+impl MarksWire for Text<'_, '_> {}
 
 /// [`MessageView::text`].
 impl fmt::Display for MessageView<'_> {
