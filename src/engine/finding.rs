@@ -472,9 +472,156 @@ impl fmt::Display for ProtoDetail {
     }
 }
 
+/// A value a protocol carries in a [`ProtoDetail`]'s numbers: how many bits
+/// it takes and how it reads back. Packed one after another by [`ArgsWriter`]
+/// and read back in the same order by [`ArgsReader`], so that an error type
+/// declared once (`proto::wire_error::wire_errors!`) gets both directions
+/// from its declaration.
+pub trait Arg: Copy {
+    /// The width in bits: every value [`Arg::to_arg`] gives fits in it.
+    const BITS: u32;
+    fn to_arg(self) -> u64;
+    /// The value back from the bits [`Arg::to_arg`] gave.
+    fn from_arg(bits: u64) -> Self;
+}
+
+macro_rules! unsigned_args {
+    ($($t:ty),*) => {$(
+        impl Arg for $t {
+            const BITS: u32 = <$t>::BITS;
+            fn to_arg(self) -> u64 {
+                u64::from(self)
+            }
+            fn from_arg(bits: u64) -> Self {
+                bits as $t
+            }
+        }
+    )*};
+}
+unsigned_args!(u8, u16, u32, u64);
+
+impl Arg for i16 {
+    const BITS: u32 = 16;
+    fn to_arg(self) -> u64 {
+        u64::from(self as u16)
+    }
+    fn from_arg(bits: u64) -> Self {
+        bits as u16 as i16
+    }
+}
+
+impl Arg for f32 {
+    const BITS: u32 = 32;
+    fn to_arg(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+    fn from_arg(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+}
+
+/// Offsets and lengths: within a datagram or a rebuilt message (at most
+/// 64 MiB), far below 2^48, where a larger one would stop.
+impl Arg for usize {
+    const BITS: u32 = 48;
+    fn to_arg(self) -> u64 {
+        (self as u64).min((1 << 48) - 1)
+    }
+    fn from_arg(bits: u64) -> Self {
+        bits as usize
+    }
+}
+
+/// How many bits of a detail's numbers an error's variant may fill: the
+/// fourth word stays free for what the caller adds (Battlegrounds: the
+/// message a rebuilt packet belongs to).
+pub const ARGS_BITS: u32 = 192;
+
+/// Packs [`Arg`]s one after another into a detail's numbers, after an 8-bit
+/// tag.
+#[derive(Debug)]
+pub struct ArgsWriter {
+    words: [u64; 4],
+    at: u32,
+}
+
+impl ArgsWriter {
+    pub const fn new(tag: u8) -> ArgsWriter {
+        ArgsWriter {
+            words: [tag as u64, 0, 0, 0],
+            at: 8,
+        }
+    }
+
+    pub fn put<T: Arg>(&mut self, value: T) {
+        let (bits, word, shift) = (value.to_arg(), (self.at / 64) as usize, self.at % 64);
+        self.words[word] |= bits << shift;
+        if shift + T::BITS > 64 {
+            self.words[word + 1] |= bits >> (64 - shift);
+        }
+        self.at += T::BITS;
+    }
+
+    pub const fn finish(self) -> [u64; 4] {
+        self.words
+    }
+}
+
+/// Reads back what an [`ArgsWriter`] packed, in the same order.
+#[derive(Debug)]
+pub struct ArgsReader<'a> {
+    words: &'a [u64; 4],
+    at: u32,
+}
+
+impl<'a> ArgsReader<'a> {
+    /// The reader past the tag, and the tag.
+    pub const fn new(words: &'a [u64; 4]) -> (ArgsReader<'a>, u8) {
+        (ArgsReader { words, at: 8 }, words[0] as u8)
+    }
+
+    pub fn take<T: Arg>(&mut self) -> T {
+        let (word, shift) = ((self.at / 64) as usize, self.at % 64);
+        let mut bits = self.words[word] >> shift;
+        if shift + T::BITS > 64 {
+            bits |= self.words[word + 1] << (64 - shift);
+        }
+        if T::BITS < 64 {
+            bits &= (1 << T::BITS) - 1;
+        }
+        self.at += T::BITS;
+        T::from_arg(bits)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values packed one after another read back the same, across the words'
+    /// boundaries, each masked to its width.
+    #[test]
+    fn args_read_back_what_was_packed() {
+        let mut w = ArgsWriter::new(5);
+        w.put(0xabu8);
+        w.put(-2i16);
+        w.put(usize::MAX); // held to 48 bits
+        w.put(0x0123_4567_89ab_cdefu64);
+        w.put(-0.5f32);
+        w.put(0xffff_fffeu32);
+        let words = w.finish();
+        // 8 + 8 + 16 + 48 + 64 + 32 bits, then the last value crosses from
+        // the third word into the fourth.
+        assert_eq!(words[3], 0xffff);
+        let (mut r, tag) = ArgsReader::new(&words);
+        assert_eq!(tag, 5);
+        assert_eq!(r.take::<u8>(), 0xab);
+        assert_eq!(r.take::<i16>(), -2);
+        assert_eq!(r.take::<usize>(), (1 << 48) - 1);
+        assert_eq!(r.take::<u64>(), 0x0123_4567_89ab_cdef);
+        assert_eq!(r.take::<f32>(), -0.5);
+        assert_eq!(r.take::<u32>(), 0xffff_fffe);
+    }
 
     #[test]
     fn shared_names_and_slots_are_unique() {

@@ -77,6 +77,100 @@ impl<W: fmt::Display> fmt::Display for Short<W> {
     }
 }
 
+/// One protocol's decode errors (or violations), declared once: each variant
+/// with its fields, its text (the enum's own attributes: `thiserror`'s
+/// `#[error]`, or a `Display` written beside it) and its stable kebab-case
+/// name. From the declaration come the enum; its kinds (the variants without
+/// their numbers: `ALL`, `name`, `Display`, what malformed packets are counted
+/// by and rules are named after); `kind()`; and the packing of a value into a
+/// finding's numbers and back (`to_args`, `from_args`: the variant's index,
+/// then each field as an [`Arg`](crate::engine::finding::Arg), in the order
+/// declared), which a test per protocol holds to a round trip. A variant's
+/// fields must fit in [`ARGS_BITS`](crate::engine::finding::ARGS_BITS)
+/// with the tag: checked when the crate compiles.
+macro_rules! wire_errors {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident { $($field:ident : $fty:ty),* $(,)? } = $kname:literal
+            ),+ $(,)?
+        }
+        $(#[$kmeta:meta])*
+        kinds $kind:ident;
+    ) => {
+        $(#[$meta])*
+        $vis enum $name {
+            $( $(#[$vmeta])* $variant { $($field: $fty),* }, )+
+        }
+
+        $(#[$kmeta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $vis enum $kind {
+            $($variant,)+
+        }
+
+        impl $kind {
+            pub const ALL: [$kind; [$(stringify!($variant)),+].len()] = [$($kind::$variant),+];
+
+            /// A stable kebab-case name, used in JSON, counters and rules.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($kind::$variant => $kname,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $kind {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl $name {
+            pub const fn kind(&self) -> $kind {
+                match self {
+                    $($name::$variant { .. } => $kind::$variant,)+
+                }
+            }
+
+            /// This value as a finding's numbers (the fourth word left 0).
+            pub fn to_args(self) -> [u64; 4] {
+                use $crate::engine::finding::ArgsWriter;
+                match self {
+                    $($name::$variant { $($field),* } => {
+                        #[allow(unused_mut)]
+                        let mut w = ArgsWriter::new($kind::$variant as u8);
+                        $(w.put($field);)*
+                        w.finish()
+                    })+
+                }
+            }
+
+            /// The value [`Self::to_args`] packed.
+            pub fn from_args(args: &[u64; 4]) -> $name {
+                use $crate::engine::finding::ArgsReader;
+                #[allow(unused_mut, unused_variables)]
+                let (mut r, tag) = ArgsReader::new(args);
+                let kind = $kind::ALL.get(usize::from(tag)).copied().unwrap_or($kind::ALL[0]);
+                match kind {
+                    $($kind::$variant => $name::$variant { $($field: r.take::<$fty>()),* },)+
+                }
+            }
+        }
+
+        const _: () = {
+            use $crate::engine::finding::{Arg, ARGS_BITS};
+            $(assert!(
+                8 $(+ <$fty as Arg>::BITS)* <= ARGS_BITS,
+                concat!(stringify!($name), "::", stringify!($variant), ": too many bits for a finding's numbers"),
+            );)+
+        };
+    };
+}
+pub(crate) use wire_errors;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,9 +2,10 @@
 //! has, beside the shared ones of [`crate::engine::FindingKind`]. The exact
 //! contract of each is in [`super::analysis`].
 
-use super::wire::{DecodeError, PacketType, Part, Violation, ViolationKind};
+use super::wire::{DecodeError, PacketType, Violation, ViolationKind};
 use crate::engine::reassembly::{GiveUpReason, Inconsistency, Refusal};
 use crate::engine::{Detail, DetailFormat, ProtoDetail, RegressionRun, Rule};
+use std::fmt;
 
 crate::protocol_kinds! { "bg";
     /// A message some of whose blocks were captured, never completed in the
@@ -135,129 +136,37 @@ fn packet_type(ordinal: u64) -> PacketType {
     PacketType::from_ordinal(ordinal as usize).unwrap_or(PacketType::Auth)
 }
 
-// Decode errors: a[0] = tag | offset << 8; a[1] = type | part << 8 | extra << 16;
-// a[2] = needed << 32 | available; a[3] = 1 << 32 | msg_id for a rebuilt message.
+// Decode errors and violations: packed by their declaration (`to_args`), with
+// a[3] = 1 << 32 | msg_id for a packet rebuilt from a message's blocks.
+
+/// "message N: " before the detail of a rebuilt packet.
+fn in_message(a: &[u64; 4], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    if a[3] >> 32 == 1 {
+        write!(f, "message {}: ", a[3] as u32)?;
+    }
+    Ok(())
+}
 
 static DECODE: DetailFormat = DetailFormat {
     name: "bg.decode",
     fmt: |a, f| {
-        if a[3] >> 32 == 1 {
-            write!(f, "message {}: ", a[3] as u32)?;
-        }
-        write!(f, "{}", unpack_decode(a))
+        in_message(a, f)?;
+        write!(f, "{}", DecodeError::from_args(a))
     },
 };
-
-fn unpack_decode(a: &[u64; 4]) -> DecodeError {
-    let (tag, offset) = (a[0] & 0xff, (a[0] >> 8) as usize);
-    let t = packet_type(a[1] & 0xff);
-    let part = Part::from_u8((a[1] >> 8) as u8);
-    let extra = a[1] >> 16;
-    let (needed, available) = ((a[2] >> 32) as usize, (a[2] as u32) as usize);
-    match tag {
-        0 => DecodeError::ShortHeader { len: available },
-        1 => DecodeError::UnknownVersion {
-            version: extra as u8,
-        },
-        2 => DecodeError::UnknownType {
-            channel: extra as u8,
-            op: (extra >> 8) as u8,
-        },
-        3 => DecodeError::Truncated {
-            offset,
-            packet_type: t,
-            part,
-            needed,
-            available,
-        },
-        4 => DecodeError::NegativeLength {
-            offset,
-            packet_type: t,
-            part,
-            len: extra as u16 as i16,
-        },
-        5 => DecodeError::UnknownShape {
-            offset,
-            shape_type: extra as u8,
-        },
-        _ => DecodeError::TrailingBytes {
-            offset,
-            packet_type: t,
-            count: available,
-        },
-    }
-}
-
-fn pack_decode(error: DecodeError) -> [u64; 4] {
-    let off = |o: usize| (o as u64) << 8;
-    let ty = |t: PacketType, p: Part, extra: u64| {
-        t.ordinal() as u64 | u64::from(p.to_u8()) << 8 | extra << 16
-    };
-    let sizes =
-        |needed: usize, available: usize| (needed as u64) << 32 | u64::from(available as u32);
-    match error {
-        DecodeError::ShortHeader { len } => [0, 0, sizes(8, len), 0],
-        DecodeError::UnknownVersion { version } => [1 | off(6), u64::from(version) << 16, 0, 0],
-        DecodeError::UnknownType { channel, op } => [
-            2 | off(4),
-            (u64::from(channel) | u64::from(op) << 8) << 16,
-            0,
-            0,
-        ],
-        DecodeError::Truncated {
-            offset,
-            packet_type,
-            part,
-            needed,
-            available,
-        } => [
-            3 | off(offset),
-            ty(packet_type, part, 0),
-            sizes(needed, available),
-            0,
-        ],
-        DecodeError::NegativeLength {
-            offset,
-            packet_type,
-            part,
-            len,
-        } => [
-            4 | off(offset),
-            ty(packet_type, part, u64::from(len as u16)),
-            0,
-            0,
-        ],
-        DecodeError::UnknownShape { offset, shape_type } => [
-            5 | off(offset),
-            ty(PacketType::Prop, Part::Shape, u64::from(shape_type)),
-            0,
-            0,
-        ],
-        DecodeError::TrailingBytes {
-            offset,
-            packet_type,
-            count,
-        } => [
-            6 | off(offset),
-            ty(packet_type, Part::Fixed, 0),
-            sizes(0, count),
-            0,
-        ],
-    }
-}
 
 /// A decode error of a datagram as a finding's detail.
 pub fn decode(error: DecodeError) -> ProtoDetail {
     ProtoDetail {
         format: &DECODE,
-        args: pack_decode(error),
+        args: error.to_args(),
     }
 }
 
 /// A decode error of the message `msg_id` rebuilt from its blocks (offsets in
 /// the message).
 pub fn decode_in_message(error: DecodeError, msg_id: u32) -> ProtoDetail {
-    let mut args = pack_decode(error);
+    let mut args = error.to_args();
     args[3] = 1 << 32 | u64::from(msg_id);
     ProtoDetail {
         format: &DECODE,
@@ -268,43 +177,15 @@ pub fn decode_in_message(error: DecodeError, msg_id: u32) -> ProtoDetail {
 static CODEC: DetailFormat = DetailFormat {
     name: "bg.violation",
     fmt: |a, f| {
-        let v = match a[0] {
-            0 => Violation::ReservedNonZero {
-                reserved: a[1] as u8,
-            },
-            1 => Violation::InvalidUtf8 {
-                offset: a[1] as usize,
-            },
-            2 => Violation::MsgLenShort {
-                msg_len: a[1] as u32,
-            },
-            3 => Violation::BlockOverrun {
-                block_len: a[2] as usize,
-                msg_len: a[1] as u32,
-            },
-            _ => Violation::EmptyBlock {
-                block_id: a[1] as u16,
-            },
-        };
-        if a[3] >> 32 == 1 {
-            write!(f, "message {}: ", a[3] as u32)?;
-        }
-        write!(f, "{v}")
+        in_message(a, f)?;
+        write!(f, "{}", Violation::from_args(a))
     },
 };
 
 /// A codec violation as a finding's detail; `msg_id` for a packet rebuilt
 /// from a message's blocks.
 pub fn codec(v: Violation, msg_id: Option<u32>) -> Detail {
-    let mut args = match v {
-        Violation::ReservedNonZero { reserved } => [0, u64::from(reserved), 0, 0],
-        Violation::InvalidUtf8 { offset } => [1, offset as u64, 0, 0],
-        Violation::MsgLenShort { msg_len } => [2, u64::from(msg_len), 0, 0],
-        Violation::BlockOverrun { block_len, msg_len } => {
-            [3, u64::from(msg_len), block_len as u64, 0]
-        }
-        Violation::EmptyBlock { block_id } => [4, u64::from(block_id), 0, 0],
-    };
+    let mut args = v.to_args();
     if let Some(id) = msg_id {
         args[3] = 1 << 32 | u64::from(id);
     }
@@ -876,6 +757,7 @@ pub fn sent_after_close(
 
 #[cfg(test)]
 mod tests {
+    use super::super::wire::Part;
     use super::*;
 
     #[test]
@@ -920,7 +802,7 @@ mod tests {
             },
         ];
         for e in all {
-            assert_eq!(unpack_decode(&pack_decode(e)), e);
+            assert_eq!(DecodeError::from_args(&e.to_args()), e);
             assert_eq!(decode(e).to_string(), e.to_string());
         }
         assert_eq!(
@@ -938,6 +820,8 @@ mod tests {
             Violation::EmptyBlock { block_id: 4 },
         ] {
             assert_eq!(codec(v, None).to_string(), v.to_string());
+            assert_eq!(Violation::from_args(&v.to_args()), v);
+            assert_eq!(codec(v, Some(7)).to_string(), format!("message 7: {v}"));
         }
     }
 }

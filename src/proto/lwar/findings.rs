@@ -78,114 +78,31 @@ fn msg_type(id: u64) -> impl fmt::Display {
     })
 }
 
-fn unpack_type(id: u64) -> MessageType {
-    // Only ever packed from a real MessageType; the fallback is never reached.
-    MessageType::from_u8(id as u8).unwrap_or(MessageType::Connect)
-}
-
 // Details: how lwar's numbers travel inside a finding, and how they read.
 
 static DECODE: DetailFormat = DetailFormat {
     name: "lwar.decode",
-    fmt: |a, f| write!(f, "{}", unpack_decode(a)),
+    fmt: |a, f| write!(f, "{}", DecodeError::from_args(a)),
 };
-
-fn unpack_decode(a: &[u64; 4]) -> DecodeError {
-    let (tag, x) = (a[0] & 0xff, (a[0] >> 8) as usize);
-    match tag {
-        0 => DecodeError::ShortHeader { len: x },
-        1 => DecodeError::WrongAppId { found: a[1] as u32 },
-        2 => DecodeError::Truncated {
-            offset: x,
-            msg_type: unpack_type(a[1]),
-            needed: a[2] as usize,
-            available: a[3] as usize,
-        },
-        3 => DecodeError::UnknownType {
-            offset: x,
-            type_id: a[1] as u8,
-        },
-        _ => DecodeError::DeprecatedType { offset: x },
-    }
-}
 
 /// A decode error as a finding's detail.
 pub fn decode(error: DecodeError) -> ProtoDetail {
-    let args = match error {
-        DecodeError::ShortHeader { len } => [(len as u64) << 8, 0, 0, 0],
-        DecodeError::WrongAppId { found } => [1, u64::from(found), 0, 0],
-        DecodeError::Truncated {
-            offset,
-            msg_type,
-            needed,
-            available,
-        } => [
-            2 | (offset as u64) << 8,
-            u64::from(msg_type.id()),
-            needed as u64,
-            available as u64,
-        ],
-        DecodeError::UnknownType { offset, type_id } => {
-            [3 | (offset as u64) << 8, u64::from(type_id), 0, 0]
-        }
-        DecodeError::DeprecatedType { offset } => [4 | (offset as u64) << 8, 0, 0, 0],
-    };
     ProtoDetail {
         format: &DECODE,
-        args,
+        args: error.to_args(),
     }
 }
 
 static CODEC: DetailFormat = DetailFormat {
     name: "lwar.violation",
-    fmt: |a, f| {
-        let (tag, offset) = (a[0] & 0xff, (a[0] >> 8) as usize);
-        let v = match tag {
-            0 => Violation::Oversize { len: a[1] as usize },
-            1 => Violation::SeqnoZero {
-                offset,
-                msg_type: unpack_type(a[1]),
-            },
-            2 => Violation::NameTooLong {
-                offset,
-                msg_type: unpack_type(a[1]),
-                len: a[2] as usize,
-            },
-            3 => Violation::ChatTooLong {
-                offset,
-                len: a[2] as usize,
-            },
-            _ => Violation::InvalidUtf8 {
-                offset,
-                msg_type: unpack_type(a[1]),
-            },
-        };
-        write!(f, "{v}")
-    },
+    fmt: |a, f| write!(f, "{}", Violation::from_args(a)),
 };
 
 /// A codec violation as a finding's detail.
 pub fn codec(v: Violation) -> Detail {
-    let (tag, offset, t, n) = match v {
-        Violation::Oversize { len } => (0, 0, 0, len),
-        Violation::SeqnoZero { offset, msg_type } => (1, offset, msg_type.id(), 0),
-        Violation::NameTooLong {
-            offset,
-            msg_type,
-            len,
-        } => (2, offset, msg_type.id(), len),
-        Violation::ChatTooLong { offset, len } => (3, offset, 0, len),
-        Violation::InvalidUtf8 { offset, msg_type } => (4, offset, msg_type.id(), 0),
-    };
-    let args = [
-        tag | (offset as u64) << 8,
-        if tag == 0 { n as u64 } else { u64::from(t) },
-        n as u64,
-        0,
-    ];
     Detail::Proto(ProtoDetail {
         format: &CODEC,
-        args,
+        args: v.to_args(),
     })
 }
 
@@ -446,8 +363,15 @@ mod tests {
                 type_id: 214,
             },
             DecodeError::DeprecatedType { offset: 7 },
+            DecodeError::Truncated {
+                offset: (1 << 48) - 1,
+                msg_type: MessageType::Update,
+                needed: 1 << 47,
+                available: 65_535,
+            },
         ] {
             assert_eq!(decode(e).to_string(), e.to_string());
+            assert_eq!(DecodeError::from_args(&e.to_args()), e);
         }
         for v in [
             Violation::Oversize { len: 600 },
@@ -470,6 +394,7 @@ mod tests {
             },
         ] {
             assert_eq!(codec(v).to_string(), v.to_string());
+            assert_eq!(Violation::from_args(&v.to_args()), v);
         }
         let one = RunSpan {
             frame: 5,

@@ -2,7 +2,7 @@
 //! has, beside the shared ones of [`crate::engine::FindingKind`]. The contract
 //! of each is in [`super::analysis`].
 
-use super::wire::{DecodeError, EnumKind, FieldId, PacketType, Violation, ViolationKind};
+use super::wire::{DecodeError, EnumKind, PacketType, Violation, ViolationKind};
 use crate::engine::{Detail, DetailFormat, ProtoDetail, Rule};
 use std::fmt;
 
@@ -111,15 +111,6 @@ fn ptype(id: u64) -> impl fmt::Display {
     })
 }
 
-fn unpack_type(id: u64) -> PacketType {
-    // Only ever packed from a real PacketType; the fallback is never reached.
-    PacketType::from_u16(id as u16).unwrap_or(PacketType::Heartbeat)
-}
-
-fn unpack_field(i: u64) -> FieldId {
-    FieldId::from_index(i).unwrap_or(super::wire::layout::f::HEADER)
-}
-
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
@@ -128,67 +119,14 @@ fn ms(ns: u64) -> f64 {
 
 static DECODE: DetailFormat = DetailFormat {
     name: "strs.decode",
-    fmt: |a, f| write!(f, "{}", unpack_decode(a)),
+    fmt: |a, f| write!(f, "{}", DecodeError::from_args(a)),
 };
-
-fn unpack_decode(a: &[u64; 4]) -> DecodeError {
-    let (tag, x) = (a[0] & 0xff, (a[0] >> 8) as usize);
-    let t = unpack_type(a[1] & 0xffff);
-    match tag {
-        0 => DecodeError::ShortHeader { len: x },
-        1 => DecodeError::WrongMagic { found: a[1] as u32 },
-        2 => DecodeError::UnknownType {
-            type_id: a[1] as u16,
-        },
-        3 => DecodeError::Truncated {
-            packet_type: t,
-            offset: x,
-            field: unpack_field(a[1] >> 16),
-            needed: a[2] as usize,
-            available: a[3] as usize,
-        },
-        _ => DecodeError::TrailingBytes {
-            packet_type: t,
-            offset: x,
-            expected: a[2] as usize,
-            extra: a[3] as usize,
-        },
-    }
-}
 
 /// A decode error as a finding's detail.
 pub fn decode(error: DecodeError) -> ProtoDetail {
-    let args = match error {
-        DecodeError::ShortHeader { len } => [(len as u64) << 8, 0, 0, 0],
-        DecodeError::WrongMagic { found } => [1, u64::from(found), 0, 0],
-        DecodeError::UnknownType { type_id } => [2, u64::from(type_id), 0, 0],
-        DecodeError::Truncated {
-            packet_type,
-            offset,
-            field,
-            needed,
-            available,
-        } => [
-            3 | (offset as u64) << 8,
-            u64::from(packet_type.id()) | u64::from(field.index()) << 16,
-            needed as u64,
-            available as u64,
-        ],
-        DecodeError::TrailingBytes {
-            packet_type,
-            offset,
-            expected,
-            extra,
-        } => [
-            4 | (offset as u64) << 8,
-            u64::from(packet_type.id()),
-            expected as u64,
-            extra as u64,
-        ],
-    };
     ProtoDetail {
         format: &DECODE,
-        args,
+        args: error.to_args(),
     }
 }
 
@@ -196,83 +134,14 @@ pub fn decode(error: DecodeError) -> ProtoDetail {
 
 static CODEC: DetailFormat = DetailFormat {
     name: "strs.violation",
-    fmt: |a, f| write!(f, "{}", unpack_violation(a)),
+    fmt: |a, f| write!(f, "{}", Violation::from_args(a)),
 };
-
-fn unpack_violation(a: &[u64; 4]) -> Violation {
-    let (tag, offset) = (a[0] & 0xff, (a[0] >> 8) as usize);
-    let packet_type = unpack_type(a[1] & 0xffff);
-    let field = unpack_field(a[1] >> 16);
-    match tag {
-        0 => Violation::Oversize { len: a[2] as usize },
-        1 => Violation::InvalidEnum {
-            offset,
-            packet_type,
-            field,
-            value: a[2] as u8,
-        },
-        2 => Violation::NonFinite {
-            offset,
-            packet_type,
-            field,
-            bits: a[2] as u32,
-        },
-        3 => Violation::InputRange {
-            offset,
-            field,
-            value: f32::from_bits(a[2] as u32),
-        },
-        _ => Violation::StringPadding {
-            offset,
-            packet_type,
-            field,
-            at: a[2] as usize,
-        },
-    }
-}
 
 /// A codec violation as a finding's detail.
 pub fn codec(v: Violation) -> Detail {
-    let (tag, offset, t, field, n) = match v {
-        Violation::Oversize { len } => (0, 0, 0, 0, len as u64),
-        Violation::InvalidEnum {
-            offset,
-            packet_type,
-            field,
-            value,
-        } => (1, offset, packet_type.id(), field.index(), u64::from(value)),
-        Violation::NonFinite {
-            offset,
-            packet_type,
-            field,
-            bits,
-        } => (2, offset, packet_type.id(), field.index(), u64::from(bits)),
-        Violation::InputRange {
-            offset,
-            field,
-            value,
-        } => (
-            3,
-            offset,
-            PacketType::PlayerInput.id(),
-            field.index(),
-            u64::from(value.to_bits()),
-        ),
-        Violation::StringPadding {
-            offset,
-            packet_type,
-            field,
-            at,
-        } => (4, offset, packet_type.id(), field.index(), at as u64),
-    };
     Detail::Proto(ProtoDetail {
         format: &CODEC,
-        args: [
-            tag | (offset as u64) << 8,
-            u64::from(t) | u64::from(field) << 16,
-            n,
-            0,
-        ],
+        args: v.to_args(),
     })
 }
 
@@ -601,6 +470,7 @@ mod tests {
             },
         ] {
             assert_eq!(decode(e).to_string(), e.to_string());
+            assert_eq!(DecodeError::from_args(&e.to_args()), e);
         }
         for v in [
             Violation::Oversize { len: 1239 },
@@ -629,6 +499,7 @@ mod tests {
             },
         ] {
             assert_eq!(codec(v).to_string(), v.to_string());
+            assert_eq!(Violation::from_args(&v.to_args()), v);
         }
         assert_eq!(
             after_disconnect(PacketType::WorldSnapshot, 12, 2).to_string(),

@@ -5,6 +5,7 @@
 //! [`Short`]'s one sentence (`crate::proto::wire_error`).
 
 use super::types::{HEADER_LEN, PacketType};
+use crate::engine::finding::Arg;
 use crate::proto::wire_error::{At, Short, Within};
 use std::fmt;
 
@@ -71,119 +72,93 @@ impl fmt::Display for Part {
     }
 }
 
-/// The bytes cannot be decoded. Offsets are from the start of the packet (the
-/// UDP payload, or the rebuilt message).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum DecodeError {
-    /// Fewer than the 8 bytes of the header.
-    #[error("packet of {len} bytes is shorter than the {HEADER_LEN}-byte header")]
-    ShortHeader { len: usize },
-    /// A version other than 0: the payload's layout is unknown.
-    #[error("version {version} {} is unknown (only version 0 is defined)", At(6))]
-    UnknownVersion { version: u8 },
-    /// A (channel, op_code) pair the specification does not define.
-    #[error(
-        "channel {channel}, op 0x{op:02x} {} is not a defined packet type",
-        At(4)
-    )]
-    UnknownType { channel: u8, op: u8 },
-    /// A part of the payload needs more bytes than are left.
-    #[error("{}", Short {
-        what: format_args!("{packet_type} {part}"),
-        offset: *offset as u64,
-        needed: *needed as u64,
-        left: *available as u64,
-        within: Within::Datagram,
-    })]
-    Truncated {
-        offset: usize,
-        packet_type: PacketType,
-        part: Part,
-        needed: usize,
-        available: usize,
-    },
-    /// A signed length field below zero.
-    #[error("{packet_type} {part} length {} is negative ({len})", At::of(*offset))]
-    NegativeLength {
-        offset: usize,
-        packet_type: PacketType,
-        part: Part,
-        len: i16,
-    },
-    /// A PROP `shape_type` other than 0 (Circle) or 1 (Polygon).
-    #[error("PROP shape_type {shape_type} {} is unknown (0 circle, 1 polygon)", At::of(*offset))]
-    UnknownShape { offset: usize, shape_type: u8 },
-    /// Bytes after a fully decoded payload.
-    #[error("{count} trailing bytes {} after a complete {packet_type}", At::of(*offset))]
-    TrailingBytes {
-        offset: usize,
-        packet_type: PacketType,
-        count: usize,
-    },
+crate::proto::wire_error::wire_errors! {
+    /// The bytes cannot be decoded. Offsets are from the start of the packet (the
+    /// UDP payload, or the rebuilt message).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+    pub enum DecodeError {
+        /// Fewer than the 8 bytes of the header.
+        #[error("packet of {len} bytes is shorter than the {HEADER_LEN}-byte header")]
+        ShortHeader { len: usize } = "short-header",
+        /// A version other than 0: the payload's layout is unknown.
+        #[error("version {version} {} is unknown (only version 0 is defined)", At(6))]
+        UnknownVersion { version: u8 } = "unknown-version",
+        /// A (channel, op_code) pair the specification does not define.
+        #[error(
+            "channel {channel}, op 0x{op:02x} {} is not a defined packet type",
+            At(4)
+        )]
+        UnknownType { channel: u8, op: u8 } = "unknown-type",
+        /// A part of the payload needs more bytes than are left.
+        #[error("{}", Short {
+            what: format_args!("{packet_type} {part}"),
+            offset: *offset as u64,
+            needed: *needed as u64,
+            left: *available as u64,
+            within: Within::Datagram,
+        })]
+        Truncated {
+            offset: usize,
+            packet_type: PacketType,
+            part: Part,
+            needed: usize,
+            available: usize,
+        } = "truncated-payload",
+        /// A signed length field below zero.
+        #[error("{packet_type} {part} length {} is negative ({len})", At::of(*offset))]
+        NegativeLength {
+            offset: usize,
+            packet_type: PacketType,
+            part: Part,
+            len: i16,
+        } = "negative-length",
+        /// A PROP `shape_type` other than 0 (Circle) or 1 (Polygon).
+        #[error("PROP shape_type {shape_type} {} is unknown (0 circle, 1 polygon)", At::of(*offset))]
+        UnknownShape { offset: usize, shape_type: u8 } = "unknown-shape",
+        /// Bytes after a fully decoded payload.
+        #[error("{count} trailing bytes {} after a complete {packet_type}", At::of(*offset))]
+        TrailingBytes {
+            offset: usize,
+            packet_type: PacketType,
+            count: usize,
+        } = "trailing-bytes",
+    }
+    /// The reason of a [`DecodeError`], without its numbers: what malformed packets
+    /// are counted by.
+    kinds ErrorKind;
 }
 
-/// The reason of a [`DecodeError`], without its numbers: what malformed packets
-/// are counted by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ErrorKind {
-    ShortHeader,
-    UnknownVersion,
-    UnknownType,
-    Truncated,
-    NegativeLength,
-    UnknownShape,
-    TrailingBytes,
+/// A packet type in a finding's numbers: its ordinal.
+impl Arg for PacketType {
+    const BITS: u32 = 8;
+    fn to_arg(self) -> u64 {
+        self.ordinal() as u64
+    }
+    fn from_arg(bits: u64) -> Self {
+        // Only ever packed from a real PacketType; the fallback is never reached.
+        PacketType::from_ordinal(bits as usize).unwrap_or(PacketType::Auth)
+    }
+}
+
+/// A part in a finding's numbers.
+impl Arg for Part {
+    const BITS: u32 = 8;
+    fn to_arg(self) -> u64 {
+        u64::from(self.to_u8())
+    }
+    fn from_arg(bits: u64) -> Self {
+        Part::from_u8(bits as u8)
+    }
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 7] = [
-        ErrorKind::ShortHeader,
-        ErrorKind::UnknownVersion,
-        ErrorKind::UnknownType,
-        ErrorKind::Truncated,
-        ErrorKind::NegativeLength,
-        ErrorKind::UnknownShape,
-        ErrorKind::TrailingBytes,
-    ];
-
-    /// A stable kebab-case name, used in JSON and rules.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ErrorKind::ShortHeader => "short-header",
-            ErrorKind::UnknownVersion => "unknown-version",
-            ErrorKind::UnknownType => "unknown-type",
-            ErrorKind::Truncated => "truncated-payload",
-            ErrorKind::NegativeLength => "negative-length",
-            ErrorKind::UnknownShape => "unknown-shape",
-            ErrorKind::TrailingBytes => "trailing-bytes",
-        }
-    }
-
     /// True for the kinds a capture's snaplen can cause: bytes missing at the end.
     pub const fn is_shortage(self) -> bool {
         matches!(self, ErrorKind::ShortHeader | ErrorKind::Truncated)
     }
 }
 
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 impl DecodeError {
-    pub const fn kind(&self) -> ErrorKind {
-        match self {
-            DecodeError::ShortHeader { .. } => ErrorKind::ShortHeader,
-            DecodeError::UnknownVersion { .. } => ErrorKind::UnknownVersion,
-            DecodeError::UnknownType { .. } => ErrorKind::UnknownType,
-            DecodeError::Truncated { .. } => ErrorKind::Truncated,
-            DecodeError::NegativeLength { .. } => ErrorKind::NegativeLength,
-            DecodeError::UnknownShape { .. } => ErrorKind::UnknownShape,
-            DecodeError::TrailingBytes { .. } => ErrorKind::TrailingBytes,
-        }
-    }
-
     /// The offset where the undecodable bytes start.
     pub const fn offset(&self) -> usize {
         match *self {
@@ -227,62 +202,24 @@ impl DecodeError {
     }
 }
 
-/// The bytes decode, but break a rule of the specification or its notes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Violation {
-    /// The header's reserved byte is not 0.
-    ReservedNonZero { reserved: u8 },
-    /// AUTH_OK's name is not UTF-8.
-    InvalidUtf8 { offset: usize },
-    /// A MSG whose `msg_len` is below the 8-byte header every message starts with.
-    MsgLenShort { msg_len: u32 },
-    /// A MSG block with more bytes than the whole message.
-    BlockOverrun { block_len: usize, msg_len: u32 },
-    /// A MSG block without bytes, of a message that has some.
-    EmptyBlock { block_id: u16 },
-}
-
-/// The rule a [`Violation`] breaks, without its numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ViolationKind {
-    ReservedNonZero,
-    InvalidUtf8,
-    MsgLenShort,
-    BlockOverrun,
-    EmptyBlock,
-}
-
-impl ViolationKind {
-    pub const ALL: [ViolationKind; 5] = [
-        ViolationKind::ReservedNonZero,
-        ViolationKind::InvalidUtf8,
-        ViolationKind::MsgLenShort,
-        ViolationKind::BlockOverrun,
-        ViolationKind::EmptyBlock,
-    ];
-
-    /// A stable kebab-case name: the rule of the `violation` finding.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ViolationKind::ReservedNonZero => "reserved-nonzero",
-            ViolationKind::InvalidUtf8 => "invalid-utf8",
-            ViolationKind::MsgLenShort => "msg-len-short",
-            ViolationKind::BlockOverrun => "block-overrun",
-            ViolationKind::EmptyBlock => "empty-block",
-        }
+crate::proto::wire_error::wire_errors! {
+    /// The bytes decode, but break a rule of the specification or its notes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Violation {
+        /// The header's reserved byte is not 0.
+        ReservedNonZero { reserved: u8 } = "reserved-nonzero",
+        /// AUTH_OK's name is not UTF-8.
+        InvalidUtf8 { offset: usize } = "invalid-utf8",
+        /// A MSG whose `msg_len` is below the 8-byte header every message starts with.
+        MsgLenShort { msg_len: u32 } = "msg-len-short",
+        /// A MSG block with more bytes than the whole message.
+        BlockOverrun { block_len: usize, msg_len: u32 } = "block-overrun",
+        /// A MSG block without bytes, of a message that has some.
+        EmptyBlock { block_id: u16 } = "empty-block",
     }
-}
-
-impl Violation {
-    pub const fn kind(&self) -> ViolationKind {
-        match self {
-            Violation::ReservedNonZero { .. } => ViolationKind::ReservedNonZero,
-            Violation::InvalidUtf8 { .. } => ViolationKind::InvalidUtf8,
-            Violation::MsgLenShort { .. } => ViolationKind::MsgLenShort,
-            Violation::BlockOverrun { .. } => ViolationKind::BlockOverrun,
-            Violation::EmptyBlock { .. } => ViolationKind::EmptyBlock,
-        }
-    }
+    /// The rule a [`Violation`] breaks, without its numbers: the rule of the
+    /// `violation` finding.
+    kinds ViolationKind;
 }
 
 impl fmt::Display for Violation {

@@ -3,6 +3,7 @@
 
 use super::layout::FieldId;
 use super::types::{HEADER_LEN, MAGIC, MTU, PacketType};
+use crate::engine::finding::Arg;
 use crate::proto::wire_error::{Short, Within};
 use std::fmt;
 
@@ -25,96 +26,76 @@ fn truncated(
     }
 }
 
-/// The bytes cannot be decoded. Offsets are from the start of the UDP payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum DecodeError {
-    /// The payload is shorter than the 12-byte header.
-    #[error("payload of {len} bytes is shorter than the {HEADER_LEN}-byte header")]
-    ShortHeader { len: usize },
-    /// The payload does not start with the magic "STRS".
-    #[error("protocolId 0x{found:08x} at offset 0 is not Starstrike's 0x{MAGIC:08x} (\"STRS\")")]
-    WrongMagic { found: u32 },
-    /// A `packetType` the specification does not define: nothing past the
-    /// header can be read.
-    #[error("unknown packetType 0x{type_id:04x} at offset 4")]
-    UnknownType { type_id: u16 },
-    /// The payload is shorter than its type needs (for WorldSnapshot: than
-    /// `5 + 47 * entityCount`). `offset` is where the first missing byte's field
-    /// starts; `needed` and `available` count payload bytes. The text is the
-    /// shared shortage ([`Short`]), which counts from `offset`: `WorldSnapshot
-    /// position.y at offset 73 is truncated: it needs 38 bytes, 0 are left`.
-    #[error(
-        "{}",
-        truncated(*packet_type, *offset, *field, *needed, *available)
-    )]
-    Truncated {
-        packet_type: PacketType,
-        offset: usize,
-        field: FieldId,
-        needed: usize,
-        available: usize,
-    },
-    /// The payload is longer than its type allows: `extra` bytes from `offset`.
-    #[error(
-        "{packet_type} has {extra} trailing bytes at offset {offset}: its payload is {expected} bytes"
-    )]
-    TrailingBytes {
-        packet_type: PacketType,
-        offset: usize,
-        expected: usize,
-        extra: usize,
-    },
+crate::proto::wire_error::wire_errors! {
+    /// The bytes cannot be decoded. Offsets are from the start of the UDP payload.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+    pub enum DecodeError {
+        /// The payload is shorter than the 12-byte header.
+        #[error("payload of {len} bytes is shorter than the {HEADER_LEN}-byte header")]
+        ShortHeader { len: usize } = "short-header",
+        /// The payload does not start with the magic "STRS".
+        #[error("protocolId 0x{found:08x} at offset 0 is not Starstrike's 0x{MAGIC:08x} (\"STRS\")")]
+        WrongMagic { found: u32 } = "wrong-magic",
+        /// A `packetType` the specification does not define: nothing past the
+        /// header can be read.
+        #[error("unknown packetType 0x{type_id:04x} at offset 4")]
+        UnknownType { type_id: u16 } = "unknown-type",
+        /// The payload is shorter than its type needs (for WorldSnapshot: than
+        /// `5 + 47 * entityCount`). `offset` is where the first missing byte's field
+        /// starts; `needed` and `available` count payload bytes. The text is the
+        /// shared shortage ([`Short`]), which counts from `offset`: `WorldSnapshot
+        /// position.y at offset 73 is truncated: it needs 38 bytes, 0 are left`.
+        #[error(
+            "{}",
+            truncated(*packet_type, *offset, *field, *needed, *available)
+        )]
+        Truncated {
+            packet_type: PacketType,
+            offset: usize,
+            field: FieldId,
+            needed: usize,
+            available: usize,
+        } = "truncated-payload",
+        /// The payload is longer than its type allows: `extra` bytes from `offset`.
+        #[error(
+            "{packet_type} has {extra} trailing bytes at offset {offset}: its payload is {expected} bytes"
+        )]
+        TrailingBytes {
+            packet_type: PacketType,
+            offset: usize,
+            expected: usize,
+            extra: usize,
+        } = "trailing-bytes",
+    }
+    /// The reason of a [`DecodeError`], without its numbers: what malformed packets
+    /// are counted by.
+    kinds ErrorKind;
 }
 
-/// The reason of a [`DecodeError`], without its numbers: what malformed packets
-/// are counted by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ErrorKind {
-    ShortHeader,
-    WrongMagic,
-    UnknownType,
-    Truncated,
-    TrailingBytes,
-}
-
-impl ErrorKind {
-    pub const ALL: [ErrorKind; 5] = [
-        ErrorKind::ShortHeader,
-        ErrorKind::WrongMagic,
-        ErrorKind::UnknownType,
-        ErrorKind::Truncated,
-        ErrorKind::TrailingBytes,
-    ];
-
-    /// A stable kebab-case name, used in JSON and counters.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ErrorKind::ShortHeader => "short-header",
-            ErrorKind::WrongMagic => "wrong-magic",
-            ErrorKind::UnknownType => "unknown-type",
-            ErrorKind::Truncated => "truncated-payload",
-            ErrorKind::TrailingBytes => "trailing-bytes",
-        }
+/// A packet type in a finding's numbers: its id.
+impl Arg for PacketType {
+    const BITS: u32 = 16;
+    fn to_arg(self) -> u64 {
+        u64::from(self.id())
+    }
+    fn from_arg(bits: u64) -> Self {
+        // Only ever packed from a real PacketType; the fallback is never reached.
+        PacketType::from_u16(bits as u16).unwrap_or(PacketType::Heartbeat)
     }
 }
 
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+/// A field in a finding's numbers: its index in the layout.
+impl Arg for FieldId {
+    const BITS: u32 = 16;
+    fn to_arg(self) -> u64 {
+        u64::from(self.index())
+    }
+    fn from_arg(bits: u64) -> Self {
+        FieldId::from_index(bits).unwrap_or(super::layout::f::HEADER)
     }
 }
 
 impl DecodeError {
-    pub const fn kind(&self) -> ErrorKind {
-        match self {
-            DecodeError::ShortHeader { .. } => ErrorKind::ShortHeader,
-            DecodeError::WrongMagic { .. } => ErrorKind::WrongMagic,
-            DecodeError::UnknownType { .. } => ErrorKind::UnknownType,
-            DecodeError::Truncated { .. } => ErrorKind::Truncated,
-            DecodeError::TrailingBytes { .. } => ErrorKind::TrailingBytes,
-        }
-    }
-
     /// The offset where undecodable bytes start.
     pub const fn offset(&self) -> usize {
         match *self {
@@ -157,74 +138,46 @@ impl DecodeError {
     }
 }
 
-/// The bytes decode, but break a rule of the specification (or of its notes).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Violation {
-    /// The packet is longer than the 1200-byte MTU.
-    Oversize { len: usize },
-    /// An enumeration field holds a value the specification does not list.
-    InvalidEnum {
-        offset: usize,
-        packet_type: PacketType,
-        field: FieldId,
-        value: u8,
-    },
-    /// A float that is NaN or infinite.
-    NonFinite {
-        offset: usize,
-        packet_type: PacketType,
-        field: FieldId,
-        bits: u32,
-    },
-    /// PlayerInput's moveX or moveY outside [-1, 1] (finite).
-    InputRange {
-        offset: usize,
-        field: FieldId,
-        value: f32,
-    },
-    /// A fixed string with a non-NUL byte after its first NUL, at `at`.
-    StringPadding {
-        offset: usize,
-        packet_type: PacketType,
-        field: FieldId,
-        at: usize,
-    },
-}
-
-/// The rule a [`Violation`] breaks, without its numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ViolationKind {
-    Oversize,
-    InvalidEnum,
-    NonFinite,
-    InputRange,
-    StringPadding,
-}
-
-impl ViolationKind {
-    /// A stable kebab-case name: the rule of the `violation` finding.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ViolationKind::Oversize => "oversize",
-            ViolationKind::InvalidEnum => "invalid-enum",
-            ViolationKind::NonFinite => "non-finite-float",
-            ViolationKind::InputRange => "input-range",
-            ViolationKind::StringPadding => "string-padding",
-        }
+crate::proto::wire_error::wire_errors! {
+    /// The bytes decode, but break a rule of the specification (or of its notes).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub enum Violation {
+        /// The packet is longer than the 1200-byte MTU.
+        Oversize { len: usize } = "oversize",
+        /// An enumeration field holds a value the specification does not list.
+        InvalidEnum {
+            offset: usize,
+            packet_type: PacketType,
+            field: FieldId,
+            value: u8,
+        } = "invalid-enum",
+        /// A float that is NaN or infinite.
+        NonFinite {
+            offset: usize,
+            packet_type: PacketType,
+            field: FieldId,
+            bits: u32,
+        } = "non-finite-float",
+        /// PlayerInput's moveX or moveY outside [-1, 1] (finite).
+        InputRange {
+            offset: usize,
+            field: FieldId,
+            value: f32,
+        } = "input-range",
+        /// A fixed string with a non-NUL byte after its first NUL, at `at`.
+        StringPadding {
+            offset: usize,
+            packet_type: PacketType,
+            field: FieldId,
+            at: usize,
+        } = "string-padding",
     }
+    /// The rule a [`Violation`] breaks, without its numbers: the rule of the
+    /// `violation` finding.
+    kinds ViolationKind;
 }
 
 impl Violation {
-    pub const fn kind(&self) -> ViolationKind {
-        match self {
-            Violation::Oversize { .. } => ViolationKind::Oversize,
-            Violation::InvalidEnum { .. } => ViolationKind::InvalidEnum,
-            Violation::NonFinite { .. } => ViolationKind::NonFinite,
-            Violation::InputRange { .. } => ViolationKind::InputRange,
-            Violation::StringPadding { .. } => ViolationKind::StringPadding,
-        }
-    }
-
     /// The offset of the field concerned (0 for the whole packet).
     pub const fn offset(&self) -> usize {
         match *self {
