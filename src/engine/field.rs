@@ -262,6 +262,55 @@ pub trait FieldSink {
     fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
         true
     }
+
+    /// The fields of `table` (a protocol's registry, by address) the sink
+    /// takes, by their index in it: a walk asks once and skips the others
+    /// without making their values (their bytes are still read where a
+    /// later field's place depends on them). Every field by default.
+    fn wanted(&mut self, _table: &'static [FieldDef]) -> FieldSet {
+        FieldSet::ALL
+    }
+}
+
+/// A set of a protocol's registered fields, by their index in its
+/// registry ([`FieldSink::wanted`]); an index past the first 256 is always
+/// in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldSet([u64; 4]);
+
+impl FieldSet {
+    pub const ALL: FieldSet = FieldSet([u64::MAX; 4]);
+    pub const NONE: FieldSet = FieldSet([0; 4]);
+
+    /// The fields of `table` for which `take` says yes.
+    pub fn of(table: &[FieldDef], mut take: impl FnMut(&FieldDef) -> bool) -> FieldSet {
+        let mut set = FieldSet::NONE;
+        for (i, def) in table.iter().enumerate().take(256) {
+            if take(def) {
+                set.0[i / 64] |= 1 << (i % 64);
+            }
+        }
+        set
+    }
+
+    /// `def` alone, if `table` holds it (by address); else none of
+    /// `table`'s fields.
+    pub fn only(table: &[FieldDef], def: &FieldDef) -> FieldSet {
+        let size = std::mem::size_of::<FieldDef>();
+        let at = (def as *const FieldDef as usize).wrapping_sub(table.as_ptr() as usize);
+        let i = at / size;
+        let mut set = FieldSet::NONE;
+        if i < table.len().min(256) && at.is_multiple_of(size) {
+            set.0[i / 64] |= 1 << (i % 64);
+        }
+        set
+    }
+
+    #[inline(always)]
+    pub fn contains(&self, index: u16) -> bool {
+        let i = usize::from(index);
+        self.0.get(i / 64).is_none_or(|w| w & 1 << (i % 64) != 0)
+    }
 }
 
 /// A group's definitions, for [`FieldSink::wants_any`]: handed one at a time
@@ -277,6 +326,31 @@ pub fn group_key<T: ?Sized>(table: &'static T) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_set_holds_what_it_was_told_and_every_index_past_256() {
+        let defs: Vec<FieldDef> = (0..300)
+            .map(|i| FieldDef {
+                name: if i % 70 == 3 { "a" } else { "b" },
+                label: "",
+                ty: FieldType::Unsigned,
+                doc: "",
+            })
+            .collect();
+        let set = FieldSet::of(&defs, |d| d.name == "a");
+        let held: Vec<u16> = (0..300).filter(|&i| set.contains(i)).collect();
+        let mut expected = vec![3, 73, 143, 213];
+        expected.extend(256..300);
+        assert_eq!(held, expected);
+        assert!((0..300).all(|i| FieldSet::ALL.contains(i)));
+        let only = FieldSet::only(&defs, &defs[70]);
+        assert_eq!(
+            only,
+            FieldSet::of(&defs[..256], |d| std::ptr::eq(d, &defs[70]))
+        );
+        assert_eq!(FieldSet::only(&defs[..50], &defs[70]), FieldSet::NONE);
+        assert!(!(0..256).any(|i| FieldSet::NONE.contains(i)));
+    }
 
     #[test]
     fn text_from_the_wire_is_escaped() {

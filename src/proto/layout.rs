@@ -30,7 +30,7 @@
 //! locals filled the test threads' stacks.
 
 use crate::engine::dissect::{TreeBufs, indexed_label};
-use crate::engine::field::{Field, FieldDef, FieldSink, Value, group_key};
+use crate::engine::field::{Field, FieldDef, FieldSet, FieldSink, Value, group_key};
 use crate::engine::out::{Out, WriteText, bits8};
 use std::fmt::{self, Write as _};
 use std::ops::Range;
@@ -39,6 +39,8 @@ use std::ops::Range;
 /// its `FIELDS`): a small constant in the table, its definition at run time.
 pub trait Handle: Copy + fmt::Debug + 'static {
     fn def(self) -> &'static FieldDef;
+    /// The index in the registry (what [`FieldSet`] holds).
+    fn index(self) -> u16;
 }
 
 /// A protocol's field registry: its handle (an enum, a variant a field,
@@ -114,6 +116,10 @@ macro_rules! fields {
             #[inline(always)]
             fn def(self) -> &'static $crate::engine::field::FieldDef {
                 $f::def(self)
+            }
+            #[inline(always)]
+            fn index(self) -> u16 {
+                self as u16
             }
         }
     };
@@ -951,13 +957,29 @@ pub fn value(v: Val<'_>) -> Value<'_> {
     }
 }
 
-/// Hands a layout's fields to a [`FieldSink`]: the typed field walk.
-pub struct ToSink<'s>(pub &'s mut dyn FieldSink);
+/// Hands a layout's fields to a [`FieldSink`]: the typed field walk. The
+/// fields the sink does not take ([`FieldSink::wanted`], asked once) are
+/// passed over without making their values.
+pub struct ToSink<'s> {
+    sink: &'s mut dyn FieldSink,
+    wanted: FieldSet,
+}
+
+impl<'s> ToSink<'s> {
+    /// The walk into `sink` of fields registered in `table`.
+    pub fn new(sink: &'s mut dyn FieldSink, table: &'static [FieldDef]) -> ToSink<'s> {
+        let wanted = sink.wanted(table);
+        ToSink { sink, wanted }
+    }
+}
 
 impl<H: Handle> Visit<H> for ToSink<'_> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn item(&mut self, item: &'static Item<H>, at: usize, len: usize, v: Val<'_>) {
-        self.0.field(Field {
+        if !self.wanted.contains(item.def.index()) {
+            return;
+        }
+        self.sink.field(Field {
             def: item.def.def(),
             index: item.index,
             offset: at,
@@ -967,7 +989,8 @@ impl<H: Handle> Visit<H> for ToSink<'_> {
     }
 
     fn wants_entries(&mut self, e: &'static Entry<H>) -> bool {
-        self.0.wants_any(group_key(e), &|each| entry_defs(e, each))
+        self.sink
+            .wants_any(group_key(e), &|each| entry_defs(e, each))
     }
 
     fn enter(&mut self, e: &'static Entry<H>, index: u32, at: usize) {
@@ -975,7 +998,7 @@ impl<H: Handle> Visit<H> for ToSink<'_> {
     }
 
     fn enter_part(&mut self, e: &'static Entry<H>, index: u32, at: usize, len: usize) {
-        self.0.enter(Field {
+        self.sink.enter(Field {
             def: e.node.def(),
             index: Some(index),
             offset: at,
@@ -985,7 +1008,7 @@ impl<H: Handle> Visit<H> for ToSink<'_> {
     }
 
     fn leave(&mut self) {
-        self.0.leave();
+        self.sink.leave();
     }
 }
 
@@ -1210,6 +1233,9 @@ mod tests {
         fn def(self) -> &'static FieldDef {
             &DEFS[self as usize]
         }
+        fn index(self) -> u16 {
+            self as u16
+        }
     }
 
     static E: Entry<T> = entry(
@@ -1242,6 +1268,53 @@ mod tests {
         fn leave(&mut self) {
             self.0.push("]".into());
         }
+    }
+
+    /// A sink with a `wanted` set gets exactly those of the whole walk's
+    /// fields (the nodes of entries still entered), the others passed over.
+    #[test]
+    fn a_walk_into_a_sink_passes_over_the_fields_it_does_not_want() {
+        struct Sink(Vec<String>, crate::engine::field::FieldSet);
+        impl FieldSink for Sink {
+            fn field(&mut self, f: Field<'_>) {
+                self.0
+                    .push(format!("{}@{}={}", f.def.name, f.offset, f.value));
+            }
+            fn wanted(&mut self, _table: &'static [FieldDef]) -> FieldSet {
+                self.1
+            }
+        }
+        let b = [b'a', b'b', 0, 0, 2, 0, 7, 0, 9];
+        let walk = |wanted| {
+            let mut sink = Sink(Vec::new(), wanted);
+            walk_cut(
+                &L,
+                &b,
+                12,
+                ByteOrder::Big,
+                &mut ToSink::new(&mut sink, &DEFS),
+            );
+            sink.0
+        };
+        let all = walk(FieldSet::ALL);
+        assert_eq!(
+            all,
+            [
+                "name@12=\"ab\"",
+                "n@16=2",
+                "e@17=",
+                "x@17=7",
+                "e@19=",
+                "x@19=9"
+            ]
+        );
+        let x = FieldSet::only(&DEFS, &DEFS[T::X as usize]);
+        let only: Vec<_> = (all.iter())
+            .filter(|f| f.starts_with("e@") || f.starts_with("x@"))
+            .cloned()
+            .collect();
+        assert_eq!(walk(x), only);
+        assert_eq!(walk(FieldSet::NONE), ["e@17=", "e@19="]);
     }
 
     /// A padded text is the bytes before its first NUL; a walk of bytes

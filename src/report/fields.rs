@@ -19,7 +19,7 @@ use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Finding, Flow, Observer, PacketEvent};
 use crate::proto::dissect::Dissector;
 use crate::proto::dissect::WriteText as _;
-use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs, Value};
+use crate::proto::field::{Field, FieldDef, FieldSet, FieldSink, FieldType, GroupDefs, Value};
 use crate::run::ahead::{AheadLink, Ends, Render, RenderAhead, SharedAhead};
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
@@ -246,7 +246,14 @@ struct Columns {
     /// a column shows one of its fields, direct-mapped by the group's key
     /// as `wanted` is, a miss listed again.
     groups: Box<[(usize, bool); GROUP_SLOTS]>,
+    /// For each protocol's registry a walk asked of
+    /// ([`FieldSink::wanted`]): the fields a column shows, by the registry's
+    /// address (one slot a protocol; a miss computed again).
+    registries: Box<[(usize, FieldSet); REGISTRY_SLOTS]>,
 }
+
+/// Slots of [`Columns::registries`].
+const REGISTRY_SLOTS: usize = 8;
 
 /// Slots of [`Columns::wanted`].
 const WANTED_SLOTS: usize = 512;
@@ -393,6 +400,21 @@ impl FieldSink for Columns {
         }
     }
 
+    fn wanted(&mut self, table: &'static [FieldDef]) -> FieldSet {
+        let key = table.as_ptr() as usize;
+        let slot = (key / 64) % REGISTRY_SLOTS;
+        match self.registries[slot] {
+            (k, set) if k == key => set,
+            _ => {
+                let set = FieldSet::of(table, |def| {
+                    (0..self.columns.len()).any(|i| self.shows(i, def))
+                });
+                self.registries[slot] = (key, set);
+                set
+            }
+        }
+    }
+
     fn field(&mut self, field: Field<'_>) {
         if self.columns.len() > 64 {
             for i in 0..self.columns.len() {
@@ -489,6 +511,7 @@ impl<W: Write> FieldsWriter<W> {
                 format,
                 wanted: Box::new([(0, 0); WANTED_SLOTS]),
                 groups: Box::new([(0, false); GROUP_SLOTS]),
+                registries: Box::new([(0, FieldSet::ALL); REGISTRY_SLOTS]),
             },
             first_ts: None,
             header_done: false,

@@ -82,7 +82,7 @@ use crate::engine::{
     Detail, Direction, Finding, FindingKind, PacketEvent, Rule, SessionId, Severity,
 };
 use crate::proto::dissect::{Dissector, MessageItem};
-use crate::proto::field::{FieldDef, FieldSink, FieldType, GroupDefs, Value};
+use crate::proto::field::{FieldDef, FieldSet, FieldSink, FieldType, GroupDefs, Value};
 use std::cell::Cell;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
@@ -210,6 +210,11 @@ impl FieldSink for FieldMatch<'_> {
     /// `-T fields`.
     fn wants_any(&mut self, key: usize, defs: &GroupDefs<'_>) -> bool {
         group_holds(key, self.test.def, defs)
+    }
+
+    /// The tested field alone: the walk passes over the group's others.
+    fn wanted(&mut self, table: &'static [FieldDef]) -> FieldSet {
+        FieldSet::only(table, self.test.def)
     }
 }
 

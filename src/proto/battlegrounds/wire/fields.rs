@@ -4,7 +4,7 @@
 //! walk borrows from the packet and allocates nothing.
 
 use super::error::DecodeError;
-use super::layout::{Bg, F, Form, field};
+use super::layout::{Bg, F, FIELDS, Form, field};
 use super::packet::{Header, Packet, Payload, Shape};
 use super::types::{ByteOrder, Dialect, HEADER_LEN};
 use crate::proto::dissect::Out;
@@ -72,7 +72,7 @@ pub fn walk_header(bytes: &[u8], order: ByteOrder, sink: &mut dyn FieldSink) {
         len: HEADER_LEN,
         value: Value::None,
     });
-    visit_header(bytes, order, &mut ToSink(sink));
+    visit_header(bytes, order, &mut ToSink::new(sink, &FIELDS));
     sink.leave();
 }
 
@@ -125,7 +125,7 @@ pub fn walk_payload(p: &Packet<'_>, sink: &mut dyn FieldSink) {
             name: Some(p.packet_type().name()),
         },
     });
-    visit_payload(p, form, &mut ToSink(sink));
+    visit_payload(p, form, &mut ToSink::new(sink, &FIELDS));
     sink.leave();
 }
 

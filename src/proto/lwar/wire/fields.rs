@@ -9,7 +9,7 @@
 //! `seqno`, `player`, `entity`, `name`) have one name.
 
 use super::error::DecodeError;
-use super::layout::{self, F, HEADER, field};
+use super::layout::{self, F, FIELDS, HEADER, field};
 use super::message::MessageView;
 use super::packet::Packet;
 use crate::proto::field::{Field, FieldSink, Value, group_key};
@@ -30,7 +30,7 @@ impl MessageView<'_> {
             len: self.bytes.len(),
             value: Value::None,
         });
-        layout::walk(t, self.bytes, self.offset, &mut ToSink(sink));
+        layout::walk(t, self.bytes, self.offset, &mut ToSink::new(sink, &FIELDS));
         sink.leave();
     }
 }
@@ -41,7 +41,7 @@ impl Packet<'_> {
     /// error.
     pub fn walk_fields(&self, sink: &mut dyn FieldSink) -> Result<(), DecodeError> {
         if sink.wants_any(group_key(&HEADER), &|each| items_defs(&HEADER, each)) {
-            layout::walk_header(self.bytes(), &mut ToSink(sink));
+            layout::walk_header(self.bytes(), &mut ToSink::new(sink, &FIELDS));
         }
         for m in self.messages() {
             m?.walk_fields(sink);

@@ -2,7 +2,7 @@
 //! then every accessor reads in place and cannot panic.
 
 use super::error::{DecodeError, Violation};
-use super::layout::{self, Entry, FieldId, HEADER, Item, f};
+use super::layout::{self, Entry, FIELDS, FieldId, HEADER, Item, f};
 use super::message::{
     Entities, Message, ORDER, REASON, SNAPSHOT_COUNT, WireHeader, padding_error, read_message,
 };
@@ -265,7 +265,7 @@ pub fn walk_fields(bytes: &[u8], sink: &mut dyn FieldSink) -> Result<(), DecodeE
         items_defs(&HEADER, each);
     }) {
         sink.enter(node(f::HEADER, 0, HEADER_LEN));
-        layout::walk_header(bytes, &mut ToSink(sink));
+        layout::walk_header(bytes, &mut ToSink::new(sink, &FIELDS));
         sink.leave();
     }
     let t = check_header(bytes)?.packet_type;
@@ -276,7 +276,7 @@ pub fn walk_fields(bytes: &[u8], sink: &mut dyn FieldSink) -> Result<(), DecodeE
         layout_defs(l, each);
     }) {
         sink.enter(node(t.node(), HEADER_LEN, payload.len()));
-        layout::walk(t, payload, &mut ToSink(sink));
+        layout::walk(t, payload, &mut ToSink::new(sink, &FIELDS));
         sink.leave();
     }
     check_payload(t, payload)
