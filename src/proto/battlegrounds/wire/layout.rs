@@ -122,6 +122,7 @@ static CHANNEL_NAMES: Names = Names {
     },
     known: false,
     tree_named: true,
+    text_named: false,
 };
 
 /// The op's name is its packet type's, by the channel before it (byte 4).
@@ -135,12 +136,14 @@ static OP_NAMES: Names = Names {
     },
     known: false,
     tree_named: true,
+    text_named: false,
 };
 
 static SHAPE_NAMES: Names = Names {
     name: |raw, _| Some(if raw == 0 { "circle" } else { "polygon" }),
     known: false,
     tree_named: true,
+    text_named: false,
 };
 
 const U8: Prim = Prim::Int(Int::U8, Show::Dec);
@@ -418,7 +421,7 @@ mod tests {
         for l in &LAYOUTS {
             let entry = l.entry.map(|e| e.items).unwrap_or_default();
             for item in [l.head, l.items, entry, l.tail].concat() {
-                let pre = item.pre.unwrap_or_default();
+                let pre = item.pre.lit().unwrap_or_default();
                 assert!(
                     json_plain(pre) && json_plain(item.post),
                     "{pre:?} {:?}",

@@ -86,6 +86,7 @@ static TYPE_NAMES: Names = Names {
     },
     known: true,
     tree_named: false,
+    text_named: false,
 };
 
 core::fields! {
@@ -386,7 +387,7 @@ mod tests {
             let l = t.layout();
             let entry = l.entry.map(|e| e.items).unwrap_or_default();
             for item in [l.head, l.items, entry, l.tail].concat() {
-                let pre = item.pre.unwrap_or_default();
+                let pre = item.pre.lit().unwrap_or_default();
                 assert!(
                     json_plain(pre) && json_plain(item.post),
                     "{pre:?} {:?}",

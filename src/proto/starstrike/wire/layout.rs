@@ -6,7 +6,8 @@
 //! table only. One walk over a payload's bytes (`walk`) reads it, and
 //! every view is a visitor of it: the typed field walk of `-Y`, `-T fields`
 //! and JSON ([`super::walk_fields`]), the `-V` tree ([`super::walk_tree`]),
-//! the one-line text (`dissect.rs`) and the violation checks
+//! the one-line text (the core's `TextOut`: every field ` label=value`, an
+//! entity's ` [e].label=value`, enums named) and the violation checks
 //! ([`super::Packet::for_each_violation`]). The lengths come from it too:
 //! each type's payload ([`PacketType::min_payload_len`], [`needed_len`]), an
 //! entity's ([`ENTITY`]), and the field a truncation's first missing byte
@@ -42,7 +43,7 @@ use super::types::{
     REASON_MESSAGE_LEN,
 };
 use crate::proto::layout::{
-    self as core, ByteOrder, Int, Names, Prim, Show, Table, Visit, entry, hidden,
+    self as core, ByteOrder, Int, Names, Prim, Show, Table, Visit, entry, labelled,
 };
 
 /// One `EntityState` of a WorldSnapshot (47 bytes: its layout's).
@@ -162,9 +163,10 @@ pub type Item = core::Item<FieldId>;
 pub type Entry = core::Entry<FieldId>;
 pub type Layout = core::Layout<FieldId>;
 
-/// A field, labelled in the tree and the text as registered.
+/// A field, labelled in the tree and the text as registered (the text's
+/// ` label=value`, ` [e].label=value` in an entity).
 const fn it(f: FieldId, prim: Prim) -> Item {
-    hidden(f, prim, FieldId::DEFS[f as usize].label)
+    labelled(f, prim, FieldId::DEFS[f as usize].label)
 }
 
 // Starstrike's primitives.
@@ -194,6 +196,7 @@ macro_rules! enum_names {
                 name: |raw, _| EnumKind::$kind.value_name(raw),
                 known: false,
                 tree_named: true,
+                text_named: true,
             };
         )*
     };
@@ -220,6 +223,7 @@ const PACKET_TYPE: Names = Names {
     },
     known: false,
     tree_named: true,
+    text_named: true,
 };
 
 use FieldId::*;
