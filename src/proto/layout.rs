@@ -454,6 +454,49 @@ pub struct Layout<H: 'static> {
     pub string: bool,
 }
 
+impl<H> Layout<H> {
+    /// Every item of the layout once, in wire order: its head, its items,
+    /// those of one entry, its tail (what a check of every field's texts,
+    /// names or definitions walks).
+    pub fn all_items(&self) -> impl Iterator<Item = &'static Item<H>> + use<H> {
+        let entry = self.entry.map(|e| e.items).unwrap_or_default();
+        self.head
+            .iter()
+            .chain(self.items)
+            .chain(entry)
+            .chain(self.tail)
+    }
+}
+
+/// The pieces of a layout's one-line text that are its own, not the wire's:
+/// every literal, label and post its items write, and every name of an
+/// enum the text names (of a raw byte, 0 to 255).
+#[cfg(test)]
+pub(crate) fn fixed_texts<H>(l: &Layout<H>) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for item in l.all_items() {
+        match item.pre {
+            Pre::Hidden => continue,
+            Pre::Lit(s) => out.push(s),
+            Pre::Label => out.push(item.label),
+        }
+        out.push(item.post);
+        if let Prim::Int(_, Show::Enum(names)) = item.prim
+            && names.text_named
+        {
+            out.extend((0..=255).filter_map(|raw| (names.name)(raw, &[])));
+        }
+    }
+    out
+}
+
+/// No JSON escape in `s`: no control character (C1 included), `"` or `\\`
+/// (a text whose pieces are all such needs no search for escapes).
+#[cfg(test)]
+pub(crate) fn json_plain(s: &str) -> bool {
+    !s.contains(|c: char| c == '"' || c == '\\' || c.is_control())
+}
+
 /// The fixed size of `items`.
 pub const fn size<H>(items: &[Item<H>]) -> usize {
     let mut n = 0;
@@ -961,12 +1004,12 @@ pub fn item_at<H>(l: &'static Layout<H>, offset: usize) -> Option<(usize, &'stat
 
 /// Every definition a layout may hold, for [`FieldSink::wants_any`].
 pub fn layout_defs<H: Handle>(l: &Layout<H>, each: &mut dyn FnMut(&'static FieldDef)) {
-    items_defs(l.head, each);
-    items_defs(l.items, each);
     if let Some(e) = l.entry {
-        entry_defs(e, each);
+        each(e.node.def());
     }
-    items_defs(l.tail, each);
+    for item in l.all_items() {
+        each(item.def.def());
+    }
 }
 
 /// An entry's node and fields.
@@ -1383,6 +1426,28 @@ mod tests {
         let mut log = Log(Vec::new());
         walk_cut(&L, &b[..4], 12, ByteOrder::Big, &mut log);
         assert_eq!(log.0, ["name@12+4=\"ab\""]);
+    }
+
+    /// A layout's items: head, items, one entry's, tail.
+    #[test]
+    fn all_items_in_wire_order() {
+        static HEAD: [Item<T>; 1] = [hidden(T::X, Prim::Int(Int::U8, Show::Dec), "h")];
+        static TAIL: [Item<T>; 1] = [hidden(T::X, Prim::Rest, "t")];
+        static FULL: Layout<T> = layout(&HEAD, L.items, Some(&E), &TAIL);
+        let labels: Vec<_> = FULL.all_items().map(|i| i.label).collect();
+        assert_eq!(labels, ["h", "name", "n", "x", "t"]);
+        assert_eq!(L.all_items().count(), 3);
+    }
+
+    #[test]
+    fn fixed_texts_and_json_plain() {
+        static ITEMS: [Item<T>; 2] = [
+            it(T::X, Prim::Int(Int::U8, Show::Dec), "x", " x=(").then(")"),
+            hidden(T::X, Prim::Int(Int::U8, Show::Dec), "y"),
+        ];
+        static L2: Layout<T> = layout(&[], &ITEMS, Some(&E), &[]);
+        assert_eq!(fixed_texts(&L2), [" x=(", ")"]);
+        assert!(!json_plain("a\u{85}b") && !json_plain("\"") && json_plain("[0].x="));
     }
 
     /// The item of a byte: an item's, an entry's (the second entry's
