@@ -17,11 +17,20 @@
 //! declared on these rows too (`message.rs`, `record!` of
 //! `crate::proto::codec`): each struct's fields name the items they start
 //! at, and their reader and writer take offsets, sizes and byte order from
-//! the row, checked at compile time to hold it field for field. What stays
-//! hand-written: the dispatch on the type, a snapshot's entities, the
-//! compact token (`WorldSnapshot(3)`, `dissect.rs`), and the rules the
-//! violations check (which enums, floats and strings they look at come
-//! from here).
+//! the row, checked at compile time to hold it field for field; a
+//! snapshot's entities are read and written where its row puts its count
+//! and entries (`codec::read_entries`, `write_entries`), and the dispatch
+//! on the type (reader, writer, length, owned copy) is generated from one
+//! list of the messages (`messages!`, a line a type). What stays
+//! hand-written: the compact token (`WorldSnapshot(3)`, `dissect.rs`), and
+//! the rules the violations check (which enums, floats and strings they
+//! look at come from here).
+//!
+//! # Adding a message type
+//!
+//! Its `packetType` in `types.rs` (`packet_types!`), its node and fields
+//! in `fields!` and its row in `payloads!` below, its struct (`record!`)
+//! and its line in `messages!` in `message.rs`.
 //!
 //! # Adding a field to a message
 //!
@@ -42,6 +51,7 @@ use super::types::{
     CHAT_MESSAGE_LEN, EnumKind, HEADER_LEN, MAX_PAYLOAD, PLAYER_NAME_LEN, PacketType,
     REASON_MESSAGE_LEN,
 };
+use crate::proto::codec::{counted_len, read_count};
 use crate::proto::layout::{
     self as core, ByteOrder, Int, Names, Prim, Show, Table, Visit, entry, labelled,
 };
@@ -326,6 +336,12 @@ pub(super) const fn items(t: PacketType) -> &'static [Item] {
     PAYLOADS[t.ordinal()].items
 }
 
+/// The layout of a payload of type `t`, a constant (what a counted
+/// message's reader and writer take its count and entries from).
+pub(super) const fn payload(t: PacketType) -> Layout {
+    PAYLOADS[t.ordinal()]
+}
+
 impl PacketType {
     /// This type's payload layout.
     pub fn layout(self) -> &'static Layout {
@@ -362,13 +378,13 @@ impl Table for HeaderTable {
 
 /// The payload length a type needs, given what is present: a fixed type
 /// its size; a counted one (WorldSnapshot) its fixed part and as many
-/// entries as its count (a u8, the last of its items) says, or its fixed
-/// part while the count is missing.
+/// entries as its count (the last of its items, `codec::read_count`)
+/// says, or its fixed part while the count is missing.
 pub fn needed_len(t: PacketType, payload: &[u8]) -> usize {
     let l = t.layout();
-    match (l.entry, l.fixed.checked_sub(1).and_then(|i| payload.get(i))) {
-        (Some(e), Some(&count)) => l.fixed + e.len * usize::from(count),
-        _ => l.fixed,
+    match read_count(l, payload, ByteOrder::Big) {
+        Some(count) => counted_len(l, count),
+        None => l.fixed,
     }
 }
 
