@@ -22,7 +22,9 @@
 //! the decoder never meets them). Writing into a
 //! slice the caller sized skips a value that does not fit.
 
-use super::layout::{ByteOrder, Int, Item, Prim, array};
+use super::layout::{ByteOrder, Int, Item, Layout, Prim, array};
+use std::fmt;
+use std::marker::PhantomData;
 
 /// The shape of one item's bytes, as a typed value reads them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,6 +190,198 @@ pub trait Record: Sized {
         if let Some(b) = out.get_mut(at..) {
             self.write(b, order);
         }
+    }
+}
+
+/// The counted entries of a row (Starstrike's entities after a snapshot's
+/// count), borrowed from the bytes: whole entries of `R` only (a part at
+/// the end is left out), each read when asked, at its record's offsets.
+pub struct Entries<'a, R> {
+    bytes: &'a [u8],
+    order: ByteOrder,
+    record: PhantomData<fn() -> R>,
+}
+
+impl<'a, R: Record> Entries<'a, R> {
+    /// The entries in `bytes`, read in `order`.
+    pub fn new(bytes: &'a [u8], order: ByteOrder) -> Self {
+        let whole = bytes.len() - bytes.len() % R::LEN.max(1);
+        Entries {
+            bytes: bytes.get(..whole).unwrap_or_default(),
+            order,
+            record: PhantomData,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len() / R::LEN.max(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The `i`th entry.
+    pub fn get(&self, i: usize) -> Option<R> {
+        let start = i.checked_mul(R::LEN)?;
+        let bytes = self.bytes.get(start..start.checked_add(R::LEN)?)?;
+        Some(R::read(bytes, self.order))
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = R> + use<'a, R> {
+        let order = self.order;
+        self.bytes
+            .chunks_exact(R::LEN.max(1))
+            .map(move |bytes| R::read(bytes, order))
+    }
+}
+
+impl<R> Clone for Entries<'_, R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for Entries<'_, R> {}
+
+impl<R> PartialEq for Entries<'_, R> {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes && self.order == other.order
+    }
+}
+
+impl<R> Eq for Entries<'_, R> {}
+
+impl<R> Default for Entries<'_, R> {
+    fn default() -> Self {
+        Entries {
+            bytes: &[],
+            order: ByteOrder::default(),
+            record: PhantomData,
+        }
+    }
+}
+
+impl<R> fmt::Debug for Entries<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entries")
+            .field("bytes", &self.bytes.len())
+            .field("order", &self.order)
+            .finish()
+    }
+}
+
+/// Counted entries as the encoder takes them: borrowed ([`Entries`]) or
+/// owned (a `Vec`).
+pub trait List<R> {
+    fn count(&self) -> usize;
+    fn each(&self, f: &mut dyn FnMut(&R));
+}
+
+impl<R: Record> List<R> for Entries<'_, R> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn each(&self, f: &mut dyn FnMut(&R)) {
+        for e in self.iter() {
+            f(&e);
+        }
+    }
+}
+
+impl<R> List<R> for Vec<R> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn each(&self, f: &mut dyn FnMut(&R)) {
+        self.iter().for_each(f);
+    }
+}
+
+/// The count of a counted layout (the last of its items): its offset from
+/// the first of its items and its width; none for a layout without entries.
+pub const fn count_item<H>(l: &Layout<H>) -> Option<(usize, Int)> {
+    match (l.entry, l.items.last()) {
+        (
+            Some(_),
+            Some(Item {
+                prim: Prim::Count(int),
+                ..
+            }),
+        ) => Some((l.fixed - int.size(), *int)),
+        _ => None,
+    }
+}
+
+/// The most entries the count of `l` can say (0 without entries).
+pub const fn max_count<H>(l: &Layout<H>) -> usize {
+    match count_item(l) {
+        Some((_, Int::U8)) => u8::MAX as usize,
+        Some((_, Int::U16)) => u16::MAX as usize,
+        Some(_) => u32::MAX as usize,
+        None => 0,
+    }
+}
+
+/// The count of a counted layout's entries in its bytes `b` (its first
+/// item at 0), if `b` has it.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn read_count<H>(l: &Layout<H>, b: &[u8], order: ByteOrder) -> Option<usize> {
+    let (at, int) = count_item(l)?;
+    let n = match int {
+        Int::U8 => u64::from(*b.get(at)?),
+        Int::U16 | Int::I16 => u64::from(order.u16(b, at)?),
+        Int::U32 | Int::I32 => u64::from(order.u32(b, at)?),
+        Int::U64 | Int::I64 => order.u64(b, at)?,
+    };
+    usize::try_from(n).ok()
+}
+
+/// The entries of a counted layout's bytes `b` (its first item at 0):
+/// those after its fixed items.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn read_entries<'a, H, R: Record>(
+    l: &Layout<H>,
+    b: &'a [u8],
+    order: ByteOrder,
+) -> Entries<'a, R> {
+    Entries::new(b.get(l.fixed..).unwrap_or_default(), order)
+}
+
+/// Writes `list`'s count (cut to its width: the caller checks
+/// [`max_count`]) and its entries after a counted layout's fixed items
+/// into `b` (its first item at 0; what does not fit is left out).
+pub fn write_entries<H, R: Record>(
+    l: &Layout<H>,
+    list: &impl List<R>,
+    b: &mut [u8],
+    order: ByteOrder,
+) {
+    let Some((at, int)) = count_item(l) else {
+        return;
+    };
+    let n = list.count();
+    match int {
+        Int::U8 => (n as u8).put(b, at, order),
+        Int::U16 | Int::I16 => (n as u16).put(b, at, order),
+        Int::U32 | Int::I32 => (n as u32).put(b, at, order),
+        Int::U64 | Int::I64 => (n as u64).put(b, at, order),
+    }
+    let mut at = l.fixed;
+    list.each(&mut |e| {
+        if let Some(rest) = b.get_mut(at..) {
+            e.write(rest, order);
+        }
+        at += R::LEN;
+    });
+}
+
+/// The bytes of a counted layout's items and `count` entries (of a layout
+/// without entries, its items').
+pub const fn counted_len<H>(l: &Layout<H>, count: usize) -> usize {
+    match l.entry {
+        Some(e) => l.fixed + e.len * count,
+        None => l.fixed,
     }
 }
 
@@ -431,6 +625,61 @@ mod tests {
         let mut short = [0u8; 3];
         v.write(&mut short, ByteOrder::Big);
         assert_eq!(short, [1, 2, 0]);
+    }
+
+    const ENTRY: crate::proto::layout::Entry<T> = crate::proto::layout::entry(
+        T::C,
+        &[
+            hidden(T::A, Prim::Int(Int::U16, Show::Dec), "a"),
+            hidden(T::C, Prim::Int(Int::U8, Show::Dec), "c"),
+        ],
+    );
+    const COUNTED: Layout<T> = crate::proto::layout::layout(
+        &[],
+        &[
+            hidden(T::B, Prim::F32, "b"),
+            hidden(T::C, Prim::Count(Int::U16), "n"),
+        ],
+        Some(&ENTRY),
+        &[],
+    );
+
+    record! {
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        struct Ac in [ENTRY.items] {
+            a: u16 = T::A,
+            c: u8 = T::C,
+        }
+    }
+
+    /// A counted row's count is where its row puts it, as wide as the row
+    /// says (a u16 here), its entries after its fixed items; read back
+    /// borrowed, whole entries only.
+    #[test]
+    fn counted_entries_are_where_the_row_puts_them() {
+        assert_eq!(count_item(&COUNTED), Some((4, Int::U16)));
+        assert_eq!(max_count(&COUNTED), 65_535);
+        assert_eq!(counted_len(&COUNTED, 2), 12);
+        let list = vec![Ac { a: 0x0102, c: 3 }, Ac { a: 4, c: 5 }];
+        for order in ByteOrder::ALL {
+            let mut b = [0xffu8; 12];
+            write_entries(&COUNTED, &list, &mut b, order);
+            let n = match order {
+                ByteOrder::Big => [0, 2],
+                ByteOrder::Little => [2, 0],
+            };
+            assert_eq!(b[..6], [0xff, 0xff, 0xff, 0xff, n[0], n[1]]);
+            assert_eq!(read_count(&COUNTED, &b, order), Some(2));
+            let e: Entries<'_, Ac> = read_entries(&COUNTED, &b, order);
+            assert_eq!(e.iter().collect::<Vec<_>>(), list);
+            assert_eq!((e.len(), e.get(1), e.get(2)), (2, Some(list[1]), None));
+            let cut: Entries<'_, Ac> = read_entries(&COUNTED, &b[..11], order);
+            assert_eq!(cut.len(), 1);
+            assert_eq!(List::<Ac>::count(&cut), 1);
+        }
+        assert_eq!(read_count(&COUNTED, &[0; 5], ByteOrder::Big), None);
+        static PLAIN: Layout<T> = crate::proto::layout::layout(&[], ITEMS, None, &[]);
+        assert_eq!((count_item(&PLAIN), max_count(&PLAIN)), (None, 0));
     }
 
     #[test]

@@ -31,7 +31,7 @@
 
 use crate::engine::dissect::{TreeBufs, indexed_label};
 use crate::engine::field::{Field, FieldDef, FieldSet, FieldSink, Value, group_key};
-use crate::engine::out::{Out, WriteText, bits8};
+use crate::engine::out::{Float as _, Out, WriteText, bits8};
 use std::fmt::{self, Write as _};
 use std::ops::Range;
 
@@ -267,6 +267,10 @@ pub struct Names {
     /// The tree shows the name with the number (`MSG_ACK (17)`); the
     /// number alone otherwise.
     pub tree_named: bool,
+    /// The one-line text shows it as its registered value writes it (the
+    /// name with the number, `Timeout (2)`, or `7 (unknown)`); the number
+    /// alone otherwise.
+    pub text_named: bool,
 }
 
 /// How an integer is shown.
@@ -348,11 +352,33 @@ pub struct Item<H> {
     pub label: &'static str,
     /// The element's index, for fields that repeat (`weaponType[2]`).
     pub index: Option<u32>,
-    /// What the one-line text writes before the value (`" player="`); none:
-    /// the field is not in the text.
-    pub pre: Option<&'static str>,
+    /// What the one-line text writes before the value.
+    pub pre: Pre,
     /// What it writes after the value (`")"`).
     pub post: &'static str,
+}
+
+/// What the one-line text writes before a field's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pre {
+    /// Nothing: the field is not in the text.
+    Hidden,
+    /// This piece (lwar's `" player="`).
+    Lit(&'static str),
+    /// ` label=`, its tree label (` label[i]=` for an element of a repeated
+    /// field); in an entry, ` [e].label=`, after the entry's index
+    /// (Starstrike's).
+    Label,
+}
+
+impl Pre {
+    /// The piece a [`Pre::Lit`] writes.
+    pub const fn lit(self) -> Option<&'static str> {
+        match self {
+            Pre::Lit(s) => Some(s),
+            Pre::Hidden | Pre::Label => None,
+        }
+    }
 }
 
 /// A field in the text after `pre`.
@@ -362,7 +388,7 @@ pub const fn it<H>(def: H, prim: Prim, label: &'static str, pre: &'static str) -
         prim,
         label,
         index: None,
-        pre: Some(pre),
+        pre: Pre::Lit(pre),
         post: "",
     }
 }
@@ -374,7 +400,19 @@ pub const fn hidden<H>(def: H, prim: Prim, label: &'static str) -> Item<H> {
         prim,
         label,
         index: None,
-        pre: None,
+        pre: Pre::Hidden,
+        post: "",
+    }
+}
+
+/// A field the text shows as ` label=value` ([`Pre::Label`]).
+pub const fn labelled<H>(def: H, prim: Prim, label: &'static str) -> Item<H> {
+    Item {
+        def,
+        prim,
+        label,
+        index: None,
+        pre: Pre::Label,
         post: "",
     }
 }
@@ -401,6 +439,9 @@ pub struct Entry<H: 'static> {
     pub items: &'static [Item<H>],
     /// The size of one entry.
     pub len: usize,
+    /// Whether the text numbers its fields (` [e].label=`: some item is
+    /// [`Pre::Label`]).
+    pub numbered: bool,
 }
 
 /// One message's layout: its head (lwar's type byte and seqno), its items,
@@ -417,6 +458,49 @@ pub struct Layout<H: 'static> {
     pub fixed: usize,
     /// Whether the items end in a text.
     pub string: bool,
+}
+
+impl<H> Layout<H> {
+    /// Every item of the layout once, in wire order: its head, its items,
+    /// those of one entry, its tail (what a check of every field's texts,
+    /// names or definitions walks).
+    pub fn all_items(&self) -> impl Iterator<Item = &'static Item<H>> + use<H> {
+        let entry = self.entry.map(|e| e.items).unwrap_or_default();
+        self.head
+            .iter()
+            .chain(self.items)
+            .chain(entry)
+            .chain(self.tail)
+    }
+}
+
+/// The pieces of a layout's one-line text that are its own, not the wire's:
+/// every literal, label and post its items write, and every name of an
+/// enum the text names (of a raw byte, 0 to 255).
+#[cfg(test)]
+pub(crate) fn fixed_texts<H>(l: &Layout<H>) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for item in l.all_items() {
+        match item.pre {
+            Pre::Hidden => continue,
+            Pre::Lit(s) => out.push(s),
+            Pre::Label => out.push(item.label),
+        }
+        out.push(item.post);
+        if let Prim::Int(_, Show::Enum(names)) = item.prim
+            && names.text_named
+        {
+            out.extend((0..=255).filter_map(|raw| (names.name)(raw, &[])));
+        }
+    }
+    out
+}
+
+/// No JSON escape in `s`: no control character (C1 included), `"` or `\\`
+/// (a text whose pieces are all such needs no search for escapes).
+#[cfg(test)]
+pub(crate) fn json_plain(s: &str) -> bool {
+    !s.contains(|c: char| c == '"' || c == '\\' || c.is_control())
 }
 
 /// The fixed size of `items`.
@@ -456,10 +540,17 @@ pub const fn layout<H>(
 
 /// The entries of `node`, each of `items`.
 pub const fn entry<H>(node: H, items: &'static [Item<H>]) -> Entry<H> {
+    let mut numbered = false;
+    let mut i = 0;
+    while i < items.len() {
+        numbered |= matches!(items[i].pre, Pre::Label);
+        i += 1;
+    }
     Entry {
         node,
         items,
         len: size(items),
+        numbered,
     }
 }
 
@@ -668,6 +759,7 @@ static ORDER_NAMES: Names = Names {
     },
     known: false,
     tree_named: true,
+    text_named: false,
 };
 
 /// Walks `items` (a header's) from `c.at` with a plain loop: for what is
@@ -918,12 +1010,12 @@ pub fn item_at<H>(l: &'static Layout<H>, offset: usize) -> Option<(usize, &'stat
 
 /// Every definition a layout may hold, for [`FieldSink::wants_any`].
 pub fn layout_defs<H: Handle>(l: &Layout<H>, each: &mut dyn FnMut(&'static FieldDef)) {
-    items_defs(l.head, each);
-    items_defs(l.items, each);
     if let Some(e) = l.entry {
-        entry_defs(e, each);
+        each(e.node.def());
     }
-    items_defs(l.tail, each);
+    for item in l.all_items() {
+        each(item.def.def());
+    }
 }
 
 /// An entry's node and fields.
@@ -1054,10 +1146,15 @@ fn debug_quoted(f: &mut impl Out, s: &[u8]) -> fmt::Result {
 /// `n` bits of `raw`.
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn bits(f: &mut impl Out, raw: u64, width: u8) -> fmt::Result {
-    if width == 8 && raw <= 0xff {
-        bits8(f, raw as u8)
-    } else {
-        f.bits(raw, width)
+    match (width, u8::try_from(raw), u32::try_from(raw)) {
+        (8, Ok(b), _) => bits8(f, b),
+        (32, _, Ok(w)) => {
+            for b in w.to_be_bytes() {
+                bits8(f, b)?;
+            }
+            Ok(())
+        }
+        _ => f.bits(raw, width),
     }
 }
 
@@ -1072,9 +1169,23 @@ fn pair(f: &mut impl Out, a: u32, b: u32) -> fmt::Result {
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn text_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
     match v {
+        Val::Enum(
+            raw,
+            name,
+            Names {
+                text_named: true, ..
+            },
+        ) => Value::Enum { raw, name }.write_text(f),
         Val::U(n) | Val::Hex(n) | Val::Enum(n, _, _) => f.int(n),
         Val::I(n) => f.int(n),
-        Val::F32(x) => f.float(x),
+        // `Out::float`'s integer test here too, so that an integer (most
+        // of Starstrike's positions) is written with the rest of this
+        // inlined writer: through the call, Starstrike's JSON Lines cost
+        // some 150 instructions a packet more.
+        Val::F32(x) => match x.small_int() {
+            Some(i) => f.int(i),
+            None => f.float(x),
+        },
         Val::F64(x) => f.float(x),
         Val::Pair(a, b) => pair(f, a, b),
         Val::Bits(raw, width) => bits(f, raw, width),
@@ -1091,38 +1202,82 @@ fn text_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
     }
 }
 
-/// `pre`, a value as the text writes it, `post`.
-#[cfg_attr(not(debug_assertions), inline(always))]
-fn text_item(f: &mut impl Out, pre: &str, post: &str, v: Val<'_>) -> fmt::Result {
-    f.s(pre)?;
-    text_value(f, v)?;
-    if post.is_empty() { Ok(()) } else { f.s(post) }
-}
-
-/// Writes the text's pieces of a layout's fields: each field with a `pre`,
-/// then its value, then its `post`.
+/// Writes the text's pieces of a layout's fields: each field with a
+/// [`Pre`], its piece or its label, then its value, then its `post`.
 pub struct TextOut<'f, O> {
     pub f: &'f mut O,
     pub r: fmt::Result,
+    /// The entry whose fields come, if its fields are numbered
+    /// ([`Entry::numbered`]): its index, and ` [e].` when `e` is a single
+    /// digit (a snapshot's usual few), written as one piece of five bytes.
+    entry: Option<(u32, Option<[u8; 5]>)>,
 }
 
 impl<'f, O: Out> TextOut<'f, O> {
     pub fn new(f: &'f mut O) -> Self {
-        TextOut { f, r: Ok(()) }
+        TextOut {
+            f,
+            r: Ok(()),
+            entry: None,
+        }
     }
+}
+
+/// ` label=`, ` label[i]=`, or ` [e].label=` in entry `e` ([`Pre::Label`]).
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn label_pre<H>(
+    f: &mut impl Out,
+    entry: Option<(u32, Option<[u8; 5]>)>,
+    item: &'static Item<H>,
+) -> fmt::Result {
+    match entry {
+        Some((_, Some(prefix))) => {
+            f.ascii(&prefix)?;
+            f.s(item.label)?;
+        }
+        Some((e, None)) => {
+            f.s(" [")?;
+            f.int(e)?;
+            f.s("].")?;
+            f.s(item.label)?;
+        }
+        None => {
+            f.s(" ")?;
+            indexed_label(f, item.label, item.index)?;
+        }
+    }
+    f.s("=")
 }
 
 impl<H: 'static, O: Out> Visit<H> for TextOut<'_, O> {
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn item(&mut self, item: &'static Item<H>, _at: usize, _len: usize, v: Val<'_>) {
-        if let Some(pre) = item.pre
-            && self.r.is_ok()
-        {
-            self.r = text_item(self.f, pre, item.post, v);
+        if self.r.is_err() {
+            return;
+        }
+        let pre = match item.pre {
+            Pre::Hidden => return,
+            Pre::Lit(pre) => self.f.s(pre),
+            Pre::Label => label_pre(self.f, self.entry, item),
+        };
+        self.r = pre.and_then(|()| text_value(self.f, v));
+        if self.r.is_ok() && !item.post.is_empty() {
+            self.r = self.f.s(item.post);
         }
     }
-    fn enter(&mut self, _e: &'static Entry<H>, _index: u32, _at: usize) {}
-    fn leave(&mut self) {}
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn enter(&mut self, e: &'static Entry<H>, index: u32, _at: usize) {
+        if e.numbered {
+            let digit = u8::try_from(index).ok().filter(|&i| i < 10);
+            self.entry = Some((index, digit.map(|d| [b' ', b'[', b'0' + d, b']', b'.'])));
+        }
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn leave(&mut self) {
+        self.entry = None;
+    }
 }
 
 /// What receives each line of the tree: its label, its value, its byte span
@@ -1346,6 +1501,28 @@ mod tests {
         assert_eq!(log.0, ["name@12+4=\"ab\""]);
     }
 
+    /// A layout's items: head, items, one entry's, tail.
+    #[test]
+    fn all_items_in_wire_order() {
+        static HEAD: [Item<T>; 1] = [hidden(T::X, Prim::Int(Int::U8, Show::Dec), "h")];
+        static TAIL: [Item<T>; 1] = [hidden(T::X, Prim::Rest, "t")];
+        static FULL: Layout<T> = layout(&HEAD, L.items, Some(&E), &TAIL);
+        let labels: Vec<_> = FULL.all_items().map(|i| i.label).collect();
+        assert_eq!(labels, ["h", "name", "n", "x", "t"]);
+        assert_eq!(L.all_items().count(), 3);
+    }
+
+    #[test]
+    fn fixed_texts_and_json_plain() {
+        static ITEMS: [Item<T>; 2] = [
+            it(T::X, Prim::Int(Int::U8, Show::Dec), "x", " x=(").then(")"),
+            hidden(T::X, Prim::Int(Int::U8, Show::Dec), "y"),
+        ];
+        static L2: Layout<T> = layout(&[], &ITEMS, Some(&E), &[]);
+        assert_eq!(fixed_texts(&L2), [" x=(", ")"]);
+        assert!(!json_plain("a\u{85}b") && !json_plain("\"") && json_plain("[0].x="));
+    }
+
     /// The item of a byte: an item's, an entry's (the second entry's
     /// `x` at 19), none past the fixed part.
     #[test]
@@ -1365,5 +1542,86 @@ mod tests {
             bits(&mut out, u64::from(b), 8).unwrap();
             assert_eq!(out, format!("{b:08b}").as_bytes());
         }
+    }
+
+    /// The text's own writers of floats and bits (an integer float, a
+    /// byte or a word of bits, without the calls) write what `Display`
+    /// writes for the field's value.
+    #[test]
+    fn floats_and_bits_are_written_as_display_writes_them() {
+        let mut floats = vec![
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            651.0,
+            -651.0,
+            0.5,
+            -0.7,
+            16_777_215.0,
+            -16_777_215.0,
+            16_777_216.0,
+            -16_777_216.0,
+            16_777_218.0,
+            3e10,
+            1e-7,
+            f32::MAX,
+            f32::MIN,
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        floats.extend((0..100_000u32).map(|i| f32::from_bits(i.wrapping_mul(42_949))));
+        floats.extend((-3000..3000).map(|i| i as f32 * 0.25));
+        for x in floats {
+            let mut line = String::new();
+            text_value(&mut line, Val::F32(x)).unwrap();
+            assert_eq!(line, value(Val::F32(x)).to_string(), "{:#x}", x.to_bits());
+        }
+        for raw in (0..=255).chain([256, 0x1234_5678, u64::from(u32::MAX), u64::MAX]) {
+            for width in [8, 16, 32] {
+                let mut line = String::new();
+                text_value(&mut line, Val::Bits(raw, width)).unwrap();
+                assert_eq!(line, value(Val::Bits(raw, width)).to_string(), "{raw}");
+            }
+        }
+    }
+
+    static NAMED: Names = Names {
+        name: |raw, _| (raw == 2).then_some("Two"),
+        known: false,
+        tree_named: true,
+        text_named: true,
+    };
+
+    /// The text's pieces: a literal, a label (indexed), a numbered entry's
+    /// label, an enum named or not, nothing for a hidden field.
+    #[test]
+    fn the_text_writes_each_items_pre() {
+        static ITEMS: [Item<T>; 4] = [
+            it(T::X, Prim::Int(Int::U8, Show::Dec), "x", " x=").then("!"),
+            labelled(T::X, Prim::Int(Int::U8, Show::Enum(&NAMED)), "x").at(3),
+            hidden(T::X, Prim::Int(Int::U8, Show::Dec), "x"),
+            labelled(T::Count, Prim::Count(Int::U8), "n"),
+        ];
+        static E2: Entry<T> = entry(
+            T::Node,
+            &[labelled(T::X, Prim::Int(Int::U8, Show::Enum(&NAMED)), "e")],
+        );
+        static L2: Layout<T> = layout(&[], &ITEMS, Some(&E2), &[]);
+        assert!(E2.numbered && !E.numbered);
+        let mut line = String::new();
+        let mut out = TextOut::new(&mut line);
+        let b = [1, 2, 3, 11, 2, 5, 7, 0, 0, 0, 0, 0, 0, 0, 9];
+        walk_cut(&L2, &b, 0, ByteOrder::Big, &mut out);
+        out.r.unwrap();
+        assert!(line.starts_with(
+            " x=1! x[3]=Two (2) n=11 [0].e=Two (2) [1].e=5 (unknown) [2].e=7 (unknown)"
+        ));
+        assert!(
+            line.ends_with(" [9].e=0 (unknown) [10].e=9 (unknown)"),
+            "{line}"
+        );
     }
 }

@@ -1,19 +1,17 @@
 //! Starstrike's dissector: how outputs see a Starstrike packet. Everything is
 //! a walk of the wire's one layout (`wire::layout`): the typed fields
 //! ([`wire::walk_fields`]), the tree ([`wire::walk_tree`]) and the one-line
-//! text (a visitor here), so they always agree. The compact token is
-//! hand-written.
+//! text (the layout core's `TextOut`), so they always agree. The compact
+//! token is hand-written.
 
 use super::findings;
-use super::wire::{self, FIELDS, FieldId, Message, Packet, PacketType};
+use super::wire::{self, FIELDS, Message, Packet, PacketType};
 use crate::engine::ProtoDetail;
-use crate::engine::out::bits8;
 use crate::proto::dissect::{
-    Dissector, Float as _, HeaderNumber, MarksWire, MessageItem, Out, TextBytes, TreeBufs, TreeRef,
-    WriteText, indexed_label,
+    Dissector, HeaderNumber, MarksWire, MessageItem, Out, TextBytes, TreeBufs, TreeRef, WriteText,
 };
 use crate::proto::field::{FieldDef, FieldSink};
-use crate::proto::layout::{Entry, Item, Val, Visit, value};
+use crate::proto::layout::TextOut;
 use std::fmt;
 
 /// The Starstrike dissector.
@@ -99,107 +97,17 @@ fn reason(f: &mut impl Out, kind: wire::EnumKind, raw: u8) -> fmt::Result {
 }
 
 /// One line with every field of the message: `PlayerInput tick=7 moveX=0.5 ...`;
-/// a snapshot's entity fields are prefixed with their index (`[0].entityId=9`).
+/// a snapshot's entity fields are prefixed with their index (`[0].entityId=9`):
+/// the type's name, then the layout core's text of the payload (every item
+/// [`Pre::Label`](crate::proto::layout::Pre::Label), the enums named).
 struct Text<'a>(&'a Packet<'a>);
-
-/// Writes each field of the walk as ` label=value`, ` label[i]=value`, or
-/// ` [e].label=value` for a field of entity `e`: a visitor of the layout.
-struct Line<'o, O> {
-    f: &'o mut O,
-    result: fmt::Result,
-    /// The entity whose fields come, if any: its number, and ` [e].` when
-    /// `e` is a single digit (a snapshot's usual few), written as one
-    /// piece of five bytes.
-    entity: Option<(u32, Option<[u8; 5]>)>,
-}
-
-impl<O: Out> Visit<FieldId> for Line<'_, O> {
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn item(&mut self, item: &'static Item<FieldId>, _at: usize, _len: usize, v: Val<'_>) {
-        if self.result.is_ok() {
-            self.result = line_field(self.f, self.entity, item, v);
-        }
-    }
-
-    fn enter(&mut self, _e: &'static Entry<FieldId>, index: u32, _at: usize) {
-        let digit = u8::try_from(index).ok().filter(|&i| i < 10);
-        self.entity = Some((index, digit.map(|d| [b' ', b'[', b'0' + d, b']', b'.'])));
-    }
-
-    fn leave(&mut self) {
-        self.entity = None;
-    }
-}
-
-#[cfg_attr(not(debug_assertions), inline(always))]
-fn line_field(
-    f: &mut impl Out,
-    entity: Option<(u32, Option<[u8; 5]>)>,
-    item: &'static Item<FieldId>,
-    v: Val<'_>,
-) -> fmt::Result {
-    match entity {
-        Some((_, Some(prefix))) => {
-            f.ascii(&prefix)?;
-            f.s(item.label)?;
-        }
-        Some((e, None)) => {
-            f.s(" [")?;
-            f.int(e)?;
-            f.s("].")?;
-            f.s(item.label)?;
-        }
-        None => {
-            f.s(" ")?;
-            indexed_label(f, item.label, item.index)?;
-        }
-    }
-    f.s("=")?;
-    line_value(f, v)
-}
-
-/// A value as the text writes it, its registered field's `Display`
-/// ([`value`]): the common ones without going through [`Value`] (whose
-/// writer, not inlined, matched each again), the same bytes.
-#[cfg_attr(not(debug_assertions), inline(always))]
-fn line_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
-    match v {
-        Val::U(n) => f.int(n),
-        // `Out::float`'s integer test here too, so that an integer (most
-        // of a snapshot's positions) is written with the rest of this
-        // inlined writer: through the call, Starstrike's JSON Lines cost
-        // some 150 instructions a packet more.
-        Val::F32(x) => match x.small_int() {
-            Some(i) => f.int(i),
-            None => f.float(x),
-        },
-        Val::Bits(raw, 8) => match u8::try_from(raw) {
-            Ok(b) => bits8(f, b),
-            Err(_) => f.bits(raw, 8),
-        },
-        Val::Bits(raw, 32) => match u32::try_from(raw) {
-            Ok(w) => {
-                for b in w.to_be_bytes() {
-                    bits8(f, b)?;
-                }
-                Ok(())
-            }
-            Err(_) => f.bits(raw, 32),
-        },
-        _ => value(v).write_text(f),
-    }
-}
 
 /// The one-line text of `p`, into `f`.
 fn text(p: &Packet<'_>, f: &mut impl Out) -> fmt::Result {
     f.s(p.packet_type().name())?;
-    let mut line = Line {
-        f,
-        result: Ok(()),
-        entity: None,
-    };
-    p.walk(&mut line);
-    line.result
+    let mut out = TextOut::new(f);
+    p.walk(&mut out);
+    out.r
 }
 
 impl fmt::Display for Text<'_> {
@@ -363,49 +271,6 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("[1].flags=00000000"), "{text}");
-    }
-
-    /// The text's own writers of floats and bits write what `Display`
-    /// writes for the field's value.
-    #[test]
-    fn floats_and_bits_are_written_as_display_writes_them() {
-        let mut floats = vec![
-            0.0f32,
-            -0.0,
-            1.0,
-            -1.0,
-            651.0,
-            -651.0,
-            0.5,
-            -0.7,
-            16_777_215.0,
-            -16_777_215.0,
-            16_777_216.0,
-            -16_777_216.0,
-            16_777_218.0,
-            3e10,
-            1e-7,
-            f32::MAX,
-            f32::MIN,
-            f32::NAN,
-            -f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-        ];
-        floats.extend((0..100_000u32).map(|i| f32::from_bits(i.wrapping_mul(42_949))));
-        floats.extend((-3000..3000).map(|i| i as f32 * 0.25));
-        for x in floats {
-            let mut line = String::new();
-            line_value(&mut line, Val::F32(x)).unwrap();
-            assert_eq!(line, value(Val::F32(x)).to_string(), "{:#x}", x.to_bits());
-        }
-        for raw in (0..=255).chain([256, 0x1234_5678, u64::from(u32::MAX), u64::MAX]) {
-            for width in [8, 32] {
-                let mut line = String::new();
-                line_value(&mut line, Val::Bits(raw, width)).unwrap();
-                assert_eq!(line, value(Val::Bits(raw, width)).to_string(), "{raw}");
-            }
-        }
     }
 
     /// An entity of two digits has its prefix written piece by piece; the

@@ -122,6 +122,7 @@ static CHANNEL_NAMES: Names = Names {
     },
     known: false,
     tree_named: true,
+    text_named: false,
 };
 
 /// The op's name is its packet type's, by the channel before it (byte 4).
@@ -135,12 +136,14 @@ static OP_NAMES: Names = Names {
     },
     known: false,
     tree_named: true,
+    text_named: false,
 };
 
 static SHAPE_NAMES: Names = Names {
     name: |raw, _| Some(if raw == 0 { "circle" } else { "polygon" }),
     known: false,
     tree_named: true,
+    text_named: false,
 };
 
 const U8: Prim = Prim::Int(Int::U8, Show::Dec);
@@ -400,33 +403,19 @@ mod tests {
         assert_eq!(PROP_FIXED.len(), 4);
     }
 
-    /// No JSON escape in `s`: no control character (C1 included), `"` or
-    /// `\\`.
-    fn json_plain(s: &str) -> bool {
-        !s.contains(|c: char| c == '"' || c == '\\' || c.is_control())
-    }
-
     /// A packet's text needs a JSON escape only in its pieces from the
     /// wire (`Text::write_json` tells JSON Lines to search from the first
     /// of those, AUTH_OK's name): the names of the types (its token) and
     /// every piece the layout writes around a value need none.
     #[test]
     fn fixed_texts_need_no_json_escape() {
+        use crate::proto::layout::{fixed_texts, json_plain};
         for t in super::super::PacketType::ALL {
             assert!(json_plain(t.name()), "{}", t.name());
         }
-        for l in &LAYOUTS {
-            let entry = l.entry.map(|e| e.items).unwrap_or_default();
-            for item in [l.head, l.items, entry, l.tail].concat() {
-                let pre = item.pre.unwrap_or_default();
-                assert!(
-                    json_plain(pre) && json_plain(item.post),
-                    "{pre:?} {:?}",
-                    item.post
-                );
-            }
+        for s in LAYOUTS.iter().flat_map(fixed_texts) {
+            assert!(json_plain(s), "{s:?}");
         }
-        assert!(!json_plain("a\u{85}b") && !json_plain("\"") && json_plain(" pos=("));
     }
 
     /// Every form's encoder writes as many bytes as the layout gives it, in

@@ -6,7 +6,8 @@
 //! table only. One walk over a payload's bytes (`walk`) reads it, and
 //! every view is a visitor of it: the typed field walk of `-Y`, `-T fields`
 //! and JSON ([`super::walk_fields`]), the `-V` tree ([`super::walk_tree`]),
-//! the one-line text (`dissect.rs`) and the violation checks
+//! the one-line text (the core's `TextOut`: every field ` label=value`, an
+//! entity's ` [e].label=value`, enums named) and the violation checks
 //! ([`super::Packet::for_each_violation`]). The lengths come from it too:
 //! each type's payload ([`PacketType::min_payload_len`], [`needed_len`]), an
 //! entity's ([`ENTITY`]), and the field a truncation's first missing byte
@@ -16,11 +17,20 @@
 //! declared on these rows too (`message.rs`, `record!` of
 //! `crate::proto::codec`): each struct's fields name the items they start
 //! at, and their reader and writer take offsets, sizes and byte order from
-//! the row, checked at compile time to hold it field for field. What stays
-//! hand-written: the dispatch on the type, a snapshot's entities, the
-//! compact token (`WorldSnapshot(3)`, `dissect.rs`), and the rules the
-//! violations check (which enums, floats and strings they look at come
-//! from here).
+//! the row, checked at compile time to hold it field for field; a
+//! snapshot's entities are read and written where its row puts its count
+//! and entries (`codec::read_entries`, `write_entries`), and the dispatch
+//! on the type (reader, writer, length, owned copy) is generated from one
+//! list of the messages (`messages!`, a line a type). What stays
+//! hand-written: the compact token (`WorldSnapshot(3)`, `dissect.rs`), and
+//! the rules the violations check (which enums, floats and strings they
+//! look at come from here).
+//!
+//! # Adding a message type
+//!
+//! Its `packetType` in `types.rs` (`packet_types!`), its node and fields
+//! in `fields!` and its row in `payloads!` below, its struct (`record!`)
+//! and its line in `messages!` in `message.rs`.
 //!
 //! # Adding a field to a message
 //!
@@ -41,8 +51,9 @@ use super::types::{
     CHAT_MESSAGE_LEN, EnumKind, HEADER_LEN, MAX_PAYLOAD, PLAYER_NAME_LEN, PacketType,
     REASON_MESSAGE_LEN,
 };
+use crate::proto::codec::{counted_len, read_count};
 use crate::proto::layout::{
-    self as core, ByteOrder, Int, Names, Prim, Show, Table, Visit, entry, hidden,
+    self as core, ByteOrder, Int, Names, Prim, Show, Table, Visit, entry, labelled,
 };
 
 /// One `EntityState` of a WorldSnapshot (47 bytes: its layout's).
@@ -162,9 +173,10 @@ pub type Item = core::Item<FieldId>;
 pub type Entry = core::Entry<FieldId>;
 pub type Layout = core::Layout<FieldId>;
 
-/// A field, labelled in the tree and the text as registered.
+/// A field, labelled in the tree and the text as registered (the text's
+/// ` label=value`, ` [e].label=value` in an entity).
 const fn it(f: FieldId, prim: Prim) -> Item {
-    hidden(f, prim, FieldId::DEFS[f as usize].label)
+    labelled(f, prim, FieldId::DEFS[f as usize].label)
 }
 
 // Starstrike's primitives.
@@ -194,6 +206,7 @@ macro_rules! enum_names {
                 name: |raw, _| EnumKind::$kind.value_name(raw),
                 known: false,
                 tree_named: true,
+                text_named: true,
             };
         )*
     };
@@ -220,6 +233,7 @@ const PACKET_TYPE: Names = Names {
     },
     known: false,
     tree_named: true,
+    text_named: true,
 };
 
 use FieldId::*;
@@ -322,6 +336,12 @@ pub(super) const fn items(t: PacketType) -> &'static [Item] {
     PAYLOADS[t.ordinal()].items
 }
 
+/// The layout of a payload of type `t`, a constant (what a counted
+/// message's reader and writer take its count and entries from).
+pub(super) const fn payload(t: PacketType) -> Layout {
+    PAYLOADS[t.ordinal()]
+}
+
 impl PacketType {
     /// This type's payload layout.
     pub fn layout(self) -> &'static Layout {
@@ -358,13 +378,13 @@ impl Table for HeaderTable {
 
 /// The payload length a type needs, given what is present: a fixed type
 /// its size; a counted one (WorldSnapshot) its fixed part and as many
-/// entries as its count (a u8, the last of its items) says, or its fixed
-/// part while the count is missing.
+/// entries as its count (the last of its items, `codec::read_count`)
+/// says, or its fixed part while the count is missing.
 pub fn needed_len(t: PacketType, payload: &[u8]) -> usize {
     let l = t.layout();
-    match (l.entry, l.fixed.checked_sub(1).and_then(|i| payload.get(i))) {
-        (Some(e), Some(&count)) => l.fixed + e.len * usize::from(count),
-        _ => l.fixed,
+    match read_count(l, payload, ByteOrder::Big) {
+        Some(count) => counted_len(l, count),
+        None => l.fixed,
     }
 }
 
@@ -460,33 +480,19 @@ mod tests {
         );
     }
 
-    /// No JSON escape in `s`: no control character (C1 included), `"` or
-    /// `\\`.
-    fn json_plain(s: &str) -> bool {
-        !s.contains(|c: char| c == '"' || c == '\\' || c.is_control())
-    }
-
     /// A packet's text needs a JSON escape only in its pieces from the wire
     /// (the padded texts: `Text::write_json` tells JSON Lines to search
     /// from the first of those): the type's name, every label (an entity's
     /// too) and every name an enum shows need none.
     #[test]
     fn fixed_texts_need_no_json_escape() {
+        use crate::proto::layout::{fixed_texts, json_plain};
         for t in PacketType::ALL {
             assert!(json_plain(t.name()), "{}", t.name());
-            let l = t.layout();
-            let entry = l.entry.map(|e| e.items).unwrap_or_default();
-            for item in [l.head, l.items, entry, l.tail].concat() {
-                assert!(json_plain(item.label), "{:?}", item.label);
-                if let Prim::Int(_, Show::Enum(names)) = item.prim {
-                    for raw in 0..=255 {
-                        let name = (names.name)(raw, &[]).unwrap_or_default();
-                        assert!(json_plain(name), "{name:?}");
-                    }
-                }
+            for s in fixed_texts(t.layout()) {
+                assert!(json_plain(s), "{s:?}");
             }
         }
-        assert!(!json_plain("a\u{85}b") && !json_plain("\"") && json_plain("[0].x="));
     }
 
     #[test]

@@ -13,12 +13,19 @@
 //! `crate::proto::codec`): a field names the item it starts at, and its
 //! reader and writer take their offsets, sizes and byte order from the row;
 //! a struct that does not hold its row field for field, in order and shape,
-//! does not compile. Only the dispatch on the type ([`read_message`],
-//! [`Message::write`]) and a snapshot's entities are written here.
+//! does not compile. A snapshot's entities are the codec's counted
+//! [`Entries`] of [`EntityState`], their count where the row puts it
+//! (`codec::read_entries`, `write_entries`). The dispatch on the type (the
+//! message's type, its payload's length, reader, writer and owned copy)
+//! comes from one list, `messages!`: a line a type, its variant and its
+//! struct.
 
-use super::layout::{ENTITY, ENTITY_STATE_LEN, HEADER_ITEMS, Item, SNAPSHOT_FIXED_LEN, f, items};
+use super::layout::{ENTITY, HEADER_ITEMS, Item, Layout, f, items, payload};
 use super::types::{CHAT_MESSAGE_LEN, PLAYER_NAME_LEN, PacketType, REASON_MESSAGE_LEN};
-use crate::proto::codec::{Record, Shape, Wire, fits, item_offset, put_bytes, record, same_shapes};
+use crate::proto::codec::{
+    Entries, List, Record, Shape, Wire, count_item, counted_len, fits, item_offset, put_bytes,
+    read_entries, record, same_shapes, write_entries,
+};
 use crate::proto::layout::ByteOrder;
 use std::fmt;
 
@@ -238,13 +245,15 @@ pub struct WorldSnapshot<E> {
 }
 
 /// The snapshot's items: its tick, then the count of the entities that
-/// follow them.
+/// follow them (read and written where the row puts them, `Body`).
 const SNAPSHOT: &[Item] = items(PacketType::WorldSnapshot);
 const SNAPSHOT_TICK: usize = item_offset!(SNAPSHOT, f::SN_TICK);
-pub(super) const SNAPSHOT_COUNT: usize = item_offset!(SNAPSHOT, f::SN_COUNT);
 const _: () = assert!(
-    fits(SNAPSHOT, 0, &[Shape::Uint(4), Shape::Uint(1)]) && SNAPSHOT.len() == 2,
-    "WorldSnapshot: its row is not a u32 tick and a u8 count"
+    fits(SNAPSHOT, 0, <u32 as Wire>::SHAPE)
+        && SNAPSHOT.len() == 2
+        && count_item(SNAPSHOT_ROW).is_some()
+        && matches!(SNAPSHOT_ROW.entry, Some(e) if e.len == <EntityState as Record>::LEN),
+    "WorldSnapshot: its row is not a u32 tick, a count and EntityStates"
 );
 
 record! {
@@ -308,201 +317,196 @@ record! {
     }
 }
 
-/// The one message of a packet. `E` holds a WorldSnapshot's entities.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Message<E> {
-    ConnectionRequest(ConnectionRequest),
-    ConnectionAccept(ConnectionAccept),
-    ConnectionReject(Reason),
-    Disconnect(Reason),
-    Heartbeat(Heartbeat),
-    PlayerInput(PlayerInput),
-    WorldSnapshot(WorldSnapshot<E>),
-    EntitySpawn(EntitySpawn),
-    EntityDestroy(EntityDestroy),
-    PlayerScored(PlayerScored),
-    PlayerDied(PlayerDied),
-    MatchState(MatchState),
-    ChatMessage(ChatMessage),
+/// A snapshot's entities, borrowed from the packet: `len() * 47` bytes
+/// (the codec's counted entries of [`EntityState`]).
+pub type Entities<'a> = Entries<'a, EntityState>;
+
+/// What a snapshot's entities must offer to be encoded: the codec's
+/// [`List`] of [`EntityState`] (borrowed [`Entities`] or a `Vec`).
+pub trait EntityList: List<EntityState> {}
+
+impl<T: List<EntityState>> EntityList for T {}
+
+/// One type's message as its payload holds it, written at its row's
+/// offsets: a record (its items), or a snapshot (its tick, its count and
+/// entries, where the row puts them).
+trait Body {
+    /// The payload's bytes.
+    fn body_len(&self) -> usize;
+    /// The entries its count counts (none for a record).
+    fn body_count(&self) -> usize {
+        0
+    }
+    /// Writes it into `b` (sized by the caller: what does not fit is left
+    /// out).
+    fn body_write(&self, b: &mut [u8]);
+}
+
+/// A message read from its payload (the caller checked the length:
+/// missing bytes would read as zeros).
+trait ReadBody<'a> {
+    fn body_read(b: &'a [u8]) -> Self;
+}
+
+/// A message's owned copy (a snapshot's entities in a `Vec`).
+trait OwnedBody {
+    type Owned;
+    fn body_owned(&self) -> Self::Owned;
+}
+
+impl<T: Record> Body for T {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn body_len(&self) -> usize {
+        T::LEN
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn body_write(&self, b: &mut [u8]) {
+        self.write(b, ORDER);
+    }
+}
+
+impl<'a, T: Record> ReadBody<'a> for T {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn body_read(b: &'a [u8]) -> Self {
+        T::read(b, ORDER)
+    }
+}
+
+impl<T: Record + Copy> OwnedBody for T {
+    type Owned = T;
+    fn body_owned(&self) -> T {
+        *self
+    }
+}
+
+/// The snapshot's row: its tick, its count, the entities it counts.
+const SNAPSHOT_ROW: &Layout = &payload(PacketType::WorldSnapshot);
+
+impl<E: EntityList> Body for WorldSnapshot<E> {
+    fn body_len(&self) -> usize {
+        counted_len(SNAPSHOT_ROW, self.entities.count())
+    }
+    fn body_count(&self) -> usize {
+        self.entities.count()
+    }
+    fn body_write(&self, b: &mut [u8]) {
+        self.tick.put(b, SNAPSHOT_TICK, ORDER);
+        write_entries(SNAPSHOT_ROW, &self.entities, b, ORDER);
+    }
+}
+
+impl<'a> ReadBody<'a> for WorldSnapshot<Entities<'a>> {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn body_read(b: &'a [u8]) -> Self {
+        WorldSnapshot {
+            tick: Wire::get(b, SNAPSHOT_TICK, ORDER),
+            entities: read_entries(SNAPSHOT_ROW, b, ORDER),
+        }
+    }
+}
+
+impl OwnedBody for WorldSnapshot<Entities<'_>> {
+    type Owned = WorldSnapshot<Vec<EntityState>>;
+    fn body_owned(&self) -> Self::Owned {
+        WorldSnapshot {
+            tick: self.tick,
+            entities: self.entities.iter().collect(),
+        }
+    }
+}
+
+/// Declares the message enum, a variant a type (named as its
+/// [`PacketType`], holding its struct), and from it the dispatch every
+/// side needs: the type of a message, the payload's length and writer
+/// (the encoder), the reader of a type's payload (the view) and the owned
+/// copy. Each arm calls its struct's [`Body`], [`ReadBody`] or
+/// [`OwnedBody`]: a record's from its row, a snapshot's from its row's
+/// count and entries.
+macro_rules! messages {
+    (
+        $(#[$m:meta])* $vis:vis enum $name:ident<$e:ident> {
+            $( $(#[$vm:meta])* $v:ident($ty:ty) ),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        $vis enum $name<$e> { $( $(#[$vm])* $v($ty), )* }
+
+        impl<$e> $name<$e> {
+            pub const fn packet_type(&self) -> PacketType {
+                match self {
+                    $( $name::$v(_) => PacketType::$v, )*
+                }
+            }
+        }
+
+        impl<$e: EntityList> $name<$e> {
+            /// The payload length.
+            pub fn payload_len(&self) -> usize {
+                match self {
+                    $( $name::$v(m) => m.body_len(), )*
+                }
+            }
+
+            /// The entries its count counts (a snapshot's entities; none
+            /// for the other types).
+            pub(super) fn count(&self) -> usize {
+                match self {
+                    $( $name::$v(m) => m.body_count(), )*
+                }
+            }
+
+            /// Writes the payload into `b` (sized by the caller: what does
+            /// not fit is left out), each message at its row's offsets.
+            pub(super) fn write(&self, b: &mut [u8]) {
+                match self {
+                    $( $name::$v(m) => m.body_write(b), )*
+                }
+            }
+        }
+
+        impl $name<Entities<'_>> {
+            /// An owned copy.
+            pub fn to_owned_repr(&self) -> MessageRepr {
+                match self {
+                    $( $name::$v(m) => $name::$v(m.body_owned()), )*
+                }
+            }
+        }
+
+        /// Reads the message of type `t` from its payload, each at its
+        /// row's offsets (the caller checked the length: missing bytes
+        /// would read as zeros).
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        pub(crate) fn read_message(t: PacketType, payload: &[u8]) -> $name<Entities<'_>> {
+            match t {
+                $( PacketType::$v => $name::$v(ReadBody::body_read(payload)), )*
+            }
+        }
+    };
+}
+
+messages! {
+    /// The one message of a packet. `E` holds a WorldSnapshot's entities.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum Message<E> {
+        ConnectionRequest(ConnectionRequest),
+        ConnectionAccept(ConnectionAccept),
+        ConnectionReject(Reason),
+        Disconnect(Reason),
+        Heartbeat(Heartbeat),
+        PlayerInput(PlayerInput),
+        WorldSnapshot(WorldSnapshot<E>),
+        EntitySpawn(EntitySpawn),
+        EntityDestroy(EntityDestroy),
+        PlayerScored(PlayerScored),
+        PlayerDied(PlayerDied),
+        MatchState(MatchState),
+        ChatMessage(ChatMessage),
+    }
 }
 
 /// A message that owns its entities.
 pub type MessageRepr = Message<Vec<EntityState>>;
-
-/// A snapshot's entities, borrowed from the packet: `len() * 47` bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Entities<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Entities<'a> {
-    /// The entities in `bytes` (whole entities only: a partial one at the end
-    /// is ignored).
-    pub fn new(bytes: &'a [u8]) -> Self {
-        let whole = bytes.len() - bytes.len() % ENTITY_STATE_LEN;
-        Entities {
-            bytes: bytes.get(..whole).unwrap_or_default(),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.bytes.len() / ENTITY_STATE_LEN
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
-    /// The `i`th entity.
-    pub fn get(&self, i: usize) -> Option<EntityState> {
-        let start = i.checked_mul(ENTITY_STATE_LEN)?;
-        let bytes = self.bytes.get(start..start + ENTITY_STATE_LEN)?;
-        Some(EntityState::read(bytes, ORDER))
-    }
-
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = EntityState> + 'a {
-        let bytes = self.bytes;
-        bytes
-            .chunks_exact(ENTITY_STATE_LEN)
-            .map(|bytes| EntityState::read(bytes, ORDER))
-    }
-}
-
-/// What a snapshot's entities must offer to be encoded.
-pub trait EntityList {
-    fn count(&self) -> usize;
-    fn each(&self, f: &mut dyn FnMut(&EntityState));
-}
-
-impl EntityList for Entities<'_> {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn each(&self, f: &mut dyn FnMut(&EntityState)) {
-        for e in self.iter() {
-            f(&e);
-        }
-    }
-}
-
-impl EntityList for Vec<EntityState> {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn each(&self, f: &mut dyn FnMut(&EntityState)) {
-        self.iter().for_each(f);
-    }
-}
-
-impl<E> Message<E> {
-    pub const fn packet_type(&self) -> PacketType {
-        match self {
-            Message::ConnectionRequest(_) => PacketType::ConnectionRequest,
-            Message::ConnectionAccept(_) => PacketType::ConnectionAccept,
-            Message::ConnectionReject(_) => PacketType::ConnectionReject,
-            Message::Disconnect(_) => PacketType::Disconnect,
-            Message::Heartbeat(_) => PacketType::Heartbeat,
-            Message::PlayerInput(_) => PacketType::PlayerInput,
-            Message::WorldSnapshot(_) => PacketType::WorldSnapshot,
-            Message::EntitySpawn(_) => PacketType::EntitySpawn,
-            Message::EntityDestroy(_) => PacketType::EntityDestroy,
-            Message::PlayerScored(_) => PacketType::PlayerScored,
-            Message::PlayerDied(_) => PacketType::PlayerDied,
-            Message::MatchState(_) => PacketType::MatchState,
-            Message::ChatMessage(_) => PacketType::ChatMessage,
-        }
-    }
-}
-
-impl<E: EntityList> Message<E> {
-    /// The payload length.
-    pub fn payload_len(&self) -> usize {
-        match self {
-            Message::WorldSnapshot(s) => SNAPSHOT_FIXED_LEN + ENTITY_STATE_LEN * s.entities.count(),
-            m => m.packet_type().min_payload_len(),
-        }
-    }
-
-    /// Writes the payload into `b` (sized by the caller: what does not
-    /// fit is left out), each message at its row's offsets.
-    pub(super) fn write(&self, b: &mut [u8]) {
-        match self {
-            Message::ConnectionRequest(m) => m.write(b, ORDER),
-            Message::ConnectionAccept(m) => m.write(b, ORDER),
-            Message::ConnectionReject(m) | Message::Disconnect(m) => m.write(b, ORDER),
-            Message::Heartbeat(m) => m.write(b, ORDER),
-            Message::PlayerInput(m) => m.write(b, ORDER),
-            Message::WorldSnapshot(m) => {
-                m.tick.put(b, SNAPSHOT_TICK, ORDER);
-                // Checked by the caller: at most 255.
-                (m.entities.count() as u8).put(b, SNAPSHOT_COUNT, ORDER);
-                let mut at = SNAPSHOT_FIXED_LEN;
-                m.entities.each(&mut |e| {
-                    if let Some(rest) = b.get_mut(at..) {
-                        e.write(rest, ORDER);
-                    }
-                    at += ENTITY_STATE_LEN;
-                });
-            }
-            Message::EntitySpawn(m) => m.write(b, ORDER),
-            Message::EntityDestroy(m) => m.write(b, ORDER),
-            Message::PlayerScored(m) => m.write(b, ORDER),
-            Message::PlayerDied(m) => m.write(b, ORDER),
-            Message::MatchState(m) => m.write(b, ORDER),
-            Message::ChatMessage(m) => m.write(b, ORDER),
-        }
-    }
-}
-
-impl Message<Entities<'_>> {
-    /// An owned copy.
-    pub fn to_owned_repr(&self) -> MessageRepr {
-        match self {
-            Message::WorldSnapshot(s) => Message::WorldSnapshot(WorldSnapshot {
-                tick: s.tick,
-                entities: s.entities.iter().collect(),
-            }),
-            Message::ConnectionRequest(m) => Message::ConnectionRequest(*m),
-            Message::ConnectionAccept(m) => Message::ConnectionAccept(*m),
-            Message::ConnectionReject(m) => Message::ConnectionReject(*m),
-            Message::Disconnect(m) => Message::Disconnect(*m),
-            Message::Heartbeat(m) => Message::Heartbeat(*m),
-            Message::PlayerInput(m) => Message::PlayerInput(*m),
-            Message::EntitySpawn(m) => Message::EntitySpawn(*m),
-            Message::EntityDestroy(m) => Message::EntityDestroy(*m),
-            Message::PlayerScored(m) => Message::PlayerScored(*m),
-            Message::PlayerDied(m) => Message::PlayerDied(*m),
-            Message::MatchState(m) => Message::MatchState(*m),
-            Message::ChatMessage(m) => Message::ChatMessage(*m),
-        }
-    }
-}
-
-/// Reads the message of type `t` from its payload, each at its row's
-/// offsets (the caller checked the length: missing bytes would read as
-/// zeros).
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn read_message(t: PacketType, payload: &[u8]) -> Message<Entities<'_>> {
-    let b = payload;
-    match t {
-        PacketType::ConnectionRequest => Message::ConnectionRequest(Record::read(b, ORDER)),
-        PacketType::ConnectionAccept => Message::ConnectionAccept(Record::read(b, ORDER)),
-        PacketType::ConnectionReject => Message::ConnectionReject(Record::read(b, ORDER)),
-        PacketType::Disconnect => Message::Disconnect(Record::read(b, ORDER)),
-        PacketType::Heartbeat => Message::Heartbeat(Record::read(b, ORDER)),
-        PacketType::PlayerInput => Message::PlayerInput(Record::read(b, ORDER)),
-        PacketType::WorldSnapshot => Message::WorldSnapshot(WorldSnapshot {
-            tick: Wire::get(b, SNAPSHOT_TICK, ORDER),
-            entities: Entities::new(b.get(SNAPSHOT_FIXED_LEN..).unwrap_or_default()),
-        }),
-        PacketType::EntitySpawn => Message::EntitySpawn(Record::read(b, ORDER)),
-        PacketType::EntityDestroy => Message::EntityDestroy(Record::read(b, ORDER)),
-        PacketType::PlayerScored => Message::PlayerScored(Record::read(b, ORDER)),
-        PacketType::PlayerDied => Message::PlayerDied(Record::read(b, ORDER)),
-        PacketType::MatchState => Message::MatchState(Record::read(b, ORDER)),
-        PacketType::ChatMessage => Message::ChatMessage(Record::read(b, ORDER)),
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -3,11 +3,9 @@
 
 use super::error::{DecodeError, Violation};
 use super::layout::{self, Entry, FIELDS, FieldId, HEADER, Item, f};
-use super::message::{
-    Entities, Message, ORDER, REASON, SNAPSHOT_COUNT, WireHeader, padding_error, read_message,
-};
+use super::message::{Entities, Message, ORDER, REASON, WireHeader, padding_error, read_message};
 use super::types::{HEADER_LEN, MAGIC, MTU, PacketType};
-use crate::proto::codec::Record;
+use crate::proto::codec::{Record, read_count};
 use crate::proto::dissect::TreeBufs;
 use crate::proto::field::{Field, FieldSink, Value, group_key};
 use crate::proto::layout::{EmitField, ToSink, TreeOut, Val, Visit, items_defs, layout_defs};
@@ -142,12 +140,7 @@ impl<'a> Packet<'a> {
 
     /// A WorldSnapshot's entity count (0 for other types).
     pub fn entity_count(&self) -> usize {
-        match self.header.packet_type {
-            PacketType::WorldSnapshot => {
-                usize::from(self.payload().get(SNAPSHOT_COUNT).copied().unwrap_or(0))
-            }
-            _ => 0,
-        }
+        read_count(self.header.packet_type.layout(), self.payload(), ORDER).unwrap_or(0)
     }
 
     /// A Reject's or a Disconnect's reason.

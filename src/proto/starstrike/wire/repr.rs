@@ -6,7 +6,7 @@ use super::error::DecodeError;
 use super::message::*;
 use super::packet::Packet;
 use super::types::{HEADER_LEN, MAGIC, PacketType};
-use crate::proto::codec::Record;
+use crate::proto::codec::{Record, max_count};
 
 /// Why a representation cannot be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -77,12 +77,9 @@ pub fn emit_packet<E: EntityList>(
     message: &Message<E>,
     buf: &mut [u8],
 ) -> Result<usize, EmitError> {
-    if let Message::WorldSnapshot(s) = message
-        && s.entities.count() > usize::from(u8::MAX)
-    {
-        return Err(EmitError::TooManyEntities {
-            count: s.entities.count(),
-        });
+    let count = message.count();
+    if count > max_count(message.packet_type().layout()) {
+        return Err(EmitError::TooManyEntities { count });
     }
     let needed = HEADER_LEN + message.payload_len();
     if buf.len() < needed {
