@@ -1,6 +1,7 @@
 //! Integers written in decimal straight into a line's bytes, as `{}` writes
-//! them, for the outputs that write every packet: numbers below 10^8 (nearly
-//! every field of a game packet) are turned into their eight digits at once
+//! them, for the outputs that write every packet: numbers below 1000 from a
+//! table of their digits, those of four digits from a table of pairs, the
+//! rest below 10^8 (nearly every field of a game packet) turned into their eight digits at once
 //! in one 64-bit word and stored with one 8-byte write, rather than digit by
 //! digit into a buffer and copied from there (`itoa`, which remains for the
 //! larger ones).
@@ -54,6 +55,8 @@ pub fn put_int(out: &mut Vec<u8>, n: impl Decimal) {
         let end = out.len() + usize::from(len);
         out.extend_from_slice(&[a, b, c]);
         out.truncate(end);
+    } else if m < 10_000 {
+        out.extend_from_slice(&four_digits(m as u32));
     } else {
         put_large(out, m);
     }
@@ -74,6 +77,11 @@ pub fn int_into(dst: &mut [u8; 24], n: impl Decimal) -> usize {
         dst[s + 1] = b;
         dst[s + 2] = c;
         s + usize::from(len)
+    } else if m < 10_000 {
+        if let Some(d) = dst.get_mut(s..s + 4) {
+            d.copy_from_slice(&four_digits(m as u32));
+        }
+        s + 4
     } else if m < 100_000_000 {
         let (digits, len) = eight_digits(m as u32);
         if let Some(d) = dst.get_mut(s..s + 8) {
@@ -132,6 +140,30 @@ static SMALL: [[u8; 4]; 1000] = {
     }
     t
 };
+
+/// Every number below 100 as two digits, `00` to `99`.
+static PAIRS: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut n = 0;
+    while n < 100 {
+        t[n] = [b'0' + (n / 10) as u8, b'0' + (n % 10) as u8];
+        n += 1;
+    }
+    t
+};
+
+/// `n` (1000 to 9999) as its four digits: two pairs from a table, `n / 100`
+/// by a multiply and a shift (exact below 43 699). A four-digit number (a
+/// coordinate, a timestamp, a frame number) is common in game packets:
+/// some 12 instructions rather than the 40 of [`eight_digits`].
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn four_digits(n: u32) -> [u8; 4] {
+    let hi = (n * 5243) >> 19;
+    let lo = n - hi * 100;
+    let pair = |k: u32| PAIRS.get(k as usize).copied().unwrap_or_default();
+    let ([a, b], [c, d]) = (pair(hi), pair(lo));
+    [a, b, c, d]
+}
 
 /// `n` (below 10^8) as ASCII digits, the most significant first, and how
 /// many of the eight bytes they take (the rest is to be dropped).
@@ -203,6 +235,20 @@ mod tests {
                 a * 10_001 % 100_000_000,
             ] {
                 assert_eq!(written(n), format!("x{n}"));
+            }
+        }
+    }
+
+    /// Every number of four digits, and those beside them, through both
+    /// writers, signed too.
+    #[test]
+    fn four_digit_numbers_are_written_as_display_does() {
+        for n in 990..10_010i64 {
+            for v in [n, -n] {
+                assert_eq!(written(v), format!("x{v}"));
+                let mut dst = [b'x'; 24];
+                let len = int_into(&mut dst, v);
+                assert_eq!(&dst[..len], v.to_string().as_bytes());
             }
         }
     }

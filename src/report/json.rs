@@ -712,14 +712,43 @@ thread_local! {
 /// places are probed in turn from the name's own (one place each, two
 /// names of Battlegrounds took the same and put each other out: half its
 /// names were searched, some 250 instructions a packet of JSON Lines).
+///
+/// Always inlined, the name found in its own place (nearly always): a
+/// call, with its registers saved and restored, was half of its cost,
+/// some 100 instructions a packet of lwar's JSON Lines. The other places
+/// and the first sight of a name are [`json_name_probed`]'s.
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn json_name(out: &mut Vec<u8>, name: &'static str) {
     let key = (name.as_ptr() as usize) ^ (name.len() << 48);
-    if name.len() + 2 > QUOTED {
-        return json_str(out, name.as_bytes());
-    }
     // The key's high bits mixed into the top ones (Fibonacci hashing).
     let home =
         key.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as usize) >> (usize::BITS - NAME_PLACES.ilog2());
+    let found = PLAIN_NAMES.with(|names| match names.get(home) {
+        Some(place) => {
+            let known = place.get();
+            let found = known.key == key;
+            if found {
+                let at = out.len() + usize::from(known.len);
+                out.extend_from_slice(&known.quoted);
+                out.truncate(at);
+            }
+            found
+        }
+        None => false,
+    });
+    if !found {
+        json_name_probed(out, name, key, home);
+    }
+}
+
+/// [`json_name`] where the name is not in its own place: the places after
+/// it, or the name escaped (and remembered, where it needs no escape and
+/// a place is free).
+#[inline(never)]
+fn json_name_probed(out: &mut Vec<u8>, name: &'static str, key: usize, home: usize) {
+    if name.len() + 2 > QUOTED {
+        return json_str(out, name.as_bytes());
+    }
     PLAIN_NAMES.with(|names| {
         for i in 0..NAME_PROBES {
             let Some(place) = names.get((home + i) % NAME_PLACES) else {

@@ -462,6 +462,39 @@ proptest! {
         prop_assert_eq!(offset, bytes.len());
     }
 
+    /// The heads (`Packet::heads`: the messages found, their bodies not
+    /// read) are the messages: the same places, bytes, type, seqno, entry
+    /// count, player, token and text, the same error where the bytes stop
+    /// decoding, on any bytes a decoder may meet, and every valid packet
+    /// cut at any length.
+    #[test]
+    fn heads_read_as_the_messages_do(bytes in payload(), valid in packet(true, 6)) {
+        let valid = valid.to_bytes();
+        let cuts = (12..=valid.len()).map(|n| &valid[..n]);
+        for bytes in std::iter::once(&bytes[..]).chain(cuts) {
+            let Ok(packet) = Packet::new_checked(bytes) else { continue };
+            let heads: Vec<_> = packet.heads().collect();
+            let views: Vec<_> = packet.messages().collect();
+            prop_assert_eq!(heads.len(), views.len());
+            for (head, view) in heads.iter().zip(&views) {
+                match (head, view) {
+                    (Ok(h), Ok(v)) => {
+                        prop_assert_eq!(h.offset, v.offset);
+                        prop_assert_eq!(h.bytes, v.bytes);
+                        prop_assert_eq!(h.msg_type, v.msg_type());
+                        prop_assert_eq!(h.seqno(), v.seqno());
+                        prop_assert_eq!(h.entry_count(), v.message.entry_count());
+                        prop_assert_eq!(h.player(), v.message.player());
+                        prop_assert_eq!(h.token(), v.message.token());
+                        prop_assert_eq!(h.text().to_string(), v.text().to_string());
+                    }
+                    (Err(a), Err(b)) => prop_assert_eq!(a, b),
+                    _ => prop_assert!(false, "{:?} / {:?}", head, view),
+                }
+            }
+        }
+    }
+
     /// One message alone, encoded by `emit`, has the length `wire_len` says.
     #[test]
     fn emit_writes_wire_len_bytes(m in message(false)) {

@@ -2,7 +2,7 @@
 //! one-line description, and a field list with the byte span of every field.
 
 use super::layout;
-use super::message::{Message, MessageView};
+use super::message::{Message, MessageHead, MessageView};
 use super::packet::Packet;
 use super::types::MessageType;
 use crate::proto::dissect::{MarksWire, Out, TextBytes, TreeBufs, WriteText};
@@ -12,14 +12,28 @@ use std::fmt::{self, Write};
 use std::ops::Range;
 
 /// The compact token of a message: `Join#1` for reliable ones, `Update(5)` for
-/// counted ones, the bare type otherwise. Writes without allocating.
-pub struct Token<'m, 'a>(&'m Message<'a>);
+/// counted ones, the bare type otherwise. Writes without allocating. What
+/// it writes is its type, seqno and entry count, read from a [`Message`]
+/// or a [`MessageHead`] alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token {
+    msg_type: MessageType,
+    seqno: Option<u32>,
+    count: Option<usize>,
+}
 
-fn token(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
-    f.s(m.msg_type().name())?;
-    if let Some(seqno) = m.seqno() {
+impl Token {
+    /// The sequence number of a reliable message.
+    pub fn seqno(&self) -> Option<u32> {
+        self.seqno
+    }
+}
+
+fn token(m: &Token, f: &mut impl Out) -> fmt::Result {
+    f.s(m.msg_type.name())?;
+    if let Some(seqno) = m.seqno {
         f.labelled("#", seqno)
-    } else if let Some(n) = m.entry_count() {
+    } else if let Some(n) = m.count {
         f.labelled("(", n)?;
         f.s(")")
     } else {
@@ -27,15 +41,15 @@ fn token(m: &Message<'_>, f: &mut impl Out) -> fmt::Result {
     }
 }
 
-impl fmt::Display for Token<'_, '_> {
+impl fmt::Display for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        token(self.0, f)
+        token(self, f)
     }
 }
 
-impl WriteText for Token<'_, '_> {
+impl WriteText for Token {
     fn write_text(&self, out: &mut impl Out) -> fmt::Result {
-        token(self.0, out)
+        token(self, out)
     }
 }
 
@@ -50,18 +64,17 @@ static PADDED_NAMES: [([u8; 16], usize); MessageType::COUNT] =
 /// size then cut: written for every message of every packet line, where
 /// the pieces one by one, a call each, cost more than the line's other
 /// columns.
-impl TextBytes for Token<'_, '_> {
+impl TextBytes for Token {
     fn write_bytes(&self, out: &mut Vec<u8>) {
-        let m = self.0;
         let (name, len) = PADDED_NAMES
-            .get(m.msg_type().ordinal())
+            .get(self.msg_type.ordinal())
             .copied()
             .unwrap_or_default();
         let mut t = [0u8; 48];
         if let Some(place) = t.get_mut(..16) {
             place.copy_from_slice(&name);
         }
-        let (open, n, close) = match (m.seqno(), m.entry_count()) {
+        let (open, n, close) = match (self.seqno, self.count) {
             (Some(seqno), _) => (b'#', seqno as u64, None),
             (None, Some(n)) => (b'(', n as u64, Some(b')')),
             (None, None) => (0, 0, None),
@@ -88,10 +101,36 @@ impl TextBytes for Token<'_, '_> {
     }
 }
 
-impl<'a> Message<'a> {
+impl Message<'_> {
     /// The compact token used in packet summaries: `Join#1`, `Update(5)`, `Input`.
-    pub fn token(&self) -> Token<'_, 'a> {
-        Token(self)
+    pub fn token(&self) -> Token {
+        Token {
+            msg_type: self.msg_type(),
+            seqno: self.seqno(),
+            count: self.entry_count(),
+        }
+    }
+}
+
+impl<'a> MessageHead<'a> {
+    /// [`Message::token`], read from the message's header and count byte.
+    #[inline]
+    pub fn token(&self) -> Token {
+        Token {
+            msg_type: self.msg_type,
+            seqno: self.seqno(),
+            count: self.entry_count(),
+        }
+    }
+
+    /// [`MessageView::text`], its body read once, for the text.
+    #[inline]
+    pub fn text(&self) -> Text<'a> {
+        Text {
+            token: self.token(),
+            bytes: self.bytes,
+            offset: self.offset,
+        }
     }
 }
 
@@ -103,44 +142,59 @@ impl<'a> Message<'a> {
 /// The one-line text of a message: its token, then each field the layout
 /// puts in the text (`Join#1 player=0:1 name="alice"`). Writes without
 /// allocating.
-pub struct Text<'m, 'a>(&'m MessageView<'a>);
+pub struct Text<'a> {
+    token: Token,
+    bytes: &'a [u8],
+    offset: usize,
+}
 
 impl<'a> MessageView<'a> {
     /// The one-line text: `Join#1 player=0:1 name="alice"`.
-    pub fn text(&self) -> Text<'_, 'a> {
-        Text(self)
+    pub fn text(&self) -> Text<'a> {
+        Text {
+            token: self.message.token(),
+            bytes: self.bytes,
+            offset: self.offset,
+        }
     }
 }
 
-impl fmt::Display for Text<'_, '_> {
+impl Text<'_> {
+    /// The message's token, which the text begins with.
+    pub fn token(&self) -> &Token {
+        &self.token
+    }
+}
+
+impl fmt::Display for Text<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        text(self.0, f)
+        text(self, f)
     }
 }
 
-impl WriteText for Text<'_, '_> {
+impl WriteText for Text<'_> {
     fn write_text(&self, out: &mut impl Out) -> fmt::Result {
-        text(self.0, out)
+        text(self, out)
     }
 }
 
 /// The text's bytes; for JSON, where the first from the wire begins (a
 /// name's or a chat's): the token and the layout's pieces and numbers never
 /// need an escape (`fixed_texts_need_no_json_escape`).
-impl MarksWire for Text<'_, '_> {}
+impl MarksWire for Text<'_> {}
 
 /// [`MessageView::text`].
 impl fmt::Display for MessageView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        text(self, f)
+        text(&self.text(), f)
     }
 }
 
 /// The one-line text of a message, into `f`.
-fn text(m: &MessageView<'_>, f: &mut impl Out) -> fmt::Result {
-    token(&m.message, f)?;
+fn text(m: &Text<'_>, f: &mut impl Out) -> fmt::Result {
+    token(&m.token, f)?;
     let mut out = TextOut::new(f);
-    layout::walk(m.msg_type(), m.bytes, m.offset, &mut out);
+    layout::walk(m.token.msg_type, m.bytes, m.offset, &mut out);
     out.r
 }
 
@@ -189,7 +243,7 @@ impl MessageView<'_> {
     pub fn walk_tree(&self, bufs: &mut TreeBufs, emit: &mut EmitField<'_>) {
         let start = self.offset;
         bufs.value.clear();
-        let _ = token(&self.message, &mut bufs.value);
+        let _ = token(&self.message.token(), &mut bufs.value);
         emit(
             self.msg_type().name(),
             &bufs.value,

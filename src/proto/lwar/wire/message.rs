@@ -287,24 +287,25 @@ impl<'a> MessageView<'a> {
 #[derive(Clone, Copy)]
 struct Shape {
     msg_type: Option<MessageType>,
-    /// The header: type byte and seqno, if any.
-    head: u8,
     /// The header and the body the type alone decides.
     fixed_end: u8,
     /// The body ends in a u8-length string.
     string: bool,
     /// The size of one entry of a counted message; 0 for the others.
     entry_len: u8,
+    /// Where the player the message names is, from its type byte; 0 where
+    /// it names none ([`Message::player`]).
+    player_at: u8,
 }
 
 /// [`Shape`] by type byte, from the layouts; `None` for ids that are no type.
 static SHAPES: [Shape; 256] = {
     let mut out = [Shape {
         msg_type: None,
-        head: 0,
         fixed_end: 0,
         string: false,
         entry_len: 0,
+        player_at: 0,
     }; 256];
     let mut i = 0;
     while i < MessageType::ALL.len() {
@@ -313,12 +314,21 @@ static SHAPES: [Shape; 256] = {
         let head = t.header_len();
         out[t.id() as usize] = Shape {
             msg_type: Some(t),
-            head: head as u8,
             fixed_end: (head + layout.fixed) as u8,
             string: layout.string,
             entry_len: match layout.entry {
                 Some(e) => e.len as u8,
                 None => 0,
+            },
+            player_at: match t {
+                MessageType::Join
+                | MessageType::Leave
+                | MessageType::Chat
+                | MessageType::Name
+                | MessageType::Selection => (head + PLAYER_AT) as u8,
+                MessageType::Add => (head + ADD_PLAYER) as u8,
+                MessageType::Input => (head + INPUT_PLAYER) as u8,
+                _ => 0,
             },
         };
         i += 1;
@@ -326,12 +336,72 @@ static SHAPES: [Shape; 256] = {
     out
 };
 
-/// Decodes the message whose type byte is at `offset` (which must be inside `packet`).
-/// Always inlined into [`super::Messages`]' `next`, its one caller: called, it
-/// wrote its result to memory for the caller to read back, about a third of
-/// the ~110 instructions each message of a packet cost the analysis.
+/// A message found in its packet, its body not read: its type, where it
+/// is, and what outputs ask of every message before they walk its layout
+/// for its text (its seqno, entry count and player, each read from its
+/// bytes when asked). What [`super::Packet::heads`] yields: the dissector
+/// reads a message's body once, for its text, where a [`MessageView`]
+/// would have read it for the [`Message`] first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageHead<'a> {
+    /// Offset of the message's type byte from the start of the packet.
+    pub offset: usize,
+    /// The message's own bytes, header included.
+    pub bytes: &'a [u8],
+    pub msg_type: MessageType,
+    /// The header and the body the type alone decides ([`Shape`]).
+    fixed_end: u8,
+    /// The entries of a counted message are this long; 0 for the others.
+    entry_len: u8,
+    /// Where the player the message names is; 0 where it names none.
+    player_at: u8,
+}
+
+impl MessageHead<'_> {
+    /// [`Message::seqno`].
+    #[inline]
+    pub fn seqno(&self) -> Option<u32> {
+        if self.msg_type.is_reliable() {
+            self.bytes
+                .get(1..5)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map(u32::from_be_bytes)
+        } else {
+            None
+        }
+    }
+
+    /// [`Message::entry_count`]: the count byte, which ends the part the
+    /// type decides.
+    #[inline]
+    pub fn entry_count(&self) -> Option<usize> {
+        if self.entry_len == 0 {
+            return None;
+        }
+        let count = usize::from(self.fixed_end).checked_sub(1)?;
+        self.bytes.get(count).map(|&n| usize::from(n))
+    }
+
+    /// [`Message::player`].
+    #[inline]
+    pub fn player(&self) -> Option<Id> {
+        if self.player_at == 0 {
+            return None;
+        }
+        let at = usize::from(self.player_at);
+        self.bytes
+            .get(at..at + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(Id::from_bytes)
+    }
+}
+
+/// Finds the message whose type byte is at `offset` (which must be inside
+/// `packet`) and checks its length: the same errors as [`decode_at`], which
+/// reads its body on. Always inlined into its callers (`Messages`' and
+/// `Heads`' `next`).
 #[inline(always)]
-pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>, DecodeError> {
+pub(crate) fn head_at(packet: &[u8], offset: usize) -> Result<MessageHead<'_>, DecodeError> {
     let rest = packet.get(offset..).unwrap_or_default();
     let Some(&type_id) = rest.first() else {
         // The iterator never asks past the end; answer sensibly all the same.
@@ -355,7 +425,6 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
 
     // First the part whose length the type alone decides; its last byte is the
     // string length or entry count where there is one.
-    let head = usize::from(shape.head);
     let fixed_end = usize::from(shape.fixed_end);
     if available < fixed_end {
         return Err(truncated(fixed_end));
@@ -369,12 +438,32 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
     if available < total {
         return Err(truncated(total));
     }
+    Ok(MessageHead {
+        offset,
+        bytes: &rest[..total],
+        msg_type,
+        fixed_end: shape.fixed_end,
+        entry_len: shape.entry_len,
+        player_at: shape.player_at,
+    })
+}
 
-    let bytes = &rest[..total];
-    let message = read_message(msg_type, bytes, head, fixed_end);
+/// Decodes the message whose type byte is at `offset` (which must be inside `packet`).
+/// Always inlined into [`super::Messages`]' `next`, its one caller: called, it
+/// wrote its result to memory for the caller to read back, about a third of
+/// the ~110 instructions each message of a packet cost the analysis.
+#[inline(always)]
+pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>, DecodeError> {
+    let h = head_at(packet, offset)?;
+    let message = read_message(
+        h.msg_type,
+        h.bytes,
+        h.msg_type.header_len(),
+        usize::from(h.fixed_end),
+    );
     Ok(MessageView {
         offset,
-        bytes,
+        bytes: h.bytes,
         message,
     })
 }
@@ -386,7 +475,6 @@ fn shapes_agree_with_the_layouts() {
         let shape = SHAPES[usize::from(id)];
         assert_eq!(shape.msg_type, MessageType::from_u8(id), "{id}");
         let Some(t) = shape.msg_type else { continue };
-        assert_eq!(usize::from(shape.head), t.header_len(), "{t}");
         assert_eq!(
             usize::from(shape.fixed_end),
             t.header_len() + t.fixed_body_len(),
@@ -413,6 +501,7 @@ const PLAYER_AT: usize = {
     );
     at
 };
+const INPUT_PLAYER: usize = item_offset!(items(MessageType::Input), F::PLAYER);
 const ADD_ENTITY: usize = item_offset!(items(MessageType::Add), F::ENTITY);
 const ADD_PLAYER: usize = item_offset!(items(MessageType::Add), F::PLAYER);
 const ADD_TYPE_ID: usize = item_offset!(items(MessageType::Add), F::TYPE_ID);

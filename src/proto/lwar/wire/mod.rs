@@ -7,6 +7,9 @@
 //!   then [`Packet::messages`] decodes each [`Message`] in place. Decoding never
 //!   allocates, and never panics: bad bytes give a [`DecodeError`] that names the
 //!   offset and the message type, and what decoded before it is kept.
+//!   [`Packet::heads`] finds the same messages without reading their bodies
+//!   ([`MessageHead`]: type, place, seqno, entry count, player, token and
+//!   text), for the outputs, which read each body once, for its text.
 //! - **Representations** own their data: [`MessageRepr`] and [`PacketRepr`] encode
 //!   back to bytes, and [`PacketBuilder`] fills packets up to the 512-byte limit,
 //!   reliable messages first.
@@ -36,8 +39,8 @@ pub use entries::{
 };
 pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
 pub use layout::FIELDS;
-pub use message::{Message, MessageView, Str, Violations};
-pub use packet::{Header, Messages, Packet, is_lwar};
+pub use message::{Message, MessageHead, MessageView, Str, Violations};
+pub use packet::{Header, Heads, Messages, Packet, is_lwar};
 pub use repr::{MessageRepr, PacketRepr};
 pub use types::{
     APP_ID, DEFAULT_PORT, DEPRECATED_TYPE_ID, DISCONNECT_TIMEOUT_SECS, HEADER_LEN, Id,

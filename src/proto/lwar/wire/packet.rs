@@ -2,7 +2,7 @@
 
 use super::entries::be_u32;
 use super::error::{DecodeError, Violation};
-use super::message::{MessageView, decode_at};
+use super::message::{MessageHead, MessageView, decode_at, head_at};
 use super::types::{APP_ID, HEADER_LEN, MAX_PACKET_SIZE};
 
 /// The packet header, without the appId (which a checked packet always has).
@@ -107,7 +107,50 @@ impl<'a> Packet<'a> {
             failed: false,
         }
     }
+
+    /// The messages found, their bodies not read ([`MessageHead`]): what
+    /// [`Packet::messages`] yields without the [`super::Message`]s, its
+    /// errors the same, for outputs that walk each body's layout for its
+    /// text anyway.
+    pub fn heads(&self) -> Heads<'a> {
+        Heads {
+            bytes: self.bytes,
+            offset: HEADER_LEN,
+            failed: false,
+        }
+    }
 }
+
+/// Iterator over the [`MessageHead`]s of a [`Packet`]: ends after an error.
+#[derive(Debug, Clone)]
+pub struct Heads<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+    failed: bool,
+}
+
+impl<'a> Iterator for Heads<'a> {
+    type Item = Result<MessageHead<'a>, DecodeError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.offset >= self.bytes.len() {
+            return None;
+        }
+        match head_at(self.bytes, self.offset) {
+            Ok(head) => {
+                self.offset += head.bytes.len();
+                Some(Ok(head))
+            }
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for Heads<'_> {}
 
 /// Iterator over the messages of a [`Packet`].
 #[derive(Debug, Clone)]
