@@ -478,6 +478,30 @@ proptest! {
         check_decode(&bytes)?;
     }
 
+    /// The messages framed and then read are the messages decoded: the same
+    /// views, the same error at the same place, the same end (the analysis
+    /// counts framed messages and reads only those a rule judges).
+    #[test]
+    fn framed_then_read_is_decoded(bytes in payload()) {
+        let Ok(packet) = Packet::new_checked(&bytes) else { return Ok(()) };
+        let framed: Vec<_> = packet
+            .frames()
+            .map(|f| f.map(|f| (f.msg_type, f.view())))
+            .collect();
+        let decoded: Vec<_> = packet.messages().collect();
+        prop_assert_eq!(framed.len(), decoded.len());
+        for (f, d) in framed.iter().zip(&decoded) {
+            match (f, d) {
+                (Ok((t, view)), Ok(d)) => {
+                    prop_assert_eq!(view, d);
+                    prop_assert_eq!(*t, d.msg_type());
+                }
+                (Err(a), Err(b)) => prop_assert_eq!(a, b),
+                _ => prop_assert!(false, "framed {:?}, decoded {:?}", f, d),
+            }
+        }
+    }
+
     /// A valid packet cut at any length gives a `Truncated` error at the offset of
     /// the message that was cut (or `ShortHeader` inside the header), and the
     /// messages before it are exactly the original ones.

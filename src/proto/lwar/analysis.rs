@@ -765,21 +765,24 @@ fn messages(
         has_unreliable: false,
         periodic: false,
     };
-    for item in &mut packet.messages() {
+    // Framed, not read: a message no rule judges (the server's Update
+    // family, most of what it sends) is counted by its type and length, its
+    // fields never read.
+    for item in &mut packet.frames() {
         match item {
-            Ok(m) => {
-                let k = kind_of(m.msg_type());
+            Ok(framed) => {
+                let k = kind_of(framed.msg_type);
                 let this = session.dir_mut(direction);
                 let ordinal = usize::from(k.ordinal) % engine::MAX_MESSAGE_TYPES;
                 this.messages[ordinal] += 1;
-                this.message_bytes[ordinal] += m.bytes.len() as u64;
+                this.message_bytes[ordinal] += framed.bytes.len() as u64;
                 walk.has_unreliable |= !k.reliable;
                 walk.periodic |= k.periodic[direction as usize];
                 // A message no rule reads, unless the client said Disconnect
                 // (the server's messages after it): nothing to judge.
                 let inert = k.inert[direction as usize] && session.proto.disconnect_seqno.is_none();
                 if original && !inert {
-                    message(session, players, raise, packet, &m, k);
+                    message(session, players, raise, packet, &framed.view(), k);
                 }
             }
             Err(e) => {

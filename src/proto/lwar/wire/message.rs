@@ -332,6 +332,47 @@ static SHAPES: [Shape; 256] = {
 /// the ~110 instructions each message of a packet cost the analysis.
 #[inline(always)]
 pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>, DecodeError> {
+    frame_at(packet, offset).map(Framed::view)
+}
+
+/// A message whose type and length are checked (the bytes are all there),
+/// its fields not yet read: what [`decode_at`] finds before it reads them.
+/// The analysis counts every message by type and length, and reads the
+/// fields only of those a rule judges: the server's Update family, most of
+/// its packets, are counted and never read ([`Framed::view`] reads them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Framed<'a> {
+    /// Offset of the message's type byte from the start of the packet.
+    pub offset: usize,
+    /// The message's own bytes, header included.
+    pub bytes: &'a [u8],
+    pub msg_type: MessageType,
+    head: u8,
+    fixed_end: u8,
+}
+
+impl<'a> Framed<'a> {
+    /// The message read: what [`decode_at`] returns for it.
+    #[inline]
+    pub fn view(self) -> MessageView<'a> {
+        let message = read_message(
+            self.msg_type,
+            self.bytes,
+            usize::from(self.head),
+            usize::from(self.fixed_end),
+        );
+        MessageView {
+            offset: self.offset,
+            bytes: self.bytes,
+            message,
+        }
+    }
+}
+
+/// [`decode_at`] but for reading the fields: the message's type and bytes,
+/// checked as [`decode_at`] checks them (the same errors).
+#[inline(always)]
+pub(crate) fn frame_at(packet: &[u8], offset: usize) -> Result<Framed<'_>, DecodeError> {
     let rest = packet.get(offset..).unwrap_or_default();
     let Some(&type_id) = rest.first() else {
         // The iterator never asks past the end; answer sensibly all the same.
@@ -355,7 +396,6 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
 
     // First the part whose length the type alone decides; its last byte is the
     // string length or entry count where there is one.
-    let head = usize::from(shape.head);
     let fixed_end = usize::from(shape.fixed_end);
     if available < fixed_end {
         return Err(truncated(fixed_end));
@@ -370,12 +410,12 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
         return Err(truncated(total));
     }
 
-    let bytes = &rest[..total];
-    let message = read_message(msg_type, bytes, head, fixed_end);
-    Ok(MessageView {
+    Ok(Framed {
         offset,
-        bytes,
-        message,
+        bytes: &rest[..total],
+        msg_type,
+        head: shape.head,
+        fixed_end: shape.fixed_end,
     })
 }
 

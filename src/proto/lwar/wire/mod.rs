@@ -36,8 +36,8 @@ pub use entries::{
 };
 pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
 pub use layout::FIELDS;
-pub use message::{Message, MessageView, Str, Violations};
-pub use packet::{Header, Messages, Packet, is_lwar};
+pub use message::{Framed, Message, MessageView, Str, Violations};
+pub use packet::{Frames, Header, Messages, Packet, is_lwar};
 pub use repr::{MessageRepr, PacketRepr};
 pub use types::{
     APP_ID, DEFAULT_PORT, DEPRECATED_TYPE_ID, DISCONNECT_TIMEOUT_SECS, HEADER_LEN, Id,

@@ -2,7 +2,7 @@
 
 use super::entries::be_u32;
 use super::error::{DecodeError, Violation};
-use super::message::{MessageView, decode_at};
+use super::message::{Framed, MessageView, decode_at, frame_at};
 use super::types::{APP_ID, HEADER_LEN, MAX_PACKET_SIZE};
 
 /// The packet header, without the appId (which a checked packet always has).
@@ -107,7 +107,50 @@ impl<'a> Packet<'a> {
             failed: false,
         }
     }
+
+    /// The messages as [`Packet::messages`] finds them (the same errors, the
+    /// same end), each [`Framed`]: typed and delimited, its fields read only
+    /// when asked ([`Framed::view`]).
+    pub fn frames(&self) -> Frames<'a> {
+        Frames {
+            bytes: self.bytes,
+            offset: HEADER_LEN,
+            failed: false,
+        }
+    }
 }
+
+/// Iterator over the messages of a [`Packet`], their fields not read
+/// ([`Packet::frames`]).
+#[derive(Debug, Clone)]
+pub struct Frames<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+    failed: bool,
+}
+
+impl<'a> Iterator for Frames<'a> {
+    type Item = Result<Framed<'a>, DecodeError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.offset >= self.bytes.len() {
+            return None;
+        }
+        match frame_at(self.bytes, self.offset) {
+            Ok(framed) => {
+                self.offset += framed.bytes.len();
+                Some(Ok(framed))
+            }
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl std::iter::FusedIterator for Frames<'_> {}
 
 /// Iterator over the messages of a [`Packet`].
 #[derive(Debug, Clone)]
