@@ -4,8 +4,8 @@
 //! imply, and the packet builder's delivery rules.
 
 use lwarscope::proto::lwar::wire::{
-    Collision, DecodeError, Header, Id, Input, MAX_PACKET_SIZE, MessageRepr, MessageType, Packet,
-    PacketBuilder, PacketRepr, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
+    Collision, DecodeError, Header, Id, Input, MAX_PACKET_SIZE, Message, MessageRepr, MessageType,
+    Packet, PacketBuilder, PacketRepr, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
     UpdateRayEntry, Violation,
 };
 use proptest::collection::vec;
@@ -486,15 +486,20 @@ proptest! {
         let Ok(packet) = Packet::new_checked(&bytes) else { return Ok(()) };
         let framed: Vec<_> = packet
             .frames()
-            .map(|f| f.map(|f| (f.msg_type, f.view())))
+            .map(|f| f.map(|f| (f.msg_type, f.input(), f.view())))
             .collect();
         let decoded: Vec<_> = packet.messages().collect();
         prop_assert_eq!(framed.len(), decoded.len());
         for (f, d) in framed.iter().zip(&decoded) {
             match (f, d) {
-                (Ok((t, view)), Ok(d)) => {
+                (Ok((t, input, view)), Ok(d)) => {
                     prop_assert_eq!(view, d);
                     prop_assert_eq!(*t, d.msg_type());
+                    let read = match d.message {
+                        Message::Input(i) => Some(i),
+                        _ => None,
+                    };
+                    prop_assert_eq!(*input, read);
                 }
                 (Err(a), Err(b)) => prop_assert_eq!(a, b),
                 _ => prop_assert!(false, "framed {:?}, decoded {:?}", f, d),

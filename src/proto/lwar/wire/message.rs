@@ -367,6 +367,15 @@ impl<'a> Framed<'a> {
             message,
         }
     }
+
+    /// The body of an Input, read as [`Framed::view`] reads it (without
+    /// reading the rest: the analysis judges every Input of the client, the
+    /// most common message it reads); `None` for the other types.
+    #[inline]
+    pub fn input(self) -> Option<Input> {
+        let body = self.bytes.get(usize::from(self.head)..)?;
+        (self.msg_type == MessageType::Input).then(|| Input::read(body, ORDER))
+    }
 }
 
 /// [`decode_at`] but for reading the fields: the message's type and bytes,
