@@ -120,6 +120,7 @@ fn datagram<'a>(udp: Udp<'a>, frame: u64, ts: Timestamp, data: &[u8], cut: bool)
     let (frame_len, frame_cap_len) = frame_lens(&udp, data, cut);
     Datagram {
         digest: None,
+        probes: None,
         frame,
         ts,
         src: SocketAddr::new(udp.src, udp.src_port),

@@ -92,7 +92,7 @@ impl fmt::Display for Timestamp {
 }
 
 /// A captured UDP datagram. Two are equal when what was captured is: the
-/// digest, taken ahead or not, is not compared.
+/// digest and the probes' marks, taken ahead or not, are not compared.
 #[derive(Debug, Clone, Copy)]
 pub struct Datagram<'a> {
     /// Frame number, 1-based over the whole run, as Wireshark counts (for a
@@ -119,6 +119,13 @@ pub struct Datagram<'a> {
     /// the engine's thread does not hash every payload again. `None` elsewhere;
     /// [`Datagram::digest`] computes it then.
     pub digest: Option<u64>,
+    /// Which of the engine's probes match the datagram (bit `i`: the
+    /// probe of its protocol `i`), when whoever built it asked them
+    /// already with the engine's own list ([`crate::engine::ProbeMarks`]):
+    /// the two-thread pipeline's reader, so that the engine's thread does
+    /// not test every payload against each protocol again. `None`
+    /// elsewhere; the engine asks its probes then.
+    pub probes: Option<u64>,
 }
 
 /// The digest by which the engine tells a datagram's bytes from a recent one's
@@ -139,6 +146,7 @@ impl PartialEq for Datagram<'_> {
             frame_len,
             frame_cap_len,
             digest: _,
+            probes: _,
         } = *self;
         (frame, ts, src, dst, payload, payload_len)
             == (
@@ -191,6 +199,7 @@ impl<'a> Datagram<'a> {
             frame_len: len,
             frame_cap_len: len,
             digest: None,
+            probes: None,
         }
     }
 
@@ -261,6 +270,7 @@ impl OwnedDatagram {
     pub fn as_datagram(&self) -> Datagram<'_> {
         Datagram {
             digest: None,
+            probes: None,
             frame: self.frame,
             ts: self.ts,
             src: self.src,
@@ -304,6 +314,7 @@ mod tests {
         );
         let ahead = Datagram {
             digest: Some(payload_digest(b"payload")),
+            probes: Some(1),
             ..on_demand
         };
         assert_eq!(ahead.digest(), on_demand.digest());

@@ -737,6 +737,7 @@ fn classify_udp(udp: Udp<'_>, frame: u64, ts: Timestamp, lens: (u32, u32)) -> Fr
         frame_len: lens.0,
         frame_cap_len: lens.1,
         digest: None,
+        probes: None,
         frame,
         ts,
         src: SocketAddr::new(udp.src, udp.src_port),

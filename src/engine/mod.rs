@@ -438,6 +438,37 @@ impl Guess {
     }
 }
 
+/// The engine's probes, in its order, to test datagrams with away from the
+/// engine (on the reader's thread of a two-thread run): what they find is
+/// the datagram's [`Datagram::probes`], which the engine then reads instead
+/// of testing the payload again. A probe is a pure function of what was
+/// captured (the payload, its length as sent, the ports), so the marks are
+/// what the engine's own tests would find.
+#[derive(Debug, Clone)]
+pub struct ProbeMarks {
+    probes: Vec<Probe>,
+}
+
+impl ProbeMarks {
+    /// Bit `i` set: the probe of protocol `i` matches `d`.
+    pub fn marks(&self, d: &Datagram<'_>) -> u64 {
+        self.probes
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, p)| m | (u64::from(p.matches(d)) << i))
+    }
+}
+
+/// Whether the probe of protocol `i` matches `d`: its mark taken ahead
+/// ([`Datagram::probes`]), or its test.
+#[inline]
+fn probe_matches(probe: &Probe, i: usize, d: &Datagram<'_>) -> bool {
+    match d.probes {
+        Some(marks) => (marks >> i) & 1 == 1,
+        None => probe.matches(d),
+    }
+}
+
 /// Recognition's one rule, for the engine and for a [`Guess`]: a port the
 /// user decodes as a protocol first; then, protocol by protocol in order,
 /// the datagram's own mark, or for a protocol recognised by its handshake a
@@ -445,14 +476,16 @@ impl Guess {
 /// first protocol recognised by its mark that keeps a session of the
 /// datagram's flow (a datagram of a known flow whose mark was damaged).
 /// The protocol `T` that takes `d`, and how.
-fn recognition<T: Copy, P>(
+/// A probe's test is its mark taken ahead where the datagram has them
+/// ([`probe_matches`]).
+fn recognition<P>(
     d: &Datagram<'_>,
-    decode_as: &[(u16, T)],
+    decode_as: &[(u16, usize)],
     protocols: P,
-    mut has_flow: impl FnMut(T) -> bool,
-) -> Option<(T, RecognisedBy)>
+    mut has_flow: impl FnMut(usize) -> bool,
+) -> Option<(usize, RecognisedBy)>
 where
-    P: IntoIterator<Item = (Probe, Recognition, T)>,
+    P: IntoIterator<Item = (Probe, Recognition, usize)>,
     P::IntoIter: Clone,
 {
     if !decode_as.is_empty()
@@ -466,7 +499,7 @@ where
     protocols
         .clone()
         .find_map(|(probe, recognition, t)| {
-            if probe.matches(d) {
+            if probe_matches(&probe, t, d) {
                 Some((t, RecognisedBy::Probe))
             } else if recognition == Recognition::FirstOfFlow && has_flow(t) {
                 Some((t, RecognisedBy::Flow))
@@ -577,6 +610,14 @@ impl Engine {
         self.limit = Some(n);
     }
 
+    /// The engine's probes, to test datagrams with on another thread
+    /// ([`Datagram::probes`]); `None` past 64 protocols (a mark is a bit).
+    pub fn probe_marks(&self) -> Option<ProbeMarks> {
+        (self.entries.len() <= 64).then(|| ProbeMarks {
+            probes: self.entries.iter().map(|e| e.probe).collect(),
+        })
+    }
+
     /// What recognition can tell of a datagram without the engine's state:
     /// for work done on another thread ([`Guess`]).
     pub fn guess(&self) -> Guess {
@@ -599,7 +640,7 @@ impl Engine {
         // too).
         if self.decode_as.is_empty()
             && let Some(first) = self.entries.first()
-            && first.probe.matches(d)
+            && probe_matches(&first.probe, 0, d)
         {
             return Some((0, RecognisedBy::Probe));
         }

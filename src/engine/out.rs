@@ -302,23 +302,25 @@ pub trait Float: zmij::Float + Copy {
 pub struct ShortDecimal {
     negative: bool,
     int: u32,
-    frac: u32,
+    frac: u16,
     digits: u8,
 }
 
 impl ShortDecimal {
+    /// Written in three pieces, the last of a length known in each arm.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn write(self, out: &mut (impl Out + ?Sized)) -> fmt::Result {
         if self.negative {
             out.s("-")?;
         }
         out.int(self.int)?;
-        let mut b = *b".000";
-        let mut frac = self.frac;
-        for d in b.iter_mut().skip(1).take(usize::from(self.digits)).rev() {
-            *d = b'0' + (frac % 10) as u8;
-            frac /= 10;
+        let f = self.frac;
+        let digit = |n: u16| b'0' + (n % 10) as u8;
+        match self.digits {
+            1 => out.ascii(&[b'.', digit(f)]),
+            2 => out.ascii(&[b'.', digit(f / 10), digit(f)]),
+            _ => out.ascii(&[b'.', digit(f / 100), digit(f / 10), digit(f)]),
         }
-        out.ascii(b.get(..=usize::from(self.digits)).unwrap_or_default())
     }
 }
 
@@ -371,26 +373,27 @@ impl Float for f32 {
     #[inline]
     fn short_decimal(self) -> Option<ShortDecimal> {
         let a = self.abs();
-        if !(a < 8_388_608.0) || a == (a as u32) as f32 {
+        // NaN and infinities fail the first test; signed conversions
+        // (`i32`, `i64`) are one instruction, unsigned ones a few.
+        if !a.is_finite() || a >= 8_388_608.0 || (a as i32) as f32 == a {
             return None;
         }
         let x = f64::from(a);
-        for (digits, p) in [(1u8, 10u32), (2, 100), (3, 1000)] {
-            let scale = f64::from(p);
+        for (digits, p) in [(1u8, 10i64), (2, 100), (3, 1000)] {
+            let scale = p as f64;
             let scaled = x * scale;
-            let lo = scaled as u64;
-            let reads = |n: u64| (n as f64 / scale) as f32 == a;
+            let lo = scaled as i64;
+            let reads = |n: i64| (n as f64 / scale) as f32 == a;
             let m = match (reads(lo), reads(lo + 1)) {
                 (true, true) if scaled - lo as f64 >= 0.5 => lo + 1,
                 (true, _) => lo,
                 (false, true) => lo + 1,
                 (false, false) => continue,
             };
-            let p = u64::from(p);
             return Some(ShortDecimal {
                 negative: self.is_sign_negative(),
                 int: u32::try_from(m / p).ok()?,
-                frac: (m % p) as u32,
+                frac: u16::try_from(m % p).ok()?,
                 digits,
             });
         }

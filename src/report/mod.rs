@@ -992,6 +992,10 @@ impl<O: Observer> Consumer for Analysis<O> {
     fn put_ahead(&mut self, ahead: Option<ReadAhead>) {
         self.ahead = ahead.map(|a| a.render);
     }
+
+    fn probe_marks(&self) -> Option<crate::engine::ProbeMarks> {
+        self.tracker.probe_marks()
+    }
 }
 
 /// The expected rate of a message type (by its ordinal) per the protocol's

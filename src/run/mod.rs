@@ -68,6 +68,13 @@ pub trait Consumer {
         None
     }
 
+    /// The engine's probes, for a two-thread run's reader to test each
+    /// datagram with ([`crate::capture::Datagram::probes`]); `None`: the
+    /// engine tests them itself.
+    fn probe_marks(&self) -> Option<crate::engine::ProbeMarks> {
+        None
+    }
+
     /// Hands back what [`Consumer::take_ahead`] took.
     fn put_ahead(&mut self, ahead: Option<ReadAhead>) {
         let _ = ahead;

@@ -27,7 +27,7 @@
 use super::ahead::{Render, Rendered};
 use super::{Consumer, DriveError, Input, ReadAhead, Watch};
 use crate::capture::{CaptureError, Datagram, FrameClass, FrameCounts, Timestamp, payload_digest};
-use crate::engine::{Flow, Guess};
+use crate::engine::{Flow, Guess, ProbeMarks};
 use std::cell::Cell;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -99,6 +99,9 @@ struct Meta {
     /// The payload's digest, taken while its bytes are in the cache: the
     /// engine's thread then need not read them again to find duplicates.
     digest: u64,
+    /// The engine's probes that match it, tested ahead likewise
+    /// ([`Datagram::probes`]).
+    probes: Option<u64>,
 }
 
 /// Datagrams handed over at once; reused once analysed.
@@ -134,7 +137,7 @@ impl Batch {
         self.end = None;
     }
 
-    fn push(&mut self, d: &Datagram<'_>) {
+    fn push(&mut self, d: &Datagram<'_>, marks: Option<&ProbeMarks>) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(d.payload);
         self.meta.push(Meta {
@@ -148,6 +151,7 @@ impl Batch {
             frame_len: d.frame_len,
             frame_cap_len: d.frame_cap_len,
             digest: payload_digest(d.payload),
+            probes: marks.map(|m| m.marks(d)),
         });
     }
 
@@ -170,6 +174,7 @@ pub(crate) fn drive<I: Input, C: Consumer, W: Watch>(
         let _ = empty_tx.send(Batch::new());
     }
     let mut ahead = consumer.take_ahead();
+    let marks = consumer.probe_marks();
     // Set when the engine's thread found no batch waiting for it.
     let engine_waited = AtomicBool::new(false);
     let result = std::thread::scope(|scope| {
@@ -185,7 +190,8 @@ pub(crate) fn drive<I: Input, C: Consumer, W: Watch>(
             .name("lwarscope-read".to_owned())
             .spawn_scoped(scope, {
                 let engine_waited = &engine_waited;
-                move || read(source, render, &full_tx, &empty_rx, engine_waited)
+                let marks = marks.as_ref();
+                move || read(source, render, marks, &full_tx, &empty_rx, engine_waited)
             });
         if let Err(e) = reader {
             return Err(DriveError::Spawn(e));
@@ -211,6 +217,7 @@ pub(crate) fn drive<I: Input, C: Consumer, W: Watch>(
             for m in &batch.meta {
                 let d = Datagram {
                     digest: Some(m.digest),
+                    probes: m.probes,
                     frame: m.frame,
                     ts: m.ts,
                     src: m.src,
@@ -251,6 +258,7 @@ pub(crate) fn drive<I: Input, C: Consumer, W: Watch>(
 fn read<I: Input>(
     source: &mut I,
     mut render: Option<(&mut (dyn Render + 'static), &mut Guess)>,
+    marks: Option<&ProbeMarks>,
     full: &mpsc::SyncSender<Batch>,
     empty: &mpsc::Receiver<Batch>,
     engine_waited: &AtomicBool,
@@ -264,7 +272,7 @@ fn read<I: Input>(
         match source.next_frame() {
             Ok(Some(frame)) => {
                 if let FrameClass::Udp(d) = &frame.class {
-                    batch.push(d);
+                    batch.push(d, marks);
                     // The guess follows every datagram (a handshake names
                     // its flow); only the share is rendered.
                     if let Some((render, guess)) = &mut render

@@ -55,6 +55,7 @@ impl DisplayFilter {
         let (src, dst) = ctx.addresses;
         let datagram = Datagram {
             digest: None,
+            probes: None,
             frame: ctx.row.frame,
             ts: ctx.row.ts,
             src,

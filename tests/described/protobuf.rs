@@ -324,6 +324,7 @@ fn the_hot_path_allocates_nothing() {
                 Datagram {
                     payload,
                     digest: None,
+                    probes: None,
                     ..dg
                 },
             ));

@@ -4,8 +4,8 @@
 //! imply, and the packet builder's delivery rules.
 
 use lwarscope::proto::lwar::wire::{
-    Collision, DecodeError, Header, Id, Input, MAX_PACKET_SIZE, MessageRepr, MessageType, Packet,
-    PacketBuilder, PacketRepr, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
+    Collision, DecodeError, Header, Id, Input, MAX_PACKET_SIZE, Message, MessageRepr, MessageType,
+    Packet, PacketBuilder, PacketRepr, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry,
     UpdateRayEntry, Violation,
 };
 use proptest::collection::vec;
@@ -464,7 +464,7 @@ proptest! {
 
     /// The heads (`Packet::heads`: the messages found, their bodies not
     /// read) are the messages: the same places, bytes, type, seqno, entry
-    /// count, player, token and text, the same error where the bytes stop
+    /// count, player, token and text, the same message and Input read on, the same error where the bytes stop
     /// decoding, on any bytes a decoder may meet, and every valid packet
     /// cut at any length.
     #[test]
@@ -487,6 +487,13 @@ proptest! {
                         prop_assert_eq!(h.player(), v.message.player());
                         prop_assert_eq!(h.token(), v.message.token());
                         prop_assert_eq!(h.text().to_string(), v.text().to_string());
+                        // Read on (the analysis reads only what a rule judges).
+                        prop_assert_eq!(&h.view(), v);
+                        let input = match v.message {
+                            Message::Input(i) => Some(i),
+                            _ => None,
+                        };
+                        prop_assert_eq!(h.input(), input);
                     }
                     (Err(a), Err(b)) => prop_assert_eq!(a, b),
                     _ => prop_assert!(false, "{:?} / {:?}", head, view),

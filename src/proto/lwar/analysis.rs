@@ -235,8 +235,8 @@
 
 use super::findings::{self, rules};
 use super::wire::{
-    DISCONNECT_TIMEOUT_SECS, DecodeError, ErrorKind, Id, MAX_NAME_LEN, MAX_PACKET_SIZE,
-    MAX_PLAYERS, Message, MessageType, MessageView, Packet, Sender,
+    DISCONNECT_TIMEOUT_SECS, DecodeError, ErrorKind, Id, Input, MAX_NAME_LEN, MAX_PACKET_SIZE,
+    MAX_PLAYERS, Message, MessageHead, MessageType, MessageView, Packet, Sender,
 };
 use crate::capture::Datagram;
 use crate::engine::seq::{Lookup, WINDOW};
@@ -765,21 +765,32 @@ fn messages(
         has_unreliable: false,
         periodic: false,
     };
-    for item in &mut packet.messages() {
+    // Found, not read: a message no rule judges (the server's Update
+    // family, most of what it sends) is counted by its type and length, its
+    // fields never read.
+    for item in &mut packet.heads() {
         match item {
-            Ok(m) => {
-                let k = kind_of(m.msg_type());
+            Ok(framed) => {
+                let k = kind_of(framed.msg_type);
                 let this = session.dir_mut(direction);
                 let ordinal = usize::from(k.ordinal) % engine::MAX_MESSAGE_TYPES;
                 this.messages[ordinal] += 1;
-                this.message_bytes[ordinal] += m.bytes.len() as u64;
+                this.message_bytes[ordinal] += framed.bytes.len() as u64;
                 walk.has_unreliable |= !k.reliable;
                 walk.periodic |= k.periodic[direction as usize];
                 // A message no rule reads, unless the client said Disconnect
                 // (the server's messages after it): nothing to judge.
                 let inert = k.inert[direction as usize] && session.proto.disconnect_seqno.is_none();
                 if original && !inert {
-                    message(session, players, raise, packet, &m, k);
+                    // The client's Input, most of what it sends: judged
+                    // inline by the one rule that reads it ([`message`]
+                    // would find nothing else to judge in it).
+                    match framed.input() {
+                        Some(input) if direction == Direction::ClientToServer => {
+                            client_input(session, raise, packet, input);
+                        }
+                        _ => message(session, players, raise, packet, framed, k),
+                    }
                 }
             }
             Err(e) => {
@@ -1041,15 +1052,20 @@ fn senders_rules(
     }
 }
 
-/// One message of a packet that is not a network duplicate.
+/// One message of a packet that is not a network duplicate, read here.
+/// Out of line: inlined, its rules made the packet's loop one body too big
+/// to keep its state in registers, and every message paid the reloads
+///
+#[inline(never)]
 fn message(
     session: &mut Session,
     players: &mut Players,
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
-    m: &MessageView<'_>,
+    framed: MessageHead<'_>,
     k: &Kind,
 ) {
+    let m = &framed.view();
     let direction = raise.direction;
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
@@ -1148,30 +1164,37 @@ fn lifecycle(
             player_id(session, raise, own, seqno, player);
         }
         Message::Selection { player, .. } if c2s => player_id(session, raise, own, seqno, player),
-        Message::Input(input) if c2s => {
-            if session.proto.saw_start
-                && !session.proto.lifecycle_cut
-                && matches!(session.proto.state, State::Connecting | State::Syncing)
-            {
-                let ack = packet.ack();
-                session.proto.early_inputs.hit(raise.frame, raise.ts, ack);
-            }
-            player_id(session, raise, own, seqno, input.player);
-            let after_cut = std::mem::take(&mut session.proto.inputs_cut);
-            // The header's timestamp is judged after the messages: the
-            // packet's order is read before it moves.
-            let overtaken = overtaken(&session.c2s, packet.timestamp());
-            input_stream(
-                &mut session.c2s,
-                &mut session.proto.inputs,
-                raise,
-                input.frame,
-                after_cut,
-                overtaken,
-            );
-        }
+        Message::Input(input) if c2s => client_input(session, raise, packet, input),
         _ => {}
     }
+}
+
+/// The client's Input: all [`message`] judges of it (no seqno, no string,
+/// the client's to send), called by the packet's loop without reading the
+/// rest of the message.
+#[inline(always)]
+fn client_input(session: &mut Session, raise: &mut Raise<'_>, packet: &Packet<'_>, input: Input) {
+    if session.proto.saw_start
+        && !session.proto.lifecycle_cut
+        && matches!(session.proto.state, State::Connecting | State::Syncing)
+    {
+        let ack = packet.ack();
+        session.proto.early_inputs.hit(raise.frame, raise.ts, ack);
+    }
+    let own = session.proto.player.as_ref().map(|p| p.id);
+    player_id(session, raise, own, None, input.player);
+    let after_cut = std::mem::take(&mut session.proto.inputs_cut);
+    // The header's timestamp is judged after the messages: the
+    // packet's order is read before it moves.
+    let overtaken = overtaken(&session.c2s, packet.timestamp());
+    input_stream(
+        &mut session.c2s,
+        &mut session.proto.inputs,
+        raise,
+        input.frame,
+        after_cut,
+        overtaken,
+    );
 }
 
 /// A Join from the server: the Join answering the client's Connect names its

@@ -287,6 +287,8 @@ impl<'a> MessageView<'a> {
 #[derive(Clone, Copy)]
 struct Shape {
     msg_type: Option<MessageType>,
+    /// The header: type byte and seqno, if any.
+    head: u8,
     /// The header and the body the type alone decides.
     fixed_end: u8,
     /// The body ends in a u8-length string.
@@ -302,6 +304,7 @@ struct Shape {
 static SHAPES: [Shape; 256] = {
     let mut out = [Shape {
         msg_type: None,
+        head: 0,
         fixed_end: 0,
         string: false,
         entry_len: 0,
@@ -314,6 +317,7 @@ static SHAPES: [Shape; 256] = {
         let head = t.header_len();
         out[t.id() as usize] = Shape {
             msg_type: Some(t),
+            head: head as u8,
             fixed_end: (head + layout.fixed) as u8,
             string: layout.string,
             entry_len: match layout.entry {
@@ -349,6 +353,8 @@ pub struct MessageHead<'a> {
     /// The message's own bytes, header included.
     pub bytes: &'a [u8],
     pub msg_type: MessageType,
+    /// The header: type byte and seqno, if any.
+    head: u8,
     /// The header and the body the type alone decides ([`Shape`]).
     fixed_end: u8,
     /// The entries of a counted message are this long; 0 for the others.
@@ -357,7 +363,32 @@ pub struct MessageHead<'a> {
     player_at: u8,
 }
 
-impl MessageHead<'_> {
+impl<'a> MessageHead<'a> {
+    /// The message read: what [`decode_at`] returns for it.
+    #[inline]
+    pub fn view(self) -> MessageView<'a> {
+        let message = read_message(
+            self.msg_type,
+            self.bytes,
+            usize::from(self.head),
+            usize::from(self.fixed_end),
+        );
+        MessageView {
+            offset: self.offset,
+            bytes: self.bytes,
+            message,
+        }
+    }
+
+    /// The body of an Input, read as [`MessageHead::view`] reads it (without
+    /// reading the rest: the analysis judges every Input of the client, the
+    /// most common message it reads); `None` for the other types.
+    #[inline]
+    pub fn input(self) -> Option<Input> {
+        let body = self.bytes.get(usize::from(self.head)..)?;
+        (self.msg_type == MessageType::Input).then(|| Input::read(body, ORDER))
+    }
+
     /// [`Message::seqno`].
     #[inline]
     pub fn seqno(&self) -> Option<u32> {
@@ -442,6 +473,7 @@ pub(crate) fn head_at(packet: &[u8], offset: usize) -> Result<MessageHead<'_>, D
         offset,
         bytes: &rest[..total],
         msg_type,
+        head: shape.head,
         fixed_end: shape.fixed_end,
         entry_len: shape.entry_len,
         player_at: shape.player_at,
@@ -454,18 +486,7 @@ pub(crate) fn head_at(packet: &[u8], offset: usize) -> Result<MessageHead<'_>, D
 /// the ~110 instructions each message of a packet cost the analysis.
 #[inline(always)]
 pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>, DecodeError> {
-    let h = head_at(packet, offset)?;
-    let message = read_message(
-        h.msg_type,
-        h.bytes,
-        h.msg_type.header_len(),
-        usize::from(h.fixed_end),
-    );
-    Ok(MessageView {
-        offset,
-        bytes: h.bytes,
-        message,
-    })
+    head_at(packet, offset).map(MessageHead::view)
 }
 
 #[cfg(test)]
