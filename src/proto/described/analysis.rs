@@ -410,7 +410,7 @@ impl engine::Analyzer for Analyzer {
         } else {
             Side::Client
         };
-        let result = self.d.compiled.walk_as(d.payload, side, &mut keys);
+        let result = self.d.compiled.walk_with(d.payload, side, &mut keys);
         // The header: the message type (known or not: an unknown one is
         // still read, and the fields before the body with it), the sequence
         // number and the ack fields all decoded.

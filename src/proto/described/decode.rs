@@ -32,9 +32,17 @@ pub struct CAttr {
     /// In a quiet walk of a nested type, this field and the ones after it
     /// that tell nothing: skipped together by their bytes ([`QuietRun`]).
     pub quiet_run: Option<QuietRun>,
+    /// The run of a quiet walk that judges no `valid` ([`Events::judges`]):
+    /// a field whose only check is its `valid` is skipped like the rest.
+    pub unjudged_run: Option<QuietRun>,
     /// Where the walk keeps its value, if a later field of its `seq` reads
     /// it: its place among those ([`CType::kept`]).
     pub slot: Option<u8>,
+    /// Its registered field's enum and `valid` ([`DefSpec::enum_`],
+    /// [`DefSpec::valid`]), copied here when compiled: the walk reads them
+    /// beside the field, not from the registered field's spec.
+    pub enum_: Option<usize>,
+    pub valid: Option<Valid>,
 }
 
 /// Fields of a nested type that a quiet walk (a sink that takes none of
@@ -81,6 +89,9 @@ pub struct CType {
     /// counts and sizes, nested types alike): a walk whose sink takes none
     /// of its fields skips it by this size ([`Events::wants_any`]).
     pub fixed: Option<usize>,
+    /// The bytes it always takes for a walk that judges no `valid`
+    /// ([`Events::judges`]): as [`CType::fixed`], a `valid` aside.
+    pub unjudged: Option<usize>,
     /// Its fields whose values later fields read (an `if`, a count or a
     /// size, a switch, a `valid` bound): a walk keeps only theirs.
     pub kept: usize,
@@ -299,19 +310,20 @@ fn depends_on(ca: &CAttr, i: usize) -> bool {
 }
 
 /// The bytes a type of these fields always takes ([`CType::fixed`]), if it
-/// has no `if`, no count or size but a fixed one, no `valid`, no contents,
-/// string or switch, and its nested types are alike.
-fn fixed_size(attrs: &[CAttr], specs: &[DefSpec]) -> Option<usize> {
+/// has no `if`, no count or size but a fixed one, no `valid` (when
+/// `judged`: [`CType::unjudged`] is the size for a walk that judges none),
+/// no contents, string or switch, and its nested types are alike.
+fn fixed_size(attrs: &[CAttr], specs: &[DefSpec], judged: bool) -> Option<usize> {
     let mut total: usize = 0;
     for ca in attrs {
-        total = total.checked_add(fixed_field(ca, specs)?)?;
+        total = total.checked_add(fixed_field(ca, specs, judged)?)?;
     }
     Some(total)
 }
 
 /// The bytes one field (all its elements) always takes, by the rules of
 /// [`fixed_size`].
-fn fixed_field(ca: &CAttr, specs: &[DefSpec]) -> Option<usize> {
+fn fixed_field(ca: &CAttr, specs: &[DefSpec], judged: bool) -> Option<usize> {
     let a = &ca.attr;
     if a.cond.is_some() {
         return None;
@@ -323,12 +335,13 @@ fn fixed_field(ca: &CAttr, specs: &[DefSpec]) -> Option<usize> {
     };
     let checked = specs
         .get(usize::from(ca.field))
-        .is_none_or(|s| s.valid.is_some());
+        .is_none_or(|s| judged && s.valid.is_some());
     let natural = match &ca.kind {
         CKind::Int { bytes, .. } | CKind::Float { bytes, .. } if !checked => {
             Some(usize::from(*bytes))
         }
-        CKind::User(t) => t.fixed,
+        CKind::User(t) if judged => t.fixed,
+        CKind::User(t) => t.unjudged,
         CKind::Bytes => None,
         _ => return None,
     };
@@ -407,25 +420,28 @@ fn plan_fields(attrs: &mut [CAttr], specs: &[DefSpec]) -> usize {
             kept += 1;
         }
     }
-    let mut after: Option<QuietRun> = None;
+    // The runs of a walk that judges `valid`s, and of one that does not.
+    let mut after: [Option<QuietRun>; 2] = [None, None];
     for (i, ca) in attrs.iter_mut().enumerate().rev() {
-        ca.checked = specs
-            .get(usize::from(ca.field))
-            .is_some_and(|s| s.valid.is_some());
+        let spec = specs.get(usize::from(ca.field));
+        ca.checked = spec.is_some_and(|s| s.valid.is_some());
+        ca.enum_ = spec.and_then(|s| s.enum_);
+        ca.valid = spec.and_then(|s| s.valid.clone());
         let read_later = (read >> i) & 1 == 1;
-        let own = fixed_field(ca, specs).filter(|_| !read_later);
-        let run = own.and_then(|n| match after {
-            Some(r) => Some(QuietRun {
-                next: r.next,
-                bytes: n.checked_add(r.bytes)?,
-            }),
-            None => Some(QuietRun {
-                next: i + 1,
-                bytes: n,
-            }),
-        });
-        ca.quiet_run = run;
-        after = run;
+        for (judged, after) in [true, false].into_iter().zip(&mut after) {
+            let own = fixed_field(ca, specs, judged).filter(|_| !read_later);
+            *after = own.and_then(|n| match *after {
+                Some(r) => Some(QuietRun {
+                    next: r.next,
+                    bytes: n.checked_add(r.bytes)?,
+                }),
+                None => Some(QuietRun {
+                    next: i + 1,
+                    bytes: n,
+                }),
+            });
+        }
+        [ca.quiet_run, ca.unjudged_run] = after;
     }
     kept
 }
@@ -454,6 +470,13 @@ pub trait Events {
     /// without reading on or judging the bytes after it.
     fn done(&self) -> bool {
         false
+    }
+    /// Whether the sink is told the numbers outside their `valid`
+    /// ([`Events::violation`]). One that is not has no `valid` judged: a
+    /// quiet walk skips the fields whose only check it is with the rest
+    /// ([`CAttr::unjudged_run`], [`CType::unjudged`]).
+    fn judges(&self) -> bool {
+        true
     }
     /// A number outside its `valid`; `bound`, the value of the earlier field
     /// its `valid` names, if it names one.
@@ -507,6 +530,40 @@ pub struct Compiled {
     /// A protobuf description's messages: then the walk is theirs, and
     /// `root` holds only the fields its keys may name (never walked).
     pub proto: Option<Box<dyn Messages>>,
+    /// The offsets of the root type's first fields, while each takes a
+    /// fixed place (an integer, a float or a magic, without `if`, `repeat`
+    /// or a `size` but its own): where [`Compiled::fixed_root_int`] reads
+    /// them.
+    pub prefix: Vec<usize>,
+}
+
+/// The offsets of the leading fields of `t` that take a fixed place
+/// ([`Compiled::prefix`]).
+fn fixed_prefix(t: &CType) -> Vec<usize> {
+    let mut prefix = Vec::new();
+    let mut at = 0usize;
+    for ca in &t.attrs {
+        let a = &ca.attr;
+        if a.cond.is_some() || a.repeat != Repeat::None {
+            break;
+        }
+        let n = match &ca.kind {
+            CKind::Int { bytes, .. } | CKind::Float { bytes, .. } => usize::from(*bytes),
+            CKind::Contents(b) => b.len(),
+            _ => break,
+        };
+        // A size of its own bytes (a magic's, `ksy` gives it one) is no
+        // other place.
+        if a.size.is_some_and(|s| s != Amount::Fixed(n as u64)) {
+            break;
+        }
+        prefix.push(at);
+        let Some(next) = at.checked_add(n) else {
+            break;
+        };
+        at = next;
+    }
+    prefix
 }
 
 /// A compile error (`ksy` turns it into file:line:column).
@@ -746,11 +803,15 @@ impl Compiler<'_> {
                 kind,
                 checked: false,
                 quiet_run: None,
+                unjudged_run: None,
                 slot: None,
+                enum_: None,
+                valid: None,
             });
         }
         out.kept = plan_fields(&mut out.attrs, &self.specs);
-        out.fixed = fixed_size(&out.attrs, &self.specs);
+        out.fixed = fixed_size(&out.attrs, &self.specs, true);
+        out.unjudged = fixed_size(&out.attrs, &self.specs, false);
         Ok(out)
     }
 
@@ -841,6 +902,7 @@ impl Compiled {
             let a = root.attrs.get(i)?;
             Some((a.field, a.attr.enum_?))
         });
+        let prefix = fixed_prefix(&root);
         Ok(Compiled {
             root,
             specs: c.specs,
@@ -850,6 +912,7 @@ impl Compiled {
             trailing_malformed: ksy.sem.trailing_malformed,
             enums: ksy.enums.clone(),
             proto: None,
+            prefix,
         })
     }
 
@@ -888,6 +951,30 @@ impl Compiled {
         if let Some(schema) = &self.proto {
             return schema.walk(self, p, side, ev);
         }
+        self.walk_layout(p, ev)
+    }
+
+    /// [`Compiled::walk_as`] for a sink of a type known here: the walk is
+    /// compiled for it, so its calls are direct (a sink that takes no field
+    /// has none built for it).
+    pub fn walk_with<E: Events>(
+        &'static self,
+        p: &[u8],
+        side: Side,
+        ev: &mut E,
+    ) -> Result<usize, DecodeErr> {
+        if let Some(schema) = &self.proto {
+            return schema.walk(self, p, side, ev);
+        }
+        self.walk_layout(p, ev)
+    }
+
+    /// The walk of a layout (not a protobuf description's).
+    fn walk_layout<E: Events + ?Sized>(
+        &'static self,
+        p: &[u8],
+        ev: &mut E,
+    ) -> Result<usize, DecodeErr> {
         if let Some(def) = self.defs.first() {
             ev.enter(Field {
                 def,
@@ -903,19 +990,14 @@ impl Compiled {
         let quiet = !ev.wants_any(crate::proto::field::group_key(root), &|each| {
             self.type_defs(root, each)
         });
-        let mut w = Walker {
-            c: self,
-            p,
-            ev,
-            quiet,
-            stopped: false,
+        // A walk compiled for judging `valid`s, or for judging none.
+        let (end, stopped) = if ev.judges() {
+            Walker::<E, true>::root(self, p, ev, quiet)
+        } else {
+            Walker::<E, false>::root(self, p, ev, quiet)
         };
-        let end = w.ty(root, 0, p.len(), true);
-        if !self.defs.is_empty() {
-            w.ev.leave();
-        }
         let end = end?;
-        if self.trailing_malformed && !w.stopped && end < p.len() {
+        if self.trailing_malformed && !stopped && end < p.len() {
             return Err(DecodeErr {
                 kind: ErrKind::Trailing,
                 field: self.root.attrs.last().map_or(0, |a| a.field),
@@ -925,6 +1007,28 @@ impl Compiled {
             });
         }
         Ok(end)
+    }
+
+    /// The integer at index `i` of the root type, read from its offset when
+    /// it and every field before it take a fixed place ([`Compiled::prefix`])
+    /// and the payload holds them, each magic as described: the value the
+    /// walk tells ([`Events::int`]) without walking. `None` where only the
+    /// walk can tell (a short payload, a magic not as described, a field
+    /// after one of no fixed place).
+    pub fn fixed_root_int(&self, p: &[u8], i: usize) -> Option<i64> {
+        let at = *self.prefix.get(i)?;
+        let CKind::Int { bytes, signed, le } = self.root.attrs.get(i)?.kind else {
+            return None;
+        };
+        let b = p.get(at..at.checked_add(usize::from(bytes))?)?;
+        for (ca, at) in self.root.attrs.iter().zip(&self.prefix).take(i) {
+            if let CKind::Contents(want) = &ca.kind
+                && p.get(*at..at.checked_add(want.len())?)? != want.as_slice()
+            {
+                return None;
+            }
+        }
+        Some(int_value(b, signed, le).1)
     }
 
     /// A node's group: its own field, then every field its type `t` holds.
@@ -964,15 +1068,41 @@ impl Compiled {
     }
 }
 
-struct Walker<'p, 'e> {
+/// A walk; `JUDGING`: the sink is told violations ([`Events::judges`]),
+/// so `valid`s are judged.
+struct Walker<'p, 'e, E: Events + ?Sized, const JUDGING: bool> {
     c: &'static Compiled,
     p: &'p [u8],
-    ev: &'e mut dyn Events,
+    ev: &'e mut E,
     /// Inside a node whose fields the sink does not take
     /// ([`Events::wants_any`]): they are decoded, not handed over.
     quiet: bool,
     /// The sink had all it wanted ([`Events::done`]): the walk stopped.
     stopped: bool,
+}
+
+impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
+    /// Walks the root type of `c` over `p`, then leaves the packet's node:
+    /// the offset after it, and whether the sink had all it wanted.
+    fn root(
+        c: &'static Compiled,
+        p: &'p [u8],
+        ev: &mut E,
+        quiet: bool,
+    ) -> (Result<usize, DecodeErr>, bool) {
+        let mut w = Walker::<E, JUDGING> {
+            c,
+            p,
+            ev,
+            quiet,
+            stopped: false,
+        };
+        let end = w.ty(&c.root, 0, p.len(), true);
+        if !c.defs.is_empty() {
+            w.ev.leave();
+        }
+        (end, w.stopped)
+    }
 }
 
 /// The values a walk of a type keeps of its fields, for the later fields
@@ -1075,6 +1205,19 @@ fn text<'p>(
     }
 }
 
+/// An integer of `b`: its bytes as read, and its value (sign-extended
+/// when `signed`).
+fn int_value(b: &[u8], signed: bool, le: bool) -> (u64, i64) {
+    let raw = read_uint(b, le);
+    let v = if signed {
+        let shift = 64 - b.len() as u32 * 8;
+        ((raw << shift) as i64) >> shift
+    } else {
+        raw as i64
+    };
+    (raw, v)
+}
+
 fn read_uint(b: &[u8], le: bool) -> u64 {
     // The common widths in one load each.
     match (b.len(), le) {
@@ -1098,7 +1241,7 @@ fn read_uint(b: &[u8], le: bool) -> u64 {
     v
 }
 
-impl<'p> Walker<'p, '_> {
+impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
     fn short(&self, field: u16, offset: usize, need: u64, end: usize) -> DecodeErr {
         DecodeErr {
             kind: ErrKind::Short,
@@ -1157,8 +1300,13 @@ impl<'p> Walker<'p, '_> {
         let skips = self.quiet && !root;
         let mut i = 0;
         while let Some(ca) = t.attrs.get(i) {
+            let run = if JUDGING {
+                ca.quiet_run
+            } else {
+                ca.unjudged_run
+            };
             if skips
-                && let Some(run) = ca.quiet_run
+                && let Some(run) = run
                 && run.bytes <= end.saturating_sub(pos)
             {
                 pos += run.bytes;
@@ -1284,16 +1432,9 @@ impl<'p> Walker<'p, '_> {
         (signed, le): (bool, bool),
         vals: &impl Vals,
     ) -> i64 {
-        let raw = read_uint(b, le);
-        let v = if signed {
-            let shift = 64 - b.len() as u32 * 8;
-            ((raw << shift) as i64) >> shift
-        } else {
-            raw as i64
-        };
+        let (raw, v) = int_value(b, signed, le);
         if let Some(def) = self.def_of(ca) {
-            let spec = self.c.specs.get(usize::from(ca.field));
-            let value = match spec.and_then(|s| s.enum_) {
+            let value = match ca.enum_ {
                 Some(e) => Value::Enum {
                     raw,
                     name: self.c.enum_name(e, v),
@@ -1309,7 +1450,7 @@ impl<'p> Walker<'p, '_> {
                 value,
             });
         }
-        if ca.checked {
+        if JUDGING && ca.checked {
             self.judge(ca, pos, if signed { v as f64 } else { raw as f64 }, vals);
         }
         v
@@ -1346,8 +1487,7 @@ impl<'p> Walker<'p, '_> {
 
     /// A number's `valid`, judged against the earlier fields' values.
     fn judge(&mut self, ca: &CAttr, pos: usize, x: f64, vals: &impl Vals) {
-        let spec = self.c.specs.get(usize::from(ca.field));
-        if let Some(valid) = spec.and_then(|s| s.valid.as_ref())
+        if let Some(valid) = &ca.valid
             && !valid.holds(x, earlier(vals))
         {
             let bound = valid.bound_field().and_then(earlier(vals));
@@ -1428,7 +1568,7 @@ impl<'p> Walker<'p, '_> {
                 if let Some(f) = field(b.len(), Value::Float(v)) {
                     self.ev.field(f);
                 }
-                if ca.checked {
+                if JUDGING && ca.checked {
                     self.judge(ca, pos, v, vals);
                 }
                 Ok((pos + b.len(), None))
@@ -1488,8 +1628,9 @@ impl<'p> Walker<'p, '_> {
         let c = self.c;
         let group = crate::proto::field::group_key(t);
         self.quiet = was_quiet || !self.ev.wants_any(group, &|each| c.group_defs(ca, t, each));
+        let fixed = if JUDGING { t.fixed } else { t.unjudged };
         if self.quiet
-            && let Some(n) = t.fixed
+            && let Some(n) = fixed
             && n <= limit.saturating_sub(pos)
         {
             // Nothing in it to check or tell: skipped by its size.
@@ -1522,7 +1663,7 @@ impl<'p> Walker<'p, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{CKind, DecodeErr, Events, MAX_UNFOLDED, MAX_UNFOLDED_BYTES, QuietRun};
+    use super::{CKind, DecodeErr, Events, MAX_UNFOLDED, MAX_UNFOLDED_BYTES, QuietRun, Side};
     use crate::proto::described;
     use crate::proto::field::{Field, GroupDefs};
 
@@ -1675,6 +1816,107 @@ mod tests {
         // The root's three integers (the magic is a `contents`).
         assert_eq!(quiet.0, loud.0.0);
         assert_eq!(quiet.0.len(), 3);
+    }
+
+    /// A sink told no violation: judges no `valid`.
+    #[derive(Default)]
+    struct Unjudged(Vec<(u16, i64)>);
+
+    impl Events for Unjudged {
+        fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
+            false
+        }
+        fn int(&mut self, field: u16, value: i64) {
+            self.0.push((field, value));
+        }
+        fn judges(&self) -> bool {
+            false
+        }
+    }
+
+    /// The bytes of every truncation of `whole`, and of every copy with one
+    /// byte replaced by 0x00, 0x05 or 0xff.
+    fn variants(whole: &[u8]) -> Vec<Vec<u8>> {
+        let mut inputs: Vec<Vec<u8>> = (0..=whole.len()).map(|n| whole[..n].to_vec()).collect();
+        for i in 0..whole.len() {
+            for x in [0x00, 0x05, 0xff] {
+                let mut p = whole.to_vec();
+                p[i] = x;
+                inputs.push(p);
+            }
+        }
+        inputs
+    }
+
+    #[test]
+    fn a_walk_that_judges_nothing_skips_checked_fields_and_decodes_alike() {
+        let d = strs_ksy();
+        let root = &d.compiled.root;
+        let CKind::Switch { cases, .. } = &root.attrs[4].kind else {
+            panic!("the payload is a switch");
+        };
+        let case = |k: i64| &cases.iter().find(|(v, _)| *v == k).unwrap().1;
+        let snap = case(0x0101);
+        let CKind::User(entity) = &snap.attrs[2].kind else {
+            panic!("entities");
+        };
+        // The checked `entity_type` aside, an entity takes 47 bytes: skipped
+        // whole; its fields in one run.
+        assert_eq!((entity.fixed, entity.unjudged), (None, Some(47)));
+        assert_eq!(
+            entity.attrs[0].unjudged_run,
+            Some(QuietRun { next: 7, bytes: 47 })
+        );
+        // A player input: two checked floats among six fields of 24 bytes.
+        let input = case(0x0100);
+        assert_eq!((input.fixed, input.unjudged), (None, Some(24)));
+        // What the walk tells (its end or error, the root's integers) is the
+        // same judged or not, on any bytes.
+        let mut input_packet = b"STRS".to_vec();
+        input_packet.extend([0x01, 0x00, 0x00, 0x09, 0, 0, 0, 0]);
+        for f in [7u32, 0x3f80_0000, 0xbf80_0000, 0x4000_0000, 0, 1] {
+            input_packet.extend(f.to_be_bytes());
+        }
+        for whole in [snapshot(), input_packet] {
+            assert_eq!(
+                d.compiled.walk(&whole, &mut Unjudged::default()),
+                Ok(whole.len())
+            );
+            for p in variants(&whole) {
+                let mut quiet = Quiet::default();
+                let (mut dyn_sink, mut typed) = (Unjudged::default(), Unjudged::default());
+                let q = d.compiled.walk(&p, &mut quiet);
+                assert_eq!(d.compiled.walk(&p, &mut dyn_sink), q, "{p:02x?}");
+                assert_eq!(d.compiled.walk_with(&p, Side::Any, &mut typed), q);
+                assert_eq!(dyn_sink.0, quiet.0, "{p:02x?}");
+                assert_eq!(typed.0, quiet.0, "{p:02x?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_root_integer_in_a_fixed_place_is_read_as_the_walk_tells_it() {
+        let d = strs_ksy();
+        // The magic, the type, the sequence number and the ack bits.
+        assert_eq!(d.compiled.prefix, [0, 4, 6, 8]);
+        let whole = snapshot();
+        assert_eq!(d.compiled.fixed_root_int(&whole, 2), Some(7));
+        assert_eq!(d.compiled.fixed_root_int(&whole, 0), None, "a magic");
+        assert_eq!(d.compiled.fixed_root_int(&whole, 4), None, "the switch");
+        for p in variants(&whole) {
+            let mut quiet = Quiet::default();
+            let _ = d.compiled.walk(&p, &mut quiet);
+            for (i, a) in d.compiled.root.attrs.iter().enumerate() {
+                let told = quiet.0.iter().find(|(f, _)| *f == a.field).map(|(_, v)| *v);
+                if let Some(v) = d.compiled.fixed_root_int(&p, i) {
+                    assert_eq!(told, Some(v), "field {i} of {p:02x?}");
+                }
+            }
+            // Read in place exactly when the walk reads it, the magic and
+            // the bytes there.
+            let readable = p.len() >= 8 && p.starts_with(b"STRS");
+            assert_eq!(d.compiled.fixed_root_int(&p, 2).is_some(), readable);
+        }
     }
 
     /// Each type holds a switch of eight cases of the next, nine deep: 8^9

@@ -43,6 +43,10 @@ impl Events for ToSink<'_> {
     fn wants_any(&mut self, key: usize, defs: &GroupDefs<'_>) -> bool {
         self.0.wants_any(key, defs)
     }
+    /// No violation is told: no `valid` is judged.
+    fn judges(&self) -> bool {
+        false
+    }
 }
 
 /// The message type and the sequence number of a packet.
@@ -74,6 +78,10 @@ impl Events for Key {
     fn done(&self) -> bool {
         self.seq_only && self.seq.is_some()
     }
+    /// No violation is told: no `valid` is judged.
+    fn judges(&self) -> bool {
+        false
+    }
 }
 
 impl Dissect {
@@ -90,7 +98,7 @@ impl Dissect {
             seq_only,
             ..Key::default()
         };
-        let r = self.0.compiled.walk_as(payload, self.1, &mut k);
+        let r = self.0.compiled.walk_with(payload, self.1, &mut k);
         (k, r)
     }
 
@@ -164,6 +172,10 @@ impl<O: Out> Events for LineSink<'_, O> {
         }
         self.depth = self.depth.saturating_sub(1);
     }
+    /// No violation is told: no `valid` is judged.
+    fn judges(&self) -> bool {
+        false
+    }
 }
 
 impl Text<'_> {
@@ -176,7 +188,7 @@ impl Text<'_> {
             element: None,
             protobuf: self.0.compiled.proto.is_some(),
         };
-        let _ = self.0.compiled.walk_as(self.2, self.1, &mut sink);
+        let _ = self.0.compiled.walk_with(self.2, self.1, &mut sink);
         sink.result
     }
 }
@@ -279,10 +291,30 @@ impl Events for TreeSink {
     fn leave(&mut self) {
         self.open.pop();
     }
+    /// No violation is told: no `valid` is judged.
+    fn judges(&self) -> bool {
+        false
+    }
 }
 
 impl Dissector for Dissect {
     fn header(&self, payload: &[u8], f: &mut dyn FnMut(HeaderNumber)) -> Result<(), ProtoDetail> {
+        // A sequence number in a fixed place is read there (the walk would
+        // stop at it: what it tells is the same).
+        let fixed = self
+            .0
+            .ksy
+            .sem
+            .sequence
+            .and_then(|(i, _)| self.0.compiled.fixed_root_int(payload, i));
+        if let Some(seq) = fixed {
+            f(HeaderNumber {
+                name: "seq",
+                short: "seq",
+                value: seq as u64,
+            });
+            return Ok(());
+        }
         // The error matters only without a sequence number.
         let (k, r) = self.key(payload, true);
         if let Some(seq) = k.seq {
@@ -324,7 +356,7 @@ impl Dissector for Dissect {
         // The walk's root node is the packet; its fields are below it.
         let r = reused(&TREE, |sink| {
             sink.clear();
-            let r = self.0.compiled.walk_as(payload, self.1, &mut *sink);
+            let r = self.0.compiled.walk_with(payload, self.1, &mut *sink);
             sink.emit(f);
             r
         });
@@ -347,7 +379,7 @@ impl Dissector for Dissect {
     fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {
         self.0
             .compiled
-            .walk_as(payload, self.1, &mut ToSink(sink))
+            .walk_with(payload, self.1, &mut ToSink(sink))
             .map(|_| ())
             .map_err(|e| self.error(e))
     }

@@ -601,13 +601,17 @@ impl Compiler {
                 // Never walked: a protobuf message's walk is its own.
                 checked: false,
                 quiet_run: None,
+                unjudged_run: None,
                 slot: None,
+                enum_: None,
+                valid: None,
             })
             .collect();
         let compiled = super::decode::Compiled {
             root: super::decode::CType {
                 attrs: root_attrs,
                 fixed: None,
+                unjudged: None,
                 kept: 0,
             },
             specs,
@@ -622,6 +626,7 @@ impl Compiler {
                 message_field,
                 names,
             })),
+            prefix: Vec::new(),
         };
         (compiled, self.enums)
     }
