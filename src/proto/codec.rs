@@ -228,6 +228,11 @@ impl<'a, R: Record> Entries<'a, R> {
         Some(R::read(bytes, self.order))
     }
 
+    /// The bytes of the whole entries.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
     pub fn iter(&self) -> impl ExactSizeIterator<Item = R> + use<'a, R> {
         let order = self.order;
         self.bytes
@@ -262,12 +267,10 @@ impl<R> Default for Entries<'_, R> {
     }
 }
 
-impl<R> fmt::Debug for Entries<'_, R> {
+/// The entries, as a list.
+impl<R: Record + fmt::Debug> fmt::Debug for Entries<'_, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Entries")
-            .field("bytes", &self.bytes.len())
-            .field("order", &self.order)
-            .finish()
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -360,13 +363,7 @@ pub fn write_entries<H, R: Record>(
     let Some((at, int)) = count_item(l) else {
         return;
     };
-    let n = list.count();
-    match int {
-        Int::U8 => (n as u8).put(b, at, order),
-        Int::U16 | Int::I16 => (n as u16).put(b, at, order),
-        Int::U32 | Int::I32 => (n as u32).put(b, at, order),
-        Int::U64 | Int::I64 => (n as u64).put(b, at, order),
-    }
+    put_uint(b, at, int, list.count(), order);
     let mut at = l.fixed;
     list.each(&mut |e| {
         if let Some(rest) = b.get_mut(at..) {
@@ -374,6 +371,41 @@ pub fn write_entries<H, R: Record>(
         }
         at += R::LEN;
     });
+}
+
+/// The length of a layout's text (its items ending in a length, then the
+/// text it counts: lwar's names): its offset from the first of its items
+/// and its width; none for a layout without.
+pub const fn text_len_item<H>(l: &Layout<H>) -> Option<(usize, Int)> {
+    let n = l.items.len();
+    if !l.string || n < 2 {
+        return None;
+    }
+    match l.items[n - 2].prim {
+        Prim::Len(int) => Some((l.fixed - int.size(), int)),
+        _ => None,
+    }
+}
+
+/// Writes `text`'s length (cut to its width: the caller keeps a text
+/// within it) and `text` after a layout's fixed items into `b` (its first
+/// item at 0; what does not fit is left out).
+pub fn write_text<H>(l: &Layout<H>, text: &[u8], b: &mut [u8], order: ByteOrder) {
+    let Some((at, int)) = text_len_item(l) else {
+        return;
+    };
+    put_uint(b, at, int, text.len(), order);
+    put_bytes(b, l.fixed, text);
+}
+
+/// Writes `n` at `at` as an unsigned integer of `int`'s width.
+fn put_uint(b: &mut [u8], at: usize, int: Int, n: usize, order: ByteOrder) {
+    match int {
+        Int::U8 => (n as u8).put(b, at, order),
+        Int::U16 | Int::I16 => (n as u16).put(b, at, order),
+        Int::U32 | Int::I32 => (n as u32).put(b, at, order),
+        Int::U64 | Int::I64 => (n as u64).put(b, at, order),
+    }
 }
 
 /// The bytes of a counted layout's items and `count` entries (of a layout
@@ -680,6 +712,28 @@ mod tests {
         assert_eq!(read_count(&COUNTED, &[0; 5], ByteOrder::Big), None);
         static PLAIN: Layout<T> = crate::proto::layout::layout(&[], ITEMS, None, &[]);
         assert_eq!((count_item(&PLAIN), max_count(&PLAIN)), (None, 0));
+    }
+
+    /// A text's length is where the row puts it, as wide as it says; the
+    /// text follows the fixed items.
+    #[test]
+    fn a_text_is_where_the_row_puts_it() {
+        use crate::proto::layout::Quote;
+        static TEXT: Layout<T> = crate::proto::layout::layout(
+            &[],
+            &[
+                hidden(T::A, Prim::Int(Int::U8, Show::Dec), "a"),
+                hidden(T::B, Prim::Len(Int::U16), "n"),
+                hidden(T::C, Prim::Text(Quote::Value), "t"),
+            ],
+            None,
+            &[],
+        );
+        assert_eq!(text_len_item(&TEXT), Some((1, Int::U16)));
+        assert_eq!(text_len_item(&COUNTED), None);
+        let mut b = [0xffu8; 6];
+        write_text(&TEXT, b"abc", &mut b, ByteOrder::Little);
+        assert_eq!(b, [0xff, 3, 0, b'a', b'b', b'c']);
     }
 
     #[test]

@@ -10,8 +10,6 @@ use super::types::{Id, MessageType};
 pub use crate::proto::codec::Record;
 use crate::proto::codec::{Scalar, Shape, Wire, record};
 use crate::proto::layout::ByteOrder;
-use std::fmt;
-use std::marker::PhantomData;
 
 /// Reads a big-endian u32 at `at`. Callers have checked the length once, beforehand.
 #[inline]
@@ -132,63 +130,16 @@ record! {
     }
 }
 
-/// The entries of a counted message, read in place: nothing is copied until an
-/// entry is asked for, and then only that entry.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Entries<'a, E> {
-    bytes: &'a [u8],
-    _entry: PhantomData<E>,
-}
-
-impl<'a, E: Record> Entries<'a, E> {
-    /// `bytes` must hold a whole number of entries; the decoder guarantees it.
-    pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        debug_assert_eq!(bytes.len() % E::LEN, 0);
-        Entries {
-            bytes,
-            _entry: PhantomData,
-        }
-    }
-
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.bytes.len() / E::LEN
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
-    /// The `i`-th entry, if there is one.
-    pub fn get(&self, i: usize) -> Option<E> {
-        let start = i.checked_mul(E::LEN)?;
-        self.bytes
-            .get(start..start + E::LEN)
-            .map(|b| E::read(b, ORDER))
-    }
-
-    /// The entries in wire order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = E> + 'a {
-        self.bytes.chunks_exact(E::LEN).map(|b| E::read(b, ORDER))
-    }
-
-    /// The raw bytes of all entries.
-    pub fn as_bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-}
-
-impl<E: Record + fmt::Debug> fmt::Debug for Entries<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
+/// The entries of a counted message, read in place: nothing is copied
+/// until an entry is asked for, and then only that entry (the codec's,
+/// shared with Starstrike's entities).
+pub use crate::proto::codec::Entries;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn round_trip<E: Record + PartialEq + fmt::Debug>(bytes: &[u8], expected: E) {
+    fn round_trip<E: Record + PartialEq + std::fmt::Debug>(bytes: &[u8], expected: E) {
         assert_eq!(bytes.len(), E::LEN);
         assert_eq!(E::read(bytes, ORDER), expected);
         let mut out = Vec::new();
@@ -237,7 +188,7 @@ mod tests {
     #[test]
     fn entries_index_without_copying_and_refuse_out_of_range() {
         let bytes = [0u8, 0, 0, 1, 0, 1, 0, 2, 0, 0, 0, 2, 0, 3, 0, 4];
-        let e: Entries<'_, UpdatePosEntry> = Entries::new(&bytes);
+        let e: Entries<'_, UpdatePosEntry> = Entries::new(&bytes, ORDER);
         assert_eq!(e.len(), 2);
         assert_eq!(e.get(1).map(|u| u.entity), Some(Id::new(0, 2)));
         assert_eq!(e.get(2), None);

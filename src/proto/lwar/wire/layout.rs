@@ -17,11 +17,15 @@
 //! (`record!` of `crate::proto::codec`): their reader and writer take
 //! offsets, sizes and byte order from the rows, checked at compile time to
 //! hold them field for field; the reliable messages' fixed fields are read
-//! at their rows' offsets (`item_offset!`, `message.rs`). What stays
+//! and written at their rows' offsets (`item_offset!`, `message.rs`: one
+//! constant a field, which the decoder and the encoder of `repr.rs`
+//! share), a text's length and an entry count where the row puts them, as
+//! wide as it says (`codec::write_text`, `write_entries`), and the entries
+//! read in place by the codec's `Entries` (Starstrike's too). What stays
 //! hand-written: the enums of the checked view's [`super::Message`] (the
 //! typed values the analysis reads, zero-copy) and of the owned
-//! [`super::MessageRepr`] that encodes the reliable messages in order, and
-//! the compact token (`Join#1`, `Update(5)`).
+//! [`super::MessageRepr`] (their arms: which value goes to which offset),
+//! and the compact token (`Join#1`, `Update(5)`).
 //!
 //! # Adding a field to a message
 //!
@@ -35,8 +39,9 @@
 //!    naming its item (`pub health: u8 = F::HEALTH`); its decoder and
 //!    encoder follow (until then the struct does not compile against its
 //!    row). For a reliable message: add the value to [`super::Message`]
-//!    (read at its `item_offset!`) and [`super::MessageRepr`] (written in
-//!    order); the layout test (`records_agree_with_the_layout`) fails until
+//!    and [`super::MessageRepr`], an offset constant (`item_offset!`,
+//!    `message.rs`) that the decoder reads it at and the encoder writes
+//!    it at; the layout test (`records_agree_with_the_layout`) fails until
 //!    their lengths agree.
 
 use super::types::MessageType;

@@ -5,7 +5,7 @@ use super::entries::{
     UpdatePosEntry, UpdateRayEntry, be_u32, id_at,
 };
 use super::error::{DecodeError, Violation};
-use super::layout::{F, items};
+use super::layout::{F, SEQNO_ITEM, TYPE_ITEM, items};
 use super::types::{DEPRECATED_TYPE_ID, Id, MAX_CHAT_LEN, MAX_NAME_LEN, MessageType};
 use crate::proto::codec::{Wire, item_offset};
 use std::fmt::{self, Write};
@@ -510,9 +510,12 @@ fn shapes_agree_with_the_layouts() {
     }
 }
 
-// Where the fixed bodies' fields are, from their rows.
+// Where the fixed bodies' fields are, from their rows (the decoder reads
+// them there, the encoder, `repr.rs`, writes them there).
+/// A reliable message's seqno, after its type byte.
+pub(super) const SEQNO_AT: usize = item_offset!(&[TYPE_ITEM, SEQNO_ITEM], F::SEQNO);
 /// A player's id, first in every body that names one.
-const PLAYER_AT: usize = {
+pub(super) const PLAYER_AT: usize = {
     let at = item_offset!(items(MessageType::Join), F::PLAYER);
     assert!(
         at == item_offset!(items(MessageType::Leave), F::PLAYER)
@@ -523,12 +526,12 @@ const PLAYER_AT: usize = {
     at
 };
 const INPUT_PLAYER: usize = item_offset!(items(MessageType::Input), F::PLAYER);
-const ADD_ENTITY: usize = item_offset!(items(MessageType::Add), F::ENTITY);
-const ADD_PLAYER: usize = item_offset!(items(MessageType::Add), F::PLAYER);
-const ADD_TYPE_ID: usize = item_offset!(items(MessageType::Add), F::TYPE_ID);
-const REMOVE_ENTITY: usize = item_offset!(items(MessageType::Remove), F::ENTITY);
-const SELECTION_SHIP: usize = item_offset!(items(MessageType::Selection), F::SHIP);
-const SELECTION_WEAPONS: usize = item_offset!(items(MessageType::Selection), F::WEAPON);
+pub(super) const ADD_ENTITY: usize = item_offset!(items(MessageType::Add), F::ENTITY);
+pub(super) const ADD_PLAYER: usize = item_offset!(items(MessageType::Add), F::PLAYER);
+pub(super) const ADD_TYPE_ID: usize = item_offset!(items(MessageType::Add), F::TYPE_ID);
+pub(super) const REMOVE_ENTITY: usize = item_offset!(items(MessageType::Remove), F::ENTITY);
+pub(super) const SELECTION_SHIP: usize = item_offset!(items(MessageType::Selection), F::SHIP);
+pub(super) const SELECTION_WEAPONS: usize = item_offset!(items(MessageType::Selection), F::WEAPON);
 
 /// The message of `msg_type` in `bytes`, whose length was checked: `head`
 /// bytes of header, then the fixed body up to `fixed_end`, then the string
@@ -536,7 +539,7 @@ const SELECTION_WEAPONS: usize = item_offset!(items(MessageType::Selection), F::
 #[inline]
 fn read_message(msg_type: MessageType, bytes: &[u8], head: usize, fixed_end: usize) -> Message<'_> {
     let seqno = if msg_type.is_reliable() {
-        be_u32(bytes, 1)
+        be_u32(bytes, SEQNO_AT)
     } else {
         0
     };
@@ -584,13 +587,13 @@ fn read_message(msg_type: MessageType, bytes: &[u8], head: usize, fixed_end: usi
             name: Str(tail),
         },
         MessageType::Synced => Message::Synced { seqno },
-        MessageType::Stats => Message::Stats(Entries::new(tail)),
+        MessageType::Stats => Message::Stats(Entries::new(tail, ORDER)),
         MessageType::Input => Message::Input(Input::read(body, ORDER)),
         MessageType::Full => Message::Full,
         MessageType::Collision => Message::Collision(Collision::read(body, ORDER)),
-        MessageType::Update => Message::Update(Entries::new(tail)),
-        MessageType::UpdatePos => Message::UpdatePos(Entries::new(tail)),
-        MessageType::UpdateRay => Message::UpdateRay(Entries::new(tail)),
-        MessageType::UpdateCircle => Message::UpdateCircle(Entries::new(tail)),
+        MessageType::Update => Message::Update(Entries::new(tail, ORDER)),
+        MessageType::UpdatePos => Message::UpdatePos(Entries::new(tail, ORDER)),
+        MessageType::UpdateRay => Message::UpdateRay(Entries::new(tail, ORDER)),
+        MessageType::UpdateCircle => Message::UpdateCircle(Entries::new(tail, ORDER)),
     }
 }

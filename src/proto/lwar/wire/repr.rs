@@ -6,9 +6,14 @@ use super::entries::{
     UpdateRayEntry,
 };
 use super::error::DecodeError;
-use super::message::Message;
+use super::layout::Layout;
+use super::message::{
+    ADD_ENTITY, ADD_PLAYER, ADD_TYPE_ID, Message, PLAYER_AT, REMOVE_ENTITY, SELECTION_SHIP,
+    SELECTION_WEAPONS, SEQNO_AT,
+};
 use super::packet::{Header, Packet};
 use super::types::{HEADER_LEN, Id, MessageType};
+use crate::proto::codec::{Wire, counted_len, max_count, write_entries, write_text};
 
 /// An owned message. Strings are raw bytes, so that a test or the fault injector
 /// can build invalid UTF-8 or over-long names on purpose.
@@ -67,22 +72,6 @@ pub enum MessageRepr {
     UpdatePos(Vec<UpdatePosEntry>),
     UpdateRay(Vec<UpdateRayEntry>),
     UpdateCircle(Vec<UpdateCircleEntry>),
-}
-
-fn push_string(out: &mut Vec<u8>, s: &[u8]) {
-    // A string longer than 255 bytes cannot be encoded; the length byte wraps and the
-    // decoder would read something else. Refuse loudly in debug builds.
-    debug_assert!(s.len() <= u8::MAX as usize, "string of {} bytes", s.len());
-    out.push(s.len() as u8);
-    out.extend_from_slice(s);
-}
-
-fn push_entries<E: Record>(out: &mut Vec<u8>, entries: &[E]) {
-    debug_assert!(entries.len() <= u8::MAX as usize);
-    out.push(entries.len() as u8);
-    for e in entries {
-        e.append(out, ORDER);
-    }
 }
 
 impl MessageRepr {
@@ -148,41 +137,67 @@ impl MessageRepr {
         }
     }
 
-    /// The number of bytes [`MessageRepr::emit`] writes.
+    /// The number of bytes [`MessageRepr::emit`] writes: its head, its
+    /// row's fixed items, then its text or its entries.
     pub fn wire_len(&self) -> usize {
         let t = self.msg_type();
+        let l = t.layout();
         let variable = match self {
             MessageRepr::Connect { name, .. }
             | MessageRepr::Join { name, .. }
             | MessageRepr::Name { name, .. } => name.len(),
             MessageRepr::Chat { text, .. } => text.len(),
-            MessageRepr::Stats(e) => e.len() * StatsEntry::LEN,
-            MessageRepr::Update(e) => e.len() * UpdateEntry::LEN,
-            MessageRepr::UpdatePos(e) => e.len() * UpdatePosEntry::LEN,
-            MessageRepr::UpdateRay(e) => e.len() * UpdateRayEntry::LEN,
-            MessageRepr::UpdateCircle(e) => e.len() * UpdateCircleEntry::LEN,
+            MessageRepr::Stats(e) => counted_len(l, e.len()) - l.fixed,
+            MessageRepr::Update(e) => counted_len(l, e.len()) - l.fixed,
+            MessageRepr::UpdatePos(e) => counted_len(l, e.len()) - l.fixed,
+            MessageRepr::UpdateRay(e) => counted_len(l, e.len()) - l.fixed,
+            MessageRepr::UpdateCircle(e) => counted_len(l, e.len()) - l.fixed,
             _ => 0,
         };
-        t.header_len() + t.fixed_body_len() + variable
+        t.header_len() + l.fixed + variable
     }
 
-    /// Appends the message's wire bytes, header included.
+    /// Appends the message's wire bytes, header included, each field at
+    /// its row's offset (where the decoder reads it), a text's length and
+    /// an entry count where the row puts them (`codec::write_text`,
+    /// `write_entries`). A text longer than its length can say (255 bytes)
+    /// cannot be encoded: refused loudly in debug builds.
     pub fn emit(&self, out: &mut Vec<u8>) {
-        out.push(self.msg_type().id());
+        let t = self.msg_type();
+        let l = t.layout();
+        let start = out.len();
+        out.resize(start + self.wire_len(), 0);
+        let Some(b) = out.get_mut(start..) else {
+            return;
+        };
+        t.id().put(b, 0, ORDER);
         if let Some(seqno) = self.seqno() {
-            out.extend_from_slice(&seqno.to_be_bytes());
+            seqno.put(b, SEQNO_AT, ORDER);
         }
+        let Some(body) = b.get_mut(t.header_len()..) else {
+            return;
+        };
+        let text = |text: &[u8], body: &mut [u8]| {
+            debug_assert!(
+                text.len() <= u8::MAX as usize,
+                "string of {} bytes",
+                text.len()
+            );
+            write_text(l, text, body, ORDER);
+        };
         match self {
-            MessageRepr::Connect { name, .. } => push_string(out, name),
+            MessageRepr::Connect { name, .. } => text(name, body),
             MessageRepr::Disconnect { .. } | MessageRepr::Synced { .. } | MessageRepr::Full => {}
             MessageRepr::Join { player, name, .. } | MessageRepr::Name { player, name, .. } => {
-                out.extend_from_slice(&player.to_bytes());
-                push_string(out, name);
+                player.put(body, PLAYER_AT, ORDER);
+                text(name, body);
             }
-            MessageRepr::Leave { player, .. } => out.extend_from_slice(&player.to_bytes()),
-            MessageRepr::Chat { player, text, .. } => {
-                out.extend_from_slice(&player.to_bytes());
-                push_string(out, text);
+            MessageRepr::Leave { player, .. } => player.put(body, PLAYER_AT, ORDER),
+            MessageRepr::Chat {
+                player, text: t, ..
+            } => {
+                player.put(body, PLAYER_AT, ORDER);
+                text(t, body);
             }
             MessageRepr::Add {
                 entity,
@@ -190,30 +205,37 @@ impl MessageRepr {
                 type_id,
                 ..
             } => {
-                out.extend_from_slice(&entity.to_bytes());
-                out.extend_from_slice(&player.to_bytes());
-                out.push(*type_id);
+                entity.put(body, ADD_ENTITY, ORDER);
+                player.put(body, ADD_PLAYER, ORDER);
+                type_id.put(body, ADD_TYPE_ID, ORDER);
             }
-            MessageRepr::Remove { entity, .. } => out.extend_from_slice(&entity.to_bytes()),
+            MessageRepr::Remove { entity, .. } => entity.put(body, REMOVE_ENTITY, ORDER),
             MessageRepr::Selection {
                 player,
                 ship_type,
                 weapon_types,
                 ..
             } => {
-                out.extend_from_slice(&player.to_bytes());
-                out.push(*ship_type);
-                out.extend_from_slice(weapon_types);
+                player.put(body, PLAYER_AT, ORDER);
+                ship_type.put(body, SELECTION_SHIP, ORDER);
+                weapon_types.put(body, SELECTION_WEAPONS, ORDER);
             }
-            MessageRepr::Stats(e) => push_entries(out, e),
-            MessageRepr::Input(input) => input.append(out, ORDER),
-            MessageRepr::Collision(c) => c.append(out, ORDER),
-            MessageRepr::Update(e) => push_entries(out, e),
-            MessageRepr::UpdatePos(e) => push_entries(out, e),
-            MessageRepr::UpdateRay(e) => push_entries(out, e),
-            MessageRepr::UpdateCircle(e) => push_entries(out, e),
+            MessageRepr::Stats(e) => entries(l, e, body),
+            MessageRepr::Input(input) => input.write(body, ORDER),
+            MessageRepr::Collision(c) => c.write(body, ORDER),
+            MessageRepr::Update(e) => entries(l, e, body),
+            MessageRepr::UpdatePos(e) => entries(l, e, body),
+            MessageRepr::UpdateRay(e) => entries(l, e, body),
+            MessageRepr::UpdateCircle(e) => entries(l, e, body),
         }
     }
+}
+
+/// Writes counted entries where the row puts them (at most 255: refused
+/// loudly in debug builds).
+fn entries<E: Record>(l: &Layout, e: &Vec<E>, body: &mut [u8]) {
+    debug_assert!(e.len() <= max_count(l), "{} entries", e.len());
+    write_entries(l, e, body, ORDER);
 }
 
 impl From<&Message<'_>> for MessageRepr {
