@@ -1320,6 +1320,15 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
         {
             return self.plain_ty(t, start, end);
         }
+        if JUDGING
+            && !root
+            && self.quiet
+            && t.plain
+            && t.kept == 0
+            && t.unjudged.is_some_and(|n| n <= end.saturating_sub(start))
+        {
+            return self.plain_judged(t, start, end);
+        }
         if t.kept <= SLOTS {
             let vals = BySlot {
                 attrs: &t.attrs,
@@ -1358,6 +1367,47 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
                 // Not in a plain type.
                 _ => pos,
             };
+        }
+        Ok(pos)
+    }
+
+    /// A plain type ([`CType::plain`]) whose bytes are all there and whose
+    /// `valid`s name no other field (it keeps none: [`CType::kept`]), in a
+    /// quiet walk that judges: its runs skipped, its checked numbers judged,
+    /// as [`Walker::ty_keeping`] does, without the checks none of its
+    /// fields needs.
+    fn plain_judged(
+        &mut self,
+        t: &'static CType,
+        start: usize,
+        end: usize,
+    ) -> Result<usize, DecodeErr> {
+        let mut pos = start;
+        let mut i = 0;
+        while let Some(ca) = t.attrs.get(i) {
+            if let Some(run) = ca.quiet_run
+                && run.bytes <= end.saturating_sub(pos)
+            {
+                pos += run.bytes;
+                i = run.next;
+                continue;
+            }
+            pos = match &ca.kind {
+                CKind::Int { bytes, signed, le } => {
+                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
+                    self.int(ca, None, pos, b, (*signed, *le), &NoVals);
+                    pos + b.len()
+                }
+                CKind::Float { bytes, le } => {
+                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
+                    self.float(ca, None, pos, b, *le, &NoVals);
+                    pos + b.len()
+                }
+                CKind::User(u) => self.node(ca, None, pos, end, false, u)?.0,
+                // Not in a plain type.
+                _ => pos,
+            };
+            i += 1;
         }
         Ok(pos)
     }
@@ -2047,6 +2097,34 @@ mod tests {
             assert_eq!(d.compiled.walk_with(&p, Side::Any, &mut not), r, "{p:02x?}");
             assert_eq!(not.0, judged.0, "{p:02x?}");
         }
+    }
+
+    #[test]
+    fn a_quiet_walk_judges_a_plain_type_as_a_full_one_does() {
+        let d = strs_ksy();
+        // A player input: a plain case type, its two floats checked.
+        let mut input = b"STRS".to_vec();
+        input.extend([0x01, 0x00, 0x00, 0x09, 0, 0, 0, 0]);
+        for f in [7u32, 0x3f80_0000, 0xc000_0000, 0x4000_0000, 0, 1] {
+            input.extend(f.to_be_bytes());
+        }
+        let mut violations = 0;
+        for whole in [snapshot(), input] {
+            for p in variants(&whole) {
+                let (mut quiet, mut loud) = (Quiet::default(), Loud::default());
+                let q = d.compiled.walk_with(&p, Side::Any, &mut quiet);
+                assert_eq!(
+                    q,
+                    d.compiled.walk_with(&p, Side::Any, &mut loud),
+                    "{p:02x?}"
+                );
+                assert_eq!(quiet.1, loud.0.1, "violations of {p:02x?}");
+                assert_eq!(quiet.0, loud.0.0, "{p:02x?}");
+                violations += quiet.1.len();
+            }
+        }
+        // move_y = -2 in every variant but those that cut or replace it.
+        assert!(violations > 100, "{violations}");
     }
 
     #[test]
