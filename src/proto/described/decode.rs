@@ -92,6 +92,11 @@ pub struct CType {
     /// The bytes it always takes for a walk that judges no `valid`
     /// ([`Events::judges`]): as [`CType::fixed`], a `valid` aside.
     pub unjudged: Option<usize>,
+    /// Every field an integer, a float or a plain type, one element each
+    /// (no `if`, `size` or `repeat`): once its bytes ([`CType::unjudged`])
+    /// are there, no field of it can fail or decide another's layout, so a
+    /// walk that judges nothing tells its fields without the checks.
+    pub plain: bool,
     /// Its fields whose values later fields read (an `if`, a count or a
     /// size, a switch, a `valid` bound): a walk keeps only theirs.
     pub kept: usize,
@@ -449,6 +454,12 @@ fn plan_fields(attrs: &mut [CAttr], specs: &[DefSpec]) -> usize {
 /// What the decoder tells as it walks.
 pub trait Events {
     fn field(&mut self, _field: Field<'_>) {}
+    /// A field of a layout, `at` its registered field's index in
+    /// [`Compiled::defs`] (what a sink may keep by field, as
+    /// [`Compiled::line_labels`]): [`Events::field`] unless the sink reads it.
+    fn field_at(&mut self, _at: u16, field: Field<'_>) {
+        self.field(field);
+    }
     fn enter(&mut self, node: Field<'_>) {
         self.field(node);
     }
@@ -520,6 +531,9 @@ pub struct Compiled {
     pub specs: Vec<DefSpec>,
     /// The registered fields, leaked once ([`Compiled::leak_defs`]).
     pub defs: &'static [FieldDef],
+    /// Each registered field's ` label=`, as the one-line text writes a
+    /// field (leaked with [`Compiled::defs`]).
+    pub line_labels: &'static [&'static str],
     /// The message-type field and its enum: a value outside it is malformed.
     pub strict_enum: Option<(u16, usize)>,
     /// The enum naming the message types, if any (a protobuf enum is open:
@@ -812,6 +826,18 @@ impl Compiler<'_> {
         out.kept = plan_fields(&mut out.attrs, &self.specs);
         out.fixed = fixed_size(&out.attrs, &self.specs, true);
         out.unjudged = fixed_size(&out.attrs, &self.specs, false);
+        out.plain = out.unjudged.is_some()
+            && out.attrs.iter().all(|ca| {
+                let a = &ca.attr;
+                a.cond.is_none()
+                    && a.size.is_none()
+                    && a.repeat == Repeat::None
+                    && match &ca.kind {
+                        CKind::Int { .. } | CKind::Float { .. } => true,
+                        CKind::User(u) => u.plain,
+                        _ => false,
+                    }
+            });
         Ok(out)
     }
 
@@ -907,6 +933,7 @@ impl Compiled {
             root,
             specs: c.specs,
             defs: &[],
+            line_labels: &[],
             strict_enum,
             type_enum: strict_enum.map(|(_, e)| e),
             trailing_malformed: ksy.sem.trailing_malformed,
@@ -931,6 +958,12 @@ impl Compiled {
             })
             .collect();
         self.defs = Box::leak(defs.into_boxed_slice());
+        let labels: Vec<&'static str> = self
+            .specs
+            .iter()
+            .map(|s| leak(&format!(" {}=", s.label)))
+            .collect();
+        self.line_labels = Box::leak(labels.into_boxed_slice());
     }
 
     /// Decodes `p`, telling `ev` every field. Returns the bytes decoded.
@@ -1136,6 +1169,17 @@ impl Vals for BySlot<'_> {
     }
 }
 
+/// No value kept: a plain type's ([`CType::plain`]), whose fields no later
+/// one reads.
+struct NoVals;
+
+impl Vals for NoVals {
+    fn get(&self, _i: usize) -> Option<i64> {
+        None
+    }
+    fn set(&mut self, _i: usize, _v: i64) {}
+}
+
 /// Any number of values, by field index.
 struct ByIndex([Option<i64>; MAX_ATTRS]);
 
@@ -1268,6 +1312,23 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
         end: usize,
         root: bool,
     ) -> Result<usize, DecodeErr> {
+        if !JUDGING
+            && !root
+            && !self.quiet
+            && t.plain
+            && t.unjudged.is_some_and(|n| n <= end.saturating_sub(start))
+        {
+            return self.plain_ty(t, start, end);
+        }
+        if JUDGING
+            && !root
+            && self.quiet
+            && t.plain
+            && t.kept == 0
+            && t.unjudged.is_some_and(|n| n <= end.saturating_sub(start))
+        {
+            return self.plain_judged(t, start, end);
+        }
         if t.kept <= SLOTS {
             let vals = BySlot {
                 attrs: &t.attrs,
@@ -1277,6 +1338,78 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
         } else {
             self.ty_keeping(t, start, end, root, ByIndex([None; MAX_ATTRS]))
         }
+    }
+
+    /// A plain type ([`CType::plain`]) whose bytes are all there, for a
+    /// sink that judges nothing: its fields told in wire order, as
+    /// [`Walker::ty_keeping`] tells them, without the checks none of them
+    /// needs.
+    fn plain_ty(
+        &mut self,
+        t: &'static CType,
+        start: usize,
+        end: usize,
+    ) -> Result<usize, DecodeErr> {
+        let mut pos = start;
+        for ca in &t.attrs {
+            pos = match &ca.kind {
+                CKind::Int { bytes, signed, le } => {
+                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
+                    self.int(ca, None, pos, b, (*signed, *le), &NoVals);
+                    pos + b.len()
+                }
+                CKind::Float { bytes, le } => {
+                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
+                    self.float(ca, None, pos, b, *le, &NoVals);
+                    pos + b.len()
+                }
+                CKind::User(u) => self.node(ca, None, pos, end, false, u)?.0,
+                // Not in a plain type.
+                _ => pos,
+            };
+        }
+        Ok(pos)
+    }
+
+    /// A plain type ([`CType::plain`]) whose bytes are all there and whose
+    /// `valid`s name no other field (it keeps none: [`CType::kept`]), in a
+    /// quiet walk that judges: its runs skipped, its checked numbers judged,
+    /// as [`Walker::ty_keeping`] does, without the checks none of its
+    /// fields needs.
+    fn plain_judged(
+        &mut self,
+        t: &'static CType,
+        start: usize,
+        end: usize,
+    ) -> Result<usize, DecodeErr> {
+        let mut pos = start;
+        let mut i = 0;
+        while let Some(ca) = t.attrs.get(i) {
+            if let Some(run) = ca.quiet_run
+                && run.bytes <= end.saturating_sub(pos)
+            {
+                pos += run.bytes;
+                i = run.next;
+                continue;
+            }
+            pos = match &ca.kind {
+                CKind::Int { bytes, signed, le } => {
+                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
+                    self.int(ca, None, pos, b, (*signed, *le), &NoVals);
+                    pos + b.len()
+                }
+                CKind::Float { bytes, le } => {
+                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
+                    self.float(ca, None, pos, b, *le, &NoVals);
+                    pos + b.len()
+                }
+                CKind::User(u) => self.node(ca, None, pos, end, false, u)?.0,
+                // Not in a plain type.
+                _ => pos,
+            };
+            i += 1;
+        }
+        Ok(pos)
     }
 
     /// [`Walker::ty`], keeping the values later fields read in `vals`.
@@ -1442,18 +1575,55 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
                 None if signed => Value::Signed(v),
                 None => Value::Unsigned(raw),
             };
-            self.ev.field(Field {
-                def,
-                index,
-                offset: pos,
-                len: b.len(),
-                value,
-            });
+            self.ev.field_at(
+                ca.field,
+                Field {
+                    def,
+                    index,
+                    offset: pos,
+                    len: b.len(),
+                    value,
+                },
+            );
         }
         if JUDGING && ca.checked {
             self.judge(ca, pos, if signed { v as f64 } else { raw as f64 }, vals);
         }
         v
+    }
+
+    /// A float of `b` (4 or 8 bytes): its field and value, and its `valid`
+    /// judged.
+    fn float(
+        &mut self,
+        ca: &'static CAttr,
+        index: Option<u32>,
+        pos: usize,
+        b: &'p [u8],
+        le: bool,
+        vals: &impl Vals,
+    ) {
+        let raw = read_uint(b, le);
+        let v = if b.len() == 4 {
+            f64::from(f32::from_bits(raw as u32))
+        } else {
+            f64::from_bits(raw)
+        };
+        if let Some(def) = self.def_of(ca) {
+            self.ev.field_at(
+                ca.field,
+                Field {
+                    def,
+                    index,
+                    offset: pos,
+                    len: b.len(),
+                    value: Value::Float(v),
+                },
+            );
+        }
+        if JUDGING && ca.checked {
+            self.judge(ca, pos, v, vals);
+        }
     }
 
     /// The registered field of `ca`, unless the walk is quiet (a group of
@@ -1474,13 +1644,16 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
     ) -> (usize, Option<i64>) {
         let b = self.p.get(pos..limit).unwrap_or(&[]);
         if let Some(def) = self.def_of(ca) {
-            self.ev.field(Field {
-                def,
-                index,
-                offset: pos,
-                len: b.len(),
-                value: Value::Bytes(b),
-            });
+            self.ev.field_at(
+                ca.field,
+                Field {
+                    def,
+                    index,
+                    offset: pos,
+                    len: b.len(),
+                    value: Value::Bytes(b),
+                },
+            );
         }
         (limit, None)
     }
@@ -1559,25 +1732,14 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
             }
             CKind::Float { bytes, le } => {
                 let b = take(usize::from(*bytes))?;
-                let raw = read_uint(b, *le);
-                let v = if *bytes == 4 {
-                    f64::from(f32::from_bits(raw as u32))
-                } else {
-                    f64::from_bits(raw)
-                };
-                if let Some(f) = field(b.len(), Value::Float(v)) {
-                    self.ev.field(f);
-                }
-                if JUDGING && ca.checked {
-                    self.judge(ca, pos, v, vals);
-                }
+                self.float(ca, index, pos, b, *le, vals);
                 Ok((pos + b.len(), None))
             }
             CKind::Str { zero } => {
                 let avail = p.get(pos..limit).unwrap_or(&[]);
                 let (text, used) = text(avail, ca, pos, sized, *zero)?;
                 if let Some(f) = field(used, Value::Text(text)) {
-                    self.ev.field(f);
+                    self.ev.field_at(ca.field, f);
                 }
                 Ok((pos + used, None))
             }
@@ -1585,7 +1747,7 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
             CKind::Contents(want) => {
                 let b = take(want.len())?;
                 if let Some(f) = field(b.len(), magic_value(b)) {
-                    self.ev.field(f);
+                    self.ev.field_at(ca.field, f);
                 }
                 if b != want.as_slice() {
                     return Err(DecodeErr {
@@ -1892,6 +2054,77 @@ mod tests {
                 assert_eq!(typed.0, quiet.0, "{p:02x?}");
             }
         }
+    }
+
+    /// Every field told, node entries and exits included, as text; `.1`:
+    /// whether it judges `valid`s.
+    struct Told(Vec<String>, bool);
+
+    impl Events for Told {
+        fn field(&mut self, f: Field<'_>) {
+            self.0.push(format!(
+                "{} {:?} {}+{} {:?}",
+                f.def.name, f.index, f.offset, f.len, f.value
+            ));
+        }
+        fn enter(&mut self, node: Field<'_>) {
+            self.field(node);
+            self.0.push("{".into());
+        }
+        fn leave(&mut self) {
+            self.0.push("}".into());
+        }
+        fn judges(&self) -> bool {
+            self.1
+        }
+    }
+
+    #[test]
+    fn plain_types_are_told_alike_by_a_walk_that_judges_nothing() {
+        let d = strs_ksy();
+        let CKind::Switch { cases, .. } = &d.compiled.root.attrs[4].kind else {
+            panic!("the payload is a switch");
+        };
+        let snap = &cases.iter().find(|(v, _)| *v == 0x0101).unwrap().1;
+        let CKind::User(entity) = &snap.attrs[2].kind else {
+            panic!("entities");
+        };
+        // An entity: integers, floats and vectors of floats, one each.
+        assert!(entity.plain && !snap.plain && !d.compiled.root.plain);
+        for p in variants(&snapshot()) {
+            let (mut judged, mut not) = (Told(Vec::new(), true), Told(Vec::new(), false));
+            let r = d.compiled.walk_with(&p, Side::Any, &mut judged);
+            assert_eq!(d.compiled.walk_with(&p, Side::Any, &mut not), r, "{p:02x?}");
+            assert_eq!(not.0, judged.0, "{p:02x?}");
+        }
+    }
+
+    #[test]
+    fn a_quiet_walk_judges_a_plain_type_as_a_full_one_does() {
+        let d = strs_ksy();
+        // A player input: a plain case type, its two floats checked.
+        let mut input = b"STRS".to_vec();
+        input.extend([0x01, 0x00, 0x00, 0x09, 0, 0, 0, 0]);
+        for f in [7u32, 0x3f80_0000, 0xc000_0000, 0x4000_0000, 0, 1] {
+            input.extend(f.to_be_bytes());
+        }
+        let mut violations = 0;
+        for whole in [snapshot(), input] {
+            for p in variants(&whole) {
+                let (mut quiet, mut loud) = (Quiet::default(), Loud::default());
+                let q = d.compiled.walk_with(&p, Side::Any, &mut quiet);
+                assert_eq!(
+                    q,
+                    d.compiled.walk_with(&p, Side::Any, &mut loud),
+                    "{p:02x?}"
+                );
+                assert_eq!(quiet.1, loud.0.1, "violations of {p:02x?}");
+                assert_eq!(quiet.0, loud.0.0, "{p:02x?}");
+                violations += quiet.1.len();
+            }
+        }
+        // move_y = -2 in every variant but those that cut or replace it.
+        assert!(violations > 100, "{violations}");
     }
 
     #[test]

@@ -123,6 +123,8 @@ struct LineSink<'o, O> {
     depth: u32,
     element: Option<(u32, u32)>,
     protobuf: bool,
+    /// Each registered field's ` label=` ([`super::decode::Compiled::line_labels`]).
+    labels: &'static [&'static str],
 }
 
 impl<O: Out> LineSink<'_, O> {
@@ -160,6 +162,30 @@ impl<O: Out> Events for LineSink<'_, O> {
         }
         self.result = self.write(&field);
     }
+    /// `name=value` with the field's ` label=` written at once (not an
+    /// element's: `name[i]=`, `[e].name=`).
+    fn field_at(&mut self, at: u16, field: Field<'_>) {
+        let label = self.labels.get(usize::from(at));
+        let (Some(label), None, None) = (label, field.index, self.element) else {
+            return self.field(field);
+        };
+        if self.result.is_err() || field.def.ty == FieldType::Node {
+            return;
+        }
+        if self.protobuf && field.len == 0 {
+            return;
+        }
+        let label = if self.first {
+            label.get(1..).unwrap_or_default()
+        } else {
+            label
+        };
+        self.first = false;
+        self.result = self
+            .f
+            .s(label)
+            .and_then(|()| field.value.write_text(&mut *self.f));
+    }
     fn enter(&mut self, node: Field<'_>) {
         self.depth += 1;
         if let Some(i) = node.index {
@@ -187,6 +213,7 @@ impl Text<'_> {
             depth: 0,
             element: None,
             protobuf: self.0.compiled.proto.is_some(),
+            labels: self.0.compiled.line_labels,
         };
         let _ = self.0.compiled.walk_with(self.2, self.1, &mut sink);
         sink.result
@@ -219,9 +246,16 @@ impl WriteText for Token {
     }
 }
 
-/// A field of the tree, its texts in [`TreeSink::text`].
+/// A field's label in the tree: its registered label, or an element's
+/// `label[i]`, written in [`TreeSink::text`].
+enum Label {
+    Def(&'static str),
+    Text(Range<usize>),
+}
+
+/// A field of the tree, its written texts in [`TreeSink::text`].
 struct Item {
-    label: Range<usize>,
+    label: Label,
     value: Range<usize>,
     span: Range<usize>,
     depth: u8,
@@ -230,9 +264,14 @@ struct Item {
 /// The field tree, held until the walk ends: a node gets the span of what
 /// it holds, known once its fields are walked. Reused from packet to packet
 /// (a thread's own), so `-V` allocates nothing per packet.
+///
+/// The values are written into bytes (`Out for Vec<u8>`: a short piece is
+/// copied in place, a number's digits straight in); every piece is a `str`
+/// or ASCII, so the bytes are UTF-8. A label is the registered field's own,
+/// not copied, but for an element's index.
 #[derive(Default)]
 struct TreeSink {
-    text: String,
+    text: Vec<u8>,
     items: Vec<Item>,
     open: Vec<usize>,
 }
@@ -250,10 +289,16 @@ impl TreeSink {
 
     /// Hands every item to `f`.
     fn emit(&self, f: &mut dyn FnMut(TreeRef<'_>)) {
+        // UTF-8 (see the type's docs): checked once for the packet.
+        let text = std::str::from_utf8(&self.text).unwrap_or_default();
+        let at = |r: &Range<usize>| text.get(r.clone()).unwrap_or_default();
         for item in &self.items {
             f(TreeRef::Field {
-                label: self.text.get(item.label.clone()).unwrap_or_default(),
-                value: self.text.get(item.value.clone()).unwrap_or_default(),
+                label: match &item.label {
+                    Label::Def(label) => label,
+                    Label::Text(r) => at(r),
+                },
+                value: at(&item.value),
                 span: item.span.clone(),
                 depth: item.depth,
             });
@@ -264,18 +309,24 @@ impl TreeSink {
 /// The walk's fields straight into the tree (one call per field).
 impl Events for TreeSink {
     fn field(&mut self, field: Field<'_>) {
+        let label = match field.index {
+            None => Label::Def(field.def.label),
+            Some(_) => {
+                let start = self.text.len();
+                let _ = indexed_label(&mut self.text, field.def.label, field.index);
+                Label::Text(start..self.text.len())
+            }
+        };
         let start = self.text.len();
-        let _ = indexed_label(&mut self.text, field.def.label, field.index);
-        let label = start..self.text.len();
         if field.def.ty != FieldType::Node {
             let _ = field.value.write_text(&mut self.text);
         }
-        let value = label.end..self.text.len();
+        let value = start..self.text.len();
+        // The innermost open node reaches at least to its field's end; it
+        // passes its own end to its parent when it closes.
         let end = field.offset + field.len;
-        for &o in &self.open {
-            if let Some(n) = self.items.get_mut(o) {
-                n.span.end = n.span.end.max(end);
-            }
+        if let Some(n) = self.open.last().and_then(|&o| self.items.get_mut(o)) {
+            n.span.end = n.span.end.max(end);
         }
         self.items.push(Item {
             label,
@@ -289,7 +340,14 @@ impl Events for TreeSink {
         self.open.push(self.items.len() - 1);
     }
     fn leave(&mut self) {
-        self.open.pop();
+        let end = self
+            .open
+            .pop()
+            .and_then(|o| self.items.get(o))
+            .map(|n| n.span.end);
+        if let (Some(end), Some(n)) = (end, self.open.last().and_then(|&o| self.items.get_mut(o))) {
+            n.span.end = n.span.end.max(end);
+        }
     }
     /// No violation is told: no `valid` is judged.
     fn judges(&self) -> bool {

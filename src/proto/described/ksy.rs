@@ -384,7 +384,17 @@ pub fn parse(file: &str, text: &str) -> Result<Ksy, KsyError> {
         msg,
     };
     let root = yaml::parse(text).map_err(|e| at(e.pos, e.msg))?;
-    Reader::default().ksy(&root).map_err(|(p, m)| at(p, m))
+    parse_root(file, &root)
+}
+
+/// [`parse`] of a YAML tree already read from `file`.
+pub fn parse_root(file: &str, root: &yaml::Node) -> Result<Ksy, KsyError> {
+    Reader::default().ksy(root).map_err(|(pos, msg)| KsyError {
+        file: file.to_owned(),
+        line: pos.line,
+        col: pos.col,
+        msg,
+    })
 }
 
 #[derive(Default)]

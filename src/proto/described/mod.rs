@@ -211,7 +211,15 @@ impl Described {
 /// Reads and compiles a description: a `.ksy`, or a protobuf description
 /// (YAML with `protobuf:`) whose `.proto` is read from beside `file`.
 pub fn parse(file: &str, text: &str) -> Result<Described, ksy::KsyError> {
-    if protobuf::is_protobuf(text) {
+    // The YAML is read once (a run loads the shipped descriptions, each
+    // read before as YAML twice: what its format is, then the format).
+    let root = yaml::parse(text).map_err(|e| ksy::KsyError {
+        file: file.to_owned(),
+        line: e.pos.line,
+        col: e.pos.col,
+        msg: e.msg,
+    })?;
+    if protobuf::is_protobuf_root(&root) {
         let dir = std::path::Path::new(file)
             .parent()
             .map(std::path::Path::to_path_buf)
@@ -223,9 +231,9 @@ pub fn parse(file: &str, text: &str) -> Result<Described, ksy::KsyError> {
             }
             Some(read_bounded(&path).map_err(|e| e.to_string()))
         };
-        return protobuf::parse(file, text, Box::new(resolve));
+        return protobuf::parse_root(file, &root, Box::new(resolve));
     }
-    let k = ksy::parse(file, text)?;
+    let k = ksy::parse_root(file, &root)?;
     Described::new(file, k)
 }
 

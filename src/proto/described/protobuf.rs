@@ -296,7 +296,13 @@ impl protox::file::FileResolver for Files {
 pub fn parse(file: &str, text: &str, resolve: Resolve) -> Result<super::Described, KsyError> {
     let at = |pos: Pos, msg: String| located(file, pos, msg);
     let root = yaml::parse(text).map_err(|e| at(e.pos, e.msg))?;
-    let desc = read(&root).map_err(|(p, m)| at(p, m))?;
+    parse_root(file, &root, resolve)
+}
+
+/// [`parse`] of a YAML tree already read from `file`.
+pub fn parse_root(file: &str, root: &Node, resolve: Resolve) -> Result<super::Described, KsyError> {
+    let at = |pos: Pos, msg: String| located(file, pos, msg);
+    let desc = read(root).map_err(|(p, m)| at(p, m))?;
     // The `.proto`, compiled.
     let pool = compile_proto(file, &desc, resolve)?;
     let message = |m: &(String, Pos)| find_message(file, &pool, &desc, m);
@@ -612,10 +618,12 @@ impl Compiler {
                 attrs: root_attrs,
                 fixed: None,
                 unjudged: None,
+                plain: false,
                 kept: 0,
             },
             specs,
             defs: &[],
+            line_labels: &[],
             strict_enum: None,
             type_enum,
             trailing_malformed: false,
@@ -906,13 +914,13 @@ struct Desc {
 
 /// Whether a YAML document is a protobuf description (it has `protobuf:`).
 pub fn is_protobuf(text: &str) -> bool {
-    yaml::parse(text)
-        .ok()
-        .and_then(|n| {
-            n.as_map()
-                .map(|m| m.iter().any(|(k, _, _)| k == "protobuf"))
-        })
-        .unwrap_or(false)
+    yaml::parse(text).is_ok_and(|n| is_protobuf_root(&n))
+}
+
+/// [`is_protobuf`] of a YAML tree already read.
+pub fn is_protobuf_root(root: &Node) -> bool {
+    root.as_map()
+        .is_some_and(|m| m.iter().any(|(k, _, _)| k == "protobuf"))
 }
 
 fn read(root: &Node) -> R<Desc> {
