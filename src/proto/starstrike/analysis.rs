@@ -1067,15 +1067,18 @@ fn codec_and_direction(session: &mut Session, raise: &mut Raise<'_>, packet: &Pa
         Sender::Server => !from_server,
         Sender::Both => false,
     };
-    let mut present: [IncidentKey; 32] = [(0, 0, 0); 32];
+    // The incidents this packet has, up to 32: made on the first (almost
+    // every packet has none, and zeroing 32 keys was 64 stores a packet).
+    let mut present: Option<[IncidentKey; 32]> = None;
     let mut n = 0;
     if wrong {
-        present[0] = (CODE_WRONG_DIRECTION, t.id(), 0);
+        let key = (CODE_WRONG_DIRECTION, t.id(), 0);
+        present.get_or_insert([(0, 0, 0); 32])[0] = key;
         n = 1;
         incident(
             session,
             raise,
-            present[0],
+            key,
             true,
             FindingKind::VIOLATION,
             Some(rules::WRONG_DIRECTION),
@@ -1088,11 +1091,12 @@ fn codec_and_direction(session: &mut Session, raise: &mut Raise<'_>, packet: &Pa
         };
         let field = violation_field(&v);
         let key = (CODE_CODEC + v.kind() as u8, t.id(), field.index());
-        if present[..n].contains(&key) {
+        let keys = present.get_or_insert([(0, 0, 0); 32]);
+        if keys[..n].contains(&key) {
             return;
         }
-        if n < present.len() {
-            present[n] = key;
+        if n < keys.len() {
+            keys[n] = key;
             n += 1;
         }
         incident(
@@ -1105,7 +1109,8 @@ fn codec_and_direction(session: &mut Session, raise: &mut Raise<'_>, packet: &Pa
             findings::codec(v),
         );
     });
-    close_incidents_of_type(&mut session.proto.tracks[idx(direction)], t, &present[..n]);
+    let present = present.as_ref().map_or(&[][..], |keys| &keys[..n]);
+    close_incidents_of_type(&mut session.proto.tracks[idx(direction)], t, present);
 }
 
 fn violation_field(v: &wire::Violation) -> FieldId {
