@@ -336,7 +336,8 @@ pub(crate) fn decode_at(packet: &[u8], offset: usize) -> Result<MessageView<'_>,
 }
 
 /// A message whose type and length are checked (the bytes are all there),
-/// its fields not yet read: what [`decode_at`] finds before it reads them.
+/// its fields not yet read: what [`Packet::messages`](super::Packet::messages)
+/// finds of a message before it reads the fields.
 /// The analysis counts every message by type and length, and reads the
 /// fields only of those a rule judges: the server's Update family, most of
 /// its packets, are counted and never read ([`Framed::view`] reads them).
@@ -352,7 +353,8 @@ pub struct Framed<'a> {
 }
 
 impl<'a> Framed<'a> {
-    /// The message read: what [`decode_at`] returns for it.
+    /// The message read: what [`Packet::messages`](super::Packet::messages)
+    /// gives for it.
     #[inline]
     pub fn view(self) -> MessageView<'a> {
         let message = read_message(
