@@ -573,6 +573,12 @@ pub struct Unrecognised {
 /// sessions were first seen, whatever their protocol.
 pub struct Engine {
     entries: Vec<Entry>,
+    /// The entries (of the first 64) recognised by a flow's first datagram
+    /// ([`Recognition::FirstOfFlow`]), and the others, as bits: what
+    /// recognition asks of the protocols that come before the first whose
+    /// probe a datagram's marks say match ([`Datagram::probes`]).
+    first_of_flow: u64,
+    every_datagram: u64,
     /// Ports the user decodes as a protocol: (port, entry index).
     decode_as: Vec<(u16, usize)>,
     next_id: SessionId,
@@ -583,7 +589,17 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(entries: Vec<Entry>) -> Self {
+        let bits = |r: Recognition| {
+            entries
+                .iter()
+                .take(64)
+                .enumerate()
+                .filter(|(_, e)| e.recognition == r)
+                .fold(0u64, |m, (i, _)| m | 1 << i)
+        };
         Engine {
+            first_of_flow: bits(Recognition::FirstOfFlow),
+            every_datagram: bits(Recognition::EveryDatagram),
             entries,
             decode_as: Vec::new(),
             next_id: 0,
@@ -638,13 +654,72 @@ impl Engine {
         // The common case first, inline: no port named, and the first
         // protocol's mark on the datagram (what `recognition` finds first
         // too).
-        if self.decode_as.is_empty()
-            && let Some(first) = self.entries.first()
-            && probe_matches(&first.probe, 0, d)
-        {
-            return Some((0, RecognisedBy::Probe));
+        if self.decode_as.is_empty() {
+            if let Some(marks) = d.probes {
+                return self.recognise_marked(d, marks);
+            }
+            if let Some(first) = self.entries.first()
+                && first.probe.matches(d)
+            {
+                return Some((0, RecognisedBy::Probe));
+            }
         }
         self.recognise_all(d)
+    }
+
+    /// [`recognition`] of a datagram whose probes were tested ahead, no
+    /// port named, over bits: protocol by protocol before the first whose
+    /// mark is set, only those recognised by a flow's first datagram are
+    /// asked for a flow; then that protocol; with no mark, the protocols
+    /// recognised by their mark are asked for a flow, in order.
+    #[inline]
+    fn recognise_marked(&self, d: &Datagram<'_>, marks: u64) -> Option<(usize, RecognisedBy)> {
+        // The first protocol's mark: none comes before it.
+        if marks & 1 == 1 {
+            return Some((0, RecognisedBy::Probe));
+        }
+        let first = marks.trailing_zeros();
+        let before = 1u64.checked_shl(first).map_or(u64::MAX, |b| b - 1);
+        // The common case, inline: a mark, and no protocol before it to
+        // ask for a flow.
+        if marks != 0 && self.first_of_flow & before == 0 {
+            return Some((first as usize, RecognisedBy::Probe));
+        }
+        self.recognise_by_flow(d, marks, before)
+    }
+
+    /// [`Engine::recognise_marked`] past its common case: `before`, the
+    /// protocols before the first marked (all of them with no mark).
+    #[inline(never)]
+    fn recognise_by_flow(
+        &self,
+        d: &Datagram<'_>,
+        marks: u64,
+        before: u64,
+    ) -> Option<(usize, RecognisedBy)> {
+        let first = marks.trailing_zeros();
+        if let Some(i) = self.flow_of(d, self.first_of_flow & before) {
+            return Some((i, RecognisedBy::Flow));
+        }
+        if marks != 0 {
+            return Some((first as usize, RecognisedBy::Probe));
+        }
+        self.flow_of(d, self.every_datagram)
+            .map(|i| (i, RecognisedBy::Flow))
+    }
+
+    /// The first protocol of `among` (bits) that keeps a session of `d`'s
+    /// flow.
+    #[inline]
+    fn flow_of(&self, d: &Datagram<'_>, mut among: u64) -> Option<usize> {
+        while among != 0 {
+            let i = among.trailing_zeros() as usize;
+            if self.entries.get(i).is_some_and(|e| e.tracker.has_flow(d)) {
+                return Some(i);
+            }
+            among &= among - 1;
+        }
+        None
     }
 
     /// [`Engine::recognise`] past its common case.

@@ -2060,7 +2060,14 @@ fn reliable(session: &mut Session) -> &mut Reliable {
 /// Follows a new block key, judging the oldest one if the table is full.
 fn follow(session: &mut Session, raise: &mut Raise<'_>, key: BlockKey, state: BlockState) {
     let rel = reliable(session);
-    if rel.order.len() >= MAX_BLOCKS_FOLLOWED && rel.blocks.capacity() < 2 * MAX_BLOCKS_FOLLOWED {
+    // Past half the blocks followed, a table that would grow on this insert
+    // takes that room at once: the growth in between (to room for 1792)
+    // rehashed its blocks for a table it then left.
+    let growing =
+        rel.blocks.len() >= MAX_BLOCKS_FOLLOWED / 2 && rel.blocks.len() == rel.blocks.capacity();
+    if (rel.order.len() >= MAX_BLOCKS_FOLLOWED || growing)
+        && rel.blocks.capacity() < 2 * MAX_BLOCKS_FOLLOWED
+    {
         // The table is full and blocks start to come and go: room, once,
         // for twice the blocks followed. A table more than half full grows
         // when its tombstones run out, where one at most half full is

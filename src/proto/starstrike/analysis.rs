@@ -439,6 +439,13 @@ struct Track {
     unsettled: [u64; SEQ_RING / 64],
     highest: Option<u16>,
     log: Box<[Reliable; RELIABLE_LOG]>,
+    /// The low 32 bits of each logged message's hash, side by side: a
+    /// reliable packet is looked for among the copies of the log's messages,
+    /// and where no tag is its own (almost always: a first copy) none is,
+    /// found by a scan of 1 KiB of tags (a few vector compares) rather
+    /// than of the log's messages. Written with each message's place
+    /// ([`first_copy`]).
+    log_tags: Box<[u32; RELIABLE_LOG]>,
     next_log: usize,
     next_id: u32,
     /// The latest packet with a header: its time and frame, and its number.
@@ -476,6 +483,7 @@ impl Default for Track {
             unsettled: [0; SEQ_RING / 64],
             highest: None,
             log: Box::new([Reliable::default(); RELIABLE_LOG]),
+            log_tags: Box::new([Reliable::default().hash as u32; RELIABLE_LOG]),
             next_log: 0,
             next_id: 1,
             last: None,
@@ -1067,15 +1075,18 @@ fn codec_and_direction(session: &mut Session, raise: &mut Raise<'_>, packet: &Pa
         Sender::Server => !from_server,
         Sender::Both => false,
     };
-    let mut present: [IncidentKey; 32] = [(0, 0, 0); 32];
+    // The incidents this packet has, up to 32: made on the first (almost
+    // every packet has none, and zeroing 32 keys was 64 stores a packet).
+    let mut present: Option<[IncidentKey; 32]> = None;
     let mut n = 0;
     if wrong {
-        present[0] = (CODE_WRONG_DIRECTION, t.id(), 0);
+        let key = (CODE_WRONG_DIRECTION, t.id(), 0);
+        present.get_or_insert([(0, 0, 0); 32])[0] = key;
         n = 1;
         incident(
             session,
             raise,
-            present[0],
+            key,
             true,
             FindingKind::VIOLATION,
             Some(rules::WRONG_DIRECTION),
@@ -1088,11 +1099,12 @@ fn codec_and_direction(session: &mut Session, raise: &mut Raise<'_>, packet: &Pa
         };
         let field = violation_field(&v);
         let key = (CODE_CODEC + v.kind() as u8, t.id(), field.index());
-        if present[..n].contains(&key) {
+        let keys = present.get_or_insert([(0, 0, 0); 32]);
+        if keys[..n].contains(&key) {
             return;
         }
-        if n < present.len() {
-            present[n] = key;
+        if n < keys.len() {
+            keys[n] = key;
             n += 1;
         }
         incident(
@@ -1105,7 +1117,8 @@ fn codec_and_direction(session: &mut Session, raise: &mut Raise<'_>, packet: &Pa
             findings::codec(v),
         );
     });
-    close_incidents_of_type(&mut session.proto.tracks[idx(direction)], t, &present[..n]);
+    let present = present.as_ref().map_or(&[][..], |keys| &keys[..n]);
+    close_incidents_of_type(&mut session.proto.tracks[idx(direction)], t, present);
 }
 
 fn violation_field(v: &wire::Violation) -> FieldId {
@@ -1510,6 +1523,7 @@ fn first_copy(
     debug_assert_eq!(track.next_log, (first.id - 1) as usize % RELIABLE_LOG);
     track.next_id = if first.id == LAST_ID { 1 } else { first.id + 1 };
     track.log[track.next_log] = first;
+    track.log_tags[track.next_log] = first.hash as u32;
     if mark_message(track, first.first_seq, first.id, beyond) {
         track.log[track.next_log].shown = 1;
     }
@@ -1542,12 +1556,24 @@ fn reliable(
     let peer_packets = session.dir(direction.reverse()).packets;
     let beyond = past_every_window(session, direction, seq);
     let track = &mut session.proto.tracks[i];
-    let copy_of = track.log.iter().position(|m| {
-        m.id != 0
-            && m.packet_type == t.id()
-            && m.hash == hash
-            && d.ts.since(m.last_ts) < CONNECTION_TIMEOUT_MS * MS
-    });
+    // A copy has its message's hash: no tag of it, no copy (the tags
+    // scanned without early exit, the messages only on a tag's match).
+    let tag = hash as u32;
+    let tagged = track
+        .log_tags
+        .iter()
+        .fold(0u32, |hit, t| hit | u32::from(*t == tag))
+        != 0;
+    let copy_of = tagged
+        .then(|| {
+            track.log.iter().position(|m| {
+                m.id != 0
+                    && m.packet_type == t.id()
+                    && m.hash == hash
+                    && d.ts.since(m.last_ts) < CONNECTION_TIMEOUT_MS * MS
+            })
+        })
+        .flatten();
     let Some(pos) = copy_of else {
         let first = Reliable {
             id: 0,
@@ -2339,6 +2365,27 @@ mod tests {
             .filter(|&n| n > 0)
             .collect();
         assert_eq!(used, [2, 1]);
+    }
+
+    /// The log's tags are its messages' hashes (their low 32 bits), place
+    /// by place, over more messages than the log holds: the scan that
+    /// skips the log where no tag matches misses no copy, and finds the
+    /// copy of a message still in the log.
+    #[test]
+    fn the_log_tags_are_its_messages_hashes() {
+        let mut r = Run::new();
+        let n = RELIABLE_LOG as u16 + 20;
+        for k in 0..n {
+            r.send(true, u64::from(k) * 10, 100 + k, 0, chat(&format!("m{k}")));
+        }
+        let track = r.track(true);
+        for (m, tag) in track.log.iter().zip(track.log_tags.iter()) {
+            assert_eq!(m.hash as u32, *tag);
+        }
+        let latest = format!("m{}", n - 1);
+        r.send(true, u64::from(n) * 10, 100 + n, 0, chat(&latest));
+        let c2s = &r.session().c2s;
+        assert_eq!((c2s.first_sends, c2s.resends), (u64::from(n), 1));
     }
 
     /// Rule 2: a header that does not decode still counts its number when it

@@ -364,7 +364,8 @@ pub struct MessageHead<'a> {
 }
 
 impl<'a> MessageHead<'a> {
-    /// The message read: what [`decode_at`] returns for it.
+    /// The message read: what [`Packet::messages`](super::Packet::messages)
+    /// gives for it.
     #[inline]
     pub fn view(self) -> MessageView<'a> {
         let message = read_message(
