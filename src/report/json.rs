@@ -934,22 +934,24 @@ fn packet_line(
 fn payload_part(out: &mut Vec<u8>, dissector: &dyn Dissector, payload: &[u8]) -> bool {
     use super::fast::int;
     let dissector = dissector.settled(payload).unwrap_or(dissector);
-    let mut header = [None; 4];
+    // The header's first four numbers written as they come, taken back if
+    // the header does not decode (rather than kept aside, then written).
+    let start = out.len();
     let mut n = 0;
     let decoded = dissector.header(payload, &mut |h| {
-        if let Some(slot) = header.get_mut(n) {
-            *slot = Some(h);
+        if n < 4 {
+            out.push(b',');
+            json_name(out, h.name);
+            out.push(b':');
+            int(out, h.value);
             n += 1;
         }
     });
+    if decoded.is_err() {
+        out.truncate(start);
+    }
     match decoded {
         Ok(()) => {
-            for h in header.iter().flatten() {
-                out.push(b',');
-                json_name(out, h.name);
-                out.push(b':');
-                int(out, h.value);
-            }
             out.extend_from_slice(b",\"messages\":[");
             let mut first = true;
             let result = dissector.messages(payload, &mut |m| {
