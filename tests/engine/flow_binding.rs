@@ -23,6 +23,20 @@ impl Observer for Collect {
 /// (frame, label, seqno, detail) of every finding, sorted.
 type F = (u64, String, Option<u32>, String);
 
+/// Each finding collected as a row: frame, label, seqno, detail.
+fn rows(seen: &Collect) -> Vec<F> {
+    (seen.0.iter())
+        .map(|f| {
+            (
+                f.frame,
+                f.label().to_string(),
+                f.seqno,
+                f.detail.to_string(),
+            )
+        })
+        .collect()
+}
+
 /// Every finding of the datagrams through one engine, and the datagrams no
 /// protocol took.
 fn analyse(ds: &[OwnedDatagram]) -> (Vec<F>, u64, Engine) {
@@ -32,18 +46,7 @@ fn analyse(ds: &[OwnedDatagram]) -> (Vec<F>, u64, Engine) {
         engine.observe(&d.as_datagram(), &mut seen);
     }
     engine.finish(&mut seen);
-    let mut out: Vec<F> = seen
-        .0
-        .iter()
-        .map(|f| {
-            (
-                f.frame,
-                f.label().to_string(),
-                f.seqno,
-                f.detail.to_string(),
-            )
-        })
-        .collect();
+    let mut out = rows(&seen);
     out.sort();
     let other = engine.unrecognised().other;
     (out, other, engine)
@@ -202,18 +205,7 @@ fn analyse_marked(ds: &[OwnedDatagram], ahead: bool) -> (Vec<F>, String, u64) {
         engine.observe(&d, &mut seen);
     }
     let summaries = format!("{:?}", engine.finish(&mut seen));
-    let findings = seen
-        .0
-        .iter()
-        .map(|f| {
-            (
-                f.frame,
-                f.label().to_string(),
-                f.seqno,
-                f.detail.to_string(),
-            )
-        })
-        .collect();
+    let findings = rows(&seen);
     (findings, summaries, engine.unrecognised().other)
 }
 

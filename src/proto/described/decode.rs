@@ -1352,23 +1352,36 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
     ) -> Result<usize, DecodeErr> {
         let mut pos = start;
         for ca in &t.attrs {
-            pos = match &ca.kind {
-                CKind::Int { bytes, signed, le } => {
-                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
-                    self.int(ca, None, pos, b, (*signed, *le), &NoVals);
-                    pos + b.len()
-                }
-                CKind::Float { bytes, le } => {
-                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
-                    self.float(ca, None, pos, b, *le, &NoVals);
-                    pos + b.len()
-                }
-                CKind::User(u) => self.node(ca, None, pos, end, false, u)?.0,
-                // Not in a plain type.
-                _ => pos,
-            };
+            pos = self.plain_attr(ca, pos, end)?;
         }
         Ok(pos)
+    }
+
+    /// One field of a plain type at `pos`: an integer, a float or a plain
+    /// type; where it ends. Always inlined (in release): each plain walk's
+    /// loop is its one caller.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn plain_attr(
+        &mut self,
+        ca: &'static CAttr,
+        pos: usize,
+        end: usize,
+    ) -> Result<usize, DecodeErr> {
+        Ok(match &ca.kind {
+            CKind::Int { bytes, signed, le } => {
+                let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
+                self.int(ca, None, pos, b, (*signed, *le), &NoVals);
+                pos + b.len()
+            }
+            CKind::Float { bytes, le } => {
+                let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
+                self.float(ca, None, pos, b, *le, &NoVals);
+                pos + b.len()
+            }
+            CKind::User(u) => self.node(ca, None, pos, end, false, u)?.0,
+            // Not in a plain type.
+            _ => pos,
+        })
     }
 
     /// A plain type ([`CType::plain`]) whose bytes are all there and whose
@@ -1392,21 +1405,7 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
                 i = run.next;
                 continue;
             }
-            pos = match &ca.kind {
-                CKind::Int { bytes, signed, le } => {
-                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
-                    self.int(ca, None, pos, b, (*signed, *le), &NoVals);
-                    pos + b.len()
-                }
-                CKind::Float { bytes, le } => {
-                    let b = take(self.p, ca, pos, end, usize::from(*bytes))?;
-                    self.float(ca, None, pos, b, *le, &NoVals);
-                    pos + b.len()
-                }
-                CKind::User(u) => self.node(ca, None, pos, end, false, u)?.0,
-                // Not in a plain type.
-                _ => pos,
-            };
+            pos = self.plain_attr(ca, pos, end)?;
             i += 1;
         }
         Ok(pos)
