@@ -119,8 +119,9 @@ pub struct Datagram<'a> {
     /// the engine's thread does not hash every payload again. `None` elsewhere;
     /// [`Datagram::digest`] computes it then.
     pub digest: Option<u64>,
-    /// Which of the engine's probes match the datagram (bit `i`: the
-    /// probe of its protocol `i`), when whoever built it asked them
+    /// The first of the engine's probes, in its order, that matches the
+    /// datagram (bit `i`: the probe of its protocol `i`; 0: none), when
+    /// whoever built it asked them
     /// already with the engine's own list ([`crate::engine::ProbeMarks`]):
     /// the two-thread pipeline's reader, so that the engine's thread does
     /// not test every payload against each protocol again. `None`

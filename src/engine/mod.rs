@@ -450,12 +450,16 @@ pub struct ProbeMarks {
 }
 
 impl ProbeMarks {
-    /// Bit `i` set: the probe of protocol `i` matches `d`.
+    /// Bit `i` set: protocol `i` is the first in order whose probe matches
+    /// `d`; none set: no probe matches. The probes after the first match are
+    /// not tested: recognition, which goes in order, never reads their
+    /// marks ([`recognition`] stops at the first protocol that takes the
+    /// datagram, [`Engine::recognise_marked`] reads the lowest mark only).
     pub fn marks(&self, d: &Datagram<'_>) -> u64 {
         self.probes
             .iter()
-            .enumerate()
-            .fold(0, |m, (i, p)| m | (u64::from(p.matches(d)) << i))
+            .position(|p| p.matches(d))
+            .map_or(0, |i| 1 << i)
     }
 }
 
