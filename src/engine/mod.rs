@@ -453,8 +453,8 @@ impl ProbeMarks {
     /// Bit `i` set: protocol `i` is the first in order whose probe matches
     /// `d`; none set: no probe matches. The probes after the first match are
     /// not tested: recognition, which goes in order, never reads their
-    /// marks ([`recognition`] stops at the first protocol that takes the
-    /// datagram, [`Engine::recognise_marked`] reads the lowest mark only).
+    /// marks (`recognition` stops at the first protocol that takes the
+    /// datagram, `Engine::recognise_marked` reads the lowest mark only).
     pub fn marks(&self, d: &Datagram<'_>) -> u64 {
         self.probes
             .iter()
