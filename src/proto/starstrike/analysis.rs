@@ -509,6 +509,30 @@ impl Track {
         &self.slots[usize::from(seq) % SEQ_RING]
     }
 
+    /// The place in the log of the message a packet of type `t` whose
+    /// payload hashes to `hash`, captured at `ts`, is a copy of. A copy has
+    /// its message's hash: no tag of it, no copy (the tags scanned without
+    /// early exit, the messages only on a tag's match).
+    #[inline]
+    fn copy_of(&self, t: PacketType, hash: u64, ts: Timestamp) -> Option<usize> {
+        let tag = hash as u32;
+        let tagged = self
+            .log_tags
+            .iter()
+            .fold(0u32, |hit, t| hit | u32::from(*t == tag))
+            != 0;
+        tagged
+            .then(|| {
+                self.log.iter().position(|m| {
+                    m.id != 0
+                        && m.packet_type == t.id()
+                        && m.hash == hash
+                        && ts.since(m.last_ts) < CONNECTION_TIMEOUT_MS * MS
+                })
+            })
+            .flatten()
+    }
+
     /// Whether a packet cut short by the capture may have been a copy of `m`
     /// (see [`Track::cut_at`]).
     fn cut_may_copy(&self, m: &Reliable) -> bool {
@@ -1556,25 +1580,7 @@ fn reliable(
     let peer_packets = session.dir(direction.reverse()).packets;
     let beyond = past_every_window(session, direction, seq);
     let track = &mut session.proto.tracks[i];
-    // A copy has its message's hash: no tag of it, no copy (the tags
-    // scanned without early exit, the messages only on a tag's match).
-    let tag = hash as u32;
-    let tagged = track
-        .log_tags
-        .iter()
-        .fold(0u32, |hit, t| hit | u32::from(*t == tag))
-        != 0;
-    let copy_of = tagged
-        .then(|| {
-            track.log.iter().position(|m| {
-                m.id != 0
-                    && m.packet_type == t.id()
-                    && m.hash == hash
-                    && d.ts.since(m.last_ts) < CONNECTION_TIMEOUT_MS * MS
-            })
-        })
-        .flatten();
-    let Some(pos) = copy_of else {
+    let Some(pos) = track.copy_of(t, hash, d.ts) else {
         let first = Reliable {
             id: 0,
             packet_type: t.id(),
