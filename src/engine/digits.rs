@@ -1,10 +1,10 @@
 //! Integers written in decimal straight into a line's bytes, as `{}` writes
 //! them, for the outputs that write every packet: numbers below 1000 from a
 //! table of their digits, those of four digits from a table of pairs, the
-//! rest below 10^8 (nearly every field of a game packet) turned into their eight digits at once
-//! in one 64-bit word and stored with one 8-byte write, rather than digit by
-//! digit into a buffer and copied from there (`itoa`, which remains for the
-//! larger ones).
+//! rest below 10^8 (nearly every field of a game packet) turned into their
+//! eight digits at once in one 64-bit word and stored with one 8-byte
+//! write, rather than digit by digit into a buffer and copied from there
+//! (`itoa`, which remains for the larger ones).
 
 /// An integer as a sign and a magnitude.
 pub trait Decimal: Copy {

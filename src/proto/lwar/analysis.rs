@@ -770,12 +770,12 @@ fn messages(
     // fields never read.
     for item in &mut packet.heads() {
         match item {
-            Ok(framed) => {
-                let k = kind_of(framed.msg_type);
+            Ok(head) => {
+                let k = kind_of(head.msg_type);
                 let this = session.dir_mut(direction);
                 let ordinal = usize::from(k.ordinal) % engine::MAX_MESSAGE_TYPES;
                 this.messages[ordinal] += 1;
-                this.message_bytes[ordinal] += framed.bytes.len() as u64;
+                this.message_bytes[ordinal] += head.bytes.len() as u64;
                 walk.has_unreliable |= !k.reliable;
                 walk.periodic |= k.periodic[direction as usize];
                 // A message no rule reads, unless the client said Disconnect
@@ -785,11 +785,11 @@ fn messages(
                     // The client's Input, most of what it sends: judged
                     // inline by the one rule that reads it ([`message`]
                     // would find nothing else to judge in it).
-                    match framed.input() {
+                    match head.input() {
                         Some(input) if direction == Direction::ClientToServer => {
                             client_input(session, raise, packet, input);
                         }
-                        _ => message(session, players, raise, packet, framed, k),
+                        _ => message(session, players, raise, packet, head, k),
                     }
                 }
             }
@@ -1062,10 +1062,10 @@ fn message(
     players: &mut Players,
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
-    framed: MessageHead<'_>,
+    head: MessageHead<'_>,
     k: &Kind,
 ) {
-    let m = &framed.view();
+    let m = &head.view();
     let direction = raise.direction;
     let seqno = m.seqno();
     let c2s = direction == Direction::ClientToServer;
