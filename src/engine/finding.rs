@@ -776,6 +776,7 @@ mod tests {
 
     crate::proto_details! { "test";
         /// Every kind of argument, crossing the words' boundaries.
+        #[allow(clippy::too_many_arguments)]
         fn mixed(a: u8, b: Option<u32>, c: usize, d: u64, e: f32, g: bool, h: Option<u8>, i: i16) => |f| {
             write!(f, "{a} {b:?} {c} {d} {e} {g} {h:?} {i}")
         };
