@@ -17,16 +17,16 @@
 //! [`Entries`] of [`EntityState`], their count where the row puts it
 //! (`codec::read_entries`, `write_entries`). The dispatch on the type (the
 //! message's type, its payload's length, reader, writer and owned copy)
-//! comes from one list, `messages!`: a line a type, its variant and its
-//! struct.
+//! comes from one list, the codec's `messages!` (lwar's too): a line a
+//! type, its variant and its struct.
 
-use super::layout::{ENTITY, HEADER_ITEMS, Item, Layout, f, items, payload};
+use super::layout::{ENTITY, HEADER_ITEMS, Item, f, items, payload};
 use super::types::{CHAT_MESSAGE_LEN, PLAYER_NAME_LEN, PacketType, REASON_MESSAGE_LEN};
 use crate::proto::codec::{
-    Entries, List, Record, Shape, Wire, count_item, counted_len, fits, item_offset, put_bytes,
-    read_entries, record, same_shapes, write_entries,
+    Body, Entries, List, Own, ReadBody, Record, Shape, Wire, count_item, counted_len, fits,
+    item_offset, messages, put_bytes, read_entries, record, same_shapes, write_entries,
 };
-use crate::proto::layout::ByteOrder;
+use crate::proto::layout::{ByteOrder, Layout};
 use std::fmt;
 
 /// Every Starstrike number is big-endian.
@@ -327,162 +327,42 @@ pub trait EntityList: List<EntityState> {}
 
 impl<T: List<EntityState>> EntityList for T {}
 
-/// One type's message as its payload holds it, written at its row's
-/// offsets: a record (its items), or a snapshot (its tick, its count and
-/// entries, where the row puts them).
-trait Body {
-    /// The payload's bytes.
-    fn body_len(&self) -> usize;
-    /// The entries its count counts (none for a record).
-    fn body_count(&self) -> usize {
-        0
-    }
-    /// Writes it into `b` (sized by the caller: what does not fit is left
-    /// out).
-    fn body_write(&self, b: &mut [u8]);
-}
-
-/// A message read from its payload (the caller checked the length:
-/// missing bytes would read as zeros).
-trait ReadBody<'a> {
-    fn body_read(b: &'a [u8]) -> Self;
-}
-
-/// A message's owned copy (a snapshot's entities in a `Vec`).
-trait OwnedBody {
-    type Owned;
-    fn body_owned(&self) -> Self::Owned;
-}
-
-impl<T: Record> Body for T {
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn body_len(&self) -> usize {
-        T::LEN
-    }
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn body_write(&self, b: &mut [u8]) {
-        self.write(b, ORDER);
-    }
-}
-
-impl<'a, T: Record> ReadBody<'a> for T {
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn body_read(b: &'a [u8]) -> Self {
-        T::read(b, ORDER)
-    }
-}
-
-impl<T: Record + Copy> OwnedBody for T {
-    type Owned = T;
-    fn body_owned(&self) -> T {
-        *self
-    }
-}
-
 /// The snapshot's row: its tick, its count, the entities it counts.
-const SNAPSHOT_ROW: &Layout = &payload(PacketType::WorldSnapshot);
+const SNAPSHOT_ROW: &super::layout::Layout = &payload(PacketType::WorldSnapshot);
 
+/// A snapshot: its tick, then its count and entities where the row puts
+/// them.
 impl<E: EntityList> Body for WorldSnapshot<E> {
-    fn body_len(&self) -> usize {
-        counted_len(SNAPSHOT_ROW, self.entities.count())
+    fn body_len<H>(&self, l: &Layout<H>) -> usize {
+        counted_len(l, self.entities.count())
     }
     fn body_count(&self) -> usize {
         self.entities.count()
     }
-    fn body_write(&self, b: &mut [u8]) {
-        self.tick.put(b, SNAPSHOT_TICK, ORDER);
-        write_entries(SNAPSHOT_ROW, &self.entities, b, ORDER);
+    fn body_write<H>(&self, l: &Layout<H>, b: &mut [u8], order: ByteOrder) {
+        self.tick.put(b, SNAPSHOT_TICK, order);
+        write_entries(l, &self.entities, b, order);
     }
 }
 
 impl<'a> ReadBody<'a> for WorldSnapshot<Entities<'a>> {
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn body_read(b: &'a [u8]) -> Self {
+    fn body_read<H>(l: &Layout<H>, b: &'a [u8], order: ByteOrder) -> Self {
         WorldSnapshot {
-            tick: Wire::get(b, SNAPSHOT_TICK, ORDER),
-            entities: read_entries(SNAPSHOT_ROW, b, ORDER),
+            tick: Wire::get(b, SNAPSHOT_TICK, order),
+            entities: read_entries(l, b, order),
         }
     }
 }
 
-impl OwnedBody for WorldSnapshot<Entities<'_>> {
+impl Own for WorldSnapshot<Entities<'_>> {
     type Owned = WorldSnapshot<Vec<EntityState>>;
-    fn body_owned(&self) -> Self::Owned {
+    fn own(&self) -> Self::Owned {
         WorldSnapshot {
             tick: self.tick,
             entities: self.entities.iter().collect(),
         }
     }
-}
-
-/// Declares the message enum, a variant a type (named as its
-/// [`PacketType`], holding its struct), and from it the dispatch every
-/// side needs: the type of a message, the payload's length and writer
-/// (the encoder), the reader of a type's payload (the view) and the owned
-/// copy. Each arm calls its struct's [`Body`], [`ReadBody`] or
-/// [`OwnedBody`]: a record's from its row, a snapshot's from its row's
-/// count and entries.
-macro_rules! messages {
-    (
-        $(#[$m:meta])* $vis:vis enum $name:ident<$e:ident> {
-            $( $(#[$vm:meta])* $v:ident($ty:ty) ),* $(,)?
-        }
-    ) => {
-        $(#[$m])*
-        $vis enum $name<$e> { $( $(#[$vm])* $v($ty), )* }
-
-        impl<$e> $name<$e> {
-            pub const fn packet_type(&self) -> PacketType {
-                match self {
-                    $( $name::$v(_) => PacketType::$v, )*
-                }
-            }
-        }
-
-        impl<$e: EntityList> $name<$e> {
-            /// The payload length.
-            pub fn payload_len(&self) -> usize {
-                match self {
-                    $( $name::$v(m) => m.body_len(), )*
-                }
-            }
-
-            /// The entries its count counts (a snapshot's entities; none
-            /// for the other types).
-            pub(super) fn count(&self) -> usize {
-                match self {
-                    $( $name::$v(m) => m.body_count(), )*
-                }
-            }
-
-            /// Writes the payload into `b` (sized by the caller: what does
-            /// not fit is left out), each message at its row's offsets.
-            pub(super) fn write(&self, b: &mut [u8]) {
-                match self {
-                    $( $name::$v(m) => m.body_write(b), )*
-                }
-            }
-        }
-
-        impl $name<Entities<'_>> {
-            /// An owned copy.
-            pub fn to_owned_repr(&self) -> MessageRepr {
-                match self {
-                    $( $name::$v(m) => $name::$v(m.body_owned()), )*
-                }
-            }
-        }
-
-        /// Reads the message of type `t` from its payload, each at its
-        /// row's offsets (the caller checked the length: missing bytes
-        /// would read as zeros).
-        #[cfg_attr(not(debug_assertions), inline(always))]
-        pub(crate) fn read_message(t: PacketType, payload: &[u8]) -> $name<Entities<'_>> {
-            match t {
-                $( PacketType::$v => $name::$v(ReadBody::body_read(payload)), )*
-            }
-        }
-    };
 }
 
 messages! {
@@ -503,6 +383,10 @@ messages! {
         MatchState(MatchState),
         ChatMessage(ChatMessage),
     }
+    type PacketType, fn packet_type;
+    rows payload, ORDER;
+    read read_message<'a> -> Message<Entities<'a>>;
+    owned MessageRepr;
 }
 
 /// A message that owns its entities.
