@@ -454,6 +454,19 @@ pub const fn offset<H>(items: &[Item<H>], j: usize) -> usize {
     at
 }
 
+/// The offsets of `N` consecutive fields of `items`, the `k`th holding
+/// `lens[k]` items: each the sizes of the items before it.
+pub const fn field_offsets<H, const N: usize>(items: &[Item<H>], lens: [usize; N]) -> [usize; N] {
+    let mut out = [0; N];
+    let (mut j, mut k) = (0, 0);
+    while k < N {
+        out[k] = offset(items, j);
+        j += lens[k];
+        k += 1;
+    }
+    out
+}
+
 /// Whether the items of `items` from `j` have the shapes `shapes`.
 pub const fn fits<H>(items: &[Item<H>], j: usize, shapes: &[Shape]) -> bool {
     if j + shapes.len() > items.len() {
@@ -506,7 +519,9 @@ macro_rules! item_offset {
     };
 }
 
-/// Declares a struct read from and written to a row's items:
+/// Declares a struct read from and written to a row's items, in one of
+/// two forms. On a row declared elsewhere, each field naming the item it
+/// starts at:
 ///
 /// ```text
 /// record! {
@@ -518,20 +533,26 @@ macro_rules! item_offset {
 /// }
 /// ```
 ///
-/// Each field names the item it starts at; its type ([`Wire`]) says how
-/// many items it holds. The struct gets [`Record`] (read and write at the
-/// row's offsets), and the compile-time check that it holds the row: its
+/// or declaring its row with it, each field with its items (a constant
+/// slice of them, `HEARTBEAT`, is the row), so that a field is named once:
+///
+/// ```text
+/// record! {
+///     /// 0x0005: 4 bytes.
+///     #[derive(Debug, Clone, Copy)]
+///     pub struct Heartbeat in const HEARTBEAT: &[Item] {
+///         pub timestamp: u32 = [it(HB_TIMESTAMP, U32)],
+///     }
+/// }
+/// ```
+///
+/// A field's type ([`Wire`]) says how many items it holds. The struct gets
+/// [`Record`] (read and write at the row's offsets: each field at the
+/// offset of its first item, the items of the fields before it, computed
+/// at compile time), and the compile-time check that it holds the row: its
 /// fields in order, each of the shape of its items, none left over.
 macro_rules! record {
-    (
-        $(#[$m:meta])*
-        $vis:vis struct $name:ident in [$items:expr] {
-            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = $id:expr ),* $(,)?
-        }
-    ) => {
-        $(#[$m])*
-        $vis struct $name { $( $(#[$fm])* $fvis $field: $ty, )* }
-
+    (@impl $name:ident [$items:expr] $( $field:ident: $ty:ty ),*) => {
         impl $crate::proto::codec::Record for $name {
             const LEN: usize = $crate::proto::layout::size($items);
 
@@ -547,24 +568,28 @@ macro_rules! record {
                         &short
                     }
                 };
+                // Each field's offset, by the field's name.
+                let [$( $field ),*] = const {
+                    $crate::proto::codec::field_offsets(
+                        $items,
+                        [$( <$ty as $crate::proto::codec::Wire>::SHAPE.len() ),*],
+                    )
+                };
                 $name { $(
-                    $field: <$ty as $crate::proto::codec::Wire>::get(
-                        b,
-                        const { $crate::proto::codec::item_offset!($items, $id) },
-                        order,
-                    ),
+                    $field: <$ty as $crate::proto::codec::Wire>::get(b, $field, order),
                 )* }
             }
 
             #[cfg_attr(not(debug_assertions), inline(always))]
             fn write(&self, b: &mut [u8], order: $crate::proto::layout::ByteOrder) {
+                let [$( $field ),*] = const {
+                    $crate::proto::codec::field_offsets(
+                        $items,
+                        [$( <$ty as $crate::proto::codec::Wire>::SHAPE.len() ),*],
+                    )
+                };
                 $(
-                    $crate::proto::codec::Wire::put(
-                        &self.$field,
-                        b,
-                        const { $crate::proto::codec::item_offset!($items, $id) },
-                        order,
-                    );
+                    $crate::proto::codec::Wire::put(&self.$field, b, $field, order);
                 )*
             }
         }
@@ -585,6 +610,17 @@ macro_rules! record {
                 }
             }
         }
+    };
+    (
+        $(#[$m:meta])*
+        $vis:vis struct $name:ident in [$items:expr] {
+            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = $id:expr ),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        $vis struct $name { $( $(#[$fm])* $fvis $field: $ty, )* }
+
+        $crate::proto::codec::record!(@impl $name [$items] $( $field: $ty ),*);
 
         const _: () = {
             let items = $items;
@@ -600,6 +636,34 @@ macro_rules! record {
                 next = j + shape.len();
             )*
             assert!(next == items.len(), concat!(stringify!($name), ": items of its row it does not hold"));
+        };
+    };
+    (
+        $(#[$m:meta])*
+        $vis:vis struct $name:ident in $ivis:vis const $items:ident: $ity:ty {
+            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = [ $( $item:expr ),+ $(,)? ] ),* $(,)?
+        }
+    ) => {
+        /// The row of its record, a field's items after another's.
+        $ivis const $items: $ity = &[ $( $( $item, )+ )* ];
+
+        $(#[$m])*
+        $vis struct $name { $( $(#[$fm])* $fvis $field: $ty, )* }
+
+        $crate::proto::codec::record!(@impl $name [$items] $( $field: $ty ),*);
+
+        const _: () = {
+            let mut next = 0;
+            $(
+                let shape = <$ty as $crate::proto::codec::Wire>::SHAPE;
+                assert!(
+                    shape.len() == [$( stringify!($item) ),+].len()
+                        && $crate::proto::codec::fits($items, next, shape),
+                    concat!(stringify!($name), ".", stringify!($field), ": its type is not its items' shape")
+                );
+                next += shape.len();
+            )*
+            assert!(next == $items.len());
         };
     };
 }

@@ -9,7 +9,7 @@
 //! enumerations stay raw `u8` so that any byte round-trips (an out-of-range value
 //! is a violation, not an error).
 //!
-//! Each struct is declared on its row of `layout.rs` (`record!`,
+//! Each struct is declared with its row in `layout.rs` (`record!`,
 //! `crate::proto::codec`): a field names the item it starts at, and its
 //! reader and writer take their offsets, sizes and byte order from the row;
 //! a struct that does not hold its row field for field, in order and shape,
@@ -20,8 +20,12 @@
 //! comes from one list, the codec's `messages!` (lwar's too): a line a
 //! type, its variant and its struct.
 
-use super::layout::{ENTITY, HEADER_ITEMS, Item, f, items, payload};
-use super::types::{CHAT_MESSAGE_LEN, PLAYER_NAME_LEN, PacketType, REASON_MESSAGE_LEN};
+pub use super::layout::{
+    ChatMessage, ConnectionAccept, ConnectionRequest, EntityDestroy, EntitySpawn, EntityState,
+    Heartbeat, MatchState, PlayerDied, PlayerInput, PlayerScored, Reason,
+};
+use super::layout::{HEADER_ITEMS, Item, f, items, payload};
+use super::types::PacketType;
 use crate::proto::codec::{
     Body, Entries, List, Own, ReadBody, Record, Shape, Wire, count_item, counted_len, fits,
     item_offset, messages, put_bytes, read_entries, record, same_shapes, write_entries,
@@ -158,37 +162,6 @@ record! {
     }
 }
 
-record! {
-    /// 0x0001: 41 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct ConnectionRequest in [items(PacketType::ConnectionRequest)] {
-        pub protocol_version: u8 = f::REQ_VERSION,
-        pub player_name: FixedStr<PLAYER_NAME_LEN> = f::REQ_NAME,
-        pub client_id: u64 = f::REQ_CLIENT_ID,
-    }
-}
-
-record! {
-    /// 0x0002: 12 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct ConnectionAccept in [items(PacketType::ConnectionAccept)] {
-        pub assigned_player_id: u32 = f::ACC_PLAYER_ID,
-        pub server_tick: u32 = f::ACC_SERVER_TICK,
-        pub tick_rate: u32 = f::ACC_TICK_RATE,
-    }
-}
-
-record! {
-    /// 0x0003 ConnectionReject and 0x0004 Disconnect: 129 bytes, a reason code
-    /// (RejectReason or DisconnectReason) and a message (read by
-    /// ConnectionReject's row; Disconnect's has the same shapes).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct Reason in [items(PacketType::ConnectionReject)] {
-        pub reason: u8 = f::REJ_REASON,
-        pub message: FixedStr<REASON_MESSAGE_LEN> = f::REJ_MESSAGE,
-    }
-}
-
 const _: () = assert!(
     same_shapes(
         items(PacketType::ConnectionReject),
@@ -199,42 +172,6 @@ const _: () = assert!(
 
 /// The offset of a Reject's or a Disconnect's reason.
 pub(super) const REASON: usize = item_offset!(items(PacketType::ConnectionReject), f::REJ_REASON);
-
-record! {
-    /// 0x0005: 4 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct Heartbeat in [items(PacketType::Heartbeat)] {
-        /// The sender's clock, in ms.
-        pub timestamp: u32 = f::HB_TIMESTAMP,
-    }
-}
-
-record! {
-    /// 0x0100: 24 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct PlayerInput in [items(PacketType::PlayerInput)] {
-        pub tick: u32 = f::IN_TICK,
-        pub move_x: f32 = f::IN_MOVE_X,
-        pub move_y: f32 = f::IN_MOVE_Y,
-        pub look_x: f32 = f::IN_LOOK_X,
-        pub look_y: f32 = f::IN_LOOK_Y,
-        pub button_state: u32 = f::IN_BUTTONS,
-    }
-}
-
-record! {
-    /// One entity of a WorldSnapshot: 47 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct EntityState in [ENTITY.items] {
-        pub entity_id: u32 = f::EN_ID,
-        pub entity_type: u8 = f::EN_TYPE,
-        pub position: Vector3 = f::EN_POS_X,
-        pub rotation: Quaternion = f::EN_ROT_X,
-        pub velocity: Vector3 = f::EN_VEL_X,
-        pub health: u8 = f::EN_HEALTH,
-        pub flags: u8 = f::EN_FLAGS,
-    }
-}
 
 /// 0x0101: `5 + 47 * entityCount` bytes. `E` holds the entities: borrowed
 /// ([`Entities`]) in a view, a `Vec` in a [`MessageRepr`].
@@ -255,67 +192,6 @@ const _: () = assert!(
         && matches!(SNAPSHOT_ROW.entry, Some(e) if e.len == <EntityState as Record>::LEN),
     "WorldSnapshot: its row is not a u32 tick, a count and EntityStates"
 );
-
-record! {
-    /// 0x0102: 34 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct EntitySpawn in [items(PacketType::EntitySpawn)] {
-        pub entity_id: u32 = f::SP_ID,
-        pub entity_type: u8 = f::SP_TYPE,
-        pub position: Vector3 = f::SP_POS_X,
-        pub rotation: Quaternion = f::SP_ROT_X,
-        pub owner_id: u8 = f::SP_OWNER,
-    }
-}
-
-record! {
-    /// 0x0103: 5 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct EntityDestroy in [items(PacketType::EntityDestroy)] {
-        pub entity_id: u32 = f::DE_ID,
-        pub reason: u8 = f::DE_REASON,
-    }
-}
-
-record! {
-    /// 0x0200: 9 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct PlayerScored in [items(PacketType::PlayerScored)] {
-        pub player_id: u32 = f::SC_PLAYER,
-        pub points: u32 = f::SC_POINTS,
-        pub score_type: u8 = f::SC_TYPE,
-    }
-}
-
-record! {
-    /// 0x0201: 9 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct PlayerDied in [items(PacketType::PlayerDied)] {
-        pub victim_id: u32 = f::DI_VICTIM,
-        pub killer_id: u32 = f::DI_KILLER,
-        pub death_type: u8 = f::DI_TYPE,
-    }
-}
-
-record! {
-    /// 0x0202: 9 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct MatchState in [items(PacketType::MatchState)] {
-        pub state: u8 = f::MS_STATE,
-        pub time_remaining: u32 = f::MS_TIME,
-        pub team_scores: [u8; 4] = f::MS_TEAM_SCORE,
-    }
-}
-
-record! {
-    /// 0x0300: 261 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct ChatMessage in [items(PacketType::ChatMessage)] {
-        pub sender_id: u32 = f::CH_SENDER,
-        pub channel: u8 = f::CH_CHANNEL,
-        pub message: FixedStr<CHAT_MESSAGE_LEN> = f::CH_MESSAGE,
-    }
-}
 
 /// A snapshot's entities, borrowed from the packet: `len() * 47` bytes
 /// (the codec's counted entries of [`EntityState`]).
