@@ -300,7 +300,7 @@ record! {
 record! {
     /// 0x0003 ConnectionReject and 0x0004 Disconnect: 129 bytes, a reason code
     /// (RejectReason or DisconnectReason) and a message (declared with
-    /// ConnectionReject's row; Disconnect's, [`DISCONNECT`], has the same
+    /// ConnectionReject's row; Disconnect's, `DISCONNECT`, has the same
     /// shapes).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
     pub struct Reason in const REJECT: &[Item] {
