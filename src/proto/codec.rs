@@ -15,6 +15,14 @@
 //! left over. A row changed without its struct, or a struct without its
 //! row, does not compile.
 //!
+//! A protocol's message enum is declared with `messages!`, a line a
+//! message type: a body after its row's head ([`Body`]: a record, counted
+//! [`Entries`], or a protocol's own), or its fields one by one, each
+//! naming its item ([`Part`]: a value, or a text after its length), or
+//! none. From that list come the type of a message, its length, its
+//! reader, its writer and its owned copy, for every protocol that declares
+//! its messages this way (lwar, Starstrike).
+//!
 //! Reading allocates nothing and borrows nothing (a value is copied out of
 //! the bytes): one length check, then each value at its constant offset in
 //! bytes of a constant length, as fast as reads written by hand. Bytes
@@ -22,7 +30,7 @@
 //! the decoder never meets them). Writing into a
 //! slice the caller sized skips a value that does not fit.
 
-use super::layout::{ByteOrder, Int, Item, Layout, Prim, array};
+use super::layout::{ByteOrder, Int, Item, Layout, Prim, array, size};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -37,6 +45,9 @@ pub enum Shape {
     Float(usize),
     /// That many bytes as they are (a padded text).
     Bytes(usize),
+    /// The text or bytes a length before it counts (a message's [`Part`],
+    /// never a record's).
+    Tail,
 }
 
 impl Shape {
@@ -46,6 +57,7 @@ impl Shape {
             | (Shape::Sint(a), Shape::Sint(b))
             | (Shape::Float(a), Shape::Float(b))
             | (Shape::Bytes(a), Shape::Bytes(b)) => a == b,
+            (Shape::Tail, Shape::Tail) => true,
             _ => false,
         }
     }
@@ -442,6 +454,19 @@ pub const fn offset<H>(items: &[Item<H>], j: usize) -> usize {
     at
 }
 
+/// The offsets of `N` consecutive fields of `items`, the `k`th holding
+/// `lens[k]` items: each the sizes of the items before it.
+pub const fn field_offsets<H, const N: usize>(items: &[Item<H>], lens: [usize; N]) -> [usize; N] {
+    let mut out = [0; N];
+    let (mut j, mut k) = (0, 0);
+    while k < N {
+        out[k] = offset(items, j);
+        j += lens[k];
+        k += 1;
+    }
+    out
+}
+
 /// Whether the items of `items` from `j` have the shapes `shapes`.
 pub const fn fits<H>(items: &[Item<H>], j: usize, shapes: &[Shape]) -> bool {
     if j + shapes.len() > items.len() {
@@ -494,7 +519,9 @@ macro_rules! item_offset {
     };
 }
 
-/// Declares a struct read from and written to a row's items:
+/// Declares a struct read from and written to a row's items, in one of
+/// two forms. On a row declared elsewhere, each field naming the item it
+/// starts at:
 ///
 /// ```text
 /// record! {
@@ -506,20 +533,26 @@ macro_rules! item_offset {
 /// }
 /// ```
 ///
-/// Each field names the item it starts at; its type ([`Wire`]) says how
-/// many items it holds. The struct gets [`Record`] (read and write at the
-/// row's offsets), and the compile-time check that it holds the row: its
+/// or declaring its row with it, each field with its items (a constant
+/// slice of them, `HEARTBEAT`, is the row), so that a field is named once:
+///
+/// ```text
+/// record! {
+///     /// 0x0005: 4 bytes.
+///     #[derive(Debug, Clone, Copy)]
+///     pub struct Heartbeat in const HEARTBEAT: &[Item] {
+///         pub timestamp: u32 = [it(HB_TIMESTAMP, U32)],
+///     }
+/// }
+/// ```
+///
+/// A field's type ([`Wire`]) says how many items it holds. The struct gets
+/// [`Record`] (read and write at the row's offsets: each field at the
+/// offset of its first item, the items of the fields before it, computed
+/// at compile time), and the compile-time check that it holds the row: its
 /// fields in order, each of the shape of its items, none left over.
 macro_rules! record {
-    (
-        $(#[$m:meta])*
-        $vis:vis struct $name:ident in [$items:expr] {
-            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = $id:expr ),* $(,)?
-        }
-    ) => {
-        $(#[$m])*
-        $vis struct $name { $( $(#[$fm])* $fvis $field: $ty, )* }
-
+    (@impl $name:ident [$items:expr] $( $field:ident: $ty:ty ),*) => {
         impl $crate::proto::codec::Record for $name {
             const LEN: usize = $crate::proto::layout::size($items);
 
@@ -535,24 +568,28 @@ macro_rules! record {
                         &short
                     }
                 };
+                // Each field's offset, by the field's name.
+                let [$( $field ),*] = const {
+                    $crate::proto::codec::field_offsets(
+                        $items,
+                        [$( <$ty as $crate::proto::codec::Wire>::SHAPE.len() ),*],
+                    )
+                };
                 $name { $(
-                    $field: <$ty as $crate::proto::codec::Wire>::get(
-                        b,
-                        const { $crate::proto::codec::item_offset!($items, $id) },
-                        order,
-                    ),
+                    $field: <$ty as $crate::proto::codec::Wire>::get(b, $field, order),
                 )* }
             }
 
             #[cfg_attr(not(debug_assertions), inline(always))]
             fn write(&self, b: &mut [u8], order: $crate::proto::layout::ByteOrder) {
+                let [$( $field ),*] = const {
+                    $crate::proto::codec::field_offsets(
+                        $items,
+                        [$( <$ty as $crate::proto::codec::Wire>::SHAPE.len() ),*],
+                    )
+                };
                 $(
-                    $crate::proto::codec::Wire::put(
-                        &self.$field,
-                        b,
-                        const { $crate::proto::codec::item_offset!($items, $id) },
-                        order,
-                    );
+                    $crate::proto::codec::Wire::put(&self.$field, b, $field, order);
                 )*
             }
         }
@@ -573,6 +610,17 @@ macro_rules! record {
                 }
             }
         }
+    };
+    (
+        $(#[$m:meta])*
+        $vis:vis struct $name:ident in [$items:expr] {
+            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = $id:expr ),* $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        $vis struct $name { $( $(#[$fm])* $fvis $field: $ty, )* }
+
+        $crate::proto::codec::record!(@impl $name [$items] $( $field: $ty ),*);
 
         const _: () = {
             let items = $items;
@@ -590,9 +638,446 @@ macro_rules! record {
             assert!(next == items.len(), concat!(stringify!($name), ": items of its row it does not hold"));
         };
     };
+    (
+        $(#[$m:meta])*
+        $vis:vis struct $name:ident in $ivis:vis const $items:ident: $ity:ty {
+            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = [ $( $item:expr ),+ $(,)? ] ),* $(,)?
+        }
+    ) => {
+        /// The row of its record, a field's items after another's.
+        $ivis const $items: $ity = &[ $( $( $item, )+ )* ];
+
+        $(#[$m])*
+        $vis struct $name { $( $(#[$fm])* $fvis $field: $ty, )* }
+
+        $crate::proto::codec::record!(@impl $name [$items] $( $field: $ty ),*);
+
+        const _: () = {
+            let mut next = 0;
+            $(
+                let shape = <$ty as $crate::proto::codec::Wire>::SHAPE;
+                assert!(
+                    shape.len() == [$( stringify!($item) ),+].len()
+                        && $crate::proto::codec::fits($items, next, shape),
+                    concat!(stringify!($name), ".", stringify!($field), ": its type is not its items' shape")
+                );
+                next += shape.len();
+            )*
+            assert!(next == $items.len());
+        };
+    };
 }
 
-pub(crate) use {item_index, item_offset, record};
+/// A message's body as its row holds it, after the row's head: a record
+/// (its items), counted entries (a count where the row puts it, then the
+/// entries), or a protocol's own (Starstrike's snapshot: a tick, then
+/// counted entries). What `messages!` writes a tuple variant through.
+pub trait Body {
+    /// Its bytes, in the row `l`.
+    fn body_len<H>(&self, l: &Layout<H>) -> usize;
+    /// The entries its count counts (none for a record).
+    fn body_count(&self) -> usize {
+        0
+    }
+    /// Writes it into `b` (sized by the caller: what does not fit is left
+    /// out) at the row's offsets.
+    fn body_write<H>(&self, l: &Layout<H>, b: &mut [u8], order: ByteOrder);
+}
+
+/// A body read from its bytes (the caller checked the length: missing
+/// bytes read as zeros, missing entries as none).
+pub trait ReadBody<'a>: Sized {
+    fn body_read<H>(l: &Layout<H>, b: &'a [u8], order: ByteOrder) -> Self;
+}
+
+/// A value's owned copy (borrowed entries in a `Vec`, a borrowed text's
+/// bytes in a `Vec`; a plain value itself).
+pub trait Own {
+    type Owned;
+    fn own(&self) -> Self::Owned;
+}
+
+impl<T: Record> Body for T {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn body_len<H>(&self, _l: &Layout<H>) -> usize {
+        T::LEN
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn body_write<H>(&self, _l: &Layout<H>, b: &mut [u8], order: ByteOrder) {
+        self.write(b, order);
+    }
+}
+
+impl<'a, T: Record> ReadBody<'a> for T {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn body_read<H>(_l: &Layout<H>, b: &'a [u8], order: ByteOrder) -> Self {
+        T::read(b, order)
+    }
+}
+
+impl<T: Wire + Copy> Own for T {
+    type Owned = T;
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn own(&self) -> T {
+        *self
+    }
+}
+
+/// Counted entries: the count where the row puts it, the entries after
+/// its fixed items.
+macro_rules! counted_body {
+    ($($t:ty),*) => {$(
+        impl<R: Record> Body for $t {
+            #[cfg_attr(not(debug_assertions), inline(always))]
+            fn body_len<H>(&self, l: &Layout<H>) -> usize {
+                counted_len(l, List::count(self))
+            }
+            #[cfg_attr(not(debug_assertions), inline(always))]
+            fn body_count(&self) -> usize {
+                List::count(self)
+            }
+            fn body_write<H>(&self, l: &Layout<H>, b: &mut [u8], order: ByteOrder) {
+                write_entries(l, self, b, order);
+            }
+        }
+    )*};
+}
+
+counted_body!(Vec<R>, Entries<'_, R>);
+
+impl<'a, R: Record> ReadBody<'a> for Entries<'a, R> {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn body_read<H>(l: &Layout<H>, b: &'a [u8], order: ByteOrder) -> Self {
+        read_entries(l, b, order)
+    }
+}
+
+impl<R: Record> Own for Entries<'_, R> {
+    type Owned = Vec<R>;
+    fn own(&self) -> Vec<R> {
+        self.iter().collect()
+    }
+}
+
+/// One field of a message declared field by field in `messages!` (lwar's
+/// reliable messages): a value of one or more items ([`Wire`]), or a text
+/// after its length ([`Shape::Tail`]), read from and written to the
+/// message's bytes (its head included) at the row's offset of its first
+/// item.
+pub trait Part {
+    /// The shapes of the items it holds, in wire order.
+    const SHAPE: &'static [Shape];
+    /// Its bytes past the row's fixed items (a text's).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn part_len(&self) -> usize {
+        0
+    }
+    /// Writes it at `at`, if `b` has room.
+    fn part_write(&self, b: &mut [u8], at: usize, order: ByteOrder);
+}
+
+/// A [`Part`] read from a message's bytes (the caller checked the length).
+pub trait ReadPart<'a>: Sized {
+    fn part_read(b: &'a [u8], at: usize, order: ByteOrder) -> Self;
+}
+
+impl<T: Wire> Part for T {
+    const SHAPE: &'static [Shape] = T::SHAPE;
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn part_write(&self, b: &mut [u8], at: usize, order: ByteOrder) {
+        self.put(b, at, order);
+    }
+}
+
+impl<'a, T: Wire> ReadPart<'a> for T {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn part_read(b: &'a [u8], at: usize, order: ByteOrder) -> Self {
+        T::get(b, at, order)
+    }
+}
+
+/// The shape of a text after its `u8` length: two items.
+pub const TEXT8: &[Shape] = &[Shape::Uint(1), Shape::Tail];
+
+/// The text after a `u8` length at `at` (as much of it as `b` has).
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn text8(b: &[u8], at: usize) -> &[u8] {
+    let len = b.get(at).map_or(0, |&n| usize::from(n));
+    let start = at + 1;
+    b.get(start..start + len)
+        .or_else(|| b.get(start..))
+        .unwrap_or_default()
+}
+
+/// Writes `text`'s `u8` length at `at` (cut to its width: the caller keeps
+/// a text within it), then `text`.
+pub fn put_text8(b: &mut [u8], at: usize, text: &[u8]) {
+    debug_assert!(
+        text.len() <= u8::MAX as usize,
+        "text of {} bytes",
+        text.len()
+    );
+    put_bytes(b, at, &[text.len() as u8]);
+    put_bytes(b, at + 1, text);
+}
+
+/// An owned text after its `u8` length.
+impl Part for Vec<u8> {
+    const SHAPE: &'static [Shape] = TEXT8;
+    fn part_len(&self) -> usize {
+        self.len()
+    }
+    fn part_write(&self, b: &mut [u8], at: usize, _order: ByteOrder) {
+        put_text8(b, at, self);
+    }
+}
+
+/// Whether the items of `items` from `j` have the shapes `shapes`, a
+/// [`Shape::Tail`] the text or bytes after a length.
+pub const fn fits_part<H>(items: &[Item<H>], j: usize, shapes: &[Shape]) -> bool {
+    if j + shapes.len() > items.len() {
+        return false;
+    }
+    let mut k = 0;
+    while k < shapes.len() {
+        let ok = match (shapes[k], items[j + k].prim) {
+            (Shape::Tail, Prim::Text(_) | Prim::Bytes) => true,
+            (s, p) => match shape(p) {
+                Some(t) => t.same(s),
+                None => false,
+            },
+        };
+        if !ok {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
+/// The bytes of a row's head.
+pub const fn head_len<H>(l: &Layout<H>) -> usize {
+    size(l.head)
+}
+
+/// The offset of the item of the row `$l` whose field is `$id`, from the
+/// start of its head (a head's item, or one of its items after the
+/// head): a constant.
+macro_rules! row_offset {
+    ($l:expr, $id:expr) => {{
+        let l = $l;
+        let j = $crate::proto::codec::item_index!(l.head, $id);
+        if j < l.head.len() {
+            $crate::proto::codec::offset(l.head, j)
+        } else {
+            $crate::proto::layout::size(l.head) + $crate::proto::codec::item_offset!(l.items, $id)
+        }
+    }};
+}
+
+/// Declares a protocol's message enum, a variant a type (named as the
+/// type), and from it the dispatch every side needs, at the offsets of
+/// the type's row (`rows`, a `const fn` of the type, head included):
+///
+/// ```text
+/// messages! {
+///     /// One message. `S` holds the borrowed or owned parts.
+///     pub enum MessageOf<S: Store> {
+///         Connect { seqno: u32 = F::SEQNO, name: S::Text = F::NAME_LEN },
+///         Stats(S::List<StatsEntry>),
+///         Input(Input),
+///         Full,
+///     }
+///     type MessageType, fn msg_type;
+///     rows row, ORDER;
+///     read read_message<'a> -> MessageOf<View<'a>>;
+///     owned MessageOf<Owned>;
+/// }
+/// ```
+///
+/// Three kinds of variant: a body after the row's head (`Input(Input)`:
+/// a [`Body`], a record, counted entries or a protocol's own), the row's
+/// items field by field (`Connect { .. }`: each a [`Part`] naming the item
+/// it starts at, the head's included, a text naming its length), or none.
+/// Generated: the type of a message (`fn msg_type`), its bytes
+/// (`wire_len`: head, items, entries or text), the entries it counts
+/// (`count`), its writer (`write`: every field and body, at its row's
+/// offsets, into bytes that start at its head; what the head holds
+/// besides its fields, a type byte, is the protocol's), its reader (`read`:
+/// the message of a type from its bytes, length checked by the caller) and
+/// its owned copy (`to_owned_repr`). A field-by-field variant that does
+/// not hold its row's items in order and shape, every one, does not
+/// compile.
+macro_rules! messages {
+    (
+        $(#[$m:meta])*
+        $vis:vis enum $name:ident<$p:ident $(: $bound:path)?> {
+            $(
+                $(#[$vm:meta])*
+                $v:ident $( ( $t:ty ) )? $( { $( $f:ident : $ft:ty = $id:expr ),* $(,)? } )?
+            ),* $(,)?
+        }
+        type $kt:ident, fn $kind:ident;
+        rows $rows:path, $order:expr;
+        read $read:ident<$lt:lifetime> -> $view:ty;
+        owned $owned:ty;
+    ) => {
+        $(#[$m])*
+        $vis enum $name<$p $(: $bound)?> {
+            $( $(#[$vm])* $v $( ( $t ) )? $( { $( $f: $ft ),* } )?, )*
+        }
+
+        impl<$p $(: $bound)?> $name<$p> {
+            /// Its type.
+            pub const fn $kind(&self) -> $kt {
+                match self {
+                    $( $name::$v { .. } => $kt::$v, )*
+                }
+            }
+        }
+
+        impl<$p $(: $bound)?> $name<$p>
+        where
+            $( $( $t: $crate::proto::codec::Body, )? $( $( $ft: $crate::proto::codec::Part, )* )? )*
+        {
+            /// Checks, at compile time, that each field-by-field variant
+            /// holds its row.
+            const HOLDS_ITS_ROW: () = { $( $(
+                let l = &$rows($kt::$v);
+                let mut next = 0;
+                $(
+                    let j = $crate::proto::codec::item_index!(l.items, $id);
+                    if j == l.items.len() {
+                        assert!(
+                            $crate::proto::codec::item_index!(l.head, $id) < l.head.len(),
+                            concat!(stringify!($v), ".", stringify!($f), ": not in its row")
+                        );
+                    } else {
+                        assert!(j == next, concat!(stringify!($v), ".", stringify!($f), ": not the next item of its row"));
+                        let shape = <$ft as $crate::proto::codec::Part>::SHAPE;
+                        assert!(
+                            $crate::proto::codec::fits_part(l.items, j, shape),
+                            concat!(stringify!($v), ".", stringify!($f), ": its type is not its items' shape")
+                        );
+                        next = j + shape.len();
+                    }
+                )*
+                assert!(next == l.items.len(), concat!(stringify!($v), ": items of its row it does not hold"));
+            )? )* };
+
+            /// Its bytes: its row's head and items, then its entries or
+            /// text.
+            pub fn wire_len(&self) -> usize {
+                let () = Self::HOLDS_ITS_ROW;
+                match self { $(
+                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )? $( { $($f)* } )?) =>
+                        $crate::proto::codec::messages!(@len m $rows, $kt $v $( ($t) )? $( { $($f)* } )?),
+                )* }
+            }
+
+            /// The entries its count counts (none for a type without).
+            pub fn count(&self) -> usize {
+                match self { $(
+                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )?) =>
+                        $crate::proto::codec::messages!(@count m $( ($t) )?),
+                )* }
+            }
+
+            /// Writes it into `b`, its bytes from its head on (sized by the
+            /// caller: what does not fit is left out), each field and body
+            /// at its row's offsets.
+            #[cfg_attr(not(debug_assertions), inline(always))]
+            pub(crate) fn write(&self, b: &mut [u8]) {
+                match self { $(
+                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )? $( { $($f)* } )?) =>
+                        $crate::proto::codec::messages!(@write m b $order, $rows, $kt $v $( ($t) )? $( { $( $f = $id ),* } )?),
+                )* }
+            }
+        }
+
+        impl<$lt> $view {
+            /// An owned copy.
+            pub fn to_owned_repr(&self) -> $owned {
+                match self { $(
+                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )? $( { $($f)* } )?) =>
+                        $crate::proto::codec::messages!(@own m $name $v $( ($t) )? $( { $($f)* } )?),
+                )* }
+            }
+        }
+
+        /// Reads the message of type `t` from its bytes, its head first,
+        /// each field and body at its row's offsets (the caller checked
+        /// the length: missing bytes read as zeros).
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        $vis fn $read<$lt>(t: $kt, b: &$lt [u8]) -> $view {
+            match t { $(
+                $kt::$v => $crate::proto::codec::messages!(@read b $order, $rows, $kt $name $v $( ($t) )? $( { $( $f = $id ),* } )?),
+            )* }
+        }
+    };
+
+    (@pat $m:ident $name:ident $v:ident ($t:ty)) => { $name::$v($m) };
+    (@pat $m:ident $name:ident $v:ident { $($f:ident)* }) => { $name::$v { $($f),* } };
+    (@pat $m:ident $name:ident $v:ident) => { $name::$v { .. } };
+
+    (@len $m:ident $rows:path, $kt:ident $v:ident ($t:ty)) => {
+        const { $crate::proto::codec::head_len(&$rows($kt::$v)) }
+            + $crate::proto::codec::Body::body_len($m, const { &$rows($kt::$v) })
+    };
+    (@len $m:ident $rows:path, $kt:ident $v:ident { $($f:ident)* }) => {
+        const { $crate::proto::codec::head_len(&$rows($kt::$v)) + $rows($kt::$v).fixed }
+            $( + $crate::proto::codec::Part::part_len($f) )*
+    };
+    (@len $m:ident $rows:path, $kt:ident $v:ident) => {
+        const { $crate::proto::codec::head_len(&$rows($kt::$v)) + $rows($kt::$v).fixed }
+    };
+
+    (@count $m:ident ($t:ty)) => { $crate::proto::codec::Body::body_count($m) };
+    (@count $m:ident) => { 0 };
+
+    (@write $m:ident $b:ident $order:expr, $rows:path, $kt:ident $v:ident ($t:ty)) => {
+        if let Some(body) = $b.get_mut(const { $crate::proto::codec::head_len(&$rows($kt::$v)) }..) {
+            $crate::proto::codec::Body::body_write($m, const { &$rows($kt::$v) }, body, $order)
+        }
+    };
+    (@write $m:ident $b:ident $order:expr, $rows:path, $kt:ident $v:ident { $( $f:ident = $id:expr ),* }) => {{ $(
+        $crate::proto::codec::Part::part_write(
+            $f,
+            $b,
+            const { $crate::proto::codec::row_offset!(&$rows($kt::$v), $id) },
+            $order,
+        );
+    )* }};
+    (@write $m:ident $b:ident $order:expr, $rows:path, $kt:ident $v:ident) => { {} };
+
+    (@own $m:ident $name:ident $v:ident ($t:ty)) => {
+        $name::$v($crate::proto::codec::Own::own($m))
+    };
+    (@own $m:ident $name:ident $v:ident { $($f:ident)* }) => {
+        $name::$v { $( $f: $crate::proto::codec::Own::own($f) ),* }
+    };
+    (@own $m:ident $name:ident $v:ident) => { $name::$v };
+
+    (@read $b:ident $order:expr, $rows:path, $kt:ident $name:ident $v:ident ($t:ty)) => {
+        $name::$v($crate::proto::codec::ReadBody::body_read(
+            const { &$rows($kt::$v) },
+            $b.get(const { $crate::proto::codec::head_len(&$rows($kt::$v)) }..).unwrap_or_default(),
+            $order,
+        ))
+    };
+    (@read $b:ident $order:expr, $rows:path, $kt:ident $name:ident $v:ident { $( $f:ident = $id:expr ),* }) => {
+        $name::$v { $(
+            $f: $crate::proto::codec::ReadPart::part_read(
+                $b,
+                const { $crate::proto::codec::row_offset!(&$rows($kt::$v), $id) },
+                $order,
+            ),
+        )* }
+    };
+    (@read $b:ident $order:expr, $rows:path, $kt:ident $name:ident $v:ident) => { $name::$v };
+}
+
+pub(crate) use {item_index, item_offset, messages, record, row_offset};
 
 #[cfg(test)]
 mod tests {
@@ -734,6 +1219,73 @@ mod tests {
         let mut b = [0xffu8; 6];
         write_text(&TEXT, b"abc", &mut b, ByteOrder::Little);
         assert_eq!(b, [0xff, 3, 0, b'a', b'b', b'c']);
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum K {
+        One,
+        Two,
+        Three,
+    }
+
+    const ONE_HEAD: &[Item<T>] = &[hidden(T::A, Prim::Int(Int::U16, Show::Dec), "a")];
+    const ONE_ITEMS: &[Item<T>] = &[hidden(T::C, Prim::Int(Int::U8, Show::Dec), "c")];
+
+    /// `One`: a head of `a`, then `c`; `Two`: [`COUNTED`]; `Three`: none.
+    const fn krow(k: K) -> Layout<T> {
+        match k {
+            K::One => crate::proto::layout::layout(ONE_HEAD, ONE_ITEMS, None, &[]),
+            K::Two => COUNTED,
+            K::Three => crate::proto::layout::layout(&[], &[], None, &[]),
+        }
+    }
+
+    messages! {
+        #[derive(Debug, PartialEq)]
+        enum Msg<L> {
+            One { a: u16 = T::A, c: u8 = T::C },
+            Two(L),
+            Three,
+        }
+        type K, fn kind;
+        rows krow, ByteOrder::Little;
+        read read_msg<'a> -> Msg<Entries<'a, Ac>>;
+        owned Msg<Vec<Ac>>;
+    }
+
+    /// The three kinds of a message: fields at their row's offsets (the
+    /// head's too), a body after the head (counted entries), none; read
+    /// back as written, and owned.
+    #[test]
+    fn messages_read_and_write_at_their_rows_offsets() {
+        let one = Msg::<Vec<Ac>>::One { a: 0x0102, c: 7 };
+        assert_eq!((one.kind(), one.wire_len(), one.count()), (K::One, 3, 0));
+        let mut b = [0u8; 3];
+        one.write(&mut b);
+        assert_eq!(b, [2, 1, 7]);
+        assert_eq!(read_msg(K::One, &b).to_owned_repr(), one);
+        let two = Msg::Two(vec![Ac { a: 1, c: 2 }]);
+        assert_eq!((two.kind(), two.wire_len(), two.count()), (K::Two, 9, 1));
+        let mut b = [0u8; 9];
+        two.write(&mut b);
+        assert_eq!(b, [0, 0, 0, 0, 1, 0, 1, 0, 2]);
+        let read = read_msg(K::Two, &b);
+        assert_eq!((read.kind(), read.count()), (K::Two, 1));
+        assert_eq!(read.to_owned_repr(), two);
+        assert_eq!(Msg::<Vec<Ac>>::Three.wire_len(), 0);
+        assert_eq!(read_msg(K::Three, &[]), Msg::Three);
+    }
+
+    /// A text after its `u8` length: written, and read back as long as
+    /// its length says.
+    #[test]
+    fn a_text_after_its_length() {
+        let mut b = [0xffu8; 5];
+        b"abc".to_vec().part_write(&mut b, 1, ByteOrder::Big);
+        assert_eq!(b, [0xff, 3, b'a', b'b', b'c']);
+        assert_eq!(text8(&b, 1), b"abc");
+        assert_eq!(text8(&[9, b'x'], 0), b"x");
+        assert_eq!(text8(&[], 0), b"");
     }
 
     #[test]

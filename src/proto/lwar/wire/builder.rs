@@ -1,8 +1,8 @@
 //! Filling packets as the specification's delivery rules say: every queued reliable
 //! message that fits, in order, then unreliable messages while room is left.
 
+use super::message::MessageRepr;
 use super::packet::Header;
-use super::repr::MessageRepr;
 use super::types::{HEADER_LEN, MAX_PACKET_SIZE};
 
 /// Builds one packet at a time into a reusable buffer.

@@ -17,11 +17,6 @@ pub(crate) fn be_u32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-#[inline]
-pub(crate) fn id_at(b: &[u8], at: usize) -> Id {
-    Id::from_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
 /// Every lwar number is big-endian.
 pub(crate) const ORDER: ByteOrder = ByteOrder::Big;
 

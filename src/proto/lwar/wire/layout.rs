@@ -16,15 +16,17 @@
 //! Update family, Input, Collision) are declared on these rows
 //! (`record!` of `crate::proto::codec`): their reader and writer take
 //! offsets, sizes and byte order from the rows, checked at compile time to
-//! hold them field for field; the reliable messages' fixed fields are read
-//! and written at their rows' offsets (`item_offset!`, `message.rs`: one
-//! constant a field, which the decoder and the encoder of `repr.rs`
-//! share), a text's length and an entry count where the row puts them, as
-//! wide as it says (`codec::write_text`, `write_entries`), and the entries
-//! read in place by the codec's `Entries` (Starstrike's too). What stays
-//! hand-written: the enums of the checked view's [`super::Message`] (the
-//! typed values the analysis reads, zero-copy) and of the owned
-//! [`super::MessageRepr`] (their arms: which value goes to which offset),
+//! hold them field for field. The message enum, [`super::MessageOf`]
+//! (borrowed, [`super::Message`], or owned, [`super::MessageRepr`]), is
+//! declared once with the codec's `messages!` (`message.rs`, a line a
+//! type): a reliable message's fields each name the item of its row they
+//! start at (its seqno, in the row's head; a text, its length), an
+//! unreliable one holds its record or its entries; from it come the
+//! decoder, the encoder, the owned copy and the type of a message, each
+//! field read and written at its row's offset, a text's length and an
+//! entry count where the row puts them, and the entries read in place by
+//! the codec's `Entries` (Starstrike's too). What stays hand-written: the
+//! accessors the analysis asks of any message (its seqno, player, text)
 //! and the compact token (`Join#1`, `Update(5)`).
 //!
 //! # Adding a field to a message
@@ -35,14 +37,12 @@
 //!    table): its primitive, tree label and text piece. The field walk, the
 //!    tree, the text, `--list-fields`' groups and the decoder's lengths
 //!    follow.
-//! 3. For a record of `entries.rs`: add it to the struct, in row order,
-//!    naming its item (`pub health: u8 = F::HEALTH`); its decoder and
-//!    encoder follow (until then the struct does not compile against its
-//!    row). For a reliable message: add the value to [`super::Message`]
-//!    and [`super::MessageRepr`], an offset constant (`item_offset!`,
-//!    `message.rs`) that the decoder reads it at and the encoder writes
-//!    it at; the layout test (`records_agree_with_the_layout`) fails until
-//!    their lengths agree.
+//! 3. Add it where its message holds it, in row order, naming its item:
+//!    to the record of `entries.rs` (`pub health: u8 = F::HEALTH`), or to
+//!    the message's line in `messages!` (`message.rs`, `type_id: u8 =
+//!    F::TYPE_ID`). The decoder, the encoder and the owned copy follow;
+//!    until then the record or the message does not compile against its
+//!    row. Set it where the simulator builds the message.
 
 use super::types::MessageType;
 use crate::proto::field::FieldDef;
@@ -147,9 +147,9 @@ pub(super) static HEADER: [Item; 3] = [
 ];
 
 /// Every message's type byte.
-pub(super) const TYPE_ITEM: Item = hidden(TYPE, TYPE_BYTE, "type");
+const TYPE_ITEM: Item = hidden(TYPE, TYPE_BYTE, "type");
 /// A reliable message's seqno, after its type.
-pub(super) const SEQNO_ITEM: Item = hidden(SEQNO, U32, "seqno");
+const SEQNO_ITEM: Item = hidden(SEQNO, U32, "seqno");
 
 const PLAYER_ID: Item = it(PLAYER, ID, "playerId", " player=");
 /// A string's length, before its text.
@@ -321,6 +321,12 @@ const fn with_heads(mut rows: [Layout; MessageType::COUNT]) -> [Layout; MessageT
         i += 1;
     }
     rows
+}
+
+/// The row of a message of type `t`, headed, a constant (what its typed
+/// message is read and written at, `messages!` in `message.rs`).
+pub(super) const fn row(t: MessageType) -> Layout {
+    HEADED[t.ordinal()]
 }
 
 impl MessageType {

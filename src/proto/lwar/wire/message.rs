@@ -1,14 +1,21 @@
-//! Zero-copy views of the messages inside a packet.
+//! The messages: [`MessageOf`], declared once (`messages!`, a line a
+//! type), read in place from a packet ([`Message`], zero-copy) or owned
+//! ([`MessageRepr`], what the encoder writes); the views of the messages
+//! inside a packet ([`MessageView`], [`MessageHead`]).
 
 use super::entries::{
     Collision, Entries, Input, ORDER, Record, StatsEntry, UpdateCircleEntry, UpdateEntry,
-    UpdatePosEntry, UpdateRayEntry, be_u32, id_at,
+    UpdatePosEntry, UpdateRayEntry,
 };
 use super::error::{DecodeError, Violation};
-use super::layout::{F, SEQNO_ITEM, TYPE_ITEM, items};
+use super::layout::{F, row};
 use super::types::{DEPRECATED_TYPE_ID, Id, MAX_CHAT_LEN, MAX_NAME_LEN, MessageType};
-use crate::proto::codec::{Wire, item_offset};
+use crate::proto::codec::{
+    self as codec, Own, Part, ReadPart, TEXT8, item_index, messages, offset, put_text8, text8,
+};
+use crate::proto::layout::ByteOrder;
 use std::fmt::{self, Write};
+use std::marker::PhantomData;
 
 /// A string of the wire format: its raw bytes, which may or may not be UTF-8.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -68,120 +75,164 @@ impl fmt::Debug for Str<'_> {
     }
 }
 
-/// One decoded message, borrowing the packet's bytes. Reliable variants carry their
-/// sequence number; the others are the unreliable messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Message<'a> {
-    Connect {
-        seqno: u32,
-        name: Str<'a>,
-    },
-    Disconnect {
-        seqno: u32,
-    },
-    Join {
-        seqno: u32,
-        player: Id,
-        name: Str<'a>,
-    },
-    Leave {
-        seqno: u32,
-        player: Id,
-    },
-    Chat {
-        seqno: u32,
-        player: Id,
-        text: Str<'a>,
-    },
-    Add {
-        seqno: u32,
-        entity: Id,
-        player: Id,
-        type_id: u8,
-    },
-    Remove {
-        seqno: u32,
-        entity: Id,
-    },
-    Selection {
-        seqno: u32,
-        player: Id,
-        ship_type: u8,
-        weapon_types: [u8; 4],
-    },
-    Name {
-        seqno: u32,
-        player: Id,
-        name: Str<'a>,
-    },
-    Synced {
-        seqno: u32,
-    },
-    Stats(Entries<'a, StatsEntry>),
-    Input(Input),
-    Full,
-    Collision(Collision),
-    Update(Entries<'a, UpdateEntry>),
-    UpdatePos(Entries<'a, UpdatePosEntry>),
-    UpdateRay(Entries<'a, UpdateRayEntry>),
-    UpdateCircle(Entries<'a, UpdateCircleEntry>),
+/// Where a message's texts and entries live: borrowed from the packet's
+/// bytes ([`View`], a [`Message`]) or owned ([`Owned`], a [`MessageRepr`]).
+pub trait Store {
+    /// A text after its length.
+    type Text;
+    /// The entries of a counted message.
+    type List<R: Record>;
 }
 
-impl<'a> Message<'a> {
-    pub const fn msg_type(&self) -> MessageType {
-        match self {
-            Message::Connect { .. } => MessageType::Connect,
-            Message::Disconnect { .. } => MessageType::Disconnect,
-            Message::Join { .. } => MessageType::Join,
-            Message::Leave { .. } => MessageType::Leave,
-            Message::Chat { .. } => MessageType::Chat,
-            Message::Add { .. } => MessageType::Add,
-            Message::Remove { .. } => MessageType::Remove,
-            Message::Selection { .. } => MessageType::Selection,
-            Message::Name { .. } => MessageType::Name,
-            Message::Synced { .. } => MessageType::Synced,
-            Message::Stats(_) => MessageType::Stats,
-            Message::Input(_) => MessageType::Input,
-            Message::Full => MessageType::Full,
-            Message::Collision(_) => MessageType::Collision,
-            Message::Update(_) => MessageType::Update,
-            Message::UpdatePos(_) => MessageType::UpdatePos,
-            Message::UpdateRay(_) => MessageType::UpdateRay,
-            Message::UpdateCircle(_) => MessageType::UpdateCircle,
-        }
+/// Texts and entries borrowed from the packet: what the decoder gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct View<'a>(PhantomData<&'a [u8]>);
+
+/// Owned texts (raw bytes, so that a test or the fault injector can build
+/// invalid UTF-8 or over-long names on purpose) and entries: what the
+/// simulator and the tests build packets from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Owned;
+
+impl<'a> Store for View<'a> {
+    type Text = Str<'a>;
+    type List<R: Record> = Entries<'a, R>;
+}
+
+impl Store for Owned {
+    type Text = Vec<u8>;
+    type List<R: Record> = Vec<R>;
+}
+
+/// A text after its `u8` length, borrowed.
+impl Part for Str<'_> {
+    const SHAPE: &'static [codec::Shape] = TEXT8;
+    #[inline(always)]
+    fn part_len(&self) -> usize {
+        self.len()
+    }
+    fn part_write(&self, b: &mut [u8], at: usize, _order: ByteOrder) {
+        put_text8(b, at, self.0);
+    }
+}
+
+impl<'a> ReadPart<'a> for Str<'a> {
+    #[inline(always)]
+    fn part_read(b: &'a [u8], at: usize, _order: ByteOrder) -> Self {
+        Str(text8(b, at))
+    }
+}
+
+impl Own for Str<'_> {
+    type Owned = Vec<u8>;
+    fn own(&self) -> Vec<u8> {
+        self.0.to_vec()
+    }
+}
+
+messages! {
+    /// One message: reliable variants carry their sequence number, the
+    /// others are the unreliable messages. `S` says where its texts and
+    /// entries live: a [`Message`] borrows them from the packet, a
+    /// [`MessageRepr`] owns them. Each field names the item of its type's
+    /// row it starts at (a text, its length): the decoder reads it and the
+    /// encoder writes it there.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum MessageOf<S: Store> {
+        Connect { seqno: u32 = F::SEQNO, name: S::Text = F::NAME_LEN },
+        Disconnect { seqno: u32 = F::SEQNO },
+        Join { seqno: u32 = F::SEQNO, player: Id = F::PLAYER, name: S::Text = F::NAME_LEN },
+        Leave { seqno: u32 = F::SEQNO, player: Id = F::PLAYER },
+        Chat { seqno: u32 = F::SEQNO, player: Id = F::PLAYER, text: S::Text = F::NAME_LEN },
+        Add {
+            seqno: u32 = F::SEQNO,
+            entity: Id = F::ENTITY,
+            player: Id = F::PLAYER,
+            type_id: u8 = F::TYPE_ID,
+        },
+        Remove { seqno: u32 = F::SEQNO, entity: Id = F::ENTITY },
+        Selection {
+            seqno: u32 = F::SEQNO,
+            player: Id = F::PLAYER,
+            ship_type: u8 = F::SHIP,
+            weapon_types: [u8; 4] = F::WEAPON,
+        },
+        Name { seqno: u32 = F::SEQNO, player: Id = F::PLAYER, name: S::Text = F::NAME_LEN },
+        Synced { seqno: u32 = F::SEQNO },
+        Stats(S::List<StatsEntry>),
+        Input(Input),
+        Full,
+        Collision(Collision),
+        Update(S::List<UpdateEntry>),
+        UpdatePos(S::List<UpdatePosEntry>),
+        UpdateRay(S::List<UpdateRayEntry>),
+        UpdateCircle(S::List<UpdateCircleEntry>),
+    }
+    type MessageType, fn msg_type;
+    rows row, ORDER;
+    read read_message<'a> -> MessageOf<View<'a>>;
+    owned MessageOf<Owned>;
+}
+
+/// One decoded message, borrowing the packet's bytes.
+pub type Message<'a> = MessageOf<View<'a>>;
+
+/// An owned message, that encodes back to bytes.
+pub type MessageRepr = MessageOf<Owned>;
+
+/// A reliable message, its seqno bound to `$seqno`.
+macro_rules! reliable {
+    ($seqno:ident) => {
+        MessageOf::Connect { seqno: $seqno, .. }
+            | MessageOf::Disconnect { seqno: $seqno }
+            | MessageOf::Join { seqno: $seqno, .. }
+            | MessageOf::Leave { seqno: $seqno, .. }
+            | MessageOf::Chat { seqno: $seqno, .. }
+            | MessageOf::Add { seqno: $seqno, .. }
+            | MessageOf::Remove { seqno: $seqno, .. }
+            | MessageOf::Selection { seqno: $seqno, .. }
+            | MessageOf::Name { seqno: $seqno, .. }
+            | MessageOf::Synced { seqno: $seqno }
+    };
+}
+
+impl<S: Store> MessageOf<S> {
+    pub const fn is_reliable(&self) -> bool {
+        self.msg_type().is_reliable()
     }
 
     /// The sequence number of a reliable message.
     pub const fn seqno(&self) -> Option<u32> {
-        match *self {
-            Message::Connect { seqno, .. }
-            | Message::Disconnect { seqno }
-            | Message::Join { seqno, .. }
-            | Message::Leave { seqno, .. }
-            | Message::Chat { seqno, .. }
-            | Message::Add { seqno, .. }
-            | Message::Remove { seqno, .. }
-            | Message::Selection { seqno, .. }
-            | Message::Name { seqno, .. }
-            | Message::Synced { seqno } => Some(seqno),
+        match self {
+            reliable!(seqno) => Some(*seqno),
             _ => None,
+        }
+    }
+
+    /// Sets the sequence number of a reliable message; unreliable ones have none and
+    /// are left alone.
+    pub fn set_seqno(&mut self, value: u32) {
+        if let reliable!(seqno) = self {
+            *seqno = value;
         }
     }
 
     /// The player the message speaks of or for, where it names one.
     pub const fn player(&self) -> Option<Id> {
-        match *self {
-            Message::Join { player, .. }
-            | Message::Leave { player, .. }
-            | Message::Chat { player, .. }
-            | Message::Add { player, .. }
-            | Message::Selection { player, .. }
-            | Message::Name { player, .. } => Some(player),
-            Message::Input(input) => Some(input.player),
+        match self {
+            MessageOf::Join { player, .. }
+            | MessageOf::Leave { player, .. }
+            | MessageOf::Chat { player, .. }
+            | MessageOf::Add { player, .. }
+            | MessageOf::Selection { player, .. }
+            | MessageOf::Name { player, .. } => Some(*player),
+            MessageOf::Input(input) => Some(input.player),
             _ => None,
         }
     }
+}
 
+impl<'a> Message<'a> {
     /// The string a message carries, if any (name or chat text).
     pub const fn string(&self) -> Option<Str<'a>> {
         match *self {
@@ -195,14 +246,7 @@ impl<'a> Message<'a> {
 
     /// Number of entries of a counted message (Stats and the Update family).
     pub fn entry_count(&self) -> Option<usize> {
-        match self {
-            Message::Stats(e) => Some(e.len()),
-            Message::Update(e) => Some(e.len()),
-            Message::UpdatePos(e) => Some(e.len()),
-            Message::UpdateRay(e) => Some(e.len()),
-            Message::UpdateCircle(e) => Some(e.len()),
-            _ => None,
-        }
+        self.msg_type().entry_len().map(|_| self.count())
     }
 }
 
@@ -324,15 +368,14 @@ static SHAPES: [Shape; 256] = {
                 Some(e) => e.len as u8,
                 None => 0,
             },
-            player_at: match t {
-                MessageType::Join
-                | MessageType::Leave
-                | MessageType::Chat
-                | MessageType::Name
-                | MessageType::Selection => (head + PLAYER_AT) as u8,
-                MessageType::Add => (head + ADD_PLAYER) as u8,
-                MessageType::Input => (head + INPUT_PLAYER) as u8,
-                _ => 0,
+            // The player its row names, if any ([`Message::player`]).
+            player_at: {
+                let j = item_index!(layout.items, F::PLAYER);
+                if j < layout.items.len() {
+                    (head + offset(layout.items, j)) as u8
+                } else {
+                    0
+                }
             },
         };
         i += 1;
@@ -368,12 +411,7 @@ impl<'a> MessageHead<'a> {
     /// gives for it.
     #[inline]
     pub fn view(self) -> MessageView<'a> {
-        let message = read_message(
-            self.msg_type,
-            self.bytes,
-            usize::from(self.head),
-            usize::from(self.fixed_end),
-        );
+        let message = read_message(self.msg_type, self.bytes);
         MessageView {
             offset: self.offset,
             bytes: self.bytes,
@@ -508,93 +546,5 @@ fn shapes_agree_with_the_layouts() {
             t.entry_len().unwrap_or(0),
             "{t}"
         );
-    }
-}
-
-// Where the fixed bodies' fields are, from their rows (the decoder reads
-// them there, the encoder, `repr.rs`, writes them there).
-/// A reliable message's seqno, after its type byte.
-pub(super) const SEQNO_AT: usize = item_offset!(&[TYPE_ITEM, SEQNO_ITEM], F::SEQNO);
-/// A player's id, first in every body that names one.
-pub(super) const PLAYER_AT: usize = {
-    let at = item_offset!(items(MessageType::Join), F::PLAYER);
-    assert!(
-        at == item_offset!(items(MessageType::Leave), F::PLAYER)
-            && at == item_offset!(items(MessageType::Chat), F::PLAYER)
-            && at == item_offset!(items(MessageType::Name), F::PLAYER)
-            && at == item_offset!(items(MessageType::Selection), F::PLAYER)
-    );
-    at
-};
-const INPUT_PLAYER: usize = item_offset!(items(MessageType::Input), F::PLAYER);
-pub(super) const ADD_ENTITY: usize = item_offset!(items(MessageType::Add), F::ENTITY);
-pub(super) const ADD_PLAYER: usize = item_offset!(items(MessageType::Add), F::PLAYER);
-pub(super) const ADD_TYPE_ID: usize = item_offset!(items(MessageType::Add), F::TYPE_ID);
-pub(super) const REMOVE_ENTITY: usize = item_offset!(items(MessageType::Remove), F::ENTITY);
-pub(super) const SELECTION_SHIP: usize = item_offset!(items(MessageType::Selection), F::SHIP);
-pub(super) const SELECTION_WEAPONS: usize = item_offset!(items(MessageType::Selection), F::WEAPON);
-
-/// The message of `msg_type` in `bytes`, whose length was checked: `head`
-/// bytes of header, then the fixed body up to `fixed_end`, then the string
-/// or the entries.
-#[inline]
-fn read_message(msg_type: MessageType, bytes: &[u8], head: usize, fixed_end: usize) -> Message<'_> {
-    let seqno = if msg_type.is_reliable() {
-        be_u32(bytes, SEQNO_AT)
-    } else {
-        0
-    };
-    let body = &bytes[head..];
-    let tail = &bytes[fixed_end..];
-    match msg_type {
-        MessageType::Connect => Message::Connect {
-            seqno,
-            name: Str(tail),
-        },
-        MessageType::Disconnect => Message::Disconnect { seqno },
-        MessageType::Join => Message::Join {
-            seqno,
-            player: id_at(body, PLAYER_AT),
-            name: Str(tail),
-        },
-        MessageType::Leave => Message::Leave {
-            seqno,
-            player: id_at(body, PLAYER_AT),
-        },
-        MessageType::Chat => Message::Chat {
-            seqno,
-            player: id_at(body, PLAYER_AT),
-            text: Str(tail),
-        },
-        MessageType::Add => Message::Add {
-            seqno,
-            entity: id_at(body, ADD_ENTITY),
-            player: id_at(body, ADD_PLAYER),
-            type_id: body[ADD_TYPE_ID],
-        },
-        MessageType::Remove => Message::Remove {
-            seqno,
-            entity: id_at(body, REMOVE_ENTITY),
-        },
-        MessageType::Selection => Message::Selection {
-            seqno,
-            player: id_at(body, PLAYER_AT),
-            ship_type: body[SELECTION_SHIP],
-            weapon_types: Wire::get(body, SELECTION_WEAPONS, ORDER),
-        },
-        MessageType::Name => Message::Name {
-            seqno,
-            player: id_at(body, PLAYER_AT),
-            name: Str(tail),
-        },
-        MessageType::Synced => Message::Synced { seqno },
-        MessageType::Stats => Message::Stats(Entries::new(tail, ORDER)),
-        MessageType::Input => Message::Input(Input::read(body, ORDER)),
-        MessageType::Full => Message::Full,
-        MessageType::Collision => Message::Collision(Collision::read(body, ORDER)),
-        MessageType::Update => Message::Update(Entries::new(tail, ORDER)),
-        MessageType::UpdatePos => Message::UpdatePos(Entries::new(tail, ORDER)),
-        MessageType::UpdateRay => Message::UpdateRay(Entries::new(tail, ORDER)),
-        MessageType::UpdateCircle => Message::UpdateCircle(Entries::new(tail, ORDER)),
     }
 }

@@ -39,9 +39,11 @@ pub use entries::{
 };
 pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
 pub use layout::FIELDS;
-pub use message::{Message, MessageHead, MessageView, Str, Violations};
+pub use message::{
+    Message, MessageHead, MessageOf, MessageRepr, MessageView, Owned, Store, Str, View, Violations,
+};
 pub use packet::{Header, Heads, Messages, Packet, is_lwar};
-pub use repr::{MessageRepr, PacketRepr};
+pub use repr::PacketRepr;
 pub use types::{
     APP_ID, DEFAULT_PORT, DEPRECATED_TYPE_ID, DISCONNECT_TIMEOUT_SECS, HEADER_LEN, Id,
     MAX_CHAT_LEN, MAX_NAME_LEN, MAX_PACKET_SIZE, MAX_PLAYERS, MessageType, RELIABLE_HEADER_LEN,

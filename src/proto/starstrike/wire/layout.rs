@@ -14,44 +14,46 @@
 //! belongs to ([`field_at`]).
 //!
 //! The typed messages the analysis and the simulator read and write are
-//! declared on these rows too (`message.rs`, `record!` of
-//! `crate::proto::codec`): each struct's fields name the items they start
-//! at, and their reader and writer take offsets, sizes and byte order from
-//! the row, checked at compile time to hold it field for field; a
-//! snapshot's entities are read and written where its row puts its count
-//! and entries (`codec::read_entries`, `write_entries`), and the dispatch
-//! on the type (reader, writer, length, owned copy) is generated from one
-//! list of the messages (`messages!`, a line a type). What stays
-//! hand-written: the compact token (`WorldSnapshot(3)`, `dissect.rs`), and
-//! the rules the violations check (which enums, floats and strings they
-//! look at come from here).
+//! declared with these rows, a field and its items together (`record!` of
+//! `crate::proto::codec`, below): each struct's row is its fields' items
+//! in order, and its reader and writer take offsets, sizes and byte order
+//! from it, checked at compile time to hold it field for field (a
+//! `Vector3` three `f32` items); a snapshot's entities are read and
+//! written where its row puts its count and entries
+//! (`codec::read_entries`, `write_entries`), and the dispatch on the type
+//! (reader, writer, length, owned copy) is generated from one list of the
+//! messages (the codec's `messages!` in `message.rs`, a line a type).
+//! What stays hand-written: the compact token (`WorldSnapshot(3)`,
+//! `dissect.rs`), and the rules the violations check (which enums, floats
+//! and strings they look at come from here).
 //!
 //! # Adding a message type
 //!
 //! Its `packetType` in `types.rs` (`packet_types!`), its node and fields
-//! in `fields!` and its row in `payloads!` below, its struct (`record!`)
-//! and its line in `messages!` in `message.rs`.
+//! in `fields!`, its struct with its row (`record!`) and its line in
+//! `payloads!` below, and its line in `messages!` in `message.rs`.
 //!
 //! # Adding a field to a message
 //!
 //! 1. Register it in `fields!` below (filter name, tree label, type,
 //!    documentation).
-//! 2. Add it to its type's row in `payloads!` (or to [`ENTITY`]), with its
-//!    primitive. The field walk, the tree, the text, the violation checks
-//!    (an enum, a float, a padded text), the payload length, the field of a
-//!    truncation and `--list-fields`' groups follow.
-//! 3. Add it to the message's struct in `message.rs`, in row order, naming
-//!    its item (`pub owner_id: u8 = f::SP_OWNER`): the decoder and the
-//!    encoder follow (until then the struct does not compile against its
-//!    row). Set it where the simulator builds the message, and add it to
+//! 2. Add it to its message's struct in `record!` below (or to
+//!    [`EntityState`]'s), in wire order, with its items:
+//!    `pub owner_id: u8 = [it(SP_OWNER, U8)]` (a vector, one item a
+//!    float). The row follows, and from it the field walk, the tree, the
+//!    text, the violation checks (an enum, a float, a padded text), the
+//!    payload length, the field of a truncation and `--list-fields`'
+//!    groups; the decoder and the encoder follow from the struct. Set it
+//!    where the simulator builds the message, and add it to
 //!    `protocols/starstrike.ksy` (the cross-check compares the fields of
 //!    both on the corpus).
 
+use super::message::{FixedStr, Quaternion, Vector3};
 use super::types::{
     CHAT_MESSAGE_LEN, EnumKind, HEADER_LEN, MAX_PAYLOAD, PLAYER_NAME_LEN, PacketType,
     REASON_MESSAGE_LEN,
 };
-use crate::proto::codec::{counted_len, read_count};
+use crate::proto::codec::{counted_len, read_count, record};
 use crate::proto::layout::{
     self as core, ByteOrder, Int, Names, Prim, Show, Table, Visit, entry, labelled,
 };
@@ -248,33 +250,176 @@ pub(super) const HEADER_ITEMS: [Item; 4] = [
 /// The header's fields at a fixed address (the key of its group).
 pub static HEADER: [Item; 4] = HEADER_ITEMS;
 
+record! {
+    /// One entity of a WorldSnapshot: 47 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct EntityState in const ENTITY_ITEMS: &[Item] {
+        pub entity_id: u32 = [it(EN_ID, U32)],
+        pub entity_type: u8 = [it(EN_TYPE, enum8(&ENTITY_TYPE))],
+        pub position: Vector3 = [it(EN_POS_X, F32), it(EN_POS_Y, F32), it(EN_POS_Z, F32)],
+        pub rotation: Quaternion = [
+            it(EN_ROT_X, F32), it(EN_ROT_Y, F32), it(EN_ROT_Z, F32), it(EN_ROT_W, F32),
+        ],
+        pub velocity: Vector3 = [it(EN_VEL_X, F32), it(EN_VEL_Y, F32), it(EN_VEL_Z, F32)],
+        pub health: u8 = [it(EN_HEALTH, U8)],
+        pub flags: u8 = [it(EN_FLAGS, BITS8)],
+    }
+}
+
 /// One EntityState of a WorldSnapshot, from the start of the entity.
-#[rustfmt::skip]
-pub const ENTITY: Entry = entry(N_ENTITY, &[
-    it(EN_ID, U32), it(EN_TYPE, enum8(&ENTITY_TYPE)),
-    it(EN_POS_X, F32), it(EN_POS_Y, F32), it(EN_POS_Z, F32),
-    it(EN_ROT_X, F32), it(EN_ROT_Y, F32), it(EN_ROT_Z, F32), it(EN_ROT_W, F32),
-    it(EN_VEL_X, F32), it(EN_VEL_Y, F32), it(EN_VEL_Z, F32),
-    it(EN_HEALTH, U8), it(EN_FLAGS, BITS8),
-]);
+pub const ENTITY: Entry = entry(N_ENTITY, ENTITY_ITEMS);
 
 /// A payload of `items`.
 const fn row(items: &'static [Item]) -> Layout {
     core::layout(&[], items, None, &[])
 }
 
-/// `LAYOUTS`: a row per type, `Type: NODE [FIELD: primitive, ...]`, then
-/// `+ ENTRY` for the entries its count counts; `FIELD(i)` is element `i`
-/// of a repeated field. The types must come in the order of
+// The typed messages, each declared with its row: a field and its items
+// (what the codec reads and writes it at, `record!`).
+
+record! {
+    /// 0x0001: 41 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct ConnectionRequest in const REQUEST: &[Item] {
+        pub protocol_version: u8 = [it(REQ_VERSION, U8)],
+        pub player_name: FixedStr<PLAYER_NAME_LEN> = [it(REQ_NAME, text(PLAYER_NAME_LEN))],
+        pub client_id: u64 = [it(REQ_CLIENT_ID, U64)],
+    }
+}
+
+record! {
+    /// 0x0002: 12 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct ConnectionAccept in const ACCEPT: &[Item] {
+        pub assigned_player_id: u32 = [it(ACC_PLAYER_ID, U32)],
+        pub server_tick: u32 = [it(ACC_SERVER_TICK, U32)],
+        pub tick_rate: u32 = [it(ACC_TICK_RATE, U32)],
+    }
+}
+
+record! {
+    /// 0x0003 ConnectionReject and 0x0004 Disconnect: 129 bytes, a reason code
+    /// (RejectReason or DisconnectReason) and a message (declared with
+    /// ConnectionReject's row; Disconnect's, `DISCONNECT`, has the same
+    /// shapes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct Reason in const REJECT: &[Item] {
+        pub reason: u8 = [it(REJ_REASON, enum8(&REJECT_REASON))],
+        pub message: FixedStr<REASON_MESSAGE_LEN> = [it(REJ_MESSAGE, text(REASON_MESSAGE_LEN))],
+    }
+}
+
+/// Disconnect's row: a [`Reason`] (`message.rs` checks the shapes).
+const DISCONNECT: &[Item] = &[
+    it(DIS_REASON, enum8(&DISCONNECT_REASON)),
+    it(DIS_MESSAGE, text(REASON_MESSAGE_LEN)),
+];
+
+record! {
+    /// 0x0005: 4 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct Heartbeat in const HEARTBEAT: &[Item] {
+        /// The sender's clock, in ms.
+        pub timestamp: u32 = [it(HB_TIMESTAMP, U32)],
+    }
+}
+
+record! {
+    /// 0x0100: 24 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct PlayerInput in const INPUT: &[Item] {
+        pub tick: u32 = [it(IN_TICK, U32)],
+        pub move_x: f32 = [it(IN_MOVE_X, F32)],
+        pub move_y: f32 = [it(IN_MOVE_Y, F32)],
+        pub look_x: f32 = [it(IN_LOOK_X, F32)],
+        pub look_y: f32 = [it(IN_LOOK_Y, F32)],
+        pub button_state: u32 = [it(IN_BUTTONS, BITS32)],
+    }
+}
+
+/// WorldSnapshot's items: its tick, then the count of the entities that
+/// follow them (`message.rs` reads them where the row puts them).
+const SNAPSHOT: &[Item] = &[it(SN_TICK, U32), it(SN_COUNT, Prim::Count(Int::U8))];
+
+record! {
+    /// 0x0102: 34 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct EntitySpawn in const SPAWN: &[Item] {
+        pub entity_id: u32 = [it(SP_ID, U32)],
+        pub entity_type: u8 = [it(SP_TYPE, enum8(&ENTITY_TYPE))],
+        pub position: Vector3 = [it(SP_POS_X, F32), it(SP_POS_Y, F32), it(SP_POS_Z, F32)],
+        pub rotation: Quaternion = [
+            it(SP_ROT_X, F32), it(SP_ROT_Y, F32), it(SP_ROT_Z, F32), it(SP_ROT_W, F32),
+        ],
+        pub owner_id: u8 = [it(SP_OWNER, U8)],
+    }
+}
+
+record! {
+    /// 0x0103: 5 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct EntityDestroy in const DESTROY: &[Item] {
+        pub entity_id: u32 = [it(DE_ID, U32)],
+        pub reason: u8 = [it(DE_REASON, enum8(&DESTROY_REASON))],
+    }
+}
+
+record! {
+    /// 0x0200: 9 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct PlayerScored in const SCORED: &[Item] {
+        pub player_id: u32 = [it(SC_PLAYER, U32)],
+        pub points: u32 = [it(SC_POINTS, U32)],
+        pub score_type: u8 = [it(SC_TYPE, enum8(&SCORE_TYPE))],
+    }
+}
+
+record! {
+    /// 0x0201: 9 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct PlayerDied in const DIED: &[Item] {
+        pub victim_id: u32 = [it(DI_VICTIM, U32)],
+        pub killer_id: u32 = [it(DI_KILLER, U32)],
+        pub death_type: u8 = [it(DI_TYPE, enum8(&DEATH_TYPE))],
+    }
+}
+
+record! {
+    /// 0x0202: 9 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct MatchState in const MATCH: &[Item] {
+        pub state: u8 = [it(MS_STATE, enum8(&GAME_STATE))],
+        pub time_remaining: u32 = [it(MS_TIME, U32)],
+        pub team_scores: [u8; 4] = [
+            it(MS_TEAM_SCORE, U8).at(0),
+            it(MS_TEAM_SCORE, U8).at(1),
+            it(MS_TEAM_SCORE, U8).at(2),
+            it(MS_TEAM_SCORE, U8).at(3),
+        ],
+    }
+}
+
+record! {
+    /// 0x0300: 261 bytes.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct ChatMessage in const CHAT: &[Item] {
+        pub sender_id: u32 = [it(CH_SENDER, U32)],
+        pub channel: u8 = [it(CH_CHANNEL, enum8(&CHAT_CHANNEL))],
+        pub message: FixedStr<CHAT_MESSAGE_LEN> = [it(CH_MESSAGE, text(CHAT_MESSAGE_LEN))],
+    }
+}
+
+/// `LAYOUTS`: a row per type, `Type: NODE = ITEMS`, with `+ ENTRY` for
+/// the entries its count counts. The types must come in the order of
 /// [`PacketType::ALL`] (checked at compile time).
 macro_rules! payloads {
-    ($( $t:ident: $node:ident [ $( $f:ident $(($i:literal))? : $prim:expr ),* ] $(+ $entry:ident)?; )*) => {
+    ($( $t:ident: $node:ident $(+ $entry:ident)? = $items:expr; )*) => {
         /// Every type's payload, in the order of [`PacketType::ALL`] (by
         /// [`PacketType::ordinal`]), with the node its fields hang from. A
         /// constant, so that each row's walk is compiled with its fields as
         /// constants ([`walk`]); [`ROWS`] is where it lives at run time.
         pub(super) const LAYOUTS: [(FieldId, Layout); PacketType::COUNT] = [$(
-            ($node, core::layout(&[], &[$( it($f, $prim) $(.at($i))? ),*], payloads!(@entry $($entry)?), &[])),
+            ($node, core::layout(&[], $items, payloads!(@entry $($entry)?), &[])),
         )*];
 
         const _: () = {
@@ -291,29 +436,19 @@ macro_rules! payloads {
 }
 
 payloads! {
-    ConnectionRequest: N_REQUEST [REQ_VERSION: U8, REQ_NAME: text(PLAYER_NAME_LEN), REQ_CLIENT_ID: U64];
-    ConnectionAccept: N_ACCEPT [ACC_PLAYER_ID: U32, ACC_SERVER_TICK: U32, ACC_TICK_RATE: U32];
-    ConnectionReject: N_REJECT [REJ_REASON: enum8(&REJECT_REASON), REJ_MESSAGE: text(REASON_MESSAGE_LEN)];
-    Disconnect: N_DISCONNECT [DIS_REASON: enum8(&DISCONNECT_REASON), DIS_MESSAGE: text(REASON_MESSAGE_LEN)];
-    Heartbeat: N_HEARTBEAT [HB_TIMESTAMP: U32];
-    PlayerInput: N_INPUT [
-        IN_TICK: U32, IN_MOVE_X: F32, IN_MOVE_Y: F32, IN_LOOK_X: F32, IN_LOOK_Y: F32, IN_BUTTONS: BITS32
-    ];
-    WorldSnapshot: N_SNAPSHOT [SN_TICK: U32, SN_COUNT: Prim::Count(Int::U8)] + ENTITY;
-    EntitySpawn: N_SPAWN [
-        SP_ID: U32, SP_TYPE: enum8(&ENTITY_TYPE),
-        SP_POS_X: F32, SP_POS_Y: F32, SP_POS_Z: F32,
-        SP_ROT_X: F32, SP_ROT_Y: F32, SP_ROT_Z: F32, SP_ROT_W: F32,
-        SP_OWNER: U8
-    ];
-    EntityDestroy: N_DESTROY [DE_ID: U32, DE_REASON: enum8(&DESTROY_REASON)];
-    PlayerScored: N_SCORED [SC_PLAYER: U32, SC_POINTS: U32, SC_TYPE: enum8(&SCORE_TYPE)];
-    PlayerDied: N_DIED [DI_VICTIM: U32, DI_KILLER: U32, DI_TYPE: enum8(&DEATH_TYPE)];
-    MatchState: N_MATCH [
-        MS_STATE: enum8(&GAME_STATE), MS_TIME: U32,
-        MS_TEAM_SCORE(0): U8, MS_TEAM_SCORE(1): U8, MS_TEAM_SCORE(2): U8, MS_TEAM_SCORE(3): U8
-    ];
-    ChatMessage: N_CHAT [CH_SENDER: U32, CH_CHANNEL: enum8(&CHAT_CHANNEL), CH_MESSAGE: text(CHAT_MESSAGE_LEN)];
+    ConnectionRequest: N_REQUEST = REQUEST;
+    ConnectionAccept: N_ACCEPT = ACCEPT;
+    ConnectionReject: N_REJECT = REJECT;
+    Disconnect: N_DISCONNECT = DISCONNECT;
+    Heartbeat: N_HEARTBEAT = HEARTBEAT;
+    PlayerInput: N_INPUT = INPUT;
+    WorldSnapshot: N_SNAPSHOT + ENTITY = SNAPSHOT;
+    EntitySpawn: N_SPAWN = SPAWN;
+    EntityDestroy: N_DESTROY = DESTROY;
+    PlayerScored: N_SCORED = SCORED;
+    PlayerDied: N_DIED = DIED;
+    MatchState: N_MATCH = MATCH;
+    ChatMessage: N_CHAT = CHAT;
 }
 
 /// The rows alone, a constant (what the walk reads).

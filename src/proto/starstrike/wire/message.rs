@@ -9,7 +9,7 @@
 //! enumerations stay raw `u8` so that any byte round-trips (an out-of-range value
 //! is a violation, not an error).
 //!
-//! Each struct is declared on its row of `layout.rs` (`record!`,
+//! Each struct is declared with its row in `layout.rs` (`record!`,
 //! `crate::proto::codec`): a field names the item it starts at, and its
 //! reader and writer take their offsets, sizes and byte order from the row;
 //! a struct that does not hold its row field for field, in order and shape,
@@ -17,16 +17,20 @@
 //! [`Entries`] of [`EntityState`], their count where the row puts it
 //! (`codec::read_entries`, `write_entries`). The dispatch on the type (the
 //! message's type, its payload's length, reader, writer and owned copy)
-//! comes from one list, `messages!`: a line a type, its variant and its
-//! struct.
+//! comes from one list, the codec's `messages!` (lwar's too): a line a
+//! type, its variant and its struct.
 
-use super::layout::{ENTITY, HEADER_ITEMS, Item, Layout, f, items, payload};
-use super::types::{CHAT_MESSAGE_LEN, PLAYER_NAME_LEN, PacketType, REASON_MESSAGE_LEN};
-use crate::proto::codec::{
-    Entries, List, Record, Shape, Wire, count_item, counted_len, fits, item_offset, put_bytes,
-    read_entries, record, same_shapes, write_entries,
+pub use super::layout::{
+    ChatMessage, ConnectionAccept, ConnectionRequest, EntityDestroy, EntitySpawn, EntityState,
+    Heartbeat, MatchState, PlayerDied, PlayerInput, PlayerScored, Reason,
 };
-use crate::proto::layout::ByteOrder;
+use super::layout::{HEADER_ITEMS, Item, f, items, payload};
+use super::types::PacketType;
+use crate::proto::codec::{
+    Body, Entries, List, Own, ReadBody, Record, Shape, Wire, count_item, counted_len, fits,
+    item_offset, messages, put_bytes, read_entries, record, same_shapes, write_entries,
+};
+use crate::proto::layout::{ByteOrder, Layout};
 use std::fmt;
 
 /// Every Starstrike number is big-endian.
@@ -158,37 +162,6 @@ record! {
     }
 }
 
-record! {
-    /// 0x0001: 41 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct ConnectionRequest in [items(PacketType::ConnectionRequest)] {
-        pub protocol_version: u8 = f::REQ_VERSION,
-        pub player_name: FixedStr<PLAYER_NAME_LEN> = f::REQ_NAME,
-        pub client_id: u64 = f::REQ_CLIENT_ID,
-    }
-}
-
-record! {
-    /// 0x0002: 12 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct ConnectionAccept in [items(PacketType::ConnectionAccept)] {
-        pub assigned_player_id: u32 = f::ACC_PLAYER_ID,
-        pub server_tick: u32 = f::ACC_SERVER_TICK,
-        pub tick_rate: u32 = f::ACC_TICK_RATE,
-    }
-}
-
-record! {
-    /// 0x0003 ConnectionReject and 0x0004 Disconnect: 129 bytes, a reason code
-    /// (RejectReason or DisconnectReason) and a message (read by
-    /// ConnectionReject's row; Disconnect's has the same shapes).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct Reason in [items(PacketType::ConnectionReject)] {
-        pub reason: u8 = f::REJ_REASON,
-        pub message: FixedStr<REASON_MESSAGE_LEN> = f::REJ_MESSAGE,
-    }
-}
-
 const _: () = assert!(
     same_shapes(
         items(PacketType::ConnectionReject),
@@ -199,42 +172,6 @@ const _: () = assert!(
 
 /// The offset of a Reject's or a Disconnect's reason.
 pub(super) const REASON: usize = item_offset!(items(PacketType::ConnectionReject), f::REJ_REASON);
-
-record! {
-    /// 0x0005: 4 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct Heartbeat in [items(PacketType::Heartbeat)] {
-        /// The sender's clock, in ms.
-        pub timestamp: u32 = f::HB_TIMESTAMP,
-    }
-}
-
-record! {
-    /// 0x0100: 24 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct PlayerInput in [items(PacketType::PlayerInput)] {
-        pub tick: u32 = f::IN_TICK,
-        pub move_x: f32 = f::IN_MOVE_X,
-        pub move_y: f32 = f::IN_MOVE_Y,
-        pub look_x: f32 = f::IN_LOOK_X,
-        pub look_y: f32 = f::IN_LOOK_Y,
-        pub button_state: u32 = f::IN_BUTTONS,
-    }
-}
-
-record! {
-    /// One entity of a WorldSnapshot: 47 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct EntityState in [ENTITY.items] {
-        pub entity_id: u32 = f::EN_ID,
-        pub entity_type: u8 = f::EN_TYPE,
-        pub position: Vector3 = f::EN_POS_X,
-        pub rotation: Quaternion = f::EN_ROT_X,
-        pub velocity: Vector3 = f::EN_VEL_X,
-        pub health: u8 = f::EN_HEALTH,
-        pub flags: u8 = f::EN_FLAGS,
-    }
-}
 
 /// 0x0101: `5 + 47 * entityCount` bytes. `E` holds the entities: borrowed
 /// ([`Entities`]) in a view, a `Vec` in a [`MessageRepr`].
@@ -256,67 +193,6 @@ const _: () = assert!(
     "WorldSnapshot: its row is not a u32 tick, a count and EntityStates"
 );
 
-record! {
-    /// 0x0102: 34 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct EntitySpawn in [items(PacketType::EntitySpawn)] {
-        pub entity_id: u32 = f::SP_ID,
-        pub entity_type: u8 = f::SP_TYPE,
-        pub position: Vector3 = f::SP_POS_X,
-        pub rotation: Quaternion = f::SP_ROT_X,
-        pub owner_id: u8 = f::SP_OWNER,
-    }
-}
-
-record! {
-    /// 0x0103: 5 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct EntityDestroy in [items(PacketType::EntityDestroy)] {
-        pub entity_id: u32 = f::DE_ID,
-        pub reason: u8 = f::DE_REASON,
-    }
-}
-
-record! {
-    /// 0x0200: 9 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct PlayerScored in [items(PacketType::PlayerScored)] {
-        pub player_id: u32 = f::SC_PLAYER,
-        pub points: u32 = f::SC_POINTS,
-        pub score_type: u8 = f::SC_TYPE,
-    }
-}
-
-record! {
-    /// 0x0201: 9 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct PlayerDied in [items(PacketType::PlayerDied)] {
-        pub victim_id: u32 = f::DI_VICTIM,
-        pub killer_id: u32 = f::DI_KILLER,
-        pub death_type: u8 = f::DI_TYPE,
-    }
-}
-
-record! {
-    /// 0x0202: 9 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct MatchState in [items(PacketType::MatchState)] {
-        pub state: u8 = f::MS_STATE,
-        pub time_remaining: u32 = f::MS_TIME,
-        pub team_scores: [u8; 4] = f::MS_TEAM_SCORE,
-    }
-}
-
-record! {
-    /// 0x0300: 261 bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    pub struct ChatMessage in [items(PacketType::ChatMessage)] {
-        pub sender_id: u32 = f::CH_SENDER,
-        pub channel: u8 = f::CH_CHANNEL,
-        pub message: FixedStr<CHAT_MESSAGE_LEN> = f::CH_MESSAGE,
-    }
-}
-
 /// A snapshot's entities, borrowed from the packet: `len() * 47` bytes
 /// (the codec's counted entries of [`EntityState`]).
 pub type Entities<'a> = Entries<'a, EntityState>;
@@ -327,162 +203,42 @@ pub trait EntityList: List<EntityState> {}
 
 impl<T: List<EntityState>> EntityList for T {}
 
-/// One type's message as its payload holds it, written at its row's
-/// offsets: a record (its items), or a snapshot (its tick, its count and
-/// entries, where the row puts them).
-trait Body {
-    /// The payload's bytes.
-    fn body_len(&self) -> usize;
-    /// The entries its count counts (none for a record).
-    fn body_count(&self) -> usize {
-        0
-    }
-    /// Writes it into `b` (sized by the caller: what does not fit is left
-    /// out).
-    fn body_write(&self, b: &mut [u8]);
-}
-
-/// A message read from its payload (the caller checked the length:
-/// missing bytes would read as zeros).
-trait ReadBody<'a> {
-    fn body_read(b: &'a [u8]) -> Self;
-}
-
-/// A message's owned copy (a snapshot's entities in a `Vec`).
-trait OwnedBody {
-    type Owned;
-    fn body_owned(&self) -> Self::Owned;
-}
-
-impl<T: Record> Body for T {
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn body_len(&self) -> usize {
-        T::LEN
-    }
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn body_write(&self, b: &mut [u8]) {
-        self.write(b, ORDER);
-    }
-}
-
-impl<'a, T: Record> ReadBody<'a> for T {
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    fn body_read(b: &'a [u8]) -> Self {
-        T::read(b, ORDER)
-    }
-}
-
-impl<T: Record + Copy> OwnedBody for T {
-    type Owned = T;
-    fn body_owned(&self) -> T {
-        *self
-    }
-}
-
 /// The snapshot's row: its tick, its count, the entities it counts.
-const SNAPSHOT_ROW: &Layout = &payload(PacketType::WorldSnapshot);
+const SNAPSHOT_ROW: &super::layout::Layout = &payload(PacketType::WorldSnapshot);
 
+/// A snapshot: its tick, then its count and entities where the row puts
+/// them.
 impl<E: EntityList> Body for WorldSnapshot<E> {
-    fn body_len(&self) -> usize {
-        counted_len(SNAPSHOT_ROW, self.entities.count())
+    fn body_len<H>(&self, l: &Layout<H>) -> usize {
+        counted_len(l, self.entities.count())
     }
     fn body_count(&self) -> usize {
         self.entities.count()
     }
-    fn body_write(&self, b: &mut [u8]) {
-        self.tick.put(b, SNAPSHOT_TICK, ORDER);
-        write_entries(SNAPSHOT_ROW, &self.entities, b, ORDER);
+    fn body_write<H>(&self, l: &Layout<H>, b: &mut [u8], order: ByteOrder) {
+        self.tick.put(b, SNAPSHOT_TICK, order);
+        write_entries(l, &self.entities, b, order);
     }
 }
 
 impl<'a> ReadBody<'a> for WorldSnapshot<Entities<'a>> {
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn body_read(b: &'a [u8]) -> Self {
+    fn body_read<H>(l: &Layout<H>, b: &'a [u8], order: ByteOrder) -> Self {
         WorldSnapshot {
-            tick: Wire::get(b, SNAPSHOT_TICK, ORDER),
-            entities: read_entries(SNAPSHOT_ROW, b, ORDER),
+            tick: Wire::get(b, SNAPSHOT_TICK, order),
+            entities: read_entries(l, b, order),
         }
     }
 }
 
-impl OwnedBody for WorldSnapshot<Entities<'_>> {
+impl Own for WorldSnapshot<Entities<'_>> {
     type Owned = WorldSnapshot<Vec<EntityState>>;
-    fn body_owned(&self) -> Self::Owned {
+    fn own(&self) -> Self::Owned {
         WorldSnapshot {
             tick: self.tick,
             entities: self.entities.iter().collect(),
         }
     }
-}
-
-/// Declares the message enum, a variant a type (named as its
-/// [`PacketType`], holding its struct), and from it the dispatch every
-/// side needs: the type of a message, the payload's length and writer
-/// (the encoder), the reader of a type's payload (the view) and the owned
-/// copy. Each arm calls its struct's [`Body`], [`ReadBody`] or
-/// [`OwnedBody`]: a record's from its row, a snapshot's from its row's
-/// count and entries.
-macro_rules! messages {
-    (
-        $(#[$m:meta])* $vis:vis enum $name:ident<$e:ident> {
-            $( $(#[$vm:meta])* $v:ident($ty:ty) ),* $(,)?
-        }
-    ) => {
-        $(#[$m])*
-        $vis enum $name<$e> { $( $(#[$vm])* $v($ty), )* }
-
-        impl<$e> $name<$e> {
-            pub const fn packet_type(&self) -> PacketType {
-                match self {
-                    $( $name::$v(_) => PacketType::$v, )*
-                }
-            }
-        }
-
-        impl<$e: EntityList> $name<$e> {
-            /// The payload length.
-            pub fn payload_len(&self) -> usize {
-                match self {
-                    $( $name::$v(m) => m.body_len(), )*
-                }
-            }
-
-            /// The entries its count counts (a snapshot's entities; none
-            /// for the other types).
-            pub(super) fn count(&self) -> usize {
-                match self {
-                    $( $name::$v(m) => m.body_count(), )*
-                }
-            }
-
-            /// Writes the payload into `b` (sized by the caller: what does
-            /// not fit is left out), each message at its row's offsets.
-            pub(super) fn write(&self, b: &mut [u8]) {
-                match self {
-                    $( $name::$v(m) => m.body_write(b), )*
-                }
-            }
-        }
-
-        impl $name<Entities<'_>> {
-            /// An owned copy.
-            pub fn to_owned_repr(&self) -> MessageRepr {
-                match self {
-                    $( $name::$v(m) => $name::$v(m.body_owned()), )*
-                }
-            }
-        }
-
-        /// Reads the message of type `t` from its payload, each at its
-        /// row's offsets (the caller checked the length: missing bytes
-        /// would read as zeros).
-        #[cfg_attr(not(debug_assertions), inline(always))]
-        pub(crate) fn read_message(t: PacketType, payload: &[u8]) -> $name<Entities<'_>> {
-            match t {
-                $( PacketType::$v => $name::$v(ReadBody::body_read(payload)), )*
-            }
-        }
-    };
 }
 
 messages! {
@@ -503,6 +259,10 @@ messages! {
         MatchState(MatchState),
         ChatMessage(ChatMessage),
     }
+    type PacketType, fn packet_type;
+    rows payload, ORDER;
+    read read_message<'a> -> Message<Entities<'a>>;
+    owned MessageRepr;
 }
 
 /// A message that owns its entities.

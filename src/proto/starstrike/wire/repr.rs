@@ -53,7 +53,7 @@ impl PacketRepr {
 
     /// The length of the encoded packet, header included.
     pub fn buffer_len(&self) -> usize {
-        HEADER_LEN + self.message.payload_len()
+        HEADER_LEN + self.message.wire_len()
     }
 
     /// Encodes the packet at the start of `buf`; returns its length.
@@ -81,7 +81,7 @@ pub fn emit_packet<E: EntityList>(
     if count > max_count(message.packet_type().layout()) {
         return Err(EmitError::TooManyEntities { count });
     }
-    let needed = HEADER_LEN + message.payload_len();
+    let needed = HEADER_LEN + message.wire_len();
     if buf.len() < needed {
         return Err(EmitError::BufferTooSmall {
             needed,
