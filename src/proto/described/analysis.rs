@@ -464,6 +464,10 @@ impl engine::Analyzer for Analyzer {
             Side::Client
         };
         let result = self.d.compiled.walk_with(d.payload, side, &mut keys);
+        if self.d.compiled.proto.is_none() {
+            // The output's dissector asks for the same keys next.
+            super::dissect::remember(self.d, d.payload, (keys.ty, keys.seq), result);
+        }
         // The header: the message type (known or not: an unknown one is
         // still read, and the fields before the body with it), the sequence
         // number and the ack fields all decoded.
@@ -930,6 +934,71 @@ mod tests {
         assert!(Recency::new(16, Rule::Serial).ring_follows());
         assert!(Recency::new(8, Rule::Serial).ring_follows());
         assert!(!Recency::new(7, Rule::Serial).ring_follows());
+    }
+
+    /// What the dissector tells of a packet's message: its type, sequence
+    /// number and span, or its error.
+    fn message_of(dissect: &super::super::dissect::Dissect, p: &[u8]) -> String {
+        use crate::engine::dissect::Dissector;
+        let mut told = String::new();
+        let r = dissect.messages(p, &mut |m| {
+            told = format!("{} {:?} {}+{}", m.type_name, m.seqno, m.offset, m.len);
+        });
+        match r {
+            Ok(()) => told,
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// The dissector's message from the analysis's walk (its last on the
+    /// thread) is the one its own walk finds, on every cut and one-byte
+    /// change of a snapshot and an input.
+    #[test]
+    fn the_message_from_the_analysiss_walk_is_the_dissectors_own() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/protocols/starstrike.ksy"
+        ))
+        .unwrap();
+        let d = crate::proto::described::parse("starstrike.ksy", &text).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let analyzer = Analyzer::new(d);
+        let dissect = super::super::dissect::Dissect(d, Side::Any);
+        let mut snapshot = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00\x02".to_vec();
+        for (id, ty) in [(9u8, 2u8), (10, 3)] {
+            snapshot.extend([0, 0, 0, id, ty]);
+            for f in 0..10u8 {
+                snapshot.extend(f32::from(f).to_be_bytes());
+            }
+            snapshot.extend([100, 0]);
+        }
+        let mut input = b"STRS\x01\x00\x00\x09\x00\x00\x00\x00".to_vec();
+        for f in [7u32, 0x3f80_0000, 0xc000_0000, 0x4000_0000, 0, 1] {
+            input.extend(f.to_be_bytes());
+        }
+        let mut errors = 0;
+        for whole in [snapshot, input] {
+            let mut variants: Vec<Vec<u8>> =
+                (0..=whole.len()).map(|n| whole[..n].to_vec()).collect();
+            for i in 0..whole.len() {
+                for x in [0x00, 0x05, 0xff] {
+                    let mut p = whole.clone();
+                    p[i] = x;
+                    variants.push(p);
+                }
+            }
+            for p in &variants {
+                // Another payload last: the dissector walks.
+                super::super::dissect::remember(d, b"none", (None, None), Ok(0));
+                let own = message_of(&dissect, p);
+                let mut keys = analyzer.keys();
+                let result = d.compiled.walk_with(p, Side::Client, &mut keys);
+                super::super::dissect::remember(d, p, (keys.ty, keys.seq), result);
+                assert_eq!(message_of(&dissect, p), own, "{p:02x?}");
+                errors += usize::from(own.starts_with("error"));
+            }
+        }
+        assert!(errors > 100, "{errors}");
     }
 
     #[derive(Default)]

@@ -84,7 +84,86 @@ impl Events for Key {
     }
 }
 
+/// The longest payload whose walk [`LastWalk`] keeps.
+const REMEMBERED: usize = 512;
+
+/// The message type, the sequence number and the end of the last packet
+/// the analysis walked on this thread (a layout's: a protobuf message is
+/// read by side), with the payload's bytes and its description. The engine
+/// analyses a packet before its output asks the dissector for its message
+/// (one thread, or the engine's thread of two), so [`Dissect::messages`]
+/// takes them from here rather than walking the same bytes again: they are
+/// what its own walk tells ([`Key`] and the analysis's sink take the same
+/// integers; a walk that judges `valid`s ends as one that does not). Any
+/// other payload (compared whole: the reader's thread rendering ahead,
+/// another description, a duplicate the analysis did not walk) is walked.
+struct LastWalk {
+    d: usize,
+    len: usize,
+    bytes: [u8; REMEMBERED],
+    ty: Option<i64>,
+    seq: Option<i64>,
+    result: Result<usize, DecodeErr>,
+}
+
+thread_local! {
+    static LAST: RefCell<LastWalk> = const {
+        RefCell::new(LastWalk {
+            d: 0,
+            len: usize::MAX,
+            bytes: [0; REMEMBERED],
+            ty: None,
+            seq: None,
+            result: Ok(0),
+        })
+    };
+}
+
+/// Keeps what the analysis's walk of `payload` told ([`LastWalk`]).
+pub(super) fn remember(
+    d: &'static Described,
+    payload: &[u8],
+    (ty, seq): (Option<i64>, Option<i64>),
+    result: Result<usize, DecodeErr>,
+) {
+    let _ = LAST.try_with(|last| {
+        let mut last = last.borrow_mut();
+        let Some(bytes) = last.bytes.get_mut(..payload.len()) else {
+            last.len = usize::MAX;
+            return;
+        };
+        bytes.copy_from_slice(payload);
+        last.d = std::ptr::from_ref(d) as usize;
+        last.len = payload.len();
+        (last.ty, last.seq, last.result) = (ty, seq, result);
+    });
+}
+
 impl Dissect {
+    /// What the analysis's walk of `payload` told, if it was the last on
+    /// this thread ([`LastWalk`]).
+    fn remembered(&self, payload: &[u8]) -> Option<(Key, Result<usize, DecodeErr>)> {
+        if self.0.compiled.proto.is_some() {
+            return None;
+        }
+        LAST.try_with(|last| {
+            let last = last.borrow();
+            let same = last.d == std::ptr::from_ref(self.0) as usize
+                && last.len == payload.len()
+                && last.bytes.get(..payload.len()) == Some(payload);
+            same.then(|| {
+                let k = Key {
+                    ty: last.ty,
+                    seq: last.seq,
+                    ..Key::default()
+                };
+                (k, last.result)
+            })
+        })
+        .ok()
+        .flatten()
+    }
+
     fn error(&self, e: DecodeErr) -> ProtoDetail {
         super::decode_detail(self.0, e)
     }
@@ -393,7 +472,10 @@ impl Dissector for Dissect {
         payload: &[u8],
         f: &mut dyn FnMut(&MessageItem<'_>),
     ) -> Result<(), ProtoDetail> {
-        let (k, r) = self.key(payload, false);
+        let (k, r) = match self.remembered(payload) {
+            Some(kr) => kr,
+            None => self.key(payload, false),
+        };
         if let Err(e) = r {
             return Err(self.error(e));
         }
