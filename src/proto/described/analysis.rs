@@ -127,17 +127,22 @@ enum SlotState {
     Seen,
 }
 
+/// A followed number's slot; whether it is acknowledged is kept beside the
+/// slots ([`Track::acked`]).
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     seq: u32,
     state: SlotState,
-    acked: bool,
     frame: u64,
 }
 
 #[derive(Debug)]
 struct Track {
     slots: Box<[Slot; SEQ_RING]>,
+    /// Whether each slot's number is acknowledged: bit `i % 64` of word
+    /// `i / 64` for slot `i` (an ack window is then read in a few words:
+    /// [`Track::acked_below`]).
+    acked: [u64; SEQ_RING / 64],
     highest: Option<u32>,
 }
 
@@ -145,6 +150,7 @@ impl Default for Track {
     fn default() -> Self {
         Track {
             slots: Box::new([Slot::default(); SEQ_RING]),
+            acked: [0; SEQ_RING / 64],
             highest: None,
         }
     }
@@ -153,6 +159,46 @@ impl Default for Track {
 impl Track {
     fn slot_mut(&mut self, seq: u32) -> &mut Slot {
         &mut self.slots[seq as usize % SEQ_RING]
+    }
+
+    /// Whether the slot of `seq` holds an acknowledged number.
+    fn acked(&self, seq: u32) -> bool {
+        let i = seq as usize % SEQ_RING;
+        (self.acked[i / 64] >> (i % 64)) & 1 == 1
+    }
+
+    fn set_acked(&mut self, seq: u32, on: bool) {
+        let i = seq as usize % SEQ_RING;
+        let bit = 1u64 << (i % 64);
+        if on {
+            self.acked[i / 64] |= bit;
+        } else {
+            self.acked[i / 64] &= !bit;
+        }
+    }
+
+    /// `seq`'s slot holds `slot`, not acknowledged.
+    fn put(&mut self, seq: u32, slot: Slot) {
+        *self.slot_mut(seq) = slot;
+        self.set_acked(seq, false);
+    }
+
+    /// Bit `n`: whether the slot of `anchor - n - 1` is acknowledged, for
+    /// `n` below 64. The slots of numbers counted down from `anchor` are
+    /// the ring's down from its slot where the numbers' cycle is a multiple
+    /// of the ring ([`Recency::ring_follows`]).
+    fn acked_below(&self, anchor: u32) -> u64 {
+        const WORDS: usize = SEQ_RING / 64;
+        // The slot of `anchor - 64`, and the 64 bits from it up.
+        let start = (anchor as usize).wrapping_sub(64) % SEQ_RING;
+        let (w, b) = (start / 64, start % 64);
+        let low = self.acked[w] >> b;
+        let high = match b {
+            0 => 0,
+            _ => self.acked[(w + 1) % WORDS] << (64 - b),
+        };
+        // Bit k is `anchor - 64 + k`: reversed, bit n is `anchor - n - 1`.
+        (low | high).reverse_bits()
     }
 }
 
@@ -244,6 +290,13 @@ impl Recency {
 
     fn sub(&self, p: u32, n: u32) -> u32 {
         (u64::from(p).wrapping_sub(u64::from(n)) & self.mask) as u32
+    }
+
+    /// Whether the numbers' cycle (`2^w`) is a multiple of [`SEQ_RING`]:
+    /// then the slots of numbers counted down are the ring's counted down
+    /// ([`Track::acked_below`]).
+    fn ring_follows(&self) -> bool {
+        self.mask + 1 >= SEQ_RING as u64
     }
 }
 
@@ -411,6 +464,10 @@ impl engine::Analyzer for Analyzer {
             Side::Client
         };
         let result = self.d.compiled.walk_with(d.payload, side, &mut keys);
+        if self.d.compiled.proto.is_none() {
+            // The output's dissector asks for the same keys next.
+            super::dissect::remember(self.d, d.payload, (keys.ty, keys.seq), result);
+        }
         // The header: the message type (known or not: an unknown one is
         // still read, and the fields before the body with it), the sequence
         // number and the ack fields all decoded.
@@ -527,13 +584,14 @@ impl engine::Analyzer for Analyzer {
             let mut counts = missed_counts(session.dir_mut(direction), no_acks);
             for back in (0..rec.window()).rev() {
                 let s = rec.sub(highest, back);
+                let acked = session.proto.tracks[i].acked(s);
                 let slot = session.proto.tracks[i].slot_mut(s);
                 if slot.seq == s && slot.state == SlotState::Missing {
                     slot.state = SlotState::Empty;
                     counts.missed(
                         s,
                         slot.frame,
-                        slot.acked,
+                        acked,
                         raise.ts,
                         raise.session,
                         direction,
@@ -688,12 +746,11 @@ fn sequence(
     let seen = Slot {
         seq,
         state: SlotState::Seen,
-        acked: false,
         frame: d.frame,
     };
     let Some(highest) = track.highest else {
         track.highest = Some(seq);
-        *track.slot_mut(seq) = seen;
+        track.put(seq, seen);
         session.dir_mut(direction).count_expected(1);
         return;
     };
@@ -708,9 +765,10 @@ fn sequence(
         // longer be told from a new one), whatever the numbers' width.
         for k in 0..ahead.min(window) {
             let s = rec.sub(highest, window - 1 - k);
+            let acked = track.acked(s);
             let slot = track.slot_mut(s);
             if slot.seq == s && slot.state == SlotState::Missing {
-                counts.missed(s, slot.frame, slot.acked, ts, id, direction, raise.out);
+                counts.missed(s, slot.frame, acked, ts, id, direction, raise.out);
             }
             if slot.seq == s {
                 slot.state = SlotState::Empty;
@@ -721,15 +779,15 @@ fn sequence(
         for back in (1..=followed).rev() {
             let s = rec.sub(seq, back);
             evict(track, s, raise, &mut counts, ts, id, direction);
-            *track.slot_mut(s) = Slot {
+            let missing = Slot {
                 seq: s,
                 state: SlotState::Missing,
-                acked: false,
                 frame: d.frame,
             };
+            track.put(s, missing);
         }
         evict(track, seq, raise, &mut counts, ts, id, direction);
-        *track.slot_mut(seq) = seen;
+        track.put(seq, seen);
         track.highest = Some(seq);
         let dir = session.dir_mut(direction);
         dir.count_expected(u64::from(ahead));
@@ -745,8 +803,8 @@ fn sequence(
         return;
     }
     if followed && slot.seq == seq && slot.state == SlotState::Missing {
-        let acked = slot.acked;
-        *slot = Slot { acked, ..seen };
+        // Acknowledged or not, as it was.
+        *slot = seen;
     }
     let this = session.dir_mut(direction);
     raise.raise(
@@ -780,9 +838,8 @@ fn evict(
 ) {
     let old = *track.slot_mut(seq);
     if old.state == SlotState::Missing && old.seq != seq {
-        counts.missed(
-            old.seq, old.frame, old.acked, ts, session, direction, raise.out,
-        );
+        let acked = track.acked(seq);
+        counts.missed(old.seq, old.frame, acked, ts, session, direction, raise.out);
     }
 }
 
@@ -798,7 +855,7 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
     let mark = |s: u32, peer: &mut Track| {
         let slot = peer.slot_mut(s);
         if slot.seq == s && slot.state != SlotState::Empty {
-            slot.acked = true;
+            peer.set_acked(s, true);
         }
     };
     match model {
@@ -821,6 +878,11 @@ fn acks(rec: Recency, model: AckFields, session: &mut Session, direction: Direct
                 let width_mask = 1u64.checked_shl(width).map_or(u64::MAX, |b| b - 1);
                 // Bit N set acknowledges `anchor - N - 1`: the set ones only.
                 let mut set = bits as u64 & width_mask;
+                // A slot acknowledged already stays so whatever it holds:
+                // only the others are visited.
+                if rec.ring_follows() {
+                    set &= !peer.acked_below(anchor);
+                }
                 while set != 0 {
                     let n = set.trailing_zeros();
                     set &= set - 1;
@@ -840,6 +902,104 @@ mod tests {
     use crate::capture::Datagram;
     use crate::engine::{Finding, Observer, RecognisedBy};
     use crate::proto::described::ksy::Recency as Rule;
+
+    /// The ack window read in words is each number's own flag, for every
+    /// anchor (the ring's wrap and the numbers' included) and many rings.
+    #[test]
+    fn the_acked_window_read_at_once_is_each_slots_flag() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..64 {
+            let mut track = Track::default();
+            for w in &mut track.acked {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                *w = x;
+            }
+            for anchor in (0..600u32).chain(u32::MAX - 300..=u32::MAX) {
+                let window = track.acked_below(anchor);
+                for n in 0..64u32 {
+                    let one = track.acked(anchor.wrapping_sub(n + 1));
+                    assert_eq!((window >> n) & 1 == 1, one, "anchor {anchor}, bit {n}");
+                }
+            }
+        }
+        // Set and cleared one at a time.
+        let mut track = Track::default();
+        track.set_acked(300, true);
+        assert!(track.acked(300) && track.acked(44) && !track.acked(301));
+        assert_eq!(track.acked_below(301), 1);
+        assert_eq!(track.acked_below(310), 1 << 9);
+        track.put(44, Slot::default());
+        assert!(!track.acked(300));
+        // 16-bit numbers follow the ring; 7-bit ones do not.
+        assert!(Recency::new(16, Rule::Serial).ring_follows());
+        assert!(Recency::new(8, Rule::Serial).ring_follows());
+        assert!(!Recency::new(7, Rule::Serial).ring_follows());
+    }
+
+    /// What the dissector tells of a packet's message: its type, sequence
+    /// number and span, or its error.
+    fn message_of(dissect: &super::super::dissect::Dissect, p: &[u8]) -> String {
+        use crate::engine::dissect::Dissector;
+        let mut told = String::new();
+        let r = dissect.messages(p, &mut |m| {
+            told = format!("{} {:?} {}+{}", m.type_name, m.seqno, m.offset, m.len);
+        });
+        match r {
+            Ok(()) => told,
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// The dissector's message from the analysis's walk (its last on the
+    /// thread) is the one its own walk finds, on every cut and one-byte
+    /// change of a snapshot and an input.
+    #[test]
+    fn the_message_from_the_analysiss_walk_is_the_dissectors_own() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/protocols/starstrike.ksy"
+        ))
+        .unwrap();
+        let d = crate::proto::described::parse("starstrike.ksy", &text).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let analyzer = Analyzer::new(d);
+        let dissect = super::super::dissect::Dissect(d, Side::Any);
+        let mut snapshot = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00\x02".to_vec();
+        for (id, ty) in [(9u8, 2u8), (10, 3)] {
+            snapshot.extend([0, 0, 0, id, ty]);
+            for f in 0..10u8 {
+                snapshot.extend(f32::from(f).to_be_bytes());
+            }
+            snapshot.extend([100, 0]);
+        }
+        let mut input = b"STRS\x01\x00\x00\x09\x00\x00\x00\x00".to_vec();
+        for f in [7u32, 0x3f80_0000, 0xc000_0000, 0x4000_0000, 0, 1] {
+            input.extend(f.to_be_bytes());
+        }
+        let mut errors = 0;
+        for whole in [snapshot, input] {
+            let mut variants: Vec<Vec<u8>> =
+                (0..=whole.len()).map(|n| whole[..n].to_vec()).collect();
+            for i in 0..whole.len() {
+                for x in [0x00, 0x05, 0xff] {
+                    let mut p = whole.clone();
+                    p[i] = x;
+                    variants.push(p);
+                }
+            }
+            for p in &variants {
+                // Another payload last: the dissector walks.
+                super::super::dissect::remember(d, b"none", (None, None), Ok(0));
+                let own = message_of(&dissect, p);
+                let mut keys = analyzer.keys();
+                let result = d.compiled.walk_with(p, Side::Client, &mut keys);
+                super::super::dissect::remember(d, p, (keys.ty, keys.seq), result);
+                assert_eq!(message_of(&dissect, p), own, "{p:02x?}");
+                errors += usize::from(own.starts_with("error"));
+            }
+        }
+        assert!(errors > 100, "{errors}");
+    }
 
     #[derive(Default)]
     struct Seen(Vec<Finding>);

@@ -582,6 +582,16 @@ fn fixed_prefix(t: &CType) -> Vec<usize> {
     prefix
 }
 
+/// The bytes a field of a fixed place takes ([`fixed_prefix`]'s kinds;
+/// none for the rest).
+fn byte_size(kind: &CKind) -> usize {
+    match kind {
+        CKind::Int { bytes, .. } | CKind::Float { bytes, .. } => usize::from(*bytes),
+        CKind::Contents(b) => b.len(),
+        _ => 0,
+    }
+}
+
 /// A compile error (`ksy` turns it into file:line:column).
 pub type CompileError = (super::yaml::Pos, String);
 
@@ -1422,7 +1432,16 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
         root: bool,
         mut vals: impl Vals,
     ) -> Result<usize, DecodeErr> {
-        let mut pos = start;
+        // The root's leading fields in fixed places, while each reads
+        // without an error: told at once; the loop goes on from there.
+        let (mut i, mut pos) = if root {
+            self.root_prefix(t, &mut vals)
+        } else {
+            (0, start)
+        };
+        if self.stopped {
+            return Ok(pos);
+        }
         // A message type outside its enum (the root's only): the error, and
         // the type field's index. The fields after it are read up to the
         // first that depends on it (the sequence number, before the body, is
@@ -1432,7 +1451,6 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
         // but its violations and errors: its runs of fields that can have
         // neither are skipped by their bytes.
         let skips = self.quiet && !root;
-        let mut i = 0;
         while let Some(ca) = t.attrs.get(i) {
             let run = if JUDGING {
                 ca.quiet_run
@@ -1477,6 +1495,60 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
             Some((e, _)) => Err(e),
             None => Ok(pos),
         }
+    }
+
+    /// The leading fields of the root type `t` that take a fixed place
+    /// ([`Compiled::prefix`]: integers, floats, magics), each read where it
+    /// is, and told as [`Walker::ty_keeping`]'s loop tells it (its field,
+    /// its `valid` judged, a root integer told and kept), up to the first
+    /// that the loop must read itself: one past the payload's end, a magic
+    /// not as described, a message type outside its enum (the loop then
+    /// tells its error). Stops where the sink is done. The index and offset
+    /// the loop goes on from.
+    fn root_prefix(&mut self, t: &'static CType, vals: &mut impl Vals) -> (usize, usize) {
+        let (c, p) = (self.c, self.p);
+        let mut pos = 0;
+        for (i, (ca, &at)) in t.attrs.iter().zip(&c.prefix).enumerate() {
+            let Some(b) = p.get(at..at.saturating_add(byte_size(&ca.kind))) else {
+                return (i, pos);
+            };
+            match &ca.kind {
+                CKind::Int { signed, le, .. } => {
+                    let (_, v) = int_value(b, *signed, *le);
+                    if let Some((f, e)) = c.strict_enum
+                        && f == ca.field
+                        && c.enum_name(e, v).is_none()
+                    {
+                        return (i, pos);
+                    }
+                    let v = self.int(ca, None, at, b, (*signed, *le), vals);
+                    self.ev.int(ca.field, v);
+                    vals.set(i, v);
+                }
+                CKind::Float { le, .. } => self.float(ca, None, at, b, *le, vals),
+                CKind::Contents(want) if b == want.as_slice() => {
+                    if let Some(def) = self.def_of(ca) {
+                        let value = magic_value(b);
+                        let (index, offset, len) = (None, at, b.len());
+                        let field = Field {
+                            def,
+                            index,
+                            offset,
+                            len,
+                            value,
+                        };
+                        self.ev.field_at(ca.field, field);
+                    }
+                }
+                _ => return (i, pos),
+            }
+            pos = at + b.len();
+            if self.ev.done() {
+                self.stopped = true;
+                return (i + 1, pos);
+            }
+        }
+        (c.prefix.len(), pos)
     }
 
     /// Field `ca` (at index `i` of its type) from `pos`, every element of
@@ -2142,6 +2214,63 @@ mod tests {
         }
         // move_y = -2 in every variant but those that cut or replace it.
         assert!(violations > 100, "{violations}");
+    }
+
+    /// The root's integers, up to the second: then done.
+    #[derive(Default)]
+    struct TwoInts(Vec<(u16, i64)>);
+
+    impl Events for TwoInts {
+        fn wants_any(&mut self, _key: usize, _defs: &GroupDefs<'_>) -> bool {
+            false
+        }
+        fn int(&mut self, field: u16, value: i64) {
+            self.0.push((field, value));
+        }
+        fn done(&self) -> bool {
+            self.0.len() >= 2
+        }
+    }
+
+    #[test]
+    fn the_roots_fixed_places_read_at_once_tell_what_the_loop_tells_on_any_bytes() {
+        let d = strs_ksy();
+        // The same description, its root read field by field.
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/protocols/starstrike.ksy"
+        ))
+        .unwrap();
+        let mut by_field = described::parse("starstrike.ksy", &text).unwrap();
+        by_field.compiled.prefix.clear();
+        let by_field = described::leak(by_field, usize::MAX);
+        let mut input = b"STRS".to_vec();
+        input.extend([0x01, 0x00, 0x00, 0x09, 0, 0, 0, 0]);
+        for f in [7u32, 0x3f80_0000, 0xc000_0000, 0x4000_0000, 0, 1] {
+            input.extend(f.to_be_bytes());
+        }
+        let mut unknown_types = 0;
+        for whole in [snapshot(), input] {
+            for p in variants(&whole) {
+                for judges in [true, false] {
+                    let (mut a, mut b) = (Told(Vec::new(), judges), Told(Vec::new(), judges));
+                    let r = d.compiled.walk_with(&p, Side::Any, &mut a);
+                    let s = by_field.compiled.walk_with(&p, Side::Any, &mut b);
+                    assert_eq!((r, &a.0), (s, &b.0), "{p:02x?}");
+                }
+                let (mut a, mut b) = (Quiet::default(), Quiet::default());
+                let r = d.compiled.walk_with(&p, Side::Any, &mut a);
+                assert_eq!(by_field.compiled.walk_with(&p, Side::Any, &mut b), r);
+                assert_eq!(a, b, "{p:02x?}");
+                unknown_types +=
+                    usize::from(r.is_err_and(|e| e.kind == super::ErrKind::UnknownType));
+                let (mut a, mut b) = (TwoInts::default(), TwoInts::default());
+                let r = d.compiled.walk_with(&p, Side::Any, &mut a);
+                assert_eq!(by_field.compiled.walk_with(&p, Side::Any, &mut b), r);
+                assert_eq!(a.0, b.0, "{p:02x?}");
+            }
+        }
+        assert!(unknown_types > 0);
     }
 
     #[test]

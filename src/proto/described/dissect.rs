@@ -4,11 +4,12 @@
 use super::Described;
 use super::decode::{DecodeErr, Events, Side};
 use crate::engine::ProtoDetail;
+use crate::engine::out::Float as _;
 use crate::proto::dissect::{
     Dissector, HeaderNumber, MarksWire, MessageItem, Out, TreeRef, WriteText, Written,
     indexed_label, reused,
 };
-use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs};
+use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs, Value};
 use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
@@ -84,7 +85,86 @@ impl Events for Key {
     }
 }
 
+/// The longest payload whose walk [`LastWalk`] keeps.
+const REMEMBERED: usize = 512;
+
+/// The message type, the sequence number and the end of the last packet
+/// the analysis walked on this thread (a layout's: a protobuf message is
+/// read by side), with the payload's bytes and its description. The engine
+/// analyses a packet before its output asks the dissector for its message
+/// (one thread, or the engine's thread of two), so [`Dissect::messages`]
+/// takes them from here rather than walking the same bytes again: they are
+/// what its own walk tells ([`Key`] and the analysis's sink take the same
+/// integers; a walk that judges `valid`s ends as one that does not). Any
+/// other payload (compared whole: the reader's thread rendering ahead,
+/// another description, a duplicate the analysis did not walk) is walked.
+struct LastWalk {
+    d: usize,
+    len: usize,
+    bytes: [u8; REMEMBERED],
+    ty: Option<i64>,
+    seq: Option<i64>,
+    result: Result<usize, DecodeErr>,
+}
+
+thread_local! {
+    static LAST: RefCell<LastWalk> = const {
+        RefCell::new(LastWalk {
+            d: 0,
+            len: usize::MAX,
+            bytes: [0; REMEMBERED],
+            ty: None,
+            seq: None,
+            result: Ok(0),
+        })
+    };
+}
+
+/// Keeps what the analysis's walk of `payload` told ([`LastWalk`]).
+pub(super) fn remember(
+    d: &'static Described,
+    payload: &[u8],
+    (ty, seq): (Option<i64>, Option<i64>),
+    result: Result<usize, DecodeErr>,
+) {
+    let _ = LAST.try_with(|last| {
+        let mut last = last.borrow_mut();
+        let Some(bytes) = last.bytes.get_mut(..payload.len()) else {
+            last.len = usize::MAX;
+            return;
+        };
+        bytes.copy_from_slice(payload);
+        last.d = std::ptr::from_ref(d) as usize;
+        last.len = payload.len();
+        (last.ty, last.seq, last.result) = (ty, seq, result);
+    });
+}
+
 impl Dissect {
+    /// What the analysis's walk of `payload` told, if it was the last on
+    /// this thread ([`LastWalk`]).
+    fn remembered(&self, payload: &[u8]) -> Option<(Key, Result<usize, DecodeErr>)> {
+        if self.0.compiled.proto.is_some() {
+            return None;
+        }
+        LAST.try_with(|last| {
+            let last = last.borrow();
+            let same = last.d == std::ptr::from_ref(self.0) as usize
+                && last.len == payload.len()
+                && last.bytes.get(..payload.len()) == Some(payload);
+            same.then(|| {
+                let k = Key {
+                    ty: last.ty,
+                    seq: last.seq,
+                    ..Key::default()
+                };
+                (k, last.result)
+            })
+        })
+        .ok()
+        .flatten()
+    }
+
     fn error(&self, e: DecodeErr) -> ProtoDetail {
         super::decode_detail(self.0, e)
     }
@@ -125,6 +205,38 @@ struct LineSink<'o, O> {
     protobuf: bool,
     /// Each registered field's ` label=` ([`super::decode::Compiled::line_labels`]).
     labels: &'static [&'static str],
+    /// ` [e].` of the innermost element open, its length: written once per
+    /// element, before each of its fields' labels.
+    prefix: [u8; 16],
+    prefix_len: u8,
+}
+
+/// ` [e].`, an element's prefix in the line, and its length.
+fn element_prefix(e: u32) -> ([u8; 16], u8) {
+    let mut p = [0u8; 16];
+    let mut digits = itoa::Buffer::new();
+    let d = digits.format(e).as_bytes();
+    let n = d.len() + 4;
+    if let Some(all) = p.get_mut(..n) {
+        all[..2].copy_from_slice(b" [");
+        all[2..n - 2].copy_from_slice(d);
+        all[n - 2..].copy_from_slice(b"].");
+    }
+    (p, n as u8)
+}
+
+/// A field's value, as [`Value::write_text`] writes it, with `Out::float`'s
+/// integer test inline (most of Starstrike's positions): through its call,
+/// an integral `f32` cost some 40 instructions more.
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn value_text(f: &mut impl Out, v: &Value<'_>) -> fmt::Result {
+    if let Value::Float(x) = *v
+        && f64::from(x as f32) == x
+        && let Some(i) = (x as f32).small_int()
+    {
+        return f.int(i);
+    }
+    v.write_text(f)
 }
 
 impl<O: Out> LineSink<'_, O> {
@@ -144,7 +256,7 @@ impl<O: Out> LineSink<'_, O> {
             (index, _) => indexed_label(f, field.def.label, index)?,
         }
         f.s("=")?;
-        field.value.write_text(f)
+        value_text(f, &field.value)
     }
 }
 
@@ -162,11 +274,12 @@ impl<O: Out> Events for LineSink<'_, O> {
         }
         self.result = self.write(&field);
     }
-    /// `name=value` with the field's ` label=` written at once (not an
-    /// element's: `name[i]=`, `[e].name=`).
+    /// `name=value` with the field's ` label=` written at once, and in an
+    /// element `[e].name=value` with its prefix written at once (not a
+    /// field's own elements: `name[i]=`).
     fn field_at(&mut self, at: u16, field: Field<'_>) {
         let label = self.labels.get(usize::from(at));
-        let (Some(label), None, None) = (label, field.index, self.element) else {
+        let (Some(label), None) = (label, field.index) else {
             return self.field(field);
         };
         if self.result.is_err() || field.def.ty == FieldType::Node {
@@ -175,21 +288,23 @@ impl<O: Out> Events for LineSink<'_, O> {
         if self.protobuf && field.len == 0 {
             return;
         }
-        let label = if self.first {
-            label.get(1..).unwrap_or_default()
-        } else {
-            label
+        let skip = usize::from(std::mem::replace(&mut self.first, false));
+        let f = &mut *self.f;
+        let named = match self.element {
+            None => f.s(label.get(skip..).unwrap_or_default()),
+            Some(_) => {
+                let prefix = self.prefix.get(skip..usize::from(self.prefix_len));
+                f.ascii(prefix.unwrap_or_default())
+                    .and_then(|()| f.s(label.get(1..).unwrap_or_default()))
+            }
         };
-        self.first = false;
-        self.result = self
-            .f
-            .s(label)
-            .and_then(|()| field.value.write_text(&mut *self.f));
+        self.result = named.and_then(|()| value_text(f, &field.value));
     }
     fn enter(&mut self, node: Field<'_>) {
         self.depth += 1;
         if let Some(i) = node.index {
             self.element = Some((self.depth, i));
+            (self.prefix, self.prefix_len) = element_prefix(i);
         }
     }
     fn leave(&mut self) {
@@ -214,6 +329,8 @@ impl Text<'_> {
             element: None,
             protobuf: self.0.compiled.proto.is_some(),
             labels: self.0.compiled.line_labels,
+            prefix: [0; 16],
+            prefix_len: 0,
         };
         let _ = self.0.compiled.walk_with(self.2, self.1, &mut sink);
         sink.result
@@ -319,7 +436,7 @@ impl Events for TreeSink {
         };
         let start = self.text.len();
         if field.def.ty != FieldType::Node {
-            let _ = field.value.write_text(&mut self.text);
+            let _ = value_text(&mut self.text, &field.value);
         }
         let value = start..self.text.len();
         // The innermost open node reaches at least to its field's end; it
@@ -393,7 +510,10 @@ impl Dissector for Dissect {
         payload: &[u8],
         f: &mut dyn FnMut(&MessageItem<'_>),
     ) -> Result<(), ProtoDetail> {
-        let (k, r) = self.key(payload, false);
+        let (k, r) = match self.remembered(payload) {
+            Some(kr) => kr,
+            None => self.key(payload, false),
+        };
         if let Err(e) = r {
             return Err(self.error(e));
         }
@@ -445,7 +565,103 @@ impl Dissector for Dissect {
 
 #[cfg(test)]
 mod tests {
+    use super::{LineSink, Side, Value, value_text};
+    use crate::engine::out::WriteText;
     use crate::proto::described;
+
+    /// The bytes of every truncation of `whole`, and of every copy with one
+    /// byte replaced by 0x00, 0x05 or 0xff.
+    fn variants(whole: &[u8]) -> Vec<Vec<u8>> {
+        let mut inputs: Vec<Vec<u8>> = (0..=whole.len()).map(|n| whole[..n].to_vec()).collect();
+        for i in 0..whole.len() {
+            for x in [0x00, 0x05, 0xff] {
+                let mut p = whole.to_vec();
+                p[i] = x;
+                inputs.push(p);
+            }
+        }
+        inputs
+    }
+
+    /// The one-line text of `p`; with `labels`, the labels and elements'
+    /// prefixes written at once, else each piece by itself.
+    fn line(d: &'static described::Described, p: &[u8], labels: bool) -> String {
+        let mut out = Vec::new();
+        let mut sink = LineSink {
+            f: &mut out,
+            result: Ok(()),
+            first: true,
+            depth: 0,
+            element: None,
+            protobuf: false,
+            labels: if labels { d.compiled.line_labels } else { &[] },
+            prefix: [0; 16],
+            prefix_len: 0,
+        };
+        let _ = d.compiled.walk_with(p, Side::Any, &mut sink);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_lines_labels_and_element_prefixes_written_at_once_are_the_pieces() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/protocols/starstrike.ksy"
+        ))
+        .unwrap();
+        let d = described::leak(described::parse("s.ksy", &text).unwrap(), usize::MAX);
+        let mut chat = b"STRS\x03\x00\x00\x09\x00\x00\x00\x00\x00\x00\x00\x02\x01".to_vec();
+        chat.extend(b"hi \"there\"");
+        chat.resize(chat.len() + 245, 0);
+        for whole in [snapshot(12), chat] {
+            for p in variants(&whole) {
+                assert_eq!(line(d, &p, true), line(d, &p, false), "{p:02x?}");
+            }
+        }
+        let whole = line(d, &snapshot(11), true);
+        assert!(
+            whole.contains(" [10].entity_id=10 [10].entity_type=1 [10].x=-1 "),
+            "{whole}"
+        );
+    }
+
+    /// A snapshot of `n` entities (from ten on, two-digit elements).
+    fn snapshot(n: u8) -> Vec<u8> {
+        let mut p = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00".to_vec();
+        p.push(n);
+        for e in 0..n {
+            p.extend([0, 0, 0, e, 1]);
+            for f in 0..10u8 {
+                p.extend((f32::from(f) * 0.5 - 1.0).to_be_bytes());
+            }
+            p.extend([100, 0]);
+        }
+        p
+    }
+
+    #[test]
+    fn a_floats_text_with_the_integer_test_inline_is_its_own() {
+        let mut floats: Vec<f64> = [0.0f32, -0.0, 1.0, -1.0, 0.5, 16_777_215.0, 16_777_216.0]
+            .into_iter()
+            .chain([
+                f32::MAX,
+                f32::MIN,
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+            ])
+            .chain((0..100_000u32).map(|i| f32::from_bits(i.wrapping_mul(42_949))))
+            .chain((-3000..3000).map(|i| i as f32 * 0.25))
+            .map(f64::from)
+            .collect();
+        floats.extend([0.1, 1e300, -2.5e-10, 16_777_217.0, 9_007_199_254_740_993.0]);
+        for x in floats {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            value_text(&mut a, &Value::Float(x)).unwrap();
+            Value::Float(x).write_text(&mut b).unwrap();
+            assert_eq!(a, b, "{x:?}");
+        }
+    }
 
     /// The text's labels and enum names need no JSON escape
     /// (`Text::write_json` tells JSON Lines to search only from the first
