@@ -473,21 +473,42 @@ impl fmt::Display for ProtoDetail {
 }
 
 /// A value a protocol carries in a [`ProtoDetail`]'s numbers: how many bits
-/// it takes and how it reads back. Packed one after another by [`ArgsWriter`]
-/// and read back in the same order by [`ArgsReader`], so that an error type
-/// declared once (`proto::wire_error::wire_errors!`) gets both directions
-/// from its declaration.
+/// it takes, how it is packed and how it reads back. Packed one after another
+/// by [`ArgsWriter`] and read back in the same order by [`ArgsReader`], so
+/// that an error type declared once (`proto::wire_error::wire_errors!`) or a
+/// detail declared once ([`proto_details!`](crate::proto_details)) gets both
+/// directions from its declaration. A value of one word is a [`Word`]; a
+/// value of several (a run's tail) writes its parts itself.
 pub trait Arg: Copy {
-    /// The width in bits: every value [`Arg::to_arg`] gives fits in it.
+    /// The width in bits.
+    const BITS: u32;
+    fn put(self, w: &mut ArgsWriter);
+    /// The value back from what [`Arg::put`] wrote.
+    fn take(r: &mut ArgsReader<'_>) -> Self;
+}
+
+/// An [`Arg`] of at most 64 bits: a number, an id, a type.
+pub trait Word: Copy {
+    /// The width in bits: every value [`Word::to_arg`] gives fits in it.
     const BITS: u32;
     fn to_arg(self) -> u64;
-    /// The value back from the bits [`Arg::to_arg`] gave.
+    /// The value back from the bits [`Word::to_arg`] gave.
     fn from_arg(bits: u64) -> Self;
+}
+
+impl<T: Word> Arg for T {
+    const BITS: u32 = <T as Word>::BITS;
+    fn put(self, w: &mut ArgsWriter) {
+        w.bits(self.to_arg(), <T as Word>::BITS);
+    }
+    fn take(r: &mut ArgsReader<'_>) -> Self {
+        T::from_arg(r.bits(<T as Word>::BITS))
+    }
 }
 
 macro_rules! unsigned_args {
     ($($t:ty),*) => {$(
-        impl Arg for $t {
+        impl Word for $t {
             const BITS: u32 = <$t>::BITS;
             fn to_arg(self) -> u64 {
                 u64::from(self)
@@ -500,7 +521,17 @@ macro_rules! unsigned_args {
 }
 unsigned_args!(u8, u16, u32, u64);
 
-impl Arg for i16 {
+impl Word for bool {
+    const BITS: u32 = 1;
+    fn to_arg(self) -> u64 {
+        u64::from(self)
+    }
+    fn from_arg(bits: u64) -> Self {
+        bits != 0
+    }
+}
+
+impl Word for i16 {
     const BITS: u32 = 16;
     fn to_arg(self) -> u64 {
         u64::from(self as u16)
@@ -510,7 +541,17 @@ impl Arg for i16 {
     }
 }
 
-impl Arg for f32 {
+impl Word for i64 {
+    const BITS: u32 = 64;
+    fn to_arg(self) -> u64 {
+        self as u64
+    }
+    fn from_arg(bits: u64) -> Self {
+        bits as i64
+    }
+}
+
+impl Word for f32 {
     const BITS: u32 = 32;
     fn to_arg(self) -> u64 {
         u64::from(self.to_bits())
@@ -520,15 +561,47 @@ impl Arg for f32 {
     }
 }
 
+impl Word for f64 {
+    const BITS: u32 = 64;
+    fn to_arg(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_arg(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+}
+
 /// Offsets and lengths: within a datagram or a rebuilt message (at most
 /// 64 MiB), far below 2^48, where a larger one would stop.
-impl Arg for usize {
+impl Word for usize {
     const BITS: u32 = 48;
     fn to_arg(self) -> u64 {
         (self as u64).min((1 << 48) - 1)
     }
     fn from_arg(bits: u64) -> Self {
         bits as usize
+    }
+}
+
+/// A number that may be absent: a presence bit, then the number.
+impl Word for Option<u32> {
+    const BITS: u32 = 33;
+    fn to_arg(self) -> u64 {
+        self.map_or(0, |x| 1 << 32 | u64::from(x))
+    }
+    fn from_arg(bits: u64) -> Self {
+        (bits >> 32 == 1).then_some(bits as u32)
+    }
+}
+
+/// A byte that may be absent: a presence bit, then the byte.
+impl Word for Option<u8> {
+    const BITS: u32 = 9;
+    fn to_arg(self) -> u64 {
+        self.map_or(0, |x| 1 << 8 | u64::from(x))
+    }
+    fn from_arg(bits: u64) -> Self {
+        (bits >> 8 == 1).then_some(bits as u8)
     }
 }
 
@@ -554,12 +627,17 @@ impl ArgsWriter {
     }
 
     pub fn put<T: Arg>(&mut self, value: T) {
-        let (bits, word, shift) = (value.to_arg(), (self.at / 64) as usize, self.at % 64);
+        value.put(self);
+    }
+
+    /// The low `width` bits of `bits` (the rest is 0), next.
+    pub fn bits(&mut self, bits: u64, width: u32) {
+        let (word, shift) = ((self.at / 64) as usize, self.at % 64);
         self.words[word] |= bits << shift;
-        if shift + T::BITS > 64 {
+        if shift + width > 64 {
             self.words[word + 1] |= bits >> (64 - shift);
         }
-        self.at += T::BITS;
+        self.at += width;
     }
 
     pub const fn finish(self) -> [u64; 4] {
@@ -581,17 +659,90 @@ impl<'a> ArgsReader<'a> {
     }
 
     pub fn take<T: Arg>(&mut self) -> T {
+        T::take(self)
+    }
+
+    /// The next `width` bits.
+    pub fn bits(&mut self, width: u32) -> u64 {
         let (word, shift) = ((self.at / 64) as usize, self.at % 64);
         let mut bits = self.words[word] >> shift;
-        if shift + T::BITS > 64 {
+        if shift + width > 64 {
             bits |= self.words[word + 1] << (64 - shift);
         }
-        if T::BITS < 64 {
-            bits &= (1 << T::BITS) - 1;
+        if width < 64 {
+            bits &= (1 << width) - 1;
         }
-        self.at += T::BITS;
-        T::from_arg(bits)
+        self.at += width;
+        bits
     }
+}
+
+/// A protocol's own finding details, each declared once: a function with the
+/// values the detail tells, and the text it reads as, written with them. The
+/// macro makes the function (it packs its arguments into a [`ProtoDetail`]'s
+/// numbers, allocation-free, and returns the [`Detail`]) and the
+/// [`DetailFormat`] that reads them back, in the same order, for the text:
+/// no word layout to keep in step by hand. Every argument is an [`Arg`]; a
+/// compile-time check holds them to the numbers' 248 bits. A function
+/// declared `-> ProtoDetail` returns the numbers without the [`Detail`]
+/// around them (a decode error's, which the engine files as malformed).
+///
+/// ```ignore
+/// crate::proto_details! { "lwar";
+///     /// The first Join's packet acks less than the client's Connect.
+///     pub fn connect_not_acked(ack: u32, connect: u32) => |f| {
+///         write!(f, "the packet acks {ack}, not the Connect (seqno {connect})")
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! proto_details {
+    ($proto:literal; $(
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ident)? => |$f:ident| $body:expr
+    );+ $(;)?) => {$(
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) -> $crate::proto_details!(@ret $($ret)?) {
+            fn show(
+                words: &[u64; 4],
+                $f: &mut ::std::fmt::Formatter<'_>,
+            ) -> ::std::fmt::Result {
+                #[allow(unused_mut, unused_variables)]
+                let (mut r, _) = $crate::engine::finding::ArgsReader::new(words);
+                $(let $arg: $ty = r.take();)*
+                $body
+            }
+            static FORMAT: $crate::engine::DetailFormat = $crate::engine::DetailFormat {
+                name: concat!($proto, ".", stringify!($name)),
+                fmt: show,
+            };
+            const _: () = assert!(
+                8 $(+ <$ty as $crate::engine::finding::Arg>::BITS)* <= 256,
+                concat!(stringify!($name), ": too many bits for a finding's numbers"),
+            );
+            #[allow(unused_mut)]
+            let mut w = $crate::engine::finding::ArgsWriter::new(0);
+            $(w.put($arg);)*
+            let detail = $crate::engine::ProtoDetail {
+                format: &FORMAT,
+                args: w.finish(),
+            };
+            $crate::proto_details!(@wrap $($ret)? detail)
+        }
+    )+};
+    (@ret) => { $crate::engine::Detail };
+    (@ret ProtoDetail) => { $crate::engine::ProtoDetail };
+    (@wrap $detail:ident) => { $crate::engine::Detail::Proto($detail) };
+    (@wrap ProtoDetail $detail:ident) => { $detail };
+}
+
+/// A value packed and read back, as a detail's numbers carry it.
+#[cfg(test)]
+pub fn round_trip<T: Arg>(value: T) -> T {
+    let mut w = ArgsWriter::new(0);
+    w.put(value);
+    let words = w.finish();
+    ArgsReader::new(&words).0.take()
 }
 
 #[cfg(test)]
@@ -621,6 +772,54 @@ mod tests {
         assert_eq!(r.take::<u64>(), 0x0123_4567_89ab_cdef);
         assert_eq!(r.take::<f32>(), -0.5);
         assert_eq!(r.take::<u32>(), 0xffff_fffe);
+    }
+
+    crate::proto_details! { "test";
+        /// Every kind of argument, crossing the words' boundaries.
+        #[allow(clippy::too_many_arguments)]
+        fn mixed(a: u8, b: Option<u32>, c: usize, d: u64, e: f32, g: bool, h: Option<u8>, i: i16) => |f| {
+            write!(f, "{a} {b:?} {c} {d} {e} {g} {h:?} {i}")
+        };
+
+        /// Nothing to carry.
+        fn bare() -> ProtoDetail => |f| f.write_str("bare")
+    }
+
+    /// A detail declared once reads back the values it was made of, at 248
+    /// bits; one returned as `ProtoDetail` without the `Detail` around it.
+    #[test]
+    fn declared_details_read_back_their_values() {
+        let d = mixed(
+            7,
+            Some(u32::MAX),
+            (1 << 48) - 1,
+            u64::MAX,
+            -0.25,
+            true,
+            None,
+            -3,
+        );
+        assert_eq!(
+            d.to_string(),
+            format!(
+                "7 Some({}) {} {} -0.25 true None -3",
+                u32::MAX,
+                (1u64 << 48) - 1,
+                u64::MAX
+            )
+        );
+        let other = mixed(7, None, 0, 0, 0.5, false, Some(255), i16::MIN);
+        assert_eq!(other.to_string(), "7 None 0 0 0.5 false Some(255) -32768");
+        assert_ne!(d, other);
+        assert_eq!(bare().to_string(), "bare");
+        let tail = super::super::RunTail {
+            messages: 82,
+            packets: u32::MAX,
+            last_frame: u64::MAX - 1,
+        };
+        assert_eq!(round_trip(tail), tail);
+        assert_eq!(round_trip(Some(0u32)), Some(0));
+        assert_eq!(round_trip(None::<u32>), None);
     }
 
     #[test]

@@ -20,7 +20,9 @@
 //! that is repeated, the field that is broken): each key's run is its own
 //! incident, reported as a [`KeyedSpan`].
 
+use super::finding::{Arg, ArgsReader, ArgsWriter, run_until};
 use crate::capture::Timestamp;
+use std::fmt;
 
 /// One run of messages breaking one rule, as reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +38,57 @@ pub struct RunSpan {
     pub packets: u32,
     /// The last message's packet.
     pub last_frame: u64,
+}
+
+impl RunSpan {
+    /// What a finding's detail tells of the run after its first message.
+    pub const fn tail(&self) -> RunTail {
+        RunTail {
+            messages: self.messages,
+            packets: self.packets,
+            last_frame: self.last_frame,
+        }
+    }
+}
+
+/// What a finding's detail tells of a run after its first message: how many
+/// messages, in how many packets, until which frame (a detail's numbers, as
+/// an [`Arg`] of 128 bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunTail {
+    pub messages: u32,
+    pub packets: u32,
+    pub last_frame: u64,
+}
+
+impl RunTail {
+    /// The detail's end: `; 148 Inputs until frame 1234`, nothing for a run of
+    /// one message ([`run_until`], `unit` naming the messages).
+    pub fn until(self, f: &mut fmt::Formatter<'_>, unit: &str) -> fmt::Result {
+        run_until(
+            f,
+            u64::from(self.messages),
+            unit,
+            u64::from(self.packets),
+            self.last_frame,
+        )
+    }
+}
+
+impl Arg for RunTail {
+    const BITS: u32 = 128;
+    fn put(self, w: &mut ArgsWriter) {
+        w.put(self.messages);
+        w.put(self.packets);
+        w.put(self.last_frame);
+    }
+    fn take(r: &mut ArgsReader<'_>) -> Self {
+        RunTail {
+            messages: r.take(),
+            packets: r.take(),
+            last_frame: r.take(),
+        }
+    }
 }
 
 /// An open run of messages breaking one rule, if any. Allocates nothing.

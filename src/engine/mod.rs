@@ -37,7 +37,7 @@ pub use finding::{
     Detail, DetailFormat, Direction, Finding, FindingKind, Group, KindDef, MAX_KINDS, MAX_RULES,
     ProtoDetail, Rule, RuleDef, SessionId, Severity,
 };
-pub use incident::{KeyedRuns, KeyedSpan, Regression, RegressionRun, Run, RunSpan};
+pub use incident::{KeyedRuns, KeyedSpan, Regression, RegressionRun, Run, RunSpan, RunTail};
 pub use loss::{Cadence, LossEstimate};
 
 pub use missed::{MissedCounts, ack_could_come};

@@ -82,10 +82,11 @@ impl<W: fmt::Display> fmt::Display for Short<W> {
 /// `#[error]`, or a `Display` written beside it) and its stable kebab-case
 /// name. From the declaration come the enum; its kinds (the variants without
 /// their numbers: `ALL`, `name`, `Display`, what malformed packets are counted
-/// by and rules are named after); `kind()`; and the packing of a value into a
-/// finding's numbers and back (`to_args`, `from_args`: the variant's index,
-/// then each field as an [`Arg`](crate::engine::finding::Arg), in the order
-/// declared), which a test per protocol holds to a round trip. A variant's
+/// by and rules are named after); `kind()`; and the value as an
+/// [`Arg`](crate::engine::finding::Arg) of a finding's numbers (the variant's
+/// index, then each field in the order declared; a detail declared with
+/// [`proto_details!`](crate::proto_details) carries it), which a test per
+/// protocol holds to a round trip. A variant's
 /// fields must fit in [`ARGS_BITS`](crate::engine::finding::ARGS_BITS)
 /// with the tag: checked when the crate compiles.
 macro_rules! wire_errors {
@@ -134,25 +135,24 @@ macro_rules! wire_errors {
                     $($name::$variant { .. } => $kind::$variant,)+
                 }
             }
+        }
 
-            /// This value as a finding's numbers (the fourth word left 0).
-            pub fn to_args(self) -> [u64; 4] {
-                use $crate::engine::finding::ArgsWriter;
+        /// A value in a finding's numbers: the variant's index, then its
+        /// fields in the order declared.
+        impl $crate::engine::finding::Arg for $name {
+            const BITS: u32 = $crate::engine::finding::ARGS_BITS;
+
+            fn put(self, w: &mut $crate::engine::finding::ArgsWriter) {
                 match self {
                     $($name::$variant { $($field),* } => {
-                        #[allow(unused_mut)]
-                        let mut w = ArgsWriter::new($kind::$variant as u8);
+                        w.put($kind::$variant as u8);
                         $(w.put($field);)*
-                        w.finish()
                     })+
                 }
             }
 
-            /// The value [`Self::to_args`] packed.
-            pub fn from_args(args: &[u64; 4]) -> $name {
-                use $crate::engine::finding::ArgsReader;
-                #[allow(unused_mut, unused_variables)]
-                let (mut r, tag) = ArgsReader::new(args);
+            fn take(r: &mut $crate::engine::finding::ArgsReader<'_>) -> $name {
+                let tag: u8 = r.take();
                 let kind = $kind::ALL.get(usize::from(tag)).copied().unwrap_or($kind::ALL[0]);
                 match kind {
                     $($kind::$variant => $name::$variant { $($field: r.take::<$fty>()),* },)+

@@ -544,11 +544,11 @@ fn the_servers_repeated_leave_after_disconnect_is_an_expected_repeat_even_when_a
             "expected-repeat",
             6,
             Some(4),
-            lwar::expected_repeats(5, &leave4)
+            lwar::expected_repeats(5, leave4.tail())
         )]
     );
     assert_eq!(
-        lwar::expected_repeats(5, &leave4).to_string(),
+        lwar::expected_repeats(5, leave4.tail()).to_string(),
         "Leave first sent in frame 5; 2 repeats until frame 8"
     );
     let s2c = &summary.sessions[0].s2c;
@@ -1939,7 +1939,7 @@ fn inputs_before_synced_are_one_violation_when_synced_ends_them() {
             "violation/input-before-synced",
             2,
             None,
-            lwar::input_before_synced(&run(2, 3, 3, 5))
+            lwar::input_before_synced(run(2, 3, 3, 5).tail())
         )]
     );
     let found = s.all.last().unwrap();
@@ -1969,7 +1969,7 @@ fn inputs_before_a_synced_that_never_comes_are_reported_at_the_end() {
             "violation/input-before-synced",
             2,
             None,
-            lwar::input_before_synced(&run(2, 2, 2, 3))
+            lwar::input_before_synced(run(2, 2, 2, 3).tail())
         )]
     );
 }
@@ -1995,7 +1995,7 @@ fn regular_messages_sent_before_synced_are_one_violation_when_synced_comes() {
             "violation/regular-before-synced",
             3,
             Some(2),
-            lwar::regular_before_synced(MessageType::Chat, 2, 5, &first)
+            lwar::regular_before_synced(MessageType::Chat, 2, 5, first.tail())
         )]
     );
     assert_eq!(
@@ -2045,13 +2045,13 @@ fn regular_messages_after_a_synced_the_capture_missed_are_not_judged() {
 #[test]
 fn a_client_speaking_for_another_player_is_one_violation_per_run() {
     let mut s = Script::playing();
-    let other = |frame, seqno, used, run| {
+    let other = |frame, seqno, used, run: lwarscope::engine::RunSpan| {
         (
             "c2s",
             "violation/wrong-player-id".to_owned(),
             frame,
             seqno,
-            lwar::player(used, ALICE, &run),
+            lwar::player(used, ALICE, run.tail()),
         )
     };
     // Four messages as bob, then one as alice, which ends the run: one finding,
@@ -2132,26 +2132,26 @@ fn after_disconnect_the_server_may_send_only_the_clients_own_leave() {
                 "expected-repeat",
                 7,
                 Some(5),
-                lwar::expected_repeats(6, &repeats(5))
+                lwar::expected_repeats(6, repeats(5).tail())
             ),
             f(
                 "s2c",
                 "expected-repeat",
                 7,
                 Some(6),
-                lwar::expected_repeats(6, &repeats(6))
+                lwar::expected_repeats(6, repeats(6).tail())
             ),
             f(
                 "s2c",
                 "violation/after-disconnect",
                 6,
                 None,
-                lwar::after_disconnect(MessageType::Leave, &run(6, 4, 2, 7))
+                lwar::after_disconnect(MessageType::Leave, 6, run(6, 4, 2, 7).tail())
             )
         ]
     );
     assert_eq!(
-        lwar::expected_repeats(6, &repeats(5)).to_string(),
+        lwar::expected_repeats(6, repeats(5).tail()).to_string(),
         "Leave first sent in frame 6; repeated once"
     );
     assert_eq!(
@@ -2176,7 +2176,7 @@ fn after_disconnect_is_raised_where_the_server_had_processed_the_disconnect() {
             "violation/after-disconnect",
             5,
             None,
-            lwar::after_disconnect(MessageType::Update, &run(6, 1, 1, 6))
+            lwar::after_disconnect(MessageType::Update, 6, run(6, 1, 1, 6).tail())
         )]
     );
     assert_eq!(

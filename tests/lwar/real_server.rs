@@ -90,7 +90,8 @@ fn after_disconnect(session: usize, frame: u64, messages: u32, packets: u32, las
         None,
         lwarscope::proto::lwar::findings::after_disconnect(
             lwarscope::proto::lwar::wire::MessageType::Update,
-            &run,
+            run.frame,
+            run.tail(),
         ),
     )
 }
@@ -111,7 +112,7 @@ fn expected_repeats(session: usize, seqno: u32, first: u64, repeats: &[u64]) -> 
         "expected-repeat".into(),
         repeats[0],
         Some(seqno),
-        lwarscope::proto::lwar::findings::expected_repeats(first, &run),
+        lwarscope::proto::lwar::findings::expected_repeats(first, run.tail()),
     )
 }
 

@@ -3,8 +3,9 @@
 //! contract of each is in [`super::analysis`].
 
 use super::wire::{DecodeError, PacketType, Violation, ViolationKind};
+use crate::engine::finding::{Arg, ArgsReader, ArgsWriter, Word};
 use crate::engine::reassembly::{GiveUpReason, Inconsistency, Refusal};
-use crate::engine::{Detail, DetailFormat, ProtoDetail, RegressionRun, Rule};
+use crate::engine::{Detail, RegressionRun, Rule};
 use std::fmt;
 
 crate::protocol_kinds! { "bg";
@@ -131,112 +132,6 @@ pub const fn codec_rule(kind: ViolationKind) -> Rule {
     }
 }
 
-fn packet_type(ordinal: u64) -> PacketType {
-    // Only ever packed from a real type; the fallback is never reached.
-    PacketType::from_ordinal(ordinal as usize).unwrap_or(PacketType::Auth)
-}
-
-// Decode errors and violations: packed by their declaration (`to_args`), with
-// a[3] = 1 << 32 | msg_id for a packet rebuilt from a message's blocks.
-
-/// "message N: " before the detail of a rebuilt packet.
-fn in_message(a: &[u64; 4], f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    if a[3] >> 32 == 1 {
-        write!(f, "message {}: ", a[3] as u32)?;
-    }
-    Ok(())
-}
-
-static DECODE: DetailFormat = DetailFormat {
-    name: "bg.decode",
-    fmt: |a, f| {
-        in_message(a, f)?;
-        write!(f, "{}", DecodeError::from_args(a))
-    },
-};
-
-/// A decode error of a datagram as a finding's detail.
-pub fn decode(error: DecodeError) -> ProtoDetail {
-    ProtoDetail {
-        format: &DECODE,
-        args: error.to_args(),
-    }
-}
-
-/// A decode error of the message `msg_id` rebuilt from its blocks (offsets in
-/// the message).
-pub fn decode_in_message(error: DecodeError, msg_id: u32) -> ProtoDetail {
-    let mut args = error.to_args();
-    args[3] = 1 << 32 | u64::from(msg_id);
-    ProtoDetail {
-        format: &DECODE,
-        args,
-    }
-}
-
-static CODEC: DetailFormat = DetailFormat {
-    name: "bg.violation",
-    fmt: |a, f| {
-        in_message(a, f)?;
-        write!(f, "{}", Violation::from_args(a))
-    },
-};
-
-/// A codec violation as a finding's detail; `msg_id` for a packet rebuilt
-/// from a message's blocks.
-pub fn codec(v: Violation, msg_id: Option<u32>) -> Detail {
-    let mut args = v.to_args();
-    if let Some(id) = msg_id {
-        args[3] = 1 << 32 | u64::from(id);
-    }
-    Detail::Proto(ProtoDetail {
-        format: &CODEC,
-        args,
-    })
-}
-
-fn detail(format: &'static DetailFormat, args: [u64; 4]) -> Detail {
-    Detail::Proto(ProtoDetail { format, args })
-}
-
-static PACKET_TYPE: DetailFormat = DetailFormat {
-    name: "bg.packet-type",
-    fmt: |a, f| {
-        write!(f, "{}", packet_type(a[0]))?;
-        if a[1] >> 32 == 1 {
-            write!(f, " in message {}", a[1] as u32)?;
-        }
-        Ok(())
-    },
-};
-
-/// A packet type where it does not belong; `msg_id` when it was rebuilt from
-/// a message.
-pub fn packet(t: PacketType, msg_id: Option<u32>) -> Detail {
-    let m = msg_id.map_or(0, |id| 1 << 32 | u64::from(id));
-    detail(&PACKET_TYPE, [t.ordinal() as u64, m, 0, 0])
-}
-
-static SESSION_IDS: DetailFormat = DetailFormat {
-    name: "bg.session-ids",
-    fmt: |a, f| write!(f, "session id {} in the flow of session {}", a[0], a[1]),
-};
-
-/// A session id other than the session's own.
-pub fn session_ids(seen: u32, own: u32) -> Detail {
-    detail(&SESSION_IDS, [u64::from(seen), u64::from(own), 0, 0])
-}
-
-static AUTH_COUNTS: DetailFormat = DetailFormat {
-    name: "bg.auth-counts",
-    fmt: |a, f| write!(f, "AUTH_OK number {} for {} AUTH captured", a[0], a[1]),
-};
-
-/// AUTH_OKs and AUTHs captured so far.
-pub fn auth_counts(auth_oks: u64, auths: u64) -> Detail {
-    detail(&AUTH_COUNTS, [auth_oks, auths, 0, 0])
-}
-
 /// Which u8 counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sig {
@@ -252,121 +147,6 @@ impl Sig {
         }
     }
 }
-
-static SIGS: DetailFormat = DetailFormat {
-    name: "bg.sigs",
-    fmt: |a, f| {
-        let name = if a[0] == 0 { "op_sig" } else { "event_sig" };
-        write!(f, "{name} {} after {}", a[1], a[2])?;
-        if a[3] > 0 {
-            write!(f, " ({} skipped)", a[3])?;
-        }
-        Ok(())
-    },
-};
-
-/// A counter's new value after its last, with the values skipped.
-pub fn sigs(which: Sig, value: u8, last: u8, skipped: u32) -> Detail {
-    let w = u64::from(which == Sig::Event);
-    detail(
-        &SIGS,
-        [w, u64::from(value), u64::from(last), u64::from(skipped)],
-    )
-}
-
-static SIG_RUN: DetailFormat = DetailFormat {
-    name: "bg.sig-regression",
-    fmt: |a, f| {
-        let name = if a[0] & 1 == 0 { "op_sig" } else { "event_sig" };
-        let (value, last) = ((a[0] >> 8) & 0xff, (a[0] >> 16) & 0xff);
-        write!(f, "{name} {value} after {last} of frame {}", a[2])?;
-        crate::engine::finding::below_until(f, a[1] as u32, "packets", a[3])
-    },
-};
-
-/// A run of a counter's values behind its highest (`run.highest`, first
-/// carried in `last_at`): the first of them, the run's length and last frame.
-pub fn sig_regression(which: Sig, run: RegressionRun, last_at: u64) -> Detail {
-    let w = u64::from(which == Sig::Event);
-    detail(
-        &SIG_RUN,
-        [
-            w | u64::from(run.value & 0xff) << 8 | u64::from(run.highest & 0xff) << 16,
-            u64::from(run.packets),
-            last_at,
-            run.last_frame,
-        ],
-    )
-}
-
-static ECHO: DetailFormat = DetailFormat {
-    name: "bg.echo",
-    fmt: |a, f| {
-        write!(
-            f,
-            "MOVE_EVENT echoes op_sig {}; the last op_sig captured is {}",
-            a[0], a[1]
-        )
-    },
-};
-
-/// An echoed op_sig never captured, and the last one captured.
-pub fn echo(op_sig: u8, last: u8) -> Detail {
-    detail(&ECHO, [u64::from(op_sig), u64::from(last), 0, 0])
-}
-
-static MSG_WINDOW: DetailFormat = DetailFormat {
-    name: "bg.msg-window",
-    fmt: |a, f| {
-        write!(
-            f,
-            "msg_id {} is outside the window of {} around the highest msg_id {}",
-            a[0], a[2], a[1]
-        )
-    },
-};
-
-/// A msg_id outside the window around the highest seen.
-pub fn msg_window(msg_id: u32, highest: u32, window: u32) -> Detail {
-    detail(
-        &MSG_WINDOW,
-        [u64::from(msg_id), u64::from(highest), u64::from(window), 0],
-    )
-}
-
-static BLOCK: DetailFormat = DetailFormat {
-    name: "bg.block",
-    fmt: |a, f| {
-        write!(f, "block {} of message {}", a[1], a[0])?;
-        match a[2] {
-            0 => Ok(()),
-            1 => write!(f, ", captured {} times, never acknowledged", a[3]),
-            5 => write!(
-                f,
-                " sent once, its ack not captured: the sender went on {} ms without resending it",
-                a[3]
-            ),
-            6 => write!(
-                f,
-                " sent once, its ack not captured; unconfirmed: the sender's capture ended {} ms after it, within a retransmission timeout",
-                a[3]
-            ),
-            7 => write!(
-                f,
-                ", captured {} times, its last ack not captured: the sender went on {} ms after its last copy without resending it",
-                a[3] >> 32,
-                a[3] as u32
-            ),
-            2 => write!(f, " was never captured: the other side acknowledged it"),
-            3 => write!(
-                f,
-                " acknowledged, above every msg_id captured the other way (highest {})",
-                a[3]
-            ),
-            _ => write!(f, " acknowledged again, its block not captured again"),
-        }
-    },
-};
 
 /// What is said of one block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -386,205 +166,6 @@ pub enum BlockNote {
     /// `ms`, longer than a retransmission timeout, after its last copy
     /// without resending it.
     ResentThenSilent { tries: u32, ms: u32 },
-}
-
-/// One block of one message, and what is said of it.
-pub fn block(msg_id: u32, block_id: u16, note: BlockNote) -> Detail {
-    let (tag, n) = match note {
-        BlockNote::Unacked { tries } => (1, u64::from(tries)),
-        BlockNote::NotCaptured => (2, 0),
-        BlockNote::AckUnseen { highest } => (3, highest.map_or(0, u64::from)),
-        BlockNote::AckedAgain => (4, 0),
-        BlockNote::ResentThenSilent { tries, ms } => (7, u64::from(tries) << 32 | u64::from(ms)),
-        BlockNote::AckMissed { ms, confirmed } => (if confirmed { 5 } else { 6 }, ms),
-    };
-    detail(&BLOCK, [u64::from(msg_id), u64::from(block_id), tag, n])
-}
-
-static INCOMPLETE: DetailFormat = DetailFormat {
-    name: "bg.incomplete",
-    fmt: |a, f| {
-        let (msg_id, received) = (a[0] as u32, a[1] as u32);
-        let reason = match a[3] {
-            0 => {
-                "given up: too many messages in progress (the analyzer's bound, not a fault of the traffic)"
-            }
-            1 => {
-                "given up: the total buffer budget needed room (the analyzer's bound, not a fault of the traffic)"
-            }
-            _ => {
-                "never completed in the capture; unconfirmed: the tap may have missed \
-                 the rest"
-            }
-        };
-        write!(f, "message {msg_id} of {} bytes: {received}", a[2] >> 32)?;
-        match a[2] as u32 {
-            0 => write!(
-                f,
-                " {} captured (block 0 never captured, count unknown)",
-                if received == 1 { "block" } else { "blocks" }
-            )?,
-            blocks => write!(f, " of its {blocks} blocks captured")?,
-        }
-        write!(f, "; {reason}")
-    },
-};
-
-/// A message given up in progress.
-pub fn incomplete(
-    msg_id: u32,
-    msg_len: u32,
-    received: u32,
-    blocks: Option<u32>,
-    reason: GiveUpReason,
-) -> Detail {
-    let r = match reason {
-        GiveUpReason::Capacity => 0,
-        GiveUpReason::Budget => 1,
-        GiveUpReason::Ended => 2,
-    };
-    detail(
-        &INCOMPLETE,
-        [
-            u64::from(msg_id),
-            u64::from(received),
-            u64::from(msg_len) << 32 | u64::from(blocks.unwrap_or(0)),
-            r,
-        ],
-    )
-}
-
-static REFUSED: DetailFormat = DetailFormat {
-    name: "bg.refused",
-    fmt: |a, f| {
-        write!(
-            f,
-            "message {} not rebuilt (the analyzer's bound, not a fault of the traffic): ",
-            a[0]
-        )?;
-        match a[1] {
-            0 => write!(
-                f,
-                "msg_len {} is over the {}-byte limit per message",
-                a[2], a[3]
-            ),
-            1 => write!(f, "its block size makes {} blocks (at most {})", a[2], a[3]),
-            _ => write!(
-                f,
-                "msg_len {} does not fit the {} bytes left of the total budget",
-                a[2], a[3]
-            ),
-        }
-    },
-};
-
-/// A message the reassembler refuses.
-pub fn refused(msg_id: u32, r: Refusal) -> Detail {
-    let (tag, x, y) = match r {
-        Refusal::TooLarge { msg_len, max } => (0, u64::from(msg_len), u64::from(max)),
-        Refusal::TooManyBlocks { blocks, max } => (1, blocks, u64::from(max)),
-        Refusal::NoBudget { msg_len, available } => (2, u64::from(msg_len), available as u64),
-    };
-    detail(&REFUSED, [u64::from(msg_id), tag, x, y])
-}
-
-static INCONSISTENT: DetailFormat = DetailFormat {
-    name: "bg.inconsistent",
-    fmt: |a, f| {
-        let (msg_id, block_id) = (a[0] as u32, a[0] >> 32);
-        write!(f, "message {msg_id} block {block_id}: ")?;
-        match a[1] {
-            0 => write!(f, "msg_len {} differs from its message's {}", a[2], a[3]),
-            1 => write!(f, "beyond the message's {} blocks", a[3]),
-            2 => write!(f, "{} bytes where its place needs {}", a[2], a[3]),
-            3 => write!(
-                f,
-                "block 0 of {} bytes is longer than msg_len {}",
-                a[2], a[3]
-            ),
-            4 => write!(f, "empty"),
-            _ => write!(f, "captured again with other bytes"),
-        }
-    },
-};
-
-/// A block that disagrees with its message.
-pub fn inconsistent(msg_id: u32, block_id: u16, i: Inconsistency) -> Detail {
-    let (tag, x, y) = match i {
-        Inconsistency::LengthChanged { msg_len, expected } => {
-            (0, u64::from(msg_len), u64::from(expected))
-        }
-        Inconsistency::BeyondEnd { blocks, .. } => (1, 0, u64::from(blocks)),
-        Inconsistency::WrongSize { len, expected, .. } => (2, len as u64, expected as u64),
-        Inconsistency::Overlong { len, msg_len } => (3, len as u64, u64::from(msg_len)),
-        Inconsistency::Empty { .. } => (4, 0, 0),
-        Inconsistency::Differs { .. } => (5, 0, 0),
-    };
-    detail(
-        &INCONSISTENT,
-        [u64::from(msg_id) | u64::from(block_id) << 32, tag, x, y],
-    )
-}
-
-static INNER_MISMATCH: DetailFormat = DetailFormat {
-    name: "bg.inner-mismatch",
-    fmt: |a, f| {
-        write!(
-            f,
-            "message {} on channel {} carries a packet of channel {} and session {} (the session's is {})",
-            a[0],
-            a[1] >> 8,
-            a[1] & 0xff,
-            a[2],
-            a[3]
-        )
-    },
-};
-
-/// A rebuilt packet whose channel or session id differs from its MSG's.
-pub fn inner_mismatch(msg_id: u32, msg_channel: u8, channel: u8, sid: u32, own: u32) -> Detail {
-    detail(
-        &INNER_MISMATCH,
-        [
-            u64::from(msg_id),
-            u64::from(msg_channel) << 8 | u64::from(channel),
-            u64::from(sid),
-            u64::from(own),
-        ],
-    )
-}
-
-static PONG_UNMATCHED_FMT: DetailFormat = DetailFormat {
-    name: "bg.pong-unmatched",
-    fmt: |a, f| {
-        if a[0] == 1 {
-            write!(
-                f,
-                "PONG seq {}: no PING of that seq captured (not captured: the tap missed it, or it was sent before the capture)",
-                a[1]
-            )
-        } else {
-            write!(
-                f,
-                "PONG with no PING owed ({} PINGs captured; not captured: the tap missed one, or it was sent before the capture)",
-                a[2]
-            )
-        }
-    },
-};
-
-/// A PONG no captured PING owed: its seq (the reference's form), the PINGs
-/// captured.
-pub fn pong_unmatched(seq: Option<u8>, pings: u64) -> Detail {
-    detail(
-        &PONG_UNMATCHED_FMT,
-        [
-            u64::from(seq.is_some()),
-            u64::from(seq.unwrap_or(0)),
-            pings,
-            0,
-        ],
-    )
 }
 
 /// What judged client packets captured before any AUTH_OK (`auth-first`,
@@ -608,150 +189,441 @@ impl AuthFirstBy {
     }
 }
 
-static AUTH_FIRST_FMT: DetailFormat = DetailFormat {
-    name: "bg.auth-first",
-    fmt: |a, f| {
-        write!(f, "{}", packet_type(a[0] & 0xff))?;
-        match a[1] {
-            0 | 1 => {}
-            2 => write!(f, " and 1 more client packet (frame {})", a[2])?,
-            n => write!(f, " and {} more client packets (to frame {})", n - 1, a[2])?,
-        }
-        match a[0] >> 8 {
-            0 => write!(
-                f,
-                " before the AUTH_OK at frame {}, the answer to the only AUTH captured",
-                a[3]
-            ),
-            1 => write!(
-                f,
-                " before the client's AUTH again at frame {}: it had no AUTH_OK yet",
-                a[3]
-            ),
-            2 => write!(
-                f,
-                " before the AUTH_OK at frame {}; unconfirmed: the client sent more than one AUTH, this may answer a later one, and the tap may have missed the AUTH_OK of an earlier one",
-                a[3]
-            ),
-            _ => write!(
-                f,
-                " with no AUTH_OK captured before them; unconfirmed: the tap may have missed the AUTH_OK"
-            ),
-        }
-    },
-};
-
-/// Client packets before any AUTH_OK: the first one's type, how many, the
-/// last one's frame, what judged them and at which frame.
-pub fn auth_first(
-    t: PacketType,
-    packets: u64,
-    last_frame: u64,
-    by: AuthFirstBy,
-    frame: u64,
-) -> Detail {
-    let by = match by {
-        AuthFirstBy::AuthOk => 0,
-        AuthFirstBy::Auth => 1,
-        AuthFirstBy::AuthOkOfAnother => 2,
-        AuthFirstBy::Nothing => 3,
-    };
-    detail(
-        &AUTH_FIRST_FMT,
-        [t.ordinal() as u64 | by << 8, packets, last_frame, frame],
-    )
+/// "message N: " before the detail of a packet rebuilt from a message's
+/// blocks.
+fn in_message(msg: Option<u32>) -> impl fmt::Display {
+    fmt::from_fn(move |f| match msg {
+        Some(id) => write!(f, "message {id}: "),
+        None => Ok(()),
+    })
 }
 
-static AUTH_UNANSWERED_FMT: DetailFormat = DetailFormat {
-    name: "bg.auth-unanswered",
-    fmt: |a, f| {
-        write!(
-            f,
-            "AUTH sent {} times over {} ms, never answered by an AUTH_OK",
-            a[0], a[1]
-        )?;
-        if a[2] == 1 {
-            write!(f, "; the client gave up with CLOSE")?;
+/// One block of one message, and what is said of it.
+pub fn block(msg_id: u32, block_id: u16, note: BlockNote) -> Detail {
+    match note {
+        BlockNote::Unacked { tries } => block_unacked(msg_id, block_id, tries),
+        BlockNote::NotCaptured => block_not_captured(msg_id, block_id),
+        BlockNote::AckUnseen { highest } => ack_unseen(msg_id, block_id, highest.unwrap_or(0)),
+        BlockNote::AckedAgain => acked_again(msg_id, block_id),
+        BlockNote::AckMissed { ms, confirmed } => ack_missed(msg_id, block_id, ms, confirmed),
+        BlockNote::ResentThenSilent { tries, ms } => {
+            resent_then_silent(msg_id, block_id, tries, ms)
+        }
+    }
+}
+
+/// A message the reassembler refuses.
+pub fn refused(msg_id: u32, r: Refusal) -> Detail {
+    match r {
+        Refusal::TooLarge { msg_len, max } => too_large(msg_id, msg_len, max),
+        Refusal::TooManyBlocks { blocks, max } => too_many_blocks(msg_id, blocks, max),
+        Refusal::NoBudget { msg_len, available } => no_budget(msg_id, msg_len, available),
+    }
+}
+
+/// A block that disagrees with its message.
+pub fn inconsistent(msg_id: u32, block_id: u16, i: Inconsistency) -> Detail {
+    let why = match i {
+        Inconsistency::LengthChanged { msg_len, expected } => {
+            BlockFault::LengthChanged(msg_len, expected)
+        }
+        Inconsistency::BeyondEnd { blocks, .. } => BlockFault::BeyondEnd(blocks),
+        Inconsistency::WrongSize { len, expected, .. } => BlockFault::WrongSize(len, expected),
+        Inconsistency::Overlong { len, msg_len } => BlockFault::Overlong(len, msg_len),
+        Inconsistency::Empty { .. } => BlockFault::Empty,
+        Inconsistency::Differs { .. } => BlockFault::Differs,
+    };
+    block_inconsistent(msg_id, block_id, why)
+}
+
+/// What an [`Inconsistency`] tells in a detail (its block id is the detail's
+/// own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockFault {
+    LengthChanged(u32, u32),
+    BeyondEnd(u32),
+    WrongSize(usize, usize),
+    Overlong(usize, u32),
+    Empty,
+    Differs,
+}
+
+impl Arg for BlockFault {
+    const BITS: u32 = 8 + 96;
+    fn put(self, w: &mut ArgsWriter) {
+        let (tag, x, y) = match self {
+            BlockFault::LengthChanged(a, b) => (0u8, a as usize, b as usize),
+            BlockFault::BeyondEnd(b) => (1, 0, b as usize),
+            BlockFault::WrongSize(a, b) => (2, a, b),
+            BlockFault::Overlong(a, b) => (3, a, b as usize),
+            BlockFault::Empty => (4, 0, 0),
+            BlockFault::Differs => (5, 0, 0),
+        };
+        w.put(tag);
+        w.put(x);
+        w.put(y);
+    }
+    fn take(r: &mut ArgsReader<'_>) -> Self {
+        let (tag, x, y): (u8, usize, usize) = (r.take(), r.take(), r.take());
+        match tag {
+            0 => BlockFault::LengthChanged(x as u32, y as u32),
+            1 => BlockFault::BeyondEnd(y as u32),
+            2 => BlockFault::WrongSize(x, y),
+            3 => BlockFault::Overlong(x, y as u32),
+            4 => BlockFault::Empty,
+            _ => BlockFault::Differs,
+        }
+    }
+}
+
+impl fmt::Display for BlockFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            BlockFault::LengthChanged(len, expected) => {
+                write!(f, "msg_len {len} differs from its message's {expected}")
+            }
+            BlockFault::BeyondEnd(blocks) => write!(f, "beyond the message's {blocks} blocks"),
+            BlockFault::WrongSize(len, expected) => {
+                write!(f, "{len} bytes where its place needs {expected}")
+            }
+            BlockFault::Overlong(len, msg_len) => {
+                write!(f, "block 0 of {len} bytes is longer than msg_len {msg_len}")
+            }
+            BlockFault::Empty => f.write_str("empty"),
+            BlockFault::Differs => f.write_str("captured again with other bytes"),
+        }
+    }
+}
+
+impl Word for Sig {
+    const BITS: u32 = 1;
+    fn to_arg(self) -> u64 {
+        u64::from(self == Sig::Event)
+    }
+    fn from_arg(bits: u64) -> Self {
+        if bits == 0 { Sig::Op } else { Sig::Event }
+    }
+}
+
+impl Word for AuthFirstBy {
+    const BITS: u32 = 2;
+    fn to_arg(self) -> u64 {
+        self as u64
+    }
+    fn from_arg(bits: u64) -> Self {
+        match bits {
+            0 => AuthFirstBy::AuthOk,
+            1 => AuthFirstBy::Auth,
+            2 => AuthFirstBy::AuthOkOfAnother,
+            _ => AuthFirstBy::Nothing,
+        }
+    }
+}
+
+impl Word for GiveUpReason {
+    const BITS: u32 = 2;
+    fn to_arg(self) -> u64 {
+        match self {
+            GiveUpReason::Capacity => 0,
+            GiveUpReason::Budget => 1,
+            GiveUpReason::Ended => 2,
+        }
+    }
+    fn from_arg(bits: u64) -> Self {
+        match bits {
+            0 => GiveUpReason::Capacity,
+            1 => GiveUpReason::Budget,
+            _ => GiveUpReason::Ended,
+        }
+    }
+}
+
+/// Why an analyzer's bound is not the traffic's fault, as a detail says it.
+const BOUND: &str = "(the analyzer's bound, not a fault of the traffic)";
+
+crate::proto_details! { "bg";
+    /// A decode error of a datagram as a finding's detail.
+    pub fn decode(error: DecodeError) -> ProtoDetail => |f| write!(f, "{error}");
+
+    /// A decode error of the message `msg_id` rebuilt from its blocks (offsets in
+    /// the message).
+    pub fn decode_in_message(error: DecodeError, msg_id: u32) -> ProtoDetail => |f| {
+        write!(f, "{}{error}", in_message(Some(msg_id)))
+    };
+
+    /// A codec violation as a finding's detail; `msg_id` for a packet rebuilt
+    /// from a message's blocks.
+    pub fn codec(v: Violation, msg_id: Option<u32>) => |f| write!(f, "{}{v}", in_message(msg_id));
+
+    /// A packet type where it does not belong; `msg_id` when it was rebuilt from
+    /// a message.
+    pub fn packet(t: PacketType, msg_id: Option<u32>) => |f| {
+        f.write_str(t.name())?;
+        match msg_id {
+            Some(id) => write!(f, " in message {id}"),
+            None => Ok(()),
+        }
+    };
+
+    /// A session id other than the session's own.
+    pub fn session_ids(seen: u32, own: u32) => |f| {
+        write!(f, "session id {seen} in the flow of session {own}")
+    };
+
+    /// AUTH_OKs and AUTHs captured so far.
+    pub fn auth_counts(auth_oks: u64, auths: u64) => |f| {
+        write!(f, "AUTH_OK number {auth_oks} for {auths} AUTH captured")
+    };
+
+    /// A counter's new value after its last, with the values skipped.
+    pub fn sigs(which: Sig, value: u8, last: u8, skipped: u32) => |f| {
+        write!(f, "{} {value} after {last}", which.name())?;
+        if skipped > 0 {
+            write!(f, " ({skipped} skipped)")?;
         }
         Ok(())
-    },
-};
+    };
 
-/// AUTHs never answered: how many, over how long, and whether the client
-/// closed.
-pub fn auth_unanswered(tries: u64, span_ms: u64, closed: bool) -> Detail {
-    detail(&AUTH_UNANSWERED_FMT, [tries, span_ms, u64::from(closed), 0])
-}
+    /// A run of a counter's values behind its highest (`highest`, first
+    /// carried in `last_at`): the first of them (`value`), the run's length and
+    /// last frame.
+    fn sig_run(which: Sig, value: u8, highest: u8, last_at: u64, packets: u32, last_frame: u64) => |f| {
+        write!(f, "{} {value} after {highest} of frame {last_at}", which.name())?;
+        crate::engine::finding::below_until(f, packets, "packets", last_frame)
+    };
 
-static PING_UNANSWERED_FMT: DetailFormat = DetailFormat {
-    name: "bg.ping-unanswered",
-    fmt: |a, f| {
-        write!(f, "PING")?;
-        if a[0] >> 8 & 1 == 1 {
-            write!(f, " seq {}", a[0] & 0xff)?;
-        }
+    /// An echoed op_sig never captured, and the last one captured.
+    pub fn echo(op_sig: u8, last: u8) => |f| {
+        write!(f, "MOVE_EVENT echoes op_sig {op_sig}; the last op_sig captured is {last}")
+    };
+
+    /// A msg_id outside the window around the highest seen.
+    pub fn msg_window(msg_id: u32, highest: u32, window: u32) => |f| {
         write!(
             f,
-            " of frame {} got no PONG in {} ms; the client closed the session",
-            a[1], a[2]
-        )?;
-        if a[3] > 1 {
-            write!(f, " ({} PINGs unanswered)", a[3])?;
-        }
-        if a[0] >> 9 & 1 == 1 {
+            "msg_id {msg_id} is outside the window of {window} around the highest msg_id {highest}"
+        )
+    };
+
+    fn block_unacked(msg_id: u32, block_id: u16, tries: u32) => |f| {
+        write!(f, "block {block_id} of message {msg_id}, captured {tries} times, never acknowledged")
+    };
+
+    fn block_not_captured(msg_id: u32, block_id: u16) => |f| {
+        write!(
+            f,
+            "block {block_id} of message {msg_id} was never captured: the other side acknowledged it"
+        )
+    };
+
+    fn ack_unseen(msg_id: u32, block_id: u16, highest: u32) => |f| {
+        write!(
+            f,
+            "block {block_id} of message {msg_id} acknowledged, above every msg_id captured the \
+             other way (highest {highest})"
+        )
+    };
+
+    fn acked_again(msg_id: u32, block_id: u16) => |f| {
+        write!(
+            f,
+            "block {block_id} of message {msg_id} acknowledged again, its block not captured again"
+        )
+    };
+
+    fn ack_missed(msg_id: u32, block_id: u16, ms: u64, confirmed: bool) => |f| {
+        write!(f, "block {block_id} of message {msg_id} sent once, its ack not captured")?;
+        if confirmed {
+            write!(f, ": the sender went on {ms} ms without resending it")
+        } else {
             write!(
                 f,
-                "; unconfirmed: server packets were captured after the PING, the tap may have missed the PONG"
+                "; unconfirmed: the sender's capture ended {ms} ms after it, within a \
+                 retransmission timeout"
+            )
+        }
+    };
+
+    fn resent_then_silent(msg_id: u32, block_id: u16, tries: u32, ms: u32) => |f| {
+        write!(
+            f,
+            "block {block_id} of message {msg_id}, captured {tries} times, its last ack not \
+             captured: the sender went on {ms} ms after its last copy without resending it"
+        )
+    };
+
+    /// A message given up in progress.
+    pub fn incomplete(
+        msg_id: u32,
+        msg_len: u32,
+        received: u32,
+        blocks: Option<u32>,
+        reason: GiveUpReason,
+    ) => |f| {
+        write!(f, "message {msg_id} of {msg_len} bytes: {received}")?;
+        match blocks {
+            None | Some(0) => write!(
+                f,
+                " {} captured (block 0 never captured, count unknown)",
+                if received == 1 { "block" } else { "blocks" }
+            )?,
+            Some(blocks) => write!(f, " of its {blocks} blocks captured")?,
+        }
+        match reason {
+            GiveUpReason::Capacity => write!(f, "; given up: too many messages in progress {BOUND}"),
+            GiveUpReason::Budget => {
+                write!(f, "; given up: the total buffer budget needed room {BOUND}")
+            }
+            GiveUpReason::Ended => f.write_str(
+                "; never completed in the capture; unconfirmed: the tap may have missed the rest",
+            ),
+        }
+    };
+
+    fn too_large(msg_id: u32, msg_len: u32, max: u32) => |f| {
+        write!(
+            f,
+            "message {msg_id} not rebuilt {BOUND}: msg_len {msg_len} is over the {max}-byte limit \
+             per message"
+        )
+    };
+
+    fn too_many_blocks(msg_id: u32, blocks: u64, max: u32) => |f| {
+        write!(
+            f,
+            "message {msg_id} not rebuilt {BOUND}: its block size makes {blocks} blocks (at most {max})"
+        )
+    };
+
+    fn no_budget(msg_id: u32, msg_len: u32, available: usize) => |f| {
+        write!(
+            f,
+            "message {msg_id} not rebuilt {BOUND}: msg_len {msg_len} does not fit the {available} \
+             bytes left of the total budget"
+        )
+    };
+
+    fn block_inconsistent(msg_id: u32, block_id: u16, why: BlockFault) => |f| {
+        write!(f, "message {msg_id} block {block_id}: {why}")
+    };
+
+    /// A rebuilt packet whose channel or session id differs from its MSG's.
+    pub fn inner_mismatch(msg_id: u32, msg_channel: u8, channel: u8, sid: u32, own: u32) => |f| {
+        write!(
+            f,
+            "message {msg_id} on channel {msg_channel} carries a packet of channel {channel} and \
+             session {sid} (the session's is {own})"
+        )
+    };
+
+    /// A PONG no captured PING owed: its seq (the reference's form), the PINGs
+    /// captured.
+    pub fn pong_unmatched(seq: Option<u8>, pings: u64) => |f| match seq {
+        Some(seq) => write!(
+            f,
+            "PONG seq {seq}: no PING of that seq captured (not captured: the tap missed it, or it \
+             was sent before the capture)"
+        ),
+        None => write!(
+            f,
+            "PONG with no PING owed ({pings} PINGs captured; not captured: the tap missed one, or \
+             it was sent before the capture)"
+        ),
+    };
+
+    /// Client packets before any AUTH_OK: the first one's type, how many, the
+    /// last one's frame, what judged them and at which frame.
+    pub fn auth_first(t: PacketType, packets: u64, last_frame: u64, by: AuthFirstBy, frame: u64) => |f| {
+        f.write_str(t.name())?;
+        match packets {
+            0 | 1 => {}
+            2 => write!(f, " and 1 more client packet (frame {last_frame})")?,
+            n => write!(f, " and {} more client packets (to frame {last_frame})", n - 1)?,
+        }
+        match by {
+            AuthFirstBy::AuthOk => write!(
+                f,
+                " before the AUTH_OK at frame {frame}, the answer to the only AUTH captured"
+            ),
+            AuthFirstBy::Auth => write!(
+                f,
+                " before the client's AUTH again at frame {frame}: it had no AUTH_OK yet"
+            ),
+            AuthFirstBy::AuthOkOfAnother => write!(
+                f,
+                " before the AUTH_OK at frame {frame}; unconfirmed: the client sent more than one \
+                 AUTH, this may answer a later one, and the tap may have missed the AUTH_OK of an \
+                 earlier one"
+            ),
+            AuthFirstBy::Nothing => f.write_str(
+                " with no AUTH_OK captured before them; unconfirmed: the tap may have missed the AUTH_OK",
+            ),
+        }
+    };
+
+    /// AUTHs never answered: how many, over how long, and whether the client
+    /// closed.
+    pub fn auth_unanswered(tries: u64, span_ms: u64, closed: bool) => |f| {
+        write!(f, "AUTH sent {tries} times over {span_ms} ms, never answered by an AUTH_OK")?;
+        if closed {
+            f.write_str("; the client gave up with CLOSE")?;
+        }
+        Ok(())
+    };
+
+    /// The latest PING without a PONG before the client's CLOSE; `answering`:
+    /// server packets were captured after it.
+    pub fn ping_unanswered(
+        seq: Option<u8>,
+        frame: u64,
+        waited_ms: u64,
+        count: u64,
+        answering: bool,
+    ) => |f| {
+        f.write_str("PING")?;
+        if let Some(seq) = seq {
+            write!(f, " seq {seq}")?;
+        }
+        write!(f, " of frame {frame} got no PONG in {waited_ms} ms; the client closed the session")?;
+        if count > 1 {
+            write!(f, " ({count} PINGs unanswered)")?;
+        }
+        if answering {
+            f.write_str(
+                "; unconfirmed: server packets were captured after the PING, the tap may have \
+                 missed the PONG",
             )?;
         }
         Ok(())
-    },
-};
+    };
 
-/// The latest PING without a PONG before the client's CLOSE; `answering`:
-/// server packets were captured after it.
-pub fn ping_unanswered(
-    seq: Option<u8>,
-    frame: u64,
-    waited_ms: u64,
-    count: u64,
-    answering: bool,
-) -> Detail {
-    let s = seq.map_or(0, |s| 1 << 8 | u64::from(s)) | u64::from(answering) << 9;
-    detail(&PING_UNANSWERED_FMT, [s, frame, waited_ms, count])
-}
-
-static SENT_AFTER_CLOSE_FMT: DetailFormat = DetailFormat {
-    name: "bg.sent-after-close",
-    fmt: |a, f| {
-        let side = |x: u64| if x == 0 { "client" } else { "server" };
+    /// A packet of type `t` sent `after_ms` after the CLOSE of frame
+    /// `close_frame` that the client or the server (`closer_is_server`) sent.
+    pub fn sent_after_close(
+        t: PacketType,
+        closer_is_server: bool,
+        close_frame: u64,
+        after_ms: u64,
+    ) => |f| {
         write!(
             f,
-            "{} {} ms after the {}'s CLOSE of frame {}",
-            packet_type(a[0] & 0xff),
-            a[2],
-            side(a[0] >> 8 & 1),
-            a[1]
+            "{} {after_ms} ms after the {}'s CLOSE of frame {close_frame}",
+            t.name(),
+            if closer_is_server { "server" } else { "client" }
         )
-    },
-};
+    };
+}
 
-/// A packet of type `t` sent `after_ms` after the CLOSE of frame `close_frame`
-/// that side `closer` (0 client, 1 server) sent.
-pub fn sent_after_close(
-    t: PacketType,
-    closer_is_server: bool,
-    close_frame: u64,
-    after_ms: u64,
-) -> Detail {
-    detail(
-        &SENT_AFTER_CLOSE_FMT,
-        [
-            t.ordinal() as u64 | u64::from(closer_is_server) << 8,
-            close_frame,
-            after_ms,
-            0,
-        ],
+/// A run of a counter's values behind its highest (`run.highest`, first
+/// carried in `last_at`): the first of them, the run's length and last frame.
+pub fn sig_regression(which: Sig, run: RegressionRun, last_at: u64) -> Detail {
+    sig_run(
+        which,
+        run.value as u8,
+        run.highest as u8,
+        last_at,
+        run.packets,
+        run.last_frame,
     )
 }
 
@@ -759,6 +631,7 @@ pub fn sent_after_close(
 mod tests {
     use super::super::wire::Part;
     use super::*;
+    use crate::engine::finding::round_trip;
 
     #[test]
     fn rules_have_their_full_names() {
@@ -802,7 +675,7 @@ mod tests {
             },
         ];
         for e in all {
-            assert_eq!(DecodeError::from_args(&e.to_args()), e);
+            assert_eq!(round_trip(e), e);
             assert_eq!(decode(e).to_string(), e.to_string());
         }
         assert_eq!(
@@ -820,7 +693,7 @@ mod tests {
             Violation::EmptyBlock { block_id: 4 },
         ] {
             assert_eq!(codec(v, None).to_string(), v.to_string());
-            assert_eq!(Violation::from_args(&v.to_args()), v);
+            assert_eq!(round_trip(v), v);
             assert_eq!(codec(v, Some(7)).to_string(), format!("message 7: {v}"));
         }
     }

@@ -497,7 +497,7 @@ impl engine::Analyzer for Analyzer {
             let client = self
                 .drops(session.client.ip())
                 .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
-            let detail = super::dropped_detail(self.d, client, &run);
+            let detail = super::dropped_detail(client, &run);
             let this = session.dir_mut(Direction::ServerToClient);
             raise.violation_at(this, rule, &run, Detail::Proto(detail));
         }

@@ -9,6 +9,7 @@ use super::ksy::{
     Amount, Attr, Bound, Cond, Kind, Ksy, MAX_ATTRS, MAX_UNFOLDED_BYTES, MAX_VALID_FIELDS, Operand,
     Repeat, Valid,
 };
+use crate::engine::finding::{Arg, ArgsReader, ArgsWriter};
 use crate::proto::field::{Field, FieldDef, FieldType, GroupDefs, Value};
 use std::collections::HashMap;
 
@@ -212,6 +213,29 @@ impl ErrKind {
     }
 }
 
+/// A decode error in a finding's numbers: its kind, field, offset, and the
+/// bytes needed (or the value) and left.
+impl Arg for DecodeErr {
+    const BITS: u32 = 8 + 16 + 48 + 64 + 48;
+    fn put(self, w: &mut ArgsWriter) {
+        w.put(self.kind as u8);
+        w.put(self.field);
+        w.put(self.offset);
+        w.put(self.need);
+        w.put(self.have);
+    }
+    fn take(r: &mut ArgsReader<'_>) -> Self {
+        let kind: u8 = r.take();
+        DecodeErr {
+            kind: ErrKind::from_u64(u64::from(kind)),
+            field: r.take(),
+            offset: r.take(),
+            need: r.take(),
+            have: r.take(),
+        }
+    }
+}
+
 /// A decode error: what, which field, at which byte offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeErr {
@@ -226,28 +250,6 @@ pub struct DecodeErr {
 }
 
 impl DecodeErr {
-    /// As the four numbers of a `ProtoDetail`, with the protocol's index among
-    /// the described ones.
-    pub fn to_args(self, proto: usize) -> [u64; 4] {
-        [
-            ((proto as u64) << 8) | self.kind as u64,
-            u64::from(self.field),
-            self.offset as u64,
-            (self.need << 32) | (self.have as u64 & 0xffff_ffff),
-        ]
-    }
-
-    pub fn from_args(args: &[u64; 4]) -> (usize, DecodeErr) {
-        let e = DecodeErr {
-            kind: ErrKind::from_u64(args[0] & 0xff),
-            field: u16::try_from(args[1]).unwrap_or(u16::MAX),
-            offset: usize::try_from(args[2]).unwrap_or(usize::MAX),
-            need: args[3] >> 32,
-            have: (args[3] & 0xffff_ffff) as usize,
-        };
-        (usize::try_from(args[0] >> 8).unwrap_or(usize::MAX), e)
-    }
-
     /// Whether the error is the data running out (so a capture cut may be
     /// the cause).
     pub fn is_short(&self) -> bool {
@@ -1827,6 +1829,22 @@ mod tests {
     use super::{CKind, DecodeErr, Events, MAX_UNFOLDED, MAX_UNFOLDED_BYTES, QuietRun, Side};
     use crate::proto::described;
     use crate::proto::field::{Field, GroupDefs};
+
+    /// A decode error travels in a finding's numbers whole: every kind, the
+    /// widest offsets and lengths.
+    #[test]
+    fn a_decode_error_reads_back_from_its_numbers() {
+        for kind in super::ErrKind::ALL {
+            let e = DecodeErr {
+                kind,
+                field: u16::MAX,
+                offset: (1 << 48) - 1,
+                need: u64::MAX,
+                have: (1 << 48) - 2,
+            };
+            assert_eq!(crate::engine::finding::round_trip(e), e);
+        }
+    }
 
     /// What a sink that takes no field is told: the root type's integers,
     /// the violations.

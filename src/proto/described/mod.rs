@@ -31,7 +31,7 @@ pub mod sim;
 pub mod yaml;
 
 use crate::engine::{
-    DetailFormat, Mark, Probe, ProtoDetail, ProtocolInfo, Recognition, Rule, RuleDef, TrackerConfig,
+    Mark, Probe, ProtoDetail, ProtocolInfo, Recognition, Rule, RuleDef, TrackerConfig,
 };
 use decode::{Compiled, DecodeErr, ErrKind};
 use ksy::Ksy;
@@ -481,10 +481,7 @@ fn leak_info(d: &'static Described) -> &'static ProtocolInfo {
 
 /// A decode error as a finding's detail.
 pub fn decode_detail(d: &Described, e: DecodeErr) -> ProtoDetail {
-    ProtoDetail {
-        format: &DECODE,
-        args: e.to_args(d.index),
-    }
+    decode_error(d.index as u32, e)
 }
 
 /// A field breaking its `valid`, as the detail of a finding tells it.
@@ -501,18 +498,9 @@ pub struct Broke {
 /// A field's `valid` broken, as a finding's detail: the field, its value and
 /// offset (and the value of the field its `valid` names).
 pub fn valid_detail(d: &Described, b: &Broke) -> ProtoDetail {
-    // The bound's 32 bits (a field of at most 4 bytes) beside the protocol's
-    // index and the field, each 16 bits.
-    let bound = b.bound.map_or(0, |v| v as u64 & 0xffff_ffff);
-    ProtoDetail {
-        format: &VALID,
-        args: [
-            (d.index as u64 & 0xffff) | u64::from(b.field) << 16 | bound << 32,
-            b.value.to_bits(),
-            b.offset as u64 & 0xffff_ffff,
-            0,
-        ],
-    }
+    // The bound's 32 bits: a field of at most 4 bytes.
+    let bound = b.bound.map_or(0, |v| v as u32);
+    broke(d.index as u32, b.field, b.value, b.offset, bound)
 }
 
 /// The rule of `server: drops:`.
@@ -520,20 +508,8 @@ pub const DROPPED_ADDRESS: &str = "dropped-address";
 
 /// The server's packets to a client address it drops, as a finding's detail:
 /// the address, the packets and the last one's frame.
-pub fn dropped_detail(
-    d: &Described,
-    client: std::net::Ipv4Addr,
-    run: &crate::engine::RunSpan,
-) -> ProtoDetail {
-    ProtoDetail {
-        format: &DROPPED,
-        args: [
-            d.index as u64,
-            u64::from(u32::from(client)),
-            u64::from(run.packets),
-            run.last_frame,
-        ],
-    }
+pub fn dropped_detail(client: std::net::Ipv4Addr, run: &crate::engine::RunSpan) -> ProtoDetail {
+    dropped(client, run.packets, run.last_frame)
 }
 
 /// The rule of `server: sends:` and `receives:`.
@@ -547,83 +523,79 @@ pub fn wrong_direction_detail(
     from_server: bool,
     run: &crate::engine::RunSpan,
 ) -> ProtoDetail {
-    ProtoDetail {
-        format: &WRONG,
-        args: [
-            (d.index as u64 & 0xffff_ffff) | u64::from(from_server) << 32,
-            message_type as u64,
-            u64::from(run.packets),
-            run.last_frame,
-        ],
-    }
+    let proto = d.index as u32;
+    wrong_side(
+        proto,
+        message_type,
+        from_server,
+        run.packets,
+        run.last_frame,
+    )
 }
 
-static WRONG: DetailFormat = DetailFormat {
-    name: "described-wrong-direction",
-    fmt: fmt_wrong,
-};
-
-fn fmt_wrong(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    let proto = usize::try_from(args[0] & 0xffff_ffff).unwrap_or(usize::MAX);
-    let from_server = args[0] >> 32 == 1;
-    let value = args[1] as i64;
-    let name = LOADED
-        .get()
-        .and_then(|l| l.get(proto))
-        .and_then(|d| d.compiled.enum_name(d.compiled.type_enum?, value))
-        .unwrap_or("?");
-    let (sender, other) = if from_server {
-        ("server", "client")
-    } else {
-        ("client", "server")
-    };
-    write!(
-        f,
-        "`{name}` ({value}) from the {sender}: only the {other} sends it"
-    )?;
-    crate::engine::finding::run_until(f, args[2], "packets", args[2], args[3])
+/// A described protocol in a detail's numbers: its index among the loaded.
+fn loaded_at(proto: u32) -> Option<&'static Described> {
+    LOADED.get()?.get(usize::try_from(proto).ok()?).copied()
 }
 
-static DROPPED: DetailFormat = DetailFormat {
-    name: "described-dropped-address",
-    fmt: fmt_dropped,
-};
-
-fn fmt_dropped(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    let client = std::net::Ipv4Addr::from(args[1] as u32);
-    let last = client.octets()[3];
-    write!(
-        f,
-        "the server sent to {client}: an address ending in {last}, which it drops"
-    )?;
-    crate::engine::finding::run_until(f, args[2], "packets", args[2], args[3])
-}
-
-static DECODE: DetailFormat = DetailFormat {
-    name: "described-decode",
-    fmt: fmt_decode,
-};
-
-static VALID: DetailFormat = DetailFormat {
-    name: "described-valid",
-    fmt: fmt_valid,
-};
-
-fn field_name(proto: usize, field: u64) -> &'static str {
-    if field == u64::from(protobuf::UNKNOWN) {
+fn field_name(proto: u32, field: u16) -> &'static str {
+    if field == protobuf::UNKNOWN {
         return "(unknown field)";
     }
-    LOADED
-        .get()
-        .and_then(|l| l.get(proto))
-        .and_then(|d| d.compiled.defs.get(usize::try_from(field).ok()?))
+    loaded_at(proto)
+        .and_then(|d| d.compiled.defs.get(usize::from(field)))
         .map_or("?", |def| def.name)
 }
 
-fn fmt_decode(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+/// An address in a finding's numbers.
+impl crate::engine::finding::Word for std::net::Ipv4Addr {
+    const BITS: u32 = 32;
+    fn to_arg(self) -> u64 {
+        u64::from(u32::from(self))
+    }
+    fn from_arg(bits: u64) -> Self {
+        std::net::Ipv4Addr::from(bits as u32)
+    }
+}
+
+crate::proto_details! { "described";
+    /// A side's packets of types the other side sends (`value`, of the
+    /// protocol `proto`), how many, until which frame.
+    fn wrong_side(proto: u32, value: i64, from_server: bool, packets: u32, last_frame: u64) -> ProtoDetail => |f| {
+        let name = loaded_at(proto)
+            .and_then(|d| d.compiled.enum_name(d.compiled.type_enum?, value))
+            .unwrap_or("?");
+        let (sender, other) = if from_server {
+            ("server", "client")
+        } else {
+            ("client", "server")
+        };
+        write!(f, "`{name}` ({value}) from the {sender}: only the {other} sends it")?;
+        let packets = u64::from(packets);
+        crate::engine::finding::run_until(f, packets, "packets", packets, last_frame)
+    };
+
+    /// The server's packets to an address it drops.
+    fn dropped(client: std::net::Ipv4Addr, packets: u32, last_frame: u64) -> ProtoDetail => |f| {
+        let last = client.octets()[3];
+        write!(f, "the server sent to {client}: an address ending in {last}, which it drops")?;
+        let packets = u64::from(packets);
+        crate::engine::finding::run_until(f, packets, "packets", packets, last_frame)
+    };
+
+    /// A decode error of the protocol `proto`.
+    fn decode_error(proto: u32, e: DecodeErr) -> ProtoDetail => |f| show_decode(proto, e, f);
+
+    /// A field's `valid` broken: its value, where, and the raw 32 bits of the
+    /// field its `valid` names, if it names one.
+    fn broke(proto: u32, field: u16, value: f64, offset: usize, bound: u32) -> ProtoDetail => |f| {
+        show_valid(proto, field, value, offset, bound, f)
+    };
+}
+
+fn show_decode(proto: u32, e: DecodeErr, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
     use crate::proto::wire_error::{At, Short, Within};
-    let (proto, e) = DecodeErr::from_args(args);
-    let name = field_name(proto, u64::from(e.field));
+    let name = field_name(proto, e.field);
     let at = At::of(e.offset);
     let short = |what, within| Short {
         what,
@@ -687,22 +659,22 @@ fn wire_name(w: u64) -> &'static str {
     }
 }
 
-fn fmt_valid(args: &[u64; 4], f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    let proto = (args[0] & 0xffff) as usize;
-    let field = (args[0] >> 16) & 0xffff;
+fn show_valid(
+    proto: u32,
+    field: u16,
+    value: f64,
+    offset: usize,
+    raw: u32,
+    f: &mut std::fmt::Formatter<'_>,
+) -> std::fmt::Result {
     let name = field_name(proto, field);
-    let value = f64::from_bits(args[1]);
-    let at = crate::proto::wire_error::At(args[2] & 0xffff_ffff);
-    let spec = LOADED
-        .get()
-        .and_then(|l| l.get(proto))
-        .and_then(|d| d.compiled.specs.get(usize::try_from(field).ok()?));
+    let at = crate::proto::wire_error::At::of(offset);
+    let spec = loaded_at(proto).and_then(|d| d.compiled.specs.get(usize::from(field)));
     match spec.and_then(|s| Some((s.valid.as_ref()?, s.bound_signed))) {
         Some((v, signed)) => {
             write!(f, "`{name}` = {value} {at}, not {v}")?;
             if v.bound_field().is_some() {
                 // The bound field's value, as it was read (u4 or s4 at most).
-                let raw = (args[0] >> 32) as u32;
                 let bound = if signed {
                     i64::from(raw as i32)
                 } else {

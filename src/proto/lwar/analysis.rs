@@ -562,7 +562,7 @@ impl engine::Analyzer for Analyzer {
                 .proto
                 .after_disconnect_first
                 .unwrap_or(MessageType::Leave);
-            let detail = findings::after_disconnect(first, &run);
+            let detail = findings::after_disconnect(first, run.frame, run.tail());
             // Raised where the server had processed the Disconnect; the first
             // message and its frame are in the detail.
             let (frame, ts) = session
@@ -1231,7 +1231,7 @@ fn join(
             &mut session.s2c,
             rules::TOO_MANY_PLAYERS,
             Some(seqno.unwrap_or(0)),
-            findings::players(count),
+            findings::players(count as u64),
         );
     }
 }
@@ -1357,7 +1357,7 @@ fn close_wrong_player(session: &mut Session, raise: &mut Raise<'_>) {
     if let Some(run) = session.proto.wrong_player.end() {
         let direction = std::mem::replace(&mut raise.direction, Direction::ClientToServer);
         let (used, own) = session.proto.wrong_ids;
-        let detail = findings::player(used, own, &run);
+        let detail = findings::player(used, own, run.tail());
         raise.violation_at(&mut session.c2s, rules::WRONG_PLAYER_ID, &run, detail);
         raise.direction = direction;
     }
@@ -1429,7 +1429,7 @@ const SYNCED_AT_LEAST: Option<u32> = Some(2);
 fn close_early_inputs(session: &mut Session, raise: &mut Raise<'_>, synced: Option<u32>) {
     if let Some(run) = session.proto.early_inputs.end(synced) {
         let direction = std::mem::replace(&mut raise.direction, Direction::ClientToServer);
-        let detail = findings::input_before_synced(&run);
+        let detail = findings::input_before_synced(run.tail());
         raise.violation_at(&mut session.c2s, rules::INPUT_BEFORE_SYNCED, &run, detail);
         raise.direction = direction;
     }
@@ -1460,7 +1460,7 @@ fn close_early_regular(session: &mut Session, raise: &mut Raise<'_>, synced: u32
                 ..run
             },
         };
-        let detail = findings::regular_before_synced(first, first_seqno, synced, &run);
+        let detail = findings::regular_before_synced(first, first_seqno, synced, run.tail());
         raise.violation_at(&mut session.s2c, rules::REGULAR_BEFORE_SYNCED, &run, detail);
     }
 }
@@ -1530,7 +1530,7 @@ impl LeaveRepeats {
 
     /// Reports a Leave's run: one `expected-repeat`, at its first repeat.
     fn close(leave: engine::KeyedSpan<u32, u64>, dir: &mut DirState, raise: &mut Raise<'_>) {
-        let detail = findings::expected_repeats(leave.first, &leave.span);
+        let detail = findings::expected_repeats(leave.first, leave.span.tail());
         raise.raise_run(dir, findings::EXPECTED_REPEAT, None, &leave.span, detail);
     }
 

@@ -1508,7 +1508,7 @@ fn drift(session: &mut Session, raise: &mut Raise<'_>, seq: u16) {
             findings::ACK_DRIFT,
             None,
             Some(u32::from(seq)),
-            findings::ack_drift(seq, peer, distance),
+            findings::ack_drift(seq, peer, distance.unwrap_or(32768)),
         );
     }
 }

@@ -3,7 +3,7 @@
 //! of each is in [`super::analysis`].
 
 use super::wire::{DecodeError, EnumKind, PacketType, Violation, ViolationKind};
-use crate::engine::{Detail, DetailFormat, ProtoDetail, Rule};
+use crate::engine::Rule;
 use std::fmt;
 
 crate::protocol_kinds! { "strs";
@@ -104,341 +104,188 @@ pub const fn codec_rule(kind: ViolationKind) -> Option<Rule> {
     }
 }
 
-fn ptype(id: u64) -> impl fmt::Display {
-    fmt::from_fn(move |f| match PacketType::from_u16(id as u16) {
-        Some(t) => f.write_str(t.name()),
-        None => write!(f, "type 0x{id:04x}"),
-    })
-}
-
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-// Decode errors.
-
-static DECODE: DetailFormat = DetailFormat {
-    name: "strs.decode",
-    fmt: |a, f| write!(f, "{}", DecodeError::from_args(a)),
-};
-
-/// A decode error as a finding's detail.
-pub fn decode(error: DecodeError) -> ProtoDetail {
-    ProtoDetail {
-        format: &DECODE,
-        args: error.to_args(),
-    }
-}
-
-// Codec violations.
-
-static CODEC: DetailFormat = DetailFormat {
-    name: "strs.violation",
-    fmt: |a, f| write!(f, "{}", Violation::from_args(a)),
-};
-
-/// A codec violation as a finding's detail.
-pub fn codec(v: Violation) -> Detail {
-    Detail::Proto(ProtoDetail {
-        format: &CODEC,
-        args: v.to_args(),
-    })
-}
-
-// Where a packet type does not belong.
-
-static MISPLACED: DetailFormat = DetailFormat {
-    name: "strs.misplaced",
-    fmt: |a, f| {
-        write!(f, "{}", ptype(a[0]))?;
-        match a[1] {
-            1 => f.write_str(" from the server"),
-            2 => f.write_str(" from the client"),
-            3 => f.write_str(" before ConnectionAccept"),
-            4 => write!(f, " after the answer {}", ptype(a[2])),
-            5 => write!(
-                f,
-                " after the Disconnect of frame {} (reason {})",
-                a[2],
-                reason(EnumKind::DisconnectReason, a[3])
-            ),
-            _ => Ok(()),
-        }
-    },
-};
-
-fn reason(kind: EnumKind, raw: u64) -> impl fmt::Display {
-    fmt::from_fn(move |f| match kind.value_name(raw) {
+fn reason(kind: EnumKind, raw: u8) -> impl fmt::Display {
+    fmt::from_fn(move |f| match kind.value_name(u64::from(raw)) {
         Some(name) => write!(f, "{name} ({raw})"),
         None => write!(f, "{raw}, not a listed {}", kind.name()),
     })
 }
 
-fn misplaced(t: PacketType, how: u64, a: u64, b: u64) -> Detail {
-    Detail::Proto(ProtoDetail {
-        format: &MISPLACED,
-        args: [u64::from(t.id()), how, a, b],
-    })
+/// Whether `since_prev_ns` kept the retransmission timeout.
+fn timeout_kept(since_prev_ns: u64) -> &'static str {
+    if since_prev_ns >= super::wire::RETRANSMIT_TIMEOUT_MS * 1_000_000 {
+        "the 500 ms timeout respected"
+    } else {
+        "sooner than the 500 ms timeout"
+    }
 }
 
-/// A type from the side that may not send it (`from_server`: who sent it).
-pub fn wrong_direction(t: PacketType, from_server: bool) -> Detail {
-    misplaced(t, if from_server { 1 } else { 2 }, 0, 0)
-}
+crate::proto_details! { "strs";
+    /// A decode error as a finding's detail.
+    pub fn decode(error: DecodeError) -> ProtoDetail => |f| write!(f, "{error}");
 
-/// A game packet before ConnectionAccept.
-pub fn before_accept(t: PacketType) -> Detail {
-    misplaced(t, 3, 0, 0)
-}
+    /// A codec violation as a finding's detail.
+    pub fn codec(v: Violation) => |f| write!(f, "{v}");
 
-/// A handshake packet after the answer `answer`.
-pub fn handshake(t: PacketType, answer: PacketType) -> Detail {
-    misplaced(t, 4, u64::from(answer.id()), 0)
-}
+    // Where a packet type does not belong.
 
-/// A packet after the Disconnect of `frame`, sent with `reason`.
-pub fn after_disconnect(t: PacketType, frame: u64, reason: u8) -> Detail {
-    misplaced(t, 5, frame, u64::from(reason))
-}
+    /// A type from the side that may not send it (`from_server`: who sent it).
+    pub fn wrong_direction(t: PacketType, from_server: bool) => |f| {
+        let side = if from_server { "server" } else { "client" };
+        write!(f, "{} from the {side}", t.name())
+    };
 
-// Retransmissions.
+    /// A game packet before ConnectionAccept.
+    pub fn before_accept(t: PacketType) => |f| write!(f, "{} before ConnectionAccept", t.name());
 
-static RETRANSMIT: DetailFormat = DetailFormat {
-    name: "strs.retransmission",
-    fmt: |a, f| {
-        let t = ptype(a[0] & 0xffff);
-        let tries = a[0] >> 16 & 0xffff;
-        let how = a[0] >> 32;
-        let first = a[1];
-        match how {
-            0 => {
-                let (since_first, since_prev) = (a[2], a[3]);
-                write!(
-                    f,
-                    "{t} retransmission {tries}, first sent in frame {first} {:.1} ms earlier, {:.1} ms after the previous copy ({})",
-                    ms(since_first),
-                    ms(since_prev),
-                    if since_prev >= super::wire::RETRANSMIT_TIMEOUT_MS * 1_000_000 {
-                        "the 500 ms timeout respected"
-                    } else {
-                        "sooner than the 500 ms timeout"
-                    }
-                )
-            }
-            1 => write!(
-                f,
-                "{t} retransmitted {tries} times (at most 5), first sent in frame {first} {:.1} ms earlier",
-                ms(a[2])
-            ),
-            2 => write!(
-                f,
-                "{t} retransmission {tries}, first sent in frame {first}: its copy seq {} was acknowledged in frame {}",
-                a[3], a[2]
-            ),
-            3 => write!(
-                f,
-                "{t} sent {tries} times from frame {first}, never acknowledged; the peer sent {} packets after its last copy",
-                a[2]
-            ),
-            _ => write!(
-                f,
-                "unconfirmed: {t} sent {tries} times from frame {first}, no acknowledgement captured, but no captured window of the peer showed {} of its copies unacknowledged (a packet the tap missed may have acknowledged it); the peer sent {} packets after its last copy",
-                a[3], a[2]
-            ),
-        }
-    },
-};
+    /// A handshake packet after the answer `answer`.
+    pub fn handshake(t: PacketType, answer: PacketType) => |f| {
+        write!(f, "{} after the answer {}", t.name(), answer.name())
+    };
 
-fn retransmit(how: u64, t: PacketType, tries: u32, first_frame: u64, a: u64, b: u64) -> Detail {
-    Detail::Proto(ProtoDetail {
-        format: &RETRANSMIT,
-        args: [
-            u64::from(t.id()) | u64::from(tries.min(0xffff)) << 16 | how << 32,
-            first_frame,
-            a,
-            b,
-        ],
-    })
-}
+    /// A packet after the Disconnect of `frame`, sent with `reason`.
+    pub fn after_disconnect(t: PacketType, frame: u64, raw: u8) => |f| {
+        let why = reason(EnumKind::DisconnectReason, raw);
+        write!(f, "{} after the Disconnect of frame {frame} (reason {why})", t.name())
+    };
 
-/// Retransmission `tries` of a `t` first sent in `first_frame`, `since_first_ns`
-/// after it and `since_prev_ns` after the previous copy.
-pub fn retransmission(
-    t: PacketType,
-    tries: u32,
-    first_frame: u64,
-    since_first_ns: u64,
-    since_prev_ns: u64,
-) -> Detail {
-    retransmit(0, t, tries, first_frame, since_first_ns, since_prev_ns)
-}
+    // Retransmissions.
 
-/// More retransmissions than allowed.
-pub fn retransmit_limit(
-    t: PacketType,
-    tries: u32,
-    first_frame: u64,
-    since_first_ns: u64,
-) -> Detail {
-    retransmit(1, t, tries, first_frame, since_first_ns, 0)
-}
-
-/// A retransmission of what the peer had acknowledged (copy `acked_seq`, in
-/// `ack_frame`).
-pub fn spurious(
-    t: PacketType,
-    tries: u32,
-    first_frame: u64,
-    ack_frame: u64,
-    acked_seq: u16,
-) -> Detail {
-    retransmit(2, t, tries, first_frame, ack_frame, u64::from(acked_seq))
-}
-
-/// A reliable packet sent `sends` times, never acknowledged, though the peer
-/// sent `peer_packets` packets after its last copy.
-pub fn never_acked(t: PacketType, sends: u32, first_frame: u64, peer_packets: u64) -> Detail {
-    retransmit(3, t, sends, first_frame, peer_packets, 0)
-}
-
-/// A reliable packet sent `sends` times, no acknowledgement of it captured,
-/// `unshown` of its copies never shown unacknowledged by a window of the
-/// peer; the peer sent `peer_packets` packets after its last copy.
-pub fn no_ack_captured(
-    t: PacketType,
-    sends: u32,
-    first_frame: u64,
-    peer_packets: u64,
-    unshown: u32,
-) -> Detail {
-    retransmit(4, t, sends, first_frame, peer_packets, u64::from(unshown))
-}
-
-// Acks, heartbeats, reasons.
-
-static DRIFT: DetailFormat = DetailFormat {
-    name: "strs.ack-drift",
-    fmt: |a, f| {
+    /// Retransmission `tries` of a `t` first sent in `first`,
+    /// `since_first_ns` after it and `since_prev_ns` after the previous copy.
+    pub fn retransmission(
+        t: PacketType,
+        tries: u32,
+        first: u64,
+        since_first_ns: u64,
+        since_prev_ns: u64,
+    ) => |f| {
         write!(
             f,
-            "own seq {} and the peer's newest seq {} are {} apart: the ack window spans 32, so the peer's packets fall outside it",
-            a[0], a[1], a[2] as i64
+            "{} retransmission {tries}, first sent in frame {first} {:.1} ms earlier, \
+             {:.1} ms after the previous copy ({})",
+            t.name(),
+            ms(since_first_ns),
+            ms(since_prev_ns),
+            timeout_kept(since_prev_ns)
         )
-    },
-};
+    };
 
-/// The sender's own seq, the peer's newest, and how far the first is ahead
-/// (negative: behind; `None`: exactly half the space).
-pub fn ack_drift(own: u16, peer: u16, distance: Option<i64>) -> Detail {
-    Detail::Proto(ProtoDetail {
-        format: &DRIFT,
-        args: [
-            u64::from(own),
-            u64::from(peer),
-            distance.unwrap_or(32768) as u64,
-            0,
-        ],
-    })
-}
-
-static SILENCE: DetailFormat = DetailFormat {
-    name: "strs.silence",
-    fmt: |a, f| {
+    /// More retransmissions than allowed.
+    pub fn retransmit_limit(t: PacketType, tries: u32, first: u64, since_first_ns: u64) => |f| {
         write!(
             f,
-            "silent for {:.3} s after frame {} (heartbeat interval 1 s){}",
-            a[0] as f64 / 1e9,
-            a[1],
-            if a[2] == 1 { ", until the end" } else { "" }
+            "{} retransmitted {tries} times (at most 5), first sent in frame {first} {:.1} ms earlier",
+            t.name(),
+            ms(since_first_ns)
         )
-    },
-};
+    };
 
-/// A side silent for `silence_ns` after `frame` (`to_end`: until the end).
-pub fn silence(silence_ns: u64, frame: u64, to_end: bool) -> Detail {
-    Detail::Proto(ProtoDetail {
-        format: &SILENCE,
-        args: [silence_ns, frame, u64::from(to_end), 0],
-    })
-}
-
-static BUDGET: DetailFormat = DetailFormat {
-    name: "strs.budget",
-    fmt: |a, f| {
+    /// A retransmission of what the peer had acknowledged (copy `acked_seq`, in
+    /// `ack_frame`).
+    pub fn spurious(t: PacketType, tries: u32, first: u64, ack_frame: u64, acked_seq: u16) => |f| {
         write!(
             f,
-            "{:.1} KB within the second from frame {}: over the draft's {} budget of {} KB/s",
-            a[0] as f64 / 1000.0,
-            a[1],
-            if a[2] == 0 { "upstream" } else { "downstream" },
-            a[3] / 1000
+            "{} retransmission {tries}, first sent in frame {first}: its copy seq {acked_seq} \
+             was acknowledged in frame {ack_frame}",
+            t.name()
         )
-    },
-};
+    };
 
-/// `bytes` within the one-second window from `frame` (at the packet that
-/// takes it over), over `budget` (bytes/s) of the direction (`downstream`:
-/// server to client).
-pub fn over_budget(bytes: u64, frame: u64, downstream: bool, budget: u64) -> Detail {
-    Detail::Proto(ProtoDetail {
-        format: &BUDGET,
-        args: [bytes, frame, u64::from(downstream), budget],
-    })
-}
-
-static FORGOTTEN: DetailFormat = DetailFormat {
-    name: "strs.reliable-forgotten",
-    fmt: |a, f| {
+    /// A reliable packet sent `sends` times, never acknowledged, though the peer
+    /// sent `peer_packets` packets after its last copy.
+    pub fn never_acked(t: PacketType, sends: u32, first: u64, peer_packets: u64) => |f| {
         write!(
             f,
-            "{} reliable messages left the log of the last {} while still being sent; \
-             their later copies count as first sends",
-            a[0], a[1]
+            "{} sent {sends} times from frame {first}, never acknowledged; the peer sent \
+             {peer_packets} packets after its last copy",
+            t.name()
         )
-    },
-};
+    };
 
-/// `count` reliable messages forgotten while still being sent, by a log of
-/// `log` messages.
-pub fn reliable_forgotten(count: u64, log: usize) -> Detail {
-    Detail::Proto(ProtoDetail {
-        format: &FORGOTTEN,
-        args: [count, log as u64, 0, 0],
-    })
-}
+    /// A reliable packet sent `sends` times, no acknowledgement of it captured,
+    /// `unshown` of its copies never shown unacknowledged by a window of the
+    /// peer; the peer sent `peer_packets` packets after its last copy.
+    pub fn no_ack_captured(
+        t: PacketType,
+        sends: u32,
+        first: u64,
+        peer_packets: u64,
+        unshown: u32,
+    ) => |f| {
+        write!(
+            f,
+            "unconfirmed: {} sent {sends} times from frame {first}, no acknowledgement captured, \
+             but no captured window of the peer showed {unshown} of its copies unacknowledged \
+             (a packet the tap missed may have acknowledged it); the peer sent {peer_packets} \
+             packets after its last copy",
+            t.name()
+        )
+    };
 
-static REASON: DetailFormat = DetailFormat {
-    name: "strs.reason",
-    fmt: |a, f| {
-        let kind = if a[1] == 0 {
-            EnumKind::RejectReason
-        } else {
-            EnumKind::DisconnectReason
-        };
-        write!(f, "reason {}", reason(kind, a[0]))
-    },
-};
+    // Acks, heartbeats, reasons.
 
-/// A Reject's reason.
-pub fn reject_reason(raw: u8) -> Detail {
-    Detail::Proto(ProtoDetail {
-        format: &REASON,
-        args: [u64::from(raw), 0, 0, 0],
-    })
-}
+    /// The sender's own seq, the peer's newest, and how far the first is ahead
+    /// (negative: behind; 32 768: exactly half the space).
+    pub fn ack_drift(own: u16, peer: u16, distance: i64) => |f| {
+        write!(
+            f,
+            "own seq {own} and the peer's newest seq {peer} are {distance} apart: the ack \
+             window spans 32, so the peer's packets fall outside it"
+        )
+    };
 
-/// A Disconnect's reason.
-pub fn disconnect_reason(raw: u8) -> Detail {
-    Detail::Proto(ProtoDetail {
-        format: &REASON,
-        args: [u64::from(raw), 1, 0, 0],
-    })
+    /// A side silent for `silence_ns` after `frame` (`to_end`: until the end).
+    pub fn silence(silence_ns: u64, frame: u64, to_end: bool) => |f| {
+        write!(
+            f,
+            "silent for {:.3} s after frame {frame} (heartbeat interval 1 s){}",
+            silence_ns as f64 / 1e9,
+            if to_end { ", until the end" } else { "" }
+        )
+    };
+
+    /// `bytes` within the one-second window from `frame` (at the packet that
+    /// takes it over), over `budget` (bytes/s) of the direction (`downstream`:
+    /// server to client).
+    pub fn over_budget(bytes: u64, frame: u64, downstream: bool, budget: u64) => |f| {
+        write!(
+            f,
+            "{:.1} KB within the second from frame {frame}: over the draft's {} budget of {} KB/s",
+            bytes as f64 / 1000.0,
+            if downstream { "downstream" } else { "upstream" },
+            budget / 1000
+        )
+    };
+
+    /// `count` reliable messages forgotten while still being sent, by a log of
+    /// `log` messages.
+    pub fn reliable_forgotten(count: u64, log: usize) => |f| {
+        write!(
+            f,
+            "{count} reliable messages left the log of the last {log} while still being sent; \
+             their later copies count as first sends"
+        )
+    };
+
+    /// A Reject's reason.
+    pub fn reject_reason(raw: u8) => |f| write!(f, "reason {}", reason(EnumKind::RejectReason, raw));
+
+    /// A Disconnect's reason.
+    pub fn disconnect_reason(raw: u8) => |f| {
+        write!(f, "reason {}", reason(EnumKind::DisconnectReason, raw))
+    };
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::wire::layout::f;
     use super::*;
+    use crate::engine::finding::round_trip;
 
     #[test]
     fn rules_have_their_full_names() {
@@ -470,7 +317,7 @@ mod tests {
             },
         ] {
             assert_eq!(decode(e).to_string(), e.to_string());
-            assert_eq!(DecodeError::from_args(&e.to_args()), e);
+            assert_eq!(round_trip(e), e);
         }
         for v in [
             Violation::Oversize { len: 1239 },
@@ -499,7 +346,7 @@ mod tests {
             },
         ] {
             assert_eq!(codec(v).to_string(), v.to_string());
-            assert_eq!(Violation::from_args(&v.to_args()), v);
+            assert_eq!(round_trip(v), v);
         }
         assert_eq!(
             after_disconnect(PacketType::WorldSnapshot, 12, 2).to_string(),
@@ -525,7 +372,7 @@ mod tests {
                 .contains("sooner than the 500 ms timeout")
         );
         assert_eq!(
-            ack_drift(40000, 100, Some(-25636)).to_string(),
+            ack_drift(40000, 100, -25636).to_string(),
             "own seq 40000 and the peer's newest seq 100 are -25636 apart: the ack window spans 32, so the peer's packets fall outside it"
         );
     }

@@ -5,7 +5,7 @@
 //! [`Short`]'s one sentence (`crate::proto::wire_error`).
 
 use super::types::{HEADER_LEN, PacketType};
-use crate::engine::finding::Arg;
+use crate::engine::finding::Word;
 use crate::proto::wire_error::{At, Short, Within};
 use std::fmt;
 
@@ -129,7 +129,7 @@ crate::proto::wire_error::wire_errors! {
 }
 
 /// A packet type in a finding's numbers: its ordinal.
-impl Arg for PacketType {
+impl Word for PacketType {
     const BITS: u32 = 8;
     fn to_arg(self) -> u64 {
         self.ordinal() as u64
@@ -141,7 +141,7 @@ impl Arg for PacketType {
 }
 
 /// A part in a finding's numbers.
-impl Arg for Part {
+impl Word for Part {
     const BITS: u32 = 8;
     fn to_arg(self) -> u64 {
         u64::from(self.to_u8())

@@ -40,7 +40,7 @@ crate::proto::wire_error::wire_errors! {
 }
 
 /// A message type in a finding's numbers: its id.
-impl crate::engine::finding::Arg for MessageType {
+impl crate::engine::finding::Word for MessageType {
     const BITS: u32 = 8;
     fn to_arg(self) -> u64 {
         u64::from(self.id())

@@ -3,7 +3,7 @@
 
 use super::layout::FieldId;
 use super::types::{HEADER_LEN, MAGIC, MTU, PacketType};
-use crate::engine::finding::Arg;
+use crate::engine::finding::Word;
 use crate::proto::wire_error::{Short, Within};
 use std::fmt;
 
@@ -73,7 +73,7 @@ crate::proto::wire_error::wire_errors! {
 }
 
 /// A packet type in a finding's numbers: its id.
-impl Arg for PacketType {
+impl Word for PacketType {
     const BITS: u32 = 16;
     fn to_arg(self) -> u64 {
         u64::from(self.id())
@@ -85,7 +85,7 @@ impl Arg for PacketType {
 }
 
 /// A field in a finding's numbers: its index in the layout.
-impl Arg for FieldId {
+impl Word for FieldId {
     const BITS: u32 = 16;
     fn to_arg(self) -> u64 {
         u64::from(self.index())
