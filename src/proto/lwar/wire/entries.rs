@@ -1,14 +1,14 @@
-//! Fixed-size records: the entries of counted messages, Input, Collision, and
-//! the zero-copy sequences that hold the entries of one message. Each record
-//! is declared on its row of `layout.rs` (`record!`): its reader and writer
-//! take their offsets and sizes from the row.
+//! Fixed-size records: the entries of counted messages, Input, Collision
+//! (each declared with its row in `layout.rs`, `record!`: its reader and
+//! writer take their offsets and sizes from the row), an id's bytes, and
+//! the zero-copy sequences that hold the entries of one message.
 
-use super::layout::{
-    F, STATS_ENTRY, UPDATE_CIRCLE_ENTRY, UPDATE_ENTRY, UPDATE_POS_ENTRY, UPDATE_RAY_ENTRY, items,
+pub use super::layout::{
+    Collision, Input, StatsEntry, UpdateCircleEntry, UpdateEntry, UpdatePosEntry, UpdateRayEntry,
 };
-use super::types::{Id, MessageType};
+use super::types::Id;
 pub use crate::proto::codec::Record;
-use crate::proto::codec::{Scalar, Shape, Wire, record};
+use crate::proto::codec::{Scalar, Shape, Wire};
 use crate::proto::layout::ByteOrder;
 
 /// Reads a big-endian u32 at `at`. Callers have checked the length once, beforehand.
@@ -38,91 +38,6 @@ impl Wire for Id {
 impl Scalar for Id {
     const ONE: Shape = Shape::Uint(4);
     const SIZE: usize = 4;
-}
-
-record! {
-    /// One player's line of a Stats message (10 bytes).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct StatsEntry in [STATS_ENTRY.items] {
-        pub player: Id = F::PLAYER,
-        pub kills: u16 = F::KILLS,
-        pub deaths: u16 = F::DEATHS,
-        pub ping: u16 = F::PING,
-    }
-}
-
-record! {
-    /// One entity of an Update message (11 bytes).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct UpdateEntry in [UPDATE_ENTRY.items] {
-        pub entity: Id = F::ENTITY,
-        pub x: i16 = F::X,
-        pub y: i16 = F::Y,
-        pub orientation: u16 = F::ORIENTATION,
-        pub health: u8 = F::HEALTH,
-    }
-}
-
-record! {
-    /// One entity of an UpdatePos message (8 bytes).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct UpdatePosEntry in [UPDATE_POS_ENTRY.items] {
-        pub entity: Id = F::ENTITY,
-        pub x: i16 = F::X,
-        pub y: i16 = F::Y,
-    }
-}
-
-record! {
-    /// One entity of an UpdateRay message (12 bytes).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct UpdateRayEntry in [UPDATE_RAY_ENTRY.items] {
-        pub entity: Id = F::ENTITY,
-        pub x: i16 = F::X,
-        pub y: i16 = F::Y,
-        pub orientation: u16 = F::ORIENTATION,
-        pub length: u16 = F::LENGTH,
-    }
-}
-
-record! {
-    /// One entity of an UpdateCircle message (10 bytes).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct UpdateCircleEntry in [UPDATE_CIRCLE_ENTRY.items] {
-        pub entity: Id = F::ENTITY,
-        pub x: i16 = F::X,
-        pub y: i16 = F::Y,
-        pub radius: u16 = F::RADIUS,
-    }
-}
-
-record! {
-    /// The body of an Input message (22 bytes). Each key state holds the
-    /// current state in bit 0 and the seven previous ones in bits 1 to 7.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct Input in [items(MessageType::Input)] {
-        pub player: Id = F::PLAYER,
-        pub frame: u32 = F::INPUT_FRAME,
-        pub forward: u8 = F::FORWARD,
-        pub backward: u8 = F::BACKWARD,
-        pub turn_left: u8 = F::TURN_LEFT,
-        pub turn_right: u8 = F::TURN_RIGHT,
-        pub strafe_left: u8 = F::STRAFE_LEFT,
-        pub strafe_right: u8 = F::STRAFE_RIGHT,
-        pub shooting: [u8; 4] = F::SHOOTING,
-        pub aim_x: i16 = F::AIM_X,
-        pub aim_y: i16 = F::AIM_Y,
-    }
-}
-
-record! {
-    /// The body of a Collision message (12 bytes).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct Collision in [items(MessageType::Collision)] {
-        pub entities: [Id; 2] = F::ENTITY,
-        pub x: i16 = F::X,
-        pub y: i16 = F::Y,
-    }
 }
 
 /// The entries of a counted message, read in place: nothing is copied

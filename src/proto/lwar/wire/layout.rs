@@ -12,10 +12,11 @@
 //! [`MessageType::has_string`]), so the views and the decoder cannot
 //! disagree on where a field is.
 //!
-//! The fixed-size records of `entries.rs` (the entries of Stats and the
-//! Update family, Input, Collision) are declared on these rows
-//! (`record!` of `crate::proto::codec`): their reader and writer take
-//! offsets, sizes and byte order from the rows, checked at compile time to
+//! The fixed-size records (the entries of Stats and the Update family,
+//! Input, Collision) are declared with their rows below, a field and its
+//! items together (`record!` of `crate::proto::codec`): their reader and
+//! writer take offsets, sizes and byte order from the rows, checked at
+//! compile time to
 //! hold them field for field. The message enum, [`super::MessageOf`]
 //! (borrowed, [`super::Message`], or owned, [`super::MessageRepr`]), is
 //! declared once with the codec's `messages!` (`message.rs`, a line a
@@ -33,18 +34,23 @@
 //!
 //! 1. Register it in [`FIELDS`] (`fields!` below: filter name, tree label,
 //!    type, documentation), unless it reuses one (`lwar.player`).
-//! 2. Add one [`Item`] to the message's row in `LAYOUTS` (or its entry's
-//!    table): its primitive, tree label and text piece. The field walk, the
-//!    tree, the text, `--list-fields`' groups and the decoder's lengths
-//!    follow.
-//! 3. Add it where its message holds it, in row order, naming its item:
-//!    to the record of `entries.rs` (`pub health: u8 = F::HEALTH`), or to
-//!    the message's line in `messages!` (`message.rs`, `type_id: u8 =
-//!    F::TYPE_ID`). The decoder, the encoder and the owned copy follow;
-//!    until then the record or the message does not compile against its
-//!    row. Set it where the simulator builds the message.
+//! 2. For a record (an entry, Input, Collision): add it to its struct in
+//!    `record!` below, in wire order, with its items: `pub health: u8 =
+//!    [it(HEALTH, U8, "health", "° hp=")]` (its primitive, tree label and
+//!    text piece). The row follows, and from it the field walk, the tree,
+//!    the text, `--list-fields`' groups and the decoder's lengths; the
+//!    decoder, the encoder and the owned copy follow from the struct.
+//!
+//!    For a reliable message: add one [`Item`] to its row in `LAYOUTS`
+//!    (what the views follow), and the field to its line in `messages!`
+//!    (`message.rs`, `type_id: u8 = F::TYPE_ID`, in row order, naming its
+//!    item: the decoder, the encoder and the owned copy follow; until then
+//!    the message does not compile against its row).
+//!
+//! Set it where the simulator builds the message.
 
-use super::types::MessageType;
+use super::types::{Id, MessageType};
+use crate::proto::codec::record;
 use crate::proto::field::FieldDef;
 use crate::proto::layout::{
     self as core, ByteOrder, Int, Names, Quote, Show, Table, Visit, entry, hidden, it,
@@ -156,50 +162,113 @@ const PLAYER_ID: Item = it(PLAYER, ID, "playerId", " player=");
 const STR_LEN: Item = hidden(NAME_LEN, LEN, "len");
 const NAME_STR: Item = it(NAME, TEXT, "name", " name=");
 
-pub(super) const STATS_ENTRY: Entry = entry(
-    STATS,
-    &[
-        it(PLAYER, ID, "player", " ["),
-        it(KILLS, U16, "kills", " k="),
-        it(DEATHS, U16, "deaths", " d="),
-        it(PING, U16, "ping", " ping=").then("]"),
-    ],
-);
+// The fixed-size records, each declared with its row: a field and its
+// items (what the codec reads and writes it at, `record!`).
+
+record! {
+    /// One player's line of a Stats message (10 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct StatsEntry in const STATS_ITEMS: &[Item] {
+        pub player: Id = [it(PLAYER, ID, "player", " [")],
+        pub kills: u16 = [it(KILLS, U16, "kills", " k=")],
+        pub deaths: u16 = [it(DEATHS, U16, "deaths", " d=")],
+        pub ping: u16 = [it(PING, U16, "ping", " ping=").then("]")],
+    }
+}
+
+pub(super) const STATS_ENTRY: Entry = entry(STATS, STATS_ITEMS);
 /// An update entry starts `[entity (x,y)`.
 const UPDATE_ENTITY: Item = it(ENTITY, ID, "entityId", " [");
 const UPDATE_X: Item = it(X, I16, "x", " (");
 const UPDATE_Y: Item = it(Y, I16, "y", ",");
-pub(super) const UPDATE_ENTRY: Entry = entry(
-    UPDATE,
-    &[
-        UPDATE_ENTITY,
-        UPDATE_X,
-        UPDATE_Y.then(")"),
-        it(ORIENTATION, U16, "orientation", " "),
-        it(HEALTH, U8, "health", "° hp=").then("]"),
-    ],
-);
-pub(super) const UPDATE_POS_ENTRY: Entry =
-    entry(UPDATE, &[UPDATE_ENTITY, UPDATE_X, UPDATE_Y.then(")]")]);
-pub(super) const UPDATE_RAY_ENTRY: Entry = entry(
-    UPDATE,
-    &[
-        UPDATE_ENTITY,
-        UPDATE_X,
-        UPDATE_Y.then(")"),
-        it(ORIENTATION, U16, "orientation", " "),
-        it(LENGTH, U16, "length", "° len=").then("]"),
-    ],
-);
-pub(super) const UPDATE_CIRCLE_ENTRY: Entry = entry(
-    UPDATE,
-    &[
-        UPDATE_ENTITY,
-        UPDATE_X,
-        UPDATE_Y.then(")"),
-        it(RADIUS, U16, "radius", " r=").then("]"),
-    ],
-);
+
+record! {
+    /// One entity of an Update message (11 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct UpdateEntry in const UPDATE_ITEMS: &[Item] {
+        pub entity: Id = [UPDATE_ENTITY],
+        pub x: i16 = [UPDATE_X],
+        pub y: i16 = [UPDATE_Y.then(")")],
+        pub orientation: u16 = [it(ORIENTATION, U16, "orientation", " ")],
+        pub health: u8 = [it(HEALTH, U8, "health", "° hp=").then("]")],
+    }
+}
+
+record! {
+    /// One entity of an UpdatePos message (8 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct UpdatePosEntry in const UPDATE_POS_ITEMS: &[Item] {
+        pub entity: Id = [UPDATE_ENTITY],
+        pub x: i16 = [UPDATE_X],
+        pub y: i16 = [UPDATE_Y.then(")]")],
+    }
+}
+
+record! {
+    /// One entity of an UpdateRay message (12 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct UpdateRayEntry in const UPDATE_RAY_ITEMS: &[Item] {
+        pub entity: Id = [UPDATE_ENTITY],
+        pub x: i16 = [UPDATE_X],
+        pub y: i16 = [UPDATE_Y.then(")")],
+        pub orientation: u16 = [it(ORIENTATION, U16, "orientation", " ")],
+        pub length: u16 = [it(LENGTH, U16, "length", "° len=").then("]")],
+    }
+}
+
+record! {
+    /// One entity of an UpdateCircle message (10 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct UpdateCircleEntry in const UPDATE_CIRCLE_ITEMS: &[Item] {
+        pub entity: Id = [UPDATE_ENTITY],
+        pub x: i16 = [UPDATE_X],
+        pub y: i16 = [UPDATE_Y.then(")")],
+        pub radius: u16 = [it(RADIUS, U16, "radius", " r=").then("]")],
+    }
+}
+
+pub(super) const UPDATE_ENTRY: Entry = entry(UPDATE, UPDATE_ITEMS);
+pub(super) const UPDATE_POS_ENTRY: Entry = entry(UPDATE, UPDATE_POS_ITEMS);
+pub(super) const UPDATE_RAY_ENTRY: Entry = entry(UPDATE, UPDATE_RAY_ITEMS);
+pub(super) const UPDATE_CIRCLE_ENTRY: Entry = entry(UPDATE, UPDATE_CIRCLE_ITEMS);
+
+record! {
+    /// The body of an Input message (22 bytes). Each key state holds the
+    /// current state in bit 0 and the seven previous ones in bits 1 to 7.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct Input in const INPUT: &[Item] {
+        pub player: Id = [PLAYER_ID],
+        pub frame: u32 = [it(INPUT_FRAME, U32, "frameNo", " frame=")],
+        pub forward: u8 = [it(FORWARD, KEYS, "forward", " fwd=")],
+        pub backward: u8 = [it(BACKWARD, KEYS, "backward", " back=")],
+        pub turn_left: u8 = [it(TURN_LEFT, KEYS, "turnLeft", " left=")],
+        pub turn_right: u8 = [it(TURN_RIGHT, KEYS, "turnRight", " right=")],
+        pub strafe_left: u8 = [it(STRAFE_LEFT, KEYS, "strafeLeft", " sleft=")],
+        pub strafe_right: u8 = [it(STRAFE_RIGHT, KEYS, "strafeRight", " sright=")],
+        pub shooting: [u8; 4] = [
+            it(SHOOTING, KEYS, "shooting", " shoot=").at(0),
+            it(SHOOTING, KEYS, "shooting", ",").at(1),
+            it(SHOOTING, KEYS, "shooting", ",").at(2),
+            it(SHOOTING, KEYS, "shooting", ",").at(3),
+        ],
+        pub aim_x: i16 = [it(AIM_X, I16, "aimX", " aim=(")],
+        pub aim_y: i16 = [it(AIM_Y, I16, "aimY", ",").then(")")],
+    }
+}
+
+record! {
+    /// The body of a Collision message (12 bytes).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct Collision in const COLLISION: &[Item] {
+        pub entities: [Id; 2] = [
+            it(ENTITY, ID, "entityId", " entities=").at(0),
+            it(ENTITY, ID, "entityId", ",").at(1),
+        ],
+        pub x: i16 = [it(X, I16, "x", " at=(")],
+        pub y: i16 = [it(Y, I16, "y", ",").then(")")],
+    }
+}
+
 const COUNT: Item = hidden(NUM, COUNT_BYTE, "num");
 
 /// Every message type's layout, in the order of [`MessageType::ALL`]
@@ -247,37 +316,11 @@ pub(super) const LAYOUTS: [Layout; MessageType::COUNT] = [
     // Stats
     layout(&[COUNT], Some(&STATS_ENTRY)),
     // Input
-    layout(
-        &[
-            PLAYER_ID,
-            it(INPUT_FRAME, U32, "frameNo", " frame="),
-            it(FORWARD, KEYS, "forward", " fwd="),
-            it(BACKWARD, KEYS, "backward", " back="),
-            it(TURN_LEFT, KEYS, "turnLeft", " left="),
-            it(TURN_RIGHT, KEYS, "turnRight", " right="),
-            it(STRAFE_LEFT, KEYS, "strafeLeft", " sleft="),
-            it(STRAFE_RIGHT, KEYS, "strafeRight", " sright="),
-            it(SHOOTING, KEYS, "shooting", " shoot=").at(0),
-            it(SHOOTING, KEYS, "shooting", ",").at(1),
-            it(SHOOTING, KEYS, "shooting", ",").at(2),
-            it(SHOOTING, KEYS, "shooting", ",").at(3),
-            it(AIM_X, I16, "aimX", " aim=("),
-            it(AIM_Y, I16, "aimY", ",").then(")"),
-        ],
-        None,
-    ),
+    layout(INPUT, None),
     // Full
     layout(&[], None),
     // Collision
-    layout(
-        &[
-            it(ENTITY, ID, "entityId", " entities=").at(0),
-            it(ENTITY, ID, "entityId", ",").at(1),
-            it(X, I16, "x", " at=("),
-            it(Y, I16, "y", ",").then(")"),
-        ],
-        None,
-    ),
+    layout(COLLISION, None),
     // Update
     layout(&[COUNT], Some(&UPDATE_ENTRY)),
     // UpdatePos
@@ -287,12 +330,6 @@ pub(super) const LAYOUTS: [Layout; MessageType::COUNT] = [
     // UpdateCircle
     layout(&[COUNT], Some(&UPDATE_CIRCLE_ENTRY)),
 ];
-
-/// The items of a message type's body, after its head (what its typed
-/// record reads, `entries.rs`).
-pub(super) const fn items(t: MessageType) -> &'static [Item] {
-    LAYOUTS[t.ordinal()].items
-}
 
 /// [`LAYOUTS`] at a fixed address (a group's key is its row's), each row
 /// headed by its type byte and, for a reliable type, its seqno.
