@@ -687,13 +687,17 @@ impl<'a> ArgsReader<'a> {
 /// declared `-> ProtoDetail` returns the numbers without the [`Detail`]
 /// around them (a decode error's, which the engine files as malformed).
 ///
-/// ```ignore
-/// crate::proto_details! { "lwar";
+/// ```
+/// lwarscope::proto_details! { "lwar";
 ///     /// The first Join's packet acks less than the client's Connect.
 ///     pub fn connect_not_acked(ack: u32, connect: u32) => |f| {
 ///         write!(f, "the packet acks {ack}, not the Connect (seqno {connect})")
 ///     }
 /// }
+/// assert_eq!(
+///     connect_not_acked(3, 1).to_string(),
+///     "the packet acks 3, not the Connect (seqno 1)"
+/// );
 /// ```
 #[macro_export]
 macro_rules! proto_details {
