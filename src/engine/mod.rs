@@ -727,11 +727,14 @@ impl Engine {
         if marks == 1 {
             return Some((0, RecognisedBy::Probe));
         }
+        if marks & BOUND != 0 {
+            return self.recognise_bound(d, marks);
+        }
         let first = marks.trailing_zeros();
         let before = 1u64.checked_shl(first).map_or(u64::MAX, |b| b - 1);
         // The common case, inline: a mark, and no protocol before it to
         // ask for a flow.
-        if marks != 0 && marks & BOUND == 0 && self.first_of_flow & before == 0 {
+        if marks != 0 && self.first_of_flow & before == 0 {
             return Some((first as usize, RecognisedBy::Probe));
         }
         self.recognise_by_flow(d, marks, before)
@@ -750,9 +753,6 @@ impl Engine {
         if let Some(i) = self.flow_of(d, self.first_of_flow & before) {
             return Some((i, RecognisedBy::Flow));
         }
-        if marks & BOUND != 0 {
-            return self.recognise_past(d, first as usize);
-        }
         if marks != 0 {
             return Some((first as usize, RecognisedBy::Probe));
         }
@@ -760,14 +760,32 @@ impl Engine {
             .map(|i| (i, RecognisedBy::Flow))
     }
 
-    /// [`Engine::recognise_by_flow`] of a [`BOUND`] mark at protocol `k`,
-    /// none before it keeping the flow: `k` if it keeps the flow; else the
-    /// probes the reader did not test, here, and recognition on from there.
-    #[inline]
-    fn recognise_past(&self, d: &Datagram<'_>, k: usize) -> Option<(usize, RecognisedBy)> {
+    /// [`Engine::recognise_marked`] of a [`BOUND`] mark at protocol `k`:
+    /// the protocols before it recognised by a flow's first datagram asked
+    /// for the flow, then `k` (a datagram of a Battlegrounds flow after its
+    /// AUTH, in the common case); else [`Engine::recognise_past`].
+    #[inline(never)]
+    fn recognise_bound(&self, d: &Datagram<'_>, marks: u64) -> Option<(usize, RecognisedBy)> {
+        let bit = marks & !BOUND;
+        let k = bit.trailing_zeros() as usize;
+        let before = self.first_of_flow & bit.wrapping_sub(1);
+        if before != 0
+            && let Some(i) = self.flow_of(d, before)
+        {
+            return Some((i, RecognisedBy::Flow));
+        }
         if self.entries.get(k).is_some_and(|e| e.tracker.has_flow(d)) {
             return Some((k, RecognisedBy::Flow));
         }
+        self.recognise_past(d, k)
+    }
+
+    /// [`Engine::recognise_bound`] where no protocol up to `k` keeps the
+    /// flow: the probes the reader did not test, here, and recognition on
+    /// from there.
+    #[cold]
+    #[inline(never)]
+    fn recognise_past(&self, d: &Datagram<'_>, k: usize) -> Option<(usize, RecognisedBy)> {
         let rest = self.entries.iter().enumerate().skip(k + 1);
         let marks = (rest.clone())
             .find(|(_, e)| e.probe.matches(d))
