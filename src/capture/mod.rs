@@ -120,9 +120,10 @@ pub struct Datagram<'a> {
     /// [`Datagram::digest`] computes it then.
     pub digest: Option<u64>,
     /// The first of the engine's probes, in its order, that matches the
-    /// datagram (bit `i`: the probe of its protocol `i`; 0: none), when
-    /// whoever built it asked them
-    /// already with the engine's own list ([`crate::engine::ProbeMarks`]):
+    /// datagram (bit `i`: the probe of its protocol `i`; 0: none; with
+    /// [`crate::engine::BOUND`], none up to the protocol a handshake bound
+    /// its flow to, the later ones untested), when whoever built it asked
+    /// them already with the engine's own list ([`crate::engine::ProbeMarks`]):
     /// the two-thread pipeline's reader, so that the engine's thread does
     /// not test every payload against each protocol again. `None`
     /// elsewhere; the engine asks its probes then.

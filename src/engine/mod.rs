@@ -14,6 +14,7 @@
 //! Each protocol's contract (the exact definition of its findings) is in its
 //! analysis module's docs, e.g. `proto::lwar::analysis`.
 
+mod bound;
 pub mod digits;
 pub mod dissect;
 pub mod field;
@@ -356,11 +357,7 @@ impl Probe {
         match self {
             Probe::Payload(f) => f(d.payload),
             Probe::WholePayload(f) => !d.truncated_by_capture() && f(d.payload),
-            Probe::Mark(m) => {
-                m.port
-                    .is_none_or(|p| d.src.port() == p || d.dst.port() == p)
-                    && m.magic_matches(d.payload)
-            }
+            Probe::Mark(m) => m.matches(d),
         }
     }
 
@@ -375,6 +372,16 @@ impl Probe {
 }
 
 impl Mark {
+    /// Whether the datagram carries the mark. Out of line: a loop over the
+    /// probes would otherwise read both ports of every datagram ahead, even
+    /// of one the first probe takes.
+    #[inline(never)]
+    fn matches(&self, d: &Datagram<'_>) -> bool {
+        self.port
+            .is_none_or(|p| d.src.port() == p || d.dst.port() == p)
+            && self.magic_matches(d.payload)
+    }
+
     fn magic_matches(&self, payload: &[u8]) -> bool {
         self.magic.is_empty()
             || payload
@@ -444,10 +451,25 @@ impl Guess {
 /// of testing the payload again. A probe is a pure function of what was
 /// captured (the payload, its length as sent, the ports), so the marks are
 /// what the engine's own tests would find.
+///
+/// It also keeps the flows a handshake bound to a protocol recognised by a
+/// flow's first datagram ([`Recognition::FirstOfFlow`]: Battlegrounds'
+/// AUTH), as it saw them: a later datagram of such a flow is tested up to
+/// that protocol only ([`BOUND`]), as Wireshark binds a conversation to its
+/// dissector. The engine checks the binding against the sessions it keeps.
 #[derive(Debug, Clone)]
 pub struct ProbeMarks {
     probes: Vec<Probe>,
+    /// The protocols recognised by a flow's first datagram, as bits.
+    first_of_flow: u64,
+    bound: bound::BoundFlows,
 }
+
+/// A mark's flag ([`ProbeMarks::marks`]): the one other bit set names the
+/// protocol a handshake bound the datagram's flow to, where the reader
+/// stopped; none of the probes up to it and its own match, the probes after
+/// it were not tested.
+pub const BOUND: u64 = 1 << 63;
 
 impl ProbeMarks {
     /// Bit `i` set: protocol `i` is the first in order whose probe matches
@@ -455,21 +477,41 @@ impl ProbeMarks {
     /// not tested: recognition, which goes in order, never reads their
     /// marks (`recognition` stops at the first protocol that takes the
     /// datagram, `Engine::recognise_marked` reads the lowest mark only).
-    pub fn marks(&self, d: &Datagram<'_>) -> u64 {
-        self.probes
-            .iter()
-            .position(|p| p.matches(d))
-            .map_or(0, |i| 1 << i)
+    /// [`BOUND`] with bit `i`: no probe up to `i`'s matches and `d`'s flow
+    /// was bound to protocol `i` (recognised by a flow's first datagram),
+    /// which takes it if it keeps the flow (recognition asks that protocol
+    /// for the flow before any later one); the later probes were not tested.
+    pub fn marks(&mut self, d: &Datagram<'_>) -> u64 {
+        // A flow binds to one protocol at most: the probes up to it, and
+        // no further, whatever their order.
+        let (probes, bound) = match self.bound.protocol_of(d) {
+            Some(k) => (
+                self.probes.get(..=k).unwrap_or(&self.probes),
+                BOUND | 1u64.checked_shl(k as u32).unwrap_or(0),
+            ),
+            None => (&self.probes[..], 0),
+        };
+        for (i, probe) in probes.iter().enumerate() {
+            if probe.matches(d) {
+                if self.first_of_flow >> i & 1 == 1 {
+                    self.bound.bind(d, i);
+                }
+                return 1 << i;
+            }
+        }
+        bound
     }
 }
 
 /// Whether the probe of protocol `i` matches `d`: its mark taken ahead
-/// ([`Datagram::probes`]), or its test.
+/// ([`Datagram::probes`]), or its test (a probe past a [`BOUND`] mark's,
+/// not tested ahead).
 #[inline]
 fn probe_matches(probe: &Probe, i: usize, d: &Datagram<'_>) -> bool {
     match d.probes {
-        Some(marks) => (marks >> i) & 1 == 1,
-        None => probe.matches(d),
+        Some(marks) if marks & BOUND == 0 => (marks >> i) & 1 == 1,
+        Some(marks) if i as u32 <= (marks & !BOUND).trailing_zeros() => false,
+        _ => probe.matches(d),
     }
 }
 
@@ -631,10 +673,13 @@ impl Engine {
     }
 
     /// The engine's probes, to test datagrams with on another thread
-    /// ([`Datagram::probes`]); `None` past 64 protocols (a mark is a bit).
+    /// ([`Datagram::probes`]); `None` past 63 protocols (a mark is a bit,
+    /// and one bit is [`BOUND`]).
     pub fn probe_marks(&self) -> Option<ProbeMarks> {
-        (self.entries.len() <= 64).then(|| ProbeMarks {
+        (self.entries.len() < 64).then(|| ProbeMarks {
             probes: self.entries.iter().map(|e| e.probe).collect(),
+            first_of_flow: self.first_of_flow,
+            bound: bound::BoundFlows::default(),
         })
     }
 
@@ -679,8 +724,11 @@ impl Engine {
     #[inline]
     fn recognise_marked(&self, d: &Datagram<'_>, marks: u64) -> Option<(usize, RecognisedBy)> {
         // The first protocol's mark: none comes before it.
-        if marks & 1 == 1 {
+        if marks == 1 {
             return Some((0, RecognisedBy::Probe));
+        }
+        if marks & BOUND != 0 {
+            return self.recognise_bound(d, marks);
         }
         let first = marks.trailing_zeros();
         let before = 1u64.checked_shl(first).map_or(u64::MAX, |b| b - 1);
@@ -710,6 +758,42 @@ impl Engine {
         }
         self.flow_of(d, self.every_datagram)
             .map(|i| (i, RecognisedBy::Flow))
+    }
+
+    /// [`Engine::recognise_marked`] of a [`BOUND`] mark at protocol `k`:
+    /// the protocols before it recognised by a flow's first datagram asked
+    /// for the flow, then `k` (a datagram of a Battlegrounds flow after its
+    /// AUTH, in the common case); else [`Engine::recognise_past`].
+    #[inline(never)]
+    fn recognise_bound(&self, d: &Datagram<'_>, marks: u64) -> Option<(usize, RecognisedBy)> {
+        let bit = marks & !BOUND;
+        let k = bit.trailing_zeros() as usize;
+        let before = self.first_of_flow & bit.wrapping_sub(1);
+        if before != 0
+            && let Some(i) = self.flow_of(d, before)
+        {
+            return Some((i, RecognisedBy::Flow));
+        }
+        if self.entries.get(k).is_some_and(|e| e.tracker.has_flow(d)) {
+            return Some((k, RecognisedBy::Flow));
+        }
+        self.recognise_past(d, k)
+    }
+
+    /// [`Engine::recognise_bound`] where no protocol up to `k` keeps the
+    /// flow: the probes the reader did not test, here, and recognition on
+    /// from there.
+    #[cold]
+    #[inline(never)]
+    fn recognise_past(&self, d: &Datagram<'_>, k: usize) -> Option<(usize, RecognisedBy)> {
+        let rest = self.entries.iter().enumerate().skip(k + 1);
+        let marks = (rest.clone())
+            .find(|(_, e)| e.probe.matches(d))
+            .map_or(0, |(i, _)| 1u64.checked_shl(i as u32).unwrap_or(0));
+        let before = 1u64
+            .checked_shl(marks.trailing_zeros())
+            .map_or(u64::MAX, |b| b - 1);
+        self.recognise_by_flow(d, marks, before)
     }
 
     /// The first protocol of `among` (bits) that keeps a session of `d`'s

@@ -222,6 +222,13 @@ impl<K> Partial<K> {
             }));
         }
         self.layout = Some((len as u32, blocks as u32));
+        if self.pending.is_empty() {
+            // Block 0 first, the common case: the buffer as it is (a
+            // recycled one keeps its room).
+            self.data.clear();
+            self.data.resize(self.msg_len as usize, 0);
+            return Ok(());
+        }
         let early = std::mem::take(&mut self.data);
         let pending = std::mem::take(&mut self.pending);
         self.data = vec![0; self.msg_len as usize];
@@ -310,6 +317,10 @@ pub struct Reassembler<K> {
     /// Keys of finished messages: `true` delivered, `false` given up or refused.
     finished: VecDeque<(K, bool)>,
     out: Vec<u8>,
+    /// The buffers of the last message delivered, emptied, for the next
+    /// one to start with: a message's bytes and block bits are not
+    /// allocated afresh for each.
+    spare: (Vec<u8>, Vec<u64>),
 }
 
 impl<K: Copy + Eq> Default for Reassembler<K> {
@@ -325,6 +336,7 @@ impl<K: Copy + Eq> Reassembler<K> {
             partials: Vec::new(),
             finished: VecDeque::new(),
             out: Vec::new(),
+            spare: (Vec::new(), Vec::new()),
         }
     }
 
@@ -426,9 +438,12 @@ impl<K: Copy + Eq> Reassembler<K> {
         }
         let p = &self.partials[i];
         if p.layout.is_some_and(|(_, blocks)| p.received == blocks) {
-            let p = self.remove(i, budget);
+            let mut p = self.remove(i, budget);
             self.finish(p.key, true);
-            self.out = p.data;
+            std::mem::swap(&mut self.out, &mut p.data);
+            p.data.clear();
+            p.have.clear();
+            self.spare = (p.data, p.have);
             return Push::Complete(&self.out);
         }
         Push::Buffered
@@ -489,13 +504,15 @@ impl<K: Copy + Eq> Reassembler<K> {
             self.finish(key, false);
             return Push::Refused(refusal);
         }
+        let (data, mut have) = std::mem::take(&mut self.spare);
+        have.resize(words, 0);
         self.partials.push(Partial {
             key,
             msg_len,
             layout: None,
-            data: Vec::new(),
+            data,
             pending: Vec::new(),
-            have: vec![0; words],
+            have,
             received: 0,
             charged: charge,
             first_frame: block.frame,

@@ -137,7 +137,7 @@ impl Batch {
         self.end = None;
     }
 
-    fn push(&mut self, d: &Datagram<'_>, marks: Option<&ProbeMarks>) {
+    fn push(&mut self, d: &Datagram<'_>, marks: Option<&mut ProbeMarks>) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(d.payload);
         self.meta.push(Meta {
@@ -174,7 +174,7 @@ pub(crate) fn drive<I: Input, C: Consumer, W: Watch>(
         let _ = empty_tx.send(Batch::new());
     }
     let mut ahead = consumer.take_ahead();
-    let marks = consumer.probe_marks();
+    let mut marks = consumer.probe_marks();
     // Set when the engine's thread found no batch waiting for it.
     let engine_waited = AtomicBool::new(false);
     let result = std::thread::scope(|scope| {
@@ -190,7 +190,7 @@ pub(crate) fn drive<I: Input, C: Consumer, W: Watch>(
             .name("lwarscope-read".to_owned())
             .spawn_scoped(scope, {
                 let engine_waited = &engine_waited;
-                let marks = marks.as_ref();
+                let marks = marks.as_mut();
                 move || read(source, render, marks, &full_tx, &empty_rx, engine_waited)
             });
         if let Err(e) = reader {
@@ -258,7 +258,7 @@ pub(crate) fn drive<I: Input, C: Consumer, W: Watch>(
 fn read<I: Input>(
     source: &mut I,
     mut render: Option<(&mut (dyn Render + 'static), &mut Guess)>,
-    marks: Option<&ProbeMarks>,
+    mut marks: Option<&mut ProbeMarks>,
     full: &mpsc::SyncSender<Batch>,
     empty: &mpsc::Receiver<Batch>,
     engine_waited: &AtomicBool,
@@ -272,7 +272,7 @@ fn read<I: Input>(
         match source.next_frame() {
             Ok(Some(frame)) => {
                 if let FrameClass::Udp(d) = &frame.class {
-                    batch.push(d, marks);
+                    batch.push(d, marks.as_deref_mut());
                     // The guess follows every datagram (a handshake names
                     // its flow); only the share is rendered.
                     if let Some((render, guess)) = &mut render

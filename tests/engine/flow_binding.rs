@@ -194,8 +194,18 @@ fn a_datagram_without_a_mark_off_every_known_flow_is_other_traffic() {
 /// engine reading each datagram's probe marks taken ahead (as the
 /// two-thread reader takes them, `Datagram::probes`) when `ahead`.
 fn analyse_marked(ds: &[OwnedDatagram], ahead: bool) -> (Vec<F>, String, u64) {
-    let mut engine = proto::engine(TrackerConfig::default());
-    let marks = engine.probe_marks().expect("fewer than 64 protocols");
+    analyse_marked_with(ds, ahead, TrackerConfig::default())
+}
+
+/// [`analyse_marked`] with `config` (few sessions kept: the reader's
+/// bindings outlive the engine's evicted sessions).
+fn analyse_marked_with(
+    ds: &[OwnedDatagram],
+    ahead: bool,
+    config: TrackerConfig,
+) -> (Vec<F>, String, u64) {
+    let mut engine = proto::engine(config);
+    let mut marks = engine.probe_marks().expect("fewer than 64 protocols");
     let mut seen = Collect::default();
     for d in ds {
         let mut d = d.as_datagram();
@@ -212,13 +222,21 @@ fn analyse_marked(ds: &[OwnedDatagram], ahead: bool) -> (Vec<F>, String, u64) {
 /// Issue 37: the probes tested ahead recognise what the engine's own tests
 /// do, on captures of every protocol, flows whose mark was damaged in place
 /// (taken by their flow) included: the same findings, summaries and other
-/// traffic.
+/// traffic. The reader stops at the protocol a handshake bound a flow to
+/// (`engine::BOUND`): the same again where the engine no longer keeps the
+/// flow (one session kept, the others evicted), and where a datagram of a
+/// bound flow carries an earlier protocol's mark (lwar's appId).
 #[test]
 fn probe_marks_taken_ahead_recognise_as_the_engine_does() {
+    let one = TrackerConfig {
+        max_sessions: 1,
+        ..TrackerConfig::default()
+    };
     for pcap in [
         "captures/mixed-lwar-strs.pcap",
         "captures/bg-reorder.pcap",
         "captures/bg-midsession.pcap",
+        "captures/bg-be-dup.pcap",
         "captures/ksy-vessel-faults.pcap",
         "captures/ksy-timewarp-faults.pcap",
         "captures/sim-corrupt.pcap",
@@ -228,13 +246,46 @@ fn probe_marks_taken_ahead_recognise_as_the_engine_does() {
         assert!(!ds.is_empty(), "{pcap}");
         let plain = analyse_marked(&ds, false);
         assert_eq!(analyse_marked(&ds, true), plain, "{pcap}");
+        let plain = analyse_marked_with(&ds, false, one);
+        assert_eq!(analyse_marked_with(&ds, true, one), plain, "{pcap}, one");
         // Marks damaged in place: every seventh datagram's first byte.
         for d in ds.iter_mut().step_by(7) {
             if let Some(b) = d.payload.first_mut() {
                 *b ^= 0x5a;
             }
         }
+        // lwar's appId on every eleventh datagram.
+        let app_id = read("captures/sim-clean.pcap")[0].payload[..4].to_vec();
+        for d in ds.iter_mut().skip(5).step_by(11) {
+            if d.payload.len() >= 4 {
+                d.payload[..4].copy_from_slice(&app_id);
+            }
+        }
         let plain = analyse_marked(&ds, false);
         assert_eq!(analyse_marked(&ds, true), plain, "{pcap}, damaged");
+        let plain = analyse_marked_with(&ds, false, one);
+        assert_eq!(
+            analyse_marked_with(&ds, true, one),
+            plain,
+            "{pcap}, damaged, one"
+        );
     }
+}
+
+/// Issue 37: a datagram of a flow Battlegrounds' AUTH bound is tested up to
+/// Battlegrounds' probe only, and marked so (`engine::BOUND`): the reader
+/// does not test every later probe on it.
+#[test]
+fn probe_marks_stop_at_the_protocol_a_handshake_bound_the_flow_to() {
+    use lwarscope::engine::BOUND;
+    let ds = read("captures/bg-clean.pcap");
+    let engine = proto::engine(TrackerConfig::default());
+    let bg = engine.protocols().position(|p| p.name == "bg").unwrap();
+    let mut marks = engine.probe_marks().unwrap();
+    let all: Vec<u64> = ds.iter().map(|d| marks.marks(&d.as_datagram())).collect();
+    assert_eq!(all[0], 1 << bg, "the AUTH");
+    let bound = all.iter().filter(|&&m| m == BOUND | 1 << bg).count();
+    let auths = all.iter().filter(|&&m| m == 1 << bg).count();
+    assert_eq!(bound + auths, ds.len(), "{all:x?}");
+    assert!(bound > auths, "{bound} bound, {auths} AUTHs");
 }

@@ -44,6 +44,34 @@ fn a_message_of_65536_blocks_is_refused_without_an_allocation() {
     assert_eq!((budget.used(), r.in_progress()), (0, 0));
 }
 
+/// Issue 37: messages of several blocks one after another, each delivered,
+/// take the buffers of the one before (its bytes, its block bits): none is
+/// allocated afresh once the first went through.
+#[test]
+fn messages_delivered_one_after_another_reuse_their_buffers() {
+    let mut r: Reassembler<u32> = Reassembler::default();
+    let mut budget = Budget::new(usize::MAX);
+    let msg: Vec<u8> = (0..1200u32).map(|i| i as u8).collect();
+    let mut send = |r: &mut Reassembler<u32>, key: u32| {
+        let mut done = false;
+        for (id, chunk) in msg.chunks(490).enumerate() {
+            let out = r.push(key, block(1200, id as u32, chunk), &mut budget, |_| {});
+            done = matches!(out, Push::Complete(bytes) if bytes == msg.as_slice());
+        }
+        assert!(done, "message {key}");
+    };
+    // Warm up: the remembered keys grow to their bound.
+    let remember = r.limits().remember as u32;
+    for key in 0..remember + 2 {
+        send(&mut r, key);
+    }
+    let before = allocations();
+    for key in remember + 2..remember + 66 {
+        send(&mut r, key);
+    }
+    assert_eq!(allocations() - before, 0);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
