@@ -136,6 +136,7 @@
 //! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
 use super::fast::AddrTexts;
+use super::repeats::Repeats;
 use super::{Filter, Outcome};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, Summary};
@@ -889,7 +890,7 @@ fn finding_line(out: &mut Vec<u8>, f: &Finding) {
 /// escaped every key and formatted every address through `fmt`).
 fn packet_line(
     out: &mut Vec<u8>,
-    addrs: &mut AddrTexts,
+    kept: &mut Remembered,
     e: &PacketEvent<'_>,
     ahead: Option<Parts<'_>>,
 ) {
@@ -902,9 +903,9 @@ fn packet_line(
     out.extend_from_slice(b",\"time\":");
     json_f64(out, secs(d.ts));
     out.extend_from_slice(b",\"src\":");
-    json_addr(out, addrs, &d.src);
+    json_addr(out, &mut kept.addrs, &d.src);
     out.extend_from_slice(b",\"dst\":");
-    json_addr(out, addrs, &d.dst);
+    json_addr(out, &mut kept.addrs, &d.dst);
     out.extend_from_slice(b",\"session\":");
     int(out, e.session);
     out.extend_from_slice(b",\"dir\":\"");
@@ -916,7 +917,7 @@ fn packet_line(
     match ahead {
         Some(parts) => out.extend_from_slice(parts.get(0)),
         None => {
-            payload_part(out, e.dissector(), d.payload);
+            payload_part(out, &mut kept.repeats, e.dissector(), d.payload);
         }
     }
     out.extend_from_slice(b",\"findings\":[");
@@ -929,11 +930,27 @@ fn packet_line(
     out.extend_from_slice(b"]}\n");
 }
 
+/// What a JSON Lines writer remembers from packet to packet: the
+/// addresses' texts, the messages' objects.
+#[derive(Default)]
+pub(crate) struct Remembered {
+    addrs: AddrTexts,
+    repeats: Repeats,
+}
+
 /// The part of a packet's object that its payload alone decides: the
-/// header's numbers, the messages, why the rest does not decode.
-fn payload_part(out: &mut Vec<u8>, dissector: &dyn Dissector, payload: &[u8]) -> bool {
+/// header's numbers, the messages, why the rest does not decode. The
+/// messages of a dissector whose messages stand alone are written once
+/// for each repeat of their bytes ([`Repeats`]).
+fn payload_part(
+    out: &mut Vec<u8>,
+    repeats: &mut Repeats,
+    dissector: &'static dyn Dissector,
+    payload: &[u8],
+) -> bool {
     use super::fast::int;
     let dissector = dissector.settled(payload).unwrap_or(dissector);
+    let stand_alone = dissector.messages_stand_alone().then(|| dissector.id());
     // The header's first four numbers written as they come, taken back if
     // the header does not decode (rather than kept aside, then written).
     let start = out.len();
@@ -959,19 +976,12 @@ fn payload_part(out: &mut Vec<u8>, dissector: &dyn Dissector, payload: &[u8]) ->
                     out.push(b',');
                 }
                 first = false;
-                out.extend_from_slice(b"{\"type\":");
-                json_name(out, m.type_name);
-                if let Some(seqno) = m.seqno {
-                    out.extend_from_slice(b",\"seqno\":");
-                    int(out, seqno);
+                match payload.get(m.offset..m.offset + m.len) {
+                    Some(bytes) if let Some(id) = stand_alone => {
+                        repeats.write(out, id, m.offset, bytes, |out| message(out, m));
+                    }
+                    _ => message(out, m),
                 }
-                out.extend_from_slice(b",\"offset\":");
-                int(out, m.offset);
-                out.extend_from_slice(b",\"len\":");
-                int(out, m.len);
-                out.extend_from_slice(b",\"text\":");
-                json_text(out, m.text);
-                out.push(b'}');
             });
             out.push(b']');
             if let Err(err) = result {
@@ -987,8 +997,28 @@ fn payload_part(out: &mut Vec<u8>, dissector: &dyn Dissector, payload: &[u8]) ->
     decoded.is_ok()
 }
 
+/// A message's object in a packet's `messages`.
+#[inline]
+fn message(out: &mut Vec<u8>, m: &MessageItem<'_>) {
+    use super::fast::int;
+    out.extend_from_slice(b"{\"type\":");
+    json_name(out, m.type_name);
+    if let Some(seqno) = m.seqno {
+        out.extend_from_slice(b",\"seqno\":");
+        int(out, seqno);
+    }
+    out.extend_from_slice(b",\"offset\":");
+    int(out, m.offset);
+    out.extend_from_slice(b",\"len\":");
+    int(out, m.len);
+    out.extend_from_slice(b",\"text\":");
+    json_text(out, m.text);
+    out.push(b'}');
+}
+
 /// [`payload_part`], rendered ahead on the reader's thread (`run::ahead`).
-pub(crate) struct RenderJsonl;
+#[derive(Default)]
+pub(crate) struct RenderJsonl(Repeats);
 
 impl Render for RenderJsonl {
     fn render(
@@ -998,7 +1028,7 @@ impl Render for RenderJsonl {
         out: &mut Vec<u8>,
         parts: &mut Ends,
     ) -> bool {
-        let decoded = payload_part(out, dissector, d.payload);
+        let decoded = payload_part(out, &mut self.0, dissector, d.payload);
         parts.end(out);
         decoded
     }
@@ -1190,8 +1220,8 @@ pub struct JsonlWriter<W: Write> {
     line: Vec<u8>,
     /// The payload parts rendered ahead on a reader thread.
     ahead: AheadLink,
-    /// The addresses' texts, remembered.
-    addrs: AddrTexts,
+    /// The addresses' texts and messages' objects, remembered.
+    kept: Remembered,
 }
 
 impl<W: Write> JsonlWriter<W> {
@@ -1204,7 +1234,7 @@ impl<W: Write> JsonlWriter<W> {
             fields: false,
             line: Vec::with_capacity(1024),
             ahead: AheadLink::default(),
-            addrs: AddrTexts::default(),
+            kept: Remembered::default(),
         }
     }
 
@@ -1229,7 +1259,7 @@ impl<W: Write> JsonlWriter<W> {
         }
         let shared = SharedAhead::default();
         self.ahead = AheadLink::new(shared.clone());
-        Some((Box::new(RenderJsonl), shared))
+        Some((Box::new(RenderJsonl::default()), shared))
     }
 
     fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
@@ -1250,7 +1280,7 @@ impl<W: Write> JsonlWriter<W> {
         } else if selected {
             self.line.clear();
             self.ahead
-                .with(e, |a| packet_line(&mut self.line, &mut self.addrs, e, a));
+                .with(e, |a| packet_line(&mut self.line, &mut self.kept, e, a));
             self.out.write_all(&self.line)?;
         }
         for f in e.findings {
@@ -1530,7 +1560,7 @@ mod tests {
     /// (every protocol, malformed and cut packets, IPv6, findings).
     #[test]
     fn the_fast_packet_line_is_serde_jsons() {
-        struct Compare(u64, AddrTexts, u64);
+        struct Compare(u64, Remembered, u64);
         fn same_finding(f: &Finding) {
             let mut fast = Vec::new();
             finding_line(&mut fast, f);
@@ -1577,7 +1607,7 @@ mod tests {
                 continue;
             }
             let mut source = crate::capture::Source::files(&[&path]).unwrap();
-            let mut analysis = super::super::Analysis::new(Compare(0, AddrTexts::default(), 0));
+            let mut analysis = super::super::Analysis::new(Compare(0, Remembered::default(), 0));
             while let Some(frame) = source.next_frame().unwrap() {
                 if let crate::capture::FrameClass::Udp(d) = &frame.class {
                     analysis.datagram(d);
