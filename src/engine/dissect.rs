@@ -200,11 +200,11 @@ pub trait Dissector: Sync + 'static {
         false
     }
 
-    /// Whether each message [`Dissector::messages`] hands (its type, seqno,
-    /// player, token and text) is decided by its own bytes,
-    /// `payload[offset..offset + len]`, and its offset alone, whatever else
-    /// the payload holds. An output may then reuse what it wrote of a
-    /// message for the same bytes at the same offset: a server sends each
+    /// Whether each message [`Dissector::messages`] hands (its player,
+    /// token and text) is decided by its type, seqno and offset and its own
+    /// bytes, `payload[offset..offset + len]`, whatever else the payload
+    /// holds. An output may then reuse what it wrote of a message for the
+    /// same type, seqno and bytes at the same offset: a server sends each
     /// tick's messages to every client, and JSON Lines writes each of them
     /// once (`report::repeats`). `false` by default.
     fn messages_stand_alone(&self) -> bool {

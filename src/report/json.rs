@@ -136,7 +136,7 @@
 //! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
 use super::fast::AddrTexts;
-use super::repeats::Repeats;
+use super::repeats::{Key, Repeats};
 use super::{Filter, Outcome};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, Summary};
@@ -977,8 +977,15 @@ fn payload_part(
                 }
                 first = false;
                 match payload.get(m.offset..m.offset + m.len) {
-                    Some(bytes) if let Some(id) = stand_alone => {
-                        repeats.write(out, id, m.offset, bytes, |out| message(out, m));
+                    Some(bytes) if let Some(dissector) = stand_alone => {
+                        let key = Key {
+                            dissector,
+                            type_name: m.type_name,
+                            seqno: m.seqno,
+                            offset: m.offset,
+                            bytes,
+                        };
+                        repeats.write(out, key, |out| message(out, m));
                     }
                     _ => message(out, m),
                 }

@@ -3,32 +3,36 @@
 //! A game server sends each tick's messages to every client: the same
 //! bytes, at the same offset, in a packet to each (only the header's ack
 //! differs). Where a protocol's dissector says a message is decided by its
-//! own bytes and offset alone
+//! type, seqno, offset and own bytes
 //! ([`Dissector::messages_stand_alone`](crate::engine::dissect::Dissector::messages_stand_alone)), JSON
 //! Lines writes a message's object once and copies it for the next packet
-//! that carries the same bytes: on lwar's capture half of the messages
-//! repeat one sent just before, and their text, walked field by field, is
+//! that carries the same: on lwar's bench capture half of the messages
+//! repeat one sent just before, on Starstrike's five in six (its clients
+//! repeat their inputs too), and their text, walked field by field, is
 //! most of what JSON Lines writes.
 //!
 //! Fixed size, allocated once: [`PLACES`] places, each message in the one
 //! its hash names (its first and last eight bytes, its length and offset),
 //! the last one written there kept. A message is taken from its place only
-//! where its bytes, offset and dissector are those kept there, so a place
-//! shared only costs the writing again.
+//! where its bytes, offset, type, seqno and dissector are those kept there,
+//! so a place shared only costs the writing again.
 
 use crate::engine::dissect::DissectorId;
 
 /// The places; a tick's messages to every client are a few dozen at most.
 const PLACES: usize = 64;
 /// The longest message remembered, in bytes on the wire.
-const KEY: usize = 128;
-/// The longest object remembered, in bytes written.
-const TEXT: usize = 512;
+const KEY: usize = 256;
+/// The longest object remembered, in bytes written (a Starstrike snapshot
+/// of two entities writes some 700).
+const TEXT: usize = 1024;
 
 #[derive(Clone, Copy)]
 struct Place {
     dissector: Option<DissectorId>,
     offset: usize,
+    type_name: &'static str,
+    seqno: Option<u32>,
     key_len: usize,
     text_len: usize,
     key: [u8; KEY],
@@ -45,6 +49,8 @@ impl Default for Repeats {
         let empty = Place {
             dissector: None,
             offset: 0,
+            type_name: "",
+            seqno: None,
             key_len: 0,
             text_len: 0,
             key: [0; KEY],
@@ -72,26 +78,36 @@ fn place_of(offset: usize, bytes: &[u8]) -> usize {
     (mixed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (u64::BITS - PLACES.ilog2())) as usize
 }
 
+/// What decides a message's object, for a dissector whose messages stand
+/// alone: the dissector, the message's type, seqno and offset, and its
+/// bytes.
+pub(crate) struct Key<'b> {
+    pub dissector: DissectorId,
+    pub type_name: &'static str,
+    pub seqno: Option<u32>,
+    pub offset: usize,
+    pub bytes: &'b [u8],
+}
+
 impl Repeats {
-    /// Writes the object of the message `bytes` at `offset` of a payload
-    /// the dissector `dissector` names reads: copied if the same was
-    /// written last in its place, else written by `write` (and remembered,
-    /// if it fits). The dissector must be one whose messages stand alone.
+    /// Writes the object of the message `key` names: copied if the same
+    /// was written last in its place, else written by `write` (and
+    /// remembered, if it fits).
     #[inline]
     pub(crate) fn write(
         &mut self,
         out: &mut Vec<u8>,
-        dissector: DissectorId,
-        offset: usize,
-        bytes: &[u8],
+        key: Key<'_>,
         write: impl FnOnce(&mut Vec<u8>),
     ) {
-        let Some(place) = self.places.get_mut(place_of(offset, bytes)) else {
+        let Some(place) = self.places.get_mut(place_of(key.offset, key.bytes)) else {
             return write(out);
         };
-        if place.offset == offset
-            && place.dissector == Some(dissector)
-            && place.key.get(..place.key_len) == Some(bytes)
+        if place.offset == key.offset
+            && place.dissector == Some(key.dissector)
+            && std::ptr::eq(place.type_name, key.type_name)
+            && place.seqno == key.seqno
+            && place.key.get(..place.key_len) == Some(key.bytes)
         {
             out.extend_from_slice(place.text.get(..place.text_len).unwrap_or_default());
             return;
@@ -99,16 +115,18 @@ impl Repeats {
         let start = out.len();
         write(out);
         let text = out.get(start..).unwrap_or_default();
-        if let (Some(key), Some(kept)) = (
-            place.key.get_mut(..bytes.len()),
+        if let (Some(kept_key), Some(kept)) = (
+            place.key.get_mut(..key.bytes.len()),
             place.text.get_mut(..text.len()),
         ) {
-            key.copy_from_slice(bytes);
+            kept_key.copy_from_slice(key.bytes);
             kept.copy_from_slice(text);
-            place.key_len = bytes.len();
+            place.key_len = key.bytes.len();
             place.text_len = text.len();
-            place.offset = offset;
-            place.dissector = Some(dissector);
+            place.offset = key.offset;
+            place.dissector = Some(key.dissector);
+            place.type_name = key.type_name;
+            place.seqno = key.seqno;
         }
     }
 }
@@ -160,7 +178,14 @@ mod tests {
     ) -> (Vec<u8>, bool) {
         let mut out = b"x".to_vec();
         let mut called = false;
-        repeats.write(&mut out, d.id(), offset, bytes, |out| {
+        let key = Key {
+            dissector: d.id(),
+            type_name: "T",
+            seqno: None,
+            offset,
+            bytes,
+        };
+        repeats.write(&mut out, key, |out| {
             called = true;
             let name: &[u8] = if d.id() == DA.id() { b"A" } else { b"B" };
             out.extend_from_slice(name);
@@ -214,5 +239,28 @@ mod tests {
         assert!(!written(&mut repeats, &DA, 12, b"same bytes").1);
         assert!(written(&mut repeats, &DA, 24, b"same bytes").1);
         assert!(written(&mut repeats, &DB, 12, b"same bytes").1);
+        // Of another type or seqno: written.
+        let mut out = Vec::new();
+        for (type_name, seqno, fresh) in [
+            ("T", None, false),
+            ("U", None, true),
+            ("U", Some(1), true),
+            ("U", Some(1), false),
+            ("U", Some(2), true),
+        ] {
+            let key = Key {
+                dissector: DB.id(),
+                type_name,
+                seqno,
+                offset: 12,
+                bytes: b"same bytes",
+            };
+            let mut called = false;
+            repeats.write(&mut out, key, |out| {
+                called = true;
+                out.push(b'x');
+            });
+            assert_eq!(called, fresh, "{type_name} {seqno:?}");
+        }
     }
 }
