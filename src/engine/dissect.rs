@@ -199,4 +199,32 @@ pub trait Dissector: Sync + 'static {
     fn reads_as_registered(&self, _payload: &[u8], _rendered_with: &dyn Dissector) -> bool {
         false
     }
+
+    /// Whether each message [`Dissector::messages`] hands (its player,
+    /// token and text) is decided by its type, seqno and offset and its own
+    /// bytes, `payload[offset..offset + len]`, whatever else the payload
+    /// holds. An output may then reuse what it wrote of a message for the
+    /// same type, seqno and bytes at the same offset: a server sends each
+    /// tick's messages to every client, and JSON Lines writes each of them
+    /// once (`report::repeats`). `false` by default.
+    fn messages_stand_alone(&self) -> bool {
+        false
+    }
+
+    /// Which dissector this is, for what outputs keep of the packets it
+    /// read (`report::repeats`). Not to be overridden.
+    fn id(&self) -> DissectorId {
+        DissectorId(
+            std::any::TypeId::of::<Self>(),
+            std::ptr::from_ref(self).cast::<()>() as usize,
+        )
+    }
 }
+
+/// A dissector's type and address ([`Dissector::id`]): two dissectors of
+/// one type at one address read alike (a type without data, whose values
+/// are all the same; the address of one may be another's), and a pointer
+/// to a trait object does not tell them apart (its table of methods may be
+/// one type's in one place and another in the next).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DissectorId(std::any::TypeId, usize);

@@ -30,6 +30,7 @@ pub mod packets;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod plot;
+mod repeats;
 pub mod skipped;
 pub mod stats;
 pub mod table;

@@ -93,6 +93,13 @@ impl Dissector for Lwar {
         }
     }
 
+    /// A message's length is read from its own bytes (its type's fixed
+    /// part, then its count or string length), and its token and text
+    /// from those bytes alone.
+    fn messages_stand_alone(&self) -> bool {
+        true
+    }
+
     fn message_types(&self) -> &'static [&'static str] {
         super::INFO.message_types
     }

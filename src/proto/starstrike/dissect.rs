@@ -183,6 +183,13 @@ impl Dissector for Starstrike {
         }
     }
 
+    /// A packet's one message is its payload after the header, read as
+    /// its packet type says; its seqno is the header's (for a reliable
+    /// type); nothing else of the header reaches its token or text.
+    fn messages_stand_alone(&self) -> bool {
+        true
+    }
+
     fn message_types(&self) -> &'static [&'static str] {
         super::INFO.message_types
     }
