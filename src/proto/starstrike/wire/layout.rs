@@ -48,10 +48,9 @@
 //!    `protocols/starstrike.ksy` (the cross-check compares the fields of
 //!    both on the corpus).
 
-use super::message::{FixedStr, Quaternion, Vector3};
 use super::types::{
-    CHAT_MESSAGE_LEN, EnumKind, HEADER_LEN, MAX_PAYLOAD, PLAYER_NAME_LEN, PacketType,
-    REASON_MESSAGE_LEN,
+    CHAT_MESSAGE_LEN, EnumKind, FixedStr, HEADER_LEN, MAX_PAYLOAD, PLAYER_NAME_LEN, PacketType,
+    Quaternion, REASON_MESSAGE_LEN, Vector3,
 };
 use crate::proto::codec::{counted_len, read_count, record};
 use crate::proto::layout::{

@@ -39,8 +39,8 @@ pub use error::{DecodeError, ErrorKind, Violation, ViolationKind};
 pub use layout::{ENTITY_STATE_LEN, FIELDS, FieldId, MAX_ENTITIES_IN_MTU, SNAPSHOT_FIXED_LEN};
 pub use message::{
     ChatMessage, ConnectionAccept, ConnectionRequest, Entities, EntityDestroy, EntityList,
-    EntitySpawn, EntityState, FixedStr, Heartbeat, MatchState, Message, MessageRepr, PlayerDied,
-    PlayerInput, PlayerScored, Quaternion, Reason, Vector3, WorldSnapshot, padding_error, text_of,
+    EntitySpawn, EntityState, Heartbeat, MatchState, Message, MessageRepr, PlayerDied, PlayerInput,
+    PlayerScored, Reason, WorldSnapshot,
 };
 pub use packet::{Header, Packet, check_header, is_starstrike, walk_fields, walk_tree};
 pub use repr::{EmitError, PacketRepr, emit_packet};

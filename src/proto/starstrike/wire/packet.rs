@@ -3,7 +3,8 @@
 
 use super::error::{DecodeError, Violation};
 use super::layout::{self, Entry, FIELDS, FieldId, HEADER, Item, f};
-use super::message::{Entities, Message, ORDER, REASON, WireHeader, padding_error, read_message};
+use super::message::{Entities, Message, ORDER, REASON, WireHeader, read_message};
+use super::types::padding_error;
 use super::types::{HEADER_LEN, MAGIC, MTU, PacketType};
 use crate::proto::codec::{Record, read_count};
 use crate::proto::dissect::TreeBufs;

@@ -1,6 +1,8 @@
 //! Constants, packet types and the enumerations of the Starstrike wire format
 //! (`starstrike-protocol.md`, settled by `starstrike-NOTES.md`).
 
+use crate::proto::codec::{Shape, Wire, put_bytes};
+use crate::proto::layout::ByteOrder;
 use std::fmt;
 
 /// The magic `protocolId`, "STRS" on the wire (big-endian).
@@ -212,6 +214,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn fixed_strings_pad_and_cut() {
+        let s = FixedStr::<4>::new(b"ab");
+        assert_eq!(s.0, *b"ab\0\0");
+        assert_eq!(s.text(), b"ab");
+        assert_eq!(s.padding_error(), None);
+        assert_eq!(FixedStr::<2>::new(b"abc").text(), b"ab");
+        assert_eq!(FixedStr::<4>(*b"a\0b\0").padding_error(), Some(2));
+        assert_eq!(FixedStr::<3>(*b"abc").padding_error(), None);
+        assert_eq!(text_of(b"xy\0z"), b"xy");
+    }
+
+    #[test]
     fn types_round_trip_their_ids_and_ordinals() {
         for (i, t) in PacketType::ALL.iter().enumerate() {
             assert_eq!(PacketType::from_u16(t.id()), Some(*t));
@@ -250,5 +264,120 @@ mod tests {
         assert_eq!(EnumKind::ScoreType.value_name(4), None);
         assert!(!EnumKind::EntityType.is_valid(0));
         assert_eq!(EnumKind::DisconnectReason.value_name(2), Some("Timeout"));
+    }
+}
+
+/// A fixed string of `N` bytes on the wire: UTF-8, NUL-padded after the text. A
+/// field with no NUL is a full-length string. The bytes are kept as sent, so
+/// that a padding violation round-trips.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FixedStr<const N: usize>(pub [u8; N]);
+
+impl<const N: usize> Default for FixedStr<N> {
+    fn default() -> Self {
+        FixedStr([0; N])
+    }
+}
+
+impl<const N: usize> FixedStr<N> {
+    /// `text`, cut to `N` bytes, NUL-padded.
+    pub fn new(text: &[u8]) -> Self {
+        let mut bytes = [0u8; N];
+        let n = text.len().min(N);
+        bytes[..n].copy_from_slice(&text[..n]);
+        FixedStr(bytes)
+    }
+
+    /// The text: the bytes before the first NUL (all of them if there is none).
+    pub fn text(&self) -> &[u8] {
+        let end = self.0.iter().position(|&b| b == 0).unwrap_or(N);
+        &self.0[..end]
+    }
+
+    /// The index of the first non-NUL byte after the first NUL, if any: the
+    /// padding must be NUL.
+    pub fn padding_error(&self) -> Option<usize> {
+        padding_error(&self.0)
+    }
+}
+
+/// The text of fixed-string bytes: before the first NUL.
+pub fn text_of(bytes: &[u8]) -> &[u8] {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    bytes.get(..end).unwrap_or(bytes)
+}
+
+/// The index of the first non-NUL byte after the first NUL of `bytes`.
+pub fn padding_error(bytes: &[u8]) -> Option<usize> {
+    let nul = bytes.iter().position(|&b| b == 0)?;
+    bytes
+        .iter()
+        .enumerate()
+        .skip(nul)
+        .find(|(_, b)| **b != 0)
+        .map(|(i, _)| i)
+}
+
+impl<const N: usize> fmt::Debug for FixedStr<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self.text()))
+    }
+}
+
+/// Three floats: x, y, z.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Vector3 {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+}
+
+/// Four floats: x, y, z, w.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Quaternion {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+    pub w: f32,
+}
+
+/// Three `f32` items.
+impl Wire for Vector3 {
+    const SHAPE: &'static [Shape] = &[Shape::Float(4); 3];
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn get(b: &[u8], at: usize, order: ByteOrder) -> Self {
+        let [x, y, z] = <[f32; 3]>::get(b, at, order);
+        Vector3 { x, y, z }
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&self, b: &mut [u8], at: usize, order: ByteOrder) {
+        [self.x, self.y, self.z].put(b, at, order);
+    }
+}
+
+/// Four `f32` items.
+impl Wire for Quaternion {
+    const SHAPE: &'static [Shape] = &[Shape::Float(4); 4];
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn get(b: &[u8], at: usize, order: ByteOrder) -> Self {
+        let [x, y, z, w] = <[f32; 4]>::get(b, at, order);
+        Quaternion { x, y, z, w }
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&self, b: &mut [u8], at: usize, order: ByteOrder) {
+        [self.x, self.y, self.z, self.w].put(b, at, order);
+    }
+}
+
+/// One padded text item of `N` bytes, kept as sent.
+impl<const N: usize> Wire for FixedStr<N> {
+    const SHAPE: &'static [Shape] = &[Shape::Bytes(N)];
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn get(b: &[u8], at: usize, order: ByteOrder) -> Self {
+        FixedStr(Wire::get(b, at, order))
+    }
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn put(&self, b: &mut [u8], at: usize, _order: ByteOrder) {
+        put_bytes(b, at, &self.0);
     }
 }
