@@ -68,9 +68,14 @@ impl Timestamp {
         self.0
     }
 
-    /// Seconds as a float, for rates and display.
+    /// Seconds as a float, for rates and display: the `f64` nearest the
+    /// time (the whole seconds exact, the fraction rounded once before they
+    /// are added), so that a microsecond time reads back as written
+    /// (`1700000000.1012`). The nanoseconds as one `f64` would not: above
+    /// 2^53 they are rounded once, the quotient again
+    /// (`1700000000.1011999`).
     pub fn secs_f64(self) -> f64 {
-        self.0 as f64 / 1e9
+        (self.0 / 1_000_000_000) as f64 + (self.0 % 1_000_000_000) as f64 / 1e9
     }
 
     /// Nanoseconds from `earlier` to `self`, zero if `earlier` is later.
@@ -304,6 +309,22 @@ impl Datagram<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A time's seconds read back as the capture gives them, to the
+    /// microsecond and to the nanosecond.
+    #[test]
+    fn seconds_are_the_nearest_float() {
+        // The decimal's own nearest float, as Rust's parser rounds it.
+        let nearest = |text: &str| text.parse::<f64>().unwrap();
+        let micros = Timestamp::from_micros(1_700_000_000_101_200);
+        assert_eq!(micros.secs_f64(), nearest("1700000000.1012"));
+        assert_eq!(micros.secs_f64().to_string(), "1700000000.1012");
+        let nanos = Timestamp(1_700_000_000_123_456_789);
+        assert_eq!(nanos.secs_f64(), nearest("1700000000.123456789"));
+        assert_eq!(Timestamp(0).secs_f64(), 0.0);
+        let last = Timestamp(u64::MAX);
+        assert_eq!(last.secs_f64(), nearest("18446744073.709551615"));
+    }
 
     #[test]
     fn a_digest_taken_ahead_is_the_one_taken_on_demand_and_not_compared() {
