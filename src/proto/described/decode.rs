@@ -1899,7 +1899,7 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
 #[cfg(test)]
 mod tests {
     use super::{CKind, DecodeErr, Events, MAX_UNFOLDED, MAX_UNFOLDED_BYTES, QuietRun, Side};
-    use crate::proto::described;
+    use crate::proto::described::{self, variants};
     use crate::proto::field::{Field, GroupDefs};
 
     /// A decode error travels in a finding's numbers whole: every kind, the
@@ -2083,20 +2083,6 @@ mod tests {
         fn judges(&self) -> bool {
             false
         }
-    }
-
-    /// The bytes of every truncation of `whole`, and of every copy with one
-    /// byte replaced by 0x00, 0x05 or 0xff.
-    fn variants(whole: &[u8]) -> Vec<Vec<u8>> {
-        let mut inputs: Vec<Vec<u8>> = (0..=whole.len()).map(|n| whole[..n].to_vec()).collect();
-        for i in 0..whole.len() {
-            for x in [0x00, 0x05, 0xff] {
-                let mut p = whole.to_vec();
-                p[i] = x;
-                inputs.push(p);
-            }
-        }
-        inputs
     }
 
     #[test]

@@ -567,21 +567,7 @@ impl Dissector for Dissect {
 mod tests {
     use super::{LineSink, Side, Value, value_text};
     use crate::engine::out::WriteText;
-    use crate::proto::described;
-
-    /// The bytes of every truncation of `whole`, and of every copy with one
-    /// byte replaced by 0x00, 0x05 or 0xff.
-    fn variants(whole: &[u8]) -> Vec<Vec<u8>> {
-        let mut inputs: Vec<Vec<u8>> = (0..=whole.len()).map(|n| whole[..n].to_vec()).collect();
-        for i in 0..whole.len() {
-            for x in [0x00, 0x05, 0xff] {
-                let mut p = whole.to_vec();
-                p[i] = x;
-                inputs.push(p);
-            }
-        }
-        inputs
-    }
+    use crate::proto::described::{self, variants};
 
     /// The one-line text of `p`; with `labels`, the labels and elements'
     /// prefixes written at once, else each piece by itself.

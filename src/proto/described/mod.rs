@@ -687,3 +687,19 @@ fn show_valid(
     }
     Ok(())
 }
+
+/// The bytes of every truncation of `whole`, and of every copy with one byte
+/// replaced by 0x00, 0x05 or 0xff: what the fast paths' tests hold to the
+/// general walk.
+#[cfg(test)]
+fn variants(whole: &[u8]) -> Vec<Vec<u8>> {
+    let mut inputs: Vec<Vec<u8>> = (0..=whole.len()).map(|n| whole[..n].to_vec()).collect();
+    for i in 0..whole.len() {
+        for x in [0x00, 0x05, 0xff] {
+            let mut p = whole.to_vec();
+            p[i] = x;
+            inputs.push(p);
+        }
+    }
+    inputs
+}
