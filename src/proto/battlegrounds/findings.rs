@@ -3,7 +3,7 @@
 //! contract of each is in [`super::analysis`].
 
 use super::wire::{DecodeError, PacketType, Violation, ViolationKind};
-use crate::engine::finding::{Arg, ArgsReader, ArgsWriter, Word};
+use crate::engine::finding::Word;
 use crate::engine::reassembly::{GiveUpReason, Inconsistency, Refusal};
 use crate::engine::{Detail, RegressionRun, Rule};
 use std::fmt;
@@ -223,75 +223,17 @@ pub fn refused(msg_id: u32, r: Refusal) -> Detail {
 
 /// A block that disagrees with its message.
 pub fn inconsistent(msg_id: u32, block_id: u16, i: Inconsistency) -> Detail {
-    let why = match i {
+    match i {
         Inconsistency::LengthChanged { msg_len, expected } => {
-            BlockFault::LengthChanged(msg_len, expected)
+            length_changed(msg_id, block_id, msg_len, expected)
         }
-        Inconsistency::BeyondEnd { blocks, .. } => BlockFault::BeyondEnd(blocks),
-        Inconsistency::WrongSize { len, expected, .. } => BlockFault::WrongSize(len, expected),
-        Inconsistency::Overlong { len, msg_len } => BlockFault::Overlong(len, msg_len),
-        Inconsistency::Empty { .. } => BlockFault::Empty,
-        Inconsistency::Differs { .. } => BlockFault::Differs,
-    };
-    block_inconsistent(msg_id, block_id, why)
-}
-
-/// What an [`Inconsistency`] tells in a detail (its block id is the detail's
-/// own).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BlockFault {
-    LengthChanged(u32, u32),
-    BeyondEnd(u32),
-    WrongSize(usize, usize),
-    Overlong(usize, u32),
-    Empty,
-    Differs,
-}
-
-impl Arg for BlockFault {
-    const BITS: u32 = 8 + 96;
-    fn put(self, w: &mut ArgsWriter) {
-        let (tag, x, y) = match self {
-            BlockFault::LengthChanged(a, b) => (0u8, a as usize, b as usize),
-            BlockFault::BeyondEnd(b) => (1, 0, b as usize),
-            BlockFault::WrongSize(a, b) => (2, a, b),
-            BlockFault::Overlong(a, b) => (3, a, b as usize),
-            BlockFault::Empty => (4, 0, 0),
-            BlockFault::Differs => (5, 0, 0),
-        };
-        w.put(tag);
-        w.put(x);
-        w.put(y);
-    }
-    fn take(r: &mut ArgsReader<'_>) -> Self {
-        let (tag, x, y): (u8, usize, usize) = (r.take(), r.take(), r.take());
-        match tag {
-            0 => BlockFault::LengthChanged(x as u32, y as u32),
-            1 => BlockFault::BeyondEnd(y as u32),
-            2 => BlockFault::WrongSize(x, y),
-            3 => BlockFault::Overlong(x, y as u32),
-            4 => BlockFault::Empty,
-            _ => BlockFault::Differs,
+        Inconsistency::BeyondEnd { blocks, .. } => beyond_end(msg_id, block_id, blocks),
+        Inconsistency::WrongSize { len, expected, .. } => {
+            wrong_size(msg_id, block_id, len, expected)
         }
-    }
-}
-
-impl fmt::Display for BlockFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            BlockFault::LengthChanged(len, expected) => {
-                write!(f, "msg_len {len} differs from its message's {expected}")
-            }
-            BlockFault::BeyondEnd(blocks) => write!(f, "beyond the message's {blocks} blocks"),
-            BlockFault::WrongSize(len, expected) => {
-                write!(f, "{len} bytes where its place needs {expected}")
-            }
-            BlockFault::Overlong(len, msg_len) => {
-                write!(f, "block 0 of {len} bytes is longer than msg_len {msg_len}")
-            }
-            BlockFault::Empty => f.write_str("empty"),
-            BlockFault::Differs => f.write_str("captured again with other bytes"),
-        }
+        Inconsistency::Overlong { len, msg_len } => overlong(msg_id, block_id, len, msg_len),
+        Inconsistency::Empty { .. } => empty_block(msg_id, block_id),
+        Inconsistency::Differs { .. } => block_differs(msg_id, block_id),
     }
 }
 
@@ -503,8 +445,37 @@ crate::proto_details! { "bg";
         )
     };
 
-    fn block_inconsistent(msg_id: u32, block_id: u16, why: BlockFault) => |f| {
-        write!(f, "message {msg_id} block {block_id}: {why}")
+    fn length_changed(msg_id: u32, block_id: u16, msg_len: u32, expected: u32) => |f| {
+        write!(
+            f,
+            "message {msg_id} block {block_id}: msg_len {msg_len} differs from its message's {expected}"
+        )
+    };
+
+    fn beyond_end(msg_id: u32, block_id: u16, blocks: u32) => |f| {
+        write!(f, "message {msg_id} block {block_id}: beyond the message's {blocks} blocks")
+    };
+
+    fn wrong_size(msg_id: u32, block_id: u16, len: usize, expected: usize) => |f| {
+        write!(
+            f,
+            "message {msg_id} block {block_id}: {len} bytes where its place needs {expected}"
+        )
+    };
+
+    fn overlong(msg_id: u32, block_id: u16, len: usize, msg_len: u32) => |f| {
+        write!(
+            f,
+            "message {msg_id} block {block_id}: block 0 of {len} bytes is longer than msg_len {msg_len}"
+        )
+    };
+
+    fn empty_block(msg_id: u32, block_id: u16) => |f| {
+        write!(f, "message {msg_id} block {block_id}: empty")
+    };
+
+    fn block_differs(msg_id: u32, block_id: u16) => |f| {
+        write!(f, "message {msg_id} block {block_id}: captured again with other bytes")
     };
 
     /// A rebuilt packet whose channel or session id differs from its MSG's.
@@ -640,6 +611,54 @@ mod tests {
             rules::BEFORE_PING.full_name().to_string(),
             "bg.violation.before-ping"
         );
+    }
+
+    /// Each disagreement of a block reads as its own sentence after the
+    /// message and block it names.
+    #[test]
+    fn inconsistent_blocks_read_as_their_kind() {
+        let all = [
+            (
+                Inconsistency::LengthChanged {
+                    msg_len: 90,
+                    expected: 80,
+                },
+                "msg_len 90 differs from its message's 80",
+            ),
+            (
+                Inconsistency::BeyondEnd {
+                    block_id: 4,
+                    blocks: 3,
+                },
+                "beyond the message's 3 blocks",
+            ),
+            (
+                Inconsistency::WrongSize {
+                    block_id: 4,
+                    len: 12,
+                    expected: 16,
+                },
+                "12 bytes where its place needs 16",
+            ),
+            (
+                Inconsistency::Overlong {
+                    len: 40,
+                    msg_len: 30,
+                },
+                "block 0 of 40 bytes is longer than msg_len 30",
+            ),
+            (Inconsistency::Empty { block_id: 4 }, "empty"),
+            (
+                Inconsistency::Differs { block_id: 4 },
+                "captured again with other bytes",
+            ),
+        ];
+        for (i, text) in all {
+            assert_eq!(
+                inconsistent(7, 4, i).to_string(),
+                format!("message 7 block 4: {text}")
+            );
+        }
     }
 
     #[test]
