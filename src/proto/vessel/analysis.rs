@@ -107,7 +107,7 @@
 //! refusing one costs up to 2 allocations, freed at once.
 
 use super::findings::{self, rules};
-use super::wire::{Decoder, KeptEnvironmentToVessel, PORT, ShipInput, Which, classify};
+use super::wire::{Decoder, EnvironmentToVessel, PORT, ShipInput, Which, classify};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
     self, Detail, Direction, FindingKind, ProtoSession, ProtocolInfo, Raise, TrackerConfig,
@@ -460,7 +460,7 @@ struct Read {
 
 impl Read {
     /// An environment packet that decoded as `m` from `payload`.
-    fn of_env(m: &KeptEnvironmentToVessel, payload: &[u8], vessel_version: Option<u64>) -> Read {
+    fn of_env(m: &EnvironmentToVessel, payload: &[u8], vessel_version: Option<u64>) -> Read {
         let version = hash(&m.protocol_version);
         // Nothing but protocolVersion on the wire (unknown fields skipped):
         // no field of the environment's message but the first.

@@ -34,90 +34,187 @@ pub const SYNC_MAX: u32 = 255;
 /// Packets a second each side sends (the game's rate).
 pub const RATE_HZ: f64 = 60.0;
 
-/// `vesselToEnvironment`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct VesselToEnvironment {
-    #[prost(string, tag = "1")]
-    pub protocol_version: String,
-    #[prost(string, tag = "2")]
-    pub vessel_id: String,
-    #[prost(uint32, tag = "3")]
-    pub sync_number: u32,
-    #[prost(message, optional, tag = "4")]
-    pub ship_input: Option<ShipInput>,
+/// A message whose fields the walk knows: their declarations ([`Decl`]),
+/// made by `messages!` from the field list prost derives the message from.
+pub trait Declared {
+    const FIELDS: &'static [Decl];
 }
 
-/// `environmentToVessel`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct EnvironmentToVessel {
-    #[prost(string, tag = "1")]
-    pub protocol_version: String,
-    #[prost(bool, tag = "2")]
-    pub join_status: bool,
-    #[prost(string, tag = "3")]
-    pub vessel_id: String,
-    #[prost(uint32, tag = "4")]
-    pub sync_number: u32,
-    #[prost(message, optional, tag = "5")]
-    pub ship_input: Option<ShipInput>,
-    #[prost(message, optional, tag = "6")]
-    pub ship_sensors: Option<ShipSensors>,
+impl<T: Declared> Declared for Option<T> {
+    const FIELDS: &'static [Decl] = T::FIELDS;
 }
 
-/// `ShipInput`.
-#[derive(Clone, Copy, PartialEq, prost::Message)]
-pub struct ShipInput {
-    #[prost(float, tag = "1")]
-    pub throttle_left_engine: f32,
-    #[prost(float, tag = "2")]
-    pub throttle_right_engine: f32,
-    #[prost(bool, tag = "3")]
-    pub thruster_front_left: bool,
-    #[prost(bool, tag = "4")]
-    pub thruster_front_right: bool,
-    #[prost(bool, tag = "5")]
-    pub thruster_left_front: bool,
-    #[prost(bool, tag = "6")]
-    pub thruster_left_rear: bool,
-    #[prost(bool, tag = "7")]
-    pub thruster_right_front: bool,
-    #[prost(bool, tag = "8")]
-    pub thruster_right_rear: bool,
-    #[prost(bool, tag = "9")]
-    pub thruster_rear_left: bool,
-    #[prost(bool, tag = "10")]
-    pub thruster_rear_right: bool,
-    #[prost(bool, tag = "11")]
-    pub fire_gun: bool,
+impl<T: Declared> Declared for Vec<T> {
+    const FIELDS: &'static [Decl] = T::FIELDS;
 }
 
-/// `ShipSensors`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct ShipSensors {
-    #[prost(message, optional, tag = "1")]
-    pub visual: Option<VisualSensors>,
-    #[prost(message, optional, tag = "2")]
-    pub health: Option<HealthSensor>,
+/// Vessel's messages, each declared once, in prost's own words: a field's
+/// attribute and type (what prost derives the decoder and the encoder from),
+/// followed by its registered field (`=> ID`, an enum's value names in
+/// parentheses). From the same list comes the message's
+/// [`Declared::FIELDS`], what the field walk reads: each field's number,
+/// type and whether it repeats, and its registered definition.
+macro_rules! messages {
+    ($(
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            $(
+                #[prost($($p:tt)*)]
+                pub $field:ident: $ty:ty => $def:ident $(($names:expr))?,
+            )*
+        }
+    )*) => {$(
+        $(#[$attr])*
+        #[derive(Clone, PartialEq, prost::Message)]
+        pub struct $name {
+            $(#[prost($($p)*)] pub $field: $ty,)*
+        }
+
+        impl Declared for $name {
+            const FIELDS: &'static [Decl] = &[$(decl!([$($p)*] $ty, $def $(, $names)?)),*];
+        }
+    )*};
 }
 
-/// `VisualSensors`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct VisualSensors {
-    #[prost(message, repeated, tag = "1")]
-    pub visible_objects: Vec<VisibleObject>,
+/// A field's [`Decl`], from its prost attribute, its type and its
+/// registered field.
+macro_rules! decl {
+    ([string, tag = $n:literal] $ty:ty, $def:ident) => {
+        Decl::new($n, Kind::Str, $def)
+    };
+    ([bool, tag = $n:literal] $ty:ty, $def:ident) => {
+        Decl::new($n, Kind::Bool, $def)
+    };
+    ([uint32, tag = $n:literal] $ty:ty, $def:ident) => {
+        Decl::new($n, Kind::U32, $def)
+    };
+    ([float, tag = $n:literal] $ty:ty, $def:ident) => {
+        Decl::new($n, Kind::Float, $def)
+    };
+    ([double, tag = $n:literal] $ty:ty, $def:ident) => {
+        Decl::new($n, Kind::Double, $def)
+    };
+    ([enumeration = $e:literal, tag = $n:literal] $ty:ty, $def:ident, $names:expr) => {
+        Decl::new($n, Kind::Enum($names), $def)
+    };
+    ([message, optional, tag = $n:literal] $ty:ty, $def:ident) => {
+        Decl::new($n, Kind::Msg(<$ty as Declared>::FIELDS), $def)
+    };
+    ([message, repeated, tag = $n:literal] $ty:ty, $def:ident) => {
+        Decl {
+            repeated: true,
+            ..Decl::new($n, Kind::Msg(<$ty as Declared>::FIELDS), $def)
+        }
+    };
 }
 
-/// `VisibleObject`.
-#[derive(Clone, Copy, PartialEq, prost::Message)]
-pub struct VisibleObject {
-    #[prost(enumeration = "ObjectType", tag = "1")]
-    pub r#type: i32,
-    #[prost(message, optional, tag = "2")]
-    pub position: Option<Position>,
-    #[prost(double, tag = "3")]
-    pub orientation: f64,
-    #[prost(message, optional, tag = "4")]
-    pub velocity: Option<Velocity>,
+messages! {
+    /// `vesselToEnvironment`.
+    pub struct VesselToEnvironment {
+        #[prost(string, tag = 1)]
+        pub protocol_version: String => PROTOCOL_VERSION,
+        #[prost(string, tag = 2)]
+        pub vessel_id: String => VESSEL_ID,
+        #[prost(uint32, tag = 3)]
+        pub sync_number: u32 => SYNC,
+        #[prost(message, optional, tag = 4)]
+        pub ship_input: Option<ShipInput> => INPUT,
+    }
+
+    /// `environmentToVessel`.
+    pub struct EnvironmentToVessel {
+        #[prost(string, tag = 1)]
+        pub protocol_version: String => PROTOCOL_VERSION,
+        #[prost(bool, tag = 2)]
+        pub join_status: bool => JOIN,
+        #[prost(string, tag = 3)]
+        pub vessel_id: String => VESSEL_ID,
+        #[prost(uint32, tag = 4)]
+        pub sync_number: u32 => SYNC,
+        #[prost(message, optional, tag = 5)]
+        pub ship_input: Option<ShipInput> => INPUT,
+        #[prost(message, optional, tag = 6)]
+        pub ship_sensors: Option<ShipSensors> => SENSORS,
+    }
+
+    /// `ShipInput`.
+    #[derive(Copy)]
+    pub struct ShipInput {
+        #[prost(float, tag = 1)]
+        pub throttle_left_engine: f32 => T_LEFT,
+        #[prost(float, tag = 2)]
+        pub throttle_right_engine: f32 => T_RIGHT,
+        #[prost(bool, tag = 3)]
+        pub thruster_front_left: bool => FRONT_LEFT,
+        #[prost(bool, tag = 4)]
+        pub thruster_front_right: bool => FRONT_RIGHT,
+        #[prost(bool, tag = 5)]
+        pub thruster_left_front: bool => LEFT_FRONT,
+        #[prost(bool, tag = 6)]
+        pub thruster_left_rear: bool => LEFT_REAR,
+        #[prost(bool, tag = 7)]
+        pub thruster_right_front: bool => RIGHT_FRONT,
+        #[prost(bool, tag = 8)]
+        pub thruster_right_rear: bool => RIGHT_REAR,
+        #[prost(bool, tag = 9)]
+        pub thruster_rear_left: bool => REAR_LEFT,
+        #[prost(bool, tag = 10)]
+        pub thruster_rear_right: bool => REAR_RIGHT,
+        #[prost(bool, tag = 11)]
+        pub fire_gun: bool => FIRE,
+    }
+
+    /// `ShipSensors`.
+    pub struct ShipSensors {
+        #[prost(message, optional, tag = 1)]
+        pub visual: Option<VisualSensors> => VISUAL,
+        #[prost(message, optional, tag = 2)]
+        pub health: Option<HealthSensor> => HEALTH,
+    }
+
+    /// `VisualSensors`.
+    pub struct VisualSensors {
+        #[prost(message, repeated, tag = 1)]
+        pub visible_objects: Vec<VisibleObject> => OBJECTS,
+    }
+
+    /// `VisibleObject`.
+    #[derive(Copy)]
+    pub struct VisibleObject {
+        #[prost(enumeration = "ObjectType", tag = 1)]
+        pub r#type: i32 => OBJ_TYPE(ObjectType::NAMES),
+        #[prost(message, optional, tag = 2)]
+        pub position: Option<Position> => OBJ_POS,
+        #[prost(double, tag = 3)]
+        pub orientation: f64 => OBJ_ORIENT,
+        #[prost(message, optional, tag = 4)]
+        pub velocity: Option<Velocity> => OBJ_VEL,
+    }
+
+    /// `Position`.
+    #[derive(Copy)]
+    pub struct Position {
+        #[prost(double, tag = 1)]
+        pub x: f64 => OBJ_POS_X,
+        #[prost(double, tag = 2)]
+        pub y: f64 => OBJ_POS_Y,
+    }
+
+    /// `Velocity`.
+    #[derive(Copy)]
+    pub struct Velocity {
+        #[prost(double, tag = 1)]
+        pub x: f64 => OBJ_VEL_X,
+        #[prost(double, tag = 2)]
+        pub y: f64 => OBJ_VEL_Y,
+    }
+
+    /// `HealthSensor`.
+    #[derive(Copy)]
+    pub struct HealthSensor {
+        #[prost(uint32, tag = 1)]
+        pub health: u32 => HEALTH_VALUE,
+    }
 }
 
 /// `VisibleObject.ObjectType`.
@@ -128,42 +225,9 @@ pub enum ObjectType {
     Bullet = 1,
 }
 
-/// `Position`.
-#[derive(Clone, Copy, PartialEq, prost::Message)]
-pub struct Position {
-    #[prost(double, tag = "1")]
-    pub x: f64,
-    #[prost(double, tag = "2")]
-    pub y: f64,
-}
-
-/// `Velocity`.
-#[derive(Clone, Copy, PartialEq, prost::Message)]
-pub struct Velocity {
-    #[prost(double, tag = "1")]
-    pub x: f64,
-    #[prost(double, tag = "2")]
-    pub y: f64,
-}
-
-/// `HealthSensor`.
-#[derive(Clone, Copy, PartialEq, prost::Message)]
-pub struct HealthSensor {
-    #[prost(uint32, tag = "1")]
-    pub health: u32,
-}
-
-impl EnvironmentToVessel {
-    /// The environment's version-only reply: nothing but protocolVersion
-    /// (every other field at its default, so absent from the wire).
-    pub fn is_version_only(&self) -> bool {
-        !self.protocol_version.is_empty()
-            && !self.join_status
-            && self.vessel_id.is_empty()
-            && self.sync_number == 0
-            && self.ship_input.is_none()
-            && self.ship_sensors.is_none()
-    }
+impl ObjectType {
+    /// Its values' names, by value (what the walk shows).
+    pub const NAMES: &[&str] = &["Ship", "Bullet"];
 }
 
 /// Which message a datagram holds.
@@ -362,6 +426,17 @@ pub struct Decl {
     pub repeated: bool,
 }
 
+impl Decl {
+    const fn new(number: u32, kind: Kind, def: &'static FieldDef) -> Decl {
+        Decl {
+            number,
+            kind,
+            def,
+            repeated: false,
+        }
+    }
+}
+
 macro_rules! defs {
     ($($id:ident = $name:literal, $label:literal, $ty:ident, $doc:literal;)*) => {
         /// Every registered field.
@@ -412,73 +487,11 @@ defs! {
     HEALTH_VALUE = "vessel.shipSensors.health.health", "health", Unsigned, "The ship's health";
 }
 
-const fn decl(number: u32, kind: Kind, def: &'static FieldDef) -> Decl {
-    Decl {
-        number,
-        kind,
-        def,
-        repeated: false,
-    }
-}
-
-const OBJECT_TYPES: &[&str] = &["Ship", "Bullet"];
-
-static SHIP_INPUT: &[Decl] = &[
-    decl(1, Kind::Float, T_LEFT),
-    decl(2, Kind::Float, T_RIGHT),
-    decl(3, Kind::Bool, FRONT_LEFT),
-    decl(4, Kind::Bool, FRONT_RIGHT),
-    decl(5, Kind::Bool, LEFT_FRONT),
-    decl(6, Kind::Bool, LEFT_REAR),
-    decl(7, Kind::Bool, RIGHT_FRONT),
-    decl(8, Kind::Bool, RIGHT_REAR),
-    decl(9, Kind::Bool, REAR_LEFT),
-    decl(10, Kind::Bool, REAR_RIGHT),
-    decl(11, Kind::Bool, FIRE),
-];
-static POSITION: &[Decl] = &[
-    decl(1, Kind::Double, OBJ_POS_X),
-    decl(2, Kind::Double, OBJ_POS_Y),
-];
-static VELOCITY: &[Decl] = &[
-    decl(1, Kind::Double, OBJ_VEL_X),
-    decl(2, Kind::Double, OBJ_VEL_Y),
-];
-static OBJECT: &[Decl] = &[
-    decl(1, Kind::Enum(OBJECT_TYPES), OBJ_TYPE),
-    decl(2, Kind::Msg(POSITION), OBJ_POS),
-    decl(3, Kind::Double, OBJ_ORIENT),
-    decl(4, Kind::Msg(VELOCITY), OBJ_VEL),
-];
-static VISUAL_FIELDS: &[Decl] = &[Decl {
-    number: 1,
-    kind: Kind::Msg(OBJECT),
-    def: OBJECTS,
-    repeated: true,
-}];
-static HEALTH_FIELDS: &[Decl] = &[decl(1, Kind::U32, HEALTH_VALUE)];
-static SENSOR_FIELDS: &[Decl] = &[
-    decl(1, Kind::Msg(VISUAL_FIELDS), VISUAL),
-    decl(2, Kind::Msg(HEALTH_FIELDS), HEALTH),
-];
-
 /// `vesselToEnvironment`'s fields.
-pub static V2E: &[Decl] = &[
-    decl(1, Kind::Str, PROTOCOL_VERSION),
-    decl(2, Kind::Str, VESSEL_ID),
-    decl(3, Kind::U32, SYNC),
-    decl(4, Kind::Msg(SHIP_INPUT), INPUT),
-];
+pub static V2E: &[Decl] = VesselToEnvironment::FIELDS;
 
 /// `environmentToVessel`'s fields.
-pub static E2V: &[Decl] = &[
-    decl(1, Kind::Str, PROTOCOL_VERSION),
-    decl(2, Kind::Bool, JOIN),
-    decl(3, Kind::Str, VESSEL_ID),
-    decl(4, Kind::U32, SYNC),
-    decl(5, Kind::Msg(SHIP_INPUT), INPUT),
-    decl(6, Kind::Msg(SENSOR_FIELDS), SENSORS),
-];
+pub static E2V: &[Decl] = EnvironmentToVessel::FIELDS;
 
 impl Which {
     /// Its fields and its node's definition.
@@ -492,24 +505,20 @@ impl Which {
 }
 
 /// Which message a datagram holds, by its content alone: the first field
-/// whose number and wire type only one message declares (2 or 4
-/// length-delimited, 3 varint: the vessel's; 2 or 4 varint, 3
-/// length-delimited, 5, 6: the environment's). `Either` when none does before
-/// the end or the first error.
+/// that tells ([`TELLS`]: 2 or 4 length-delimited, 3 varint: the vessel's;
+/// 2 or 4 varint, 3 length-delimited, 5, 6: the environment's). `Either`
+/// when none does before the end or the first error.
 pub fn classify(payload: &[u8]) -> Which {
     let mut buf = payload;
     while !buf.is_empty() {
         let Ok((tag, wire)) = decode_key(&mut buf) else {
             return Which::Either;
         };
-        match (tag, wire) {
-            (2 | 4, WireType::LengthDelimited) | (3, WireType::Varint) => {
-                return Which::ToEnvironment;
-            }
-            (2 | 4, WireType::Varint) | (3, WireType::LengthDelimited) | (5 | 6, _) => {
-                return Which::ToVessel;
-            }
-            _ => {}
+        let told = TELLS
+            .get(tag as usize)
+            .map_or(Which::Either, |t| t[wire as usize]);
+        if told != Which::Either {
+            return told;
         }
         if skip_field(wire, tag, &mut buf, DecodeContext::default()).is_err() {
             return Which::Either;
@@ -517,6 +526,48 @@ pub fn classify(payload: &[u8]) -> Which {
     }
     Which::Either
 }
+
+/// Field numbers [`TELLS`] has room for: above every number either message
+/// declares (checked when the crate compiles).
+const TOLD_NUMBERS: usize = 16;
+
+/// What a field of each number and wire type tells of its message, from the
+/// two messages' declarations: a number only one of them declares tells
+/// that one, whatever its wire type; a number both declare, the one that
+/// declares it with this wire type, if only one does.
+pub const TELLS: [[Which; 6]; TOLD_NUMBERS] = {
+    /// The wire type `decls` declares number `n` with.
+    const fn declared(decls: &[Decl], n: usize) -> Option<u8> {
+        let mut i = 0;
+        while i < decls.len() {
+            assert!((decls[i].number as usize) < TOLD_NUMBERS);
+            if decls[i].number as usize == n {
+                return Some(decls[i].kind.wire() as u8);
+            }
+            i += 1;
+        }
+        None
+    }
+    let mut t = [[Which::Either; 6]; TOLD_NUMBERS];
+    let mut n = 1;
+    while n < TOLD_NUMBERS {
+        let to_env = declared(VesselToEnvironment::FIELDS, n);
+        let to_vessel = declared(EnvironmentToVessel::FIELDS, n);
+        let mut w = 0;
+        while w < 6 {
+            t[n][w as usize] = match (to_env, to_vessel) {
+                (Some(_), None) => Which::ToEnvironment,
+                (None, Some(_)) => Which::ToVessel,
+                (Some(a), Some(b)) if a != b && a == w => Which::ToEnvironment,
+                (Some(a), Some(b)) if a != b && b == w => Which::ToVessel,
+                _ => Which::Either,
+            };
+            w += 1;
+        }
+        n += 1;
+    }
+    t
+};
 
 /// What a walk hands on: each field with its span and value, nodes
 /// entered and left (the sink's calls of [`crate::proto::field::FieldSink`]).
@@ -838,38 +889,6 @@ fn skip_error(buf: &[u8], at: usize, tag: u32, wire_raw: u8) -> DecodeError {
     }
 }
 
-/// `environmentToVessel` as the analysis decodes it: the same fields, the
-/// same decoding (prost merges a field into what is there; it checks no
-/// presence), but its sensors are kept in place (prost's `required`) rather
-/// than an `Option` that `clear` would drop with the list of visible objects
-/// inside: cleared, they keep their capacity, so decoding allocates nothing
-/// once the list has grown. Presence of the sensors is not told by it; the
-/// version-only reply is told by the bytes ([`classify`]).
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct KeptEnvironmentToVessel {
-    #[prost(string, tag = "1")]
-    pub protocol_version: String,
-    #[prost(bool, tag = "2")]
-    pub join_status: bool,
-    #[prost(string, tag = "3")]
-    pub vessel_id: String,
-    #[prost(uint32, tag = "4")]
-    pub sync_number: u32,
-    #[prost(message, optional, tag = "5")]
-    pub ship_input: Option<ShipInput>,
-    #[prost(message, required, tag = "6")]
-    pub ship_sensors: KeptShipSensors,
-}
-
-/// `ShipSensors`, kept in place.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct KeptShipSensors {
-    #[prost(message, required, tag = "1")]
-    pub visual: VisualSensors,
-    #[prost(message, optional, tag = "2")]
-    pub health: Option<HealthSensor>,
-}
-
 /// The analysis' decoder: prost merges each datagram into messages it keeps
 /// (cleared first), so a steady stream of packets allocates nothing once
 /// their strings and lists have grown. Where prost refuses a datagram, the
@@ -877,7 +896,7 @@ pub struct KeptShipSensors {
 #[derive(Debug, Default)]
 pub struct Decoder {
     pub v2e: VesselToEnvironment,
-    pub e2v: KeptEnvironmentToVessel,
+    pub e2v: EnvironmentToVessel,
 }
 
 /// The walk with nothing to hand on: only its error.
@@ -906,9 +925,25 @@ impl Decoder {
         }
     }
 
-    /// Decodes the environment's packet into [`Decoder::e2v`].
-    pub fn environment(&mut self, payload: &[u8]) -> Result<&KeptEnvironmentToVessel, DecodeError> {
+    /// Decodes the environment's packet into [`Decoder::e2v`]. Its sensors
+    /// stay in place from one packet to the next, cleared, so that the list
+    /// of visible objects keeps its room (prost's `clear` would drop the
+    /// `Option` with the list inside): once a packet has had sensors,
+    /// `ship_sensors` is `Some` whether or not this one has them. Their
+    /// presence is not told by it; the version-only reply is told by the
+    /// bytes ([`classify`]).
+    pub fn environment(&mut self, payload: &[u8]) -> Result<&EnvironmentToVessel, DecodeError> {
+        let mut sensors = self.e2v.ship_sensors.take();
         self.e2v.clear();
+        if let Some(s) = &mut sensors {
+            let visual = s.visual.take().map(|mut v| {
+                v.clear();
+                v
+            });
+            s.clear();
+            s.visual = visual;
+        }
+        self.e2v.ship_sensors = sensors;
         match self.e2v.merge(payload) {
             Ok(()) => Ok(&self.e2v),
             Err(_) => Err(locate(payload, Which::ToVessel)),
@@ -1046,8 +1081,27 @@ mod tests {
         );
         assert_eq!(m.ship_input, want.ship_input);
         let sensors = want.ship_sensors.unwrap();
-        assert_eq!(Some(&m.ship_sensors.visual), sensors.visual.as_ref());
-        assert_eq!(m.ship_sensors.health, sensors.health);
+        let kept = m.ship_sensors.as_ref().unwrap();
+        assert_eq!(kept.visual, sensors.visual);
+        assert_eq!(kept.health, sensors.health);
+    }
+
+    /// The table derived from the declarations tells each field as the
+    /// notes' tables say (written here by hand from vessel-NOTES.md).
+    #[test]
+    fn the_fields_that_tell_the_messages_apart_are_the_notes() {
+        use WireType::{LengthDelimited as Len, Varint};
+        for (n, row) in TELLS.iter().enumerate() {
+            for (w, told) in row.iter().enumerate() {
+                let wire = WireType::try_from(w as u64).unwrap();
+                let want = match (n, wire) {
+                    (2 | 4, Len) | (3, Varint) => Which::ToEnvironment,
+                    (2 | 4, Varint) | (3, Len) | (5 | 6, _) => Which::ToVessel,
+                    _ => Which::Either,
+                };
+                assert_eq!(*told, want, "field {n}, wire type {w}");
+            }
+        }
     }
 
     #[test]
@@ -1056,7 +1110,6 @@ mod tests {
             protocol_version: "0.0.3".into(),
             ..Default::default()
         };
-        assert!(e.is_version_only());
         assert_eq!(classify(&e.encode_to_vec()), Which::Either);
     }
 
@@ -1144,13 +1197,13 @@ mod tests {
         let tables: [(&str, &[Decl]); 9] = [
             ("vesselToEnvironment", V2E),
             ("environmentToVessel", E2V),
-            ("ShipInput", SHIP_INPUT),
-            ("ShipSensors", SENSOR_FIELDS),
-            ("VisualSensors", VISUAL_FIELDS),
-            ("VisibleObject", OBJECT),
-            ("Position", POSITION),
-            ("Velocity", VELOCITY),
-            ("HealthSensor", HEALTH_FIELDS),
+            ("ShipInput", ShipInput::FIELDS),
+            ("ShipSensors", ShipSensors::FIELDS),
+            ("VisualSensors", VisualSensors::FIELDS),
+            ("VisibleObject", VisibleObject::FIELDS),
+            ("Position", Position::FIELDS),
+            ("Velocity", Velocity::FIELDS),
+            ("HealthSensor", HealthSensor::FIELDS),
         ];
         assert_eq!(proto.len(), tables.len());
         for ((pname, pfields), (tname, decls)) in proto.iter().zip(tables) {
