@@ -272,7 +272,7 @@ impl Dissector for Vessel {
     }
 
     fn field_defs(&self) -> &'static [FieldDef] {
-        wire::FIELDS
+        &wire::FIELDS
     }
 
     fn fields(&self, payload: &[u8], sink: &mut dyn FieldSink) -> Result<(), ProtoDetail> {

@@ -21,7 +21,7 @@
 //! field numbers are skipped (proto3), absent fields read as their defaults
 //! (a syncNumber of 0 is not on the wire).
 
-use crate::proto::field::{FieldDef, FieldType, GroupDefs, Value, group_key};
+use crate::proto::field::{FieldDef, GroupDefs, Value, group_key};
 use crate::proto::wire_error::{At, Short, Within};
 use prost::Message as _;
 use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
@@ -80,30 +80,38 @@ macro_rules! messages {
 /// registered field.
 macro_rules! decl {
     ([string, tag = $n:literal] $ty:ty, $def:ident) => {
-        Decl::new($n, Kind::Str, $def)
+        Decl::new($n, Kind::Str, field(FieldId::$def))
     };
     ([bool, tag = $n:literal] $ty:ty, $def:ident) => {
-        Decl::new($n, Kind::Bool, $def)
+        Decl::new($n, Kind::Bool, field(FieldId::$def))
     };
     ([uint32, tag = $n:literal] $ty:ty, $def:ident) => {
-        Decl::new($n, Kind::U32, $def)
+        Decl::new($n, Kind::U32, field(FieldId::$def))
     };
     ([float, tag = $n:literal] $ty:ty, $def:ident) => {
-        Decl::new($n, Kind::Float, $def)
+        Decl::new($n, Kind::Float, field(FieldId::$def))
     };
     ([double, tag = $n:literal] $ty:ty, $def:ident) => {
-        Decl::new($n, Kind::Double, $def)
+        Decl::new($n, Kind::Double, field(FieldId::$def))
     };
     ([enumeration = $e:literal, tag = $n:literal] $ty:ty, $def:ident, $names:expr) => {
-        Decl::new($n, Kind::Enum($names), $def)
+        Decl::new($n, Kind::Enum($names), field(FieldId::$def))
     };
     ([message, optional, tag = $n:literal] $ty:ty, $def:ident) => {
-        Decl::new($n, Kind::Msg(<$ty as Declared>::FIELDS), $def)
+        Decl::new(
+            $n,
+            Kind::Msg(<$ty as Declared>::FIELDS),
+            field(FieldId::$def),
+        )
     };
     ([message, repeated, tag = $n:literal] $ty:ty, $def:ident) => {
         Decl {
             repeated: true,
-            ..Decl::new($n, Kind::Msg(<$ty as Declared>::FIELDS), $def)
+            ..Decl::new(
+                $n,
+                Kind::Msg(<$ty as Declared>::FIELDS),
+                field(FieldId::$def),
+            )
         }
     };
 }
@@ -426,6 +434,11 @@ pub struct Decl {
     pub repeated: bool,
 }
 
+/// A registered field's definition, in a constant.
+const fn field(id: FieldId) -> &'static FieldDef {
+    &FIELDS[id as usize]
+}
+
 impl Decl {
     const fn new(number: u32, kind: Kind, def: &'static FieldDef) -> Decl {
         Decl {
@@ -437,22 +450,11 @@ impl Decl {
     }
 }
 
-macro_rules! defs {
-    ($($id:ident = $name:literal, $label:literal, $ty:ident, $doc:literal;)*) => {
-        /// Every registered field.
-        pub static FIELDS: &[FieldDef] = &[$(FieldDef {
-            name: $name,
-            label: $label,
-            ty: FieldType::$ty,
-            doc: $doc,
-        }),*];
-        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-        enum Ix { $($id),* }
-        $(const $id: &FieldDef = &FIELDS[Ix::$id as usize];)*
-    };
-}
-
-defs! {
+crate::proto::layout::fields! {
+    /// A registered field: its index in [`FIELDS`].
+    pub enum FieldId;
+    /// Every registered field.
+    pub static FIELDS;
     TO_ENV = "vessel.vesselToEnvironment", "vesselToEnvironment", Node, "A vessel's packet (message vesselToEnvironment)";
     TO_VESSEL = "vessel.environmentToVessel", "environmentToVessel", Node, "The environment's packet (message environmentToVessel)";
     VERSION_ONLY = "vessel.versionOnly", "versionOnly", Node, "A packet with protocolVersion at most: the environment's version-only reply, or a packet nothing in which tells its message";
@@ -497,9 +499,9 @@ impl Which {
     /// Its fields and its node's definition.
     pub fn schema(self) -> (&'static [Decl], &'static FieldDef) {
         match self {
-            Which::ToEnvironment => (V2E, TO_ENV),
-            Which::ToVessel => (E2V, TO_VESSEL),
-            Which::Either => (E2V, VERSION_ONLY),
+            Which::ToEnvironment => (V2E, FieldId::TO_ENV.def()),
+            Which::ToVessel => (E2V, FieldId::TO_VESSEL.def()),
+            Which::Either => (E2V, FieldId::VERSION_ONLY.def()),
         }
     }
 }
