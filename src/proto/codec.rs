@@ -467,6 +467,61 @@ pub const fn field_offsets<H, const N: usize>(items: &[Item<H>], lens: [usize; N
     out
 }
 
+/// The number of items of `parts` one after another (a row that includes
+/// another's, `splice!`).
+pub const fn total<H>(parts: &[&[Item<H>]]) -> usize {
+    let mut n = 0;
+    let mut k = 0;
+    while k < parts.len() {
+        n += parts[k].len();
+        k += 1;
+    }
+    n
+}
+
+/// The items of `parts` one after another, `N` of them ([`total`]): what
+/// `splice!` makes a row of.
+pub const fn concat<H: Copy, const N: usize>(parts: &[&[Item<H>]]) -> [Item<H>; N] {
+    assert!(total(parts) == N, "a spliced row of another length");
+    let mut k = 0;
+    while k < parts.len() && parts[k].is_empty() {
+        k += 1;
+    }
+    assert!(k < parts.len(), "a spliced row of no items");
+    let mut out = [parts[k][0]; N];
+    let (mut at, mut k) = (0, 0);
+    while k < parts.len() {
+        let mut j = 0;
+        while j < parts[k].len() {
+            out[at] = parts[k][j];
+            at += 1;
+            j += 1;
+        }
+        k += 1;
+    }
+    out
+}
+
+/// A row of the items of `parts` one after another, a constant slice:
+/// each part a constant slice of items (a sub-row: the movement structure
+/// that three of Battlegrounds' payloads start with) or a bracketed list
+/// of them, so that a row includes another's items without repeating
+/// them:
+///
+/// ```text
+/// const AUTH_OK: &[Item] = splice![MOVEMENT, [NAME_LEN, NAME]];
+/// ```
+macro_rules! splice {
+    ($( $part:tt ),* $(,)?) => {
+        &$crate::proto::codec::concat::<
+            _,
+            { $crate::proto::codec::total(&[$( $crate::proto::codec::splice!(@part $part) ),*]) },
+        >(&[$( $crate::proto::codec::splice!(@part $part) ),*])
+    };
+    (@part [ $( $item:expr ),* $(,)? ]) => { &[ $( $item ),* ] };
+    (@part $sub:expr) => { $sub };
+}
+
 /// Whether the items of `items` from `j` have the shapes `shapes`.
 pub const fn fits<H>(items: &[Item<H>], j: usize, shapes: &[Shape]) -> bool {
     if j + shapes.len() > items.len() {
@@ -545,6 +600,11 @@ macro_rules! item_offset {
 ///     }
 /// }
 /// ```
+///
+/// A field that is itself a record names that record's row instead of
+/// listing items (`pub movement: Movement = MOVEMENT`): its items are
+/// spliced into the row (`splice!`), written once for every row that
+/// holds them.
 ///
 /// A field's type ([`Wire`]) says how many items it holds. The struct gets
 /// [`Record`] (read and write at the row's offsets: each field at the
@@ -641,11 +701,11 @@ macro_rules! record {
     (
         $(#[$m:meta])*
         $vis:vis struct $name:ident in $ivis:vis const $items:ident: $ity:ty {
-            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = [ $( $item:expr ),+ $(,)? ] ),* $(,)?
+            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = $part:tt ),* $(,)?
         }
     ) => {
         /// The row of its record, a field's items after another's.
-        $ivis const $items: $ity = &[ $( $( $item, )+ )* ];
+        $ivis const $items: $ity = $crate::proto::codec::splice![$( $part ),*];
 
         $(#[$m])*
         $vis struct $name { $( $(#[$fm])* $fvis $field: $ty, )* }
@@ -657,7 +717,7 @@ macro_rules! record {
             $(
                 let shape = <$ty as $crate::proto::codec::Wire>::SHAPE;
                 assert!(
-                    shape.len() == [$( stringify!($item) ),+].len()
+                    shape.len() == $crate::proto::codec::splice!(@part $part).len()
                         && $crate::proto::codec::fits($items, next, shape),
                     concat!(stringify!($name), ".", stringify!($field), ": its type is not its items' shape")
                 );
@@ -1077,7 +1137,7 @@ macro_rules! messages {
     (@read $b:ident $order:expr, $rows:path, $kt:ident $name:ident $v:ident) => { $name::$v };
 }
 
-pub(crate) use {item_index, item_offset, messages, record, row_offset};
+pub(crate) use {item_index, item_offset, messages, record, row_offset, splice};
 
 #[cfg(test)]
 mod tests {
@@ -1142,6 +1202,43 @@ mod tests {
         let mut short = [0u8; 3];
         v.write(&mut short, ByteOrder::Big);
         assert_eq!(short, [1, 2, 0]);
+    }
+
+    record! {
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        struct Inner in const INNER: &[Item<T>] {
+            a: u16 = [hidden(T::A, Prim::Int(Int::U16, Show::Dec), "a")],
+            b: f32 = [hidden(T::B, Prim::F32, "b")],
+        }
+    }
+
+    record! {
+        #[derive(Debug, PartialEq)]
+        struct Outer in const OUTER: &[Item<T>] {
+            c: u8 = [hidden(T::C, Prim::Int(Int::U8, Show::Dec), "c")],
+            inner: Inner = INNER,
+        }
+    }
+
+    /// A record's field that is a record names its row: the row holds
+    /// its items, spliced in after the items before it, and the field is
+    /// read and written at its first item's offset.
+    #[test]
+    fn a_record_holds_a_sub_row() {
+        let labels: Vec<_> = OUTER.iter().map(|i| i.label).collect();
+        assert_eq!(labels, ["c", "a", "b"]);
+        const TWICE: &[Item<T>] = splice![INNER, [OUTER[0]], INNER];
+        assert_eq!(TWICE.len(), 5);
+        assert_eq!(size(TWICE), 13);
+        let v = Outer {
+            c: 9,
+            inner: Inner { a: 0x0102, b: 1.5 },
+        };
+        assert_eq!(Outer::LEN, 7);
+        let mut b = [0u8; 7];
+        v.write(&mut b, ByteOrder::Big);
+        assert_eq!(b, [9, 1, 2, 0x3f, 0xc0, 0, 0]);
+        assert_eq!(Outer::read(&b, ByteOrder::Big), v);
     }
 
     const ENTRY: crate::proto::layout::Entry<T> = crate::proto::layout::entry(
