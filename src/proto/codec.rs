@@ -17,11 +17,14 @@
 //!
 //! A protocol's message enum is declared with `messages!`, a line a
 //! message type: a body after its row's head ([`Body`]: a record, counted
-//! [`Entries`], or a protocol's own), or its fields one by one, each
-//! naming its item ([`Part`]: a value, or a text after its length), or
-//! none. From that list come the type of a message, its length, its
-//! reader, its writer and its owned copy, for every protocol that declares
-//! its messages this way (lwar, Starstrike).
+//! [`Entries`], or a protocol's own), or its fields one by one ([`Part`]:
+//! a value, or a text after its length), those of its row's head naming
+//! their items, the others declared with their items, which make its
+//! row, or none. From that list come the type of a message, its length,
+//! its reader, its writer, its owned copy and the rows of the types
+//! declared field by field, for every protocol that declares its messages
+//! this way (lwar, Starstrike). A row may include another's items
+//! (`splice!`: a record that holds another, Battlegrounds' movement).
 //!
 //! Reading allocates nothing and borrows nothing (a value is copied out of
 //! the bytes): one length check, then each value at its constant offset in
@@ -467,6 +470,62 @@ pub const fn field_offsets<H, const N: usize>(items: &[Item<H>], lens: [usize; N
     out
 }
 
+/// The number of items of `parts` one after another (a row that includes
+/// another's, `splice!`).
+pub const fn total<H>(parts: &[&[Item<H>]]) -> usize {
+    let mut n = 0;
+    let mut k = 0;
+    while k < parts.len() {
+        n += parts[k].len();
+        k += 1;
+    }
+    n
+}
+
+/// The items of `parts` one after another, `N` of them ([`total`]): what
+/// `splice!` makes a row of.
+pub const fn concat<H: Copy, const N: usize>(parts: &[&[Item<H>]]) -> [Item<H>; N] {
+    assert!(total(parts) == N, "a spliced row of another length");
+    let mut k = 0;
+    while k < parts.len() && parts[k].is_empty() {
+        k += 1;
+    }
+    assert!(k < parts.len(), "a spliced row of no items");
+    let mut out = [parts[k][0]; N];
+    let (mut at, mut k) = (0, 0);
+    while k < parts.len() {
+        let mut j = 0;
+        while j < parts[k].len() {
+            out[at] = parts[k][j];
+            at += 1;
+            j += 1;
+        }
+        k += 1;
+    }
+    out
+}
+
+/// A row of the items of `parts` one after another, a constant slice:
+/// each part a constant slice of items (a sub-row: the movement structure
+/// that three of Battlegrounds' payloads start with) or a bracketed list
+/// of them, so that a row includes another's items without repeating
+/// them:
+///
+/// ```text
+/// const AUTH_OK: &[Item] = splice![MOVEMENT, [NAME_LEN, NAME]];
+/// ```
+macro_rules! splice {
+    () => { &[] };
+    ($( $part:tt ),+ $(,)?) => {
+        &$crate::proto::codec::concat::<
+            _,
+            { $crate::proto::codec::total(&[$( $crate::proto::codec::splice!(@part $part) ),*]) },
+        >(&[$( $crate::proto::codec::splice!(@part $part) ),*])
+    };
+    (@part [ $( $item:expr ),* $(,)? ]) => { &[ $( $item ),* ] };
+    (@part $sub:expr) => { $sub };
+}
+
 /// Whether the items of `items` from `j` have the shapes `shapes`.
 pub const fn fits<H>(items: &[Item<H>], j: usize, shapes: &[Shape]) -> bool {
     if j + shapes.len() > items.len() {
@@ -545,6 +604,11 @@ macro_rules! item_offset {
 ///     }
 /// }
 /// ```
+///
+/// A field that is itself a record names that record's row instead of
+/// listing items (`pub movement: Movement = MOVEMENT`): its items are
+/// spliced into the row (`splice!`), written once for every row that
+/// holds them.
 ///
 /// A field's type ([`Wire`]) says how many items it holds. The struct gets
 /// [`Record`] (read and write at the row's offsets: each field at the
@@ -641,11 +705,11 @@ macro_rules! record {
     (
         $(#[$m:meta])*
         $vis:vis struct $name:ident in $ivis:vis const $items:ident: $ity:ty {
-            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = [ $( $item:expr ),+ $(,)? ] ),* $(,)?
+            $( $(#[$fm:meta])* $fvis:vis $field:ident: $ty:ty = $part:tt ),* $(,)?
         }
     ) => {
         /// The row of its record, a field's items after another's.
-        $ivis const $items: $ity = &[ $( $( $item, )+ )* ];
+        $ivis const $items: $ity = $crate::proto::codec::splice![$( $part ),*];
 
         $(#[$m])*
         $vis struct $name { $( $(#[$fm])* $fvis $field: $ty, )* }
@@ -657,7 +721,7 @@ macro_rules! record {
             $(
                 let shape = <$ty as $crate::proto::codec::Wire>::SHAPE;
                 assert!(
-                    shape.len() == [$( stringify!($item) ),+].len()
+                    shape.len() == $crate::proto::codec::splice!(@part $part).len()
                         && $crate::proto::codec::fits($items, next, shape),
                     concat!(stringify!($name), ".", stringify!($field), ": its type is not its items' shape")
                 );
@@ -883,13 +947,14 @@ macro_rules! row_offset {
 /// messages! {
 ///     /// One message. `S` holds the borrowed or owned parts.
 ///     pub enum MessageOf<S: Store> {
-///         Connect { seqno: u32 = F::SEQNO, name: S::Text = F::NAME_LEN },
+///         Connect { seqno: u32 = F::SEQNO; name: S::Text = [STR_LEN, NAME_STR] },
 ///         Stats(S::List<StatsEntry>),
 ///         Input(Input),
 ///         Full,
 ///     }
 ///     type MessageType, fn msg_type;
 ///     rows row, ORDER;
+///     items Item;
 ///     read read_message<'a> -> MessageOf<View<'a>>;
 ///     owned MessageOf<Owned>;
 /// }
@@ -897,34 +962,46 @@ macro_rules! row_offset {
 ///
 /// Three kinds of variant: a body after the row's head (`Input(Input)`:
 /// a [`Body`], a record, counted entries or a protocol's own), the row's
-/// items field by field (`Connect { .. }`: each a [`Part`] naming the item
-/// it starts at, the head's included, a text naming its length), or none.
+/// items field by field (`Connect { .. }`), or none. A field-by-field
+/// variant lists the fields its row's head holds, each a [`Part`] naming
+/// its item (`seqno: u32 = F::SEQNO`), then, after a `;`, its fields with
+/// their items (`name: S::Text = [STR_LEN, NAME_STR]`: a text, its length
+/// and itself; or a constant slice of items, a sub-row, `splice!`): those
+/// items, in order, are the items of its type's row after the head,
+/// which the protocol's table takes from the generated `fn fields_row`
+/// of the type (`items`: the type of an item), so that a field is named
+/// once, with its items.
+///
 /// Generated: the type of a message (`fn msg_type`), its bytes
 /// (`wire_len`: head, items, entries or text), the entries it counts
 /// (`count`), its writer (`write`: every field and body, at its row's
 /// offsets, into bytes that start at its head; what the head holds
 /// besides its fields, a type byte, is the protocol's), its reader (`read`:
-/// the message of a type from its bytes, length checked by the caller) and
-/// its owned copy (`to_owned_repr`). A field-by-field variant that does
-/// not hold its row's items in order and shape, every one, does not
-/// compile.
+/// the message of a type from its bytes, length checked by the caller),
+/// its owned copy (`to_owned_repr`) and the items of each field-by-field
+/// type's row (`fields_row`). A field-by-field variant whose row does not
+/// hold its items in order and shape, every one, does not compile.
 macro_rules! messages {
     (
         $(#[$m:meta])*
         $vis:vis enum $name:ident<$p:ident $(: $bound:path)?> {
             $(
                 $(#[$vm:meta])*
-                $v:ident $( ( $t:ty ) )? $( { $( $f:ident : $ft:ty = $id:expr ),* $(,)? } )?
+                $v:ident $( ( $t:ty ) )? $( {
+                    $( $hf:ident : $hft:ty = $hid:expr ),* ;
+                    $( $f:ident : $ft:ty = $part:tt ),* $(,)?
+                } )?
             ),* $(,)?
         }
         type $kt:ident, fn $kind:ident;
         rows $rows:path, $order:expr;
+        items $item:ty;
         read $read:ident<$lt:lifetime> -> $view:ty;
         owned $owned:ty;
     ) => {
         $(#[$m])*
         $vis enum $name<$p $(: $bound)?> {
-            $( $(#[$vm])* $v $( ( $t ) )? $( { $( $f: $ft ),* } )?, )*
+            $( $(#[$vm])* $v $( ( $t ) )? $( { $( $hf: $hft, )* $( $f: $ft ),* } )?, )*
         }
 
         impl<$p $(: $bound)?> $name<$p> {
@@ -936,31 +1013,50 @@ macro_rules! messages {
             }
         }
 
+        #[allow(dead_code)]
+        impl $kt {
+            /// The items of its row after the head, for a type whose
+            /// message is declared field by field (none for the others):
+            /// each field's items, in order.
+            pub(super) const fn fields_row(self) -> Option<&'static [$item]> {
+                match self { $(
+                    $kt::$v => $crate::proto::codec::messages!(@items $item; $( { $( $part )* } )?),
+                )* }
+            }
+        }
+
         impl<$p $(: $bound)?> $name<$p>
         where
-            $( $( $t: $crate::proto::codec::Body, )? $( $( $ft: $crate::proto::codec::Part, )* )? )*
+            $( $( $t: $crate::proto::codec::Body, )? $( $( $hft: $crate::proto::codec::Part, )* $( $ft: $crate::proto::codec::Part, )* )? )*
         {
-            /// Checks, at compile time, that each field-by-field variant
-            /// holds its row.
+            /// Checks, at compile time, that each field-by-field variant's
+            /// row holds its fields: the head's where its head has them,
+            /// the others each the next of its items, of its type's shape,
+            /// every item held.
             const HOLDS_ITS_ROW: () = { $( $(
                 let l = &$rows($kt::$v);
+                $(
+                    assert!(
+                        $crate::proto::codec::item_index!(l.head, $hid) < l.head.len(),
+                        concat!(stringify!($v), ".", stringify!($hf), ": not in its row's head")
+                    );
+                )*
+                #[allow(unused_mut)]
                 let mut next = 0;
                 $(
-                    let j = $crate::proto::codec::item_index!(l.items, $id);
-                    if j == l.items.len() {
-                        assert!(
-                            $crate::proto::codec::item_index!(l.head, $id) < l.head.len(),
-                            concat!(stringify!($v), ".", stringify!($f), ": not in its row")
-                        );
-                    } else {
-                        assert!(j == next, concat!(stringify!($v), ".", stringify!($f), ": not the next item of its row"));
-                        let shape = <$ft as $crate::proto::codec::Part>::SHAPE;
-                        assert!(
-                            $crate::proto::codec::fits_part(l.items, j, shape),
-                            concat!(stringify!($v), ".", stringify!($f), ": its type is not its items' shape")
-                        );
-                        next = j + shape.len();
-                    }
+                    let first = $crate::proto::codec::splice!(@part $part)[0].def;
+                    assert!(
+                        $crate::proto::codec::item_index!(l.head, first) == l.head.len()
+                            && $crate::proto::codec::item_index!(l.items, first) == next,
+                        concat!(stringify!($v), ".", stringify!($f), ": not the next item of its row")
+                    );
+                    let shape = <$ft as $crate::proto::codec::Part>::SHAPE;
+                    assert!(
+                        shape.len() == $crate::proto::codec::splice!(@part $part).len()
+                            && $crate::proto::codec::fits_part(l.items, next, shape),
+                        concat!(stringify!($v), ".", stringify!($f), ": its type is not its items' shape")
+                    );
+                    next += shape.len();
                 )*
                 assert!(next == l.items.len(), concat!(stringify!($v), ": items of its row it does not hold"));
             )? )* };
@@ -970,8 +1066,8 @@ macro_rules! messages {
             pub fn wire_len(&self) -> usize {
                 let () = Self::HOLDS_ITS_ROW;
                 match self { $(
-                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )? $( { $($f)* } )?) =>
-                        $crate::proto::codec::messages!(@len m $rows, $kt $v $( ($t) )? $( { $($f)* } )?),
+                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )? $( { $($hf)* $($f)* } )?) =>
+                        $crate::proto::codec::messages!(@len m $rows, $kt $v $( ($t) )? $( { $($hf)* $($f)* } )?),
                 )* }
             }
 
@@ -989,8 +1085,11 @@ macro_rules! messages {
             #[cfg_attr(not(debug_assertions), inline(always))]
             pub(crate) fn write(&self, b: &mut [u8]) {
                 match self { $(
-                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )? $( { $($f)* } )?) =>
-                        $crate::proto::codec::messages!(@write m b $order, $rows, $kt $v $( ($t) )? $( { $( $f = $id ),* } )?),
+                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )? $( { $($hf)* $($f)* } )?) =>
+                        $crate::proto::codec::messages!(@write m b $order, $rows, $kt $v $( ($t) )? $( {
+                            $( $hf = $hid, )*
+                            $( $f = ($crate::proto::codec::splice!(@part $part)[0].def), )*
+                        } )?),
                 )* }
             }
         }
@@ -999,8 +1098,8 @@ macro_rules! messages {
             /// An owned copy.
             pub fn to_owned_repr(&self) -> $owned {
                 match self { $(
-                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )? $( { $($f)* } )?) =>
-                        $crate::proto::codec::messages!(@own m $name $v $( ($t) )? $( { $($f)* } )?),
+                    $crate::proto::codec::messages!(@pat m $name $v $( ($t) )? $( { $($hf)* $($f)* } )?) =>
+                        $crate::proto::codec::messages!(@own m $name $v $( ($t) )? $( { $($hf)* $($f)* } )?),
                 )* }
             }
         }
@@ -1011,9 +1110,20 @@ macro_rules! messages {
         #[cfg_attr(not(debug_assertions), inline(always))]
         $vis fn $read<$lt>(t: $kt, b: &$lt [u8]) -> $view {
             match t { $(
-                $kt::$v => $crate::proto::codec::messages!(@read b $order, $rows, $kt $name $v $( ($t) )? $( { $( $f = $id ),* } )?),
+                $kt::$v => $crate::proto::codec::messages!(@read b $order, $rows, $kt $name $v $( ($t) )? $( {
+                    $( $hf = $hid, )*
+                    $( $f = ($crate::proto::codec::splice!(@part $part)[0].def), )*
+                } )?),
             )* }
         }
+    };
+
+    (@items $item:ty;) => { None };
+    (@items $item:ty; { $( $part:tt )* }) => {
+        Some({
+            const ITEMS: &[$item] = $crate::proto::codec::splice![$( $part ),*];
+            ITEMS
+        })
     };
 
     (@pat $m:ident $name:ident $v:ident ($t:ty)) => { $name::$v($m) };
@@ -1040,7 +1150,7 @@ macro_rules! messages {
             $crate::proto::codec::Body::body_write($m, const { &$rows($kt::$v) }, body, $order)
         }
     };
-    (@write $m:ident $b:ident $order:expr, $rows:path, $kt:ident $v:ident { $( $f:ident = $id:expr ),* }) => {{ $(
+    (@write $m:ident $b:ident $order:expr, $rows:path, $kt:ident $v:ident { $( $f:ident = $id:expr, )* }) => {{ $(
         $crate::proto::codec::Part::part_write(
             $f,
             $b,
@@ -1065,7 +1175,7 @@ macro_rules! messages {
             $order,
         ))
     };
-    (@read $b:ident $order:expr, $rows:path, $kt:ident $name:ident $v:ident { $( $f:ident = $id:expr ),* }) => {
+    (@read $b:ident $order:expr, $rows:path, $kt:ident $name:ident $v:ident { $( $f:ident = $id:expr, )* }) => {
         $name::$v { $(
             $f: $crate::proto::codec::ReadPart::part_read(
                 $b,
@@ -1077,7 +1187,7 @@ macro_rules! messages {
     (@read $b:ident $order:expr, $rows:path, $kt:ident $name:ident $v:ident) => { $name::$v };
 }
 
-pub(crate) use {item_index, item_offset, messages, record, row_offset};
+pub(crate) use {item_index, item_offset, messages, record, row_offset, splice};
 
 #[cfg(test)]
 mod tests {
@@ -1142,6 +1252,43 @@ mod tests {
         let mut short = [0u8; 3];
         v.write(&mut short, ByteOrder::Big);
         assert_eq!(short, [1, 2, 0]);
+    }
+
+    record! {
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        struct Inner in const INNER: &[Item<T>] {
+            a: u16 = [hidden(T::A, Prim::Int(Int::U16, Show::Dec), "a")],
+            b: f32 = [hidden(T::B, Prim::F32, "b")],
+        }
+    }
+
+    record! {
+        #[derive(Debug, PartialEq)]
+        struct Outer in const OUTER: &[Item<T>] {
+            c: u8 = [hidden(T::C, Prim::Int(Int::U8, Show::Dec), "c")],
+            inner: Inner = INNER,
+        }
+    }
+
+    /// A record's field that is a record names its row: the row holds
+    /// its items, spliced in after the items before it, and the field is
+    /// read and written at its first item's offset.
+    #[test]
+    fn a_record_holds_a_sub_row() {
+        let labels: Vec<_> = OUTER.iter().map(|i| i.label).collect();
+        assert_eq!(labels, ["c", "a", "b"]);
+        const TWICE: &[Item<T>] = splice![INNER, [OUTER[0]], INNER];
+        assert_eq!(TWICE.len(), 5);
+        assert_eq!(size(TWICE), 13);
+        let v = Outer {
+            c: 9,
+            inner: Inner { a: 0x0102, b: 1.5 },
+        };
+        assert_eq!(Outer::LEN, 7);
+        let mut b = [0u8; 7];
+        v.write(&mut b, ByteOrder::Big);
+        assert_eq!(b, [9, 1, 2, 0x3f, 0xc0, 0, 0]);
+        assert_eq!(Outer::read(&b, ByteOrder::Big), v);
     }
 
     const ENTRY: crate::proto::layout::Entry<T> = crate::proto::layout::entry(
@@ -1229,12 +1376,18 @@ mod tests {
     }
 
     const ONE_HEAD: &[Item<T>] = &[hidden(T::A, Prim::Int(Int::U16, Show::Dec), "a")];
-    const ONE_ITEMS: &[Item<T>] = &[hidden(T::C, Prim::Int(Int::U8, Show::Dec), "c")];
 
-    /// `One`: a head of `a`, then `c`; `Two`: [`COUNTED`]; `Three`: none.
+    /// `One`: a head of `a`, then its items (`c`, declared with its
+    /// field); `Two`: [`COUNTED`]; `Three`: none.
     const fn krow(k: K) -> Layout<T> {
         match k {
-            K::One => crate::proto::layout::layout(ONE_HEAD, ONE_ITEMS, None, &[]),
+            K::One => {
+                let items = match K::One.fields_row() {
+                    Some(items) => items,
+                    None => &[],
+                };
+                crate::proto::layout::layout(ONE_HEAD, items, None, &[])
+            }
             K::Two => COUNTED,
             K::Three => crate::proto::layout::layout(&[], &[], None, &[]),
         }
@@ -1243,21 +1396,25 @@ mod tests {
     messages! {
         #[derive(Debug, PartialEq)]
         enum Msg<L> {
-            One { a: u16 = T::A, c: u8 = T::C },
+            One { a: u16 = T::A; c: u8 = [hidden(T::C, Prim::Int(Int::U8, Show::Dec), "c")] },
             Two(L),
             Three,
         }
         type K, fn kind;
         rows krow, ByteOrder::Little;
+        items Item<T>;
         read read_msg<'a> -> Msg<Entries<'a, Ac>>;
         owned Msg<Vec<Ac>>;
     }
 
     /// The three kinds of a message: fields at their row's offsets (the
     /// head's too), a body after the head (counted entries), none; read
-    /// back as written, and owned.
+    /// back as written, and owned. A field-by-field type's row holds the
+    /// items its fields declare.
     #[test]
     fn messages_read_and_write_at_their_rows_offsets() {
+        assert_eq!(K::One.fields_row().map(|i| i.len()), Some(1));
+        assert!(K::Two.fields_row().is_none() && K::Three.fields_row().is_none());
         let one = Msg::<Vec<Ac>>::One { a: 0x0102, c: 7 };
         assert_eq!((one.kind(), one.wire_len(), one.count()), (K::One, 3, 0));
         let mut b = [0u8; 3];

@@ -4,7 +4,8 @@
 //! itself as every protocol's does: `at offset N` ([`At`]), a shortage in
 //! [`Short`]'s one sentence (`crate::proto::wire_error`).
 
-use super::types::{HEADER_LEN, PacketType};
+use super::layout::HEADER_LEN;
+use super::types::PacketType;
 use crate::engine::finding::Word;
 use crate::proto::wire_error::{At, Short, Within};
 use std::fmt;

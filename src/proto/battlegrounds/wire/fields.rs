@@ -4,9 +4,9 @@
 //! walk borrows from the packet and allocates nothing.
 
 use super::error::DecodeError;
-use super::layout::{Bg, F, FIELDS, Form, field};
+use super::layout::{Bg, F, FIELDS, Form, HEADER_LEN, field};
 use super::packet::{Header, Packet, Payload, Shape};
-use super::types::{ByteOrder, Dialect, HEADER_LEN};
+use super::types::{ByteOrder, Dialect};
 use crate::proto::dissect::Out;
 use crate::proto::field::{Field, FieldSink, Value, group_key};
 use crate::proto::layout::{TextOut, ToSink, Visit, layout_defs, walk_row, walk_table};

@@ -15,17 +15,21 @@
 //! `-Y`, `-T fields` and JSON (`fields.rs`, with the groups `-T fields`
 //! skips: the header, each form, the polygon's vertices), the `-V` tree
 //! (made from that walk in `dissect.rs`), the one-line text, and the lengths
-//! the decoder reads ([`MOVEMENT_LEN`](super::MOVEMENT_LEN),
-//! [`PacketType::fixed_len`](super::PacketType::fixed_len) and the others of
-//! `types.rs`).
+//! the decoder reads ([`MOVEMENT_LEN`], [`PacketType::fixed_len`] and the
+//! others below).
 //!
-//! The fixed-size structs of the typed payload (`Movement`, `MoveOp`,
-//! `MoveEvent`, `MsgAck`, and the fixed parts of MSG and PROP and a
-//! circle, `packet.rs`) are declared on these rows too (`record!` of
-//! `crate::proto::codec`): their decoder and encoder take offsets, sizes
-//! and byte order from the rows, checked at compile time to hold them
-//! field for field; the other offsets the decoder reads (a PONG's
-//! timestamp, AUTH_OK's name) are the rows' (`item_offset!`).
+//! The fixed-size structs of the typed payload ([`Movement`], [`MoveOp`],
+//! [`MoveEvent`], [`MsgAck`], and the fixed parts of MSG and PROP and a
+//! circle) are declared here with their rows, a field and its items
+//! together (`record!` of `crate::proto::codec`): a struct's row is its
+//! fields' items in order, and a field that is itself a record or a
+//! shared part (the movement structure of AUTH_OK, MOVE_OP and
+//! MOVE_EVENT; the position of the movement and of a PROP) names that
+//! row, spliced in (`splice!`), so that its items are written once. The
+//! decoder and encoder take offsets, sizes and byte order from the rows,
+//! checked at compile time to hold them field for field; the other
+//! offsets the decoder reads (a PONG's timestamp, AUTH_OK's name) are the
+//! rows' (`item_offset!`).
 //!
 //! What stays hand-written: the dispatch on the form with the decoder's
 //! checks (lengths, shapes, trailing bytes), the variable parts (a name,
@@ -37,18 +41,25 @@
 //!
 //! 1. Register it in [`FIELDS`] (`fields!` below: filter name, tree label,
 //!    type, documentation), unless it reuses one (`bg.timestamp`).
-//! 2. Add one [`Item`] to its form's row in `ROWS` (to each form's row,
-//!    for a type of several forms): its primitive, tree label and text
-//!    piece. The field walk, the `-V` tree, the text, `-T fields`' groups
-//!    and the lengths of `types.rs` follow.
-//! 3. Add it to its struct in `packet.rs`, in row order, naming its item
-//!    (`pub op_sig: u8 = F::OP_SIG`): the decoder and the encoder follow
-//!    (until then the struct does not compile against its row). For a
-//!    payload that is no record (a PONG, AUTH_OK), read it at its
-//!    `item_offset!` in the decoder and add it to [`super::PayloadRepr`];
-//!    the layout test (`the_decoder_and_the_encoder_agree_with_the_layout`)
-//!    fails until the encoder's lengths agree with the table.
+//! 2. For a record (the movement structure, MOVE_OP, MOVE_EVENT, MSG_ACK,
+//!    the fixed parts of MSG and PROP, a circle): add it to its struct in
+//!    `record!` below, in wire order, with its items (`pub op_sig: u8 =
+//!    [it(OP_SIG, U8, "op_sig", " op_sig=")]`: its primitive, tree label
+//!    and text piece). The row follows, every row that splices it in
+//!    too, and from them the field walk, the `-V` tree, the text, `-T
+//!    fields`' groups and the lengths; the decoder and the encoder follow
+//!    from the struct.
+//!
+//!    For a payload that is no record (a PONG, AUTH_OK's name): add one
+//!    [`Item`] to its form's row in `LAYOUTS` (to each form's row, for a
+//!    type of several forms), read it at its `item_offset!` in the
+//!    decoder (`packet.rs`) and add it to [`super::PayloadRepr`] and its
+//!    encoder (`repr.rs`); the layout test
+//!    (`the_decoder_and_the_encoder_agree_with_the_layout`) fails until
+//!    the encoder's lengths agree with the table.
 
+use super::types::{PacketType, VectorD, VectorF};
+use crate::proto::codec::{record, splice};
 use crate::proto::field::FieldDef;
 use crate::proto::layout::{
     self as core, Int, Names, Prim, Quote, Show, Table, entry, hidden, it, size,
@@ -128,7 +139,7 @@ static CHANNEL_NAMES: Names = Names {
 /// The op's name is its packet type's, by the channel before it (byte 4).
 static OP_NAMES: Names = Names {
     name: |raw, b| match (b.get(4), u8::try_from(raw)) {
-        (Some(&channel), Ok(op)) => match super::PacketType::from_wire(channel, op) {
+        (Some(&channel), Ok(op)) => match PacketType::from_wire(channel, op) {
             Some(t) => Some(t.name()),
             None => None,
         },
@@ -173,36 +184,101 @@ const HEADER_ITEMS: &[Item] = &[
     hidden(RESERVED, U8, "reserved"),
 ];
 
-// The movement structure AUTH_OK, MOVE_OP and MOVE_EVENT start with.
+// The typed payloads' records, each declared with its row: a field and
+// its items, or a row it holds whole (the movement structure, a
+// position), spliced in (what the codec reads and writes it at,
+// `record!`).
+
 const TS: Item = it(TIMESTAMP, I64, "timestamp", " ts=");
-const POS_X: Item = it(POSITION_X, F64, "position.x", " pos=(");
-const POS_Y: Item = it(POSITION_Y, F64, "position.y", ", ").then(")");
-const FWD_X: Item = it(FORWARD_X, F32, "forward.x", " fwd=(");
-const FWD_Y: Item = it(FORWARD_Y, F32, "forward.y", ", ").then(")");
-const BITS: Item = it(MOVEMENT_BITS, BITS8, "movementBits", " bits=");
-pub(super) const MOVEMENT: &[Item] = &[TS, POS_X, POS_Y, FWD_X, FWD_Y, BITS];
+/// A position (the movement's, a PROP's): two doubles.
+const POSITION: &[Item] = &[
+    it(POSITION_X, F64, "position.x", " pos=("),
+    it(POSITION_Y, F64, "position.y", ", ").then(")"),
+];
 
-// AUTH_OK's name, PING's and PONG's seq, the movement's counters.
-const NAME_LEN_ITEM: Item = hidden(NAME_LEN, Prim::Len(Int::U8), "name_len");
-const NAME_ITEM: Item = it(NAME, Prim::Text(Quote::Value), "name", " name=");
-const SEQ: Item = hidden(PING_SEQ, U8, "seq");
+record! {
+    /// The movement structure AUTH_OK, MOVE_OP and MOVE_EVENT start with.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct Movement in pub(super) const MOVEMENT: &[Item] {
+        pub timestamp: i64 = [TS],
+        pub position: VectorD = POSITION,
+        /// A unit vector.
+        pub forward: VectorF = [
+            it(FORWARD_X, F32, "forward.x", " fwd=("),
+            it(FORWARD_Y, F32, "forward.y", ", ").then(")"),
+        ],
+        pub movement_bits: u8 = [it(MOVEMENT_BITS, BITS8, "movementBits", " bits=")],
+    }
+}
+
 const OP_SIG_ITEM: Item = it(OP_SIG, U8, "op_sig", " op_sig=");
-const EVENT_SIG_ITEM: Item = it(EVENT_SIG, U8, "event_sig", " event_sig=");
 
-// PROP's fixed part, up to its shape.
-const ID: Item = it(PROP_ID, I64, "prop_id", " id=");
-const SHAPE: Item = hidden(SHAPE_TYPE, SHAPE_BYTE, "shape_type");
-pub(super) const PROP_FIXED: &[Item] = &[ID, POS_X, POS_Y, SHAPE];
-const C_X: Item = it(CENTER_X, F32, "center.x", " circle center=(");
-const C_Y: Item = it(CENTER_Y, F32, "center.y", ", ").then(")");
-const C_R: Item = it(RADIUS, F32, "radius", " radius=");
-pub(super) const CIRCLE: &[Item] = &[C_X, C_Y, C_R];
-const N_VERTICES: Item = it(
-    VERTICES_LEN,
-    Prim::Count(Int::I16),
-    "vertices_len",
-    " polygon vertices=",
-);
+record! {
+    /// MOVE_OP's payload.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct MoveOp in const MOVE_OP: &[Item] {
+        pub movement: Movement = MOVEMENT,
+        /// The client's operation counter (u8, wrapping).
+        pub op_sig: u8 = [OP_SIG_ITEM],
+    }
+}
+
+record! {
+    /// MOVE_EVENT's payload.
+    #[derive(Debug, Clone, Copy, PartialEq, Default)]
+    pub struct MoveEvent in const MOVE_EVENT: &[Item] {
+        pub movement: Movement = MOVEMENT,
+        /// The last op_sig the server received.
+        pub op_sig: u8 = [OP_SIG_ITEM],
+        /// The server's event counter (u8, wrapping).
+        pub event_sig: u8 = [it(EVENT_SIG, U8, "event_sig", " event_sig=")],
+    }
+}
+
+/// AUTH_OK's name after its movement: a `u8` length, then the name.
+const NAME_LEN_ITEM: Item = hidden(NAME_LEN, Prim::Len(Int::U8), "name_len");
+const AUTH_OK: &[Item] = splice![
+    MOVEMENT,
+    [
+        NAME_LEN_ITEM,
+        it(NAME, Prim::Text(Quote::Value), "name", " name=")
+    ],
+];
+/// PING's and PONG's seq (the reference's forms).
+const SEQ: Item = hidden(PING_SEQ, U8, "seq");
+
+record! {
+    /// PROP's fixed part, before its shape.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) struct PropHead in pub(super) const PROP_FIXED: &[Item] {
+        pub(super) prop_id: i64 = [it(PROP_ID, I64, "prop_id", " id=")],
+        pub(super) position: VectorD = POSITION,
+        pub(super) shape_type: u8 = [hidden(SHAPE_TYPE, SHAPE_BYTE, "shape_type")],
+    }
+}
+
+record! {
+    /// A circle shape.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) struct Circle in const CIRCLE: &[Item] {
+        pub(super) center: VectorF = [
+            it(CENTER_X, F32, "center.x", " circle center=("),
+            it(CENTER_Y, F32, "center.y", ", ").then(")"),
+        ],
+        pub(super) radius: f32 = [it(RADIUS, F32, "radius", " radius=")],
+    }
+}
+
+const PROP_CIRCLE: &[Item] = splice![PROP_FIXED, CIRCLE];
+const PROP_POLYGON: &[Item] = splice![
+    PROP_FIXED,
+    [it(
+        VERTICES_LEN,
+        Prim::Count(Int::I16),
+        "vertices_len",
+        " polygon vertices=",
+    )],
+];
 /// The render data every PROP ends with: an i16 length, then its bytes.
 const RENDER: &[Item] = &[
     it(
@@ -220,10 +296,29 @@ const VERTEX_ENTRY: core::Entry<F> = entry(
 );
 
 const MSG_ID_ITEM: Item = it(MSG_ID, U32, "msg_id", " msg_id=");
-const MSG_LEN_ITEM: Item = it(MSG_LEN, U32, "msg_len", " msg_len=");
 const BLOCK_ID: Item = it(MSG_BLOCK, U16, "block_id", " block=");
-/// A MSG's block: every byte after its fixed part.
-const BLOCK: Item = it(MSG_DATA, Prim::Rest, "block", " bytes=");
+
+record! {
+    /// MSG's fixed part: its items before the block.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) struct MsgHead in const MSG_HEAD: &[Item] {
+        pub(super) msg_id: u32 = [MSG_ID_ITEM],
+        pub(super) msg_len: u32 = [it(MSG_LEN, U32, "msg_len", " msg_len=")],
+        pub(super) block_id: u16 = [BLOCK_ID],
+    }
+}
+
+/// A MSG: its fixed part, then its block (every byte after it).
+const MSG: &[Item] = splice![MSG_HEAD, [it(MSG_DATA, Prim::Rest, "block", " bytes=")]];
+
+record! {
+    /// MSG_ACK's payload.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+    pub struct MsgAck in const MSG_ACK: &[Item] {
+        pub msg_id: u32 = [MSG_ID_ITEM],
+        pub block_id: u16 = [BLOCK_ID],
+    }
+}
 
 /// A payload's form: a row of [`ROWS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,16 +358,7 @@ const LAYOUTS: [Layout; 15] = [
     // AuthOkShort
     row(&[TS]),
     // AuthOk
-    row(&[
-        TS,
-        POS_X,
-        POS_Y,
-        FWD_X,
-        FWD_Y,
-        BITS,
-        NAME_LEN_ITEM,
-        NAME_ITEM,
-    ]),
+    row(AUTH_OK),
     // Ping
     row(&[]),
     // PingSeq
@@ -282,31 +368,17 @@ const LAYOUTS: [Layout; 15] = [
     // PongSeq
     row(&[SEQ, TS]),
     // MoveOp
-    row(&[TS, POS_X, POS_Y, FWD_X, FWD_Y, BITS, OP_SIG_ITEM]),
+    row(MOVE_OP),
     // MoveEvent
-    row(&[
-        TS,
-        POS_X,
-        POS_Y,
-        FWD_X,
-        FWD_Y,
-        BITS,
-        OP_SIG_ITEM,
-        EVENT_SIG_ITEM,
-    ]),
+    row(MOVE_EVENT),
     // PropCircle
-    core::layout(&[], &[ID, POS_X, POS_Y, SHAPE, C_X, C_Y, C_R], None, RENDER),
+    core::layout(&[], PROP_CIRCLE, None, RENDER),
     // PropPolygon
-    core::layout(
-        &[],
-        &[ID, POS_X, POS_Y, SHAPE, N_VERTICES],
-        Some(&VERTEX_ENTRY),
-        RENDER,
-    ),
+    core::layout(&[], PROP_POLYGON, Some(&VERTEX_ENTRY), RENDER),
     // Msg
-    row(&[MSG_ID_ITEM, MSG_LEN_ITEM, BLOCK_ID, BLOCK]),
+    row(MSG),
     // MsgAck
-    row(&[MSG_ID_ITEM, BLOCK_ID]),
+    row(MSG_ACK),
     // Close: its type is its meaning.
     row(&[hidden(CLOSE, Prim::Flag, "close")]),
     // Header
@@ -339,19 +411,58 @@ impl Form {
 
 // The lengths the decoder and the encoder read, from the table.
 
-/// The movement structure: timestamp, position, forward, movement bits.
-pub(super) const MOVEMENT_LEN: usize = size(MOVEMENT);
-/// A PROP's fixed part before its shape: id, position, shape type.
-pub(super) const PROP_FIXED_LEN: usize = size(PROP_FIXED);
-/// A circle shape: center, radius.
-pub(super) const CIRCLE_LEN: usize = size(CIRCLE);
-/// One polygon vertex.
-pub(super) const VERTEX_LEN: usize = VERTEX_ENTRY.len;
-/// The header.
-pub(super) const HEADER_LEN: usize = size(HEADER_ITEMS);
+/// Length of the header: `u32 session_id, u8 channel, u8 op_code, u8 version, u8 reserved`.
+pub const HEADER_LEN: usize = size(HEADER_ITEMS);
+/// The character movement structure: `i64 timestamp, VectorD position, VectorF
+/// forward, u8 movementBits`.
+pub const MOVEMENT_LEN: usize = size(MOVEMENT);
+/// A PROP's fixed part before its shape: `i64 prop_id, VectorD position, u8 shape_type`.
+pub const PROP_FIXED_LEN: usize = size(PROP_FIXED);
+/// A Circle shape: `VectorF center, float radius`.
+pub const CIRCLE_LEN: usize = size(CIRCLE);
+/// One polygon vertex, a `VectorF`.
+pub const VERTEX_LEN: usize = VERTEX_ENTRY.len;
+/// The fixed part of a MSG payload: `u32 msg_id, u32 msg_len, u16 block_id`.
+pub const MSG_FIXED_LEN: usize = fixed_len(Form::Msg);
+/// A MSG_ACK payload: `u32 msg_id, u16 block_id`.
+pub const MSG_ACK_LEN: usize = fixed_len(Form::MsgAck);
+
 /// The fixed part of a form's payload (a length byte included).
 pub(super) const fn fixed_len(form: Form) -> usize {
     LAYOUTS[form as usize].fixed
+}
+
+impl PacketType {
+    /// The bytes of the payload that do not depend on a length field: a payload
+    /// shorter than this is truncated. For PING, PONG and AUTH_OK, the
+    /// specification's form (the reference's forms are told apart by size:
+    /// [`PacketType::seq_len`]). From the layout.
+    pub const fn fixed_len(self) -> usize {
+        match self {
+            PacketType::Auth => fixed_len(Form::Auth),
+            PacketType::Ping => fixed_len(Form::Ping),
+            PacketType::Close => fixed_len(Form::Close),
+            PacketType::Pong => fixed_len(Form::Pong),
+            PacketType::AuthOk => fixed_len(Form::AuthOk),
+            PacketType::MoveOp => fixed_len(Form::MoveOp),
+            PacketType::MoveEvent => fixed_len(Form::MoveEvent),
+            PacketType::Prop => PROP_FIXED_LEN,
+            PacketType::Msg => MSG_FIXED_LEN,
+            PacketType::MsgAck => MSG_ACK_LEN,
+        }
+    }
+
+    /// The payload of the reference's form of PING, PONG and AUTH_OK (a
+    /// `u8` seq; a timestamp alone for AUTH_OK), from the layout; none for
+    /// the other types.
+    pub const fn seq_len(self) -> Option<usize> {
+        match self {
+            PacketType::Ping => Some(fixed_len(Form::PingSeq)),
+            PacketType::Pong => Some(fixed_len(Form::PongSeq)),
+            PacketType::AuthOk => Some(fixed_len(Form::AuthOkShort)),
+            _ => None,
+        }
+    }
 }
 
 impl Form {
@@ -410,7 +521,7 @@ mod tests {
     #[test]
     fn fixed_texts_need_no_json_escape() {
         use crate::proto::layout::{fixed_texts, json_plain};
-        for t in super::super::PacketType::ALL {
+        for t in PacketType::ALL {
             assert!(json_plain(t.name()), "{}", t.name());
         }
         for s in LAYOUTS.iter().flat_map(fixed_texts) {

@@ -50,17 +50,16 @@ mod types;
 
 pub use error::{DecodeError, EmitError, ErrorKind, Part, Violation, ViolationKind};
 pub use fields::{walk, walk_header, walk_in, walk_payload, write_fields_text};
-pub use layout::{FIELDS, channel_name};
-pub use order::{Evidence, evidence, guess};
-pub use packet::{
-    AuthOk, Header, MoveEvent, MoveOp, Movement, Msg, MsgAck, Packet, Payload, Prop, Shape,
-    Vertices, is_auth, plausible,
+pub use layout::{
+    CIRCLE_LEN, FIELDS, HEADER_LEN, MOVEMENT_LEN, MSG_ACK_LEN, MSG_FIXED_LEN, MoveEvent, MoveOp,
+    Movement, MsgAck, PROP_FIXED_LEN, VERTEX_LEN, channel_name,
 };
+pub use order::{Evidence, evidence, guess};
+pub use packet::{AuthOk, Header, Msg, Packet, Payload, Prop, Shape, Vertices, is_auth, plausible};
 #[cfg(test)]
 pub(crate) use repr::sample_move_op;
 pub use repr::{MSG_BLOCK_OFFSET, PacketRepr, PayloadRepr, ShapeRepr};
 pub use types::{
-    ByteOrder, CHANNEL_COMMAND, CHANNEL_ENVIRONMENT, CHANNEL_MOVEMENT, CHANNELS, CIRCLE_LEN,
-    Dialect, HEADER_LEN, MAX_BLOCKS, MOVEMENT_LEN, MSG_ACK_LEN, MSG_FIXED_LEN, OP_MSG, OP_MSG_ACK,
-    PROP_FIXED_LEN, PacketType, PingForm, Sender, VERSION, VERTEX_LEN, VectorD, VectorF,
+    ByteOrder, CHANNEL_COMMAND, CHANNEL_ENVIRONMENT, CHANNEL_MOVEMENT, CHANNELS, Dialect,
+    MAX_BLOCKS, OP_MSG, OP_MSG_ACK, PacketType, PingForm, Sender, VERSION, VectorD, VectorF,
 };

@@ -2,7 +2,8 @@
 //! lengths against the packet size, plausible timestamps and vertex counts):
 //! the evidence a session decides its order from.
 
-use super::packet::{Movement, Packet, Payload, Shape};
+use super::layout::Movement;
+use super::packet::{Packet, Payload, Shape};
 use super::types::{ByteOrder, Dialect, PingForm};
 
 /// How strongly a packet tells its byte order.

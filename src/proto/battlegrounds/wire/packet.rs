@@ -2,12 +2,12 @@
 //! checked once by [`Packet::new_checked`], then read without failing.
 
 use super::error::{DecodeError, Part, Violation};
-use super::layout::{CIRCLE, F, Form, MOVEMENT, PROP_FIXED, items};
-use super::types::{
-    ByteOrder, CIRCLE_LEN, Dialect, HEADER_LEN, PacketType, PingForm, VERSION, VERTEX_LEN, VectorD,
-    VectorF,
+use super::layout::{
+    CIRCLE_LEN, Circle, F, Form, HEADER_LEN, MoveEvent, MoveOp, Movement, MsgAck, MsgHead,
+    PROP_FIXED, PropHead, VERTEX_LEN, items,
 };
-use crate::proto::codec::{Record, Wire, item_offset, record};
+use super::types::{ByteOrder, Dialect, PacketType, PingForm, VERSION, VectorD, VectorF};
+use crate::proto::codec::{Record, Wire, item_offset};
 
 /// The 8-byte header, as read from the wire (whatever its version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -105,18 +105,6 @@ pub fn plausible(payload: &[u8]) -> bool {
     Header::parse(payload).is_ok_and(|h| h.packet_type().is_ok())
 }
 
-record! {
-    /// The movement structure AUTH_OK, MOVE_OP and MOVE_EVENT start with.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct Movement in [MOVEMENT] {
-        pub timestamp: i64 = F::TIMESTAMP,
-        pub position: VectorD = F::POSITION_X,
-        /// A unit vector.
-        pub forward: VectorF = F::FORWARD_X,
-        pub movement_bits: u8 = F::MOVEMENT_BITS,
-    }
-}
-
 /// A polygon's vertices, read in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Vertices<'a> {
@@ -173,28 +161,6 @@ pub struct AuthOk<'a> {
     pub name: &'a [u8],
 }
 
-record! {
-    /// MOVE_OP's payload.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct MoveOp in [items(Form::MoveOp)] {
-        pub movement: Movement = F::TIMESTAMP,
-        /// The client's operation counter (u8, wrapping).
-        pub op_sig: u8 = F::OP_SIG,
-    }
-}
-
-record! {
-    /// MOVE_EVENT's payload.
-    #[derive(Debug, Clone, Copy, PartialEq, Default)]
-    pub struct MoveEvent in [items(Form::MoveEvent)] {
-        pub movement: Movement = F::TIMESTAMP,
-        /// The last op_sig the server received.
-        pub op_sig: u8 = F::OP_SIG,
-        /// The server's event counter (u8, wrapping).
-        pub event_sig: u8 = F::EVENT_SIG,
-    }
-}
-
 /// PROP's payload.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prop<'a> {
@@ -214,44 +180,6 @@ pub struct Msg<'a> {
     pub block_id: u16,
     /// The block's bytes: the rest of the packet.
     pub block: &'a [u8],
-}
-
-record! {
-    /// MSG_ACK's payload.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct MsgAck in [items(Form::MsgAck)] {
-        pub msg_id: u32 = F::MSG_ID,
-        pub block_id: u16 = F::MSG_BLOCK,
-    }
-}
-
-record! {
-    /// MSG's fixed part: its items before the block.
-    #[derive(Debug, Clone, Copy)]
-    pub(super) struct MsgHead in [items(Form::Msg).split_at(3).0] {
-        pub(super) msg_id: u32 = F::MSG_ID,
-        pub(super) msg_len: u32 = F::MSG_LEN,
-        pub(super) block_id: u16 = F::MSG_BLOCK,
-    }
-}
-
-record! {
-    /// PROP's fixed part, before its shape.
-    #[derive(Debug, Clone, Copy)]
-    pub(super) struct PropHead in [PROP_FIXED] {
-        pub(super) prop_id: i64 = F::PROP_ID,
-        pub(super) position: VectorD = F::POSITION_X,
-        pub(super) shape_type: u8 = F::SHAPE_TYPE,
-    }
-}
-
-record! {
-    /// A circle shape.
-    #[derive(Debug, Clone, Copy)]
-    pub(super) struct Circle in [CIRCLE] {
-        pub(super) center: VectorF = F::CENTER_X,
-        pub(super) radius: f32 = F::RADIUS,
-    }
 }
 
 /// Where a PONG's timestamp is, in each form.

@@ -2,11 +2,11 @@
 //! simulator) build packets from.
 
 use super::error::{DecodeError, EmitError, Part};
-use super::layout::Form;
-use super::packet::{
-    Circle, Header, MoveEvent, MoveOp, Movement, MsgAck, MsgHead, Packet, Payload, PropHead, Shape,
+use super::layout::{
+    Circle, Form, HEADER_LEN, MSG_FIXED_LEN, MoveEvent, MoveOp, Movement, MsgAck, MsgHead, PropHead,
 };
-use super::types::{ByteOrder, Dialect, HEADER_LEN, MSG_FIXED_LEN, PacketType, VectorD, VectorF};
+use super::packet::{Header, Packet, Payload, Shape};
+use super::types::{ByteOrder, Dialect, PacketType, VectorD, VectorF};
 use crate::proto::codec::Record;
 
 /// An owned PROP shape.

@@ -1,14 +1,10 @@
-//! The numbers of the format: header length, channels, the (channel, op) table,
+//! The numbers of the format: channels, the (channel, op) table,
 //! the vector types, and little-endian reads that cannot panic.
 
 use crate::proto::codec::{Shape, Wire};
 use crate::proto::dissect::{Float, Out, WriteText};
 use std::fmt;
 
-use super::layout::{self, Form};
-
-/// Length of the header: `u32 session_id, u8 channel, u8 op_code, u8 version, u8 reserved`.
-pub const HEADER_LEN: usize = layout::HEADER_LEN;
 /// The only version this module decodes: every packet of the specification is version 0.
 pub const VERSION: u8 = 0;
 /// The channels the specification defines: 0 command, 1 character movement,
@@ -24,21 +20,8 @@ pub const CHANNEL_ENVIRONMENT: u8 = 2;
 pub const OP_MSG: u8 = 0x10;
 /// MSG_ACK's op code, on any channel.
 pub const OP_MSG_ACK: u8 = 0x11;
-/// The fixed part of a MSG payload: `u32 msg_id, u32 msg_len, u16 block_id`.
-pub const MSG_FIXED_LEN: usize = layout::fixed_len(Form::Msg);
-/// A MSG_ACK payload: `u32 msg_id, u16 block_id`.
-pub const MSG_ACK_LEN: usize = layout::fixed_len(Form::MsgAck);
 /// Blocks a message may have at most (`block_id` is a u16).
 pub const MAX_BLOCKS: u32 = 1 << 16;
-/// The character movement structure: `i64 timestamp, VectorD position, VectorF
-/// forward, u8 movementBits`.
-pub const MOVEMENT_LEN: usize = layout::MOVEMENT_LEN;
-/// A PROP's fixed part before its shape: `i64 prop_id, VectorD position, u8 shape_type`.
-pub const PROP_FIXED_LEN: usize = layout::PROP_FIXED_LEN;
-/// A Circle shape: `VectorF center, float radius`.
-pub const CIRCLE_LEN: usize = layout::CIRCLE_LEN;
-/// One polygon vertex, a `VectorF`.
-pub const VERTEX_LEN: usize = layout::VERTEX_LEN;
 
 /// The PING and PONG form a session uses: the specification's (empty PING,
 /// PONG of an `i64` timestamp) or the reference's (PING of a `u8` seq, PONG of
@@ -206,37 +189,6 @@ impl PacketType {
                 Sender::Server
             }
             PacketType::Msg | PacketType::MsgAck | PacketType::Close => Sender::Both,
-        }
-    }
-
-    /// The bytes of the payload that do not depend on a length field: a payload
-    /// shorter than this is truncated. For PING, PONG and AUTH_OK, the
-    /// specification's form (the reference's forms are told apart by size:
-    /// [`PacketType::seq_len`]). From the layout.
-    pub const fn fixed_len(self) -> usize {
-        match self {
-            PacketType::Auth => layout::fixed_len(Form::Auth),
-            PacketType::Ping => layout::fixed_len(Form::Ping),
-            PacketType::Close => layout::fixed_len(Form::Close),
-            PacketType::Pong => layout::fixed_len(Form::Pong),
-            PacketType::AuthOk => layout::fixed_len(Form::AuthOk),
-            PacketType::MoveOp => layout::fixed_len(Form::MoveOp),
-            PacketType::MoveEvent => layout::fixed_len(Form::MoveEvent),
-            PacketType::Prop => PROP_FIXED_LEN,
-            PacketType::Msg => MSG_FIXED_LEN,
-            PacketType::MsgAck => MSG_ACK_LEN,
-        }
-    }
-
-    /// The payload of the reference's form of PING, PONG and AUTH_OK (a
-    /// `u8` seq; a timestamp alone for AUTH_OK), from the layout; none for
-    /// the other types.
-    pub const fn seq_len(self) -> Option<usize> {
-        match self {
-            PacketType::Ping => Some(layout::fixed_len(Form::PingSeq)),
-            PacketType::Pong => Some(layout::fixed_len(Form::PongSeq)),
-            PacketType::AuthOk => Some(layout::fixed_len(Form::AuthOkShort)),
-            _ => None,
         }
     }
 }

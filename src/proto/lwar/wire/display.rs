@@ -2,7 +2,7 @@
 //! one-line description, and a field list with the byte span of every field.
 
 use super::layout;
-use super::message::{Message, MessageHead, MessageView};
+use super::message::{self, Message, MessageHead, MessageView};
 use super::packet::Packet;
 use super::types::MessageType;
 use crate::proto::dissect::{MarksWire, Out, TextBytes, TreeBufs, WriteText};
@@ -194,7 +194,7 @@ impl fmt::Display for MessageView<'_> {
 fn text(m: &Text<'_>, f: &mut impl Out) -> fmt::Result {
     token(&m.token, f)?;
     let mut out = TextOut::new(f);
-    layout::walk(m.token.msg_type, m.bytes, m.offset, &mut out);
+    message::walk(m.token.msg_type, m.bytes, m.offset, &mut out);
     out.r
 }
 
@@ -255,7 +255,7 @@ impl MessageView<'_> {
             bufs,
             depth: 1,
         };
-        layout::walk(self.msg_type(), self.bytes, start, &mut tree);
+        message::walk(self.msg_type(), self.bytes, start, &mut tree);
     }
 }
 

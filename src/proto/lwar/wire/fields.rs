@@ -10,7 +10,7 @@
 
 use super::error::DecodeError;
 use super::layout::{self, F, FIELDS, HEADER, field};
-use super::message::MessageView;
+use super::message::{self, MessageView};
 use super::packet::Packet;
 use crate::proto::field::{Field, FieldSink, Value, group_key};
 use crate::proto::layout::{ToSink, items_defs};
@@ -20,7 +20,9 @@ impl MessageView<'_> {
     /// wire order; nothing if the sink takes none of its type's fields.
     pub fn walk_fields(&self, sink: &mut dyn FieldSink) {
         let t = self.msg_type();
-        if !sink.wants_any(group_key(t.layout()), &|each| layout::message_defs(t, each)) {
+        if !sink.wants_any(group_key(t.layout()), &|each| {
+            message::message_defs(t, each)
+        }) {
             return;
         }
         sink.enter(Field {
@@ -30,7 +32,7 @@ impl MessageView<'_> {
             len: self.bytes.len(),
             value: Value::None,
         });
-        layout::walk(t, self.bytes, self.offset, &mut ToSink::new(sink, &FIELDS));
+        message::walk(t, self.bytes, self.offset, &mut ToSink::new(sink, &FIELDS));
         sink.leave();
     }
 }

@@ -1,14 +1,16 @@
 //! lwar's wire layout, declared once: the registered fields ([`FIELDS`]) and,
-//! for the header and each message type, the fields in wire order with their
+//! for the header and each record, the fields in wire order with their
 //! primitive (size, byte order, sign), the label of the field tree and the
 //! piece of the one-line text each writes. The machinery is shared by every
 //! native protocol (`crate::proto::layout`: primitives, items, entries, the
-//! walk and the visitors); this file holds lwar's table only. One walk over a
-//! message's bytes ([`walk`]) reads it, and every view is a visitor of it: the
-//! typed field walk of `-Y`, `-T fields` and JSON (`fields.rs`), the field
-//! tree of `-V` and the one-line text (`display.rs`), the groups a sink that
-//! shows only some fields is asked about. The decoder reads its lengths from it
-//! too ([`MessageType::fixed_body_len`], [`MessageType::entry_len`],
+//! walk and the visitors); this file and the messages' declaration
+//! (`message.rs`) hold lwar's table only. One walk over a message's bytes
+//! (`message.rs`, `walk`, on the table of the messages' rows) reads it, and
+//! every view is a visitor of it: the typed field walk of `-Y`, `-T fields`
+//! and JSON (`fields.rs`), the field tree of `-V` and the one-line text
+//! (`display.rs`), the groups a sink that shows only some fields is asked
+//! about. The decoder reads its lengths from it too
+//! ([`MessageType::fixed_body_len`], [`MessageType::entry_len`],
 //! [`MessageType::has_string`]), so the views and the decoder cannot
 //! disagree on where a field is.
 //!
@@ -16,19 +18,19 @@
 //! Input, Collision) are declared with their rows below, a field and its
 //! items together (`record!` of `crate::proto::codec`): their reader and
 //! writer take offsets, sizes and byte order from the rows, checked at
-//! compile time to
-//! hold them field for field. The message enum, [`super::MessageOf`]
-//! (borrowed, [`super::Message`], or owned, [`super::MessageRepr`]), is
-//! declared once with the codec's `messages!` (`message.rs`, a line a
-//! type): a reliable message's fields each name the item of its row they
-//! start at (its seqno, in the row's head; a text, its length), an
-//! unreliable one holds its record or its entries; from it come the
-//! decoder, the encoder, the owned copy and the type of a message, each
-//! field read and written at its row's offset, a text's length and an
-//! entry count where the row puts them, and the entries read in place by
-//! the codec's `Entries` (Starstrike's too). What stays hand-written: the
-//! accessors the analysis asks of any message (its seqno, player, text)
-//! and the compact token (`Join#1`, `Update(5)`).
+//! compile time to hold them field for field. The message enum,
+//! [`super::MessageOf`] (borrowed, [`super::Message`], or owned,
+//! [`super::MessageRepr`]), is declared once with the codec's `messages!`
+//! (`message.rs`, a line a type): a reliable message's seqno names its item
+//! in its row's head, its other fields are declared with their items
+//! (which are its type's row: `message.rs`, `LAYOUTS`), an unreliable one
+//! holds its record or its entries; from it come the decoder, the encoder,
+//! the owned copy and the type of a message, each field read and written
+//! at its row's offset, a text's length and an entry count where the row
+//! puts them, and the entries read in place by the codec's `Entries`
+//! (Starstrike's too). What stays hand-written: the accessors the analysis
+//! asks of any message (its seqno, player, text) and the compact token
+//! (`Join#1`, `Update(5)`).
 //!
 //! # Adding a field to a message
 //!
@@ -41,11 +43,11 @@
 //!    the text, `--list-fields`' groups and the decoder's lengths; the
 //!    decoder, the encoder and the owned copy follow from the struct.
 //!
-//!    For a reliable message: add one [`Item`] to its row in `LAYOUTS`
-//!    (what the views follow), and the field to its line in `messages!`
-//!    (`message.rs`, `type_id: u8 = F::TYPE_ID`, in row order, naming its
-//!    item: the decoder, the encoder and the owned copy follow; until then
-//!    the message does not compile against its row).
+//!    For a reliable message: add it to its line in `messages!`
+//!    (`message.rs`), in wire order, with its items: `type_id: u8 =
+//!    [it(F::TYPE_ID, U8, "typeId", " type=")]`. Its type's row follows
+//!    (and the views with it), and the decoder, the encoder and the owned
+//!    copy.
 //!
 //! Set it where the simulator builds the message.
 
@@ -53,7 +55,7 @@ use super::types::{Id, MessageType};
 use crate::proto::codec::record;
 use crate::proto::field::FieldDef;
 use crate::proto::layout::{
-    self as core, ByteOrder, Int, Names, Quote, Show, Table, Visit, entry, hidden, it,
+    self as core, ByteOrder, Int, Names, Quote, Show, Visit, entry, hidden, it,
 };
 
 /// A registered field by its index: a stable address in [`FIELDS`].
@@ -67,12 +69,12 @@ pub(super) type Entry = core::Entry<F>;
 pub(super) type Layout = core::Layout<F>;
 
 // lwar's primitives.
-const U8: Prim = Prim::Int(Int::U8, Show::Dec);
+pub(super) const U8: Prim = Prim::Int(Int::U8, Show::Dec);
 const U16: Prim = Prim::Int(Int::U16, Show::Dec);
 const U32: Prim = Prim::Int(Int::U32, Show::Dec);
 const I16: Prim = Prim::Int(Int::I16, Show::Dec);
 /// A generational id: u16 generation, u16 index.
-const ID: Prim = Prim::Pair16;
+pub(super) const ID: Prim = Prim::Pair16;
 /// A key state byte, shown in binary.
 const KEYS: Prim = Prim::Int(Int::U8, Show::Bits);
 /// A u32 shown in hex (the appId).
@@ -81,7 +83,7 @@ const HEX32: Prim = Prim::Int(Int::U32, Show::Hex);
 const TYPE_BYTE: Prim = Prim::Int(Int::U8, Show::Enum(&TYPE_NAMES));
 /// A string's u8 length (`lwar.name_len`, labelled `len`), then its text.
 const LEN: Prim = Prim::Len(Int::U8);
-const TEXT: Prim = Prim::Text(Quote::Debug);
+pub(super) const TEXT: Prim = Prim::Text(Quote::Debug);
 /// A u8 count of the entries that follow the message's items.
 const COUNT_BYTE: Prim = Prim::Count(Int::U8);
 
@@ -153,14 +155,14 @@ pub(super) static HEADER: [Item; 3] = [
 ];
 
 /// Every message's type byte.
-const TYPE_ITEM: Item = hidden(TYPE, TYPE_BYTE, "type");
+pub(super) const TYPE_ITEM: Item = hidden(TYPE, TYPE_BYTE, "type");
 /// A reliable message's seqno, after its type.
-const SEQNO_ITEM: Item = hidden(SEQNO, U32, "seqno");
+pub(super) const SEQNO_ITEM: Item = hidden(SEQNO, U32, "seqno");
 
-const PLAYER_ID: Item = it(PLAYER, ID, "playerId", " player=");
+pub(super) const PLAYER_ID: Item = it(PLAYER, ID, "playerId", " player=");
 /// A string's length, before its text.
-const STR_LEN: Item = hidden(NAME_LEN, LEN, "len");
-const NAME_STR: Item = it(NAME, TEXT, "name", " name=");
+pub(super) const STR_LEN: Item = hidden(NAME_LEN, LEN, "len");
+pub(super) const NAME_STR: Item = it(NAME, TEXT, "name", " name=");
 
 // The fixed-size records, each declared with its row: a field and its
 // items (what the codec reads and writes it at, `record!`).
@@ -236,7 +238,7 @@ record! {
     /// The body of an Input message (22 bytes). Each key state holds the
     /// current state in bit 0 and the seven previous ones in bits 1 to 7.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct Input in const INPUT: &[Item] {
+    pub struct Input in pub(super) const INPUT: &[Item] {
         pub player: Id = [PLAYER_ID],
         pub frame: u32 = [it(INPUT_FRAME, U32, "frameNo", " frame=")],
         pub forward: u8 = [it(FORWARD, KEYS, "forward", " fwd=")],
@@ -259,7 +261,7 @@ record! {
 record! {
     /// The body of a Collision message (12 bytes).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-    pub struct Collision in const COLLISION: &[Item] {
+    pub struct Collision in pub(super) const COLLISION: &[Item] {
         pub entities: [Id; 2] = [
             it(ENTITY, ID, "entityId", " entities=").at(0),
             it(ENTITY, ID, "entityId", ",").at(1),
@@ -269,126 +271,8 @@ record! {
     }
 }
 
-const COUNT: Item = hidden(NUM, COUNT_BYTE, "num");
-
-/// Every message type's layout, in the order of [`MessageType::ALL`]
-/// (by [`MessageType::ordinal`]). A constant, so that each row's walk is
-/// compiled with the row's fields as constants (`walk`); [`ROWS`] is where
-/// it lives at run time.
-pub(super) const LAYOUTS: [Layout; MessageType::COUNT] = [
-    // Connect
-    layout(&[STR_LEN, NAME_STR], None),
-    // Disconnect
-    layout(&[], None),
-    // Join
-    layout(&[PLAYER_ID, STR_LEN, NAME_STR], None),
-    // Leave
-    layout(&[PLAYER_ID], None),
-    // Chat
-    layout(&[PLAYER_ID, STR_LEN, it(CHAT, TEXT, "msg", " text=")], None),
-    // Add
-    layout(
-        &[
-            it(ENTITY, ID, "entityId", " entity="),
-            PLAYER_ID,
-            it(TYPE_ID, U8, "typeId", " type="),
-        ],
-        None,
-    ),
-    // Remove
-    layout(&[it(ENTITY, ID, "entityId", " entity=")], None),
-    // Selection
-    layout(
-        &[
-            PLAYER_ID,
-            it(SHIP, U8, "shipType", " ship="),
-            it(WEAPON, U8, "weaponType", " weapons=").at(0),
-            it(WEAPON, U8, "weaponType", ",").at(1),
-            it(WEAPON, U8, "weaponType", ",").at(2),
-            it(WEAPON, U8, "weaponType", ",").at(3),
-        ],
-        None,
-    ),
-    // Name
-    layout(&[PLAYER_ID, STR_LEN, NAME_STR], None),
-    // Synced
-    layout(&[], None),
-    // Stats
-    layout(&[COUNT], Some(&STATS_ENTRY)),
-    // Input
-    layout(INPUT, None),
-    // Full
-    layout(&[], None),
-    // Collision
-    layout(COLLISION, None),
-    // Update
-    layout(&[COUNT], Some(&UPDATE_ENTRY)),
-    // UpdatePos
-    layout(&[COUNT], Some(&UPDATE_POS_ENTRY)),
-    // UpdateRay
-    layout(&[COUNT], Some(&UPDATE_RAY_ENTRY)),
-    // UpdateCircle
-    layout(&[COUNT], Some(&UPDATE_CIRCLE_ENTRY)),
-];
-
-/// [`LAYOUTS`] at a fixed address (a group's key is its row's), each row
-/// headed by its type byte and, for a reliable type, its seqno.
-static ROWS: [Layout; MessageType::COUNT] = HEADED;
-/// [`LAYOUTS`] with their heads, a constant (what the walk reads).
-const HEADED: [Layout; MessageType::COUNT] = with_heads(LAYOUTS);
-
-/// A message's head: its type byte, then its seqno if reliable.
-const RELIABLE_HEAD: &[Item] = &[TYPE_ITEM, SEQNO_ITEM];
-const UNRELIABLE_HEAD: &[Item] = &[TYPE_ITEM];
-
-/// A row of `items`, then `entry`'s entries; its head is its type's
-/// ([`with_heads`]).
-const fn layout(items: &'static [Item], entry: Option<&'static Entry>) -> Layout {
-    core::layout(&[], items, entry, &[])
-}
-
-const fn with_heads(mut rows: [Layout; MessageType::COUNT]) -> [Layout; MessageType::COUNT] {
-    let mut i = 0;
-    while i < rows.len() {
-        rows[i].head = if MessageType::ALL[i].is_reliable() {
-            RELIABLE_HEAD
-        } else {
-            UNRELIABLE_HEAD
-        };
-        i += 1;
-    }
-    rows
-}
-
-/// The row of a message of type `t`, headed, a constant (what its typed
-/// message is read and written at, `messages!` in `message.rs`).
-pub(super) const fn row(t: MessageType) -> Layout {
-    HEADED[t.ordinal()]
-}
-
-impl MessageType {
-    /// This type's layout.
-    pub(super) fn layout(self) -> &'static Layout {
-        &ROWS[self.ordinal()]
-    }
-}
-
-/// lwar's table of layouts, for the shared walk.
-pub(super) struct Lwar;
-
-impl Table for Lwar {
-    type H = F;
-    const ROWS: &'static [Layout] = &HEADED;
-}
-
-/// Walks a whole message (`b`, its bytes, type byte first, at `base` in the
-/// packet): its type, its seqno if reliable, its items, its entries. Each
-/// message type's walk is straight code of its own (`core::walk_row`),
-/// inlined into each view's one caller.
-#[cfg_attr(not(debug_assertions), inline(always))]
-pub(super) fn walk<V: Visit<F>>(t: MessageType, b: &[u8], base: usize, v: &mut V) {
-    core::walk_table::<Lwar, V>(t.ordinal(), b, base, ByteOrder::Big, v);
-}
+/// A counted message's count, after its head.
+pub(super) const COUNT: Item = hidden(NUM, COUNT_BYTE, "num");
 
 /// Walks the packet header's fields.
 pub(super) fn walk_header<V: Visit<F>>(b: &[u8], v: &mut V) {
@@ -400,13 +284,6 @@ pub(super) fn walk_header<V: Visit<F>>(b: &[u8], v: &mut V) {
         &mut core::Cursor::default(),
         v,
     );
-}
-
-/// Every definition a message of type `t` may hold (its node's included),
-/// for `FieldSink::wants_any`.
-pub(super) fn message_defs(t: MessageType, each: &mut dyn FnMut(&'static FieldDef)) {
-    each(field(MESSAGE));
-    core::layout_defs(t.layout(), each);
 }
 
 #[cfg(test)]

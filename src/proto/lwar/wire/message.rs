@@ -1,19 +1,27 @@
 //! The messages: [`MessageOf`], declared once (`messages!`, a line a
-//! type), read in place from a packet ([`Message`], zero-copy) or owned
-//! ([`MessageRepr`], what the encoder writes); the views of the messages
-//! inside a packet ([`MessageView`], [`MessageHead`]).
+//! type, a reliable message's fields with their items), read in place
+//! from a packet ([`Message`], zero-copy) or owned ([`MessageRepr`], what
+//! the encoder writes); the table of every type's row (`LAYOUTS`: the
+//! items the declaration gives, or a record's, or a count and its
+//! entries) and the walk over it; the views of the messages inside a
+//! packet ([`MessageView`], [`MessageHead`]).
 
 use super::entries::{
     Collision, Entries, Input, ORDER, Record, StatsEntry, UpdateCircleEntry, UpdateEntry,
     UpdatePosEntry, UpdateRayEntry,
 };
 use super::error::{DecodeError, Violation};
-use super::layout::{F, row};
+use super::layout::{
+    COLLISION, COUNT, Entry, F, ID, INPUT, Item, Layout, NAME_STR, PLAYER_ID, SEQNO_ITEM,
+    STATS_ENTRY, STR_LEN, TEXT, TYPE_ITEM, U8, UPDATE_CIRCLE_ENTRY, UPDATE_ENTRY, UPDATE_POS_ENTRY,
+    UPDATE_RAY_ENTRY, field,
+};
 use super::types::{DEPRECATED_TYPE_ID, Id, MAX_CHAT_LEN, MAX_NAME_LEN, MessageType};
 use crate::proto::codec::{
     self as codec, Own, Part, ReadPart, TEXT8, item_index, messages, offset, put_text8, text8,
 };
-use crate::proto::layout::ByteOrder;
+use crate::proto::field::FieldDef;
+use crate::proto::layout::{self as core, ByteOrder, Table, Visit, it};
 use std::fmt::{self, Write};
 use std::marker::PhantomData;
 
@@ -134,31 +142,50 @@ messages! {
     /// One message: reliable variants carry their sequence number, the
     /// others are the unreliable messages. `S` says where its texts and
     /// entries live: a [`Message`] borrows them from the packet, a
-    /// [`MessageRepr`] owns them. Each field names the item of its type's
-    /// row it starts at (a text, its length): the decoder reads it and the
-    /// encoder writes it there.
+    /// [`MessageRepr`] owns them. A reliable message's seqno names its
+    /// item in its row's head; its other fields are declared with their
+    /// items (a text, its length and itself), which are its type's row
+    /// (`LAYOUTS`): the decoder reads each field and the encoder writes
+    /// it there.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum MessageOf<S: Store> {
-        Connect { seqno: u32 = F::SEQNO, name: S::Text = F::NAME_LEN },
-        Disconnect { seqno: u32 = F::SEQNO },
-        Join { seqno: u32 = F::SEQNO, player: Id = F::PLAYER, name: S::Text = F::NAME_LEN },
-        Leave { seqno: u32 = F::SEQNO, player: Id = F::PLAYER },
-        Chat { seqno: u32 = F::SEQNO, player: Id = F::PLAYER, text: S::Text = F::NAME_LEN },
+        Connect { seqno: u32 = F::SEQNO; name: S::Text = [STR_LEN, NAME_STR] },
+        Disconnect { seqno: u32 = F::SEQNO; },
+        Join {
+            seqno: u32 = F::SEQNO;
+            player: Id = [PLAYER_ID],
+            name: S::Text = [STR_LEN, NAME_STR],
+        },
+        Leave { seqno: u32 = F::SEQNO; player: Id = [PLAYER_ID] },
+        Chat {
+            seqno: u32 = F::SEQNO;
+            player: Id = [PLAYER_ID],
+            text: S::Text = [STR_LEN, it(F::CHAT, TEXT, "msg", " text=")],
+        },
         Add {
-            seqno: u32 = F::SEQNO,
-            entity: Id = F::ENTITY,
-            player: Id = F::PLAYER,
-            type_id: u8 = F::TYPE_ID,
+            seqno: u32 = F::SEQNO;
+            entity: Id = [it(F::ENTITY, ID, "entityId", " entity=")],
+            player: Id = [PLAYER_ID],
+            type_id: u8 = [it(F::TYPE_ID, U8, "typeId", " type=")],
         },
-        Remove { seqno: u32 = F::SEQNO, entity: Id = F::ENTITY },
+        Remove { seqno: u32 = F::SEQNO; entity: Id = [it(F::ENTITY, ID, "entityId", " entity=")] },
         Selection {
-            seqno: u32 = F::SEQNO,
-            player: Id = F::PLAYER,
-            ship_type: u8 = F::SHIP,
-            weapon_types: [u8; 4] = F::WEAPON,
+            seqno: u32 = F::SEQNO;
+            player: Id = [PLAYER_ID],
+            ship_type: u8 = [it(F::SHIP, U8, "shipType", " ship=")],
+            weapon_types: [u8; 4] = [
+                it(F::WEAPON, U8, "weaponType", " weapons=").at(0),
+                it(F::WEAPON, U8, "weaponType", ",").at(1),
+                it(F::WEAPON, U8, "weaponType", ",").at(2),
+                it(F::WEAPON, U8, "weaponType", ",").at(3),
+            ],
         },
-        Name { seqno: u32 = F::SEQNO, player: Id = F::PLAYER, name: S::Text = F::NAME_LEN },
-        Synced { seqno: u32 = F::SEQNO },
+        Name {
+            seqno: u32 = F::SEQNO;
+            player: Id = [PLAYER_ID],
+            name: S::Text = [STR_LEN, NAME_STR],
+        },
+        Synced { seqno: u32 = F::SEQNO; },
         Stats(S::List<StatsEntry>),
         Input(Input),
         Full,
@@ -170,8 +197,110 @@ messages! {
     }
     type MessageType, fn msg_type;
     rows row, ORDER;
+    items Item;
     read read_message<'a> -> MessageOf<View<'a>>;
     owned MessageOf<Owned>;
+}
+
+/// Every message type's row after its head, in the order of
+/// [`MessageType::ALL`] (by [`MessageType::ordinal`]): a type declared
+/// field by field above, its fields' items (`fields_row`); the others,
+/// their record, or their count and entries ([`body_row`]). A constant,
+/// so that each row's walk is compiled with the row's fields as constants
+/// (`walk`); [`ROWS`] is where it lives at run time.
+pub(super) const LAYOUTS: [Layout; MessageType::COUNT] = {
+    let mut rows = [layout(&[], None); MessageType::COUNT];
+    let mut i = 0;
+    while i < rows.len() {
+        let t = MessageType::ALL[i];
+        rows[i] = match t.fields_row() {
+            Some(items) => layout(items, None),
+            None => body_row(t),
+        };
+        i += 1;
+    }
+    rows
+};
+
+/// The row of a type whose message is its body (a record, counted
+/// entries) or nothing.
+const fn body_row(t: MessageType) -> Layout {
+    match t {
+        MessageType::Stats => layout(&[COUNT], Some(&STATS_ENTRY)),
+        MessageType::Input => layout(INPUT, None),
+        MessageType::Collision => layout(COLLISION, None),
+        MessageType::Update => layout(&[COUNT], Some(&UPDATE_ENTRY)),
+        MessageType::UpdatePos => layout(&[COUNT], Some(&UPDATE_POS_ENTRY)),
+        MessageType::UpdateRay => layout(&[COUNT], Some(&UPDATE_RAY_ENTRY)),
+        MessageType::UpdateCircle => layout(&[COUNT], Some(&UPDATE_CIRCLE_ENTRY)),
+        _ => layout(&[], None),
+    }
+}
+
+/// [`LAYOUTS`] at a fixed address (a group's key is its row's), each row
+/// headed by its type byte and, for a reliable type, its seqno.
+static ROWS: [Layout; MessageType::COUNT] = HEADED;
+/// [`LAYOUTS`] with their heads, a constant (what the walk reads).
+const HEADED: [Layout; MessageType::COUNT] = with_heads(LAYOUTS);
+
+/// A message's head: its type byte, then its seqno if reliable.
+const RELIABLE_HEAD: &[Item] = &[TYPE_ITEM, SEQNO_ITEM];
+const UNRELIABLE_HEAD: &[Item] = &[TYPE_ITEM];
+
+/// A row of `items`, then `entry`'s entries; its head is its type's
+/// ([`with_heads`]).
+const fn layout(items: &'static [Item], entry: Option<&'static Entry>) -> Layout {
+    core::layout(&[], items, entry, &[])
+}
+
+const fn with_heads(mut rows: [Layout; MessageType::COUNT]) -> [Layout; MessageType::COUNT] {
+    let mut i = 0;
+    while i < rows.len() {
+        rows[i].head = if MessageType::ALL[i].is_reliable() {
+            RELIABLE_HEAD
+        } else {
+            UNRELIABLE_HEAD
+        };
+        i += 1;
+    }
+    rows
+}
+
+/// The row of a message of type `t`, headed, a constant (what its typed
+/// message is read and written at, `messages!` in `message.rs`).
+pub(super) const fn row(t: MessageType) -> Layout {
+    HEADED[t.ordinal()]
+}
+
+impl MessageType {
+    /// This type's layout.
+    pub(super) fn layout(self) -> &'static Layout {
+        &ROWS[self.ordinal()]
+    }
+}
+
+/// lwar's table of layouts, for the shared walk.
+pub(super) struct Lwar;
+
+impl Table for Lwar {
+    type H = F;
+    const ROWS: &'static [Layout] = &HEADED;
+}
+
+/// Walks a whole message (`b`, its bytes, type byte first, at `base` in the
+/// packet): its type, its seqno if reliable, its items, its entries. Each
+/// message type's walk is straight code of its own (`core::walk_row`),
+/// inlined into each view's one caller.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(super) fn walk<V: Visit<F>>(t: MessageType, b: &[u8], base: usize, v: &mut V) {
+    core::walk_table::<Lwar, V>(t.ordinal(), b, base, ByteOrder::Big, v);
+}
+
+/// Every definition a message of type `t` may hold (its node's included),
+/// for `FieldSink::wants_any`.
+pub(super) fn message_defs(t: MessageType, each: &mut dyn FnMut(&'static FieldDef)) {
+    each(field(F::MESSAGE));
+    core::layout_defs(t.layout(), each);
 }
 
 /// One decoded message, borrowing the packet's bytes.
@@ -357,7 +486,7 @@ static SHAPES: [Shape; 256] = {
     let mut i = 0;
     while i < MessageType::ALL.len() {
         let t = MessageType::ALL[i];
-        let layout = &super::layout::LAYOUTS[t.ordinal()];
+        let layout = &LAYOUTS[t.ordinal()];
         let head = t.header_len();
         out[t.id() as usize] = Shape {
             msg_type: Some(t),

@@ -145,6 +145,7 @@ messages! {
     }
     type PacketType, fn packet_type;
     rows payload, ORDER;
+    items super::layout::Item;
     read read_message<'a> -> Message<Entities<'a>>;
     owned MessageRepr;
 }
