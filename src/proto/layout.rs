@@ -1441,6 +1441,14 @@ impl FieldTree {
         })
     }
 
+    /// The innermost node open reaches at least to `end` (a node cut
+    /// short: the bytes present).
+    pub fn reach(&mut self, end: usize) {
+        if let Some(n) = self.open.last().and_then(|&o| self.lines.get_mut(o)) {
+            n.span.end = n.span.end.max(end);
+        }
+    }
+
     /// Hands every line to `f`.
     pub fn emit(&self, f: &mut dyn FnMut(TreeRef<'_>)) {
         // UTF-8 (see the type's docs): checked once for the packet.

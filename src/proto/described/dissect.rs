@@ -262,6 +262,10 @@ impl Events for FieldTree {
     fn leave(&mut self) {
         FieldSink::leave(self);
     }
+    /// A node cut short spans the bytes present.
+    fn cut(&mut self, end: usize) {
+        self.reach(end);
+    }
     /// No violation is told: no `valid` is judged.
     fn judges(&self) -> bool {
         false
@@ -360,8 +364,9 @@ impl Dissector for Dissect {
 
 #[cfg(test)]
 mod tests {
-    use super::Side;
+    use super::{Dissect, Side};
     use crate::proto::described::{self, variants};
+    use crate::proto::dissect::{Dissector, TreeRef};
     use crate::proto::layout::FieldLine;
 
     /// The one-line text of `p`; with `labels`, the labels and elements'
@@ -394,6 +399,69 @@ mod tests {
         assert!(
             whole.contains(" [10].entity_id=10 [10].entity_type=1 [10].x=-1 "),
             "{whole}"
+        );
+    }
+
+    /// The `-V` tree of `p`: a line a field, `depth label: value start..end`.
+    fn tree(d: &'static described::Described, p: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        Dissect(d, Side::Any).tree_ref(p, &mut |t| {
+            out.push(match t {
+                TreeRef::Field {
+                    label,
+                    value,
+                    span,
+                    depth,
+                } => format!("{depth} {label}: {value} {span:?}"),
+                TreeRef::Error { offset, .. } => format!("error at {offset}"),
+            })
+        });
+        out
+    }
+
+    fn starstrike() -> &'static described::Described {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/protocols/starstrike.ksy"
+        ))
+        .unwrap();
+        described::leak(described::parse("s.ksy", &text).unwrap(), usize::MAX)
+    }
+
+    /// A node whose bytes run out spans the bytes present, as the native
+    /// trees' messages and entries cut short do (`payload (3 bytes at
+    /// offset 12)`, not `(0 bytes ...)`); whole, what it holds.
+    #[test]
+    fn a_node_cut_short_spans_the_bytes_present() {
+        let d = starstrike();
+        let whole = snapshot(2);
+        let line = |p: &[u8], label: &str| {
+            let t = tree(d, p);
+            t.iter()
+                .find(|l| l.split(' ').nth(1) == Some(label))
+                .cloned()
+                .unwrap_or_else(|| panic!("{label} in {t:#?}"))
+        };
+        assert_eq!(line(&whole, "payload:"), "1 payload:  12..111");
+        assert_eq!(line(&whole[..15], "payload:"), "1 payload:  12..15");
+        assert_eq!(tree(d, &whole[..15]).last().unwrap(), "error at 12");
+        let cut = &whole[..74];
+        assert_eq!(line(cut, "payload:"), "1 payload:  12..74");
+        assert_eq!(line(cut, "entities[1]:"), "2 entities[1]:  64..74");
+        assert_eq!(line(cut, "entities[0]:"), "2 entities[0]:  17..64");
+        assert_eq!(line(cut, "position:"), "3 position:  22..34");
+    }
+
+    /// A text that is not UTF-8 is escaped, and the tree says so after it,
+    /// as every protocol's tree does (`layout::tree_value`).
+    #[test]
+    fn a_text_that_is_not_utf8_is_named_in_the_tree() {
+        let mut p = b"STRS\x00\x01\x00\x07\x00\x00\x00\x00\x01\xffab".to_vec();
+        p.resize(12 + 1 + 32 + 8, 0);
+        let t = tree(starstrike(), &p);
+        assert!(
+            t.contains(&r#"2 player_name: "\xffab" (not UTF-8) 13..45"#.to_string()),
+            "{t:#?}"
         );
     }
 
