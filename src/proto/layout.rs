@@ -1867,6 +1867,22 @@ mod tests {
             assert_eq!(a, b, "{x:?}");
             assert_eq!(a, c, "{x:?}");
         }
+        for v in [
+            Value::Unsigned(0),
+            Value::Unsigned(u64::MAX),
+            Value::Signed(i64::MIN),
+            Value::Signed(-7),
+            Value::Hex(0x5354_5253),
+            Value::Enum {
+                raw: 2,
+                name: Some("two"),
+            },
+        ] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            value_text(&mut a, &v).unwrap();
+            v.write_text(&mut b).unwrap();
+            assert_eq!(a, b, "{v:?}");
+        }
         let tree = |v: Value<'_>| {
             let mut s = String::new();
             tree_value(&mut s, &v).unwrap();
