@@ -8,6 +8,15 @@
 //! of `-Y`, `-T fields` and JSON ([`ToSink`]), the lines of the `-V` tree
 //! ([`TreeOut`]) and the pieces of the one-line text ([`TextOut`]).
 //!
+//! The protocols whose walk hands over registered fields rather than a
+//! layout's items (the described ones, `super::described`, and the
+//! built-in Vessel's protobuf walk) share the same writers through a
+//! [`FieldSink`]: the one-line text ([`FieldLine`]) and the tree
+//! ([`FieldTree`]). Both kinds of walk write a value by the same functions
+//! ([`value_text`], [`f32_text`], [`tree_value`]) and an entry's ` [e].`
+//! by [`EntryPrefix`], so a fix to how a value, a text that is not UTF-8
+//! or an entry reads lands once for every protocol.
+//!
 //! A protocol keeps only its table: its registered fields behind a
 //! [`Handle`] (an enum indexing its `FIELDS`), its rows (a [`Table`]), and
 //! what is truly its own (its token, its analysis). Its typed messages are
@@ -29,9 +38,10 @@
 //! 7.5 GB and two and a half minutes (1.1 GB and 16 s without it), and its
 //! locals filled the test threads' stacks.
 
-use crate::engine::dissect::{TreeBufs, indexed_label};
-use crate::engine::field::{Field, FieldDef, FieldSet, FieldSink, Value, group_key};
+use crate::engine::dissect::{TreeBufs, TreeRef, indexed_label, reused};
+use crate::engine::field::{Field, FieldDef, FieldSet, FieldSink, FieldType, Value, group_key};
 use crate::engine::out::{Float as _, Out, WriteText, bits8};
+use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::ops::Range;
 
@@ -1182,10 +1192,7 @@ fn text_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
         // of Starstrike's positions) is written with the rest of this
         // inlined writer: through the call, Starstrike's JSON Lines cost
         // some 150 instructions a packet more.
-        Val::F32(x) => match x.small_int() {
-            Some(i) => f.int(i),
-            None => f.float(x),
-        },
+        Val::F32(x) => f32_text(f, x),
         Val::F64(x) => f.float(x),
         Val::Pair(a, b) => pair(f, a, b),
         Val::Bits(raw, width) => bits(f, raw, width),
@@ -1199,6 +1206,311 @@ fn text_value(f: &mut impl Out, v: Val<'_>) -> fmt::Result {
         }
         Val::Bytes(s) => f.int(s.len()),
         Val::Bool(b) => f.s(if b { "true" } else { "false" }),
+    }
+}
+
+/// An `f32` as the one-line text writes it: an integer below 2^24 as its
+/// digits, inline (most of Starstrike's positions; through `Out::float`'s
+/// call, its JSON Lines cost some 150 instructions a packet more), the
+/// rest through [`Out::float`].
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn f32_text(f: &mut impl Out, x: f32) -> fmt::Result {
+    match x.small_int() {
+        Some(i) => f.int(i),
+        None => f.float(x),
+    }
+}
+
+/// A registered field's value as the one-line text writes it, for every
+/// protocol: [`Value::write_text`], with [`f32_text`]'s integer test inline
+/// for a float from the wire's `f32` (through the call, an integral float
+/// cost some 40 instructions more).
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn value_text(f: &mut impl Out, v: &Value<'_>) -> fmt::Result {
+    if let Value::Float(x) = *v
+        && f64::from(x as f32) == x
+        && let Some(i) = (x as f32).small_int()
+    {
+        return f.int(i);
+    }
+    v.write_text(f)
+}
+
+/// What the tree writes after a text that is not UTF-8 (its bytes escaped).
+const NOT_UTF8: &str = " (not UTF-8)";
+
+/// A value as a line of the tree writes it, for every protocol:
+/// [`value_text`], and after a text that is not UTF-8, ` (not UTF-8)`.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub fn tree_value(f: &mut impl Out, v: &Value<'_>) -> fmt::Result {
+    value_text(f, v)?;
+    match *v {
+        Value::Text(s) if std::str::from_utf8(s).is_err() => f.s(NOT_UTF8),
+        _ => Ok(()),
+    }
+}
+
+/// ` [e].`: what the one-line text writes before each field of entry (or
+/// element) `e` (Starstrike's ` [0].entityId=`), for every protocol; its
+/// bytes put together once an entry, copied before each of its fields.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EntryPrefix {
+    bytes: [u8; 16],
+    len: u8,
+}
+
+impl EntryPrefix {
+    pub fn new(e: u32) -> EntryPrefix {
+        let mut p = EntryPrefix::default();
+        let mut digits = itoa::Buffer::new();
+        let d = digits.format(e).as_bytes();
+        let n = d.len() + 4;
+        if let Some(all) = p.bytes.get_mut(..n) {
+            all[..2].copy_from_slice(b" [");
+            all[2..n - 2].copy_from_slice(d);
+            all[n - 2..].copy_from_slice(b"].");
+        }
+        p.len = n as u8;
+        p
+    }
+
+    /// ` [e].`
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes.get(..usize::from(self.len)).unwrap_or_default()
+    }
+}
+
+/// The one-line text of a walk of registered fields (a described
+/// protocol's, the built-in Vessel's): `name=value` of every leaf field in
+/// wire order, a field's own elements `name[i]=value`, the fields of an
+/// element of a repeated type `[e].name=value`; values by [`value_text`].
+pub struct FieldLine<'o, O> {
+    f: &'o mut O,
+    result: fmt::Result,
+    first: bool,
+    /// The depth of open nodes, and that of the innermost element of a
+    /// repeated type open: its fields are written `[e].name`.
+    depth: u32,
+    element: Option<u32>,
+    /// ` [e].` of the innermost element open.
+    prefix: EntryPrefix,
+    /// Fields of no bytes are left out (a protobuf field not on the wire,
+    /// read as its default: the line shows what the wire holds).
+    skip_empty: bool,
+    /// Each registered field's ` label=`, by its index
+    /// ([`FieldLine::field_at`]); may be empty.
+    labels: &'static [&'static str],
+}
+
+impl<'o, O: Out> FieldLine<'o, O> {
+    pub fn new(f: &'o mut O, skip_empty: bool, labels: &'static [&'static str]) -> Self {
+        FieldLine {
+            f,
+            result: Ok(()),
+            first: true,
+            depth: 0,
+            element: None,
+            prefix: EntryPrefix::default(),
+            skip_empty,
+            labels,
+        }
+    }
+
+    /// Whether every piece was written.
+    pub fn result(&self) -> fmt::Result {
+        self.result
+    }
+
+    /// Whether `field` is left out of the line.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    fn skips(&self, field: &Field<'_>) -> bool {
+        self.result.is_err()
+            || field.def.ty == FieldType::Node
+            || (self.skip_empty && field.len == 0)
+    }
+
+    /// `name=value`, `name[i]=value`, or `[e].name=value` in element `e`.
+    fn write(&mut self, field: &Field<'_>) -> fmt::Result {
+        let skip = usize::from(std::mem::replace(&mut self.first, false));
+        let f = &mut *self.f;
+        match (field.index, self.element) {
+            (None, Some(_)) => {
+                f.ascii(self.prefix.bytes().get(skip..).unwrap_or_default())?;
+                f.s(field.def.label)?;
+            }
+            (index, _) => {
+                if skip == 0 {
+                    f.s(" ")?;
+                }
+                indexed_label(f, field.def.label, index)?;
+            }
+        }
+        f.s("=")?;
+        value_text(f, &field.value)
+    }
+
+    /// [`FieldSink::field`] for the registered field of index `at`, its
+    /// ` label=` written at once from [`FieldLine`]'s labels (and in an
+    /// element, its prefix and label: not a field's own elements,
+    /// `name[i]=`).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub fn field_at(&mut self, at: u16, field: Field<'_>) {
+        let label = self.labels.get(usize::from(at));
+        let (Some(label), None) = (label, field.index) else {
+            return FieldSink::field(self, field);
+        };
+        if self.skips(&field) {
+            return;
+        }
+        let skip = usize::from(std::mem::replace(&mut self.first, false));
+        let f = &mut *self.f;
+        let named = match self.element {
+            None => f.s(label.get(skip..).unwrap_or_default()),
+            Some(_) => f
+                .ascii(self.prefix.bytes().get(skip..).unwrap_or_default())
+                .and_then(|()| f.s(label.get(1..).unwrap_or_default())),
+        };
+        self.result = named.and_then(|()| value_text(f, &field.value));
+    }
+}
+
+impl<O: Out> FieldSink for FieldLine<'_, O> {
+    fn field(&mut self, field: Field<'_>) {
+        if self.skips(&field) {
+            return;
+        }
+        self.result = self.write(&field);
+    }
+
+    fn enter(&mut self, node: Field<'_>) {
+        self.depth += 1;
+        if let Some(i) = node.index {
+            self.element = Some(self.depth);
+            self.prefix = EntryPrefix::new(i);
+        }
+    }
+
+    fn leave(&mut self) {
+        if self.element == Some(self.depth) {
+            self.element = None;
+        }
+        self.depth = self.depth.saturating_sub(1);
+    }
+}
+
+/// A line of a [`FieldTree`], its texts in the tree's bytes.
+struct TreeLine {
+    /// The registered label, or an element's `label[i]` written in the
+    /// tree's bytes.
+    label: Result<&'static str, Range<usize>>,
+    value: Range<usize>,
+    span: Range<usize>,
+    depth: u8,
+}
+
+/// The `-V` tree of a walk of registered fields (a described protocol's,
+/// the built-in Vessel's), held until the walk ends: a node whose span is
+/// not known when it opens (a described type of no fixed size) reaches to
+/// the end of what it holds, known once its fields are walked. Values by
+/// [`tree_value`]. A thread's own, reused from packet to packet
+/// ([`FieldTree::with`]), so `-V` allocates nothing per packet.
+///
+/// Every piece written into its bytes is a `str` or ASCII, so they are
+/// UTF-8; a label is the registered field's own, not copied, but for an
+/// element's index.
+#[derive(Default)]
+pub struct FieldTree {
+    text: Vec<u8>,
+    lines: Vec<TreeLine>,
+    open: Vec<usize>,
+}
+
+thread_local! {
+    static FIELD_TREE: RefCell<FieldTree> = RefCell::new(FieldTree::default());
+}
+
+impl FieldTree {
+    /// Runs `f` with this thread's tree, emptied (a fresh one where a
+    /// callback walks another tree meanwhile).
+    pub fn with<R>(f: impl FnOnce(&mut FieldTree) -> R) -> R {
+        reused(&FIELD_TREE, |t| {
+            t.text.clear();
+            t.lines.clear();
+            t.open.clear();
+            f(t)
+        })
+    }
+
+    /// The innermost node open reaches at least to `end` (a node cut
+    /// short: the bytes present).
+    pub fn reach(&mut self, end: usize) {
+        if let Some(n) = self.open.last().and_then(|&o| self.lines.get_mut(o)) {
+            n.span.end = n.span.end.max(end);
+        }
+    }
+
+    /// Hands every line to `f`.
+    pub fn emit(&self, f: &mut dyn FnMut(TreeRef<'_>)) {
+        // UTF-8 (see the type's docs): checked once for the packet.
+        let text = std::str::from_utf8(&self.text).unwrap_or_default();
+        let at = |r: &Range<usize>| text.get(r.clone()).unwrap_or_default();
+        for line in &self.lines {
+            f(TreeRef::Field {
+                label: match &line.label {
+                    Ok(label) => label,
+                    Err(r) => at(r),
+                },
+                value: at(&line.value),
+                span: line.span.clone(),
+                depth: line.depth,
+            });
+        }
+    }
+}
+
+impl FieldSink for FieldTree {
+    fn field(&mut self, field: Field<'_>) {
+        let label = match field.index {
+            None => Ok(field.def.label),
+            Some(_) => {
+                let start = self.text.len();
+                let _ = indexed_label(&mut self.text, field.def.label, field.index);
+                Err(start..self.text.len())
+            }
+        };
+        let start = self.text.len();
+        if field.def.ty != FieldType::Node {
+            let _ = tree_value(&mut self.text, &field.value);
+        }
+        let value = start..self.text.len();
+        // The innermost open node reaches at least to its field's end; it
+        // passes its own end to its parent when it closes.
+        let end = field.offset + field.len;
+        if let Some(n) = self.open.last().and_then(|&o| self.lines.get_mut(o)) {
+            n.span.end = n.span.end.max(end);
+        }
+        self.lines.push(TreeLine {
+            label,
+            value,
+            span: field.span(),
+            depth: u8::try_from(self.open.len()).unwrap_or(u8::MAX),
+        });
+    }
+
+    fn enter(&mut self, node: Field<'_>) {
+        self.field(node);
+        self.open.push(self.lines.len() - 1);
+    }
+
+    fn leave(&mut self) {
+        let end = self
+            .open
+            .pop()
+            .and_then(|o| self.lines.get(o))
+            .map(|n| n.span.end);
+        if let (Some(end), Some(n)) = (end, self.open.last().and_then(|&o| self.lines.get_mut(o))) {
+            n.span.end = n.span.end.max(end);
+        }
     }
 }
 
@@ -1236,9 +1548,7 @@ fn label_pre<H>(
             f.s(item.label)?;
         }
         Some((e, None)) => {
-            f.s(" [")?;
-            f.int(e)?;
-            f.s("].")?;
+            f.ascii(EntryPrefix::new(e).bytes())?;
             f.s(item.label)?;
         }
         None => {
@@ -1322,20 +1632,15 @@ impl<H: Handle> Visit<H> for TreeOut<'_, '_> {
             Val::I(n) => value.int(n),
             Val::Pair(a, b) => pair(value, a, b),
             Val::Bits(raw, width) => bits(value, raw, width),
-            Val::Text(s, q) => {
+            Val::Text(s, Quote::Debug) => {
                 let note = if std::str::from_utf8(s).is_ok() {
                     ""
                 } else {
-                    " (not UTF-8)"
+                    NOT_UTF8
                 };
-                match q {
-                    Quote::Debug => write!(value, "{}{note}", DebugQuoted(s)),
-                    Quote::Value => Value::Text(s)
-                        .write_text(value)
-                        .and_then(|()| value.s(note)),
-                }
+                write!(value, "{}{note}", DebugQuoted(s))
             }
-            v => crate::engine::field::Value::write_text(&self::value(v), value),
+            v => tree_value(value, &self::value(v)),
         };
         self.line(item.label, item.index, at..at + len);
     }
@@ -1533,6 +1838,92 @@ mod tests {
         assert_eq!(label(8), Some((7, "x")));
         static EMPTY: Layout<T> = layout(&[], &[], None, &[]);
         assert!(item_at(&EMPTY, 0).is_none());
+    }
+
+    /// A registered value's text with the integer test inline is its own
+    /// `write_text`'s; the tree's adds ` (not UTF-8)` after a text that is
+    /// not UTF-8, and only there.
+    #[test]
+    fn a_values_text_with_the_integer_test_inline_is_its_own() {
+        let mut floats: Vec<f64> = [0.0f32, -0.0, 1.0, -1.0, 0.5, 16_777_215.0, 16_777_216.0]
+            .into_iter()
+            .chain([
+                f32::MAX,
+                f32::MIN,
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+            ])
+            .chain((0..100_000u32).map(|i| f32::from_bits(i.wrapping_mul(42_949))))
+            .chain((-3000..3000).map(|i| i as f32 * 0.25))
+            .map(f64::from)
+            .collect();
+        floats.extend([0.1, 1e300, -2.5e-10, 16_777_217.0, 9_007_199_254_740_993.0]);
+        for x in floats {
+            let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+            value_text(&mut a, &Value::Float(x)).unwrap();
+            Value::Float(x).write_text(&mut b).unwrap();
+            tree_value(&mut c, &Value::Float(x)).unwrap();
+            assert_eq!(a, b, "{x:?}");
+            assert_eq!(a, c, "{x:?}");
+        }
+        for v in [
+            Value::Unsigned(0),
+            Value::Unsigned(u64::MAX),
+            Value::Signed(i64::MIN),
+            Value::Signed(-7),
+            Value::Hex(0x5354_5253),
+            Value::Enum {
+                raw: 2,
+                name: Some("two"),
+            },
+        ] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            value_text(&mut a, &v).unwrap();
+            v.write_text(&mut b).unwrap();
+            assert_eq!(a, b, "{v:?}");
+        }
+        let tree = |v: Value<'_>| {
+            let mut s = String::new();
+            tree_value(&mut s, &v).unwrap();
+            s
+        };
+        assert_eq!(tree(Value::Text(b"ok")), "\"ok\"");
+        assert_eq!(tree(Value::Text(b"a\xffb")), "\"a\\xffb\" (not UTF-8)");
+        assert_eq!(tree(Value::Bytes(b"\xff")), "ff");
+    }
+
+    /// ` [e].` for any entry, and the line of a walk of registered fields:
+    /// no space before the first piece, an element's fields after its
+    /// prefix, a field's own elements indexed, nodes and (when asked)
+    /// fields of no bytes left out.
+    #[test]
+    fn a_field_line_writes_each_piece_once() {
+        for e in [0, 7, 10, 123, u32::MAX] {
+            assert_eq!(EntryPrefix::new(e).bytes(), format!(" [{e}].").as_bytes());
+        }
+        let field = |def: &'static FieldDef, index, len, value| Field {
+            def,
+            index,
+            offset: 0,
+            len,
+            value,
+        };
+        let (x, node) = (&DEFS[T::X as usize], &DEFS[T::Node as usize]);
+        for skip_empty in [false, true] {
+            let mut out = String::new();
+            let mut line = FieldLine::new(&mut out, skip_empty, &[]);
+            line.field(field(x, None, 1, Value::Unsigned(1)));
+            line.field(field(x, Some(2), 1, Value::Unsigned(2)));
+            line.field(field(x, None, 0, Value::Unsigned(0)));
+            line.enter(field(node, Some(12), 2, Value::None));
+            line.field(field(x, None, 1, Value::Float(0.5)));
+            line.leave();
+            line.field(field(node, None, 1, Value::None));
+            line.result().unwrap();
+            let empty = if skip_empty { "" } else { " x=0" };
+            assert_eq!(out, format!("x=1 x[2]=2{empty} [12].x=0.5"));
+        }
     }
 
     #[test]

@@ -494,6 +494,11 @@ pub trait Events {
     /// A number outside its `valid`; `bound`, the value of the earlier field
     /// its `valid` names, if it names one.
     fn violation(&mut self, _field: u16, _offset: usize, _value: f64, _bound: Option<i64>) {}
+    /// The node open (told by [`Events::enter`]) is cut short: the bytes
+    /// ran out inside it, which reach to `end`. Told before its
+    /// [`Events::leave`]. The tree gives the node the bytes present, as
+    /// the native protocols' trees give a message cut short.
+    fn cut(&mut self, _end: usize) {}
 }
 
 /// Which side's message a walk reads (a protobuf description whose
@@ -1889,6 +1894,9 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
         }
         let r = self.ty(t, pos, limit, false);
         if def.is_some() {
+            if r.is_err_and(|e| e.is_short()) {
+                self.ev.cut(limit);
+            }
             self.ev.leave();
         }
         self.quiet = was_quiet;

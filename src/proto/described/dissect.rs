@@ -4,15 +4,13 @@
 use super::Described;
 use super::decode::{DecodeErr, Events, Side};
 use crate::engine::ProtoDetail;
-use crate::engine::out::Float as _;
 use crate::proto::dissect::{
     Dissector, HeaderNumber, MarksWire, MessageItem, Out, TreeRef, WriteText, Written,
-    indexed_label, reused,
 };
-use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs, Value};
+use crate::proto::field::{Field, FieldDef, FieldSink, GroupDefs};
+use crate::proto::layout::{FieldLine, FieldTree};
 use std::cell::RefCell;
 use std::fmt;
-use std::ops::Range;
 
 /// A described protocol's dissector: the registered one reads a protobuf
 /// description's packet as the message its content tells
@@ -194,124 +192,20 @@ impl Dissect {
 /// `name=value` of every leaf field, in wire order.
 struct Text<'a>(&'static Described, Side, &'a [u8]);
 
-struct LineSink<'o, O> {
-    f: &'o mut O,
-    result: fmt::Result,
-    first: bool,
-    /// The depth of open nodes, and the innermost element of a repeated type
-    /// open (its depth and index): its fields are written `[i].name`.
-    depth: u32,
-    element: Option<(u32, u32)>,
-    protobuf: bool,
-    /// Each registered field's ` label=` ([`super::decode::Compiled::line_labels`]).
-    labels: &'static [&'static str],
-    /// ` [e].` of the innermost element open, its length: written once per
-    /// element, before each of its fields' labels.
-    prefix: [u8; 16],
-    prefix_len: u8,
-}
-
-/// ` [e].`, an element's prefix in the line, and its length.
-fn element_prefix(e: u32) -> ([u8; 16], u8) {
-    let mut p = [0u8; 16];
-    let mut digits = itoa::Buffer::new();
-    let d = digits.format(e).as_bytes();
-    let n = d.len() + 4;
-    if let Some(all) = p.get_mut(..n) {
-        all[..2].copy_from_slice(b" [");
-        all[2..n - 2].copy_from_slice(d);
-        all[n - 2..].copy_from_slice(b"].");
-    }
-    (p, n as u8)
-}
-
-/// A field's value, as [`Value::write_text`] writes it, with `Out::float`'s
-/// integer test inline (most of Starstrike's positions): through its call,
-/// an integral `f32` cost some 40 instructions more.
-#[cfg_attr(not(debug_assertions), inline(always))]
-fn value_text(f: &mut impl Out, v: &Value<'_>) -> fmt::Result {
-    if let Value::Float(x) = *v
-        && f64::from(x as f32) == x
-        && let Some(i) = (x as f32).small_int()
-    {
-        return f.int(i);
-    }
-    v.write_text(f)
-}
-
-impl<O: Out> LineSink<'_, O> {
-    /// `name=value`, `name[i]=value`, or `[e].name=value` in element `e`.
-    fn write(&mut self, field: &Field<'_>) -> fmt::Result {
-        let f = &mut *self.f;
-        if !self.first {
-            f.s(" ")?;
-        }
-        self.first = false;
-        match (field.index, self.element) {
-            (None, Some((_, e))) => {
-                f.labelled("[", e)?;
-                f.s("].")?;
-                f.s(field.def.label)?;
-            }
-            (index, _) => indexed_label(f, field.def.label, index)?,
-        }
-        f.s("=")?;
-        value_text(f, &field.value)
-    }
-}
-
-/// The walk's fields straight into the line (no [`FieldSink`] between: one
-/// call per field).
-impl<O: Out> Events for LineSink<'_, O> {
+/// The walk's fields straight into the line (the one-line text every
+/// protocol walked as registered fields shares: `layout::FieldLine`).
+impl<O: Out> Events for FieldLine<'_, O> {
     fn field(&mut self, field: Field<'_>) {
-        if self.result.is_err() || field.def.ty == FieldType::Node {
-            return;
-        }
-        // A protobuf field that is not on the wire (read as its default,
-        // with an empty span) is left out of the line, as the wire leaves it.
-        if self.protobuf && field.len == 0 {
-            return;
-        }
-        self.result = self.write(&field);
+        FieldSink::field(self, field);
     }
-    /// `name=value` with the field's ` label=` written at once, and in an
-    /// element `[e].name=value` with its prefix written at once (not a
-    /// field's own elements: `name[i]=`).
     fn field_at(&mut self, at: u16, field: Field<'_>) {
-        let label = self.labels.get(usize::from(at));
-        let (Some(label), None) = (label, field.index) else {
-            return self.field(field);
-        };
-        if self.result.is_err() || field.def.ty == FieldType::Node {
-            return;
-        }
-        if self.protobuf && field.len == 0 {
-            return;
-        }
-        let skip = usize::from(std::mem::replace(&mut self.first, false));
-        let f = &mut *self.f;
-        let named = match self.element {
-            None => f.s(label.get(skip..).unwrap_or_default()),
-            Some(_) => {
-                let prefix = self.prefix.get(skip..usize::from(self.prefix_len));
-                f.ascii(prefix.unwrap_or_default())
-                    .and_then(|()| f.s(label.get(1..).unwrap_or_default()))
-            }
-        };
-        self.result = named.and_then(|()| value_text(f, &field.value));
+        FieldLine::field_at(self, at, field);
     }
     fn enter(&mut self, node: Field<'_>) {
-        self.depth += 1;
-        if let Some(i) = node.index {
-            self.element = Some((self.depth, i));
-            (self.prefix, self.prefix_len) = element_prefix(i);
-        }
+        FieldSink::enter(self, node);
     }
     fn leave(&mut self) {
-        if self.element.is_some_and(|(d, _)| d == self.depth) {
-            self.element = None;
-        }
-        self.depth = self.depth.saturating_sub(1);
+        FieldSink::leave(self);
     }
     /// No violation is told: no `valid` is judged.
     fn judges(&self) -> bool {
@@ -321,19 +215,12 @@ impl<O: Out> Events for LineSink<'_, O> {
 
 impl Text<'_> {
     fn write(&self, f: &mut impl Out) -> fmt::Result {
-        let mut sink = LineSink {
-            f,
-            result: Ok(()),
-            first: true,
-            depth: 0,
-            element: None,
-            protobuf: self.0.compiled.proto.is_some(),
-            labels: self.0.compiled.line_labels,
-            prefix: [0; 16],
-            prefix_len: 0,
-        };
+        // A protobuf field that is not on the wire (read as its default,
+        // with an empty span) is left out of the line, as the wire leaves it.
+        let protobuf = self.0.compiled.proto.is_some();
+        let mut sink = FieldLine::new(f, protobuf, self.0.compiled.line_labels);
         let _ = self.0.compiled.walk_with(self.2, self.1, &mut sink);
-        sink.result
+        sink.result()
     }
 }
 
@@ -363,108 +250,21 @@ impl WriteText for Token {
     }
 }
 
-/// A field's label in the tree: its registered label, or an element's
-/// `label[i]`, written in [`TreeSink::text`].
-enum Label {
-    Def(&'static str),
-    Text(Range<usize>),
-}
-
-/// A field of the tree, its written texts in [`TreeSink::text`].
-struct Item {
-    label: Label,
-    value: Range<usize>,
-    span: Range<usize>,
-    depth: u8,
-}
-
-/// The field tree, held until the walk ends: a node gets the span of what
-/// it holds, known once its fields are walked. Reused from packet to packet
-/// (a thread's own), so `-V` allocates nothing per packet.
-///
-/// The values are written into bytes (`Out for Vec<u8>`: a short piece is
-/// copied in place, a number's digits straight in); every piece is a `str`
-/// or ASCII, so the bytes are UTF-8. A label is the registered field's own,
-/// not copied, but for an element's index.
-#[derive(Default)]
-struct TreeSink {
-    text: Vec<u8>,
-    items: Vec<Item>,
-    open: Vec<usize>,
-}
-
-thread_local! {
-    static TREE: RefCell<TreeSink> = RefCell::new(TreeSink::default());
-}
-
-impl TreeSink {
-    fn clear(&mut self) {
-        self.text.clear();
-        self.items.clear();
-        self.open.clear();
-    }
-
-    /// Hands every item to `f`.
-    fn emit(&self, f: &mut dyn FnMut(TreeRef<'_>)) {
-        // UTF-8 (see the type's docs): checked once for the packet.
-        let text = std::str::from_utf8(&self.text).unwrap_or_default();
-        let at = |r: &Range<usize>| text.get(r.clone()).unwrap_or_default();
-        for item in &self.items {
-            f(TreeRef::Field {
-                label: match &item.label {
-                    Label::Def(label) => label,
-                    Label::Text(r) => at(r),
-                },
-                value: at(&item.value),
-                span: item.span.clone(),
-                depth: item.depth,
-            });
-        }
-    }
-}
-
-/// The walk's fields straight into the tree (one call per field).
-impl Events for TreeSink {
+/// The walk's fields straight into the tree (the `-V` tree every protocol
+/// walked as registered fields shares: `layout::FieldTree`).
+impl Events for FieldTree {
     fn field(&mut self, field: Field<'_>) {
-        let label = match field.index {
-            None => Label::Def(field.def.label),
-            Some(_) => {
-                let start = self.text.len();
-                let _ = indexed_label(&mut self.text, field.def.label, field.index);
-                Label::Text(start..self.text.len())
-            }
-        };
-        let start = self.text.len();
-        if field.def.ty != FieldType::Node {
-            let _ = value_text(&mut self.text, &field.value);
-        }
-        let value = start..self.text.len();
-        // The innermost open node reaches at least to its field's end; it
-        // passes its own end to its parent when it closes.
-        let end = field.offset + field.len;
-        if let Some(n) = self.open.last().and_then(|&o| self.items.get_mut(o)) {
-            n.span.end = n.span.end.max(end);
-        }
-        self.items.push(Item {
-            label,
-            value,
-            span: field.span(),
-            depth: u8::try_from(self.open.len()).unwrap_or(u8::MAX),
-        });
+        FieldSink::field(self, field);
     }
     fn enter(&mut self, node: Field<'_>) {
-        self.field(node);
-        self.open.push(self.items.len() - 1);
+        FieldSink::enter(self, node);
     }
     fn leave(&mut self) {
-        let end = self
-            .open
-            .pop()
-            .and_then(|o| self.items.get(o))
-            .map(|n| n.span.end);
-        if let (Some(end), Some(n)) = (end, self.open.last().and_then(|&o| self.items.get_mut(o))) {
-            n.span.end = n.span.end.max(end);
-        }
+        FieldSink::leave(self);
+    }
+    /// A node cut short spans the bytes present.
+    fn cut(&mut self, end: usize) {
+        self.reach(end);
     }
     /// No violation is told: no `valid` is judged.
     fn judges(&self) -> bool {
@@ -532,10 +332,9 @@ impl Dissector for Dissect {
 
     fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
         // The walk's root node is the packet; its fields are below it.
-        let r = reused(&TREE, |sink| {
-            sink.clear();
-            let r = self.0.compiled.walk_with(payload, self.1, &mut *sink);
-            sink.emit(f);
+        let r = FieldTree::with(|tree| {
+            let r = self.0.compiled.walk_with(payload, self.1, &mut *tree);
+            tree.emit(f);
             r
         });
         if let Err(e) = r {
@@ -565,25 +364,17 @@ impl Dissector for Dissect {
 
 #[cfg(test)]
 mod tests {
-    use super::{LineSink, Side, Value, value_text};
-    use crate::engine::out::WriteText;
+    use super::{Dissect, Side};
     use crate::proto::described::{self, variants};
+    use crate::proto::dissect::{Dissector, TreeRef};
+    use crate::proto::layout::FieldLine;
 
     /// The one-line text of `p`; with `labels`, the labels and elements'
     /// prefixes written at once, else each piece by itself.
     fn line(d: &'static described::Described, p: &[u8], labels: bool) -> String {
         let mut out = Vec::new();
-        let mut sink = LineSink {
-            f: &mut out,
-            result: Ok(()),
-            first: true,
-            depth: 0,
-            element: None,
-            protobuf: false,
-            labels: if labels { d.compiled.line_labels } else { &[] },
-            prefix: [0; 16],
-            prefix_len: 0,
-        };
+        let labels = if labels { d.compiled.line_labels } else { &[] };
+        let mut sink = FieldLine::new(&mut out, false, labels);
         let _ = d.compiled.walk_with(p, Side::Any, &mut sink);
         String::from_utf8(out).unwrap()
     }
@@ -611,6 +402,69 @@ mod tests {
         );
     }
 
+    /// The `-V` tree of `p`: a line a field, `depth label: value start..end`.
+    fn tree(d: &'static described::Described, p: &[u8]) -> Vec<String> {
+        let mut out = Vec::new();
+        Dissect(d, Side::Any).tree_ref(p, &mut |t| {
+            out.push(match t {
+                TreeRef::Field {
+                    label,
+                    value,
+                    span,
+                    depth,
+                } => format!("{depth} {label}: {value} {span:?}"),
+                TreeRef::Error { offset, .. } => format!("error at {offset}"),
+            })
+        });
+        out
+    }
+
+    fn starstrike() -> &'static described::Described {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/protocols/starstrike.ksy"
+        ))
+        .unwrap();
+        described::leak(described::parse("s.ksy", &text).unwrap(), usize::MAX)
+    }
+
+    /// A node whose bytes run out spans the bytes present, as the native
+    /// trees' messages and entries cut short do (`payload (3 bytes at
+    /// offset 12)`, not `(0 bytes ...)`); whole, what it holds.
+    #[test]
+    fn a_node_cut_short_spans_the_bytes_present() {
+        let d = starstrike();
+        let whole = snapshot(2);
+        let line = |p: &[u8], label: &str| {
+            let t = tree(d, p);
+            t.iter()
+                .find(|l| l.split(' ').nth(1) == Some(label))
+                .cloned()
+                .unwrap_or_else(|| panic!("{label} in {t:#?}"))
+        };
+        assert_eq!(line(&whole, "payload:"), "1 payload:  12..111");
+        assert_eq!(line(&whole[..15], "payload:"), "1 payload:  12..15");
+        assert_eq!(tree(d, &whole[..15]).last().unwrap(), "error at 12");
+        let cut = &whole[..74];
+        assert_eq!(line(cut, "payload:"), "1 payload:  12..74");
+        assert_eq!(line(cut, "entities[1]:"), "2 entities[1]:  64..74");
+        assert_eq!(line(cut, "entities[0]:"), "2 entities[0]:  17..64");
+        assert_eq!(line(cut, "position:"), "3 position:  22..34");
+    }
+
+    /// A text that is not UTF-8 is escaped, and the tree says so after it,
+    /// as every protocol's tree does (`layout::tree_value`).
+    #[test]
+    fn a_text_that_is_not_utf8_is_named_in_the_tree() {
+        let mut p = b"STRS\x00\x01\x00\x07\x00\x00\x00\x00\x01\xffab".to_vec();
+        p.resize(12 + 1 + 32 + 8, 0);
+        let t = tree(starstrike(), &p);
+        assert!(
+            t.contains(&r#"2 player_name: "\xffab" (not UTF-8) 13..45"#.to_string()),
+            "{t:#?}"
+        );
+    }
+
     /// A snapshot of `n` entities (from ten on, two-digit elements).
     fn snapshot(n: u8) -> Vec<u8> {
         let mut p = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00".to_vec();
@@ -623,30 +477,6 @@ mod tests {
             p.extend([100, 0]);
         }
         p
-    }
-
-    #[test]
-    fn a_floats_text_with_the_integer_test_inline_is_its_own() {
-        let mut floats: Vec<f64> = [0.0f32, -0.0, 1.0, -1.0, 0.5, 16_777_215.0, 16_777_216.0]
-            .into_iter()
-            .chain([
-                f32::MAX,
-                f32::MIN,
-                f32::NAN,
-                f32::INFINITY,
-                f32::NEG_INFINITY,
-            ])
-            .chain((0..100_000u32).map(|i| f32::from_bits(i.wrapping_mul(42_949))))
-            .chain((-3000..3000).map(|i| i as f32 * 0.25))
-            .map(f64::from)
-            .collect();
-        floats.extend([0.1, 1e300, -2.5e-10, 16_777_217.0, 9_007_199_254_740_993.0]);
-        for x in floats {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            value_text(&mut a, &Value::Float(x)).unwrap();
-            Value::Float(x).write_text(&mut b).unwrap();
-            assert_eq!(a, b, "{x:?}");
-        }
     }
 
     /// The text's labels and enum names need no JSON escape

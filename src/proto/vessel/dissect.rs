@@ -12,12 +12,11 @@ use super::findings;
 use super::wire::{self, Visit, Which};
 use crate::engine::ProtoDetail;
 use crate::proto::dissect::{
-    Dissector, HeaderNumber, MessageItem, Out, TreeRef, WriteText, Written, indexed_label, reused,
+    Dissector, HeaderNumber, MessageItem, Out, TreeRef, WriteText, Written,
 };
-use crate::proto::field::{Field, FieldDef, FieldSink, FieldType, GroupDefs, Value};
-use std::cell::RefCell;
+use crate::proto::field::{Field, FieldDef, FieldSink, GroupDefs, Value};
+use crate::proto::layout::{FieldLine, FieldTree};
 use std::fmt;
-use std::ops::Range;
 
 /// The Vessel dissector.
 #[derive(Debug)]
@@ -90,66 +89,13 @@ fn key(payload: &[u8]) -> (Which, Option<u64>, Result<(), wire::DecodeError>) {
 /// `name=value` of every leaf field on the wire, in wire order.
 struct Text<'a>(&'a [u8]);
 
-struct LineSink<'o, O> {
-    f: &'o mut O,
-    result: fmt::Result,
-    first: bool,
-    depth: u32,
-    element: Option<(u32, u32)>,
-}
-
-impl<O: Out> LineSink<'_, O> {
-    fn write(&mut self, field: &Field<'_>) -> fmt::Result {
-        let f = &mut *self.f;
-        if !self.first {
-            f.s(" ")?;
-        }
-        self.first = false;
-        match (field.index, self.element) {
-            (None, Some((_, e))) => {
-                f.labelled("[", e)?;
-                f.s("].")?;
-                f.s(field.def.label)?;
-            }
-            (index, _) => indexed_label(f, field.def.label, index)?,
-        }
-        f.s("=")?;
-        field.value.write_text(f)
-    }
-}
-
-impl<O: Out> FieldSink for LineSink<'_, O> {
-    fn field(&mut self, field: Field<'_>) {
-        if self.result.is_err() || field.def.ty == FieldType::Node || field.len == 0 {
-            return;
-        }
-        self.result = self.write(&field);
-    }
-    fn enter(&mut self, node: Field<'_>) {
-        self.depth += 1;
-        if let Some(i) = node.index {
-            self.element = Some((self.depth, i));
-        }
-    }
-    fn leave(&mut self) {
-        if self.element.is_some_and(|(d, _)| d == self.depth) {
-            self.element = None;
-        }
-        self.depth = self.depth.saturating_sub(1);
-    }
-}
-
 impl WriteText for Text<'_> {
     fn write_text(&self, f: &mut impl Out) -> fmt::Result {
-        let mut sink = LineSink {
-            f,
-            result: Ok(()),
-            first: true,
-            depth: 0,
-            element: None,
-        };
+        // A field not on the wire (read as its default, with an empty
+        // span) is left out of the line, as the wire leaves it.
+        let mut sink = FieldLine::new(f, true, &[]);
         let _ = wire::walk(self.0, wire::classify(self.0), &mut ToSink(&mut sink));
-        sink.result
+        sink.result()
     }
 }
 
@@ -159,51 +105,6 @@ struct Token(&'static str);
 impl WriteText for Token {
     fn write_text(&self, f: &mut impl Out) -> fmt::Result {
         f.s(self.0)
-    }
-}
-
-struct Item {
-    label: Range<usize>,
-    value: Range<usize>,
-    span: Range<usize>,
-    depth: u8,
-}
-
-/// The field tree, its texts in one reused string (a thread's own), so `-V`
-/// allocates nothing per packet.
-#[derive(Default)]
-struct TreeSink {
-    text: String,
-    items: Vec<Item>,
-    open: usize,
-}
-
-thread_local! {
-    static TREE: RefCell<TreeSink> = RefCell::new(TreeSink::default());
-}
-
-impl FieldSink for TreeSink {
-    fn field(&mut self, field: Field<'_>) {
-        let start = self.text.len();
-        let _ = indexed_label(&mut self.text, field.def.label, field.index);
-        let label = start..self.text.len();
-        if field.def.ty != FieldType::Node {
-            let _ = field.value.write_text(&mut self.text);
-        }
-        let value = label.end..self.text.len();
-        self.items.push(Item {
-            label,
-            value,
-            span: field.span(),
-            depth: u8::try_from(self.open).unwrap_or(u8::MAX),
-        });
-    }
-    fn enter(&mut self, node: Field<'_>) {
-        self.field(node);
-        self.open += 1;
-    }
-    fn leave(&mut self) {
-        self.open = self.open.saturating_sub(1);
     }
 }
 
@@ -244,19 +145,9 @@ impl Dissector for Vessel {
     }
 
     fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
-        let r = reused(&TREE, |sink| {
-            sink.text.clear();
-            sink.items.clear();
-            sink.open = 0;
-            let r = wire::walk(payload, wire::classify(payload), &mut ToSink(&mut *sink));
-            for item in &sink.items {
-                f(TreeRef::Field {
-                    label: sink.text.get(item.label.clone()).unwrap_or_default(),
-                    value: sink.text.get(item.value.clone()).unwrap_or_default(),
-                    span: item.span.clone(),
-                    depth: item.depth,
-                });
-            }
+        let r = FieldTree::with(|tree| {
+            let r = wire::walk(payload, wire::classify(payload), &mut ToSink(&mut *tree));
+            tree.emit(f);
             r
         });
         if let Err(e) = r {
