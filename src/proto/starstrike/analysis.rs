@@ -275,6 +275,7 @@ pub const SEQ_RING: usize = 256;
 pub const RELIABLE_LOG: usize = 256;
 /// Open violation incidents per direction.
 const OPEN_INCIDENTS: usize = 16;
+const _: () = assert!(OPEN_INCIDENTS <= 16, "Track::open_mask's bits");
 const MS: u64 = 1_000_000;
 
 /// Where a Starstrike session is in its life.
@@ -453,6 +454,9 @@ struct Track {
     last_seq: u16,
     unseen: Option<Unseen>,
     open: [Option<IncidentKey>; OPEN_INCIDENTS],
+    /// One bit a place of `open`, set when it holds an incident: a packet
+    /// of a direction with none open (almost every one) looks at none.
+    open_mask: u16,
     next_open: usize,
     disconnect: Option<Disconnect>,
     /// A Disconnect of this side was captured cut short (its reason and bytes
@@ -490,6 +494,7 @@ impl Default for Track {
             last_seq: 0,
             unseen: None,
             open: [None; OPEN_INCIDENTS],
+            open_mask: 0,
             next_open: 0,
             disconnect: None,
             disconnect_cut: false,
@@ -823,7 +828,7 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     drift(session, raise, header.seq);
 
     // 7. The payload.
-    let packet = match Packet::new_checked(d.payload) {
+    let packet = match Packet::with_header(d.payload, header) {
         Ok(p) => p,
         Err(e) => {
             close_incidents_of_type(&mut session.proto.tracks[i], t, &[]);
@@ -1061,16 +1066,23 @@ fn incident(
 ) {
     let direction = raise.direction;
     let track = &mut session.proto.tracks[idx(direction)];
+    if !present && track.open_mask == 0 {
+        return;
+    }
     let pos = track.open.iter().position(|k| *k == Some(key));
     match (present, pos) {
         (true, Some(_)) => {}
         (true, None) => {
             track.open[track.next_open] = Some(key);
+            track.open_mask |= 1 << track.next_open;
             track.next_open = (track.next_open + 1) % OPEN_INCIDENTS;
             let this = session.dir_mut(direction);
             raise.raise(this, kind, rule, None, detail);
         }
-        (false, Some(p)) => track.open[p] = None,
+        (false, Some(p)) => {
+            track.open[p] = None;
+            track.open_mask &= !(1 << p);
+        }
         (false, None) => {}
     }
 }
@@ -1078,13 +1090,17 @@ fn incident(
 /// Closes the open codec and direction incidents of type `t` whose key is not
 /// in `present`.
 fn close_incidents_of_type(track: &mut Track, t: PacketType, present: &[IncidentKey]) {
-    for slot in &mut track.open {
+    if track.open_mask == 0 {
+        return;
+    }
+    for (p, slot) in track.open.iter_mut().enumerate() {
         if let Some(key) = *slot
             && key.1 == t.id()
             && key.0 != CODE_OVERSIZE
             && !present.contains(&key)
         {
             *slot = None;
+            track.open_mask &= !(1 << p);
         }
     }
 }
