@@ -948,16 +948,16 @@ fn metrics(session: &mut Session, direction: Direction, packet: &Packet<'_>, d: 
     ) {
         return;
     }
-    match packet.message() {
-        Message::Heartbeat(hb) => session.dir_mut(direction).jitter_sample(d.ts, hb.timestamp),
-        Message::WorldSnapshot(snapshot) => {
-            let stats = &mut session.proto.snapshot_entities;
-            let n = u8::try_from(snapshot.entities.len()).unwrap_or(u8::MAX);
-            stats.snapshots += 1;
-            stats.entities += u64::from(n);
-            stats.max = stats.max.max(n);
-        }
-        _ => {}
+    if packet.packet_type() == PacketType::WorldSnapshot {
+        // Its count byte, which the checked length holds to its entities
+        // (a snapshot is not read: half the packets are snapshots).
+        let stats = &mut session.proto.snapshot_entities;
+        let n = u8::try_from(packet.entity_count()).unwrap_or(u8::MAX);
+        stats.snapshots += 1;
+        stats.entities += u64::from(n);
+        stats.max = stats.max.max(n);
+    } else if let Message::Heartbeat(hb) = packet.message() {
+        session.dir_mut(direction).jitter_sample(d.ts, hb.timestamp);
     }
 }
 
@@ -1812,7 +1812,28 @@ fn lifecycle(
 /// `sent-after-disconnect`, once per direction: a packet of type `t` after a
 /// Disconnect of this side (other than its copies), or of the peer once
 /// this side acknowledged it in an earlier packet.
+#[inline(always)]
 fn after_disconnect(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    seqno: Option<u32>,
+    d: &Datagram<'_>,
+) {
+    let (i, j) = (idx(raise.direction), idx(raise.direction.reverse()));
+    let tracks = &session.proto.tracks;
+    // Without a Disconnect of either side (almost every packet), no breach.
+    if tracks[i].after_disconnect_reported
+        || (tracks[i].disconnect.is_none() && tracks[j].disconnect.is_none())
+    {
+        return;
+    }
+    disconnect_breach(session, raise, packet, seqno, d);
+}
+
+/// [`after_disconnect`] once a side has sent a Disconnect.
+#[inline(never)]
+fn disconnect_breach(
     session: &mut Session,
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
@@ -1822,9 +1843,6 @@ fn after_disconnect(
     let direction = raise.direction;
     let t = packet.packet_type();
     let (i, j) = (idx(direction), idx(direction.reverse()));
-    if session.proto.tracks[i].after_disconnect_reported {
-        return;
-    }
     let own = session.proto.tracks[i].disconnect;
     // A copy of this side's Disconnect: its type, and its payload's hash.
     let copy = |hash: u64| t == PacketType::Disconnect && hash == xxh3_64(packet.payload());
@@ -1947,7 +1965,26 @@ fn disconnect(
 /// before the Accept: after a captured Reject, `before-accept` at once;
 /// before any captured answer, the direction's first is kept, judged when
 /// the answer comes ([`judge_before_accept`]).
+#[inline(always)]
 fn game_before_answer(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    d: &Datagram<'_>,
+) {
+    let i = idx(raise.direction);
+    let t = packet.packet_type();
+    if t.id() < 0x0100 || !session.proto.saw_start || session.proto.tracks[i].before_accept_reported
+    {
+        return;
+    }
+    game_before_any_answer(session, raise, packet, d);
+}
+
+/// [`game_before_answer`] for a game packet of a session whose start was
+/// captured, not yet reported.
+#[inline(never)]
+fn game_before_any_answer(
     session: &mut Session,
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
@@ -1956,10 +1993,6 @@ fn game_before_answer(
     let direction = raise.direction;
     let i = idx(direction);
     let t = packet.packet_type();
-    if t.id() < 0x0100 || !session.proto.saw_start || session.proto.tracks[i].before_accept_reported
-    {
-        return;
-    }
     match session.proto.answer {
         Some(PacketType::ConnectionAccept) => {}
         Some(_) => {
