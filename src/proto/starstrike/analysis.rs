@@ -1193,6 +1193,13 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
     };
     let ahead = S16.ahead(u32::from(seq), u32::from(highest));
     if S16.newer(u32::from(seq), u32::from(highest)) {
+        if ahead == 1 && next_is_quiet(session, direction, seq) {
+            let track = &mut session.proto.tracks[i];
+            *track.slot_mut(seq) = seen;
+            track.highest = Some(seq);
+            session.dir_mut(direction).count_expected(1);
+            return;
+        }
         // Skipped numbers become missing; what they push out of the ring is judged.
         let skipped = ahead - 1;
         let followed = skipped.min(SEQ_RING as u32 - 1);
@@ -1261,6 +1268,17 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
             highest: u32::from(highest),
         },
     );
+}
+
+/// Whether `seq`, the next number of `direction` (almost every packet),
+/// judges nothing: its slot holds no missing number to judge, and no run
+/// of judged numbers is open (the rest of a gap) that a packet judging
+/// none would close. [`sequence`] then counts it without [`MissedCounts`],
+/// which would count nothing and raise nothing.
+fn next_is_quiet(session: &Session, direction: Direction, seq: u16) -> bool {
+    let old = session.proto.tracks[idx(direction)].slot(seq);
+    !(old.state == SlotState::Missing && old.seq != seq)
+        && session.dir(direction).missed.iter().all(Option::is_none)
 }
 
 /// A slot about to be reused for `seq`: a missing number it held is judged now.
