@@ -1054,8 +1054,28 @@ const CODE_WRONG_DIRECTION: u8 = 1;
 const CODE_CODEC: u8 = 2;
 
 /// One incident key of a packet: raise its finding unless the incident is
-/// open; `present == false` closes it.
+/// open; `present == false` closes it. With none open and the key absent
+/// (the oversize key of almost every packet) there is nothing to do: tested
+/// inline, the rest out of line.
+#[inline(always)]
 fn incident(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    key: IncidentKey,
+    present: bool,
+    kind: FindingKind,
+    rule: Option<Rule>,
+    detail: Detail,
+) {
+    if !present && session.proto.tracks[idx(raise.direction)].open_mask == 0 {
+        return;
+    }
+    incident_of_track(session, raise, key, present, kind, rule, detail);
+}
+
+/// [`incident`] where an incident is open or the key present.
+#[inline(never)]
+fn incident_of_track(
     session: &mut Session,
     raise: &mut Raise<'_>,
     key: IncidentKey,
@@ -1066,9 +1086,6 @@ fn incident(
 ) {
     let direction = raise.direction;
     let track = &mut session.proto.tracks[idx(direction)];
-    if !present && track.open_mask == 0 {
-        return;
-    }
     let pos = track.open.iter().position(|k| *k == Some(key));
     match (present, pos) {
         (true, Some(_)) => {}
