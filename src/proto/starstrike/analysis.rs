@@ -275,6 +275,7 @@ pub const SEQ_RING: usize = 256;
 pub const RELIABLE_LOG: usize = 256;
 /// Open violation incidents per direction.
 const OPEN_INCIDENTS: usize = 16;
+const _: () = assert!(OPEN_INCIDENTS <= 16, "Track::open_mask's bits");
 const MS: u64 = 1_000_000;
 
 /// Where a Starstrike session is in its life.
@@ -453,6 +454,9 @@ struct Track {
     last_seq: u16,
     unseen: Option<Unseen>,
     open: [Option<IncidentKey>; OPEN_INCIDENTS],
+    /// One bit a place of `open`, set when it holds an incident: a packet
+    /// of a direction with none open (almost every one) looks at none.
+    open_mask: u16,
     next_open: usize,
     disconnect: Option<Disconnect>,
     /// A Disconnect of this side was captured cut short (its reason and bytes
@@ -490,6 +494,7 @@ impl Default for Track {
             last_seq: 0,
             unseen: None,
             open: [None; OPEN_INCIDENTS],
+            open_mask: 0,
             next_open: 0,
             disconnect: None,
             disconnect_cut: false,
@@ -823,7 +828,7 @@ fn analyse(session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
     drift(session, raise, header.seq);
 
     // 7. The payload.
-    let packet = match Packet::new_checked(d.payload) {
+    let packet = match Packet::with_header(d.payload, header) {
         Ok(p) => p,
         Err(e) => {
             close_incidents_of_type(&mut session.proto.tracks[i], t, &[]);
@@ -943,16 +948,16 @@ fn metrics(session: &mut Session, direction: Direction, packet: &Packet<'_>, d: 
     ) {
         return;
     }
-    match packet.message() {
-        Message::Heartbeat(hb) => session.dir_mut(direction).jitter_sample(d.ts, hb.timestamp),
-        Message::WorldSnapshot(snapshot) => {
-            let stats = &mut session.proto.snapshot_entities;
-            let n = u8::try_from(snapshot.entities.len()).unwrap_or(u8::MAX);
-            stats.snapshots += 1;
-            stats.entities += u64::from(n);
-            stats.max = stats.max.max(n);
-        }
-        _ => {}
+    if packet.packet_type() == PacketType::WorldSnapshot {
+        // Its count byte, which the checked length holds to its entities
+        // (a snapshot is not read: half the packets are snapshots).
+        let stats = &mut session.proto.snapshot_entities;
+        let n = u8::try_from(packet.entity_count()).unwrap_or(u8::MAX);
+        stats.snapshots += 1;
+        stats.entities += u64::from(n);
+        stats.max = stats.max.max(n);
+    } else if let Message::Heartbeat(hb) = packet.message() {
+        session.dir_mut(direction).jitter_sample(d.ts, hb.timestamp);
     }
 }
 
@@ -1049,8 +1054,28 @@ const CODE_WRONG_DIRECTION: u8 = 1;
 const CODE_CODEC: u8 = 2;
 
 /// One incident key of a packet: raise its finding unless the incident is
-/// open; `present == false` closes it.
+/// open; `present == false` closes it. With none open and the key absent
+/// (the oversize key of almost every packet) there is nothing to do: tested
+/// inline, the rest out of line.
+#[inline(always)]
 fn incident(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    key: IncidentKey,
+    present: bool,
+    kind: FindingKind,
+    rule: Option<Rule>,
+    detail: Detail,
+) {
+    if !present && session.proto.tracks[idx(raise.direction)].open_mask == 0 {
+        return;
+    }
+    incident_of_track(session, raise, key, present, kind, rule, detail);
+}
+
+/// [`incident`] where an incident is open or the key present.
+#[inline(never)]
+fn incident_of_track(
     session: &mut Session,
     raise: &mut Raise<'_>,
     key: IncidentKey,
@@ -1066,11 +1091,15 @@ fn incident(
         (true, Some(_)) => {}
         (true, None) => {
             track.open[track.next_open] = Some(key);
+            track.open_mask |= 1 << track.next_open;
             track.next_open = (track.next_open + 1) % OPEN_INCIDENTS;
             let this = session.dir_mut(direction);
             raise.raise(this, kind, rule, None, detail);
         }
-        (false, Some(p)) => track.open[p] = None,
+        (false, Some(p)) => {
+            track.open[p] = None;
+            track.open_mask &= !(1 << p);
+        }
         (false, None) => {}
     }
 }
@@ -1078,13 +1107,17 @@ fn incident(
 /// Closes the open codec and direction incidents of type `t` whose key is not
 /// in `present`.
 fn close_incidents_of_type(track: &mut Track, t: PacketType, present: &[IncidentKey]) {
-    for slot in &mut track.open {
+    if track.open_mask == 0 {
+        return;
+    }
+    for (p, slot) in track.open.iter_mut().enumerate() {
         if let Some(key) = *slot
             && key.1 == t.id()
             && key.0 != CODE_OVERSIZE
             && !present.contains(&key)
         {
             *slot = None;
+            track.open_mask &= !(1 << p);
         }
     }
 }
@@ -1177,6 +1210,13 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
     };
     let ahead = S16.ahead(u32::from(seq), u32::from(highest));
     if S16.newer(u32::from(seq), u32::from(highest)) {
+        if ahead == 1 && next_is_quiet(session, direction, seq) {
+            let track = &mut session.proto.tracks[i];
+            *track.slot_mut(seq) = seen;
+            track.highest = Some(seq);
+            session.dir_mut(direction).count_expected(1);
+            return;
+        }
         // Skipped numbers become missing; what they push out of the ring is judged.
         let skipped = ahead - 1;
         let followed = skipped.min(SEQ_RING as u32 - 1);
@@ -1245,6 +1285,17 @@ fn sequence(session: &mut Session, raise: &mut Raise<'_>, seq: u16, d: &Datagram
             highest: u32::from(highest),
         },
     );
+}
+
+/// Whether `seq`, the next number of `direction` (almost every packet),
+/// judges nothing: its slot holds no missing number to judge, and no run
+/// of judged numbers is open (the rest of a gap) that a packet judging
+/// none would close. [`sequence`] then counts it without [`MissedCounts`],
+/// which would count nothing and raise nothing.
+fn next_is_quiet(session: &Session, direction: Direction, seq: u16) -> bool {
+    let old = session.proto.tracks[idx(direction)].slot(seq);
+    !(old.state == SlotState::Missing && old.seq != seq)
+        && session.dir(direction).missed.iter().all(Option::is_none)
 }
 
 /// A slot about to be reused for `seq`: a missing number it held is judged now.
@@ -1796,7 +1847,28 @@ fn lifecycle(
 /// `sent-after-disconnect`, once per direction: a packet of type `t` after a
 /// Disconnect of this side (other than its copies), or of the peer once
 /// this side acknowledged it in an earlier packet.
+#[inline(always)]
 fn after_disconnect(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    seqno: Option<u32>,
+    d: &Datagram<'_>,
+) {
+    let (i, j) = (idx(raise.direction), idx(raise.direction.reverse()));
+    let tracks = &session.proto.tracks;
+    // Without a Disconnect of either side (almost every packet), no breach.
+    if tracks[i].after_disconnect_reported
+        || (tracks[i].disconnect.is_none() && tracks[j].disconnect.is_none())
+    {
+        return;
+    }
+    disconnect_breach(session, raise, packet, seqno, d);
+}
+
+/// [`after_disconnect`] once a side has sent a Disconnect.
+#[inline(never)]
+fn disconnect_breach(
     session: &mut Session,
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
@@ -1806,9 +1878,6 @@ fn after_disconnect(
     let direction = raise.direction;
     let t = packet.packet_type();
     let (i, j) = (idx(direction), idx(direction.reverse()));
-    if session.proto.tracks[i].after_disconnect_reported {
-        return;
-    }
     let own = session.proto.tracks[i].disconnect;
     // A copy of this side's Disconnect: its type, and its payload's hash.
     let copy = |hash: u64| t == PacketType::Disconnect && hash == xxh3_64(packet.payload());
@@ -1931,7 +2000,26 @@ fn disconnect(
 /// before the Accept: after a captured Reject, `before-accept` at once;
 /// before any captured answer, the direction's first is kept, judged when
 /// the answer comes ([`judge_before_accept`]).
+#[inline(always)]
 fn game_before_answer(
+    session: &mut Session,
+    raise: &mut Raise<'_>,
+    packet: &Packet<'_>,
+    d: &Datagram<'_>,
+) {
+    let i = idx(raise.direction);
+    let t = packet.packet_type();
+    if t.id() < 0x0100 || !session.proto.saw_start || session.proto.tracks[i].before_accept_reported
+    {
+        return;
+    }
+    game_before_any_answer(session, raise, packet, d);
+}
+
+/// [`game_before_answer`] for a game packet of a session whose start was
+/// captured, not yet reported.
+#[inline(never)]
+fn game_before_any_answer(
     session: &mut Session,
     raise: &mut Raise<'_>,
     packet: &Packet<'_>,
@@ -1940,10 +2028,6 @@ fn game_before_answer(
     let direction = raise.direction;
     let i = idx(direction);
     let t = packet.packet_type();
-    if t.id() < 0x0100 || !session.proto.saw_start || session.proto.tracks[i].before_accept_reported
-    {
-        return;
-    }
     match session.proto.answer {
         Some(PacketType::ConnectionAccept) => {}
         Some(_) => {

@@ -89,7 +89,14 @@ impl<'a> Packet<'a> {
     /// exactly as long as its type says. Larger than the MTU still decodes
     /// ([`Packet::oversize`]).
     pub fn new_checked(bytes: &'a [u8]) -> Result<Self, DecodeError> {
-        let header = check_header(bytes)?;
+        Self::with_header(bytes, check_header(bytes)?)
+    }
+
+    /// The packet of `bytes` whose header [`check_header`] gave: its payload
+    /// checked against its type, the header not read again (the analysis
+    /// has checked it for the packet's number and acknowledgements).
+    #[inline]
+    pub fn with_header(bytes: &'a [u8], header: Header) -> Result<Self, DecodeError> {
         check_payload(
             header.packet_type,
             bytes.get(HEADER_LEN..).unwrap_or_default(),

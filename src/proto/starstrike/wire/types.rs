@@ -51,19 +51,48 @@ macro_rules! packet_types {
             $( $(#[$doc])* $name = $id, )*
         }
 
-        /// The types' ordinals (their order in the specification).
-        #[repr(usize)]
-        enum Ordinal {
-            $( $name, )*
+        /// The bits of a `packetType` that tell the defined types apart: the
+        /// high byte's two low bits and the low byte's three (the ids are
+        /// 0x0001 to 0x0005, 0x0100 to 0x0103, 0x0200 to 0x0202, 0x0300).
+        const SLOT_BITS: u16 = 0x0307;
+
+        /// The place of an id's type in [`ORDINALS`]: its [`SLOT_BITS`],
+        /// packed into 5 bits.
+        #[inline(always)]
+        const fn slot(id: u16) -> usize {
+            (((id >> 5) & 0x18) | (id & 7)) as usize
         }
+
+        const NO_TYPE: u8 = u8::MAX;
+
+        /// The ordinal of each slot's type (its order in the specification),
+        /// [`NO_TYPE`] for a slot no type has. Each defined id has a slot of
+        /// its own and no bit outside [`SLOT_BITS`], or this fails to
+        /// compile.
+        const ORDINALS: [u8; 32] = {
+            let ids = [ $( $id, )* ];
+            let mut table = [NO_TYPE; 32];
+            let mut k = 0;
+            while k < ids.len() {
+                let id: u16 = ids[k];
+                assert!(id & !SLOT_BITS == 0, "a packet type outside SLOT_BITS");
+                assert!(table[slot(id)] == NO_TYPE, "two packet types share a slot");
+                table[slot(id)] = k as u8;
+                k += 1;
+            }
+            table
+        };
 
         impl PacketType {
             /// The index in [`PacketType::ALL`]: the counter slot of the type
             /// and its row of the layout.
+            ///
+            /// Read from a table of 32 places (the ids are sparse: a `match` on them
+            /// was a chain of compares, some 8 instructions a call and a few
+            /// calls a packet).
+            #[inline(always)]
             pub const fn ordinal(self) -> usize {
-                match self {
-                    $( PacketType::$name => Ordinal::$name as usize, )*
-                }
+                ORDINALS[slot(self as u16)] as usize
             }
 
             /// Every type, in the order of the specification (the ordinal).
@@ -71,10 +100,20 @@ macro_rules! packet_types {
             pub const COUNT: usize = Self::ALL.len();
 
             /// The type of a `packetType` value, if the specification defines it.
+            #[inline]
             pub const fn from_u16(id: u16) -> Option<PacketType> {
-                match id {
-                    $( $id => Some(PacketType::$name), )*
-                    _ => None,
+                // A defined id has its own slot (checked at compile time,
+                // `ORDINALS`); an id outside the slots' bits, or another
+                // id sharing a slot, is not that slot's type.
+                if id & !SLOT_BITS != 0 {
+                    return None;
+                }
+                match ORDINALS[slot(id)] {
+                    NO_TYPE => None,
+                    k => {
+                        let t = Self::ALL[k as usize];
+                        if t as u16 == id { Some(t) } else { None }
+                    }
                 }
             }
 
@@ -212,6 +251,19 @@ pub const DISCONNECT_TIMEOUT: u8 = 2;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table behind `ordinal` and `from_u16` is the specification's list:
+    /// each type's place in `ALL`, and every id of no type refused.
+    #[test]
+    fn ordinals_and_ids_are_the_list_s() {
+        for (k, t) in PacketType::ALL.iter().enumerate() {
+            assert_eq!(t.ordinal(), k, "{t}");
+        }
+        for id in 0..=u16::MAX {
+            let listed = PacketType::ALL.iter().find(|t| t.id() == id).copied();
+            assert_eq!(PacketType::from_u16(id), listed, "{id:#06x}");
+        }
+    }
 
     #[test]
     fn fixed_strings_pad_and_cut() {
