@@ -135,8 +135,9 @@
 //! Counts of zero are left out of the maps; the maps themselves are always
 //! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
+use super::columns::SessionColumns;
 use super::fast::AddrTexts;
-use super::repeats::{Key, Repeats};
+use super::repeats::{Head, Key, MessageHeads, Repeats};
 use super::{Filter, Outcome};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, Summary};
@@ -791,8 +792,15 @@ fn json_display(out: &mut Vec<u8>, v: &dyn std::fmt::Display) {
 
 /// A message's text as a JSON string: written straight into the line, then
 /// escaped in place in the rare case it needs it (only quoted text fields do).
+#[cfg(test)]
 fn json_text(out: &mut Vec<u8>, v: &dyn crate::proto::dissect::TextBytes) {
     out.push(b'"');
+    json_text_inside(out, v);
+    out.push(b'"');
+}
+
+/// [`json_text`] without its quotes.
+fn json_text_inside(out: &mut Vec<u8>, v: &dyn crate::proto::dissect::TextBytes) {
     // Searched from where the writer says a byte may need an escape (its
     // own names and digits need none), escaped from the first that does on
     // (the bytes before it need nothing, and no escape looks back).
@@ -815,7 +823,6 @@ fn json_text(out: &mut Vec<u8>, v: &dyn crate::proto::dissect::TextBytes) {
             }
         });
     }
-    out.push(b'"');
 }
 
 /// A number as serde_json writes an `f64` (with `zmij`, as it does; `null` if
@@ -864,13 +871,6 @@ pub(crate) struct LastTime {
     nanos: u64,
     len: usize,
     text: [u8; 32],
-}
-
-/// A socket address as a JSON string.
-fn json_addr(out: &mut Vec<u8>, addrs: &mut AddrTexts, a: &std::net::SocketAddr) {
-    out.push(b'"');
-    addrs.addr(out, a);
-    out.push(b'"');
 }
 
 /// A finding's label (`kind` or `kind/rule`) as a JSON string, as
@@ -940,23 +940,20 @@ fn packet_line(
     int(out, d.frame);
     out.extend_from_slice(b",\"time\":");
     json_time(out, d.ts, &mut kept.time);
-    out.extend_from_slice(b",\"src\":");
-    json_addr(out, &mut kept.addrs, &d.src);
-    out.extend_from_slice(b",\"dst\":");
-    json_addr(out, &mut kept.addrs, &d.dst);
-    out.extend_from_slice(b",\"session\":");
-    int(out, e.session);
-    out.extend_from_slice(b",\"dir\":\"");
-    out.extend_from_slice(e.direction.name().as_bytes());
-    out.extend_from_slice(b"\",\"len\":");
+    kept.columns
+        .write(out, &mut kept.addrs, e.session, e.direction, &d.src, &d.dst);
+    out.extend_from_slice(b",\"len\":");
     int(out, d.payload_len);
     out.extend_from_slice(b",\"captured\":");
     int(out, d.payload.len());
     match ahead {
         Some(parts) => out.extend_from_slice(parts.get(0)),
         None => {
-            payload_part(out, &mut kept.repeats, e.dissector(), d.payload);
+            payload_part(out, &mut kept.messages, e.dissector(), d.payload);
         }
+    }
+    if e.findings.is_empty() {
+        return out.extend_from_slice(b",\"findings\":[]}\n");
     }
     out.extend_from_slice(b",\"findings\":[");
     for (i, f) in e.findings.iter().enumerate() {
@@ -969,12 +966,23 @@ fn packet_line(
 }
 
 /// What a JSON Lines writer remembers from packet to packet: the
-/// addresses' texts, the messages' objects, the last time's text.
+/// addresses' texts, the session columns' texts, the messages' objects and
+/// heads, the last time's text.
 #[derive(Default)]
 pub(crate) struct Remembered {
     addrs: AddrTexts,
-    repeats: Repeats,
+    columns: SessionColumns,
+    messages: KeptMessages,
     time: LastTime,
+}
+
+/// What [`payload_part`] remembers from packet to packet: the messages'
+/// objects ([`Repeats`]) and the JSON before their texts
+/// ([`MessageHeads`]).
+#[derive(Default)]
+pub(crate) struct KeptMessages {
+    repeats: Repeats,
+    heads: MessageHeads,
 }
 
 /// The part of a packet's object that its payload alone decides: the
@@ -983,7 +991,7 @@ pub(crate) struct Remembered {
 /// for each repeat of their bytes ([`Repeats`]).
 fn payload_part(
     out: &mut Vec<u8>,
-    repeats: &mut Repeats,
+    kept: &mut KeptMessages,
     dissector: &'static dyn Dissector,
     payload: &[u8],
 ) -> bool {
@@ -1024,9 +1032,10 @@ fn payload_part(
                             offset: m.offset,
                             bytes,
                         };
-                        repeats.write(out, key, |out| message(out, m));
+                        let heads = &mut kept.heads;
+                        kept.repeats.write(out, key, |out| message(out, heads, m));
                     }
-                    _ => message(out, m),
+                    _ => message(out, &mut kept.heads, m),
                 }
             });
             out.push(b']');
@@ -1043,28 +1052,43 @@ fn payload_part(
     decoded.is_ok()
 }
 
-/// A message's object in a packet's `messages`.
+/// A message's object in a packet's `messages`: its head (up to the
+/// text's opening quote) remembered by [`MessageHeads`].
 #[inline]
-fn message(out: &mut Vec<u8>, m: &MessageItem<'_>) {
+fn message(out: &mut Vec<u8>, heads: &mut MessageHeads, m: &MessageItem<'_>) {
     use super::fast::int;
-    out.extend_from_slice(b"{\"type\":");
-    json_name(out, m.type_name);
-    if let Some(seqno) = m.seqno {
-        out.extend_from_slice(b",\"seqno\":");
-        int(out, seqno);
-    }
-    out.extend_from_slice(b",\"offset\":");
-    int(out, m.offset);
-    out.extend_from_slice(b",\"len\":");
-    int(out, m.len);
-    out.extend_from_slice(b",\"text\":");
-    json_text(out, m.text);
-    out.push(b'}');
+    let head = Head {
+        type_name: m.type_name,
+        offset: m.offset,
+        len: m.len,
+        seqno: m.seqno.is_some(),
+    };
+    heads.write(
+        out,
+        head,
+        |out| {
+            out.extend_from_slice(b"{\"type\":");
+            json_name(out, m.type_name);
+        },
+        |out| {
+            out.extend_from_slice(b",\"seqno\":");
+            int(out, m.seqno.unwrap_or_default());
+        },
+        |out| {
+            out.extend_from_slice(b",\"offset\":");
+            int(out, m.offset);
+            out.extend_from_slice(b",\"len\":");
+            int(out, m.len);
+            out.extend_from_slice(b",\"text\":\"");
+        },
+    );
+    json_text_inside(out, m.text);
+    out.extend_from_slice(b"\"}");
 }
 
 /// [`payload_part`], rendered ahead on the reader's thread (`run::ahead`).
 #[derive(Default)]
-pub(crate) struct RenderJsonl(Repeats);
+pub(crate) struct RenderJsonl(KeptMessages);
 
 impl Render for RenderJsonl {
     fn render(
