@@ -135,8 +135,9 @@
 //! Counts of zero are left out of the maps; the maps themselves are always
 //! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
+use super::columns::SessionColumns;
 use super::fast::AddrTexts;
-use super::repeats::{Key, Repeats};
+use super::repeats::{Head, Key, MessageHeads, Repeats};
 use super::{Filter, Outcome};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{Direction, Finding, Flow, Observer, PacketEvent, ProtoDetail, Summary};
@@ -669,7 +670,7 @@ struct PlainName {
 const QUOTED: usize = 32;
 /// The places of the table of [`PlainName`]s, and how many of them a name
 /// may take after its own (then it is escaped each time).
-const NAME_PLACES: usize = 64;
+const NAME_PLACES: usize = 256;
 const NAME_PROBES: usize = 4;
 
 impl PlainName {
@@ -791,8 +792,15 @@ fn json_display(out: &mut Vec<u8>, v: &dyn std::fmt::Display) {
 
 /// A message's text as a JSON string: written straight into the line, then
 /// escaped in place in the rare case it needs it (only quoted text fields do).
+#[cfg(test)]
 fn json_text(out: &mut Vec<u8>, v: &dyn crate::proto::dissect::TextBytes) {
     out.push(b'"');
+    json_text_inside(out, v);
+    out.push(b'"');
+}
+
+/// [`json_text`] without its quotes.
+fn json_text_inside(out: &mut Vec<u8>, v: &dyn crate::proto::dissect::TextBytes) {
     // Searched from where the writer says a byte may need an escape (its
     // own names and digits need none), escaped from the first that does on
     // (the bytes before it need nothing, and no escape looks back).
@@ -815,7 +823,6 @@ fn json_text(out: &mut Vec<u8>, v: &dyn crate::proto::dissect::TextBytes) {
             }
         });
     }
-    out.push(b'"');
 }
 
 /// A number as serde_json writes an `f64` (with `zmij`, as it does; `null` if
@@ -833,44 +840,151 @@ fn json_f64(out: &mut Vec<u8>, v: f64) {
 /// last one's text kept in `last`: a server's packets to each client
 /// share their time (on the bench captures 29% of lwar's packets have the
 /// time of the one before, 83% of Battlegrounds'), and `zmij`'s digits
-/// cost some 160 instructions.
+/// cost some 160 instructions (some 300 with their copies). A new time
+/// whose shortest text is its own decimal is written as that
+/// ([`LastTime::decimal`]), the rest by `zmij`.
 #[inline]
 fn json_time(out: &mut Vec<u8>, ts: Timestamp, last: &mut LastTime) {
     if last.len == 0 || last.nanos != ts.nanos() {
+        if let Some(len) = last.decimal(ts) {
+            last.len = len;
+            last.nanos = ts.nanos();
+        } else {
+            last.zmij(out, ts);
+            if last.len == 0 {
+                return;
+            }
+        }
+    }
+    // The whole text kept, a copy of fixed size, then cut.
+    let end = out.len() + last.len;
+    out.extend_from_slice(last.text.first_chunk::<32>().unwrap_or(&[0; 32]));
+    out.truncate(end);
+}
+
+/// The text [`json_time`] wrote last, and its time (none while `len` is 0);
+/// the whole seconds [`LastTime::decimal`] wrote last (`u64::MAX`: none)
+/// and their digits.
+pub(crate) struct LastTime {
+    nanos: u64,
+    len: usize,
+    whole: u64,
+    whole_len: usize,
+    whole_text: [u8; 24],
+    text: [u8; 48],
+}
+
+impl Default for LastTime {
+    fn default() -> Self {
+        LastTime {
+            nanos: 0,
+            len: 0,
+            whole: u64::MAX,
+            whole_len: 0,
+            whole_text: [0; 24],
+            text: [0; 48],
+        }
+    }
+}
+
+/// Powers of ten up to 10^9.
+const POW10: [u64; 10] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+    1_000_000_000,
+];
+
+impl LastTime {
+    /// Writes the text of `ts`'s seconds ([`secs`]) as `zmij` writes it,
+    /// where it is the time's own decimal (`1700000003.3232`, whole seconds
+    /// `.0`): the time at least a second and of 15 significant digits or
+    /// fewer, and the float `secs` gives the one nearest that decimal (it
+    /// rounds twice, so not always): the decimal as a quotient of two
+    /// integers below 2^53, which IEEE division rounds once, to the
+    /// nearest. A decimal of 15 digits or fewer is the only one of as many
+    /// digits or fewer that rounds to its float (no two such decimals share
+    /// a float), so it is the float's shortest text, which `zmij` writes
+    /// without an exponent below 10^16. The whole seconds' digits are kept
+    /// from the time before where they are the same (apart from the text,
+    /// which `zmij` may write over). Its length, or `None`
+    /// (then `zmij`'s).
+    #[inline]
+    fn decimal(&mut self, ts: Timestamp) -> Option<usize> {
+        let nanos = ts.nanos();
+        let whole = nanos / 1_000_000_000;
+        let mut frac = nanos % 1_000_000_000;
+        if !(1..1_000_000_000_000_000).contains(&whole) {
+            return None;
+        }
+        // The fraction's digits without its trailing zeros (at most
+        // eight): `k` of them.
+        let mut k = 9;
+        if frac == 0 {
+            k = 0;
+        } else {
+            for (step, scale) in [(8, 100_000_000), (4, 10_000), (2, 100), (1, 10)] {
+                if frac.is_multiple_of(scale) {
+                    frac /= scale;
+                    k -= step;
+                }
+            }
+        }
+        let scale = *POW10.get(k)?;
+        if self.whole != whole {
+            self.whole_len = crate::proto::digits::int_into(&mut self.whole_text, whole);
+            self.whole = whole;
+        }
+        let w = self.whole_len;
+        if w + k > 15 {
+            return None;
+        }
+        let nearest = (whole * scale + frac) as f64 / scale as f64;
+        if nearest != ts.secs_f64() {
+            return None;
+        }
+        *self.text.first_chunk_mut::<24>()? = self.whole_text;
+        let place = self
+            .text
+            .get_mut(w..w + 24)
+            .and_then(|d| <&mut [u8; 24]>::try_from(d).ok())?;
+        if k == 0 {
+            place[0] = b'.';
+            place[1] = b'0';
+            return Some(w + 2);
+        }
+        // `1` and the fraction's digits, the `1` then the point.
+        let len = crate::proto::digits::int_into(place, scale + frac);
+        place[0] = b'.';
+        Some(w + len)
+    }
+
+    /// [`LastTime::decimal`]'s work done by `zmij`, for the other times;
+    /// written to `out` where it does not fit (then `len` is 0).
+    #[cold]
+    fn zmij(&mut self, out: &mut Vec<u8>, ts: Timestamp) {
+        self.len = 0;
         let v = secs(ts);
         let mut digits = zmij::Buffer::new();
         let text = match v.is_finite() {
             true => digits.format_finite(v).as_bytes(),
             false => b"null",
         };
-        match last.text.get_mut(..text.len()) {
-            Some(kept) => {
+        match self.text.get_mut(..text.len()) {
+            Some(kept) if text.len() <= 32 => {
                 kept.copy_from_slice(text);
-                last.len = text.len();
-                last.nanos = ts.nanos();
+                self.len = text.len();
+                self.nanos = ts.nanos();
             }
-            None => return out.extend_from_slice(text),
+            _ => out.extend_from_slice(text),
         }
     }
-    // The whole text kept, a copy of fixed size, then cut.
-    let end = out.len() + last.len;
-    out.extend_from_slice(&last.text);
-    out.truncate(end);
-}
-
-/// The text [`json_time`] wrote last, and its time (none while `len` is 0).
-#[derive(Default)]
-pub(crate) struct LastTime {
-    nanos: u64,
-    len: usize,
-    text: [u8; 32],
-}
-
-/// A socket address as a JSON string.
-fn json_addr(out: &mut Vec<u8>, addrs: &mut AddrTexts, a: &std::net::SocketAddr) {
-    out.push(b'"');
-    addrs.addr(out, a);
-    out.push(b'"');
 }
 
 /// A finding's label (`kind` or `kind/rule`) as a JSON string, as
@@ -940,23 +1054,20 @@ fn packet_line(
     int(out, d.frame);
     out.extend_from_slice(b",\"time\":");
     json_time(out, d.ts, &mut kept.time);
-    out.extend_from_slice(b",\"src\":");
-    json_addr(out, &mut kept.addrs, &d.src);
-    out.extend_from_slice(b",\"dst\":");
-    json_addr(out, &mut kept.addrs, &d.dst);
-    out.extend_from_slice(b",\"session\":");
-    int(out, e.session);
-    out.extend_from_slice(b",\"dir\":\"");
-    out.extend_from_slice(e.direction.name().as_bytes());
-    out.extend_from_slice(b"\",\"len\":");
+    kept.columns
+        .write(out, &mut kept.addrs, e.session, e.direction, &d.src, &d.dst);
+    out.extend_from_slice(b",\"len\":");
     int(out, d.payload_len);
     out.extend_from_slice(b",\"captured\":");
     int(out, d.payload.len());
     match ahead {
         Some(parts) => out.extend_from_slice(parts.get(0)),
         None => {
-            payload_part(out, &mut kept.repeats, e.dissector(), d.payload);
+            payload_part(out, &mut kept.messages, e.dissector(), d.payload);
         }
+    }
+    if e.findings.is_empty() {
+        return out.extend_from_slice(b",\"findings\":[]}\n");
     }
     out.extend_from_slice(b",\"findings\":[");
     for (i, f) in e.findings.iter().enumerate() {
@@ -969,12 +1080,23 @@ fn packet_line(
 }
 
 /// What a JSON Lines writer remembers from packet to packet: the
-/// addresses' texts, the messages' objects, the last time's text.
+/// addresses' texts, the session columns' texts, the messages' objects and
+/// heads, the last time's text.
 #[derive(Default)]
 pub(crate) struct Remembered {
     addrs: AddrTexts,
-    repeats: Repeats,
+    columns: SessionColumns,
+    messages: KeptMessages,
     time: LastTime,
+}
+
+/// What [`payload_part`] remembers from packet to packet: the messages'
+/// objects ([`Repeats`]) and the JSON before their texts
+/// ([`MessageHeads`]).
+#[derive(Default)]
+pub(crate) struct KeptMessages {
+    repeats: Repeats,
+    heads: MessageHeads,
 }
 
 /// The part of a packet's object that its payload alone decides: the
@@ -983,7 +1105,7 @@ pub(crate) struct Remembered {
 /// for each repeat of their bytes ([`Repeats`]).
 fn payload_part(
     out: &mut Vec<u8>,
-    repeats: &mut Repeats,
+    kept: &mut KeptMessages,
     dissector: &'static dyn Dissector,
     payload: &[u8],
 ) -> bool {
@@ -1024,9 +1146,10 @@ fn payload_part(
                             offset: m.offset,
                             bytes,
                         };
-                        repeats.write(out, key, |out| message(out, m));
+                        let heads = &mut kept.heads;
+                        kept.repeats.write(out, key, |out| message(out, heads, m));
                     }
-                    _ => message(out, m),
+                    _ => message(out, &mut kept.heads, m),
                 }
             });
             out.push(b']');
@@ -1043,28 +1166,43 @@ fn payload_part(
     decoded.is_ok()
 }
 
-/// A message's object in a packet's `messages`.
+/// A message's object in a packet's `messages`: its head (up to the
+/// text's opening quote) remembered by [`MessageHeads`].
 #[inline]
-fn message(out: &mut Vec<u8>, m: &MessageItem<'_>) {
+fn message(out: &mut Vec<u8>, heads: &mut MessageHeads, m: &MessageItem<'_>) {
     use super::fast::int;
-    out.extend_from_slice(b"{\"type\":");
-    json_name(out, m.type_name);
-    if let Some(seqno) = m.seqno {
-        out.extend_from_slice(b",\"seqno\":");
-        int(out, seqno);
-    }
-    out.extend_from_slice(b",\"offset\":");
-    int(out, m.offset);
-    out.extend_from_slice(b",\"len\":");
-    int(out, m.len);
-    out.extend_from_slice(b",\"text\":");
-    json_text(out, m.text);
-    out.push(b'}');
+    let head = Head {
+        type_name: m.type_name,
+        offset: m.offset,
+        len: m.len,
+        seqno: m.seqno.is_some(),
+    };
+    heads.write(
+        out,
+        head,
+        |out| {
+            out.extend_from_slice(b"{\"type\":");
+            json_name(out, m.type_name);
+        },
+        |out| {
+            out.extend_from_slice(b",\"seqno\":");
+            int(out, m.seqno.unwrap_or_default());
+        },
+        |out| {
+            out.extend_from_slice(b",\"offset\":");
+            int(out, m.offset);
+            out.extend_from_slice(b",\"len\":");
+            int(out, m.len);
+            out.extend_from_slice(b",\"text\":\"");
+        },
+    );
+    json_text_inside(out, m.text);
+    out.extend_from_slice(b"\"}");
 }
 
 /// [`payload_part`], rendered ahead on the reader's thread (`run::ahead`).
 #[derive(Default)]
-pub(crate) struct RenderJsonl(Repeats);
+pub(crate) struct RenderJsonl(KeptMessages);
 
 impl Render for RenderJsonl {
     fn render(
@@ -1712,10 +1850,15 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let n = match i % 4 {
+            // Fractions with every number of trailing zeros, seconds of
+            // every number of digits.
+            let zeros = 10u64.pow((x >> 40) as u32 % 10);
+            let n = match i % 6 {
                 0 => x % (1 << 33) * 1_000_000_000,
                 1 => x % (1 << 43) * 1_000_000,
                 2 => 1_700_000_000_000_000_000 + x % 1_000_000_000_000 * 1_000,
+                3 => 1_700_000_000_000_000_000 + x % 1_000_000_000_000 / zeros * zeros,
+                4 => x % 10u64.pow((x >> 50) as u32 % 20) / zeros * zeros,
                 _ => x,
             };
             times.push(n);
@@ -1723,6 +1866,12 @@ mod tests {
                 times.push(n);
             }
         }
+        // Most of the times with a short fraction are written as their decimal.
+        let decimals = times
+            .iter()
+            .filter(|&&n| LastTime::default().decimal(Timestamp(n)).is_some())
+            .count();
+        assert!(decimals > 30_000, "{decimals}");
         let (mut out, mut want, mut last) = (Vec::new(), Vec::new(), LastTime::default());
         for n in times {
             let ts = Timestamp(n);

@@ -22,6 +22,7 @@
 
 pub mod args;
 pub mod check;
+mod columns;
 mod fast;
 pub mod fields;
 pub mod filter;

@@ -131,6 +131,150 @@ impl Repeats {
     }
 }
 
+/// The places of [`MessageHeads`].
+const HEAD_PLACES: usize = 64;
+/// The longest head remembered, in bytes written
+/// (`{"type":"Input","offset":12,"len":23,"text":"` is 45).
+const HEAD: usize = 64;
+
+#[derive(Clone, Copy)]
+struct HeadPlace {
+    /// The type name's address and length, the offset and length mixed
+    /// (0: empty).
+    key: u64,
+    type_name: &'static str,
+    offset: usize,
+    len: usize,
+    /// Where `,"seqno":N` goes: after `{"type":"…"`.
+    split: u8,
+    text_len: u8,
+    /// The head's text, then room for its tail to be copied at a fixed
+    /// size from `split`.
+    text: [u8; 2 * HEAD],
+}
+
+/// The JSON before a message's text, remembered by what decides it: the
+/// type's name, the offset and the length (a seqno, where the message has
+/// one, written between the name and the offset each time):
+/// `{"type":"Input","offset":12,"len":23,"text":"`. A message type comes at
+/// few offsets with few lengths (lwar's Input always at 12 and 23 bytes
+/// long), and the head's five pieces cost some 100 instructions written one
+/// by one. Fixed size, allocated once; a place is taken only where all that
+/// decides its text is the message's.
+pub(crate) struct MessageHeads {
+    places: Box<[HeadPlace]>,
+}
+
+impl Default for MessageHeads {
+    fn default() -> Self {
+        let empty = HeadPlace {
+            key: 0,
+            type_name: "",
+            offset: 0,
+            len: 0,
+            split: 0,
+            text_len: 0,
+            text: [0; 2 * HEAD],
+        };
+        MessageHeads {
+            places: vec![empty; HEAD_PLACES].into_boxed_slice(),
+        }
+    }
+}
+
+impl MessageHeads {
+    /// Writes the head of a message of `type_name` at `offset`, `len` bytes
+    /// long, with `seqno`: copied where its place holds the same, else
+    /// written by `type_part` (`{"type":"…"`), then `,"seqno":N` by
+    /// `seqno_part` and `,"offset":…,"len":…,"text":"` by `rest_part`.
+    #[inline]
+    pub(crate) fn write(
+        &mut self,
+        out: &mut Vec<u8>,
+        head: Head,
+        type_part: impl FnOnce(&mut Vec<u8>),
+        seqno_part: impl FnOnce(&mut Vec<u8>),
+        rest_part: impl FnOnce(&mut Vec<u8>),
+    ) {
+        let key = (head.type_name.as_ptr() as u64)
+            ^ (head.type_name.len() as u64) << 56
+            ^ (head.offset as u64) << 16
+            ^ (head.len as u64) << 36
+            | 1;
+        let home =
+            (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (u64::BITS - HEAD_PLACES.ilog2())) as usize;
+        let Some(place) = self.places.get_mut(home) else {
+            type_part(out);
+            if head.seqno {
+                seqno_part(out);
+            }
+            return rest_part(out);
+        };
+        let start = out.len();
+        if place.key == key
+            && std::ptr::eq(place.type_name, head.type_name)
+            && place.offset == head.offset
+            && place.len == head.len
+        {
+            let split = usize::from(place.split);
+            let end = usize::from(place.text_len);
+            if !head.seqno {
+                // The whole head, a copy of fixed size, then cut.
+                out.extend_from_slice(place.text.first_chunk::<HEAD>().unwrap_or(&[0; HEAD]));
+                out.truncate(start + end);
+                return;
+            }
+            out.extend_from_slice(place.text.first_chunk::<HEAD>().unwrap_or(&[0; HEAD]));
+            out.truncate(start + split);
+            seqno_part(out);
+            let at = out.len();
+            let tail = place
+                .text
+                .get(split..split + HEAD)
+                .and_then(|t| t.first_chunk::<HEAD>())
+                .unwrap_or(&[0; HEAD]);
+            out.extend_from_slice(tail);
+            out.truncate(at + (end - split));
+            return;
+        }
+        type_part(out);
+        let split = out.len();
+        if head.seqno {
+            seqno_part(out);
+        }
+        let seqno_end = out.len();
+        rest_part(out);
+        let (Some(type_text), Some(rest)) = (out.get(start..split), out.get(seqno_end..)) else {
+            return;
+        };
+        let end = type_text.len() + rest.len();
+        if end <= HEAD
+            && let Some((a, b)) = place
+                .text
+                .get_mut(..end)
+                .and_then(|t| t.split_at_mut_checked(type_text.len()))
+        {
+            a.copy_from_slice(type_text);
+            b.copy_from_slice(rest);
+            place.key = key;
+            place.type_name = head.type_name;
+            place.offset = head.offset;
+            place.len = head.len;
+            place.split = type_text.len() as u8;
+            place.text_len = end as u8;
+        }
+    }
+}
+
+/// What decides a message's head: its type's name, offset and length, and
+/// whether it has a seqno.
+pub(crate) struct Head {
+    pub type_name: &'static str,
+    pub offset: usize,
+    pub len: usize,
+    pub seqno: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +406,71 @@ mod tests {
             });
             assert_eq!(called, fresh, "{type_name} {seqno:?}");
         }
+    }
+
+    /// The head written from its place is the head written afresh, for
+    /// every type, offset, length and seqno, whatever shares a place or is
+    /// too long to keep.
+    #[test]
+    fn a_head_is_copied_only_where_all_it_depends_on_is_the_same() {
+        static NAMES: [&str; 5] = [
+            "Input",
+            "Join",
+            "T",
+            "UpdateCircle",
+            "A_name_long_enough_not_to_fit_at_all",
+        ];
+        let fresh =
+            |out: &mut Vec<u8>, name: &str, seqno: Option<u32>, offset: usize, len: usize| {
+                out.extend_from_slice(format!("{{\"type\":\"{name}\"").as_bytes());
+                if let Some(n) = seqno {
+                    out.extend_from_slice(format!(",\"seqno\":{n}").as_bytes());
+                }
+                out.extend_from_slice(
+                    format!(",\"offset\":{offset},\"len\":{len},\"text\":\"").as_bytes(),
+                );
+            };
+        let mut heads = MessageHeads::default();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut copies = 0;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let name = NAMES[(x % 5) as usize];
+            let seqno = (x & 1 << 10 != 0).then_some((x >> 11) as u32 % 100_000);
+            let offset = (x >> 30) as usize % 3 * 12;
+            let len = (x >> 40) as usize % 4 + if x >> 50 & 7 == 0 { 100_000 } else { 0 };
+            let mut out = b"x".to_vec();
+            let mut written = false;
+            let head = Head {
+                type_name: name,
+                offset,
+                len,
+                seqno: seqno.is_some(),
+            };
+            heads.write(
+                &mut out,
+                head,
+                |out| {
+                    written = true;
+                    out.extend_from_slice(format!("{{\"type\":\"{name}\"").as_bytes());
+                },
+                |out| out.extend_from_slice(format!(",\"seqno\":{}", seqno.unwrap()).as_bytes()),
+                |out| {
+                    out.extend_from_slice(
+                        format!(",\"offset\":{offset},\"len\":{len},\"text\":\"").as_bytes(),
+                    )
+                },
+            );
+            let mut want = b"x".to_vec();
+            fresh(&mut want, name, seqno, offset, len);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+            copies += usize::from(!written);
+        }
+        assert!(copies > 2_000, "{copies}");
     }
 }
