@@ -13,6 +13,21 @@
 //!   the display filter, JSON), and the offset of what makes a datagram
 //!   malformed. A test holds both to accepting exactly the same datagrams.
 //!
+//! Both come from one declaration (`messages!`): each message's fields in
+//! prost's own attributes, each followed by its registered field. The
+//! walk's tables ([`Declared::FIELDS`]) and the fields that tell the two
+//! messages apart ([`TELLS`], read by [`classify`]) are derived from it.
+//!
+//! # Adding a field to a message
+//!
+//! 1. Register it in [`FIELDS`] (`fields!` below: filter name, tree label,
+//!    type, documentation), unless it reuses one (`vessel.syncNumber`).
+//! 2. Add it to its message in `messages!`, with its prost attribute and
+//!    its registered field: `#[prost(uint32, tag = 5)] pub fuel: u32 =>
+//!    FUEL,`. The decoder, the encoder, the field walk and with it `-V`,
+//!    `-T fields`, the text and JSON follow. Add it to
+//!    `protocols/vessel.proto` too (a test holds the two equal).
+//!
 //! **Malformed** is what no proto3 decoder accepts: a truncated or overlong
 //! varint, a key with wire type 6 or 7 or field number 0, a length (or a
 //! fixed 32/64-bit value) past the end of the datagram or of its enclosing
