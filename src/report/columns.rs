@@ -13,7 +13,7 @@
 //! both addresses are those kept there (the text is theirs alone), so a
 //! place shared only costs the writing again.
 
-use super::fast::{AddrTexts, int};
+use super::fast::{AddrTexts, home, int};
 use crate::engine::{Direction, SessionId};
 use std::net::SocketAddr;
 
@@ -90,8 +90,7 @@ impl SessionColumns {
         dst: &SocketAddr,
     ) {
         let key = session.wrapping_shl(1) | usize::from(direction == Direction::ServerToClient);
-        let home = (key as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (u64::BITS - PLACES.ilog2());
-        let Some(place) = self.places.get_mut(home as usize) else {
+        let Some(place) = self.places.get_mut(home(key as u64, PLACES)) else {
             return write(out, addrs, session, direction, src, dst);
         };
         let start = out.len();

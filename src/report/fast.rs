@@ -101,6 +101,16 @@ pub(crate) fn addr(out: &mut Vec<u8>, a: &SocketAddr) {
 /// twentieth of `--format jsonl`). IPv4 only (IPv6 goes to [`addr`]); 256
 /// places, each address in the one its hash names, the last one written
 /// there kept. Fixed size, allocated once.
+/// The place of `key` in a table of `places` (a power of two): its bits
+/// mixed into the top ones by one multiplication (Fibonacci hashing), the
+/// top `log2(places)` taken. Every fixed table of the outputs' texts finds
+/// its keys' places this way.
+#[inline(always)]
+pub(crate) fn home(key: u64, places: usize) -> usize {
+    debug_assert!(places.is_power_of_two() && places > 1);
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (u64::BITS - places.ilog2())) as usize
+}
+
 pub(crate) struct AddrTexts {
     slots: Box<[AddrSlot]>,
 }
@@ -142,7 +152,7 @@ impl AddrTexts {
             return addr(out, a);
         };
         let key = 1 << 63 | u64::from(v4.ip().to_bits()) << 16 | u64::from(v4.port());
-        let place = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+        let place = home(key, 256);
         let Some(slot) = self.slots.get_mut(place) else {
             return addr(out, a);
         };

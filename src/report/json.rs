@@ -136,7 +136,7 @@
 //! there. `lwarscope check --expect` reads this summary back (from a json document, a jsonl stream or a bare summary object).
 
 use super::columns::SessionColumns;
-use super::fast::AddrTexts;
+use super::fast::{AddrTexts, home};
 use super::repeats::{Head, Key, MessageHeads, Repeats};
 use super::{Filter, Outcome};
 use crate::capture::{Datagram, Timestamp};
@@ -722,10 +722,8 @@ thread_local! {
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn json_name(out: &mut Vec<u8>, name: &'static str) {
     let key = (name.as_ptr() as usize) ^ (name.len() << 48);
-    // The key's high bits mixed into the top ones (Fibonacci hashing).
-    let home =
-        key.wrapping_mul(0x9e37_79b9_7f4a_7c15_u64 as usize) >> (usize::BITS - NAME_PLACES.ilog2());
-    let found = PLAIN_NAMES.with(|names| match names.get(home) {
+    let start = home(key as u64, NAME_PLACES);
+    let found = PLAIN_NAMES.with(|names| match names.get(start) {
         Some(place) => {
             let known = place.get();
             let found = known.key == key;
@@ -739,7 +737,7 @@ fn json_name(out: &mut Vec<u8>, name: &'static str) {
         None => false,
     });
     if !found {
-        json_name_probed(out, name, key, home);
+        json_name_probed(out, name, key, start);
     }
 }
 

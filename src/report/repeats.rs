@@ -17,6 +17,7 @@
 //! where its bytes, offset, type, seqno and dissector are those kept there,
 //! so a place shared only costs the writing again.
 
+use super::fast::home;
 use crate::engine::dissect::DissectorId;
 
 /// The places; a tick's messages to every client are a few dozen at most.
@@ -75,7 +76,7 @@ fn place_of(offset: usize, bytes: &[u8]) -> usize {
         .last_chunk::<8>()
         .map_or(0, |b| u64::from_le_bytes(*b));
     let mixed = head ^ tail.rotate_left(29) ^ ((bytes.len() as u64) << 48) ^ (offset as u64) << 36;
-    (mixed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (u64::BITS - PLACES.ilog2())) as usize
+    home(mixed, PLACES)
 }
 
 /// What decides a message's object, for a dissector whose messages stand
@@ -201,9 +202,7 @@ impl MessageHeads {
             ^ (head.offset as u64) << 16
             ^ (head.len as u64) << 36
             | 1;
-        let home =
-            (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (u64::BITS - HEAD_PLACES.ilog2())) as usize;
-        let Some(place) = self.places.get_mut(home) else {
+        let Some(place) = self.places.get_mut(home(key, HEAD_PLACES)) else {
             type_part(out);
             if head.seqno {
                 seqno_part(out);
