@@ -265,11 +265,17 @@ impl MissedCounts {
 
     /// Reports the open runs (at the end of the session), the earliest gap
     /// first.
+    #[inline]
     pub fn close(&mut self, out: &mut Vec<Finding>) {
         // Almost always none is open (a reliable message that judged nothing).
-        if self.open.iter().all(Option::is_none) {
-            return;
+        if self.open.iter().any(Option::is_some) {
+            self.close_open(out);
         }
+    }
+
+    /// [`MissedCounts::close`] with a run open.
+    #[inline(never)]
+    fn close_open(&mut self, out: &mut Vec<Finding>) {
         let mut open: OpenRuns = std::mem::take(&mut self.open);
         open.sort_by_key(|o| o.map(|o| (o.gap_frame, o.first)));
         out.extend(open.iter().flatten().map(Open::finding));
