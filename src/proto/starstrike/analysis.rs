@@ -742,19 +742,14 @@ impl engine::Analyzer for Analyzer {
         }
     }
 
+    #[inline]
     fn restarts(&self, session: &Session, d: &Datagram<'_>) -> bool {
-        if d.src != session.client || !session.proto.state.is_final() {
+        // The state first (a field, almost never final), then the addresses
+        // (two compares of a socket address): no call for most packets.
+        if !session.proto.state.is_final() || d.src != session.client {
             return false;
         }
-        let Ok(p) = Packet::new_checked(d.payload) else {
-            return false;
-        };
-        if p.packet_type() != PacketType::ConnectionRequest {
-            return false;
-        }
-        // A copy of the rejected Request is the same attempt.
-        !(session.proto.state == State::Rejected
-            && session.proto.request_hash == Some(xxh3_64(p.payload())))
+        restarts_with(session, d)
     }
 
     fn packet(&mut self, session: &mut Session, raise: &mut Raise<'_>, d: &Datagram<'_>) {
@@ -767,6 +762,21 @@ impl engine::Analyzer for Analyzer {
             end_direction(session, raise, direction);
         }
     }
+}
+
+/// [`engine::Analyzer::restarts`] for the client's packet of a session in
+/// a final state: a ConnectionRequest that is not a copy of the rejected one.
+#[inline(never)]
+fn restarts_with(session: &Session, d: &Datagram<'_>) -> bool {
+    let Ok(p) = Packet::new_checked(d.payload) else {
+        return false;
+    };
+    if p.packet_type() != PacketType::ConnectionRequest {
+        return false;
+    }
+    // A copy of the rejected Request is the same attempt.
+    !(session.proto.state == State::Rejected
+        && session.proto.request_hash == Some(xxh3_64(p.payload())))
 }
 
 fn idx(direction: Direction) -> usize {

@@ -52,7 +52,7 @@ use super::types::{
     CHAT_MESSAGE_LEN, EnumKind, FixedStr, HEADER_LEN, MAX_PAYLOAD, PLAYER_NAME_LEN, PacketType,
     Quaternion, REASON_MESSAGE_LEN, Vector3,
 };
-use crate::proto::codec::{counted_len, read_count, record};
+use crate::proto::codec::{count_item, counted_len, record};
 use crate::proto::layout::{
     self as core, ByteOrder, Int, Names, Prim, Show, Table, Visit, entry, labelled,
 };
@@ -515,11 +515,65 @@ impl Table for HeaderTable {
 /// entries as its count (the last of its items, `codec::read_count`)
 /// says, or its fixed part while the count is missing.
 pub fn needed_len(t: PacketType, payload: &[u8]) -> usize {
-    let l = t.layout();
-    match read_count(l, payload, ByteOrder::Big) {
-        Some(count) => counted_len(l, count),
-        None => l.fixed,
+    let s = &SIZES[t.ordinal()];
+    match payload.get(s.count_at) {
+        Some(&count) => s.fixed + s.entry * usize::from(count),
+        None => s.fixed,
     }
+}
+
+/// A WorldSnapshot's entity count, its count byte; 0 for the other types
+/// or while the count is missing (`codec::read_count`'s, from [`SIZES`]).
+pub fn entry_count(t: PacketType, payload: &[u8]) -> usize {
+    let s = &SIZES[t.ordinal()];
+    match payload.get(s.count_at) {
+        Some(&count) if s.entry != 0 => usize::from(count),
+        _ => 0,
+    }
+}
+
+/// What a payload's length depends on, by type: its fixed part, and for a
+/// counted one where its `u8` count is and its entries' length (the count
+/// at 0 and no entries for the others: their length is the fixed part
+/// whatever byte 0 holds). Taken from the layouts at compile time, so that
+/// [`needed_len`] reads a byte and a row, not the layout's items (twice a
+/// packet, ~20 instructions each).
+struct Sizes {
+    fixed: usize,
+    count_at: usize,
+    entry: usize,
+}
+
+const SIZES: [Sizes; PacketType::COUNT] = {
+    let mut out = [const {
+        Sizes {
+            fixed: 0,
+            count_at: 0,
+            entry: 0,
+        }
+    }; PacketType::COUNT];
+    let mut i = 0;
+    while i < out.len() {
+        let l = &PAYLOADS[i];
+        out[i].fixed = l.fixed;
+        match count_item(l) {
+            Some((at, Int::U8)) => {
+                out[i].count_at = at;
+                out[i].entry = counted_len(l, 1) - l.fixed;
+            }
+            Some(_) => panic!("Starstrike's counts are u8"),
+            None => {}
+        }
+        i += 1;
+    }
+    out
+};
+
+/// Walks the payload of a checked packet of type `t` (exactly as long as
+/// [`needed_len`] says): [`walk`] without its length test.
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(super) fn walk_whole<V: Visit<FieldId>>(t: PacketType, payload: &[u8], v: &mut V) {
+    core::walk_table::<Payloads, V>(t.ordinal(), payload, HEADER_LEN, ByteOrder::Big, v);
 }
 
 /// Walks a payload of type `t` (`payload`, after the header): its fields,
@@ -635,5 +689,16 @@ mod tests {
         assert_eq!(needed_len(t, &[0, 0, 0, 1]), 5);
         assert_eq!(needed_len(t, &[0, 0, 0, 1, 2]), 5 + 94);
         assert_eq!(needed_len(PacketType::Heartbeat, &[]), 4);
+        assert_eq!(needed_len(PacketType::Heartbeat, &[9, 9, 9, 9]), 4);
+        // The table gives what the layout's count item says.
+        for t in PacketType::ALL {
+            for b in [&[][..], &[0, 0, 0, 0], &[0, 0, 0, 0, 3], &[7; 40]] {
+                let l = t.layout();
+                let count = crate::proto::codec::read_count(l, b, ByteOrder::Big);
+                let needed = count.map_or(l.fixed, |n| counted_len(l, n));
+                assert_eq!(needed_len(t, b), needed, "{t:?} {b:?}");
+                assert_eq!(entry_count(t, b), count.unwrap_or(0), "{t:?} {b:?}");
+            }
+        }
     }
 }

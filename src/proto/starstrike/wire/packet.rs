@@ -6,7 +6,7 @@ use super::layout::{self, Entry, FIELDS, FieldId, HEADER, Item, f};
 use super::message::{Entities, Message, ORDER, REASON, WireHeader, read_message};
 use super::types::padding_error;
 use super::types::{HEADER_LEN, MAGIC, MTU, PacketType};
-use crate::proto::codec::{Record, read_count};
+use crate::proto::codec::Record;
 use crate::proto::dissect::TreeBufs;
 use crate::proto::field::{Field, FieldSink, Value, group_key};
 use crate::proto::layout::{EmitField, ToSink, TreeOut, Val, Visit, items_defs, layout_defs};
@@ -148,7 +148,7 @@ impl<'a> Packet<'a> {
 
     /// A WorldSnapshot's entity count (0 for other types).
     pub fn entity_count(&self) -> usize {
-        read_count(self.header.packet_type.layout(), self.payload(), ORDER).unwrap_or(0)
+        layout::entry_count(self.header.packet_type, self.payload())
     }
 
     /// A Reject's or a Disconnect's reason.
@@ -188,7 +188,8 @@ impl<'a> Packet<'a> {
     /// one-line text's, the violation checks').
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn walk<V: Visit<FieldId>>(&self, v: &mut V) {
-        layout::walk(self.header.packet_type, self.payload(), v);
+        // Checked: the payload is exactly as long as its type says.
+        layout::walk_whole(self.header.packet_type, self.payload(), v);
     }
 
     /// The violations, collected (for tests and tools; allocates).
