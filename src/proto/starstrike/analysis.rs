@@ -1361,98 +1361,108 @@ fn acknowledgements(
     // one test of the distance behind says both what the rule asks (not
     // newer, and within the ring).
     let behind = behind_window(peer_highest, seq);
-    window_shows(session, direction, seq, bits, d.ts, behind);
     // The set bits in order, as `bitfield_acks` gives them: bit n acks seq - n - 1.
     let unseen = newest_unseen(bits & !behind, seq, peer_highest);
-    // Of those in the ring, a settled slot is left as it is (acknowledged
-    // already): only the others are visited.
-    let peer = &mut session.proto.tracks[j];
-    let mut rest = bits & behind & peer.unsettled_window(seq);
-    while rest != 0 {
-        let n = rest.trailing_zeros();
-        rest &= rest - 1;
-        let s = seq.wrapping_sub(n as u16 + 1);
-        let peer = &mut session.proto.tracks[j];
-        let slot = peer.window_slot(s);
-        if slot.seq == s && !slot.acked {
-            match slot.state {
-                SlotState::Empty => {}
-                SlotState::Missing => slot.acked = true,
-                SlotState::Seen => {
-                    slot.acked = true;
-                    let (sent, msg) = (slot.ts, slot.msg);
-                    if let Some(m) = peer.message(msg)
-                        && m.acked.is_none()
-                    {
-                        m.acked = Some(Ack {
-                            frame: d.frame,
-                            seq: s,
-                            ts: d.ts,
-                            by: seq,
-                        });
-                    }
-                    let peer_dir = session.dir_mut(direction.reverse());
-                    peer_dir.ack_delay_between(sent, d.ts);
-                }
-            }
-        }
-        session.proto.tracks[j].settle(s);
-    }
-    note_unseen(session, raise, unseen, peer_highest, d);
-}
-
-/// The window of this packet covers the peer's numbers seq - 1 to seq - 32.
-/// A number it leaves unacknowledged had not arrived when this packet was
-/// sent if it acknowledges a newer one (a packet sent after it), or if
-/// it was captured at least the round trip between the tap and this
-/// packet's sender after the number could have passed the tap (the peer
-/// direction's smoothed ack delay; for a missing number, after the packet
-/// that skipped it): a missing one is covered (lost, unless acknowledged);
-/// a captured copy of a reliable message is shown unacknowledged, as it
-/// is when this is the last window that can reach it (seq - 32).
-/// Otherwise this packet may have been sent while the number was in
-/// flight, and shows nothing.
-fn window_shows(
-    session: &mut Session,
-    direction: Direction,
-    seq: u16,
-    bits: u32,
-    ts: Timestamp,
-    behind: u32,
-) {
-    let j = idx(direction.reverse());
+    // The peer's round trip as it was before this packet's acknowledgements
+    // (which update it): what its window shows is judged with it.
     let round_trip = session.dir(direction.reverse()).srtt_ns();
-    let track = &mut session.proto.tracks[j];
-    // A settled slot shows nothing more: only the others are visited, in order.
+    let (track, peer_dir) = match direction {
+        Direction::ClientToServer => (&mut session.proto.tracks[j], &mut session.s2c),
+        Direction::ServerToClient => (&mut session.proto.tracks[j], &mut session.c2s),
+    };
+    // Of those in the ring, a settled slot is left as it is (acknowledged
+    // already, shown): only the others are visited, in order, each once
+    // for what the window shows of it and what the bits acknowledge.
     let mut rest = behind & track.unsettled_window(seq);
     while rest != 0 {
         let n = rest.trailing_zeros();
         rest &= rest - 1;
         let s = seq.wrapping_sub(n as u16 + 1);
         let acked_here = bits & (1 << n) != 0;
-        let slot = track.window_slot(s);
-        if slot.seq != s {
+        if track.slot(s).seq == s {
+            window_shows(track, s, n, bits, d.ts, round_trip);
+            if acked_here {
+                acknowledged(track, peer_dir, s, seq, d);
+            }
+        } else if !acked_here {
+            // Another number's slot: the window shows nothing of it, and
+            // only an acknowledgement settles it.
             continue;
         }
-        let passed =
-            bits & ((1 << n) - 1) != 0 || round_trip.is_some_and(|r| ts.since(slot.ts) as f64 >= r);
-        match slot.state {
-            SlotState::Missing if acked_here || passed => slot.covered = true,
-            SlotState::Seen
-                if !acked_here
-                    && !slot.covered
-                    && slot.msg != 0
-                    && (passed || n == ACK_WINDOW - 1) =>
-            {
-                slot.covered = true;
-                let msg = slot.msg;
-                if let Some(m) = track.message(msg) {
-                    m.shown += 1;
-                }
-            }
-            _ => {}
-        }
         track.settle(s);
+    }
+    note_unseen(session, raise, unseen, peer_highest, d);
+}
+
+/// What the window of a packet `seq` shows of the peer's number `s`, `seq -
+/// n - 1` (its slot holds it), before its bits acknowledge it: a number it
+/// leaves unacknowledged had not arrived when this packet was sent if it
+/// acknowledges a newer one (a packet sent after it), or if it was
+/// captured at least the round trip between the tap and this packet's
+/// sender after the number could have passed the tap (the peer
+/// direction's smoothed ack delay; for a missing number, after the packet
+/// that skipped it): a missing one is covered (lost, unless acknowledged);
+/// a captured copy of a reliable message is shown unacknowledged, as it is
+/// when this is the last window that can reach it (seq - 32). Otherwise
+/// this packet may have been sent while the number was in flight, and
+/// shows nothing.
+#[inline(always)]
+fn window_shows(
+    track: &mut Track,
+    s: u16,
+    n: u32,
+    bits: u32,
+    ts: Timestamp,
+    round_trip: Option<f64>,
+) {
+    let acked_here = bits & (1 << n) != 0;
+    let slot = track.window_slot(s);
+    let passed =
+        bits & ((1 << n) - 1) != 0 || round_trip.is_some_and(|r| ts.since(slot.ts) as f64 >= r);
+    match slot.state {
+        SlotState::Missing if acked_here || passed => slot.covered = true,
+        SlotState::Seen
+            if !acked_here && !slot.covered && slot.msg != 0 && (passed || n == ACK_WINDOW - 1) =>
+        {
+            slot.covered = true;
+            let msg = slot.msg;
+            if let Some(m) = track.message(msg) {
+                m.shown += 1;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The peer's number `s` (its slot holds it) acknowledged by the bits of
+/// this packet, numbered `by`: the first acknowledgement of a number
+/// marks it, and of a captured one gives its delay (into the peer's
+/// direction, `peer_dir`) and acknowledges the reliable message it
+/// carried.
+#[inline(always)]
+fn acknowledged(track: &mut Track, peer_dir: &mut DirState, s: u16, by: u16, d: &Datagram<'_>) {
+    let slot = track.window_slot(s);
+    if slot.acked {
+        return;
+    }
+    match slot.state {
+        SlotState::Empty => {}
+        SlotState::Missing => slot.acked = true,
+        SlotState::Seen => {
+            slot.acked = true;
+            let (sent, msg) = (slot.ts, slot.msg);
+            if let Some(m) = track.message(msg)
+                && m.acked.is_none()
+            {
+                m.acked = Some(Ack {
+                    frame: d.frame,
+                    seq: s,
+                    ts: d.ts,
+                    by,
+                });
+            }
+            peer_dir.ack_delay_between(sent, d.ts);
+        }
     }
 }
 
