@@ -1321,6 +1321,11 @@ impl<'o, O: Out> FieldLine<'o, O> {
         self.result
     }
 
+    /// Where the line goes (a sink that marks places in it).
+    pub fn out(&mut self) -> &mut O {
+        self.f
+    }
+
     /// Whether `field` is left out of the line.
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn skips(&self, field: &Field<'_>) -> bool {

@@ -1081,6 +1081,40 @@ impl Compiled {
         Some(int_value(b, signed, le).1)
     }
 
+    /// The value the walk tells of the number at index `i` of the root type
+    /// (an integer or a float in a fixed place, [`Compiled::prefix`]), read
+    /// from its place; `None` where it has none, or `p` does not hold it.
+    pub fn fixed_root_value(&'static self, p: &[u8], i: usize) -> Option<Value<'static>> {
+        let at = *self.prefix.get(i)?;
+        let ca = self.root.attrs.get(i)?;
+        let b = p.get(at..at.checked_add(byte_size(&ca.kind))?)?;
+        match ca.kind {
+            CKind::Int { signed, le, .. } => {
+                Some(self.int_field_value(ca.enum_, int_value(b, signed, le), signed))
+            }
+            CKind::Float { le, .. } => Some(Value::Float(float_value(b, le))),
+            _ => None,
+        }
+    }
+
+    /// The value told of an integer field of enum `e`, read as `(raw, v)`.
+    #[inline]
+    fn int_field_value(
+        &'static self,
+        e: Option<usize>,
+        (raw, v): (u64, i64),
+        signed: bool,
+    ) -> Value<'static> {
+        match e {
+            Some(e) => Value::Enum {
+                raw,
+                name: self.enum_name(e, v),
+            },
+            None if signed => Value::Signed(v),
+            None => Value::Unsigned(raw),
+        }
+    }
+
     /// A node's group: its own field, then every field its type `t` holds.
     fn group_defs(
         &'static self,
@@ -1277,6 +1311,17 @@ fn int_value(b: &[u8], signed: bool, le: bool) -> (u64, i64) {
         raw as i64
     };
     (raw, v)
+}
+
+/// A float of `b` (4 or 8 bytes), as an `f64`.
+#[inline]
+fn float_value(b: &[u8], le: bool) -> f64 {
+    let raw = read_uint(b, le);
+    if b.len() == 4 {
+        f64::from(f32::from_bits(raw as u32))
+    } else {
+        f64::from_bits(raw)
+    }
 }
 
 fn read_uint(b: &[u8], le: bool) -> u64 {
@@ -1645,14 +1690,7 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
     ) -> i64 {
         let (raw, v) = int_value(b, signed, le);
         if let Some(def) = self.def_of(ca) {
-            let value = match ca.enum_ {
-                Some(e) => Value::Enum {
-                    raw,
-                    name: self.c.enum_name(e, v),
-                },
-                None if signed => Value::Signed(v),
-                None => Value::Unsigned(raw),
-            };
+            let value = self.c.int_field_value(ca.enum_, (raw, v), signed);
             self.ev.field_at(
                 ca.field,
                 Field {
@@ -1681,12 +1719,7 @@ impl<'p, E: Events + ?Sized, const JUDGING: bool> Walker<'p, '_, E, JUDGING> {
         le: bool,
         vals: &impl Vals,
     ) {
-        let raw = read_uint(b, le);
-        let v = if b.len() == 4 {
-            f64::from(f32::from_bits(raw as u32))
-        } else {
-            f64::from_bits(raw)
-        };
+        let v = float_value(b, le);
         if let Some(def) = self.def_of(ca) {
             self.ev.field_at(
                 ca.field,

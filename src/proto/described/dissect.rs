@@ -215,11 +215,18 @@ impl<O: Out> Events for FieldLine<'_, O> {
 
 impl Text<'_> {
     fn write(&self, f: &mut impl Out) -> fmt::Result {
+        let c = &self.0.compiled;
+        if c.proto.is_none() {
+            // A layout's: its repeated bodies copied (`bodies`).
+            return match &self.0.text_head {
+                Some(head) => super::bodies::write(self.0, head, self.2, f),
+                None => super::bodies::walk(self.0, self.2, f),
+            };
+        }
         // A protobuf field that is not on the wire (read as its default,
         // with an empty span) is left out of the line, as the wire leaves it.
-        let protobuf = self.0.compiled.proto.is_some();
-        let mut sink = FieldLine::new(f, protobuf, self.0.compiled.line_labels);
-        let _ = self.0.compiled.walk_with(self.2, self.1, &mut sink);
+        let mut sink = FieldLine::new(f, true, c.line_labels);
+        let _ = c.walk_with(self.2, self.1, &mut sink);
         sink.result()
     }
 }

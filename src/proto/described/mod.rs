@@ -8,7 +8,8 @@
 //!   refused with file:line:column and what to use instead);
 //! - [`decode`]: the compiled layout and the decoder (no allocation, no panic);
 //! - [`analysis`]: the generic analyzer (the contract of its findings);
-//! - [`dissect`]: how outputs see a described packet;
+//! - [`dissect`]: how outputs see a described packet (`bodies`: a packet's
+//!   one-line text, the body of a packet that repeats one copied);
 //! - [`protobuf`]: a description naming a `.proto` and the message each side
 //!   sends (`docs/protobuf.md`): compiled by `protox` into a table of
 //!   messages and walked into the same events as a layout, so everything
@@ -23,6 +24,7 @@
 //! long as the process: loading is once per process, never per capture.
 
 pub mod analysis;
+mod bodies;
 pub mod decode;
 pub mod dissect;
 pub mod ksy;
@@ -78,6 +80,9 @@ pub struct Described {
     /// The dissectors of the client's and the server's packets, where the
     /// directions carry two protobuf messages.
     pub sides: OnceLock<[&'static dyn crate::proto::dissect::Dissector; 2]>,
+    /// The head of its packets whose text is written for each, their
+    /// bodies' texts copied where they repeat ([`bodies`]).
+    text_head: Option<bodies::Head>,
 }
 
 /// The ack model, by registered field.
@@ -159,7 +164,9 @@ impl Described {
                 ),
             });
         }
+        let text_head = bodies::Head::of(&compiled);
         Ok(Described {
+            text_head,
             index: 0,
             ksy,
             compiled,
