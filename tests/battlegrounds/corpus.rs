@@ -464,8 +464,8 @@ fn the_wrap_and_big_message_files_hold_what_they_say() {
     // Messages of many blocks.
     let mut most = 0;
     for (_, p) in datagrams("bg-bigmsg") {
-        if let Ok(Payload::Msg(m)) = Packet::new_checked(&p).map(|p| p.payload()) {
-            most = most.max(m.block_id);
+        if let Ok(Payload::Msg { block_id, .. }) = Packet::new_checked(&p).map(|p| p.payload()) {
+            most = most.max(block_id);
         }
     }
     assert!(most >= 30, "at most {} blocks", most + 1);

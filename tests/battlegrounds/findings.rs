@@ -11,7 +11,7 @@ use lwarscope::engine::{Finding, Observer, Severity, TrackerConfig};
 use lwarscope::proto::battlegrounds::Tracker;
 use lwarscope::proto::battlegrounds::findings as bg;
 use lwarscope::proto::battlegrounds::wire::{
-    MoveEvent, MoveOp, Movement, MsgAck, PacketRepr, PayloadRepr, ShapeRepr, VectorD, VectorF,
+    MoveEvent, MoveOp, Movement, MsgAck, PacketRepr, PayloadRepr, Tag, VectorD, VectorF,
 };
 use std::net::SocketAddr;
 
@@ -193,10 +193,11 @@ fn prop(id: i64, render: usize) -> PacketRepr {
     PacketRepr::new(
         SID,
         2,
-        PayloadRepr::Prop {
+        PayloadRepr::PropPolygon {
             prop_id: id,
             position: VectorD { x: 1.0, y: 2.0 },
-            shape: ShapeRepr::Polygon(vec![VectorF { x: 1.0, y: 1.0 }; 3]),
+            shape_type: Tag,
+            vertices: vec![VectorF { x: 1.0, y: 1.0 }; 3],
             render_data: vec![0x5a; render],
         },
     )

@@ -8,8 +8,8 @@ use lwarscope::proto::battlegrounds::dissect::{Text, Token};
 use lwarscope::proto::battlegrounds::wire::{ByteOrder, Dialect, walk_in};
 use lwarscope::proto::battlegrounds::wire::{
     DecodeError, ErrorKind, Header, MoveEvent, MoveOp, Movement, MsgAck, Packet, PacketRepr,
-    PacketType, Part, Payload, PayloadRepr, Shape, ShapeRepr, VectorD, VectorF, Violation, is_auth,
-    plausible, walk,
+    PacketType, Part, Payload, PayloadRepr, Tag, VectorD, VectorF, Violation, is_auth, plausible,
+    walk,
 };
 use lwarscope::proto::field::{Field, FieldSink};
 use proptest::prelude::*;
@@ -93,11 +93,11 @@ fn auth_ok() {
     );
     assert!(!is_auth(&w));
     assert!(plausible(&w));
-    let Payload::AuthOk(a) = Packet::new_checked(&w).unwrap().payload() else {
+    let Payload::AuthOk { movement, name } = Packet::new_checked(&w).unwrap().payload() else {
         panic!("not AUTH_OK")
     };
-    assert_eq!(a.name, b"bob");
-    assert_eq!(a.movement.position.y, -2.0);
+    assert_eq!(name, b"bob");
+    assert_eq!(movement.position.y, -2.0);
 }
 
 #[test]
@@ -158,22 +158,20 @@ fn prop_circle() {
         PacketRepr::new(
             SID,
             2,
-            PayloadRepr::Prop {
+            PayloadRepr::PropCircle {
                 prop_id: 42,
                 position: VectorD { x: 1.5, y: -2.0 },
-                shape: ShapeRepr::Circle {
-                    center: VectorF { x: 1.0, y: 0.0 },
-                    radius: 2.0,
-                },
+                shape_type: Tag,
+                center: VectorF { x: 1.0, y: 0.0 },
+                radius: 2.0,
                 render_data: vec![0xab, 0xcd],
             },
         ),
     );
-    let Payload::Prop(p) = Packet::new_checked(&w).unwrap().payload() else {
-        panic!("not PROP")
+    let Payload::PropCircle { render_data, .. } = Packet::new_checked(&w).unwrap().payload() else {
+        panic!("not a PROP circle")
     };
-    assert_eq!(p.shape.shape_type(), 0);
-    assert_eq!(p.render_data, [0xab, 0xcd]);
+    assert_eq!(render_data, [0xab, 0xcd]);
 }
 
 #[test]
@@ -186,22 +184,18 @@ fn prop_polygon() {
         PacketRepr::new(
             SID,
             2,
-            PayloadRepr::Prop {
+            PayloadRepr::PropPolygon {
                 prop_id: -1,
                 position: VectorD::default(),
-                shape: ShapeRepr::Polygon(vec![
-                    VectorF { x: 1.0, y: 0.0 },
-                    VectorF { x: 0.0, y: -1.0 },
-                ]),
+                shape_type: Tag,
+                vertices: vec![VectorF { x: 1.0, y: 0.0 }, VectorF { x: 0.0, y: -1.0 }],
                 render_data: vec![],
             },
         ),
     );
-    let Payload::Prop(p) = Packet::new_checked(&w).unwrap().payload() else {
-        panic!("not PROP")
-    };
-    let Shape::Polygon(v) = p.shape else {
-        panic!("not a polygon")
+    let Payload::PropPolygon { vertices: v, .. } = Packet::new_checked(&w).unwrap().payload()
+    else {
+        panic!("not a PROP polygon")
     };
     assert_eq!(v.len(), 2);
     assert_eq!(v.get(1), Some(VectorF { x: 0.0, y: -1.0 }));
@@ -414,11 +408,6 @@ fn movement() -> impl Strategy<Value = Movement> {
 }
 
 fn payload() -> impl Strategy<Value = PayloadRepr> {
-    let shape = prop_oneof![
-        (vector_f(), finite_f32())
-            .prop_map(|(center, radius)| ShapeRepr::Circle { center, radius }),
-        proptest::collection::vec(vector_f(), 0..12).prop_map(ShapeRepr::Polygon),
-    ];
     prop_oneof![
         Just(PayloadRepr::Auth),
         (movement(), proptest::collection::vec(any::<u8>(), 0..=255))
@@ -438,15 +427,35 @@ fn payload() -> impl Strategy<Value = PayloadRepr> {
             any::<i64>(),
             finite_f64(),
             finite_f64(),
-            shape,
+            (vector_f(), finite_f32()),
             proptest::collection::vec(any::<u8>(), 0..64)
         )
-            .prop_map(|(prop_id, x, y, shape, render_data)| PayloadRepr::Prop {
-                prop_id,
-                position: VectorD { x, y },
-                shape,
-                render_data,
+            .prop_map(|(prop_id, x, y, (center, radius), render_data)| {
+                PayloadRepr::PropCircle {
+                    prop_id,
+                    position: VectorD { x, y },
+                    shape_type: Tag,
+                    center,
+                    radius,
+                    render_data,
+                }
             }),
+        (
+            any::<i64>(),
+            finite_f64(),
+            finite_f64(),
+            proptest::collection::vec(vector_f(), 0..12),
+            proptest::collection::vec(any::<u8>(), 0..64)
+        )
+            .prop_map(
+                |(prop_id, x, y, vertices, render_data)| PayloadRepr::PropPolygon {
+                    prop_id,
+                    position: VectorD { x, y },
+                    shape_type: Tag,
+                    vertices,
+                    render_data,
+                }
+            ),
         (
             any::<u32>(),
             any::<u32>(),
@@ -470,9 +479,9 @@ fn any_form_payload() -> impl Strategy<Value = PayloadRepr> {
         payload(),
         Just(PayloadRepr::Close),
         any::<u8>().prop_map(|seq| PayloadRepr::PingSeq { seq }),
-        (any::<u8>(), any::<u64>())
+        (any::<u8>(), any::<i64>())
             .prop_map(|(seq, timestamp)| PayloadRepr::PongSeq { seq, timestamp }),
-        any::<u64>().prop_map(|timestamp| PayloadRepr::AuthOkTimestamp { timestamp }),
+        any::<i64>().prop_map(|timestamp| PayloadRepr::AuthOkTimestamp { timestamp }),
     ]
 }
 
@@ -580,8 +589,8 @@ proptest! {
                 }
                 Ok(view) => {
                     prop_assert!(is_msg && cut >= 18, "cut {} of {:?} decoded", cut, p);
-                    let Payload::Msg(m) = view.payload() else { unreachable!() };
-                    prop_assert_eq!(m.block.len(), cut - 18);
+                    let Payload::Msg { block, .. } = view.payload() else { unreachable!() };
+                    prop_assert_eq!(block.len(), cut - 18);
                 }
                 Err(e) => {
                     prop_assert!(e.kind() == ErrorKind::ShortHeader || e.kind() == ErrorKind::Truncated, "{}", e);

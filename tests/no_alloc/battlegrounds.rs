@@ -9,7 +9,7 @@ use lwarscope::capture::{Datagram, Timestamp};
 use lwarscope::engine::{Finding, Observer, TrackerConfig};
 use lwarscope::proto::battlegrounds::Tracker;
 use lwarscope::proto::battlegrounds::wire::{
-    MoveEvent, MoveOp, Movement, MsgAck, PacketRepr, PayloadRepr, ShapeRepr, VectorD,
+    MoveEvent, MoveOp, Movement, MsgAck, PacketRepr, PayloadRepr, Tag, VectorD,
 };
 use std::net::SocketAddr;
 
@@ -80,13 +80,12 @@ fn step(i: u32) -> Vec<(bool, Vec<u8>)> {
     let msg_id = i + i / 5;
     let prop = bytes(
         2,
-        PayloadRepr::Prop {
+        PayloadRepr::PropCircle {
             prop_id: i64::from(i),
             position: VectorD::default(),
-            shape: ShapeRepr::Circle {
-                center: Default::default(),
-                radius: 1.0,
-            },
+            shape_type: Tag,
+            center: Default::default(),
+            radius: 1.0,
             render_data: vec![1; 16],
         },
     );

@@ -1350,9 +1350,11 @@ fn analyse(session: &mut Session, budget: &mut Budget, raise: &mut Raise<'_>, d:
         );
     }
     match packet.payload() {
-        Payload::Msg(m) => {
+        payload @ Payload::Msg { .. } => {
             before_ping(session, raise, packet.channel(), t);
-            msg_block(session, budget, raise, packet.channel(), m, !cut);
+            if let Some(m) = payload.msg() {
+                msg_block(session, budget, raise, packet.channel(), m, !cut);
+            }
         }
         Payload::MsgAck(a) => msg_ack(session, raise, packet.channel(), a),
         payload => {
@@ -1695,10 +1697,14 @@ fn payload_rules(
         // A CLOSE inside a message closes nothing: it was not sent bare.
         Payload::Close if msg_id.is_none() => close(session, raise),
         Payload::Auth if c2s => auth(session, raise, msg_id),
-        Payload::AuthOk(_) if !c2s => auth_ok(session, raise, msg_id),
-        Payload::Ping { seq } if c2s => ping(session, raise, seq, msg_id),
-        Payload::Pong { seq: Some(q), .. } if !c2s => pong_of_seq(session, raise, q, msg_id),
-        Payload::Pong { seq: None, .. } if !c2s => pong(session, raise, msg_id),
+        Payload::AuthOk { .. } | Payload::AuthOkTimestamp { .. } if !c2s => {
+            auth_ok(session, raise, msg_id)
+        }
+        Payload::Ping | Payload::PingSeq { .. } if c2s => {
+            ping(session, raise, payload.seq(), msg_id)
+        }
+        Payload::PongSeq { seq, .. } if !c2s => pong_of_seq(session, raise, seq, msg_id),
+        Payload::Pong { .. } if !c2s => pong(session, raise, msg_id),
         Payload::MoveOp(m) if c2s => move_op(session, raise, m.op_sig),
         Payload::MoveEvent(m) if !c2s => move_event(session, raise, m, msg_id),
         _ => {}
@@ -2571,7 +2577,7 @@ mod tests {
     use super::*;
     use crate::engine::testing::{F, Played, compact, f};
     use crate::proto::battlegrounds::wire::{
-        ByteOrder, MoveEvent, MoveOp, Movement, PacketRepr, PayloadRepr, ShapeRepr, VectorD,
+        ByteOrder, MoveEvent, MoveOp, Movement, PacketRepr, PayloadRepr, Tag, VectorD,
     };
 
     // The rules on packets built here (big-endian, session id 0x1234), fed
@@ -2687,13 +2693,12 @@ mod tests {
     }
 
     fn prop() -> PayloadRepr {
-        PayloadRepr::Prop {
+        PayloadRepr::PropCircle {
             prop_id: 1,
             position: VectorD::default(),
-            shape: ShapeRepr::Circle {
-                center: Default::default(),
-                radius: 1.0,
-            },
+            shape_type: Tag,
+            center: Default::default(),
+            radius: 1.0,
             render_data: vec![],
         }
     }

@@ -85,9 +85,11 @@ impl WriteText for Token<'_, '_> {
         let p = self.0;
         f.s(p.packet_type().name())?;
         match p.payload() {
-            Payload::Msg(m) => {
-                f.labelled("#", m.msg_id)?;
-                f.labelled("/", m.block_id)
+            Payload::Msg {
+                msg_id, block_id, ..
+            } => {
+                f.labelled("#", msg_id)?;
+                f.labelled("/", block_id)
             }
             Payload::MsgAck(a) => {
                 f.labelled("#", a.msg_id)?;
@@ -102,8 +104,10 @@ impl WriteText for Token<'_, '_> {
                 f.labelled("/", m.event_sig)?;
                 f.s(")")
             }
-            Payload::Prop(prop) => f.labelled("#", prop.prop_id),
-            Payload::Ping { seq: Some(seq) } | Payload::Pong { seq: Some(seq), .. } => {
+            Payload::PropCircle { prop_id, .. } | Payload::PropPolygon { prop_id, .. } => {
+                f.labelled("#", prop_id)
+            }
+            Payload::PingSeq { seq } | Payload::PongSeq { seq, .. } => {
                 f.labelled("(", seq)?;
                 f.s(")")
             }
@@ -173,9 +177,11 @@ impl TextBytes for Token<'_, '_> {
             place.copy_from_slice(&name);
         }
         match p.payload() {
-            Payload::Msg(m) => {
-                b.number(b'#', m.msg_id);
-                b.number(b'/', m.block_id);
+            Payload::Msg {
+                msg_id, block_id, ..
+            } => {
+                b.number(b'#', msg_id);
+                b.number(b'/', block_id);
             }
             Payload::MsgAck(a) => {
                 b.number(b'#', a.msg_id);
@@ -190,8 +196,10 @@ impl TextBytes for Token<'_, '_> {
                 b.number(b'/', m.event_sig);
                 b.byte(b')');
             }
-            Payload::Prop(prop) => b.number(b'#', prop.prop_id),
-            Payload::Ping { seq: Some(seq) } | Payload::Pong { seq: Some(seq), .. } => {
+            Payload::PropCircle { prop_id, .. } | Payload::PropPolygon { prop_id, .. } => {
+                b.number(b'#', prop_id)
+            }
+            Payload::PingSeq { seq } | Payload::PongSeq { seq, .. } => {
                 b.number(b'(', seq);
                 b.byte(b')');
             }
@@ -230,8 +238,8 @@ impl MarksWire for Text<'_, '_> {}
 
 /// The packet a MSG carries whole: block 0 of a message of one block.
 fn whole_message<'a>(p: &Packet<'a>) -> Option<(u32, &'a [u8])> {
-    match p.payload() {
-        Payload::Msg(m) if m.block_id == 0 && m.block.len() == m.msg_len as usize => {
+    match p.payload().msg() {
+        Some(m) if m.block_id == 0 && m.block.len() == m.msg_len as usize => {
             Some((m.msg_id, m.block))
         }
         _ => None,
@@ -240,8 +248,8 @@ fn whole_message<'a>(p: &Packet<'a>) -> Option<(u32, &'a [u8])> {
 
 /// A block of a message of several blocks: (msg_id, block_id, msg_len, block).
 fn partial_block<'a>(p: &Packet<'a>) -> Option<(u32, u16, u32, &'a [u8])> {
-    match p.payload() {
-        Payload::Msg(m) if !m.block.is_empty() && m.block.len() < m.msg_len as usize => {
+    match p.payload().msg() {
+        Some(m) if !m.block.is_empty() && m.block.len() < m.msg_len as usize => {
             Some((m.msg_id, m.block_id, m.msg_len, m.block))
         }
         _ => None,
@@ -497,7 +505,7 @@ fn messages(
 ) -> Result<(), ProtoDetail> {
     let p = Packet::new_checked_in(payload, d).map_err(findings::decode)?;
     let seqno = match p.payload() {
-        Payload::Msg(m) => Some(m.msg_id),
+        Payload::Msg { msg_id, .. } => Some(msg_id),
         Payload::MsgAck(a) => Some(a.msg_id),
         _ => None,
     };
@@ -608,13 +616,12 @@ mod tests {
         let prop = PacketRepr::new(
             9,
             2,
-            PayloadRepr::Prop {
+            PayloadRepr::PropCircle {
                 prop_id: 4,
                 position: Default::default(),
-                shape: crate::proto::battlegrounds::wire::ShapeRepr::Circle {
-                    center: Default::default(),
-                    radius: 1.0,
-                },
+                shape_type: crate::proto::battlegrounds::wire::Tag,
+                center: Default::default(),
+                radius: 1.0,
                 render_data: vec![1; 300],
             },
         )

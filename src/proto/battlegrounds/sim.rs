@@ -63,7 +63,7 @@
 
 use super::wire::{
     ByteOrder, Dialect, ErrorKind, HEADER_LEN, MoveEvent, MoveOp, Movement, MsgAck, Packet,
-    PacketRepr, PacketType, Payload, PayloadRepr, PingForm, ShapeRepr, VectorD, VectorF,
+    PacketRepr, PacketType, Payload, PayloadRepr, PingForm, Tag, VectorD, VectorF,
 };
 use crate::capture::{OwnedDatagram, Timestamp};
 use crate::proto::sim::{SimOutcome, SimRequest, unsupported};
@@ -706,16 +706,15 @@ impl Sim {
                 order,
                 sid,
                 2,
-                PayloadRepr::Prop {
+                PayloadRepr::PropCircle {
                     prop_id: i64::from(msg_id),
                     position: VectorD {
                         x: now as f64,
                         y: 0.0,
                     },
-                    shape: ShapeRepr::Circle {
-                        center: VectorF::default(),
-                        radius: 1.0,
-                    },
+                    shape_type: Tag,
+                    center: VectorF::default(),
+                    radius: 1.0,
                     render_data: vec![0x42; render],
                 },
             );
@@ -767,7 +766,7 @@ impl Sim {
         };
         let order = self.cfg.form.order();
         let sid = self.clients[client].sid;
-        let now = self.now;
+        let (now, ts) = (self.now, self.now as i64);
         if to_server && (!self.server_up() || self.servers[client].closed) {
             return;
         }
@@ -777,7 +776,7 @@ impl Sim {
                 Payload::Close => s.closed = true,
                 Payload::Auth => {
                     let ok = match self.cfg.form {
-                        Form::Reference => PayloadRepr::AuthOkTimestamp { timestamp: now },
+                        Form::Reference => PayloadRepr::AuthOkTimestamp { timestamp: ts },
                         Form::Little => PayloadRepr::AuthOk {
                             movement: movement(now),
                             name: format!("player{client}").into_bytes(),
@@ -785,16 +784,11 @@ impl Sim {
                     };
                     self.send(client, false, bytes(order, sid, 0, ok), Kind::Plain);
                 }
-                Payload::Ping { seq } => {
+                payload @ (Payload::Ping | Payload::PingSeq { .. }) => {
                     s.got_ping = true;
-                    let pong = match seq {
-                        Some(seq) => PayloadRepr::PongSeq {
-                            seq,
-                            timestamp: now,
-                        },
-                        None => PayloadRepr::Pong {
-                            timestamp: now as i64,
-                        },
+                    let pong = match payload.seq() {
+                        Some(seq) => PayloadRepr::PongSeq { seq, timestamp: ts },
+                        None => PayloadRepr::Pong { timestamp: ts },
                     };
                     self.send(client, false, bytes(order, sid, 0, pong), Kind::Plain);
                 }
@@ -831,8 +825,10 @@ impl Sim {
                 return;
             }
             match p.payload() {
-                Payload::Pong { .. } => self.clients[client].pings_unanswered = 0,
-                Payload::AuthOk(_) => {
+                Payload::Pong { .. } | Payload::PongSeq { .. } => {
+                    self.clients[client].pings_unanswered = 0
+                }
+                Payload::AuthOk { .. } | Payload::AuthOkTimestamp { .. } => {
                     let c = &mut self.clients[client];
                     if !c.auth_ok {
                         c.auth_ok = true;
@@ -840,14 +836,13 @@ impl Sim {
                         c.next_move = now + 20;
                     }
                 }
-                Payload::Msg(m) => {
-                    let ack = MsgAck {
-                        msg_id: m.msg_id,
-                        block_id: m.block_id,
-                    };
+                Payload::Msg {
+                    msg_id, block_id, ..
+                } => {
+                    let ack = MsgAck { msg_id, block_id };
                     let kind = Kind::Ack {
-                        msg: (m.msg_id as usize).saturating_sub(1),
-                        block: usize::from(m.block_id),
+                        msg: (msg_id as usize).saturating_sub(1),
+                        block: usize::from(block_id),
                     };
                     self.send(
                         client,
@@ -1113,13 +1108,15 @@ fn closes_of(captured: &[Captured], truth: &mut Truth) {
         };
         match p.payload() {
             Payload::Auth if from_client => s.auths += 1,
-            Payload::AuthOk(_) if !from_client => s.auth_ok = true,
-            Payload::Ping { seq: Some(q) } if from_client => {
+            Payload::AuthOk { .. } | Payload::AuthOkTimestamp { .. } if !from_client => {
+                s.auth_ok = true
+            }
+            Payload::PingSeq { seq: q } if from_client => {
                 s.other += 1;
                 s.last_ping = Some((q, false));
                 s.server_since = false;
             }
-            Payload::Pong { seq: Some(q), .. } if !from_client => {
+            Payload::PongSeq { seq: q, .. } if !from_client => {
                 if let Some((last, answered)) = &mut s.last_ping
                     && *last == q
                 {

@@ -4,42 +4,18 @@
 //! walk borrows from the packet and allocates nothing.
 
 use super::error::DecodeError;
-use super::layout::{Bg, F, FIELDS, Form, HEADER_LEN, field};
-use super::packet::{Header, Packet, Payload, Shape};
+use super::layout::{Bg, F, FIELDS, Form, HEADER_LEN, HEADER_ROW, field, header_layout};
+use super::packet::{Header, Packet};
 use super::types::{ByteOrder, Dialect};
 use crate::proto::dissect::Out;
 use crate::proto::field::{Field, FieldSink, Value, group_key};
 use crate::proto::layout::{TextOut, ToSink, Visit, layout_defs, walk_row, walk_table};
 use std::fmt;
 
-impl Form {
-    /// The form of a decoded payload.
-    pub(super) fn of(p: &Payload<'_>) -> Form {
-        match p {
-            Payload::Auth => Form::Auth,
-            Payload::AuthOk(a) if !a.full => Form::AuthOkShort,
-            Payload::AuthOk(_) => Form::AuthOk,
-            Payload::Ping { seq: None } => Form::Ping,
-            Payload::Ping { seq: Some(_) } => Form::PingSeq,
-            Payload::Pong { seq: None, .. } => Form::Pong,
-            Payload::Pong { seq: Some(_), .. } => Form::PongSeq,
-            Payload::MoveOp(_) => Form::MoveOp,
-            Payload::MoveEvent(_) => Form::MoveEvent,
-            Payload::Prop(p) => match p.shape {
-                Shape::Circle { .. } => Form::PropCircle,
-                Shape::Polygon(_) => Form::PropPolygon,
-            },
-            Payload::Msg(_) => Form::Msg,
-            Payload::MsgAck(_) => Form::MsgAck,
-            Payload::Close => Form::Close,
-        }
-    }
-}
-
 /// Walks the header's fields of `bytes` (its first 8, read in `order`) for
 /// `v`.
 pub(super) fn visit_header<V: Visit<F>>(bytes: &[u8], order: ByteOrder, v: &mut V) {
-    walk_row::<Bg, { Form::Header as usize }, V>(bytes, 0, order, v);
+    walk_row::<Bg, HEADER_ROW, V>(bytes, 0, order, v);
 }
 
 /// Walks a decoded packet's payload fields (the bytes after the header, by
@@ -55,7 +31,7 @@ pub(super) fn visit_payload<V: Visit<F>>(p: &Packet<'_>, form: Form, v: &mut V) 
 pub fn write_fields_text(p: &Packet<'_>, f: &mut impl Out) -> fmt::Result {
     let mut out = TextOut::new(f);
     visit_header(p.bytes(), p.order(), &mut out);
-    visit_payload(p, Form::of(&p.payload()), &mut out);
+    visit_payload(p, p.payload().form(), &mut out);
     out.r
 }
 
@@ -92,7 +68,7 @@ pub fn walk_in(
     sink: &mut dyn FieldSink,
 ) -> Result<(), DecodeError> {
     Header::parse_in(bytes, dialect.order)?;
-    let header = Form::Header.layout();
+    let header = header_layout();
     if sink.wants_any(group_key(header), &|each| {
         each(field(F::HEADER));
         layout_defs(header, each);
@@ -107,7 +83,7 @@ pub fn walk_in(
 /// Walks a decoded packet's payload: its node, then its fields; nothing if
 /// the sink takes none of its form's fields.
 pub fn walk_payload(p: &Packet<'_>, sink: &mut dyn FieldSink) {
-    let form = Form::of(&p.payload());
+    let form = p.payload().form();
     let l = form.layout();
     if !sink.wants_any(group_key(l), &|each| {
         each(field(F::PAYLOAD));
@@ -195,14 +171,12 @@ mod tests {
     /// the render data follows them; the text counts them.
     #[test]
     fn a_polygon_walks_its_vertices_in_either_order() {
-        use super::super::{PacketRepr, PayloadRepr, ShapeRepr, VectorD, VectorF};
-        let prop = PayloadRepr::Prop {
+        use super::super::{PacketRepr, PayloadRepr, Tag, VectorD, VectorF};
+        let prop = PayloadRepr::PropPolygon {
             prop_id: -7,
             position: VectorD { x: 1.5, y: -2.0 },
-            shape: ShapeRepr::Polygon(vec![
-                VectorF { x: 0.5, y: 1.0 },
-                VectorF { x: -3.0, y: 4.25 },
-            ]),
+            shape_type: Tag,
+            vertices: vec![VectorF { x: 0.5, y: 1.0 }, VectorF { x: -3.0, y: 4.25 }],
             render_data: vec![9, 8, 7],
         };
         for order in ByteOrder::ALL {

@@ -7,59 +7,65 @@
 //! The machinery is shared with the other native protocols
 //! (`crate::proto::layout`); this file is Battlegrounds' table only.
 //!
-//! A row is a *form* of payload ([`Form`]): a packet type, and for the
-//! types the notes give two shapes (PING and PONG with or without the
+//! The payload is declared once, a variant a *form* ([`PayloadOf`],
+//! `payloads!`; its forms are [`Form`]): a packet type, and for the types
+//! the notes give two shapes (PING and PONG with or without the
 //! reference's `seq`, AUTH_OK whole or a timestamp only, PROP's circle or
-//! polygon) one row each; the decoder (`packet.rs`) tells them apart and
-//! [`Form::of`] names the row. Derived from the table: the field walk of
+//! polygon) one variant each, its fields in wire order, each with its
+//! items (its primitive, tree label and text piece). The enum is generic
+//! over where its variable parts live: the decoder's [`super::Payload`]
+//! borrows them from the packet, the encoder's [`super::PayloadRepr`] owns
+//! them. Derived from the declaration: each form's row (its fields'
+//! items, the entries a polygon's count counts, the render data after
+//! them), the reader of each form (the decoder's checks, `packet.rs`,
+//! choose the form; every field is then read at a cursor that moves past
+//! it, in the session's byte order), the encoder with its length checks
+//! (the maximum of each length field is its width's), the encoded
+//! length, the owned copy of a view; and from the rows, the field walk of
 //! `-Y`, `-T fields` and JSON (`fields.rs`, with the groups `-T fields`
 //! skips: the header, each form, the polygon's vertices), the `-V` tree
-//! (made from that walk in `dissect.rs`), the one-line text, and the lengths
-//! the decoder reads ([`MOVEMENT_LEN`], [`PacketType::fixed_len`] and the
-//! others below).
+//! (made from that walk in `dissect.rs`), the one-line text, and the
+//! lengths the decoder checks ([`MOVEMENT_LEN`], [`PacketType::fixed_len`]
+//! and the others below).
 //!
 //! The fixed-size structs of the typed payload ([`Movement`], [`MoveOp`],
-//! [`MoveEvent`], [`MsgAck`], and the fixed parts of MSG and PROP and a
-//! circle) are declared here with their rows, a field and its items
-//! together (`record!` of `crate::proto::codec`): a struct's row is its
-//! fields' items in order, and a field that is itself a record or a
-//! shared part (the movement structure of AUTH_OK, MOVE_OP and
-//! MOVE_EVENT; the position of the movement and of a PROP) names that
-//! row, spliced in (`splice!`), so that its items are written once. The
-//! decoder and encoder take offsets, sizes and byte order from the rows,
-//! checked at compile time to hold them field for field; the other
-//! offsets the decoder reads (a PONG's timestamp, AUTH_OK's name) are the
-//! rows' (`item_offset!`).
+//! [`MoveEvent`], [`MsgAck`]) are declared here with their rows, a field
+//! and its items together (`record!` of `crate::proto::codec`): a
+//! struct's row is its fields' items in order, and a field that is
+//! itself a record or a shared part (the movement structure of AUTH_OK,
+//! MOVE_OP and MOVE_EVENT; the position of the movement and of a PROP)
+//! names that row, spliced in (`splice!`), so that its items are written
+//! once.
 //!
-//! What stays hand-written: the dispatch on the form with the decoder's
-//! checks (lengths, shapes, trailing bytes), the variable parts (a name,
-//! the vertices, the render data, a block), the owned
-//! [`super::PayloadRepr`]'s enum, the byte-order evidence (`order.rs`) and
-//! the compact token (`MSG#5/2`).
+//! What stays hand-written: the decoder's checks, one pass that tells the
+//! form (lengths, shapes, trailing bytes: the errors and their offsets,
+//! `packet.rs`), the byte-order evidence (`order.rs`) and the compact
+//! token (`MSG#5/2`).
 //!
 //! # Adding a field to a message
 //!
 //! 1. Register it in [`FIELDS`] (`fields!` below: filter name, tree label,
 //!    type, documentation), unless it reuses one (`bg.timestamp`).
-//! 2. For a record (the movement structure, MOVE_OP, MOVE_EVENT, MSG_ACK,
-//!    the fixed parts of MSG and PROP, a circle): add it to its struct in
-//!    `record!` below, in wire order, with its items (`pub op_sig: u8 =
-//!    [it(OP_SIG, U8, "op_sig", " op_sig=")]`: its primitive, tree label
-//!    and text piece). The row follows, every row that splices it in
-//!    too, and from them the field walk, the `-V` tree, the text, `-T
-//!    fields`' groups and the lengths; the decoder and the encoder follow
-//!    from the struct.
+//! 2. Add it, in wire order, with its items, to its variant in
+//!    `payloads!` below (`seq: u8 = [SEQ]`), to each variant of its type
+//!    for a type of several forms; for a record (the movement structure,
+//!    MOVE_OP, MOVE_EVENT, MSG_ACK), to its struct in `record!` (`pub
+//!    op_sig: u8 = [it(OP_SIG, U8, "op_sig", " op_sig=")]`). The row
+//!    follows, every row that splices it in too, and from them the field
+//!    walk, the `-V` tree, the text, `-T fields`' groups and the lengths;
+//!    the reader, the encoder, the owned form and its length follow from
+//!    the declaration. A field whose type does not hold its items does
+//!    not compile.
 //!
-//!    For a payload that is no record (a PONG, AUTH_OK's name): add one
-//!    [`Item`] to its form's row in `LAYOUTS` (to each form's row, for a
-//!    type of several forms), read it at its `item_offset!` in the
-//!    decoder (`packet.rs`) and add it to [`super::PayloadRepr`] and its
-//!    encoder (`repr.rs`); the layout test
-//!    (`the_decoder_and_the_encoder_agree_with_the_layout`) fails until
-//!    the encoder's lengths agree with the table.
+//! A field whose length is told by another (bytes after a `u8` or `i16`
+//! length, a count of vertices) also needs the decoder's check of that
+//! length (`check_payload` in `packet.rs`) and, for the encoder's error,
+//! the part its length item names (`len_part`).
 
+use super::error::Part;
+use super::payload::{Owned, Store, Tag, payloads};
 use super::types::{PacketType, VectorD, VectorF};
-use crate::proto::codec::{record, splice};
+use crate::proto::codec::{item_offset, record};
 use crate::proto::field::FieldDef;
 use crate::proto::layout::{
     self as core, Int, Names, Prim, Quote, Show, Table, entry, hidden, it, size,
@@ -115,6 +121,7 @@ core::fields! {
 /// Battlegrounds' items, entries and layouts.
 pub(super) type Item = core::Item<F>;
 pub(super) type Layout = core::Layout<F>;
+pub(super) type Entry = core::Entry<F>;
 
 /// The name of a channel.
 pub const fn channel_name(channel: u8) -> Option<&'static str> {
@@ -236,49 +243,14 @@ record! {
 }
 
 /// AUTH_OK's name after its movement: a `u8` length, then the name.
-const NAME_LEN_ITEM: Item = hidden(NAME_LEN, Prim::Len(Int::U8), "name_len");
-const AUTH_OK: &[Item] = splice![
-    MOVEMENT,
-    [
-        NAME_LEN_ITEM,
-        it(NAME, Prim::Text(Quote::Value), "name", " name=")
-    ],
+const NAME_ITEMS: &[Item] = &[
+    hidden(NAME_LEN, Prim::Len(Int::U8), "name_len"),
+    it(NAME, Prim::Text(Quote::Value), "name", " name="),
 ];
 /// PING's and PONG's seq (the reference's forms).
 const SEQ: Item = hidden(PING_SEQ, U8, "seq");
-
-record! {
-    /// PROP's fixed part, before its shape.
-    #[derive(Debug, Clone, Copy)]
-    pub(super) struct PropHead in pub(super) const PROP_FIXED: &[Item] {
-        pub(super) prop_id: i64 = [it(PROP_ID, I64, "prop_id", " id=")],
-        pub(super) position: VectorD = POSITION,
-        pub(super) shape_type: u8 = [hidden(SHAPE_TYPE, SHAPE_BYTE, "shape_type")],
-    }
-}
-
-record! {
-    /// A circle shape.
-    #[derive(Debug, Clone, Copy)]
-    pub(super) struct Circle in const CIRCLE: &[Item] {
-        pub(super) center: VectorF = [
-            it(CENTER_X, F32, "center.x", " circle center=("),
-            it(CENTER_Y, F32, "center.y", ", ").then(")"),
-        ],
-        pub(super) radius: f32 = [it(RADIUS, F32, "radius", " radius=")],
-    }
-}
-
-const PROP_CIRCLE: &[Item] = splice![PROP_FIXED, CIRCLE];
-const PROP_POLYGON: &[Item] = splice![
-    PROP_FIXED,
-    [it(
-        VERTICES_LEN,
-        Prim::Count(Int::I16),
-        "vertices_len",
-        " polygon vertices=",
-    )],
-];
+const PROP_ID_ITEM: Item = it(PROP_ID, I64, "prop_id", " id=");
+const SHAPE_TYPE_ITEM: Item = hidden(SHAPE_TYPE, SHAPE_BYTE, "shape_type");
 /// The render data every PROP ends with: an i16 length, then its bytes.
 const RENDER: &[Item] = &[
     it(
@@ -290,26 +262,13 @@ const RENDER: &[Item] = &[
     .then("B"),
     hidden(RENDER_DATA, Prim::Bytes, "render_data"),
 ];
-const VERTEX_ENTRY: core::Entry<F> = entry(
+/// A polygon's vertices, after their count.
+pub(super) const VERTEX_ENTRY: Entry = entry(
     VERTEX,
     &[hidden(VERTEX_X, F32, "x"), hidden(VERTEX_Y, F32, "y")],
 );
-
 const MSG_ID_ITEM: Item = it(MSG_ID, U32, "msg_id", " msg_id=");
 const BLOCK_ID: Item = it(MSG_BLOCK, U16, "block_id", " block=");
-
-record! {
-    /// MSG's fixed part: its items before the block.
-    #[derive(Debug, Clone, Copy)]
-    pub(super) struct MsgHead in const MSG_HEAD: &[Item] {
-        pub(super) msg_id: u32 = [MSG_ID_ITEM],
-        pub(super) msg_len: u32 = [it(MSG_LEN, U32, "msg_len", " msg_len=")],
-        pub(super) block_id: u16 = [BLOCK_ID],
-    }
-}
-
-/// A MSG: its fixed part, then its block (every byte after it).
-const MSG: &[Item] = splice![MSG_HEAD, [it(MSG_DATA, Prim::Rest, "block", " bytes=")]];
 
 record! {
     /// MSG_ACK's payload.
@@ -320,20 +279,90 @@ record! {
     }
 }
 
-/// A payload's form: a row of [`ROWS`].
+payloads! {
+    /// A packet's payload, a variant a form ([`Form`]): a packet type, and
+    /// for the types the notes give two shapes one variant each (PING and
+    /// PONG with or without the reference's `seq`, AUTH_OK whole or a
+    /// timestamp only, PROP's circle or polygon). `S` says where its
+    /// variable parts live: a [`super::Payload`] borrows them from the
+    /// packet, a [`super::PayloadRepr`] owns them. Each field is declared
+    /// with its items, in wire order: they are its form's row, which the
+    /// decoder reads it from and the encoder writes it to.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub enum PayloadOf<S: Store> {
+        /// AUTH, empty.
+        Auth,
+        /// The reference's AUTH_OK: a `u64` timestamp only (read as `i64`).
+        AuthOkTimestamp { timestamp: i64 = [TS] },
+        /// The specification's AUTH_OK: the movement structure, then the
+        /// character's name after its `u8` length, as sent (it should be
+        /// UTF-8).
+        AuthOk { movement: Movement = MOVEMENT, name: S::Bytes = NAME_ITEMS },
+        /// The specification's PING: empty.
+        Ping,
+        /// The reference's PING: a `u8` ping counter.
+        PingSeq { seq: u8 = [SEQ] },
+        /// The specification's PONG: an `i64` timestamp.
+        Pong { timestamp: i64 = [TS] },
+        /// The reference's PONG: the PING's seq, then a `u64` timestamp
+        /// (read as `i64`).
+        PongSeq { seq: u8 = [SEQ], timestamp: i64 = [TS] },
+        MoveOp(MoveOp = MOVE_OP),
+        MoveEvent(MoveEvent = MOVE_EVENT),
+        /// A PROP whose shape is a circle (`shape_type` 0), then its
+        /// render data after their `i16` length.
+        PropCircle {
+            prop_id: i64 = [PROP_ID_ITEM],
+            position: VectorD = POSITION,
+            shape_type: Tag<0> = [SHAPE_TYPE_ITEM],
+            center: VectorF = [
+                it(CENTER_X, F32, "center.x", " circle center=("),
+                it(CENTER_Y, F32, "center.y", ", ").then(")"),
+            ],
+            radius: f32 = [it(RADIUS, F32, "radius", " radius=")];
+            render_data: S::Bytes = RENDER,
+        },
+        /// A PROP whose shape is a polygon (`shape_type` 1): its vertices
+        /// after their `i16` count, then its render data.
+        PropPolygon {
+            prop_id: i64 = [PROP_ID_ITEM],
+            position: VectorD = POSITION,
+            shape_type: Tag<1> = [SHAPE_TYPE_ITEM],
+            vertices: S::Vertices = [it(
+                VERTICES_LEN,
+                Prim::Count(Int::I16),
+                "vertices_len",
+                " polygon vertices=",
+            )];
+            render_data: S::Bytes = RENDER,
+        },
+        /// One block of a message: the block is every byte after its
+        /// fixed part.
+        Msg {
+            msg_id: u32 = [MSG_ID_ITEM],
+            /// The whole message's length.
+            msg_len: u32 = [it(MSG_LEN, U32, "msg_len", " msg_len=")],
+            /// The block's index, from 0.
+            block_id: u16 = [BLOCK_ID],
+            block: S::Bytes = [it(MSG_DATA, Prim::Rest, "block", " bytes=")],
+        },
+        MsgAck(MsgAck = MSG_ACK),
+        /// CLOSE, empty, from either side: its type is its meaning.
+        Close = [hidden(CLOSE, Prim::Flag, "close")],
+    }
+    forms Form[FORMS];
+}
+
+/// A payload's form: a variant of [`PayloadOf`], and the row of the
+/// layout it is read and written by (the header's row follows theirs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Form {
+pub enum Form {
     Auth,
-    /// The reference's AUTH_OK: a timestamp only.
-    AuthOkShort,
+    AuthOkTimestamp,
     AuthOk,
-    /// The specification's PING: empty.
     Ping,
-    /// The reference's PING: a `u8` seq.
     PingSeq,
-    /// The specification's PONG: a timestamp.
     Pong,
-    /// The reference's PONG: the seq, then a timestamp.
     PongSeq,
     MoveOp,
     MoveEvent,
@@ -342,51 +371,62 @@ pub(super) enum Form {
     Msg,
     MsgAck,
     Close,
-    /// The packet header (not a payload).
-    Header,
+}
+
+/// The number of forms.
+const FORMS: usize = Form::Close as usize + 1;
+/// The header's row: after the forms'.
+pub(super) const HEADER_ROW: usize = FORMS;
+
+impl Form {
+    /// Its packet type.
+    pub const fn packet_type(self) -> PacketType {
+        match self {
+            Form::Auth => PacketType::Auth,
+            Form::AuthOkTimestamp | Form::AuthOk => PacketType::AuthOk,
+            Form::Ping | Form::PingSeq => PacketType::Ping,
+            Form::Pong | Form::PongSeq => PacketType::Pong,
+            Form::MoveOp => PacketType::MoveOp,
+            Form::MoveEvent => PacketType::MoveEvent,
+            Form::PropCircle | Form::PropPolygon => PacketType::Prop,
+            Form::Msg => PacketType::Msg,
+            Form::MsgAck => PacketType::MsgAck,
+            Form::Close => PacketType::Close,
+        }
+    }
+}
+
+/// The part of a payload a length or count item counts, as the encoder's
+/// [`super::EmitError::TooLong`] names it.
+pub(super) const fn len_part(f: F) -> Part {
+    match f {
+        NAME_LEN => Part::Name,
+        VERTICES_LEN => Part::Vertices,
+        RENDER_DATA_LEN => Part::RenderData,
+        _ => Part::Fixed,
+    }
 }
 
 const fn row(items: &'static [Item]) -> Layout {
     core::layout(&[], items, None, &[])
 }
 
-/// Every form's layout, by [`Form`]; the header's last. A constant, so that
-/// each row's walk is compiled with the row's fields as constants.
-const LAYOUTS: [Layout; 15] = [
-    // Auth
-    row(&[]),
-    // AuthOkShort
-    row(&[TS]),
-    // AuthOk
-    row(AUTH_OK),
-    // Ping
-    row(&[]),
-    // PingSeq
-    row(&[SEQ]),
-    // Pong
-    row(&[TS]),
-    // PongSeq
-    row(&[SEQ, TS]),
-    // MoveOp
-    row(MOVE_OP),
-    // MoveEvent
-    row(MOVE_EVENT),
-    // PropCircle
-    core::layout(&[], PROP_CIRCLE, None, RENDER),
-    // PropPolygon
-    core::layout(&[], PROP_POLYGON, Some(&VERTEX_ENTRY), RENDER),
-    // Msg
-    row(MSG),
-    // MsgAck
-    row(MSG_ACK),
-    // Close: its type is its meaning.
-    row(&[hidden(CLOSE, Prim::Flag, "close")]),
-    // Header
-    row(HEADER_ITEMS),
-];
+/// Every form's layout, by [`Form`] (from the declaration of
+/// [`PayloadOf`]); the header's last. A constant, so that each row's walk
+/// is compiled with the row's fields as constants.
+const LAYOUTS: [Layout; FORMS + 1] = {
+    let forms = PayloadOf::<Owned>::ROWS;
+    let mut rows = [row(HEADER_ITEMS); FORMS + 1];
+    let mut i = 0;
+    while i < FORMS {
+        rows[i] = forms[i];
+        i += 1;
+    }
+    rows
+};
 
 /// [`LAYOUTS`] at a fixed address (a group's key is its row's).
-static ROWS: [Layout; 15] = LAYOUTS;
+static ROWS: [Layout; FORMS + 1] = LAYOUTS;
 
 /// Battlegrounds' table, for the shared walk.
 pub(super) struct Bg;
@@ -396,8 +436,7 @@ impl Table for Bg {
     const ROWS: &'static [Layout] = &LAYOUTS;
 }
 
-/// The items of a form's row (what its typed payload reads,
-/// `packet.rs`).
+/// The items of a form's row.
 pub(super) const fn items(form: Form) -> &'static [Item] {
     LAYOUTS[form as usize].items
 }
@@ -409,6 +448,11 @@ impl Form {
     }
 }
 
+/// The header's layout.
+pub(super) fn header_layout() -> &'static Layout {
+    &ROWS[HEADER_ROW]
+}
+
 // The lengths the decoder and the encoder read, from the table.
 
 /// Length of the header: `u32 session_id, u8 channel, u8 op_code, u8 version, u8 reserved`.
@@ -417,15 +461,20 @@ pub const HEADER_LEN: usize = size(HEADER_ITEMS);
 /// forward, u8 movementBits`.
 pub const MOVEMENT_LEN: usize = size(MOVEMENT);
 /// A PROP's fixed part before its shape: `i64 prop_id, VectorD position, u8 shape_type`.
-pub const PROP_FIXED_LEN: usize = size(PROP_FIXED);
+pub const PROP_FIXED_LEN: usize = item_offset!(items(Form::PropCircle), F::CENTER_X);
+/// Where a PROP's shape type is.
+pub(super) const PROP_SHAPE_TYPE: usize = item_offset!(items(Form::PropCircle), F::SHAPE_TYPE);
 /// A Circle shape: `VectorF center, float radius`.
-pub const CIRCLE_LEN: usize = size(CIRCLE);
+pub const CIRCLE_LEN: usize = fixed_len(Form::PropCircle) - PROP_FIXED_LEN;
 /// One polygon vertex, a `VectorF`.
 pub const VERTEX_LEN: usize = VERTEX_ENTRY.len;
 /// The fixed part of a MSG payload: `u32 msg_id, u32 msg_len, u16 block_id`.
 pub const MSG_FIXED_LEN: usize = fixed_len(Form::Msg);
 /// A MSG_ACK payload: `u32 msg_id, u16 block_id`.
 pub const MSG_ACK_LEN: usize = fixed_len(Form::MsgAck);
+/// Where AUTH_OK's name length and name are.
+pub(super) const AUTH_OK_NAME_LEN: usize = item_offset!(items(Form::AuthOk), F::NAME_LEN);
+pub(super) const AUTH_OK_NAME: usize = item_offset!(items(Form::AuthOk), F::NAME);
 
 /// The fixed part of a form's payload (a length byte included).
 pub(super) const fn fixed_len(form: Form) -> usize {
@@ -459,22 +508,9 @@ impl PacketType {
         match self {
             PacketType::Ping => Some(fixed_len(Form::PingSeq)),
             PacketType::Pong => Some(fixed_len(Form::PongSeq)),
-            PacketType::AuthOk => Some(fixed_len(Form::AuthOkShort)),
+            PacketType::AuthOk => Some(fixed_len(Form::AuthOkTimestamp)),
             _ => None,
         }
-    }
-}
-
-impl Form {
-    /// The length of a payload of this form with `entries` entries and
-    /// `bytes` bytes of text, data or block: what the encoder writes.
-    pub(super) const fn wire_len(self, entries: usize, bytes: usize) -> usize {
-        let l = &LAYOUTS[self as usize];
-        let entry = match l.entry {
-            Some(e) => e.len,
-            None => 0,
-        };
-        l.fixed + size(l.tail) + entries * entry + bytes
     }
 }
 
@@ -493,7 +529,7 @@ mod tests {
         assert_eq!(VERTEX_LEN, 8);
         let fixed: Vec<_> = [
             Form::Auth,
-            Form::AuthOkShort,
+            Form::AuthOkTimestamp,
             Form::AuthOk,
             Form::Ping,
             Form::PingSeq,
@@ -511,7 +547,11 @@ mod tests {
         .map(|&f| fixed_len(f))
         .collect();
         assert_eq!(fixed, [0, 8, 34, 0, 1, 8, 9, 34, 35, 37, 27, 10, 6, 0]);
-        assert_eq!(PROP_FIXED.len(), 4);
+        assert_eq!((PROP_FIXED_LEN, PROP_SHAPE_TYPE), (25, 24));
+        assert_eq!(
+            (AUTH_OK_NAME_LEN, AUTH_OK_NAME, MSG_FIXED_LEN, MSG_ACK_LEN),
+            (33, 34, 10, 6)
+        );
     }
 
     /// A packet's text needs a JSON escape only in its pieces from the
@@ -530,12 +570,13 @@ mod tests {
     }
 
     /// Every form's encoder writes as many bytes as the layout gives it, in
-    /// both byte orders, and the decoder reads it back as that form.
+    /// both byte orders, and the decoder reads it back as that form and
+    /// that payload.
     #[test]
     fn the_decoder_and_the_encoder_agree_with_the_layout() {
         use super::super::{
-            ByteOrder, Dialect, MoveEvent, MoveOp, MsgAck, Packet, PacketRepr, PayloadRepr,
-            ShapeRepr, VectorF,
+            ByteOrder, Dialect, MoveEvent, MoveOp, MsgAck, Packet, PacketRepr, PayloadRepr, Tag,
+            VectorF,
         };
         let v = VectorF { x: 1.0, y: 2.0 };
         let all = [
@@ -554,19 +595,19 @@ mod tests {
             },
             PayloadRepr::MoveOp(MoveOp::default()),
             PayloadRepr::MoveEvent(MoveEvent::default()),
-            PayloadRepr::Prop {
+            PayloadRepr::PropCircle {
                 prop_id: 1,
                 position: Default::default(),
-                shape: ShapeRepr::Circle {
-                    center: v,
-                    radius: 3.0,
-                },
+                shape_type: Tag,
+                center: v,
+                radius: 3.0,
                 render_data: vec![1, 2, 3],
             },
-            PayloadRepr::Prop {
+            PayloadRepr::PropPolygon {
                 prop_id: 1,
                 position: Default::default(),
-                shape: ShapeRepr::Polygon(vec![v, v, v]),
+                shape_type: Tag,
+                vertices: vec![v, v, v],
                 render_data: vec![9],
             },
             PayloadRepr::Msg {
@@ -588,7 +629,8 @@ mod tests {
                     .unwrap();
                 assert_eq!(bytes.len(), HEADER_LEN + p.wire_len(), "{p:?}");
                 let d = Packet::new_checked_in(&bytes, Dialect { order, ping: None }).unwrap();
-                assert_eq!(Form::of(&d.payload()), p.form(), "{p:?}");
+                assert_eq!(d.payload().form(), p.form(), "{p:?}");
+                assert_eq!(d.payload().to_owned_repr(), p, "{order}");
             }
         }
     }

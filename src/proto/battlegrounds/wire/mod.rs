@@ -17,10 +17,15 @@
 //!   `parse` and `emit` (lengths that do not fit their field are an
 //!   [`EmitError`], not a wrapped length byte).
 //! - **The layout** (`layout.rs`) declares the packets once, on the shared
-//!   core (`crate::proto::layout`): the registered fields ([`FIELDS`]) and a
-//!   row per payload form, from which the field walk (`fields.rs`), the `-V`
-//!   tree, the one-line text and the lengths both sides read come. Its
-//!   module docs say what adding a field takes.
+//!   core (`crate::proto::layout`): the registered fields ([`FIELDS`]) and
+//!   the payload, one enum of its forms ([`PayloadOf`], a variant a
+//!   [`Form`], each field with its items) that both sides share: the view
+//!   [`Payload`] is it over borrowed parts ([`View`]), the representation
+//!   [`PayloadRepr`] over owned ones ([`Owned`]). From it come each form's
+//!   row, the reader of the form the decoder's checks chose, the encoder,
+//!   and from the rows the field walk (`fields.rs`), the `-V` tree, the
+//!   one-line text and the lengths both sides read. Its module docs say
+//!   what adding a field takes.
 //!
 //! Three outcomes, kept apart:
 //!
@@ -45,20 +50,22 @@ mod fields;
 mod layout;
 mod order;
 mod packet;
+mod payload;
 mod repr;
 mod types;
 
 pub use error::{DecodeError, EmitError, ErrorKind, Part, Violation, ViolationKind};
 pub use fields::{walk, walk_header, walk_in, walk_payload, write_fields_text};
 pub use layout::{
-    CIRCLE_LEN, FIELDS, HEADER_LEN, MOVEMENT_LEN, MSG_ACK_LEN, MSG_FIXED_LEN, MoveEvent, MoveOp,
-    Movement, MsgAck, PROP_FIXED_LEN, VERTEX_LEN, channel_name,
+    CIRCLE_LEN, FIELDS, Form, HEADER_LEN, MOVEMENT_LEN, MSG_ACK_LEN, MSG_FIXED_LEN, MoveEvent,
+    MoveOp, Movement, MsgAck, PROP_FIXED_LEN, PayloadOf, VERTEX_LEN, channel_name,
 };
 pub use order::{Evidence, evidence, guess};
-pub use packet::{AuthOk, Header, Msg, Packet, Payload, Prop, Shape, Vertices, is_auth, plausible};
+pub use packet::{Header, Msg, Packet, Payload, Vertices, is_auth, plausible};
+pub use payload::{Owned, Store, Tag, View};
 #[cfg(test)]
 pub(crate) use repr::sample_move_op;
-pub use repr::{MSG_BLOCK_OFFSET, PacketRepr, PayloadRepr, ShapeRepr};
+pub use repr::{MSG_BLOCK_OFFSET, PacketRepr, PayloadRepr};
 pub use types::{
     ByteOrder, CHANNEL_COMMAND, CHANNEL_ENVIRONMENT, CHANNEL_MOVEMENT, CHANNELS, Dialect,
     MAX_BLOCKS, OP_MSG, OP_MSG_ACK, PacketType, PingForm, Sender, VERSION, VectorD, VectorF,

@@ -2,8 +2,8 @@
 //! lengths against the packet size, plausible timestamps and vertex counts):
 //! the evidence a session decides its order from.
 
-use super::layout::Movement;
-use super::packet::{Packet, Payload, Shape};
+use super::layout::{MoveEvent, MoveOp, Movement};
+use super::packet::{Packet, Payload};
 use super::types::{ByteOrder, Dialect, PingForm};
 
 /// How strongly a packet tells its byte order.
@@ -50,35 +50,44 @@ fn movement(m: &Movement) -> u32 {
 /// The numbers of a decoded packet that are implausible.
 fn implausible(p: &Packet<'_>) -> u32 {
     match p.payload() {
-        Payload::AuthOk(a) if !a.full => u32::from(!timestamp(a.movement.timestamp)),
-        Payload::AuthOk(a) => movement(&a.movement),
-        Payload::Pong { timestamp: t, .. } => u32::from(!timestamp(t)),
-        Payload::MoveOp(m) => movement(&m.movement),
-        Payload::MoveEvent(m) => movement(&m.movement),
-        Payload::Prop(prop) => {
-            let mut n = u32::from(!float(prop.position.x)) + u32::from(!float(prop.position.y));
-            match prop.shape {
-                Shape::Circle { center, radius } => {
-                    n += u32::from(!float(f64::from(center.x)));
-                    n += u32::from(!float(f64::from(center.y)));
-                    n += u32::from(!float(f64::from(radius)));
-                }
-                Shape::Polygon(v) => {
-                    n += v
-                        .iter()
-                        .filter(|v| !float(f64::from(v.x)) || !float(f64::from(v.y)))
-                        .count() as u32;
-                }
-            }
-            n
+        Payload::AuthOkTimestamp { timestamp: t }
+        | Payload::Pong { timestamp: t }
+        | Payload::PongSeq { timestamp: t, .. } => u32::from(!timestamp(t)),
+        Payload::AuthOk { movement: m, .. }
+        | Payload::MoveOp(MoveOp { movement: m, .. })
+        | Payload::MoveEvent(MoveEvent { movement: m, .. }) => movement(&m),
+        Payload::PropCircle {
+            position,
+            center,
+            radius,
+            ..
+        } => {
+            let n = u32::from(!float(position.x)) + u32::from(!float(position.y));
+            n + u32::from(!float(f64::from(center.x)))
+                + u32::from(!float(f64::from(center.y)))
+                + u32::from(!float(f64::from(radius)))
         }
-        Payload::Msg(m) => {
-            u32::from(m.msg_id >= MAX_MSG_NUMBER)
-                + u32::from(m.msg_len >= MAX_MSG_NUMBER)
-                + u32::from(m.block.len() > m.msg_len as usize)
+        Payload::PropPolygon {
+            position, vertices, ..
+        } => {
+            let n = u32::from(!float(position.x)) + u32::from(!float(position.y));
+            n + vertices
+                .iter()
+                .filter(|v| !float(f64::from(v.x)) || !float(f64::from(v.y)))
+                .count() as u32
+        }
+        Payload::Msg {
+            msg_id,
+            msg_len,
+            block,
+            ..
+        } => {
+            u32::from(msg_id >= MAX_MSG_NUMBER)
+                + u32::from(msg_len >= MAX_MSG_NUMBER)
+                + u32::from(block.len() > msg_len as usize)
         }
         Payload::MsgAck(a) => u32::from(a.msg_id >= MAX_MSG_NUMBER),
-        Payload::Auth | Payload::Ping { .. } | Payload::Close => 0,
+        Payload::Auth | Payload::Ping | Payload::PingSeq { .. } | Payload::Close => 0,
     }
 }
 

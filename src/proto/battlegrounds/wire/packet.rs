@@ -3,11 +3,11 @@
 
 use super::error::{DecodeError, Part, Violation};
 use super::layout::{
-    CIRCLE_LEN, Circle, F, Form, HEADER_LEN, MoveEvent, MoveOp, Movement, MsgAck, MsgHead,
-    PROP_FIXED, PropHead, VERTEX_LEN, items,
+    AUTH_OK_NAME, AUTH_OK_NAME_LEN, CIRCLE_LEN, Form, HEADER_LEN, PROP_SHAPE_TYPE, PayloadOf,
+    VERTEX_LEN, read_payload,
 };
-use super::types::{ByteOrder, Dialect, PacketType, PingForm, VERSION, VectorD, VectorF};
-use crate::proto::codec::{Record, Wire, item_offset};
+use super::payload::{Store, View};
+use super::types::{ByteOrder, Dialect, PacketType, PingForm, VERSION, VectorF};
 
 /// The 8-byte header, as read from the wire (whatever its version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -113,6 +113,11 @@ pub struct Vertices<'a> {
 }
 
 impl<'a> Vertices<'a> {
+    /// The vertices of `bytes` (whole vertices only), read in `order`.
+    pub(super) const fn new(bytes: &'a [u8], order: ByteOrder) -> Self {
+        Vertices { bytes, order }
+    }
+
     pub const fn len(&self) -> usize {
         self.bytes.len() / VERTEX_LEN
     }
@@ -132,45 +137,25 @@ impl<'a> Vertices<'a> {
     }
 }
 
-/// A PROP's collision shape.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Shape<'a> {
-    /// `shape_type` 0.
-    Circle { center: VectorF, radius: f32 },
-    /// `shape_type` 1.
-    Polygon(Vertices<'a>),
-}
+/// The payload of a packet, by its form, borrowing the packet's bytes:
+/// the declaration's enum ([`PayloadOf`], `layout.rs`) over [`View`].
+pub type Payload<'a> = PayloadOf<View<'a>>;
 
-impl Shape<'_> {
-    pub const fn shape_type(&self) -> u8 {
+impl<S: Store> PayloadOf<S> {
+    pub const fn packet_type(&self) -> PacketType {
+        self.form().packet_type()
+    }
+
+    /// The reference's ping counter, of a PING or PONG of its form.
+    pub const fn seq(&self) -> Option<u8> {
         match self {
-            Shape::Circle { .. } => 0,
-            Shape::Polygon(_) => 1,
+            PayloadOf::PingSeq { seq } | PayloadOf::PongSeq { seq, .. } => Some(*seq),
+            _ => None,
         }
     }
 }
 
-/// AUTH_OK's payload: the specification's struct, or the reference's
-/// timestamp alone (`full` false: an 8-byte payload; the rest is default).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AuthOk<'a> {
-    pub movement: Movement,
-    /// The specification's whole struct (false: the timestamp only).
-    pub full: bool,
-    /// The character's name as sent (it should be UTF-8).
-    pub name: &'a [u8],
-}
-
-/// PROP's payload.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Prop<'a> {
-    pub prop_id: i64,
-    pub position: VectorD,
-    pub shape: Shape<'a>,
-    pub render_data: &'a [u8],
-}
-
-/// MSG's payload: one block of a message.
+/// A MSG's numbers and block, as the analysis takes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Msg<'a> {
     pub msg_id: u32,
@@ -182,54 +167,22 @@ pub struct Msg<'a> {
     pub block: &'a [u8],
 }
 
-/// Where a PONG's timestamp is, in each form.
-const PONG_TS: usize = item_offset!(items(Form::Pong), F::TIMESTAMP);
-const PONG_SEQ_TS: usize = item_offset!(items(Form::PongSeq), F::TIMESTAMP);
-/// Where AUTH_OK's name length and name are.
-const AUTH_OK_NAME_LEN: usize = item_offset!(items(Form::AuthOk), F::NAME_LEN);
-const AUTH_OK_NAME: usize = item_offset!(items(Form::AuthOk), F::NAME);
-/// Where the reference's AUTH_OK has its timestamp.
-const AUTH_OK_SHORT_TS: usize = item_offset!(items(Form::AuthOkShort), F::TIMESTAMP);
-/// Where the ping counter is.
-const PING_SEQ: usize = item_offset!(items(Form::PingSeq), F::PING_SEQ);
-const PONG_SEQ: usize = item_offset!(items(Form::PongSeq), F::PING_SEQ);
-
-/// The payload of a packet, by type.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Payload<'a> {
-    Auth,
-    AuthOk(AuthOk<'a>),
-    /// `seq`: the reference's form (a `u8` ping counter); `None`: empty.
-    Ping {
-        seq: Option<u8>,
-    },
-    /// `seq`: the reference's form (the PING's seq, then a `u64` timestamp,
-    /// read here as `i64`); `None`: the specification's (`i64` timestamp).
-    Pong {
-        seq: Option<u8>,
-        timestamp: i64,
-    },
-    MoveOp(MoveOp),
-    MoveEvent(MoveEvent),
-    Prop(Prop<'a>),
-    Msg(Msg<'a>),
-    MsgAck(MsgAck),
-    Close,
-}
-
-impl Payload<'_> {
-    pub const fn packet_type(&self) -> PacketType {
-        match self {
-            Payload::Auth => PacketType::Auth,
-            Payload::AuthOk(_) => PacketType::AuthOk,
-            Payload::Ping { .. } => PacketType::Ping,
-            Payload::Pong { .. } => PacketType::Pong,
-            Payload::MoveOp(_) => PacketType::MoveOp,
-            Payload::MoveEvent(_) => PacketType::MoveEvent,
-            Payload::Prop(_) => PacketType::Prop,
-            Payload::Msg(_) => PacketType::Msg,
-            Payload::MsgAck(_) => PacketType::MsgAck,
-            Payload::Close => PacketType::Close,
+impl<'a> Payload<'a> {
+    /// A MSG's numbers and block; none for another type.
+    pub const fn msg(&self) -> Option<Msg<'a>> {
+        match *self {
+            Payload::Msg {
+                msg_id,
+                msg_len,
+                block_id,
+                block,
+            } => Some(Msg {
+                msg_id,
+                msg_len,
+                block_id,
+                block,
+            }),
+            _ => None,
         }
     }
 }
@@ -297,13 +250,16 @@ fn ping_form(len: usize, seq: usize, form: Option<PingForm>) -> PingForm {
     }
 }
 
-/// Decodes the payload of a packet of type `t` (the bytes after the header).
+/// Decodes the payload of a packet of type `t` (the bytes after the
+/// header): one pass of checks (its fixed part, every length, that nothing
+/// trails it; the errors in wire order) that chooses its form, read by the
+/// declaration's reader of that form (`read_payload`, each arm's form a
+/// constant).
 fn decode_payload(
     bytes: &[u8],
     t: PacketType,
     dialect: Dialect,
 ) -> Result<Payload<'_>, DecodeError> {
-    let o = dialect.order;
     let mut r = Reader {
         bytes,
         pos: HEADER_LEN,
@@ -323,82 +279,46 @@ fn decode_payload(
         _ => t.fixed_len(),
     };
     let fixed = r.take(fixed_len, Part::Fixed)?;
-    // Every read below is within `fixed`, whose length the table fixes (a
-    // record reads zeros past its end: never here).
     let byte = |i: usize| fixed.get(i).copied().unwrap_or(0);
+    let o = dialect.order;
+    let read = |form| read_payload(form, bytes.get(HEADER_LEN..).unwrap_or_default(), o);
     let payload = match t {
-        PacketType::Auth => Payload::Auth,
-        PacketType::Close => Payload::Close,
-        PacketType::Ping => Payload::Ping {
-            seq: seq_form.then(|| byte(PING_SEQ)),
-        },
-        PacketType::Pong if seq_form => Payload::Pong {
-            seq: Some(byte(PONG_SEQ)),
-            timestamp: Wire::get(fixed, PONG_SEQ_TS, o),
-        },
-        PacketType::Pong => Payload::Pong {
-            seq: None,
-            timestamp: Wire::get(fixed, PONG_TS, o),
-        },
-        PacketType::AuthOk if short_auth_ok => Payload::AuthOk(AuthOk {
-            movement: Movement {
-                timestamp: Wire::get(fixed, AUTH_OK_SHORT_TS, o),
-                ..Movement::default()
-            },
-            full: false,
-            name: &[],
-        }),
+        PacketType::Auth => read(Form::Auth),
+        PacketType::Close => read(Form::Close),
+        PacketType::Ping if seq_form => read(Form::PingSeq),
+        PacketType::Ping => read(Form::Ping),
+        PacketType::Pong if seq_form => read(Form::PongSeq),
+        PacketType::Pong => read(Form::Pong),
+        PacketType::AuthOk if short_auth_ok => read(Form::AuthOkTimestamp),
         PacketType::AuthOk => {
-            let name_len = usize::from(byte(AUTH_OK_NAME_LEN));
-            let name = r.take(name_len, Part::Name)?;
-            Payload::AuthOk(AuthOk {
-                movement: Movement::read(fixed, o),
-                full: true,
-                name,
-            })
+            r.take(usize::from(byte(AUTH_OK_NAME_LEN)), Part::Name)?;
+            read(Form::AuthOk)
         }
-        PacketType::MoveOp => Payload::MoveOp(MoveOp::read(fixed, o)),
-        PacketType::MoveEvent => Payload::MoveEvent(MoveEvent::read(fixed, o)),
-        PacketType::Prop => Payload::Prop(read_prop(&mut r, fixed, o)?),
+        PacketType::MoveOp => read(Form::MoveOp),
+        PacketType::MoveEvent => read(Form::MoveEvent),
+        PacketType::Prop => read(check_prop(&mut r, byte(PROP_SHAPE_TYPE), o)?),
         PacketType::Msg => {
-            let block = bytes.get(r.pos..).unwrap_or_default();
             r.pos = bytes.len();
-            let head = MsgHead::read(fixed, o);
-            Payload::Msg(Msg {
-                msg_id: head.msg_id,
-                msg_len: head.msg_len,
-                block_id: head.block_id,
-                block,
-            })
+            read(Form::Msg)
         }
-        PacketType::MsgAck => Payload::MsgAck(MsgAck::read(fixed, o)),
+        PacketType::MsgAck => read(Form::MsgAck),
     };
     r.finish()?;
     Ok(payload)
 }
 
-/// A PROP's payload: its fixed part `fixed` (id, position, shape type),
-/// then from `r` its shape and render data.
-fn read_prop<'a>(
-    r: &mut Reader<'a>,
-    fixed: &'a [u8],
-    o: ByteOrder,
-) -> Result<Prop<'a>, DecodeError> {
-    let head = PropHead::read(fixed, o);
-    let shape = match head.shape_type {
+/// A PROP's shape of `shape_type` and its render data, from `r` (after the
+/// PROP's fixed part): its form.
+fn check_prop(r: &mut Reader<'_>, shape_type: u8, o: ByteOrder) -> Result<Form, DecodeError> {
+    let form = match shape_type {
         0 => {
-            let c = Circle::read(r.take(CIRCLE_LEN, Part::Shape)?, o);
-            Shape::Circle {
-                center: c.center,
-                radius: c.radius,
-            }
+            r.take(CIRCLE_LEN, Part::Shape)?;
+            Form::PropCircle
         }
         1 => {
             let n = r.length(Part::Shape, o)?;
-            Shape::Polygon(Vertices {
-                bytes: r.take(n * VERTEX_LEN, Part::Vertices)?,
-                order: o,
-            })
+            r.take(n * VERTEX_LEN, Part::Vertices)?;
+            Form::PropPolygon
         }
         shape_type => {
             return Err(DecodeError::UnknownShape {
@@ -408,17 +328,9 @@ fn read_prop<'a>(
         }
     };
     let n = r.length(Part::RenderData, o)?;
-    let render_data = r.take(n, Part::RenderData)?;
-    Ok(Prop {
-        prop_id: head.prop_id,
-        position: head.position,
-        shape,
-        render_data,
-    })
+    r.take(n, Part::RenderData)?;
+    Ok(form)
 }
-
-/// Where a PROP's shape type is.
-const PROP_SHAPE_TYPE: usize = item_offset!(PROP_FIXED, F::SHAPE_TYPE);
 
 /// A checked view of one packet: a UDP payload, or a message rebuilt from its
 /// MSG blocks.
@@ -426,6 +338,7 @@ const PROP_SHAPE_TYPE: usize = item_offset!(PROP_FIXED, F::SHAPE_TYPE);
 pub struct Packet<'a> {
     bytes: &'a [u8],
     header: Header,
+    t: PacketType,
     payload: Payload<'a>,
     order: ByteOrder,
 }
@@ -449,6 +362,7 @@ impl<'a> Packet<'a> {
         Ok(Packet {
             bytes,
             header,
+            t,
             payload,
             order: dialect.order,
         })
@@ -476,7 +390,7 @@ impl<'a> Packet<'a> {
     }
 
     pub const fn packet_type(&self) -> PacketType {
-        self.payload.packet_type()
+        self.t
     }
 
     /// The whole packet, header included.
@@ -503,12 +417,15 @@ impl<'a> Packet<'a> {
             });
         }
         match self.payload {
-            Payload::AuthOk(a) if std::str::from_utf8(a.name).is_err() => {
+            Payload::AuthOk { name, .. } if std::str::from_utf8(name).is_err() => {
                 out[1] = Some(Violation::InvalidUtf8 {
                     offset: HEADER_LEN + AUTH_OK_NAME,
                 });
             }
-            Payload::Msg(m) => {
+            payload => {
+                let Some(m) = payload.msg() else {
+                    return out.into_iter().flatten();
+                };
                 if (m.msg_len as usize) < HEADER_LEN {
                     out[1] = Some(Violation::MsgLenShort { msg_len: m.msg_len });
                 }
@@ -523,7 +440,6 @@ impl<'a> Packet<'a> {
                     });
                 }
             }
-            _ => {}
         }
         out.into_iter().flatten()
     }

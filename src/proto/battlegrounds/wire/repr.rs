@@ -1,266 +1,28 @@
 //! Owned representations that encode back to bytes: what tests (and a
 //! simulator) build packets from.
 
-use super::error::{DecodeError, EmitError, Part};
-use super::layout::{
-    Circle, Form, HEADER_LEN, MSG_FIXED_LEN, MoveEvent, MoveOp, Movement, MsgAck, MsgHead, PropHead,
-};
-use super::packet::{Header, Packet, Payload, Shape};
-use super::types::{ByteOrder, Dialect, PacketType, VectorD, VectorF};
-use crate::proto::codec::Record;
+use super::error::{DecodeError, EmitError};
+use super::layout::{HEADER_LEN, MSG_FIXED_LEN, PayloadOf};
+use super::packet::{Header, Packet, Payload};
+use super::payload::Owned;
+use super::types::{ByteOrder, Dialect};
 
-/// An owned PROP shape.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ShapeRepr {
-    Circle { center: VectorF, radius: f32 },
-    Polygon(Vec<VectorF>),
-}
-
-/// An owned payload. Names are raw bytes, so that a test can build invalid
-/// UTF-8 on purpose.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PayloadRepr {
-    Auth,
-    AuthOk {
-        movement: Movement,
-        name: Vec<u8>,
-    },
-    Ping,
-    Pong {
-        timestamp: i64,
-    },
-    MoveOp(MoveOp),
-    MoveEvent(MoveEvent),
-    Prop {
-        prop_id: i64,
-        position: VectorD,
-        shape: ShapeRepr,
-        render_data: Vec<u8>,
-    },
-    Msg {
-        msg_id: u32,
-        msg_len: u32,
-        block_id: u16,
-        block: Vec<u8>,
-    },
-    MsgAck(MsgAck),
-    /// The reference's PING: a `u8` ping counter.
-    PingSeq {
-        seq: u8,
-    },
-    /// The reference's PONG: the PING's seq, then a `u64` timestamp.
-    PongSeq {
-        seq: u8,
-        timestamp: u64,
-    },
-    /// The reference's AUTH_OK: a `u64` timestamp only.
-    AuthOkTimestamp {
-        timestamp: u64,
-    },
-    /// CLOSE, empty, from either side.
-    Close,
-}
+/// An owned payload, that encodes back to bytes: the declaration's enum
+/// ([`PayloadOf`], `layout.rs`) over [`Owned`] parts (names are raw bytes,
+/// so that a test can build invalid UTF-8 on purpose). Its encoder
+/// (`emit_in`) and length (`wire_len`) come from the declaration.
+pub type PayloadRepr = PayloadOf<Owned>;
 
 impl PayloadRepr {
-    pub fn packet_type(&self) -> PacketType {
-        match self {
-            PayloadRepr::Auth => PacketType::Auth,
-            PayloadRepr::AuthOk { .. } | PayloadRepr::AuthOkTimestamp { .. } => PacketType::AuthOk,
-            PayloadRepr::Ping | PayloadRepr::PingSeq { .. } => PacketType::Ping,
-            PayloadRepr::Pong { .. } | PayloadRepr::PongSeq { .. } => PacketType::Pong,
-            PayloadRepr::Close => PacketType::Close,
-            PayloadRepr::MoveOp(_) => PacketType::MoveOp,
-            PayloadRepr::MoveEvent(_) => PacketType::MoveEvent,
-            PayloadRepr::Prop { .. } => PacketType::Prop,
-            PayloadRepr::Msg { .. } => PacketType::Msg,
-            PayloadRepr::MsgAck(_) => PacketType::MsgAck,
-        }
-    }
-
-    /// Its form: the layout's row it is written by.
-    pub(super) fn form(&self) -> Form {
-        match self {
-            PayloadRepr::Auth => Form::Auth,
-            PayloadRepr::AuthOk { .. } => Form::AuthOk,
-            PayloadRepr::AuthOkTimestamp { .. } => Form::AuthOkShort,
-            PayloadRepr::Ping => Form::Ping,
-            PayloadRepr::PingSeq { .. } => Form::PingSeq,
-            PayloadRepr::Pong { .. } => Form::Pong,
-            PayloadRepr::PongSeq { .. } => Form::PongSeq,
-            PayloadRepr::MoveOp(_) => Form::MoveOp,
-            PayloadRepr::MoveEvent(_) => Form::MoveEvent,
-            PayloadRepr::Prop {
-                shape: ShapeRepr::Circle { .. },
-                ..
-            } => Form::PropCircle,
-            PayloadRepr::Prop {
-                shape: ShapeRepr::Polygon(_),
-                ..
-            } => Form::PropPolygon,
-            PayloadRepr::Msg { .. } => Form::Msg,
-            PayloadRepr::MsgAck(_) => Form::MsgAck,
-            PayloadRepr::Close => Form::Close,
-        }
-    }
-
-    /// The number of bytes [`PayloadRepr::emit`] writes: its form's
-    /// layout, with its entries and variable bytes.
-    pub fn wire_len(&self) -> usize {
-        let (entries, bytes) = match self {
-            PayloadRepr::AuthOk { name, .. } => (0, name.len()),
-            PayloadRepr::Prop {
-                shape, render_data, ..
-            } => match shape {
-                ShapeRepr::Circle { .. } => (0, render_data.len()),
-                ShapeRepr::Polygon(v) => (v.len(), render_data.len()),
-            },
-            PayloadRepr::Msg { block, .. } => (0, block.len()),
-            _ => (0, 0),
-        };
-        self.form().wire_len(entries, bytes)
-    }
-
-    /// Appends the payload's wire bytes, little-endian; lengths that do not
-    /// fit their field (a name over 255 bytes, more than 32767 vertices or
-    /// render bytes) are refused before anything is written.
+    /// Appends the payload's wire bytes, little-endian: `emit_in`.
     pub fn emit(&self, out: &mut Vec<u8>) -> Result<(), EmitError> {
         self.emit_in(ByteOrder::Little, out)
-    }
-
-    /// [`PayloadRepr::emit`] in `order`.
-    pub fn emit_in(&self, order: ByteOrder, out: &mut Vec<u8>) -> Result<(), EmitError> {
-        let o = order;
-        let too_long = |part, len: usize, max: usize| {
-            if len > max {
-                Err(EmitError::TooLong { part, len, max })
-            } else {
-                Ok(())
-            }
-        };
-        let i16_max = i16::MAX as usize;
-        match self {
-            PayloadRepr::AuthOk { name, .. } => too_long(Part::Name, name.len(), 255)?,
-            PayloadRepr::Prop {
-                shape, render_data, ..
-            } => {
-                if let ShapeRepr::Polygon(v) = shape {
-                    too_long(Part::Vertices, v.len(), i16_max)?;
-                }
-                too_long(Part::RenderData, render_data.len(), i16_max)?;
-            }
-            _ => {}
-        }
-        match self {
-            PayloadRepr::Auth | PayloadRepr::Ping | PayloadRepr::Close => {}
-            PayloadRepr::PingSeq { seq } => out.push(*seq),
-            PayloadRepr::PongSeq { seq, timestamp } => {
-                out.push(*seq);
-                o.put_u64(out, *timestamp);
-            }
-            PayloadRepr::AuthOkTimestamp { timestamp } => o.put_u64(out, *timestamp),
-            PayloadRepr::AuthOk { movement, name } => {
-                movement.append(out, o);
-                out.push(name.len() as u8);
-                out.extend_from_slice(name);
-            }
-            PayloadRepr::Pong { timestamp } => o.put_i64(out, *timestamp),
-            PayloadRepr::MoveOp(m) => m.append(out, o),
-            PayloadRepr::MoveEvent(m) => m.append(out, o),
-            PayloadRepr::Prop {
-                prop_id,
-                position,
-                shape,
-                render_data,
-            } => {
-                let head = PropHead {
-                    prop_id: *prop_id,
-                    position: *position,
-                    shape_type: match shape {
-                        ShapeRepr::Circle { .. } => 0,
-                        ShapeRepr::Polygon(_) => 1,
-                    },
-                };
-                head.append(out, o);
-                match shape {
-                    ShapeRepr::Circle { center, radius } => Circle {
-                        center: *center,
-                        radius: *radius,
-                    }
-                    .append(out, o),
-                    ShapeRepr::Polygon(vertices) => {
-                        o.put_i16(out, vertices.len() as i16);
-                        for v in vertices {
-                            v.write(o, out);
-                        }
-                    }
-                }
-                o.put_i16(out, render_data.len() as i16);
-                out.extend_from_slice(render_data);
-            }
-            PayloadRepr::Msg {
-                msg_id,
-                msg_len,
-                block_id,
-                block,
-            } => {
-                let head = MsgHead {
-                    msg_id: *msg_id,
-                    msg_len: *msg_len,
-                    block_id: *block_id,
-                };
-                head.append(out, o);
-                out.extend_from_slice(block);
-            }
-            PayloadRepr::MsgAck(a) => a.append(out, o),
-        }
-        Ok(())
     }
 }
 
 impl From<&Payload<'_>> for PayloadRepr {
     fn from(p: &Payload<'_>) -> Self {
-        match *p {
-            Payload::Auth => PayloadRepr::Auth,
-            Payload::Close => PayloadRepr::Close,
-            Payload::AuthOk(a) if !a.full => PayloadRepr::AuthOkTimestamp {
-                timestamp: a.movement.timestamp as u64,
-            },
-            Payload::AuthOk(a) => PayloadRepr::AuthOk {
-                movement: a.movement,
-                name: a.name.to_vec(),
-            },
-            Payload::Ping { seq: None } => PayloadRepr::Ping,
-            Payload::Ping { seq: Some(seq) } => PayloadRepr::PingSeq { seq },
-            Payload::Pong {
-                seq: Some(seq),
-                timestamp,
-            } => PayloadRepr::PongSeq {
-                seq,
-                timestamp: timestamp as u64,
-            },
-            Payload::Pong {
-                seq: None,
-                timestamp,
-            } => PayloadRepr::Pong { timestamp },
-            Payload::MoveOp(m) => PayloadRepr::MoveOp(m),
-            Payload::MoveEvent(m) => PayloadRepr::MoveEvent(m),
-            Payload::Prop(p) => PayloadRepr::Prop {
-                prop_id: p.prop_id,
-                position: p.position,
-                shape: match p.shape {
-                    Shape::Circle { center, radius } => ShapeRepr::Circle { center, radius },
-                    Shape::Polygon(v) => ShapeRepr::Polygon(v.iter().collect()),
-                },
-                render_data: p.render_data.to_vec(),
-            },
-            Payload::Msg(m) => PayloadRepr::Msg {
-                msg_id: m.msg_id,
-                msg_len: m.msg_len,
-                block_id: m.block_id,
-                block: m.block.to_vec(),
-            },
-            Payload::MsgAck(a) => PayloadRepr::MsgAck(a),
-        }
+        p.to_owned_repr()
     }
 }
 
@@ -383,6 +145,7 @@ pub(crate) fn sample_move_op() -> PayloadRepr {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Movement, Part};
     use super::*;
 
     #[test]
@@ -405,6 +168,33 @@ mod tests {
             })
         );
         assert_eq!(out, vec![0xee]);
+        // The maxima are the length fields' widths (an i16 count and
+        // length), checked in wire order before anything is written.
+        let polygon = |vertices: usize, render: usize| PayloadRepr::PropPolygon {
+            prop_id: 1,
+            position: Default::default(),
+            shape_type: super::super::Tag,
+            vertices: vec![Default::default(); vertices],
+            render_data: vec![0; render],
+        };
+        let too_long = |part, len| {
+            Err(EmitError::TooLong {
+                part,
+                len,
+                max: 32767,
+            })
+        };
+        assert_eq!(
+            polygon(32768, 32768).emit(&mut out),
+            too_long(Part::Vertices, 32768)
+        );
+        assert_eq!(
+            polygon(32767, 32768).emit(&mut out),
+            too_long(Part::RenderData, 32768)
+        );
+        assert_eq!(out, vec![0xee]);
+        assert!(polygon(32767, 32767).emit(&mut out).is_ok());
+        assert_eq!(out.len(), 1 + 25 + 2 + 32767 * 8 + 2 + 32767);
     }
 
     #[test]
