@@ -20,7 +20,7 @@ use crate::report::{
 use crate::run::fleet::{self, Each};
 use crate::run::progress::Progress;
 use crate::run::{DriveError, Export, drive};
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// What can stop a run.
@@ -350,7 +350,7 @@ fn close_export(
 fn choose_output<W: Write>(
     args: &ReportArgs,
     fields: Option<FieldsFormat>,
-    options: PacketOptions,
+    (options, batched): (PacketOptions, bool),
     lines: bool,
     filter: Option<Filter>,
     take: &mut impl FnMut() -> W,
@@ -370,7 +370,7 @@ fn choose_output<W: Write>(
         }
         (None, format) => match format {
             Format::Table if lines => Output::Packets(
-                PacketPrinter::new(take(), options, filter.clone()),
+                PacketPrinter::new(take(), options, filter.clone()).batched(batched),
                 args.tables,
             ),
             Format::Table => Output::Table,
@@ -381,9 +381,11 @@ fn choose_output<W: Write>(
                 args.packets || args.verbose,
                 args.verbose,
             )),
-            Format::Jsonl => {
-                Output::Jsonl(JsonlWriter::new(take(), filter).with_fields(args.verbose))
-            }
+            Format::Jsonl => Output::Jsonl(
+                JsonlWriter::new(take(), filter)
+                    .with_fields(args.verbose)
+                    .batched(batched),
+            ),
             Format::Parquet => {
                 return Err(RunError::Usage(
                     "--format parquet reads capture files (-r), each on its own".to_owned(),
@@ -435,7 +437,16 @@ fn report_on<W: Write>(
         color: layout.color,
         time: args.time_format,
     };
-    let output = choose_output(args, fields, options, lines, filter.clone(), &mut take)?;
+    // Lines no one reads as they come are handed over in batches.
+    let batched = !(stream.source.is_live() || args.line_buffered || io::stdout().is_terminal());
+    let output = choose_output(
+        args,
+        fields,
+        (options, batched),
+        lines,
+        filter.clone(),
+        &mut take,
+    )?;
     let progress = progress_for(stream.files, stream.bar);
     // The report's own counts follow -Y and --window where they are shown.
     let shown = counts_shown(args, lines, fields.is_some());

@@ -1390,6 +1390,11 @@ fn io_err(e: serde_json::Error) -> io::Error {
     io::Error::from(e)
 }
 
+/// The bytes of lines [`JsonlWriter`] and the packet printer hand over at
+/// once when batched: the size of the buffer of standard output, so a
+/// batch goes past it.
+pub const BATCH: usize = 64 * 1024;
+
 /// `--format jsonl`: writes each object as soon as it is known.
 pub struct JsonlWriter<W: Write> {
     out: W,
@@ -1397,9 +1402,12 @@ pub struct JsonlWriter<W: Write> {
     error: Option<io::Error>,
     pending: Vec<Finding>,
     fields: bool,
-    /// The object being written, handed to `out` whole: serde writes many
-    /// small pieces, cheap into a `Vec`, not into a `BufWriter`.
+    /// The objects being written, handed to `out` whole: serde writes many
+    /// small pieces, cheap into a `Vec`, not into a `BufWriter`. Batched
+    /// ([`JsonlWriter::batched`]), the lines of many packets.
     line: Vec<u8>,
+    /// The bytes from which `line` is handed to `out` (0: each packet's).
+    batch: usize,
     /// The payload parts rendered ahead on a reader thread.
     ahead: AheadLink,
     /// The addresses' texts and messages' objects, remembered.
@@ -1415,9 +1423,32 @@ impl<W: Write> JsonlWriter<W> {
             pending: Vec::with_capacity(16),
             fields: false,
             line: Vec::with_capacity(1024),
+            batch: 0,
             ahead: AheadLink::default(),
             kept: Remembered::default(),
         }
+    }
+
+    /// Lines handed to `out` in batches of some [`BATCH`] bytes rather
+    /// than each packet's as they come (`true`), for an output no one
+    /// reads as it is written (not a live capture's, a terminal, `-l`):
+    /// each handing over was a copy of the lines into a `BufWriter` and
+    /// its checks, some 110 instructions a packet; a batch of its size
+    /// goes past its buffer, uncopied.
+    pub fn batched(mut self, batched: bool) -> Self {
+        self.batch = if batched { BATCH } else { 0 };
+        self.line.reserve(self.batch);
+        self
+    }
+
+    /// Hands the lines written to `out` where they make a batch.
+    #[inline]
+    fn hand_over(&mut self) -> io::Result<()> {
+        if !self.line.is_empty() && self.line.len() >= self.batch {
+            self.out.write_all(&self.line)?;
+            self.line.clear();
+        }
+        Ok(())
     }
 
     /// Each message with its registered fields (`-V`): 3.3 times the output,
@@ -1445,10 +1476,9 @@ impl<W: Write> JsonlWriter<W> {
     }
 
     fn line(&mut self, value: &impl Serialize) -> io::Result<()> {
-        self.line.clear();
         to_writer(&mut self.line, value).map_err(io_err)?;
         self.line.push(b'\n');
-        self.out.write_all(&self.line)
+        self.hand_over()
     }
 
     fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {
@@ -1460,19 +1490,15 @@ impl<W: Write> JsonlWriter<W> {
                 fields: self.fields,
             })?;
         } else if selected {
-            self.line.clear();
             self.ahead
                 .with(e, |a| packet_line(&mut self.line, &mut self.kept, e, a));
-            self.out.write_all(&self.line)?;
         }
         for f in e.findings {
             if keep(self.filter.as_ref(), selected, f) {
-                self.line.clear();
                 finding_line(&mut self.line, f);
-                self.out.write_all(&self.line)?;
             }
         }
-        Ok(())
+        self.hand_over()
     }
 
     /// Writes the end-of-capture findings and the summary, flushes, and hands the
@@ -1493,9 +1519,8 @@ impl<W: Write> JsonlWriter<W> {
         }
         for f in std::mem::take(&mut self.pending) {
             if keep(self.filter.as_ref(), false, &f) {
-                self.line.clear();
                 finding_line(&mut self.line, &f);
-                self.out.write_all(&self.line)?;
+                self.hand_over()?;
             }
         }
         let mut summary = summary_value(outcome);
@@ -1515,6 +1540,8 @@ impl<W: Write> JsonlWriter<W> {
             }
             self.line(&value)?;
         }
+        self.out.write_all(&self.line)?;
+        self.line.clear();
         self.out.flush()?;
         Ok(self.out)
     }
@@ -1800,6 +1827,49 @@ mod tests {
         }
         assert!(packets > 10_000, "{packets}");
         assert!(findings > 1_000, "{findings}");
+    }
+
+    /// Batched, JSON Lines hands the same bytes over in writes of at
+    /// least [`BATCH`] bytes (the last aside); unbatched, a packet's lines
+    /// at a time.
+    #[test]
+    fn batched_lines_are_the_lines_each_packet_writes() {
+        /// The bytes written, and each write's size.
+        #[derive(Default)]
+        struct Writes(Vec<u8>, Vec<usize>);
+        impl Write for Writes {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.extend_from_slice(buf);
+                self.1.push(buf.len());
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let run = |batched: bool| {
+            let mut analysis = super::super::Analysis::new(
+                JsonlWriter::new(Writes::default(), None).batched(batched),
+            );
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+            for name in ["vessel-clean.pcap", "sim-corrupt.pcap", "bg-bigmsg.pcap"] {
+                let mut source = crate::capture::Source::files(&[&dir.join(name)]).unwrap();
+                while let Some(frame) = source.next_frame().unwrap() {
+                    if let crate::capture::FrameClass::Udp(d) = &frame.class {
+                        analysis.datagram(d);
+                    }
+                }
+            }
+            let (outcome, w) = analysis.finish(Default::default());
+            w.finish(&outcome).unwrap()
+        };
+        let (each, batched) = (run(false), run(true));
+        assert_eq!(each.0, batched.0);
+        assert!(each.0.len() > 3 * BATCH, "{}", each.0.len());
+        assert!(each.1.len() > 1000, "{}", each.1.len());
+        let (last, full) = batched.1.split_last().unwrap();
+        assert!(full.iter().all(|&n| n >= BATCH), "{full:?}");
+        assert!(*last > 0 && full.len() >= 3, "{:?}", batched.1);
     }
 
     #[test]

@@ -61,8 +61,11 @@ pub struct PacketPrinter<W: Write> {
     /// end of the capture.
     pending: Vec<Finding>,
     /// The packet's text, written to `out` at once: one write per packet,
-    /// not one per piece.
+    /// not one per piece; batched ([`PacketPrinter::batched`]), many
+    /// packets' texts.
     line: Vec<u8>,
+    /// The bytes from which `line` is handed to `out` (0: each packet's).
+    batch: usize,
     /// The payload parts rendered ahead on a reader thread.
     ahead: AheadLink,
     /// The addresses' texts, remembered.
@@ -189,9 +192,20 @@ impl<W: Write> PacketPrinter<W> {
             error: None,
             pending: Vec::with_capacity(16),
             line: Vec::with_capacity(512),
+            batch: 0,
             ahead: AheadLink::default(),
             addrs: fast::AddrTexts::default(),
         }
+    }
+
+    /// Packets' texts handed to `out` in batches of some
+    /// [`BATCH`](super::json::BATCH) bytes rather than each as it comes
+    /// (`true`), for an output no one reads as it is written (as
+    /// [`JsonlWriter::batched`](super::json::JsonlWriter::batched)).
+    pub fn batched(mut self, batched: bool) -> Self {
+        self.batch = if batched { super::json::BATCH } else { 0 };
+        self.line.reserve(self.batch);
+        self
     }
 
     /// What a reader thread may render ahead for this printer, linked to it
@@ -215,7 +229,11 @@ impl<W: Write> PacketPrinter<W> {
     pub fn finish(mut self) -> io::Result<W> {
         if self.error.is_none() {
             let pending = std::mem::take(&mut self.pending);
-            let r = self.end_findings(&pending).and_then(|()| self.out.flush());
+            let r = self
+                .out
+                .write_all(&self.line)
+                .and_then(|()| self.end_findings(&pending))
+                .and_then(|()| self.out.flush());
             if let Err(e) = r {
                 self.error = Some(e);
             }
@@ -244,9 +262,11 @@ impl<W: Write> PacketPrinter<W> {
 
     fn write_packet(&mut self, e: &PacketEvent<'_>) -> io::Result<()> {
         let mut line = std::mem::take(&mut self.line);
-        line.clear();
         let text = self.packet_text(&mut line, e);
-        let written = self.out.write_all(&line);
+        let written = match line.len() >= self.batch {
+            true => self.out.write_all(&line).map(|()| line.clear()),
+            false => Ok(()),
+        };
         self.line = line;
         text.and(written)
     }
@@ -701,6 +721,63 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    /// Batched, packet lines are the same bytes, handed over in writes of
+    /// at least a batch (the last aside); a closed pipe stops the printer
+    /// at the first batch.
+    #[test]
+    fn batched_packet_lines_are_the_lines_each_packet_writes() {
+        #[derive(Default)]
+        struct Writes(Vec<u8>, Vec<usize>);
+        impl Write for Writes {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.extend_from_slice(buf);
+                self.1.push(buf.len());
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let options = PacketOptions {
+            verbose: true,
+            ..PacketOptions::default()
+        };
+        let run = |batched: bool| {
+            let mut a = super::super::Analysis::new(
+                PacketPrinter::new(Writes::default(), options, None).batched(batched),
+            );
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+            let mut source = crate::capture::Source::files(&[&dir.join("sim-eight.pcap")]).unwrap();
+            while let Some(frame) = source.next_frame().unwrap() {
+                if let crate::capture::FrameClass::Udp(d) = &frame.class {
+                    a.datagram(d);
+                }
+            }
+            let (_, printer) = a.finish(Default::default());
+            printer.finish().unwrap()
+        };
+        let (each, batched) = (run(false), run(true));
+        assert_eq!(each.0, batched.0);
+        assert!(each.0.len() > 2 * super::super::json::BATCH);
+        let (last, full) = batched.1.split_last().unwrap();
+        assert!(
+            full.iter().all(|&n| n >= super::super::json::BATCH),
+            "{full:?}"
+        );
+        assert!(*last > 0 && full.len() >= 2, "{:?}", batched.1);
+        assert!(each.1.len() > 10 * batched.1.len());
+        let mut a = super::super::Analysis::new(
+            PacketPrinter::new(ClosedAfter(300), options, None).batched(true),
+        );
+        for d in &super::super::testdata::clean() {
+            a.datagram(&d.as_datagram());
+            if a.output().failed().is_some() {
+                break;
+            }
+        }
+        assert!(a.output().failed().is_some_and(is_broken_pipe));
     }
 
     #[test]
