@@ -18,12 +18,16 @@
 //! ([`Store::Vertices`]), or a byte whose value is its form's ([`Tag`]);
 //! a field whose type does not hold its items does not compile.
 
-use super::error::EmitError;
-use super::layout::{Entry, Item, VERTEX_ENTRY, len_part};
+use super::layout::{Entry, VERTEX_ENTRY, len_part};
 use super::packet::Vertices;
-use super::types::{ByteOrder, VectorF};
-use crate::proto::codec::{Own, Shape, Wire, fits};
-use crate::proto::layout::{Int, Prim, size};
+use super::types::VectorF;
+use crate::proto::codec::{Shape, Wire, fits};
+use crate::proto::layout::{Int, Prim};
+// What the expansion of `payloads!` names, by one short path.
+pub(super) use super::error::EmitError;
+pub(super) use super::layout::{Item, Layout};
+pub(super) use crate::proto::codec::{Own, splice};
+pub(super) use crate::proto::layout::{ByteOrder, layout, size};
 use std::marker::PhantomData;
 
 /// Where a payload's variable parts live: borrowed from the packet
@@ -358,8 +362,9 @@ pub const fn entry_of(kinds: &[Kind]) -> Option<&'static Entry> {
 /// (the render data after a polygon's vertices), nothing, or nothing
 /// with items (`Close = [CLOSE_ITEM]`, a flag of no bytes).
 ///
-/// Generated: the form of a payload (`form`), the rows of every form
-/// (`rows`: its fields' items, the entries a field counts, the tail),
+/// Generated (the expansion names this module `bg_payload` where it is
+/// invoked): the form of a payload (`form`), the rows of every form
+/// (`ROWS`: its fields' items, the entries a field counts, the tail),
 /// the bytes it writes (`wire_len`), its encoder (`emit_in`: every
 /// length checked against its item's width first, then each field in
 /// order), the owned copy of a view (`to_owned_repr`) and the reader of a
@@ -382,6 +387,8 @@ macro_rules! payloads {
         }
         forms $form:ident[$n:expr];
     ) => {
+        use $crate::proto::battlegrounds::wire::payload as bg_payload;
+
         $(#[$m])*
         $vis enum $name<$s: $bound> {
             $(
@@ -403,92 +410,60 @@ macro_rules! payloads {
         /// (`payload::Piece`; a private trait: the pieces are the wire
         /// module's own).
         trait Declared {
-            /// Checks, at compile time, that each field's type holds its
-            /// items, every one.
-            const HOLDS_ITS_ROW: ();
-            /// Every form's row, by its discriminant.
-            const ROWS: [$crate::proto::battlegrounds::wire::layout::Layout; $n];
+            /// Every form's row, by its discriminant; each field's type
+            /// checked, at compile time, to hold its items, every one.
+            const ROWS: [bg_payload::Layout; $n];
             fn wire_len(&self) -> usize;
-            fn emit_in(
-                &self,
-                order: $crate::proto::layout::ByteOrder,
-                out: &mut Vec<u8>,
-            ) -> Result<(), $crate::proto::battlegrounds::wire::EmitError>;
+            fn emit_in(&self, o: bg_payload::ByteOrder, out: &mut Vec<u8>)
+                -> Result<(), bg_payload::EmitError>;
         }
 
         impl<$s: $bound> Declared for $name<$s>
         where
-            $s::Bytes: $crate::proto::battlegrounds::wire::payload::Piece,
-            $s::Vertices: $crate::proto::battlegrounds::wire::payload::Piece,
+            $s::Bytes: bg_payload::Piece,
+            $s::Vertices: bg_payload::Piece,
         {
-            const HOLDS_ITS_ROW: () = { $(
-                $( assert!(
-                    $crate::proto::battlegrounds::wire::payload::holds(
-                        <$t as $crate::proto::battlegrounds::wire::payload::Piece>::KIND,
-                        $crate::proto::codec::splice!(@part $tp),
-                    ),
-                    concat!(stringify!($v), ": its type does not hold its items")
-                ); )?
-                $(
-                    $( assert!(
-                        $crate::proto::battlegrounds::wire::payload::holds(
-                            <$ft as $crate::proto::battlegrounds::wire::payload::Piece>::KIND,
-                            $crate::proto::codec::splice!(@part $fp),
-                        ),
-                        concat!(stringify!($v), ".", stringify!($f), ": its type does not hold its items")
-                    ); )*
-                    $( $( assert!(
-                        $crate::proto::battlegrounds::wire::payload::holds(
-                            <$gt as $crate::proto::battlegrounds::wire::payload::Piece>::KIND,
-                            $crate::proto::codec::splice!(@part $gp),
-                        ),
-                        concat!(stringify!($v), ".", stringify!($g), ": its type does not hold its items")
-                    ); )* )?
-                )?
-            )* };
-
-            const ROWS: [$crate::proto::battlegrounds::wire::layout::Layout; $n] = {
-                let () = Self::HOLDS_ITS_ROW;
-                let mut rows = [$crate::proto::layout::layout(&[], &[], None, &[]); $n];
-                $(
-                    rows[$form::$v as usize] = $crate::proto::battlegrounds::wire::payload::payloads!(
-                        @row $( ($t = $tp) )? $( { $( $f: $ft = $fp ),* ; $( $( $g: $gt = $gp ),* )? } )? $( = $up )?
-                    );
-                )*
+            const ROWS: [bg_payload::Layout; $n] = {
+                let mut rows = [bg_payload::layout(&[], &[], None, &[]); $n];
+                $( rows[$form::$v as usize] = bg_payload::payloads!(@row $v
+                    $( ($t = $tp) )?
+                    $( { $( $f: $ft = $fp ),* ; $( $( $g: $gt = $gp ),* )? } )?
+                    $( = $up )?
+                ); )*
                 rows
             };
 
             fn wire_len(&self) -> usize {
                 match self { $(
-                    $crate::proto::battlegrounds::wire::payload::payloads!(
-                        @pat m $name $v $( ($t) )? $( { $( $f )* $( $( $g )* )? } )?
-                    ) => $crate::proto::battlegrounds::wire::payload::payloads!(
-                        @len m $( ($tp) )? $( { $( $f = $fp ),* ; $( $( $g = $gp ),* )? } )? $( = $up )?
-                    ),
+                    bg_payload::payloads!(@pat m $name $v $( ($t) )? $( { $( $f )* $( $( $g )* )? } )?)
+                        => 0 $( + bg_payload::payloads!(@len m $tp) )?
+                            $( $( + bg_payload::payloads!(@len $f $fp) )*
+                               $( $( + bg_payload::payloads!(@len $g $gp) )* )? )?
+                            $( + const { bg_payload::size(bg_payload::splice!(@part $up)) } )?,
                 )* }
             }
 
-            fn emit_in(
-                &self,
-                order: $crate::proto::layout::ByteOrder,
-                out: &mut Vec<u8>,
-            ) -> Result<(), $crate::proto::battlegrounds::wire::EmitError> {
-                let () = Self::HOLDS_ITS_ROW;
+            fn emit_in(&self, o: bg_payload::ByteOrder, out: &mut Vec<u8>)
+                -> Result<(), bg_payload::EmitError>
+            {
                 match self { $(
-                    $crate::proto::battlegrounds::wire::payload::payloads!(
-                        @pat m $name $v $( ($t) )? $( { $( $f )* $( $( $g )* )? } )?
-                    ) => $crate::proto::battlegrounds::wire::payload::payloads!(
-                        @put m out order $( ($tp) )? $( { $( $f = $fp ),* ; $( $( $g = $gp ),* )? } )? $( = $up )?
-                    ),
+                    bg_payload::payloads!(@pat m $name $v $( ($t) )? $( { $( $f )* $( $( $g )* )? } )?) => {
+                        // Every length first, then every field, in order.
+                        $( $( bg_payload::payloads!(@fits $f $fp); )*
+                           $( $( bg_payload::payloads!(@fits $g $gp); )* )? )?
+                        $( bg_payload::payloads!(@put m $tp, out, o); )?
+                        $( $( bg_payload::payloads!(@put $f $fp, out, o); )*
+                           $( $( bg_payload::payloads!(@put $g $gp, out, o); )* )? )?
+                        $( out.resize(out.len() + const { bg_payload::size(bg_payload::splice!(@part $up)) }, 0); )?
+                    }
                 )* }
                 Ok(())
             }
         }
 
-        impl $name<$crate::proto::battlegrounds::wire::payload::Owned> {
+        impl $name<bg_payload::Owned> {
             /// Every form's row, by its discriminant.
-            pub(super) const ROWS: [$crate::proto::battlegrounds::wire::layout::Layout; $n] =
-                <Self as Declared>::ROWS;
+            pub(super) const ROWS: [bg_payload::Layout; $n] = <Self as Declared>::ROWS;
 
             /// The bytes [`Self::emit_in`] writes.
             pub fn wire_len(&self) -> usize {
@@ -499,24 +474,19 @@ macro_rules! payloads {
             /// their field (a name over 255 bytes, more than 32767
             /// vertices or render bytes) are refused before anything is
             /// written.
-            pub fn emit_in(
-                &self,
-                order: $crate::proto::layout::ByteOrder,
-                out: &mut Vec<u8>,
-            ) -> Result<(), $crate::proto::battlegrounds::wire::EmitError> {
+            pub fn emit_in(&self, order: bg_payload::ByteOrder, out: &mut Vec<u8>)
+                -> Result<(), bg_payload::EmitError>
+            {
                 Declared::emit_in(self, order, out)
             }
         }
 
-        impl<'a> $name<$crate::proto::battlegrounds::wire::payload::View<'a>> {
+        impl<'a> $name<bg_payload::View<'a>> {
             /// An owned copy.
-            pub fn to_owned_repr(&self) -> $name<$crate::proto::battlegrounds::wire::payload::Owned> {
+            pub fn to_owned_repr(&self) -> $name<bg_payload::Owned> {
                 match self { $(
-                    $crate::proto::battlegrounds::wire::payload::payloads!(
-                        @pat m $name $v $( ($t) )? $( { $( $f )* $( $( $g )* )? } )?
-                    ) => $crate::proto::battlegrounds::wire::payload::payloads!(
-                        @own m $name $v $( ($t) )? $( { $( $f )* $( $( $g )* )? } )?
-                    ),
+                    bg_payload::payloads!(@pat m $name $v $( ($t) )? $( { $( $f )* $( $( $g )* )? } )?)
+                        => bg_payload::payloads!(@own m $name $v $( ($t) )? $( { $( $f )* $( $( $g )* )? } )?),
                 )* }
             }
         }
@@ -525,121 +495,82 @@ macro_rules! payloads {
         /// header, every length checked by the decoder), each field at a
         /// cursor that moves past it, in `order`.
         #[cfg_attr(not(debug_assertions), inline(always))]
-        pub(super) fn read_payload<'a>(
-            form: $form,
-            b: &'a [u8],
-            order: $crate::proto::layout::ByteOrder,
-        ) -> $name<$crate::proto::battlegrounds::wire::payload::View<'a>> {
-            let () = <$name<$crate::proto::battlegrounds::wire::payload::Owned> as Declared>::HOLDS_ITS_ROW;
+        pub(super) fn read_payload<'a>(form: $form, b: &'a [u8], o: bg_payload::ByteOrder)
+            -> $name<bg_payload::View<'a>>
+        {
             #[allow(unused_mut, unused_variables)]
             let mut at = 0usize;
-            match form {
-                $( $form::$v => $crate::proto::battlegrounds::wire::payload::payloads!(
-                    @read b at order $name $v $( ($tp) )? $( { $( $f = $fp ),* ; $( $( $g = $gp ),* )? } )? $( = $up )?
-                ), )*
-            }
+            match form { $(
+                $form::$v => bg_payload::payloads!(@read b at o $name $v
+                    $( ($tp) )? $( { $( $f = $fp ),* ; $( $( $g = $gp ),* )? } )?),
+            )* }
         }
     };
 
     (@items $($part:tt),*) => {{
-        const ITEMS: &[$crate::proto::battlegrounds::wire::layout::Item] =
-            $crate::proto::codec::splice![$( $part ),*];
+        const ITEMS: &[bg_payload::Item] = bg_payload::splice![$( $part ),*];
         ITEMS
     }};
-
-    (@row ($t:ty = $tp:tt)) => {
-        $crate::proto::layout::layout(&[], $crate::proto::battlegrounds::wire::payload::payloads!(@items $tp), None, &[])
-    };
-    (@row { $( $f:ident : $ft:ty = $fp:tt ),* ; $( $g:ident : $gt:ty = $gp:tt ),* }) => {
-        $crate::proto::layout::layout(
-            &[],
-            $crate::proto::battlegrounds::wire::payload::payloads!(@items $( $fp ),*),
-            $crate::proto::battlegrounds::wire::payload::entry_of(&[$(
-                <$ft as $crate::proto::battlegrounds::wire::payload::Piece>::KIND
-            ),*]),
-            $crate::proto::battlegrounds::wire::payload::payloads!(@items $( $gp ),*),
+    (@holds $v:ident $t:ty = $p:tt) => {
+        assert!(
+            bg_payload::holds(<$t as bg_payload::Piece>::KIND, bg_payload::splice!(@part $p)),
+            concat!(stringify!($v), ": a field's type does not hold its items"),
         )
     };
-    (@row = $up:tt) => {
-        $crate::proto::layout::layout(&[], $crate::proto::battlegrounds::wire::payload::payloads!(@items $up), None, &[])
+
+    (@row $v:ident ($t:ty = $tp:tt)) => {{
+        bg_payload::payloads!(@holds $v $t = $tp);
+        bg_payload::layout(&[], bg_payload::payloads!(@items $tp), None, &[])
+    }};
+    (@row $v:ident { $( $f:ident : $ft:ty = $fp:tt ),* ; $( $g:ident : $gt:ty = $gp:tt ),* }) => {{
+        $( bg_payload::payloads!(@holds $v $ft = $fp); )*
+        $( bg_payload::payloads!(@holds $v $gt = $gp); )*
+        bg_payload::layout(
+            &[],
+            bg_payload::payloads!(@items $( $fp ),*),
+            bg_payload::entry_of(&[$( <$ft as bg_payload::Piece>::KIND ),*]),
+            bg_payload::payloads!(@items $( $gp ),*),
+        )
+    }};
+    (@row $v:ident = $up:tt) => {
+        bg_payload::layout(&[], bg_payload::payloads!(@items $up), None, &[])
     };
-    (@row) => { $crate::proto::layout::layout(&[], &[], None, &[]) };
+    (@row $v:ident) => { bg_payload::layout(&[], &[], None, &[]) };
 
     (@pat $m:ident $name:ident $v:ident ($t:ty)) => { $name::$v($m) };
     (@pat $m:ident $name:ident $v:ident { $($f:ident)* }) => { $name::$v { $($f),* } };
     (@pat $m:ident $name:ident $v:ident) => { $name::$v };
 
-    (@len $m:ident ($tp:tt)) => {
-        $crate::proto::battlegrounds::wire::payload::Piece::len(
-            $m, const { $crate::proto::codec::splice!(@part $tp) },
-        )
+    (@len $f:ident $p:tt) => {
+        bg_payload::Piece::len($f, const { bg_payload::splice!(@part $p) })
     };
-    (@len $m:ident { $( $f:ident = $fp:tt ),* ; $( $g:ident = $gp:tt ),* }) => {
-        0 $( + $crate::proto::battlegrounds::wire::payload::Piece::len(
-            $f, const { $crate::proto::codec::splice!(@part $fp) },
-        ) )* $( + $crate::proto::battlegrounds::wire::payload::Piece::len(
-            $g, const { $crate::proto::codec::splice!(@part $gp) },
-        ) )*
+    (@fits $f:ident $p:tt) => {
+        bg_payload::fits_length(bg_payload::Piece::count($f), const { bg_payload::splice!(@part $p) })?
     };
-    (@len $m:ident = $up:tt) => {
-        const { $crate::proto::layout::size($crate::proto::codec::splice!(@part $up)) }
+    (@put $f:ident $p:tt, $out:ident, $o:ident) => {
+        bg_payload::Piece::put($f, const { bg_payload::splice!(@part $p) }, $out, $o)
     };
-    (@len $m:ident) => { 0 };
+    (@get $p:tt, $b:ident, $at:ident, $o:ident) => {
+        bg_payload::ReadPiece::get(const { bg_payload::splice!(@part $p) }, $b, &mut $at, $o)
+    };
 
-    (@put $m:ident $out:ident $o:ident ($tp:tt)) => {
-        $crate::proto::battlegrounds::wire::payload::Piece::put(
-            $m, const { $crate::proto::codec::splice!(@part $tp) }, $out, $o,
-        )
-    };
-    (@put $m:ident $out:ident $o:ident { $( $f:ident = $fp:tt ),* ; $( $g:ident = $gp:tt ),* }) => {{
-        $( $crate::proto::battlegrounds::wire::payload::fits_length(
-            $crate::proto::battlegrounds::wire::payload::Piece::count($f),
-            const { $crate::proto::codec::splice!(@part $fp) },
-        )?; )*
-        $( $crate::proto::battlegrounds::wire::payload::fits_length(
-            $crate::proto::battlegrounds::wire::payload::Piece::count($g),
-            const { $crate::proto::codec::splice!(@part $gp) },
-        )?; )*
-        $( $crate::proto::battlegrounds::wire::payload::Piece::put(
-            $f, const { $crate::proto::codec::splice!(@part $fp) }, $out, $o,
-        ); )*
-        $( $crate::proto::battlegrounds::wire::payload::Piece::put(
-            $g, const { $crate::proto::codec::splice!(@part $gp) }, $out, $o,
-        ); )*
-    }};
-    (@put $m:ident $out:ident $o:ident = $up:tt) => {
-        $out.resize(
-            $out.len() + const { $crate::proto::layout::size($crate::proto::codec::splice!(@part $up)) },
-            0,
-        )
-    };
-    (@put $m:ident $out:ident $o:ident) => { {} };
-
-    (@own $m:ident $name:ident $v:ident ($t:ty)) => {
-        $name::$v($crate::proto::codec::Own::own($m))
-    };
+    (@own $m:ident $name:ident $v:ident ($t:ty)) => { $name::$v(bg_payload::Own::own($m)) };
     (@own $m:ident $name:ident $v:ident { $($f:ident)* }) => {
-        $name::$v { $( $f: $crate::proto::codec::Own::own($f) ),* }
+        $name::$v { $( $f: bg_payload::Own::own($f) ),* }
     };
     (@own $m:ident $name:ident $v:ident) => { $name::$v };
 
     (@read $b:ident $at:ident $o:ident $name:ident $v:ident ($tp:tt)) => {
-        $name::$v($crate::proto::battlegrounds::wire::payload::ReadPiece::get(
-            const { $crate::proto::codec::splice!(@part $tp) }, $b, &mut $at, $o,
-        ))
+        $name::$v(bg_payload::payloads!(@get $tp, $b, $at, $o))
     };
     (@read $b:ident $at:ident $o:ident $name:ident $v:ident
         { $( $f:ident = $fp:tt ),* ; $( $g:ident = $gp:tt ),* }) => {
         $name::$v {
-            $( $f: $crate::proto::battlegrounds::wire::payload::ReadPiece::get(
-                const { $crate::proto::codec::splice!(@part $fp) }, $b, &mut $at, $o,
-            ), )*
-            $( $g: $crate::proto::battlegrounds::wire::payload::ReadPiece::get(
-                const { $crate::proto::codec::splice!(@part $gp) }, $b, &mut $at, $o,
-            ), )*
+            $( $f: bg_payload::payloads!(@get $fp, $b, $at, $o), )*
+            $( $g: bg_payload::payloads!(@get $gp, $b, $at, $o), )*
         }
     };
-    (@read $b:ident $at:ident $o:ident $name:ident $v:ident $(= $up:tt)?) => { $name::$v };
+    (@read $b:ident $at:ident $o:ident $name:ident $v:ident) => { $name::$v };
 }
 
 pub(crate) use payloads;
