@@ -4,7 +4,7 @@
 //! itself as every protocol's does: `at offset N` ([`At`]), a shortage in
 //! [`Short`]'s one sentence (`crate::proto::wire_error`).
 
-use super::layout::HEADER_LEN;
+use super::defs::{F, HEADER_LEN};
 use super::types::PacketType;
 use crate::engine::finding::Word;
 use crate::proto::wire_error::{At, Short, Within};
@@ -39,6 +39,17 @@ impl Part {
             Part::RenderData => "render data",
             Part::Block => "block",
             Part::Rest => "end",
+        }
+    }
+
+    /// The part a length or count field counts, as the encoder's
+    /// [`EmitError::TooLong`] names it ([`Part::Fixed`] for any other field).
+    pub(super) const fn counted_by(f: F) -> Part {
+        match f {
+            F::NAME_LEN => Part::Name,
+            F::VERTICES_LEN => Part::Vertices,
+            F::RENDER_DATA_LEN => Part::RenderData,
+            _ => Part::Fixed,
         }
     }
 

@@ -3,8 +3,9 @@
 //! layout (`layout.rs`, which registers the fields, [`super::FIELDS`]). The
 //! walk borrows from the packet and allocates nothing.
 
+use super::defs::{F, FIELDS, HEADER_LEN, field};
 use super::error::DecodeError;
-use super::layout::{Bg, F, FIELDS, Form, HEADER_LEN, HEADER_ROW, field, header_layout};
+use super::layout::{Bg, Form, HEADER_ROW, header_layout};
 use super::packet::{Header, Packet};
 use super::types::{ByteOrder, Dialect};
 use crate::proto::dissect::Out;

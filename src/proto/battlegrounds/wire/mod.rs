@@ -45,6 +45,7 @@
 //! undefined (channel, op) pair whatever the op. A MSG block is every byte after
 //! the MSG fixed part.
 
+mod defs;
 mod error;
 mod fields;
 mod layout;
@@ -54,15 +55,16 @@ mod payload;
 mod repr;
 mod types;
 
+pub use defs::{FIELDS, HEADER_LEN, VERTEX_LEN, channel_name};
 pub use error::{DecodeError, EmitError, ErrorKind, Part, Violation, ViolationKind};
 pub use fields::{walk, walk_header, walk_in, walk_payload, write_fields_text};
 pub use layout::{
-    CIRCLE_LEN, FIELDS, Form, HEADER_LEN, MOVEMENT_LEN, MSG_ACK_LEN, MSG_FIXED_LEN, MoveEvent,
-    MoveOp, Movement, MsgAck, PROP_FIXED_LEN, PayloadOf, VERTEX_LEN, channel_name,
+    CIRCLE_LEN, Form, MOVEMENT_LEN, MSG_ACK_LEN, MSG_FIXED_LEN, MoveEvent, MoveOp, Movement,
+    MsgAck, PROP_FIXED_LEN, PayloadOf,
 };
 pub use order::{Evidence, evidence, guess};
-pub use packet::{Header, Msg, Packet, Payload, Vertices, is_auth, plausible};
-pub use payload::{Owned, Store, Tag, View};
+pub use packet::{Header, Msg, Packet, Payload, is_auth, plausible};
+pub use payload::{Owned, Store, Tag, Vertices, View};
 #[cfg(test)]
 pub(crate) use repr::sample_move_op;
 pub use repr::{MSG_BLOCK_OFFSET, PacketRepr, PayloadRepr};

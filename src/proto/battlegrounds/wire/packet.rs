@@ -1,13 +1,13 @@
 //! The zero-copy packet view: the header and the one payload of a packet,
 //! checked once by [`Packet::new_checked`], then read without failing.
 
+use super::defs::{HEADER_LEN, VERTEX_LEN};
 use super::error::{DecodeError, Part, Violation};
 use super::layout::{
-    AUTH_OK_NAME, AUTH_OK_NAME_LEN, CIRCLE_LEN, Form, HEADER_LEN, PROP_SHAPE_TYPE, PayloadOf,
-    VERTEX_LEN, read_payload,
+    AUTH_OK_NAME, AUTH_OK_NAME_LEN, CIRCLE_LEN, Form, PROP_SHAPE_TYPE, PayloadOf, read_payload,
 };
 use super::payload::{Store, View};
-use super::types::{ByteOrder, Dialect, PacketType, PingForm, VERSION, VectorF};
+use super::types::{ByteOrder, Dialect, PacketType, PingForm, VERSION};
 
 /// The 8-byte header, as read from the wire (whatever its version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -103,38 +103,6 @@ pub fn is_auth(payload: &[u8]) -> bool {
 /// and for the check that a flow's later datagrams still follow it.
 pub fn plausible(payload: &[u8]) -> bool {
     Header::parse(payload).is_ok_and(|h| h.packet_type().is_ok())
-}
-
-/// A polygon's vertices, read in place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Vertices<'a> {
-    bytes: &'a [u8],
-    order: ByteOrder,
-}
-
-impl<'a> Vertices<'a> {
-    /// The vertices of `bytes` (whole vertices only), read in `order`.
-    pub(super) const fn new(bytes: &'a [u8], order: ByteOrder) -> Self {
-        Vertices { bytes, order }
-    }
-
-    pub const fn len(&self) -> usize {
-        self.bytes.len() / VERTEX_LEN
-    }
-
-    pub const fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
-    pub fn get(&self, i: usize) -> Option<VectorF> {
-        self.order.vector_f(self.bytes, i.checked_mul(VERTEX_LEN)?)
-    }
-
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = VectorF> + 'a {
-        let (bytes, order) = (self.bytes, self.order);
-        (0..bytes.len() / VERTEX_LEN)
-            .map(move |i| order.vector_f(bytes, i * VERTEX_LEN).unwrap_or_default())
-    }
 }
 
 /// The payload of a packet, by its form, borrowing the packet's bytes:

@@ -1,6 +1,6 @@
 //! The machinery of Battlegrounds' one declaration of its payloads
 //! (`payloads!`, invoked in `layout.rs`): a payload is one of its forms
-//! ([`super::layout::Form`]), a variant each, its fields declared with
+//! (`Form`, in `layout.rs`), a variant each, its fields declared with
 //! their items in wire order; the enum is generic over where its variable
 //! parts live ([`Store`]: borrowed from the packet, [`View`], what the
 //! decoder gives; or owned, [`Owned`], what the tests and the simulator
@@ -18,14 +18,14 @@
 //! ([`Store::Vertices`]), or a byte whose value is its form's ([`Tag`]);
 //! a field whose type does not hold its items does not compile.
 
-use super::layout::{Entry, VERTEX_ENTRY, len_part};
-use super::packet::Vertices;
+use super::defs::{Entry, VERTEX_ENTRY, VERTEX_LEN};
+use super::error::Part;
 use super::types::VectorF;
 use crate::proto::codec::{Shape, Wire, fits};
 use crate::proto::layout::{Int, Prim};
 // What the expansion of `payloads!` names, by one short path.
+pub(super) use super::defs::{Item, Layout};
 pub(super) use super::error::EmitError;
-pub(super) use super::layout::{Item, Layout};
 pub(super) use crate::proto::codec::{Own, splice};
 pub(super) use crate::proto::layout::{ByteOrder, layout, size};
 use std::marker::PhantomData;
@@ -57,6 +57,38 @@ impl<'a> Store for View<'a> {
 impl Store for Owned {
     type Bytes = Vec<u8>;
     type Vertices = Vec<VectorF>;
+}
+
+/// A polygon's vertices, read in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vertices<'a> {
+    bytes: &'a [u8],
+    order: ByteOrder,
+}
+
+impl<'a> Vertices<'a> {
+    /// The vertices of `bytes` (whole vertices only), read in `order`.
+    pub(super) const fn new(bytes: &'a [u8], order: ByteOrder) -> Self {
+        Vertices { bytes, order }
+    }
+
+    pub const fn len(&self) -> usize {
+        self.bytes.len() / VERTEX_LEN
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<VectorF> {
+        self.order.vector_f(self.bytes, i.checked_mul(VERTEX_LEN)?)
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = VectorF> + 'a {
+        let (bytes, order) = (self.bytes, self.order);
+        (0..bytes.len() / VERTEX_LEN)
+            .map(move |i| order.vector_f(bytes, i * VERTEX_LEN).unwrap_or_default())
+    }
 }
 
 /// What a field is made of, checked against its items at compile time.
@@ -169,7 +201,7 @@ const fn max_of(i: Int) -> usize {
 pub fn fits_length(n: usize, items: &'static [Item]) -> Result<(), EmitError> {
     match (length_int(items), items.first()) {
         (Some(i), Some(item)) if n > max_of(i) => Err(EmitError::TooLong {
-            part: len_part(item.def),
+            part: Part::counted_by(item.def),
             len: n,
             max: max_of(i),
         }),

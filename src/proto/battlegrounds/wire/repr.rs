@@ -1,8 +1,9 @@
 //! Owned representations that encode back to bytes: what tests (and a
 //! simulator) build packets from.
 
+use super::defs::HEADER_LEN;
 use super::error::{DecodeError, EmitError};
-use super::layout::{HEADER_LEN, MSG_FIXED_LEN, PayloadOf};
+use super::layout::{MSG_FIXED_LEN, PayloadOf};
 use super::packet::{Header, Packet, Payload};
 use super::payload::Owned;
 use super::types::{ByteOrder, Dialect};
