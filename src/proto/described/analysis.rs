@@ -108,13 +108,15 @@
 //! **Bounds.** 256 sequence numbers per direction (the window, at most), in
 //! a fixed array allocated with the session; no allocation per packet.
 
-use super::decode::{Events, Side};
+use super::bodies::Seen;
+use super::decode::{DecodeErr, Events, Side};
 use super::{AckFields, Broke, Described};
 use crate::capture::{Datagram, Timestamp};
 use crate::engine::{
     self, Detail, Direction, FindingKind, MissedCounts, ProtoSession, ProtocolInfo, Raise, Run,
 };
 use crate::proto::field::GroupDefs;
+use std::cell::RefCell;
 
 /// Sequence numbers followed per direction.
 pub const SEQ_RING: usize = 256;
@@ -318,6 +320,7 @@ impl Analyzer {
 }
 
 /// What the analyzer keeps of a decode: key values, the violations.
+#[derive(Debug, Clone, Copy)]
 struct Keys {
     type_field: Option<u16>,
     seq_field: Option<u16>,
@@ -378,6 +381,71 @@ impl Events for Keys {
         }
     }
 }
+
+impl Keys {
+    /// What `kept` was told (its violations, not the room for more).
+    #[inline]
+    fn take(&mut self, kept: &Keys) {
+        (self.ty, self.seq, self.ack_value, self.anchor) =
+            (kept.ty, kept.seq, kept.ack_value, kept.anchor);
+        let n = kept.n_violations.min(MAX_VIOLATIONS);
+        self.violations[..n].copy_from_slice(&kept.violations[..n]);
+        self.n_violations = n;
+    }
+
+    /// Forgets what `field` told.
+    fn forget(&mut self, field: u16) {
+        if self.type_field == Some(field) {
+            self.ty = None;
+        }
+        if self.seq_field == Some(field) {
+            self.seq = None;
+        }
+        match self.ack {
+            AckFields::Cumulative(f) | AckFields::Bitfield { bits: f, .. } if f == field => {
+                self.ack_value = None;
+            }
+            _ => {}
+        }
+        if let AckFields::Bitfield { anchor, .. } = self.ack
+            && anchor == field
+        {
+            self.anchor = None;
+        }
+    }
+}
+
+/// A walk kept ([`WALKS`]), with which of the head's numbers left out it
+/// told (a bit each, in order).
+type Kept = (Keys, Result<usize, DecodeErr>, u8);
+
+thread_local! {
+    /// The walks of this thread's packets, by their bytes but for their
+    /// heads' numbers that decide nothing else (`bodies::Seen`).
+    static WALKS: RefCell<Seen<Kept>> = RefCell::new(Seen::new((
+        Keys {
+            type_field: None,
+            seq_field: None,
+            ack: AckFields::None,
+            ty: None,
+            seq: None,
+            ack_value: None,
+            anchor: None,
+            violations: [NO_BREAK; MAX_VIOLATIONS],
+            n_violations: 0,
+        },
+        Ok(0),
+        0,
+    )));
+}
+
+/// An empty place among a walk's violations.
+const NO_BREAK: Broke = Broke {
+    field: 0,
+    offset: 0,
+    value: 0.0,
+    bound: None,
+};
 
 fn idx(d: Direction) -> usize {
     d.index()
@@ -455,7 +523,6 @@ impl engine::Analyzer for Analyzer {
             return;
         }
         // 3. The layout (a protobuf description: the direction's message).
-        let mut keys = self.keys();
         let from_server = direction == Direction::ServerToClient;
         session.proto.last_from_server = from_server;
         let side = if from_server {
@@ -463,7 +530,8 @@ impl engine::Analyzer for Analyzer {
         } else {
             Side::Client
         };
-        let result = self.d.compiled.walk_with(d.payload, side, &mut keys);
+        let mut keys = self.keys();
+        let result = self.walk_keys(d.payload, side, &mut keys);
         if self.d.compiled.proto.is_none() {
             // The output's dissector asks for the same keys next.
             super::dissect::remember(self.d, d.payload, (keys.ty, keys.seq), result);
@@ -712,6 +780,50 @@ impl Analyzer {
         self.d.rules.iter().copied().find(|r| r.name() == name)
     }
 
+    /// The keys and violations of `payload` and how its decode ended:
+    /// those of a packet of the same bytes but for its head's numbers that
+    /// decide nothing else, if this thread walked one last in its place
+    /// (`bodies::Seen`), those numbers read again; else walked (and kept).
+    /// The walk is sequential, and those numbers are told and decide
+    /// nothing else (no `valid`, read by no later field), so the rest of
+    /// what it tells is the same.
+    fn walk_keys(&self, payload: &[u8], side: Side, keys: &mut Keys) -> Result<usize, DecodeErr> {
+        let c = &self.d.compiled;
+        let Some(head) = self.d.text_head.as_ref() else {
+            return c.walk_with(payload, side, keys);
+        };
+        WALKS
+            .try_with(|seen| {
+                let Ok(mut seen) = seen.try_borrow_mut() else {
+                    return c.walk_with(payload, side, keys);
+                };
+                if let Some((kept, result, told)) = seen.get(self.d, head, payload) {
+                    keys.take(kept);
+                    for (n, &(i, field)) in head.masked().iter().enumerate() {
+                        keys.forget(field);
+                        if (told >> n) & 1 == 1
+                            && let Some(v) = c.root_int_in_place(payload, i)
+                        {
+                            keys.int(field, v);
+                        }
+                    }
+                    return *result;
+                }
+                let result = c.walk_with(payload, side, keys);
+                // What the walk told of them is what their places hold.
+                let told = head
+                    .masked()
+                    .iter()
+                    .enumerate()
+                    .fold(0u8, |t, (n, &(i, _))| {
+                        t | (u8::from(c.fixed_root_int(payload, i).is_some()) << n)
+                    });
+                seen.put(self.d, head, payload, (*keys, result, told));
+                result
+            })
+            .unwrap_or_else(|_| c.walk_with(payload, side, keys))
+    }
+
     fn keys(&self) -> Keys {
         Keys {
             type_field: self.d.type_field,
@@ -721,12 +833,7 @@ impl Analyzer {
             seq: None,
             ack_value: None,
             anchor: None,
-            violations: [Broke {
-                field: 0,
-                offset: 0,
-                value: 0.0,
-                bound: None,
-            }; MAX_VIOLATIONS],
+            violations: [NO_BREAK; MAX_VIOLATIONS],
             n_violations: 0,
         }
     }
@@ -948,6 +1055,58 @@ mod tests {
             Ok(()) => told,
             Err(e) => format!("error: {e}"),
         }
+    }
+
+    /// A walk kept for a packet that repeats one but for its sequence
+    /// number and ack bits (`bodies::Seen`) tells what a walk of it tells:
+    /// its keys (those numbers its own), violations and end, on every cut
+    /// and one-byte change of a snapshot whose entity types break their
+    /// `valid` and of a chat message, each also with other numbers (read
+    /// one after another, so that many are copies of one kept).
+    #[test]
+    fn a_kept_walk_tells_what_the_packets_own_walk_tells() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/protocols/starstrike.ksy"
+        ))
+        .unwrap();
+        let d = crate::proto::described::parse("starstrike.ksy", &text).unwrap();
+        let d = crate::proto::described::leak(d, usize::MAX);
+        let analyzer = Analyzer::new(d);
+        let mut snapshot = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00\x02".to_vec();
+        for (id, ty) in [(9u8, 0u8), (10, 77)] {
+            snapshot.extend([0, 0, 0, id, ty]);
+            for f in 0..10u8 {
+                snapshot.extend(f32::from(f).to_be_bytes());
+            }
+            snapshot.extend([100, 0]);
+        }
+        let mut chat = b"STRS\x03\x00\x00\x09\x00\x00\x00\x00\x00\x00\x00\x02\x01hi".to_vec();
+        chat.resize(chat.len() + 254, 0);
+        let (mut copies, mut broken) = (0, 0);
+        for whole in [snapshot, chat] {
+            for p in crate::proto::described::variants(&whole) {
+                for (at, x) in [(0, 0), (7, 0x12), (6, 0xff), (11, 0x80), (8, 0x01)] {
+                    let mut q = p.clone();
+                    if let Some(b) = q.get_mut(at) {
+                        *b ^= x;
+                    }
+                    let head = d.text_head.as_ref().unwrap();
+                    copies += usize::from(WALKS.with(|w| w.borrow().get(d, head, &q).is_some()));
+                    let mut kept = analyzer.keys();
+                    let r = analyzer.walk_keys(&q, Side::Client, &mut kept);
+                    let mut own = analyzer.keys();
+                    let s = d.compiled.walk_with(&q, Side::Client, &mut own);
+                    assert_eq!(
+                        format!("{r:?} {kept:?}"),
+                        format!("{s:?} {own:?}"),
+                        "{q:02x?}"
+                    );
+                    broken += own.n_violations;
+                }
+            }
+        }
+        assert!(copies > 1000 && broken > 1000, "{copies} {broken}");
     }
 
     /// The dissector's message from the analysis's walk (its last on the

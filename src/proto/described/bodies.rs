@@ -112,6 +112,68 @@ impl Head {
             .zip(mask)
             .all(|((x, y), m)| (x ^ y) & m == 0)
     }
+
+    /// The place of `p`, if it holds a head and fits one.
+    #[inline]
+    fn place(&self, p: &[u8]) -> Option<usize> {
+        let body = p.get(self.len..).filter(|_| p.len() <= KEY)?;
+        Some(place_of(body, p.len()))
+    }
+
+    /// Whether a place that holds `kept` (the description's address, the
+    /// packet's length, its bytes) holds `p` of description `id`: the same
+    /// bytes but for the numbers left out.
+    #[inline]
+    fn holds(&self, (d, len, key): (usize, usize, &[u8; KEY]), id: usize, p: &[u8]) -> bool {
+        let kept = key.get(..p.len()).unwrap_or_default();
+        d == id
+            && len == p.len()
+            && kept.get(self.len..) == p.get(self.len..)
+            && self.same(kept, p.get(..self.len).unwrap_or_default())
+    }
+
+    /// The numbers left out: their index in the root type and their
+    /// registered field.
+    pub fn masked(&self) -> &[(usize, u16)] {
+        &self.masked
+    }
+}
+
+/// What a walk told of a packet (the analysis's keys and violations),
+/// remembered as a text is ([`Place`]): by the packet's bytes but for the
+/// head's numbers left out, which the caller reads again. Fixed size,
+/// allocated once.
+pub struct Seen<T> {
+    places: Vec<(usize, usize, [u8; KEY], T)>,
+}
+
+impl<T: Copy> Seen<T> {
+    /// [`PLACES`] places, each holding `empty` and no packet.
+    pub fn new(empty: T) -> Seen<T> {
+        Seen {
+            places: vec![(0, 0, [0; KEY], empty); PLACES],
+        }
+    }
+
+    /// What was kept for a packet of description `d` with the bytes of
+    /// `p` but for the numbers `head` leaves out.
+    #[inline]
+    pub fn get(&self, d: &'static Described, head: &Head, p: &[u8]) -> Option<&T> {
+        let (id, len, key, value) = self.places.get(head.place(p)?)?;
+        let id_of = std::ptr::from_ref(d) as usize;
+        head.holds((*id, *len, key), id_of, p).then_some(value)
+    }
+
+    /// Keeps `value` for `p` (a packet of description `d`), in its place.
+    pub fn put(&mut self, d: &'static Described, head: &Head, p: &[u8], value: T) {
+        let Some(place) = head.place(p).and_then(|at| self.places.get_mut(at)) else {
+            return;
+        };
+        if let Some(key) = place.2.get_mut(..p.len()) {
+            key.copy_from_slice(p);
+            *place = (std::ptr::from_ref(d) as usize, p.len(), place.2, value);
+        }
+    }
 }
 
 /// A packet's text, and the packet it was written for.
@@ -164,13 +226,9 @@ fn place_of(body: &[u8], len: usize) -> usize {
 /// copied where its place holds the same packet but for the numbers left
 /// out, else walked and kept there.
 pub(super) fn write(d: &'static Described, head: &Head, p: &[u8], f: &mut impl Out) -> fmt::Result {
-    let (Some(head_bytes), Some(body)) = (p.get(..head.len), p.get(head.len..)) else {
+    let Some(at) = head.place(p) else {
         return walk(d, p, f);
     };
-    if p.len() > KEY {
-        return walk(d, p, f);
-    }
-    let at = place_of(body, p.len());
     let id = std::ptr::from_ref(d) as usize;
     PLACES_OF_THREAD
         .try_with(|places| {
@@ -180,12 +238,7 @@ pub(super) fn write(d: &'static Described, head: &Head, p: &[u8], f: &mut impl O
             let Some(place) = places.get_mut(at) else {
                 return walk(d, p, f);
             };
-            let kept = place.key.get(..p.len()).unwrap_or_default();
-            if place.d == id
-                && place.len == p.len()
-                && kept.get(head.len..) == Some(body)
-                && head.same(kept, head_bytes)
-            {
+            if head.holds((place.d, place.len, &place.key), id, p) {
                 return copy(d, head, p, place, f);
             }
             if keep(d, head, p, place) {
@@ -428,7 +481,7 @@ impl Out for Count {
 
 #[cfg(test)]
 mod tests {
-    use super::{PLACES_OF_THREAD, place_of, walk, write};
+    use super::{PLACES_OF_THREAD, walk, write};
     use crate::engine::out::Marked;
     use crate::proto::described::{self, Described, variants};
 
@@ -483,17 +536,17 @@ mod tests {
     /// but for the numbers left out).
     fn kept(d: &'static Described, p: &[u8]) -> bool {
         let head = d.text_head.as_ref().unwrap();
-        if p.len() < head.len {
+        let Some(at) = head.place(p) else {
             return false;
-        }
-        let at = place_of(&p[head.len..], p.len());
+        };
         PLACES_OF_THREAD.with(|places| {
             let places = places.borrow();
             let place = &places[at];
-            place.d == std::ptr::from_ref(d) as usize
-                && place.len == p.len()
-                && place.key[head.len..p.len()] == p[head.len..]
-                && head.same(&place.key[..p.len()], &p[..head.len])
+            head.holds(
+                (place.d, place.len, &place.key),
+                std::ptr::from_ref(d) as usize,
+                p,
+            )
         })
     }
 

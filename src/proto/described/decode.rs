@@ -1066,11 +1066,7 @@ impl Compiled {
     /// walk can tell (a short payload, a magic not as described, a field
     /// after one of no fixed place).
     pub fn fixed_root_int(&self, p: &[u8], i: usize) -> Option<i64> {
-        let at = *self.prefix.get(i)?;
-        let CKind::Int { bytes, signed, le } = self.root.attrs.get(i)?.kind else {
-            return None;
-        };
-        let b = p.get(at..at.checked_add(usize::from(bytes))?)?;
+        let v = self.root_int_in_place(p, i)?;
         for (ca, at) in self.root.attrs.iter().zip(&self.prefix).take(i) {
             if let CKind::Contents(want) = &ca.kind
                 && p.get(*at..at.checked_add(want.len())?)? != want.as_slice()
@@ -1078,6 +1074,19 @@ impl Compiled {
                 return None;
             }
         }
+        Some(v)
+    }
+
+    /// The integer at index `i` of the root type read from its fixed place
+    /// ([`Compiled::prefix`]), whatever the bytes before it hold; `None`
+    /// where it has none, or `p` does not hold it.
+    #[inline]
+    pub fn root_int_in_place(&self, p: &[u8], i: usize) -> Option<i64> {
+        let at = *self.prefix.get(i)?;
+        let CKind::Int { bytes, signed, le } = self.root.attrs.get(i)?.kind else {
+            return None;
+        };
+        let b = p.get(at..at.checked_add(usize::from(bytes))?)?;
         Some(int_value(b, signed, le).1)
     }
 

@@ -80,8 +80,9 @@ pub struct Described {
     /// The dissectors of the client's and the server's packets, where the
     /// directions carry two protobuf messages.
     pub sides: OnceLock<[&'static dyn crate::proto::dissect::Dissector; 2]>,
-    /// The head of its packets whose text is written for each, their
-    /// bodies' texts copied where they repeat ([`bodies`]).
+    /// The head of its packets, with the numbers a packet that repeats one
+    /// may differ in: its text copied, its analysis's walk too
+    /// ([`bodies`]).
     text_head: Option<bodies::Head>,
 }
 
