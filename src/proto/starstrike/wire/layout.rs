@@ -523,7 +523,7 @@ pub fn needed_len(t: PacketType, payload: &[u8]) -> usize {
 }
 
 /// A WorldSnapshot's entity count, its count byte; 0 for the other types
-/// or while the count is missing (`codec::read_count`'s, from [`SIZES`]).
+/// or while the count is missing (`codec::read_count`'s, from `SIZES`).
 pub fn entry_count(t: PacketType, payload: &[u8]) -> usize {
     let s = &SIZES[t.ordinal()];
     match payload.get(s.count_at) {
