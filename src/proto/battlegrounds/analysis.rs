@@ -1096,11 +1096,12 @@ impl engine::Analyzer for Analyzer {
         let Some(mut rel) = session.proto.reliable.take() else {
             return;
         };
-        // Blocks never acked, in the order they were first captured.
-        let keys: Vec<BlockKey> = rel.order.drain(..).collect();
-        for key in keys {
-            if let Some(b) = rel.blocks.remove(&key) {
-                judge_unacked(session, &rel.acks_sent, raise, key, &b);
+        // Blocks never acked, in the order they were first captured (each
+        // key is in `order` once, as in `blocks`: read, not removed, from
+        // a map dropped after).
+        for key in &rel.order {
+            if let Some(b) = rel.blocks.get(key) {
+                judge_unacked(session, &rel.acks_sent, raise, *key, b);
             }
         }
         // msg_ids never captured.
