@@ -1404,6 +1404,7 @@ impl<O: Out> FieldSink for FieldLine<'_, O> {
 }
 
 /// A line of a [`FieldTree`], its texts in the tree's bytes.
+#[derive(Clone)]
 struct TreeLine {
     /// The registered label, or an element's `label[i]` written in the
     /// tree's bytes.
@@ -1458,18 +1459,86 @@ impl FieldTree {
     pub fn emit(&self, f: &mut dyn FnMut(TreeRef<'_>)) {
         // UTF-8 (see the type's docs): checked once for the packet.
         let text = std::str::from_utf8(&self.text).unwrap_or_default();
-        let at = |r: &Range<usize>| text.get(r.clone()).unwrap_or_default();
-        for line in &self.lines {
-            f(TreeRef::Field {
-                label: match &line.label {
-                    Ok(label) => label,
-                    Err(r) => at(r),
-                },
-                value: at(&line.value),
-                span: line.span.clone(),
-                depth: line.depth,
-            });
+        emit_lines(text, &self.lines, &[], f);
+    }
+
+    /// The lines written so far (the index the next field's line takes).
+    pub fn line_count(&self) -> usize {
+        self.lines.len()
+    }
+}
+
+/// Hands every line of `lines` (their texts in `text`) to `f`, the value
+/// of each line `fresh` names (by index, in order) replaced by its text.
+fn emit_lines(
+    text: &str,
+    lines: &[TreeLine],
+    fresh: &[(usize, &str)],
+    f: &mut dyn FnMut(TreeRef<'_>),
+) {
+    let at = |r: &Range<usize>| text.get(r.clone()).unwrap_or_default();
+    // The line of the next value written fresh (none: past the last line).
+    let mut next = fresh.iter();
+    let mut fresh_at = next.next().copied().unwrap_or((usize::MAX, ""));
+    for (i, line) in lines.iter().enumerate() {
+        let value = if i == fresh_at.0 {
+            let v = fresh_at.1;
+            fresh_at = next.next().copied().unwrap_or((usize::MAX, ""));
+            v
+        } else {
+            at(&line.value)
+        };
+        f(TreeRef::Field {
+            label: match &line.label {
+                Ok(label) => label,
+                Err(r) => at(r),
+            },
+            value,
+            span: line.span.clone(),
+            depth: line.depth,
+        });
+    }
+}
+
+/// A [`FieldTree`] kept to be handed out again ([`KeptTree::emit_fresh`]):
+/// its room taken once, the first time one is kept
+/// ([`KeptTree::keep`]), never grown, so that keeping and handing out
+/// allocate nothing per packet.
+#[derive(Default)]
+pub struct KeptTree {
+    /// UTF-8, checked when kept.
+    text: String,
+    lines: Vec<TreeLine>,
+}
+
+impl KeptTree {
+    /// Keeps a copy of `tree` if its lines and its bytes fit in `lines`
+    /// and `bytes` (false, and nothing kept, where they do not).
+    pub fn keep(&mut self, tree: &FieldTree, lines: usize, bytes: usize) -> bool {
+        self.text.clear();
+        self.lines.clear();
+        let Ok(text) = std::str::from_utf8(&tree.text) else {
+            return false;
+        };
+        if tree.lines.len() > lines || text.len() > bytes {
+            return false;
         }
+        if self.lines.capacity() < lines {
+            self.lines.reserve_exact(lines);
+        }
+        if self.text.capacity() < bytes {
+            self.text.reserve_exact(bytes);
+        }
+        self.text.push_str(text);
+        self.lines.extend_from_slice(&tree.lines);
+        true
+    }
+
+    /// Hands every line to `f` as [`FieldTree::emit`] did when it was
+    /// kept, the value of each line `fresh` names (by index, in order)
+    /// replaced by its text.
+    pub fn emit_fresh(&self, fresh: &[(usize, &str)], f: &mut dyn FnMut(TreeRef<'_>)) {
+        emit_lines(&self.text, &self.lines, fresh, f);
     }
 }
 

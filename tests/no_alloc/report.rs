@@ -238,11 +238,14 @@ fn vessel_outputs_allocate_nothing_per_packet() {
     );
 }
 
+/// Starstrike through `starstrike.ksy`: its repeated packets' texts and
+/// trees copied (`described/bodies.rs`, `described/trees.rs`).
 #[test]
 fn described_outputs_allocate_nothing_per_packet() {
     for (id, capture) in [
         ("vessel_fixed", "ksy-vessel-faults.pcap"),
         ("timewarp", "ksy-timewarp-faults.pcap"),
+        ("strs_ksy", "strs-clean.pcap"),
     ] {
         let described = lwarscope::proto::described::loaded()
             .iter()

@@ -43,11 +43,11 @@ use std::fmt;
 /// The longest head, in bytes.
 const HEAD_MAX: usize = 32;
 /// The numbers of a head left out of the comparison, at most.
-const MASKED: usize = 4;
+pub(super) const MASKED: usize = 4;
 /// The places; a tick's packets to every client are a few dozen at most.
-const PLACES: usize = 64;
+pub(super) const PLACES: usize = 64;
 /// The longest packet remembered, in bytes.
-const KEY: usize = 512;
+pub(super) const KEY: usize = 512;
 /// The longest text remembered, in bytes (a Starstrike snapshot of four
 /// entities writes some 450).
 const TEXT: usize = 2048;
@@ -115,7 +115,7 @@ impl Head {
 
     /// The place of `p`, if it holds a head and fits one.
     #[inline]
-    fn place(&self, p: &[u8]) -> Option<usize> {
+    pub(super) fn place(&self, p: &[u8]) -> Option<usize> {
         let body = p.get(self.len..).filter(|_| p.len() <= KEY)?;
         Some(place_of(body, p.len()))
     }
@@ -124,7 +124,12 @@ impl Head {
     /// packet's length, its bytes) holds `p` of description `id`: the same
     /// bytes but for the numbers left out.
     #[inline]
-    fn holds(&self, (d, len, key): (usize, usize, &[u8; KEY]), id: usize, p: &[u8]) -> bool {
+    pub(super) fn holds(
+        &self,
+        (d, len, key): (usize, usize, &[u8; KEY]),
+        id: usize,
+        p: &[u8],
+    ) -> bool {
         let kept = key.get(..p.len()).unwrap_or_default();
         d == id
             && len == p.len()
@@ -480,12 +485,12 @@ impl Out for Count {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::{PLACES_OF_THREAD, walk, write};
     use crate::engine::out::Marked;
     use crate::proto::described::{self, Described, variants};
 
-    fn starstrike() -> &'static Described {
+    pub(in crate::proto::described) fn starstrike() -> &'static Described {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/protocols/starstrike.ksy"
@@ -495,7 +500,7 @@ mod tests {
     }
 
     /// A snapshot of `n` entities.
-    fn snapshot(n: u8) -> Vec<u8> {
+    pub(in crate::proto::described) fn snapshot(n: u8) -> Vec<u8> {
         let mut p = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00".to_vec();
         p.push(n);
         for e in 0..n {
@@ -509,7 +514,7 @@ mod tests {
     }
 
     /// A chat message whose text needs JSON's escapes, and is not ASCII.
-    fn chat() -> Vec<u8> {
+    pub(in crate::proto::described) fn chat() -> Vec<u8> {
         let mut p = b"STRS\x03\x00\x00\x09\x00\x00\x00\x00\x00\x00\x00\x02\x01".to_vec();
         p.extend("hé \"there\"\n".as_bytes());
         p.resize(p.len() + 240, 0);

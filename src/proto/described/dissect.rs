@@ -338,12 +338,12 @@ impl Dissector for Dissect {
     }
 
     fn tree_ref(&self, payload: &[u8], f: &mut dyn FnMut(TreeRef<'_>)) {
-        // The walk's root node is the packet; its fields are below it.
-        let r = FieldTree::with(|tree| {
-            let r = self.0.compiled.walk_with(payload, self.1, &mut *tree);
-            tree.emit(f);
-            r
-        });
+        // The walk's root node is the packet; its fields are below it. A
+        // layout's repeated packets have their trees copied (`trees`).
+        let r = match &self.0.text_head {
+            Some(head) => super::trees::tree(self.0, head, payload, self.1, f),
+            None => super::trees::walk(self.0, payload, self.1, f),
+        };
         if let Err(e) = r {
             f(TreeRef::Error {
                 error: self.error(e),

@@ -9,7 +9,8 @@
 //! - [`decode`]: the compiled layout and the decoder (no allocation, no panic);
 //! - [`analysis`]: the generic analyzer (the contract of its findings);
 //! - [`dissect`]: how outputs see a described packet (`bodies`: a packet's
-//!   one-line text, the body of a packet that repeats one copied);
+//!   one-line text, the body of a packet that repeats one copied; `trees`:
+//!   its `-V` tree, likewise);
 //! - [`protobuf`]: a description naming a `.proto` and the message each side
 //!   sends (`docs/protobuf.md`): compiled by `protox` into a table of
 //!   messages and walked into the same events as a layout, so everything
@@ -30,6 +31,7 @@ pub mod dissect;
 pub mod ksy;
 pub mod protobuf;
 pub mod sim;
+mod trees;
 pub mod yaml;
 
 use crate::engine::{
