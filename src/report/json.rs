@@ -1834,19 +1834,7 @@ mod tests {
     /// at a time.
     #[test]
     fn batched_lines_are_the_lines_each_packet_writes() {
-        /// The bytes written, and each write's size.
-        #[derive(Default)]
-        struct Writes(Vec<u8>, Vec<usize>);
-        impl Write for Writes {
-            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-                self.0.extend_from_slice(buf);
-                self.1.push(buf.len());
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> io::Result<()> {
-                Ok(())
-            }
-        }
+        use crate::report::testing::Writes;
         let run = |batched: bool| {
             let mut analysis = super::super::Analysis::new(
                 JsonlWriter::new(Writes::default(), None).batched(batched),

@@ -35,6 +35,8 @@ mod repeats;
 pub mod skipped;
 pub mod stats;
 pub mod table;
+#[cfg(test)]
+mod testing;
 pub mod timeline;
 pub mod tshark;
 

@@ -728,18 +728,7 @@ mod tests {
     /// at the first batch.
     #[test]
     fn batched_packet_lines_are_the_lines_each_packet_writes() {
-        #[derive(Default)]
-        struct Writes(Vec<u8>, Vec<usize>);
-        impl Write for Writes {
-            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-                self.0.extend_from_slice(buf);
-                self.1.push(buf.len());
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> io::Result<()> {
-                Ok(())
-            }
-        }
+        use crate::report::testing::Writes;
         let options = PacketOptions {
             verbose: true,
             ..PacketOptions::default()

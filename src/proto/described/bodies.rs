@@ -485,41 +485,13 @@ impl Out for Count {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::{PLACES_OF_THREAD, walk, write};
     use crate::engine::out::Marked;
-    use crate::proto::described::{self, Described, variants};
-
-    pub(in crate::proto::described) fn starstrike() -> &'static Described {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/protocols/starstrike.ksy"
-        ))
-        .unwrap();
-        described::leak(described::parse("s.ksy", &text).unwrap(), usize::MAX)
-    }
-
-    /// A snapshot of `n` entities.
-    pub(in crate::proto::described) fn snapshot(n: u8) -> Vec<u8> {
-        let mut p = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00".to_vec();
-        p.push(n);
-        for e in 0..n {
-            p.extend([0, 0, 0, e, 1]);
-            for f in 0..10u8 {
-                p.extend((f32::from(f) * 0.5 - 1.0).to_be_bytes());
-            }
-            p.extend([100, 0]);
-        }
-        p
-    }
-
-    /// A chat message whose text needs JSON's escapes, and is not ASCII.
-    pub(in crate::proto::described) fn chat() -> Vec<u8> {
-        let mut p = b"STRS\x03\x00\x00\x09\x00\x00\x00\x00\x00\x00\x00\x02\x01".to_vec();
-        p.extend("hé \"there\"\n".as_bytes());
-        p.resize(p.len() + 240, 0);
-        p
-    }
+    use crate::proto::described::{
+        self, Described, starstrike_ksy as starstrike, strs_chat as chat,
+        strs_snapshot as snapshot, variants,
+    };
 
     /// The text of `p` for JSON (its bytes, and where the first from the
     /// wire begins), by `write` or by the walk alone.

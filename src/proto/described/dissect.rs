@@ -372,7 +372,9 @@ impl Dissector for Dissect {
 #[cfg(test)]
 mod tests {
     use super::{Dissect, Side};
-    use crate::proto::described::{self, variants};
+    use crate::proto::described::{
+        self, starstrike_ksy as starstrike, strs_snapshot as snapshot, variants,
+    };
     use crate::proto::dissect::{Dissector, TreeRef};
     use crate::proto::layout::FieldLine;
 
@@ -426,15 +428,6 @@ mod tests {
         out
     }
 
-    fn starstrike() -> &'static described::Described {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/protocols/starstrike.ksy"
-        ))
-        .unwrap();
-        described::leak(described::parse("s.ksy", &text).unwrap(), usize::MAX)
-    }
-
     /// A node whose bytes run out spans the bytes present, as the native
     /// trees' messages and entries cut short do (`payload (3 bytes at
     /// offset 12)`, not `(0 bytes ...)`); whole, what it holds.
@@ -470,20 +463,6 @@ mod tests {
             t.contains(&r#"2 player_name: "\xffab" (not UTF-8) 13..45"#.to_string()),
             "{t:#?}"
         );
-    }
-
-    /// A snapshot of `n` entities (from ten on, two-digit elements).
-    fn snapshot(n: u8) -> Vec<u8> {
-        let mut p = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00".to_vec();
-        p.push(n);
-        for e in 0..n {
-            p.extend([0, 0, 0, e, 1]);
-            for f in 0..10u8 {
-                p.extend((f32::from(f) * 0.5 - 1.0).to_be_bytes());
-            }
-            p.extend([100, 0]);
-        }
-        p
     }
 
     /// The text's labels and enum names need no JSON escape

@@ -698,6 +698,41 @@ fn show_valid(
     Ok(())
 }
 
+/// `protocols/starstrike.ksy`, parsed and leaked.
+#[cfg(test)]
+fn starstrike_ksy() -> &'static Described {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/protocols/starstrike.ksy"
+    ))
+    .unwrap();
+    leak(parse("s.ksy", &text).unwrap(), usize::MAX)
+}
+
+/// A Starstrike snapshot of `n` entities (from ten on, two-digit elements).
+#[cfg(test)]
+fn strs_snapshot(n: u8) -> Vec<u8> {
+    let mut p = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00".to_vec();
+    p.push(n);
+    for e in 0..n {
+        p.extend([0, 0, 0, e, 1]);
+        for f in 0..10u8 {
+            p.extend((f32::from(f) * 0.5 - 1.0).to_be_bytes());
+        }
+        p.extend([100, 0]);
+    }
+    p
+}
+
+/// A Starstrike chat message whose text needs JSON's escapes, and is not ASCII.
+#[cfg(test)]
+fn strs_chat() -> Vec<u8> {
+    let mut p = b"STRS\x03\x00\x00\x09\x00\x00\x00\x00\x00\x00\x00\x02\x01".to_vec();
+    p.extend("hé \"there\"\n".as_bytes());
+    p.resize(p.len() + 240, 0);
+    p
+}
+
 /// The bytes of every truncation of `whole`, and of every copy with one byte
 /// replaced by 0x00, 0x05 or 0xff: what the fast paths' tests hold to the
 /// general walk.

@@ -242,9 +242,11 @@ impl Events for Marks<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::{TREES, tree, walk};
-    use crate::proto::described::bodies::tests::{chat, snapshot, starstrike};
     use crate::proto::described::decode::Side;
     use crate::proto::described::{Described, variants};
+    use crate::proto::described::{
+        starstrike_ksy as starstrike, strs_chat as chat, strs_snapshot as snapshot,
+    };
     use crate::proto::dissect::TreeRef;
 
     /// The tree of `p`, a line each (`depth label: value span`), and how
