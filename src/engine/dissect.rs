@@ -183,9 +183,10 @@ pub trait Dissector: Sync + 'static {
     /// The dissector that reads `payload` exactly as this one does, with
     /// what this one decides from the payload's own bytes decided once
     /// (Battlegrounds' registered dissector guesses a packet's byte order
-    /// in each of its calls, some 440 instructions: the dissector of the
-    /// order it guessed reads on without guessing). An output that calls
-    /// several methods on one payload settles it first. `None`: this one.
+    /// in each of its calls, some 270 instructions: one checked reading,
+    /// the other order judged from it; the dissector of the order it
+    /// guessed reads on without guessing). An output that calls several
+    /// methods on one payload settles it first. `None`: this one.
     fn settled(&self, _payload: &[u8]) -> Option<&'static dyn Dissector> {
         None
     }
