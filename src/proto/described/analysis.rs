@@ -1065,13 +1065,7 @@ mod tests {
     /// one after another, so that many are copies of one kept).
     #[test]
     fn a_kept_walk_tells_what_the_packets_own_walk_tells() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/protocols/starstrike.ksy"
-        ))
-        .unwrap();
-        let d = crate::proto::described::parse("starstrike.ksy", &text).unwrap();
-        let d = crate::proto::described::leak(d, usize::MAX);
+        let d = crate::proto::described::starstrike_ksy();
         let analyzer = Analyzer::new(d);
         let mut snapshot = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00\x02".to_vec();
         for (id, ty) in [(9u8, 0u8), (10, 77)] {
@@ -1114,13 +1108,7 @@ mod tests {
     /// change of a snapshot and an input.
     #[test]
     fn the_message_from_the_analysiss_walk_is_the_dissectors_own() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/protocols/starstrike.ksy"
-        ))
-        .unwrap();
-        let d = crate::proto::described::parse("starstrike.ksy", &text).unwrap();
-        let d = crate::proto::described::leak(d, usize::MAX);
+        let d = crate::proto::described::starstrike_ksy();
         let analyzer = Analyzer::new(d);
         let dissect = super::super::dissect::Dissect(d, Side::Any);
         let mut snapshot = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00\x02".to_vec();
