@@ -383,6 +383,19 @@ impl Events for Keys {
 }
 
 impl Keys {
+    /// No key field, nothing told.
+    const NONE: Keys = Keys {
+        type_field: None,
+        seq_field: None,
+        ack: AckFields::None,
+        ty: None,
+        seq: None,
+        ack_value: None,
+        anchor: None,
+        violations: [NO_BREAK; MAX_VIOLATIONS],
+        n_violations: 0,
+    };
+
     /// What `kept` was told (its violations, not the room for more).
     #[inline]
     fn take(&mut self, kept: &Keys) {
@@ -423,17 +436,7 @@ thread_local! {
     /// The walks of this thread's packets, by their bytes but for their
     /// heads' numbers that decide nothing else (`bodies::Seen`).
     static WALKS: RefCell<Seen<Kept>> = RefCell::new(Seen::new((
-        Keys {
-            type_field: None,
-            seq_field: None,
-            ack: AckFields::None,
-            ty: None,
-            seq: None,
-            ack_value: None,
-            anchor: None,
-            violations: [NO_BREAK; MAX_VIOLATIONS],
-            n_violations: 0,
-        },
+        Keys::NONE,
         Ok(0),
         0,
     )));
@@ -829,12 +832,7 @@ impl Analyzer {
             type_field: self.d.type_field,
             seq_field: self.d.seq_field.map(|(f, _)| f),
             ack: self.d.ack,
-            ty: None,
-            seq: None,
-            ack_value: None,
-            anchor: None,
-            violations: [NO_BREAK; MAX_VIOLATIONS],
-            n_violations: 0,
+            ..Keys::NONE
         }
     }
 }
@@ -1067,14 +1065,7 @@ mod tests {
     fn a_kept_walk_tells_what_the_packets_own_walk_tells() {
         let d = crate::proto::described::starstrike_ksy();
         let analyzer = Analyzer::new(d);
-        let mut snapshot = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00\x02".to_vec();
-        for (id, ty) in [(9u8, 0u8), (10, 77)] {
-            snapshot.extend([0, 0, 0, id, ty]);
-            for f in 0..10u8 {
-                snapshot.extend(f32::from(f).to_be_bytes());
-            }
-            snapshot.extend([100, 0]);
-        }
+        let snapshot = crate::proto::described::strs_snapshot_of(&[(9, 0), (10, 77)], f32::from);
         let mut chat = b"STRS\x03\x00\x00\x09\x00\x00\x00\x00\x00\x00\x00\x02\x01hi".to_vec();
         chat.resize(chat.len() + 254, 0);
         let (mut copies, mut broken) = (0, 0);
@@ -1111,14 +1102,7 @@ mod tests {
         let d = crate::proto::described::starstrike_ksy();
         let analyzer = Analyzer::new(d);
         let dissect = super::super::dissect::Dissect(d, Side::Any);
-        let mut snapshot = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00\x02".to_vec();
-        for (id, ty) in [(9u8, 2u8), (10, 3)] {
-            snapshot.extend([0, 0, 0, id, ty]);
-            for f in 0..10u8 {
-                snapshot.extend(f32::from(f).to_be_bytes());
-            }
-            snapshot.extend([100, 0]);
-        }
+        let snapshot = crate::proto::described::strs_snapshot_of(&[(9, 2), (10, 3)], f32::from);
         let mut input = b"STRS\x01\x00\x00\x09\x00\x00\x00\x00".to_vec();
         for f in [7u32, 0x3f80_0000, 0xc000_0000, 0x4000_0000, 0, 1] {
             input.extend(f.to_be_bytes());

@@ -373,9 +373,9 @@ impl Dissector for Dissect {
 mod tests {
     use super::{Dissect, Side};
     use crate::proto::described::{
-        self, starstrike_ksy as starstrike, strs_snapshot as snapshot, variants,
+        self, starstrike_ksy as starstrike, strs_snapshot as snapshot, tree_line, variants,
     };
-    use crate::proto::dissect::{Dissector, TreeRef};
+    use crate::proto::dissect::Dissector;
     use crate::proto::layout::FieldLine;
 
     /// The one-line text of `p`; with `labels`, the labels and elements'
@@ -414,17 +414,7 @@ mod tests {
     /// The `-V` tree of `p`: a line a field, `depth label: value start..end`.
     fn tree(d: &'static described::Described, p: &[u8]) -> Vec<String> {
         let mut out = Vec::new();
-        Dissect(d, Side::Any).tree_ref(p, &mut |t| {
-            out.push(match t {
-                TreeRef::Field {
-                    label,
-                    value,
-                    span,
-                    depth,
-                } => format!("{depth} {label}: {value} {span:?}"),
-                TreeRef::Error { offset, .. } => format!("error at {offset}"),
-            })
-        });
+        Dissect(d, Side::Any).tree_ref(p, &mut |t| out.push(tree_line(t)));
         out
     }
 

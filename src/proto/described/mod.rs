@@ -709,19 +709,43 @@ fn starstrike_ksy() -> &'static Described {
     leak(parse("s.ksy", &text).unwrap(), usize::MAX)
 }
 
-/// A Starstrike snapshot of `n` entities (from ten on, two-digit elements).
+/// A Starstrike snapshot of `n` entities of type 1 (from ten on,
+/// two-digit elements).
 #[cfg(test)]
 fn strs_snapshot(n: u8) -> Vec<u8> {
+    let entities: Vec<(u8, u8)> = (0..n).map(|e| (e, 1)).collect();
+    strs_snapshot_of(&entities, |f| f32::from(f) * 0.5 - 1.0)
+}
+
+/// A Starstrike snapshot of the entities `(id, type)`, each one's ten
+/// floats `x(0)` to `x(9)`.
+#[cfg(test)]
+fn strs_snapshot_of(entities: &[(u8, u8)], x: impl Fn(u8) -> f32) -> Vec<u8> {
     let mut p = b"STRS\x01\x01\x00\x07\x00\x00\x00\x03\x00\x00\x01\x00".to_vec();
-    p.push(n);
-    for e in 0..n {
-        p.extend([0, 0, 0, e, 1]);
+    p.push(u8::try_from(entities.len()).unwrap());
+    for &(id, ty) in entities {
+        p.extend([0, 0, 0, id, ty]);
         for f in 0..10u8 {
-            p.extend((f32::from(f) * 0.5 - 1.0).to_be_bytes());
+            p.extend(x(f).to_be_bytes());
         }
         p.extend([100, 0]);
     }
     p
+}
+
+/// A line of a `-V` tree as the tests compare it: `depth label: value
+/// start..end`, or `error at N`.
+#[cfg(test)]
+fn tree_line(t: crate::proto::dissect::TreeRef<'_>) -> String {
+    match t {
+        crate::proto::dissect::TreeRef::Field {
+            label,
+            value,
+            span,
+            depth,
+        } => format!("{depth} {label}: {value} {span:?}"),
+        crate::proto::dissect::TreeRef::Error { offset, .. } => format!("error at {offset}"),
+    }
 }
 
 /// A Starstrike chat message whose text needs JSON's escapes, and is not ASCII.

@@ -243,9 +243,9 @@ impl Events for Marks<'_, '_> {
 mod tests {
     use super::{TREES, tree, walk};
     use crate::proto::described::decode::Side;
-    use crate::proto::described::{Described, variants};
     use crate::proto::described::{
-        starstrike_ksy as starstrike, strs_chat as chat, strs_snapshot as snapshot,
+        Described, starstrike_ksy as starstrike, strs_chat as chat, strs_snapshot as snapshot,
+        tree_line, variants,
     };
     use crate::proto::dissect::TreeRef;
 
@@ -254,15 +254,7 @@ mod tests {
     fn lines(d: &'static Described, p: &[u8], copied: bool) -> Vec<String> {
         let mut out = Vec::new();
         let mut f = |t: TreeRef<'_>| {
-            out.push(match t {
-                TreeRef::Field {
-                    label,
-                    value,
-                    span,
-                    depth,
-                } => format!("{depth} {label}: {value} {span:?}"),
-                TreeRef::Error { offset, .. } => format!("error at {offset}"),
-            });
+            out.push(tree_line(t));
         };
         let head = d.text_head.as_ref().unwrap();
         let r = if copied {
